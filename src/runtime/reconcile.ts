@@ -1,0 +1,45 @@
+import type { Logger } from '../telemetry/logger.js';
+
+/** The key of one object: what the work queue holds and what a reconcile is asked to converge. */
+export interface Request {
+  /** Empty for cluster-scoped objects. */
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/**
+ * What a reconcile asks of the queue when it returns normally. With no `requeueAfterMs` the key is
+ * forgotten (its backoff reset) and comes back only on the next watch event.
+ * A thrown error means "retry with per-key exponential backoff", unless it is a {@link TerminalError}.
+ */
+export interface Result {
+  readonly requeueAfterMs?: number;
+}
+
+export interface ReconcileContext {
+  /** Aborted when the controller shuts down or loses leadership. */
+  readonly signal: AbortSignal;
+  /** Unique per reconcile call; also bound on `log`. */
+  readonly reconcileID: string;
+  /** Carries controller, namespace, name and reconcileID. */
+  readonly log: Logger;
+}
+
+export interface Reconciler {
+  reconcile(request: Request, context: ReconcileContext): Promise<Result>;
+}
+
+/**
+ * An error that retrying cannot fix (bad input that only a user edit changes). The key is not
+ * requeued with backoff; a later watch event brings it back.
+ */
+export class TerminalError extends Error {
+  override readonly name = 'TerminalError';
+}
+
+export const requestKey = (r: Request): string => (r.namespace === '' ? r.name : `${r.namespace}/${r.name}`);
+
+export function parseRequestKey(key: string): Request {
+  const slash = key.indexOf('/');
+  return slash < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
