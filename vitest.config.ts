@@ -17,7 +17,6 @@ export default defineConfig({
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
-          teardownTimeout: 60_000,
           // One shared control plane: files run one after another.
           fileParallelism: false,
         },

@@ -4,6 +4,7 @@
 #   hack/tools.sh [component...]   build/fetch the named components (default: all)
 #   hack/tools.sh path <component> print the directory holding a component's binaries
 #   hack/tools.sh env              print shell exports (PATH and binary locations)
+#   hack/tools.sh node-dir         print the directory of a Node >= the pinned major (fetching it if needed)
 #
 # Components: node helm kubectl helm3 k8s etcd kwok
 # Cache root: $HELM_OPERATOR_CACHE_DIR (default ${XDG_CACHE_HOME:-~/.cache}/helm-operator-ts).
@@ -101,6 +102,18 @@ build_helm3() {
     "helm.sh/helm/v3/cmd/helm@$v"
 }
 
+# Prints the path of a module's go.mod in the module cache, or dies with the proxy's error
+# (go mod download reports errors inside its JSON, not on stderr).
+go_mod_file() {
+  local json file
+  json=$(go mod download -json "$1" || true)
+  file=$(printf '%s\n' "$json" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')
+  if [ -z "$file" ] || [ ! -f "$file" ]; then
+    die "cannot download $1: $(printf '%s\n' "$json" | sed -n 's/.*"Error": "\(.*\)",*/\1/p')"
+  fi
+  printf '%s' "$file"
+}
+
 build_k8s() {
   local out=$1 work gomod staging minor ld p
   go_env
@@ -108,8 +121,7 @@ build_k8s() {
   rm -rf "$work" && mkdir -p "$work"
   cd "$work"
   go mod init local.build/k8sbins >/dev/null 2>&1
-  gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')
-  [ -f "$gomod" ] || die "could not download k8s.io/kubernetes@$K8S_VERSION"
+  gomod=$(go_mod_file "k8s.io/kubernetes@$K8S_VERSION")
   # GODEBUG defaults follow the main module's go line: copy upstream's so runtime behaviour matches.
   go mod edit -go="$(awk '$1=="go"{print $2; exit}' "$gomod")"
   awk '$1=="godebug" && $2!="(" {print $2}' "$gomod" | while read -r g; do go mod edit -godebug="$g"; done
@@ -220,9 +232,22 @@ export KWOKCTL_BIN="$kwok/kwokctl"
 EOF
 }
 
+# The directory to put first on PATH for node: the system's when it is new enough, else the pinned one.
+node_dir() {
+  local major
+  major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+  if [ "$major" -ge "${NODE_VERSION%%.*}" ]; then
+    dirname "$(command -v node)"
+  else
+    ensure node
+    echo "$(component_dir node)/bin"
+  fi
+}
+
 main() {
   case "${1:-all}" in
     path) component_dir "${2:?usage: tools.sh path <component>}" ;;
+    node-dir) node_dir ;;
     env) print_env ;;
     all) for c in node helm etcd kwok k8s helm3; do ensure "$c"; done ;;
     *) for c in "$@"; do ensure "$c"; done ;;

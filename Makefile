@@ -1,0 +1,72 @@
+# Helm-backed Kubernetes operator. `make help` lists the targets.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+# Every target runs on the pinned Node 24 (fetched from the npm registry into the cache when the
+# system's node is older) and on the helm/kubectl the project pins.
+NODE_DIR := $(shell bash hack/tools.sh node-dir)
+export PATH := $(NODE_DIR):$(PATH)
+TOOLS_ENV = eval "$$(bash hack/tools.sh env)"
+
+IMG ?= controller:latest
+WATCHES_FILE ?= watches.yaml
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Development
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+.PHONY: deps
+deps: node_modules/.installed ## Install npm dependencies (npm ci, from the lockfile).
+
+.PHONY: tools
+tools: ## Build or fetch helm, kubectl and the test control plane binaries into the cache.
+	bash hack/tools.sh all
+
+.PHONY: build
+build: deps ## Compile the TypeScript into dist/.
+	npx tsc -p tsconfig.build.json
+
+.PHONY: lint
+lint: deps ## Lint and type-check.
+	npx tsc -p tsconfig.json --noEmit
+	npx eslint .
+
+.PHONY: test
+test: deps tools ## Run all tests: lint, unit, then integration and e2e against a real control plane.
+	$(MAKE) --no-print-directory lint
+	npx vitest run
+
+.PHONY: test-unit
+test-unit: deps ## Run the unit tests only (no cluster).
+	npx vitest run --project unit
+
+.PHONY: test-integration
+test-integration: deps tools ## Run the integration and e2e tests (starts a control plane unless TEST_KUBECONFIG is set).
+	npx vitest run --project integration
+
+.PHONY: bench
+bench: deps tools ## Run the benchmarks.
+	npm run --silent bench
+
+.PHONY: run
+run: build ## Run the operator against the current kube context, or a local test control plane when none is reachable.
+	WATCHES_FILE=$(WATCHES_FILE) bash hack/run.sh
+
+##@ Test control plane
+
+.PHONY: cluster-up
+cluster-up: ## Start a local control plane (etcd, apiserver, controller-manager, scheduler, kwok) on 127.0.0.1.
+	@bash hack/cluster.sh up
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local control plane.
+	@bash hack/cluster.sh down

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# `make run`: the operator against the current kube context when one answers, otherwise against the
+# local test control plane (started on demand). Installs the CRDs first so the sample CRs apply.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+bash hack/tools.sh helm kubectl >&2
+eval "$(bash hack/tools.sh env)"
+
+if [ -n "${KUBECONFIG:-}" ] || [ -f "$HOME/.kube/config" ]; then
+  if "$KUBECTL_BIN" get --raw /readyz --request-timeout=5s >/dev/null 2>&1; then
+    echo "[run] using the current kube context: $("$KUBECTL_BIN" config current-context 2>/dev/null || echo in-cluster)" >&2
+  else
+    echo "[run] the current kube context does not answer; starting the local test control plane" >&2
+    KUBECONFIG=$(bash hack/cluster.sh up | tail -n 1)
+  fi
+else
+  echo "[run] no kubeconfig found; starting the local test control plane" >&2
+  KUBECONFIG=$(bash hack/cluster.sh up | tail -n 1)
+fi
+export KUBECONFIG
+
+"$KUBECTL_BIN" apply -k config/crd >&2
+echo "[run] CRDs installed; try: kubectl --kubeconfig $KUBECONFIG apply -f config/samples/" >&2
+exec node dist/cli/main.js run \
+  --watches-file "${WATCHES_FILE:-watches.yaml}" \
+  --helm-binary "$HELM_BIN" \
+  "$@"
