@@ -1,0 +1,225 @@
+/**
+ * Pure argument builders, one per helm verb. Every flag comes before a `--` terminator and the
+ * positionals (release, chart, revision) after it, so a name that starts with `-` can never be read
+ * as a flag. User data reaches helm only through the values file (`--values`), never `--set`.
+ */
+
+export type HelmMajor = 3 | 4;
+
+/** Global flags that pick the cluster identity; not used by `template`, which is offline. */
+export interface ConnectionArgsOptions {
+  readonly kubeContext?: string;
+  /** Impersonated user (`--kube-as-user`, same name in v3 and v4). */
+  readonly impersonate?: string;
+}
+
+interface ReleaseArgsBase {
+  readonly release: string;
+  readonly namespace: string;
+}
+
+interface TimedArgsBase extends ReleaseArgsBase {
+  /** helm's `--timeout` (per Kubernetes operation, hooks and waits). */
+  readonly timeoutMs: number;
+}
+
+export interface InstallArgsOptions extends TimedArgsBase {
+  /** Path of an unpacked chart directory or archive. */
+  readonly chart: string;
+  /** Path of the JSON values file. */
+  readonly valuesFile: string;
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Wait for resources to become ready (v3 `--wait`, v4 `--wait=watcher`). */
+  readonly wait?: boolean;
+  readonly description?: string;
+}
+
+export interface UpgradeArgsOptions extends InstallArgsOptions {
+  /** Replace resources that cannot be patched (v3 `--force`, v4 `--force-replace --server-side=false`). */
+  readonly force?: boolean;
+  /** `--history-max`; helm's default is 10, 0 means unlimited. */
+  readonly historyMax?: number;
+}
+
+export interface UninstallArgsOptions extends TimedArgsBase {
+  readonly wait?: boolean;
+  readonly keepHistory?: boolean;
+  readonly description?: string;
+}
+
+export interface RollbackArgsOptions extends TimedArgsBase {
+  /** Target revision; omitted (or 0) means the previous one. */
+  readonly revision?: number;
+  readonly wait?: boolean;
+  readonly force?: boolean;
+  readonly historyMax?: number;
+}
+
+export interface TemplateArgsOptions extends ReleaseArgsBase {
+  readonly chart: string;
+  readonly valuesFile: string;
+  /** `--kube-version`, for `.Capabilities.KubeVersion` (helm's built-in default otherwise). */
+  readonly kubeVersion?: string;
+  /** `--api-versions`, for `.Capabilities.APIVersions`. */
+  readonly apiVersions?: readonly string[];
+  readonly includeCrds?: boolean;
+}
+
+export interface HistoryArgsOptions extends ReleaseArgsBase {
+  /** `--max`: only the newest N revisions (helm's default 256). */
+  readonly max?: number;
+}
+
+export interface MetadataArgsOptions extends ReleaseArgsBase {
+  readonly revision?: number;
+}
+
+/**
+ * A duration in Go's `time.ParseDuration` syntax, which is what helm's `--timeout` takes: whole
+ * seconds as `1h2m3s` (Go's own spelling, `5m0s`), anything finer as milliseconds (`1500ms`).
+ */
+export function formatGoDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms <= 0) throw new RangeError(`timeout must be a positive number of milliseconds, got ${ms}`);
+  const whole = Math.ceil(ms);
+  if (whole % 1000 !== 0) return `${whole}ms`;
+  const total = whole / 1000;
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  if (h > 0) return `${h}h${m}m${s}s`;
+  if (m > 0) return `${m}m${s}s`;
+  return `${s}s`;
+}
+
+/** Keys helm reserves on its storage objects; `--labels` with one of them fails the command. */
+export const RESERVED_RELEASE_LABELS: readonly string[] = ['name', 'owner', 'status', 'version', 'createdAt', 'modifiedAt'];
+
+// Kubernetes label syntax: helm stores release labels as labels of its storage Secret, and
+// `--labels` splits on `,` and `=`, which this syntax excludes.
+const LABEL_KEY = /^(?:[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+
+/**
+ * `k1=v1,k2=v2` for `--labels`, keys sorted so the arguments are deterministic. Throws a
+ * `TypeError` for a reserved key or a key/value that is not valid Kubernetes label syntax: the
+ * labels come from the operator's own code, so that is a programming error.
+ */
+export function formatLabels(labels: Readonly<Record<string, string>>): string {
+  const keys = Object.keys(labels).sort();
+  for (const key of keys) {
+    const value = labels[key] ?? '';
+    if (RESERVED_RELEASE_LABELS.includes(key)) throw new TypeError(`release label "${key}" is reserved by helm`);
+    if (!LABEL_KEY.test(key)) throw new TypeError(`release label key "${key}" is not a valid label key`);
+    if (!LABEL_VALUE.test(value)) throw new TypeError(`release label "${key}" has an invalid value`);
+  }
+  return keys.map((k) => `${k}=${labels[k] ?? ''}`).join(',');
+}
+
+/** `--wait` is a boolean in v3; in v4 it takes a strategy and must be joined with `=`. */
+const waitFlag = (major: HelmMajor): string => (major === 4 ? '--wait=watcher' : '--wait');
+
+/**
+ * v4 renamed `--force` to `--force-replace` (the old name prints a deprecation warning) and
+ * refuses it with server-side apply, its default ("invalid operation: cannot use server-side apply
+ * and force replace together", and the refused upgrade is still recorded as a `failed` revision).
+ * So a forced v4 upgrade/rollback is client-side; later `--server-side=auto` upgrades follow the
+ * release's recorded `apply_method` (`csa` from then on).
+ */
+const forceFlags = (major: HelmMajor): string[] => (major === 4 ? ['--force-replace', '--server-side=false'] : ['--force']);
+
+const nonNegativeInt = (what: string, n: number): string => {
+  if (!Number.isInteger(n) || n < 0) throw new RangeError(`${what} must be a non-negative integer, got ${n}`);
+  return String(n);
+};
+
+export function connectionArgs(opts: ConnectionArgsOptions): string[] {
+  const args: string[] = [];
+  if (opts.kubeContext !== undefined && opts.kubeContext !== '') args.push('--kube-context', opts.kubeContext);
+  if (opts.impersonate !== undefined && opts.impersonate !== '') args.push('--kube-as-user', opts.impersonate);
+  return args;
+}
+
+/**
+ * `args` with the connection flags inserted after the subcommand words (before any flag, so
+ * always before the `--` terminator).
+ */
+export function withConnectionArgs(args: readonly string[], opts: ConnectionArgsOptions): string[] {
+  const conn = connectionArgs(opts);
+  const at = args.findIndex((a) => a.startsWith('-'));
+  const i = at < 0 ? args.length : at;
+  return [...args.slice(0, i), ...conn, ...args.slice(i)];
+}
+
+function chartFlags(opts: InstallArgsOptions, major: HelmMajor): string[] {
+  const args = ['--namespace', opts.namespace, '--values', opts.valuesFile, '--output', 'json'];
+  args.push('--timeout', formatGoDuration(opts.timeoutMs));
+  if (opts.wait === true) args.push(waitFlag(major));
+  if (opts.labels !== undefined && Object.keys(opts.labels).length > 0) args.push('--labels', formatLabels(opts.labels));
+  if (opts.description !== undefined && opts.description !== '') args.push(`--description=${opts.description}`);
+  return args;
+}
+
+/** `helm install` without `--wait` unless asked: success means "applied", as in operator-sdk. */
+export function installArgs(opts: InstallArgsOptions, major: HelmMajor): string[] {
+  return ['install', ...chartFlags(opts, major), '--', opts.release, opts.chart];
+}
+
+/**
+ * `helm upgrade` with `--reset-values`: without it helm reuses the previous revision's values
+ * whenever the new ones are empty, so a CR whose spec was emptied would keep its old values.
+ */
+export function upgradeArgs(opts: UpgradeArgsOptions, major: HelmMajor): string[] {
+  const args = ['upgrade', ...chartFlags(opts, major), '--reset-values'];
+  if (opts.force === true) args.push(...forceFlags(major));
+  if (opts.historyMax !== undefined) args.push('--history-max', nonNegativeInt('historyMax', opts.historyMax));
+  return [...args, '--', opts.release, opts.chart];
+}
+
+export function uninstallArgs(opts: UninstallArgsOptions, major: HelmMajor): string[] {
+  const args = ['uninstall', '--namespace', opts.namespace, '--timeout', formatGoDuration(opts.timeoutMs)];
+  if (opts.wait === true) args.push(waitFlag(major));
+  if (opts.keepHistory === true) args.push('--keep-history');
+  if (opts.description !== undefined && opts.description !== '') args.push(`--description=${opts.description}`);
+  return [...args, '--', opts.release];
+}
+
+export function rollbackArgs(opts: RollbackArgsOptions, major: HelmMajor): string[] {
+  const args = ['rollback', '--namespace', opts.namespace, '--timeout', formatGoDuration(opts.timeoutMs)];
+  if (opts.wait === true) args.push(waitFlag(major));
+  if (opts.force === true) args.push(...forceFlags(major));
+  if (opts.historyMax !== undefined) args.push('--history-max', nonNegativeInt('historyMax', opts.historyMax));
+  const positionals = [opts.release];
+  if (opts.revision !== undefined && opts.revision !== 0) positionals.push(nonNegativeInt('revision', opts.revision));
+  return [...args, '--', ...positionals];
+}
+
+export function statusArgs(opts: ReleaseArgsBase): string[] {
+  return ['status', '--namespace', opts.namespace, '--output', 'json', '--', opts.release];
+}
+
+/** `helm get metadata` (helm ≥ 3.13): the chart name/version/appVersion that `status` omits. */
+export function metadataArgs(opts: MetadataArgsOptions): string[] {
+  const args = ['get', 'metadata', '--namespace', opts.namespace, '--output', 'json'];
+  if (opts.revision !== undefined) args.push('--revision', nonNegativeInt('revision', opts.revision));
+  return [...args, '--', opts.release];
+}
+
+export function historyArgs(opts: HistoryArgsOptions): string[] {
+  const args = ['history', '--namespace', opts.namespace, '--output', 'json'];
+  if (opts.max !== undefined) args.push('--max', nonNegativeInt('max', opts.max));
+  return [...args, '--', opts.release];
+}
+
+/** `helm template`: a client-side render, no cluster contact; prints the manifest (hooks included). */
+export function templateArgs(opts: TemplateArgsOptions): string[] {
+  const args = ['template', '--namespace', opts.namespace, '--values', opts.valuesFile];
+  if (opts.kubeVersion !== undefined) args.push('--kube-version', opts.kubeVersion);
+  for (const v of opts.apiVersions ?? []) args.push('--api-versions', v);
+  if (opts.includeCrds === true) args.push('--include-crds');
+  return [...args, '--', opts.release, opts.chart];
+}
+
+/** Works on v3 and v4; prints e.g. `v4.1.4`. */
+export function versionArgs(): string[] {
+  return ['version', '--template', '{{.Version}}'];
+}

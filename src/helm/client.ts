@@ -1,0 +1,421 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ExecaError, execa } from 'execa';
+import { silentLogger, type Logger } from '../telemetry/logger.js';
+import {
+  historyArgs,
+  installArgs,
+  metadataArgs,
+  rollbackArgs,
+  statusArgs,
+  templateArgs,
+  uninstallArgs,
+  upgradeArgs,
+  versionArgs,
+  withConnectionArgs,
+  type HelmMajor,
+} from './args.js';
+import { classifyHelmError, HelmError, isHelmError, summarizeStderr } from './errors.js';
+import { HelmOutputError, parseHelmVersion, parseHistoryJson, parseMetadataJson, parseReleaseJson } from './parse.js';
+import type { HelmVersion, HistoryEntry, Release } from './types.js';
+
+/** One helm process, reported after it ends (metrics; tests count spawns with it). */
+export interface HelmExecution {
+  readonly verb: string;
+  readonly outcome: 'success' | 'error';
+  readonly durationMs: number;
+}
+
+export interface HelmClientOptions {
+  /** Path of the helm executable (v3 ≥ 3.13 or v4). */
+  readonly binary: string;
+  /** Passed to helm as `KUBECONFIG`; otherwise helm's own lookup (env, in-cluster, ~/.kube/config). */
+  readonly kubeconfig?: string;
+  readonly kubeContext?: string;
+  /** User to impersonate (`--kube-as-user`). */
+  readonly impersonate?: string;
+  /** helm's `--timeout` when a call gives none. Default 5 minutes, as helm's. */
+  readonly defaultTimeoutMs?: number;
+  readonly log?: Logger;
+  /** Writable directory for helm's cache/config/data homes and the values files. Default `os.tmpdir()`. */
+  readonly tmpDir?: string;
+  readonly observer?: (e: HelmExecution) => void;
+  /** helm storage driver (`HELM_DRIVER`). Default `secret`; `memory` exists for tests. */
+  readonly driver?: 'secret' | 'configmap' | 'memory';
+  /**
+   * Extra environment for helm, e.g. `HELM_MEMORY_DRIVER_DATA` in tests. The variables this client
+   * owns (`HELM_*_HOME`, `HELM_DRIVER`, `KUBECONFIG`) override it.
+   */
+  readonly extraEnv?: Readonly<Record<string, string>>;
+}
+
+interface CallOptions {
+  /** helm's `--timeout` for this call; the process deadline is this plus {@link PROCESS_MARGIN_MS}. */
+  readonly timeoutMs?: number;
+  /** Aborting sends helm SIGTERM (it records the release state and exits); the call rejects with `Canceled`. */
+  readonly signal?: AbortSignal;
+}
+
+export interface InstallOptions extends CallOptions {
+  readonly release: string;
+  readonly namespace: string;
+  /** Path of the chart (directory or archive). */
+  readonly chart: string;
+  /** Written to a private 0600 JSON file for `--values`, removed when the call ends. */
+  readonly values: Readonly<Record<string, unknown>>;
+  /** Release labels (`--labels`); Kubernetes label syntax, not helm's reserved keys. */
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Wait for readiness (v3 `--wait`, v4 `--wait=watcher`). Default false. */
+  readonly wait?: boolean;
+  /** Ignored on install (helm 3's install has no force flag). */
+  readonly force?: boolean;
+  readonly description?: string;
+}
+
+export interface UpgradeOptions extends InstallOptions {
+  /**
+   * Replace what cannot be patched: v3 `--force`; v4 `--force-replace --server-side=false` (helm 4
+   * refuses force-replace with server-side apply, so this revision and later `auto` ones use
+   * client-side apply).
+   */
+  readonly force?: boolean;
+  /** `--history-max`; helm's default is 10. */
+  readonly historyMax?: number;
+}
+
+export interface TemplateOptions extends InstallOptions {
+  readonly kubeVersion?: string;
+  readonly apiVersions?: readonly string[];
+  readonly includeCrds?: boolean;
+}
+
+export interface UninstallOptions extends CallOptions {
+  readonly release: string;
+  readonly namespace: string;
+  /** Wait until the resources are gone. Default false. */
+  readonly wait?: boolean;
+  readonly keepHistory?: boolean;
+  readonly description?: string;
+}
+
+export interface RollbackOptions extends CallOptions {
+  readonly release: string;
+  readonly namespace: string;
+  /** Target revision; omitted means the previous one. */
+  readonly revision?: number;
+  readonly wait?: boolean;
+  /** v3 `--force`, v4 `--force-replace --server-side=false` (see {@link UpgradeOptions.force}). */
+  readonly force?: boolean;
+  readonly historyMax?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 5 * 60_000;
+/** The process deadline exceeds helm's own `--timeout` so helm normally times out first and records it. */
+export const PROCESS_MARGIN_MS = 60_000;
+/** Deadline for verbs without a helm `--timeout` (status, history, get, template, version). */
+const READ_DEADLINE_MS = 60_000;
+/** After SIGTERM helm cancels and writes the release state; SIGKILL mid-upgrade can strand `pending-*`. */
+const FORCE_KILL_AFTER_MS = 30_000;
+const MAX_BUFFER = 64 * 1024 * 1024;
+
+interface RunContext {
+  readonly release?: string;
+  readonly namespace?: string;
+  /** Process deadline in ms. */
+  readonly deadlineMs: number;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The only place the operator runs helm. Each call spawns one helm process (`status` spawns two)
+ * with an argument array (no shell), a private environment and a deadline, and turns any failure
+ * into a {@link HelmError}. Values go through a private temp file, never the command line.
+ */
+export class HelmClient {
+  readonly #opts: HelmClientOptions;
+  readonly #log: Logger;
+  readonly #tmpDir: string;
+  #version: Promise<HelmVersion> | undefined;
+  #executions = 0;
+
+  constructor(opts: HelmClientOptions) {
+    this.#opts = opts;
+    this.#log = opts.log ?? silentLogger();
+    this.#tmpDir = opts.tmpDir ?? tmpdir();
+  }
+
+  /** helm processes started so far (every verb, `version` included). */
+  get executions(): number {
+    return this.#executions;
+  }
+
+  /**
+   * The binary's version, detected once (concurrent callers share the run; a failure is not cached).
+   * Rejects with reason `HelmNotFound` for a missing binary or a helm older than 3.13.
+   */
+  version(): Promise<HelmVersion> {
+    this.#version ??= this.#detectVersion().catch((err: unknown) => {
+      this.#version = undefined;
+      throw err;
+    });
+    return this.#version;
+  }
+
+  async #detectVersion(): Promise<HelmVersion> {
+    const stdout = await this.#run('version', versionArgs(), { deadlineMs: READ_DEADLINE_MS });
+    try {
+      return parseHelmVersion(stdout);
+    } catch (err) {
+      const reason = err instanceof HelmOutputError ? err.message : String(err);
+      throw new HelmError({ reason: 'HelmNotFound', verb: 'version', summary: `${this.#opts.binary}: ${reason}` });
+    }
+  }
+
+  /** `helm install`; resolves with the new release (revision 1). */
+  async install(opts: InstallOptions): Promise<Release> {
+    const major = await this.#major(opts.signal);
+    const timeoutMs = this.#timeout(opts.timeoutMs);
+    const stdout = await this.#withValuesFile(opts.values, (valuesFile) =>
+      this.#run('install', installArgs({ ...opts, valuesFile, timeoutMs }, major), this.#ctx(opts, timeoutMs)),
+    );
+    return this.#parseRelease(stdout, 'install');
+  }
+
+  /** `helm upgrade` (never `--install`) with exactly `values` over the chart defaults. */
+  async upgrade(opts: UpgradeOptions): Promise<Release> {
+    const major = await this.#major(opts.signal);
+    const timeoutMs = this.#timeout(opts.timeoutMs);
+    const stdout = await this.#withValuesFile(opts.values, (valuesFile) =>
+      this.#run('upgrade', upgradeArgs({ ...opts, valuesFile, timeoutMs }, major), this.#ctx(opts, timeoutMs)),
+    );
+    return this.#parseRelease(stdout, 'upgrade');
+  }
+
+  /** `helm uninstall`; a release that does not exist is `{ found: false }`, not an error. */
+  async uninstall(opts: UninstallOptions): Promise<{ found: boolean }> {
+    const major = await this.#major(opts.signal);
+    const timeoutMs = this.#timeout(opts.timeoutMs);
+    try {
+      await this.#run('uninstall', uninstallArgs({ ...opts, timeoutMs }, major), this.#ctx(opts, timeoutMs));
+      return { found: true };
+    } catch (err) {
+      if (isHelmError(err, 'ReleaseNotFound')) return { found: false };
+      throw err;
+    }
+  }
+
+  /** `helm rollback` to `revision` (default: the previous one). */
+  async rollback(opts: RollbackOptions): Promise<void> {
+    const major = await this.#major(opts.signal);
+    const timeoutMs = this.#timeout(opts.timeoutMs);
+    await this.#run('rollback', rollbackArgs({ ...opts, timeoutMs }, major), this.#ctx(opts, timeoutMs));
+  }
+
+  /**
+   * The latest revision, or `undefined` when there is no such release. Two processes: `status`
+   * (whose JSON omits the chart) and `get metadata` pinned to that same revision, which also
+   * gives the release labels on helm 4.
+   */
+  async status(name: string, namespace: string, signal?: AbortSignal): Promise<Release | undefined> {
+    await this.#major(signal);
+    const ctx: RunContext = { release: name, namespace, deadlineMs: READ_DEADLINE_MS, ...(signal ? { signal } : {}) };
+    try {
+      const stdout = await this.#run('status', statusArgs({ release: name, namespace }), ctx);
+      const partial = this.#parse('status', () => parseReleaseJson(stdout, 'status'));
+      const revision = partial.revision;
+      const meta = await this.#run('get-metadata', metadataArgs({ release: name, namespace, revision }), ctx);
+      const { chart, labels } = this.#parse('get-metadata', () => parseMetadataJson(meta, 'get metadata'));
+      return { ...partial, chart, ...(labels !== undefined ? { labels } : {}) };
+    } catch (err) {
+      // Also covers the release vanishing between the two calls.
+      if (isHelmError(err, 'ReleaseNotFound')) return undefined;
+      throw err;
+    }
+  }
+
+  /** `helm history`, oldest first; the newest `max` revisions when given; `[]` when there is no such release. */
+  async history(name: string, namespace: string, max?: number, signal?: AbortSignal): Promise<HistoryEntry[]> {
+    await this.#major(signal);
+    const ctx: RunContext = { release: name, namespace, deadlineMs: READ_DEADLINE_MS, ...(signal ? { signal } : {}) };
+    try {
+      const stdout = await this.#run('history', historyArgs({ release: name, namespace, ...(max !== undefined ? { max } : {}) }), ctx);
+      return this.#parse('history', () => parseHistoryJson(stdout, 'history'));
+    } catch (err) {
+      if (isHelmError(err, 'ReleaseNotFound')) return [];
+      throw err;
+    }
+  }
+
+  /**
+   * `helm template`: the rendered manifest (hooks and tests included, CRDs only with
+   * `includeCrds`), client-side with no cluster contact. Fails like install would on schema and
+   * render errors. `labels`, `wait`, `force` and `timeoutMs` do not apply.
+   */
+  async template(opts: TemplateOptions): Promise<string> {
+    await this.#major(opts.signal);
+    const ctx = this.#ctx(opts, undefined);
+    return this.#withValuesFile(opts.values, (valuesFile) => this.#run('template', templateArgs({ ...opts, valuesFile }), ctx));
+  }
+
+  async #major(signal: AbortSignal | undefined): Promise<HelmMajor> {
+    throwIfAborted(signal, 'version');
+    return (await this.version()).major;
+  }
+
+  #timeout(ms: number | undefined): number {
+    return ms ?? this.#opts.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /** Run context for a verb; `timeoutMs` undefined means a read verb with the fixed deadline. */
+  #ctx(opts: { release: string; namespace: string; signal?: AbortSignal }, timeoutMs: number | undefined): RunContext {
+    return {
+      release: opts.release,
+      namespace: opts.namespace,
+      deadlineMs: timeoutMs === undefined ? READ_DEADLINE_MS : timeoutMs + PROCESS_MARGIN_MS,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    };
+  }
+
+  /**
+   * Runs `fn` with the path of a fresh 0600 JSON file holding `values`, inside a private
+   * (mkdtemp, 0700) directory that is removed however `fn` ends.
+   */
+  async #withValuesFile<T>(values: Readonly<Record<string, unknown>>, fn: (file: string) => Promise<T>): Promise<T> {
+    const dir = await mkdtemp(path.join(this.#tmpDir, 'helm-values-'));
+    try {
+      const file = path.join(dir, 'values.json');
+      await writeFile(file, JSON.stringify(values), { mode: 0o600, flag: 'wx' });
+      return await fn(file);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  #env(): Record<string, string> {
+    const home = path.join(this.#tmpDir, 'helm');
+    return {
+      ...this.#opts.extraEnv,
+      HELM_CACHE_HOME: path.join(home, 'cache'),
+      HELM_CONFIG_HOME: path.join(home, 'config'),
+      HELM_DATA_HOME: path.join(home, 'data'),
+      HELM_DRIVER: this.#opts.driver ?? 'secret',
+      ...(this.#opts.kubeconfig !== undefined ? { KUBECONFIG: this.#opts.kubeconfig } : {}),
+    };
+  }
+
+  /** Spawns helm once; resolves with stdout, rejects with a HelmError. */
+  async #run(verb: string, verbArgs: string[], ctx: RunContext): Promise<string> {
+    throwIfAborted(ctx.signal, verb);
+    const args = verb === 'template' || verb === 'version' ? verbArgs : withConnectionArgs(verbArgs, this.#opts);
+    const started = performance.now();
+    this.#executions++;
+    let outcome: HelmExecution['outcome'] = 'error';
+    let reason: string | undefined;
+    try {
+      const result = await execa(this.#opts.binary, args, {
+        timeout: ctx.deadlineMs,
+        killSignal: 'SIGTERM',
+        forceKillAfterDelay: FORCE_KILL_AFTER_MS,
+        ...(ctx.signal ? { cancelSignal: ctx.signal } : {}),
+        env: this.#env(),
+        maxBuffer: MAX_BUFFER,
+        stdin: 'ignore',
+        reject: true,
+      });
+      outcome = 'success';
+      return result.stdout;
+    } catch (err) {
+      const helmErr = toHelmError(verb, err, ctx.deadlineMs);
+      reason = helmErr.reason;
+      throw helmErr;
+    } finally {
+      const durationMs = Math.round(performance.now() - started);
+      this.#log.debug({ verb, release: ctx.release, namespace: ctx.namespace, durationMs, outcome, reason }, 'helm command finished');
+      this.#notify({ verb, outcome, durationMs });
+    }
+  }
+
+  #notify(e: HelmExecution): void {
+    try {
+      this.#opts.observer?.(e);
+    } catch (err) {
+      // A metrics bug must not turn a helm success into a failure.
+      this.#log.warn({ error: err, verb: e.verb }, 'helm execution observer threw');
+    }
+  }
+
+  #parse<T>(verb: string, fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      if (!(err instanceof HelmOutputError)) throw err;
+      throw new HelmError({ reason: 'Unknown', verb, summary: `unexpected helm output: ${err.message}` });
+    }
+  }
+
+  #parseRelease(stdout: string, verb: 'install' | 'upgrade'): Release {
+    const rel = this.#parse(verb, () => parseReleaseJson(stdout, verb));
+    const chart = rel.chart;
+    if (chart === undefined) throw new HelmError({ reason: 'Unknown', verb, summary: 'unexpected helm output: no chart metadata' });
+    return { ...rel, chart };
+  }
+}
+
+function throwIfAborted(signal: AbortSignal | undefined, verb: string): void {
+  if (signal?.aborted === true) throw new HelmError({ reason: 'Canceled', verb, summary: 'canceled before helm was started', canceled: true });
+}
+
+/** The parts of an execa failure we look at, copied out so nothing else of it survives. */
+interface ExecFailure {
+  readonly stderr: string;
+  readonly exitCode?: number;
+  readonly timedOut: boolean;
+  readonly canceled: boolean;
+  readonly code?: string;
+  readonly signal?: string;
+}
+
+function execFailure(err: ExecaError): ExecFailure {
+  const failure: { -readonly [K in keyof ExecFailure]: ExecFailure[K] } = {
+    stderr: typeof err.stderr === 'string' ? err.stderr : '',
+    timedOut: err.timedOut,
+    canceled: err.isCanceled,
+  };
+  if (typeof err.exitCode === 'number') failure.exitCode = err.exitCode;
+  if (typeof err.code === 'string') failure.code = err.code;
+  if (typeof err.signal === 'string') failure.signal = err.signal;
+  return failure;
+}
+
+// `instanceof ExecaError` narrows to `ExecaError<any>`; this guard pins the default options type.
+const isExecaError = (err: unknown): err is ExecaError => err instanceof ExecaError;
+
+/** Converts whatever execa threw into a HelmError; never keeps stdout, the full stderr or the command line. */
+export function toHelmError(verb: string, err: unknown, deadlineMs: number): HelmError {
+  if (err instanceof HelmError) return err;
+  if (!isExecaError(err)) {
+    const message = err instanceof Error ? err.message : String(err);
+    return new HelmError({ reason: 'Unknown', verb, summary: message.slice(0, 1000) });
+  }
+  const f = execFailure(err);
+  const flags = { timedOut: f.timedOut, canceled: f.canceled, spawnFailed: f.code === 'ENOENT' || f.code === 'EACCES' };
+  return new HelmError({
+    reason: classifyHelmError(f.stderr, f.exitCode, flags),
+    verb,
+    summary: summaryOf(f, summarizeStderr(f.stderr), deadlineMs),
+    ...flags,
+    ...(f.exitCode !== undefined ? { exitCode: f.exitCode } : {}),
+  });
+}
+
+/** Our own deadline and the caller's abort are stated first: helm's text then only says "context canceled". */
+function summaryOf(f: ExecFailure, text: string, deadlineMs: number): string {
+  const withText = (lead: string): string => (text === '' ? lead : `${lead}: ${text}`);
+  if (f.canceled) return withText('canceled');
+  if (f.timedOut) return withText(`timed out after ${deadlineMs} ms`);
+  if (text !== '') return text;
+  if (f.code !== undefined) return `cannot run helm: ${f.code}`;
+  if (f.signal !== undefined) return `helm was killed by ${f.signal}`;
+  return `helm exited with code ${f.exitCode ?? 'unknown'} without an error message`;
+}

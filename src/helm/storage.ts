@@ -1,0 +1,55 @@
+/**
+ * Reads a release's revisions from helm's storage (the `secret` driver's Secrets) without running
+ * helm: the steady state of a reconcile must not spawn a process. Only metadata is fetched (the
+ * apiserver's PartialObjectMetadata form), so the gzipped release payloads, which hold the values,
+ * never reach this process.
+ */
+import { CoreV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import type { ReleaseRecord, ReleaseStatus } from '../reconciler/state.js';
+
+const HELM_OWNED_LABELS = new Set(['owner', 'name', 'status', 'version', 'createdAt', 'modifiedAt']);
+const METADATA_ONLY = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+
+const STATUSES: ReadonlySet<string> = new Set<ReleaseStatus>([
+  'unknown',
+  'deployed',
+  'uninstalled',
+  'superseded',
+  'failed',
+  'uninstalling',
+  'pending-install',
+  'pending-upgrade',
+  'pending-rollback',
+]);
+
+/** Pure: one storage Secret's labels → a record, or undefined when they are not helm's. */
+export function recordFromLabels(labels: Readonly<Record<string, string>> | undefined): ReleaseRecord | undefined {
+  if (labels?.owner !== 'helm') return undefined;
+  const revision = Number(labels.version);
+  const status = labels.status ?? '';
+  if (!Number.isInteger(revision) || revision < 1 || !STATUSES.has(status)) return undefined;
+  const own = Object.fromEntries(Object.entries(labels).filter(([k]) => !HELM_OWNED_LABELS.has(k)));
+  return { revision, status: status as ReleaseStatus, labels: own };
+}
+
+export class ReleaseStorage {
+  readonly #core: CoreV1Api;
+
+  constructor(kc: KubeConfig) {
+    this.#core = kc.makeApiClient(CoreV1Api);
+  }
+
+  /** Every stored revision of `release` in `namespace` (none when it was never installed). */
+  async records(namespace: string, release: string): Promise<ReleaseRecord[]> {
+    const list = await this.#core.listNamespacedSecret(
+      { namespace, labelSelector: `owner=helm,name=${release}` },
+      setHeaderOptions('Accept', METADATA_ONLY),
+    );
+    // An empty PartialObjectMetadataList arrives with `items: null`.
+    const items = (list.items as typeof list.items | null) ?? [];
+    return items.flatMap((s) => {
+      const r = recordFromLabels(s.metadata?.labels);
+      return r === undefined ? [] : [r];
+    });
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * Typed access to one custom resource kind: read, status writes and finalizer edits, each with the
+ * content type the API server needs (client-node's generated methods pick the wrong one by default).
+ */
+import {
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1ObjectMeta,
+} from '@kubernetes/client-node';
+import { isNotFound, isStatus } from './errors.js';
+import type { ResourceMapping } from './restmapper.js';
+
+export interface CustomResource extends KubernetesObject {
+  apiVersion: string;
+  kind: string;
+  metadata: V1ObjectMeta & { name: string; namespace?: string; uid?: string };
+  spec?: unknown;
+  status?: Record<string, unknown>;
+}
+
+/** A JSON patch whose `test` failed (someone else changed the list first): re-read and retry. */
+const isTestFailed = (err: unknown): boolean => isStatus(err, 422) || isStatus(err, 409);
+
+export class CustomResourceClient {
+  readonly #api: CustomObjectsApi;
+
+  constructor(
+    kc: KubeConfig,
+    readonly mapping: ResourceMapping,
+    private readonly fieldManager: string,
+  ) {
+    this.#api = kc.makeApiClient(CustomObjectsApi);
+  }
+
+  #ref(namespace: string, name: string): { group: string; version: string; plural: string; namespace: string; name: string } {
+    const { group, version, plural } = this.mapping;
+    return { group, version, plural, namespace, name };
+  }
+
+  /** undefined when the object no longer exists. */
+  async get(namespace: string, name: string): Promise<CustomResource | undefined> {
+    try {
+      return (await this.#api.getNamespacedCustomObject(this.#ref(namespace, name))) as CustomResource;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Merge-patches the status subresource with only the fields this operator owns (null removes a
+   * field). A merge patch carries no resourceVersion, so it cannot conflict, and it leaves status
+   * fields written by others alone (operator-sdk replaces the whole status). Returns false when the
+   * object is gone.
+   */
+  async patchStatus(namespace: string, name: string, status: Record<string, unknown>): Promise<boolean> {
+    try {
+      await this.#api.patchNamespacedCustomObjectStatus(
+        { ...this.#ref(namespace, name), body: { status }, fieldManager: this.fieldManager },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Adds `finalizer` unless present, guarded by a `test` of the current list. */
+  async addFinalizer(cr: CustomResource, finalizer: string): Promise<CustomResource> {
+    let current = cr;
+    for (let attempt = 0; ; attempt++) {
+      const list = current.metadata.finalizers;
+      if (list?.includes(finalizer) === true) return current;
+      const body =
+        list === undefined
+          ? [
+              { op: 'test', path: '/metadata/finalizers', value: null },
+              { op: 'add', path: '/metadata/finalizers', value: [finalizer] },
+            ]
+          : [
+              { op: 'test', path: '/metadata/finalizers', value: list },
+              { op: 'add', path: '/metadata/finalizers/-', value: finalizer },
+            ];
+      try {
+        return (await this.#api.patchNamespacedCustomObject(
+          { ...this.#ref(current.metadata.namespace ?? '', current.metadata.name), body, fieldManager: this.fieldManager },
+          setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+        )) as CustomResource;
+      } catch (err) {
+        if (!isTestFailed(err) || attempt >= 4) throw err;
+        const fresh = await this.get(current.metadata.namespace ?? '', current.metadata.name);
+        if (fresh === undefined) throw err;
+        current = fresh;
+      }
+    }
+  }
+
+  /** Removes every one of `finalizers` present; a vanished object counts as done. */
+  async removeFinalizers(cr: CustomResource, finalizers: readonly string[]): Promise<void> {
+    let current: CustomResource | undefined = cr;
+    for (let attempt = 0; current !== undefined; attempt++) {
+      const list = current.metadata.finalizers ?? [];
+      const kept = list.filter((f) => !finalizers.includes(f));
+      if (kept.length === list.length) return;
+      const body = [
+        { op: 'test', path: '/metadata/finalizers', value: list },
+        { op: 'replace', path: '/metadata/finalizers', value: kept },
+      ];
+      const { namespace = '', name } = current.metadata;
+      try {
+        await this.#api.patchNamespacedCustomObject(
+          { ...this.#ref(namespace, name), body, fieldManager: this.fieldManager },
+          setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+        );
+        return;
+      } catch (err) {
+        if (isNotFound(err)) return;
+        if (!isTestFailed(err) || attempt >= 4) throw err;
+        current = await this.get(namespace, name);
+      }
+    }
+  }
+}

@@ -1,0 +1,32 @@
+/** Reading Kubernetes API errors without leaking client-node's raw messages into status. */
+import { ApiException } from '@kubernetes/client-node';
+
+export const isStatus = (err: unknown, code: number): boolean => err instanceof ApiException && err.code === code;
+export const isNotFound = (err: unknown): boolean => isStatus(err, 404);
+export const isConflict = (err: unknown): boolean => isStatus(err, 409);
+
+interface StatusBody {
+  reason?: string;
+  message?: string;
+}
+
+function statusBody(err: unknown): StatusBody | undefined {
+  if (!(err instanceof ApiException) || typeof err.body !== 'string') return undefined;
+  try {
+    return JSON.parse(err.body) as StatusBody;
+  } catch {
+    return undefined;
+  }
+}
+
+export const statusReason = (err: unknown): string | undefined => statusBody(err)?.reason;
+
+/** A one-line description fit for a condition or event: the apiserver's own message when it has one. */
+export function describeError(err: unknown): string {
+  if (err instanceof ApiException) {
+    const code = String(err.code);
+    return statusBody(err)?.message ?? `Kubernetes API request failed with HTTP ${code}`;
+  }
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

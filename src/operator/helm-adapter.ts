@@ -1,0 +1,22 @@
+/** Fits the helm client to the reconciler's port, and maps helm's error reasons to retry policy. */
+import { HelmError, type HelmClient, type HelmErrorReason } from '../helm/index.js';
+import type { HelmFailure, HelmPort } from '../reconciler/helm-port.js';
+
+export function helmPort(client: HelmClient): HelmPort {
+  return {
+    major: async () => (await client.version()).major,
+    install: (r) => client.install(r),
+    upgrade: (r) => client.upgrade(r),
+    uninstall: (r) => client.uninstall(r),
+    rollback: (r) => client.rollback(r),
+    status: (release, namespace) => client.status(release, namespace),
+  };
+}
+
+/** Failures that depend only on the CR's spec or the chart: retrying the same input fails the same way. */
+const INPUT_ERRORS: ReadonlySet<HelmErrorReason> = new Set(['ValuesSchemaInvalid', 'ChartInvalid', 'RenderFailed', 'InvalidReleaseName']);
+
+export function describeHelmError(err: unknown): HelmFailure {
+  if (err instanceof HelmError) return { summary: err.summary, retryable: !INPUT_ERRORS.has(err.reason) };
+  return { summary: err instanceof Error ? err.message : String(err), retryable: true };
+}

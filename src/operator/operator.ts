@@ -1,0 +1,93 @@
+/**
+ * Assembles the operator: one controller per watch, each reconciling its kind's CRs into helm
+ * releases through one shared helm client.
+ */
+import { KubernetesObjectApi, type KubeConfig } from '@kubernetes/client-node';
+import type { Watch } from '../config/watches.js';
+import type { HelmClient } from '../helm/index.js';
+import { CustomResourceClient } from '../k8s/custom-resources.js';
+import { KubeEventRecorder } from '../k8s/events.js';
+import { parseApiVersion, RestMapper } from '../k8s/restmapper.js';
+import { ReleaseStorage } from '../helm/storage.js';
+import { Controller } from '../runtime/controller.js';
+import { Manager } from '../runtime/manager.js';
+import { HelmReconciler } from '../reconciler/reconciler.js';
+import type { Logger } from '../telemetry/logger.js';
+import { describeHelmError, helmPort } from './helm-adapter.js';
+
+export const FIELD_MANAGER = 'helm-operator';
+
+export interface OperatorOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly helm: HelmClient;
+  readonly log: Logger;
+  readonly defaultReconcilePeriodMs: number;
+  readonly maxConcurrentReconciles: number;
+  /** Empty: every namespace. */
+  readonly namespaces: readonly string[];
+  readonly suppressOverrideValues?: boolean;
+}
+
+/** operator-sdk names controllers `<lowercase kind>-controller`; the group disambiguates a kind watched twice. */
+export function controllerNames(watches: readonly Watch[]): string[] {
+  return watches.map((w) => {
+    const clash = watches.some((o) => o !== w && o.kind.toLowerCase() === w.kind.toLowerCase());
+    return clash ? `${w.kind.toLowerCase()}.${w.group}-controller` : `${w.kind.toLowerCase()}-controller`;
+  });
+}
+
+export class Operator {
+  readonly manager: Manager<Controller>;
+  readonly #mapper: RestMapper;
+  readonly #storage: ReleaseStorage;
+  readonly #objects: KubernetesObjectApi;
+
+  constructor(private readonly o: OperatorOptions) {
+    this.manager = new Manager<Controller>({ log: o.log });
+    this.#mapper = new RestMapper(o.kubeConfig);
+    this.#storage = new ReleaseStorage(o.kubeConfig);
+    this.#objects = KubernetesObjectApi.makeApiClient(o.kubeConfig);
+  }
+
+  /** Builds the controller of each watch; fails with a clear message when a kind is not served. */
+  async controllersFor(watches: readonly Watch[]): Promise<Controller[]> {
+    const names = controllerNames(watches);
+    return Promise.all(watches.map((w, i) => this.#controller(w, names[i] ?? w.kind)));
+  }
+
+  async #controller(watch: Watch, name: string): Promise<Controller> {
+    const mapping = await this.#mapper.mapping(watch);
+    const log = this.o.log;
+    const reconciler = new HelmReconciler({
+      watch,
+      crs: new CustomResourceClient(this.o.kubeConfig, mapping, FIELD_MANAGER),
+      helm: helmPort(this.o.helm),
+      storage: this.#storage,
+      events: new KubeEventRecorder(this.o.kubeConfig, name, log),
+      objects: this.#objects,
+      isNamespaced: async (apiVersion, kind) => (await this.#mapper.mapping({ ...parseApiVersion(apiVersion), kind })).namespaced,
+      describeHelmError,
+      defaultReconcilePeriodMs: this.o.defaultReconcilePeriodMs,
+      suppressOverrideValues: this.o.suppressOverrideValues === true,
+    });
+    return new Controller({
+      name,
+      kubeConfig: this.o.kubeConfig,
+      resource: mapping,
+      namespaces: this.o.namespaces,
+      ...(watch.labelSelector === '' ? {} : { labelSelector: watch.labelSelector }),
+      maxConcurrentReconciles: watch.maxConcurrentReconciles ?? this.o.maxConcurrentReconciles,
+      reconciler,
+      log,
+    });
+  }
+
+  async start(watches: readonly Watch[]): Promise<void> {
+    for (const c of await this.controllersFor(watches)) await this.manager.add(c);
+    await this.manager.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.manager.stop();
+  }
+}

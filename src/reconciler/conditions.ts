@@ -1,0 +1,78 @@
+/** Status conditions: the metav1.Condition shape and pure helpers to change a list of them. */
+
+export type ConditionStatus = 'True' | 'False' | 'Unknown';
+
+export const ConditionType = {
+  Initialized: 'Initialized',
+  Deployed: 'Deployed',
+  ReleaseFailed: 'ReleaseFailed',
+  Irreconcilable: 'Irreconcilable',
+  Paused: 'Paused',
+} as const;
+export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
+
+/** operator-sdk's reasons first (users' alerts match them), then the ones we add. */
+export const Reason = {
+  InstallSuccessful: 'InstallSuccessful',
+  UpgradeSuccessful: 'UpgradeSuccessful',
+  UninstallSuccessful: 'UninstallSuccessful',
+  InstallError: 'InstallError',
+  UpgradeError: 'UpgradeError',
+  ReconcileError: 'ReconcileError',
+  UninstallError: 'UninstallError',
+  // ours
+  Reconciled: 'Reconciled',
+  ReleaseNameConflict: 'ReleaseNameConflict',
+  InvalidReleaseName: 'InvalidReleaseName',
+  InvalidSpec: 'InvalidSpec',
+  PauseReconcileAnnotationTrue: 'PauseReconcileAnnotationTrue',
+  Uninstalling: 'Uninstalling',
+} as const;
+export type Reason = (typeof Reason)[keyof typeof Reason];
+
+export interface Condition {
+  readonly type: string;
+  readonly status: ConditionStatus;
+  readonly reason: string;
+  readonly message: string;
+  readonly lastTransitionTime: string;
+  readonly observedGeneration?: number;
+}
+
+export type ConditionInput = Omit<Condition, 'lastTransitionTime'>;
+
+/** Conditions hold short, human messages; a whole helm error or NOTES file can be long. */
+export const MAX_MESSAGE_LENGTH = 4096;
+
+export function truncateMessage(message: string): string {
+  return message.length <= MAX_MESSAGE_LENGTH ? message : `${message.slice(0, MAX_MESSAGE_LENGTH - 15)} …(truncated)`;
+}
+
+/**
+ * Sets a condition, keeping `lastTransitionTime` unless the status flips (as meta.SetStatusCondition
+ * does), so an unchanged condition never causes a status write.
+ */
+export function setCondition(list: readonly Condition[], input: ConditionInput, now: Date): Condition[] {
+  const existing = list.find((c) => c.type === input.type);
+  const message = truncateMessage(input.message);
+  const next: Condition = {
+    ...input,
+    message,
+    lastTransitionTime:
+      existing !== undefined && existing.status === input.status ? existing.lastTransitionTime : now.toISOString(),
+  };
+  if (existing === undefined) return [...list, next];
+  return list.map((c) => (c.type === input.type ? next : c));
+}
+
+export function removeCondition(list: readonly Condition[], type: string): Condition[] {
+  return list.filter((c) => c.type !== type);
+}
+
+export function findCondition(list: readonly Condition[] | undefined, type: string): Condition | undefined {
+  return list?.find((c) => c.type === type);
+}
+
+export function isTrue(list: readonly Condition[] | undefined, type: string): boolean {
+  return findCondition(list, type)?.status === 'True';
+}

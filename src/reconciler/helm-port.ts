@@ -1,0 +1,52 @@
+/**
+ * What the reconciler needs from helm, and nothing more. `src/helm`'s client implements it; the
+ * reconciler never spawns a process itself.
+ */
+import type { ReleaseStatus } from './state.js';
+
+export interface ReleaseInfo {
+  readonly name: string;
+  readonly namespace: string;
+  readonly revision: number;
+  readonly status: ReleaseStatus;
+  readonly chart: { readonly name: string; readonly version: string; readonly appVersion?: string };
+  readonly notes: string;
+  readonly manifest: string;
+}
+
+export interface ReleaseRequest {
+  readonly release: string;
+  readonly namespace: string;
+  readonly chart: string;
+  readonly values: Record<string, unknown>;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly signal?: AbortSignal;
+  readonly description?: string;
+}
+
+export interface HelmPort {
+  major(): Promise<number>;
+  install(request: ReleaseRequest): Promise<ReleaseInfo>;
+  upgrade(request: ReleaseRequest & { readonly force: boolean }): Promise<ReleaseInfo>;
+  /** Resolves `found: false` when there was nothing to uninstall. */
+  uninstall(request: {
+    readonly release: string;
+    readonly namespace: string;
+    readonly signal?: AbortSignal;
+  }): Promise<{ readonly found: boolean }>;
+  rollback(request: {
+    readonly release: string;
+    readonly namespace: string;
+    readonly revision: number;
+    readonly force: boolean;
+    readonly signal?: AbortSignal;
+  }): Promise<void>;
+  /** undefined when the release does not exist. */
+  status(release: string, namespace: string): Promise<ReleaseInfo | undefined>;
+}
+
+/** A helm failure as the reconciler sees it: a reason for conditions and whether a retry can help. */
+export interface HelmFailure {
+  readonly summary: string;
+  readonly retryable: boolean;
+}

@@ -1,0 +1,65 @@
+/**
+ * The objects a release created, as kept in the CR's status instead of the whole rendered manifest
+ * (which can exceed the object size limit and would expose rendered Secrets to CR readers).
+ */
+import { parseAllDocuments } from 'yaml';
+import { isPlainObject } from './values.js';
+
+export interface InventoryEntry {
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** Empty for cluster-scoped objects. */
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export interface ManifestObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace?: string;
+  readonly annotations: Readonly<Record<string, string>>;
+  /** The whole object as rendered. */
+  readonly body: Record<string, unknown>;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+function toObject(doc: unknown): ManifestObject[] {
+  if (!isPlainObject(doc)) return [];
+  const apiVersion = str(doc.apiVersion);
+  const kind = str(doc.kind);
+  if (apiVersion === undefined || kind === undefined) return [];
+  // v1/List (and any *List) wraps its objects in items, as `kubectl` and helm accept.
+  if (kind.endsWith('List') && Array.isArray(doc.items)) return doc.items.flatMap(toObject);
+  const meta = isPlainObject(doc.metadata) ? doc.metadata : {};
+  const name = str(meta.name);
+  if (name === undefined) return [];
+  const annotations = isPlainObject(meta.annotations)
+    ? Object.fromEntries(Object.entries(meta.annotations).filter((e): e is [string, string] => typeof e[1] === 'string'))
+    : {};
+  const namespace = str(meta.namespace);
+  return [{ apiVersion, kind, name, ...(namespace === undefined ? {} : { namespace }), annotations, body: doc }];
+}
+
+/** Pure: the objects of a rendered multi-document manifest, in order. */
+export function parseManifest(manifest: string): ManifestObject[] {
+  return parseAllDocuments(manifest).flatMap((d) => toObject(d.toJS()));
+}
+
+/**
+ * The inventory of a manifest. An object without a namespace lands in the release namespace when
+ * its kind is namespaced (as helm applies it) and stays cluster-wide otherwise.
+ */
+export async function inventoryOf(
+  objects: readonly ManifestObject[],
+  releaseNamespace: string,
+  isNamespaced: (apiVersion: string, kind: string) => Promise<boolean>,
+): Promise<InventoryEntry[]> {
+  const entries: InventoryEntry[] = [];
+  for (const o of objects) {
+    const namespace = (await isNamespaced(o.apiVersion, o.kind)) ? (o.namespace ?? releaseNamespace) : '';
+    entries.push({ apiVersion: o.apiVersion, kind: o.kind, namespace, name: o.name });
+  }
+  return entries;
+}

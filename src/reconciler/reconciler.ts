@@ -1,0 +1,392 @@
+/**
+ * Reconciles one CR of a watched kind into a helm release: level-based and idempotent. It reads the
+ * CR and the release's stored state, decides one action from that state alone, runs it through the
+ * helm port, and writes the status once on the way out.
+ */
+import { KubernetesObjectApi } from '@kubernetes/client-node';
+import type { Watch } from '../config/watches.js';
+import type { CustomResource, CustomResourceClient } from '../k8s/custom-resources.js';
+import { describeError, isNotFound } from '../k8s/errors.js';
+import type { EventRecorder } from '../k8s/events.js';
+import { TerminalError, type ReconcileContext, type Reconciler, type Request, type Result } from '../runtime/reconcile.js';
+import { parseReleaseAnnotations, type ReleaseAnnotations } from './annotations.js';
+import { ConditionType, Reason } from './conditions.js';
+import type { HelmFailure, HelmPort, ReleaseInfo } from './helm-port.js';
+import { inventoryOf, parseManifest, type InventoryEntry } from './inventory.js';
+import { ownerKindLabel, releaseNameProblem } from './release-name.js';
+import { determineReleaseState, RELEASE_LABELS, type ReleaseRecord, type ReleaseState } from './state.js';
+import { StatusDraft, type DeployedRelease } from './status.js';
+import { fingerprint, isPlainObject, mergeValues, type Values } from './values.js';
+
+export const FINALIZER = 'helm.sdk.operatorframework.io/uninstall-release';
+/** operator-sdk's earlier name; still honoured and removed on delete. */
+export const LEGACY_FINALIZER = 'helm.sdk.operatorframework.io/uninstall-helm-release';
+const FINALIZERS = [FINALIZER, LEGACY_FINALIZER];
+
+/** While `uninstall-wait` holds a CR, how often to look again for the release's objects. */
+const UNINSTALL_WAIT_POLL_MS = 2_000;
+
+export interface ReleaseStoragePort {
+  records(namespace: string, release: string): Promise<ReleaseRecord[]>;
+}
+
+export interface HelmReconcilerOptions {
+  readonly watch: Watch;
+  readonly crs: CustomResourceClient;
+  readonly helm: HelmPort;
+  readonly storage: ReleaseStoragePort;
+  readonly events: EventRecorder;
+  /** Generic access for the release's objects (uninstall-wait). */
+  readonly objects: KubernetesObjectApi;
+  readonly isNamespaced: (apiVersion: string, kind: string) => Promise<boolean>;
+  /** Turns a helm error into a summary for status and whether retrying can help. */
+  readonly describeHelmError: (err: unknown) => HelmFailure;
+  /** `--reconcile-period`, used when neither the CR nor the watch sets one. */
+  readonly defaultReconcilePeriodMs: number;
+  /** Mask values in OverrideValuesInUse events (`--suppress-override-values`). */
+  readonly suppressOverrideValues?: boolean;
+  readonly now?: () => Date;
+}
+
+/** One reconcile's view of its CR; built once, passed to each step. */
+interface Subject {
+  readonly cr: CustomResource;
+  readonly namespace: string;
+  readonly name: string;
+  readonly annotations: ReleaseAnnotations;
+  readonly status: StatusDraft;
+  readonly ctx: ReconcileContext;
+}
+
+interface Desired {
+  readonly values: Values;
+  readonly fingerprint: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+export class HelmReconciler implements Reconciler {
+  readonly #ownerKind: string;
+
+  constructor(private readonly o: HelmReconcilerOptions) {
+    this.#ownerKind = ownerKindLabel(o.watch.kind, o.watch.group);
+  }
+
+  async reconcile(request: Request, ctx: ReconcileContext): Promise<Result> {
+    const cr = await this.o.crs.get(request.namespace, request.name);
+    if (cr === undefined) return {};
+    const s: Subject = {
+      cr,
+      namespace: request.namespace,
+      name: request.name,
+      annotations: parseReleaseAnnotations(cr.metadata.annotations),
+      status: new StatusDraft(cr.status, this.o.now),
+      ctx,
+    };
+    try {
+      return await this.#reconcile(s);
+    } catch (err) {
+      if (!(err instanceof TerminalError) && !(err instanceof ReportedError)) {
+        s.status.setCondition({ type: ConditionType.Irreconcilable, status: 'True', reason: Reason.ReconcileError, message: describeError(err) });
+      }
+      throw err;
+    } finally {
+      await this.#writeStatus(s);
+    }
+  }
+
+  async #reconcile(s: Subject): Promise<Result> {
+    for (const problem of s.annotations.problems) await this.#event(s, 'Warning', 'InvalidAnnotation', problem);
+    if (s.cr.metadata.deletionTimestamp !== undefined) return this.#finalize(s);
+    if (s.annotations.paused) {
+      s.status.setCondition({
+        type: ConditionType.Paused,
+        status: 'True',
+        reason: Reason.PauseReconcileAnnotationTrue,
+        message: 'Reconciliation is paused by the helm.sdk.operatorframework.io/paused annotation',
+      });
+      return {};
+    }
+    s.status.removeCondition(ConditionType.Paused);
+    s.status.setCondition({ type: ConditionType.Initialized, status: 'True', reason: Reason.Reconciled, message: '' });
+    this.#validate(s);
+    const cr = await this.o.crs.addFinalizer(s.cr, FINALIZER);
+    const desired = await this.#desired(cr);
+    const state = await this.#state(s, desired);
+    await this.#act(s, state, desired);
+    s.status.setObservedGeneration(s.cr.metadata.generation);
+    return { requeueAfterMs: this.#period(s) };
+  }
+
+  #period(s: Subject): number {
+    return s.annotations.reconcilePeriodMs ?? this.o.watch.reconcilePeriodMs ?? this.o.defaultReconcilePeriodMs;
+  }
+
+  /** Input that no retry can fix: report it and wait for the user to edit the CR. */
+  #validate(s: Subject): void {
+    const nameProblem = releaseNameProblem(s.name);
+    if (nameProblem !== undefined) this.#irreconcilable(s, Reason.InvalidReleaseName, nameProblem);
+    if (s.cr.spec !== undefined && s.cr.spec !== null && !isPlainObject(s.cr.spec)) {
+      this.#irreconcilable(s, Reason.InvalidSpec, 'spec must be an object: its fields are the chart values');
+    }
+  }
+
+  #irreconcilable(s: Subject, reason: string, message: string): never {
+    s.status.setCondition({ type: ConditionType.Irreconcilable, status: 'True', reason, message });
+    s.status.setObservedGeneration(s.cr.metadata.generation);
+    throw new TerminalError(message);
+  }
+
+  async #desired(cr: CustomResource): Promise<Desired> {
+    const spec = isPlainObject(cr.spec) ? cr.spec : {};
+    const values = mergeValues(spec, this.o.watch.overrideValues);
+    const fp = fingerprint({ chartDigest: this.o.watch.chart.digest, values, helmMajor: await this.o.helm.major() });
+    return { values, fingerprint: fp, labels: { [RELEASE_LABELS.fingerprint]: fp, [RELEASE_LABELS.ownerKind]: this.#ownerKind } };
+  }
+
+  async #state(s: Subject, desired: Desired): Promise<ReleaseState> {
+    const records = await this.o.storage.records(s.namespace, s.name);
+    const state = determineReleaseState(records, { fingerprint: desired.fingerprint, ownerKind: this.#ownerKind });
+    if (state.kind !== 'Unmanaged') return state;
+    // No owner label: installed by hand or by operator-sdk. Adopt it only when it runs our chart.
+    const release = await this.o.helm.status(s.name, s.namespace);
+    if (release === undefined) return { kind: 'Absent' };
+    if (release.chart.name === this.o.watch.chart.name) return { kind: 'OutOfSync', latest: state.latest };
+    return { kind: 'Conflict', ownerKind: `chart ${release.chart.name}` };
+  }
+
+  async #act(s: Subject, state: ReleaseState, desired: Desired): Promise<void> {
+    switch (state.kind) {
+      case 'Conflict':
+        await this.#event(s, 'Warning', Reason.ReleaseNameConflict, conflictMessage(s, state.ownerKind));
+        this.#irreconcilable(s, Reason.ReleaseNameConflict, conflictMessage(s, state.ownerKind));
+        break;
+      case 'Locked':
+        await this.#unlock(s, state);
+        return this.#act(s, await this.#state(s, desired), desired);
+      case 'FailedInstall':
+        await this.#helm(s, Reason.InstallError, () => this.o.helm.uninstall({ release: s.name, namespace: s.namespace, signal: s.ctx.signal }));
+        return this.#install(s, desired);
+      case 'Absent':
+        return this.#install(s, desired);
+      case 'OutOfSync':
+        return this.#upgrade(s, desired, state.deployed ?? state.latest);
+      case 'InSync':
+        return this.#inSync(s, state.deployed);
+      case 'Unmanaged':
+        throw new Error('unreachable: Unmanaged is resolved by #state');
+    }
+  }
+
+  /**
+   * A pending-* release was left by a process that died mid-operation (only the leader acts, one
+   * key at a time). Roll back to the last good revision, or remove a first install that never
+   * completed; either way helm accepts new operations afterwards.
+   */
+  async #unlock(s: Subject, state: Extract<ReleaseState, { kind: 'Locked' }>): Promise<void> {
+    const { release, namespace } = { release: s.name, namespace: s.namespace };
+    const was = `revision ${state.latest.revision} was left ${state.latest.status}`;
+    if (state.lastGood === undefined) {
+      await this.#helm(s, Reason.InstallError, () => this.o.helm.uninstall({ release, namespace, signal: s.ctx.signal }));
+      await this.#event(s, 'Warning', 'ReleaseUnlocked', `Release ${release} ${was}; removed the unfinished install`);
+      return;
+    }
+    const revision = state.lastGood.revision;
+    await this.#helm(s, Reason.UpgradeError, () =>
+      this.o.helm.rollback({ release, namespace, revision, force: false, signal: s.ctx.signal }),
+    );
+    await this.#event(s, 'Warning', 'ReleaseUnlocked', `Release ${release} ${was}; rolled back to revision ${revision}`);
+  }
+
+  async #install(s: Subject, desired: Desired): Promise<void> {
+    await this.#overrideEvents(s);
+    let release: ReleaseInfo;
+    try {
+      release = await this.o.helm.install(this.#request(s, desired));
+    } catch (err) {
+      const failure = this.o.describeHelmError(err);
+      // helm may have stored a failed revision: remove it so the next attempt starts clean (helm#3338).
+      if ((await this.o.storage.records(s.namespace, s.name)).length > 0) {
+        await this.o.helm.uninstall({ release: s.name, namespace: s.namespace }).catch((e: unknown) => {
+          s.ctx.log.error({ error: e }, 'Could not remove the failed install');
+        });
+      }
+      s.status.setCondition({ type: ConditionType.Deployed, status: 'False', reason: Reason.InstallError, message: failure.summary });
+      return this.#fail(s, { reason: Reason.InstallError, event: 'InstallFailed' }, failure, err);
+    }
+    await this.#succeeded(s, release, Reason.InstallSuccessful);
+  }
+
+  async #upgrade(s: Subject, desired: Desired, before: ReleaseRecord): Promise<void> {
+    await this.#overrideEvents(s);
+    let release: ReleaseInfo;
+    try {
+      release = await this.o.helm.upgrade({ ...this.#request(s, desired), force: s.annotations.upgradeForce });
+    } catch (err) {
+      await this.#rollbackFailedUpgrade(s, before);
+      return this.#fail(s, { reason: Reason.UpgradeError, event: 'UpgradeFailed' }, this.o.describeHelmError(err), err);
+    }
+    await this.#succeeded(s, release, Reason.UpgradeSuccessful);
+  }
+
+  /** When the failed upgrade stored a new revision, go back to the one that was serving. */
+  async #rollbackFailedUpgrade(s: Subject, before: ReleaseRecord): Promise<void> {
+    const records = await this.o.storage.records(s.namespace, s.name);
+    const latest = Math.max(0, ...records.map((r) => r.revision));
+    if (latest <= before.revision || !(before.status === 'deployed' || before.status === 'superseded')) return;
+    const force = s.annotations.rollbackForce;
+    try {
+      await this.o.helm.rollback({ release: s.name, namespace: s.namespace, revision: before.revision, force, signal: s.ctx.signal });
+      await this.#event(s, 'Warning', 'RollbackSuccessful', `Rolled release ${s.name} back to revision ${before.revision}`);
+    } catch (err) {
+      const failure = this.o.describeHelmError(err);
+      await this.#event(s, 'Warning', 'RollbackFailed', `Rollback of ${s.name} to revision ${before.revision} failed: ${failure.summary}`);
+    }
+  }
+
+  #request(s: Subject, desired: Desired): Parameters<HelmPort['install']>[0] {
+    return {
+      release: s.name,
+      namespace: s.namespace,
+      chart: this.o.watch.chart.path,
+      values: desired.values,
+      labels: desired.labels,
+      signal: s.ctx.signal,
+    };
+  }
+
+  async #succeeded(s: Subject, release: ReleaseInfo, reason: Reason): Promise<void> {
+    const message = release.notes.trim() === '' ? `Release ${release.name} revision ${release.revision} deployed` : release.notes;
+    s.status.setCondition({ type: ConditionType.Deployed, status: 'True', reason, message });
+    s.status.setCondition({ type: ConditionType.ReleaseFailed, status: 'False', reason, message: '' });
+    s.status.setCondition({ type: ConditionType.Irreconcilable, status: 'False', reason: Reason.Reconciled, message: '' });
+    s.status.setRelease(deployedRelease(release), await this.#inventory(release));
+    const verb = reason === Reason.InstallSuccessful ? 'Installed' : 'Upgraded';
+    await this.#event(s, 'Normal', reason, `${verb} release ${release.name}: revision ${release.revision}, chart ${release.chart.name}-${release.chart.version}`);
+  }
+
+  /**
+   * Nothing for helm to do. The status already describes this revision unless it was lost or the
+   * release was changed behind our back; only then is helm asked for the release.
+   */
+  async #inSync(s: Subject, deployed: ReleaseRecord): Promise<void> {
+    const known = s.status.current.deployedRelease;
+    if (known?.revision !== deployed.revision || s.status.current.inventory === undefined) {
+      const release = await this.o.helm.status(s.name, s.namespace);
+      if (release !== undefined) s.status.setRelease(deployedRelease(release), await this.#inventory(release));
+    }
+    const reason = deployed.revision === 1 ? Reason.InstallSuccessful : Reason.UpgradeSuccessful;
+    const prior = s.status.current.conditions.find((c) => c.type === ConditionType.Deployed);
+    const message = prior?.status === 'True' ? prior.message : `Release ${s.name} revision ${deployed.revision} deployed`;
+    s.status.setCondition({ type: ConditionType.Deployed, status: 'True', reason: prior?.status === 'True' ? prior.reason : reason, message });
+    s.status.setCondition({ type: ConditionType.ReleaseFailed, status: 'False', reason, message: '' });
+    s.status.setCondition({ type: ConditionType.Irreconcilable, status: 'False', reason: Reason.Reconciled, message: '' });
+  }
+
+  async #inventory(release: ReleaseInfo): Promise<InventoryEntry[]> {
+    return inventoryOf(parseManifest(release.manifest), release.namespace, this.o.isNamespaced);
+  }
+
+  /** Records a failed helm operation and ends the reconcile: with backoff, or for good when only an edit can help. */
+  async #fail(s: Subject, why: { reason: Reason; event: string }, failure: HelmFailure, cause: unknown): Promise<never> {
+    s.status.setCondition({ type: ConditionType.ReleaseFailed, status: 'True', reason: why.reason, message: failure.summary });
+    await this.#event(s, 'Warning', why.event, failure.summary);
+    if (!failure.retryable) {
+      s.status.setObservedGeneration(s.cr.metadata.generation);
+      throw new TerminalError(failure.summary, { cause });
+    }
+    throw new ReportedError(failure.summary, { cause });
+  }
+
+  /** Runs a helm step whose failure is reported with `reason` and retried with backoff. */
+  async #helm<T>(s: Subject, reason: Reason, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (err) {
+      return this.#fail(s, { reason, event: 'ReleaseOperationFailed' }, this.o.describeHelmError(err), err);
+    }
+  }
+
+  async #finalize(s: Subject): Promise<Result> {
+    const finalizers = s.cr.metadata.finalizers ?? [];
+    if (!finalizers.some((f) => FINALIZERS.includes(f))) return {};
+    const result = await this.#helm(s, Reason.UninstallError, () =>
+      this.o.helm.uninstall({ release: s.name, namespace: s.namespace, signal: s.ctx.signal }),
+    );
+    if (s.annotations.uninstallWait) {
+      const remaining = await this.#remaining(s.status.current.inventory ?? []);
+      if (remaining.length > 0) {
+        s.status.setCondition({
+          type: ConditionType.Deployed,
+          status: 'False',
+          reason: Reason.UninstallSuccessful,
+          message: `Waiting until all resources are deleted: ${remaining.length} left (${remaining.slice(0, 3).join(', ')})`,
+        });
+        return { requeueAfterMs: UNINSTALL_WAIT_POLL_MS };
+      }
+    }
+    s.status.setCondition({ type: ConditionType.Deployed, status: 'False', reason: Reason.UninstallSuccessful, message: 'Release uninstalled' });
+    s.status.setCondition({ type: ConditionType.ReleaseFailed, status: 'False', reason: Reason.UninstallSuccessful, message: '' });
+    s.status.setRelease(undefined, undefined);
+    if (result.found) await this.#event(s, 'Normal', Reason.UninstallSuccessful, `Uninstalled release ${s.name}`);
+    // The status goes first: once the finalizer is off, the object may vanish at any moment.
+    await this.#writeStatus(s);
+    await this.o.crs.removeFinalizers(s.cr, FINALIZERS);
+    return {};
+  }
+
+  /** The inventory objects that still exist, as `Kind/name`. */
+  async #remaining(inventory: readonly InventoryEntry[]): Promise<string[]> {
+    const left: string[] = [];
+    for (const e of inventory) {
+      try {
+        const metadata = e.namespace === '' ? { name: e.name } : { name: e.name, namespace: e.namespace };
+        await this.o.objects.read({ apiVersion: e.apiVersion, kind: e.kind, metadata });
+        left.push(`${e.kind}/${e.name}`);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    return left;
+  }
+
+  async #overrideEvents(s: Subject): Promise<void> {
+    for (const [key, value] of Object.entries(this.o.watch.overrideValues)) {
+      const shown = this.o.suppressOverrideValues === true ? '****' : value;
+      await this.#event(s, 'Warning', 'OverrideValuesInUse', `Chart value "${key}" overridden to "${shown}" by operator's watches.yaml`);
+    }
+  }
+
+  async #event(s: Subject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    await this.o.events.record(s.cr, type, reason, message);
+  }
+
+  async #writeStatus(s: Subject): Promise<void> {
+    const patch = s.status.patch();
+    if (Object.keys(patch).length === 0) return;
+    await this.o.crs.patchStatus(s.namespace, s.name, patch);
+    s.status.markWritten();
+  }
+}
+
+/** A failure already written to status and events; the queue retries it with backoff. */
+export class ReportedError extends Error {
+  override readonly name = 'ReportedError';
+}
+
+function conflictMessage(s: Subject, owner: string): string {
+  return (
+    `release name "${s.name}" in namespace "${s.namespace}" is already used by ${owner}; ` +
+    'rename this resource or delete the other one'
+  );
+}
+
+function deployedRelease(r: ReleaseInfo): DeployedRelease {
+  return {
+    name: r.name,
+    namespace: r.namespace,
+    revision: r.revision,
+    chart: r.chart.name,
+    chartVersion: r.chart.version,
+    ...(r.chart.appVersion === undefined ? {} : { appVersion: r.chart.appVersion }),
+  };
+}

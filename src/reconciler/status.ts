@@ -1,0 +1,94 @@
+/**
+ * The part of a CR's status this operator owns, and a draft of it that a reconcile edits in memory
+ * and writes once, on the way out, only if something changed.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { removeCondition, setCondition, type Condition, type ConditionInput } from './conditions.js';
+import type { InventoryEntry } from './inventory.js';
+import { isPlainObject } from './values.js';
+
+export interface DeployedRelease {
+  readonly name: string;
+  readonly namespace: string;
+  readonly revision: number;
+  readonly chart: string;
+  readonly chartVersion: string;
+  readonly appVersion?: string;
+}
+
+export interface HelmStatus {
+  conditions: Condition[];
+  deployedRelease?: DeployedRelease;
+  inventory?: InventoryEntry[];
+  observedGeneration?: number;
+}
+
+const OWNED_KEYS = ['conditions', 'deployedRelease', 'inventory', 'observedGeneration'] as const;
+
+/** Pure: the owned fields of a CR's status as found on the server, tolerating anything malformed. */
+export function readStatus(raw: unknown): HelmStatus {
+  const s = isPlainObject(raw) ? raw : {};
+  const status: HelmStatus = { conditions: Array.isArray(s.conditions) ? (s.conditions as Condition[]) : [] };
+  if (isPlainObject(s.deployedRelease)) status.deployedRelease = s.deployedRelease as unknown as DeployedRelease;
+  if (Array.isArray(s.inventory)) status.inventory = s.inventory as InventoryEntry[];
+  if (typeof s.observedGeneration === 'number') status.observedGeneration = s.observedGeneration;
+  return status;
+}
+
+/**
+ * Pure: the JSON merge patch turning `before` into `after` for the owned keys; removed keys become
+ * null. Empty when nothing changed, so a steady-state reconcile writes nothing.
+ */
+export function statusPatch(before: HelmStatus, after: HelmStatus): Record<string, unknown> {
+  const patch: Record<string, unknown> = {};
+  for (const key of OWNED_KEYS) {
+    if (!isDeepStrictEqual(before[key], after[key])) patch[key] = after[key] ?? null;
+  }
+  return patch;
+}
+
+export class StatusDraft {
+  #written: HelmStatus;
+  #next: HelmStatus;
+
+  constructor(
+    raw: unknown,
+    private readonly now: () => Date = () => new Date(),
+  ) {
+    this.#written = readStatus(raw);
+    this.#next = structuredClone(this.#written);
+  }
+
+  get current(): Readonly<HelmStatus> {
+    return this.#next;
+  }
+
+  setCondition(input: ConditionInput): void {
+    this.#next.conditions = setCondition(this.#next.conditions, input, this.now());
+  }
+
+  removeCondition(type: string): void {
+    this.#next.conditions = removeCondition(this.#next.conditions, type);
+  }
+
+  setRelease(release: DeployedRelease | undefined, inventory: InventoryEntry[] | undefined): void {
+    if (release === undefined) delete this.#next.deployedRelease;
+    else this.#next.deployedRelease = release;
+    if (inventory === undefined) delete this.#next.inventory;
+    else this.#next.inventory = inventory;
+  }
+
+  setObservedGeneration(generation: number | undefined): void {
+    if (generation !== undefined) this.#next.observedGeneration = generation;
+  }
+
+  /** What to send so the server holds the draft; empty when it already does. */
+  patch(): Record<string, unknown> {
+    return statusPatch(this.#written, this.#next);
+  }
+
+  /** The draft was written: later patches only carry what changes after this point. */
+  markWritten(): void {
+    this.#written = structuredClone(this.#next);
+  }
+}

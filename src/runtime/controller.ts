@@ -1,0 +1,358 @@
+/**
+ * A controller in controller-runtime's shape: event sources (one informer per watched namespace)
+ * feed object keys into a {@link WorkQueue}; `maxConcurrentReconciles` workers take keys and call the
+ * {@link Reconciler}. The queue guarantees a key is never reconciled twice at once.
+ *
+ * Result handling (as controller-runtime's `reconcileHandler`):
+ * - thrown error → `addRateLimited` (per-key exponential backoff), logged as "Reconciler error";
+ * - thrown {@link TerminalError} (also as an error's `cause`) → forget, no requeue, logged;
+ * - `requeueAfterMs > 0` → forget the backoff and requeue after that long;
+ * - otherwise → forget; the key returns on the next event.
+ *
+ * Update events that change nothing a reconcile reads from metadata (generation, labels, annotations,
+ * finalizers, deletionTimestamp) are dropped: status writes, including our own, don't re-trigger.
+ */
+import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from '../telemetry/logger.js';
+import { systemClock, type Clock, type ItemBackoffOptions } from './backoff.js';
+import { Informer, objectKey, summarize, type EventSource, type ObjectSummary } from './informer.js';
+import { TerminalError, parseRequestKey, requestKey, type Reconciler, type Request, type Result } from './reconcile.js';
+import { WorkQueue, noopWorkqueueMetrics, type WorkqueueMetrics } from './workqueue.js';
+
+export interface ResourceDescriptor {
+  /** '' for the core group. */
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly namespaced: boolean;
+}
+
+/** controller-runtime's `result` label of `controller_runtime_reconcile_total`. */
+export type ReconcileResultLabel = 'success' | 'error' | 'requeue' | 'requeue_after';
+
+/**
+ * Hooks for controller-runtime's `controller_runtime_*` metrics; a Prometheus module implements them.
+ * `register` runs once per controller so every series can start at 0.
+ */
+export interface ControllerMetrics {
+  register(controller: string, maxConcurrentReconciles: number): void;
+  reconcileTotal(controller: string, result: ReconcileResultLabel): void;
+  reconcileError(controller: string): void;
+  terminalReconcileError(controller: string): void;
+  reconcileTime(controller: string, seconds: number): void;
+  activeWorkers(controller: string, active: number): void;
+  /** The workqueue metrics of this controller's queue (`name` = controller). */
+  workqueue(controller: string): WorkqueueMetrics;
+}
+
+export const noopControllerMetrics: ControllerMetrics = {
+  register: () => undefined,
+  reconcileTotal: () => undefined,
+  reconcileError: () => undefined,
+  terminalReconcileError: () => undefined,
+  reconcileTime: () => undefined,
+  activeWorkers: () => undefined,
+  workqueue: () => noopWorkqueueMetrics,
+};
+
+/** Reads the controller's informer cache. Objects are shared: `structuredClone` before mutating. */
+export interface CacheReader<T extends KubernetesObject> {
+  /** `namespace` is '' for cluster-scoped objects. */
+  get(namespace: string, name: string): T | undefined;
+  list(namespace?: string): readonly T[];
+}
+
+export interface ControllerOptions<T extends KubernetesObject = KubernetesObject> {
+  readonly name: string;
+  readonly kubeConfig: KubeConfig;
+  readonly resource: ResourceDescriptor;
+  /** Empty: all namespaces. Several: one informer per namespace (WATCH_NAMESPACE semantics). Ignored for cluster-scoped kinds. */
+  readonly namespaces: readonly string[];
+  /** Applied server-side: non-matching objects are never seen. */
+  readonly labelSelector?: string;
+  readonly maxConcurrentReconciles: number;
+  readonly reconciler: Reconciler;
+  readonly log: Logger;
+  /** Backoff of failed reconciles; default base 1 s, cap 5 min. */
+  readonly queue?: { readonly backoff?: ItemBackoffOptions };
+  readonly clock?: Clock;
+  readonly metrics?: ControllerMetrics;
+  /** How long `stop()` waits for in-flight reconciles. Default 30 s. */
+  readonly shutdownTimeoutMs?: number;
+  /** How long `start()` waits for the informers' first LIST. Default 2 min (controller-runtime's CacheSyncTimeout). */
+  readonly cacheSyncTimeoutMs?: number;
+  /** Builds the event source of one namespace (undefined = all); default an {@link Informer}. For tests. */
+  readonly sourceFactory?: (namespace: string | undefined) => EventSource<T>;
+}
+
+export class CacheSyncTimeoutError extends Error {
+  override readonly name = 'CacheSyncTimeoutError';
+}
+
+export class ControllerStateError extends Error {
+  override readonly name = 'ControllerStateError';
+}
+
+/** Whether an update event may matter to a reconcile; see the module comment. */
+export function isMeaningfulUpdate(obj: KubernetesObject, old: ObjectSummary | undefined): boolean {
+  if (old === undefined) return true;
+  const cur = summarize(obj);
+  // Kinds without metadata.generation (ConfigMap, Secret …) change content without bumping it.
+  if (cur.generation === undefined) return cur.resourceVersion !== old.resourceVersion;
+  return (
+    cur.generation !== old.generation ||
+    cur.deletionTimestamp !== old.deletionTimestamp ||
+    !isDeepStrictEqual(cur.labels, old.labels) ||
+    !isDeepStrictEqual(cur.annotations, old.annotations) ||
+    !isDeepStrictEqual(cur.finalizers, old.finalizers)
+  );
+}
+
+function isTerminal(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 16; e = e.cause, depth++) {
+    if (e instanceof TerminalError) return true;
+  }
+  return false;
+}
+
+type State = 'new' | 'starting' | 'running' | 'stopped';
+
+export class Controller<T extends KubernetesObject = KubernetesObject> {
+  readonly name: string;
+  readonly #options: ControllerOptions<T>;
+  readonly #clock: Clock;
+  readonly #metrics: ControllerMetrics;
+  readonly #log: Logger;
+  readonly #queue: WorkQueue;
+  readonly #abort = new AbortController();
+  /** Keyed by namespace; '' is the single all-namespaces (or cluster-scoped) source. */
+  readonly #sources = new Map<string, EventSource<T>>();
+  #state: State = 'new';
+  #workers: Promise<void>[] = [];
+  #active = 0;
+  #stopping: Promise<void> | undefined;
+
+  constructor(options: ControllerOptions<T>) {
+    if (!Number.isInteger(options.maxConcurrentReconciles) || options.maxConcurrentReconciles < 1) {
+      throw new RangeError(`maxConcurrentReconciles must be a positive integer, got ${options.maxConcurrentReconciles}`);
+    }
+    this.name = options.name;
+    this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#metrics = options.metrics ?? noopControllerMetrics;
+    const { group, kind } = options.resource;
+    this.#log = options.log.child({ controller: options.name, controllerGroup: group, controllerKind: kind });
+    this.#queue = new WorkQueue({
+      backoff: options.queue?.backoff,
+      clock: this.#clock,
+      metrics: this.#metrics.workqueue(options.name),
+    });
+    this.#metrics.register(options.name, options.maxConcurrentReconciles);
+  }
+
+  /**
+   * Starts the event sources, waits for their first LIST (bounded by `cacheSyncTimeoutMs`, else
+   * {@link CacheSyncTimeoutError}), then starts the workers. Events seen during the initial LIST are
+   * already queued by then. Resolves without starting workers if `stop()` was called meanwhile.
+   */
+  async start(): Promise<void> {
+    if (this.#state !== 'new') throw new ControllerStateError(`controller ${this.name} was already started`);
+    this.#state = 'starting';
+    this.#log.info('Starting Controller');
+    for (const ns of this.#watchedNamespaces()) this.#sources.set(ns ?? '', this.#makeSource(ns));
+    try {
+      await this.#waitForSync();
+    } catch (err) {
+      if (this.#stopping !== undefined) return;
+      await this.#stopSources();
+      this.#state = 'stopped';
+      throw err;
+    }
+    if (this.#stopping !== undefined) return;
+    this.#state = 'running';
+    this.#log.info({ workerCount: this.#options.maxConcurrentReconciles }, 'Starting workers');
+    this.#workers = Array.from({ length: this.#options.maxConcurrentReconciles }, () => this.#worker());
+  }
+
+  /**
+   * Stops the event sources, stops handing out keys, aborts the signal given to reconciles and waits
+   * for in-flight reconciles for up to `shutdownTimeoutMs` (then gives up waiting, with a warning).
+   * Idempotent; a stopped controller cannot be restarted.
+   */
+  stop(): Promise<void> {
+    this.#stopping ??= this.#shutdown();
+    return this.#stopping;
+  }
+
+  /** Queues a reconcile of `request` now, or after `afterMs` (dependent watches, periodic resync). */
+  enqueue(request: Request, afterMs?: number): void {
+    const key = requestKey(request);
+    if (afterMs !== undefined && afterMs > 0) this.#queue.addAfter(key, afterMs);
+    else this.#queue.add(key);
+  }
+
+  /** True once every event source has completed its first LIST. */
+  hasSynced(): boolean {
+    if (this.#sources.size === 0) return false;
+    for (const source of this.#sources.values()) if (!source.hasSynced()) return false;
+    return true;
+  }
+
+  /** Reconciles running right now. */
+  activeWorkers(): number {
+    return this.#active;
+  }
+
+  /** Keys waiting in the queue (not counting delayed or in-flight ones). */
+  queueLength(): number {
+    return this.#queue.len();
+  }
+
+  readonly cache: CacheReader<T> = {
+    get: (namespace, name) => this.#sourceFor(namespace)?.get(name, namespace === '' ? undefined : namespace),
+    list: (namespace) => {
+      if (namespace !== undefined && namespace !== '') return this.#sourceFor(namespace)?.list(namespace) ?? [];
+      return [...this.#sources.values()].flatMap((s) => s.list());
+    },
+  };
+
+  /** The queue, for metrics collectors (unfinished work gauges). */
+  get queue(): Pick<WorkQueue, 'len' | 'unfinishedWorkSeconds' | 'longestRunningProcessorSeconds'> {
+    return this.#queue;
+  }
+
+  #watchedNamespaces(): (string | undefined)[] {
+    const { resource, namespaces } = this.#options;
+    if (!resource.namespaced || namespaces.length === 0) return [undefined];
+    return [...new Set(namespaces)];
+  }
+
+  #sourceFor(namespace: string): EventSource<T> | undefined {
+    return this.#sources.get('') ?? this.#sources.get(namespace);
+  }
+
+  #makeSource(namespace: string | undefined): EventSource<T> {
+    const o = this.#options;
+    const source =
+      o.sourceFactory?.(namespace) ??
+      new Informer<T>(o.kubeConfig, {
+        resource: { group: o.resource.group, version: o.resource.version, plural: o.resource.plural, namespace },
+        labelSelector: o.labelSelector,
+        clock: this.#clock,
+        log: this.#log,
+      });
+    source.onAdd((obj) => {
+      this.#enqueueObject(obj);
+    });
+    source.onUpdate((obj, old) => {
+      if (isMeaningfulUpdate(obj, old)) this.#enqueueObject(obj);
+    });
+    source.onDelete((obj) => {
+      this.#enqueueObject(obj);
+    });
+    return source;
+  }
+
+  #enqueueObject(obj: KubernetesObject): void {
+    if ((obj.metadata?.name ?? '') === '') return;
+    this.#queue.add(objectKey(obj));
+  }
+
+  async #waitForSync(): Promise<void> {
+    const timeoutMs = this.#options.cacheSyncTimeoutMs ?? 120_000;
+    const synced = Promise.all([...this.#sources.values()].map((s) => s.start()));
+    const inTime = await settlesWithin(synced, timeoutMs, this.#clock);
+    if (!inTime) throw new CacheSyncTimeoutError(`controller ${this.name}: caches did not sync within ${timeoutMs} ms`);
+  }
+
+  async #shutdown(): Promise<void> {
+    this.#log.info('Shutdown signal received, waiting for all workers to finish');
+    this.#queue.shutDown();
+    this.#abort.abort();
+    await this.#stopSources();
+    const timeoutMs = this.#options.shutdownTimeoutMs ?? 30_000;
+    const finished = await settlesWithin(Promise.all(this.#workers), timeoutMs, this.#clock);
+    this.#state = 'stopped';
+    if (finished) this.#log.info('All workers finished');
+    else this.#log.warn({ inFlight: this.#active, timeoutMs }, 'Reconciles still running after the shutdown timeout');
+  }
+
+  async #stopSources(): Promise<void> {
+    const results = await Promise.allSettled([...this.#sources.values()].map((s) => s.stop()));
+    for (const r of results) if (r.status === 'rejected') this.#log.warn({ error: r.reason }, 'event source failed to stop');
+  }
+
+  async #worker(): Promise<void> {
+    for (let key = await this.#queue.get(); key !== undefined; key = await this.#queue.get()) {
+      try {
+        await this.#reconcileKey(key);
+      } finally {
+        this.#queue.done(key);
+      }
+    }
+  }
+
+  async #reconcileKey(key: string): Promise<void> {
+    const request = parseRequestKey(key);
+    const reconcileID = randomUUID();
+    const log = this.#log.child({ namespace: request.namespace, name: request.name, reconcileID });
+    const startedAt = this.#clock.now();
+    this.#metrics.activeWorkers(this.name, ++this.#active);
+    try {
+      const result = await this.#options.reconciler.reconcile(request, { signal: this.#abort.signal, reconcileID, log });
+      this.#handleResult(key, result);
+    } catch (err) {
+      this.#handleError(key, err, log);
+    } finally {
+      this.#metrics.activeWorkers(this.name, --this.#active);
+      this.#metrics.reconcileTime(this.name, (this.#clock.now() - startedAt) / 1000);
+    }
+  }
+
+  #handleResult(key: string, result: Result): void {
+    this.#queue.forget(key);
+    const after = result.requeueAfterMs;
+    if (after !== undefined && after > 0) {
+      this.#queue.addAfter(key, after);
+      this.#metrics.reconcileTotal(this.name, 'requeue_after');
+      return;
+    }
+    this.#metrics.reconcileTotal(this.name, 'success');
+  }
+
+  #handleError(key: string, err: unknown, log: Logger): void {
+    this.#metrics.reconcileTotal(this.name, 'error');
+    this.#metrics.reconcileError(this.name);
+    if (this.#abort.signal.aborted) {
+      // Shutting down: the queue no longer takes keys; the next leader or start picks this up.
+      log.info({ error: err }, 'Reconcile interrupted by shutdown');
+      return;
+    }
+    if (isTerminal(err)) {
+      this.#metrics.terminalReconcileError(this.name);
+      this.#queue.forget(key);
+      log.error({ error: err, terminal: true }, 'Reconciler error');
+      return;
+    }
+    this.#queue.addRateLimited(key);
+    log.error({ error: err, requeues: this.#queue.numRequeues(key) }, 'Reconciler error');
+  }
+}
+
+/** Whether `promise` settles within `ms`; a rejection inside the window is rethrown. */
+async function settlesWithin(promise: Promise<unknown>, ms: number, clock: Clock): Promise<boolean> {
+  let timer: { cancel(): void } | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = clock.setTimeout(() => {
+      resolve(false);
+    }, ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true as const), timeout]);
+  } finally {
+    timer?.cancel();
+  }
+}

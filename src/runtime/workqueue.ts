@@ -1,0 +1,259 @@
+/**
+ * A keyed work queue with client-go's semantics, the heart of "one reconcile per object at a time":
+ *
+ * - `add(key)` dedupes: a key waits in the queue at most once, however many events arrive.
+ * - A key handed out by `get()` is *processing* until `done(key)`. Adding it meanwhile marks it dirty;
+ *   `done()` then puts it back, so a key is never held by two workers and the last event is not lost.
+ * - `addAfter(key, ms)`: the earliest pending time per key wins, and an immediate `add` (or a key that
+ *   is already waiting or dirty) supersedes the delayed one.
+ * - `addRateLimited(key)`: `addAfter` with per-key exponential backoff; `forget(key)` resets it.
+ *
+ * Shutdown: `shutDown()` stops handing out keys at once (every pending and future `get()` resolves
+ * `undefined`; queued and delayed keys are dropped; later adds are ignored). Keys already handed out
+ * stay processing until their `done()`; `shutDownWithDrain()` also waits for that.
+ */
+import { ItemBackoff, systemClock, type Clock, type ItemBackoffOptions, type Timer } from './backoff.js';
+
+/**
+ * Hooks for controller-runtime's `workqueue_*` metrics, bound to one queue (its `name` label):
+ * adds_total, depth, queue_duration_seconds, work_duration_seconds and retries_total. Unfinished-work
+ * gauges are read on scrape through {@link WorkQueue.unfinishedWorkSeconds} and
+ * {@link WorkQueue.longestRunningProcessorSeconds}.
+ */
+export interface WorkqueueMetrics {
+  /** A key was accepted (not deduplicated away). */
+  add(): void;
+  /** Keys waiting to be handed out, after every change. */
+  depth(depth: number): void;
+  /** Seconds a key waited between being added and being handed out. */
+  queueDuration(seconds: number): void;
+  /** Seconds between a key being handed out and its `done()`. */
+  workDuration(seconds: number): void;
+  /** `addRateLimited` was called. */
+  retry(): void;
+}
+
+export const noopWorkqueueMetrics: WorkqueueMetrics = {
+  add: () => undefined,
+  depth: () => undefined,
+  queueDuration: () => undefined,
+  workDuration: () => undefined,
+  retry: () => undefined,
+};
+
+export interface WorkQueueOptions {
+  /** Backoff of `addRateLimited`: default base 1 s, cap 5 min, no jitter. */
+  backoff?: ItemBackoffOptions;
+  clock?: Clock;
+  metrics?: WorkqueueMetrics;
+}
+
+interface Waiter {
+  readonly resolve: (key: string | undefined) => void;
+  readonly release: () => void;
+}
+
+interface Delayed {
+  readonly readyAt: number;
+  readonly timer: Timer;
+}
+
+export class WorkQueue {
+  readonly #clock: Clock;
+  readonly #metrics: WorkqueueMetrics;
+  readonly #backoff: ItemBackoff;
+  /** Keys ready to hand out, FIFO. Always a subset of #dirty, disjoint from #processing. */
+  #queue: string[] = [];
+  /** Keys that need processing: queued, or processing and added again. */
+  readonly #dirty = new Set<string>();
+  /** Keys handed out and not yet done, with the time they were handed out. */
+  readonly #processing = new Map<string, number>();
+  /** Time each dirty key was added, for queue_duration. */
+  readonly #addedAt = new Map<string, number>();
+  readonly #delayed = new Map<string, Delayed>();
+  #waiters: Waiter[] = [];
+  #shuttingDown = false;
+  #drained: (() => void)[] = [];
+
+  constructor(options: WorkQueueOptions = {}) {
+    this.#clock = options.clock ?? systemClock;
+    this.#metrics = options.metrics ?? noopWorkqueueMetrics;
+    this.#backoff = new ItemBackoff(options.backoff);
+  }
+
+  /** Queues `key` for processing now; see the module comment for deduplication. */
+  add(key: string): void {
+    if (this.#shuttingDown) return;
+    this.#cancelDelayed(key);
+    if (this.#dirty.has(key)) return;
+    this.#dirty.add(key);
+    this.#addedAt.set(key, this.#clock.now());
+    this.#metrics.add();
+    if (this.#processing.has(key)) return; // re-queued by done()
+    this.#push(key);
+  }
+
+  /** Queues `key` after `ms`; `ms <= 0` is `add`. Keeps the earliest of several pending times. */
+  addAfter(key: string, ms: number): void {
+    if (this.#shuttingDown) return;
+    if (ms <= 0) {
+      this.add(key);
+      return;
+    }
+    // Already due for processing: that run comes first and decides about any later requeue.
+    if (this.#dirty.has(key)) return;
+    const readyAt = this.#clock.now() + ms;
+    const pending = this.#delayed.get(key);
+    if (pending !== undefined && pending.readyAt <= readyAt) return;
+    pending?.timer.cancel();
+    const timer = this.#clock.setTimeout(() => {
+      this.#delayed.delete(key);
+      this.add(key);
+    }, ms);
+    this.#delayed.set(key, { readyAt, timer });
+  }
+
+  /** Queues `key` after its next per-key backoff delay (one more consecutive failure). */
+  addRateLimited(key: string): void {
+    if (this.#shuttingDown) return;
+    this.#metrics.retry();
+    this.addAfter(key, this.#backoff.when(key));
+  }
+
+  /** Resets `key`'s backoff (after a success or a terminal error); does not dequeue it. */
+  forget(key: string): void {
+    this.#backoff.forget(key);
+  }
+
+  /** Consecutive `addRateLimited` calls for `key` since it was last forgotten. */
+  numRequeues(key: string): number {
+    return this.#backoff.numRequeues(key);
+  }
+
+  /**
+   * The next ready key, waiting for one if none is. Resolves `undefined` once the queue is shut
+   * down or `signal` aborts. The caller owns the key until it calls `done(key)`.
+   */
+  get(signal?: AbortSignal): Promise<string | undefined> {
+    if (this.#shuttingDown || signal?.aborted === true) return Promise.resolve(undefined);
+    const key = this.#pop();
+    if (key !== undefined) return Promise.resolve(key);
+    return new Promise((resolve) => {
+      const onAbort = (): void => {
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        resolve(undefined);
+      };
+      const waiter: Waiter = { resolve, release: () => signal?.removeEventListener('abort', onAbort) };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiters.push(waiter);
+    });
+  }
+
+  /** Marks `key` finished; if it was added while processing, it is queued again now. */
+  done(key: string): void {
+    const startedAt = this.#processing.get(key);
+    if (startedAt === undefined) return;
+    this.#processing.delete(key);
+    this.#metrics.workDuration((this.#clock.now() - startedAt) / 1000);
+    if (this.#dirty.has(key) && !this.#shuttingDown) this.#push(key);
+    if (this.#processing.size === 0) this.#notifyDrained();
+  }
+
+  /** Keys ready to be handed out (neither processing nor delayed). */
+  len(): number {
+    return this.#queue.length;
+  }
+
+  /** Keys handed out and not yet done. */
+  processing(): number {
+    return this.#processing.size;
+  }
+
+  shuttingDown(): boolean {
+    return this.#shuttingDown;
+  }
+
+  /** Stops handing out keys at once; in-flight keys are not waited for. Idempotent. */
+  shutDown(): void {
+    if (this.#shuttingDown) return;
+    this.#shuttingDown = true;
+    for (const { timer } of this.#delayed.values()) timer.cancel();
+    this.#delayed.clear();
+    this.#queue = [];
+    this.#dirty.clear();
+    this.#addedAt.clear();
+    this.#metrics.depth(0);
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const w of waiters) {
+      w.release();
+      w.resolve(undefined);
+    }
+  }
+
+  /** `shutDown()`, then resolves once every handed-out key is `done()`. */
+  async shutDownWithDrain(): Promise<void> {
+    this.shutDown();
+    if (this.#processing.size === 0) return;
+    await new Promise<void>((resolve) => this.#drained.push(resolve));
+  }
+
+  /** Sum of the ages of all in-flight keys (workqueue_unfinished_work_seconds). */
+  unfinishedWorkSeconds(): number {
+    const now = this.#clock.now();
+    let total = 0;
+    for (const startedAt of this.#processing.values()) total += now - startedAt;
+    return total / 1000;
+  }
+
+  /** Age of the oldest in-flight key (workqueue_longest_running_processor_seconds). */
+  longestRunningProcessorSeconds(): number {
+    const now = this.#clock.now();
+    let oldest = now;
+    for (const startedAt of this.#processing.values()) oldest = Math.min(oldest, startedAt);
+    return (now - oldest) / 1000;
+  }
+
+  #push(key: string): void {
+    const waiter = this.#waiters.shift();
+    if (waiter === undefined) {
+      this.#queue.push(key);
+      this.#metrics.depth(this.#queue.length);
+      return;
+    }
+    // A worker is waiting: hand the key over directly (the queue is empty, so FIFO holds).
+    waiter.release();
+    this.#handOut(key);
+    waiter.resolve(key);
+  }
+
+  #pop(): string | undefined {
+    const key = this.#queue.shift();
+    if (key === undefined) return undefined;
+    this.#metrics.depth(this.#queue.length);
+    this.#handOut(key);
+    return key;
+  }
+
+  #handOut(key: string): void {
+    const now = this.#clock.now();
+    this.#dirty.delete(key);
+    this.#processing.set(key, now);
+    const addedAt = this.#addedAt.get(key);
+    this.#addedAt.delete(key);
+    if (addedAt !== undefined) this.#metrics.queueDuration((now - addedAt) / 1000);
+  }
+
+  #cancelDelayed(key: string): void {
+    const pending = this.#delayed.get(key);
+    if (pending === undefined) return;
+    pending.timer.cancel();
+    this.#delayed.delete(key);
+  }
+
+  #notifyDrained(): void {
+    const drained = this.#drained;
+    this.#drained = [];
+    for (const resolve of drained) resolve();
+  }
+}

@@ -1,0 +1,222 @@
+/**
+ * Runs the real operator in-process against the test cluster and the real helm binary, plus small
+ * helpers to drive CRs and read their status. Nothing here fakes Kubernetes or helm.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  ApiextensionsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type CoreV1Event,
+  type KubeConfig,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
+import { inject } from 'vitest';
+import { parse } from 'yaml';
+import { loadWatches } from '../../src/config/watches.js';
+import { HelmClient } from '../../src/helm/index.js';
+import { isStatus } from '../../src/k8s/errors.js';
+import { Operator } from '../../src/operator/operator.js';
+import type { Condition } from '../../src/reconciler/conditions.js';
+import { makeLogger } from '../../src/telemetry/logger.js';
+import { testKubeConfig, waitFor, type WaitOptions } from './kube.js';
+
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+export const NGINX_CHART = path.join(ROOT, 'helm-charts/nginx');
+export const fixtureChart = (name: string): string => path.join(ROOT, 'test/fixtures/charts', name);
+
+export interface TestKind {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+}
+
+export const NGINX: TestKind = { group: 'example.com', version: 'v1alpha1', kind: 'Nginx', plural: 'nginxes' };
+
+/** Installs the CRD of `kind` (status subresource, schemaless spec) unless it exists, and waits until it is served. */
+export async function ensureCrd(kc: KubeConfig, kind: TestKind): Promise<void> {
+  const ext = kc.makeApiClient(ApiextensionsV1Api);
+  const name = `${kind.plural}.${kind.group}`;
+  const body: V1CustomResourceDefinition =
+    kind === NGINX
+      ? (parse(await readFile(path.join(ROOT, 'config/crd/bases/example.com_nginxes.yaml'), 'utf8')) as V1CustomResourceDefinition)
+      : {
+          metadata: { name },
+          spec: {
+            group: kind.group,
+            scope: 'Namespaced',
+            names: { kind: kind.kind, plural: kind.plural, singular: kind.kind.toLowerCase(), listKind: `${kind.kind}List` },
+            versions: [
+              {
+                name: kind.version,
+                served: true,
+                storage: true,
+                subresources: { status: {} },
+                schema: {
+                  openAPIV3Schema: {
+                    type: 'object',
+                    properties: {
+                      spec: { type: 'object', x_kubernetes_preserve_unknown_fields: true },
+                      status: { type: 'object', x_kubernetes_preserve_unknown_fields: true },
+                    },
+                  },
+                },
+              },
+            ],
+          },
+        };
+  try {
+    await ext.createCustomResourceDefinition({ body });
+  } catch (err) {
+    if (!isStatus(err, 409)) throw err;
+  }
+  await waitFor(`CRD ${name} to be established`, async () => {
+    const crd = await ext.readCustomResourceDefinition({ name });
+    return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+  });
+}
+
+export interface RunningOperator {
+  readonly operator: Operator;
+  readonly helm: HelmClient;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** watches.yaml text; `chart:` paths should be absolute. */
+  readonly watches: string;
+  readonly namespaces?: readonly string[];
+  readonly reconcilePeriodMs?: number;
+  readonly maxConcurrentReconciles?: number;
+  readonly helmBin?: string;
+}
+
+export async function startOperator(options: StartOptions): Promise<RunningOperator> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'operator-test-'));
+  const file = path.join(dir, 'watches.yaml');
+  await writeFile(file, options.watches);
+  const watches = await loadWatches(file);
+  const kubeconfig = inject('kubeconfigPath');
+  const log = makeLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const kc = testKubeConfig();
+  const helm = new HelmClient({ binary: options.helmBin ?? inject('helmBin'), kubeconfig, log });
+  const operator = new Operator({
+    kubeConfig: kc,
+    helm,
+    log,
+    defaultReconcilePeriodMs: options.reconcilePeriodMs ?? 60_000,
+    maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
+    namespaces: options.namespaces ?? [],
+  });
+  await operator.start(watches);
+  return {
+    operator,
+    helm,
+    stop: async () => {
+      await operator.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface CR {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace: string; generation?: number; finalizers?: string[]; annotations?: Record<string, string>; deletionTimestamp?: string; uid?: string };
+  spec?: Record<string, unknown>;
+  status?: {
+    conditions?: Condition[];
+    deployedRelease?: { name: string; revision: number; chart: string; chartVersion: string; appVersion?: string };
+    inventory?: { apiVersion: string; kind: string; namespace: string; name: string }[];
+    observedGeneration?: number;
+  };
+}
+
+export class CRs {
+  readonly #api: CustomObjectsApi;
+  readonly #core: CoreV1Api;
+
+  constructor(
+    kc: KubeConfig,
+    readonly kind: TestKind,
+  ) {
+    this.#api = kc.makeApiClient(CustomObjectsApi);
+    this.#core = kc.makeApiClient(CoreV1Api);
+  }
+
+  #ref(namespace: string) {
+    return { group: this.kind.group, version: this.kind.version, plural: this.kind.plural, namespace };
+  }
+
+  async create(namespace: string, name: string, spec: Record<string, unknown>, annotations?: Record<string, string>): Promise<CR> {
+    const body = {
+      apiVersion: `${this.kind.group}/${this.kind.version}`,
+      kind: this.kind.kind,
+      metadata: { name, namespace, ...(annotations === undefined ? {} : { annotations }) },
+      spec,
+    };
+    return (await this.#api.createNamespacedCustomObject({ ...this.#ref(namespace), body })) as CR;
+  }
+
+  async get(namespace: string, name: string): Promise<CR | undefined> {
+    try {
+      return (await this.#api.getNamespacedCustomObject({ ...this.#ref(namespace), name })) as CR;
+    } catch (err) {
+      if (isStatus(err, 404)) return undefined;
+      throw err;
+    }
+  }
+
+  /** JSON merge patch of the whole object (spec, metadata.annotations, …). */
+  async patch(namespace: string, name: string, body: Record<string, unknown>): Promise<CR> {
+    return (await this.#api.patchNamespacedCustomObject(
+      { ...this.#ref(namespace), name, body },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    )) as CR;
+  }
+
+  async delete(namespace: string, name: string): Promise<void> {
+    await this.#api.deleteNamespacedCustomObject({ ...this.#ref(namespace), name });
+  }
+
+  /** Waits until condition `type` has `status` (and `reason`, if given); returns the CR. */
+  async waitForCondition(
+    namespace: string,
+    name: string,
+    want: { type: string; status: 'True' | 'False'; reason?: string },
+    options?: WaitOptions,
+  ): Promise<CR> {
+    return waitFor(
+      `${this.kind.kind} ${namespace}/${name} to have ${want.type}=${want.status}${want.reason === undefined ? '' : `/${want.reason}`}`,
+      async () => {
+        const cr = await this.get(namespace, name);
+        const c = cr?.status?.conditions?.find((x) => x.type === want.type);
+        return c?.status === want.status && (want.reason === undefined || c.reason === want.reason) ? cr : undefined;
+      },
+      { timeoutMs: Number(process.env.TEST_WAIT_MS ?? 90_000), ...options },
+    );
+  }
+
+  async waitForGone(namespace: string, name: string, options?: WaitOptions): Promise<void> {
+    await waitFor(`${this.kind.kind} ${namespace}/${name} to be deleted`, async () => (await this.get(namespace, name)) === undefined, {
+      timeoutMs: 90_000,
+      ...options,
+    });
+  }
+
+  /** Events recorded about the named object, oldest first. */
+  async events(namespace: string, name: string): Promise<CoreV1Event[]> {
+    const list = await this.#core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` });
+    return list.items
+      .filter((e) => e.involvedObject.kind === this.kind.kind)
+      .sort((a, b) => String(a.metadata?.creationTimestamp).localeCompare(String(b.metadata?.creationTimestamp)));
+  }
+}
+
+export const condition = (cr: CR | undefined, type: string): Condition | undefined =>
+  cr?.status?.conditions?.find((c) => c.type === type);

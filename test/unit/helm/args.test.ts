@@ -1,0 +1,227 @@
+import { describe, expect, it } from 'vitest';
+import {
+  formatGoDuration,
+  formatLabels,
+  historyArgs,
+  installArgs,
+  metadataArgs,
+  rollbackArgs,
+  statusArgs,
+  templateArgs,
+  uninstallArgs,
+  upgradeArgs,
+  versionArgs,
+  withConnectionArgs,
+} from '../../../src/helm/index.js';
+
+const base = { release: 'web', namespace: 'demo', chart: '/charts/nginx', valuesFile: '/tmp/v/values.json', timeoutMs: 300_000 };
+
+describe('formatGoDuration', () => {
+  it.each([
+    [300_000, '5m0s'],
+    [30_000, '30s'],
+    [90_000, '1m30s'],
+    [3_600_000, '1h0m0s'],
+    [3_723_000, '1h2m3s'],
+    [1500, '1500ms'],
+    [0.5, '1ms'],
+  ])('%d ms → %s', (ms, expected) => {
+    expect(formatGoDuration(ms)).toBe(expected);
+  });
+
+  it('rejects non-positive and non-finite values', () => {
+    expect(() => formatGoDuration(0)).toThrow(RangeError);
+    expect(() => formatGoDuration(-1)).toThrow(RangeError);
+    expect(() => formatGoDuration(Number.NaN)).toThrow(RangeError);
+  });
+});
+
+describe('formatLabels', () => {
+  it('sorts keys and joins k=v with commas', () => {
+    expect(formatLabels({ 'helm.example.com/owner-uid': 'abc-123', app: 'web', empty: '' })).toBe(
+      'app=web,empty=,helm.example.com/owner-uid=abc-123',
+    );
+  });
+
+  it.each([['name'], ['owner'], ['status'], ['version'], ['createdAt'], ['modifiedAt']])('rejects helm-reserved key %s', (key) => {
+    expect(() => formatLabels({ [key]: 'x' })).toThrow(/reserved/);
+  });
+
+  it('rejects what --labels would split or Kubernetes would refuse', () => {
+    expect(() => formatLabels({ a: 'b,c=d' })).toThrow(TypeError);
+    expect(() => formatLabels({ 'a=b': 'c' })).toThrow(TypeError);
+    expect(() => formatLabels({ a: 'x'.repeat(64) })).toThrow(TypeError);
+    expect(() => formatLabels({ '': 'x' })).toThrow(TypeError);
+  });
+});
+
+describe('installArgs', () => {
+  it('v4: flags, then -- and the positionals; no --wait by default', () => {
+    expect(installArgs(base, 4)).toEqual([
+      'install',
+      '--namespace',
+      'demo',
+      '--values',
+      '/tmp/v/values.json',
+      '--output',
+      'json',
+      '--timeout',
+      '5m0s',
+      '--',
+      'web',
+      '/charts/nginx',
+    ]);
+  });
+
+  it('v3 and v4 spell --wait differently (v4 takes a strategy and needs =)', () => {
+    expect(installArgs({ ...base, wait: true }, 3)).toContain('--wait');
+    expect(installArgs({ ...base, wait: true }, 4)).toContain('--wait=watcher');
+    expect(installArgs({ ...base, wait: true }, 4)).not.toContain('--wait');
+  });
+
+  it('adds labels and the description', () => {
+    const args = installArgs({ ...base, labels: { b: '2', a: '1' }, description: '-x from CR' }, 3);
+    expect(args).toEqual(expect.arrayContaining(['--labels', 'a=1,b=2', '--description=-x from CR']));
+    expect(args.indexOf('--labels')).toBeLessThan(args.indexOf('--'));
+  });
+
+  it('never passes --set', () => {
+    for (const major of [3, 4] as const) {
+      expect(installArgs({ ...base, labels: { a: 'b' }, wait: true }, major).some((a) => a.startsWith('--set'))).toBe(false);
+      expect(upgradeArgs({ ...base, force: true }, major).some((a) => a.startsWith('--set'))).toBe(false);
+    }
+  });
+
+  it('keeps a dash-leading release name positional', () => {
+    expect(installArgs({ ...base, release: '--kubeconfig=/etc/x' }, 4).slice(-3)).toEqual(['--', '--kubeconfig=/etc/x', '/charts/nginx']);
+  });
+});
+
+describe('upgradeArgs', () => {
+  it('v3: --reset-values, --force', () => {
+    expect(upgradeArgs({ ...base, force: true, historyMax: 5, timeoutMs: 90_000 }, 3)).toEqual([
+      'upgrade',
+      '--namespace',
+      'demo',
+      '--values',
+      '/tmp/v/values.json',
+      '--output',
+      'json',
+      '--timeout',
+      '1m30s',
+      '--reset-values',
+      '--force',
+      '--history-max',
+      '5',
+      '--',
+      'web',
+      '/charts/nginx',
+    ]);
+  });
+
+  it('v4: --force-replace with client-side apply, --wait=watcher', () => {
+    const args = upgradeArgs({ ...base, force: true, wait: true }, 4);
+    expect(args).toContain('--force-replace');
+    // helm 4 refuses --force-replace together with server-side apply (its default).
+    expect(args).toContain('--server-side=false');
+    expect(upgradeArgs(base, 4).some((a) => a.startsWith('--server-side'))).toBe(false);
+    expect(args).not.toContain('--force');
+    expect(args).toContain('--wait=watcher');
+    expect(args).toContain('--reset-values');
+    expect(args).not.toContain('--install');
+  });
+
+  it('rejects a bad historyMax', () => {
+    expect(() => upgradeArgs({ ...base, historyMax: -1 }, 4)).toThrow(RangeError);
+  });
+});
+
+describe('uninstallArgs', () => {
+  it.each([
+    [3, ['uninstall', '--namespace', 'demo', '--timeout', '5m0s', '--', 'web']],
+    [4, ['uninstall', '--namespace', 'demo', '--timeout', '5m0s', '--', 'web']],
+  ] as const)('v%d default', (major, expected) => {
+    expect(uninstallArgs({ release: 'web', namespace: 'demo', timeoutMs: 300_000 }, major)).toEqual(expected);
+  });
+
+  it('wait and keepHistory', () => {
+    const o = { release: 'web', namespace: 'demo', timeoutMs: 60_000, wait: true, keepHistory: true };
+    expect(uninstallArgs(o, 3)).toEqual(['uninstall', '--namespace', 'demo', '--timeout', '1m0s', '--wait', '--keep-history', '--', 'web']);
+    expect(uninstallArgs(o, 4)).toEqual(['uninstall', '--namespace', 'demo', '--timeout', '1m0s', '--wait=watcher', '--keep-history', '--', 'web']);
+  });
+});
+
+describe('rollbackArgs', () => {
+  const o = { release: 'web', namespace: 'demo', timeoutMs: 300_000 };
+  it('previous revision by default, explicit revision when given', () => {
+    expect(rollbackArgs(o, 4)).toEqual(['rollback', '--namespace', 'demo', '--timeout', '5m0s', '--', 'web']);
+    expect(rollbackArgs({ ...o, revision: 3 }, 4).slice(-3)).toEqual(['--', 'web', '3']);
+    expect(rollbackArgs({ ...o, revision: 0 }, 4).slice(-2)).toEqual(['--', 'web']);
+  });
+
+  it('force per version', () => {
+    expect(rollbackArgs({ ...o, force: true }, 3)).toContain('--force');
+    expect(rollbackArgs({ ...o, force: true }, 4)).toEqual(
+      expect.arrayContaining(['--force-replace', '--server-side=false']),
+    );
+    expect(rollbackArgs({ ...o, force: true }, 3)).not.toContain('--server-side=false');
+    expect(rollbackArgs({ ...o, force: true }, 4)).not.toContain('--force');
+  });
+});
+
+describe('read verbs', () => {
+  it('status, get metadata, history, template, version', () => {
+    expect(statusArgs({ release: 'web', namespace: 'demo' })).toEqual(['status', '--namespace', 'demo', '--output', 'json', '--', 'web']);
+    expect(metadataArgs({ release: 'web', namespace: 'demo', revision: 2 })).toEqual([
+      'get',
+      'metadata',
+      '--namespace',
+      'demo',
+      '--output',
+      'json',
+      '--revision',
+      '2',
+      '--',
+      'web',
+    ]);
+    expect(historyArgs({ release: 'web', namespace: 'demo', max: 3 })).toEqual(['history', '--namespace', 'demo', '--output', 'json', '--max', '3', '--', 'web']);
+    expect(historyArgs({ release: 'web', namespace: 'demo' })).not.toContain('--max');
+    expect(templateArgs({ ...base, kubeVersion: '1.34.0', apiVersions: ['monitoring.coreos.com/v1'], includeCrds: true })).toEqual([
+      'template',
+      '--namespace',
+      'demo',
+      '--values',
+      '/tmp/v/values.json',
+      '--kube-version',
+      '1.34.0',
+      '--api-versions',
+      'monitoring.coreos.com/v1',
+      '--include-crds',
+      '--',
+      'web',
+      '/charts/nginx',
+    ]);
+    expect(versionArgs()).toEqual(['version', '--template', '{{.Version}}']);
+  });
+});
+
+describe('withConnectionArgs', () => {
+  it('inserts context and impersonation after the subcommand words', () => {
+    const conn = { kubeContext: 'prod', impersonate: 'system:serviceaccount:ops:helm' };
+    expect(withConnectionArgs(metadataArgs({ release: 'web', namespace: 'demo' }), conn)).toEqual([
+      'get',
+      'metadata',
+      '--kube-context',
+      'prod',
+      '--kube-as-user',
+      'system:serviceaccount:ops:helm',
+      '--namespace',
+      'demo',
+      '--output',
+      'json',
+      '--',
+      'web',
+    ]);
+    expect(withConnectionArgs(['status', '--', 'web'], {})).toEqual(['status', '--', 'web']);
+  });
+});

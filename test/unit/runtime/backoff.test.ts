@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { Backoff, ItemBackoff, ManualClock } from '../../../src/runtime/backoff.js';
+
+describe('ItemBackoff', () => {
+  it('doubles per consecutive failure from the base, up to the cap', () => {
+    const b = new ItemBackoff({ baseMs: 1_000, capMs: 10_000 });
+    expect([1, 2, 3, 4, 5, 6].map(() => b.when('a'))).toEqual([1_000, 2_000, 4_000, 8_000, 10_000, 10_000]);
+    expect(b.numRequeues('a')).toBe(6);
+  });
+
+  it('defaults to 1 s base and a 5 min cap, and never overflows past the cap', () => {
+    const b = new ItemBackoff();
+    expect(b.when('a')).toBe(1_000);
+    for (let i = 0; i < 2_000; i++) b.when('a');
+    expect(b.when('a')).toBe(300_000);
+  });
+
+  it('tracks keys independently and forget resets one key', () => {
+    const b = new ItemBackoff({ baseMs: 10, capMs: 1_000 });
+    b.when('a');
+    b.when('a');
+    expect(b.when('b')).toBe(10);
+    b.forget('a');
+    expect(b.numRequeues('a')).toBe(0);
+    expect(b.when('a')).toBe(10);
+    expect(b.numRequeues('b')).toBe(1);
+  });
+
+  it('adds jitter only when asked, within the cap', () => {
+    const b = new ItemBackoff({ baseMs: 100, capMs: 1_000, jitter: 0.5, random: () => 0.5 });
+    expect(b.when('a')).toBe(125);
+    for (let i = 0; i < 10; i++) b.when('a');
+    expect(b.when('a')).toBe(1_000);
+  });
+
+  it('rejects a base larger than the cap', () => {
+    expect(() => new ItemBackoff({ baseMs: 10, capMs: 5 })).toThrow(RangeError);
+  });
+});
+
+describe('Backoff', () => {
+  it('goes 1 s → 30 s and stays there', () => {
+    const clock = new ManualClock();
+    const b = new Backoff({ clock });
+    const delays = Array.from({ length: 7 }, () => {
+      const d = b.next();
+      clock.advance(d);
+      return d;
+    });
+    expect(delays).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000]);
+  });
+
+  it('starts over after a quiet minute', () => {
+    const clock = new ManualClock();
+    const b = new Backoff({ clock });
+    b.next();
+    b.next();
+    clock.advance(60_000);
+    expect(b.next()).toBe(4_000); // exactly a minute is not quiet enough
+    clock.advance(60_001);
+    expect(b.next()).toBe(1_000);
+  });
+
+  it('reset() starts over at once', () => {
+    const b = new Backoff({ clock: new ManualClock(), initialMs: 5, maxMs: 50 });
+    b.next();
+    b.next();
+    b.reset();
+    expect(b.next()).toBe(5);
+  });
+});
+
+describe('ManualClock', () => {
+  it('fires due timers in time order, then scheduling order, and honours cancel', () => {
+    const clock = new ManualClock(1_000);
+    const fired: string[] = [];
+    clock.setTimeout(() => fired.push('b'), 20);
+    clock.setTimeout(() => fired.push('a'), 10);
+    clock.setTimeout(() => fired.push('b2'), 20);
+    const cancelled = clock.setTimeout(() => fired.push('never'), 5);
+    cancelled.cancel();
+    clock.advance(15);
+    expect(fired).toEqual(['a']);
+    expect(clock.now()).toBe(1_015);
+    clock.advance(5);
+    expect(fired).toEqual(['a', 'b', 'b2']);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('runs timers scheduled by callbacks when they fall due inside the window', () => {
+    const clock = new ManualClock();
+    const at: number[] = [];
+    clock.setTimeout(() => {
+      at.push(clock.now());
+      clock.setTimeout(() => at.push(clock.now()), 10);
+    }, 10);
+    clock.advance(25);
+    expect(at).toEqual([10, 20]);
+    expect(clock.now()).toBe(25);
+  });
+});

@@ -1,0 +1,515 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { KubeConfig, V1ObjectMeta } from '@kubernetes/client-node';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ManualClock } from '../../../src/runtime/backoff.js';
+import {
+  CacheSyncTimeoutError,
+  Controller,
+  ControllerStateError,
+  isMeaningfulUpdate,
+  type ControllerOptions,
+} from '../../../src/runtime/controller.js';
+import { summarize, type EventSource, type ObjectSummary } from '../../../src/runtime/informer.js';
+import {
+  TerminalError,
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
+  type Result,
+} from '../../../src/runtime/reconcile.js';
+import { silentLogger } from '../../../src/telemetry/logger.js';
+
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+async function settle(rounds = 5): Promise<void> {
+  for (let i = 0; i < rounds; i++) await tick();
+}
+
+/** An in-memory EventSource: tests push events; start() resolves when `sync()` is called (or at once). */
+class FakeSource implements EventSource {
+  readonly objects = new Map<string, KubernetesObject>();
+  readonly adds: ((o: KubernetesObject) => void)[] = [];
+  readonly updates: ((o: KubernetesObject, old: ObjectSummary | undefined) => void)[] = [];
+  readonly deletes: ((o: KubernetesObject) => void)[] = [];
+  synced = false;
+  stopped = false;
+  #release: (() => void) | undefined;
+
+  constructor(
+    readonly namespace: string | undefined,
+    private readonly autoSync = true,
+  ) {}
+
+  async start(): Promise<void> {
+    if (this.autoSync) this.synced = true;
+    if (this.synced) return;
+    await new Promise<void>((resolve) => (this.#release = resolve));
+  }
+  sync(): void {
+    this.synced = true;
+    this.#release?.();
+  }
+  stop(): Promise<void> {
+    this.stopped = true;
+    return Promise.resolve();
+  }
+  hasSynced(): boolean {
+    return this.synced;
+  }
+  get(name: string, namespace?: string): KubernetesObject | undefined {
+    return this.objects.get(`${namespace ?? ''}/${name}`);
+  }
+  list(): readonly KubernetesObject[] {
+    return [...this.objects.values()];
+  }
+  onAdd(h: (o: KubernetesObject) => void): void {
+    this.adds.push(h);
+  }
+  onUpdate(h: (o: KubernetesObject, old: ObjectSummary | undefined) => void): void {
+    this.updates.push(h);
+  }
+  onDelete(h: (o: KubernetesObject) => void): void {
+    this.deletes.push(h);
+  }
+
+  add(obj: KubernetesObject): void {
+    this.objects.set(`${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`, obj);
+    for (const h of this.adds) h(obj);
+  }
+  update(obj: KubernetesObject, old: KubernetesObject): void {
+    this.objects.set(`${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`, obj);
+    for (const h of this.updates) h(obj, summarize(old));
+  }
+  delete(obj: KubernetesObject): void {
+    this.objects.delete(`${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`);
+    for (const h of this.deletes) h(obj);
+  }
+}
+
+type Meta = Partial<V1ObjectMeta>;
+
+const widget = (name: string, meta: Meta = {}): KubernetesObject => ({
+  apiVersion: 'rt.test.example.com/v1',
+  kind: 'Widget',
+  metadata: Object.assign(new V1ObjectMeta(), { name, namespace: 'ns1', resourceVersion: '1', generation: 1 }, meta),
+});
+
+/** A new version of `obj` with metadata changes. */
+const revise = (obj: KubernetesObject, changes: Meta): KubernetesObject => ({
+  ...obj,
+  metadata: Object.assign(new V1ObjectMeta(), obj.metadata, changes),
+});
+
+interface Call {
+  request: Request;
+  context: ReconcileContext;
+}
+
+/** A reconciler whose behaviour per call is scripted; records calls and concurrency. */
+class ScriptedReconciler implements Reconciler {
+  readonly calls: Call[] = [];
+  active = 0;
+  maxActive = 0;
+  readonly activeKeys = new Set<string>();
+  overlap = 0;
+  behaviour: (req: Request, ctx: ReconcileContext) => Promise<Result> = () => Promise.resolve({});
+
+  async reconcile(request: Request, context: ReconcileContext): Promise<Result> {
+    const key = `${request.namespace}/${request.name}`;
+    if (this.activeKeys.has(key)) this.overlap++;
+    this.activeKeys.add(key);
+    this.calls.push({ request, context });
+    this.maxActive = Math.max(this.maxActive, ++this.active);
+    try {
+      return await this.behaviour(request, context);
+    } finally {
+      this.active--;
+      this.activeKeys.delete(key);
+    }
+  }
+  names(): string[] {
+    return this.calls.map((c) => c.request.name);
+  }
+}
+
+function deferred<T = void>() {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+const controllers: Controller[] = [];
+afterEach(async () => {
+  await Promise.all(controllers.splice(0).map((c) => c.stop()));
+});
+
+function setup(overrides: Partial<ControllerOptions> = {}) {
+  const clock = new ManualClock();
+  const reconciler = new ScriptedReconciler();
+  const sources: FakeSource[] = [];
+  const controller = new Controller({
+    name: 'widget',
+    kubeConfig: new KubeConfig(),
+    resource: { group: 'rt.test.example.com', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true },
+    namespaces: [],
+    maxConcurrentReconciles: 1,
+    reconciler,
+    log: silentLogger(),
+    clock,
+    sourceFactory: (ns) => {
+      const s = new FakeSource(ns);
+      sources.push(s);
+      return s;
+    },
+    ...overrides,
+  });
+  controllers.push(controller);
+  return { clock, reconciler, sources, controller, source: () => sources[0]! };
+}
+
+describe('isMeaningfulUpdate', () => {
+  const base = widget('a', { labels: { x: '1' }, annotations: { y: '2' }, finalizers: ['f'] });
+  const with_ = (meta: Meta) => revise(base, meta);
+
+  it('ignores status-only changes (resourceVersion moves, nothing else)', () => {
+    expect(isMeaningfulUpdate(with_({ resourceVersion: '2', managedFields: [] }), summarize(base))).toBe(false);
+  });
+
+  it.each([
+    ['generation', { generation: 2 }],
+    ['labels', { labels: { x: '2' } }],
+    ['annotations', { annotations: {} }],
+    ['finalizers', { finalizers: [] }],
+    ['deletionTimestamp', { deletionTimestamp: new Date('2026-01-01T00:00:00Z') }],
+  ])('reacts to %s', (_what, meta) => {
+    expect(isMeaningfulUpdate(with_({ resourceVersion: '2', ...meta }), summarize(base))).toBe(true);
+  });
+
+  it('reacts to anything for kinds without generation, and when the old version is unknown', () => {
+    const cm = { metadata: { name: 'c', resourceVersion: '1' } };
+    expect(isMeaningfulUpdate({ metadata: { name: 'c', resourceVersion: '2' } }, summarize(cm))).toBe(true);
+    expect(isMeaningfulUpdate(base, undefined)).toBe(true);
+  });
+});
+
+describe('Controller event handling', () => {
+  it('starts after the sources sync and reconciles added objects with a bound context', async () => {
+    const { controller, reconciler, source } = setup();
+    expect(controller.hasSynced()).toBe(false);
+    await controller.start();
+    expect(controller.hasSynced()).toBe(true);
+    source().add(widget('a'));
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    const { request, context } = reconciler.calls[0]!;
+    expect(request).toEqual({ namespace: 'ns1', name: 'a' });
+    expect(context.reconcileID).toMatch(/^[0-9a-f-]{36}$/);
+    expect(context.signal.aborted).toBe(false);
+    expect(context.log.bindings()).toMatchObject({
+      controller: 'widget',
+      controllerGroup: 'rt.test.example.com',
+      controllerKind: 'Widget',
+      namespace: 'ns1',
+      name: 'a',
+      reconcileID: context.reconcileID,
+    });
+  });
+
+  it('queues events seen during the initial list and runs them once workers start', async () => {
+    const sources: FakeSource[] = [];
+    const { controller, reconciler } = setup({
+      sourceFactory: (ns) => {
+        const s = new FakeSource(ns, false);
+        sources.push(s);
+        return s;
+      },
+    });
+    const started = controller.start();
+    await tick();
+    sources[0]!.add(widget('a'));
+    sources[0]!.add(widget('b'));
+    await settle();
+    expect(reconciler.calls).toHaveLength(0);
+    sources[0]!.sync();
+    await started;
+    await vi.waitFor(() => { expect(reconciler.names()).toEqual(['a', 'b']); });
+  });
+
+  it('skips status-only updates but reconciles spec changes and deletes', async () => {
+    const { controller, reconciler, source } = setup();
+    await controller.start();
+    const v1 = widget('a');
+    source().add(v1);
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    const v2 = { ...revise(v1, { resourceVersion: '2' }), status: { ok: true } };
+    source().update(v2, v1);
+    await settle();
+    expect(reconciler.calls).toHaveLength(1);
+    const v3 = revise(v2, { resourceVersion: '3', generation: 2 });
+    source().update(v3, v2);
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(2); });
+    source().delete(v3);
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(3); });
+  });
+
+  it('enqueue() accepts requests from other sources, now or later', async () => {
+    const { controller, reconciler, clock } = setup();
+    await controller.start();
+    controller.enqueue({ namespace: 'ns1', name: 'x' });
+    controller.enqueue({ namespace: '', name: 'y' }, 5_000);
+    await vi.waitFor(() => { expect(reconciler.names()).toEqual(['x']); });
+    clock.advance(5_000);
+    await vi.waitFor(() => { expect(reconciler.calls.map((c) => c.request)).toContainEqual({ namespace: '', name: 'y' }); });
+  });
+});
+
+describe('Controller result handling', () => {
+  it('retries a thrown error with per-key exponential backoff', async () => {
+    const { controller, reconciler, clock } = setup();
+    reconciler.behaviour = () => Promise.reject(new Error('boom'));
+    await controller.start();
+    controller.enqueue({ namespace: 'ns1', name: 'a' });
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    clock.advance(999);
+    await settle();
+    expect(reconciler.calls).toHaveLength(1);
+    clock.advance(1);
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(2); });
+    clock.advance(1_999);
+    await settle();
+    expect(reconciler.calls).toHaveLength(2);
+    clock.advance(1);
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(3); });
+  });
+
+  it('forgets the backoff after a success', async () => {
+    const { controller, reconciler, clock } = setup();
+    let fail = 2;
+    reconciler.behaviour = () => (fail-- > 0 ? Promise.reject(new Error('boom')) : Promise.resolve({}));
+    await controller.start();
+    controller.enqueue({ namespace: 'ns1', name: 'a' });
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    clock.advance(1_000);
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(2); });
+    clock.advance(2_000);
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(3); }); // succeeds
+    fail = 1;
+    controller.enqueue({ namespace: 'ns1', name: 'a' });
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(4); }); // fails again
+    clock.advance(1_000); // back to the base delay
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(5); });
+  });
+
+  it.each([
+    ['a TerminalError', () => new TerminalError('bad spec')],
+    ['an error caused by a TerminalError', () => new Error('wrapped', { cause: new TerminalError('bad spec') })],
+  ])('does not requeue %s', async (_what, make) => {
+    const { controller, reconciler, clock } = setup();
+    reconciler.behaviour = () => Promise.reject(make());
+    await controller.start();
+    controller.enqueue({ namespace: 'ns1', name: 'a' });
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    clock.advance(10 * 60_000);
+    await settle();
+    expect(reconciler.calls).toHaveLength(1);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('requeues after requeueAfterMs, not before', async () => {
+    const { controller, reconciler, clock } = setup();
+    reconciler.behaviour = () => Promise.resolve({ requeueAfterMs: 30_000 });
+    await controller.start();
+    controller.enqueue({ namespace: 'ns1', name: 'a' });
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    clock.advance(29_999);
+    await settle();
+    expect(reconciler.calls).toHaveLength(1);
+    clock.advance(1);
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(2); });
+  });
+
+  it('a plain success does not requeue', async () => {
+    const { controller, reconciler, clock } = setup();
+    await controller.start();
+    controller.enqueue({ namespace: 'ns1', name: 'a' });
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    expect(clock.pendingTimers()).toBe(0);
+  });
+});
+
+describe('Controller concurrency', () => {
+  it('runs at most maxConcurrentReconciles at once', async () => {
+    const { controller, reconciler, source } = setup({ maxConcurrentReconciles: 3 });
+    const gate = deferred();
+    reconciler.behaviour = async () => {
+      await gate.promise;
+      return {};
+    };
+    await controller.start();
+    for (let i = 0; i < 10; i++) source().add(widget(`w${i}`));
+    await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(3); });
+    await settle();
+    expect(reconciler.calls).toHaveLength(3);
+    gate.resolve();
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(10); });
+    expect(reconciler.maxActive).toBe(3);
+    await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(0); });
+  });
+
+  it('never reconciles one key twice at once; an event during a reconcile runs once afterwards', async () => {
+    const { controller, reconciler, source } = setup({ maxConcurrentReconciles: 4 });
+    const gate = deferred();
+    reconciler.behaviour = async () => {
+      await gate.promise;
+      return {};
+    };
+    await controller.start();
+    const v1 = widget('a');
+    source().add(v1);
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    for (let g = 2; g < 6; g++) {
+      const next = revise(v1, { generation: g, resourceVersion: String(g) });
+      source().update(next, v1);
+    }
+    await settle();
+    expect(reconciler.calls).toHaveLength(1);
+    gate.resolve();
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(2); });
+    await settle();
+    expect(reconciler.calls).toHaveLength(2);
+    expect(reconciler.overlap).toBe(0);
+  });
+});
+
+describe('Controller lifecycle', () => {
+  it('stop() aborts the reconcile signal, waits for in-flight reconciles and stops the sources', async () => {
+    const { controller, reconciler, source } = setup();
+    let sawAbort = false;
+    reconciler.behaviour = (_req, ctx) =>
+      new Promise((resolve) => {
+        ctx.signal.addEventListener('abort', () => {
+          sawAbort = true;
+          setTimeout(() => { resolve({}); }, 5);
+        });
+      });
+    await controller.start();
+    source().add(widget('a'));
+    await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(1); });
+    await controller.stop();
+    expect(sawAbort).toBe(true);
+    expect(controller.activeWorkers()).toBe(0);
+    expect(source().stopped).toBe(true);
+    source().add(widget('b'));
+    await settle();
+    expect(reconciler.calls).toHaveLength(1);
+  });
+
+  it('stop() gives up waiting after shutdownTimeoutMs', async () => {
+    const { controller, reconciler, source, clock } = setup({ shutdownTimeoutMs: 1_000 });
+    reconciler.behaviour = () => new Promise(() => undefined); // ignores the signal
+    await controller.start();
+    source().add(widget('a'));
+    await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(1); });
+    let stopped = false;
+    const stopping = controller.stop().then(() => (stopped = true));
+    await settle();
+    expect(stopped).toBe(false);
+    clock.advance(1_000);
+    await stopping;
+    expect(controller.activeWorkers()).toBe(1);
+  });
+
+  it('a thrown error during shutdown is not retried', async () => {
+    const { controller, reconciler, source, clock } = setup();
+    reconciler.behaviour = (_req, ctx) =>
+      new Promise((_resolve, reject) => {
+        ctx.signal.addEventListener('abort', () => {
+          reject(new Error('aborted', { cause: ctx.signal.reason }));
+        });
+      });
+    await controller.start();
+    source().add(widget('a'));
+    await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(1); });
+    await controller.stop();
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('start() fails with CacheSyncTimeoutError when the sources do not sync in time, and stops them', async () => {
+    const sources: FakeSource[] = [];
+    const { controller, clock } = setup({
+      cacheSyncTimeoutMs: 5_000,
+      sourceFactory: (ns) => {
+        const s = new FakeSource(ns, false);
+        sources.push(s);
+        return s;
+      },
+    });
+    const started = controller.start();
+    await tick();
+    clock.advance(5_000);
+    await expect(started).rejects.toBeInstanceOf(CacheSyncTimeoutError);
+    expect(sources[0]!.stopped).toBe(true);
+    await expect(controller.start()).rejects.toBeInstanceOf(ControllerStateError);
+  });
+
+  it('stop() during start() makes start() resolve without starting workers', async () => {
+    const sources: FakeSource[] = [];
+    const { controller, reconciler } = setup({
+      sourceFactory: (ns) => {
+        const s = new FakeSource(ns, false);
+        sources.push(s);
+        return s;
+      },
+    });
+    const started = controller.start();
+    await tick();
+    sources[0]!.add(widget('a'));
+    await controller.stop();
+    sources[0]!.sync();
+    await started;
+    await settle();
+    expect(reconciler.calls).toHaveLength(0);
+  });
+
+  it('rejects a non-positive maxConcurrentReconciles', () => {
+    expect(() => setup({ maxConcurrentReconciles: 0 })).toThrow(RangeError);
+  });
+});
+
+describe('Controller namespaces and cache', () => {
+  it('creates one source per watched namespace and reads the cache through the right one', async () => {
+    const { controller, sources } = setup({ namespaces: ['ns1', 'ns2', 'ns1'] });
+    await controller.start();
+    expect(sources.map((s) => s.namespace)).toEqual(['ns1', 'ns2']);
+    const a = widget('a');
+    const b = widget('b', { namespace: 'ns2' });
+    sources[0]!.add(a);
+    sources[1]!.add(b);
+    expect(controller.cache.get('ns1', 'a')).toBe(a);
+    expect(controller.cache.get('ns2', 'b')).toBe(b);
+    expect(controller.cache.get('ns3', 'a')).toBeUndefined();
+    expect(controller.cache.list('ns2')).toEqual([b]);
+    expect(controller.cache.list()).toHaveLength(2);
+    expect(controller.hasSynced()).toBe(true);
+    sources[1]!.synced = false;
+    expect(controller.hasSynced()).toBe(false);
+  });
+
+  it('uses one cluster-wide source for all namespaces and for cluster-scoped kinds', async () => {
+    const all = setup({ namespaces: [] });
+    await all.controller.start();
+    expect(all.sources.map((s) => s.namespace)).toEqual([undefined]);
+    const cluster = setup({
+      namespaces: ['ns1', 'ns2'],
+      resource: { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false },
+    });
+    await cluster.controller.start();
+    expect(cluster.sources.map((s) => s.namespace)).toEqual([undefined]);
+    const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n', resourceVersion: '1' } };
+    cluster.source().add(ns);
+    expect(cluster.controller.cache.get('', 'n')).toBe(ns);
+    await vi.waitFor(() => { expect(cluster.reconciler.calls[0]?.request).toEqual({ namespace: '', name: 'n' }); });
+  });
+});

@@ -1,0 +1,230 @@
+/**
+ * The informer against a loopback HTTP server that speaks just enough of the API server's LIST and
+ * WATCH protocol: no cluster involved.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ManualClock } from '../../../src/runtime/backoff.js';
+import { Informer, InformerStoppedError, resourcePath, type ObjectSummary } from '../../../src/runtime/informer.js';
+
+interface Recorded {
+  path: string;
+  query: URLSearchParams;
+}
+
+/** A fake API server for one resource collection. */
+class FakeApiServer {
+  readonly lists: Recorded[] = [];
+  readonly watches: Recorded[] = [];
+  items: KubernetesObject[] = [];
+  resourceVersion = '100';
+  /** HTTP status of the next list calls, consumed one by one (then 200). */
+  listFailures: number[] = [];
+  watchFailures: number[] = [];
+  listKind = 'SecretList';
+  #streams: ServerResponse[] = [];
+  #server: Server = createServer((req, res) => {
+    this.#handle(req, res);
+  });
+
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.#streams) s.end();
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => { resolve(); }));
+  }
+
+  send(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubernetesObject): void {
+    for (const s of this.#streams) s.write(`${JSON.stringify({ type, object })}\n`);
+  }
+
+  #handle(req: IncomingMessage, res: ServerResponse): void {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const rec = { path: url.pathname, query: url.searchParams };
+    if (url.searchParams.get('watch') === 'true') {
+      this.watches.push(rec);
+      const fail = this.watchFailures.shift();
+      if (fail !== undefined) { this.#fail(res, fail); return; }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.flushHeaders();
+      this.#streams.push(res);
+      return;
+    }
+    this.lists.push(rec);
+    const fail = this.listFailures.shift();
+    if (fail !== undefined) { this.#fail(res, fail); return; }
+    const limit = Number(url.searchParams.get('limit') ?? '0');
+    const offset = Number(url.searchParams.get('continue') ?? '0');
+    const end = limit > 0 ? offset + limit : this.items.length;
+    const body = {
+      apiVersion: 'v1',
+      kind: this.listKind,
+      metadata: { resourceVersion: this.resourceVersion, continue: end < this.items.length ? String(end) : undefined },
+      items: this.items.slice(offset, end),
+    };
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  }
+
+  #fail(res: ServerResponse, code: number): void {
+    res.writeHead(code, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason: 'InternalError' }));
+  }
+}
+
+function kubeConfigFor(server: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'fake', server, skipTLSVerify: true }],
+    users: [{ name: 'fake', token: 'test-token' }],
+    contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
+    currentContext: 'fake',
+  });
+  return kc;
+}
+
+const secret = (name: string, rv: string, extra: Partial<NonNullable<KubernetesObject['metadata']>> = {}) => ({
+  metadata: { name, namespace: 'ns1', resourceVersion: rv, ...extra },
+});
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function setup(opts: { labelSelector?: string; pageSize?: number; namespace?: string } = {}) {
+  const api = new FakeApiServer();
+  const url = await api.listen();
+  const clock = new ManualClock();
+  const informer = new Informer(kubeConfigFor(url), {
+    resource: { group: '', version: 'v1', plural: 'secrets', namespace: opts.namespace },
+    labelSelector: opts.labelSelector,
+    pageSize: opts.pageSize,
+    clock,
+  });
+  cleanups.push(() => api.close());
+  cleanups.push(() => informer.stop());
+  return { api, clock, informer };
+}
+
+describe('resourcePath', () => {
+  it.each([
+    [{ group: '', version: 'v1', plural: 'secrets' }, '/api/v1/secrets'],
+    [{ group: '', version: 'v1', plural: 'secrets', namespace: 'ns' }, '/api/v1/namespaces/ns/secrets'],
+    [{ group: 'apps', version: 'v1', plural: 'deployments', namespace: 'ns' }, '/apis/apps/v1/namespaces/ns/deployments'],
+    [{ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles' }, '/apis/rbac.authorization.k8s.io/v1/clusterroles'],
+    [{ group: 'g.example.com', version: 'v1', plural: 'widgets', namespace: '' }, '/apis/g.example.com/v1/widgets'],
+  ])('%o → %s', (ref, path) => {
+    expect(resourcePath(ref)).toBe(path);
+  });
+});
+
+describe('Informer', () => {
+  it('lists page by page with the label selector, then watches from the list resourceVersion', async () => {
+    const { api, informer } = await setup({ labelSelector: 'app=web', pageSize: 2, namespace: 'ns1' });
+    api.items = [secret('a', '1'), secret('b', '2'), secret('c', '3')];
+    const added: string[] = [];
+    informer.onAdd((o) => added.push(o.metadata!.name!));
+    expect(informer.hasSynced()).toBe(false);
+    await informer.start();
+    expect(informer.hasSynced()).toBe(true);
+    expect(added).toEqual(['a', 'b', 'c']);
+    expect(api.lists.map((l) => [l.path, l.query.get('labelSelector'), l.query.get('limit'), l.query.get('continue')])).toEqual([
+      ['/api/v1/namespaces/ns1/secrets', 'app=web', '2', null],
+      ['/api/v1/namespaces/ns1/secrets', 'app=web', '2', '2'],
+    ]);
+    await vi.waitFor(() => { expect(api.watches).toHaveLength(1); });
+    expect(api.watches[0]!.query.get('resourceVersion')).toBe('100');
+    expect(api.watches[0]!.query.get('labelSelector')).toBe('app=web');
+    expect(informer.get('b', 'ns1')).toMatchObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'b' } });
+    expect(informer.list('ns1')).toHaveLength(3);
+  });
+
+  it('delivers watch events, with a summary of the previous version on update', async () => {
+    const { api, informer } = await setup();
+    api.items = [secret('a', '1', { labels: { x: '1' }, generation: 1 })];
+    const updates: [string, ObjectSummary | undefined][] = [];
+    const deleted: string[] = [];
+    informer.onUpdate((o, old) => updates.push([o.metadata!.resourceVersion!, old]));
+    informer.onDelete((o) => deleted.push(o.metadata!.name!));
+    await informer.start();
+    await vi.waitFor(() => { expect(api.watches).toHaveLength(1); });
+    api.send('MODIFIED', secret('a', '101', { labels: { x: '2' }, generation: 2 }));
+    await vi.waitFor(() => { expect(updates).toHaveLength(1); });
+    expect(updates[0]).toEqual([
+      '101',
+      { resourceVersion: '1', generation: 1, labels: { x: '1' }, annotations: {}, finalizers: [], deletionTimestamp: undefined },
+    ]);
+    api.send('DELETED', secret('a', '102'));
+    await vi.waitFor(() => { expect(deleted).toEqual(['a']); });
+    expect(informer.get('a', 'ns1')).toBeUndefined();
+  });
+
+  it('keeps retrying a failing LIST with backoff and syncs once it succeeds', async () => {
+    const { api, informer, clock } = await setup();
+    api.listFailures = [500, 403];
+    let synced = false;
+    const started = informer.start().then(() => (synced = true));
+    await vi.waitFor(() => { expect(clock.pendingTimers()).toBe(1); });
+    expect(api.lists).toHaveLength(1);
+    clock.advance(999);
+    expect(api.lists).toHaveLength(1);
+    clock.advance(1);
+    await vi.waitFor(() => { expect(api.lists).toHaveLength(2); });
+    await vi.waitFor(() => { expect(clock.pendingTimers()).toBe(1); });
+    clock.advance(1_999);
+    expect(api.lists).toHaveLength(2);
+    expect(synced).toBe(false);
+    clock.advance(1);
+    await started;
+    expect(api.lists).toHaveLength(3);
+    expect(informer.hasSynced()).toBe(true);
+  });
+
+  it('restarts a failed watch from the last resourceVersion without re-listing', async () => {
+    const { api, informer, clock } = await setup();
+    api.watchFailures = [500];
+    await informer.start();
+    expect(informer.hasSynced()).toBe(true); // the LIST succeeded; only the watch failed
+    await vi.waitFor(() => { expect(clock.pendingTimers()).toBe(1); });
+    clock.advance(1_000);
+    await vi.waitFor(() => { expect(api.watches).toHaveLength(2); });
+    expect(api.watches[1]!.query.get('resourceVersion')).toBe('100');
+    expect(api.lists).toHaveLength(1);
+  });
+
+  it('does not restart after stop(), and a start() still waiting for sync rejects', async () => {
+    const { api, informer, clock } = await setup();
+    api.listFailures = [500];
+    const started = informer.start();
+    await vi.waitFor(() => { expect(clock.pendingTimers()).toBe(1); });
+    await informer.stop();
+    await expect(started).rejects.toBeInstanceOf(InformerStoppedError);
+    expect(clock.pendingTimers()).toBe(0);
+
+    const { informer: running, clock: clock2, api: api2 } = await setup();
+    await running.start();
+    await vi.waitFor(() => { expect(api2.watches).toHaveLength(1); });
+    await running.stop(); // aborts the watch: ListWatch reports an AbortError
+    await new Promise((r) => setTimeout(r, 50));
+    expect(clock2.pendingTimers()).toBe(0);
+  });
+
+  it('isolates a throwing handler from the others', async () => {
+    const { api, informer } = await setup();
+    api.items = [secret('a', '1')];
+    const seen: string[] = [];
+    informer.onAdd(() => {
+      throw new Error('handler bug');
+    });
+    informer.onAdd((o) => seen.push(o.metadata!.name!));
+    await informer.start();
+    expect(seen).toEqual(['a']);
+  });
+});

@@ -1,0 +1,304 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/runtime/backoff.js';
+import { WorkQueue, type WorkqueueMetrics } from '../../../src/runtime/workqueue.js';
+
+/** Lets pending promise callbacks run. */
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** The key get() hands out right now, undefined after shutdown, or PENDING if it would wait. */
+const PENDING: unique symbol = Symbol('pending');
+async function poll(q: WorkQueue): Promise<string | undefined | typeof PENDING> {
+  const ac = new AbortController();
+  const got = q.get(ac.signal);
+  const result = await Promise.race([got, tick().then((): typeof PENDING => PENDING)]);
+  ac.abort();
+  return result;
+}
+
+describe('WorkQueue basics', () => {
+  it('dedupes: a key is queued once however many times it is added', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    q.add('a');
+    q.add('a');
+    expect(q.len()).toBe(1);
+    expect(await q.get()).toBe('a');
+    expect(q.len()).toBe(0);
+    expect(await poll(q)).toBe(PENDING);
+  });
+
+  it('hands out ready keys FIFO', async () => {
+    const q = new WorkQueue();
+    for (const k of ['c', 'a', 'b', 'a']) q.add(k);
+    expect([await q.get(), await q.get(), await q.get()]).toEqual(['c', 'a', 'b']);
+  });
+
+  it('wakes a waiting get() when a key arrives', async () => {
+    const q = new WorkQueue();
+    const got = q.get();
+    await tick();
+    q.add('x');
+    expect(await got).toBe('x');
+    expect(q.processing()).toBe(1);
+  });
+
+  it('re-queues a key added while it is processing only when done() is called', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    expect(await q.get()).toBe('a');
+    q.add('a');
+    q.add('a');
+    expect(q.len()).toBe(0);
+    const second = q.get();
+    await tick();
+    expect(await Promise.race([second, tick().then(() => PENDING)])).toBe(PENDING);
+    q.done('a');
+    expect(await second).toBe('a');
+    q.done('a');
+    expect(await poll(q)).toBe(PENDING);
+  });
+
+  it('done() without a new add does not re-queue, and an unknown done() is ignored', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    await q.get();
+    q.done('a');
+    q.done('zzz');
+    expect(q.len()).toBe(0);
+    expect(q.processing()).toBe(0);
+  });
+
+  it('get() resolves undefined when its signal aborts, and the key then goes to the queue', async () => {
+    const q = new WorkQueue();
+    const ac = new AbortController();
+    const got = q.get(ac.signal);
+    ac.abort();
+    expect(await got).toBeUndefined();
+    q.add('a');
+    expect(q.len()).toBe(1);
+    expect(await q.get(AbortSignal.abort())).toBeUndefined();
+  });
+});
+
+describe('WorkQueue under concurrency', () => {
+  it('never hands one key to two workers and never loses the last add', async () => {
+    const q = new WorkQueue();
+    const keys = ['k0', 'k1', 'k2', 'k3'];
+    const inFlight = new Set<string>();
+    const lastAdd = new Map<string, number>();
+    const lastStart = new Map<string, number>();
+    let seq = 0;
+    let violations = 0;
+    let stop = false;
+
+    const worker = async () => {
+      for (;;) {
+        const key = await q.get();
+        if (key === undefined) return;
+        if (inFlight.has(key)) violations++;
+        inFlight.add(key);
+        lastStart.set(key, seq++);
+        for (let i = 0; i < (seq % 3) + 1; i++) await tick();
+        inFlight.delete(key);
+        q.done(key);
+      }
+    };
+    const workers = Array.from({ length: 5 }, () => worker());
+    for (let i = 0; i < 300; i++) {
+      const key = keys[(i * 7) % keys.length]!;
+      q.add(key);
+      lastAdd.set(key, seq++);
+      if (i % 5 === 0) await tick();
+    }
+    // Let everything drain, then stop.
+    for (let i = 0; i < 200 && !stop; i++) {
+      await tick();
+      stop = q.len() === 0 && q.processing() === 0;
+    }
+    expect(stop).toBe(true);
+    await q.shutDownWithDrain();
+    await Promise.all(workers);
+    expect(violations).toBe(0);
+    for (const key of keys) expect(lastStart.get(key)!).toBeGreaterThan(lastAdd.get(key)!);
+  });
+});
+
+describe('WorkQueue delayed adds', () => {
+  it('adds after the delay, in due order', async () => {
+    const clock = new ManualClock();
+    const q = new WorkQueue({ clock });
+    q.addAfter('late', 100);
+    q.addAfter('early', 50);
+    clock.advance(49);
+    expect(q.len()).toBe(0);
+    clock.advance(1);
+    expect(q.len()).toBe(1);
+    clock.advance(50);
+    expect([await q.get(), await q.get()]).toEqual(['early', 'late']);
+  });
+
+  it('keeps the earliest pending time for a key', () => {
+    const clock = new ManualClock();
+    const q = new WorkQueue({ clock });
+    q.addAfter('a', 100);
+    q.addAfter('a', 30);
+    q.addAfter('a', 200);
+    expect(clock.pendingTimers()).toBe(1);
+    clock.advance(30);
+    expect(q.len()).toBe(1);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('an immediate add supersedes a delayed one', async () => {
+    const clock = new ManualClock();
+    const q = new WorkQueue({ clock });
+    q.addAfter('a', 100);
+    q.add('a');
+    expect(clock.pendingTimers()).toBe(0);
+    expect(await q.get()).toBe('a');
+    q.done('a');
+    clock.advance(100);
+    expect(q.len()).toBe(0);
+  });
+
+  it('ignores addAfter for a key that is already queued or dirty', async () => {
+    const clock = new ManualClock();
+    const q = new WorkQueue({ clock });
+    q.add('a');
+    q.addAfter('a', 10);
+    expect(clock.pendingTimers()).toBe(0);
+    await q.get();
+    q.add('a'); // dirty while processing
+    q.addAfter('a', 10);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('a delayed add of a processing key waits for done()', async () => {
+    const clock = new ManualClock();
+    const q = new WorkQueue({ clock });
+    q.add('a');
+    await q.get();
+    q.addAfter('a', 10); // as a reconcile returning requeueAfter does, before done()
+    q.done('a');
+    clock.advance(10);
+    expect(await q.get()).toBe('a');
+  });
+
+  it('addAfter with a non-positive delay is an add', () => {
+    const q = new WorkQueue({ clock: new ManualClock() });
+    q.addAfter('a', 0);
+    expect(q.len()).toBe(1);
+  });
+});
+
+describe('WorkQueue rate limiting', () => {
+  async function failOnce(q: WorkQueue, clock: ManualClock, key: string): Promise<number> {
+    q.addRateLimited(key);
+    let waited = 0;
+    while (q.len() === 0) {
+      clock.advance(1_000);
+      waited += 1_000;
+    }
+    expect(await q.get()).toBe(key);
+    q.done(key);
+    return waited;
+  }
+
+  it('backs off exponentially per key from 1 s to the 5 min cap', async () => {
+    const clock = new ManualClock();
+    const q = new WorkQueue({ clock });
+    const waits: number[] = [];
+    for (let i = 0; i < 11; i++) waits.push(await failOnce(q, clock, 'a'));
+    expect(waits).toEqual([1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300].map((s) => s * 1_000));
+    expect(q.numRequeues('a')).toBe(11);
+    expect(await failOnce(q, clock, 'b')).toBe(1_000);
+  });
+
+  it('forget resets the backoff', async () => {
+    const clock = new ManualClock();
+    const q = new WorkQueue({ clock, backoff: { baseMs: 1_000, capMs: 60_000 } });
+    await failOnce(q, clock, 'a');
+    await failOnce(q, clock, 'a');
+    q.forget('a');
+    expect(q.numRequeues('a')).toBe(0);
+    expect(await failOnce(q, clock, 'a')).toBe(1_000);
+  });
+});
+
+describe('WorkQueue shutdown', () => {
+  it('shutDown resolves waiting and later gets with undefined, drops queued and delayed keys, ignores adds', async () => {
+    const clock = new ManualClock();
+    const q = new WorkQueue({ clock });
+    const waiting = q.get();
+    await tick();
+    q.shutDown();
+    expect(await waiting).toBeUndefined();
+
+    const q2 = new WorkQueue({ clock });
+    q2.add('queued');
+    q2.addAfter('delayed', 10);
+    q2.shutDown();
+    expect(clock.pendingTimers()).toBe(0);
+    expect(q2.len()).toBe(0);
+    expect(await q2.get()).toBeUndefined();
+    q2.add('late');
+    q2.addRateLimited('late');
+    expect(q2.len()).toBe(0);
+    expect(q2.shuttingDown()).toBe(true);
+  });
+
+  it('a key added while processing is not re-queued after shutdown', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    await q.get();
+    q.add('a');
+    q.shutDown();
+    q.done('a');
+    expect(q.len()).toBe(0);
+    expect(q.processing()).toBe(0);
+  });
+
+  it('shutDownWithDrain waits for in-flight keys to be done', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    q.add('b');
+    await q.get();
+    await q.get();
+    let drained = false;
+    const drain = q.shutDownWithDrain().then(() => (drained = true));
+    await tick();
+    q.done('a');
+    await tick();
+    expect(drained).toBe(false);
+    q.done('b');
+    await drain;
+    expect(drained).toBe(true);
+    await q.shutDownWithDrain(); // nothing in flight: resolves at once
+  });
+});
+
+describe('WorkQueue metrics', () => {
+  it('reports adds, depth, queue and work durations, and retries', async () => {
+    const clock = new ManualClock();
+    const calls = { add: 0, retry: 0, depth: [] as number[], queue: [] as number[], work: [] as number[] };
+    const metrics: WorkqueueMetrics = {
+      add: () => calls.add++,
+      retry: () => calls.retry++,
+      depth: (d) => calls.depth.push(d),
+      queueDuration: (s) => calls.queue.push(s),
+      workDuration: (s) => calls.work.push(s),
+    };
+    const q = new WorkQueue({ clock, metrics });
+    q.add('a');
+    q.add('a'); // deduplicated: not an add
+    q.add('b');
+    clock.advance(2_000);
+    await q.get();
+    clock.advance(500);
+    expect(q.unfinishedWorkSeconds()).toBe(0.5);
+    expect(q.longestRunningProcessorSeconds()).toBe(0.5);
+    q.done('a');
+    q.addRateLimited('a');
+    expect(calls).toEqual({ add: 2, retry: 1, depth: [1, 2, 1], queue: [2], work: [0.5] });
+  });
+});
