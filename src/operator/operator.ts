@@ -41,18 +41,14 @@ export class Operator {
   readonly #mapper: RestMapper;
   readonly #storage: ReleaseStorage;
   readonly #objects: KubernetesObjectApi;
+  /** Controller name → identity of the watch it runs. */
+  readonly #applied = new Map<string, string>();
 
   constructor(private readonly o: OperatorOptions) {
     this.manager = new Manager<Controller>({ log: o.log });
     this.#mapper = new RestMapper(o.kubeConfig);
     this.#storage = new ReleaseStorage(o.kubeConfig);
     this.#objects = KubernetesObjectApi.makeApiClient(o.kubeConfig);
-  }
-
-  /** Builds the controller of each watch; fails with a clear message when a kind is not served. */
-  async controllersFor(watches: readonly Watch[]): Promise<Controller[]> {
-    const names = controllerNames(watches);
-    return Promise.all(watches.map((w, i) => this.#controller(w, names[i] ?? w.kind)));
   }
 
   async #controller(watch: Watch, name: string): Promise<Controller> {
@@ -82,12 +78,46 @@ export class Operator {
     });
   }
 
+  /**
+   * Makes the running controllers match `watches`: kinds no longer listed are stopped, new kinds
+   * are started, and a kind whose entry changed (chart content included) is restarted, which
+   * re-lists and so re-reconciles every CR of it. Unchanged kinds keep running untouched.
+   */
+  async apply(watches: readonly Watch[]): Promise<{ added: string[]; removed: string[]; restarted: string[] }> {
+    const names = controllerNames(watches);
+    const wanted = new Map(watches.map((w, i) => [names[i] ?? w.kind, w]));
+    const removed = this.manager.names().filter((n) => !wanted.has(n));
+    const changed = [...wanted].filter(([n, w]) => this.#applied.has(n) && this.#applied.get(n) !== watchIdentity(w)).map(([n]) => n);
+    const added = [...wanted.keys()].filter((n) => !this.#applied.has(n));
+    for (const name of [...removed, ...changed]) {
+      await this.manager.remove(name);
+      this.#applied.delete(name);
+    }
+    for (const name of [...changed, ...added]) {
+      const watch = wanted.get(name);
+      if (watch === undefined) continue;
+      await this.manager.add(await this.#controller(watch, name));
+      this.#applied.set(name, watchIdentity(watch));
+    }
+    return { added, removed, restarted: changed };
+  }
+
   async start(watches: readonly Watch[]): Promise<void> {
-    for (const c of await this.controllersFor(watches)) await this.manager.add(c);
     await this.manager.start();
+    await this.apply(watches);
   }
 
   async stop(): Promise<void> {
     await this.manager.stop();
   }
+
+  hasSynced(): boolean {
+    return this.manager.hasSynced();
+  }
+}
+
+/** What makes two watch entries equivalent for a running controller (the source line is not part of it). */
+function watchIdentity(w: Watch): string {
+  const { source: _source, ...rest } = w;
+  return JSON.stringify(rest);
 }

@@ -309,9 +309,11 @@ export class HelmReconciler implements Reconciler {
   async #finalize(s: Subject): Promise<Result> {
     const finalizers = s.cr.metadata.finalizers ?? [];
     if (!finalizers.some((f) => FINALIZERS.includes(f))) return {};
-    const result = await this.#helm(s, Reason.UninstallError, () =>
-      this.o.helm.uninstall({ release: s.name, namespace: s.namespace, signal: s.ctx.signal }),
-    );
+    const result = (await this.#ownsRelease(s))
+      ? await this.#helm(s, Reason.UninstallError, () =>
+          this.o.helm.uninstall({ release: s.name, namespace: s.namespace, signal: s.ctx.signal }),
+        )
+      : { found: false };
     if (s.annotations.uninstallWait) {
       const remaining = await this.#remaining(s.status.current.inventory ?? []);
       if (remaining.length > 0) {
@@ -332,6 +334,12 @@ export class HelmReconciler implements Reconciler {
     await this.#writeStatus(s);
     await this.o.crs.removeFinalizers(s.cr, FINALIZERS);
     return {};
+  }
+
+  /** Whether the release named after this CR is ours to uninstall (never another kind's). */
+  async #ownsRelease(s: Subject): Promise<boolean> {
+    const state = await this.#state(s, { fingerprint: '', labels: {}, values: {} });
+    return state.kind !== 'Conflict' && state.kind !== 'Absent';
   }
 
   /** The inventory objects that still exist, as `Kind/name`. */

@@ -1,0 +1,53 @@
+/** The operator as a separate OS process (its own process group), for crash and CLI tests. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { inject } from 'vitest';
+import { waitFor } from './kube.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+export interface OperatorProcess {
+  readonly child: ChildProcess;
+  /** stdout and stderr so far. */
+  output(): string;
+  /** Resolves with the exit code (or signal) once the process ends. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGKILL to the whole group: the operator and the helm it runs die together, as in a node crash. */
+  crash(): void;
+}
+
+export function startOperatorProcess(args: readonly string[], env: NodeJS.ProcessEnv = {}): OperatorProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), ...args], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, KUBECONFIG: inject('kubeconfigPath'), ...env },
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('exit', (code, signal) => resolve({ code, signal }));
+  });
+  return {
+    child,
+    output: () => out,
+    exited,
+    crash: () => {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    },
+  };
+}
+
+/** Waits for the process to end within `timeoutMs`, killing it if it does not. */
+export async function waitForExit(p: OperatorProcess, timeoutMs = 30_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  let done = false;
+  void p.exited.then(() => (done = true));
+  try {
+    await waitFor('the operator process to exit', async () => done, { timeoutMs });
+  } catch (err) {
+    p.crash();
+    throw err;
+  }
+  return p.exited;
+}
