@@ -2,17 +2,20 @@
  * Assembles the operator: one controller per watch, each reconciling its kind's CRs into helm
  * releases through one shared helm client.
  */
-import { KubernetesObjectApi, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Watch } from '../config/watches.js';
 import type { HelmClient } from '../helm/index.js';
 import { CustomResourceClient } from '../k8s/custom-resources.js';
 import { KubeEventRecorder } from '../k8s/events.js';
+import { ObjectClient } from '../k8s/objects.js';
 import { parseApiVersion, RestMapper } from '../k8s/restmapper.js';
 import { ReleaseStorage } from '../helm/storage.js';
-import { Controller } from '../runtime/controller.js';
+import { Controller, type ControllerMetrics } from '../runtime/controller.js';
 import { Manager } from '../runtime/manager.js';
-import { HelmReconciler } from '../reconciler/reconciler.js';
+import { ownerType } from '../reconciler/ownership.js';
+import { HelmReconciler, type ReconcilerMetrics } from '../reconciler/reconciler.js';
 import type { Logger } from '../telemetry/logger.js';
+import { DependentWatcher, type DependentOwner } from './dependents.js';
 import { describeHelmError, helmPort } from './helm-adapter.js';
 
 export const FIELD_MANAGER = 'helm-operator';
@@ -26,6 +29,10 @@ export interface OperatorOptions {
   /** Empty: every namespace. */
   readonly namespaces: readonly string[];
   readonly suppressOverrideValues?: boolean;
+  /** controller-runtime's controller and workqueue metrics hooks. */
+  readonly metrics?: ControllerMetrics;
+  /** Release-level metrics (states, drift corrections). */
+  readonly releaseMetrics?: ReconcilerMetrics;
 }
 
 /** operator-sdk names controllers `<lowercase kind>-controller`; the group disambiguates a kind watched twice. */
@@ -40,7 +47,10 @@ export class Operator {
   readonly manager: Manager<Controller>;
   readonly #mapper: RestMapper;
   readonly #storage: ReleaseStorage;
-  readonly #objects: KubernetesObjectApi;
+  readonly #objects: ObjectClient;
+  readonly #dependents: DependentWatcher;
+  /** Owner type (`apiVersion|Kind` or `Kind.group`) → controller name, for dependents' events. */
+  readonly #owners = new Map<string, string>();
   /** Controller name → identity of the watch it runs. */
   readonly #applied = new Map<string, string>();
 
@@ -48,7 +58,16 @@ export class Operator {
     this.manager = new Manager<Controller>({ log: o.log });
     this.#mapper = new RestMapper(o.kubeConfig);
     this.#storage = new ReleaseStorage(o.kubeConfig);
-    this.#objects = KubernetesObjectApi.makeApiClient(o.kubeConfig);
+    this.#objects = new ObjectClient(o.kubeConfig);
+    this.#dependents = new DependentWatcher({
+      kubeConfig: o.kubeConfig,
+      mapper: this.#mapper,
+      namespaces: o.namespaces,
+      log: o.log,
+      route: (owner) => {
+        this.#route(owner);
+      },
+    });
   }
 
   async #controller(watch: Watch, name: string): Promise<Controller> {
@@ -61,6 +80,9 @@ export class Operator {
       storage: this.#storage,
       events: new KubeEventRecorder(this.o.kubeConfig, name, log),
       objects: this.#objects,
+      ...(watch.watchDependentResources ? { dependents: this.#dependents } : {}),
+      ...(this.o.releaseMetrics === undefined ? {} : { metrics: this.o.releaseMetrics }),
+      controller: name,
       isNamespaced: async (apiVersion, kind) => (await this.#mapper.mapping({ ...parseApiVersion(apiVersion), kind })).namespaced,
       describeHelmError,
       defaultReconcilePeriodMs: this.o.defaultReconcilePeriodMs,
@@ -75,6 +97,7 @@ export class Operator {
       maxConcurrentReconciles: watch.maxConcurrentReconciles ?? this.o.maxConcurrentReconciles,
       reconciler,
       log,
+      ...(this.o.metrics === undefined ? {} : { metrics: this.o.metrics }),
     });
   }
 
@@ -92,12 +115,18 @@ export class Operator {
     for (const name of [...removed, ...changed]) {
       await this.manager.remove(name);
       this.#applied.delete(name);
+      for (const [type, controller] of this.#owners) if (controller === name) this.#owners.delete(type);
     }
     for (const name of [...changed, ...added]) {
       const watch = wanted.get(name);
       if (watch === undefined) continue;
       await this.manager.add(await this.#controller(watch, name));
       this.#applied.set(name, watchIdentity(watch));
+      if (watch.watchDependentResources) {
+        const apiVersion = watch.group === '' ? watch.version : `${watch.group}/${watch.version}`;
+        this.#owners.set(`${apiVersion}|${watch.kind}`, name);
+        this.#owners.set(ownerType(watch), name);
+      }
     }
     return { added, removed, restarted: changed };
   }
@@ -109,6 +138,20 @@ export class Operator {
 
   async stop(): Promise<void> {
     await this.manager.stop();
+    await this.#dependents.stop();
+  }
+
+  /** Informers watching dependents (one per kind and watched namespace). */
+  dependentInformers(): number {
+    return this.#dependents.informerCount();
+  }
+
+  /** A dependent changed: reconcile the CR that owns it. */
+  #route(owner: DependentOwner): void {
+    const key = owner.apiVersion === undefined ? owner.type : `${owner.apiVersion}|${owner.type}`;
+    const name = this.#owners.get(key);
+    if (name === undefined) return;
+    this.manager.get(name)?.enqueue({ namespace: owner.namespace, name: owner.name });
   }
 
   hasSynced(): boolean {

@@ -14,6 +14,8 @@ export const ANNOTATIONS = {
   reconcilePeriod: `${PREFIX}reconcile-period`,
   /** Ours: stop reconciling this CR (no install, upgrade, repair or uninstall) until removed or "false". */
   paused: `${PREFIX}paused`,
+  /** Ours: "false" leaves hand edits of the release's objects alone (no drift repair). */
+  driftRepair: `${PREFIX}drift-repair`,
 } as const;
 
 export interface ReleaseAnnotations {
@@ -21,6 +23,7 @@ export interface ReleaseAnnotations {
   readonly rollbackForce: boolean;
   readonly uninstallWait: boolean;
   readonly paused: boolean;
+  readonly driftRepair: boolean;
   readonly reconcilePeriodMs?: number;
   /** One message per annotation whose value was not understood. */
   readonly problems: readonly string[];
@@ -57,6 +60,7 @@ export function parseReleaseAnnotations(annotations: Readonly<Record<string, str
     rollbackForce: bool(ANNOTATIONS.rollbackForce, true),
     uninstallWait: bool(ANNOTATIONS.uninstallWait, false),
     paused: bool(ANNOTATIONS.paused, false),
+    driftRepair: bool(ANNOTATIONS.driftRepair, true),
     ...(reconcilePeriodMs === undefined ? {} : { reconcilePeriodMs }),
     problems,
   };

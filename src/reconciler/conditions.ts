@@ -8,6 +8,8 @@ export const ConditionType = {
   ReleaseFailed: 'ReleaseFailed',
   Irreconcilable: 'Irreconcilable',
   Paused: 'Paused',
+  /** Ours: whether the release's objects are ready (kstatus-like rules, see readiness.ts). */
+  Ready: 'Ready',
 } as const;
 export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
 

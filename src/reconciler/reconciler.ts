@@ -3,16 +3,18 @@
  * CR and the release's stored state, decides one action from that state alone, runs it through the
  * helm port, and writes the status once on the way out.
  */
-import { KubernetesObjectApi } from '@kubernetes/client-node';
 import type { Watch } from '../config/watches.js';
 import type { CustomResource, CustomResourceClient } from '../k8s/custom-resources.js';
-import { describeError, isNotFound } from '../k8s/errors.js';
+import { describeError } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/events.js';
+import type { ObjectClient } from '../k8s/objects.js';
 import { TerminalError, type ReconcileContext, type Reconciler, type Request, type Result } from '../runtime/reconcile.js';
 import { parseReleaseAnnotations, type ReleaseAnnotations } from './annotations.js';
 import { ConditionType, Reason } from './conditions.js';
 import type { HelmFailure, HelmPort, ReleaseInfo } from './helm-port.js';
 import { inventoryOf, parseManifest, type InventoryEntry } from './inventory.js';
+import type { Owner } from './ownership.js';
+import { ReleaseObjects, type DependentsPort, type DesiredObject } from './release-objects.js';
 import { ownerKindLabel, releaseNameProblem } from './release-name.js';
 import { determineReleaseState, RELEASE_LABELS, type ReleaseRecord, type ReleaseState } from './state.js';
 import { StatusDraft, type DeployedRelease } from './status.js';
@@ -26,6 +28,13 @@ const FINALIZERS = [FINALIZER, LEGACY_FINALIZER];
 /** While `uninstall-wait` holds a CR, how often to look again for the release's objects. */
 const UNINSTALL_WAIT_POLL_MS = 2_000;
 
+/** Release-level metrics (src/telemetry/metrics.ts implements them). */
+export interface ReconcilerMetrics {
+  releaseState(controller: string, namespace: string, name: string, state: string): void;
+  driftCorrected(controller: string, kind: string): void;
+  forget(controller: string, namespace: string, name: string): void;
+}
+
 export interface ReleaseStoragePort {
   records(namespace: string, release: string): Promise<ReleaseRecord[]>;
 }
@@ -36,8 +45,13 @@ export interface HelmReconcilerOptions {
   readonly helm: HelmPort;
   readonly storage: ReleaseStoragePort;
   readonly events: EventRecorder;
-  /** Generic access for the release's objects (uninstall-wait). */
-  readonly objects: KubernetesObjectApi;
+  /** Generic access to the release's objects (ownership, drift repair, uninstall-wait). */
+  readonly objects: ObjectClient;
+  /** The shared dependents cache; undefined when the watch turns dependent watches off. */
+  readonly dependents?: DependentsPort;
+  readonly metrics?: ReconcilerMetrics;
+  /** The controller's name, for metrics. */
+  readonly controller?: string;
   readonly isNamespaced: (apiVersion: string, kind: string) => Promise<boolean>;
   /** Turns a helm error into a summary for status and whether retrying can help. */
   readonly describeHelmError: (err: unknown) => HelmFailure;
@@ -66,9 +80,20 @@ interface Desired {
 
 export class HelmReconciler implements Reconciler {
   readonly #ownerKind: string;
+  readonly #objects: ReleaseObjects;
+  /** The manifest of each CR's deployed revision, so steady-state reconciles need no helm process. */
+  readonly #manifests = new Map<string, { readonly revision: number; readonly objects: DesiredObject[] }>();
 
   constructor(private readonly o: HelmReconcilerOptions) {
     this.#ownerKind = ownerKindLabel(o.watch.kind, o.watch.group);
+    const controller = o.controller ?? o.watch.kind;
+    this.#objects = new ReleaseObjects({
+      objects: o.objects,
+      ...(o.dependents === undefined ? {} : { dependents: o.dependents }),
+      events: o.events,
+      chartName: o.watch.chart.name,
+      onDriftCorrected: (kind) => o.metrics?.driftCorrected(controller, kind),
+    });
   }
 
   async reconcile(request: Request, ctx: ReconcileContext): Promise<Result> {
@@ -112,6 +137,7 @@ export class HelmReconciler implements Reconciler {
     const cr = await this.o.crs.addFinalizer(s.cr, FINALIZER);
     const desired = await this.#desired(cr);
     const state = await this.#state(s, desired);
+    this.o.metrics?.releaseState(this.o.controller ?? this.o.watch.kind, s.namespace, s.name, state.kind);
     await this.#act(s, state, desired);
     s.status.setObservedGeneration(s.cr.metadata.generation);
     return { requeueAfterMs: this.#period(s) };
@@ -259,21 +285,32 @@ export class HelmReconciler implements Reconciler {
     s.status.setCondition({ type: ConditionType.Deployed, status: 'True', reason, message });
     s.status.setCondition({ type: ConditionType.ReleaseFailed, status: 'False', reason, message: '' });
     s.status.setCondition({ type: ConditionType.Irreconcilable, status: 'False', reason: Reason.Reconciled, message: '' });
-    s.status.setRelease(deployedRelease(release), await this.#inventory(release));
+    const objects = await this.#remember(s, release);
+    s.status.setRelease(deployedRelease(release), objects.map((o) => o.entry));
+    await this.#objects.adopt(this.#subject(s), objects);
+    await this.#setReady(s, objects);
     const verb = reason === Reason.InstallSuccessful ? 'Installed' : 'Upgraded';
     await this.#event(s, 'Normal', reason, `${verb} release ${release.name}: revision ${release.revision}, chart ${release.chart.name}-${release.chart.version}`);
   }
 
   /**
-   * Nothing for helm to do. The status already describes this revision unless it was lost or the
-   * release was changed behind our back; only then is helm asked for the release.
+   * Nothing for helm to do. The objects are checked against the deployed manifest (kept from the
+   * install or upgrade; fetched from helm only after a restart), drift is repaired unless the CR
+   * turns that off, and readiness is summarised.
    */
   async #inSync(s: Subject, deployed: ReleaseRecord): Promise<void> {
-    const known = s.status.current.deployedRelease;
-    if (known?.revision !== deployed.revision || s.status.current.inventory === undefined) {
+    let objects = this.#manifests.get(keyOf(s));
+    if (objects?.revision !== deployed.revision) {
       const release = await this.o.helm.status(s.name, s.namespace);
-      if (release !== undefined) s.status.setRelease(deployedRelease(release), await this.#inventory(release));
+      if (release === undefined) throw new Error(`release ${s.name} vanished while being read`);
+      objects = { revision: release.revision, objects: await this.#remember(s, release) };
+      s.status.setRelease(deployedRelease(release), objects.objects.map((o) => o.entry));
     }
+    if (s.annotations.driftRepair) await this.#objects.repairDrift(this.#subject(s), objects.objects);
+    // After the repair: a recreated object needs its owner and chart label at once, or its own
+    // events would not be routed back here until the next periodic reconcile.
+    await this.#objects.adopt(this.#subject(s), objects.objects);
+    await this.#setReady(s, objects.objects);
     const reason = deployed.revision === 1 ? Reason.InstallSuccessful : Reason.UpgradeSuccessful;
     const prior = s.status.current.conditions.find((c) => c.type === ConditionType.Deployed);
     const message = prior?.status === 'True' ? prior.message : `Release ${s.name} revision ${deployed.revision} deployed`;
@@ -282,8 +319,31 @@ export class HelmReconciler implements Reconciler {
     s.status.setCondition({ type: ConditionType.Irreconcilable, status: 'False', reason: Reason.Reconciled, message: '' });
   }
 
-  async #inventory(release: ReleaseInfo): Promise<InventoryEntry[]> {
-    return inventoryOf(parseManifest(release.manifest), release.namespace, this.o.isNamespaced);
+  /** Parses and keeps the release's manifest, paired with where each object lives. */
+  async #remember(s: Subject, release: ReleaseInfo): Promise<DesiredObject[]> {
+    const rendered = parseManifest(release.manifest);
+    const entries = await inventoryOf(rendered, release.namespace, this.o.isNamespaced);
+    const objects = rendered.map((r, i) => ({ rendered: r, entry: entries[i] as InventoryEntry }));
+    this.#manifests.set(keyOf(s), { revision: release.revision, objects });
+    return objects;
+  }
+
+  async #setReady(s: Subject, objects: readonly DesiredObject[]): Promise<void> {
+    const summary = await this.#objects.readiness(objects);
+    s.status.setCondition({ type: ConditionType.Ready, status: summary.status, reason: summary.reason, message: summary.message });
+  }
+
+  #subject(s: Subject): { cr: CustomResource; owner: Owner; log: Subject['ctx']['log'] } {
+    const w = this.o.watch;
+    const owner: Owner = {
+      apiVersion: w.group === '' ? w.version : `${w.group}/${w.version}`,
+      kind: w.kind,
+      group: w.group,
+      namespace: s.namespace,
+      name: s.name,
+      uid: s.cr.metadata.uid ?? '',
+    };
+    return { cr: s.cr, owner, log: s.ctx.log };
   }
 
   /** Records a failed helm operation and ends the reconcile: with backoff, or for good when only an edit can help. */
@@ -329,6 +389,8 @@ export class HelmReconciler implements Reconciler {
     s.status.setCondition({ type: ConditionType.Deployed, status: 'False', reason: Reason.UninstallSuccessful, message: 'Release uninstalled' });
     s.status.setCondition({ type: ConditionType.ReleaseFailed, status: 'False', reason: Reason.UninstallSuccessful, message: '' });
     s.status.setRelease(undefined, undefined);
+    this.#manifests.delete(keyOf(s));
+    this.o.metrics?.forget(this.o.controller ?? this.o.watch.kind, s.namespace, s.name);
     if (result.found) await this.#event(s, 'Normal', Reason.UninstallSuccessful, `Uninstalled release ${s.name}`);
     // The status goes first: once the finalizer is off, the object may vanish at any moment.
     await this.#writeStatus(s);
@@ -345,15 +407,7 @@ export class HelmReconciler implements Reconciler {
   /** The inventory objects that still exist, as `Kind/name`. */
   async #remaining(inventory: readonly InventoryEntry[]): Promise<string[]> {
     const left: string[] = [];
-    for (const e of inventory) {
-      try {
-        const metadata = e.namespace === '' ? { name: e.name } : { name: e.name, namespace: e.namespace };
-        await this.o.objects.read({ apiVersion: e.apiVersion, kind: e.kind, metadata });
-        left.push(`${e.kind}/${e.name}`);
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-    }
+    for (const e of inventory) if ((await this.o.objects.get(e)) !== undefined) left.push(`${e.kind}/${e.name}`);
     return left;
   }
 
@@ -380,6 +434,8 @@ export class HelmReconciler implements Reconciler {
 export class ReportedError extends Error {
   override readonly name = 'ReportedError';
 }
+
+const keyOf = (s: Subject): string => `${s.namespace}/${s.name}`;
 
 function conflictMessage(s: Subject, owner: string): string {
   return (

@@ -28,9 +28,10 @@ const OWNED_KEYS = ['conditions', 'deployedRelease', 'inventory', 'observedGener
 /** Pure: the owned fields of a CR's status as found on the server, tolerating anything malformed. */
 export function readStatus(raw: unknown): HelmStatus {
   const s = isPlainObject(raw) ? raw : {};
-  const status: HelmStatus = { conditions: Array.isArray(s.conditions) ? (s.conditions as Condition[]) : [] };
+  // Entries that are not objects (null, strings) are dropped: code reading `c.type` or `e.kind` must not crash.
+  const status: HelmStatus = { conditions: Array.isArray(s.conditions) ? (s.conditions.filter(isPlainObject) as unknown as Condition[]) : [] };
   if (isPlainObject(s.deployedRelease)) status.deployedRelease = s.deployedRelease as unknown as DeployedRelease;
-  if (Array.isArray(s.inventory)) status.inventory = s.inventory as InventoryEntry[];
+  if (Array.isArray(s.inventory)) status.inventory = s.inventory.filter(isPlainObject) as unknown as InventoryEntry[];
   if (typeof s.observedGeneration === 'number') status.observedGeneration = s.observedGeneration;
   return status;
 }

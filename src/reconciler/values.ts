@@ -11,15 +11,16 @@ export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 
 /**
  * Splits an overrideValues key the way helm's `--set-string` does for paths: `a.b` nests maps,
- * `a[0]` indexes lists, and `\.` keeps a literal dot (for keys like `example\.com/x`).
+ * `a[0]` indexes lists, and a backslash makes the next character literal, as in helm's strvals:
+ * `\.` keeps a dot (for keys like `example\.com/x`), `\\` a backslash, `\[` a bracket.
  */
 export function parseValuePath(key: string): (string | number)[] {
   const path: (string | number)[] = [];
   let current = '';
   for (let i = 0; i < key.length; i++) {
     const ch = key.charAt(i);
-    if (ch === '\\' && key[i + 1] === '.') {
-      current += '.';
+    if (ch === '\\' && i + 1 < key.length) {
+      current += key.charAt(i + 1);
       i++;
     } else if (ch === '.') {
       if (current !== '') path.push(current);
@@ -38,17 +39,22 @@ export function parseValuePath(key: string): (string | number)[] {
   return path;
 }
 
+/** An own, plain data property even for `__proto__`: like helm's Go maps, never the prototype. */
+const setOwn = (node: object, key: string | number, value: unknown): void => {
+  Object.defineProperty(node, key, { value, writable: true, enumerable: true, configurable: true });
+};
+
 function setPath(target: Values, path: readonly (string | number)[], value: string): void {
   let node: Record<string | number, unknown> = target;
   path.forEach((segment, i) => {
     if (i === path.length - 1) {
-      node[segment] = value;
+      setOwn(node, segment, value);
       return;
     }
     const nextIsIndex = typeof path[i + 1] === 'number';
-    const child = node[segment];
+    const child = Object.hasOwn(node, segment) ? node[segment] : undefined;
     const fits = nextIsIndex ? Array.isArray(child) : isPlainObject(child);
-    if (!fits) node[segment] = nextIsIndex ? [] : {};
+    if (!fits) setOwn(node, segment, nextIsIndex ? [] : {});
     node = node[segment] as Record<string | number, unknown>;
   });
 }
@@ -69,7 +75,8 @@ export function mergeValues(spec: Values, overrides: Readonly<Record<string, str
  * operator-sdk#5041, where int-vs-float comparisons caused endless upgrades.
  */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  // Array.from visits the holes an index past the end leaves (`a[2]`): null, as JSON.stringify writes them.
+  if (Array.isArray(value)) return `[${Array.from(value, canonicalJson).join(',')}]`;
   if (isPlainObject(value)) {
     const keys = Object.keys(value)
       .filter((k) => value[k] !== undefined)

@@ -1,0 +1,140 @@
+/**
+ * Watches the objects releases created: one informer per dependent kind (per watched namespace for
+ * namespaced kinds when WATCH_NAMESPACE limits them), shared by every controller, started lazily the
+ * first time a release contains that kind, and filtered server-side to objects carrying the chart
+ * label, so unrelated objects are never cached. Each event is routed to the CR that owns the object.
+ * The number of informers grows with the number of distinct kinds, never with the number of CRs.
+ */
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { parseApiVersion, type RestMapper } from '../k8s/restmapper.js';
+import type { InventoryEntry } from '../reconciler/inventory.js';
+import { CHART_LABEL, ownersOf } from '../reconciler/ownership.js';
+import { Informer } from '../runtime/informer.js';
+import type { Logger } from '../telemetry/logger.js';
+
+export interface DependentOwner {
+  /** `Kind` (from an owner reference, with apiVersion) or `Kind.group` (from owner annotations). */
+  readonly type: string;
+  readonly apiVersion?: string;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** What a reconcile learns about one dependent from the cache. */
+export type CachedObject = { readonly known: true; readonly object: KubernetesObject | undefined } | { readonly known: false };
+
+export interface DependentsOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly mapper: RestMapper;
+  /** Empty: every namespace. */
+  readonly namespaces: readonly string[];
+  readonly log: Logger;
+  /** Called for every event with each owner of the object. */
+  readonly route: (owner: DependentOwner) => void;
+  /** How long `watch` waits for a new informer's first LIST before reconciles fall back to GETs. */
+  readonly syncTimeoutMs?: number;
+}
+
+interface KindWatch {
+  readonly namespaced: boolean;
+  /** Keyed by namespace; '' = all namespaces. */
+  readonly informers: Map<string, Informer>;
+  readonly started: Promise<void>;
+}
+
+const kindKey = (apiVersion: string, kind: string): string => `${apiVersion}|${kind}`;
+
+export class DependentWatcher {
+  readonly #kinds = new Map<string, KindWatch>();
+  #stopped = false;
+
+  constructor(private readonly o: DependentsOptions) {}
+
+  /** Starts watching these kinds (idempotent); resolves once synced or after the sync timeout. */
+  async watch(kinds: readonly { apiVersion: string; kind: string }[]): Promise<void> {
+    await Promise.all(kinds.map((k) => this.#ensure(k.apiVersion, k.kind)));
+  }
+
+  /** The cached state of `entry`, when an informer that covers it has synced. */
+  get(entry: InventoryEntry): CachedObject {
+    const w = this.#kinds.get(kindKey(entry.apiVersion, entry.kind));
+    if (w === undefined) return { known: false };
+    const informer = w.informers.get(w.namespaced && w.informers.has(entry.namespace) ? entry.namespace : '');
+    if (informer === undefined || !informer.hasSynced()) return { known: false };
+    return { known: true, object: informer.get(entry.name, entry.namespace === '' ? undefined : entry.namespace) };
+  }
+
+  informerCount(): number {
+    let n = 0;
+    for (const w of this.#kinds.values()) n += w.informers.size;
+    return n;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    const all = [...this.#kinds.values()].flatMap((w) => [...w.informers.values()]);
+    this.#kinds.clear();
+    await Promise.allSettled(all.map((i) => i.stop()));
+  }
+
+  async #ensure(apiVersion: string, kind: string): Promise<void> {
+    const key = kindKey(apiVersion, kind);
+    let w = this.#kinds.get(key);
+    if (w === undefined) {
+      if (this.#stopped) return;
+      w = await this.#start(apiVersion, kind);
+      const existing = this.#kinds.get(key);
+      if (existing !== undefined) {
+        await Promise.allSettled([...w.informers.values()].map((i) => i.stop()));
+        w = existing;
+      } else {
+        this.#kinds.set(key, w);
+      }
+    }
+    await w.started;
+  }
+
+  async #start(apiVersion: string, kind: string): Promise<KindWatch> {
+    const mapping = await this.o.mapper.mapping({ ...parseApiVersion(apiVersion), kind });
+    const scopes = mapping.namespaced && this.o.namespaces.length > 0 ? this.o.namespaces : [''];
+    const informers = new Map<string, Informer>();
+    for (const ns of scopes) {
+      const informer = new Informer(this.o.kubeConfig, {
+        resource: { group: mapping.group, version: mapping.version, plural: mapping.plural, ...(ns === '' ? {} : { namespace: ns }) },
+        labelSelector: CHART_LABEL,
+        log: this.o.log,
+      });
+      const route = (obj: KubernetesObject): void => {
+        for (const owner of ownersOf(obj)) this.o.route(owner);
+      };
+      informer.onAdd(route);
+      informer.onUpdate(route);
+      informer.onDelete(route);
+      informers.set(ns, informer);
+    }
+    this.o.log.info({ apiVersion, kind, informers: informers.size }, 'Watching dependent kind');
+    const started = this.#started(apiVersion, kind, [...informers.values()]);
+    return { namespaced: mapping.namespaced, informers, started };
+  }
+
+  /** Never rejects: a kind that cannot be listed (RBAC, say) is read with GETs instead. */
+  async #started(apiVersion: string, kind: string, informers: readonly Informer[]): Promise<void> {
+    const timeout = this.o.syncTimeoutMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => {
+        resolve('timeout');
+      }, timeout);
+    });
+    // Settles either way, so a stop() before the first LIST leaves no unhandled rejection behind.
+    const synced = Promise.all(informers.map((i) => i.start())).then(
+      () => 'synced' as const,
+      (err: unknown) => err,
+    );
+    const outcome = await Promise.race([synced, expired]);
+    clearTimeout(timer);
+    if (outcome !== 'synced') {
+      this.o.log.warn({ apiVersion, kind, error: outcome === 'timeout' ? `not synced within ${timeout}ms` : outcome }, 'Dependent watch not ready; reading objects directly');
+    }
+  }
+}

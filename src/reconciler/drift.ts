@@ -1,0 +1,45 @@
+/**
+ * Drift: a field the chart sets whose live value differs. Fields the chart does not set (defaults,
+ * an HPA's replicas, injected sidecars, labels others added) are not drift.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { isPlainObject } from './values.js';
+
+/** Server-managed metadata that never counts as drift. */
+const IGNORED_METADATA = new Set(['resourceVersion', 'managedFields', 'generation', 'uid', 'creationTimestamp', 'selfLink']);
+
+/**
+ * Pure: the paths where `desired` is not contained in `live`: every key of a desired object must be
+ * in the live object with a contained value, and list items are compared in order. A cheap first
+ * filter: the API server normalises some values (quantities, defaults inside lists), so a path
+ * reported here is confirmed by a server-side dry run before anything is changed.
+ */
+export function driftedPaths(desired: unknown, live: unknown, path = ''): string[] {
+  if (isPlainObject(desired)) {
+    if (!isPlainObject(live)) return [path || '.'];
+    return Object.entries(desired).flatMap(([key, value]) => {
+      if (path === '' && key === 'status') return [];
+      if (path === '.metadata' && IGNORED_METADATA.has(key)) return [];
+      return driftedPaths(value, live[key], `${path}.${key}`);
+    });
+  }
+  if (Array.isArray(desired)) {
+    if (!Array.isArray(live) || live.length < desired.length) return [path];
+    return desired.flatMap((item, i) => driftedPaths(item, live[i], `${path}[${i}]`));
+  }
+  if (desired === null) return live === null || live === undefined ? [] : [path];
+  return isDeepStrictEqual(desired, live) ? [] : [path];
+}
+
+/** What an apply would change, for comparing a dry-run result with the live object. */
+function comparable(obj: unknown): unknown {
+  if (!isPlainObject(obj)) return obj;
+  const { status: _status, metadata, ...rest } = obj;
+  const meta = isPlainObject(metadata) ? Object.fromEntries(Object.entries(metadata).filter(([k]) => !IGNORED_METADATA.has(k))) : metadata;
+  return { ...rest, metadata: meta };
+}
+
+/** Pure: whether applying would change the object (the dry-run result differs from the live one). */
+export function applyWouldChange(dryRunResult: unknown, live: unknown): boolean {
+  return !isDeepStrictEqual(comparable(dryRunResult), comparable(live));
+}

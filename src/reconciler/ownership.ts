@@ -1,0 +1,100 @@
+/**
+ * Marks each object of a release as belonging to its CR: an owner reference when Kubernetes allows
+ * one (same namespace), operator-sdk's owner annotations otherwise (cluster-scoped objects, other
+ * namespaces, `helm.sh/resource-policy: keep`), and the chart label everywhere, which is also what
+ * the dependent watches select on.
+ */
+import type { KubernetesObject, V1OwnerReference } from '@kubernetes/client-node';
+import type { InventoryEntry } from './inventory.js';
+
+export const CHART_LABEL = 'helm.sdk.operatorframework.io/chart';
+export const PRIMARY_RESOURCE = 'operator-sdk/primary-resource';
+export const PRIMARY_RESOURCE_TYPE = 'operator-sdk/primary-resource-type';
+const RESOURCE_POLICY = 'helm.sh/resource-policy';
+
+export interface Owner {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly group: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+export const ownerType = (owner: Pick<Owner, 'kind' | 'group'>): string => (owner.group === '' ? owner.kind : `${owner.kind}.${owner.group}`);
+
+/** Whether an owner reference may point at `owner` (GC only follows them within a namespace). */
+function canOwn(entry: InventoryEntry, owner: Owner, annotations: Readonly<Record<string, string>>): boolean {
+  return entry.namespace === owner.namespace && annotations[RESOURCE_POLICY] !== 'keep';
+}
+
+export interface OwnershipInput {
+  readonly entry: InventoryEntry;
+  readonly owner: Owner;
+  readonly chartName: string;
+  /** The object as it is now; undefined when unknown. */
+  readonly live: KubernetesObject | undefined;
+  /** Annotations the chart rendered (`helm.sh/resource-policy` lives there). */
+  readonly renderedAnnotations?: Readonly<Record<string, string>>;
+}
+
+function alreadyOwned(input: OwnershipInput, byRef: boolean): boolean {
+  const meta = input.live?.metadata;
+  if (meta?.labels?.[CHART_LABEL] !== input.chartName) return false;
+  if (byRef) return (meta.ownerReferences ?? []).some((r) => r.uid === input.owner.uid);
+  const annotations = meta.annotations ?? {};
+  return (
+    annotations[PRIMARY_RESOURCE] === `${input.owner.namespace}/${input.owner.name}` &&
+    annotations[PRIMARY_RESOURCE_TYPE] === ownerType(input.owner)
+  );
+}
+
+function ownerReference(owner: Owner, existing: readonly V1OwnerReference[]): V1OwnerReference {
+  // Only one reference may be the controller: defer to one that is already there.
+  const otherController = existing.some((r) => r.controller === true && r.uid !== owner.uid);
+  return {
+    apiVersion: owner.apiVersion,
+    kind: owner.kind,
+    name: owner.name,
+    uid: owner.uid,
+    controller: !otherController,
+    blockOwnerDeletion: true,
+  };
+}
+
+/**
+ * Pure: the server-side-apply body stamping ownership on an object, or undefined when it already
+ * carries it. Only these metadata fields are applied, under our own field manager, so nothing the
+ * chart or others set is touched, and other owners' references stay (owner references merge by uid).
+ */
+export function ownershipPatch(input: OwnershipInput): KubernetesObject | undefined {
+  const { entry, owner, live } = input;
+  const annotations = { ...input.renderedAnnotations, ...live?.metadata?.annotations };
+  const byRef = canOwn(entry, owner, annotations);
+  if (live !== undefined && alreadyOwned(input, byRef)) return undefined;
+  const metadata: KubernetesObject['metadata'] = {
+    name: entry.name,
+    ...(entry.namespace === '' ? {} : { namespace: entry.namespace }),
+    labels: { [CHART_LABEL]: input.chartName },
+  };
+  if (byRef) metadata.ownerReferences = [ownerReference(owner, live?.metadata?.ownerReferences ?? [])];
+  else metadata.annotations = { [PRIMARY_RESOURCE]: `${owner.namespace}/${owner.name}`, [PRIMARY_RESOURCE_TYPE]: ownerType(owner) };
+  return { apiVersion: entry.apiVersion, kind: entry.kind, metadata };
+}
+
+/** Pure: the CR an object belongs to, from its owner references or owner annotations. */
+export function ownersOf(obj: KubernetesObject): { readonly type: string; readonly apiVersion?: string; readonly namespace: string; readonly name: string }[] {
+  const meta = obj.metadata ?? {};
+  const fromRefs = (meta.ownerReferences ?? []).map((r) => ({
+    type: r.kind,
+    apiVersion: r.apiVersion,
+    namespace: meta.namespace ?? '',
+    name: r.name,
+  }));
+  const primary = meta.annotations?.[PRIMARY_RESOURCE];
+  const type = meta.annotations?.[PRIMARY_RESOURCE_TYPE];
+  if (primary === undefined || type === undefined) return fromRefs;
+  const slash = primary.indexOf('/');
+  const namespace = slash < 0 ? '' : primary.slice(0, slash);
+  return [...fromRefs, { type, namespace, name: primary.slice(slash + 1) }];
+}
