@@ -4,7 +4,7 @@
  * resolve too).
  */
 import { KubernetesObjectApi, PatchStrategy, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { isNotFound } from './errors.js';
+import { isNotFound, isStatus } from './errors.js';
 
 export interface ObjectRef {
   readonly apiVersion: string;
@@ -36,6 +36,20 @@ export class ObjectClient {
       return await this.#api.read({ apiVersion: ref.apiVersion, kind: ref.kind, metadata });
     } catch (err) {
       if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * JSON merge patch of an existing object; never creates one. With `metadata.resourceVersion` in
+   * the body it is also a compare-and-swap. Resolves false when the object is gone or changed.
+   */
+  async mergePatch(body: KubernetesObject, fieldManager: string): Promise<boolean> {
+    try {
+      await this.#api.patch(body, undefined, undefined, fieldManager, undefined, PatchStrategy.MergePatch);
+      return true;
+    } catch (err) {
+      if (isNotFound(err) || isStatus(err, 409)) return false;
       throw err;
     }
   }

@@ -63,23 +63,29 @@ function ownerReference(owner: Owner, existing: readonly V1OwnerReference[]): V1
 }
 
 /**
- * Pure: the server-side-apply body stamping ownership on an object, or undefined when it already
- * carries it. Only these metadata fields are applied, under our own field manager, so nothing the
- * chart or others set is touched, and other owners' references stay (owner references merge by uid).
+ * Pure: the merge patch stamping ownership on `live`, or undefined when it already carries it.
+ * Only these metadata fields change; other owners' references are kept, and the patch carries
+ * `live`'s resourceVersion so it fails instead of racing another writer of the owner list.
  */
 export function ownershipPatch(input: OwnershipInput): KubernetesObject | undefined {
-  const { entry, owner, live } = input;
-  const annotations = { ...input.renderedAnnotations, ...live?.metadata?.annotations };
-  const byRef = canOwn(entry, owner, annotations);
+  const { entry, live } = input;
+  const byRef = canOwn(entry, input.owner, { ...input.renderedAnnotations, ...live?.metadata?.annotations });
   if (live !== undefined && alreadyOwned(input, byRef)) return undefined;
+  return { apiVersion: entry.apiVersion, kind: entry.kind, metadata: ownershipMetadata(input, byRef) };
+}
+
+function ownershipMetadata({ entry, owner, live, chartName }: OwnershipInput, byRef: boolean): KubernetesObject['metadata'] {
+  const existing = live?.metadata?.ownerReferences ?? [];
+  const resourceVersion = live?.metadata?.resourceVersion;
   const metadata: KubernetesObject['metadata'] = {
     name: entry.name,
     ...(entry.namespace === '' ? {} : { namespace: entry.namespace }),
-    labels: { [CHART_LABEL]: input.chartName },
+    ...(resourceVersion === undefined ? {} : { resourceVersion }),
+    labels: { [CHART_LABEL]: chartName },
   };
-  if (byRef) metadata.ownerReferences = [ownerReference(owner, live?.metadata?.ownerReferences ?? [])];
+  if (byRef) metadata.ownerReferences = [...existing.filter((r) => r.uid !== owner.uid), ownerReference(owner, existing)];
   else metadata.annotations = { [PRIMARY_RESOURCE]: `${owner.namespace}/${owner.name}`, [PRIMARY_RESOURCE_TYPE]: ownerType(owner) };
-  return { apiVersion: entry.apiVersion, kind: entry.kind, metadata };
+  return metadata;
 }
 
 /** Pure: the CR an object belongs to, from its owner references or owner annotations. */

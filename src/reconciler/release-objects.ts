@@ -54,15 +54,9 @@ export class ReleaseObjects {
     await this.o.dependents?.watch(uniqueKinds(desired));
     for (const d of desired) {
       const live = await this.#live(d.entry, true);
-      const patch = ownershipPatch({
-        entry: d.entry,
-        owner: s.owner,
-        chartName: this.o.chartName,
-        live,
-        renderedAnnotations: d.rendered.annotations,
-      });
-      if (patch === undefined || live === undefined) continue;
-      await this.o.objects.apply(patch, { fieldManager: OPERATOR_FIELD_MANAGER, force: true });
+      const patch = this.#ownership(s, d, live);
+      // A miss (object gone, or changed since read) is settled by the event that caused it.
+      if (patch !== undefined && live !== undefined) await this.o.objects.mergePatch(patch, OPERATOR_FIELD_MANAGER);
     }
   }
 
@@ -70,7 +64,7 @@ export class ReleaseObjects {
   async repairDrift(s: Subject, desired: readonly DesiredObject[]): Promise<number> {
     let repaired = 0;
     for (const d of desired) {
-      const message = await this.#repairOne(d);
+      const message = await this.#repairOne(s, d);
       if (message === undefined) continue;
       repaired++;
       this.o.onDriftCorrected?.(d.entry.kind);
@@ -86,13 +80,14 @@ export class ReleaseObjects {
     return summarizeReadiness(results);
   }
 
-  async #repairOne(d: DesiredObject): Promise<string | undefined> {
+  async #repairOne(s: Subject, d: DesiredObject): Promise<string | undefined> {
     const desired = withNamespace(d.rendered.body, d.entry.namespace);
     const live = await this.#live(d.entry, true);
     const what = `${d.entry.kind} ${d.entry.namespace === '' ? '' : `${d.entry.namespace}/`}${d.entry.name}`;
     const apply = { fieldManager: HELM_FIELD_MANAGER, force: true };
     if (live === undefined) {
-      await this.o.objects.apply(desired, apply);
+      // Born with its owner and chart label: the label-filtered watch sees it from the first event.
+      await this.o.objects.apply(withOwnership(desired, this.#ownership(s, d, undefined)), apply);
       return `Recreated ${what}, which had been deleted`;
     }
     const paths = driftedPaths(desired, live);
@@ -103,6 +98,10 @@ export class ReleaseObjects {
     await this.o.objects.apply(desired, apply);
     const shown = paths.slice(0, 3).join(', ') + (paths.length > 3 ? `, …and ${paths.length - 3} more` : '');
     return `Restored ${shown} of ${what} to the release manifest`;
+  }
+
+  #ownership(s: Subject, d: DesiredObject, live: KubernetesObject | undefined): KubernetesObject | undefined {
+    return ownershipPatch({ entry: d.entry, owner: s.owner, chartName: this.o.chartName, live, renderedAnnotations: d.rendered.annotations });
   }
 
   /**
@@ -120,6 +119,19 @@ function uniqueKinds(desired: readonly DesiredObject[]): { apiVersion: string; k
   const seen = new Map<string, { apiVersion: string; kind: string }>();
   for (const d of desired) seen.set(`${d.entry.apiVersion}|${d.entry.kind}`, { apiVersion: d.entry.apiVersion, kind: d.entry.kind });
   return [...seen.values()];
+}
+
+/** `desired` with the ownership metadata of `patch` merged in. */
+function withOwnership(desired: KubernetesObject, patch: KubernetesObject | undefined): KubernetesObject {
+  const meta = patch?.metadata;
+  if (meta === undefined) return desired;
+  const current = desired.metadata ?? {};
+  desired.metadata = Object.assign(current, {
+    labels: { ...current.labels, ...meta.labels },
+    ...(meta.annotations === undefined ? {} : { annotations: { ...current.annotations, ...meta.annotations } }),
+    ...(meta.ownerReferences === undefined ? {} : { ownerReferences: meta.ownerReferences }),
+  });
+  return desired;
 }
 
 /** The rendered object with the namespace helm would give it (charts often leave it out). */

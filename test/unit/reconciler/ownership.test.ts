@@ -24,7 +24,8 @@ describe('ownershipPatch', () => {
   it('does not claim the controller role another owner holds', () => {
     const other = { apiVersion: 'apps/v1', kind: 'X', name: 'x', uid: 'uid-2', controller: true };
     const patch = ownershipPatch({ entry: cm, owner, chartName: 'nginx', live: live({ name: 'web-nginx', ownerReferences: [other] }) });
-    expect(patch?.metadata?.ownerReferences?.[0]?.controller).toBe(false);
+    // The whole list is sent (merge patch), the other owner first and untouched.
+    expect(patch?.metadata?.ownerReferences).toEqual([other, expect.objectContaining({ uid: 'uid-1', controller: false })]);
   });
 
   it('uses owner annotations for cluster-scoped objects and for helm.sh/resource-policy: keep', () => {

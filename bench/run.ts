@@ -1,0 +1,227 @@
+/**
+ * Benchmarks against the local test control plane (started if it is not running) and the real
+ * helm. Every figure is reported next to a reference measured in the same invocation, as a ratio,
+ * so machine speed cancels out.
+ *
+ *   npm run bench            (or: make bench)
+ *
+ * 1. Drift repair latency: delete the release's Deployment, time until it is back (20 tries);
+ *    reference: the API round trip of creating a Deployment ourselves and seeing it in a watch.
+ * 2. "Is an upgrade needed?": our decision (release Secrets' metadata + fingerprint) against
+ *    operator-sdk's (a `helm upgrade --dry-run` render of the same release), 20 tries each.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import {
+  ApiextensionsV1Api,
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  Watch,
+  type V1CustomResourceDefinition,
+  type V1Deployment,
+} from '@kubernetes/client-node';
+import { parse } from 'yaml';
+import { loadChartInfo } from '../src/config/chart.js';
+import { loadWatches } from '../src/config/watches.js';
+import { HelmClient } from '../src/helm/index.js';
+import { ReleaseStorage } from '../src/helm/storage.js';
+import { isStatus } from '../src/k8s/errors.js';
+import { Operator } from '../src/operator/operator.js';
+import { determineReleaseState, RELEASE_LABELS } from '../src/reconciler/state.js';
+import { fingerprint, mergeValues } from '../src/reconciler/values.js';
+import { makeLogger } from '../src/telemetry/logger.js';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, '..');
+const TRIES = 20;
+
+async function hack(script: string, args: string[]): Promise<string> {
+  const { stdout } = await run('bash', [path.join(ROOT, 'hack', script), ...args], { cwd: ROOT });
+  return stdout.trim();
+}
+
+const percentile = (xs: readonly number[], p: number): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+};
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new Error(`timed out after ${ms}ms waiting for ${what}`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([p, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Resolves with the time an ADDED event for `name` arrives (Deployments in `ns`). */
+function watchAdded(kc: KubeConfig, ns: string): { next(name: string, notUid?: string): Promise<number>; stop(): void } {
+  const waiters = new Map<string, { notUid?: string; resolve: (t: number) => void }>();
+  let req: { abort(): void } | undefined;
+  void new Watch(kc)
+    .watch(`/apis/apps/v1/namespaces/${ns}/deployments`, {}, (type: string, obj: V1Deployment) => {
+      const name = obj.metadata?.name ?? '';
+      const w = waiters.get(name);
+      if (type === 'ADDED' && w !== undefined && obj.metadata?.uid !== w.notUid) {
+        waiters.delete(name);
+        w.resolve(performance.now());
+      }
+    }, () => undefined)
+    .then((r) => (req = r));
+  return {
+    next: (name, notUid) => new Promise((resolve) => waiters.set(name, { ...(notUid === undefined ? {} : { notUid }), resolve })),
+    stop: () => req?.abort(),
+  };
+}
+
+function report(title: string, subject: readonly number[], reference: readonly number[], unit = 'ms'): void {
+  const row = (label: string, xs: readonly number[]): string =>
+    `  ${label.padEnd(28)} p50 ${percentile(xs, 50).toFixed(1).padStart(8)} ${unit}   p95 ${percentile(xs, 95).toFixed(1).padStart(8)} ${unit}`;
+  process.stdout.write(`\n${title}\n${row('subject', subject)}\n${row('reference', reference)}\n`);
+  process.stdout.write(`  ratio subject/reference      p50 ${(percentile(subject, 50) / percentile(reference, 50)).toFixed(2)}x   p95 ${(percentile(subject, 95) / percentile(reference, 95)).toFixed(2)}x\n`);
+}
+
+interface Bench {
+  readonly kc: KubeConfig;
+  readonly kubeconfig: string;
+  readonly helmBin: string;
+  readonly ns: string;
+  readonly chart: string;
+  readonly dir: string;
+  readonly spec: Record<string, unknown>;
+}
+
+async function benchDriftRepair(b: Bench): Promise<void> {
+  const apps = b.kc.makeApiClient(AppsV1Api);
+  const watch = watchAdded(b.kc, b.ns);
+  try {
+    const repair: number[] = [];
+    for (let i = 0; i < TRIES; i++) {
+      const uid = (await apps.readNamespacedDeployment({ namespace: b.ns, name: 'web-nginx' })).metadata?.uid;
+      const back = watch.next('web-nginx', uid);
+      const t0 = performance.now();
+      await apps.deleteNamespacedDeployment({ namespace: b.ns, name: 'web-nginx' });
+      repair.push((await withTimeout(back, 30_000, 'the Deployment to come back')) - t0);
+    }
+    const reference: number[] = [];
+    for (let i = 0; i < TRIES; i++) {
+      const name = `ref-${i}`;
+      const seen = watch.next(name);
+      const t0 = performance.now();
+      const labels = { app: name };
+      await apps.createNamespacedDeployment({
+        namespace: b.ns,
+        body: { metadata: { name }, spec: { replicas: 0, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } } },
+      });
+      reference.push((await withTimeout(seen, 30_000, 'the created Deployment in the watch')) - t0);
+    }
+    report(`Drift repair: delete the release's Deployment until it is back (${TRIES} tries)`, repair, reference);
+    process.stdout.write('  (reference: create a Deployment directly and see it in a watch)\n');
+  } finally {
+    watch.stop();
+  }
+}
+
+async function benchUpgradeDecision(b: Bench): Promise<void> {
+  const storage = new ReleaseStorage(b.kc);
+  const digest = (await loadChartInfo(b.chart)).digest;
+  const ours: number[] = [];
+  for (let i = 0; i < TRIES; i++) {
+    const t0 = performance.now();
+    const records = await storage.records(b.ns, 'web');
+    const fp = fingerprint({ chartDigest: digest, values: mergeValues(b.spec, {}), helmMajor: 4 });
+    const state = determineReleaseState(records, { fingerprint: fp, ownerKind: records[0]?.labels[RELEASE_LABELS.ownerKind] ?? '' });
+    if (state.kind !== 'InSync') throw new Error(`expected InSync, got ${state.kind}`);
+    ours.push(performance.now() - t0);
+  }
+  const valuesFile = path.join(b.dir, 'values.json');
+  await writeFile(valuesFile, JSON.stringify(b.spec));
+  const dryRun: number[] = [];
+  for (let i = 0; i < TRIES; i++) {
+    const t0 = performance.now();
+    await run(b.helmBin, ['upgrade', 'web', b.chart, '--namespace', b.ns, '--dry-run', '--values', valuesFile, '--output', 'json'], {
+      env: { ...process.env, KUBECONFIG: b.kubeconfig },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    dryRun.push(performance.now() - t0);
+  }
+  report(`"Is an upgrade needed?" in the steady state (${TRIES} tries)`, ours, dryRun);
+  process.stdout.write("  (subject: release Secrets metadata + fingerprint; reference: operator-sdk's helm upgrade --dry-run render)\n");
+}
+
+async function installRelease(b: Bench, operator: Operator): Promise<void> {
+  const custom = b.kc.makeApiClient(CustomObjectsApi);
+  const ref = { group: 'example.com', version: 'v1alpha1', plural: 'nginxes', namespace: b.ns };
+  await operator.start(await loadWatches(path.join(b.dir, 'watches.yaml')));
+  await custom.createNamespacedCustomObject({ ...ref, body: { apiVersion: 'example.com/v1alpha1', kind: 'Nginx', metadata: { name: 'web' }, spec: b.spec } });
+  await until('the release to be ready', async () => {
+    const cr = (await custom.getNamespacedCustomObject({ ...ref, name: 'web' })) as { status?: { conditions?: { type: string; status: string }[] } };
+    return cr.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true ? true : undefined;
+  });
+}
+
+async function main(): Promise<void> {
+  const kubeconfig = (await hack('cluster.sh', ['up'])).split('\n').pop() ?? '';
+  const tools: Record<string, string> = {};
+  for (const m of (await hack('tools.sh', ['env'])).matchAll(/^export (\w+)="([^"]*)"$/gm)) tools[m[1] ?? ''] = m[2] ?? '';
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const core = kc.makeApiClient(CoreV1Api);
+  const crd = parse(await readFile(path.join(ROOT, 'config/crd/bases/example.com_nginxes.yaml'), 'utf8')) as V1CustomResourceDefinition;
+  await kc.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({ body: crd }).catch((err: unknown) => {
+    if (!isStatus(err, 409)) throw err;
+  });
+  const ns = `bench-${Date.now().toString(36)}`;
+  await core.createNamespace({ body: { metadata: { name: ns } } });
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-'));
+  const chart = path.join(ROOT, 'helm-charts/nginx');
+  await writeFile(path.join(dir, 'watches.yaml'), `- {group: example.com, version: v1alpha1, kind: Nginx, chart: ${chart}}\n`);
+  const helmBin = tools.HELM_BIN ?? 'helm';
+  const b: Bench = { kc, kubeconfig, helmBin, ns, chart, dir, spec: { replicaCount: 1 } };
+  const operator = new Operator({
+    kubeConfig: kc,
+    helm: new HelmClient({ binary: helmBin, kubeconfig }),
+    log: makeLogger({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }),
+    defaultReconcilePeriodMs: 3_600_000,
+    maxConcurrentReconciles: 2,
+    namespaces: [ns],
+  });
+  process.stderr.write(`bench: cluster ${kubeconfig}, namespace ${ns}\n`);
+  try {
+    await installRelease(b, operator);
+    await benchDriftRepair(b);
+    await benchUpgradeDecision(b);
+  } finally {
+    await operator.stop();
+    await core.deleteNamespace({ name: ns }).catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);
