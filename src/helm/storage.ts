@@ -5,22 +5,13 @@
  * never reach this process.
  */
 import { CoreV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
-import type { ReleaseRecord, ReleaseStatus } from '../reconciler/state.js';
+import type { ReleaseRecord } from '../reconciler/state.js';
+import { RELEASE_STATUSES, type ReleaseStatus } from './types.js';
 
 const HELM_OWNED_LABELS = new Set(['owner', 'name', 'status', 'version', 'createdAt', 'modifiedAt']);
 const METADATA_ONLY = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 
-const STATUSES: ReadonlySet<string> = new Set<ReleaseStatus>([
-  'unknown',
-  'deployed',
-  'uninstalled',
-  'superseded',
-  'failed',
-  'uninstalling',
-  'pending-install',
-  'pending-upgrade',
-  'pending-rollback',
-]);
+const STATUSES: ReadonlySet<string> = new Set<string>(RELEASE_STATUSES);
 
 /** Pure: one storage Secret's labels → a record, or undefined when they are not helm's. */
 export function recordFromLabels(labels: Readonly<Record<string, string>> | undefined): ReleaseRecord | undefined {

@@ -2,18 +2,9 @@
  * The state of a CR's release, read from helm's storage, as one explicit value that picks exactly
  * one action (the shape of Flux helm-controller's DetermineReleaseState).
  */
+import type { ReleaseStatus } from '../helm/types.js';
 
-/** helm's release statuses (see `helm status`). */
-export type ReleaseStatus =
-  | 'unknown'
-  | 'deployed'
-  | 'uninstalled'
-  | 'superseded'
-  | 'failed'
-  | 'uninstalling'
-  | 'pending-install'
-  | 'pending-upgrade'
-  | 'pending-rollback';
+export type { ReleaseStatus };
 
 /** One revision of a release as helm's storage labels describe it (no payload, no values). */
 export interface ReleaseRecord {
