@@ -22,7 +22,15 @@ export KUBECONFIG
 
 "$KUBECTL_BIN" apply -k config/crd >&2
 echo "[run] CRDs installed; try: kubectl --kubeconfig $KUBECONFIG apply -f config/samples/" >&2
+# Development defaults, each overridable from the environment: endpoints on loopback only, readable
+# logs, and hot reload of watches.yaml and the charts it names (WATCH_CONFIG=false turns it off).
+# Flags given to `bash hack/run.sh --flag ...` are passed through.
+echo "[run] metrics: http://${METRICS_BIND_ADDRESS:-127.0.0.1:8080}/metrics  probes: http://${HEALTH_PROBE_BIND_ADDRESS:-127.0.0.1:8081}/readyz" >&2
 exec node dist/cli/main.js run \
   --watches-file "${WATCHES_FILE:-watches.yaml}" \
   --helm-binary "$HELM_BIN" \
+  --metrics-bind-address "${METRICS_BIND_ADDRESS:-127.0.0.1:8080}" \
+  --health-probe-bind-address "${HEALTH_PROBE_BIND_ADDRESS:-127.0.0.1:8081}" \
+  --watch-config="${WATCH_CONFIG:-true}" \
+  --log-format "${LOG_FORMAT:-text}" \
   "$@"

@@ -1,10 +1,27 @@
 /**
  * `helm-operator run` flags: operator-sdk's names and defaults, parsed into typed options. A flag
- * operator-sdk has that we do not implement yet is refused by name instead of silently ignored.
+ * operator-sdk has that we do not implement is refused by name instead of silently ignored.
  */
 import os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseDuration } from '../config/duration.js';
+import { BindAddressError, parseBindAddress } from '../telemetry/health.js';
+
+/** A parsed listen address; undefined host = every interface. */
+export interface BindAddress {
+  readonly host: string | undefined;
+  readonly port: number;
+}
+
+export interface LeaderElectionOptions {
+  /** Lease name. */
+  readonly id: string;
+  /** Undefined: the pod's namespace in a cluster, an error outside one. */
+  readonly namespace?: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+}
 
 export interface RunOptions {
   readonly watchesFile: string;
@@ -17,23 +34,20 @@ export interface RunOptions {
   readonly logPretty: boolean;
   /** From WATCH_NAMESPACE: empty means every namespace. */
   readonly namespaces: readonly string[];
+  /** Undefined: metrics disabled (`0`). */
+  readonly metricsBindAddress?: BindAddress;
+  /** Undefined: health probes disabled (`0`). */
+  readonly healthProbeBindAddress?: BindAddress;
+  /** Undefined: no leader election. */
+  readonly leaderElection?: LeaderElectionOptions;
+  /** How long in-flight reconciles may run after SIGTERM/SIGINT before they are cancelled. */
+  readonly gracefulShutdownTimeoutMs: number;
+  /** Reload watches.yaml and its charts on change (development). */
+  readonly watchConfig: boolean;
 }
 
 /** operator-sdk helm-operator flags that this version does not implement. */
-export const NOT_YET_IMPLEMENTED = [
-  'metrics-bind-address',
-  'metrics-addr',
-  'health-probe-bind-address',
-  'leader-elect',
-  'enable-leader-election',
-  'leader-election-id',
-  'leader-election-namespace',
-  'enable-http2',
-  'metrics-secure',
-  'metrics-require-rbac',
-  'zap-stacktrace-level',
-  'zap-time-encoding',
-] as const;
+export const NOT_YET_IMPLEMENTED = ['enable-http2', 'metrics-secure', 'metrics-require-rbac', 'zap-stacktrace-level', 'zap-time-encoding'] as const;
 
 const positiveInt = (flag: string) => (raw: string): number => {
   const n = Number(raw);
@@ -49,6 +63,14 @@ const duration = (raw: string): number => {
   }
 };
 
+/** Go's strconv.ParseBool, as pflag accepts for `--flag=value`. */
+export function parseBool(raw: string | boolean): boolean {
+  if (typeof raw === 'boolean') return raw;
+  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(raw)) return true;
+  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(raw)) return false;
+  throw new InvalidArgumentError(`expected true or false, got "${raw}"`);
+}
+
 export function parseNamespaces(raw: string | undefined): string[] {
   return (raw ?? '')
     .split(',')
@@ -56,9 +78,21 @@ export function parseNamespaces(raw: string | undefined): string[] {
     .filter((n) => n !== '');
 }
 
+function bindAddress(flag: string, raw: string): BindAddress | undefined {
+  try {
+    return parseBindAddress(flag, raw);
+  } catch (err) {
+    if (err instanceof BindAddressError) throw new InvalidArgumentError(err.message);
+    throw err;
+  }
+}
+
+/** A boolean flag that is also accepted as `--flag=true|false`, like Go's pflag. */
+const boolOption = (flags: string, description: string): Option => new Option(`${flags} [bool]`, description).argParser(parseBool);
+
 /** The `run` command's flag definitions; `action` receives the parsed options. */
 export function defineRunCommand(action: (options: RunOptions) => Promise<void>): Command {
-  const cmd = new Command('run')
+  const cmd: Command = new Command('run')
     .description('Run the operator: reconcile every CR of the kinds in the watches file into a helm release')
     .option('--watches-file <path>', 'path to the watches file', './watches.yaml')
     .option('--reconcile-period <duration>', 'default periodic requeue of every CR (Go duration)', duration, 60_000)
@@ -71,6 +105,23 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
     .option('--suppress-override-values', 'show overridden values as **** in OverrideValuesInUse events', false)
     .option('--helm-binary <path>', 'the helm executable (v3.13+ or v4)', process.env.HELM_BIN ?? 'helm')
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
+    .option('--metrics-bind-address <address>', 'address the Prometheus /metrics endpoint binds to; 0 disables it', ':8080')
+    .addOption(new Option('--metrics-addr <address>', 'deprecated: use --metrics-bind-address').hideHelp())
+    .option('--health-probe-bind-address <address>', 'address the /healthz and /readyz endpoints bind to; 0 disables them', ':8081')
+    .addOption(boolOption('--leader-elect', 'enable leader election (a coordination.k8s.io Lease), so only one replica reconciles'))
+    .addOption(boolOption('--enable-leader-election', 'deprecated: use --leader-elect').hideHelp())
+    .option('--leader-election-id <name>', 'name of the leader election Lease (default: $OPERATOR_NAME)')
+    .option('--leader-election-namespace <namespace>', "namespace of the Lease (default: the pod's namespace; required outside a cluster)")
+    .option('--leader-election-lease-duration <duration>', 'how long a non-renewed lease stays valid', duration, 15_000)
+    .option('--leader-election-renew-deadline <duration>', 'how long the leader retries renewing before it gives up', duration, 10_000)
+    .option('--leader-election-retry-period <duration>', 'interval between leader election attempts', duration, 2_000)
+    .option(
+      '--graceful-shutdown-timeout <duration>',
+      'on SIGTERM/SIGINT, how long in-flight reconciles (helm operations) may finish before they are cancelled',
+      duration,
+      30_000,
+    )
+    .addOption(boolOption('--watch-config', 'reload the watches file and its charts when they change (development)'))
     .addOption(new Option('--zap-log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .addOption(new Option('--zap-encoder <encoder>', 'log format').choices(['json', 'console']).default('json'))
     .option('--zap-devel', 'development logging: human-readable, debug level', false)
@@ -83,20 +134,38 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
         exitCode: 2,
       });
     }
-    await action(toRunOptions(raw));
+    let options: RunOptions;
+    try {
+      options = toRunOptions(raw, (flag) => cmd.getOptionValueSource(camel(flag)) === 'cli', process.env);
+    } catch (err) {
+      if (!(err instanceof InvalidArgumentError)) throw err;
+      cmd.error(`error: ${err.message}`, { exitCode: 2 });
+    }
+    await action(options);
   });
   return cmd;
 }
 
 const camel = (flag: string): string => flag.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
 
-function toRunOptions(raw: Record<string, unknown>): RunOptions {
+/**
+ * Turns commander's raw values into {@link RunOptions}. `given(flag)` says whether the flag was on
+ * the command line (aliases and OPERATOR_NAME depend on it).
+ *
+ * @throws {InvalidArgumentError} on conflicting or invalid values.
+ */
+export function toRunOptions(raw: Record<string, unknown>, given: (flag: string) => boolean, env: NodeJS.ProcessEnv): RunOptions {
   const devel = raw.zapDevel === true;
   const format = raw.logFormat as string | undefined;
   if (format !== undefined && format !== 'json' && format !== 'text') {
     throw new InvalidArgumentError(`--log-format must be json or text, got "${format}"`);
   }
+  if (given('metrics-addr') && given('metrics-bind-address')) {
+    throw new InvalidArgumentError('--metrics-addr and --metrics-bind-address are aliases: set only --metrics-bind-address');
+  }
+  const metrics = given('metrics-addr') ? (raw.metricsAddr as string) : (raw.metricsBindAddress as string);
   const kubeconfig = raw.kubeconfig as string | undefined;
+  const leaderElection = leaderElectionOptions(raw, given, env);
   return {
     watchesFile: raw.watchesFile as string,
     reconcilePeriodMs: raw.reconcilePeriod as number,
@@ -106,6 +175,41 @@ function toRunOptions(raw: Record<string, unknown>): RunOptions {
     ...(kubeconfig === undefined ? {} : { kubeconfig }),
     logLevel: devel && raw.zapLogLevel === 'info' ? 'debug' : (raw.zapLogLevel as string),
     logPretty: devel || raw.zapEncoder === 'console' || format === 'text',
-    namespaces: parseNamespaces(process.env.WATCH_NAMESPACE),
+    namespaces: parseNamespaces(env.WATCH_NAMESPACE),
+    ...optional('metricsBindAddress', bindAddress('--metrics-bind-address', metrics)),
+    ...optional('healthProbeBindAddress', bindAddress('--health-probe-bind-address', raw.healthProbeBindAddress as string)),
+    ...optional('leaderElection', leaderElection),
+    gracefulShutdownTimeoutMs: raw.gracefulShutdownTimeout as number,
+    watchConfig: raw.watchConfig === true,
   };
+}
+
+const optional = <K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> =>
+  (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
+
+function leaderElectionOptions(
+  raw: Record<string, unknown>,
+  given: (flag: string) => boolean,
+  env: NodeJS.ProcessEnv,
+): LeaderElectionOptions | undefined {
+  const enabled = raw.leaderElect === true || raw.enableLeaderElection === true;
+  if (!enabled) return undefined;
+  // Deprecated OPERATOR_NAME fills the id only when the flag is not given (operator-sdk's rule).
+  const id = given('leader-election-id') ? (raw.leaderElectionId as string) : (env.OPERATOR_NAME ?? '');
+  if (id === '') {
+    throw new InvalidArgumentError('--leader-election-id is required with --leader-elect (the name of the Lease; or set OPERATOR_NAME)');
+  }
+  const leaseDurationMs = raw.leaderElectionLeaseDuration as number;
+  const renewDeadlineMs = raw.leaderElectionRenewDeadline as number;
+  const retryPeriodMs = raw.leaderElectionRetryPeriod as number;
+  if (leaseDurationMs % 1_000 !== 0 || leaseDurationMs < 1_000) {
+    throw new InvalidArgumentError('--leader-election-lease-duration must be a whole number of seconds');
+  }
+  if (!(leaseDurationMs > renewDeadlineMs && renewDeadlineMs > 1.2 * retryPeriodMs)) {
+    throw new InvalidArgumentError(
+      'leader election needs lease duration > renew deadline > 1.2 × retry period (defaults 15s, 10s, 2s)',
+    );
+  }
+  const namespace = raw.leaderElectionNamespace as string | undefined;
+  return { id, ...optional('namespace', namespace === '' ? undefined : namespace), leaseDurationMs, renewDeadlineMs, retryPeriodMs };
 }

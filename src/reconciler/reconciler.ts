@@ -254,19 +254,29 @@ export class HelmReconciler implements Reconciler {
     await this.#succeeded(s, release, Reason.UpgradeSuccessful);
   }
 
-  /** When the failed upgrade stored a new revision, go back to the one that was serving. */
+  /**
+   * When the failed upgrade stored a new revision, go back to the one that was serving. A forced
+   * rollback (the default, as in operator-sdk) replaces objects, which fails on immutable fields
+   * where a plain rollback works (operator-sdk#6494, helm-operator-plugins#421): it falls back to
+   * a plain one instead of leaving the release failed.
+   */
   async #rollbackFailedUpgrade(s: Subject, before: ReleaseRecord): Promise<void> {
     const records = await this.o.storage.records(s.namespace, s.name);
     const latest = Math.max(0, ...records.map((r) => r.revision));
     if (latest <= before.revision || !(before.status === 'deployed' || before.status === 'superseded')) return;
-    const force = s.annotations.rollbackForce;
-    try {
-      await this.o.helm.rollback({ release: s.name, namespace: s.namespace, revision: before.revision, force, signal: s.ctx.signal });
-      await this.#event(s, 'Warning', 'RollbackSuccessful', `Rolled release ${s.name} back to revision ${before.revision}`);
-    } catch (err) {
-      const failure = this.o.describeHelmError(err);
-      await this.#event(s, 'Warning', 'RollbackFailed', `Rollback of ${s.name} to revision ${before.revision} failed: ${failure.summary}`);
+    const attempts = s.annotations.rollbackForce ? [true, false] : [false];
+    const errors: string[] = [];
+    for (const force of attempts) {
+      try {
+        await this.o.helm.rollback({ release: s.name, namespace: s.namespace, revision: before.revision, force, signal: s.ctx.signal });
+        const how = force ? '' : errors.length > 0 ? ' without force, after the forced rollback failed' : '';
+        await this.#event(s, 'Warning', 'RollbackSuccessful', `Rolled release ${s.name} back to revision ${before.revision}${how}`);
+        return;
+      } catch (err) {
+        errors.push(this.o.describeHelmError(err).summary);
+      }
     }
+    await this.#event(s, 'Warning', 'RollbackFailed', `Rollback of ${s.name} to revision ${before.revision} failed: ${errors.join('; then: ')}`);
   }
 
   #request(s: Subject, desired: Desired): Parameters<HelmPort['install']>[0] {

@@ -80,13 +80,23 @@ export interface ControllerOptions<T extends KubernetesObject = KubernetesObject
   readonly queue?: { readonly backoff?: ItemBackoffOptions };
   readonly clock?: Clock;
   readonly metrics?: ControllerMetrics;
-  /** How long `stop()` waits for in-flight reconciles. Default 30 s. */
+  /** How long `stop()` lets in-flight reconciles run before aborting them. Default 30 s. */
   readonly shutdownTimeoutMs?: number;
   /** How long `start()` waits for the informers' first LIST. Default 2 min (controller-runtime's CacheSyncTimeout). */
   readonly cacheSyncTimeoutMs?: number;
   /** Builds the event source of one namespace (undefined = all); default an {@link Informer}. For tests. */
   readonly sourceFactory?: (namespace: string | undefined) => EventSource<T>;
 }
+
+export interface StopOptions {
+  /** How long in-flight reconciles may run before their signal is aborted; 0 aborts at once. */
+  readonly timeoutMs?: number;
+  /** How long to wait after aborting. Default {@link ABORT_GRACE_MS}. */
+  readonly abortGraceMs?: number;
+}
+
+/** After aborting, how long helm gets to record the release state and exit. */
+export const ABORT_GRACE_MS = 5_000;
 
 export class CacheSyncTimeoutError extends Error {
   override readonly name = 'CacheSyncTimeoutError';
@@ -178,12 +188,15 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
   }
 
   /**
-   * Stops the event sources, stops handing out keys, aborts the signal given to reconciles and waits
-   * for in-flight reconciles for up to `shutdownTimeoutMs` (then gives up waiting, with a warning).
-   * Idempotent; a stopped controller cannot be restarted.
+   * Graceful stop: stops the event sources and stops handing out keys, then lets in-flight reconciles
+   * finish (a helm upgrade completes instead of being cancelled half-way) for up to `timeoutMs`
+   * (default `shutdownTimeoutMs`). Only when that expires is the reconciles' signal aborted (helm gets
+   * SIGTERM and records the release state); then it waits up to `abortGraceMs` more and gives up with
+   * a warning. `timeoutMs: 0` aborts at once (lost leadership). Idempotent: the first call's options
+   * win; a stopped controller cannot be restarted.
    */
-  stop(): Promise<void> {
-    this.#stopping ??= this.#shutdown();
+  stop(options: StopOptions = {}): Promise<void> {
+    this.#stopping ??= this.#shutdown(options.timeoutMs ?? this.#options.shutdownTimeoutMs ?? 30_000, options.abortGraceMs ?? ABORT_GRACE_MS);
     return this.#stopping;
   }
 
@@ -268,16 +281,20 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     if (!inTime) throw new CacheSyncTimeoutError(`controller ${this.name}: caches did not sync within ${timeoutMs} ms`);
   }
 
-  async #shutdown(): Promise<void> {
-    this.#log.info('Shutdown signal received, waiting for all workers to finish');
+  async #shutdown(timeoutMs: number, abortGraceMs: number): Promise<void> {
+    this.#log.info({ inFlight: this.#active, timeoutMs }, 'Shutdown signal received, waiting for all workers to finish');
     this.#queue.shutDown();
-    this.#abort.abort();
     await this.#stopSources();
-    const timeoutMs = this.#options.shutdownTimeoutMs ?? 30_000;
-    const finished = await settlesWithin(Promise.all(this.#workers), timeoutMs, this.#clock);
+    const workers = Promise.all(this.#workers);
+    let finished = timeoutMs > 0 && (await settlesWithin(workers, timeoutMs, this.#clock));
+    if (!finished) {
+      if (this.#active > 0) this.#log.warn({ inFlight: this.#active, timeoutMs }, 'Cancelling in-flight reconciles');
+      this.#abort.abort();
+      finished = await settlesWithin(workers, abortGraceMs, this.#clock);
+    }
     this.#state = 'stopped';
     if (finished) this.#log.info('All workers finished');
-    else this.#log.warn({ inFlight: this.#active, timeoutMs }, 'Reconciles still running after the shutdown timeout');
+    else this.#log.warn({ inFlight: this.#active, timeoutMs, abortGraceMs }, 'Reconciles still running after the shutdown timeout');
   }
 
   async #stopSources(): Promise<void> {

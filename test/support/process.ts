@@ -16,8 +16,12 @@ export interface OperatorProcess {
   crash(): void;
 }
 
+/** `run` listens on :8080/:8081 by default (operator-sdk's); tests must not depend on those being free. */
+const NO_SERVERS = ['--metrics-bind-address=0', '--health-probe-bind-address=0'];
+
 export function startOperatorProcess(args: readonly string[], env: NodeJS.ProcessEnv = {}): OperatorProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), ...args], {
+  const argv = args[0] === 'run' && !args.some((a) => a.startsWith('--metrics-bind-address')) ? [...args, ...NO_SERVERS] : args;
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), ...argv], {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],

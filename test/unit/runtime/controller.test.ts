@@ -384,31 +384,14 @@ describe('Controller concurrency', () => {
 });
 
 describe('Controller lifecycle', () => {
-  it('stop() aborts the reconcile signal, waits for in-flight reconciles and stops the sources', async () => {
+  it('stop() lets in-flight reconciles finish without aborting them, and stops the sources', async () => {
     const { controller, reconciler, source } = setup();
-    let sawAbort = false;
-    reconciler.behaviour = (_req, ctx) =>
-      new Promise((resolve) => {
-        ctx.signal.addEventListener('abort', () => {
-          sawAbort = true;
-          setTimeout(() => { resolve({}); }, 5);
-        });
-      });
-    await controller.start();
-    source().add(widget('a'));
-    await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(1); });
-    await controller.stop();
-    expect(sawAbort).toBe(true);
-    expect(controller.activeWorkers()).toBe(0);
-    expect(source().stopped).toBe(true);
-    source().add(widget('b'));
-    await settle();
-    expect(reconciler.calls).toHaveLength(1);
-  });
-
-  it('stop() gives up waiting after shutdownTimeoutMs', async () => {
-    const { controller, reconciler, source, clock } = setup({ shutdownTimeoutMs: 1_000 });
-    reconciler.behaviour = () => new Promise(() => undefined); // ignores the signal
+    const inFlight = deferred<Result>();
+    let signal: AbortSignal | undefined;
+    reconciler.behaviour = (_req, ctx) => {
+      signal = ctx.signal;
+      return inFlight.promise;
+    };
     await controller.start();
     source().add(widget('a'));
     await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(1); });
@@ -416,7 +399,66 @@ describe('Controller lifecycle', () => {
     const stopping = controller.stop().then(() => (stopped = true));
     await settle();
     expect(stopped).toBe(false);
+    expect(source().stopped).toBe(true);
+    source().add(widget('b'));
+    inFlight.resolve({});
+    await stopping;
+    expect(signal?.aborted).toBe(false);
+    expect(controller.activeWorkers()).toBe(0);
+    await settle();
+    expect(reconciler.calls).toHaveLength(1);
+  });
+
+  it('stop() aborts the reconcile signal only when the shutdown timeout expires', async () => {
+    const { controller, reconciler, source, clock } = setup({ shutdownTimeoutMs: 1_000 });
+    let sawAbort = false;
+    reconciler.behaviour = (_req, ctx) =>
+      new Promise((resolve) => {
+        ctx.signal.addEventListener('abort', () => {
+          sawAbort = true;
+          resolve({});
+        });
+      });
+    await controller.start();
+    source().add(widget('a'));
+    await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(1); });
+    const stopping = controller.stop();
+    await settle();
+    clock.advance(999);
+    expect(sawAbort).toBe(false);
+    clock.advance(1);
+    await stopping;
+    expect(sawAbort).toBe(true);
+    expect(controller.activeWorkers()).toBe(0);
+  });
+
+  it('stop({ timeoutMs: 0 }) aborts at once', async () => {
+    const { controller, reconciler, source } = setup();
+    reconciler.behaviour = (_req, ctx) =>
+      new Promise((resolve) => {
+        ctx.signal.addEventListener('abort', () => { resolve({}); });
+      });
+    await controller.start();
+    source().add(widget('a'));
+    await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(1); });
+    await controller.stop({ timeoutMs: 0 });
+    expect(controller.activeWorkers()).toBe(0);
+  });
+
+  it('stop() gives up waiting after shutdownTimeoutMs plus the abort grace', async () => {
+    const { controller, reconciler, source, clock } = setup({ shutdownTimeoutMs: 1_000 });
+    reconciler.behaviour = () => new Promise(() => undefined); // ignores the signal
+    await controller.start();
+    source().add(widget('a'));
+    await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(1); });
+    let stopped = false;
+    const stopping = controller.stop({ abortGraceMs: 500 }).then(() => (stopped = true));
+    await settle();
+    expect(stopped).toBe(false);
     clock.advance(1_000);
+    await settle();
+    expect(stopped).toBe(false);
+    clock.advance(500);
     await stopping;
     expect(controller.activeWorkers()).toBe(1);
   });
@@ -432,7 +474,7 @@ describe('Controller lifecycle', () => {
     await controller.start();
     source().add(widget('a'));
     await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(1); });
-    await controller.stop();
+    await controller.stop({ timeoutMs: 0 });
     expect(clock.pendingTimers()).toBe(0);
   });
 

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ReleaseStorage } from '../../../src/helm/storage.js';
+import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
+import { condition, CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
+
+const BREAKABLE: TestKind = { group: 'test.example.com', version: 'v1', kind: 'Breakable', plural: 'breakables' };
+
+/** helm failures after rendering: the release is cleaned up or rolled back, and status says why. */
+describe('failed installs and upgrades', () => {
+  const kc = testKubeConfig();
+  const crs = new CRs(kc, BREAKABLE);
+  const storage = new ReleaseStorage(kc);
+  let ns: Awaited<ReturnType<typeof createNamespace>>;
+  let op: RunningOperator;
+
+  beforeAll(async () => {
+    await ensureCrd(kc, BREAKABLE);
+    ns = await createNamespace(kc, 'failures');
+    op = await startOperator({
+      watches: `- {group: ${BREAKABLE.group}, version: ${BREAKABLE.version}, kind: ${BREAKABLE.kind}, chart: ${fixtureChart('breakable')}}\n`,
+      namespaces: [ns.name],
+    });
+  });
+  afterAll(async () => {
+    await op.stop();
+    await ns.remove();
+  });
+
+  it('removes a failed install, reports helm\'s error, and installs once the spec is fixed', async () => {
+    await crs.create(ns.name, 'bad-install', { configName: 'Not_A_Valid_Name' });
+    const failed = await crs.waitForCondition(ns.name, 'bad-install', { type: 'ReleaseFailed', status: 'True', reason: 'InstallError' });
+    expect(condition(failed, 'ReleaseFailed')?.message).toMatch(/Not_A_Valid_Name/);
+    expect(condition(failed, 'Deployed')).toMatchObject({ status: 'False', reason: 'InstallError' });
+    expect((await crs.events(ns.name, 'bad-install')).map((e) => e.reason)).toContain('InstallFailed');
+    // No failed or pending revision is left behind between retries.
+    await waitFor('the failed release to be removed', async () => (await storage.records(ns.name, 'bad-install')).length === 0);
+
+    await crs.patch(ns.name, 'bad-install', { spec: { configName: 'bad-install-settings' } });
+    const fixed = await crs.waitForCondition(ns.name, 'bad-install', { type: 'Deployed', status: 'True', reason: 'InstallSuccessful' });
+    expect(condition(fixed, 'ReleaseFailed')?.status).toBe('False');
+    expect(fixed.status?.deployedRelease?.revision).toBe(1);
+  });
+
+  it('rolls a failed upgrade back to the revision that was serving', async () => {
+    await crs.create(ns.name, 'bad-upgrade', { configName: 'bad-upgrade-settings' });
+    await crs.waitForCondition(ns.name, 'bad-upgrade', { type: 'Deployed', status: 'True' });
+    // A Job's pod template is immutable: the apply of revision 2 fails.
+    await crs.patch(ns.name, 'bad-upgrade', { spec: { jobMessage: 'second' } });
+    const failed = await crs.waitForCondition(ns.name, 'bad-upgrade', { type: 'ReleaseFailed', status: 'True', reason: 'UpgradeError' });
+    expect(condition(failed, 'ReleaseFailed')?.message).toMatch(/immutable|Invalid/i);
+    const reasons = (await crs.events(ns.name, 'bad-upgrade')).map((e) => e.reason);
+    expect(reasons).toContain('UpgradeFailed');
+    expect(reasons).toContain('RollbackSuccessful');
+    const records = await storage.records(ns.name, 'bad-upgrade');
+    expect(records.some((r) => r.status === 'failed')).toBe(true);
+    expect(records.filter((r) => r.status.startsWith('pending-'))).toEqual([]);
+    const latest = records.reduce((a, b) => (b.revision > a.revision ? b : a));
+    expect(latest.status).toBe('deployed');
+    // Fixed by going back to the old value: the rolled-back release is what the spec asks for.
+    await crs.patch(ns.name, 'bad-upgrade', { spec: { jobMessage: 'first' } });
+    await crs.waitForCondition(ns.name, 'bad-upgrade', { type: 'ReleaseFailed', status: 'False' });
+  });
+});

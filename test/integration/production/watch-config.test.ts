@@ -1,0 +1,92 @@
+import { appendFile, cp, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
+import { CRs, ensureCrd, fixtureChart, type TestKind } from '../../support/operator.js';
+import { killAll, spawnOperator, watchEntry, watchesFile, type OperatorProcess } from './support.js';
+
+const ALPHA: TestKind = { group: 'reload.helm-operator.example.com', version: 'v1', kind: 'Alpha', plural: 'alphas' };
+const BETA: TestKind = { group: 'reload.helm-operator.example.com', version: 'v1', kind: 'Beta', plural: 'betas' };
+
+describe('run --watch-config', () => {
+  const kc = testKubeConfig();
+  const alphas = new CRs(kc, ALPHA);
+  const betas = new CRs(kc, BETA);
+  const chart = fixtureChart('slow-upgrade'); // installs are fast; only upgrades run hooks
+  let ns: Awaited<ReturnType<typeof createNamespace>>;
+  let watches: Awaited<ReturnType<typeof watchesFile>>;
+  let op: OperatorProcess;
+
+  beforeAll(async () => {
+    await Promise.all([ensureCrd(kc, ALPHA), ensureCrd(kc, BETA)]);
+    ns = await createNamespace(kc, 'prod-reload');
+    watches = await watchesFile(watchEntry(ALPHA, chart));
+    op = spawnOperator({ watchesFile: watches.file, namespace: ns.name, args: ['--watch-config'] });
+    await op.waitForLog('the config watcher', (l) => l.msg === 'Watching the watches file and charts for changes');
+  });
+  afterAll(async () => {
+    for (const [crs, name] of [[alphas, 'a1'], [alphas, 'a2'], [betas, 'b1'], [betas, 'b2']] as const) {
+      await crs.delete(ns.name, name).catch(() => undefined);
+    }
+    for (const [crs, name] of [[alphas, 'a1'], [alphas, 'a2'], [betas, 'b1'], [betas, 'b2']] as const) {
+      await crs.waitForGone(ns.name, name, { timeoutMs: 30_000 }).catch(() => undefined);
+    }
+    await killAll();
+    await ns.remove();
+    await watches.remove();
+  });
+
+  it('reconciles a kind added to watches.yaml while running', { timeout: 120_000 }, async () => {
+    await alphas.create(ns.name, 'a1', { message: 'a' });
+    await alphas.waitForCondition(ns.name, 'a1', { type: 'Deployed', status: 'True' });
+    await betas.create(ns.name, 'b1', { message: 'b' });
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect((await betas.get(ns.name, 'b1'))?.status).toBeUndefined(); // not watched yet
+
+    await watches.write(watchEntry(ALPHA, chart) + watchEntry(BETA, chart));
+    const applied = await op.waitForLog('the reload', (l) => l.msg === 'Applied the reloaded watches file', 30_000);
+    expect(applied).toMatchObject({ added: ['beta-controller'], removed: [], restarted: [] });
+    await betas.waitForCondition(ns.name, 'b1', { type: 'Deployed', status: 'True', reason: 'InstallSuccessful' });
+  });
+
+  it('reports a broken edit with file:line and keeps the last good configuration running', { timeout: 120_000 }, async () => {
+    await watches.write(`${watchEntry(ALPHA, chart)}${watchEntry(BETA, chart)}  reconcilPeriod: 5s\n`);
+    const invalid = await op.waitForLog('the invalid edit to be reported', (l) => l.msg === 'Invalid watches file; keeping the last good configuration', 30_000);
+    expect(invalid.level).toBe('error');
+    expect(String(invalid.error)).toContain(`${watches.file}:9:3`);
+    expect(String(invalid.error)).toMatch(/reconcilPeriod/);
+    // Both kinds still reconcile new CRs.
+    await alphas.create(ns.name, 'a2', { message: 'a' });
+    await betas.create(ns.name, 'b2', { message: 'b' });
+    await alphas.waitForCondition(ns.name, 'a2', { type: 'Deployed', status: 'True' });
+    await betas.waitForCondition(ns.name, 'b2', { type: 'Deployed', status: 'True' });
+    expect(op.lines.filter((l) => l.msg === 'Applied the reloaded watches file')).toHaveLength(1);
+  });
+
+  it('a chart edit restarts that kind\'s controller and upgrades its releases', { timeout: 120_000 }, async () => {
+    const copy = path.join(watches.dir, 'alpha-chart');
+    await cp(chart, copy, { recursive: true });
+    await writeFile(path.join(copy, 'values.yaml'), 'message: hello\nupgradeHookJobs: 0\n');
+    const applies = () => op.lines.filter((l) => l.msg === 'Applied the reloaded watches file');
+    const nextApply = async (description: string, after: number) => {
+      await waitFor(description, () => Promise.resolve(applies().length > after), { timeoutMs: 30_000, intervalMs: 50 });
+      return applies()[after]!;
+    };
+    let seen = applies().length;
+    await watches.write(watchEntry(ALPHA, copy) + watchEntry(BETA, chart));
+    expect(await nextApply('the switch to the copied chart', seen)).toMatchObject({ restarted: ['alpha-controller'] });
+    seen++;
+    const a1 = await alphas.get(ns.name, 'a1');
+    const revision = a1?.status?.deployedRelease?.revision ?? 0;
+    await appendFile(path.join(copy, 'templates/configmap.yaml'), '  edited: "yes"\n');
+    expect(await nextApply('the chart edit to restart alpha-controller', seen)).toMatchObject({ added: [], removed: [], restarted: ['alpha-controller'] });
+    const core = kc.makeApiClient(CoreV1Api);
+    await waitFor('a1 to be upgraded with the edited chart', async () => {
+      const cm = await core.readNamespacedConfigMap({ namespace: ns.name, name: 'a1-data' });
+      return cm.data?.edited === 'yes';
+    });
+    const upgraded = await alphas.waitForCondition(ns.name, 'a1', { type: 'Deployed', status: 'True', reason: 'UpgradeSuccessful' });
+    expect(upgraded.status?.deployedRelease?.revision).toBe(revision + 1);
+  });
+});
