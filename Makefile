@@ -9,8 +9,14 @@ NODE_DIR := $(shell bash hack/tools.sh node-dir)
 export PATH := $(NODE_DIR):$(PATH)
 TOOLS_ENV = eval "$$(bash hack/tools.sh env)"
 
+# The operator image: what docker-build tags, docker-push pushes, and deploy / build-installer run.
 IMG ?= controller:latest
 WATCHES_FILE ?= watches.yaml
+# docker or podman (anything with `build -t` and `push`).
+CONTAINER_TOOL ?= docker
+DOCKERFILE_UTILS_VERSION ?= 0.16.3
+# `make undeploy ignore-not-found=true` / `make uninstall ignore-not-found=true`: no error for objects already gone.
+ignore-not-found ?= false
 
 ##@ General
 
@@ -70,3 +76,47 @@ cluster-up: ## Start a local control plane (etcd, apiserver, controller-manager,
 .PHONY: cluster-down
 cluster-down: ## Stop the local control plane.
 	@bash hack/cluster.sh down
+
+##@ Build
+
+.PHONY: docker-build
+docker-build: ## Build the operator image IMG with CONTAINER_TOOL (Dockerfile; linux/amd64).
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the operator image IMG with CONTAINER_TOOL.
+	$(CONTAINER_TOOL) push $(IMG)
+
+.PHONY: docker-lint
+docker-lint: ## Lint the Dockerfile (dockerfile-utils from the npm registry) and check its invariants.
+	npx --yes dockerfile-utils@$(DOCKERFILE_UTILS_VERSION) lint Dockerfile
+	npx vitest run --project unit test/unit/project
+
+.PHONY: build-installer
+build-installer: ## Write dist/install.yaml: the CRDs and the operator with image IMG, for one `kubectl apply -f`.
+	@mkdir -p dist
+	bash hack/kustomize.sh build config/default $(IMG) > dist/install.yaml.tmp
+	@mv dist/install.yaml.tmp dist/install.yaml
+	@echo "wrote dist/install.yaml (image $(IMG))"
+
+##@ Deployment
+
+.PHONY: install
+install: ## Install the CRDs (config/crd) into the cluster of KUBECONFIG (or the current context).
+	bash hack/deploy.sh apply config/crd
+
+.PHONY: uninstall
+uninstall: ## Uninstall the CRDs: their custom resources first (needs the operator running), then the CRDs.
+	IGNORE_NOT_FOUND=$(ignore-not-found) bash hack/deploy.sh delete config/crd
+
+.PHONY: deploy
+deploy: ## Deploy the operator with image IMG (config/default: namespace, CRDs, RBAC, Deployment, metrics Service).
+	bash hack/deploy.sh apply config/default $(IMG)
+
+.PHONY: run-as-deployed
+run-as-deployed: build ## Run the operator locally as the ServiceAccount deploy created (its RBAC exactly; for clusters that fake pods).
+	WATCHES_FILE=$(WATCHES_FILE) bash hack/run-as-serviceaccount.sh
+
+.PHONY: undeploy
+undeploy: ## Remove everything deploy created: custom resources first (the operator uninstalls their releases), then the rest.
+	IGNORE_NOT_FOUND=$(ignore-not-found) bash hack/deploy.sh delete config/default

@@ -25,12 +25,23 @@ GO_VERSION_TAG=""
 log() { printf '[tools %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
+# The Go version names the cache directories of what Go builds. Without Go those cannot be
+# built (ensure says so), but their paths can still be printed.
 go_tag() {
   if [ -z "$GO_VERSION_TAG" ]; then
-    command -v go >/dev/null 2>&1 || die "go is required to build the test control plane binaries (install Go >= 1.26)"
-    GO_VERSION_TAG=$(GOTOOLCHAIN=local go env GOVERSION)
+    if command -v go >/dev/null 2>&1; then
+      GO_VERSION_TAG=$(GOTOOLCHAIN=local go env GOVERSION)
+    else
+      GO_VERSION_TAG=go-missing
+    fi
   fi
   printf '%s' "$GO_VERSION_TAG"
+}
+
+go_env() {
+  command -v go >/dev/null 2>&1 || die "go is required to build the test control plane binaries (install Go >= 1.26)"
+  export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-trimpath -modcacherw"
+  export GOMODCACHE="$CACHE_ROOT/go/mod" GOCACHE="$CACHE_ROOT/go/build"
 }
 
 component_dir() {
@@ -55,11 +66,6 @@ component_bins() {
     etcd) echo "etcd" ;;
     kwok) echo "kwok kwokctl" ;;
   esac
-}
-
-go_env() {
-  export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-trimpath -modcacherw"
-  export GOMODCACHE="$CACHE_ROOT/go/mod" GOCACHE="$CACHE_ROOT/go/build"
 }
 
 # --- builders: each receives the output directory (<dir>.tmp) as $1 -------------------------
