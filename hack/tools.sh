@@ -8,6 +8,7 @@
 #
 # Components: node helm kubectl helm3 k8s etcd kwok
 # Cache root: $HELM_OPERATOR_CACHE_DIR (default ${XDG_CACHE_HOME:-~/.cache}/helm-operator-ts).
+# Versions: hack/versions.env ($TOOLS_VERSIONS_FILE replaces it, for tests of this script).
 #
 # Each component is built into <dir>.tmp and renamed into place only when complete, so an
 # interrupted build never looks finished; Go's module and build caches live in the cache root,
@@ -17,7 +18,7 @@ set -euo pipefail
 
 HACK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=versions.env
-. "$HACK_DIR/versions.env"
+. "${TOOLS_VERSIONS_FILE:-$HACK_DIR/versions.env}"
 
 CACHE_ROOT=${HELM_OPERATOR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/helm-operator-ts}
 GO_VERSION_TAG=""

@@ -186,9 +186,13 @@ export class HelmReconciler implements Reconciler {
         await this.#event(s, 'Warning', Reason.ReleaseNameConflict, conflictMessage(s, state.ownerKind));
         this.#irreconcilable(s, Reason.ReleaseNameConflict, conflictMessage(s, state.ownerKind));
         break;
-      case 'Locked':
+      case 'Locked': {
         await this.#unlock(s, state);
-        return this.#act(s, await this.#state(s, desired), desired);
+        const next = await this.#state(s, desired);
+        // Decide once more, never in a loop: a release still locked is an error to back off from.
+        if (next.kind === 'Locked') throw new Error(`release ${s.name} is still ${next.latest.status} after unlocking it`);
+        return this.#act(s, next, desired);
+      }
       case 'FailedInstall':
         await this.#helm(s, Reason.InstallError, () => this.o.helm.uninstall({ release: s.name, namespace: s.namespace, signal: s.ctx.signal }));
         return this.#install(s, desired);
