@@ -214,7 +214,7 @@ export class CRs {
     const list = await this.#core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` });
     return list.items
       .filter((e) => e.involvedObject.kind === this.kind.kind)
-      .sort((a, b) => String(a.metadata?.creationTimestamp).localeCompare(String(b.metadata?.creationTimestamp)));
+      .sort((a, b) => String(a.metadata.creationTimestamp).localeCompare(String(b.metadata.creationTimestamp)));
   }
 }
 

@@ -31,7 +31,9 @@ export function startOperatorProcess(args: readonly string[], env: NodeJS.Proces
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('exit', (code, signal) => resolve({ code, signal }));
+    child.on('exit', (code, signal) => {
+      resolve({ code, signal });
+    });
   });
   return {
     child,
@@ -48,7 +50,7 @@ export async function waitForExit(p: OperatorProcess, timeoutMs = 30_000): Promi
   let done = false;
   void p.exited.then(() => (done = true));
   try {
-    await waitFor('the operator process to exit', async () => done, { timeoutMs });
+    await waitFor('the operator process to exit', () => Promise.resolve(done), { timeoutMs });
   } catch (err) {
     p.crash();
     throw err;
