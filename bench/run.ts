@@ -21,11 +21,11 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
+  loadYaml,
   Watch,
   type V1CustomResourceDefinition,
   type V1Deployment,
 } from '@kubernetes/client-node';
-import { parse } from 'yaml';
 import { loadChartInfo } from '../src/config/chart.js';
 import { loadWatches } from '../src/config/watches.js';
 import { HelmClient } from '../src/helm/index.js';
@@ -187,7 +187,7 @@ async function main(): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
   const core = kc.makeApiClient(CoreV1Api);
-  const crd = parse(await readFile(path.join(ROOT, 'config/crd/bases/example.com_nginxes.yaml'), 'utf8')) as V1CustomResourceDefinition;
+  const crd = loadYaml<V1CustomResourceDefinition>(await readFile(path.join(ROOT, 'config/crd/bases/example.com_nginxes.yaml'), 'utf8'));
   await kc.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({ body: crd }).catch((err: unknown) => {
     if (!isStatus(err, 409)) throw err;
   });

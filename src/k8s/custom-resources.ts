@@ -64,8 +64,14 @@ export class CustomResourceClient {
       );
       return true;
     } catch (err) {
-      if (isNotFound(err)) return false;
-      throw err;
+      if (!isNotFound(err)) throw err;
+      if ((await this.get(namespace, name)) === undefined) return false;
+      const { group, plural } = this.mapping;
+      throw new Error(
+        `cannot write the status of ${this.mapping.kind} ${namespace}/${name}: the CustomResourceDefinition ` +
+          `${plural}.${group} has no status subresource (add "subresources: {status: {}}" to version ${this.mapping.version})`,
+        { cause: err },
+      );
     }
   }
 

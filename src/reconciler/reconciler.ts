@@ -115,7 +115,11 @@ export class HelmReconciler implements Reconciler {
       }
       throw err;
     } finally {
-      await this.#writeStatus(s);
+      await this.#writeStatus(s).catch(async (err: unknown) => {
+        // Status is where users look; when it cannot be written, an event must say why.
+        await this.#event(s, 'Warning', 'StatusWriteFailed', describeError(err));
+        throw err;
+      });
     }
   }
 
@@ -406,8 +410,11 @@ export class HelmReconciler implements Reconciler {
     this.#manifests.delete(keyOf(s));
     this.o.metrics?.forget(this.o.controller ?? this.o.watch.kind, s.namespace, s.name);
     if (result.found) await this.#event(s, 'Normal', Reason.UninstallSuccessful, `Uninstalled release ${s.name}`);
-    // The status goes first: once the finalizer is off, the object may vanish at any moment.
-    await this.#writeStatus(s);
+    // The status goes first: once the finalizer is off, the object may vanish at any moment. It is
+    // best effort: a status that cannot be written must not keep the CR from being deleted.
+    await this.#writeStatus(s).catch(async (err: unknown) => {
+      await this.#event(s, 'Warning', 'StatusWriteFailed', describeError(err));
+    });
     await this.o.crs.removeFinalizers(s.cr, FINALIZERS);
     return {};
   }

@@ -9,6 +9,7 @@ import {
   ApiextensionsV1Api,
   CoreV1Api,
   CustomObjectsApi,
+  loadYaml,
   PatchStrategy,
   setHeaderOptions,
   type CoreV1Event,
@@ -16,7 +17,6 @@ import {
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { inject } from 'vitest';
-import { parse } from 'yaml';
 import { loadWatches } from '../../src/config/watches.js';
 import { HelmClient } from '../../src/helm/index.js';
 import { isStatus } from '../../src/k8s/errors.js';
@@ -34,6 +34,8 @@ export interface TestKind {
   readonly version: string;
   readonly kind: string;
   readonly plural: string;
+  /** A CRD without the status subresource (a user mistake the operator must report). */
+  readonly noStatusSubresource?: boolean;
 }
 
 export const NGINX: TestKind = { group: 'example.com', version: 'v1alpha1', kind: 'Nginx', plural: 'nginxes' };
@@ -44,7 +46,7 @@ export async function ensureCrd(kc: KubeConfig, kind: TestKind): Promise<void> {
   const name = `${kind.plural}.${kind.group}`;
   const body: V1CustomResourceDefinition =
     kind === NGINX
-      ? (parse(await readFile(path.join(ROOT, 'config/crd/bases/example.com_nginxes.yaml'), 'utf8')) as V1CustomResourceDefinition)
+      ? loadYaml<V1CustomResourceDefinition>(await readFile(path.join(ROOT, 'config/crd/bases/example.com_nginxes.yaml'), 'utf8'))
       : {
           metadata: { name },
           spec: {
@@ -56,7 +58,7 @@ export async function ensureCrd(kc: KubeConfig, kind: TestKind): Promise<void> {
                 name: kind.version,
                 served: true,
                 storage: true,
-                subresources: { status: {} },
+                ...(kind.noStatusSubresource === true ? {} : { subresources: { status: {} } }),
                 schema: {
                   openAPIV3Schema: {
                     type: 'object',

@@ -5,6 +5,7 @@ import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js'
 import { condition, CRs, ensureCrd, NGINX, NGINX_CHART, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
 
 const WEBSERVER: TestKind = { group: 'test.example.com', version: 'v1', kind: 'Webserver', plural: 'webservers' };
+const NOSTATUS: TestKind = { group: 'test.example.com', version: 'v1', kind: 'Statusless', plural: 'statuslesses', noStatusSubresource: true };
 
 /** Naming, collisions, pause, overrides and uninstall-wait, against the real cluster and helm. */
 describe('reconcile policies', () => {
@@ -20,6 +21,7 @@ describe('reconcile policies', () => {
   beforeAll(async () => {
     await ensureCrd(kc, NGINX);
     await ensureCrd(kc, WEBSERVER);
+    await ensureCrd(kc, NOSTATUS);
     ns = await createNamespace(kc, 'policies');
     process.env.POLICY_TEST_TAG = '1.27.4';
     op = await startOperator({
@@ -34,6 +36,10 @@ describe('reconcile policies', () => {
         `  chart: ${NGINX_CHART}`,
         '  overrideValues:',
         '    image.tag: $POLICY_TEST_TAG',
+        '- group: test.example.com',
+        '  version: v1',
+        '  kind: Statusless',
+        `  chart: ${NGINX_CHART}`,
         '',
       ].join('\n'),
       namespaces: [ns.name],
@@ -92,6 +98,18 @@ describe('reconcile policies', () => {
     await nginx.patch(ns.name, 'paused', { metadata: { annotations: { 'helm.sdk.operatorframework.io/paused': null } } });
     const resumed = await nginx.waitForCondition(ns.name, 'paused', { type: 'Deployed', status: 'True' });
     expect(condition(resumed, 'Paused')).toBeUndefined();
+  });
+
+  it('says in an event when a CRD has no status subresource', async () => {
+    const statusless = new CRs(kc, NOSTATUS);
+    await statusless.create(ns.name, 'mute', {});
+    const event = await waitFor('a StatusWriteFailed event', async () =>
+      (await statusless.events(ns.name, 'mute')).find((e) => e.reason === 'StatusWriteFailed'),
+    );
+    expect(event.type).toBe('Warning');
+    expect(event.message).toContain('the CustomResourceDefinition statuslesses.test.example.com has no status subresource');
+    await statusless.delete(ns.name, 'mute');
+    await statusless.waitForGone(ns.name, 'mute');
   });
 
   it('with uninstall-wait keeps the CR until every release object is gone', async () => {
