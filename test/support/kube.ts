@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 
 export function testKubeConfig(): KubeConfig {
@@ -39,7 +39,34 @@ export async function waitFor<T>(
 
 export const uniqueName = (prefix: string): string => `${prefix}-${randomBytes(3).toString('hex')}`;
 
-/** Creates a namespace with a unique name; the returned function deletes it. */
+/**
+ * Releases the test CRs of a namespace from their finalizers. Called once no operator runs any more,
+ * so that deleting the namespace cannot hang on a finalizer nobody will remove (which would also
+ * make `make undeploy` in a later test wait for CRs that never go).
+ */
+async function releaseTestCRs(kc: KubeConfig, namespace: string): Promise<void> {
+  const crds = await kc.makeApiClient(ApiextensionsV1Api).listCustomResourceDefinition();
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  for (const crd of crds.items) {
+    if (crd.spec.scope !== 'Namespaced' || !crd.spec.group.endsWith('example.com')) continue;
+    for (const v of crd.spec.versions.filter((x) => x.served)) {
+      await dropFinalizers(custom, { group: crd.spec.group, version: v.name, plural: crd.spec.names.plural, namespace });
+    }
+  }
+}
+
+async function dropFinalizers(custom: CustomObjectsApi, ref: { group: string; version: string; plural: string; namespace: string }): Promise<void> {
+  const list = (await custom.listNamespacedCustomObject(ref).catch(() => ({ items: [] }))) as {
+    items: { metadata: { name: string; finalizers?: string[] } }[];
+  };
+  const held = list.items.filter((i) => (i.metadata.finalizers ?? []).length > 0);
+  const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  for (const item of held) {
+    await custom.patchNamespacedCustomObject({ ...ref, name: item.metadata.name, body: { metadata: { finalizers: null } } }, merge).catch(() => undefined);
+  }
+}
+
+/** Creates a namespace with a unique name; `remove` deletes it (call it after stopping operators). */
 export async function createNamespace(kc: KubeConfig, prefix: string): Promise<{ name: string; remove: () => Promise<void> }> {
   const core = kc.makeApiClient(CoreV1Api);
   const name = uniqueName(prefix);
@@ -48,6 +75,7 @@ export async function createNamespace(kc: KubeConfig, prefix: string): Promise<{
     name,
     remove: async () => {
       await core.deleteNamespace({ name }).catch(() => undefined);
+      await releaseTestCRs(kc, name);
     },
   };
 }
