@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CoreV1Api, V1ConfigMap, V1ObjectMeta, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { HelmClient, HelmError, type HelmExecution } from '../../../src/helm/index.js';
+import { HelmClient, type HelmExecution } from '../../../src/helm/index.js';
 import { createNamespace, testKubeConfig } from '../../support/kube.js';
 import { writeTinyChart } from '../../unit/helm/helpers.js';
+import { helmRejection } from '../../support/helm.js';
 
 /**
  * The whole release lifecycle against the real control plane, once per helm major:
@@ -18,14 +19,6 @@ const binaries = [
   { major: 3 as const, bin: inject('helm3Bin') },
 ].filter((b) => b.bin !== '' && existsSync(b.bin));
 
-async function rejection(p: Promise<unknown>): Promise<HelmError> {
-  const err: unknown = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof HelmError)) throw new Error(`expected a HelmError, got ${String(err)}`);
-  return err;
-}
 
 describe.each(binaries)('HelmClient with helm v$major', ({ major, bin }) => {
   let kc: KubeConfig;
@@ -111,13 +104,13 @@ describe.each(binaries)('HelmClient with helm v$major', ({ major, bin }) => {
   });
 
   it('classifies install, schema and ownership failures', async () => {
-    expect((await rejection(client.install({ release: 'web', namespace: ns.name, chart: chartV1, values: {} }))).reason).toBe('ResourceConflict');
-    const schema = await rejection(client.upgrade({ release: 'web', namespace: ns.name, chart: chartV1, values: { greeting: 5 } }));
+    expect((await helmRejection(client.install({ release: 'web', namespace: ns.name, chart: chartV1, values: {} }))).reason).toBe('ResourceConflict');
+    const schema = await helmRejection(client.upgrade({ release: 'web', namespace: ns.name, chart: chartV1, values: { greeting: 5 } }));
     expect(schema.reason).toBe('ValuesSchemaInvalid');
     // A ConfigMap helm does not own, with the name the chart renders for release "taken".
     const body = Object.assign(new V1ConfigMap(), { metadata: Object.assign(new V1ObjectMeta(), { name: 'taken-cm' }), data: { x: 'y' } });
     await core.createNamespacedConfigMap({ namespace: ns.name, body });
-    const taken = await rejection(client.install({ release: 'taken', namespace: ns.name, chart: chartV1, values: {} }));
+    const taken = await helmRejection(client.install({ release: 'taken', namespace: ns.name, chart: chartV1, values: {} }));
     expect(taken.reason).toBe('ResourceConflict');
     expect(taken.summary).toMatch(/exists and cannot be imported into the current release/);
     await client.uninstall({ release: 'taken', namespace: ns.name });
@@ -125,7 +118,7 @@ describe.each(binaries)('HelmClient with helm v$major', ({ major, bin }) => {
 
   it('impersonates with --kube-as-user', async () => {
     const nobody = new HelmClient({ binary: bin, kubeconfig: inject('kubeconfigPath'), tmpDir: work, impersonate: 'nobody' });
-    const err = await rejection(nobody.status('web', ns.name));
+    const err = await helmRejection(nobody.status('web', ns.name));
     expect(err.reason).toBe('KubernetesAPIError');
     expect(err.summary).toMatch(/forbidden: User "nobody"/);
   });

@@ -10,6 +10,8 @@ import { inject } from 'vitest';
 import { waitFor } from '../../support/kube.js';
 import { ROOT } from '../../support/operator.js';
 
+export { sample } from '../../support/prometheus.js';
+
 export type LogLine = Record<string, unknown> & { msg?: string; level?: string };
 
 export interface OperatorProcess {
@@ -161,16 +163,6 @@ export async function watchesFile(text: string): Promise<{ dir: string; file: st
 export const watchEntry = (kind: { group: string; version: string; kind: string }, chart: string, extra = ''): string =>
   `- group: ${kind.group}\n  version: ${kind.version}\n  kind: ${kind.kind}\n  chart: ${chart}\n${extra}`;
 
-/** The value of one sample in Prometheus text output; undefined when the series is absent. */
-export function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (m?.[1] !== name) continue;
-    const got = new Map([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l): [string, string] => [l[1] ?? '', l[2] ?? '']));
-    if (Object.entries(labels).every(([k, v]) => got.get(k) === v)) return Number(m[3]);
-  }
-  return undefined;
-}
 
 export async function scrape(url: string): Promise<string> {
   const res = await fetch(`${url}/metrics`);

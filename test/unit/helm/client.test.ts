@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { HelmClient, HelmError, toHelmError, type HelmClientOptions, type HelmExecution } from '../../../src/helm/index.js';
 import { HELM_BINARIES, writeFakeHelm, writeTinyChart, writeUnreachableKubeconfig } from './helpers.js';
+import { helmRejection } from '../../support/helm.js';
 
 let work: string;
 let chart: string;
@@ -26,14 +27,6 @@ async function valuesDirs(tmp: string): Promise<string[]> {
   return (await readdir(tmp)).filter((n) => n.startsWith('helm-values-'));
 }
 
-async function rejection(p: Promise<unknown>): Promise<HelmError> {
-  const err: unknown = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof HelmError)) throw new Error(`expected a HelmError, got ${String(err)}`);
-  return err;
-}
 
 const releaseOpts = { release: 'web', namespace: 'demo' };
 
@@ -77,7 +70,7 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
     });
     await c2.template({ ...releaseOpts, chart, values: { greeting: 'x' } });
     expect(modes).toEqual({ dir: 0o700, file: 0o600 });
-    const failed = await rejection(c2.template({ ...releaseOpts, chart, values: { fail: true } }));
+    const failed = await helmRejection(c2.template({ ...releaseOpts, chart, values: { fail: true } }));
     expect(failed.reason).toBe('RenderFailed');
     expect(modes).toEqual({ dir: 0o700, file: 0o600 });
     expect(await valuesDirs(work)).toEqual([]);
@@ -86,7 +79,7 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
   it('a failing render rejects with RenderFailed and still removes the values file', async () => {
     const events: HelmExecution[] = [];
     const c = client({ observer: (e) => events.push(e) });
-    const err = await rejection(c.template({ ...releaseOpts, chart, values: { fail: true, secret: 'hunter2' } }));
+    const err = await helmRejection(c.template({ ...releaseOpts, chart, values: { fail: true, secret: 'hunter2' } }));
     expect(err.reason).toBe('RenderFailed');
     expect(err.verb).toBe('template');
     expect(err.exitCode).toBe(1);
@@ -99,10 +92,10 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
 
   it('schema violations, bad charts and bad names are classified', async () => {
     const c = client();
-    expect((await rejection(c.template({ ...releaseOpts, chart, values: { greeting: 5 } }))).reason).toBe('ValuesSchemaInvalid');
-    expect((await rejection(c.template({ ...releaseOpts, chart: path.join(work, 'nope'), values: {} }))).reason).toBe('ChartInvalid');
-    expect((await rejection(c.template({ ...releaseOpts, release: 'Bad_Name', chart, values: {} }))).reason).toBe('InvalidReleaseName');
-    expect((await rejection(c.template({ ...releaseOpts, release: 'a'.repeat(54), chart, values: {} }))).reason).toBe('InvalidReleaseName');
+    expect((await helmRejection(c.template({ ...releaseOpts, chart, values: { greeting: 5 } }))).reason).toBe('ValuesSchemaInvalid');
+    expect((await helmRejection(c.template({ ...releaseOpts, chart: path.join(work, 'nope'), values: {} }))).reason).toBe('ChartInvalid');
+    expect((await helmRejection(c.template({ ...releaseOpts, release: 'Bad_Name', chart, values: {} }))).reason).toBe('InvalidReleaseName');
+    expect((await helmRejection(c.template({ ...releaseOpts, release: 'a'.repeat(54), chart, values: {} }))).reason).toBe('InvalidReleaseName');
     expect(await valuesDirs(work)).toEqual([]);
   });
 
@@ -111,7 +104,7 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
     await c.version();
     const ac = new AbortController();
     ac.abort();
-    const err = await rejection(c.template({ ...releaseOpts, chart, values: {}, signal: ac.signal }));
+    const err = await helmRejection(c.template({ ...releaseOpts, chart, values: {}, signal: ac.signal }));
     expect(err.reason).toBe('Canceled');
     expect(err.canceled).toBe(true);
     expect(c.executions).toBe(1);
@@ -127,7 +120,7 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
     });
     const c = client({ log: pino({ level: 'debug' }, sink) });
     await c.template({ ...releaseOpts, chart, values: { greeting: 'TOPSECRET-VALUE' } });
-    await rejection(c.template({ ...releaseOpts, chart, values: { fail: true, token: 'TOPSECRET-VALUE' } }));
+    await helmRejection(c.template({ ...releaseOpts, chart, values: { fail: true, token: 'TOPSECRET-VALUE' } }));
     const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(records.filter((r) => r.verb === 'template').map((r) => [r.release, r.namespace, r.outcome, typeof r.durationMs])).toEqual([
       ['web', 'demo', 'success', 'number'],
@@ -219,7 +212,7 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
 
     it('upgrade while another operation is pending', async () => {
       const c = await memoryClient();
-      const err = await rejection(c.upgrade({ release: 'stuck', namespace: 'ns1', chart, values: {} }));
+      const err = await helmRejection(c.upgrade({ release: 'stuck', namespace: 'ns1', chart, values: {} }));
       expect(err.reason).toBe('AnotherOperationInProgress');
       expect(err.summary).toBe('another operation (install/upgrade/rollback) is in progress');
       expect(await valuesDirs(work)).toEqual([]);
@@ -227,20 +220,20 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
 
     it('upgrade and rollback of a missing release are ReleaseNotFound', async () => {
       const c = await memoryClient();
-      expect((await rejection(c.upgrade({ release: 'nope', namespace: 'ns1', chart, values: {} }))).reason).toBe('ReleaseNotFound');
-      expect((await rejection(c.rollback({ release: 'nope', namespace: 'ns1', revision: 1 }))).reason).toBe('ReleaseNotFound');
+      expect((await helmRejection(c.upgrade({ release: 'nope', namespace: 'ns1', chart, values: {} }))).reason).toBe('ReleaseNotFound');
+      expect((await helmRejection(c.rollback({ release: 'nope', namespace: 'ns1', revision: 1 }))).reason).toBe('ReleaseNotFound');
     });
 
     it('install over an existing release is a ResourceConflict', async () => {
       const c = await memoryClient();
-      const err = await rejection(c.install({ release: 'web', namespace: 'ns1', chart, values: {}, labels: { team: 'a' } }));
+      const err = await helmRejection(c.install({ release: 'web', namespace: 'ns1', chart, values: {}, labels: { team: 'a' } }));
       expect(err.reason).toBe('ResourceConflict');
     });
   });
 
   it('an unreachable cluster is a KubernetesAPIError', async () => {
     const c = client({ kubeconfig: await writeUnreachableKubeconfig(work) });
-    const err = await rejection(c.install({ ...releaseOpts, chart, values: {} }));
+    const err = await helmRejection(c.install({ ...releaseOpts, chart, values: {} }));
     expect(err.reason).toBe('KubernetesAPIError');
     expect(err.summary).toMatch(/connection refused/);
     expect(await c.status('web', 'demo').catch((e: unknown) => (e as HelmError).reason)).toBe('KubernetesAPIError');
@@ -248,7 +241,7 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
 
   it('passes --kube-context before the -- terminator', async () => {
     const c = client({ kubeconfig: await writeUnreachableKubeconfig(work), kubeContext: 'nope' });
-    const err = await rejection(c.history('web', 'demo'));
+    const err = await helmRejection(c.history('web', 'demo'));
     expect(err.reason).toBe('KubernetesAPIError');
     expect(err.summary).toMatch(/context "nope" does not exist/);
   });
@@ -257,16 +250,16 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
 describe('without a usable helm', () => {
   it('a missing binary is HelmNotFound, and the failure is not cached', async () => {
     const c = new HelmClient({ binary: path.join(work, 'no-such-helm'), tmpDir: work });
-    const err = await rejection(c.version());
+    const err = await helmRejection(c.version());
     expect(err.reason).toBe('HelmNotFound');
     expect(err.summary).toBe('cannot run helm: ENOENT');
-    await rejection(c.status('web', 'demo'));
+    await helmRejection(c.status('web', 'demo'));
     expect(c.executions).toBe(2);
   });
 
   it('helm older than 3.13 is rejected with a clear message', async () => {
     const c = new HelmClient({ binary: await writeFakeHelm(work), tmpDir: work, extraEnv: { FAKE_HELM_VERSION: 'v3.12.3' } });
-    const err = await rejection(c.version());
+    const err = await helmRejection(c.version());
     expect(err.reason).toBe('HelmNotFound');
     expect(err.summary).toMatch(/helm 3\.12\.3 is too old: need >= 3\.13\.0/);
   });
@@ -282,7 +275,7 @@ describe('cancellation and observation (stand-in helm that hangs)', () => {
     expect(await valuesDirs(work)).toHaveLength(1);
     const started = Date.now();
     ac.abort();
-    const err = await rejection(pending);
+    const err = await helmRejection(pending);
     expect(Date.now() - started).toBeLessThan(5000);
     expect(err.reason).toBe('Canceled');
     expect(err.canceled).toBe(true);

@@ -3,17 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { listenHttp, type HttpListener } from '../../../src/telemetry/health.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 import { metricsHandler, OperatorMetrics, RECONCILE_RESULTS } from '../../../src/telemetry/metrics.js';
+import { sample } from '../../support/prometheus.js';
 
-/** The value of one sample in Prometheus text output, or undefined when the series is absent. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (m?.[1] !== name) continue;
-    const got = new Map([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l): [string, string] => [l[1] ?? '', l[2] ?? '']));
-    if (Object.entries(labels).every(([k, v]) => got.get(k) === v)) return Number(m[3]);
-  }
-  return undefined;
-}
 
 const fresh = () => new OperatorMetrics({ version: '1.2.3', processMetrics: false });
 
