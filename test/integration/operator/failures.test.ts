@@ -51,11 +51,19 @@ describe('failed installs and upgrades', () => {
     const reasons = (await crs.events(ns.name, 'bad-upgrade')).map((e) => e.reason);
     expect(reasons).toContain('UpgradeFailed');
     expect(reasons).toContain('RollbackSuccessful');
-    const records = await storage.records(ns.name, 'bad-upgrade');
+    // The failed upgrade is retried with backoff (each try fails and is rolled back again), so
+    // between tries the newest revision is the rollback, deployed.
+    const records = await waitFor(
+      'the newest revision to be the deployed rollback',
+      async () => {
+        const all = await storage.records(ns.name, 'bad-upgrade');
+        const latest = all.reduce((a, b) => (b.revision > a.revision ? b : a));
+        return latest.status === 'deployed' ? all : undefined;
+      },
+      { intervalMs: 50 },
+    );
     expect(records.some((r) => r.status === 'failed')).toBe(true);
     expect(records.filter((r) => r.status.startsWith('pending-'))).toEqual([]);
-    const latest = records.reduce((a, b) => (b.revision > a.revision ? b : a));
-    expect(latest.status).toBe('deployed');
     // Fixed by going back to the old value: the rolled-back release is what the spec asks for.
     await crs.patch(ns.name, 'bad-upgrade', { spec: { jobMessage: 'first' } });
     await crs.waitForCondition(ns.name, 'bad-upgrade', { type: 'ReleaseFailed', status: 'False' });
