@@ -10,6 +10,8 @@ export const ConditionType = {
   Paused: 'Paused',
   /** Ours: whether the release's objects are ready (kstatus-like rules, see readiness.ts). */
   Ready: 'Ready',
+  /** Ours: installs or upgrades of this exact spec and chart failed too often; retries stopped. */
+  Stalled: 'Stalled',
 } as const;
 export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
 
@@ -29,6 +31,7 @@ export const Reason = {
   InvalidSpec: 'InvalidSpec',
   PauseReconcileAnnotationTrue: 'PauseReconcileAnnotationTrue',
   Uninstalling: 'Uninstalling',
+  RetriesExhausted: 'RetriesExhausted',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 

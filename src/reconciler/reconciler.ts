@@ -25,6 +25,13 @@ export const FINALIZER = 'helm.sdk.operatorframework.io/uninstall-release';
 export const LEGACY_FINALIZER = 'helm.sdk.operatorframework.io/uninstall-helm-release';
 const FINALIZERS = [FINALIZER, LEGACY_FINALIZER];
 
+/**
+ * Failed installs or upgrades of one desired state (same spec, overrides and chart) before the
+ * retries stop with a Stalled condition; a new spec or chart starts again. Each failed upgrade
+ * leaves a failed revision and a rollback behind, so retrying forever only churns history.
+ */
+export const MAX_FAILED_ATTEMPTS = 5;
+
 /** While `uninstall-wait` holds a CR, how often to look again for the release's objects. */
 const UNINSTALL_WAIT_POLL_MS = 2_000;
 
@@ -142,9 +149,35 @@ export class HelmReconciler implements Reconciler {
     const desired = await this.#desired(cr);
     const state = await this.#state(s, desired);
     this.o.metrics?.releaseState(this.o.controller ?? this.o.watch.kind, s.namespace, s.name, state.kind);
+    if (this.#stalled(s, state, desired)) return { requeueAfterMs: this.#period(s) };
     await this.#act(s, state, desired);
     s.status.setObservedGeneration(s.cr.metadata.generation);
     return { requeueAfterMs: this.#period(s) };
+  }
+
+  /**
+   * Whether helm must not be tried again: the same desired state already failed
+   * MAX_FAILED_ATTEMPTS times. Says so in a Stalled condition; a new state clears it.
+   */
+  #stalled(s: Subject, state: ReleaseState, desired: Desired): boolean {
+    const failed = s.status.current.failedAttempts;
+    const wouldAct = state.kind === 'Absent' || state.kind === 'FailedInstall' || state.kind === 'OutOfSync';
+    if (wouldAct && failed?.fingerprint === desired.fingerprint && failed.count >= MAX_FAILED_ATTEMPTS) {
+      this.#markStalled(s, failed.count);
+      return true;
+    }
+    s.status.removeCondition(ConditionType.Stalled);
+    return false;
+  }
+
+  #markStalled(s: Subject, count: number): void {
+    s.status.setCondition({
+      type: ConditionType.Stalled,
+      status: 'True',
+      reason: Reason.RetriesExhausted,
+      message: `helm failed ${count} times with this spec and chart; retries stopped until the spec or the chart changes`,
+    });
+    s.status.setObservedGeneration(s.cr.metadata.generation);
   }
 
   #period(s: Subject): number {
@@ -245,7 +278,7 @@ export class HelmReconciler implements Reconciler {
         });
       }
       s.status.setCondition({ type: ConditionType.Deployed, status: 'False', reason: Reason.InstallError, message: failure.summary });
-      return this.#fail(s, { reason: Reason.InstallError, event: 'InstallFailed' }, failure, err);
+      return this.#fail(s, { reason: Reason.InstallError, event: 'InstallFailed' }, this.#counted(s, desired, failure), err);
     }
     await this.#succeeded(s, release, Reason.InstallSuccessful);
   }
@@ -257,7 +290,7 @@ export class HelmReconciler implements Reconciler {
       release = await this.o.helm.upgrade({ ...this.#request(s, desired), force: s.annotations.upgradeForce });
     } catch (err) {
       await this.#rollbackFailedUpgrade(s, before);
-      return this.#fail(s, { reason: Reason.UpgradeError, event: 'UpgradeFailed' }, this.o.describeHelmError(err), err);
+      return this.#fail(s, { reason: Reason.UpgradeError, event: 'UpgradeFailed' }, this.#counted(s, desired, this.o.describeHelmError(err)), err);
     }
     await this.#succeeded(s, release, Reason.UpgradeSuccessful);
   }
@@ -287,6 +320,14 @@ export class HelmReconciler implements Reconciler {
     await this.#event(s, 'Warning', 'RollbackFailed', `Rollback of ${s.name} to revision ${before.revision} failed: ${errors.join('; then: ')}`);
   }
 
+  /** Counts the failure against the desired state; the last allowed one is not retried. */
+  #counted(s: Subject, desired: Desired, failure: HelmFailure): HelmFailure {
+    const count = s.status.recordFailure(desired.fingerprint);
+    if (count < MAX_FAILED_ATTEMPTS) return failure;
+    this.#markStalled(s, count);
+    return { summary: `${failure.summary} (failed ${count} times; retries stopped until the spec or the chart changes)`, retryable: false };
+  }
+
   #request(s: Subject, desired: Desired): Parameters<HelmPort['install']>[0] {
     return {
       release: s.name,
@@ -303,6 +344,7 @@ export class HelmReconciler implements Reconciler {
     s.status.setCondition({ type: ConditionType.Deployed, status: 'True', reason, message });
     s.status.setCondition({ type: ConditionType.ReleaseFailed, status: 'False', reason, message: '' });
     s.status.setCondition({ type: ConditionType.Irreconcilable, status: 'False', reason: Reason.Reconciled, message: '' });
+    s.status.clearFailures();
     const objects = await this.#remember(s, release);
     s.status.setRelease(deployedRelease(release), objects.map((o) => o.entry));
     await this.#objects.adopt(this.#subject(s), objects);
@@ -335,6 +377,7 @@ export class HelmReconciler implements Reconciler {
     s.status.setCondition({ type: ConditionType.Deployed, status: 'True', reason: prior?.status === 'True' ? prior.reason : reason, message });
     s.status.setCondition({ type: ConditionType.ReleaseFailed, status: 'False', reason, message: '' });
     s.status.setCondition({ type: ConditionType.Irreconcilable, status: 'False', reason: Reason.Reconciled, message: '' });
+    s.status.clearFailures();
   }
 
   /** Parses and keeps the release's manifest, paired with where each object lives. */

@@ -16,14 +16,21 @@ export interface DeployedRelease {
   readonly appVersion?: string;
 }
 
+/** Consecutive failed installs or upgrades of one desired state (fingerprint). */
+export interface FailedAttempts {
+  readonly fingerprint: string;
+  readonly count: number;
+}
+
 export interface HelmStatus {
   conditions: Condition[];
+  failedAttempts?: FailedAttempts;
   deployedRelease?: DeployedRelease;
   inventory?: InventoryEntry[];
   observedGeneration?: number;
 }
 
-const OWNED_KEYS = ['conditions', 'deployedRelease', 'inventory', 'observedGeneration'] as const;
+const OWNED_KEYS = ['conditions', 'deployedRelease', 'inventory', 'observedGeneration', 'failedAttempts'] as const;
 
 /** Pure: the owned fields of a CR's status as found on the server, tolerating anything malformed. */
 export function readStatus(raw: unknown): HelmStatus {
@@ -33,6 +40,10 @@ export function readStatus(raw: unknown): HelmStatus {
   if (isPlainObject(s.deployedRelease)) status.deployedRelease = s.deployedRelease as unknown as DeployedRelease;
   if (Array.isArray(s.inventory)) status.inventory = s.inventory.filter(isPlainObject) as unknown as InventoryEntry[];
   if (typeof s.observedGeneration === 'number') status.observedGeneration = s.observedGeneration;
+  const f = s.failedAttempts;
+  if (isPlainObject(f) && typeof f.fingerprint === 'string' && typeof f.count === 'number') {
+    status.failedAttempts = { fingerprint: f.fingerprint, count: f.count };
+  }
   return status;
 }
 
@@ -77,6 +88,18 @@ export class StatusDraft {
     else this.#next.deployedRelease = release;
     if (inventory === undefined) delete this.#next.inventory;
     else this.#next.inventory = inventory;
+  }
+
+  /** Counts a failed install or upgrade of `fingerprint`; a new fingerprint starts again at 1. */
+  recordFailure(fingerprint: string): number {
+    const prior = this.#next.failedAttempts;
+    const count = prior?.fingerprint === fingerprint ? prior.count + 1 : 1;
+    this.#next.failedAttempts = { fingerprint, count };
+    return count;
+  }
+
+  clearFailures(): void {
+    delete this.#next.failedAttempts;
   }
 
   setObservedGeneration(generation: number | undefined): void {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReleaseStorage } from '../../../src/helm/storage.js';
+import { MAX_FAILED_ATTEMPTS } from '../../../src/reconciler/reconciler.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { condition, CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
 
@@ -51,8 +52,8 @@ describe('failed installs and upgrades', () => {
     const reasons = (await crs.events(ns.name, 'bad-upgrade')).map((e) => e.reason);
     expect(reasons).toContain('UpgradeFailed');
     expect(reasons).toContain('RollbackSuccessful');
-    // The failed upgrade is retried with backoff (each try fails and is rolled back again), so
-    // between tries the newest revision is the rollback, deployed.
+    // The failed upgrade may be tried again (each try fails and is rolled back again), so check
+    // between tries, when the newest revision is the rollback, deployed.
     const records = await waitFor(
       'the newest revision to be the deployed rollback',
       async () => {
@@ -67,5 +68,35 @@ describe('failed installs and upgrades', () => {
     // Fixed by going back to the old value: the rolled-back release is what the spec asks for.
     await crs.patch(ns.name, 'bad-upgrade', { spec: { jobMessage: 'first' } });
     await crs.waitForCondition(ns.name, 'bad-upgrade', { type: 'ReleaseFailed', status: 'False' });
+  });
+
+  it(`stops retrying after ${MAX_FAILED_ATTEMPTS} failed upgrades of the same spec, and resumes when it changes`, async () => {
+    type Counted = { status?: { failedAttempts?: { count: number } } };
+    const attempts = async (): Promise<number> => ((await crs.get(ns.name, 'stubborn')) as Counted | undefined)?.status?.failedAttempts?.count ?? 0;
+    await crs.create(ns.name, 'stubborn', { configName: 'stubborn-settings' });
+    await crs.waitForCondition(ns.name, 'stubborn', { type: 'Deployed', status: 'True' });
+    await crs.patch(ns.name, 'stubborn', { spec: { jobMessage: 'changed' } });
+    await waitFor('the first failed attempt', async () => (await attempts()) >= 1);
+    // Whatever brings the CR back (backoff, an annotation, a dependent's event) counts; poke it until it stalls.
+    for (let i = 0; i < MAX_FAILED_ATTEMPTS + 2 && condition(await crs.get(ns.name, 'stubborn'), 'Stalled') === undefined; i++) {
+      const before = await attempts();
+      await crs.patch(ns.name, 'stubborn', { metadata: { annotations: { 'test.example.com/poke': String(i) } } });
+      await waitFor('another attempt or the stall', async () => (await attempts()) > before || condition(await crs.get(ns.name, 'stubborn'), 'Stalled') !== undefined);
+    }
+    const stalled = await crs.waitForCondition(ns.name, 'stubborn', { type: 'Stalled', status: 'True', reason: 'RetriesExhausted' });
+    expect(await attempts()).toBe(MAX_FAILED_ATTEMPTS);
+    expect(condition(stalled, 'ReleaseFailed')?.message).toMatch(/retries stopped until the spec or the chart changes/);
+    // Stalled: more pokes run no helm and store no revision.
+    const revisions = (await storage.records(ns.name, 'stubborn')).length;
+    const executions = op.helm.executions;
+    await crs.patch(ns.name, 'stubborn', { metadata: { annotations: { 'test.example.com/poke': 'again' } } });
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(op.helm.executions).toBe(executions);
+    expect((await storage.records(ns.name, 'stubborn')).length).toBe(revisions);
+
+    await crs.patch(ns.name, 'stubborn', { spec: { jobMessage: null } });
+    const fixed = await crs.waitForCondition(ns.name, 'stubborn', { type: 'ReleaseFailed', status: 'False' });
+    expect(condition(fixed, 'Stalled')).toBeUndefined();
+    expect(await attempts()).toBe(0);
   });
 });

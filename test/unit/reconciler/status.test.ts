@@ -248,3 +248,18 @@ describe('StatusDraft', () => {
     expect(stamped).toBeLessThanOrEqual(Date.now() + 1000);
   });
 });
+
+describe('StatusDraft failed attempts', () => {
+  it('counts failures per desired state and starts again for a new one', () => {
+    const draft = new StatusDraft({ failedAttempts: { fingerprint: 'a', count: 2 } });
+    expect(draft.recordFailure('a')).toBe(3);
+    expect(draft.recordFailure('b')).toBe(1);
+    expect(draft.patch()).toEqual({ failedAttempts: { fingerprint: 'b', count: 1 } });
+    draft.clearFailures();
+    expect(draft.patch()).toEqual({ failedAttempts: null });
+  });
+
+  it('ignores a malformed failedAttempts', () => {
+    expect(new StatusDraft({ failedAttempts: { fingerprint: 1, count: 'x' } }).current.failedAttempts).toBeUndefined();
+  });
+});
