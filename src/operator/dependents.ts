@@ -9,6 +9,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { parseApiVersion, type RestMapper } from '../k8s/restmapper.js';
 import type { InventoryEntry } from '../reconciler/inventory.js';
 import { CHART_LABEL, ownersOf } from '../reconciler/ownership.js';
+import type { CachedObject, DependentsPort } from '../reconciler/release-objects.js';
 import { Informer } from '../runtime/informer.js';
 import type { Logger } from '../telemetry/logger.js';
 
@@ -19,9 +20,6 @@ export interface DependentOwner {
   readonly namespace: string;
   readonly name: string;
 }
-
-/** What a reconcile learns about one dependent from the cache. */
-export type CachedObject = { readonly known: true; readonly object: KubernetesObject | undefined } | { readonly known: false };
 
 export interface DependentsOptions {
   readonly kubeConfig: KubeConfig;
@@ -44,7 +42,7 @@ interface KindWatch {
 
 const kindKey = (apiVersion: string, kind: string): string => `${apiVersion}|${kind}`;
 
-export class DependentWatcher {
+export class DependentWatcher implements DependentsPort {
   readonly #kinds = new Map<string, KindWatch>();
   #stopped = false;
 
