@@ -355,7 +355,9 @@ describe('deploying the operator (make install / deploy / build-installer / unde
     await kc.makeApiClient(AutoscalingV2Api).readNamespacedHorizontalPodAutoscaler({ name: 'nginx-sample', namespace: ns });
 
     await deployed.check();
-    expect(operator.output()).not.toMatch(/forbidden/i);
+    // An RBAC denial names the user; other "forbidden" errors (a namespace another test is deleting,
+    // seen because this operator watches all namespaces) are not about our rules.
+    expect(operator.output()).not.toMatch(/forbidden: User \\?"system:serviceaccount:/i);
   }, 300_000);
 
   it('make build-installer writes one dist/install.yaml that the API server accepts', async () => {
