@@ -1,10 +1,12 @@
 /**
- * Any Kubernetes object by apiVersion/kind: read and server-side apply. Kinds are resolved through
- * discovery (client-node refetches a group-version's resources on a miss, so CRDs installed later
- * resolve too).
+ * Any Kubernetes object by apiVersion/kind: read, patch and server-side apply, as plain JSON (see
+ * raw-client.ts for why not client-node's typed models). Kinds are resolved through the shared
+ * discovery cache, which refetches a group-version on a miss, so CRDs installed later resolve too.
  */
-import { KubernetesObjectApi, PatchStrategy, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { HttpMethod, PatchStrategy, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { isNotFound, isStatus } from './errors.js';
+import { RawClient, resourcePath } from './raw-client.js';
+import { parseApiVersion, type RestMapper } from './restmapper.js';
 
 export interface ObjectRef {
   readonly apiVersion: string;
@@ -23,17 +25,19 @@ export interface ApplyOptions {
 }
 
 export class ObjectClient {
-  readonly #api: KubernetesObjectApi;
+  readonly #raw: RawClient;
 
-  constructor(kc: KubeConfig) {
-    this.#api = KubernetesObjectApi.makeApiClient(kc);
+  constructor(
+    kc: KubeConfig,
+    private readonly mapper: RestMapper,
+  ) {
+    this.#raw = kc.makeApiClient(RawClient);
   }
 
   /** undefined when the object does not exist. */
   async get(ref: ObjectRef): Promise<KubernetesObject | undefined> {
-    const metadata = ref.namespace === '' ? { name: ref.name } : { name: ref.name, namespace: ref.namespace };
     try {
-      return await this.#api.read({ apiVersion: ref.apiVersion, kind: ref.kind, metadata });
+      return (await this.#raw.request(HttpMethod.GET, await this.#path(ref))) as KubernetesObject;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -46,7 +50,11 @@ export class ObjectClient {
    */
   async mergePatch(body: KubernetesObject, fieldManager: string): Promise<boolean> {
     try {
-      await this.#api.patch(body, undefined, undefined, fieldManager, undefined, PatchStrategy.MergePatch);
+      await this.#raw.request(HttpMethod.PATCH, await this.#path(refOf(body)), {
+        query: { fieldManager },
+        body,
+        contentType: PatchStrategy.MergePatch,
+      });
       return true;
     } catch (err) {
       if (isNotFound(err) || isStatus(err, 409)) return false;
@@ -54,15 +62,54 @@ export class ObjectClient {
     }
   }
 
+  /**
+   * Replaces `metadata.managedFields` of the object at `resourceVersion` (a JSON patch with a
+   * `test`, so a concurrent change wins). Resolves with the updated object, or undefined when
+   * the object is gone or changed since.
+   */
+  async replaceManagedFields(ref: ObjectRef, resourceVersion: string, managedFields: readonly unknown[], fieldManager: string): Promise<KubernetesObject | undefined> {
+    const ops = [
+      { op: 'test', path: '/metadata/resourceVersion', value: resourceVersion },
+      { op: 'replace', path: '/metadata/managedFields', value: managedFields },
+    ];
+    try {
+      return (await this.#raw.request(HttpMethod.PATCH, await this.#path(ref), {
+        query: { fieldManager },
+        body: ops,
+        contentType: PatchStrategy.JsonPatch,
+      })) as KubernetesObject;
+    } catch (err) {
+      // A failed `test` is 422 (older servers: 409).
+      if (isNotFound(err) || isStatus(err, 409) || isStatus(err, 422)) return undefined;
+      throw err;
+    }
+  }
+
   /** Server-side apply: creates the object or updates the fields in `body` owned by `fieldManager`. */
   async apply(body: KubernetesObject, options: ApplyOptions): Promise<KubernetesObject> {
-    return this.#api.patch(
+    return (await this.#raw.request(HttpMethod.PATCH, await this.#path(refOf(body)), {
+      query: {
+        fieldManager: options.fieldManager,
+        force: String(options.force),
+        ...(options.dryRun === true ? { dryRun: 'All' } : {}),
+      },
       body,
-      undefined,
-      options.dryRun === true ? 'All' : undefined,
-      options.fieldManager,
-      options.force,
-      PatchStrategy.ServerSideApply,
-    );
+      contentType: PatchStrategy.ServerSideApply,
+    })) as KubernetesObject;
   }
+
+  async #path(ref: ObjectRef): Promise<string> {
+    const mapping = await this.mapper.mapping({ ...parseApiVersion(ref.apiVersion), kind: ref.kind });
+    const namespace = mapping.namespaced ? ref.namespace : '';
+    return `${resourcePath({ group: mapping.group, version: mapping.version, plural: mapping.plural, namespace })}/${encodeURIComponent(ref.name)}`;
+  }
+}
+
+function refOf(obj: KubernetesObject): ObjectRef {
+  return {
+    apiVersion: obj.apiVersion ?? '',
+    kind: obj.kind ?? '',
+    namespace: obj.metadata?.namespace ?? '',
+    name: obj.metadata?.name ?? '',
+  };
 }

@@ -58,7 +58,7 @@ export class Operator {
     this.manager = new Manager<Controller>({ log: o.log });
     this.#mapper = new RestMapper(o.kubeConfig);
     this.#storage = new ReleaseStorage(o.kubeConfig);
-    this.#objects = new ObjectClient(o.kubeConfig);
+    this.#objects = new ObjectClient(o.kubeConfig, this.#mapper);
     this.#dependents = new DependentWatcher({
       kubeConfig: o.kubeConfig,
       mapper: this.#mapper,

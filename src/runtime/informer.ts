@@ -19,29 +19,15 @@ import {
   ListWatch,
   V1ListMeta,
   Watch,
-  type Configuration,
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
 } from '@kubernetes/client-node';
+import { RawClient, resourcePath, type ResourceRef } from '../k8s/raw-client.js';
 import type { Logger } from '../telemetry/logger.js';
 import { Backoff, systemClock, type BackoffOptions, type Clock, type Timer } from './backoff.js';
 
-/** Where a resource is served. `group: ''` is the core group (`/api/v1`). */
-export interface ResourceRef {
-  readonly group: string;
-  readonly version: string;
-  readonly plural: string;
-  /** Only this namespace; undefined for all namespaces or a cluster-scoped resource. */
-  readonly namespace?: string;
-}
-
-/** `/api/v1/secrets`, `/apis/apps/v1/namespaces/ns/deployments`, … */
-export function resourcePath(ref: ResourceRef): string {
-  const root = ref.group === '' ? `/api/${ref.version}` : `/apis/${ref.group}/${ref.version}`;
-  const ns = ref.namespace === undefined || ref.namespace === '' ? '' : `/namespaces/${encodeURIComponent(ref.namespace)}`;
-  return `${root}${ns}/${ref.plural}`;
-}
+export { resourcePath, type ResourceRef };
 
 /** What an update handler needs to know about the previous version of an object. */
 export interface ObjectSummary {
@@ -296,7 +282,7 @@ export function makeListFn<T extends KubernetesObject>(
         limit: String(options.pageSize),
         continue: continueToken,
       };
-      page = await client.getJson<RawList<T>>(path, query, isList);
+      page = await getList<T>(client, path, query);
       items.push(...page.items);
       continueToken = page.metadata?.continue;
     } while (continueToken !== undefined && continueToken !== '');
@@ -324,29 +310,8 @@ function isList(body: unknown): body is RawList<KubernetesObject> {
   return typeof body === 'object' && body !== null && Array.isArray((body as { items?: unknown }).items);
 }
 
-/**
- * A minimal API client built by `KubeConfig.makeApiClient`, so requests get exactly the server,
- * TLS dispatcher, credentials (including exec/OIDC refresh) and middleware of the generated ones.
- */
-class RawClient {
-  constructor(private readonly config: Configuration) {}
-
-  async getJson<B>(path: string, query: Record<string, string | undefined>, guard: (body: unknown) => boolean): Promise<B> {
-    let ctx = this.config.baseServer.makeRequestContext(path, HttpMethod.GET);
-    for (const [name, value] of Object.entries(query)) if (value !== undefined) ctx.setQueryParam(name, value);
-    ctx.setHeaderParam('Accept', 'application/json');
-    await this.config.authMethods.default?.applySecurityAuthentication(ctx);
-    for (const m of this.config.middleware) ctx = await m.pre(ctx).toPromise();
-    let response = await this.config.httpApi.send(ctx).toPromise();
-    for (const m of this.config.middleware) response = await m.post(response).toPromise();
-    const text = await response.body.text();
-    const status = response.httpStatusCode;
-    if (status < 200 || status > 299) {
-      // Same shape as the generated clients' errors: `body` is the raw v1.Status text.
-      throw new ApiException(status, `HTTP-Code: ${status}\nMessage: GET ${path} failed`, text, response.headers);
-    }
-    const body: unknown = JSON.parse(text);
-    if (!guard(body)) throw new ApiException(status, `GET ${path}: unexpected response body`, text, response.headers);
-    return body as B;
-  }
+async function getList<T>(client: RawClient, path: string, query: Record<string, string | undefined>): Promise<RawList<T>> {
+  const body = await client.request(HttpMethod.GET, path, { query });
+  if (!isList(body)) throw new ApiException(200, `GET ${path}: unexpected response body`, JSON.stringify(body).slice(0, 200), {});
+  return body as RawList<T>;
 }
