@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ExecaError, execa } from 'execa';
@@ -125,6 +125,25 @@ interface RunContext {
   /** Process deadline in ms. */
   readonly deadlineMs: number;
   readonly signal?: AbortSignal;
+}
+
+/** Values directories are named after the process that made them, so a stale one can be told apart. */
+const VALUES_DIR_PREFIX = 'helm-values-';
+
+/** The pid in `helm-values-<pid>-XXXXXX`, or undefined for any other name. */
+export function valuesDirPid(name: string): number | undefined {
+  const m = /^helm-values-(\d+)-[A-Za-z0-9]{6}$/.exec(name);
+  return m === null ? undefined : Number(m[1]);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: alive, but another user's.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**
@@ -278,11 +297,41 @@ export class HelmClient {
   }
 
   /**
+   * Removes the values directories that processes which have since died left behind (a SIGKILL
+   * during a helm call skips the cleanup in {@link #withValuesFile}, leaving values, secrets
+   * included, on disk). Directories of live processes, this one included, are kept. Resolves
+   * with the directories removed.
+   */
+  async removeStaleValuesDirs(): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.#tmpDir);
+    } catch {
+      return [];
+    }
+    const stale = names.filter((name) => {
+      const pid = valuesDirPid(name);
+      return pid !== undefined && pid !== process.pid && !isAlive(pid);
+    });
+    const removed: string[] = [];
+    for (const name of stale) {
+      const dir = path.join(this.#tmpDir, name);
+      await rm(dir, { recursive: true, force: true }).then(
+        () => removed.push(dir),
+        (err: unknown) => {
+          this.#log.warn({ dir, error: err }, 'Could not remove a stale helm values directory');
+        },
+      );
+    }
+    return removed;
+  }
+
+  /**
    * Runs `fn` with the path of a fresh 0600 JSON file holding `values`, inside a private
    * (mkdtemp, 0700) directory that is removed however `fn` ends.
    */
   async #withValuesFile<T>(values: Readonly<Record<string, unknown>>, fn: (file: string) => Promise<T>): Promise<T> {
-    const dir = await mkdtemp(path.join(this.#tmpDir, 'helm-values-'));
+    const dir = await mkdtemp(path.join(this.#tmpDir, `${VALUES_DIR_PREFIX}${process.pid}-`));
     try {
       const file = path.join(dir, 'values.json');
       await writeFile(file, JSON.stringify(values), { mode: 0o600, flag: 'wx' });

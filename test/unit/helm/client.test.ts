@@ -1,5 +1,5 @@
 import { readdirSync, statSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { HelmClient, HelmError, toHelmError, type HelmClientOptions, type HelmExecution } from '../../../src/helm/index.js';
+import { valuesDirPid } from '../../../src/helm/client.js';
 import { HELM_BINARIES, writeFakeHelm, writeTinyChart, writeUnreachableKubeconfig } from './helpers.js';
 import { helmRejection } from '../../support/helm.js';
 
@@ -303,5 +304,25 @@ describe('cancellation and observation (stand-in helm that hangs)', () => {
     });
     await expect(c.version()).resolves.toEqual({ major: 4, semver: '4.1.4' });
     expect(c.executions).toBe(1);
+  });
+});
+
+describe('stale values directories', () => {
+  it('removes those of dead processes only, never a live one', async () => {
+    // A pid that cannot be alive (above the kernel's pid_max), and two that are: ours and our parent's.
+    const dead = path.join(work, 'helm-values-99999999-AbC123');
+    const ours = path.join(work, `helm-values-${process.pid}-XyZ789`);
+    const parent = path.join(work, `helm-values-${process.ppid}-Qwe456`);
+    const unrelated = path.join(work, 'helm-values-notapid');
+    for (const dir of [dead, ours, parent, unrelated]) await mkdir(dir);
+    await writeFile(path.join(dead, 'values.json'), '{"password":"s3cret"}');
+    const removed = await new HelmClient({ binary: 'helm', tmpDir: work }).removeStaleValuesDirs();
+    expect(removed).toEqual([dead]);
+    expect((await valuesDirs(work)).sort()).toEqual([path.basename(ours), path.basename(parent), path.basename(unrelated)].sort());
+  });
+
+  it('names its own values directories after its pid, so another process can tell whether they are stale', () => {
+    expect(valuesDirPid(`helm-values-${process.pid}-a1B2c3`)).toBe(process.pid);
+    expect(valuesDirPid('helm-values-a1B2c3')).toBeUndefined();
   });
 });
