@@ -12,6 +12,8 @@ export const ConditionType = {
   Ready: 'Ready',
   /** Ours: installs or upgrades of this exact spec and chart failed too often; retries stopped. */
   Stalled: 'Stalled',
+  /** Ours: objects differ from the release manifest and the API server refused to restore them. */
+  Drifted: 'Drifted',
 } as const;
 export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
 
@@ -32,6 +34,7 @@ export const Reason = {
   PauseReconcileAnnotationTrue: 'PauseReconcileAnnotationTrue',
   Uninstalling: 'Uninstalling',
   RetriesExhausted: 'RetriesExhausted',
+  DriftRepairFailed: 'DriftRepairFailed',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 

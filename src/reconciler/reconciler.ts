@@ -345,6 +345,7 @@ export class HelmReconciler implements Reconciler {
     s.status.setCondition({ type: ConditionType.ReleaseFailed, status: 'False', reason, message: '' });
     s.status.setCondition({ type: ConditionType.Irreconcilable, status: 'False', reason: Reason.Reconciled, message: '' });
     s.status.clearFailures();
+    this.#driftSettled(s);
     const objects = await this.#remember(s, release);
     s.status.setRelease(deployedRelease(release), objects.map((o) => o.entry));
     await this.#objects.adopt(this.#subject(s), objects);
@@ -366,7 +367,8 @@ export class HelmReconciler implements Reconciler {
       objects = { revision: release.revision, objects: await this.#remember(s, release) };
       s.status.setRelease(deployedRelease(release), objects.objects.map((o) => o.entry));
     }
-    if (s.annotations.driftRepair) await this.#objects.repairDrift(this.#subject(s), objects.objects);
+    const unrepaired = s.annotations.driftRepair ? await this.#repairDrift(s, deployed.revision, objects.objects) : undefined;
+    if (!s.annotations.driftRepair) this.#driftSettled(s);
     // After the repair: a recreated object needs its owner and chart label at once, or its own
     // events would not be routed back here until the next periodic reconcile.
     await this.#objects.adopt(this.#subject(s), objects.objects);
@@ -378,6 +380,41 @@ export class HelmReconciler implements Reconciler {
     s.status.setCondition({ type: ConditionType.ReleaseFailed, status: 'False', reason, message: '' });
     s.status.setCondition({ type: ConditionType.Irreconcilable, status: 'False', reason: Reason.Reconciled, message: '' });
     s.status.clearFailures();
+    // The release stays deployed and its other objects were handled; back off and try again.
+    if (unrepaired !== undefined) throw new ReportedError(unrepaired);
+  }
+
+  /**
+   * Repairs drift of the deployed revision. What the API server refuses is reported in the
+   * Drifted condition and retried with backoff, up to the retry budget for that revision; then
+   * only deleted objects are recreated until a new revision (an upgrade) starts again.
+   * Resolves with a summary of the failures while they are still to be retried.
+   */
+  async #repairDrift(s: Subject, revision: number, objects: readonly DesiredObject[]): Promise<string | undefined> {
+    const prior = s.status.current.driftRepairFailures;
+    const spent = prior?.revision === revision && prior.count >= MAX_FAILED_ATTEMPTS;
+    const report = await this.#objects.repairDrift(this.#subject(s), objects, { inPlace: !spent });
+    if (report.failures.length === 0) {
+      if (!spent) this.#driftSettled(s);
+      return undefined;
+    }
+    const count = s.status.recordDriftRepairFailure(revision);
+    const summary = report.failures.map((f) => `${f.object}: ${f.message}`).join('; ');
+    const exhausted = count >= MAX_FAILED_ATTEMPTS;
+    s.status.setCondition({
+      type: ConditionType.Drifted,
+      status: 'True',
+      reason: exhausted ? Reason.RetriesExhausted : Reason.DriftRepairFailed,
+      message: exhausted
+        ? `Drift repair failed ${count} times; retries stopped until the next upgrade: ${summary}`
+        : `Could not restore the release manifest: ${summary}`,
+    });
+    return exhausted ? undefined : summary;
+  }
+
+  #driftSettled(s: Subject): void {
+    s.status.clearDriftRepairFailures();
+    s.status.removeCondition(ConditionType.Drifted);
   }
 
   /** Parses and keeps the release's manifest, paired with where each object lives. */

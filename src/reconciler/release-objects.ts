@@ -4,16 +4,22 @@
  * The desired state is the manifest helm returned (kept per revision), so nothing is re-rendered.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { describeError, isStatus } from '../k8s/errors.js';
 import type { EventRecorder, EventTarget } from '../k8s/events.js';
 import type { ObjectClient } from '../k8s/objects.js';
 import type { Logger } from '../telemetry/logger.js';
 import { applyWouldChange, driftedPaths } from './drift.js';
+import { takeOver, type ManagedFieldsEntry } from './field-takeover.js';
 import type { InventoryEntry, ManifestObject } from './inventory.js';
 import { ownershipPatch, type Owner } from './ownership.js';
 import { objectReadiness, summarizeReadiness, type ObjectReadiness, type ReadinessSummary } from './readiness.js';
 
 /** helm's field manager: drift repairs apply the chart's fields as helm itself would. */
 export const HELM_FIELD_MANAGER = 'helm';
+/** What helm writes on every object of a release to recognise it as the release's. */
+const HELM_MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+const HELM_RELEASE_NAME_ANNOTATION = 'meta.helm.sh/release-name';
+const HELM_RELEASE_NAMESPACE_ANNOTATION = 'meta.helm.sh/release-namespace';
 /** Ours, for the ownership metadata only. */
 export const OPERATOR_FIELD_MANAGER = 'helm-operator';
 
@@ -46,7 +52,27 @@ export interface DesiredObject {
   readonly rendered: ManifestObject;
 }
 
+/** What one pass of drift repair did. */
+export interface DriftReport {
+  readonly repaired: number;
+  /** Objects the API server would not let us restore, with its message. */
+  readonly failures: { readonly object: string; readonly message: string }[];
+}
+
+type RepairOutcome = { readonly kind: 'unchanged' } | { readonly kind: 'repaired' | 'failed'; readonly message: string };
+const UNCHANGED: RepairOutcome = { kind: 'unchanged' };
+/** Repairs apply exactly what helm would, as helm, taking over what others changed. */
+const HELM_APPLY = { fieldManager: HELM_FIELD_MANAGER, force: true } as const;
+
 export class ReleaseObjects {
+  /**
+   * The resourceVersion at which each manifest object was last found to match the live object:
+   * a steady-state reconcile then skips the comparison and the dry run, and a difference the API
+   * server normalises away is judged once per object version, never repaired again and again.
+   * Keyed by the manifest object, so a new revision starts afresh and old entries are collected.
+   */
+  readonly #verified = new WeakMap<ManifestObject, string | undefined>();
+
   constructor(private readonly o: ReleaseObjectsOptions) {}
 
   /** Starts watching the release's kinds and makes sure each object names its CR as owner. */
@@ -60,18 +86,35 @@ export class ReleaseObjects {
     }
   }
 
-  /** Puts back what differs from the manifest: missing objects and changed fields the chart sets. */
-  async repairDrift(s: Subject, desired: readonly DesiredObject[]): Promise<number> {
+  /**
+   * Puts back what differs from the manifest: missing objects and fields the chart sets. With
+   * `inPlace: false` (the retry budget is spent) only deleted objects are recreated. A repair the
+   * API server rejects is reported in the result, not thrown: it must not block the release.
+   */
+  async repairDrift(s: Subject, desired: readonly DesiredObject[], options: { inPlace: boolean } = { inPlace: true }): Promise<DriftReport> {
     let repaired = 0;
+    const failures: DriftReport['failures'] = [];
     for (const d of desired) {
-      const message = await this.#repairOne(s, d);
-      if (message === undefined) continue;
+      let outcome: RepairOutcome;
+      try {
+        outcome = await this.#repairOne(s, d, options.inPlace);
+      } catch (err) {
+        outcome = { kind: 'failed', message: describeError(err) };
+      }
+      const what = describeEntry(d.entry);
+      if (outcome.kind === 'failed') {
+        failures.push({ object: what, message: outcome.message });
+        s.log.warn({ object: what, error: outcome.message }, 'Drift repair failed');
+        await this.o.events.record(s.cr, 'Warning', 'DriftRepairFailed', `Could not restore ${what} to the release manifest: ${outcome.message}`);
+        continue;
+      }
+      if (outcome.kind === 'unchanged') continue;
       repaired++;
       this.o.onDriftCorrected?.(d.entry.kind);
-      s.log.info({ object: `${d.entry.kind}/${d.entry.namespace}/${d.entry.name}` }, 'Drift corrected');
-      await this.o.events.record(s.cr, 'Normal', 'DriftCorrected', message);
+      s.log.info({ object: what }, 'Drift corrected');
+      await this.o.events.record(s.cr, 'Normal', 'DriftCorrected', outcome.message);
     }
-    return repaired;
+    return { repaired, failures };
   }
 
   async readiness(desired: readonly DesiredObject[]): Promise<ReadinessSummary> {
@@ -80,24 +123,66 @@ export class ReleaseObjects {
     return summarizeReadiness(results);
   }
 
-  async #repairOne(s: Subject, d: DesiredObject): Promise<string | undefined> {
-    const desired = withNamespace(d.rendered.body, d.entry.namespace);
+  async #repairOne(s: Subject, d: DesiredObject, inPlace: boolean): Promise<RepairOutcome> {
+    const desired = asHelmApplies(d.rendered.body, d.entry.namespace, s.owner);
     const live = await this.#live(d.entry, true);
-    const what = `${d.entry.kind} ${d.entry.namespace === '' ? '' : `${d.entry.namespace}/`}${d.entry.name}`;
-    const apply = { fieldManager: HELM_FIELD_MANAGER, force: true };
     if (live === undefined) {
       // Born with its owner and chart label: the label-filtered watch sees it from the first event.
-      await this.o.objects.apply(withOwnership(desired, this.#ownership(s, d, undefined)), apply);
-      return `Recreated ${what}, which had been deleted`;
+      await this.o.objects.apply(withOwnership(desired, this.#ownership(s, d, undefined)), HELM_APPLY);
+      return { kind: 'repaired', message: `Recreated ${describeEntry(d.entry)}, which had been deleted` };
     }
-    const paths = driftedPaths(desired, live);
-    if (paths.length === 0) return undefined;
-    // The API server normalises some values; only a dry run says whether applying changes anything.
-    const preview = await this.o.objects.apply(desired, { ...apply, dryRun: true });
-    if (!applyWouldChange(preview, live)) return undefined;
-    await this.o.objects.apply(desired, apply);
+    if (!inPlace || this.#verified.get(d.rendered) === live.metadata?.resourceVersion) return UNCHANGED;
+    if (driftedPaths(desired, live).length === 0) return this.#verify(d, live);
+    return this.#restore(d, desired);
+  }
+
+  /** Restores the fields the chart sets of an object that looks drifted in the cache. */
+  async #restore(d: DesiredObject, desired: KubernetesObject): Promise<RepairOutcome> {
+    // The cache may lag behind the server: what the server will say is compared with what it has.
+    const current = await this.o.objects.get(d.entry);
+    if (current === undefined) return UNCHANGED;
+    const paths = driftedPaths(desired, current);
+    if (paths.length === 0 || !(await this.#applyWouldChange(desired, current))) return this.#verify(d, current);
+    if (!(await this.#claimFields(d.entry, desired, current))) return UNCHANGED;
+    const result = await this.o.objects.apply(desired, HELM_APPLY);
+    this.#verify(d, result);
+    // However the comparison above misjudged it, an apply that changed nothing is not a repair.
+    if (!applyWouldChange(result, current)) return UNCHANGED;
     const shown = paths.slice(0, 3).join(', ') + (paths.length > 3 ? `, …and ${paths.length - 3} more` : '');
-    return `Restored ${shown} of ${what} to the release manifest`;
+    return { kind: 'repaired', message: `Restored ${shown} of ${describeEntry(d.entry)} to the release manifest` };
+  }
+
+  /** Remembers that `obj`, at its resourceVersion, matches the manifest object of `d`. */
+  #verify(d: DesiredObject, obj: KubernetesObject): RepairOutcome {
+    this.#verified.set(d.rendered, obj.metadata?.resourceVersion);
+    return UNCHANGED;
+  }
+
+  /**
+   * The API server normalises values (defaults, quantities, int-or-string), so only a dry run of
+   * the apply says whether it would change the object. A dry run the server rejects means it
+   * would: typically two entries where the chart has one, which the field claim below resolves.
+   */
+  async #applyWouldChange(desired: KubernetesObject, live: KubernetesObject): Promise<boolean> {
+    try {
+      return applyWouldChange(await this.o.objects.apply(desired, { ...HELM_APPLY, dryRun: true }), live);
+    } catch (err) {
+      if (isStatus(err, 422) || isStatus(err, 409)) return true;
+      throw err;
+    }
+  }
+
+  /**
+   * Moves the chart's fields, and entries whose keys were edited by hand, from other field
+   * managers into helm's apply ownership (see field-takeover.ts). False when the object changed
+   * or vanished meanwhile: its own event brings the next reconcile.
+   */
+  async #claimFields(entry: InventoryEntry, desired: KubernetesObject, live: KubernetesObject): Promise<boolean> {
+    const claimant = { manager: HELM_FIELD_MANAGER, apiVersion: live.apiVersion ?? entry.apiVersion, time: new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
+    const managed = takeOver((live.metadata?.managedFields ?? []) as ManagedFieldsEntry[], desired, live, claimant);
+    if (managed === undefined) return true;
+    const updated = await this.o.objects.replaceManagedFields(entry, live.metadata?.resourceVersion ?? '', managed, OPERATOR_FIELD_MANAGER);
+    return updated !== undefined;
   }
 
   #ownership(s: Subject, d: DesiredObject, live: KubernetesObject | undefined): KubernetesObject | undefined {
@@ -134,9 +219,20 @@ function withOwnership(desired: KubernetesObject, patch: KubernetesObject | unde
   return desired;
 }
 
-/** The rendered object with the namespace helm would give it (charts often leave it out). */
-function withNamespace(body: Record<string, unknown>, namespace: string): KubernetesObject {
+function describeEntry(e: InventoryEntry): string {
+  return `${e.kind} ${e.namespace === '' ? '' : `${e.namespace}/`}${e.name}`;
+}
+
+/**
+ * The rendered object as helm applies it: with the namespace helm gives it (charts often leave it
+ * out) and the ownership metadata helm adds to every object of a release. Without that metadata
+ * an apply as helm's field manager would remove it, and helm would no longer recognise the object.
+ */
+function asHelmApplies(body: Record<string, unknown>, namespace: string, release: { readonly namespace: string; readonly name: string }): KubernetesObject {
   const obj = structuredClone(body) as KubernetesObject;
-  if (namespace !== '') obj.metadata = Object.assign(obj.metadata ?? {}, { namespace });
+  const meta = (obj.metadata ??= {});
+  if (namespace !== '') meta.namespace = namespace;
+  meta.labels = { ...meta.labels, [HELM_MANAGED_BY_LABEL]: 'Helm' };
+  meta.annotations = { ...meta.annotations, [HELM_RELEASE_NAME_ANNOTATION]: release.name, [HELM_RELEASE_NAMESPACE_ANNOTATION]: release.namespace };
   return obj;
 }

@@ -22,15 +22,22 @@ export interface FailedAttempts {
   readonly count: number;
 }
 
+/** Consecutive reconciles whose drift repair of one deployed revision failed. */
+export interface DriftRepairFailures {
+  readonly revision: number;
+  readonly count: number;
+}
+
 export interface HelmStatus {
   conditions: Condition[];
   failedAttempts?: FailedAttempts;
+  driftRepairFailures?: DriftRepairFailures;
   deployedRelease?: DeployedRelease;
   inventory?: InventoryEntry[];
   observedGeneration?: number;
 }
 
-const OWNED_KEYS = ['conditions', 'deployedRelease', 'inventory', 'observedGeneration', 'failedAttempts'] as const;
+const OWNED_KEYS = ['conditions', 'deployedRelease', 'inventory', 'observedGeneration', 'failedAttempts', 'driftRepairFailures'] as const;
 
 /** Pure: the owned fields of a CR's status as found on the server, tolerating anything malformed. */
 export function readStatus(raw: unknown): HelmStatus {
@@ -43,6 +50,10 @@ export function readStatus(raw: unknown): HelmStatus {
   const f = s.failedAttempts;
   if (isPlainObject(f) && typeof f.fingerprint === 'string' && typeof f.count === 'number') {
     status.failedAttempts = { fingerprint: f.fingerprint, count: f.count };
+  }
+  const d = s.driftRepairFailures;
+  if (isPlainObject(d) && typeof d.revision === 'number' && typeof d.count === 'number') {
+    status.driftRepairFailures = { revision: d.revision, count: d.count };
   }
   return status;
 }
@@ -100,6 +111,18 @@ export class StatusDraft {
 
   clearFailures(): void {
     delete this.#next.failedAttempts;
+  }
+
+  /** Counts a reconcile whose drift repair of `revision` failed; another revision starts at 1. */
+  recordDriftRepairFailure(revision: number): number {
+    const prior = this.#next.driftRepairFailures;
+    const count = prior?.revision === revision ? prior.count + 1 : 1;
+    this.#next.driftRepairFailures = { revision, count };
+    return count;
+  }
+
+  clearDriftRepairFailures(): void {
+    delete this.#next.driftRepairFailures;
   }
 
   setObservedGeneration(generation: number | undefined): void {
