@@ -9,6 +9,11 @@
  *    reference: the API round trip of creating a Deployment ourselves and seeing it in a watch.
  * 2. "Is an upgrade needed?": our decision (release Secrets' metadata + fingerprint) against
  *    operator-sdk's (a `helm upgrade --dry-run` render of the same release), 20 tries each.
+ * 3. Drift repair of each kind of hand edit (test/fixtures/charts/drift-zoo, edited with JSON
+ *    patches as `kubectl patch` sends them): time until the object is back to the manifest.
+ * 4. Idle writes: with a 1 s reconcile period, the release objects written in 10 s of steady
+ *    state (resourceVersions before and after), for a chart full of values the API server
+ *    defaults or normalises. The target is 0.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -20,7 +25,9 @@ import {
   AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
+  HttpMethod,
   KubeConfig,
+  PatchStrategy,
   loadYaml,
   Watch,
   type V1CustomResourceDefinition,
@@ -31,6 +38,9 @@ import { loadWatches } from '../src/config/watches.js';
 import { HelmClient } from '../src/helm/index.js';
 import { ReleaseStorage } from '../src/helm/storage.js';
 import { isStatus } from '../src/k8s/errors.js';
+import { ObjectClient } from '../src/k8s/objects.js';
+import { RawClient, resourcePath } from '../src/k8s/raw-client.js';
+import { parseApiVersion, RestMapper } from '../src/k8s/restmapper.js';
 import { Operator } from '../src/operator/operator.js';
 import { determineReleaseState, RELEASE_LABELS } from '../src/reconciler/state.js';
 import { fingerprint, mergeValues } from '../src/reconciler/values.js';
@@ -111,7 +121,8 @@ interface Bench {
   readonly spec: Record<string, unknown>;
 }
 
-async function benchDriftRepair(b: Bench): Promise<void> {
+/** Resolves with the reference round trips, which later rows are compared with. */
+async function benchDriftRepair(b: Bench): Promise<number[]> {
   const apps = b.kc.makeApiClient(AppsV1Api);
   const watch = watchAdded(b.kc, b.ns);
   try {
@@ -137,6 +148,7 @@ async function benchDriftRepair(b: Bench): Promise<void> {
     }
     report(`Drift repair: delete the release's Deployment until it is back (${TRIES} tries)`, repair, reference);
     process.stdout.write('  (reference: create a Deployment directly and see it in a watch)\n');
+    return reference;
   } finally {
     watch.stop();
   }
@@ -169,13 +181,129 @@ async function benchUpgradeDecision(b: Bench): Promise<void> {
   process.stdout.write("  (subject: release Secrets metadata + fingerprint; reference: operator-sdk's helm upgrade --dry-run render)\n");
 }
 
+const ZOO_TRIES = 10;
+
+interface Edit {
+  readonly row: string;
+  readonly kind: 'Deployment' | 'Service' | 'ConfigMap' | 'ClusterRole';
+  /** `kubectl patch --type=json` operations. */
+  readonly ops: readonly unknown[];
+  /** Whether the live object is back to the manifest. */
+  readonly repaired: (obj: unknown) => boolean;
+}
+
+/** The value at `path` in arbitrary JSON, or undefined. */
+const at = (obj: unknown, ...path: readonly (string | number)[]): unknown =>
+  path.reduce<unknown>((o, k) => (typeof o === 'object' && o !== null ? (o as Record<string | number, unknown>)[k] : undefined), obj);
+const length = (xs: unknown): number => (Array.isArray(xs) ? xs.length : -1);
+
+const EDITS: readonly Edit[] = [
+  {
+    row: "Deployment's image changed",
+    kind: 'Deployment',
+    ops: [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'nginx:evil' }],
+    repaired: (d) => at(d, 'spec', 'template', 'spec', 'containers', 0, 'image') === 'nginx:1.27.3',
+  },
+  {
+    row: 'unnamed Service port renumbered',
+    kind: 'Service',
+    ops: [{ op: 'replace', path: '/spec/ports/0/port', value: 9999 }],
+    repaired: (s) => length(at(s, 'spec', 'ports')) === 1 && at(s, 'spec', 'ports', 0, 'port') === 8080,
+  },
+  {
+    row: 'container renamed',
+    kind: 'Deployment',
+    ops: [{ op: 'replace', path: '/spec/template/spec/containers/0/name', value: 'web' }],
+    repaired: (d) => length(at(d, 'spec', 'template', 'spec', 'containers')) === 1 && at(d, 'spec', 'template', 'spec', 'containers', 0, 'name') === 'app',
+  },
+  {
+    row: 'env var removed',
+    kind: 'Deployment',
+    ops: [{ op: 'remove', path: '/spec/template/spec/containers/0/env/1' }],
+    repaired: (d) => length(at(d, 'spec', 'template', 'spec', 'containers', 0, 'env')) === 2,
+  },
+  {
+    row: 'ConfigMap data key changed',
+    kind: 'ConfigMap',
+    ops: [{ op: 'replace', path: '/data/greeting', value: 'hacked' }],
+    repaired: (c) => at(c, 'data', 'greeting') === 'hello',
+  },
+  {
+    row: 'cluster-scoped object edited',
+    kind: 'ClusterRole',
+    ops: [{ op: 'replace', path: '/rules/0/verbs', value: ['get', 'list', 'delete'] }],
+    repaired: (r) => length(at(r, 'rules', 0, 'verbs')) === 2,
+  },
+];
+
+async function benchDriftEdits(b: Bench, release: string, reference: readonly number[]): Promise<void> {
+  const mapper = new RestMapper(b.kc);
+  const objects = new ObjectClient(b.kc, mapper);
+  const raw = b.kc.makeApiClient(RawClient);
+  const refs = {
+    Deployment: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: b.ns, name: `${release}-app` },
+    Service: { apiVersion: 'v1', kind: 'Service', namespace: b.ns, name: `${release}-svc` },
+    ConfigMap: { apiVersion: 'v1', kind: 'ConfigMap', namespace: b.ns, name: `${release}-config` },
+    ClusterRole: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', namespace: '', name: `${b.ns}-${release}-zoo` },
+  };
+  process.stdout.write(`\nDrift repair of hand edits, JSON patch as kubectl-patch until repaired (${ZOO_TRIES} tries each; ratio to the reference above)\n`);
+  for (const edit of EDITS) {
+    const ref = refs[edit.kind];
+    const times: number[] = [];
+    for (let i = 0; i < ZOO_TRIES; i++) {
+      const t0 = performance.now();
+      const m = await mapper.mapping({ ...parseApiVersion(ref.apiVersion), kind: ref.kind });
+      const at = `${resourcePath({ group: m.group, version: m.version, plural: m.plural, namespace: ref.namespace })}/${ref.name}`;
+      await raw.request(HttpMethod.PATCH, at, { query: { fieldManager: 'kubectl-patch' }, body: edit.ops, contentType: PatchStrategy.JsonPatch });
+      await until(`${edit.row} to be repaired`, async () => {
+        const obj = await objects.get(ref);
+        return obj !== undefined && edit.repaired(obj) ? true : undefined;
+      }, 30_000);
+      times.push(performance.now() - t0);
+    }
+    const ratio = (p: number): string => (percentile(times, p) / percentile(reference, p)).toFixed(2);
+    process.stdout.write(
+      `  ${edit.row.padEnd(32)} p50 ${percentile(times, 50).toFixed(1).padStart(7)} ms  p95 ${percentile(times, 95).toFixed(1).padStart(7)} ms   ratio p50 ${ratio(50)}x  p95 ${ratio(95)}x\n`,
+    );
+  }
+}
+
+/** Release objects written during `ms` of steady state: their resourceVersions before and after. */
+async function benchIdleWrites(b: Bench, release: string, ms: number): Promise<void> {
+  const objects = new ObjectClient(b.kc, new RestMapper(b.kc));
+  const refs = [
+    { apiVersion: 'apps/v1', kind: 'Deployment', namespace: b.ns, name: `${release}-app` },
+    { apiVersion: 'v1', kind: 'Service', namespace: b.ns, name: `${release}-svc` },
+    { apiVersion: 'v1', kind: 'ConfigMap', namespace: b.ns, name: `${release}-config` },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', namespace: '', name: `${b.ns}-${release}-zoo` },
+  ];
+  const versions = async (): Promise<(string | undefined)[]> => Promise.all(refs.map(async (r) => (await objects.get(r))?.metadata?.resourceVersion));
+  await new Promise((r) => setTimeout(r, 3_000));
+  const before = await versions();
+  await new Promise((r) => setTimeout(r, ms));
+  const after = await versions();
+  const written = before.filter((v, i) => v !== after[i]).length;
+  process.stdout.write(`\nIdle writes: release objects written in ${ms / 1000} s of steady state, reconcile period 1 s: ${written} of ${refs.length} (target 0)\n`);
+}
+
 async function installRelease(b: Bench, operator: Operator): Promise<void> {
-  const custom = b.kc.makeApiClient(CustomObjectsApi);
-  const ref = { group: 'example.com', version: 'v1alpha1', plural: 'nginxes', namespace: b.ns };
   await operator.start(await loadWatches(path.join(b.dir, 'watches.yaml')));
-  await custom.createNamespacedCustomObject({ ...ref, body: { apiVersion: 'example.com/v1alpha1', kind: 'Nginx', metadata: { name: 'web' }, spec: b.spec } });
-  await until('the release to be ready', async () => {
-    const cr = (await custom.getNamespacedCustomObject({ ...ref, name: 'web' })) as { status?: { conditions?: { type: string; status: string }[] } };
+  await createAndWait(b, { kind: { group: 'example.com', version: 'v1alpha1', plural: 'nginxes', kind: 'Nginx' }, name: 'web', spec: b.spec });
+}
+
+interface NewCR {
+  readonly kind: { group: string; version: string; plural: string; kind: string };
+  readonly name: string;
+  readonly spec: Record<string, unknown>;
+  readonly annotations?: Record<string, string>;
+}
+
+async function createAndWait(b: Bench, { kind, name, spec, annotations = {} }: NewCR): Promise<void> {
+  const custom = b.kc.makeApiClient(CustomObjectsApi);
+  const ref = { group: kind.group, version: kind.version, plural: kind.plural, namespace: b.ns };
+  await custom.createNamespacedCustomObject({ ...ref, body: { apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind, metadata: { name, annotations }, spec } });
+  await until(`${kind.kind} ${name} to be ready`, async () => {
+    const cr = (await custom.getNamespacedCustomObject({ ...ref, name })) as { status?: { conditions?: { type: string; status: string }[] } };
     return cr.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true ? true : undefined;
   });
 }
@@ -195,7 +323,35 @@ async function main(): Promise<void> {
   await core.createNamespace({ body: { metadata: { name: ns } } });
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-'));
   const chart = path.join(ROOT, 'helm-charts/nginx');
-  await writeFile(path.join(dir, 'watches.yaml'), `- {group: example.com, version: v1alpha1, kind: Nginx, chart: ${chart}}\n`);
+  const zooCrd: V1CustomResourceDefinition = {
+    metadata: { name: 'zoos.bench.example.com' },
+    spec: {
+      group: 'bench.example.com',
+      scope: 'Namespaced',
+      names: { kind: 'Zoo', plural: 'zoos', singular: 'zoo', listKind: 'ZooList' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', x_kubernetes_preserve_unknown_fields: true }, status: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } } },
+        },
+      ],
+    },
+  };
+  await kc.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({ body: zooCrd }).catch((err: unknown) => {
+    if (!isStatus(err, 409)) throw err;
+  });
+  await until('the Zoo CRD to be served', async () => {
+    const got = await kc.makeApiClient(ApiextensionsV1Api).readCustomResourceDefinition({ name: 'zoos.bench.example.com' });
+    return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') === true ? true : undefined;
+  });
+  const zooChart = path.join(ROOT, 'test/fixtures/charts/drift-zoo');
+  await writeFile(
+    path.join(dir, 'watches.yaml'),
+    `- {group: example.com, version: v1alpha1, kind: Nginx, chart: ${chart}}\n- {group: bench.example.com, version: v1, kind: Zoo, chart: ${zooChart}}\n`,
+  );
   const helmBin = tools.HELM_BIN ?? 'helm';
   const b: Bench = { kc, kubeconfig, helmBin, ns, chart, dir, spec: { replicaCount: 1 } };
   const operator = new Operator({
@@ -209,8 +365,13 @@ async function main(): Promise<void> {
   process.stderr.write(`bench: cluster ${kubeconfig}, namespace ${ns}\n`);
   try {
     await installRelease(b, operator);
-    await benchDriftRepair(b);
+    const reference = await benchDriftRepair(b);
     await benchUpgradeDecision(b);
+    const zoo = { group: 'bench.example.com', version: 'v1', plural: 'zoos', kind: 'Zoo' };
+    await createAndWait(b, { kind: zoo, name: 'edits', spec: {} });
+    await benchDriftEdits(b, 'edits', reference);
+    await createAndWait(b, { kind: zoo, name: 'idle', spec: {}, annotations: { 'helm.sdk.operatorframework.io/reconcile-period': '1s' } });
+    await benchIdleWrites(b, 'idle', 10_000);
   } finally {
     await operator.stop();
     await core.deleteNamespace({ name: ns }).catch(() => undefined);
