@@ -33,6 +33,18 @@ export interface Watch {
   readonly maxConcurrentReconciles?: number;
   /** '' / absent / 'none' all mean 'client'. */
   readonly dryRunOption: 'client' | 'server';
+  /**
+   * Ours: helm and every write to the release's objects run as this ServiceAccount of the CR's
+   * namespace (impersonation), so its RBAC, not the operator's, bounds what a CR can create.
+   */
+  readonly serviceAccountName?: string;
+  /**
+   * Ours: refuse, before helm runs, a release that renders an object into another namespace or
+   * a cluster-scoped object whose kind is not in `allowClusterScoped`.
+   */
+  readonly confineToNamespace: boolean;
+  /** `Kind` (core group) or `Kind.group`: cluster-scoped kinds a confined release may create. */
+  readonly allowClusterScoped: readonly string[];
   /** Where the entry was defined; `index` is 0-based, `line` 1-based. */
   readonly source: { readonly file: string; readonly index: number; readonly line: number };
 }
@@ -99,6 +111,9 @@ const FIELDS = [
   'reconcilePeriod',
   'maxConcurrentReconciles',
   'dryRunOption',
+  'serviceAccountName',
+  'confineToNamespace',
+  'allowClusterScoped',
 ] as const;
 type FieldName = (typeof FIELDS)[number];
 
@@ -405,6 +420,41 @@ function readDryRun(ctx: EntryContext, fields: FieldNodes): 'client' | 'server' 
   return 'client';
 }
 
+function readTenancy(ctx: EntryContext, fields: FieldNodes): Pick<Watch, 'serviceAccountName' | 'confineToNamespace' | 'allowClusterScoped'> {
+  const sa = readString(ctx, fields, 'serviceAccountName', false);
+  if (sa !== undefined && sa !== '' && (sa.length > 253 || !DNS1123_SUBDOMAIN.test(sa))) {
+    fail(ctx, fields.serviceAccountName, 'serviceAccountName', `${quote(sa)} is not a ServiceAccount name: lower-case letters, digits, '-' and '.'`);
+  }
+  const confine = readBoolean(ctx, fields, 'confineToNamespace', false);
+  const allowed = readKindList(ctx, fields);
+  if (allowed.length > 0 && !confine) {
+    fail(ctx, fields.allowClusterScoped, 'allowClusterScoped', 'has no effect without confineToNamespace: true');
+  }
+  return { ...(sa === undefined || sa === '' ? {} : { serviceAccountName: sa }), confineToNamespace: confine, allowClusterScoped: allowed };
+}
+
+/** `allowClusterScoped`: a list of `Kind` or `Kind.group`. */
+function readKindList(ctx: EntryContext, fields: FieldNodes): string[] {
+  const node = fields.allowClusterScoped;
+  if (isEmpty(node)) return [];
+  if (!isSeq(node)) {
+    fail(ctx, node, 'allowClusterScoped', `expected a list of kinds such as "ClusterRole.rbac.authorization.k8s.io", got ${describe(node)}`);
+    return [];
+  }
+  const kinds: string[] = [];
+  node.items.forEach((item, i) => {
+    const itemNode = deref(ctx.pc.doc, item);
+    const value = scalarValue(itemNode);
+    const [kind = '', ...group] = typeof value === 'string' ? value.split('.') : [];
+    if (typeof value !== 'string' || !KIND.test(kind) || (group.length > 0 && !DNS1123_SUBDOMAIN.test(group.join('.')))) {
+      fail(ctx, itemNode, `allowClusterScoped[${i}]`, `expected "Kind" (core group) or "Kind.group", got ${describe(itemNode)}`);
+      return;
+    }
+    kinds.push(value);
+  });
+  return kinds;
+}
+
 function readSelector(ctx: EntryContext, fields: FieldNodes): LabelSelector | undefined {
   const node = fields.selector;
   if (isEmpty(node) || node === undefined) return undefined;
@@ -539,6 +589,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
     ...(reconcilePeriodMs === undefined ? {} : { reconcilePeriodMs }),
     ...(maxConcurrentReconciles === undefined ? {} : { maxConcurrentReconciles }),
     dryRunOption: readDryRun(ctx, fields),
+    ...readTenancy(ctx, fields),
   };
   return { index, line: posLine(pc, node), node, ctx, group, version, kind, chartPath: chartPath === '' ? undefined : chartPath, rest };
 }

@@ -177,6 +177,8 @@ export function upgradeArgs(opts: UpgradeArgsOptions, major: HelmMajor): string[
 
 export function uninstallArgs(opts: UninstallArgsOptions, major: HelmMajor): string[] {
   const args = ['uninstall', '--namespace', opts.namespace, '--timeout', formatGoDuration(opts.timeoutMs)];
+  // helm 4 states only "failed to delete release" and logs the cause (a Forbidden, say) at debug level.
+  if (major === 4) args.push('--debug');
   if (opts.wait === true) args.push(waitFlag(major));
   if (opts.keepHistory === true) args.push('--keep-history');
   if (opts.description !== undefined && opts.description !== '') args.push(`--description=${opts.description}`);

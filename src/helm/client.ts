@@ -156,12 +156,28 @@ export class HelmClient {
   readonly #log: Logger;
   readonly #tmpDir: string;
   #version: Promise<HelmVersion> | undefined;
+  readonly #identities = new Map<string, HelmClient>();
   #executions = 0;
 
   constructor(opts: HelmClientOptions) {
     this.#opts = opts;
     this.#log = opts.log ?? silentLogger();
     this.#tmpDir = opts.tmpDir ?? tmpdir();
+  }
+
+  /**
+   * The same client acting as `user` (`--kube-as-user`): helm's API requests and release storage
+   * are then bounded by that user's RBAC. The binary's version is detected once for all of them.
+   */
+  as(user: string | undefined): HelmClient {
+    if (user === undefined || user === this.#opts.impersonate) return this;
+    let client = this.#identities.get(user);
+    if (client === undefined) {
+      client = new HelmClient({ ...this.#opts, impersonate: user });
+      client.#version = this.version();
+      this.#identities.set(user, client);
+    }
+    return client;
   }
 
   /** helm processes started so far (every verb, `version` included). */

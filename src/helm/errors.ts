@@ -173,10 +173,15 @@ export const SUMMARY_MAX_CHARS = 1000;
  * at `max` characters. Empty when stderr holds nothing but noise.
  */
 export function summarizeStderr(stderr: string, max = SUMMARY_MAX_CHARS): string {
-  const text = errorText(stderr)
+  const stated = errorText(stderr)
     .replace(/\s+/g, ' ')
     .trim()
     .replace(/^Error:\s*/, '')
     .replace(/^(?:[A-Z]+ )*FAILED:\s*/, '');
+  const cause = UNINSTALL_CAUSE.exec(stderr)?.[1];
+  const text = cause === undefined ? stated : `${stated}: ${cause.replace(/\\(.)/g, '$1')}`;
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
+
+/** helm 4's debug line with the reason an uninstall failed (its `Error:` line omits it). */
+const UNINSTALL_CAUSE = /msg="uninstall: Failed to delete release" error="((?:[^"\\]|\\.)*)"/;

@@ -5,7 +5,7 @@
  */
 import { HttpMethod, PatchStrategy, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { isNotFound, isStatus } from './errors.js';
-import { RawClient, resourcePath } from './raw-client.js';
+import { RawClient, resourcePath, type RawRequest } from './raw-client.js';
 import { parseApiVersion, type RestMapper } from './restmapper.js';
 
 export interface ObjectRef {
@@ -26,18 +26,32 @@ export interface ApplyOptions {
 
 export class ObjectClient {
   readonly #raw: RawClient;
+  readonly #identities = new Map<string, ObjectClient>();
 
+  /** With `impersonate`, every request acts as that user (its RBAC applies, not ours). */
   constructor(
-    kc: KubeConfig,
+    private readonly kc: KubeConfig,
     private readonly mapper: RestMapper,
+    private readonly impersonate?: string,
   ) {
     this.#raw = kc.makeApiClient(RawClient);
+  }
+
+  /** The same client acting as `user`; itself for undefined. */
+  as(user: string | undefined): ObjectClient {
+    if (user === undefined || user === this.impersonate) return this;
+    let client = this.#identities.get(user);
+    if (client === undefined) {
+      client = new ObjectClient(this.kc, this.mapper, user);
+      this.#identities.set(user, client);
+    }
+    return client;
   }
 
   /** undefined when the object does not exist. */
   async get(ref: ObjectRef): Promise<KubernetesObject | undefined> {
     try {
-      return (await this.#raw.request(HttpMethod.GET, await this.#path(ref))) as KubernetesObject;
+      return (await this.#raw.request(HttpMethod.GET, await this.#path(ref), this.#as({}))) as KubernetesObject;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -50,11 +64,7 @@ export class ObjectClient {
    */
   async mergePatch(body: KubernetesObject, fieldManager: string): Promise<boolean> {
     try {
-      await this.#raw.request(HttpMethod.PATCH, await this.#path(refOf(body)), {
-        query: { fieldManager },
-        body,
-        contentType: PatchStrategy.MergePatch,
-      });
+      await this.#raw.request(HttpMethod.PATCH, await this.#path(refOf(body)), this.#as({ query: { fieldManager }, body, contentType: PatchStrategy.MergePatch }));
       return true;
     } catch (err) {
       if (isNotFound(err) || isStatus(err, 409)) return false;
@@ -73,11 +83,7 @@ export class ObjectClient {
       { op: 'replace', path: '/metadata/managedFields', value: managedFields },
     ];
     try {
-      return (await this.#raw.request(HttpMethod.PATCH, await this.#path(ref), {
-        query: { fieldManager },
-        body: ops,
-        contentType: PatchStrategy.JsonPatch,
-      })) as KubernetesObject;
+      return (await this.#raw.request(HttpMethod.PATCH, await this.#path(ref), this.#as({ query: { fieldManager }, body: ops, contentType: PatchStrategy.JsonPatch }))) as KubernetesObject;
     } catch (err) {
       // A failed `test` is 422 (older servers: 409).
       if (isNotFound(err) || isStatus(err, 409) || isStatus(err, 422)) return undefined;
@@ -87,15 +93,12 @@ export class ObjectClient {
 
   /** Server-side apply: creates the object or updates the fields in `body` owned by `fieldManager`. */
   async apply(body: KubernetesObject, options: ApplyOptions): Promise<KubernetesObject> {
-    return (await this.#raw.request(HttpMethod.PATCH, await this.#path(refOf(body)), {
-      query: {
-        fieldManager: options.fieldManager,
-        force: String(options.force),
-        ...(options.dryRun === true ? { dryRun: 'All' } : {}),
-      },
-      body,
-      contentType: PatchStrategy.ServerSideApply,
-    })) as KubernetesObject;
+    const query = { fieldManager: options.fieldManager, force: String(options.force), ...(options.dryRun === true ? { dryRun: 'All' } : {}) };
+    return (await this.#raw.request(HttpMethod.PATCH, await this.#path(refOf(body)), this.#as({ query, body, contentType: PatchStrategy.ServerSideApply }))) as KubernetesObject;
+  }
+
+  #as(req: RawRequest): RawRequest {
+    return this.impersonate === undefined ? req : { ...req, impersonate: this.impersonate };
   }
 
   async #path(ref: ObjectRef): Promise<string> {

@@ -29,6 +29,8 @@ export interface RawRequest {
   /** Sent as JSON with `contentType` (a patch type for PATCH). */
   readonly body?: unknown;
   readonly contentType?: string;
+  /** A user to act as (`Impersonate-User`); the API server then authorizes the request as that user. */
+  readonly impersonate?: string;
 }
 
 export class RawClient {
@@ -42,6 +44,7 @@ export class RawClient {
     const ctx = this.config.baseServer.makeRequestContext(path, method);
     for (const [name, value] of Object.entries(req.query ?? {})) if (value !== undefined) ctx.setQueryParam(name, value);
     ctx.setHeaderParam('Accept', 'application/json');
+    if (req.impersonate !== undefined) ctx.setHeaderParam('Impersonate-User', req.impersonate);
     if (req.body !== undefined) {
       ctx.setHeaderParam('Content-Type', req.contentType ?? 'application/json');
       ctx.setBody(JSON.stringify(req.body));

@@ -5,11 +5,12 @@ import type { HelmFailure, HelmPort } from '../reconciler/helm-port.js';
 export function helmPort(client: HelmClient): HelmPort {
   return {
     major: async () => (await client.version()).major,
-    install: (r) => client.install(r),
-    upgrade: (r) => client.upgrade(r),
-    uninstall: (r) => client.uninstall(r),
-    rollback: (r) => client.rollback(r),
-    status: (release, namespace) => client.status(release, namespace),
+    install: (r) => client.as(r.impersonate).install(r),
+    upgrade: (r) => client.as(r.impersonate).upgrade(r),
+    uninstall: (r) => client.as(r.impersonate).uninstall(r),
+    rollback: (r) => client.as(r.impersonate).rollback(r),
+    status: (release, namespace, identity) => client.as(identity?.impersonate).status(release, namespace),
+    render: (r) => client.template(r),
   };
 }
 

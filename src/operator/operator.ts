@@ -17,6 +17,7 @@ import { HelmReconciler, type ReconcilerMetrics } from '../reconciler/reconciler
 import type { Logger } from '../telemetry/logger.js';
 import { DependentWatcher, type DependentOwner } from './dependents.js';
 import { describeHelmError, helmPort } from './helm-adapter.js';
+import { ValuesSources } from './values-sources.js';
 
 export const FIELD_MANAGER = 'helm-operator';
 
@@ -49,6 +50,7 @@ export class Operator {
   readonly #storage: ReleaseStorage;
   readonly #objects: ObjectClient;
   readonly #dependents: DependentWatcher;
+  readonly #valuesSources: ValuesSources;
   /** Owner type (`apiVersion|Kind` or `Kind.group`) → controller name, for dependents' events. */
   readonly #owners = new Map<string, string>();
   /** Controller name → identity of the watch it runs. */
@@ -59,6 +61,12 @@ export class Operator {
     this.#mapper = new RestMapper(o.kubeConfig);
     this.#storage = new ReleaseStorage(o.kubeConfig);
     this.#objects = new ObjectClient(o.kubeConfig, this.#mapper);
+    this.#valuesSources = new ValuesSources({
+      kubeConfig: o.kubeConfig,
+      namespaces: o.namespaces,
+      log: o.log,
+      route: (controller, request) => this.manager.get(controller)?.enqueue(request),
+    });
     this.#dependents = new DependentWatcher({
       kubeConfig: o.kubeConfig,
       mapper: this.#mapper,
@@ -80,6 +88,7 @@ export class Operator {
       storage: this.#storage,
       events: new KubeEventRecorder(this.o.kubeConfig, name, log),
       objects: this.#objects,
+      valuesSources: this.#valuesSources.forController(name),
       ...(watch.watchDependentResources ? { dependents: this.#dependents } : {}),
       ...(this.o.releaseMetrics === undefined ? {} : { metrics: this.o.releaseMetrics }),
       controller: name,
@@ -139,6 +148,7 @@ export class Operator {
   async stop(): Promise<void> {
     await this.manager.stop();
     await this.#dependents.stop();
+    await this.#valuesSources.stop();
   }
 
   /** Informers watching dependents (one per kind and watched namespace). */

@@ -35,6 +35,9 @@ export const Reason = {
   Uninstalling: 'Uninstalling',
   RetriesExhausted: 'RetriesExhausted',
   DriftRepairFailed: 'DriftRepairFailed',
+  ValuesReferenceNotFound: 'ValuesReferenceNotFound',
+  InvalidValuesReference: 'InvalidValuesReference',
+  NamespaceConfinementViolation: 'NamespaceConfinementViolation',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 

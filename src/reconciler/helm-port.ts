@@ -14,7 +14,12 @@ export interface ReleaseInfo {
   readonly manifest: string;
 }
 
-export interface ReleaseRequest {
+/** Who helm acts as: undefined is the operator itself, else a user to impersonate. */
+export interface Identity {
+  readonly impersonate?: string;
+}
+
+export interface ReleaseRequest extends Identity {
   readonly release: string;
   readonly namespace: string;
   readonly chart: string;
@@ -29,12 +34,14 @@ export interface HelmPort {
   install(request: ReleaseRequest): Promise<ReleaseInfo>;
   upgrade(request: ReleaseRequest & { readonly force: boolean }): Promise<ReleaseInfo>;
   /** Resolves `found: false` when there was nothing to uninstall. */
-  uninstall(request: {
-    readonly release: string;
-    readonly namespace: string;
-    readonly signal?: AbortSignal;
-  }): Promise<{ readonly found: boolean }>;
-  rollback(request: {
+  uninstall(
+    request: Identity & {
+      readonly release: string;
+      readonly namespace: string;
+      readonly signal?: AbortSignal;
+    },
+  ): Promise<{ readonly found: boolean }>;
+  rollback(request: Identity & {
     readonly release: string;
     readonly namespace: string;
     readonly revision: number;
@@ -42,7 +49,9 @@ export interface HelmPort {
     readonly signal?: AbortSignal;
   }): Promise<void>;
   /** undefined when the release does not exist. */
-  status(release: string, namespace: string): Promise<ReleaseInfo | undefined>;
+  status(release: string, namespace: string, identity?: Identity): Promise<ReleaseInfo | undefined>;
+  /** The manifest an install of `request` would create (hooks included), rendered offline. */
+  render(request: ReleaseRequest): Promise<string>;
 }
 
 /** A helm failure as the reconciler sees it: a reason for conditions and whether a retry can help. */

@@ -12,12 +12,15 @@ import { TerminalError, type ReconcileContext, type Reconciler, type Request, ty
 import { parseReleaseAnnotations, type ReleaseAnnotations } from './annotations.js';
 import { ConditionType, Reason } from './conditions.js';
 import type { HelmFailure, HelmPort, ReleaseInfo } from './helm-port.js';
-import { inventoryOf, parseManifest, type InventoryEntry } from './inventory.js';
+import { NoKindMatchError } from '../k8s/restmapper.js';
+import { confinementViolations } from './confinement.js';
+import { inventoryOf, parseManifest, type InventoryEntry, type ManifestObject } from './inventory.js';
 import type { Owner } from './ownership.js';
-import { ReleaseObjects, type DependentsPort, type DesiredObject } from './release-objects.js';
+import { ReleaseObjects, type DependentsPort, type DesiredObject, type Subject as ObjectsSubject } from './release-objects.js';
 import { ownerKindLabel, releaseNameProblem } from './release-name.js';
 import { determineReleaseState, RELEASE_LABELS, type ReleaseRecord, type ReleaseState } from './state.js';
 import { StatusDraft, type DeployedRelease } from './status.js';
+import { composeReferencedValues, deepMerge, parseValuesFrom, VALUES_FROM_ANNOTATION, type ValuesSourcePort } from './values-from.js';
 import { fingerprint, isPlainObject, mergeValues, type Values } from './values.js';
 
 export const FINALIZER = 'helm.sdk.operatorframework.io/uninstall-release';
@@ -54,6 +57,8 @@ export interface HelmReconcilerOptions {
   readonly events: EventRecorder;
   /** Generic access to the release's objects (ownership, drift repair, uninstall-wait). */
   readonly objects: ObjectClient;
+  /** Secrets and ConfigMaps that CRs take values from. */
+  readonly valuesSources?: ValuesSourcePort;
   /** The shared dependents cache; undefined when the watch turns dependent watches off. */
   readonly dependents?: DependentsPort;
   readonly metrics?: ReconcilerMetrics;
@@ -77,6 +82,10 @@ interface Subject {
   readonly annotations: ReleaseAnnotations;
   readonly status: StatusDraft;
   readonly ctx: ReconcileContext;
+  /** Who helm and every write to the release's objects act as; undefined: the operator itself. */
+  readonly identity: string | undefined;
+  /** helm, acting as `identity`. */
+  readonly helm: HelmPort;
 }
 
 interface Desired {
@@ -105,7 +114,11 @@ export class HelmReconciler implements Reconciler {
 
   async reconcile(request: Request, ctx: ReconcileContext): Promise<Result> {
     const cr = await this.o.crs.get(request.namespace, request.name);
-    if (cr === undefined) return {};
+    if (cr === undefined) {
+      this.o.valuesSources?.track(request.namespace, request.name, []);
+      return {};
+    }
+    const identity = serviceAccountUser(request.namespace, this.o.watch.serviceAccountName);
     const s: Subject = {
       cr,
       namespace: request.namespace,
@@ -113,6 +126,8 @@ export class HelmReconciler implements Reconciler {
       annotations: parseReleaseAnnotations(cr.metadata.annotations),
       status: new StatusDraft(cr.status, this.o.now),
       ctx,
+      identity,
+      helm: actingAs(this.o.helm, identity),
     };
     try {
       return await this.#reconcile(s);
@@ -146,7 +161,7 @@ export class HelmReconciler implements Reconciler {
     s.status.setCondition({ type: ConditionType.Initialized, status: 'True', reason: Reason.Reconciled, message: '' });
     this.#validate(s);
     const cr = await this.o.crs.addFinalizer(s.cr, FINALIZER);
-    const desired = await this.#desired(cr);
+    const desired = await this.#desired(s, cr);
     const state = await this.#state(s, desired);
     this.o.metrics?.releaseState(this.o.controller ?? this.o.watch.kind, s.namespace, s.name, state.kind);
     if (this.#stalled(s, state, desired)) return { requeueAfterMs: this.#period(s) };
@@ -199,11 +214,76 @@ export class HelmReconciler implements Reconciler {
     throw new TerminalError(message);
   }
 
-  async #desired(cr: CustomResource): Promise<Desired> {
+  async #desired(s: Subject, cr: CustomResource): Promise<Desired> {
     const spec = isPlainObject(cr.spec) ? cr.spec : {};
-    const values = mergeValues(spec, this.o.watch.overrideValues);
+    const values = mergeValues(deepMerge(await this.#referencedValues(s), spec), this.o.watch.overrideValues);
     const fp = fingerprint({ chartDigest: this.o.watch.chart.digest, values, helmMajor: await this.o.helm.major() });
     return { values, fingerprint: fp, labels: { [RELEASE_LABELS.fingerprint]: fp, [RELEASE_LABELS.ownerKind]: this.#ownerKind } };
+  }
+
+  /**
+   * The values the CR takes from Secrets and ConfigMaps, merged under its spec. A reference that
+   * cannot be read blocks helm (a release without its secrets would be wrong) and is retried;
+   * messages name objects and keys, never what they hold.
+   */
+  async #referencedValues(s: Subject): Promise<Values> {
+    const parsed = parseValuesFrom(s.cr.metadata.annotations?.[VALUES_FROM_ANNOTATION]);
+    if ('problem' in parsed) {
+      this.o.valuesSources?.track(s.namespace, s.name, []);
+      return this.#irreconcilable(s, Reason.InvalidValuesReference, parsed.problem);
+    }
+    this.o.valuesSources?.track(s.namespace, s.name, parsed.refs);
+    if (parsed.refs.length === 0) return {};
+    const sources = this.o.valuesSources;
+    if (sources === undefined) throw new Error('values from Secrets and ConfigMaps are not available in this operator');
+    const data = await Promise.all(parsed.refs.map((r) => sources.read(r.kind, s.namespace, r.name)));
+    const composed = composeReferencedValues(parsed.refs, data);
+    const problem =
+      composed.missing.length > 0
+        ? { reason: Reason.ValuesReferenceNotFound, message: `values reference not found in namespace ${s.namespace}: ${composed.missing.join(', ')}` }
+        : composed.invalid.length > 0
+          ? { reason: Reason.InvalidValuesReference, message: `values reference is not a YAML map of values: ${composed.invalid.join(', ')} (set targetPath to use it as one value)` }
+          : undefined;
+    if (problem === undefined) return composed.values;
+    s.status.setCondition({ type: ConditionType.Irreconcilable, status: 'True', reason: problem.reason, message: problem.message });
+    await this.#event(s, 'Warning', problem.reason, problem.message);
+    throw new ReportedError(problem.message);
+  }
+
+  /**
+   * With `confineToNamespace`, the release is rendered first and refused when it would create
+   * anything outside the CR's namespace or a cluster-scoped kind the watch does not allow.
+   * Nothing is created; only a change of the spec or the chart can help.
+   */
+  async #checkConfinement(s: Subject, desired: Desired): Promise<void> {
+    if (!this.o.watch.confineToNamespace) return;
+    let manifest: string;
+    try {
+      manifest = await s.helm.render(this.#request(s, desired));
+    } catch (err) {
+      const failure = this.o.describeHelmError(err);
+      return this.#fail(s, { reason: Reason.InstallError, event: 'RenderFailed' }, failure, err);
+    }
+    const rendered = parseManifest(manifest);
+    const served: ManifestObject[] = [];
+    const unknown: InventoryEntry[] = [];
+    for (const o of rendered) {
+      const ok = await this.o.isNamespaced(o.apiVersion, o.kind).then(
+        () => true,
+        (err: unknown) => {
+          if (err instanceof NoKindMatchError) return false;
+          throw err;
+        },
+      );
+      if (ok) served.push(o);
+      else unknown.push({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.namespace ?? '', name: o.name });
+    }
+    const entries = await inventoryOf(served, s.namespace, this.o.isNamespaced);
+    const violations = confinementViolations(entries, { namespace: s.namespace, allowClusterScoped: this.o.watch.allowClusterScoped }, unknown);
+    if (violations.length === 0) return;
+    const message = `the release would create objects outside namespace ${s.namespace}, which this watch confines it to: ${violations.join(', ')}`;
+    await this.#event(s, 'Warning', Reason.NamespaceConfinementViolation, message);
+    this.#irreconcilable(s, Reason.NamespaceConfinementViolation, message);
   }
 
   async #state(s: Subject, desired: Desired): Promise<ReleaseState> {
@@ -211,7 +291,7 @@ export class HelmReconciler implements Reconciler {
     const state = determineReleaseState(records, { fingerprint: desired.fingerprint, ownerKind: this.#ownerKind });
     if (state.kind !== 'Unmanaged') return state;
     // No owner label: installed by hand or by operator-sdk. Adopt it only when it runs our chart.
-    const release = await this.o.helm.status(s.name, s.namespace);
+    const release = await s.helm.status(s.name, s.namespace);
     if (release === undefined) return { kind: 'Absent' };
     if (release.chart.name === this.o.watch.chart.name) return { kind: 'OutOfSync', latest: state.latest };
     return { kind: 'Conflict', ownerKind: `chart ${release.chart.name}` };
@@ -231,7 +311,7 @@ export class HelmReconciler implements Reconciler {
         return this.#act(s, next, desired);
       }
       case 'FailedInstall':
-        await this.#helm(s, Reason.InstallError, () => this.o.helm.uninstall({ release: s.name, namespace: s.namespace, signal: s.ctx.signal }));
+        await this.#helm(s, Reason.InstallError, () => s.helm.uninstall({ release: s.name, namespace: s.namespace, signal: s.ctx.signal }));
         return this.#install(s, desired);
       case 'Absent':
         return this.#install(s, desired);
@@ -253,27 +333,28 @@ export class HelmReconciler implements Reconciler {
     const { release, namespace } = { release: s.name, namespace: s.namespace };
     const was = `revision ${state.latest.revision} was left ${state.latest.status}`;
     if (state.lastGood === undefined) {
-      await this.#helm(s, Reason.InstallError, () => this.o.helm.uninstall({ release, namespace, signal: s.ctx.signal }));
+      await this.#helm(s, Reason.InstallError, () => s.helm.uninstall({ release, namespace, signal: s.ctx.signal }));
       await this.#event(s, 'Warning', 'ReleaseUnlocked', `Release ${release} ${was}; removed the unfinished install`);
       return;
     }
     const revision = state.lastGood.revision;
     await this.#helm(s, Reason.UpgradeError, () =>
-      this.o.helm.rollback({ release, namespace, revision, force: false, signal: s.ctx.signal }),
+      s.helm.rollback({ release, namespace, revision, force: false, signal: s.ctx.signal }),
     );
     await this.#event(s, 'Warning', 'ReleaseUnlocked', `Release ${release} ${was}; rolled back to revision ${revision}`);
   }
 
   async #install(s: Subject, desired: Desired): Promise<void> {
+    await this.#checkConfinement(s, desired);
     await this.#overrideEvents(s);
     let release: ReleaseInfo;
     try {
-      release = await this.o.helm.install(this.#request(s, desired));
+      release = await s.helm.install(this.#request(s, desired));
     } catch (err) {
       const failure = this.o.describeHelmError(err);
       // helm may have stored a failed revision: remove it so the next attempt starts clean (helm#3338).
       if ((await this.o.storage.records(s.namespace, s.name)).length > 0) {
-        await this.o.helm.uninstall({ release: s.name, namespace: s.namespace }).catch((e: unknown) => {
+        await s.helm.uninstall({ release: s.name, namespace: s.namespace }).catch((e: unknown) => {
           s.ctx.log.error({ error: e }, 'Could not remove the failed install');
         });
       }
@@ -284,10 +365,11 @@ export class HelmReconciler implements Reconciler {
   }
 
   async #upgrade(s: Subject, desired: Desired, before: ReleaseRecord): Promise<void> {
+    await this.#checkConfinement(s, desired);
     await this.#overrideEvents(s);
     let release: ReleaseInfo;
     try {
-      release = await this.o.helm.upgrade({ ...this.#request(s, desired), force: s.annotations.upgradeForce });
+      release = await s.helm.upgrade({ ...this.#request(s, desired), force: s.annotations.upgradeForce });
     } catch (err) {
       await this.#rollbackFailedUpgrade(s, before);
       return this.#fail(s, { reason: Reason.UpgradeError, event: 'UpgradeFailed' }, this.#counted(s, desired, this.o.describeHelmError(err)), err);
@@ -309,7 +391,7 @@ export class HelmReconciler implements Reconciler {
     const errors: string[] = [];
     for (const force of attempts) {
       try {
-        await this.o.helm.rollback({ release: s.name, namespace: s.namespace, revision: before.revision, force, signal: s.ctx.signal });
+        await s.helm.rollback({ release: s.name, namespace: s.namespace, revision: before.revision, force, signal: s.ctx.signal });
         const how = force ? '' : errors.length > 0 ? ' without force, after the forced rollback failed' : '';
         await this.#event(s, 'Warning', 'RollbackSuccessful', `Rolled release ${s.name} back to revision ${before.revision}${how}`);
         return;
@@ -362,7 +444,7 @@ export class HelmReconciler implements Reconciler {
   async #inSync(s: Subject, deployed: ReleaseRecord): Promise<void> {
     let objects = this.#manifests.get(keyOf(s));
     if (objects?.revision !== deployed.revision) {
-      const release = await this.o.helm.status(s.name, s.namespace);
+      const release = await s.helm.status(s.name, s.namespace);
       if (release === undefined) throw new Error(`release ${s.name} vanished while being read`);
       objects = { revision: release.revision, objects: await this.#remember(s, release) };
       s.status.setRelease(deployedRelease(release), objects.objects.map((o) => o.entry));
@@ -431,7 +513,7 @@ export class HelmReconciler implements Reconciler {
     s.status.setCondition({ type: ConditionType.Ready, status: summary.status, reason: summary.reason, message: summary.message });
   }
 
-  #subject(s: Subject): { cr: CustomResource; owner: Owner; log: Subject['ctx']['log'] } {
+  #subject(s: Subject): ObjectsSubject {
     const w = this.o.watch;
     const owner: Owner = {
       apiVersion: w.group === '' ? w.version : `${w.group}/${w.version}`,
@@ -441,7 +523,7 @@ export class HelmReconciler implements Reconciler {
       name: s.name,
       uid: s.cr.metadata.uid ?? '',
     };
-    return { cr: s.cr, owner, log: s.ctx.log };
+    return { cr: s.cr, owner, log: s.ctx.log, identity: s.identity };
   }
 
   /** Records a failed helm operation and ends the reconcile: with backoff, or for good when only an edit can help. */
@@ -469,7 +551,7 @@ export class HelmReconciler implements Reconciler {
     if (!finalizers.some((f) => FINALIZERS.includes(f))) return {};
     const result = (await this.#ownsRelease(s))
       ? await this.#helm(s, Reason.UninstallError, () =>
-          this.o.helm.uninstall({ release: s.name, namespace: s.namespace, signal: s.ctx.signal }),
+          s.helm.uninstall({ release: s.name, namespace: s.namespace, signal: s.ctx.signal }),
         )
       : { found: false };
     if (s.annotations.uninstallWait) {
@@ -488,6 +570,7 @@ export class HelmReconciler implements Reconciler {
     s.status.setCondition({ type: ConditionType.ReleaseFailed, status: 'False', reason: Reason.UninstallSuccessful, message: '' });
     s.status.setRelease(undefined, undefined);
     this.#manifests.delete(keyOf(s));
+    this.o.valuesSources?.track(s.namespace, s.name, []);
     this.o.metrics?.forget(this.o.controller ?? this.o.watch.kind, s.namespace, s.name);
     if (result.found) await this.#event(s, 'Normal', Reason.UninstallSuccessful, `Uninstalled release ${s.name}`);
     // The status goes first: once the finalizer is off, the object may vanish at any moment. It is
@@ -553,5 +636,24 @@ function deployedRelease(r: ReleaseInfo): DeployedRelease {
     chart: r.chart.name,
     chartVersion: r.chart.version,
     ...(r.chart.appVersion === undefined ? {} : { appVersion: r.chart.appVersion }),
+  };
+}
+
+/** The user a ServiceAccount of the CR's namespace authenticates as, for impersonation. */
+export function serviceAccountUser(namespace: string, serviceAccount: string | undefined): string | undefined {
+  return serviceAccount === undefined ? undefined : `system:serviceaccount:${namespace}:${serviceAccount}`;
+}
+
+/** `helm` with every cluster-facing call made as `impersonate`. */
+function actingAs(helm: HelmPort, impersonate: string | undefined): HelmPort {
+  if (impersonate === undefined) return helm;
+  return {
+    major: () => helm.major(),
+    install: (r) => helm.install({ ...r, impersonate }),
+    upgrade: (r) => helm.upgrade({ ...r, impersonate }),
+    uninstall: (r) => helm.uninstall({ ...r, impersonate }),
+    rollback: (r) => helm.rollback({ ...r, impersonate }),
+    status: (release, namespace) => helm.status(release, namespace, { impersonate }),
+    render: (r) => helm.render(r),
   };
 }

@@ -44,6 +44,8 @@ export interface Subject {
   readonly cr: EventTarget;
   readonly owner: Owner;
   readonly log: Logger;
+  /** The user every write acts as (per-CR identity); undefined: the operator itself. */
+  readonly identity?: string | undefined;
 }
 
 /** One object of the release: where it lives and what the chart rendered for it. */
@@ -82,7 +84,7 @@ export class ReleaseObjects {
       const live = await this.#live(d.entry, true);
       const patch = this.#ownership(s, d, live);
       // A miss (object gone, or changed since read) is settled by the event that caused it.
-      if (patch !== undefined && live !== undefined) await this.o.objects.mergePatch(patch, OPERATOR_FIELD_MANAGER);
+      if (patch !== undefined && live !== undefined) await this.o.objects.as(s.identity).mergePatch(patch, OPERATOR_FIELD_MANAGER);
     }
   }
 
@@ -128,23 +130,23 @@ export class ReleaseObjects {
     const live = await this.#live(d.entry, true);
     if (live === undefined) {
       // Born with its owner and chart label: the label-filtered watch sees it from the first event.
-      await this.o.objects.apply(withOwnership(desired, this.#ownership(s, d, undefined)), HELM_APPLY);
+      await this.o.objects.as(s.identity).apply(withOwnership(desired, this.#ownership(s, d, undefined)), HELM_APPLY);
       return { kind: 'repaired', message: `Recreated ${describeEntry(d.entry)}, which had been deleted` };
     }
     if (!inPlace || this.#verified.get(d.rendered) === live.metadata?.resourceVersion) return UNCHANGED;
     if (driftedPaths(desired, live).length === 0) return this.#verify(d, live);
-    return this.#restore(d, desired);
+    return this.#restore(d, desired, this.o.objects.as(s.identity));
   }
 
   /** Restores the fields the chart sets of an object that looks drifted in the cache. */
-  async #restore(d: DesiredObject, desired: KubernetesObject): Promise<RepairOutcome> {
+  async #restore(d: DesiredObject, desired: KubernetesObject, writer: ObjectClient): Promise<RepairOutcome> {
     // The cache may lag behind the server: what the server will say is compared with what it has.
     const current = await this.o.objects.get(d.entry);
     if (current === undefined) return UNCHANGED;
     const paths = driftedPaths(desired, current);
-    if (paths.length === 0 || !(await this.#applyWouldChange(desired, current))) return this.#verify(d, current);
-    if (!(await this.#claimFields(d.entry, desired, current))) return UNCHANGED;
-    const result = await this.o.objects.apply(desired, HELM_APPLY);
+    if (paths.length === 0 || !(await this.#applyWouldChange(writer, desired, current))) return this.#verify(d, current);
+    if (!(await this.#claimFields(writer, d.entry, desired, current))) return UNCHANGED;
+    const result = await writer.apply(desired, HELM_APPLY);
     this.#verify(d, result);
     // However the comparison above misjudged it, an apply that changed nothing is not a repair.
     if (!applyWouldChange(result, current)) return UNCHANGED;
@@ -163,9 +165,9 @@ export class ReleaseObjects {
    * the apply says whether it would change the object. A dry run the server rejects means it
    * would: typically two entries where the chart has one, which the field claim below resolves.
    */
-  async #applyWouldChange(desired: KubernetesObject, live: KubernetesObject): Promise<boolean> {
+  async #applyWouldChange(writer: ObjectClient, desired: KubernetesObject, live: KubernetesObject): Promise<boolean> {
     try {
-      return applyWouldChange(await this.o.objects.apply(desired, { ...HELM_APPLY, dryRun: true }), live);
+      return applyWouldChange(await writer.apply(desired, { ...HELM_APPLY, dryRun: true }), live);
     } catch (err) {
       if (isStatus(err, 422) || isStatus(err, 409)) return true;
       throw err;
@@ -177,11 +179,11 @@ export class ReleaseObjects {
    * managers into helm's apply ownership (see field-takeover.ts). False when the object changed
    * or vanished meanwhile: its own event brings the next reconcile.
    */
-  async #claimFields(entry: InventoryEntry, desired: KubernetesObject, live: KubernetesObject): Promise<boolean> {
+  async #claimFields(writer: ObjectClient, entry: InventoryEntry, desired: KubernetesObject, live: KubernetesObject): Promise<boolean> {
     const claimant = { manager: HELM_FIELD_MANAGER, apiVersion: live.apiVersion ?? entry.apiVersion, time: new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
     const managed = takeOver((live.metadata?.managedFields ?? []) as ManagedFieldsEntry[], desired, live, claimant);
     if (managed === undefined) return true;
-    const updated = await this.o.objects.replaceManagedFields(entry, live.metadata?.resourceVersion ?? '', managed, OPERATOR_FIELD_MANAGER);
+    const updated = await writer.replaceManagedFields(entry, live.metadata?.resourceVersion ?? '', managed, OPERATOR_FIELD_MANAGER);
     return updated !== undefined;
   }
 

@@ -44,7 +44,8 @@ const setOwn = (node: object, key: string | number, value: unknown): void => {
   Object.defineProperty(node, key, { value, writable: true, enumerable: true, configurable: true });
 };
 
-function setPath(target: Values, path: readonly (string | number)[], value: string): void {
+/** Sets `value` at `path`, creating maps and lists on the way (helm's `--set-string`). */
+export function setValueAt(target: Values, path: readonly (string | number)[], value: string): void {
   let node: Record<string | number, unknown> = target;
   path.forEach((segment, i) => {
     if (i === path.length - 1) {
@@ -64,7 +65,7 @@ export function mergeValues(spec: Values, overrides: Readonly<Record<string, str
   const merged = structuredClone(spec);
   for (const [key, value] of Object.entries(overrides)) {
     const path = parseValuePath(key);
-    if (path.length > 0) setPath(merged, path, value);
+    if (path.length > 0) setValueAt(merged, path, value);
   }
   return merged;
 }

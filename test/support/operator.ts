@@ -22,7 +22,7 @@ import { HelmClient } from '../../src/helm/index.js';
 import { isStatus } from '../../src/k8s/errors.js';
 import { Operator } from '../../src/operator/operator.js';
 import type { Condition } from '../../src/reconciler/conditions.js';
-import { makeLogger } from '../../src/telemetry/logger.js';
+import { makeLogger, type Logger } from '../../src/telemetry/logger.js';
 import { testKubeConfig, waitFor, type WaitOptions } from './kube.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -96,6 +96,8 @@ export interface StartOptions {
   readonly reconcilePeriodMs?: number;
   readonly maxConcurrentReconciles?: number;
   readonly helmBin?: string;
+  /** Where the operator logs; silent (or TEST_LOG_LEVEL) by default. */
+  readonly log?: Logger;
 }
 
 export async function startOperator(options: StartOptions): Promise<RunningOperator> {
@@ -104,7 +106,7 @@ export async function startOperator(options: StartOptions): Promise<RunningOpera
   await writeFile(file, options.watches);
   const watches = await loadWatches(file);
   const kubeconfig = inject('kubeconfigPath');
-  const log = makeLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const log = options.log ?? makeLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const kc = testKubeConfig();
   const helm = new HelmClient({ binary: options.helmBin ?? inject('helmBin'), kubeconfig, log });
   const operator = new Operator({

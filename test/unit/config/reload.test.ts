@@ -123,6 +123,8 @@ describe('ConfigReloader', () => {
       overrideValues: {},
       labelSelector: '',
       dryRunOption: 'client',
+      confineToNamespace: false,
+      allowClusterScoped: [],
       source: { file: FILE, index: 0, line: 1 },
     });
     const parse = vi.fn(() => Promise.resolve([watch()]));

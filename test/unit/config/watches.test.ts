@@ -122,6 +122,8 @@ describe('parseWatches: valid files', () => {
       reconcilePeriodMs: 90_000,
       maxConcurrentReconciles: 4,
       dryRunOption: 'server',
+      confineToNamespace: false,
+      allowClusterScoped: [],
       source: { file: 'watches.yaml', index: 0, line: 2 },
     });
     expect(memcached?.chart.format).toBe('archive');
@@ -309,6 +311,26 @@ describe('parseWatches: entry problems', () => {
   ])('rejects maxConcurrentReconciles: %s', async (value, detail) => {
     const [message] = await messagesOf(lines(...NGINX, `  maxConcurrentReconciles: ${value}`));
     expect(message).toContain(detail);
+  });
+
+  it('reads the tenancy fields: ServiceAccount identity and namespace confinement', async () => {
+    const [w] = await parse(lines(...NGINX, '  serviceAccountName: tenant-deployer', '  confineToNamespace: true', '  allowClusterScoped: [Namespace, ClusterRole.rbac.authorization.k8s.io]'));
+    expect(w).toMatchObject({ serviceAccountName: 'tenant-deployer', confineToNamespace: true, allowClusterScoped: ['Namespace', 'ClusterRole.rbac.authorization.k8s.io'] });
+    const [plain] = await parse(lines(...NGINX));
+    expect(plain).toMatchObject({ confineToNamespace: false, allowClusterScoped: [] });
+    expect(plain).not.toHaveProperty('serviceAccountName');
+  });
+
+  it('reports bad tenancy fields with their position', async () => {
+    expect(await messagesOf(lines(...NGINX, '  serviceAccountName: Tenant_SA', '  confineToNamespace: "yes"', '  allowClusterScoped: [clusterrole, 3]'))).toEqual([
+      `watches.yaml:5:23: entry 0 (example.com/v1alpha1, Kind=Nginx): field "serviceAccountName": "Tenant_SA" is not a ServiceAccount name: lower-case letters, digits, '-' and '.'`,
+      'watches.yaml:6:23: entry 0 (example.com/v1alpha1, Kind=Nginx): field "confineToNamespace": expected true or false, got string "yes"',
+      'watches.yaml:7:24: entry 0 (example.com/v1alpha1, Kind=Nginx): field "allowClusterScoped[0]": expected "Kind" (core group) or "Kind.group", got string "clusterrole"',
+      'watches.yaml:7:37: entry 0 (example.com/v1alpha1, Kind=Nginx): field "allowClusterScoped[1]": expected "Kind" (core group) or "Kind.group", got number 3',
+    ]);
+    expect(await messagesOf(lines(...NGINX, '  allowClusterScoped: [Namespace]'))).toEqual([
+      'watches.yaml:5:23: entry 0 (example.com/v1alpha1, Kind=Nginx): field "allowClusterScoped": has no effect without confineToNamespace: true',
+    ]);
   });
 
   it('points selector problems at the offending node', async () => {

@@ -139,7 +139,8 @@ describe('upgradeArgs', () => {
 describe('uninstallArgs', () => {
   it.each([
     [3, ['uninstall', '--namespace', 'demo', '--timeout', '5m0s', '--', 'web']],
-    [4, ['uninstall', '--namespace', 'demo', '--timeout', '5m0s', '--', 'web']],
+    // helm 4 gives the cause of a failed uninstall only in its debug log.
+    [4, ['uninstall', '--namespace', 'demo', '--timeout', '5m0s', '--debug', '--', 'web']],
   ] as const)('v%d default', (major, expected) => {
     expect(uninstallArgs({ release: 'web', namespace: 'demo', timeoutMs: 300_000 }, major)).toEqual(expected);
   });
@@ -147,7 +148,7 @@ describe('uninstallArgs', () => {
   it('wait and keepHistory', () => {
     const o = { release: 'web', namespace: 'demo', timeoutMs: 60_000, wait: true, keepHistory: true };
     expect(uninstallArgs(o, 3)).toEqual(['uninstall', '--namespace', 'demo', '--timeout', '1m0s', '--wait', '--keep-history', '--', 'web']);
-    expect(uninstallArgs(o, 4)).toEqual(['uninstall', '--namespace', 'demo', '--timeout', '1m0s', '--wait=watcher', '--keep-history', '--', 'web']);
+    expect(uninstallArgs(o, 4)).toEqual(['uninstall', '--namespace', 'demo', '--timeout', '1m0s', '--debug', '--wait=watcher', '--keep-history', '--', 'web']);
   });
 });
 

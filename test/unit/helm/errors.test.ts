@@ -150,3 +150,16 @@ describe('HelmError', () => {
     expect(isHelmError(new Error('x'))).toBe(false);
   });
 });
+
+describe('the cause of a failed helm 4 uninstall', () => {
+  it('comes from the debug log, since the Error line omits it', () => {
+    const stderr = [
+      'level=DEBUG msg="uninstall: deleting release" name=web',
+      'level=DEBUG msg="uninstall: Failed to delete release" error="[services \\"web-svc\\" is forbidden: User \\"system:serviceaccount:t:deployer\\" cannot delete resource \\"services\\"]"',
+      'Error: failed to delete release: web',
+    ].join('\n');
+    expect(summarizeStderr(stderr)).toBe(
+      'failed to delete release: web: [services "web-svc" is forbidden: User "system:serviceaccount:t:deployer" cannot delete resource "services"]',
+    );
+  });
+});

@@ -1,0 +1,125 @@
+/**
+ * The Secrets and ConfigMaps CRs take values from: read on each reconcile (so a reconcile always
+ * sees their current content), and watched so that a change reconciles the CRs that refer to them.
+ *
+ * Never all Secrets of the cluster: the watch is filtered server-side to objects labelled
+ * `helm.sdk.operatorframework.io/values-source: "true"`, and only started once some CR refers to
+ * a Secret or ConfigMap. An unlabelled reference still works; its changes are picked up at the
+ * CR's reconcile period. Which CR refers to which object is learned from each reconcile (level-based:
+ * after a restart the initial reconcile of every CR rebuilds it).
+ */
+import { CoreV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { isNotFound } from '../k8s/errors.js';
+import type { ValuesReference, ValuesSourcePort } from '../reconciler/values-from.js';
+import { Informer } from '../runtime/informer.js';
+import type { Request } from '../runtime/reconcile.js';
+import type { Logger } from '../telemetry/logger.js';
+
+export const VALUES_SOURCE_LABEL = 'helm.sdk.operatorframework.io/values-source';
+
+export interface ValuesSourcesOptions {
+  readonly kubeConfig: KubeConfig;
+  /** Empty: every namespace. */
+  readonly namespaces: readonly string[];
+  readonly log: Logger;
+  /** Reconcile this CR of this controller. */
+  readonly route: (controller: string, request: Request) => void;
+}
+
+type Kind = ValuesReference['kind'];
+const objectKey = (kind: Kind, namespace: string, name: string): string => `${kind}/${namespace}/${name}`;
+const crKey = (controller: string, namespace: string, name: string): string => `${controller}\u0000${namespace}\u0000${name}`;
+
+export class ValuesSources {
+  readonly #core: CoreV1Api;
+  /** Referenced object → the CRs (controller, namespace, name) that refer to it. */
+  readonly #referrers = new Map<string, Set<string>>();
+  /** CR → the objects it refers to, to undo on the next track. */
+  readonly #references = new Map<string, string[]>();
+  #informers: Informer[] | undefined;
+
+  constructor(private readonly o: ValuesSourcesOptions) {
+    this.#core = o.kubeConfig.makeApiClient(CoreV1Api);
+  }
+
+  /** The port one controller's reconciler uses. */
+  forController(controller: string): ValuesSourcePort {
+    return {
+      read: (kind, namespace, name) => this.read(kind, namespace, name),
+      track: (namespace, name, refs) => {
+        this.track(controller, { namespace, name }, refs);
+      },
+    };
+  }
+
+  async read(kind: Kind, namespace: string, name: string): Promise<Readonly<Record<string, string>> | undefined> {
+    try {
+      if (kind === 'ConfigMap') return (await this.#core.readNamespacedConfigMap({ namespace, name })).data ?? {};
+      const secret = await this.#core.readNamespacedSecret({ namespace, name });
+      return Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  track(controller: string, cr: Request, refs: readonly ValuesReference[]): void {
+    const who = crKey(controller, cr.namespace, cr.name);
+    for (const key of this.#references.get(who) ?? []) {
+      const set = this.#referrers.get(key);
+      set?.delete(who);
+      if (set?.size === 0) this.#referrers.delete(key);
+    }
+    const keys = refs.map((r) => objectKey(r.kind, cr.namespace, r.name));
+    if (keys.length === 0) {
+      this.#references.delete(who);
+      return;
+    }
+    this.#references.set(who, keys);
+    for (const key of keys) {
+      let set = this.#referrers.get(key);
+      if (set === undefined) this.#referrers.set(key, (set = new Set()));
+      set.add(who);
+    }
+    this.#startWatching();
+  }
+
+  async stop(): Promise<void> {
+    const informers = this.#informers ?? [];
+    this.#informers = [];
+    await Promise.allSettled(informers.map((i) => i.stop()));
+  }
+
+  #startWatching(): void {
+    if (this.#informers !== undefined) return;
+    const scopes = this.o.namespaces.length > 0 ? this.o.namespaces : [''];
+    this.#informers = [];
+    for (const kind of ['Secret', 'ConfigMap'] as const) {
+      for (const ns of scopes) {
+        const informer = new Informer(this.o.kubeConfig, {
+          resource: { group: '', version: 'v1', plural: kind === 'Secret' ? 'secrets' : 'configmaps', ...(ns === '' ? {} : { namespace: ns }) },
+          labelSelector: `${VALUES_SOURCE_LABEL}=true`,
+          log: this.o.log,
+        });
+        const changed = (obj: KubernetesObject): void => {
+          this.#changed(kind, obj);
+        };
+        informer.onAdd(changed);
+        informer.onUpdate(changed);
+        informer.onDelete(changed);
+        this.#informers.push(informer);
+        informer.start().catch((err: unknown) => {
+          this.o.log.warn({ kind, namespace: ns === '' ? 'all' : ns, error: err }, 'Values source watch not started; changes are seen at the reconcile period');
+        });
+      }
+    }
+  }
+
+  #changed(kind: Kind, obj: KubernetesObject): void {
+    const key = objectKey(kind, obj.metadata?.namespace ?? '', obj.metadata?.name ?? '');
+    for (const who of this.#referrers.get(key) ?? []) {
+      const [controller = '', namespace = '', name = ''] = who.split('\u0000');
+      this.o.route(controller, { namespace, name });
+    }
+  }
+}

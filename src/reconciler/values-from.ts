@@ -1,0 +1,149 @@
+/**
+ * Chart values from Secrets and ConfigMaps of the CR's namespace, so secrets need not sit in the
+ * CR's spec in plain text. A CR lists its references in an annotation (the spec is the chart's
+ * values and a typed CRD would prune an unknown key; see docs/adr/0013-tenancy.md):
+ *
+ *   helm.sdk.operatorframework.io/values-from: |
+ *     - {kind: Secret, name: db, key: password, targetPath: auth.password}
+ *     - {kind: ConfigMap, name: defaults}            # key values.yaml, merged at the root
+ *
+ * Pure: parsing the references and composing what they hold. Reading them is the operator's.
+ */
+import { parse } from 'yaml';
+import { isPlainObject, parseValuePath, setValueAt, type Values } from './values.js';
+
+export const VALUES_FROM_ANNOTATION = 'helm.sdk.operatorframework.io/values-from';
+
+export interface ValuesReference {
+  readonly kind: 'Secret' | 'ConfigMap';
+  readonly name: string;
+  /** The data key; `values.yaml` by default (a YAML document merged at the root or at `targetPath`). */
+  readonly key: string;
+  /** Where the key's text goes, as a plain string (`--set-string` semantics); absent: parsed as YAML and merged. */
+  readonly targetPath?: string;
+  /** A missing object or key is skipped instead of blocking the release. */
+  readonly optional: boolean;
+}
+
+const FIELDS = new Set(['kind', 'name', 'key', 'targetPath', 'optional']);
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DATA_KEY = /^[-._a-zA-Z0-9]+$/;
+
+/** Reads the referenced objects and learns which CR refers to which (src/operator implements it). */
+export interface ValuesSourcePort {
+  /** The object's data (a Secret's decoded), or undefined when it does not exist. */
+  read(kind: ValuesReference['kind'], namespace: string, name: string): Promise<Readonly<Record<string, string>> | undefined>;
+  /** The references the CR holds now, so that a change of one of those objects reconciles it. */
+  track(namespace: string, name: string, refs: readonly ValuesReference[]): void;
+}
+
+export const referenceName = (r: Pick<ValuesReference, 'kind' | 'name'>): string => `${r.kind} ${r.name}`;
+
+/** Pure: the references in the annotation's value, or the first problem found (never throws). */
+export function parseValuesFrom(raw: string | undefined): { refs: ValuesReference[] } | { problem: string } {
+  if (raw === undefined || raw.trim() === '') return { refs: [] };
+  let doc: unknown;
+  try {
+    doc = parse(raw, { maxAliasCount: 10 });
+  } catch (err) {
+    return { problem: `annotation ${VALUES_FROM_ANNOTATION} is not valid YAML: ${(err as Error).message.split('\n')[0] ?? ''}` };
+  }
+  if (!Array.isArray(doc)) return { problem: `annotation ${VALUES_FROM_ANNOTATION} must be a list of {kind, name, key, targetPath, optional}` };
+  const refs: ValuesReference[] = [];
+  for (const [i, item] of doc.entries()) {
+    const ref = parseReference(item);
+    if (typeof ref === 'string') return { problem: `annotation ${VALUES_FROM_ANNOTATION}, entry ${i}: ${ref}` };
+    refs.push(ref);
+  }
+  return { refs };
+}
+
+function parseReference(item: unknown): ValuesReference | string {
+  if (!isPlainObject(item)) return 'expected a map such as {kind: Secret, name: db, key: password, targetPath: auth.password}';
+  const unknown = Object.keys(item).find((k) => !FIELDS.has(k));
+  if (unknown !== undefined) return `unknown field "${unknown}" (known: ${[...FIELDS].join(', ')})`;
+  const { kind, name, key = 'values.yaml', targetPath, optional = false } = item;
+  const problem = checkObject(kind, name) ?? checkKey(key) ?? checkTargetPath(targetPath) ?? checkOptional(optional);
+  if (problem !== undefined) return problem;
+  return {
+    kind: kind as ValuesReference['kind'],
+    name: name as string,
+    key: key as string,
+    optional: optional as boolean,
+    ...(targetPath === undefined ? {} : { targetPath: targetPath as string }),
+  };
+}
+
+function checkObject(kind: unknown, name: unknown): string | undefined {
+  if (kind !== 'Secret' && kind !== 'ConfigMap') return `kind must be Secret or ConfigMap, got ${JSON.stringify(kind)}`;
+  if (typeof name !== 'string' || !DNS1123_SUBDOMAIN.test(name)) return `name must be the name of a ${kind} in the CR's namespace, got ${JSON.stringify(name)}`;
+  return undefined;
+}
+
+function checkOptional(optional: unknown): string | undefined {
+  return typeof optional === 'boolean' ? undefined : `optional must be true or false, got ${JSON.stringify(optional)}`;
+}
+
+function checkKey(key: unknown): string | undefined {
+  return typeof key === 'string' && DATA_KEY.test(key) ? undefined : `key must be a data key (letters, digits, '-', '_', '.'), got ${JSON.stringify(key)}`;
+}
+
+function checkTargetPath(path: unknown): string | undefined {
+  if (path === undefined || (typeof path === 'string' && parseValuePath(path).length > 0)) return undefined;
+  return `targetPath must be a value path such as "auth.password" or "args[0]", got ${JSON.stringify(path)}`;
+}
+
+export interface ComposedValues {
+  readonly values: Values;
+  /** Required objects or keys that are absent, e.g. `Secret db key password`. */
+  readonly missing: string[];
+  /** Keys whose content is not a YAML map where one is merged at the root. */
+  readonly invalid: string[];
+}
+
+/**
+ * Pure: the values the references hold, in order, later ones winning; `data[i]` is the i-th
+ * object's data (decoded), undefined when it does not exist. Problems name objects and keys,
+ * never their content.
+ */
+export function composeReferencedValues(refs: readonly ValuesReference[], data: readonly (Readonly<Record<string, string>> | undefined)[]): ComposedValues {
+  let values: Values = {};
+  const missing: string[] = [];
+  const invalid: string[] = [];
+  refs.forEach((ref, i) => {
+    const text = data[i]?.[ref.key];
+    if (text === undefined) {
+      if (!ref.optional) missing.push(data[i] === undefined ? referenceName(ref) : `${referenceName(ref)} key ${ref.key}`);
+      return;
+    }
+    if (ref.targetPath !== undefined) {
+      setValueAt(values, parseValuePath(ref.targetPath), text);
+      return;
+    }
+    const parsed = parseYamlMap(text);
+    if (parsed === undefined) invalid.push(`${referenceName(ref)} key ${ref.key}`);
+    else values = deepMerge(values, parsed);
+  });
+  return { values, missing, invalid };
+}
+
+function parseYamlMap(text: string): Values | undefined {
+  try {
+    const doc: unknown = parse(text, { maxAliasCount: 100 });
+    if (doc === null || doc === undefined) return {};
+    return isPlainObject(doc) ? doc : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Pure: helm's coalescing of two values maps: maps merge key by key, anything else replaces. */
+export function deepMerge(base: Values, over: Values): Values {
+  const out: Values = structuredClone(base);
+  for (const [key, value] of Object.entries(over)) {
+    const prior = Object.hasOwn(out, key) ? out[key] : undefined;
+    const next = isPlainObject(prior) && isPlainObject(value) ? deepMerge(prior, value) : structuredClone(value);
+    Object.defineProperty(out, key, { value: next, writable: true, enumerable: true, configurable: true });
+  }
+  return out;
+}

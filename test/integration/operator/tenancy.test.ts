@@ -1,0 +1,249 @@
+import { execFile } from 'node:child_process';
+import { Writable } from 'node:stream';
+import { promisify } from 'node:util';
+import { CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type V1PolicyRule } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isStatus } from '../../../src/k8s/errors.js';
+import { VALUES_SOURCE_LABEL } from '../../../src/operator/values-sources.js';
+import { VALUES_FROM_ANNOTATION } from '../../../src/reconciler/values-from.js';
+import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
+import { condition, CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
+
+const run = promisify(execFile);
+const CHART = fixtureChart('tenant-app');
+const APP: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'App', plural: 'apps' };
+const SCOPED: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'ScopedApp', plural: 'scopedapps' };
+const CONFINED: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'ConfinedApp', plural: 'confinedapps' };
+
+const watchOf = (k: TestKind, extra = ''): string => `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${CHART}${extra}}`;
+const releaseSecrets = async (core: CoreV1Api, namespace: string, name: string) =>
+  (await core.listNamespacedSecret({ namespace, labelSelector: `owner=helm,name=${name}` })).items;
+
+describe('values from Secrets and ConfigMaps', () => {
+  const kc = testKubeConfig();
+  const apps = new CRs(kc, APP);
+  const core = kc.makeApiClient(CoreV1Api);
+  const CANARY = `canary-${Math.random().toString(36).slice(2)}-s3cr3t`;
+  const logs: string[] = [];
+  let ns: Awaited<ReturnType<typeof createNamespace>>;
+  let op: RunningOperator;
+
+  const renderedPassword = async (release: string): Promise<string> =>
+    Buffer.from((await core.readNamespacedSecret({ namespace: ns.name, name: `${release}-auth` })).data?.password ?? '', 'base64').toString('utf8');
+
+  beforeAll(async () => {
+    await ensureCrd(kc, APP);
+    ns = await createNamespace(kc, 'values-from');
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        logs.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    op = await startOperator({ watches: `${watchOf(APP)}\n`, namespaces: [ns.name], log: pino({ level: 'debug' }, sink) });
+  });
+  afterAll(async () => {
+    await op.stop();
+    await ns.remove();
+  });
+
+  it('installs with a password from a Secret, and the secret shows up nowhere but in the release', async () => {
+    await core.createNamespacedSecret({
+      namespace: ns.name,
+      body: { metadata: { name: 'db', labels: { [VALUES_SOURCE_LABEL]: 'true' } }, stringData: { password: CANARY } },
+    });
+    await core.createNamespacedConfigMap({ namespace: ns.name, body: { metadata: { name: 'defaults' }, data: { 'values.yaml': 'greeting: from-configmap\n' } } });
+    const refs = [
+      { kind: 'ConfigMap', name: 'defaults' },
+      { kind: 'Secret', name: 'db', key: 'password', targetPath: 'auth.password' },
+    ];
+    // Watch the process table while helm runs: values must never be on a command line.
+    const seen: string[] = [];
+    const sampling = { on: true };
+    const sampler = (async () => {
+      for (let i = 0; sampling.on && i < 600; i++) {
+        seen.push((await run('ps', ['-eo', 'args'])).stdout);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    await apps.create(ns.name, 'web', { greeting: 'from-spec' }, { [VALUES_FROM_ANNOTATION]: JSON.stringify(refs) });
+    const cr = await apps.waitForCondition(ns.name, 'web', { type: 'Deployed', status: 'True' });
+    sampling.on = false;
+    await sampler;
+
+    expect(await renderedPassword('web')).toBe(CANARY);
+    // The spec wins over referenced values.
+    expect((await core.readNamespacedConfigMap({ namespace: ns.name, name: 'web-settings' })).data?.greeting).toBe('from-spec');
+
+    expect(seen.some((s) => s.includes('helm'))).toBe(true);
+    expect(seen.filter((s) => s.includes(CANARY))).toEqual([]);
+    expect(logs.join('')).not.toContain(CANARY);
+    expect(logs.length).toBeGreaterThan(0);
+    expect(JSON.stringify(cr.status)).not.toContain(CANARY);
+    const events = await core.listNamespacedEvent({ namespace: ns.name });
+    expect(JSON.stringify(events.items.map((e) => e.message))).not.toContain(CANARY);
+    const storage = await releaseSecrets(core, ns.name, 'web');
+    expect(storage).toHaveLength(1);
+    expect(JSON.stringify(storage.map((s) => s.metadata?.labels))).not.toContain(CANARY);
+  });
+
+  it('upgrades the release within seconds when the referenced Secret changes', async () => {
+    await core.patchNamespacedSecret(
+      { namespace: ns.name, name: 'db', body: { stringData: { password: 'rotated' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await waitFor('the new password in the release', async () => (await renderedPassword('web')) === 'rotated', { timeoutMs: 20_000 });
+    const cr = await apps.get(ns.name, 'web');
+    expect(cr?.status?.deployedRelease?.revision).toBe(2);
+  });
+
+  it('blocks helm with a clear condition while a required reference is missing, then installs once it exists', async () => {
+    const refs = [{ kind: 'Secret', name: 'not-yet', key: 'password', targetPath: 'auth.password' }];
+    await apps.create(ns.name, 'waiting', {}, { [VALUES_FROM_ANNOTATION]: JSON.stringify(refs) });
+    const cr = await apps.waitForCondition(ns.name, 'waiting', { type: 'Irreconcilable', status: 'True', reason: 'ValuesReferenceNotFound' });
+    expect(condition(cr, 'Irreconcilable')?.message).toBe(`values reference not found in namespace ${ns.name}: Secret not-yet`);
+    expect(await releaseSecrets(core, ns.name, 'waiting')).toEqual([]);
+
+    await core.createNamespacedSecret({
+      namespace: ns.name,
+      body: { metadata: { name: 'not-yet', labels: { [VALUES_SOURCE_LABEL]: 'true' } }, stringData: { password: 'finally' } },
+    });
+    await apps.waitForCondition(ns.name, 'waiting', { type: 'Deployed', status: 'True' }, { timeoutMs: 30_000 });
+    expect(await renderedPassword('waiting')).toBe('finally');
+    expect(condition(await apps.get(ns.name, 'waiting'), 'Irreconcilable')?.status).toBe('False');
+  });
+
+  it('refuses a malformed reference list without running helm', async () => {
+    await apps.create(ns.name, 'typo', {}, { [VALUES_FROM_ANNOTATION]: '[{kind: Secret, nmae: db}]' });
+    const cr = await apps.waitForCondition(ns.name, 'typo', { type: 'Irreconcilable', status: 'True', reason: 'InvalidValuesReference' });
+    expect(condition(cr, 'Irreconcilable')?.message).toContain('unknown field "nmae"');
+    expect(await releaseSecrets(core, ns.name, 'typo')).toEqual([]);
+  });
+});
+
+describe('per-CR identity (serviceAccountName)', () => {
+  const kc = testKubeConfig();
+  const scoped = new CRs(kc, SCOPED);
+  const core = kc.makeApiClient(CoreV1Api);
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  let ns: Awaited<ReturnType<typeof createNamespace>>;
+  let op: RunningOperator;
+  const rule = (resources: string[], verbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']): V1PolicyRule => ({ apiGroups: [''], resources, verbs });
+  const grant = (rules: V1PolicyRule[]) => rbac.replaceNamespacedRole({ namespace: ns.name, name: 'deployer', body: { metadata: { name: 'deployer' }, rules } });
+
+  beforeAll(async () => {
+    await ensureCrd(kc, SCOPED);
+    ns = await createNamespace(kc, 'identity');
+    await core.createNamespacedServiceAccount({ namespace: ns.name, body: { metadata: { name: 'deployer' } } });
+    // helm keeps release state in Secrets; the chart makes Secrets and ConfigMaps, and here a Service too.
+    await rbac.createNamespacedRole({ namespace: ns.name, body: { metadata: { name: 'deployer' }, rules: [rule(['secrets', 'configmaps'])] } });
+    await rbac.createNamespacedRoleBinding({
+      namespace: ns.name,
+      body: {
+        metadata: { name: 'deployer' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployer' },
+        subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: ns.name }],
+      },
+    });
+    op = await startOperator({ watches: `${watchOf(SCOPED, ', serviceAccountName: deployer')}\n`, namespaces: [ns.name] });
+  });
+  afterAll(async () => {
+    await op.stop();
+    await ns.remove();
+  });
+
+  it('fails with Forbidden naming the Service when the ServiceAccount may not create it, though the operator could', async () => {
+    await scoped.create(ns.name, 'web', { service: true });
+    const cr = await scoped.waitForCondition(ns.name, 'web', { type: 'ReleaseFailed', status: 'True' });
+    const message = condition(cr, 'ReleaseFailed')?.message ?? '';
+    expect(message).toContain(`system:serviceaccount:${ns.name}:deployer`);
+    expect(message).toMatch(/services.*forbidden|forbidden.*services/is);
+    await expect(core.readNamespacedService({ namespace: ns.name, name: 'web-svc' })).rejects.toSatisfy((e) => isStatus(e, 404));
+  });
+
+  it('succeeds once the ServiceAccount may, and repairs drift and uninstalls as that ServiceAccount', async () => {
+    await grant([rule(['secrets', 'configmaps', 'services'])]);
+    // A spec change brings a new desired state (the failed one is counted against the old one).
+    const patched = await scoped.patch(ns.name, 'web', { spec: { service: true, greeting: 'granted' } });
+    await waitFor('the patched spec to be deployed', async () => {
+      const cr = await scoped.get(ns.name, 'web');
+      return cr?.status?.observedGeneration === patched.metadata.generation && condition(cr, 'Deployed')?.status === 'True';
+    });
+    expect((await core.readNamespacedConfigMap({ namespace: ns.name, name: 'web-settings' })).data?.greeting).toBe('granted');
+    await core.readNamespacedService({ namespace: ns.name, name: 'web-svc' });
+
+    // Drift repair as the ServiceAccount: without create on configmaps, a deleted one cannot come back.
+    await grant([rule(['secrets', 'services']), rule(['configmaps'], ['get', 'list', 'watch', 'update', 'patch', 'delete'])]);
+    await core.deleteNamespacedConfigMap({ namespace: ns.name, name: 'web-settings' });
+    const failed = await scoped.waitForCondition(ns.name, 'web', { type: 'Drifted', status: 'True', reason: 'DriftRepairFailed' });
+    expect(condition(failed, 'Drifted')?.message).toContain(`system:serviceaccount:${ns.name}:deployer`);
+    await grant([rule(['secrets', 'configmaps', 'services'])]);
+    await waitFor('the ConfigMap to be recreated', async () =>
+      core.readNamespacedConfigMap({ namespace: ns.name, name: 'web-settings' }).then(
+        () => true,
+        () => false,
+      ),
+    );
+
+    // Uninstall as the ServiceAccount: without delete on services, the uninstall fails and says who.
+    await grant([rule(['secrets', 'configmaps']), rule(['services'], ['get', 'list', 'watch', 'create', 'update', 'patch'])]);
+    await scoped.delete(ns.name, 'web');
+    const stuck = await scoped.waitForCondition(ns.name, 'web', { type: 'ReleaseFailed', status: 'True', reason: 'UninstallError' });
+    expect(condition(stuck, 'ReleaseFailed')?.message).toContain(`system:serviceaccount:${ns.name}:deployer`);
+    await grant([rule(['secrets', 'configmaps', 'services'])]);
+    await scoped.waitForGone(ns.name, 'web');
+  });
+});
+
+describe('namespace confinement (confineToNamespace)', () => {
+  const kc = testKubeConfig();
+  const confined = new CRs(kc, CONFINED);
+  const open = new CRs(kc, APP);
+  const core = kc.makeApiClient(CoreV1Api);
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  let ns: Awaited<ReturnType<typeof createNamespace>>;
+  let other: Awaited<ReturnType<typeof createNamespace>>;
+  let op: RunningOperator;
+
+  beforeAll(async () => {
+    await ensureCrd(kc, CONFINED);
+    await ensureCrd(kc, APP);
+    ns = await createNamespace(kc, 'confined');
+    other = await createNamespace(kc, 'elsewhere');
+    op = await startOperator({ watches: [watchOf(CONFINED, ', confineToNamespace: true'), watchOf(APP), ''].join('\n'), namespaces: [ns.name] });
+  });
+  afterAll(async () => {
+    await op.stop();
+    await rbac.deleteClusterRole({ name: `${ns.name}-free-tenant` }).catch(() => undefined);
+    await other.remove();
+    await ns.remove();
+  });
+
+  it('refuses a release that renders into another namespace, creating nothing', async () => {
+    await confined.create(ns.name, 'escape', { targetNamespace: other.name });
+    const cr = await confined.waitForCondition(ns.name, 'escape', { type: 'Irreconcilable', status: 'True', reason: 'NamespaceConfinementViolation' });
+    expect(condition(cr, 'Irreconcilable')?.message).toContain(`ConfigMap ${other.name}/escape-settings (namespace ${other.name})`);
+    expect(await releaseSecrets(core, ns.name, 'escape')).toEqual([]);
+    expect((await core.listNamespacedConfigMap({ namespace: other.name })).items.filter((c) => c.metadata?.name === 'escape-settings')).toEqual([]);
+  });
+
+  it('refuses a cluster-scoped object the watch does not allow', async () => {
+    await confined.create(ns.name, 'admin', { clusterRole: true });
+    const cr = await confined.waitForCondition(ns.name, 'admin', { type: 'Irreconcilable', status: 'True', reason: 'NamespaceConfinementViolation' });
+    expect(condition(cr, 'Irreconcilable')?.message).toContain(`ClusterRole ${ns.name}-admin-tenant (cluster-scoped)`);
+    await expect(rbac.readClusterRole({ name: `${ns.name}-admin-tenant` })).rejects.toSatisfy((e) => isStatus(e, 404));
+  });
+
+  it('installs a confined release as usual', async () => {
+    await confined.create(ns.name, 'home', {});
+    await confined.waitForCondition(ns.name, 'home', { type: 'Deployed', status: 'True' });
+  });
+
+  it('changes nothing when confinement is off', async () => {
+    await open.create(ns.name, 'free', { targetNamespace: other.name, clusterRole: true });
+    await open.waitForCondition(ns.name, 'free', { type: 'Deployed', status: 'True' });
+    await core.readNamespacedConfigMap({ namespace: other.name, name: 'free-settings' });
+    await rbac.readClusterRole({ name: `${ns.name}-free-tenant` });
+  });
+});
