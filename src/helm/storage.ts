@@ -5,8 +5,7 @@
  * never reach this process.
  */
 import { CoreV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
-import type { ReleaseRecord } from '../reconciler/state.js';
-import { RELEASE_STATUSES, type ReleaseStatus } from './types.js';
+import { RELEASE_STATUSES, type ReleaseRecord, type ReleaseStatus } from './types.js';
 
 const HELM_OWNED_LABELS = new Set(['owner', 'name', 'status', 'version', 'createdAt', 'modifiedAt']);
 const METADATA_ONLY = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';

@@ -51,6 +51,14 @@ export interface Release {
   readonly labels?: Readonly<Record<string, string>>;
 }
 
+/** One revision of a release as helm's storage labels describe it (no payload, no values). */
+export interface ReleaseRecord {
+  readonly revision: number;
+  readonly status: ReleaseStatus;
+  /** The release's own labels (helm's storage labels removed). */
+  readonly labels: Readonly<Record<string, string>>;
+}
+
 /** One row of `helm history -o json`. */
 export interface HistoryEntry {
   readonly revision: number;

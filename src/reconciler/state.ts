@@ -2,16 +2,9 @@
  * The state of a CR's release, read from helm's storage, as one explicit value that picks exactly
  * one action (the shape of Flux helm-controller's DetermineReleaseState).
  */
-import type { ReleaseStatus } from '../helm/types.js';
+import type { ReleaseRecord, ReleaseStatus } from '../helm/types.js';
 
-export type { ReleaseStatus };
-
-/** One revision of a release as helm's storage labels describe it (no payload, no values). */
-export interface ReleaseRecord {
-  readonly revision: number;
-  readonly status: ReleaseStatus;
-  readonly labels: Readonly<Record<string, string>>;
-}
+export type { ReleaseRecord, ReleaseStatus };
 
 /** Release labels this operator sets on install and upgrade (they live on helm's storage Secrets). */
 export const RELEASE_LABELS = {
