@@ -10,7 +10,8 @@ const IGNORED_METADATA = new Set(['resourceVersion', 'managedFields', 'generatio
 
 /**
  * Pure: the paths where `desired` is not contained in `live`: every key of a desired object must be
- * in the live object with a contained value, and list items are compared in order. A cheap first
+ * in the live object with a contained value, and lists must have the same length, items compared
+ * in order. A cheap first
  * filter: the API server normalises some values (quantities, defaults inside lists), so a path
  * reported here is confirmed by a server-side dry run before anything is changed.
  */
@@ -24,7 +25,9 @@ export function driftedPaths(desired: unknown, live: unknown, path = ''): string
     });
   }
   if (Array.isArray(desired)) {
-    if (!Array.isArray(live) || live.length < desired.length) return [path];
+    // A longer live list is suspect too: extra entries may be someone else's (a sidecar in a keyed
+    // list, which the dry run then clears) or drift (a verb added to an atomic list).
+    if (!Array.isArray(live) || live.length !== desired.length) return [path];
     return desired.flatMap((item, i) => driftedPaths(item, live[i], `${path}[${i}]`));
   }
   if (desired === null) return live === null || live === undefined ? [] : [path];

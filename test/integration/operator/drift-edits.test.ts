@@ -176,25 +176,18 @@ describe('drift repair of hand edits', () => {
     await expectUntouchedRelease('zoo');
   });
 
-  it('puts back an edited cluster-scoped object', async () => {
+  it('puts back an edited cluster-scoped object: an entry added to an atomic list, a label the chart sets', async () => {
     const name = `${ns.name}-zoo-zoo`;
-    await run(inject('kubectlBin'), [
-      '--kubeconfig',
-      inject('kubeconfigPath'),
-      'patch',
-      `clusterrole/${name}`,
-      '--type=json',
-      '-p',
-      JSON.stringify([
-        { op: 'replace', path: '/rules/0/verbs', value: ['get', 'list', 'delete'] },
-        { op: 'replace', path: '/metadata/labels/zoo.example.com~1tier', value: 'frontend' },
-      ]),
-    ]);
-    const role = await waitFor('the ClusterRole to be put back', async () => {
+    const patch = (ops: unknown[]) =>
+      run(inject('kubectlBin'), ['--kubeconfig', inject('kubeconfigPath'), 'patch', `clusterrole/${name}`, '--type=json', '-p', JSON.stringify(ops)]);
+    await patch([{ op: 'add', path: '/rules/0/verbs/-', value: 'delete' }]);
+    const role = await waitFor('the verbs to be put back', async () => {
       const r = await rbac.readClusterRole({ name });
-      return r.metadata?.labels?.['zoo.example.com/tier'] === 'backend' && r.rules?.[0]?.verbs.length === 2 ? r : undefined;
+      return r.rules?.[0]?.verbs.length === 2 ? r : undefined;
     });
     expect(role.rules?.[0]?.verbs).toEqual(['get', 'list']);
+    await patch([{ op: 'replace', path: '/metadata/labels/zoo.example.com~1tier', value: 'frontend' }]);
+    await waitFor('the label to be put back', async () => (await rbac.readClusterRole({ name })).metadata?.labels?.['zoo.example.com/tier'] === 'backend');
     await expectUntouchedRelease('zoo');
   });
 

@@ -16,10 +16,16 @@ describe('driftedPaths', () => {
     const live = {
       ...deployment('nginx:1'),
       metadata: { name: 'web', labels: { app: 'web', extra: 'x' }, resourceVersion: '9', uid: 'u' },
-      spec: { replicas: 4, template: { spec: { containers: [{ name: 'nginx', image: 'nginx:1', imagePullPolicy: 'IfNotPresent' }, { name: 'sidecar', image: 's' }] } } },
+      spec: { replicas: 4, template: { spec: { containers: [{ name: 'nginx', image: 'nginx:1', imagePullPolicy: 'IfNotPresent' }] } } },
       status: { replicas: 4 },
     };
     expect(driftedPaths(deployment('nginx:1'), live)).toEqual([]);
+  });
+
+  it('suspects a list with more entries than the chart set (a sidecar, or a verb added to an atomic list), for the dry run to judge', () => {
+    const withSidecar = { ...deployment('nginx:1'), spec: { template: { spec: { containers: [{ name: 'nginx', image: 'nginx:1' }, { name: 'sidecar', image: 's' }] } } } };
+    expect(driftedPaths(deployment('nginx:1'), withSidecar)).toEqual(['.spec.template.spec.containers']);
+    expect(driftedPaths({ rules: [{ verbs: ['get', 'list'] }] }, { rules: [{ verbs: ['get', 'list', 'delete'] }] })).toEqual(['.rules[0].verbs']);
   });
 
   it('names each field the chart sets that differs', () => {
