@@ -93,9 +93,10 @@ describe('values from Secrets and ConfigMaps', () => {
       { namespace: ns.name, name: 'db', body: { stringData: { password: 'rotated' } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    await waitFor('the new password in the release', async () => (await renderedPassword('web')) === 'rotated', { timeoutMs: 20_000 });
-    const cr = await apps.get(ns.name, 'web');
-    expect(cr?.status?.deployedRelease?.revision).toBe(2);
+    await waitFor('revision 2 with the new password', async () => (await apps.get(ns.name, 'web'))?.status?.deployedRelease?.revision === 2, {
+      timeoutMs: 20_000,
+    });
+    expect(await renderedPassword('web')).toBe('rotated');
   });
 
   it('blocks helm with a clear condition while a required reference is missing, then installs once it exists', async () => {
