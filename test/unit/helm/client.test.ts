@@ -238,7 +238,8 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
     expect(err.reason).toBe('KubernetesAPIError');
     expect(err.summary).toMatch(/connection refused/);
     expect(await c.status('web', 'demo').catch((e: unknown) => (e as HelmError).reason)).toBe('KubernetesAPIError');
-  });
+    // Three helm processes (install, then status and get metadata): a loaded machine needs more than the default 5 s.
+  }, 30_000);
 
   it('passes --kube-context before the -- terminator', async () => {
     const c = client({ kubeconfig: await writeUnreachableKubeconfig(work), kubeContext: 'nope' });
