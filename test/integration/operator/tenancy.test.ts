@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type V1PolicyRule } from '@kubernetes/client-node';
@@ -83,6 +85,8 @@ describe('values from Secrets and ConfigMaps', () => {
     expect(JSON.stringify(cr.status)).not.toContain(CANARY);
     const events = await core.listNamespacedEvent({ namespace: ns.name });
     expect(JSON.stringify(events.items.map((e) => e.message))).not.toContain(CANARY);
+    // Nothing left on disk either: the values file went with its directory.
+    expect((await readdir(tmpdir())).filter((d) => d.startsWith(`helm-values-${process.pid}-`))).toEqual([]);
     const storage = await releaseSecrets(core, ns.name, 'web');
     expect(storage).toHaveLength(1);
     expect(JSON.stringify(storage.map((s) => s.metadata?.labels))).not.toContain(CANARY);
