@@ -62,7 +62,7 @@ cmd_install() {
 # Prints the containers.conf this machine needs (empty when podman's defaults work).
 containers_conf() {
   local caps
-  if [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" != cgroup2fs ] && command -v runc >/dev/null 2>&1; then
+  if [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" != cgroup2fs ]; then
     printf '[engine]\nruntime = "runc"\n'
   fi
   caps=$(awk '/^CapEff:/ {print $2}' /proc/self/status)
