@@ -111,11 +111,20 @@ from_images() {
 label_of() { podman image inspect --format "{{index .Labels \"$STAND_IN_LABEL\"}}" "$1" 2>/dev/null || true; }
 exists() { podman image exists "$1"; }
 
+debian_targets() {
+  apt-get indextargets --format '$(ORIGIN)|$(REPO_URI)|$(CODENAME)|$(SUITE)' 'Created-By: Packages' 2>/dev/null |
+    awk -F'|' -v s="$1" '$1 == "Debian" && ($3 == s || $3 ~ "^" s "-(updates|security)$") {print "deb " $2 " " $3 " main"}' | sort -u
+}
+
 # The machine's Debian mirror for a suite, as "deb <uri> <suite>[-updates|-security] main" lines.
 mirror_lines() {
   local suite=$1 lines
-  lines=$(apt-get indextargets --format '$(ORIGIN)|$(REPO_URI)|$(CODENAME)|$(SUITE)' 'Created-By: Packages' 2>/dev/null |
-    awk -F'|' -v s="$suite" '$1 == "Debian" && ($3 == s || $3 ~ "^" s "-(updates|security)$") {print "deb " $2 " " $3 " main"}' | sort -u)
+  lines=$(debian_targets "$suite")
+  # A clean machine has no package lists yet (apt-get indextargets lists only downloaded ones).
+  if [ -z "$lines" ] && [ "$(id -u)" = 0 ]; then
+    apt-get update -q >&2
+    lines=$(debian_targets "$suite")
+  fi
   [ -n "$lines" ] || die "no Debian mirror for '$suite' in the apt configuration (apt-get indextargets); add one to /etc/apt/sources.list.d or run apt-get update"
   printf '%s\n' "$lines"
 }

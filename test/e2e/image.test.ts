@@ -184,12 +184,11 @@ describe('the operator image, run as the Deployment runs it', () => {
     // Stop while an upgrade is in flight, when the poll catches it: it must finish, not be cut.
     await crs.patch(namespace, 'nginx-sample', { spec: { replicaCount: 3 } });
     await waitFor('the upgrade to start', async () => (await releases()).some((r) => r.startsWith('2=')), { timeoutMs: 30_000, intervalMs: 50 });
-    const started = Date.now();
+    // podman stop sends SIGKILL after --time seconds (exit code 137): 0 means the operator exited
+    // by itself within the grace period.
     await podman(['stop', `--time=${grace}`, name], (grace + 30) * 1000);
-    const seconds = (Date.now() - started) / 1000;
     const state = JSON.parse(await podman(['inspect', '--format', '{{json .State}}', name])) as { ExitCode: number; OOMKilled: boolean };
     expect(state, await logs()).toMatchObject({ ExitCode: 0, OOMKilled: false });
-    expect(seconds).toBeLessThan(grace);
     expect((await releases()).filter((r) => r.includes('pending'))).toEqual([]);
   }, 180_000);
 
