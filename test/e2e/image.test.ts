@@ -121,8 +121,9 @@ describe('the operator image, run as the Deployment runs it', () => {
   }, 1_800_000);
 
   afterAll(async () => {
-    await podman(['rm', '--force', '--time', '5', name]).catch(() => undefined);
+    // undeploy first: a container still running uninstalls the sample's release.
     await make('undeploy', 'ignore-not-found=true').catch(() => undefined);
+    await podman(['rm', '--force', '--time', '5', name]).catch(() => undefined);
     await ns?.remove();
     if (dir !== '') await rm(dir, { recursive: true, force: true });
     if (crdExisted) await make('install');
