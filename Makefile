@@ -51,6 +51,10 @@ test: deps tools ## Run all tests: lint, unit, then integration and e2e against 
 	$(MAKE) --no-print-directory lint
 	npx vitest run
 
+.PHONY: test-image
+test-image: deps tools ## Build the operator image with podman and run it against a real control plane (test/e2e/image.test.ts).
+	npx vitest run --project integration test/e2e/image.test.ts
+
 .PHONY: test-unit
 test-unit: deps ## Run the unit tests only (no cluster).
 	npx vitest run --project unit
@@ -81,7 +85,16 @@ cluster-down: ## Stop the local control plane.
 
 .PHONY: docker-build
 docker-build: ## Build the operator image IMG with CONTAINER_TOOL (Dockerfile; linux/amd64).
+ifeq ($(CONTAINER_TOOL),podman)
+	@# hack/image.sh: podman set up for this machine, and stand-in base images when no registry serves them.
+	bash hack/image.sh build $(IMG)
+else
 	$(CONTAINER_TOOL) build -t $(IMG) .
+endif
+
+.PHONY: image-base
+image-base: ## With podman: make the Dockerfile's base images available, building stand-ins when no registry serves them.
+	bash hack/image.sh base
 
 .PHONY: docker-push
 docker-push: ## Push the operator image IMG with CONTAINER_TOOL.

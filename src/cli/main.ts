@@ -2,6 +2,7 @@
 /** The `helm-operator` command. */
 import { Command } from 'commander';
 import { HelmError } from '../helm/index.js';
+import { KubeConfigError } from '../k8s/kubeconfig.js';
 import { NoKindMatchError } from '../k8s/restmapper.js';
 import { defineRunCommand } from './flags.js';
 import { run, StartupError } from './run.js';
@@ -9,7 +10,7 @@ import { VERSION } from './version.js';
 
 /** Errors a user fixes by editing input or setup: print the message alone, exit 1. */
 function isUserFacing(err: unknown): err is Error {
-  return err instanceof StartupError || err instanceof NoKindMatchError || err instanceof HelmError;
+  return err instanceof StartupError || err instanceof KubeConfigError || err instanceof NoKindMatchError || err instanceof HelmError;
 }
 
 async function main(argv: readonly string[]): Promise<void> {

@@ -9,59 +9,21 @@
  * and uninstalling it proves that config/rbac grants enough, while the static checks prove it grants
  * no wildcard.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import {
-  ApiextensionsV1Api,
-  AppsV1Api,
-  AutoscalingV2Api,
-  CoreV1Api,
-  NetworkingV1Api,
-  RbacAuthorizationV1Api,
-  type KubeConfig,
-  type V1PolicyRule,
-} from '@kubernetes/client-node';
+import { ApiextensionsV1Api, AppsV1Api, AutoscalingV2Api, CoreV1Api, NetworkingV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1PolicyRule } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
-import { isNotFound } from '../../src/k8s/errors.js';
+import { childEnv, clusterEndpoint, DEPLOYED, exec, freePort, gone, kubectl, make, ROOT, serviceAccountToken } from '../support/deploy.js';
 import { createNamespace, deploymentAvailable, testKubeConfig, waitFor } from '../support/kube.js';
 import { CRs, NGINX } from '../support/operator.js';
 
-const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '../..');
-
 const IMG = 'example.com/nginx-operator:v0.1.0';
-const NAMESPACE = 'helm-operator-system';
-const PREFIX = 'helm-operator-';
-const SERVICE_ACCOUNT = `${PREFIX}controller-manager`;
-const DEPLOYMENT = `${PREFIX}controller-manager`;
+const { namespace: NAMESPACE, prefix: PREFIX, serviceAccount: SERVICE_ACCOUNT, deployment: DEPLOYMENT, crd: CRD, sample: SAMPLE } = DEPLOYED;
 const SA_USER = `system:serviceaccount:${NAMESPACE}:${SERVICE_ACCOUNT}`;
-const CRD = 'nginxes.example.com';
-const SAMPLE = 'config/samples/example.com_v1alpha1_nginx.yaml';
-
-/** Environment for child processes: the test cluster, and no make state from an outer `make test`. */
-function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const { MAKEFLAGS: _flags, MFLAGS: _mflags, MAKELEVEL: _level, IMG: _img, ...env } = process.env;
-  return { ...env, KUBECONFIG: inject('kubeconfigPath'), ...extra };
-}
-
-async function exec(file: string, args: readonly string[], timeoutMs: number, env = childEnv()): Promise<string> {
-  try {
-    const { stdout, stderr } = await run(file, args, { cwd: ROOT, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024 });
-    return `${stdout}${stderr}`;
-  } catch (err) {
-    const e = err as Error & { stdout?: string; stderr?: string };
-    throw new Error(`${path.basename(file)} ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
-  }
-}
-
-const make = (...args: string[]): Promise<string> => exec('make', ['--no-print-directory', ...args], 240_000);
-const kubectl = (...args: string[]): Promise<string> => exec(inject('kubectlBin'), args, 120_000);
 
 /** sha256 of every file under config/, to show that deploy edits no tracked file. */
 async function configDigest(): Promise<string> {
@@ -100,46 +62,14 @@ function wildcards(objects: readonly K8sObject[]): string[] {
   );
 }
 
-const gone = async (read: () => Promise<unknown>): Promise<boolean> => {
-  try {
-    await read();
-    return false;
-  } catch (err) {
-    if (isNotFound(err)) return true;
-    throw err;
-  }
-};
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      s.close(() => {
-        resolve(typeof addr === 'object' && addr !== null ? addr.port : 0);
-      });
-    });
-  });
-}
-
 /** A kubeconfig that authenticates with a TokenRequest token of the deployed ServiceAccount. */
 async function serviceAccountKubeconfig(kc: KubeConfig, file: string): Promise<void> {
-  const core = kc.makeApiClient(CoreV1Api);
-  const tr = await core.createNamespacedServiceAccountToken({
-    name: SERVICE_ACCOUNT,
-    namespace: NAMESPACE,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
-  });
-  const token = tr.status?.token;
-  if (token === undefined || token === '') throw new Error('the TokenRequest returned no token');
-  const cluster = kc.getCurrentCluster();
-  if (cluster === null) throw new Error('the test kubeconfig has no current cluster');
-  const caData = cluster.caData ?? (cluster.caFile === undefined ? undefined : (await readFile(cluster.caFile)).toString('base64'));
+  const token = await serviceAccountToken(kc);
+  const { server, caPem } = await clusterEndpoint(kc);
   const config = {
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'test', cluster: { server: cluster.server, ...(caData === undefined ? {} : { 'certificate-authority-data': caData }) } }],
+    clusters: [{ name: 'test', cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } }],
     users: [{ name: 'operator', user: { token } }],
     contexts: [{ name: 'operator', context: { cluster: 'test', user: 'operator' } }],
     'current-context': 'operator',

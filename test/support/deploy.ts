@@ -1,0 +1,92 @@
+/**
+ * What the tests of the deployment path share: the repository's Makefile and scripts run as child
+ * processes against the test cluster, the ServiceAccount that `make deploy` creates, free ports.
+ */
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { inject } from 'vitest';
+import { isNotFound } from '../../src/k8s/errors.js';
+
+const run = promisify(execFile);
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** Names `config/default` gives what it deploys. */
+export const DEPLOYED = {
+  namespace: 'helm-operator-system',
+  prefix: 'helm-operator-',
+  serviceAccount: 'helm-operator-controller-manager',
+  deployment: 'helm-operator-controller-manager',
+  crd: 'nginxes.example.com',
+  sample: 'config/samples/example.com_v1alpha1_nginx.yaml',
+} as const;
+
+/** Environment for child processes: the test cluster, and no make state from an outer `make test`. */
+export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const { MAKEFLAGS: _flags, MFLAGS: _mflags, MAKELEVEL: _level, IMG: _img, ...env } = process.env;
+  return { ...env, KUBECONFIG: inject('kubeconfigPath'), ...extra };
+}
+
+/** Runs a program in the repository root; resolves with stdout+stderr, rejects with both in the message. */
+export async function exec(file: string, args: readonly string[], timeoutMs: number, env = childEnv()): Promise<string> {
+  try {
+    const { stdout, stderr } = await run(file, args, { cwd: ROOT, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024 });
+    return `${stdout}${stderr}`;
+  } catch (err) {
+    const e = err as Error & { stdout?: string; stderr?: string };
+    throw new Error(`${path.basename(file)} ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
+  }
+}
+
+export const make = (...args: string[]): Promise<string> => exec('make', ['--no-print-directory', ...args], 240_000);
+export const kubectl = (...args: string[]): Promise<string> => exec(inject('kubectlBin'), args, 120_000);
+
+/** True when `read` fails with NotFound. */
+export async function gone(read: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await read();
+    return false;
+  } catch (err) {
+    if (isNotFound(err)) return true;
+    throw err;
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      s.close(() => {
+        resolve(typeof addr === 'object' && addr !== null ? addr.port : 0);
+      });
+    });
+  });
+}
+
+/** A TokenRequest token of the deployed ServiceAccount (what the kubelet projects into its pod). */
+export async function serviceAccountToken(kc: KubeConfig, expirationSeconds = 3600): Promise<string> {
+  const tr = await kc.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
+    name: DEPLOYED.serviceAccount,
+    namespace: DEPLOYED.namespace,
+    body: { spec: { audiences: [], expirationSeconds } },
+  });
+  const token = tr.status?.token;
+  if (token === undefined || token === '') throw new Error('the TokenRequest returned no token');
+  return token;
+}
+
+/** The test cluster's server URL and CA certificate (PEM). */
+export async function clusterEndpoint(kc: KubeConfig): Promise<{ server: string; caPem: string }> {
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null) throw new Error('the test kubeconfig has no current cluster');
+  let caPem = '';
+  if (cluster.caData !== undefined) caPem = Buffer.from(cluster.caData, 'base64').toString('utf8');
+  else if (cluster.caFile !== undefined) caPem = await readFile(cluster.caFile, 'utf8');
+  if (caPem === '') throw new Error('the test kubeconfig has no CA certificate');
+  return { server: cluster.server, caPem };
+}
