@@ -3,7 +3,7 @@
  * apply the plan. The I/O edge around the pure {@link apiPlan}.
  */
 import { existsSync, statSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -68,7 +68,8 @@ async function obtainChart(o: CreateApiOptions, helm: HelmClient, workDir: strin
     if (o.helmChartRepo !== undefined || o.helmChartVersion !== undefined)
       throw new CreateApiError('--helm-chart-repo and --helm-chart-version need --helm-chart (the chart to fetch)');
     if (o.kind === undefined) throw new CreateApiError('--kind is required without --helm-chart (it names the starter chart)');
-    const dir = path.join(workDir, 'chart', o.kind.toLowerCase());
+    const dir = path.join(workDir, 'starter', o.kind.toLowerCase());
+    await mkdir(path.dirname(dir), { recursive: true });
     try {
       await helm.create(dir);
     } catch (err) {
@@ -90,15 +91,21 @@ function namesFor(o: CreateApiOptions, project: ProjectConfig, chartName: string
   return apiNames({ group: o.group ?? 'charts', version: o.version ?? 'v1alpha1', kind }, project.domain);
 }
 
-async function checkExisting(o: CreateApiOptions, project: ProjectConfig, n: ApiNames, chartName: string): Promise<void> {
-  const existing = project.resources.find((r) => r.group === n.group && r.version === n.version && r.kind === n.kind);
-  if (existing === undefined || o.force === true) return;
+const exists = (project: ProjectConfig, n: ApiNames): boolean =>
+  project.resources.some((r) => r.group === n.group && r.version === n.version && r.kind === n.kind);
+
+/**
+ * An API that exists already may be scaffolded again only when that changes nothing (a re-run)
+ * or with --force: a different chart, values or schema mode would silently replace its files.
+ */
+async function checkExisting(o: CreateApiOptions, n: ApiNames, plan: Plan): Promise<void> {
+  if (o.force === true) return;
+  const changes = (await applyPlan(o.root, plan, { dryRun: true })).filter((r) => r.action === 'created' || r.action === 'updated');
+  if (changes.length === 0) return;
   const chart = await watchedChart(o.root, { group: n.fullGroup, version: n.version, kind: n.kind });
-  if (chart !== undefined && chart !== `helm-charts/${chartName}`) {
-    throw new CreateApiError(
-      `${n.kind} (${apiVersionOf(n)}) already exists and is served by ${chart}, not helm-charts/${chartName}: choose another --kind/--version, or --force to regenerate its files`,
-    );
-  }
+  throw new CreateApiError(
+    `${n.kind} (${apiVersionOf(n)}) already exists${chart === undefined ? '' : ` (served by ${chart})`}; scaffolding it again would change ${changes.length} file(s), e.g. ${changes[0]?.path ?? ''}: use another --kind or --version, or --force to regenerate it`,
+  );
 }
 
 function specSchema(o: CreateApiOptions, lib: ScaffoldLibrary, valuesSchema: string | undefined, valuesYaml: string): { conv: SchemaConversionLike; source: string } {
@@ -124,7 +131,6 @@ export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promi
   try {
     const chart = await obtainChart(o, deps.helm, workDir);
     const n = namesFor(o, project, chart.name);
-    await checkExisting(o, project, n, chart.name);
     const valuesYaml = (await readOptional(path.join(chart.dir, 'values.yaml'))) ?? '';
     const { conv, source } = specSchema(o, deps.library, await readOptional(path.join(chart.dir, 'values.schema.json')), valuesYaml);
     const objects = await renderedObjects(deps.helm, chart.dir, o.valuesFiles ?? []);
@@ -140,6 +146,7 @@ export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promi
       sample: deps.library.sampleCustomResource(valuesYaml, { apiVersion: apiVersionOf(n), kind: n.kind, name: `${n.singular}-sample` }),
       rbac: { rules: rbac.rules, unresolved: rbac.unresolved, provenance: `${valuesText}; kinds mapped by ${kinds.via}` },
     });
+    if (exists(project, n)) await checkExisting(o, n, plan);
     const results = await applyPlan(o.root, plan, { force: o.force === true, dryRun: o.dryRun === true });
     const notes = [
       ...warnings.map((w) => `CRD schema: ${w}`),

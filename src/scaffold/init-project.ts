@@ -17,8 +17,11 @@ export interface InitOptions {
   readonly dryRun?: boolean;
 }
 
-/** Directory entries that do not make a directory "non-empty" (a fresh `git init`, editor files). */
-const IGNORABLE = new Set(['.git', '.gitignore', '.idea', '.vscode', 'LICENSE']);
+/**
+ * Directory entries that do not make a directory "non-empty": a fresh `git init`, editor files, and
+ * node_modules (the runtime installed first, to run `npx helm-operator init`).
+ */
+const IGNORABLE = new Set(['.git', '.gitignore', '.idea', '.vscode', 'LICENSE', 'node_modules']);
 
 export async function initProject(o: InitOptions, runtime: Omit<ProjectInputs, 'projectName' | 'domain'>): Promise<{ plan: Plan; results: FileResult[] }> {
   await mkdir(o.root, { recursive: true });

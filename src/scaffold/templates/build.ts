@@ -24,6 +24,8 @@ WITH_NODE = export PATH="$$(bash $(HACK)/tools.sh node-dir):$$PATH";
 IMG ?= controller:latest
 # docker or podman (anything with \`build -t\` and \`push\`).
 CONTAINER_TOOL ?= docker
+# Extra flags for \`helm-operator run\` (make run / run-as-deployed), e.g. ARGS=--zap-devel.
+ARGS ?=
 # \`make undeploy ignore-not-found=true\`: no error for objects already gone.
 ignore-not-found ?= false
 # Where config/default puts the operator (namespace and namePrefix of config/default/kustomization.yaml).
@@ -49,7 +51,7 @@ helm-operator: $(RUNTIME) ## Install the operator runtime (HELM_OPERATOR_PACKAGE
 
 .PHONY: run
 run: $(RUNTIME) ## Run the operator against the current kube context (installs the CRDs first).
-    $(WITH_NODE) bash $(HACK)/run.sh
+    $(WITH_NODE) bash $(HACK)/run.sh $(ARGS)
 
 .PHONY: lint
 lint: $(RUNTIME) ## Check the charts (helm lint) and that config/default builds (kubectl kustomize).
@@ -100,7 +102,7 @@ deploy: $(RUNTIME) ## Deploy the operator with image IMG (config/default: namesp
 
 .PHONY: run-as-deployed
 run-as-deployed: $(RUNTIME) ## Run the operator locally as the ServiceAccount deploy created (exactly its RBAC).
-    $(WITH_NODE) OPERATOR_NAMESPACE=$(OPERATOR_NAMESPACE) OPERATOR_SERVICE_ACCOUNT=$(OPERATOR_SERVICE_ACCOUNT) bash $(HACK)/run-as-serviceaccount.sh
+    $(WITH_NODE) OPERATOR_NAMESPACE=$(OPERATOR_NAMESPACE) OPERATOR_SERVICE_ACCOUNT=$(OPERATOR_SERVICE_ACCOUNT) bash $(HACK)/run-as-serviceaccount.sh $(ARGS)
 
 .PHONY: undeploy
 undeploy: $(RUNTIME) ## Remove everything deploy created: custom resources first, then the rest.
