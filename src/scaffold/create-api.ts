@@ -143,7 +143,11 @@ export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promi
       chartName: chart.name,
       chartFiles: await readChartFiles(chart.dir),
       crd: { spec: conv.schema, status: deps.library.statusSchema(), schemaSource: source, warnings, shortNames: o.shortNames ?? [] },
-      sample: deps.library.sampleCustomResource(valuesYaml, { apiVersion: apiVersionOf(n), kind: n.kind, name: `${n.singular}-sample` }),
+      sample: deps.library.sampleCustomResource(
+        valuesYaml,
+        { apiVersion: apiVersionOf(n), kind: n.kind, name: `${n.singular}-sample` },
+        { header: `Sample ${n.kind}: its spec is the values of helm-charts/${chart.name} (its values.yaml, comments kept).` },
+      ),
       rbac: { rules: rbac.rules, unresolved: rbac.unresolved, provenance: `${valuesText}; kinds mapped by ${kinds.via}` },
     });
     if (exists(project, n)) await checkExisting(o, n, plan);

@@ -35,7 +35,7 @@ export interface ScaffoldLibrary {
   specSchemaFromValues(values: unknown): SchemaConversionLike;
   openSpecSchema(): OpenApiSchemaLike;
   statusSchema(): OpenApiSchemaLike;
-  sampleCustomResource(valuesYaml: string, target: { apiVersion: string; kind: string; name: string }): string;
+  sampleCustomResource(valuesYaml: string, target: { apiVersion: string; kind: string; name: string }, options?: { header?: string }): string;
   rulesForObjects(
     objects: readonly RenderedObjectRef[],
     resolve: (apiVersion: string, kind: string) => ResourceInfo | undefined,
