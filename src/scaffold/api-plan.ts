@@ -21,7 +21,12 @@ export interface ApiPlanInputs {
   readonly crd: Omit<CrdInputs, 'names' | 'chartName'>;
   /** The sample CR's YAML text. */
   readonly sample: string;
-  readonly rbac: { readonly rules: readonly PolicyRule[]; readonly unresolved: readonly string[]; readonly provenance: string };
+  readonly rbac: {
+    readonly rules: readonly PolicyRule[];
+    readonly unresolved: readonly string[];
+    readonly notes?: readonly string[];
+    readonly provenance: string;
+  };
 }
 
 export function apiPlan(a: ApiPlanInputs): Plan {

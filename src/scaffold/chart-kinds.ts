@@ -16,11 +16,20 @@ export class ChartRenderError extends Error {
 
 function refsOf(doc: unknown): RenderedObjectRef[] {
   if (typeof doc !== 'object' || doc === null) return [];
-  const o = doc as { apiVersion?: unknown; kind?: unknown; metadata?: { namespace?: unknown }; items?: unknown };
+  const o = doc as { apiVersion?: unknown; kind?: unknown; metadata?: { namespace?: unknown; name?: unknown }; items?: unknown; rules?: unknown; roleRef?: unknown };
   if (typeof o.apiVersion !== 'string' || typeof o.kind !== 'string') return [];
   if (o.kind.endsWith('List') && Array.isArray(o.items)) return o.items.flatMap(refsOf);
-  const ns = o.metadata?.namespace;
-  return [{ apiVersion: o.apiVersion, kind: o.kind, ...(typeof ns === 'string' ? { namespace: ns } : {}) }];
+  const { namespace, name } = o.metadata ?? {};
+  return [
+    {
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      ...(typeof namespace === 'string' ? { namespace } : {}),
+      ...(typeof name === 'string' ? { name } : {}),
+      ...(o.rules === undefined ? {} : { rules: o.rules }),
+      ...(o.roleRef === undefined ? {} : { roleRef: o.roleRef }),
+    },
+  ];
 }
 
 /** The objects of a rendered manifest stream (documents that are not objects are skipped). */
@@ -44,7 +53,7 @@ export async function renderedObjects(helm: HelmClient, chartDir: string, values
   }
   const seen = new Set<string>();
   return all.filter((o) => {
-    const key = `${o.apiVersion}\0${o.kind}\0${o.namespace ?? ''}`;
+    const key = JSON.stringify(o);
     return seen.has(key) ? false : (seen.add(key), true);
   });
 }

@@ -148,13 +148,14 @@ export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promi
         { apiVersion: apiVersionOf(n), kind: n.kind, name: `${n.singular}-sample` },
         { header: `Sample ${n.kind}: its spec is the values of helm-charts/${chart.name} (its values.yaml, comments kept).` },
       ),
-      rbac: { rules: rbac.rules, unresolved: rbac.unresolved, provenance: `${valuesText}; kinds mapped by ${kinds.via}` },
+      rbac: { rules: rbac.rules, unresolved: rbac.unresolved, notes: rbac.notes ?? [], provenance: `${valuesText}; kinds mapped by ${kinds.via}` },
     });
     if (exists(project, n)) await checkExisting(o, n, plan);
     const results = await applyPlan(o.root, plan, { force: o.force === true, dryRun: o.dryRun === true });
     const notes = [
       ...warnings.map((w) => `CRD schema: ${w}`),
-      `RBAC: rendered ${objects.length} object kinds/namespaces; kinds mapped by ${kinds.via}`,
+      `RBAC: ${objects.length} rendered objects; kinds mapped by ${kinds.via}`,
+      ...(rbac.notes ?? []).map((n) => `RBAC: ${n}`),
       ...rbac.unresolved.map((u) => `RBAC: could not resolve ${u}: add its rule to config/rbac/role.yaml by hand`),
     ];
     return { names: n, chartName: chart.name, results, plan, notes };

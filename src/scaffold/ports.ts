@@ -22,12 +22,17 @@ export interface PolicyRule {
   readonly apiGroups: readonly string[];
   readonly resources: readonly string[];
   readonly verbs: readonly string[];
+  readonly resourceNames?: readonly string[];
 }
 
+/** An object of the rendered chart; `rules` and `roleRef` matter for RBAC objects only. */
 export interface RenderedObjectRef {
   readonly apiVersion: string;
   readonly kind: string;
   readonly namespace?: string;
+  readonly name?: string;
+  readonly rules?: unknown;
+  readonly roleRef?: unknown;
 }
 
 export interface ScaffoldLibrary {
@@ -39,6 +44,6 @@ export interface ScaffoldLibrary {
   rulesForObjects(
     objects: readonly RenderedObjectRef[],
     resolve: (apiVersion: string, kind: string) => ResourceInfo | undefined,
-  ): { rules: readonly PolicyRule[]; unresolved: readonly string[] };
+  ): { rules: readonly PolicyRule[]; unresolved: readonly string[]; notes?: readonly string[] };
   builtinResourceInfo(apiVersion: string, kind: string): ResourceInfo | undefined;
 }

@@ -76,13 +76,15 @@ export const projectResource = (n: ApiNames): string =>
 
 const flow = (xs: readonly string[]): string => `[${xs.map((x) => JSON.stringify(x)).join(', ')}]`;
 const ruleLines = (r: PolicyRule): string =>
-  `- apiGroups: ${flow(r.apiGroups)}\n  resources: ${flow(r.resources)}\n  verbs: ${flow(r.verbs)}\n`;
+  `- apiGroups: ${flow(r.apiGroups)}\n  resources: ${flow(r.resources)}\n${r.resourceNames === undefined ? '' : `  resourceNames: ${flow(r.resourceNames)}\n`}  verbs: ${flow(r.verbs)}\n`;
 
 export interface RbacFragmentInputs {
   readonly names: ApiNames;
   readonly chartName: string;
   readonly rules: readonly PolicyRule[];
   readonly unresolved: readonly string[];
+  /** What the role's author must know (cluster-scoped names, bound roles), one comment line each. */
+  readonly notes?: readonly string[];
   /** e.g. "default values and values-prod.yaml; kinds mapped by the cluster's discovery". */
   readonly provenance: string;
 }
@@ -103,6 +105,7 @@ export function rbacFragment(f: RbacFragmentInputs): string {
     `# --- ${n.kind} (${apiVersionOf(n)}): its custom resources. update/patch: finalizers are patched.\n`,
     ...own.map(ruleLines),
     `# --- helm-charts/${f.chartName}: what it renders with ${f.provenance}\n`,
+    ...(f.notes ?? []).map((n) => `# note: ${n}\n`),
     ...f.rules.map(ruleLines),
     unresolved,
   ].join('');
