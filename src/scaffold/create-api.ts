@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { HelmError, type HelmClient } from '../helm/index.js';
-import { apiPlan } from './api-plan.js';
+import { apiPlan, type ApiPlanInputs } from './api-plan.js';
 import { readChartFiles } from './chart-files.js';
 import { renderedObjects, resolveKinds } from './chart-kinds.js';
 import { classifyChartSource, fetchChart, type FetchedChart } from './chart-source.js';
@@ -124,6 +124,30 @@ function specSchema(o: CreateApiOptions, lib: ScaffoldLibrary, valuesSchema: str
 
 const readOptional = (p: string): Promise<string | undefined> => readFile(p, 'utf8').catch(() => undefined);
 
+interface ChartRbac {
+  readonly rules: ApiPlanInputs['rbac'];
+  /** Lines for the CLI's report. */
+  readonly notes: readonly string[];
+}
+
+/** The chart's RBAC rules: render it (defaults, then each values file), map its kinds, derive rules. */
+async function chartRbac(o: CreateApiOptions, deps: CreateApiDeps, chartDir: string): Promise<ChartRbac> {
+  const valuesFiles = o.valuesFiles ?? [];
+  const objects = await renderedObjects(deps.helm, chartDir, valuesFiles);
+  const kinds = await resolveKinds(objects, deps.kubeConfig, (a, k) => deps.library.builtinResourceInfo(a, k));
+  const rbac = deps.library.rulesForObjects(objects, kinds.resolve);
+  const notes = rbac.notes ?? [];
+  const values = valuesFiles.length === 0 ? 'its default values' : `its default values and ${valuesFiles.map((f) => path.basename(f)).join(', ')}`;
+  return {
+    rules: { rules: rbac.rules, unresolved: rbac.unresolved, notes, provenance: `${values}; kinds mapped by ${kinds.via}` },
+    notes: [
+      `RBAC: ${objects.length} rendered objects; kinds mapped by ${kinds.via}`,
+      ...notes.map((n) => `RBAC: ${n}`),
+      ...rbac.unresolved.map((u) => `RBAC: could not resolve ${u}: add its rule to config/rbac/role.yaml by hand`),
+    ],
+  };
+}
+
 export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promise<CreateApiResult> {
   const project = await readProject(o.root);
   if (o.kind !== undefined || o.helmChart === undefined) namesFor(o, project, o.kind?.toLowerCase() ?? 'x'); // flags first, before any fetch
@@ -133,10 +157,7 @@ export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promi
     const n = namesFor(o, project, chart.name);
     const valuesYaml = (await readOptional(path.join(chart.dir, 'values.yaml'))) ?? '';
     const { conv, source } = specSchema(o, deps.library, await readOptional(path.join(chart.dir, 'values.schema.json')), valuesYaml);
-    const objects = await renderedObjects(deps.helm, chart.dir, o.valuesFiles ?? []);
-    const kinds = await resolveKinds(objects, deps.kubeConfig, (a, k) => deps.library.builtinResourceInfo(a, k));
-    const rbac = deps.library.rulesForObjects(objects, kinds.resolve);
-    const valuesText = (o.valuesFiles ?? []).length === 0 ? 'its default values' : `its default values and ${(o.valuesFiles ?? []).map((f) => path.basename(f)).join(', ')}`;
+    const rbac = await chartRbac(o, deps, chart.dir);
     const warnings = conv.warnings.map((w) => `${w.path}: ${w.message}`);
     const plan = apiPlan({
       names: n,
@@ -148,17 +169,11 @@ export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promi
         { apiVersion: apiVersionOf(n), kind: n.kind, name: `${n.singular}-sample` },
         { header: `Sample ${n.kind}: its spec is the values of helm-charts/${chart.name} (its values.yaml, comments kept).` },
       ),
-      rbac: { rules: rbac.rules, unresolved: rbac.unresolved, notes: rbac.notes ?? [], provenance: `${valuesText}; kinds mapped by ${kinds.via}` },
+      rbac: rbac.rules,
     });
     if (exists(project, n)) await checkExisting(o, n, plan);
     const results = await applyPlan(o.root, plan, { force: o.force === true, dryRun: o.dryRun === true });
-    const notes = [
-      ...warnings.map((w) => `CRD schema: ${w}`),
-      `RBAC: ${objects.length} rendered objects; kinds mapped by ${kinds.via}`,
-      ...(rbac.notes ?? []).map((n) => `RBAC: ${n}`),
-      ...rbac.unresolved.map((u) => `RBAC: could not resolve ${u}: add its rule to config/rbac/role.yaml by hand`),
-    ];
-    return { names: n, chartName: chart.name, results, plan, notes };
+    return { names: n, chartName: chart.name, results, plan, notes: [...warnings.map((w) => `CRD schema: ${w}`), ...rbac.notes] };
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }
