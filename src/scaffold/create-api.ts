@@ -108,6 +108,14 @@ async function checkExisting(o: CreateApiOptions, n: ApiNames, plan: Plan): Prom
   );
 }
 
+function parseValues(valuesYaml: string): unknown {
+  try {
+    return parse(valuesYaml) ?? {};
+  } catch (err) {
+    throw new CreateApiError(`the chart's values.yaml is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+  }
+}
+
 function specSchema(o: CreateApiOptions, lib: ScaffoldLibrary, valuesSchema: string | undefined, valuesYaml: string): { conv: SchemaConversionLike; source: string } {
   if (o.crdSchema === 'open') return { conv: { schema: lib.openSpecSchema(), warnings: [] }, source: 'open (x-kubernetes-preserve-unknown-fields)' };
   if (valuesSchema !== undefined) {
@@ -117,9 +125,9 @@ function specSchema(o: CreateApiOptions, lib: ScaffoldLibrary, valuesSchema: str
     } catch (err) {
       throw new CreateApiError(`values.schema.json of the chart is not valid JSON (${err instanceof Error ? err.message : String(err)}); fix it or use --crd-schema=open`);
     }
-    return { conv: lib.specSchemaFromValuesSchema(parsed), source: "the chart's values.schema.json" };
+    return { conv: lib.specSchemaFromValuesSchema(parsed, { values: parseValues(valuesYaml) }), source: "the chart's values.schema.json" };
   }
-  return { conv: lib.specSchemaFromValues(parse(valuesYaml) ?? {}), source: "inferred from the chart's values.yaml" };
+  return { conv: lib.specSchemaFromValues(parseValues(valuesYaml)), source: "inferred from the chart's values.yaml" };
 }
 
 const readOptional = (p: string): Promise<string | undefined> => readFile(p, 'utf8').catch(() => undefined);

@@ -36,7 +36,8 @@ export interface RenderedObjectRef {
 }
 
 export interface ScaffoldLibrary {
-  specSchemaFromValuesSchema(valuesSchema: unknown): SchemaConversionLike;
+  /** `values`: the chart's parsed values.yaml, which helm merges under the spec (so what it sets is not required of a CR). */
+  specSchemaFromValuesSchema(valuesSchema: unknown, options?: { readonly values?: unknown }): SchemaConversionLike;
   specSchemaFromValues(values: unknown): SchemaConversionLike;
   openSpecSchema(): OpenApiSchemaLike;
   statusSchema(): OpenApiSchemaLike;
