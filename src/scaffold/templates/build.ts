@@ -1,4 +1,4 @@
-/** The scaffolded project's Makefile, Dockerfile and README (see docs/adr/0013). */
+/** The scaffolded project's Makefile, Dockerfile and README (see docs/adr/0014). */
 import type { ProjectInputs } from './project.js';
 
 const mk = (s: string): string => s.replace(/^ {4}/gm, '\t');
