@@ -7,14 +7,16 @@
  * Project A: a local chart directory (this repo's nginx chart), the runtime installed by the
  * project's own `make`, operated by `make run` and then as its ServiceAccount.
  * Project B: one kind per remote source (a .tgz, a chart repository over HTTP, an OCI registry),
- * a chart with a subchart dependency from that registry, and a chart with cluster-scoped objects
- * and a values.schema.json using $ref, enum, required and default; operated as its ServiceAccount.
+ * a chart with a subchart dependency from that registry, a chart with cluster-scoped objects and a
+ * values.schema.json using $ref, enum, required and default, and helm's starter chart (no
+ * --helm-chart); operated as its ServiceAccount.
  */
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
+import { pluralize } from '../../../src/scaffold/names.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { startChild, type Child } from '../../support/process.js';
 import { childEnv, exec, linkRuntime, REPO, runtimePackage, type RuntimePackage } from '../../support/scaffold.js';
@@ -60,18 +62,19 @@ async function deployed(plural: string, ns: string, name: string, op: Child): Pr
   });
 }
 
-/** The samples (kind, plural, name) of a project, from config/samples. */
-async function samples(dir: string): Promise<{ file: string; kind: string; name: string }[]> {
+/**
+ * The samples of a project (config/samples) and their fully qualified resource (`plural.group`):
+ * other tests in the shared cluster serve kinds of the same name in other groups (Nginx).
+ */
+async function samples(dir: string): Promise<{ file: string; resource: string; name: string }[]> {
   const k = parse(await readFile(path.join(dir, 'config/samples/kustomization.yaml'), 'utf8')) as { resources: string[] };
   return Promise.all(
     k.resources.map(async (file) => {
-      const cr = parse(await readFile(path.join(dir, 'config/samples', file), 'utf8')) as { kind: string; metadata: { name: string } };
-      return { file: path.join(dir, 'config/samples', file), kind: cr.kind, name: cr.metadata.name };
+      const cr = parse(await readFile(path.join(dir, 'config/samples', file), 'utf8')) as { apiVersion: string; kind: string; metadata: { name: string } };
+      return { file: path.join(dir, 'config/samples', file), resource: `${pluralize(cr.kind.toLowerCase())}.${cr.apiVersion.split('/')[0] ?? ''}`, name: cr.metadata.name };
     }),
   );
 }
-
-const pluralOf = (kind: string): string => `${kind.toLowerCase()}${/(s|x|z|ch|sh)$/.test(kind.toLowerCase()) ? 'es' : 's'}`;
 
 /** `make run-as-deployed` (or `make run`) until every sample is Deployed=True, then deletes them. */
 async function reconcileSamples(dir: string, target: 'run' | 'run-as-deployed', ns: string): Promise<void> {
@@ -81,7 +84,7 @@ async function reconcileSamples(dir: string, target: 'run' | 'run-as-deployed', 
   });
   try {
     for (const s of await samples(dir)) await kubectl('apply', '-n', ns, '-f', s.file);
-    for (const s of await samples(dir)) await deployed(pluralOf(s.kind), ns, s.name, op);
+    for (const s of await samples(dir)) await deployed(s.resource, ns, s.name, op);
     expect(op.output()).not.toMatch(/forbidden/i);
     for (const s of await samples(dir)) await kubectl('delete', '-n', ns, '-f', s.file, '--wait=true', '--timeout=90s');
   } finally {
@@ -156,7 +159,8 @@ describe('a project from a local chart directory, with the runtime its own make 
     const version = /^DOCKERFILE_UTILS_VERSION \?= (\S+)$/m.exec(await readFile(path.join(REPO, 'Makefile'), 'utf8'))?.[1] ?? '';
     expect(await exec('npx', ['--yes', `dockerfile-utils@${version}`, 'lint', 'Dockerfile'], { cwd: dir, env: env() })).not.toMatch(/error|warning/i);
     expect(await make(dir, 'help')).toMatch(/run-as-deployed/);
-  });
+    expect(await make(dir, 'lint')).toContain('config/default builds');
+  }, 300_000);
 
   it('make install accepts the typed CRD, and make run reconciles the sample to Deployed=True', async () => {
     await make(dir, 'install');
@@ -164,12 +168,12 @@ describe('a project from a local chart directory, with the runtime its own make 
     const schema = JSON.parse(await kubectl('get', 'crd', crd!, '-o', 'jsonpath={.spec.versions[0].schema.openAPIV3Schema.properties.spec}')) as { properties?: object };
     expect(Object.keys(schema.properties ?? {})).toContain('replicaCount');
     await reconcileSamples(dir, 'run', ns!.name);
-  });
+  }, 300_000);
 
   it('as the ServiceAccount make deploy created (make run-as-deployed), the generated RBAC suffices', async () => {
     await make(dir, 'deploy', 'IMG=example.com/scaffold-a:v0.1.0');
     await reconcileSamples(dir, 'run-as-deployed', ns!.name);
-  });
+  }, 300_000);
 });
 
 describe('a project with a kind per remote source, a subchart and a typed schema', () => {
@@ -216,6 +220,8 @@ describe('a project with a kind per remote source, a subchart and a typed schema
     await writeFile(chartYaml, (await readFile(chartYaml, 'utf8')).replaceAll('REGISTRY', registry!.host));
     await cli(dir, 'create', 'api', '--group', 'deps', '--version', 'v1', '--kind', 'Parent', '--helm-chart', parent, '--plain-http');
     await cli(dir, 'create', 'api', '--group', 'typed', '--version', 'v1', '--kind', 'Reader', '--short-names', 'rdr', '--helm-chart', path.join(REPO, 'test/fixtures/charts/scaffold-typed'));
+    // No --helm-chart: helm's starter chart, its spec schema inferred from values.yaml.
+    await cli(dir, 'create', 'api', '--group', 'starter', '--version', 'v1alpha1', '--kind', 'Starter');
 
     const watches = parse(await readFile(path.join(dir, 'watches.yaml'), 'utf8')) as { kind: string; chart: string }[];
     expect(watches.map((w) => `${w.kind}=${w.chart}`)).toEqual([
@@ -224,13 +230,14 @@ describe('a project with a kind per remote source, a subchart and a typed schema
       'WebOci=helm-charts/scaffold-web',
       'Parent=helm-charts/scaffold-parent',
       'Reader=helm-charts/scaffold-typed',
+      'Starter=helm-charts/starter',
     ]);
     await readFile(path.join(dir, 'helm-charts/scaffold-parent/charts/scaffold-web-0.1.0.tgz'));
     const role = await readFile(path.join(dir, 'config/rbac/role.yaml'), 'utf8');
     expect(role).toContain('"clusterroles"');
     expect(role).toContain("kinds mapped by the cluster's API discovery");
     await toolChecks(dir);
-  });
+  }, 300_000);
 
   it('re-running create api changes nothing; an edited file is kept; --force regenerates it', async () => {
     const args = ['create', 'api', '--group', 'typed', '--version', 'v1', '--kind', 'Reader', '--short-names', 'rdr', '--helm-chart', path.join(REPO, 'test/fixtures/charts/scaffold-typed')];
@@ -244,11 +251,11 @@ describe('a project with a kind per remote source, a subchart and a typed schema
     expect(await cli(dir, ...args, '--force')).toMatch(/^updated\s+config\/samples\/typed/m);
     expect(await readFile(sample, 'utf8')).toBe(generated);
     await expect(cli(dir, 'create', 'api', '--group', 'typed', '--version', 'v1', '--kind', 'Reader', '--helm-chart', tgz)).rejects.toThrow(/Reader \(typed\.scaffold\.example\.com\/v1\) already exists/);
-  });
+  }, 300_000);
 
   it('make install: the typed CRD rejects a spec violating the schema, naming the field, and stores defaults', async () => {
     await make(dir, 'install');
-    expect(await crdsAccepted(dir, ns!.name)).toHaveLength(5);
+    expect(await crdsAccepted(dir, ns!.name)).toHaveLength(6);
     const cr = (spec: string): string =>
       `apiVersion: typed.${DOMAIN}/v1\nkind: Reader\nmetadata:\n  name: schema-check\n  namespace: ${ns!.name}\nspec:\n${spec}`;
     const apply = async (yaml: string): Promise<string> => {
@@ -260,16 +267,16 @@ describe('a project with a kind per remote source, a subchart and a typed schema
     await expect(apply(cr('  users: [{team: x}]\n'))).rejects.toThrow(/spec\.users\[0\]\.name: Required value/);
     await expect(apply(cr('  replicas: 0\n'))).rejects.toThrow(/spec\.replicas: Invalid value: 0: spec\.replicas in body should be greater than or equal to 1/);
     await apply(cr('  mode: fast\n  users: [{name: me}]\n'));
-    const stored = JSON.parse(await kubectl('get', 'reader', 'schema-check', '-n', ns!.name, '-o', 'json')) as Cr;
+    const stored = JSON.parse(await kubectl('get', `readers.typed.${DOMAIN}`, 'schema-check', '-n', ns!.name, '-o', 'json')) as Cr;
     expect(stored.spec).toMatchObject({ mode: 'fast', replicas: 2, users: [{ name: 'me', team: 'platform' }] });
     expect(await kubectl('get', 'rdr', '-n', ns!.name)).toMatch(/READY\s+DEPLOYED\s+REVISION\s+AGE/);
-    await kubectl('delete', 'reader', 'schema-check', '-n', ns!.name);
+    await kubectl('delete', `readers.typed.${DOMAIN}`, 'schema-check', '-n', ns!.name);
   });
 
   it('as the deployed ServiceAccount, every sample reconciles to Deployed=True with the generated RBAC', async () => {
     await make(dir, 'deploy', 'IMG=example.com/scaffold-b:v0.1.0');
     await reconcileSamples(dir, 'run-as-deployed', ns!.name);
-  });
+  }, 300_000);
 });
 
 describe('bad input: clear errors, nothing written', () => {
