@@ -8,13 +8,13 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { HelmError, type HelmClient } from '../helm/index.js';
 import { NoKindMatchError, parseApiVersion, RestMapper } from '../k8s/restmapper.js';
-import type { RenderedObjectRef, ResourceInfo } from './ports.js';
+import type { RenderedObject, ResourceInfo } from './ports.js';
 
 export class ChartRenderError extends Error {
   override readonly name = 'ChartRenderError';
 }
 
-function refsOf(doc: unknown): RenderedObjectRef[] {
+function refsOf(doc: unknown): RenderedObject[] {
   if (typeof doc !== 'object' || doc === null) return [];
   const o = doc as { apiVersion?: unknown; kind?: unknown; metadata?: { namespace?: unknown; name?: unknown }; items?: unknown; rules?: unknown; roleRef?: unknown };
   if (typeof o.apiVersion !== 'string' || typeof o.kind !== 'string') return [];
@@ -33,14 +33,14 @@ function refsOf(doc: unknown): RenderedObjectRef[] {
 }
 
 /** The objects of a rendered manifest stream (documents that are not objects are skipped). */
-export function objectsOfManifest(manifest: string): RenderedObjectRef[] {
+export function objectsOfManifest(manifest: string): RenderedObject[] {
   return parseAllDocuments(manifest).flatMap((d) => (Array.isArray(d) ? [] : refsOf(d.toJS())));
 }
 
 /** Renders `chartDir` with its defaults, then with each values file; the union of the objects. */
-export async function renderedObjects(helm: HelmClient, chartDir: string, valuesFiles: readonly string[]): Promise<RenderedObjectRef[]> {
+export async function renderedObjects(helm: HelmClient, chartDir: string, valuesFiles: readonly string[]): Promise<RenderedObject[]> {
   const sets: (readonly string[])[] = [[], ...valuesFiles.map((f) => [path.resolve(f)])];
-  const all: RenderedObjectRef[] = [];
+  const all: RenderedObject[] = [];
   for (const files of sets) {
     try {
       const manifest = await helm.template({ release: 'release-name', namespace: 'default', chart: chartDir, values: {}, includeCrds: true, extraValuesFiles: files });
@@ -81,7 +81,7 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
  * first when `kc` is given and the cluster answers, the built-in table for the rest.
  */
 export async function resolveKinds(
-  objects: readonly RenderedObjectRef[],
+  objects: readonly RenderedObject[],
   kc: KubeConfig | undefined,
   builtin: (apiVersion: string, kind: string) => ResourceInfo | undefined,
 ): Promise<KindResolution> {
@@ -101,7 +101,7 @@ export async function resolveKinds(
 
 async function discoverAll(
   mapper: RestMapper,
-  objects: readonly RenderedObjectRef[],
+  objects: readonly RenderedObject[],
   found: Map<string, ResourceInfo>,
   key: (apiVersion: string, kind: string) => string,
 ): Promise<void> {
@@ -112,7 +112,7 @@ async function discoverAll(
   }
 }
 
-async function mapOne(mapper: RestMapper, o: RenderedObjectRef): Promise<ResourceInfo | undefined> {
+async function mapOne(mapper: RestMapper, o: RenderedObject): Promise<ResourceInfo | undefined> {
   const { group, version } = parseApiVersion(o.apiVersion);
   try {
     const m = await mapper.mapping({ group, version, kind: o.kind });

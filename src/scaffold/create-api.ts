@@ -15,7 +15,7 @@ import { renderedObjects, resolveKinds } from './chart-kinds.js';
 import { classifyChartSource, fetchChart, type FetchedChart } from './chart-source.js';
 import { applyPlan, formatPlan, type FileResult, type Plan } from './machinery/index.js';
 import { apiNames, kindFromChartName, type ApiNames } from './names.js';
-import type { ScaffoldLibrary, SchemaConversionLike } from './ports.js';
+import type { ScaffoldLibrary, SchemaConversion } from './ports.js';
 import { readProject, watchedChart, type ProjectConfig } from './project.js';
 import { apiVersionOf } from './templates/api.js';
 
@@ -116,7 +116,7 @@ function parseValues(valuesYaml: string): unknown {
   }
 }
 
-function specSchema(o: CreateApiOptions, lib: ScaffoldLibrary, valuesSchema: string | undefined, valuesYaml: string): { conv: SchemaConversionLike; source: string } {
+function specSchema(o: CreateApiOptions, lib: ScaffoldLibrary, valuesSchema: string | undefined, valuesYaml: string): { conv: SchemaConversion; source: string } {
   if (o.crdSchema === 'open') return { conv: { schema: lib.openSpecSchema(), warnings: [] }, source: 'open (x-kubernetes-preserve-unknown-fields)' };
   if (valuesSchema !== undefined) {
     let parsed: unknown;
@@ -144,7 +144,7 @@ async function chartRbac(o: CreateApiOptions, deps: CreateApiDeps, chartDir: str
   const objects = await renderedObjects(deps.helm, chartDir, valuesFiles);
   const kinds = await resolveKinds(objects, deps.kubeConfig, (a, k) => deps.library.builtinResourceInfo(a, k));
   const rbac = deps.library.rulesForObjects(objects, kinds.resolve);
-  const notes = rbac.notes ?? [];
+  const notes = rbac.notes;
   const values = valuesFiles.length === 0 ? 'its default values' : `its default values and ${valuesFiles.map((f) => path.basename(f)).join(', ')}`;
   return {
     rules: { rules: rbac.rules, unresolved: rbac.unresolved, notes, provenance: `${values}; kinds mapped by ${kinds.via}` },

@@ -1,7 +1,7 @@
 /** What `create api` writes per kind: the CRD, the watch, kustomization entries, RBAC rules, PROJECT entry. */
 import { stringify } from 'yaml';
 import type { ApiNames } from '../names.js';
-import type { OpenApiSchemaLike, PolicyRule } from '../ports.js';
+import type { OpenApiSchema, PolicyRule } from '../ports.js';
 
 export const crdFileName = (n: ApiNames): string => `${n.fullGroup}_${n.plural}.yaml`;
 export const sampleFileName = (n: ApiNames): string => `${n.fullGroup}_${n.version}_${n.singular}.yaml`;
@@ -10,8 +10,8 @@ export const apiVersionOf = (n: ApiNames): string => `${n.fullGroup}/${n.version
 export interface CrdInputs {
   readonly names: ApiNames;
   readonly chartName: string;
-  readonly spec: OpenApiSchemaLike;
-  readonly status: OpenApiSchemaLike;
+  readonly spec: OpenApiSchema;
+  readonly status: OpenApiSchema;
   /** Where the spec schema came from, for the file's header. */
   readonly schemaSource: string;
   readonly warnings: readonly string[];
