@@ -1,7 +1,7 @@
 /**
  * Chart values from Secrets and ConfigMaps of the CR's namespace, so secrets need not sit in the
  * CR's spec in plain text. A CR lists its references in an annotation (the spec is the chart's
- * values and a typed CRD would prune an unknown key; see docs/adr/0013-tenancy.md):
+ * values and a typed CRD would prune an unknown key; see docs/adr/0016-tenancy.md):
  *
  *   helm.sdk.operatorframework.io/values-from: |
  *     - {kind: Secret, name: db, key: password, targetPath: auth.password}

@@ -9,7 +9,6 @@
  * and uninstalling it proves that config/rbac grants enough, while the static checks prove it grants
  * no wildcard.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -17,8 +16,9 @@ import path from 'node:path';
 import { ApiextensionsV1Api, AppsV1Api, AutoscalingV2Api, CoreV1Api, NetworkingV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1PolicyRule } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
-import { childEnv, clusterEndpoint, DEPLOYED, exec, freePort, gone, kubectl, make, ROOT, serviceAccountToken } from '../support/deploy.js';
+import { childEnv, clusterEndpoint, DEPLOYED, exec, gone, kubectl, make, ROOT, serviceAccountToken } from '../support/deploy.js';
 import { createNamespace, deploymentAvailable, testKubeConfig, waitFor } from '../support/kube.js';
+import { freePort, startChild, type Child } from '../support/process.js';
 import { CRs, NGINX } from '../support/operator.js';
 
 const IMG = 'example.com/nginx-operator:v0.1.0';
@@ -77,41 +77,12 @@ async function serviceAccountKubeconfig(kc: KubeConfig, file: string): Promise<v
   await writeFile(file, stringify(config), { mode: 0o600 });
 }
 
-interface OperatorChild {
-  readonly child: ChildProcess;
-  output(): string;
-  stop(): Promise<void>;
-}
-
 /** `helm-operator run` from source, as its own process group (so helm children go with it). */
-function startOperator(args: readonly string[], kubeconfig: string): OperatorChild {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), 'run', ...args], {
+function startOperator(args: readonly string[], kubeconfig: string): Child {
+  return startChild(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), 'run', ...args], {
     cwd: ROOT,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
     env: childEnv({ KUBECONFIG: kubeconfig }),
   });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((resolve) => {
-    child.once('exit', () => {
-      resolve();
-    });
-  });
-  return {
-    child,
-    output: () => out,
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-      process.kill(-child.pid, 'SIGTERM');
-      const timer = setTimeout(() => {
-        if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
-      }, 45_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
 }
 
 /**
@@ -161,7 +132,7 @@ describe('deploying the operator (make install / deploy / build-installer / unde
   const crs = new CRs(kc, NGINX);
   let dir = '';
   let sampleNs: { name: string; remove: () => Promise<void> } | undefined;
-  let operator: OperatorChild | undefined;
+  let operator: Child | undefined;
   let crdExisted = false;
 
   beforeAll(async () => {

@@ -4,7 +4,6 @@
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
@@ -53,19 +52,6 @@ export async function gone(read: () => Promise<unknown>): Promise<boolean> {
     if (isNotFound(err)) return true;
     throw err;
   }
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      s.close(() => {
-        resolve(typeof addr === 'object' && addr !== null ? addr.port : 0);
-      });
-    });
-  });
 }
 
 /** A TokenRequest token of the deployed ServiceAccount (what the kubelet projects into its pod). */
