@@ -339,8 +339,6 @@ function checkedFormat(format: string, type: OpenApiType, c: Context): string | 
   return undefined;
 }
 
-const DESCRIPTIVE_KEYS = new Set(['description', 'title', '$schema', '$id', 'id', '$comment', 'examples', 'example', 'readOnly', 'writeOnly', 'deprecated', 'type', 'definitions', '$defs']);
-
 function convertObject(node: Raw, c: Context): OpenApiSchema {
   const properties = isPlainObject(node.properties) ? convertProperties(node.properties, c) : undefined;
   const schema: OpenApiSchema = { type: 'object', properties, ...openness(node, properties !== undefined, c) };
@@ -389,12 +387,14 @@ function keptRequired(required: unknown, properties: Record<string, OpenApiSchem
   if (!Array.isArray(required)) return undefined;
   const names = [...new Set(required.filter((r): r is string => typeof r === 'string'))];
   if (c.merge === 'off') return names.length > 0 ? names : undefined;
+  // A defaulted field is always there when the API server checks required: nothing to enforce.
+  const undefaulted = names.filter((n) => properties[n]?.default === undefined);
   if (c.merge === 'unknown') {
-    if (names.length > 0) warn(c, `required ${names.join(', ')} not enforced: values.yaml may set them (give the values to keep the others)`);
+    if (undefaulted.length > 0) warn(c, `required ${undefaulted.join(', ')} not enforced: values.yaml may set them (give the values to keep the others)`);
     return undefined;
   }
   const values = c.merge.values;
-  const kept = names.filter((n) => !(isPlainObject(values) && values[n] !== undefined && values[n] !== null) && properties[n]?.default === undefined);
+  const kept = undefaulted.filter((n) => !(isPlainObject(values) && values[n] !== undefined && values[n] !== null));
   return kept.length > 0 ? kept : undefined;
 }
 
@@ -427,16 +427,8 @@ function finish(schema: OpenApiSchema, node: Raw, c: Context): OpenApiSchema {
     const fitting = checkedDefault(node.default, schema, c);
     if (fitting !== undefined) schema.default = fitting;
   }
-  const ignored = Object.keys(node).filter((k) => !k.startsWith('x-') && !DESCRIPTIVE_KEYS.has(k) && !KNOWN_KEYWORDS.has(k) && !UNSUPPORTED.includes(k));
-  if (ignored.length > 0) warn(c, `unknown keywords ignored: ${ignored.sort().join(', ')}`);
   return schema;
 }
-
-const KNOWN_KEYWORDS = new Set([
-  ...VALUE_VALIDATIONS, 'default', 'format', 'nullable', 'items', 'prefixItems', 'uniqueItems', 'properties',
-  'additionalProperties', 'patternProperties', 'unevaluatedProperties', 'required', 'then', 'else',
-  'oneOf', 'anyOf', 'allOf', '$ref', '$anchor', '$dynamicAnchor', 'additionalItems', 'contentEncoding', 'contentMediaType',
-]);
 
 function branchValidations(branch: Raw, outer: OpenApiSchema, c: Context): OpenApiSchema {
   const converted = outer.type !== undefined && outer.type !== 'object' && outer.type !== 'array'

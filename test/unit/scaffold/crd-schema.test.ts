@@ -101,9 +101,17 @@ describe('specSchemaFromValuesSchema: a bitnami-like schema', () => {
     expect(warningAt(result, '.spec.metrics.serviceMonitor.interval')).toMatch(/format duration .*ISO 8601/);
   });
 
-  it('drops a required key that has a default or that values.yaml sets, and warns on unknown keywords', () => {
+  it('drops a required key that has a default or that values.yaml sets; ignores UI keywords as JSON Schema does', () => {
     expect(prop(result.schema, 'auth').required).toBeUndefined();
-    expect(warningAt(result, '.spec.architecture')).toMatch(/unknown keywords ignored: form/);
+    const withoutValues = convert(fixture('bitnami-like.schema.json'));
+    expect(prop(withoutValues.schema, 'auth').required).toBeUndefined();
+    expect(warningAt(withoutValues, '.spec.auth')).toBe(''); // username has a default
+    const keep = convert(fixture('bitnami-like.schema.json'), { auth: {} });
+    expect(prop(keep.schema, 'auth').required).toBeUndefined();
+    const needed = convert({ type: 'object', properties: { auth: { type: 'object', required: ['user'], properties: { user: { type: 'string' } } } } }, { auth: {} });
+    expect(prop(needed.schema, 'auth').required).toEqual(['user']);
+    expect(warningAt(result, '.spec.architecture')).toBe('');
+    expect(JSON.stringify(result.schema)).not.toMatch(/"form"|"hidden"/);
   });
 });
 
