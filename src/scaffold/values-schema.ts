@@ -354,10 +354,18 @@ function convertProperties(properties: Raw, c: Context): Record<string, OpenApiS
   const out: Record<string, OpenApiSchema> = {};
   for (const [name, child] of Object.entries(properties)) {
     const merge: Merge = typeof c.merge === 'object' ? { values: isPlainObject(valuesHere) ? valuesHere[name] : undefined } : c.merge;
-    out[name] = convert(child, { ...c, path: `${c.path}${fieldPath(name)}`, merge });
+    const schema = convert(child, { ...c, path: `${c.path}${fieldPath(name)}`, merge });
+    out[name] = deletable(merge) ? { ...schema, nullable: true } : schema;
   }
   return out;
 }
+
+/**
+ * A user's `key: null` deletes values.yaml's value of the key (helm's coalescing), so a field that
+ * values.yaml sets must accept null: the API server prunes a null from a non-nullable field, and
+ * helm would then use the chart's value after all.
+ */
+const deletable = (merge: Merge): boolean => merge === 'unknown' || (typeof merge === 'object' && merge.values !== undefined && merge.values !== null);
 
 /** What an object does with fields it does not list: a map's value schema, kept (open), or pruned (closed). */
 function openness(node: Raw, hasProperties: boolean, c: Context): OpenApiSchema {

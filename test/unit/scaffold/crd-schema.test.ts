@@ -53,9 +53,9 @@ describe('specSchemaFromValuesSchema: the sample chart', () => {
     expect(result.schema.type).toBe('object');
     expect(result.schema[PRESERVE]).toBeUndefined(); // additionalProperties: false at the top
     expect(prop(result.schema, 'replicaCount')).toMatchObject({ type: 'integer', minimum: 0, maximum: 100 });
-    expect(prop(result.schema, 'image', 'pullPolicy')).toEqual({ type: 'string', enum: ['Always', 'IfNotPresent', 'Never'] });
+    expect(prop(result.schema, 'image', 'pullPolicy')).toEqual({ type: 'string', enum: ['Always', 'IfNotPresent', 'Never'], nullable: true });
     expect(prop(result.schema, 'nameOverride')).toMatchObject({ type: 'string', maxLength: 63 });
-    expect(prop(result.schema, 'podLabels')).toEqual({ type: 'object', additionalProperties: { type: 'string' } });
+    expect(prop(result.schema, 'podLabels')).toEqual({ type: 'object', additionalProperties: { type: 'string' }, nullable: true });
     expect(prop(result.schema, 'global')).toMatchObject({ type: 'object', [PRESERVE]: true });
     expect(prop(result.schema, 'ingress', 'hosts', '[*]', 'paths', '[*]', 'pathType').enum).toContain('Prefix');
   });
@@ -85,7 +85,7 @@ describe('specSchemaFromValuesSchema: a bitnami-like schema', () => {
     expect(prop(result.schema, 'auth', 'enabled')).toMatchObject({ type: 'boolean', default: true });
     expect(prop(result.schema, 'auth', 'existingSecret')).toEqual({ type: 'string', nullable: true });
     expect(prop(result.schema, 'persistence', 'size')).toMatchObject({ type: 'string', default: '8Gi', pattern: '^\\d+(\\.\\d+)?(Ki|Mi|Gi|Ti)$' });
-    expect(prop(result.schema, 'replicaCount')).toEqual({ type: 'integer', minimum: 1, default: 1 });
+    expect(prop(result.schema, 'replicaCount')).toEqual({ type: 'integer', minimum: 1, default: 1, nullable: true });
     expect(prop(result.schema, 'resources')).toEqual({ description: 'Container resource requests and limits', type: 'object', [PRESERVE]: true });
   });
 
@@ -144,7 +144,8 @@ describe('specSchemaFromValuesSchema: $ref, definitions and allOf', () => {
 });
 
 describe('specSchemaFromValuesSchema: constructs a CRD cannot say', () => {
-  const at = (property: unknown, values?: unknown) => {
+  // values.yaml without x: x is not something a user's null could delete, so not nullable.
+  const at = (property: unknown, values: unknown = {}) => {
     const r = convert({ type: 'object', properties: { x: property } }, values);
     assertStructural(r.schema);
     return { schema: prop(r.schema, 'x'), warning: warningAt(r, '.spec.x'), all: r.warnings };
@@ -218,8 +219,17 @@ describe('specSchemaFromValuesSchema: constructs a CRD cannot say', () => {
     expect(at({ type: 'string', format: 'email', default: '' }).schema).not.toHaveProperty('default');
     expect(at({ type: 'string', default: null }).schema).toEqual({ type: 'string' });
     const disagree = convert({ type: 'object', properties: { tag: { type: 'string', default: 'latest' } } }, { tag: '1.0' });
-    expect(prop(disagree.schema, 'tag')).toEqual({ type: 'string' });
+    expect(prop(disagree.schema, 'tag')).toEqual({ type: 'string', nullable: true });
     expect(warningAt(disagree, '.spec.tag')).toMatch(/values.yaml sets "1.0"/);
+  });
+
+  it("accepts null where values.yaml has a value: a user's null deletes it in helm", () => {
+    const schema = { type: 'object', properties: { tag: { type: 'string' }, other: { type: 'string' }, list: { type: 'array', items: { type: 'object', properties: { a: { type: 'string' } } } } } };
+    const r = convert(schema, { tag: 'v1', other: null, list: [{ a: 'x' }] });
+    expect(prop(r.schema, 'tag').nullable).toBe(true);
+    expect(prop(r.schema, 'other').nullable).toBeUndefined();
+    expect(prop(r.schema, 'list', '[*]', 'a').nullable).toBeUndefined(); // list items are replaced, never merged
+    expect(prop(convert(schema).schema, 'other').nullable).toBe(true); // without values.yaml: any field may be set there
   });
 
   it('without values.yaml, required is only kept where helm merges nothing', () => {
@@ -269,7 +279,7 @@ describe('specSchemaFromValuesSchema: input it cannot read', () => {
 
   it('a self-referencing root and deep $ref fan-out stay bounded', () => {
     const self = convert({ type: 'object', properties: { self: { $ref: '#' } } });
-    expect(prop(self.schema, 'self', 'self')).toEqual({ [PRESERVE]: true });
+    expect(prop(self.schema, 'self', 'self')).toMatchObject({ [PRESERVE]: true });
     expect(warningAt(self, '.spec.self.self')).toMatch(/recursive \$ref #/);
     const defs: Record<string, unknown> = { d0: { type: 'string' } };
     for (let i = 1; i <= 20; i++) defs[`d${i}`] = { type: 'object', properties: { a: { $ref: `#/definitions/d${i - 1}` }, b: { $ref: `#/definitions/d${i - 1}` } } };
@@ -285,14 +295,16 @@ describe('specSchemaFromValues', () => {
   it('types scalars from values.yaml and keeps every object open', () => {
     assertStructural(result.schema);
     expect(result.schema).toMatchObject({ type: 'object', [PRESERVE]: true });
-    expect(prop(result.schema, 'replicaCount')).toEqual({ type: 'integer' });
+    expect(prop(result.schema, 'replicaCount')).toEqual({ type: 'integer', nullable: true });
     expect(prop(result.schema, 'image')).toMatchObject({ type: 'object', [PRESERVE]: true });
-    expect(prop(result.schema, 'image', 'repository')).toEqual({ type: 'string' });
-    expect(prop(result.schema, 'image', 'tag')).toEqual({ 'x-kubernetes-int-or-string': true });
-    expect(prop(result.schema, 'serviceAccount', 'create')).toEqual({ type: 'boolean' });
-    expect(prop(result.schema, 'podAnnotations')).toEqual({ type: 'object', [PRESERVE]: true });
-    expect(prop(result.schema, 'imagePullSecrets')).toEqual({ type: 'array', items: { [PRESERVE]: true } });
+    expect(prop(result.schema, 'image', 'repository')).toEqual({ type: 'string', nullable: true });
+    expect(prop(result.schema, 'image', 'tag')).toEqual({ 'x-kubernetes-int-or-string': true, nullable: true });
+    expect(prop(result.schema, 'serviceAccount', 'create')).toEqual({ type: 'boolean', nullable: true });
+    expect(prop(result.schema, 'podAnnotations')).toEqual({ type: 'object', [PRESERVE]: true, nullable: true });
+    expect(prop(result.schema, 'imagePullSecrets')).toEqual({ type: 'array', items: { [PRESERVE]: true }, nullable: true });
     expect(JSON.stringify(result.schema)).not.toMatch(/"required"|"enum"|"default"/);
+    // Fields values.yaml sets accept null (a user's null deletes them in helm); list items are replaced, never merged.
+    expect(prop(result.schema, 'ingress', 'hosts', '[*]').properties?.host).toEqual({ type: 'string' });
   });
 
   it('infers list items that agree, and opens those that do not', () => {
@@ -304,8 +316,8 @@ describe('specSchemaFromValues', () => {
       weird: [{ a: 1 }, { a: 'x' }],
     });
     assertStructural(r.schema);
-    expect(prop(r.schema, 'ports')).toEqual({ type: 'array', items: { type: 'integer' } });
-    expect(prop(r.schema, 'ratios')).toEqual({ type: 'array', items: { type: 'number' } });
+    expect(prop(r.schema, 'ports')).toEqual({ type: 'array', items: { type: 'integer' }, nullable: true });
+    expect(prop(r.schema, 'ratios')).toEqual({ type: 'array', items: { type: 'number' }, nullable: true });
     expect(prop(r.schema, 'mixed', '[*]')).toEqual({ [PRESERVE]: true });
     expect(prop(r.schema, 'hosts', '[*]')).toMatchObject({ type: 'object', [PRESERVE]: true });
     expect(Object.keys(prop(r.schema, 'hosts', '[*]').properties ?? {}).sort()).toEqual(['host', 'paths', 'tls']);
@@ -314,7 +326,7 @@ describe('specSchemaFromValues', () => {
 
   it('leaves null, {} and maps of user keys open', () => {
     const r = specSchemaFromValues({ existingSecret: null, resources: {}, nodeSelector: { 'kubernetes.io/os': 'linux' }, extraEnv: { A: 'b' } });
-    for (const key of ['resources', 'nodeSelector', 'extraEnv']) expect(prop(r.schema, key)).toEqual({ type: 'object', [PRESERVE]: true });
+    for (const key of ['resources', 'nodeSelector', 'extraEnv']) expect(prop(r.schema, key)).toEqual({ type: 'object', [PRESERVE]: true, nullable: true });
     expect(prop(r.schema, 'existingSecret')).toEqual({ [PRESERVE]: true });
   });
 
