@@ -7,7 +7,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { isPlainObject } from '../reconciler/values.js';
-import { INT_OR_STRING, PRESERVE, openSchema, whyNotFits, type JsonValue, type OpenApiSchema, type OpenApiType } from './openapi.js';
+import { INT_OR_STRING, PRESERVE, compilePattern, openSchema, whyNotFits, type JsonValue, type OpenApiSchema, type OpenApiType } from './openapi.js';
 
 export interface SchemaWarning {
   readonly path: string;
@@ -105,7 +105,12 @@ function expandRefs(raw: Raw, c: Context): { node: Raw; refs: readonly string[] 
 /** `#`, `#/definitions/x`, `#/$defs/a~1b`: a JSON pointer (RFC 6901) into this document. */
 function resolvePointer(root: unknown, ref: string): unknown {
   if (!ref.startsWith('#')) return undefined;
-  const pointer = decodeURIComponent(ref.slice(1));
+  let pointer: string;
+  try {
+    pointer = decodeURIComponent(ref.slice(1));
+  } catch {
+    return undefined; // a malformed %-escape
+  }
   if (pointer === '') return root;
   if (!pointer.startsWith('/')) return undefined; // a named anchor ($anchor, $id): not followed
   let node: unknown = root;
@@ -320,13 +325,7 @@ const NOT_RE2 = /\(\?<?[=!]|\\[1-9]|\\k<|\\u[0-9a-fA-F{]|\\c[A-Za-z]|\(\?<[A-Za-
 
 function checkedPattern(pattern: unknown, c: Context): string | undefined {
   if (typeof pattern !== 'string') return undefined;
-  let valid = true;
-  try {
-    new RegExp(pattern, 'u');
-  } catch {
-    valid = false;
-  }
-  if (valid && !NOT_RE2.test(pattern)) return pattern;
+  if (compilePattern(pattern) !== undefined && !NOT_RE2.test(pattern)) return pattern;
   warn(c, `pattern ${JSON.stringify(pattern)} uses syntax the API server's RE2 engine does not support: not validated`);
   return undefined;
 }

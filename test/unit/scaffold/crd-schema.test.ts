@@ -140,6 +140,9 @@ describe('specSchemaFromValuesSchema: $ref, definitions and allOf', () => {
     expect(prop(result.schema, 'remote')).toEqual({ [PRESERVE]: true });
     expect(warningAt(result, '.spec.remote')).toMatch(/not in this file/);
     expect(warningAt(result, '.spec.dangling')).toMatch(/points to nothing/);
+    const malformed = convert({ type: 'object', properties: { x: { $ref: '#/definitions/100%' } } });
+    expect(prop(malformed.schema, 'x')).toMatchObject({ [PRESERVE]: true });
+    expect(warningAt(malformed, '.spec.x')).toMatch(/points to nothing/);
   });
 });
 
@@ -209,6 +212,7 @@ describe('specSchemaFromValuesSchema: constructs a CRD cannot say', () => {
     expect(at({ type: 'string', format: 'uri-reference' })).toMatchObject({ schema: { type: 'string' }, warning: matching(/uri-reference/) });
     expect(at({ type: 'string', pattern: '^(?!default$).*' })).toMatchObject({ schema: { type: 'string' }, warning: matching(/RE2/) });
     expect(at({ type: 'string', pattern: '([' }).schema).toEqual({ type: 'string' });
+    expect(at({ type: 'string', pattern: '^a\\-b$', default: 'a-b' }).schema).toEqual({ type: 'string', pattern: '^a\\-b$', default: 'a-b' });
   });
 
   it('drops defaults the API server would reject, or that disagree with values.yaml', () => {
