@@ -82,11 +82,12 @@ const USER_KEYED = /(labels|annotations|selector|nodeselector|env|environment|ex
  * deletes a value and must not be pruned: such fields are nullable.
  */
 function inferObject(values: Record<string, unknown>, merged: boolean): OpenApiSchema {
-  const properties: Record<string, OpenApiSchema> = {};
-  for (const [key, value] of Object.entries(values)) {
-    const schema = infer(value, key, merged);
-    properties[key] = merged && value !== null ? { ...schema, nullable: true } : schema;
-  }
+  const properties = Object.fromEntries(
+    Object.entries(values).map(([key, value]) => {
+      const schema = infer(value, key, merged);
+      return [key, merged && value !== null ? { ...schema, nullable: true } : schema];
+    }),
+  );
   return { type: 'object', properties, [PRESERVE]: true };
 }
 
@@ -128,12 +129,12 @@ function agree(a: OpenApiSchema, b: OpenApiSchema): OpenApiSchema {
 
 function agreeObjects(a: Record<string, OpenApiSchema> | undefined, b: Record<string, OpenApiSchema> | undefined): OpenApiSchema {
   if (a === undefined || b === undefined) return { type: 'object', [PRESERVE]: true };
-  const properties: Record<string, OpenApiSchema> = { ...a };
+  const properties = new Map(Object.entries(a));
   for (const [key, schema] of Object.entries(b)) {
-    const mine = properties[key];
-    properties[key] = mine === undefined ? schema : agree(mine, schema);
+    const mine = properties.get(key);
+    properties.set(key, mine === undefined ? schema : agree(mine, schema));
   }
-  return { type: 'object', properties, [PRESERVE]: true };
+  return { type: 'object', properties: Object.fromEntries(properties), [PRESERVE]: true };
 }
 
 const str = (description: string): OpenApiSchema => ({ type: 'string', description });

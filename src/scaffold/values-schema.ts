@@ -148,11 +148,11 @@ function mergeInto(target: Raw, source: Raw): void {
     if (current === undefined) target[key] = value;
     else if (key === 'required' && Array.isArray(current) && Array.isArray(value)) target[key] = [...new Set<unknown>([...(current as unknown[]), ...(value as unknown[])])];
     else if (key === 'properties' && isPlainObject(current) && isPlainObject(value)) {
-      const properties: Raw = { ...current };
+      const properties = new Map(Object.entries(current));
       for (const [name, schema] of Object.entries(value)) {
-        properties[name] = Object.hasOwn(properties, name) ? { allOf: [properties[name], schema] } : schema;
+        properties.set(name, properties.has(name) ? { allOf: [properties.get(name), schema] } : schema);
       }
-      target[key] = properties;
+      target[key] = Object.fromEntries(properties);
     }
   }
 }
@@ -350,13 +350,15 @@ function convertObject(node: Raw, c: Context): OpenApiSchema {
 
 function convertProperties(properties: Raw, c: Context): Record<string, OpenApiSchema> {
   const valuesHere = typeof c.merge === 'object' ? c.merge.values : undefined;
-  const out: Record<string, OpenApiSchema> = {};
-  for (const [name, child] of Object.entries(properties)) {
-    const merge: Merge = typeof c.merge === 'object' ? { values: isPlainObject(valuesHere) ? valuesHere[name] : undefined } : c.merge;
-    const schema = convert(child, { ...c, path: `${c.path}${fieldPath(name)}`, merge });
-    out[name] = deletable(merge) ? { ...schema, nullable: true } : schema;
-  }
-  return out;
+  // fromEntries, not assignment: a property named __proto__ must stay a property.
+  return Object.fromEntries(
+    Object.entries(properties).map(([name, child]) => {
+      const own = isPlainObject(valuesHere) && Object.hasOwn(valuesHere, name) ? valuesHere[name] : undefined;
+      const merge: Merge = typeof c.merge === 'object' ? { values: own } : c.merge;
+      const schema = convert(child, { ...c, path: `${c.path}${fieldPath(name)}`, merge });
+      return [name, deletable(merge) ? { ...schema, nullable: true } : schema];
+    }),
+  );
 }
 
 /**

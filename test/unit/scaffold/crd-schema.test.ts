@@ -281,6 +281,31 @@ describe('specSchemaFromValuesSchema: input it cannot read', () => {
     assertStructural(r.schema);
   });
 
+  it('keeps a property named __proto__ as a property', () => {
+    const r = convert(JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"},"a":{"type":"integer"}}}'), {});
+    expect(Object.keys(r.schema.properties ?? {})).toEqual(['__proto__', 'a']);
+    const inferred = specSchemaFromValues(JSON.parse('{"__proto__":{"x":1}}'));
+    expect(Object.keys(inferred.schema.properties ?? {})).toEqual(['__proto__']);
+  });
+
+  it('never throws on random nesting of keywords and values', () => {
+    let seed = 42;
+    const rand = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const keys = ['type', 'properties', 'items', 'additionalProperties', 'oneOf', 'anyOf', 'allOf', '$ref', 'enum', 'default', 'required', 'const', 'pattern', 'minimum', 'format', 'nullable', 'patternProperties', 'x'];
+    const leaves: unknown[] = [null, true, false, 0, 1.5, -1, 'string', 'object', '#', '#/definitions/a', '#/properties/x', [], {}, ['string', 'null'], '[', 'date-time'];
+    const gen = (depth: number): unknown => {
+      if (depth === 0 || rand(4) === 0) return leaves[rand(leaves.length)];
+      if (rand(5) === 0) return [gen(depth - 1), gen(depth - 1)];
+      return Object.fromEntries(Array.from({ length: 1 + rand(4) }, () => [keys[rand(keys.length)] ?? 'x', gen(depth - 1)]));
+    };
+    for (let i = 0; i < 300; i++) {
+      const schema = { definitions: { a: gen(4) }, ...(gen(5) as object) };
+      const r = convert(schema, rand(2) === 0 ? undefined : gen(3));
+      expect(r.schema.type).toBe('object');
+      assertStructural(r.schema);
+    }
+  });
+
   it('a self-referencing root and deep $ref fan-out stay bounded', () => {
     const self = convert({ type: 'object', properties: { self: { $ref: '#' } } });
     expect(prop(self.schema, 'self', 'self')).toMatchObject({ [PRESERVE]: true });
