@@ -71,26 +71,34 @@ export function specSchemaFromValues(values: unknown): SchemaConversion {
     warnings.push({ path: '.spec', message: 'values.yaml is not a map: spec left open' });
     return { schema: openSpecSchema(), warnings };
   }
-  return { schema: inferObject(values, '.spec'), warnings };
+  return { schema: inferObject(values, true), warnings };
 }
 
 /** Parent keys whose maps hold the user's own keys (labels, annotations, selectors, env). */
 const USER_KEYED = /(labels|annotations|selector|nodeselector|env|environment|extraenv|config|data|secrets?|parameters|args)$/i;
 
-function inferObject(values: Record<string, unknown>, path: string): OpenApiSchema {
-  const properties: Record<string, OpenApiSchema> = {};
-  for (const [key, value] of Object.entries(values)) properties[key] = infer(value, key, `${path}.${key}`);
+/**
+ * `merged`: helm merges the CR's spec into these values (not so in list items), so a user's null
+ * deletes a value and must not be pruned: such fields are nullable.
+ */
+function inferObject(values: Record<string, unknown>, merged: boolean): OpenApiSchema {
+  const properties = Object.fromEntries(
+    Object.entries(values).map(([key, value]) => {
+      const schema = infer(value, key, merged);
+      return [key, merged && value !== null ? { ...schema, nullable: true } : schema];
+    }),
+  );
   return { type: 'object', properties, [PRESERVE]: true };
 }
 
-function infer(value: unknown, key: string, path: string): OpenApiSchema {
+function infer(value: unknown, key: string, merged: boolean): OpenApiSchema {
   if (value === null || value === undefined) return openSchema();
-  if (Array.isArray(value)) return { type: 'array', items: inferItems(value, path) };
+  if (Array.isArray(value)) return { type: 'array', items: inferItems(value) };
   if (isPlainObject(value)) {
     // {} is a placeholder to fill (resources, nodeSelector); a map of user keys is data, not shape.
     const userKeys = USER_KEYED.test(key) || Object.keys(value).some((k) => /[./]/.test(k));
     if (Object.keys(value).length === 0 || userKeys) return { type: 'object', [PRESERVE]: true };
-    return inferObject(value, path);
+    return inferObject(value, merged);
   }
   return inferScalar(value);
 }
@@ -104,9 +112,9 @@ function inferScalar(value: unknown): OpenApiSchema {
 }
 
 /** Items of a list: what every element agrees on, else anything. */
-function inferItems(list: unknown[], path: string): OpenApiSchema {
+function inferItems(list: unknown[]): OpenApiSchema {
   if (list.length === 0) return openSchema();
-  const schemas = list.map((item) => infer(item, '', `${path}[*]`));
+  const schemas = list.map((item) => infer(item, '', false));
   return schemas.reduce(agree);
 }
 
@@ -121,12 +129,12 @@ function agree(a: OpenApiSchema, b: OpenApiSchema): OpenApiSchema {
 
 function agreeObjects(a: Record<string, OpenApiSchema> | undefined, b: Record<string, OpenApiSchema> | undefined): OpenApiSchema {
   if (a === undefined || b === undefined) return { type: 'object', [PRESERVE]: true };
-  const properties: Record<string, OpenApiSchema> = { ...a };
+  const properties = new Map(Object.entries(a));
   for (const [key, schema] of Object.entries(b)) {
-    const mine = properties[key];
-    properties[key] = mine === undefined ? schema : agree(mine, schema);
+    const mine = properties.get(key);
+    properties.set(key, mine === undefined ? schema : agree(mine, schema));
   }
-  return { type: 'object', properties, [PRESERVE]: true };
+  return { type: 'object', properties: Object.fromEntries(properties), [PRESERVE]: true };
 }
 
 const str = (description: string): OpenApiSchema => ({ type: 'string', description });

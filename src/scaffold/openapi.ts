@@ -113,11 +113,23 @@ function whyNumberNotFits(value: number, s: OpenApiSchema, where: string): strin
 }
 
 function matches(pattern: string, value: string): boolean {
-  try {
-    return new RegExp(pattern, 'u').test(value);
-  } catch {
-    return false;
+  return compilePattern(pattern)?.test(value) ?? false;
+}
+
+/**
+ * A JSON Schema pattern as a RegExp, or undefined if it does not compile. Unicode mode first, as
+ * JSON Schema means; then legacy mode, which accepts escapes such as `\-` outside a class that
+ * RE2 accepts too.
+ */
+export function compilePattern(pattern: string): RegExp | undefined {
+  for (const flags of ['u', '']) {
+    try {
+      return new RegExp(pattern, flags);
+    } catch {
+      // try the next mode
+    }
   }
+  return undefined;
 }
 
 function whyArrayNotFits(value: unknown[], s: OpenApiSchema, path: string): string | undefined {

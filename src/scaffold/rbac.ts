@@ -4,6 +4,7 @@
  * and repair its objects. Never `*`: operator-sdk grants `verbs: ["*"]` per API group, which turns
  * every Helm operator into a near cluster-admin.
  */
+import { isPlainObject } from '../reconciler/values.js';
 
 export interface ResourceInfo {
   readonly group: string;
@@ -29,6 +30,8 @@ export interface RenderedObject {
   readonly rules?: unknown;
   /** A RoleBinding's or ClusterRoleBinding's roleRef, as rendered. */
   readonly roleRef?: unknown;
+  /** An aggregated ClusterRole's aggregationRule, as rendered. */
+  readonly aggregationRule?: unknown;
 }
 
 export interface RbacResult {
@@ -187,7 +190,6 @@ function compareVerbSets([a]: [string, string[]], [b]: [string, string[]]): numb
 }
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : []);
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const ROLE_KINDS = new Set(['Role', 'ClusterRole']);
 const BINDING_KINDS = new Set(['RoleBinding', 'ClusterRoleBinding']);
@@ -201,33 +203,42 @@ const BINDING_KINDS = new Set(['RoleBinding', 'ClusterRoleBinding']);
  * the chart binds but does not create (`view`, `system:auth-delegator`, ...).
  */
 function addRbacObject(object: RenderedObject, chartRoles: ReadonlySet<string>, set: RuleSet, notes: Set<string>): void {
-  const what = `${object.kind} ${object.name ?? '(unnamed)'}`;
-  if (ROLE_KINDS.has(object.kind)) {
-    if (!Array.isArray(object.rules)) {
-      notes.add(
-        `The chart creates a ${object.kind}: the operator may only create it if it holds every permission it grants. Add its rules to this role.`,
-      );
-      return;
-    }
-    for (const rule of object.rules) addHeldRule(rule, what, set, notes);
-    return;
+  if (ROLE_KINDS.has(object.kind)) addRole(object, set, notes);
+  else if (BINDING_KINDS.has(object.kind)) addBinding(object, chartRoles, set, notes);
+}
+
+const describe = (object: RenderedObject): string => `${object.kind} ${object.name ?? '(unnamed)'}`;
+
+function addRole(role: RenderedObject, set: RuleSet, notes: Set<string>): void {
+  if (role.aggregationRule !== undefined) {
+    notes.add(
+      `The chart's ${describe(role)} has an aggregationRule: Kubernetes requires escalate on clusterroles (or cluster-admin) to write one. Grant it by hand if you accept that.`,
+    );
+  } else if (!Array.isArray(role.rules)) {
+    notes.add(
+      `The chart creates a ${role.kind}: the operator may only create it if it holds every permission it grants. Add its rules to this role.`,
+    );
+  } else {
+    for (const rule of role.rules) addHeldRule(rule, describe(role), set, notes);
   }
-  if (!BINDING_KINDS.has(object.kind)) return;
-  const ref = isRecord(object.roleRef) ? object.roleRef : {};
+}
+
+function addBinding(binding: RenderedObject, chartRoles: ReadonlySet<string>, set: RuleSet, notes: Set<string>): void {
+  const ref = isPlainObject(binding.roleRef) ? binding.roleRef : {};
   const kind = ref.kind === 'ClusterRole' ? 'ClusterRole' : 'Role';
   const name = typeof ref.name === 'string' ? ref.name : undefined;
   if (name === undefined) {
-    notes.add(`The chart's ${what} has no roleRef name: the operator needs bind on the role it binds.`);
+    notes.add(`The chart's ${describe(binding)} has no roleRef name: the operator needs bind on the role it binds.`);
   } else if (!chartRoles.has(`${kind}/${name}`)) {
     set.bind(kind === 'ClusterRole' ? 'clusterroles' : 'roles', name);
     notes.add(
-      `The chart's ${what} binds ${kind} ${name}, which the chart does not create: bind is granted on that name only. A name made from the release name differs per release: widen the rule by hand.`,
+      `The chart's ${describe(binding)} binds ${kind} ${name}, which the chart does not create: bind is granted on that name only. A name made from the release name differs per release: widen the rule by hand.`,
     );
   }
 }
 
 function addHeldRule(rule: unknown, what: string, set: RuleSet, notes: Set<string>): void {
-  if (!isRecord(rule)) return;
+  if (!isPlainObject(rule)) return;
   const groups = strings(rule.apiGroups);
   const resources = strings(rule.resources);
   const verbs = strings(rule.verbs);

@@ -7,7 +7,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { isPlainObject } from '../reconciler/values.js';
-import { INT_OR_STRING, PRESERVE, openSchema, whyNotFits, type JsonValue, type OpenApiSchema, type OpenApiType } from './openapi.js';
+import { INT_OR_STRING, PRESERVE, compilePattern, openSchema, whyNotFits, type JsonValue, type OpenApiSchema, type OpenApiType } from './openapi.js';
 
 export interface SchemaWarning {
   readonly path: string;
@@ -105,7 +105,12 @@ function expandRefs(raw: Raw, c: Context): { node: Raw; refs: readonly string[] 
 /** `#`, `#/definitions/x`, `#/$defs/a~1b`: a JSON pointer (RFC 6901) into this document. */
 function resolvePointer(root: unknown, ref: string): unknown {
   if (!ref.startsWith('#')) return undefined;
-  const pointer = decodeURIComponent(ref.slice(1));
+  let pointer: string;
+  try {
+    pointer = decodeURIComponent(ref.slice(1));
+  } catch {
+    return undefined; // a malformed %-escape
+  }
   if (pointer === '') return root;
   if (!pointer.startsWith('/')) return undefined; // a named anchor ($anchor, $id): not followed
   let node: unknown = root;
@@ -143,11 +148,11 @@ function mergeInto(target: Raw, source: Raw): void {
     if (current === undefined) target[key] = value;
     else if (key === 'required' && Array.isArray(current) && Array.isArray(value)) target[key] = [...new Set<unknown>([...(current as unknown[]), ...(value as unknown[])])];
     else if (key === 'properties' && isPlainObject(current) && isPlainObject(value)) {
-      const properties: Raw = { ...current };
+      const properties = new Map(Object.entries(current));
       for (const [name, schema] of Object.entries(value)) {
-        properties[name] = Object.hasOwn(properties, name) ? { allOf: [properties[name], schema] } : schema;
+        properties.set(name, properties.has(name) ? { allOf: [properties.get(name), schema] } : schema);
       }
-      target[key] = properties;
+      target[key] = Object.fromEntries(properties);
     }
   }
 }
@@ -320,13 +325,7 @@ const NOT_RE2 = /\(\?<?[=!]|\\[1-9]|\\k<|\\u[0-9a-fA-F{]|\\c[A-Za-z]|\(\?<[A-Za-
 
 function checkedPattern(pattern: unknown, c: Context): string | undefined {
   if (typeof pattern !== 'string') return undefined;
-  let valid = true;
-  try {
-    new RegExp(pattern, 'u');
-  } catch {
-    valid = false;
-  }
-  if (valid && !NOT_RE2.test(pattern)) return pattern;
+  if (compilePattern(pattern) !== undefined && !NOT_RE2.test(pattern)) return pattern;
   warn(c, `pattern ${JSON.stringify(pattern)} uses syntax the API server's RE2 engine does not support: not validated`);
   return undefined;
 }
@@ -338,8 +337,6 @@ function checkedFormat(format: string, type: OpenApiType, c: Context): string | 
   warn(c, `format ${format}${why} is not one the API server checks for a ${type}: dropped`);
   return undefined;
 }
-
-const DESCRIPTIVE_KEYS = new Set(['description', 'title', '$schema', '$id', 'id', '$comment', 'examples', 'example', 'readOnly', 'writeOnly', 'deprecated', 'type', 'definitions', '$defs']);
 
 function convertObject(node: Raw, c: Context): OpenApiSchema {
   const properties = isPlainObject(node.properties) ? convertProperties(node.properties, c) : undefined;
@@ -353,13 +350,23 @@ function convertObject(node: Raw, c: Context): OpenApiSchema {
 
 function convertProperties(properties: Raw, c: Context): Record<string, OpenApiSchema> {
   const valuesHere = typeof c.merge === 'object' ? c.merge.values : undefined;
-  const out: Record<string, OpenApiSchema> = {};
-  for (const [name, child] of Object.entries(properties)) {
-    const merge: Merge = typeof c.merge === 'object' ? { values: isPlainObject(valuesHere) ? valuesHere[name] : undefined } : c.merge;
-    out[name] = convert(child, { ...c, path: `${c.path}${fieldPath(name)}`, merge });
-  }
-  return out;
+  // fromEntries, not assignment: a property named __proto__ must stay a property.
+  return Object.fromEntries(
+    Object.entries(properties).map(([name, child]) => {
+      const own = isPlainObject(valuesHere) && Object.hasOwn(valuesHere, name) ? valuesHere[name] : undefined;
+      const merge: Merge = typeof c.merge === 'object' ? { values: own } : c.merge;
+      const schema = convert(child, { ...c, path: `${c.path}${fieldPath(name)}`, merge });
+      return [name, deletable(merge) ? { ...schema, nullable: true } : schema];
+    }),
+  );
 }
+
+/**
+ * A user's `key: null` deletes values.yaml's value of the key (helm's coalescing), so a field that
+ * values.yaml sets must accept null: the API server prunes a null from a non-nullable field, and
+ * helm would then use the chart's value after all.
+ */
+const deletable = (merge: Merge): boolean => merge === 'unknown' || (typeof merge === 'object' && merge.values !== undefined && merge.values !== null);
 
 /** What an object does with fields it does not list: a map's value schema, kept (open), or pruned (closed). */
 function openness(node: Raw, hasProperties: boolean, c: Context): OpenApiSchema {
@@ -389,12 +396,14 @@ function keptRequired(required: unknown, properties: Record<string, OpenApiSchem
   if (!Array.isArray(required)) return undefined;
   const names = [...new Set(required.filter((r): r is string => typeof r === 'string'))];
   if (c.merge === 'off') return names.length > 0 ? names : undefined;
+  // A defaulted field is always there when the API server checks required: nothing to enforce.
+  const undefaulted = names.filter((n) => properties[n]?.default === undefined);
   if (c.merge === 'unknown') {
-    if (names.length > 0) warn(c, `required ${names.join(', ')} not enforced: values.yaml may set them (give the values to keep the others)`);
+    if (undefaulted.length > 0) warn(c, `required ${undefaulted.join(', ')} not enforced: values.yaml may set them (give the values to keep the others)`);
     return undefined;
   }
   const values = c.merge.values;
-  const kept = names.filter((n) => !(isPlainObject(values) && values[n] !== undefined && values[n] !== null) && properties[n]?.default === undefined);
+  const kept = undefaulted.filter((n) => !(isPlainObject(values) && values[n] !== undefined && values[n] !== null));
   return kept.length > 0 ? kept : undefined;
 }
 
@@ -427,16 +436,8 @@ function finish(schema: OpenApiSchema, node: Raw, c: Context): OpenApiSchema {
     const fitting = checkedDefault(node.default, schema, c);
     if (fitting !== undefined) schema.default = fitting;
   }
-  const ignored = Object.keys(node).filter((k) => !k.startsWith('x-') && !DESCRIPTIVE_KEYS.has(k) && !KNOWN_KEYWORDS.has(k) && !UNSUPPORTED.includes(k));
-  if (ignored.length > 0) warn(c, `unknown keywords ignored: ${ignored.sort().join(', ')}`);
   return schema;
 }
-
-const KNOWN_KEYWORDS = new Set([
-  ...VALUE_VALIDATIONS, 'default', 'format', 'nullable', 'items', 'prefixItems', 'uniqueItems', 'properties',
-  'additionalProperties', 'patternProperties', 'unevaluatedProperties', 'required', 'then', 'else',
-  'oneOf', 'anyOf', 'allOf', '$ref', '$anchor', '$dynamicAnchor', 'additionalItems', 'contentEncoding', 'contentMediaType',
-]);
 
 function branchValidations(branch: Raw, outer: OpenApiSchema, c: Context): OpenApiSchema {
   const converted = outer.type !== undefined && outer.type !== 'object' && outer.type !== 'array'

@@ -127,6 +127,9 @@ describe('generated CRD schemas on the API server', () => {
     const body = await rejection(create('nginxes', 'Nginx', 'bad', { image: { pullPolicy: 'Sometimes' }, replicaCount: 1000 }));
     expect(body).toContain('spec.image.pullPolicy');
     expect(body).toContain('spec.replicaCount');
+    // A null deletes the chart's value in helm: it must reach helm rather than be pruned.
+    const nulls = await create('nginxes', 'Nginx', 'nulls', { image: { repository: 'nginx', tag: null } });
+    expect(nulls.spec.image).toEqual({ repository: 'nginx', tag: null });
   });
 
   it('applies defaults, follows $refs and cycles, and accepts int-or-string and open unions', async () => {

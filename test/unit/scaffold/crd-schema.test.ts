@@ -53,9 +53,9 @@ describe('specSchemaFromValuesSchema: the sample chart', () => {
     expect(result.schema.type).toBe('object');
     expect(result.schema[PRESERVE]).toBeUndefined(); // additionalProperties: false at the top
     expect(prop(result.schema, 'replicaCount')).toMatchObject({ type: 'integer', minimum: 0, maximum: 100 });
-    expect(prop(result.schema, 'image', 'pullPolicy')).toEqual({ type: 'string', enum: ['Always', 'IfNotPresent', 'Never'] });
+    expect(prop(result.schema, 'image', 'pullPolicy')).toEqual({ type: 'string', enum: ['Always', 'IfNotPresent', 'Never'], nullable: true });
     expect(prop(result.schema, 'nameOverride')).toMatchObject({ type: 'string', maxLength: 63 });
-    expect(prop(result.schema, 'podLabels')).toEqual({ type: 'object', additionalProperties: { type: 'string' } });
+    expect(prop(result.schema, 'podLabels')).toEqual({ type: 'object', additionalProperties: { type: 'string' }, nullable: true });
     expect(prop(result.schema, 'global')).toMatchObject({ type: 'object', [PRESERVE]: true });
     expect(prop(result.schema, 'ingress', 'hosts', '[*]', 'paths', '[*]', 'pathType').enum).toContain('Prefix');
   });
@@ -85,7 +85,7 @@ describe('specSchemaFromValuesSchema: a bitnami-like schema', () => {
     expect(prop(result.schema, 'auth', 'enabled')).toMatchObject({ type: 'boolean', default: true });
     expect(prop(result.schema, 'auth', 'existingSecret')).toEqual({ type: 'string', nullable: true });
     expect(prop(result.schema, 'persistence', 'size')).toMatchObject({ type: 'string', default: '8Gi', pattern: '^\\d+(\\.\\d+)?(Ki|Mi|Gi|Ti)$' });
-    expect(prop(result.schema, 'replicaCount')).toEqual({ type: 'integer', minimum: 1, default: 1 });
+    expect(prop(result.schema, 'replicaCount')).toEqual({ type: 'integer', minimum: 1, default: 1, nullable: true });
     expect(prop(result.schema, 'resources')).toEqual({ description: 'Container resource requests and limits', type: 'object', [PRESERVE]: true });
   });
 
@@ -101,9 +101,17 @@ describe('specSchemaFromValuesSchema: a bitnami-like schema', () => {
     expect(warningAt(result, '.spec.metrics.serviceMonitor.interval')).toMatch(/format duration .*ISO 8601/);
   });
 
-  it('drops a required key that has a default or that values.yaml sets, and warns on unknown keywords', () => {
+  it('drops a required key that has a default or that values.yaml sets; ignores UI keywords as JSON Schema does', () => {
     expect(prop(result.schema, 'auth').required).toBeUndefined();
-    expect(warningAt(result, '.spec.architecture')).toMatch(/unknown keywords ignored: form/);
+    const withoutValues = convert(fixture('bitnami-like.schema.json'));
+    expect(prop(withoutValues.schema, 'auth').required).toBeUndefined();
+    expect(warningAt(withoutValues, '.spec.auth')).toBe(''); // username has a default
+    const keep = convert(fixture('bitnami-like.schema.json'), { auth: {} });
+    expect(prop(keep.schema, 'auth').required).toBeUndefined();
+    const needed = convert({ type: 'object', properties: { auth: { type: 'object', required: ['user'], properties: { user: { type: 'string' } } } } }, { auth: {} });
+    expect(prop(needed.schema, 'auth').required).toEqual(['user']);
+    expect(warningAt(result, '.spec.architecture')).toBe('');
+    expect(JSON.stringify(result.schema)).not.toMatch(/"form"|"hidden"/);
   });
 });
 
@@ -132,11 +140,15 @@ describe('specSchemaFromValuesSchema: $ref, definitions and allOf', () => {
     expect(prop(result.schema, 'remote')).toEqual({ [PRESERVE]: true });
     expect(warningAt(result, '.spec.remote')).toMatch(/not in this file/);
     expect(warningAt(result, '.spec.dangling')).toMatch(/points to nothing/);
+    const malformed = convert({ type: 'object', properties: { x: { $ref: '#/definitions/100%' } } });
+    expect(prop(malformed.schema, 'x')).toMatchObject({ [PRESERVE]: true });
+    expect(warningAt(malformed, '.spec.x')).toMatch(/points to nothing/);
   });
 });
 
 describe('specSchemaFromValuesSchema: constructs a CRD cannot say', () => {
-  const at = (property: unknown, values?: unknown) => {
+  // values.yaml without x: x is not something a user's null could delete, so not nullable.
+  const at = (property: unknown, values: unknown = {}) => {
     const r = convert({ type: 'object', properties: { x: property } }, values);
     assertStructural(r.schema);
     return { schema: prop(r.schema, 'x'), warning: warningAt(r, '.spec.x'), all: r.warnings };
@@ -200,6 +212,7 @@ describe('specSchemaFromValuesSchema: constructs a CRD cannot say', () => {
     expect(at({ type: 'string', format: 'uri-reference' })).toMatchObject({ schema: { type: 'string' }, warning: matching(/uri-reference/) });
     expect(at({ type: 'string', pattern: '^(?!default$).*' })).toMatchObject({ schema: { type: 'string' }, warning: matching(/RE2/) });
     expect(at({ type: 'string', pattern: '([' }).schema).toEqual({ type: 'string' });
+    expect(at({ type: 'string', pattern: '^a\\-b$', default: 'a-b' }).schema).toEqual({ type: 'string', pattern: '^a\\-b$', default: 'a-b' });
   });
 
   it('drops defaults the API server would reject, or that disagree with values.yaml', () => {
@@ -210,8 +223,17 @@ describe('specSchemaFromValuesSchema: constructs a CRD cannot say', () => {
     expect(at({ type: 'string', format: 'email', default: '' }).schema).not.toHaveProperty('default');
     expect(at({ type: 'string', default: null }).schema).toEqual({ type: 'string' });
     const disagree = convert({ type: 'object', properties: { tag: { type: 'string', default: 'latest' } } }, { tag: '1.0' });
-    expect(prop(disagree.schema, 'tag')).toEqual({ type: 'string' });
+    expect(prop(disagree.schema, 'tag')).toEqual({ type: 'string', nullable: true });
     expect(warningAt(disagree, '.spec.tag')).toMatch(/values.yaml sets "1.0"/);
+  });
+
+  it("accepts null where values.yaml has a value: a user's null deletes it in helm", () => {
+    const schema = { type: 'object', properties: { tag: { type: 'string' }, other: { type: 'string' }, list: { type: 'array', items: { type: 'object', properties: { a: { type: 'string' } } } } } };
+    const r = convert(schema, { tag: 'v1', other: null, list: [{ a: 'x' }] });
+    expect(prop(r.schema, 'tag').nullable).toBe(true);
+    expect(prop(r.schema, 'other').nullable).toBeUndefined();
+    expect(prop(r.schema, 'list', '[*]', 'a').nullable).toBeUndefined(); // list items are replaced, never merged
+    expect(prop(convert(schema).schema, 'other').nullable).toBe(true); // without values.yaml: any field may be set there
   });
 
   it('without values.yaml, required is only kept where helm merges nothing', () => {
@@ -259,9 +281,34 @@ describe('specSchemaFromValuesSchema: input it cannot read', () => {
     assertStructural(r.schema);
   });
 
+  it('keeps a property named __proto__ as a property', () => {
+    const r = convert(JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"},"a":{"type":"integer"}}}'), {});
+    expect(Object.keys(r.schema.properties ?? {})).toEqual(['__proto__', 'a']);
+    const inferred = specSchemaFromValues(JSON.parse('{"__proto__":{"x":1}}'));
+    expect(Object.keys(inferred.schema.properties ?? {})).toEqual(['__proto__']);
+  });
+
+  it('never throws on random nesting of keywords and values', () => {
+    let seed = 42;
+    const rand = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const keys = ['type', 'properties', 'items', 'additionalProperties', 'oneOf', 'anyOf', 'allOf', '$ref', 'enum', 'default', 'required', 'const', 'pattern', 'minimum', 'format', 'nullable', 'patternProperties', 'x'];
+    const leaves: unknown[] = [null, true, false, 0, 1.5, -1, 'string', 'object', '#', '#/definitions/a', '#/properties/x', [], {}, ['string', 'null'], '[', 'date-time'];
+    const gen = (depth: number): unknown => {
+      if (depth === 0 || rand(4) === 0) return leaves[rand(leaves.length)];
+      if (rand(5) === 0) return [gen(depth - 1), gen(depth - 1)];
+      return Object.fromEntries(Array.from({ length: 1 + rand(4) }, () => [keys[rand(keys.length)] ?? 'x', gen(depth - 1)]));
+    };
+    for (let i = 0; i < 300; i++) {
+      const schema = { definitions: { a: gen(4) }, ...(gen(5) as object) };
+      const r = convert(schema, rand(2) === 0 ? undefined : gen(3));
+      expect(r.schema.type).toBe('object');
+      assertStructural(r.schema);
+    }
+  });
+
   it('a self-referencing root and deep $ref fan-out stay bounded', () => {
     const self = convert({ type: 'object', properties: { self: { $ref: '#' } } });
-    expect(prop(self.schema, 'self', 'self')).toEqual({ [PRESERVE]: true });
+    expect(prop(self.schema, 'self', 'self')).toMatchObject({ [PRESERVE]: true });
     expect(warningAt(self, '.spec.self.self')).toMatch(/recursive \$ref #/);
     const defs: Record<string, unknown> = { d0: { type: 'string' } };
     for (let i = 1; i <= 20; i++) defs[`d${i}`] = { type: 'object', properties: { a: { $ref: `#/definitions/d${i - 1}` }, b: { $ref: `#/definitions/d${i - 1}` } } };
@@ -277,14 +324,16 @@ describe('specSchemaFromValues', () => {
   it('types scalars from values.yaml and keeps every object open', () => {
     assertStructural(result.schema);
     expect(result.schema).toMatchObject({ type: 'object', [PRESERVE]: true });
-    expect(prop(result.schema, 'replicaCount')).toEqual({ type: 'integer' });
+    expect(prop(result.schema, 'replicaCount')).toEqual({ type: 'integer', nullable: true });
     expect(prop(result.schema, 'image')).toMatchObject({ type: 'object', [PRESERVE]: true });
-    expect(prop(result.schema, 'image', 'repository')).toEqual({ type: 'string' });
-    expect(prop(result.schema, 'image', 'tag')).toEqual({ 'x-kubernetes-int-or-string': true });
-    expect(prop(result.schema, 'serviceAccount', 'create')).toEqual({ type: 'boolean' });
-    expect(prop(result.schema, 'podAnnotations')).toEqual({ type: 'object', [PRESERVE]: true });
-    expect(prop(result.schema, 'imagePullSecrets')).toEqual({ type: 'array', items: { [PRESERVE]: true } });
+    expect(prop(result.schema, 'image', 'repository')).toEqual({ type: 'string', nullable: true });
+    expect(prop(result.schema, 'image', 'tag')).toEqual({ 'x-kubernetes-int-or-string': true, nullable: true });
+    expect(prop(result.schema, 'serviceAccount', 'create')).toEqual({ type: 'boolean', nullable: true });
+    expect(prop(result.schema, 'podAnnotations')).toEqual({ type: 'object', [PRESERVE]: true, nullable: true });
+    expect(prop(result.schema, 'imagePullSecrets')).toEqual({ type: 'array', items: { [PRESERVE]: true }, nullable: true });
     expect(JSON.stringify(result.schema)).not.toMatch(/"required"|"enum"|"default"/);
+    // Fields values.yaml sets accept null (a user's null deletes them in helm); list items are replaced, never merged.
+    expect(prop(result.schema, 'ingress', 'hosts', '[*]').properties?.host).toEqual({ type: 'string' });
   });
 
   it('infers list items that agree, and opens those that do not', () => {
@@ -296,8 +345,8 @@ describe('specSchemaFromValues', () => {
       weird: [{ a: 1 }, { a: 'x' }],
     });
     assertStructural(r.schema);
-    expect(prop(r.schema, 'ports')).toEqual({ type: 'array', items: { type: 'integer' } });
-    expect(prop(r.schema, 'ratios')).toEqual({ type: 'array', items: { type: 'number' } });
+    expect(prop(r.schema, 'ports')).toEqual({ type: 'array', items: { type: 'integer' }, nullable: true });
+    expect(prop(r.schema, 'ratios')).toEqual({ type: 'array', items: { type: 'number' }, nullable: true });
     expect(prop(r.schema, 'mixed', '[*]')).toEqual({ [PRESERVE]: true });
     expect(prop(r.schema, 'hosts', '[*]')).toMatchObject({ type: 'object', [PRESERVE]: true });
     expect(Object.keys(prop(r.schema, 'hosts', '[*]').properties ?? {}).sort()).toEqual(['host', 'paths', 'tls']);
@@ -306,7 +355,7 @@ describe('specSchemaFromValues', () => {
 
   it('leaves null, {} and maps of user keys open', () => {
     const r = specSchemaFromValues({ existingSecret: null, resources: {}, nodeSelector: { 'kubernetes.io/os': 'linux' }, extraEnv: { A: 'b' } });
-    for (const key of ['resources', 'nodeSelector', 'extraEnv']) expect(prop(r.schema, key)).toEqual({ type: 'object', [PRESERVE]: true });
+    for (const key of ['resources', 'nodeSelector', 'extraEnv']) expect(prop(r.schema, key)).toEqual({ type: 'object', [PRESERVE]: true, nullable: true });
     expect(prop(r.schema, 'existingSecret')).toEqual({ [PRESERVE]: true });
   });
 

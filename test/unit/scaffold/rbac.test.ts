@@ -163,6 +163,7 @@ describe('rulesForObjects', () => {
           ],
         }),
         obj('rbac.authorization.k8s.io/v1', 'Role', { name: 'no-rules-given' }),
+        obj('rbac.authorization.k8s.io/v1', 'ClusterRole', { name: 'aggregated', aggregationRule: { clusterRoleSelectors: [] }, rules: [] }),
       ],
       builtinResourceInfo,
     );
@@ -171,6 +172,8 @@ describe('rulesForObjects', () => {
     expect(notes).toMatch(/ClusterRole admin-ish grants "\*"/);
     expect(notes).toMatch(/non-resource URLs \(\/metrics\)/);
     expect(notes).toMatch(/creates a Role: the operator may only create it if it holds every permission/);
+    expect(notes).toMatch(/ClusterRole aggregated has an aggregationRule: Kubernetes requires escalate/);
+    expect(JSON.stringify(result.rules)).not.toContain('escalate');
   });
 });
 
