@@ -37,7 +37,8 @@ export interface HelmStatus {
   observedGeneration?: number;
 }
 
-const OWNED_KEYS = ['conditions', 'deployedRelease', 'inventory', 'observedGeneration', 'failedAttempts', 'driftRepairFailures'] as const;
+/** The fields of status this operator writes (a typed CRD must declare each of them). */
+export const OWNED_KEYS = ['conditions', 'deployedRelease', 'inventory', 'observedGeneration', 'failedAttempts', 'driftRepairFailures'] as const;
 
 /** Pure: the owned fields of a CR's status as found on the server, tolerating anything malformed. */
 export function readStatus(raw: unknown): HelmStatus {

@@ -152,7 +152,7 @@ export function statusSchema(): OpenApiSchema {
     properties: {
       observedGeneration: { type: 'integer', format: 'int64', description: 'The generation of the spec last reconciled.' },
       conditions: {
-        description: 'Initialized, Deployed, ReleaseFailed, Irreconcilable, Ready, Paused, Stalled.',
+        description: 'Initialized, Deployed, ReleaseFailed, Irreconcilable, Ready, Paused, Stalled, Drifted.',
         type: 'array',
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['type'],
@@ -195,6 +195,14 @@ export function statusSchema(): OpenApiSchema {
         type: 'object',
         properties: {
           fingerprint: str('The desired state (chart and values) that failed.'),
+          count: { type: 'integer' },
+        },
+      },
+      driftRepairFailures: {
+        description: 'Consecutive reconciles whose drift repair the API server refused, for one deployed revision; retries stop after 5.',
+        type: 'object',
+        properties: {
+          revision: { type: 'integer', description: 'The deployed revision whose objects could not be restored.' },
           count: { type: 'integer' },
         },
       },

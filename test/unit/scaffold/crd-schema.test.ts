@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { OWNED_KEYS } from '../../../src/reconciler/status.js';
 import {
   openSpecSchema,
   specSchemaFromValues,
@@ -371,7 +372,7 @@ describe('statusSchema and openSpecSchema', () => {
     const s = statusSchema();
     assertStructural(s);
     expect(s[PRESERVE]).toBe(true);
-    expect(Object.keys(s.properties ?? {}).sort()).toEqual(['conditions', 'deployedRelease', 'failedAttempts', 'inventory', 'observedGeneration']);
+    expect(Object.keys(s.properties ?? {}).sort()).toEqual([...OWNED_KEYS].sort());
     expect(Object.keys(prop(s, 'conditions', '[*]').properties ?? {})).toEqual(
       expect.arrayContaining(['type', 'status', 'reason', 'message', 'lastTransitionTime']),
     );
