@@ -11,8 +11,10 @@
  * interleaved (round 1: ours then operator-sdk, round 2 the other way round …), each in a fresh
  * namespace, plus the `kubectl apply --server-side` lower bound once per round. Prints a table,
  * writes compare-N<n>.json, compare-N<n>.md and compare-N<n>.svg into --out
- * (default .cache/bench-compare). OPERATOR_NODE_OPTIONS: extra node flags for our operator only
- * (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+ * (default .cache/bench-compare), rewritten after every round, so a run cut short still leaves the
+ * rounds it finished. OPERATOR_NODE_OPTIONS: extra node flags for our operator only (e.g.
+ * "--cpu-prof --cpu-prof-dir=/tmp/prof"); OURS_DIST: an already compiled dist/ to run instead of
+ * compiling src/ (A/B runs of two revisions).
  *
  * Runs above ~200 CRs need a wider Service range than the cluster's default /24: --service-cidr
  * (or SERVICE_CIDR) starts the cluster with it; a cluster already running keeps its own.
@@ -122,9 +124,11 @@ async function prepare(o: Options): Promise<Prepared> {
 
   const workDir = path.join(o.out, 'work');
   await mkdir(workDir, { recursive: true });
-  const dist = path.join(ROOT, '.cache/bench-dist');
-  say(`compiling our operator into ${dist}`);
-  await sh('npx', ['tsc', '-p', 'tsconfig.build.json', '--outDir', dist]);
+  const dist = process.env.OURS_DIST ?? path.join(ROOT, '.cache/bench-dist');
+  if (process.env.OURS_DIST === undefined) {
+    say(`compiling our operator into ${dist}`);
+    await sh('npx', ['tsc', '-p', 'tsconfig.build.json', '--outDir', dist]);
+  }
 
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
@@ -166,8 +170,14 @@ async function oneOperator(p: Prepared, name: OperatorName, label: string): Prom
 }
 
 /** Round r runs ours first when r is even, operator-sdk first when odd, then the lower bound. */
-async function runRounds(o: Options, p: Prepared): Promise<{ ours: OperatorRound[]; sdk: OperatorRound[]; bounds: LowerBound[] }> {
-  const out = { ours: [] as OperatorRound[], sdk: [] as OperatorRound[], bounds: [] as LowerBound[] };
+interface Measured {
+  readonly ours: OperatorRound[];
+  readonly sdk: OperatorRound[];
+  readonly bounds: LowerBound[];
+}
+
+async function runRounds(o: Options, p: Prepared, afterRound: (m: Measured) => Promise<void>): Promise<void> {
+  const out: Measured = { ours: [], sdk: [], bounds: [] };
   for (let r = 0; r < o.rounds; r++) {
     const label = `round ${r + 1}/${o.rounds}`;
     const order: OperatorName[] = r % 2 === 0 ? ['ours', 'operator-sdk'] : ['operator-sdk', 'ours'];
@@ -178,8 +188,8 @@ async function runRounds(o: Options, p: Prepared): Promise<{ ours: OperatorRound
     say(`${label}: lower bound (kubectl apply --server-side) in ${ns}`);
     out.bounds.push(await lowerBound(p.scenario, ns));
     await deleteNamespace(p.scenario, ns);
+    await afterRound(out);
   }
-  return out;
 }
 
 export async function compare(argv: readonly string[]): Promise<void> {
@@ -188,39 +198,46 @@ export async function compare(argv: readonly string[]): Promise<void> {
   say(`machine: ${os.cpus().length} CPUs; ${uptimeBefore}`);
   const p = await prepare(o);
   const startedAt = new Date().toISOString();
-  let measured: Awaited<ReturnType<typeof runRounds>>;
+  const versions = {
+    node: process.version,
+    operatorSdk: await sh('bash', ['-c', '. hack/versions.env && echo $OPERATOR_SDK_VERSION']),
+    helm: await sh(p.helmBin, ['version', '--short']).catch(() => 'unknown'),
+    ourCommit: await sh('git', ['rev-parse', '--short', 'HEAD']).catch(() => 'unknown'),
+    ourNodeOptions: p.setup.oursNodeOptions.join(' '),
+  };
+  const write = async (m: Measured, final: boolean): Promise<void> => {
+    await writeResults(o, {
+      startedAt,
+      n: o.n,
+      concurrency: o.concurrency,
+      rounds: m.bounds.length,
+      idleSeconds: o.idleSeconds,
+      tries: o.tries,
+      machine: { cpus: os.cpus().length, memGiB: Math.round(os.totalmem() / 1024 ** 3), uptimeBefore, uptimeAfter: await sh('uptime', []) },
+      versions,
+      ours: m.ours,
+      sdk: m.sdk,
+      lowerBound: m.bounds,
+    }, final);
+  };
+  let last: Measured | undefined;
   try {
-    measured = await runRounds(o, p);
+    await runRounds(o, p, async (m) => {
+      last = m;
+      await write(m, false);
+    });
   } finally {
     await p.done();
   }
-  const result: CompareResult = {
-    startedAt,
-    n: o.n,
-    concurrency: o.concurrency,
-    rounds: o.rounds,
-    idleSeconds: o.idleSeconds,
-    tries: o.tries,
-    machine: { cpus: os.cpus().length, memGiB: Math.round(os.totalmem() / 1024 ** 3), uptimeBefore, uptimeAfter: await sh('uptime', []) },
-    versions: {
-      node: process.version,
-      operatorSdk: await sh('bash', ['-c', '. hack/versions.env && echo $OPERATOR_SDK_VERSION']),
-      helm: await sh(p.helmBin, ['version', '--short']).catch(() => 'unknown'),
-      ourCommit: await sh('git', ['rev-parse', '--short', 'HEAD']).catch(() => 'unknown'),
-      ourNodeOptions: p.setup.oursNodeOptions.join(' '),
-    },
-    ours: measured.ours,
-    sdk: measured.sdk,
-    lowerBound: measured.bounds,
-  };
-  await writeResults(o, result);
+  if (last !== undefined) await write(last, true);
 }
 
-async function writeResults(o: Options, result: CompareResult): Promise<void> {
+async function writeResults(o: Options, result: CompareResult, final: boolean): Promise<void> {
   const base = path.join(o.out, `compare-N${o.n}`);
   const text = `${table(result)}\n\nmachine before: ${result.machine.uptimeBefore}\nmachine after:  ${result.machine.uptimeAfter}\n`;
   await writeFile(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
   await writeFile(`${base}.md`, text);
   if (o.only === undefined) await writeFile(`${base}.svg`, svgChart(result));
-  process.stdout.write(`\n${text}\nwrote ${base}.{json,md${o.only === undefined ? ',svg' : ''}}\n`);
+  if (final) process.stdout.write(`\n${text}\nwrote ${base}.{json,md${o.only === undefined ? ',svg' : ''}}\n`);
+  else say(`round ${result.rounds} written to ${base}.{json,md}`);
 }
