@@ -44,6 +44,8 @@ export interface TreeSample {
   readonly at: number;
   /** CPU seconds of the whole tree since the root started. */
   readonly cpuSeconds: number;
+  /** CPU seconds of the root process alone (for us: the node side, without helm). */
+  readonly rootCpuSeconds: number;
   readonly rootRssBytes: number;
   readonly treeRssBytes: number;
   readonly children: readonly { readonly pid: number; readonly comm: string }[];
@@ -66,6 +68,7 @@ export async function sampleTree(root: number): Promise<TreeSample | undefined> 
   return {
     at: performance.now(),
     cpuSeconds: rootStat.own + rootStat.reaped + descendants.reduce((sum, d) => sum + d.own, 0),
+    rootCpuSeconds: rootStat.own,
     rootRssBytes: rootStat.rssBytes,
     treeRssBytes: rootStat.rssBytes + descendants.reduce((sum, d) => sum + d.rssBytes, 0),
     children: descendants.map((d) => ({ pid: d.pid, comm: d.comm })),
@@ -76,6 +79,8 @@ export async function sampleTree(root: number): Promise<TreeSample | undefined> 
 export interface Window {
   readonly seconds: number;
   readonly cpuSeconds: number;
+  /** The root alone; cpuSeconds − rootCpuSeconds is what its children (helm) used. */
+  readonly rootCpuSeconds: number;
   readonly rootRssStartBytes: number;
   readonly rootRssPeakBytes: number;
   readonly rootRssEndBytes: number;
@@ -133,6 +138,7 @@ export class TreeSampler {
     return {
       seconds: (last.at - first.at) / 1000,
       cpuSeconds: last.cpuSeconds - first.cpuSeconds,
+      rootCpuSeconds: last.rootCpuSeconds - first.rootCpuSeconds,
       rootRssStartBytes: first.rootRssBytes,
       rootRssPeakBytes: Math.max(...span.map((s) => s.rootRssBytes)),
       rootRssEndBytes: last.rootRssBytes,

@@ -65,6 +65,8 @@ const METRICS: readonly Metric[] = [
     }),
   },
   { metric: 'CPU during converge (helm children included)', unit: 'CPU-s', of: (r) => r.converge.process.cpuSeconds },
+  { metric: '  of which the operator process itself', unit: 'CPU-s', of: (r) => r.converge.process.rootCpuSeconds },
+  { metric: 'helm processes during converge', unit: 'proc', of: (r) => r.converge.helmExecutions ?? r.converge.process.children.helm ?? 0 },
   { metric: 'API requests during converge', unit: 'req', of: (r) => r.converge.apiRequests },
   {
     metric: 'delete all N CRs → gone',
