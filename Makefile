@@ -67,6 +67,10 @@ test-integration: deps tools ## Run the integration and e2e tests (starts a cont
 bench: deps tools ## Run the benchmarks.
 	npm run --silent bench
 
+.PHONY: bench-compare
+bench-compare: deps ## Side by side with operator-sdk's helm-operator (builds it once; BENCH_ARGS="--n 20 --idle-seconds 20").
+	npm run --silent bench -- --compare $(BENCH_ARGS)
+
 .PHONY: run
 run: build ## Run the operator against the current kube context, or a local test control plane when none is reachable.
 	WATCHES_FILE=$(WATCHES_FILE) bash hack/run.sh

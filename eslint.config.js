@@ -3,7 +3,7 @@ import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'helm-charts/', 'config/'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'helm-charts/', 'config/', '.cache/'] },
   eslint.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

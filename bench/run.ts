@@ -4,6 +4,8 @@
  * so machine speed cancels out.
  *
  *   npm run bench            (or: make bench)
+ *   npm run bench -- --compare [...]   (or: make bench-compare): side by side with operator-sdk's
+ *                            helm-operator, see bench/compare/main.ts
  *
  * 1. Drift repair latency: delete the release's Deployment, time until it is back (20 tries);
  *    reference: the API round trip of creating a Deployment ourselves and seeing it in a watch.
@@ -45,6 +47,7 @@ import { Operator } from '../src/operator/operator.js';
 import { determineReleaseState, RELEASE_LABELS } from '../src/reconciler/state.js';
 import { fingerprint, mergeValues } from '../src/reconciler/values.js';
 import { makeLogger } from '../src/telemetry/logger.js';
+import { compare } from './compare/main.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -379,7 +382,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
+(process.argv.includes('--compare') ? compare(process.argv.slice(2)) : main()).then(
   () => process.exit(0),
   (err: unknown) => {
     process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

@@ -8,6 +8,9 @@
 #   hack/cluster.sh kubeconfig [--name N]     print the kubeconfig path of a running cluster
 #   hack/cluster.sh status [--name N]         exit 0 when the cluster answers
 #
+# SERVICE_CIDR (e.g. 10.0.0.0/16) widens the Service IP range of a new cluster; the default /24
+# holds about 250 Services, too few for benchmarks with more CRs of a chart that has a Service.
+#
 # Everything lives under $HELM_OPERATOR_CACHE_DIR/clusters/<name>; ~/.kube/config is never touched.
 set -euo pipefail
 
@@ -117,6 +120,15 @@ options:
   bindAddress: 127.0.0.1
   kubeApiserverPort: $PORT
 EOF
+  if [ -n "${SERVICE_CIDR:-}" ]; then
+    cat >>"$config" <<EOF
+componentsPatches:
+- name: kube-apiserver
+  extraArgs:
+  - key: service-cluster-ip-range
+    value: $SERVICE_CIDR
+EOF
+  fi
   # Ctrl-C or a failure half-way leaves processes behind: take down what this call started.
   trap 'log "start-up of cluster '"'$NAME'"' failed or was interrupted; cleaning up"; "$KWOKCTL_BIN" delete cluster --name "$NAME" >/dev/null 2>&1 || true' ERR INT TERM
   log "starting cluster '$NAME' (apiserver port: ${PORT/#0/any free})"

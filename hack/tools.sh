@@ -6,7 +6,8 @@
 #   hack/tools.sh env              print shell exports (PATH and binary locations)
 #   hack/tools.sh node-dir         print the directory of a Node >= the pinned major (fetching it if needed)
 #
-# Components: node helm kubectl helm3 k8s etcd kwok registry (registry: only for the scaffold tests' OCI source)
+# Components: node helm kubectl helm3 k8s etcd kwok registry (what `all` builds; registry: only for the scaffold tests' OCI source), and opt-in:
+#   operator-sdk-helm   operator-sdk's helm-operator, the peer `make bench-compare` measures against
 # Cache root: $HELM_OPERATOR_CACHE_DIR (default ${XDG_CACHE_HOME:-~/.cache}/helm-operator-ts).
 # Versions: hack/versions.env ($TOOLS_VERSIONS_FILE replaces it, for tests of this script).
 #
@@ -54,7 +55,8 @@ component_dir() {
     etcd) echo "$CACHE_ROOT/etcd-$ETCD_VERSION-$(go_tag)" ;;
     kwok) echo "$CACHE_ROOT/kwok-$KWOK_VERSION-$(go_tag)" ;;
     registry) echo "$CACHE_ROOT/registry-$REGISTRY_VERSION-$(go_tag)" ;;
-    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s etcd kwok registry)" ;;
+    operator-sdk-helm) echo "$CACHE_ROOT/operator-sdk-helm-$OPERATOR_SDK_VERSION-$(go_tag)" ;;
+    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s etcd kwok registry operator-sdk-helm)" ;;
   esac
 }
 
@@ -68,6 +70,7 @@ component_bins() {
     etcd) echo "etcd" ;;
     kwok) echo "kwok kwokctl" ;;
     registry) echo "registry" ;;
+    operator-sdk-helm) echo "helm-operator" ;;
   esac
 }
 
@@ -176,6 +179,24 @@ build_registry() {
   local out=$1
   go_env
   GOBIN="$out" go install "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION"
+}
+
+# operator-sdk's helm-operator, built in a writable copy of its module source: the module's own
+# go.mod and replaces apply only when it is the main module (see ../shared/docs/peer-build.md).
+# containers_image_openpgp: the pure-Go signature backend, so CGO stays off.
+build_operator-sdk-helm() {
+  local out=$1 work json src v=$OPERATOR_SDK_VERSION
+  go_env
+  json=$(go mod download -json "github.com/operator-framework/operator-sdk@$v" || true)
+  src=$(printf '%s\n' "$json" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')
+  [ -n "$src" ] && [ -d "$src" ] ||
+    die "cannot download operator-sdk $v: $(printf '%s\n' "$json" | sed -n 's/.*"Error": "\(.*\)",*/\1/p')"
+  work="$CACHE_ROOT/work/operator-sdk-$v"
+  rm -rf "$work" && mkdir -p "$work"
+  cp -a "$src/." "$work/" && chmod -R u+w "$work"
+  cd "$work"
+  GOFLAGS="$GOFLAGS -mod=mod" go build -p 2 -tags containers_image_openpgp -ldflags "-s -w" -o "$out/helm-operator" ./cmd/helm-operator
+  cd / && rm -rf "$work"
 }
 
 # --- orchestration ------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import { parseApiVersion, type RestMapper } from '../k8s/restmapper.js';
 import type { InventoryEntry } from '../reconciler/inventory.js';
 import { CHART_LABEL, ownersOf } from '../reconciler/ownership.js';
 import type { CachedObject, DependentsPort } from '../reconciler/release-objects.js';
-import { Informer } from '../runtime/informer.js';
+import { dropManagedFields, Informer } from '../runtime/informer.js';
 import type { Logger } from '../telemetry/logger.js';
 
 export interface DependentOwner {
@@ -101,6 +101,9 @@ export class DependentWatcher implements DependentsPort {
         resource: { group: mapping.group, version: mapping.version, plural: mapping.plural, ...(ns === '' ? {} : { namespace: ns }) },
         labelSelector: CHART_LABEL,
         log: this.o.log,
+        // Readers: ownership (metadata), drift comparison (the chart's fields) and readiness
+        // (status). Field take-over reads managedFields from a fresh GET (release-objects.ts).
+        transform: dropManagedFields,
       });
       const route = (obj: KubernetesObject): void => {
         for (const owner of ownersOf(obj)) this.o.route(owner);

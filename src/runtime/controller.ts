@@ -17,7 +17,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../telemetry/logger.js';
 import { systemClock, type Clock, type ItemBackoffOptions } from './backoff.js';
-import { Informer, objectKey, summarize, type EventSource, type ObjectSummary } from './informer.js';
+import { dropManagedFields, Informer, objectKey, summarize, type EventSource, type ObjectSummary } from './informer.js';
 import { TerminalError, parseRequestKey, requestKey, type Reconciler, type Request, type Result } from './reconcile.js';
 import { WorkQueue, noopWorkqueueMetrics, type WorkqueueMetrics } from './workqueue.js';
 
@@ -256,6 +256,8 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
         labelSelector: o.labelSelector,
         clock: this.#clock,
         log: this.#log,
+        // Every status write adds to managedFields; nothing reads them from the cache.
+        transform: dropManagedFields,
       });
     source.onAdd((obj) => {
       this.#enqueueObject(obj);

@@ -10,8 +10,10 @@
  * - an `update` callback that also receives a summary of the previous version, which client-node
  *   does not keep (its `update` carries the new object only).
  *
- * Objects are plain JSON as the API server sent them (timestamps are strings) and shared with the
- * cache: `structuredClone` before mutating.
+ * Objects are plain JSON as the API server sent them (timestamps are strings), after the optional
+ * `transform` (controller-runtime's cache TransformFunc: drop what no reader needs, such as
+ * `metadata.managedFields`, before it is cached), and shared with the cache: `structuredClone`
+ * before mutating.
  */
 import {
   ApiException,
@@ -83,7 +85,7 @@ export class InformerStoppedError extends Error {
   override readonly name = 'InformerStoppedError';
 }
 
-export interface InformerOptions {
+export interface InformerOptions<T extends KubernetesObject = KubernetesObject> {
   readonly resource: ResourceRef;
   /** Applied server-side to LIST and WATCH. */
   readonly labelSelector?: string;
@@ -94,6 +96,48 @@ export interface InformerOptions {
   readonly backoff?: BackoffOptions;
   readonly clock?: Clock;
   readonly log?: Logger;
+  /**
+   * Applied to every listed and watched object before it is cached or handed to handlers; may
+   * mutate and return its argument (each object is freshly parsed JSON). See {@link dropManagedFields}.
+   */
+  readonly transform?: (obj: T) => T;
+}
+
+/**
+ * A cache transform that drops `metadata.managedFields`: often a third of an object's JSON, and
+ * read only where a fresh GET is made anyway (field take-over before a drift repair).
+ */
+export function dropManagedFields<T extends KubernetesObject>(obj: T): T {
+  if (obj.metadata?.managedFields !== undefined) delete obj.metadata.managedFields;
+  return obj;
+}
+
+/** client-node's Watch, handing ListWatch transformed objects (its cache stores what it is given). */
+class TransformingWatch<T extends KubernetesObject> extends Watch {
+  constructor(
+    kubeConfig: KubeConfig,
+    private readonly transform: (obj: T) => T,
+  ) {
+    super(kubeConfig);
+  }
+
+  override watch(
+    path: string,
+    queryParams: Record<string, string | number | boolean | undefined>,
+    callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<AbortController> {
+    return super.watch(
+      path,
+      queryParams,
+      (phase: string, apiObj: unknown, watchObj?: unknown) => {
+        // ERROR carries a v1.Status, BOOKMARK only a resourceVersion: nothing to drop.
+        const obj = phase === 'ERROR' || phase === 'BOOKMARK' ? apiObj : this.transform(apiObj as T);
+        callback(phase, obj, watchObj);
+      },
+      done,
+    );
+  }
 }
 
 type Handler<A extends unknown[]> = (...args: A) => void;
@@ -114,7 +158,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
   #restartTimer: Timer | undefined;
   #syncWaiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
 
-  constructor(kubeConfig: KubeConfig, options: InformerOptions) {
+  constructor(kubeConfig: KubeConfig, options: InformerOptions<T>) {
     this.path = resourcePath(options.resource);
     this.#clock = options.clock ?? systemClock;
     this.#backoff = new Backoff({ clock: this.#clock, ...options.backoff });
@@ -124,13 +168,14 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
       fieldSelector: options.fieldSelector,
       pageSize: options.pageSize ?? 500,
       apiVersion: options.resource.group === '' ? options.resource.version : `${options.resource.group}/${options.resource.version}`,
+      ...(options.transform === undefined ? {} : { transform: options.transform }),
     });
     const listFn = async (): Promise<KubernetesListObject<T>> => {
       const result = await list();
       this.#listedThisAttempt = true;
       return result;
     };
-    const watch = new Watch(kubeConfig);
+    const watch = options.transform === undefined ? new Watch(kubeConfig) : new TransformingWatch<T>(kubeConfig, options.transform);
     this.#inner = new ListWatch<T>(this.path, watch, listFn, false, options.labelSelector, options.fieldSelector);
     this.#inner.on('add', this.#added);
     this.#inner.on('update', this.#updated);
@@ -252,12 +297,13 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
 const errorName = (err: unknown): string | undefined =>
   typeof err === 'object' && err !== null && 'name' in err && typeof err.name === 'string' ? err.name : undefined;
 
-interface ListOptions {
+interface ListOptions<T> {
   readonly labelSelector: string | undefined;
   readonly fieldSelector: string | undefined;
   readonly pageSize: number;
   /** Filled into items that lack it: built-in LIST responses omit apiVersion/kind per item. */
   readonly apiVersion: string;
+  readonly transform?: (obj: T) => T;
 }
 
 /**
@@ -268,7 +314,7 @@ interface ListOptions {
 export function makeListFn<T extends KubernetesObject>(
   kubeConfig: KubeConfig,
   path: string,
-  options: ListOptions,
+  options: ListOptions<T>,
 ): () => Promise<KubernetesListObject<T>> {
   const client = kubeConfig.makeApiClient(RawClient);
   return async () => {
@@ -287,9 +333,11 @@ export function makeListFn<T extends KubernetesObject>(
       continueToken = page.metadata?.continue;
     } while (continueToken !== undefined && continueToken !== '');
     const kind = page.kind?.replace(/List$/, '');
-    for (const item of items) {
+    const transform = options.transform;
+    for (const [i, item] of items.entries()) {
       item.apiVersion ??= options.apiVersion;
       if (kind !== undefined) item.kind ??= kind;
+      if (transform !== undefined) items[i] = transform(item);
     }
     // ListWatch reads only items and metadata.resourceVersion (the snapshot all pages belong to).
     const metadata = new V1ListMeta();

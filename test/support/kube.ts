@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, type KubeConfig, setHeaderOptions } from '@kubernetes/client-node';
 import { inject } from 'vitest';
+import { PooledKubeConfig } from '../../src/k8s/kubeconfig.js';
 
+/** The operator's own KubeConfig (one connection pool), so every test exercises it. */
 export function testKubeConfig(): KubeConfig {
-  const kc = new KubeConfig();
+  const kc = new PooledKubeConfig();
   kc.loadFromFile(inject('kubeconfigPath'));
   return kc;
 }

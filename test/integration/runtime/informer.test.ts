@@ -13,7 +13,7 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Controller, type ControllerOptions } from '../../../src/runtime/controller.js';
-import { Informer } from '../../../src/runtime/informer.js';
+import { dropManagedFields, Informer } from '../../../src/runtime/informer.js';
 import type { ReconcileContext, Reconciler, Request, Result } from '../../../src/runtime/reconcile.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 import { createNamespace, testKubeConfig, uniqueName, waitFor } from '../../support/kube.js';
@@ -230,6 +230,33 @@ describe('Informer on a real cluster', () => {
       await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'after' } } });
       await until('the watch to deliver the new ConfigMap', () => added.includes('after'));
       expect(added).toContain('before');
+    } finally {
+      await informer.stop();
+    }
+  });
+
+  it('caches what the transform returns, for listed and for watched objects', async () => {
+    const ns = await namespace('rt-transform');
+    const core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'listed' }, data: { a: '1' } } });
+    const informer = new Informer(kc, { resource: { group: '', version: 'v1', plural: 'configmaps', namespace: ns }, transform: dropManagedFields });
+    const handed: KubernetesObject[] = [];
+    informer.onAdd((o) => handed.push(o));
+    informer.onUpdate((o) => handed.push(o));
+    try {
+      await informer.start();
+      await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'watched' }, data: { b: '2' } } });
+      await core.patchNamespacedConfigMap(
+        { namespace: ns, name: 'watched', body: { data: { b: '3' } }, fieldManager: 'someone-else' },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      await until('the watch to deliver the update', () => (informer.get('watched', ns) as { data?: Record<string, string> } | undefined)?.data?.b === '3');
+      // The server keeps managedFields (two managers now); neither the cache nor the handlers see them.
+      expect((await core.readNamespacedConfigMap({ namespace: ns, name: 'watched' })).metadata?.managedFields?.length).toBe(2);
+      for (const name of ['listed', 'watched']) expect(informer.get(name, ns)?.metadata).not.toHaveProperty('managedFields');
+      expect(handed.length).toBeGreaterThanOrEqual(3);
+      for (const o of handed) expect(o.metadata).not.toHaveProperty('managedFields');
+      expect(informer.get('listed', ns)).toMatchObject({ kind: 'ConfigMap', data: { a: '1' }, metadata: { name: 'listed', namespace: ns } });
     } finally {
       await informer.stop();
     }

@@ -1,0 +1,96 @@
+/**
+ * What the scenarios observe on the cluster: the CRs and Deployments of one namespace through
+ * watches (so waiting costs no polling requests that would show up in the API server's counters),
+ * and the API server's own request counter.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { Informer } from '../../src/runtime/informer.js';
+
+const run = promisify(execFile);
+
+export const NGINX = { group: 'example.com', version: 'v1alpha1', plural: 'nginxes', kind: 'Nginx' } as const;
+
+interface Condition {
+  readonly type: string;
+  readonly status: string;
+}
+
+export const isDeployed = (cr: KubernetesObject): boolean =>
+  ((cr as { status?: { conditions?: Condition[] } }).status?.conditions ?? []).some((c) => c.type === 'Deployed' && c.status === 'True');
+
+/** Watches a namespace's Nginx CRs and Deployments; `until` resolves when a predicate over them holds. */
+export class NamespaceWatch {
+  readonly crs: Informer;
+  readonly deployments: Informer;
+  readonly #waiters = new Set<() => void>();
+
+  constructor(kc: KubeConfig, namespace: string) {
+    this.crs = new Informer(kc, { resource: { ...NGINX, namespace } });
+    this.deployments = new Informer(kc, { resource: { group: 'apps', version: 'v1', plural: 'deployments', namespace } });
+    for (const i of [this.crs, this.deployments]) {
+      const wake = (): void => {
+        for (const w of this.#waiters) w();
+      };
+      i.onAdd(wake);
+      i.onUpdate(wake);
+      i.onDelete(wake);
+    }
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([this.crs.start(), this.deployments.start()]);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.crs.stop(), this.deployments.stop()]);
+  }
+
+  /** Resolves with performance.now() at the first event after which `holds()` is true. */
+  async until(what: string, holds: () => boolean, timeoutMs: number): Promise<number> {
+    if (holds()) return performance.now();
+    return new Promise<number>((resolve, reject) => {
+      const check = (): void => {
+        if (!holds()) return;
+        done();
+        resolve(performance.now());
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`));
+      }, timeoutMs);
+      const done = (): void => {
+        clearTimeout(timer);
+        this.#waiters.delete(check);
+      };
+      this.#waiters.add(check);
+    });
+  }
+}
+
+/** `apiserver_request_total` by `verb resource`, from the API server's /metrics. */
+export async function apiRequests(kubectl: string, kubeconfig: string): Promise<Map<string, number>> {
+  const { stdout } = await run(kubectl, ['--kubeconfig', kubeconfig, 'get', '--raw', '/metrics'], { maxBuffer: 256 * 1024 * 1024 });
+  const counts = new Map<string, number>();
+  for (const line of stdout.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const labels = new Map([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']));
+    const sub = labels.get('subresource') ?? '';
+    const key = `${labels.get('verb') ?? ''} ${labels.get('resource') ?? ''}${sub === '' ? '' : `/${sub}`}`;
+    counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return counts;
+}
+
+/** after − before, per key, leaving out zeros. */
+export function delta(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of after) {
+    const d = v - (before.get(k) ?? 0);
+    if (d !== 0) out[k] = d;
+  }
+  return out;
+}
+
+export const total = (counts: Readonly<Record<string, number>>): number => Object.values(counts).reduce((a, b) => a + b, 0);

@@ -1,0 +1,243 @@
+/**
+ * Side by side with operator-sdk's helm-operator (issue 15):
+ *
+ *   make bench-compare [BENCH_ARGS="--n 20 --idle-seconds 20"]
+ *   npm run bench -- --compare [--n 100] [--rounds 2] [--concurrency 2] [--idle-seconds 90] [--tries 5]
+ *                             [--out DIR] [--only ours|operator-sdk] [--service-cidr 10.0.0.0/16] [--keep-cluster]
+ *
+ * Builds (once, cached) operator-sdk's helm-operator at the version pinned in hack/versions.env,
+ * starts one test cluster (CLUSTER_NAME, default helm-operator-bench; stopped at the end unless it
+ * was already running or --keep-cluster), compiles ours, then runs both operators one at a time,
+ * interleaved (round 1: ours then operator-sdk, round 2 the other way round …), each in a fresh
+ * namespace, plus the `kubectl apply --server-side` lower bound once per round. Prints a table,
+ * writes compare-N<n>.json, compare-N<n>.md and compare-N<n>.svg into --out
+ * (default .cache/bench-compare), rewritten after every round, so a run cut short still leaves the
+ * rounds it finished. OPERATOR_NODE_OPTIONS: extra node flags for our operator only (e.g.
+ * "--cpu-prof --cpu-prof-dir=/tmp/prof"); OURS_DIST: an already compiled dist/ to run instead of
+ * compiling src/ (A/B runs of two revisions).
+ *
+ * Runs above ~200 CRs need a wider Service range than the cluster's default /24: --service-cidr
+ * (or SERVICE_CIDR) starts the cluster with it; a cluster already running keeps its own.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { startOperator, type OperatorName, type OperatorSetup } from './operators.js';
+import { svgChart, table, type CompareResult } from './report.js';
+import { createNamespace, deleteNamespace, lowerBound, runScenarios, type LowerBound, type OperatorRound, type ScenarioSetup } from './scenarios.js';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+const say = (msg: string): void => {
+  process.stderr.write(`[bench-compare ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+};
+
+async function sh(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const { stdout } = await run(cmd, args, { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 });
+  return stdout.trim();
+}
+
+const positive = (name: string, v: string): number => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got "${v}"`);
+  return n;
+};
+
+interface Options {
+  readonly n: number;
+  readonly rounds: number;
+  readonly concurrency: number;
+  readonly idleSeconds: number;
+  readonly tries: number;
+  readonly out: string;
+  readonly only: OperatorName | undefined;
+  readonly serviceCidr: string;
+  readonly keepCluster: boolean;
+}
+
+function parseOptions(argv: readonly string[]): Options {
+  const { values: a } = parseArgs({
+    args: [...argv],
+    options: {
+      compare: { type: 'boolean' },
+      n: { type: 'string', default: '100' },
+      rounds: { type: 'string', default: '2' },
+      concurrency: { type: 'string', default: '2' },
+      'idle-seconds': { type: 'string', default: '90' },
+      tries: { type: 'string', default: '5' },
+      out: { type: 'string', default: path.join(ROOT, '.cache/bench-compare') },
+      only: { type: 'string' },
+      'service-cidr': { type: 'string', default: process.env.SERVICE_CIDR ?? '' },
+      'keep-cluster': { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const o: Options = {
+    n: positive('n', a.n),
+    rounds: positive('rounds', a.rounds),
+    concurrency: positive('concurrency', a.concurrency),
+    idleSeconds: positive('idle-seconds', a['idle-seconds']),
+    tries: positive('tries', a.tries),
+    out: a.out,
+    only: a.only === undefined ? undefined : parseOnly(a.only),
+    serviceCidr: a['service-cidr'],
+    keepCluster: a['keep-cluster'],
+  };
+  if (2 * o.tries > o.n) throw new Error(`--n must be at least 2 × --tries (${2 * o.tries}): each latency try uses its own CR`);
+  return o;
+}
+
+function parseOnly(v: string): OperatorName {
+  if (v === 'ours' || v === 'operator-sdk') return v;
+  throw new Error(`--only must be ours or operator-sdk, got "${v}"`);
+}
+
+interface Prepared {
+  readonly setup: OperatorSetup;
+  readonly scenario: ScenarioSetup;
+  readonly helmBin: string;
+  /** Stops the cluster when this run started it. */
+  readonly done: () => Promise<void>;
+}
+
+/** Tools, cluster, CRD and our compiled operator. */
+async function prepare(o: Options): Promise<Prepared> {
+  say('tools: helm, kubectl and operator-sdk helm-operator (built once through the Go module proxy, then cached)');
+  await sh('bash', ['hack/tools.sh', 'helm', 'kubectl', ...(o.only === 'ours' ? [] : ['operator-sdk-helm'])]);
+  const tools = new Map([...(await sh('bash', ['hack/tools.sh', 'env'])).matchAll(/^export (\w+)="([^"]*)"$/gm)].map((m) => [m[1] ?? '', m[2] ?? '']));
+  const sdkBin = path.join(await sh('bash', ['hack/tools.sh', 'path', 'operator-sdk-helm']), 'helm-operator');
+
+  const clusterEnv = { ...process.env, CLUSTER_NAME: process.env.CLUSTER_NAME ?? 'helm-operator-bench', SERVICE_CIDR: o.serviceCidr };
+  const wasRunning = await sh('bash', ['hack/cluster.sh', 'status'], clusterEnv).then(
+    () => true,
+    () => false,
+  );
+  say(`cluster ${clusterEnv.CLUSTER_NAME}: ${wasRunning ? 'already running' : 'starting'}`);
+  const kubeconfig = (await sh('bash', ['hack/cluster.sh', 'up'], clusterEnv)).split('\n').pop() ?? '';
+  const kubectl = tools.get('KUBECTL_BIN') ?? 'kubectl';
+  await sh(kubectl, ['--kubeconfig', kubeconfig, 'apply', '--server-side', '-f', 'config/crd/bases/example.com_nginxes.yaml']);
+  await sh(kubectl, ['--kubeconfig', kubeconfig, 'wait', '--for=condition=Established', 'crd/nginxes.example.com', '--timeout=60s']);
+
+  const workDir = path.join(o.out, 'work');
+  await mkdir(workDir, { recursive: true });
+  const dist = process.env.OURS_DIST ?? path.join(ROOT, '.cache/bench-dist');
+  if (process.env.OURS_DIST === undefined) {
+    say(`compiling our operator into ${dist}`);
+    await sh('npx', ['tsc', '-p', 'tsconfig.build.json', '--outDir', dist]);
+  }
+
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const chart = path.join(ROOT, 'helm-charts/nginx');
+  const helmBin = tools.get('HELM_BIN') ?? 'helm';
+  return {
+    setup: {
+      kubeconfig,
+      chart,
+      concurrency: o.concurrency,
+      workDir,
+      oursMain: path.join(dist, 'cli/main.js'),
+      oursNodeOptions: (process.env.OPERATOR_NODE_OPTIONS ?? '').split(/\s+/).filter((f) => f !== ''),
+      helmBin,
+      sdkBin,
+    },
+    scenario: { kc, kubeconfig, kubectl, helmBin, chart, n: o.n, idleSeconds: o.idleSeconds, tries: o.tries, workDir },
+    helmBin,
+    done: async () => {
+      if (wasRunning || o.keepCluster) return;
+      say(`stopping cluster ${clusterEnv.CLUSTER_NAME}`);
+      await sh('bash', ['hack/cluster.sh', 'down'], clusterEnv).catch(() => undefined);
+    },
+  };
+}
+
+async function oneOperator(p: Prepared, name: OperatorName, label: string): Promise<OperatorRound> {
+  const ns = await createNamespace(p.scenario, name === 'ours' ? 'bench-ours' : 'bench-sdk');
+  say(`${label}: ${name} in ${ns}, N=${p.scenario.n}`);
+  const op = await startOperator(name, ns, p.setup);
+  try {
+    const result = await runScenarios(p.scenario, op, ns);
+    say(`  converge ${result.converge.seconds.toFixed(1)} s, delete-all ${result.deleteAll.seconds.toFixed(1)} s, idle CPU ${result.idle.process.cpuSeconds.toFixed(1)} s`);
+    return result;
+  } finally {
+    await op.stop();
+    await deleteNamespace(p.scenario, ns);
+  }
+}
+
+/** Round r runs ours first when r is even, operator-sdk first when odd, then the lower bound. */
+interface Measured {
+  readonly ours: OperatorRound[];
+  readonly sdk: OperatorRound[];
+  readonly bounds: LowerBound[];
+}
+
+async function runRounds(o: Options, p: Prepared, afterRound: (m: Measured) => Promise<void>): Promise<void> {
+  const out: Measured = { ours: [], sdk: [], bounds: [] };
+  for (let r = 0; r < o.rounds; r++) {
+    const label = `round ${r + 1}/${o.rounds}`;
+    const order: OperatorName[] = r % 2 === 0 ? ['ours', 'operator-sdk'] : ['operator-sdk', 'ours'];
+    for (const name of order.filter((n) => o.only === undefined || n === o.only)) {
+      (name === 'ours' ? out.ours : out.sdk).push(await oneOperator(p, name, label));
+    }
+    const ns = await createNamespace(p.scenario, 'bench-lower');
+    say(`${label}: lower bound (kubectl apply --server-side) in ${ns}`);
+    out.bounds.push(await lowerBound(p.scenario, ns));
+    await deleteNamespace(p.scenario, ns);
+    await afterRound(out);
+  }
+}
+
+export async function compare(argv: readonly string[]): Promise<void> {
+  const o = parseOptions(argv);
+  const uptimeBefore = await sh('uptime', []);
+  say(`machine: ${os.cpus().length} CPUs; ${uptimeBefore}`);
+  const p = await prepare(o);
+  const startedAt = new Date().toISOString();
+  const versions = {
+    node: process.version,
+    operatorSdk: await sh('bash', ['-c', '. hack/versions.env && echo $OPERATOR_SDK_VERSION']),
+    helm: await sh(p.helmBin, ['version', '--short']).catch(() => 'unknown'),
+    ourCommit: await sh('git', ['rev-parse', '--short', 'HEAD']).catch(() => 'unknown'),
+    ourNodeOptions: p.setup.oursNodeOptions.join(' '),
+  };
+  const write = async (m: Measured, final: boolean): Promise<void> => {
+    await writeResults(o, {
+      startedAt,
+      n: o.n,
+      concurrency: o.concurrency,
+      rounds: m.bounds.length,
+      idleSeconds: o.idleSeconds,
+      tries: o.tries,
+      machine: { cpus: os.cpus().length, memGiB: Math.round(os.totalmem() / 1024 ** 3), uptimeBefore, uptimeAfter: await sh('uptime', []) },
+      versions,
+      ours: m.ours,
+      sdk: m.sdk,
+      lowerBound: m.bounds,
+    }, final);
+  };
+  let last: Measured | undefined;
+  try {
+    await runRounds(o, p, async (m) => {
+      last = m;
+      await write(m, false);
+    });
+  } finally {
+    await p.done();
+  }
+  if (last !== undefined) await write(last, true);
+}
+
+async function writeResults(o: Options, result: CompareResult, final: boolean): Promise<void> {
+  const base = path.join(o.out, `compare-N${o.n}`);
+  const text = `${table(result)}\n\nmachine before: ${result.machine.uptimeBefore}\nmachine after:  ${result.machine.uptimeAfter}\n`;
+  await writeFile(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
+  await writeFile(`${base}.md`, text);
+  if (o.only === undefined) await writeFile(`${base}.svg`, svgChart(result));
+  if (final) process.stdout.write(`\n${text}\nwrote ${base}.{json,md${o.only === undefined ? ',svg' : ''}}\n`);
+  else say(`round ${result.rounds} written to ${base}.{json,md}`);
+}

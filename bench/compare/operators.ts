@@ -1,0 +1,128 @@
+/**
+ * Starting and stopping the two operators the comparison runs, the same way: one process each,
+ * limited to one namespace (WATCH_NAMESPACE), the same watches.yaml entry, chart and concurrency,
+ * metrics and health probes on free loopback ports, logs to a file. Ready = `/readyz` answers 200
+ * (both have controller-runtime's probes), so start-up time is not counted in any scenario.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { TreeSampler } from './procs.js';
+
+export type OperatorName = 'ours' | 'operator-sdk';
+
+export interface OperatorSetup {
+  readonly kubeconfig: string;
+  readonly chart: string;
+  readonly concurrency: number;
+  /** Where logs, watches files and (ours) CPU profiles go. */
+  readonly workDir: string;
+  /** ours: the compiled CLI (dist/cli/main.js) and node flags; the helm binary it runs. */
+  readonly oursMain: string;
+  readonly oursNodeOptions: readonly string[];
+  readonly helmBin: string;
+  /** operator-sdk's helm-operator binary. */
+  readonly sdkBin: string;
+}
+
+export interface RunningOperator {
+  readonly name: OperatorName;
+  readonly pid: number;
+  readonly sampler: TreeSampler;
+  /** helm processes our operator ran so far (its own metric); undefined for operator-sdk (in-process helm). */
+  helmExecutions(): Promise<number | undefined>;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address === null || typeof address === 'string') reject(new Error('no port'));
+        else resolve(address.port);
+      });
+    });
+  });
+}
+
+async function get(url: string): Promise<{ status: number; text: string } | undefined> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    return { status: res.status, text: await res.text() };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The sum of every series of a Prometheus counter in a text exposition. */
+export function sumCounter(exposition: string, metric: string): number {
+  let sum = 0;
+  for (const line of exposition.split('\n')) {
+    if (!line.startsWith(metric)) continue;
+    const rest = line.slice(metric.length);
+    if (rest[0] !== '{' && rest[0] !== ' ') continue;
+    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
+
+export async function startOperator(name: OperatorName, namespace: string, setup: OperatorSetup): Promise<RunningOperator> {
+  const dir = path.join(setup.workDir, `${name}-${namespace}`);
+  await mkdir(dir, { recursive: true });
+  const watches = path.join(dir, 'watches.yaml');
+  await writeFile(watches, `- group: example.com\n  version: v1alpha1\n  kind: Nginx\n  chart: ${setup.chart}\n`);
+  const [metricsPort, healthPort] = [await freePort(), await freePort()];
+  const common = [
+    '--watches-file', watches,
+    '--metrics-bind-address', `127.0.0.1:${metricsPort}`,
+    '--health-probe-bind-address', `127.0.0.1:${healthPort}`,
+    '--max-concurrent-reconciles', String(setup.concurrency),
+    '--zap-log-level', 'error',
+  ];
+  // Both keep helm's caches and config under HOME: a fresh one each, so neither starts warm.
+  const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: setup.kubeconfig, WATCH_NAMESPACE: namespace, HOME: dir };
+  delete env.NODE_OPTIONS;
+  const child: ChildProcess =
+    name === 'ours'
+      ? spawn(process.execPath, [...setup.oursNodeOptions, setup.oursMain, 'run', ...common, '--helm-binary', setup.helmBin], { env, cwd: dir })
+      : spawn(setup.sdkBin, ['run', ...common, '--leader-elect=false'], { env, cwd: dir });
+  const log = createWriteStream(path.join(dir, 'operator.log'));
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => { resolve(); }));
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`${name}: could not start (see ${dir}/operator.log)`);
+  const deadline = Date.now() + 120_000;
+  while ((await get(`http://127.0.0.1:${healthPort}/readyz`))?.status !== 200) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      throw new Error(`${name} did not become ready (exit code ${child.exitCode}); see ${dir}/operator.log`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const sampler = new TreeSampler(pid, 250);
+  sampler.start();
+  return {
+    name,
+    pid,
+    sampler,
+    helmExecutions: async () => {
+      if (name !== 'ours') return undefined;
+      const res = await get(`http://127.0.0.1:${metricsPort}/metrics`);
+      return res === undefined ? NaN : sumCounter(res.text, 'helm_operator_helm_executions_total');
+    },
+    stop: async () => {
+      sampler.stop();
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => {
+        child.kill('SIGKILL');
+      }, 40_000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}
