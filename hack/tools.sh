@@ -6,7 +6,7 @@
 #   hack/tools.sh env              print shell exports (PATH and binary locations)
 #   hack/tools.sh node-dir         print the directory of a Node >= the pinned major (fetching it if needed)
 #
-# Components: node helm kubectl helm3 k8s etcd kwok
+# Components: node helm kubectl helm3 k8s etcd kwok olm-validate (OLM's bundle validators + opm; not in `all`)
 # Cache root: $HELM_OPERATOR_CACHE_DIR (default ${XDG_CACHE_HOME:-~/.cache}/helm-operator-ts).
 # Versions: hack/versions.env ($TOOLS_VERSIONS_FILE replaces it, for tests of this script).
 #
@@ -53,7 +53,8 @@ component_dir() {
     k8s) echo "$CACHE_ROOT/k8s-$K8S_VERSION-$(go_tag)" ;;
     etcd) echo "$CACHE_ROOT/etcd-$ETCD_VERSION-$(go_tag)" ;;
     kwok) echo "$CACHE_ROOT/kwok-$KWOK_VERSION-$(go_tag)" ;;
-    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s etcd kwok)" ;;
+    olm-validate) echo "$CACHE_ROOT/olm-validate-$OPERATOR_REGISTRY_VERSION-$(olm_source_digest)-$(go_tag)" ;;
+    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s etcd kwok olm-validate)" ;;
   esac
 }
 
@@ -66,6 +67,7 @@ component_bins() {
     k8s) echo "kube-apiserver kube-controller-manager kube-scheduler" ;;
     etcd) echo "etcd" ;;
     kwok) echo "kwok kwokctl" ;;
+    olm-validate) echo "olm-validate opm" ;;
   esac
 }
 
@@ -169,6 +171,25 @@ build_kwok() {
   GOBIN="$out" go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
 }
 
+# hack/olm is our own program (and its go.mod pins): its content names the cache directory, so an
+# edit rebuilds it and nothing else.
+olm_source_digest() {
+  cat "$HACK_DIR/olm/go.mod" "$HACK_DIR/olm/go.sum" "$HACK_DIR"/olm/validate/*.go | sha256sum | cut -c1-12
+}
+
+build_olm-validate() {
+  local out=$1 pinned
+  go_env
+  cd "$HACK_DIR/olm"
+  for pinned in "github.com/operator-framework/api $OPERATOR_FRAMEWORK_API_VERSION" \
+    "github.com/operator-framework/operator-registry $OPERATOR_REGISTRY_VERSION"; do
+    grep -q "^	$pinned\$" go.mod || die "hack/olm/go.mod does not require $pinned (hack/versions.env)"
+  done
+  GOFLAGS="$GOFLAGS -mod=readonly" go build -ldflags "-s -w" -o "$out/" \
+    ./validate github.com/operator-framework/operator-registry/cmd/opm
+  mv "$out/validate" "$out/olm-validate"
+}
+
 # --- orchestration ------------------------------------------------------------------------------
 
 is_complete() {
@@ -236,6 +257,8 @@ export KUBE_SCHEDULER_BIN="$k8s/kube-scheduler"
 export ETCD_BIN="$etcd/etcd"
 export KWOK_BIN="$kwok/kwok"
 export KWOKCTL_BIN="$kwok/kwokctl"
+export OLM_VALIDATE_BIN="$(component_dir olm-validate)/olm-validate"
+export OPM_BIN="$(component_dir olm-validate)/opm"
 EOF
 }
 
