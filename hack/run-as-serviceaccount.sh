@@ -8,22 +8,25 @@
 # A short-lived token (TokenRequest, `kubectl create token`, 1h) and the current context's server
 # and CA go into a private kubeconfig that is deleted on exit. Extra arguments go to `run`.
 # Environment: KUBECONFIG (the admin context that deployed), WATCHES_FILE (default watches.yaml),
-# OPERATOR_NAMESPACE (helm-operator-system), OPERATOR_SERVICE_ACCOUNT (helm-operator-controller-manager).
+# OPERATOR_NAMESPACE (helm-operator-system), OPERATOR_SERVICE_ACCOUNT (helm-operator-controller-manager);
+# for scaffolded projects (this script ships in the runtime package) PROJECT_DIR (default: this
+# repository) and HELM_OPERATOR_BIN (default: node dist/cli/main.js).
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
+HACK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cd "${PROJECT_DIR:-$HACK_DIR/..}"
 NAMESPACE=${OPERATOR_NAMESPACE:-helm-operator-system}
 SA=${OPERATOR_SERVICE_ACCOUNT:-helm-operator-controller-manager}
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-bash hack/tools.sh helm kubectl >&2
+bash "$HACK_DIR/tools.sh" helm kubectl >&2
 # 2>/dev/null: without go, `env` complains about the control plane paths, which are not used here.
-eval "$(bash hack/tools.sh env 2>/dev/null)"
+eval "$(bash "$HACK_DIR/tools.sh" env 2>/dev/null)"
+if [ -n "${HELM_OPERATOR_BIN:-}" ]; then operator=("$HELM_OPERATOR_BIN"); else operator=(node dist/cli/main.js); fi
 kubectl() { "$KUBECTL_BIN" "$@"; }
 
 kubectl get serviceaccount "$SA" -n "$NAMESPACE" >/dev/null ||
   die "ServiceAccount $NAMESPACE/$SA not found: run 'make deploy IMG=...' first"
-[ -f dist/cli/main.js ] || die "dist/cli/main.js is missing: run 'make build' first"
+[ -n "${HELM_OPERATOR_BIN:-}" ] || [ -f dist/cli/main.js ] || die "dist/cli/main.js is missing: run 'make build' first"
 
 server=$(kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.server}')
 ca=$(kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
@@ -46,7 +49,7 @@ umask 077
 
 echo "[run-as-deployed] running as system:serviceaccount:$NAMESPACE:$SA against $server (token valid 1h)" >&2
 # Not exec: the trap removes the token file when the operator stops.
-KUBECONFIG="$dir/kubeconfig" node dist/cli/main.js run \
+KUBECONFIG="$dir/kubeconfig" "${operator[@]}" run \
   --watches-file "${WATCHES_FILE:-watches.yaml}" \
   --helm-binary "$HELM_BIN" \
   --kubeconfig "$dir/kubeconfig" \

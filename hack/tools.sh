@@ -6,7 +6,8 @@
 #   hack/tools.sh env              print shell exports (PATH and binary locations)
 #   hack/tools.sh node-dir         print the directory of a Node >= the pinned major (fetching it if needed)
 #
-# Components: node helm kubectl helm3 k8s etcd kwok olm-validate (OLM's bundle validators + opm; not in `all`)
+# Components: node helm kubectl helm3 k8s etcd kwok registry olm-validate (registry: only for the scaffold tests'
+# OCI source; olm-validate: OLM's bundle validators and opm, the bundle tests' reference judge)
 # Cache root: $HELM_OPERATOR_CACHE_DIR (default ${XDG_CACHE_HOME:-~/.cache}/helm-operator-ts).
 # Versions: hack/versions.env ($TOOLS_VERSIONS_FILE replaces it, for tests of this script).
 #
@@ -54,7 +55,8 @@ component_dir() {
     etcd) echo "$CACHE_ROOT/etcd-$ETCD_VERSION-$(go_tag)" ;;
     kwok) echo "$CACHE_ROOT/kwok-$KWOK_VERSION-$(go_tag)" ;;
     olm-validate) echo "$CACHE_ROOT/olm-validate-$OPERATOR_REGISTRY_VERSION-$(olm_source_digest)-$(go_tag)" ;;
-    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s etcd kwok olm-validate)" ;;
+    registry) echo "$CACHE_ROOT/registry-$REGISTRY_VERSION-$(go_tag)" ;;
+    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s etcd kwok registry olm-validate)" ;;
   esac
 }
 
@@ -67,6 +69,7 @@ component_bins() {
     k8s) echo "kube-apiserver kube-controller-manager kube-scheduler" ;;
     etcd) echo "etcd" ;;
     kwok) echo "kwok kwokctl" ;;
+    registry) echo "registry" ;;
     olm-validate) echo "olm-validate opm" ;;
   esac
 }
@@ -171,6 +174,13 @@ build_kwok() {
   GOBIN="$out" go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
 }
 
+# The CNCF distribution registry: a real OCI registry on 127.0.0.1 for `helm push` / `helm pull oci://`.
+build_registry() {
+  local out=$1
+  go_env
+  GOBIN="$out" go install "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION"
+}
+
 # hack/olm is our own program (and its go.mod pins): its content names the cache directory, so an
 # edit rebuilds it and nothing else.
 olm_source_digest() {
@@ -257,6 +267,7 @@ export KUBE_SCHEDULER_BIN="$k8s/kube-scheduler"
 export ETCD_BIN="$etcd/etcd"
 export KWOK_BIN="$kwok/kwok"
 export KWOKCTL_BIN="$kwok/kwokctl"
+export REGISTRY_BIN="$(component_dir registry)/registry"
 export OLM_VALIDATE_BIN="$(component_dir olm-validate)/olm-validate"
 export OPM_BIN="$(component_dir olm-validate)/opm"
 EOF
@@ -279,7 +290,7 @@ main() {
     path) component_dir "${2:?usage: tools.sh path <component>}" ;;
     node-dir) node_dir ;;
     env) print_env ;;
-    all) for c in node helm etcd kwok k8s helm3; do ensure "$c"; done ;;
+    all) for c in node helm etcd kwok k8s helm3 registry olm-validate; do ensure "$c"; done ;;
     *) for c in "$@"; do ensure "$c"; done ;;
   esac
 }

@@ -63,6 +63,22 @@ export interface TemplateArgsOptions extends ReleaseArgsBase {
   /** `--api-versions`, for `.Capabilities.APIVersions`. */
   readonly apiVersions?: readonly string[];
   readonly includeCrds?: boolean;
+  /** More `--values` files, after `valuesFile` (later files win, as on helm's command line). */
+  readonly extraValuesFiles?: readonly string[];
+}
+
+/** Where `helm pull` finds a chart: a reference it understands, and what narrows it. */
+export interface PullArgsOptions {
+  /** `repo/name`, an archive URL, `oci://host/ns/name[:tag]`, or a bare name with `repo`. */
+  readonly chart: string;
+  /** `--repo`: a chart repository URL (`index.yaml` under it). */
+  readonly repo?: string;
+  /** `--version`: a version or semver constraint; latest when omitted. */
+  readonly version?: string;
+  /** Directory the chart is untarred into (`--untar --destination`). */
+  readonly destination: string;
+  /** `--plain-http`: an OCI registry or repository without TLS (a local test registry). */
+  readonly plainHttp?: boolean;
 }
 
 export interface HistoryArgsOptions extends ReleaseArgsBase {
@@ -216,7 +232,32 @@ export function templateArgs(opts: TemplateArgsOptions): string[] {
   if (opts.kubeVersion !== undefined) args.push('--kube-version', opts.kubeVersion);
   for (const v of opts.apiVersions ?? []) args.push('--api-versions', v);
   if (opts.includeCrds === true) args.push('--include-crds');
+  for (const f of opts.extraValuesFiles ?? []) args.push('--values', f);
   return [...args, '--', opts.release, opts.chart];
+}
+
+/** `helm pull`, untarred: a remote chart becomes a directory under `destination`. */
+export function pullArgs(opts: PullArgsOptions): string[] {
+  const args = ['pull', '--untar', '--destination', opts.destination];
+  if (opts.plainHttp === true) args.push('--plain-http');
+  if (opts.repo !== undefined) args.push('--repo', opts.repo);
+  if (opts.version !== undefined) args.push('--version', opts.version);
+  return [...args, '--', opts.chart];
+}
+
+/** `helm dependency build`: fetches the subcharts of Chart.yaml (and Chart.lock) into `charts/`. */
+export function dependencyBuildArgs(chartDir: string, plainHttp = false): string[] {
+  return ['dependency', 'build', ...(plainHttp ? ['--plain-http'] : []), '--', chartDir];
+}
+
+/** `helm create`: helm's starter chart at `chartDir` (its base name becomes the chart's name). */
+export function createArgs(chartDir: string): string[] {
+  return ['create', '--', chartDir];
+}
+
+/** `helm lint`: a chart's own checks (Chart.yaml, templates render, values schema). */
+export function lintArgs(chartDir: string): string[] {
+  return ['lint', '--', chartDir];
 }
 
 /** Works on v3 and v4; prints e.g. `v4.1.4`. */

@@ -4,7 +4,11 @@ import path from 'node:path';
 import { ExecaError, execa } from 'execa';
 import { silentLogger, type Logger } from '../telemetry/logger.js';
 import {
+  createArgs,
+  dependencyBuildArgs,
   historyArgs,
+  lintArgs,
+  pullArgs,
   installArgs,
   metadataArgs,
   rollbackArgs,
@@ -48,6 +52,12 @@ export interface HelmClientOptions {
    * owns (`HELM_*_HOME`, `HELM_DRIVER`, `KUBECONFIG`) override it.
    */
   readonly extraEnv?: Readonly<Record<string, string>>;
+  /**
+   * Use the invoking user's helm homes (repository aliases of `helm repo add`, registry logins of
+   * `helm registry login`) instead of private ones under `tmpDir`. For the scaffolding CLI, which
+   * fetches charts the way the user's own helm would; the operator never sets it.
+   */
+  readonly userHelmHome?: boolean;
 }
 
 interface CallOptions {
@@ -88,6 +98,16 @@ export interface TemplateOptions extends InstallOptions {
   readonly kubeVersion?: string;
   readonly apiVersions?: readonly string[];
   readonly includeCrds?: boolean;
+  /** User values files applied after `values` (e.g. the scaffolder's `--values` for RBAC discovery). */
+  readonly extraValuesFiles?: readonly string[];
+}
+
+export interface PullOptions extends CallOptions {
+  readonly chart: string;
+  readonly repo?: string;
+  readonly version?: string;
+  readonly destination: string;
+  readonly plainHttp?: boolean;
 }
 
 export interface UninstallOptions extends CallOptions {
@@ -118,6 +138,8 @@ const READ_DEADLINE_MS = 60_000;
 /** After SIGTERM helm cancels and writes the release state; SIGKILL mid-upgrade can strand `pending-*`. */
 const FORCE_KILL_AFTER_MS = 30_000;
 const MAX_BUFFER = 64 * 1024 * 1024;
+/** Verbs that never talk to a cluster, so get no `--kube-*` flags. */
+const OFFLINE_VERBS: ReadonlySet<string> = new Set(['template', 'version', 'pull', 'dependency', 'create', 'lint']);
 
 interface RunContext {
   readonly release?: string;
@@ -258,6 +280,31 @@ export class HelmClient {
     return this.#withValuesFile(opts.values, (valuesFile) => this.#run('template', templateArgs({ ...opts, valuesFile }), ctx));
   }
 
+  /** `helm pull --untar`: the chart lands in a new directory under `opts.destination`. */
+  async pull(opts: PullOptions): Promise<void> {
+    await this.#run('pull', pullArgs(opts), this.#offline(opts));
+  }
+
+  /** `helm dependency build`: the chart's declared subcharts, from Chart.lock when there is one. */
+  async dependencyBuild(chartDir: string, opts: CallOptions & { plainHttp?: boolean } = {}): Promise<void> {
+    await this.#run('dependency', dependencyBuildArgs(chartDir, opts.plainHttp), this.#offline(opts));
+  }
+
+  /** `helm create`: helm's starter chart (an nginx Deployment, Service, optional Ingress/HPA) at `chartDir`. */
+  async create(chartDir: string, opts: CallOptions = {}): Promise<void> {
+    await this.#run('create', createArgs(chartDir), this.#offline(opts));
+  }
+
+  /** `helm lint`; resolves with its report, rejects when the chart has errors. */
+  async lint(chartDir: string, opts: CallOptions = {}): Promise<string> {
+    return this.#run('lint', lintArgs(chartDir), this.#offline(opts));
+  }
+
+  /** Verbs without a cluster (and without helm's `--timeout`): a fixed deadline, or the caller's. */
+  #offline(opts: CallOptions): RunContext {
+    return { deadlineMs: opts.timeoutMs ?? READ_DEADLINE_MS, ...(opts.signal ? { signal: opts.signal } : {}) };
+  }
+
   async #major(signal: AbortSignal | undefined): Promise<HelmMajor> {
     throwIfAborted(signal, 'version');
     return (await this.version()).major;
@@ -293,6 +340,7 @@ export class HelmClient {
   }
 
   #env(): Record<string, string> {
+    if (this.#opts.userHelmHome === true) return { ...this.#opts.extraEnv };
     const home = path.join(this.#tmpDir, 'helm');
     return {
       ...this.#opts.extraEnv,
@@ -307,7 +355,7 @@ export class HelmClient {
   /** Spawns helm once; resolves with stdout, rejects with a HelmError. */
   async #run(verb: string, verbArgs: string[], ctx: RunContext): Promise<string> {
     throwIfAborted(ctx.signal, verb);
-    const args = verb === 'template' || verb === 'version' ? verbArgs : withConnectionArgs(verbArgs, this.#opts);
+    const args = OFFLINE_VERBS.has(verb) ? verbArgs : withConnectionArgs(verbArgs, this.#opts);
     const started = performance.now();
     this.#executions++;
     let outcome: HelmExecution['outcome'] = 'error';

@@ -9,10 +9,9 @@
  * and uninstalling it proves that config/rbac grants enough, while the static checks prove it grants
  * no wildcard.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -30,6 +29,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { isNotFound } from '../../src/k8s/errors.js';
 import { createNamespace, deploymentAvailable, testKubeConfig, waitFor } from '../support/kube.js';
+import { freePort, startChild, type Child } from '../support/process.js';
 import { CRs, NGINX } from '../support/operator.js';
 
 const run = promisify(execFile);
@@ -110,19 +110,6 @@ const gone = async (read: () => Promise<unknown>): Promise<boolean> => {
   }
 };
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      s.close(() => {
-        resolve(typeof addr === 'object' && addr !== null ? addr.port : 0);
-      });
-    });
-  });
-}
-
 /** A kubeconfig that authenticates with a TokenRequest token of the deployed ServiceAccount. */
 async function serviceAccountKubeconfig(kc: KubeConfig, file: string): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
@@ -147,41 +134,12 @@ async function serviceAccountKubeconfig(kc: KubeConfig, file: string): Promise<v
   await writeFile(file, stringify(config), { mode: 0o600 });
 }
 
-interface OperatorChild {
-  readonly child: ChildProcess;
-  output(): string;
-  stop(): Promise<void>;
-}
-
 /** `helm-operator run` from source, as its own process group (so helm children go with it). */
-function startOperator(args: readonly string[], kubeconfig: string): OperatorChild {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), 'run', ...args], {
+function startOperator(args: readonly string[], kubeconfig: string): Child {
+  return startChild(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), 'run', ...args], {
     cwd: ROOT,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
     env: childEnv({ KUBECONFIG: kubeconfig }),
   });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((resolve) => {
-    child.once('exit', () => {
-      resolve();
-    });
-  });
-  return {
-    child,
-    output: () => out,
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-      process.kill(-child.pid, 'SIGTERM');
-      const timer = setTimeout(() => {
-        if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
-      }, 45_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
 }
 
 /**
@@ -231,7 +189,7 @@ describe('deploying the operator (make install / deploy / build-installer / unde
   const crs = new CRs(kc, NGINX);
   let dir = '';
   let sampleNs: { name: string; remove: () => Promise<void> } | undefined;
-  let operator: OperatorChild | undefined;
+  let operator: Child | undefined;
   let crdExisted = false;
 
   beforeAll(async () => {

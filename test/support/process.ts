@@ -1,5 +1,6 @@
-/** The operator as a separate OS process (its own process group), for crash and CLI tests. */
+/** The operator (and other long-running commands) as separate OS processes in their own process groups. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { inject } from 'vitest';
 import { waitFor } from './kube.js';
@@ -56,4 +57,44 @@ export async function waitForExit(p: OperatorProcess, timeoutMs = 30_000): Promi
     throw err;
   }
   return p.exited;
+}
+
+export interface Child {
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** A long-running command in its own process group (make → bash → node → helm all stop together). */
+export function startChild(file: string, args: readonly string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): Child {
+  const child: ChildProcess = spawn(file, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => { resolve(); }));
+  return {
+    output: () => out,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+      process.kill(-child.pid, 'SIGTERM');
+      const timer = setTimeout(() => {
+        if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
+      }, 45_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** A TCP port free on 127.0.0.1 right now (for servers the tests start). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      s.close(() => {
+        resolve(typeof addr === 'object' && addr !== null ? addr.port : 0);
+      });
+    });
+  });
 }

@@ -1,0 +1,84 @@
+/** `helm-operator init` and `helm-operator create api`: flags → src/scaffold/commands. */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import type { CreateApiFlags, InitFlags } from '../scaffold/commands.js';
+
+interface RawFlags {
+  domain?: string;
+  projectName?: string;
+  group?: string;
+  version?: string;
+  kind?: string;
+  helmChart?: string;
+  helmChartRepo?: string;
+  helmChartVersion?: string;
+  crdSchema: 'inferred' | 'open';
+  shortNames?: string;
+  values: string[];
+  plainHttp: boolean;
+  helmBinary?: string;
+  force: boolean;
+  dryRun: boolean;
+}
+
+/** The entries whose value is set (the options types are exact about absent keys). */
+function defined<T extends Record<string, string | undefined>>(o: T): { [K in keyof T]?: string } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: string };
+}
+
+const collect = (v: string, prev: string[]): string[] => [...prev, v];
+
+function apiOptions(cmd: Command): Command {
+  return cmd
+    .option('--group <group>', 'API group of the kind, prefixed to --domain (default: charts)')
+    .option('--version <version>', 'API version of the kind, e.g. v1alpha1 (default: v1alpha1)')
+    .option('--kind <Kind>', "the kind (CamelCase); default: the chart's name in CamelCase")
+    .option('--helm-chart <chart>', 'chart directory, .tgz, repo/name, https://…/x.tgz or oci://host/ns/name[:tag]; none: a starter chart (helm create)')
+    .option('--helm-chart-repo <url>', 'chart repository URL for a bare --helm-chart name')
+    .option('--helm-chart-version <version>', 'chart version (default: latest)')
+    .addOption(new Option('--crd-schema <mode>', 'spec schema of the CRD').choices(['inferred', 'open']).default('inferred'))
+    .option('--short-names <names>', 'comma-separated short names of the CRD')
+    .option('--values <file>', 'also render the chart with this values file for its RBAC rules (repeatable)', collect, [])
+    .option('--plain-http', 'fetch from an OCI registry or repository over plain HTTP', false)
+    .option('--helm-binary <path>', 'helm executable (default: $HELM_BIN, else helm on PATH)')
+    .option('--force', 'overwrite files you edited, regenerate an existing API', false)
+    .option('--dry-run', 'print the plan and what would change; write nothing', false);
+}
+
+function common(raw: RawFlags): CreateApiFlags {
+  const shortNames = raw.shortNames?.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (shortNames?.some((s) => !/^[a-z][a-z0-9]*$/.test(s)) === true) throw new InvalidArgumentError('--short-names must be lower-case alphanumeric names');
+  return {
+    root: process.cwd(),
+    helmBinary: raw.helmBinary ?? process.env.HELM_BIN ?? 'helm',
+    force: raw.force,
+    dryRun: raw.dryRun,
+    crdSchema: raw.crdSchema,
+    valuesFiles: raw.values,
+    plainHttp: raw.plainHttp,
+    ...(shortNames === undefined ? {} : { shortNames }),
+    ...defined({ group: raw.group, version: raw.version, kind: raw.kind, helmChart: raw.helmChart, helmChartRepo: raw.helmChartRepo, helmChartVersion: raw.helmChartVersion }),
+  };
+}
+
+export function defineInitCommand(action: (f: InitFlags) => Promise<void>): Command {
+  return apiOptions(
+    new Command('init')
+      .description('Write a new operator project into the current (empty) directory; with --kind or --helm-chart also create its first API')
+      .option('--domain <domain>', 'domain of the API groups', 'my.domain')
+      .option('--project-name <name>', 'project name (default: the directory name)'),
+  ).action(async (raw: RawFlags) => {
+    await action({ ...common(raw), domain: raw.domain ?? 'my.domain', ...(raw.projectName === undefined ? {} : { projectName: raw.projectName }) });
+  });
+}
+
+export function defineCreateCommand(action: (f: CreateApiFlags) => Promise<void>): Command {
+  const create = new Command('create').description('Add to the project');
+  create.addCommand(
+    apiOptions(
+      new Command('api').description('Add a kind served by a Helm chart: the chart, its watch, a typed CRD, a sample and RBAC rules'),
+    ).action(async (raw: RawFlags) => {
+      await action(common(raw));
+    }),
+  );
+  return create;
+}

@@ -1,0 +1,46 @@
+/** `create api`: the plan for one kind (pure; the chart is already fetched and rendered). */
+import { create, insert, type Plan } from './machinery/index.js';
+import type { ApiNames } from './names.js';
+import type { ChartFile } from '../config/chart.js';
+import type { PolicyRule } from './ports.js';
+import {
+  crd,
+  crdFileName,
+  projectResource,
+  rbacFragment,
+  sampleFileName,
+  watchEntry,
+  type CrdInputs,
+} from './templates/api.js';
+
+export interface ApiPlanInputs {
+  readonly names: ApiNames;
+  readonly chartName: string;
+  /** Every file of the chart directory (dependencies built), relative paths. */
+  readonly chartFiles: readonly ChartFile[];
+  readonly crd: Omit<CrdInputs, 'names' | 'chartName'>;
+  /** The sample CR's YAML text. */
+  readonly sample: string;
+  readonly rbac: {
+    readonly rules: readonly PolicyRule[];
+    readonly unresolved: readonly string[];
+    readonly notes?: readonly string[];
+    readonly provenance: string;
+  };
+}
+
+export function apiPlan(a: ApiPlanInputs): Plan {
+  const n = a.names;
+  const crdFile = crdFileName(n);
+  const sampleFile = sampleFileName(n);
+  return [
+    ...a.chartFiles.map((f) => create(`helm-charts/${a.chartName}/${f.path}`, f.data)),
+    create(`config/crd/bases/${crdFile}`, crd({ ...a.crd, names: n, chartName: a.chartName })),
+    create(`config/samples/${sampleFile}`, a.sample),
+    insert('watches.yaml', 'watch', watchEntry(n, a.chartName)),
+    insert('config/crd/kustomization.yaml', 'crdkustomizeresource', `- bases/${crdFile}\n`),
+    insert('config/samples/kustomization.yaml', 'manifestskustomizesamples', `- ${sampleFile}\n`),
+    insert('config/rbac/role.yaml', 'rules', rbacFragment({ names: n, chartName: a.chartName, ...a.rbac })),
+    insert('PROJECT', 'resources', projectResource(n)),
+  ];
+}

@@ -1,0 +1,195 @@
+/**
+ * The `openAPIV3Schema` pieces of a scaffolded CRD: `spec` typed from the chart's
+ * values.schema.json, or inferred from its values.yaml, or left open as operator-sdk does; and
+ * `status` as this operator writes it. Pure: no I/O, never throws on odd input (it warns).
+ * See docs/adr/0013-typed-crd-from-values-schema.md.
+ */
+import { isPlainObject } from '../reconciler/values.js';
+import { PRESERVE, openSchema, type OpenApiSchema } from './openapi.js';
+import { convertValuesSchema, type SchemaWarning } from './values-schema.js';
+
+export type { JsonValue, OpenApiSchema, OpenApiType } from './openapi.js';
+export type { SchemaWarning } from './values-schema.js';
+
+export interface SchemaConversion {
+  schema: OpenApiSchema;
+  warnings: SchemaWarning[];
+}
+
+export interface ValuesSchemaOptions {
+  /**
+   * The chart's parsed values.yaml. helm merges the CR's spec over it before validating, so with
+   * it a `required` key that values.yaml sets is not required of the CR, and a schema `default`
+   * that disagrees with values.yaml is dropped (helm uses values.yaml's). Without it, `required`
+   * is only kept under lists and maps, where nothing is merged.
+   */
+  readonly values?: unknown;
+}
+
+/** kubectl's client-side apply keeps the object in an annotation limited to 256 KiB. */
+const CLIENT_SIDE_APPLY_LIMIT = 256 * 1024;
+
+/** operator-sdk's spec: any object. */
+export function openSpecSchema(): OpenApiSchema {
+  return { type: 'object', [PRESERVE]: true };
+}
+
+/** Pure: a structural schema for `spec` from a chart's values.schema.json, with what it could not express. */
+export function specSchemaFromValuesSchema(valuesSchema: unknown, options: ValuesSchemaOptions = {}): SchemaConversion {
+  const warnings: SchemaWarning[] = [];
+  const merge = options.values === undefined ? 'unknown' : { values: options.values };
+  let schema = convertValuesSchema(valuesSchema, merge, warnings);
+  if (schema.type !== 'object') {
+    if (schema.type !== undefined || schema['x-kubernetes-int-or-string'] === true) {
+      warnings.push({ path: '.spec', message: 'the values schema does not describe an object (helm values are a map): spec left open' });
+    }
+    schema = { ...(schema.description === undefined ? {} : { description: schema.description }), ...openSpecSchema() };
+  }
+  // spec itself is never null and needs no default: an absent spec is helm's empty values.
+  delete schema.nullable;
+  delete schema.default;
+  const size = JSON.stringify(schema).length;
+  if (size > CLIENT_SIDE_APPLY_LIMIT) {
+    warnings.push({
+      path: '.spec',
+      message: `the schema is ${Math.round(size / 1024)} KiB: apply the CRD with kubectl apply --server-side (client-side apply stores it in a 256 KiB annotation)`,
+    });
+  }
+  return { schema, warnings };
+}
+
+/**
+ * Pure: a permissive schema for `spec` inferred from the chart's values.yaml, for charts without
+ * values.schema.json. It types what values.yaml shows and rejects little else: objects stay open
+ * (charts read keys values.yaml does not list), empty maps and nulls accept anything, nothing is
+ * required, no enum or default is invented.
+ */
+export function specSchemaFromValues(values: unknown): SchemaConversion {
+  const warnings: SchemaWarning[] = [];
+  if (values === undefined || values === null) return { schema: openSpecSchema(), warnings };
+  if (!isPlainObject(values)) {
+    warnings.push({ path: '.spec', message: 'values.yaml is not a map: spec left open' });
+    return { schema: openSpecSchema(), warnings };
+  }
+  return { schema: inferObject(values, '.spec'), warnings };
+}
+
+/** Parent keys whose maps hold the user's own keys (labels, annotations, selectors, env). */
+const USER_KEYED = /(labels|annotations|selector|nodeselector|env|environment|extraenv|config|data|secrets?|parameters|args)$/i;
+
+function inferObject(values: Record<string, unknown>, path: string): OpenApiSchema {
+  const properties: Record<string, OpenApiSchema> = {};
+  for (const [key, value] of Object.entries(values)) properties[key] = infer(value, key, `${path}.${key}`);
+  return { type: 'object', properties, [PRESERVE]: true };
+}
+
+function infer(value: unknown, key: string, path: string): OpenApiSchema {
+  if (value === null || value === undefined) return openSchema();
+  if (Array.isArray(value)) return { type: 'array', items: inferItems(value, path) };
+  if (isPlainObject(value)) {
+    // {} is a placeholder to fill (resources, nodeSelector); a map of user keys is data, not shape.
+    const userKeys = USER_KEYED.test(key) || Object.keys(value).some((k) => /[./]/.test(k));
+    if (Object.keys(value).length === 0 || userKeys) return { type: 'object', [PRESERVE]: true };
+    return inferObject(value, path);
+  }
+  return inferScalar(value);
+}
+
+function inferScalar(value: unknown): OpenApiSchema {
+  if (typeof value === 'boolean') return { type: 'boolean' };
+  if (typeof value === 'number') return { type: Number.isInteger(value) ? 'integer' : 'number' };
+  // "" is a placeholder (nodePort: "", tag: ""): integers are fine there; floats are not (tag 1.10 would be 1.1).
+  if (value === '') return { 'x-kubernetes-int-or-string': true };
+  return typeof value === 'string' ? { type: 'string' } : openSchema();
+}
+
+/** Items of a list: what every element agrees on, else anything. */
+function inferItems(list: unknown[], path: string): OpenApiSchema {
+  if (list.length === 0) return openSchema();
+  const schemas = list.map((item) => infer(item, '', `${path}[*]`));
+  return schemas.reduce(agree);
+}
+
+function agree(a: OpenApiSchema, b: OpenApiSchema): OpenApiSchema {
+  const types = new Set([a.type, b.type]);
+  if (types.size === 2 && types.has('integer') && types.has('number')) return { type: 'number' };
+  if (a.type !== b.type || a['x-kubernetes-int-or-string'] !== b['x-kubernetes-int-or-string']) return openSchema();
+  if (a.type === 'object') return agreeObjects(a.properties, b.properties);
+  if (a.type === 'array' && a.items !== undefined && b.items !== undefined) return { type: 'array', items: agree(a.items, b.items) };
+  return a;
+}
+
+function agreeObjects(a: Record<string, OpenApiSchema> | undefined, b: Record<string, OpenApiSchema> | undefined): OpenApiSchema {
+  if (a === undefined || b === undefined) return { type: 'object', [PRESERVE]: true };
+  const properties: Record<string, OpenApiSchema> = { ...a };
+  for (const [key, schema] of Object.entries(b)) {
+    const mine = properties[key];
+    properties[key] = mine === undefined ? schema : agree(mine, schema);
+  }
+  return { type: 'object', properties, [PRESERVE]: true };
+}
+
+const str = (description: string): OpenApiSchema => ({ type: 'string', description });
+
+/**
+ * The status this operator writes (src/reconciler/status.ts), typed so `kubectl explain` and
+ * printer columns see it. Open at the top for forward compatibility: a newer operator writing a
+ * field this CRD does not list must not have it pruned (a CRD upgrade lags the operator's).
+ */
+export function statusSchema(): OpenApiSchema {
+  return {
+    description: 'The observed state of the release, written by the operator.',
+    type: 'object',
+    [PRESERVE]: true,
+    properties: {
+      observedGeneration: { type: 'integer', format: 'int64', description: 'The generation of the spec last reconciled.' },
+      conditions: {
+        description: 'Initialized, Deployed, ReleaseFailed, Irreconcilable, Ready, Paused, Stalled.',
+        type: 'array',
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['type'],
+        items: {
+          type: 'object',
+          required: ['type', 'status'],
+          properties: {
+            type: str('The condition type, e.g. Deployed.'),
+            status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
+            reason: str("A CamelCase reason, e.g. operator-sdk's InstallSuccessful or UpgradeError."),
+            message: str('A human-readable message: the chart NOTES or the error.'),
+            lastTransitionTime: { type: 'string', format: 'date-time', description: 'When the status last changed.' },
+            observedGeneration: { type: 'integer', format: 'int64' },
+          },
+        },
+      },
+      deployedRelease: {
+        description: 'The helm release last deployed.',
+        type: 'object',
+        properties: {
+          name: str('The release name (the CR name).'),
+          namespace: str('The release namespace (the CR namespace).'),
+          revision: { type: 'integer', description: 'The helm revision.' },
+          chart: str('The chart name.'),
+          chartVersion: str('The chart version.'),
+          appVersion: str("The chart's appVersion."),
+          manifest: str("The rendered manifest (operator-sdk's field; this operator does not write it)."),
+        },
+      },
+      inventory: {
+        description: 'The objects the release created.',
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, namespace: { type: 'string' }, name: { type: 'string' } },
+        },
+      },
+      failedAttempts: {
+        description: 'Consecutive failed installs or upgrades of one desired state; retries stop after 5.',
+        type: 'object',
+        properties: {
+          fingerprint: str('The desired state (chart and values) that failed.'),
+          count: { type: 'integer' },
+        },
+      },
+    },
+  };
+}

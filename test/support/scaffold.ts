@@ -1,0 +1,113 @@
+/**
+ * What the scaffold tests share: this checkout as the npm package a user installs (`npm pack`, then
+ * `npm install` of the tarball into a prefix), cached so that test files and reruns reuse one pack
+ * and one install, and helpers to run the installed `helm-operator` and a project's `make`.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+export const REPO = path.resolve(import.meta.dirname, '../..');
+const CACHE = path.join(process.env.HELM_OPERATOR_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'helm-operator-ts'), 'scaffold-runtime');
+
+export interface RuntimePackage {
+  /** The `npm pack` tarball. */
+  readonly tarball: string;
+  readonly version: string;
+  /** `<prefix>/node_modules`, where the tarball is installed. */
+  readonly nodeModules: string;
+  readonly bin: string;
+}
+
+/** Environment for children: no make state of an outer `make test`, pinned node first on PATH. */
+export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const { MAKEFLAGS: _f, MFLAGS: _m, MAKELEVEL: _l, IMG: _i, ...env } = process.env;
+  return { ...env, PATH: `${path.dirname(process.execPath)}:${env.PATH ?? ''}`, ...extra };
+}
+
+export async function exec(file: string, args: readonly string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<string> {
+  try {
+    const { stdout, stderr } = await run(file, args, { cwd: opts.cwd ?? REPO, env: opts.env ?? childEnv(), timeout: opts.timeoutMs ?? 240_000, maxBuffer: 32 * 1024 * 1024 });
+    return `${stdout}${stderr}`;
+  } catch (err) {
+    const e = err as Error & { stdout?: string; stderr?: string };
+    throw new Error(`${path.basename(file)} ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
+  }
+}
+
+async function walk(dir: string, out: string[]): Promise<void> {
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) await walk(p, out);
+    else out.push(p);
+  }
+}
+
+/** sha256 of what `npm pack` packs and builds from: a changed source file means a new pack. */
+async function inputsKey(): Promise<string> {
+  const files = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md'].map((f) => path.join(REPO, f));
+  await walk(path.join(REPO, 'src'), files);
+  await walk(path.join(REPO, 'hack'), files);
+  const h = createHash('sha256');
+  for (const f of files.sort()) h.update(path.relative(REPO, f)).update('\0').update(await readFile(f));
+  return h.digest('hex').slice(0, 16);
+}
+
+async function packTarball(): Promise<string> {
+  const dir = path.join(CACHE, `pack-${await inputsKey()}`);
+  const done = path.join(dir, 'tarball');
+  if (existsSync(done)) return (await readFile(done, 'utf8')).trim();
+  const tmp = `${dir}.tmp-${process.pid}`;
+  await rm(tmp, { recursive: true, force: true });
+  await mkdir(tmp, { recursive: true });
+  await exec('npm', ['pack', '--pack-destination', tmp]);
+  const name = (await readdir(tmp)).find((f) => f.endsWith('.tgz')) ?? '';
+  await rm(dir, { recursive: true, force: true });
+  await rename(tmp, dir);
+  const tarball = path.join(dir, name);
+  await writeFile(done, tarball);
+  return tarball;
+}
+
+/** Older packs and installs (earlier sources) go once a new one is complete: the cache keeps one. */
+async function pruneExcept(keep: readonly string[]): Promise<void> {
+  const names = new Set(keep.map((k) => path.basename(k)));
+  for (const e of await readdir(CACHE)) if (!names.has(e)) await rm(path.join(CACHE, e), { recursive: true, force: true });
+}
+
+let cached: Promise<RuntimePackage> | undefined;
+
+/** The runtime package as a user gets it: packed from this checkout, installed from the tarball. */
+export function runtimePackage(): Promise<RuntimePackage> {
+  cached ??= (async () => {
+    const tarball = await packTarball();
+    const sha = createHash('sha256').update(await readFile(tarball)).digest('hex').slice(0, 16);
+    const prefix = path.join(CACHE, `install-${sha}`);
+    const version = (JSON.parse(await readFile(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
+    if (!existsSync(path.join(prefix, '.complete'))) {
+      const tmp = `${prefix}.tmp-${process.pid}`;
+      await rm(tmp, { recursive: true, force: true });
+      await mkdir(tmp, { recursive: true });
+      await exec('npm', ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--loglevel=error', '--prefix', tmp, tarball], { cwd: tmp });
+      // What the scaffolded Makefile's install step leaves behind, so projects linking this skip it.
+      await writeFile(path.join(tmp, 'node_modules', `.helm-operator-${version}.installed`), '');
+      await writeFile(path.join(tmp, '.complete'), '');
+      await rm(prefix, { recursive: true, force: true });
+      await rename(tmp, prefix);
+    }
+    await pruneExcept([path.dirname(tarball), prefix]);
+    const nodeModules = path.join(prefix, 'node_modules');
+    return { tarball, version, nodeModules, bin: path.join(nodeModules, '.bin', 'helm-operator') };
+  })();
+  return cached;
+}
+
+/** A project uses the shared install (its `make` then finds the runtime installed). */
+export async function linkRuntime(projectDir: string, pkg: RuntimePackage): Promise<void> {
+  await symlink(pkg.nodeModules, path.join(projectDir, 'node_modules'), 'dir');
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { apiPlan } from '../../../src/scaffold/api-plan.js';
+import { objectsOfManifest } from '../../../src/scaffold/chart-kinds.js';
+import { apiNames } from '../../../src/scaffold/names.js';
+import type { CreateOp, InsertOp } from '../../../src/scaffold/machinery/index.js';
+
+const names = apiNames({ group: 'cache', version: 'v1alpha1', kind: 'Memcached' }, 'example.com');
+const plan = apiPlan({
+  names,
+  chartName: 'memcached',
+  chartFiles: [{ path: 'Chart.yaml', data: Buffer.from('name: memcached\n') }, { path: 'charts/dep-1.0.0.tgz', data: Buffer.from([31, 139, 0]) }],
+  crd: { spec: { type: 'object', properties: { replicas: { type: 'integer', default: 1 } } }, status: { type: 'object' }, schemaSource: 'test', warnings: ['spec.x: dropped'], shortNames: ['mc'] },
+  sample: 'apiVersion: cache.example.com/v1alpha1\nkind: Memcached\n',
+  rbac: { rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'create'] }], unresolved: ['example.io/v1 Widget'], provenance: 'its default values' },
+});
+const op = (p: string) => plan.find((o) => o.path === p && o.op === 'create') as CreateOp;
+const inserts = plan.filter((o): o is InsertOp => o.op === 'insert');
+
+describe('apiPlan', () => {
+  it('saves the chart under helm-charts/<name>, binary files included', () => {
+    expect(op('helm-charts/memcached/charts/dep-1.0.0.tgz').body).toEqual(Buffer.from([31, 139, 0]));
+  });
+
+  it('writes a CRD with the schema, status subresource, printer columns and short names', () => {
+    const text = String(op('config/crd/bases/cache.example.com_memcacheds.yaml').body);
+    expect(text).toMatch(/^# warning: spec\.x: dropped$/m);
+    const crd = parseAllDocuments(text)[0]!.toJS() as {
+      metadata: { name: string };
+      spec: { names: { shortNames: string[] }; scope: string; versions: { additionalPrinterColumns: { name: string }[]; subresources: object; schema: { openAPIV3Schema: { properties: { spec: { properties: object } } } } }[] };
+    };
+    expect(crd.metadata.name).toBe('memcacheds.cache.example.com');
+    expect(crd.spec.names.shortNames).toEqual(['mc']);
+    expect(crd.spec.scope).toBe('Namespaced');
+    const v = crd.spec.versions[0]!;
+    expect(v.additionalPrinterColumns.map((c) => c.name)).toEqual(['Ready', 'Deployed', 'Revision', 'Age']);
+    expect(v.subresources).toEqual({ status: {} });
+    expect(v.schema.openAPIV3Schema.properties.spec.properties).toEqual({ replicas: { type: 'integer', default: 1 } });
+  });
+
+  it('adds the watch, kustomization entries, PROJECT resource and RBAC rules at their markers', () => {
+    expect(inserts.map((i) => `${i.path}@${i.marker}`)).toEqual([
+      'watches.yaml@watch',
+      'config/crd/kustomization.yaml@crdkustomizeresource',
+      'config/samples/kustomization.yaml@manifestskustomizesamples',
+      'config/rbac/role.yaml@rules',
+      'PROJECT@resources',
+    ]);
+    const rbac = inserts.find((i) => i.marker === 'rules')!.fragment;
+    expect(rbac).toContain('- apiGroups: ["cache.example.com"]\n  resources: ["memcacheds/finalizers"]\n  verbs: ["update"]');
+    expect(rbac).toContain('- apiGroups: ["apps"]\n  resources: ["deployments"]\n  verbs: ["get", "create"]');
+    expect(rbac).toContain('# Not resolved to a resource (add their rules by hand): example.io/v1 Widget');
+    expect(rbac).not.toContain('*');
+  });
+});
+
+describe('objectsOfManifest', () => {
+  it('lists the objects of a rendered stream, unpacking Lists and skipping empty documents', () => {
+    const manifest = '---\n# Source: x\n---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {namespace: other}\n';
+    expect(objectsOfManifest(manifest)).toEqual([
+      { apiVersion: 'v1', kind: 'ConfigMap' },
+      { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'other' },
+    ]);
+  });
+});

@@ -1,0 +1,94 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import { applyPlan, insertAtMarker, type CreateOp } from '../../../src/scaffold/machinery/index.js';
+import { initPlan } from '../../../src/scaffold/init.js';
+import { configFiles } from '../../../src/scaffold/templates/config.js';
+import { crdKustomization, managerRole, samplesKustomization, watchesFile } from '../../../src/scaffold/templates/project.js';
+
+const repo = path.resolve(import.meta.dirname, '../../..');
+const runtime = { runtimePackage: 'helm-operator-ts', runtimeVersion: '0.1.0', nodeVersion: '24.21.0' };
+
+describe("init's config/ templates", () => {
+  it("are this repository's own config/ files for the project name helm-operator", () => {
+    for (const [file, body] of Object.entries(configFiles({ projectName: 'helm-operator' }))) {
+      expect(body, file).toBe(readFileSync(path.join(repo, file), 'utf8'));
+    }
+  });
+
+  it("render this repository's kustomization and role once create api inserted the nginx entries", () => {
+    const crdK = insertAtMarker(crdKustomization(), 'k', 'crdkustomizeresource', '- bases/example.com_nginxes.yaml\n');
+    expect(parse(crdK)).toEqual(parse(readFileSync(path.join(repo, 'config/crd/kustomization.yaml'), 'utf8')));
+    const samplesK = insertAtMarker(samplesKustomization(), 's', 'manifestskustomizesamples', '- example.com_v1alpha1_nginx.yaml\n');
+    expect(parse(samplesK)).toEqual(parse(readFileSync(path.join(repo, 'config/samples/kustomization.yaml'), 'utf8')));
+    const watches = insertAtMarker(watchesFile(), 'w', 'watch', '- group: example.com\n  version: v1alpha1\n  kind: Nginx\n  chart: helm-charts/nginx\n');
+    expect(watches).toBe(readFileSync(path.join(repo, 'watches.yaml'), 'utf8'));
+    const role = parse(managerRole({ projectName: 'helm-operator' })) as { rules: unknown[] };
+    const repoRole = parse(readFileSync(path.join(repo, 'config/rbac/role.yaml'), 'utf8')) as { rules: unknown[] };
+    for (const rule of role.rules) expect(repoRole.rules).toContainEqual(rule);
+  });
+
+  it('names everything after the project', () => {
+    const files = configFiles({ projectName: 'memcached-operator' });
+    expect(parse(files['config/default/kustomization.yaml']!)).toMatchObject({ namespace: 'memcached-operator-system', namePrefix: 'memcached-operator-' });
+    expect(files['config/manager/manager.yaml']).toContain('--leader-election-id=memcached-operator');
+    expect(Object.values(files).join('\n')).not.toMatch(/helm-operator-system|name: helm-operator\b/);
+  });
+});
+
+describe('initPlan', () => {
+  const plan = initPlan({ ...runtime, projectName: 'demo', domain: 'example.com' });
+  const body = (p: string): string => String((plan.find((op) => op.path === p) as CreateOp).body);
+
+  it('writes the project layout', () => {
+    const paths = plan.map((op) => op.path);
+    for (const p of ['PROJECT', 'watches.yaml', 'Makefile', 'Dockerfile', 'README.md', '.gitignore', 'config/default/kustomization.yaml', 'config/rbac/role.yaml', 'config/crd/kustomization.yaml']) {
+      expect(paths).toContain(p);
+    }
+  });
+
+  it("writes operator-sdk's PROJECT fields with this runtime's layout", () => {
+    expect(parse(body('PROJECT'))).toEqual({ domain: 'example.com', layout: ['helm-operator-ts.dev/v1'], projectName: 'demo', resources: null, version: '3' });
+  });
+
+  it('pins the runtime package in the Makefile and the Dockerfile', () => {
+    expect(body('Makefile')).toContain('HELM_OPERATOR_VERSION ?= 0.1.0\nHELM_OPERATOR_PACKAGE ?= helm-operator-ts@$(HELM_OPERATOR_VERSION)');
+    expect(body('Makefile')).toMatch(/^\tnpm install .*'\$\(HELM_OPERATOR_PACKAGE\)'$/m);
+    expect(body('Makefile')).toContain('OPERATOR_NAMESPACE ?= demo-system');
+    expect(body('Dockerfile')).toContain('"helm-operator-ts@${HELM_OPERATOR_VERSION}"');
+    expect(body('Dockerfile')).toContain('FROM node:24.21.0-bookworm-slim');
+    expect(body('Dockerfile')).toMatch(/^COPY watches.yaml .*\nCOPY helm-charts\/ /m);
+  });
+
+  it('has the Makefile targets this repository has', () => {
+    const targets = [...body('Makefile').matchAll(/^([a-z-]+):/gm)].map((m) => m[1]);
+    for (const t of ['help', 'run', 'install', 'uninstall', 'deploy', 'undeploy', 'run-as-deployed', 'build-installer', 'docker-build', 'docker-push', 'cluster-up', 'cluster-down']) {
+      expect(targets).toContain(t);
+    }
+  });
+
+  it('yields valid YAML for every YAML file', () => {
+    for (const op of plan) {
+      if (op.op === 'create' && op.path.endsWith('.yaml')) {
+        for (const doc of parseAllDocuments(String(op.body)) as { errors: unknown[] }[]) expect(doc.errors, op.path).toEqual([]);
+      }
+    }
+  });
+
+  it('refuses a bad domain or project name', () => {
+    expect(() => initPlan({ ...runtime, projectName: 'Demo_1', domain: 'example.com' })).toThrow(/project name "Demo_1"/);
+    expect(() => initPlan({ ...runtime, projectName: 'demo', domain: 'Example.COM' })).toThrow(/--domain/);
+  });
+
+  it('is idempotent on disk', async () => {
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const dir = await mkdtemp(path.join((await import('node:os')).tmpdir(), 'init-'));
+    try {
+      await applyPlan(dir, plan);
+      expect((await applyPlan(dir, plan)).every((r) => r.action === 'unchanged')).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
