@@ -195,7 +195,8 @@ build_olm-validate() {
     "github.com/operator-framework/operator-registry $OPERATOR_REGISTRY_VERSION"; do
     grep -q "^	$pinned\$" go.mod || die "hack/olm/go.mod does not require $pinned (hack/versions.env)"
   done
-  GOFLAGS="$GOFLAGS -mod=readonly" go build -ldflags "-s -w" -o "$out/" \
+  # containers_image_openpgp: opm's image library without gpgme (cgo), as operator-sdk builds it.
+  GOFLAGS="$GOFLAGS -mod=readonly" go build -tags containers_image_openpgp -ldflags "-s -w" -o "$out/" \
     ./validate github.com/operator-framework/operator-registry/cmd/opm
   mv "$out/validate" "$out/olm-validate"
 }
