@@ -17,7 +17,8 @@ export const groupOf = (apiVersion: string): string => (apiVersion.includes('/')
 export const versionOf = (apiVersion: string): string => apiVersion.slice(apiVersion.indexOf('/') + 1);
 
 /** The value at a path of plain objects, or undefined. */
-export const get = (o: unknown, ...path: string[]): unknown => path.reduce<unknown>((v, k) => (isObj(v) ? v[k] : undefined), o);
+export const get = (o: unknown, ...path: string[]): unknown =>
+  path.reduce<unknown>((v, k) => (isObj(v) ? v[k] : Array.isArray(v) ? (v as unknown[])[Number(k)] : undefined), o);
 /** The object entries of an array value, or []. */
 export const objs = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter(isObj) : []);
 
