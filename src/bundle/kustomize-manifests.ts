@@ -57,20 +57,21 @@ spec:
 `;
 }
 
-export function kustomizeManifests(packageName: string, dir = 'config/manifests'): Plan {
-  const csv = `bases/${packageName}.clusterserviceversion.yaml`;
-  return [
-    create(`${dir}/${csv}`, baseCsv(packageName), 'skip'),
-    create(
-      `${dir}/kustomization.yaml`,
-      `# What \`generate bundle\` reads: \`kubectl kustomize ${dir} | helm-operator generate bundle --version X\`.
-# The base ClusterServiceVersion is yours to edit (display name, description, icon, maintainers, ...).
+/** config/manifests/kustomization.yaml: what `generate bundle` reads. */
+export function manifestsKustomization(packageName: string, dir = 'config/manifests'): string {
+  return `# What \`generate bundle\` reads: \`kubectl kustomize ${dir} | helm-operator generate bundle --version X\`.
+# The base ClusterServiceVersion (\`helm-operator generate kustomize manifests\` writes it once) is yours
+# to edit (display name, description, icon, maintainers, ...).
 resources:
-  - ${csv}
+  - bases/${packageName}.clusterserviceversion.yaml
   - ../default
   - ../samples
-`,
-      'skip',
-    ),
+`;
+}
+
+export function kustomizeManifests(packageName: string, dir = 'config/manifests'): Plan {
+  return [
+    create(`${dir}/bases/${packageName}.clusterserviceversion.yaml`, baseCsv(packageName), 'skip'),
+    create(`${dir}/kustomization.yaml`, manifestsKustomization(packageName, dir), 'skip'),
   ];
 }
