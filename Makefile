@@ -137,3 +137,52 @@ run-as-deployed: build ## Run the operator locally as the ServiceAccount deploy 
 .PHONY: undeploy
 undeploy: ## Remove everything deploy created: custom resources first (the operator uninstalls their releases), then the rest.
 	IGNORE_NOT_FOUND=$(ignore-not-found) bash hack/deploy.sh delete config/default
+
+##@ OLM bundle
+# operator-sdk's variables and targets (copyable into a scaffolded project's Makefile). The pinned
+# kubectl's kustomize renders config/manifests; opm comes from hack/tools.sh (olm-validate component).
+VERSION ?= 0.0.1
+CHANNELS ?=
+BUNDLE_CHANNELS := $(if $(CHANNELS),--channels=$(CHANNELS))
+DEFAULT_CHANNEL ?=
+BUNDLE_DEFAULT_CHANNEL := $(if $(DEFAULT_CHANNEL),--default-channel=$(DEFAULT_CHANNEL))
+BUNDLE_METADATA_OPTS ?= $(BUNDLE_CHANNELS) $(BUNDLE_DEFAULT_CHANNEL)
+PACKAGE ?= helm-operator
+IMAGE_TAG_BASE ?= example.com/helm-operator
+BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(VERSION)
+CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:v$(VERSION)
+USE_IMAGE_DIGESTS ?= false
+BUNDLE_GEN_FLAGS ?= --version $(VERSION) --package $(PACKAGE) $(BUNDLE_METADATA_OPTS) $(if $(filter true,$(USE_IMAGE_DIGESTS)),--use-image-digests)
+HELM_OPERATOR ?= npx tsx src/cli/main.ts
+
+.PHONY: bundle
+bundle: deps ## Generate bundle/ and bundle.Dockerfile for IMG and VERSION, then validate them (ours, then OLM's).
+	$(HELM_OPERATOR) generate kustomize manifests --package $(PACKAGE)
+	bash hack/kustomize.sh build config/manifests $(IMG) | $(HELM_OPERATOR) generate bundle $(BUNDLE_GEN_FLAGS)
+	$(HELM_OPERATOR) bundle validate ./bundle --select-optional suite=operatorframework
+	bash hack/tools.sh olm-validate
+	$$(bash hack/tools.sh path olm-validate)/olm-validate --select-optional suite=operatorframework ./bundle >/dev/null
+
+.PHONY: bundle-build
+bundle-build: ## Build the bundle image BUNDLE_IMG with CONTAINER_TOOL.
+	$(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
+
+.PHONY: bundle-push
+bundle-push: ## Push the bundle image BUNDLE_IMG.
+	$(MAKE) docker-push IMG=$(BUNDLE_IMG)
+
+# File-based catalog (not the deprecated SQLite index): catalog/<package>/catalog.yaml from BUNDLE_IMG.
+.PHONY: catalog-build
+catalog-build: ## Build the file-based catalog image CATALOG_IMG holding BUNDLE_IMG (opm render + opm validate).
+	bash hack/tools.sh olm-validate
+	@rm -rf catalog && mkdir -p catalog/$(PACKAGE)
+	printf -- '---\nschema: olm.package\nname: %s\ndefaultChannel: %s\n---\nschema: olm.channel\npackage: %s\nname: %s\nentries:\n  - name: %s.v%s\n' \
+	  $(PACKAGE) $(or $(DEFAULT_CHANNEL),alpha) $(PACKAGE) $(or $(DEFAULT_CHANNEL),alpha) $(PACKAGE) $(VERSION) > catalog/$(PACKAGE)/catalog.yaml
+	$$(bash hack/tools.sh path olm-validate)/opm render $(BUNDLE_IMG) --output yaml >> catalog/$(PACKAGE)/catalog.yaml
+	$$(bash hack/tools.sh path olm-validate)/opm validate catalog
+	$$(bash hack/tools.sh path olm-validate)/opm generate dockerfile catalog
+	$(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
+
+.PHONY: catalog-push
+catalog-push: ## Push the catalog image CATALOG_IMG.
+	$(MAKE) docker-push IMG=$(CATALOG_IMG)

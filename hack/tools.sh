@@ -6,7 +6,9 @@
 #   hack/tools.sh env              print shell exports (PATH and binary locations)
 #   hack/tools.sh node-dir         print the directory of a Node >= the pinned major (fetching it if needed)
 #
-# Components: node helm kubectl helm3 k8s etcd kwok registry (what `all` builds; registry: only for the scaffold tests' OCI source), and opt-in:
+# Components: node helm kubectl helm3 k8s etcd kwok registry olm-validate (what `all` builds; registry: only
+# for the scaffold tests' OCI source; olm-validate: OLM's bundle validators and opm, the bundle tests'
+# reference judge), and opt-in:
 #   operator-sdk-helm   operator-sdk's helm-operator, the peer `make bench-compare` measures against
 # Cache root: $HELM_OPERATOR_CACHE_DIR (default ${XDG_CACHE_HOME:-~/.cache}/helm-operator-ts).
 # Versions: hack/versions.env ($TOOLS_VERSIONS_FILE replaces it, for tests of this script).
@@ -54,9 +56,10 @@ component_dir() {
     k8s) echo "$CACHE_ROOT/k8s-$K8S_VERSION-$(go_tag)" ;;
     etcd) echo "$CACHE_ROOT/etcd-$ETCD_VERSION-$(go_tag)" ;;
     kwok) echo "$CACHE_ROOT/kwok-$KWOK_VERSION-$(go_tag)" ;;
+    olm-validate) echo "$CACHE_ROOT/olm-validate-$OPERATOR_REGISTRY_VERSION-$(olm_source_digest)-$(go_tag)" ;;
     registry) echo "$CACHE_ROOT/registry-$REGISTRY_VERSION-$(go_tag)" ;;
     operator-sdk-helm) echo "$CACHE_ROOT/operator-sdk-helm-$OPERATOR_SDK_VERSION-$(go_tag)" ;;
-    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s etcd kwok registry operator-sdk-helm)" ;;
+    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s etcd kwok registry olm-validate operator-sdk-helm)" ;;
   esac
 }
 
@@ -71,6 +74,7 @@ component_bins() {
     kwok) echo "kwok kwokctl" ;;
     registry) echo "registry" ;;
     operator-sdk-helm) echo "helm-operator" ;;
+    olm-validate) echo "olm-validate opm" ;;
   esac
 }
 
@@ -199,6 +203,26 @@ build_operator-sdk-helm() {
   cd / && rm -rf "$work"
 }
 
+# hack/olm is our own program (and its go.mod pins): its content names the cache directory, so an
+# edit rebuilds it and nothing else.
+olm_source_digest() {
+  cat "$HACK_DIR/olm/go.mod" "$HACK_DIR/olm/go.sum" "$HACK_DIR"/olm/validate/*.go | sha256sum | cut -c1-12
+}
+
+build_olm-validate() {
+  local out=$1 pinned
+  go_env
+  cd "$HACK_DIR/olm"
+  for pinned in "github.com/operator-framework/api $OPERATOR_FRAMEWORK_API_VERSION" \
+    "github.com/operator-framework/operator-registry $OPERATOR_REGISTRY_VERSION"; do
+    grep -q "^	$pinned\$" go.mod || die "hack/olm/go.mod does not require $pinned (hack/versions.env)"
+  done
+  # containers_image_openpgp: opm's image library without gpgme (cgo), as operator-sdk builds it.
+  GOFLAGS="$GOFLAGS -mod=readonly" go build -tags containers_image_openpgp -ldflags "-s -w" -o "$out/" \
+    ./validate github.com/operator-framework/operator-registry/cmd/opm
+  mv "$out/validate" "$out/olm-validate"
+}
+
 # --- orchestration ------------------------------------------------------------------------------
 
 is_complete() {
@@ -267,6 +291,8 @@ export ETCD_BIN="$etcd/etcd"
 export KWOK_BIN="$kwok/kwok"
 export KWOKCTL_BIN="$kwok/kwokctl"
 export REGISTRY_BIN="$(component_dir registry)/registry"
+export OLM_VALIDATE_BIN="$(component_dir olm-validate)/olm-validate"
+export OPM_BIN="$(component_dir olm-validate)/opm"
 EOF
 }
 
@@ -287,7 +313,7 @@ main() {
     path) component_dir "${2:?usage: tools.sh path <component>}" ;;
     node-dir) node_dir ;;
     env) print_env ;;
-    all) for c in node helm etcd kwok k8s helm3 registry; do ensure "$c"; done ;;
+    all) for c in node helm etcd kwok k8s helm3 registry olm-validate; do ensure "$c"; done ;;
     *) for c in "$@"; do ensure "$c"; done ;;
   esac
 }

@@ -5,6 +5,8 @@
  * Files that depend on the APIs (CRDs, samples, the manager role) are in api.ts.
  */
 
+import { manifestsKustomization } from '../../bundle/kustomize-manifests.js';
+
 export interface ProjectNames {
   /** `projectName` of PROJECT: names the namespace (`<name>-system`), the name prefix and labels. */
   readonly projectName: string;
@@ -167,14 +169,7 @@ spec:
           emptyDir:
             sizeLimit: 256Mi
 `,
-  'config/manifests/kustomization.yaml': `# Base of a future OLM bundle (\`operator-sdk generate bundle\` reads \`kustomize build
-# config/manifests\`). No ClusterServiceVersion base yet: add
-# bases/${p.projectName}.clusterserviceversion.yaml here when bundle targets are added.
-resources:
-  # - bases/${p.projectName}.clusterserviceversion.yaml
-  - ../default
-  - ../samples
-`,
+  'config/manifests/kustomization.yaml': manifestsKustomization(p.projectName),
   'config/prometheus/kustomization.yaml': `resources:
   - monitor.yaml
 `,

@@ -1,0 +1,83 @@
+/**
+ * The bundle commands as the CLI calls them: read the kustomize output, plan, write through the
+ * scaffold machinery's writer, and return what to print.
+ */
+import { basename } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { applyPlan, formatPlan, formatResults } from '../scaffold/machinery/index.js';
+import { readProject } from '../scaffold/project.js';
+import { BundleInputError } from './csv.js';
+import { generateBundle } from './generate.js';
+import { kustomizeManifests } from './kustomize-manifests.js';
+import { isK8sObject, type K8sObject } from './types.js';
+import { formatFindings, readBundleDir, validateBundle } from './validate.js';
+
+export interface WriteFlags { readonly root: string; readonly force: boolean; readonly dryRun: boolean }
+
+/** --package, else the PROJECT file's projectName, else the directory name (operator-sdk's order). */
+export async function packageName(root: string, flag: string | undefined): Promise<string> {
+  if (flag !== undefined) return flag;
+  try {
+    return (await readProject(root)).projectName;
+  } catch {
+    return basename(root);
+  }
+}
+
+const report = (results: Awaited<ReturnType<typeof applyPlan>>, plan: Parameters<typeof formatPlan>[0], dryRun: boolean): string[] =>
+  [...(dryRun ? ['plan:', formatPlan(plan), ''] : []), formatResults(results, dryRun)];
+
+export async function runKustomizeManifests(f: WriteFlags & { readonly packageName?: string }): Promise<string> {
+  const pkg = await packageName(f.root, f.packageName);
+  const plan = kustomizeManifests(pkg);
+  return report(await applyPlan(f.root, plan, { force: f.force, dryRun: f.dryRun }), plan, f.dryRun).join('\n');
+}
+
+export function parseObjects(text: string, source: string): K8sObject[] {
+  const out: K8sObject[] = [];
+  for (const doc of parseAllDocuments(text)) {
+    const [first] = doc.errors;
+    if (first !== undefined) throw new BundleInputError(`${source}: not valid YAML: ${first.message}`);
+    const v: unknown = doc.toJS();
+    if (v === null || v === undefined) continue;
+    if (!isK8sObject(v)) throw new BundleInputError(`${source}: a document is not a Kubernetes object (apiVersion, kind, metadata.name)`);
+    out.push(v);
+  }
+  return out;
+}
+
+export interface GenerateBundleFlags extends WriteFlags {
+  readonly input: string;
+  readonly inputName: string;
+  readonly version: string;
+  readonly channels: readonly string[];
+  readonly defaultChannel?: string;
+  readonly packageName?: string;
+  readonly useImageDigests: boolean;
+  readonly outputDir: string;
+  readonly builderVersion: string;
+  readonly now: Date;
+}
+
+export async function runGenerateBundle(f: GenerateBundleFlags): Promise<string> {
+  const pkg = await packageName(f.root, f.packageName);
+  const { plan, notes } = generateBundle({
+    objects: parseObjects(f.input, f.inputName),
+    version: f.version,
+    packageName: pkg,
+    createdAt: f.now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    builderVersion: f.builderVersion,
+    useImageDigests: f.useImageDigests,
+    channels: f.channels,
+    outputDir: f.outputDir,
+    ...(f.defaultChannel === undefined ? {} : { defaultChannel: f.defaultChannel }),
+  });
+  // The bundle is output, not a file the user owns: always regenerated.
+  const results = await applyPlan(f.root, plan, { force: true, dryRun: f.dryRun });
+  return [...report(results, plan, f.dryRun), ...notes.map((n) => `note: ${n}`)].join('\n');
+}
+
+export async function runBundleValidate(dir: string, opts: { selectOptional?: string; output: 'text' | 'json' }): Promise<{ text: string; ok: boolean }> {
+  const findings = validateBundle(await readBundleDir(dir), opts.selectOptional === undefined ? {} : { selectOptional: opts.selectOptional });
+  return { text: formatFindings(findings, opts.output), ok: !findings.some((x) => x.level === 'error') };
+}

@@ -1,0 +1,91 @@
+import { parse } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { buildBundle } from '../../../src/bundle/csv.js';
+import { ownedEntries } from '../../../src/bundle/descriptors.js';
+import { get, isObj } from '../../../src/bundle/types.js';
+import { kustomizeManifests } from '../../../src/bundle/kustomize-manifests.js';
+import { validateBundle } from '../../../src/bundle/validate.js';
+import { asBundleFiles, brokenBundle, brokenCases, generateFixture, kustomizeOutput } from '../../support/bundle-fixture.js';
+
+const build = () => buildBundle({ objects: kustomizeOutput(), version: '0.1.0', packageName: 'demo-operator', createdAt: 'T', builderVersion: '0.1.0' });
+
+describe('generate bundle', () => {
+  it('moves the Deployment and the ServiceAccount’s bound roles into the CSV', () => {
+    const { csv, others, notes } = build();
+    expect(csv.metadata.name).toBe('demo-operator.v0.1.0');
+    expect(get(csv, 'spec', 'install', 'strategy')).toBe('deployment');
+    expect(get(csv, 'spec', 'install', 'spec', 'deployments', '0', 'name')).toBe('demo-controller-manager');
+    expect(get(csv, 'spec', 'install', 'spec', 'permissions', '0', 'rules', '0', 'resources')).toEqual(['leases']);
+    expect(get(csv, 'spec', 'install', 'spec', 'clusterPermissions', '0', 'serviceAccountName')).toBe('demo-controller-manager');
+    expect(others.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(['ClusterRole/demo-metrics-reader', 'Service/demo-metrics-service']);
+    expect(others.every((o) => o.metadata.namespace === undefined)).toBe(true);
+    expect(notes.join()).toContain('Namespace demo-system');
+  });
+
+  it('sets WATCH_NAMESPACE from olm.targetNamespaces, relatedImages, alm-examples and the builder annotations', () => {
+    const { csv } = build();
+    expect(get(csv, 'spec', 'install', 'spec', 'deployments', '0', 'spec', 'template', 'spec', 'containers', '0', 'env')).toEqual([
+      { name: 'WATCH_NAMESPACE', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['olm.targetNamespaces']" } } },
+    ]);
+    expect(get(csv, 'spec', 'relatedImages')).toEqual([{ name: 'manager', image: 'registry.example.com/demo-operator:v0.1.0' }]);
+    expect(JSON.parse(csv.metadata.annotations!['alm-examples']!)).toEqual([{ apiVersion: 'example.com/v1alpha1', kind: 'Web', metadata: { name: 'web-sample' }, spec: { replicaCount: 2 } }]);
+    expect(csv.metadata.annotations!['operators.operatorframework.io/project_layout']).toBe('helm.sdk.operatorframework.io/v1');
+  });
+
+  it('derives descriptors from the CRD schema', () => {
+    const [owned] = ownedEntries(kustomizeOutput().find((o) => o.kind === 'CustomResourceDefinition')!);
+    expect(owned).toMatchObject({ name: 'webs.example.com', version: 'v1alpha1', kind: 'Web', description: 'Web runs the web chart.' });
+    expect(owned!.specDescriptors).toEqual([{ path: 'image', displayName: 'Image' }, { path: 'replicaCount', displayName: 'Replica Count', description: 'How many pods' }]);
+    expect(owned!.statusDescriptors![0]!['x-descriptors']).toEqual(['urn:alm:descriptor:io.kubernetes.conditions']);
+  });
+
+  it('keeps the user’s edits of the base CSV, and is byte-stable apart from createdAt', () => {
+    const objects = kustomizeOutput();
+    const base = objects[0]!;
+    const spec = isObj(base['spec']) ? base['spec'] : {};
+    spec['displayName'] = 'My Demo';
+    spec['customresourcedefinitions'] = { owned: [{ name: 'webs.example.com', version: 'v1alpha1', displayName: 'Web Site' }] };
+    const { csv } = buildBundle({ objects, version: '0.1.0', packageName: 'demo-operator', createdAt: 'T', builderVersion: '0.1.0' });
+    expect(get(csv, 'spec', 'displayName')).toBe('My Demo');
+    expect(get(csv, 'spec', 'customresourcedefinitions', 'owned', '0', 'displayName')).toBe('Web Site');
+    const a = generateFixture('2026-01-01T00:00:00Z').map((o) => String(o.body).replace(/createdAt: .*/, ''));
+    const b = generateFixture('2026-02-02T00:00:00Z').map((o) => String(o.body).replace(/createdAt: .*/, ''));
+    expect(a).toEqual(b);
+  });
+
+  it('refuses bad input with the reason', () => {
+    expect(() => buildBundle({ objects: kustomizeOutput().slice(1), version: '0.1.0', packageName: 'p', createdAt: 'T', builderVersion: '0' })).toThrow(/no ClusterServiceVersion/);
+    expect(() => buildBundle({ objects: kustomizeOutput(), version: 'one', packageName: 'p', createdAt: 'T', builderVersion: '0' })).toThrow(/not a semantic version/);
+    expect(() => buildBundle({ objects: kustomizeOutput(), version: '0.1.0', packageName: 'p', createdAt: 'T', builderVersion: '0', useImageDigests: true })).toThrow(/not pinned by digest/);
+  });
+
+  it('writes the base CSV and kustomization only when absent', () => {
+    const plan = kustomizeManifests('demo-operator');
+    expect(plan.map((o) => (o.op === 'create' ? [o.path, o.ifExists] : []))).toEqual([
+      ['config/manifests/bases/demo-operator.clusterserviceversion.yaml', 'skip'],
+      ['config/manifests/kustomization.yaml', 'skip'],
+    ]);
+    const csv = parse((plan[0] as { body: string }).body) as { spec: { installModes: unknown[] } };
+    expect(csv.spec.installModes).toHaveLength(4);
+  });
+});
+
+describe('bundle validate', () => {
+  it('accepts the generated bundle, optional suite included', () => {
+    const findings = validateBundle(asBundleFiles(generateFixture()), { selectOptional: 'suite=operatorframework' });
+    expect(findings.filter((f) => f.level === 'error')).toEqual([]);
+  });
+
+  it.each(brokenCases)('rejects $name', (c) => {
+    const findings = validateBundle(brokenBundle(c));
+    const errors = findings.filter((f) => f.level === 'error');
+    expect(errors.some((e) => e.check === c.ours.check && (c.ours.path === undefined || e.path === c.ours.path))).toBe(true);
+  });
+
+  it('reports annotation problems with the file and field', () => {
+    const b = asBundleFiles(generateFixture());
+    const files = b.files.map((f) => (f.path === 'metadata/annotations.yaml' ? { ...f, text: f.text.replace('registry+v1', 'helm+v1') } : f));
+    expect(validateBundle({ dirs: b.dirs, files })).toContainEqual(expect.objectContaining({ check: 'format', file: 'metadata/annotations.yaml', path: 'annotations.operators.operatorframework.io.bundle.mediatype.v1' }));
+    expect(() => validateBundle(b, { selectOptional: 'suite=nope' })).toThrow(/expected suite=operatorframework/);
+  });
+});
