@@ -5,7 +5,7 @@
  * Files that depend on the APIs (CRDs, samples, the manager role) are in api.ts.
  */
 
-import { manifestsKustomization } from '../../bundle/kustomize-manifests.js';
+import { baseCsv, manifestsKustomization } from '../../bundle/kustomize-manifests.js';
 
 export interface ProjectNames {
   /** `projectName` of PROJECT: names the namespace (`<name>-system`), the name prefix and labels. */
@@ -169,6 +169,9 @@ spec:
           emptyDir:
             sizeLimit: 256Mi
 `,
+  // Written by init, so config/manifests builds and `make bundle` works from the start; the base
+  // CSV is the user's to edit (create api and generate kustomize manifests never overwrite it).
+  [`config/manifests/bases/${p.projectName}.clusterserviceversion.yaml`]: baseCsv(p.projectName),
   'config/manifests/kustomization.yaml': manifestsKustomization(p.projectName),
   'config/prometheus/kustomization.yaml': `resources:
   - monitor.yaml
