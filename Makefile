@@ -55,6 +55,11 @@ test: deps tools ## Run all tests: lint, unit, then integration and e2e against 
 test-image: deps tools ## Build the operator image with podman and run it against a real control plane (test/e2e/image.test.ts).
 	npx vitest run --project integration test/e2e/image.test.ts
 
+.PHONY: test-olm
+test-olm: deps tools ## Opt-in: install the sample's bundle through OLM (built from source; its own control plane).
+	bash hack/tools.sh olm
+	npx vitest run --project olm
+
 .PHONY: test-unit
 test-unit: deps ## Run the unit tests only (no cluster).
 	npx vitest run --project unit

@@ -10,6 +10,7 @@
 # for the scaffold tests' OCI source; olm-validate: OLM's bundle validators and opm, the bundle tests'
 # reference judge), and opt-in:
 #   operator-sdk-helm   operator-sdk's helm-operator, the peer `make bench-compare` measures against
+#   olm                 OLM's `olm` and `catalog` operators and its CRDs (crds/), for `make test-olm`
 # Cache root: $HELM_OPERATOR_CACHE_DIR (default ${XDG_CACHE_HOME:-~/.cache}/helm-operator-ts).
 # Versions: hack/versions.env ($TOOLS_VERSIONS_FILE replaces it, for tests of this script).
 #
@@ -59,7 +60,8 @@ component_dir() {
     olm-validate) echo "$CACHE_ROOT/olm-validate-$OPERATOR_REGISTRY_VERSION-$(olm_source_digest)-$(go_tag)" ;;
     registry) echo "$CACHE_ROOT/registry-$REGISTRY_VERSION-$(go_tag)" ;;
     operator-sdk-helm) echo "$CACHE_ROOT/operator-sdk-helm-$OPERATOR_SDK_VERSION-$(go_tag)" ;;
-    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s etcd kwok registry olm-validate operator-sdk-helm)" ;;
+    olm) echo "$CACHE_ROOT/olm-$OLM_VERSION-$(go_tag)" ;;
+    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s etcd kwok registry olm-validate operator-sdk-helm olm)" ;;
   esac
 }
 
@@ -75,6 +77,7 @@ component_bins() {
     registry) echo "registry" ;;
     operator-sdk-helm) echo "helm-operator" ;;
     olm-validate) echo "olm-validate opm" ;;
+    olm) echo "olm catalog" ;;
   esac
 }
 
@@ -203,6 +206,32 @@ build_operator-sdk-helm() {
   cd / && rm -rf "$work"
 }
 
+# OLM's operators, built like operator-sdk-helm from a writable copy of the module (its replaces apply
+# only as the main module). Upstream's health/metrics server listens on ":8080" (":8443" with TLS), on
+# every interface and on a fixed port that two processes cannot share; the copy is edited to listen on
+# a free loopback port instead (docs/adr/0018-olm-install-test-tier.md). The CRDs OLM ships go to
+# crds/, so the tests load them from the module as released and the repository holds no copy.
+build_olm() {
+  local out=$1 work json src v=$OLM_VERSION server
+  go_env
+  json=$(go mod download -json "github.com/operator-framework/operator-lifecycle-manager@$v" || true)
+  src=$(printf '%s\n' "$json" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')
+  [ -n "$src" ] && [ -d "$src" ] ||
+    die "cannot download operator-lifecycle-manager $v: $(printf '%s\n' "$json" | sed -n 's/.*"Error": "\(.*\)",*/\1/p')"
+  work="$CACHE_ROOT/work/olm-$v"
+  rm -rf "$work" && mkdir -p "$work"
+  cp -a "$src/." "$work/" && chmod -R u+w "$work"
+  cd "$work"
+  server=pkg/lib/server/server.go
+  [ "$(grep -cE '^\s*return ":(8080|8443)"$' "$server")" = 2 ] ||
+    die "$server of OLM $v no longer hard-codes :8080/:8443; revisit the loopback edit in hack/tools.sh"
+  sed -i -E 's/^(\s*)return ":(8080|8443)"$/\1return "127.0.0.1:0"/' "$server"
+  GOFLAGS="$GOFLAGS -mod=mod" go build -p 2 -ldflags "-s -w" -o "$out/" ./cmd/olm ./cmd/catalog
+  mkdir -p "$out/crds"
+  cp deploy/chart/crds/*.yaml "$out/crds/"
+  cd / && rm -rf "$work"
+}
+
 # hack/olm is our own program (and its go.mod pins): its content names the cache directory, so an
 # edit rebuilds it and nothing else.
 olm_source_digest() {
@@ -293,6 +322,7 @@ export KWOKCTL_BIN="$kwok/kwokctl"
 export REGISTRY_BIN="$(component_dir registry)/registry"
 export OLM_VALIDATE_BIN="$(component_dir olm-validate)/olm-validate"
 export OPM_BIN="$(component_dir olm-validate)/opm"
+export OLM_DIR="$(component_dir olm)"
 EOF
 }
 
