@@ -212,9 +212,9 @@ build_operator-sdk-helm() {
 # a free loopback port instead (docs/adr/0018-olm-install-test-tier.md). The CRDs OLM ships go to
 # crds/, so the tests load them from the module as released and the repository holds no copy.
 build_olm() {
-  local out=$1 work json src v=$OLM_VERSION server
+  local out=$1 work json src commit v=$OLM_VERSION server pkg=github.com/operator-framework/operator-lifecycle-manager
   go_env
-  json=$(go mod download -json "github.com/operator-framework/operator-lifecycle-manager@$v" || true)
+  json=$(go mod download -json "$pkg@$v" || true)
   src=$(printf '%s\n' "$json" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')
   [ -n "$src" ] && [ -d "$src" ] ||
     die "cannot download operator-lifecycle-manager $v: $(printf '%s\n' "$json" | sed -n 's/.*"Error": "\(.*\)",*/\1/p')"
@@ -226,7 +226,10 @@ build_olm() {
   [ "$(grep -cE '^\s*return ":(8080|8443)"$' "$server")" = 2 ] ||
     die "$server of OLM $v no longer hard-codes :8080/:8443; revisit the loopback edit in hack/tools.sh"
   sed -i -E 's/^(\s*)return ":(8080|8443)"$/\1return "127.0.0.1:0"/' "$server"
-  GOFLAGS="$GOFLAGS -mod=mod" go build -p 2 -ldflags "-s -w" -o "$out/" ./cmd/olm ./cmd/catalog
+  commit=$(printf '%s\n' "$json" | sed -n 's/.*"Hash": "\(.*\)",*/\1/p')
+  # Upstream's Makefile: version from `git describe`, tag json1 (for its SQLite code paths).
+  GOFLAGS="$GOFLAGS -mod=mod" go build -p 2 -tags json1 -o "$out/" \
+    -ldflags "-s -w -X $pkg/pkg/version.OLMVersion=$v -X $pkg/pkg/version.GitCommit=$commit" ./cmd/olm ./cmd/catalog
   mkdir -p "$out/crds"
   cp deploy/chart/crds/*.yaml "$out/crds/"
   cd / && rm -rf "$work"
