@@ -81,7 +81,7 @@ describe('scorecard', () => {
   const scorecardOf = (objects: K8sObject[]): unknown => {
     const { plan } = generateBundle({ objects, version: '0.1.0', packageName: 'demo-operator', createdAt: 'T', builderVersion: '0', channels: ['alpha'] });
     const op = plan.find((o) => o.op === 'create' && o.path === 'bundle/tests/scorecard/config.yaml');
-    return parse(String((op as { body: string }).body));
+    return parse((op as { body: string }).body);
   };
   const custom: K8sObject = { apiVersion: 'scorecard.operatorframework.io/v1alpha3', kind: 'Configuration', metadata: { name: 'config' }, stages: [{ parallel: false, tests: [] }] };
 
