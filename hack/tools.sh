@@ -8,7 +8,7 @@
 #
 # Components: node helm kubectl helm3 k8s etcd kwok registry olm-validate (what `all` builds; registry: only
 # for the scaffold tests' OCI source; olm-validate: OLM's bundle validators and opm, the bundle tests'
-# reference judge), and opt-in:
+# reference judge, and catalog-serve, opm serve on a loopback address), and opt-in:
 #   operator-sdk-helm   operator-sdk's helm-operator, the peer `make bench-compare` measures against
 #   olm                 OLM's `olm` and `catalog` operators and its CRDs (crds/), for `make test-olm`
 # Cache root: $HELM_OPERATOR_CACHE_DIR (default ${XDG_CACHE_HOME:-~/.cache}/helm-operator-ts).
@@ -76,7 +76,7 @@ component_bins() {
     kwok) echo "kwok kwokctl" ;;
     registry) echo "registry" ;;
     operator-sdk-helm) echo "helm-operator" ;;
-    olm-validate) echo "olm-validate opm" ;;
+    olm-validate) echo "olm-validate opm catalog-serve" ;;
     olm) echo "olm catalog" ;;
   esac
 }
@@ -238,7 +238,7 @@ build_olm() {
 # hack/olm is our own program (and its go.mod pins): its content names the cache directory, so an
 # edit rebuilds it and nothing else.
 olm_source_digest() {
-  cat "$HACK_DIR/olm/go.mod" "$HACK_DIR/olm/go.sum" "$HACK_DIR"/olm/validate/*.go | sha256sum | cut -c1-12
+  cat "$HACK_DIR/olm/go.mod" "$HACK_DIR/olm/go.sum" "$HACK_DIR"/olm/validate/*.go "$HACK_DIR"/olm/catalogserve/*.go | sha256sum | cut -c1-12
 }
 
 build_olm-validate() {
@@ -251,8 +251,9 @@ build_olm-validate() {
   done
   # containers_image_openpgp: opm's image library without gpgme (cgo), as operator-sdk builds it.
   GOFLAGS="$GOFLAGS -mod=readonly" go build -tags containers_image_openpgp -ldflags "-s -w" -o "$out/" \
-    ./validate github.com/operator-framework/operator-registry/cmd/opm
+    ./validate ./catalogserve github.com/operator-framework/operator-registry/cmd/opm
   mv "$out/validate" "$out/olm-validate"
+  mv "$out/catalogserve" "$out/catalog-serve"
 }
 
 # --- orchestration ------------------------------------------------------------------------------
@@ -325,6 +326,7 @@ export KWOKCTL_BIN="$kwok/kwokctl"
 export REGISTRY_BIN="$(component_dir registry)/registry"
 export OLM_VALIDATE_BIN="$(component_dir olm-validate)/olm-validate"
 export OPM_BIN="$(component_dir olm-validate)/opm"
+export CATALOG_SERVE_BIN="$(component_dir olm-validate)/catalog-serve"
 export OLM_DIR="$(component_dir olm)"
 EOF
 }

@@ -4,21 +4,39 @@
  * against the cluster. The cluster fakes pods (kwok), so nothing OLM deploys runs a container.
  */
 import { execFile } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ApiextensionsV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
 import { childEnv, kubectl, ROOT } from './deploy.js';
 import { waitFor } from './kube.js';
 import { startChild, type Child } from './process.js';
 
 const run = promisify(execFile);
 
-/** Where `hack/tools.sh olm` put the binaries and OLM's CRDs (building them when absent). */
-export async function olmTools(): Promise<{ olm: string; catalog: string; crds: string }> {
-  await run('bash', [path.join(ROOT, 'hack/tools.sh'), 'olm'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
-  const dir = (await run('bash', [path.join(ROOT, 'hack/tools.sh'), 'path', 'olm'], { cwd: ROOT })).stdout.trim();
-  return { olm: path.join(dir, 'olm'), catalog: path.join(dir, 'catalog'), crds: path.join(dir, 'crds') };
+export interface OlmTools {
+  readonly olm: string;
+  readonly catalog: string;
+  /** OLM's CRDs, from its module. */
+  readonly crds: string;
+  readonly opm: string;
+  readonly catalogServe: string;
+}
+
+/** Where `hack/tools.sh` put OLM (component olm) and opm / catalog-serve (olm-validate), building them when absent. */
+export async function olmTools(): Promise<OlmTools> {
+  const tools = path.join(ROOT, 'hack/tools.sh');
+  await run('bash', [tools, 'olm', 'olm-validate'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+  const dir = async (c: string): Promise<string> => (await run('bash', [tools, 'path', c], { cwd: ROOT })).stdout.trim();
+  const [olm, validate] = [await dir('olm'), await dir('olm-validate')];
+  return {
+    olm: path.join(olm, 'olm'),
+    catalog: path.join(olm, 'catalog'),
+    crds: path.join(olm, 'crds'),
+    opm: path.join(validate, 'opm'),
+    catalogServe: path.join(validate, 'catalog-serve'),
+  };
 }
 
 /** OLM's CRDs as its release ships them; server-side apply (the CSV CRD is too large for the last-applied annotation). */
@@ -90,11 +108,39 @@ export async function waitForCsvPhase(kc: KubeConfig, csv: { namespace: string; 
 }
 
 export async function createOperatorGroup(kc: KubeConfig, namespace: string, name: string, targetNamespaces?: readonly string[]): Promise<void> {
+  const spec = targetNamespaces === undefined ? {} : { targetNamespaces };
+  await createOlmObject(kc, { version: 'v1', plural: 'operatorgroups', kind: 'OperatorGroup', namespace, name, spec });
+}
+
+/** `catalog-serve` (hack/olm; `opm serve` on a loopback port) serving a file-based catalog directory; resolves with its address. */
+export async function serveCatalog(bin: string, catalogDir: string): Promise<{ address: string; child: Child }> {
+  const child = startChild(bin, [catalogDir], { cwd: ROOT, env: process.env });
+  const address = await waitFor('catalog-serve to listen', () => Promise.resolve(/^serving (\S+)$/m.exec(child.output())?.[1]), { timeoutMs: 60_000 }).catch(
+    async (err: unknown) => {
+      await child.stop();
+      throw new Error(`${(err as Error).message}\n${child.output()}`, { cause: err });
+    },
+  );
+  return { address, child };
+}
+
+/** A file-based catalog of one package with one channel holding `opm render` of the bundle directory; `opm validate` must accept it. */
+export async function fileBasedCatalog(opm: string, bundleDir: string, dir: string, pkg: { name: string; channel: string; csv: string }): Promise<void> {
+  const header = stringify({ schema: 'olm.package', name: pkg.name, defaultChannel: pkg.channel });
+  const channel = stringify({ schema: 'olm.channel', package: pkg.name, name: pkg.channel, entries: [{ name: pkg.csv }] });
+  const { stdout: rendered } = await run(opm, ['render', bundleDir, '--output', 'yaml'], { maxBuffer: 32 * 1024 * 1024 });
+  await mkdir(path.join(dir, pkg.name), { recursive: true });
+  await writeFile(path.join(dir, pkg.name, 'catalog.yaml'), `---\n${header}---\n${channel}${rendered.startsWith('---') ? '' : '---\n'}${rendered}`);
+  await run(opm, ['validate', dir]);
+}
+
+/** An OLM object in a namespace, created through the API (CatalogSource, Subscription, ...). */
+export async function createOlmObject(kc: KubeConfig, o: { version: 'v1' | 'v1alpha1'; plural: string; kind: string; namespace: string; name: string; spec: Record<string, unknown> }): Promise<void> {
   await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
     group: OLM_GROUP,
-    version: 'v1',
-    plural: 'operatorgroups',
-    namespace,
-    body: { apiVersion: `${OLM_GROUP}/v1`, kind: 'OperatorGroup', metadata: { name, namespace }, spec: targetNamespaces === undefined ? {} : { targetNamespaces } },
+    version: o.version,
+    plural: o.plural,
+    namespace: o.namespace,
+    body: { apiVersion: `${OLM_GROUP}/${o.version}`, kind: o.kind, metadata: { name: o.name, namespace: o.namespace }, spec: o.spec },
   });
 }
