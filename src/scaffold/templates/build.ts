@@ -144,7 +144,7 @@ bundle-push: ## Push the bundle image BUNDLE_IMG.
 catalog-build: $(RUNTIME) ## Build the file-based catalog image CATALOG_IMG holding BUNDLE_IMG (opm render + opm validate).
     bash $(HACK)/tools.sh olm-validate
     @rm -rf catalog && mkdir -p catalog/$(PACKAGE)
-    printf -- '---\nschema: olm.package\nname: %s\ndefaultChannel: %s\n---\nschema: olm.channel\npackage: %s\nname: %s\nentries:\n  - name: %s.v%s\n' \
+    printf -- '---\\nschema: olm.package\\nname: %s\\ndefaultChannel: %s\\n---\\nschema: olm.channel\\npackage: %s\\nname: %s\\nentries:\\n  - name: %s.v%s\\n' \
       $(PACKAGE) $(or $(DEFAULT_CHANNEL),alpha) $(PACKAGE) $(or $(DEFAULT_CHANNEL),alpha) $(PACKAGE) $(VERSION) > catalog/$(PACKAGE)/catalog.yaml
     $(OPM) render $(BUNDLE_IMG) --output yaml >> catalog/$(PACKAGE)/catalog.yaml
     $(OPM) validate catalog
