@@ -2,7 +2,7 @@
 import { stringify } from 'yaml';
 import { create, type Plan } from '../scaffold/machinery/index.js';
 import { BundleInputError, buildBundle, manifestFileName, type BundleInput } from './csv.js';
-import { annotationsYaml, bundleDockerfile } from './metadata.js';
+import { annotationsYaml, bundleDockerfile, bundleDockerignore } from './metadata.js';
 import { isScorecardConfig, scorecardConfig } from './scorecard.js';
 
 export interface GenerateBundleOptions extends BundleInput {
@@ -31,6 +31,9 @@ export function generateBundle(o: GenerateBundleOptions): { plan: Plan; notes: r
     create(`${out}/metadata/annotations.yaml`, annotationsYaml(meta)),
     create(`${out}/tests/scorecard/config.yaml`, scorecardConfig(scorecard[0])),
     create('bundle.Dockerfile', bundleDockerfile(meta)),
+    // Read next to bundle.Dockerfile by docker (BuildKit) and podman instead of .dockerignore, which in
+    // an operator project keeps bundle/ out of the operator image's context.
+    create('bundle.Dockerfile.dockerignore', bundleDockerignore(out)),
   ];
   return { plan, notes: content.notes };
 }

@@ -47,3 +47,6 @@ export function bundleDockerfile(m: BundleMetadataInput): string {
     '',
   ].join('\n');
 }
+
+/** The bundle image's build context: the bundle directory only. */
+export const bundleDockerignore = (outputDir: string): string => `# The build context of bundle.Dockerfile: ${outputDir}/ only.\n*\n!${outputDir}/\n`;

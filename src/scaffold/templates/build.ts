@@ -139,16 +139,22 @@ bundle-build: ## Build the bundle image BUNDLE_IMG with CONTAINER_TOOL.
 bundle-push: ## Push the bundle image BUNDLE_IMG.
     $(MAKE) docker-push IMG=$(BUNDLE_IMG)
 
-# File-based catalog (not the deprecated SQLite index): catalog/<package>/catalog.yaml from BUNDLE_IMG.
-.PHONY: catalog-build
-catalog-build: $(RUNTIME) ## Build the file-based catalog image CATALOG_IMG holding BUNDLE_IMG (opm render + opm validate).
+# File-based catalog (not the deprecated SQLite index): catalog/<package>/catalog.yaml from BUNDLE_IMG,
+# pulled from its registry (OPM_RENDER_FLAGS=--use-http for a plain-HTTP one).
+OPM_RENDER_FLAGS ?=
+.PHONY: catalog
+catalog: $(RUNTIME) ## Write the file-based catalog catalog/ holding BUNDLE_IMG (opm render + opm validate) and catalog.Dockerfile.
     bash $(HACK)/tools.sh olm-validate
     @rm -rf catalog && mkdir -p catalog/$(PACKAGE)
-    printf -- '---\\nschema: olm.package\\nname: %s\\ndefaultChannel: %s\\n---\\nschema: olm.channel\\npackage: %s\\nname: %s\\nentries:\\n  - name: %s.v%s\\n' \
+    printf -- '---\\nschema: olm.package\\nname: %s\\ndefaultChannel: %s\\n---\\nschema: olm.channel\\npackage: %s\\nname: %s\\nentries:\\n  - name: %s.v%s\\n' \\
       $(PACKAGE) $(or $(DEFAULT_CHANNEL),alpha) $(PACKAGE) $(or $(DEFAULT_CHANNEL),alpha) $(PACKAGE) $(VERSION) > catalog/$(PACKAGE)/catalog.yaml
-    $(OPM) render $(BUNDLE_IMG) --output yaml >> catalog/$(PACKAGE)/catalog.yaml
+    $(OPM) render $(BUNDLE_IMG) $(OPM_RENDER_FLAGS) --output yaml >> catalog/$(PACKAGE)/catalog.yaml
     $(OPM) validate catalog
     $(OPM) generate dockerfile catalog
+    printf '# The build context of catalog.Dockerfile: catalog/ only.\\n*\\n!catalog/\\n' > catalog.Dockerfile.dockerignore
+
+.PHONY: catalog-build
+catalog-build: catalog ## Build the catalog image CATALOG_IMG from catalog/ with CONTAINER_TOOL.
     $(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
 
 .PHONY: catalog-push
