@@ -109,7 +109,7 @@ image-base: ## With podman: make the Dockerfile's base images available, buildin
 
 .PHONY: docker-push
 docker-push: ## Push the operator image IMG with CONTAINER_TOOL.
-	$(PODMAN_ENV) $(CONTAINER_TOOL) push $(IMG)
+	$(CONTAINER_TOOL) push $(IMG)
 
 .PHONY: docker-lint
 docker-lint: ## Lint the Dockerfile (dockerfile-utils from the npm registry) and check its invariants.
@@ -184,7 +184,7 @@ OPM_RENDER_FLAGS ?=
 .PHONY: catalog
 catalog: ## Write the file-based catalog catalog/ holding BUNDLE_IMG (opm render + opm validate) and catalog.Dockerfile.
 	bash hack/tools.sh olm-validate
-	@rm -rf catalog && mkdir -p catalog/$(PACKAGE)
+	@rm -rf catalog catalog.Dockerfile && mkdir -p catalog/$(PACKAGE)
 	printf -- '---\nschema: olm.package\nname: %s\ndefaultChannel: %s\n---\nschema: olm.channel\npackage: %s\nname: %s\nentries:\n  - name: %s.v%s\n' \
 	  $(PACKAGE) $(or $(DEFAULT_CHANNEL),alpha) $(PACKAGE) $(or $(DEFAULT_CHANNEL),alpha) $(PACKAGE) $(VERSION) > catalog/$(PACKAGE)/catalog.yaml
 	$$(bash hack/tools.sh path olm-validate)/opm render $(BUNDLE_IMG) $(OPM_RENDER_FLAGS) --output yaml >> catalog/$(PACKAGE)/catalog.yaml

@@ -145,7 +145,7 @@ OPM_RENDER_FLAGS ?=
 .PHONY: catalog
 catalog: $(RUNTIME) ## Write the file-based catalog catalog/ holding BUNDLE_IMG (opm render + opm validate) and catalog.Dockerfile.
     bash $(HACK)/tools.sh olm-validate
-    @rm -rf catalog && mkdir -p catalog/$(PACKAGE)
+    @rm -rf catalog catalog.Dockerfile && mkdir -p catalog/$(PACKAGE)
     printf -- '---\\nschema: olm.package\\nname: %s\\ndefaultChannel: %s\\n---\\nschema: olm.channel\\npackage: %s\\nname: %s\\nentries:\\n  - name: %s.v%s\\n' \\
       $(PACKAGE) $(or $(DEFAULT_CHANNEL),alpha) $(PACKAGE) $(or $(DEFAULT_CHANNEL),alpha) $(PACKAGE) $(VERSION) > catalog/$(PACKAGE)/catalog.yaml
     $(OPM) render $(BUNDLE_IMG) $(OPM_RENDER_FLAGS) --output yaml >> catalog/$(PACKAGE)/catalog.yaml
