@@ -235,4 +235,8 @@ Add a kind: \`npx helm-operator create api --group <g> --version v1alpha1 --kind
 Deploy: \`make docker-build docker-push IMG=<registry>/${p.projectName}:v0.1.0\`, then
 \`make deploy IMG=<registry>/${p.projectName}:v0.1.0\`. \`make run-as-deployed\` runs the operator locally as
 the deployed ServiceAccount, to check \`config/rbac\` against your charts. \`make help\` lists every target.
+
+Publish through OLM (OperatorHub): edit \`config/manifests/bases/${p.projectName}.clusterserviceversion.yaml\`, then
+\`make bundle IMG=<registry>/${p.projectName}:v0.1.0 VERSION=0.1.0\` (bundle/, validated),
+\`make bundle-build bundle-push catalog-build catalog-push IMAGE_TAG_BASE=<registry>/${p.projectName} VERSION=0.1.0\`.
 `;
