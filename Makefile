@@ -51,7 +51,7 @@ lint: deps ## Lint and type-check.
 .PHONY: test
 test: deps tools ## Run all tests: lint, unit, then integration and e2e against a real control plane.
 	$(MAKE) --no-print-directory lint
-	npx vitest run
+	npx vitest run --project unit --project integration
 
 .PHONY: test-image
 test-image: deps tools ## Build the operator image with podman and run it against a real control plane (test/e2e/image.test.ts).

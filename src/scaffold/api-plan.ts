@@ -40,7 +40,7 @@ export function apiPlan(a: ApiPlanInputs): Plan {
     insert('watches.yaml', 'watch', watchEntry(n, a.chartName)),
     insert('config/crd/kustomization.yaml', 'crdkustomizeresource', `- bases/${crdFile}\n`),
     insert('config/samples/kustomization.yaml', 'manifestskustomizesamples', `- ${sampleFile}\n`),
-    insert('config/rbac/role.yaml', 'rules', rbacFragment({ names: n, chartName: a.chartName, ...a.rbac })),
+    insert('config/rbac/role.yaml', 'rules', rbacFragment({ names: n, chartName: a.chartName, ...a.rbac }), true),
     insert('PROJECT', 'resources', projectResource(n)),
   ];
 }

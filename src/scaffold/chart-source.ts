@@ -93,6 +93,10 @@ async function materialize(helm: HelmClient, source: ChartSource, opts: FetchOpt
     case 'directory': {
       const target = path.join(dest, path.basename(source.path));
       await cp(source.path, target, { recursive: true, verbatimSymlinks: false });
+      for (const dep of localDependencies(await dependenciesOf(target), source.path, target, opts.workDir)) {
+        // A missing one is left for `helm dependency build` to name.
+        if (await isDirectory(dep.from)) await cp(dep.from, dep.to, { recursive: true, verbatimSymlinks: false, force: false });
+      }
       return target;
     }
     case 'archive':
@@ -109,10 +113,45 @@ async function materialize(helm: HelmClient, source: ChartSource, opts: FetchOpt
   }
 }
 
-const hasDependencies = async (dir: string): Promise<boolean> => {
-  const chart = parse(await readFile(path.join(dir, 'Chart.yaml'), 'utf8')) as { dependencies?: unknown[] } | null;
-  return Array.isArray(chart?.dependencies) && chart.dependencies.length > 0;
-};
+const isDirectory = (p: string): Promise<boolean> => stat(p).then((s) => s.isDirectory(), () => false);
+
+/** The `dependencies` of a chart directory's Chart.yaml; none when there is no Chart.yaml. */
+async function dependenciesOf(dir: string): Promise<unknown[]> {
+  let text: string;
+  try {
+    text = await readFile(path.join(dir, 'Chart.yaml'), 'utf8');
+  } catch {
+    return [];
+  }
+  const chart = parse(text) as { dependencies?: unknown } | null;
+  return Array.isArray(chart?.dependencies) ? (chart.dependencies as unknown[]) : [];
+}
+
+/**
+ * Pure: the subcharts a copied chart directory refers to by relative `file://` paths, and where each
+ * must be copied so that the same relative path resolves from the copy (`helm dependency build`
+ * then vendors them into `charts/`, and Chart.yaml and Chart.lock stay as the author wrote them).
+ * @throws ChartSourceError when such a path would land outside `root`
+ */
+export function localDependencies(
+  dependencies: readonly unknown[],
+  sourceDir: string,
+  copyDir: string,
+  root: string,
+): { from: string; to: string }[] {
+  const copies: { from: string; to: string }[] = [];
+  for (const dep of dependencies) {
+    const repository = (dep as { repository?: unknown } | null)?.repository;
+    if (typeof repository !== 'string' || !repository.startsWith('file://')) continue;
+    const rel = repository.slice('file://'.length);
+    if (path.isAbsolute(rel)) continue;
+    const to = path.resolve(copyDir, rel);
+    if (path.relative(root, to).startsWith('..'))
+      throw new ChartSourceError(`dependency ${repository} of ${sourceDir} lies too far outside the chart to be copied with it; vendor it into charts/ (helm dependency build) first`);
+    copies.push({ from: path.resolve(sourceDir, rel), to });
+  }
+  return copies;
+}
 
 /** Fetches the chart into `opts.workDir` and builds its dependencies (`helm dependency build`). */
 export async function fetchChart(helm: HelmClient, source: ChartSource, opts: FetchOptions): Promise<FetchedChart> {
@@ -122,7 +161,7 @@ export async function fetchChart(helm: HelmClient, source: ChartSource, opts: Fe
   } catch {
     throw new ChartSourceError(`${source.kind === 'remote' ? source.chart : source.path} is not a Helm chart (no Chart.yaml)`);
   }
-  if (await hasDependencies(dir)) {
+  if ((await dependenciesOf(dir)).length > 0) {
     try {
       await helm.dependencyBuild(dir, opts.plainHttp === true ? { plainHttp: true } : {});
     } catch (err) {

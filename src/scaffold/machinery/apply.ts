@@ -4,7 +4,7 @@
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { insertAtMarker } from './markers.js';
+import { insertAtMarker, upsertFramedAtMarker } from './markers.js';
 import type { CreateOp, InsertOp, Plan } from './plan.js';
 import { readState, serializeState, sha256, STATE_FILE, type ScaffoldState } from './state.js';
 
@@ -112,7 +112,7 @@ class Workspace {
   async insert(op: InsertOp): Promise<void> {
     const e = await this.entry(op.path);
     if (e.content === undefined) throw new InvalidPlanError(`${op.path}: cannot insert at marker "${op.marker}": the file does not exist`);
-    const next = insertAtMarker(e.content.toString('utf8'), op.path, op.marker, op.fragment);
+    const next = (op.framed === true ? upsertFramedAtMarker : insertAtMarker)(e.content.toString('utf8'), op.path, op.marker, op.fragment);
     e.content = buf(next);
   }
 }

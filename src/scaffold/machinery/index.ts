@@ -1,7 +1,7 @@
 /** Scaffold machinery: plans as data (generators are pure), one idempotent writer. */
 export { create, insert, markerText } from './plan.js';
 export type { CreateOp, FileOp, IfExists, InsertOp, Plan } from './plan.js';
-export { insertAtMarker, MarkerNotFoundError } from './markers.js';
+export { insertAtMarker, MarkerNotFoundError, upsertFramedAtMarker } from './markers.js';
 export { applyPlan, formatPlan, formatResults, InvalidPlanError, ScaffoldConflictError } from './apply.js';
 export type { Action, ApplyOptions, FileResult } from './apply.js';
 export { readState, sha256, STATE_FILE } from './state.js';

@@ -32,6 +32,26 @@ export function insertAtMarker(text: string, path: string, marker: string, fragm
   return [...lines.slice(0, at), ...block, ...lines.slice(at)].join('\n');
 }
 
+/**
+ * Like {@link insertAtMarker} for a fragment whose first and last lines frame a section: when both
+ * are already in `text` (in that order), the section is replaced in place instead of a second copy
+ * being inserted.
+ * @throws MarkerNotFoundError
+ */
+export function upsertFramedAtMarker(text: string, path: string, marker: string, fragment: string): string {
+  const inserted = insertAtMarker(text, path, marker, fragment);
+  if (inserted === text) return text;
+  const lines = text.split('\n');
+  const frame = fragment.replace(/\n+$/, '').split('\n');
+  const first = frame[0]?.trim() ?? '';
+  const last = frame[frame.length - 1]?.trim() ?? '';
+  const start = lines.findIndex((l) => l.trim() === first);
+  const end = lines.findIndex((l, i) => i > start && l.trim() === last);
+  if (frame.length < 2 || start < 0 || end < 0) return inserted;
+  const prefix = /^\s*/.exec(lines[start] ?? '')?.[0] ?? '';
+  return [...lines.slice(0, start), ...indent(fragment, prefix), ...lines.slice(end + 1)].join('\n');
+}
+
 function containsBlock(lines: readonly string[], block: readonly string[]): boolean {
   const trimmed = lines.map((l) => l.trimEnd());
   const want = block.map((l) => l.trimEnd());

@@ -34,6 +34,12 @@ export interface InsertOp {
    * inserted again. Each line gets the marker line's indentation.
    */
   readonly fragment: string;
+  /**
+   * The fragment's first and last lines frame a section that a later run regenerates: when both
+   * are found (in that order), what lies between them is replaced instead of a second copy being
+   * inserted (e.g. a chart's RBAC rules after `create api --force` with another chart version).
+   */
+  readonly framed?: boolean;
 }
 
 export type FileOp = CreateOp | InsertOp;
@@ -47,7 +53,13 @@ export const create = (path: string, body: string | Uint8Array, ifExists: IfExis
   ...(mode === undefined ? {} : { mode }),
 });
 
-export const insert = (path: string, marker: string, fragment: string): InsertOp => ({ op: 'insert', path, marker, fragment });
+export const insert = (path: string, marker: string, fragment: string, framed = false): InsertOp => ({
+  op: 'insert',
+  path,
+  marker,
+  fragment,
+  ...(framed ? { framed } : {}),
+});
 
 /** The comment text generators put where inserts go. */
 export const markerText = (marker: string): string => `+kubebuilder:scaffold:${marker}`;

@@ -89,7 +89,10 @@ export interface RbacFragmentInputs {
   readonly provenance: string;
 }
 
-/** Rules for the kind's own custom resources, then for what its chart renders. */
+/**
+ * Rules for the kind's own custom resources, then for what its chart renders, framed by a first and
+ * a last comment line so that `create api --force` replaces the section instead of adding another.
+ */
 export function rbacFragment(f: RbacFragmentInputs): string {
   const n = f.names;
   const own: PolicyRule[] = [
@@ -108,5 +111,6 @@ export function rbacFragment(f: RbacFragmentInputs): string {
     ...(f.notes ?? []).map((n) => `# note: ${n}\n`),
     ...f.rules.map(ruleLines),
     unresolved,
+    `# --- end of ${n.kind} (${apiVersionOf(n)})\n`,
   ].join('');
 }

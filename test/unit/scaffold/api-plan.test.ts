@@ -3,17 +3,18 @@ import { parseAllDocuments } from 'yaml';
 import { apiPlan } from '../../../src/scaffold/api-plan.js';
 import { objectsOfManifest } from '../../../src/scaffold/chart-kinds.js';
 import { apiNames } from '../../../src/scaffold/names.js';
-import type { CreateOp, InsertOp } from '../../../src/scaffold/machinery/index.js';
+import { upsertFramedAtMarker, type CreateOp, type InsertOp } from '../../../src/scaffold/machinery/index.js';
 
 const names = apiNames({ group: 'cache', version: 'v1alpha1', kind: 'Memcached' }, 'example.com');
-const plan = apiPlan({
+const inputs: Parameters<typeof apiPlan>[0] = {
   names,
   chartName: 'memcached',
   chartFiles: [{ path: 'Chart.yaml', data: Buffer.from('name: memcached\n') }, { path: 'charts/dep-1.0.0.tgz', data: Buffer.from([31, 139, 0]) }],
   crd: { spec: { type: 'object', properties: { replicas: { type: 'integer', default: 1 } } }, status: { type: 'object' }, schemaSource: 'test', warnings: ['spec.x: dropped'], shortNames: ['mc'] },
   sample: 'apiVersion: cache.example.com/v1alpha1\nkind: Memcached\n',
   rbac: { rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'create'] }], unresolved: ['example.io/v1 Widget'], provenance: 'its default values' },
-});
+};
+const plan = apiPlan(inputs);
 const op = (p: string) => plan.find((o) => o.path === p && o.op === 'create') as CreateOp;
 const inserts = plan.filter((o): o is InsertOp => o.op === 'insert');
 
@@ -51,6 +52,22 @@ describe('apiPlan', () => {
     expect(rbac).toContain('- apiGroups: ["apps"]\n  resources: ["deployments"]\n  verbs: ["get", "create"]');
     expect(rbac).toContain('# Not resolved to a resource (add their rules by hand): example.io/v1 Widget');
     expect(rbac).not.toContain('*');
+  });
+
+  it("regenerates the kind's RBAC section in place when the chart's rules change (create api --force)", () => {
+    const rbacOf = (verbs: string[]) =>
+      apiPlan({ ...inputs, rbac: { ...inputs.rbac, rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs }] } }).find(
+        (o): o is InsertOp => o.op === 'insert' && o.marker === 'rules',
+      )!;
+    const role = 'rules:\n# +kubebuilder:scaffold:rules\n';
+    const first = rbacOf(['get']);
+    const second = rbacOf(['get', 'create']);
+    expect(first.framed).toBe(true);
+    const once = upsertFramedAtMarker(role, 'role.yaml', 'rules', first.fragment);
+    const twice = upsertFramedAtMarker(once, 'role.yaml', 'rules', second.fragment);
+    expect(twice.match(/# --- Memcached/g)).toHaveLength(1);
+    expect(twice).toContain('verbs: ["get", "create"]');
+    expect(twice).not.toContain('verbs: ["get"]\n');
   });
 });
 

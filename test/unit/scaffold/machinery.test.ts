@@ -9,6 +9,7 @@ import {
   formatResults,
   insert,
   insertAtMarker,
+  upsertFramedAtMarker,
   InvalidPlanError,
   MarkerNotFoundError,
   ScaffoldConflictError,
@@ -34,6 +35,20 @@ describe('insertAtMarker', () => {
     const once = insertAtMarker(text, 'k.yaml', 'crd', '- b.yaml\n');
     expect(once).toBe('resources:\n  - a.yaml\n  - b.yaml\n  # +kubebuilder:scaffold:crd\n');
     expect(insertAtMarker(once, 'k.yaml', 'crd', '- b.yaml\n')).toBe(once);
+  });
+
+  it('replaces a framed section in place instead of adding a second one', () => {
+    const rules = 'rules:\n  # +kubebuilder:scaffold:rules\n';
+    const v1 = '# --- A\n- get\n# --- end of A\n';
+    const v2 = '# --- A\n- get\n- list\n# --- end of A\n';
+    const b = '# --- B\n- watch\n# --- end of B\n';
+    const withA = upsertFramedAtMarker(rules, 'r', 'rules', v1);
+    const withAB = upsertFramedAtMarker(withA, 'r', 'rules', b);
+    const updated = upsertFramedAtMarker(withAB, 'r', 'rules', v2);
+    expect(updated).toBe('rules:\n  # --- A\n  - get\n  - list\n  # --- end of A\n  # --- B\n  - watch\n  # --- end of B\n  # +kubebuilder:scaffold:rules\n');
+    expect(upsertFramedAtMarker(updated, 'r', 'rules', v2)).toBe(updated);
+    // Unframed inserts keep appending: a list entry is never "replaced".
+    expect(insertAtMarker(withA, 'r', 'rules', v2)).toContain('- get\n  # --- end of A\n  # --- A');
   });
 
   it('names the file and marker when the marker is gone', () => {
