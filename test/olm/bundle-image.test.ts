@@ -55,6 +55,8 @@ describe('bundle image → registry → file-based catalog (podman, distribution
   }, 1_800_000);
 
   afterAll(async () => {
+    // Each run tags the image with its registry's free port: leave none behind in local storage.
+    if (bundleImg !== '') await exec('podman', ['rmi', '--ignore', bundleImg], 60_000, env).catch(() => undefined);
     await registry?.stop();
     await rm(work, { recursive: true, force: true });
   });
