@@ -14,6 +14,8 @@ IMG ?= controller:latest
 WATCHES_FILE ?= watches.yaml
 # docker or podman (anything with `build -t` and `push`).
 CONTAINER_TOOL ?= docker
+# podman as this machine needs it (hack/image.sh env); nothing for docker.
+PODMAN_ENV = $(if $(filter podman,$(CONTAINER_TOOL)),eval "$$(bash hack/image.sh env)";)
 DOCKERFILE_UTILS_VERSION ?= 0.16.3
 # `make undeploy ignore-not-found=true` / `make uninstall ignore-not-found=true`: no error for objects already gone.
 ignore-not-found ?= false
@@ -54,6 +56,11 @@ test: deps tools ## Run all tests: lint, unit, then integration and e2e against 
 .PHONY: test-image
 test-image: deps tools ## Build the operator image with podman and run it against a real control plane (test/e2e/image.test.ts).
 	npx vitest run --project integration test/e2e/image.test.ts
+
+.PHONY: test-olm
+test-olm: deps tools ## Opt-in: install the sample's bundle through OLM (built from source; its own control plane).
+	bash hack/tools.sh olm
+	npx vitest run --project olm
 
 .PHONY: test-unit
 test-unit: deps ## Run the unit tests only (no cluster).
@@ -164,24 +171,30 @@ bundle: deps ## Generate bundle/ and bundle.Dockerfile for IMG and VERSION, then
 	$$(bash hack/tools.sh path olm-validate)/olm-validate --select-optional suite=operatorframework ./bundle >/dev/null
 
 .PHONY: bundle-build
-bundle-build: ## Build the bundle image BUNDLE_IMG with CONTAINER_TOOL.
-	$(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
+bundle-build: ## Build the bundle image BUNDLE_IMG with CONTAINER_TOOL (its context: bundle/ only).
+	$(PODMAN_ENV) $(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
 
 .PHONY: bundle-push
 bundle-push: ## Push the bundle image BUNDLE_IMG.
 	$(MAKE) docker-push IMG=$(BUNDLE_IMG)
 
-# File-based catalog (not the deprecated SQLite index): catalog/<package>/catalog.yaml from BUNDLE_IMG.
-.PHONY: catalog-build
-catalog-build: ## Build the file-based catalog image CATALOG_IMG holding BUNDLE_IMG (opm render + opm validate).
+# File-based catalog (not the deprecated SQLite index): catalog/<package>/catalog.yaml from BUNDLE_IMG,
+# pulled from its registry (OPM_RENDER_FLAGS=--use-http for a plain-HTTP one).
+OPM_RENDER_FLAGS ?=
+.PHONY: catalog
+catalog: ## Write the file-based catalog catalog/ holding BUNDLE_IMG (opm render + opm validate) and catalog.Dockerfile.
 	bash hack/tools.sh olm-validate
-	@rm -rf catalog && mkdir -p catalog/$(PACKAGE)
+	@rm -rf catalog catalog.Dockerfile && mkdir -p catalog/$(PACKAGE)
 	printf -- '---\nschema: olm.package\nname: %s\ndefaultChannel: %s\n---\nschema: olm.channel\npackage: %s\nname: %s\nentries:\n  - name: %s.v%s\n' \
 	  $(PACKAGE) $(or $(DEFAULT_CHANNEL),alpha) $(PACKAGE) $(or $(DEFAULT_CHANNEL),alpha) $(PACKAGE) $(VERSION) > catalog/$(PACKAGE)/catalog.yaml
-	$$(bash hack/tools.sh path olm-validate)/opm render $(BUNDLE_IMG) --output yaml >> catalog/$(PACKAGE)/catalog.yaml
+	$$(bash hack/tools.sh path olm-validate)/opm render $(BUNDLE_IMG) $(OPM_RENDER_FLAGS) --output yaml >> catalog/$(PACKAGE)/catalog.yaml
 	$$(bash hack/tools.sh path olm-validate)/opm validate catalog
 	$$(bash hack/tools.sh path olm-validate)/opm generate dockerfile catalog
-	$(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
+	printf '# The build context of catalog.Dockerfile: catalog/ only.\n*\n!catalog/\n' > catalog.Dockerfile.dockerignore
+
+.PHONY: catalog-build
+catalog-build: catalog ## Build the catalog image CATALOG_IMG from catalog/ with CONTAINER_TOOL.
+	$(PODMAN_ENV) $(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
 
 .PHONY: catalog-push
 catalog-push: ## Push the catalog image CATALOG_IMG.

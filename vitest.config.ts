@@ -21,6 +21,18 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        // Opt-in (`make test-olm`): OLM built from source and run against its own control plane.
+        extends: true,
+        test: {
+          name: 'olm',
+          include: ['test/olm/**/*.test.ts'],
+          globalSetup: ['test/support/olm-global-setup.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 1_800_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

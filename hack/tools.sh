@@ -8,8 +8,9 @@
 #
 # Components: node helm kubectl helm3 k8s etcd kwok registry olm-validate (what `all` builds; registry: only
 # for the scaffold tests' OCI source; olm-validate: OLM's bundle validators and opm, the bundle tests'
-# reference judge), and opt-in:
+# reference judge, and catalog-serve, opm serve on a loopback address), and opt-in:
 #   operator-sdk-helm   operator-sdk's helm-operator, the peer `make bench-compare` measures against
+#   olm                 OLM's `olm` and `catalog` operators and its CRDs (crds/), for `make test-olm`
 # Cache root: $HELM_OPERATOR_CACHE_DIR (default ${XDG_CACHE_HOME:-~/.cache}/helm-operator-ts).
 # Versions: hack/versions.env ($TOOLS_VERSIONS_FILE replaces it, for tests of this script).
 #
@@ -59,7 +60,8 @@ component_dir() {
     olm-validate) echo "$CACHE_ROOT/olm-validate-$OPERATOR_REGISTRY_VERSION-$(olm_source_digest)-$(go_tag)" ;;
     registry) echo "$CACHE_ROOT/registry-$REGISTRY_VERSION-$(go_tag)" ;;
     operator-sdk-helm) echo "$CACHE_ROOT/operator-sdk-helm-$OPERATOR_SDK_VERSION-$(go_tag)" ;;
-    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s etcd kwok registry olm-validate operator-sdk-helm)" ;;
+    olm) echo "$CACHE_ROOT/olm-$OLM_VERSION-$(go_tag)" ;;
+    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s etcd kwok registry olm-validate operator-sdk-helm olm)" ;;
   esac
 }
 
@@ -74,7 +76,8 @@ component_bins() {
     kwok) echo "kwok kwokctl" ;;
     registry) echo "registry" ;;
     operator-sdk-helm) echo "helm-operator" ;;
-    olm-validate) echo "olm-validate opm" ;;
+    olm-validate) echo "olm-validate opm catalog-serve" ;;
+    olm) echo "olm catalog" ;;
   esac
 }
 
@@ -203,10 +206,39 @@ build_operator-sdk-helm() {
   cd / && rm -rf "$work"
 }
 
+# OLM's operators, built like operator-sdk-helm from a writable copy of the module (its replaces apply
+# only as the main module). Upstream's health/metrics server listens on ":8080" (":8443" with TLS), on
+# every interface and on a fixed port that two processes cannot share; the copy is edited to listen on
+# a free loopback port instead (docs/adr/0018-olm-install-test-tier.md). The CRDs OLM ships go to
+# crds/, so the tests load them from the module as released and the repository holds no copy.
+build_olm() {
+  local out=$1 work json src commit v=$OLM_VERSION server pkg=github.com/operator-framework/operator-lifecycle-manager
+  go_env
+  json=$(go mod download -json "$pkg@$v" || true)
+  src=$(printf '%s\n' "$json" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')
+  [ -n "$src" ] && [ -d "$src" ] ||
+    die "cannot download operator-lifecycle-manager $v: $(printf '%s\n' "$json" | sed -n 's/.*"Error": "\(.*\)",*/\1/p')"
+  work="$CACHE_ROOT/work/olm-$v"
+  rm -rf "$work" && mkdir -p "$work"
+  cp -a "$src/." "$work/" && chmod -R u+w "$work"
+  cd "$work"
+  server=pkg/lib/server/server.go
+  [ "$(grep -cE '^\s*return ":(8080|8443)"$' "$server")" = 2 ] ||
+    die "$server of OLM $v no longer hard-codes :8080/:8443; revisit the loopback edit in hack/tools.sh"
+  sed -i -E 's/^(\s*)return ":(8080|8443)"$/\1return "127.0.0.1:0"/' "$server"
+  commit=$(printf '%s\n' "$json" | sed -n 's/.*"Hash": "\(.*\)",*/\1/p')
+  # Upstream's Makefile: version from `git describe`, tag json1 (for its SQLite code paths).
+  GOFLAGS="$GOFLAGS -mod=mod" go build -p 2 -tags json1 -o "$out/" \
+    -ldflags "-s -w -X $pkg/pkg/version.OLMVersion=$v -X $pkg/pkg/version.GitCommit=$commit" ./cmd/olm ./cmd/catalog
+  mkdir -p "$out/crds"
+  cp deploy/chart/crds/*.yaml "$out/crds/"
+  cd / && rm -rf "$work"
+}
+
 # hack/olm is our own program (and its go.mod pins): its content names the cache directory, so an
 # edit rebuilds it and nothing else.
 olm_source_digest() {
-  cat "$HACK_DIR/olm/go.mod" "$HACK_DIR/olm/go.sum" "$HACK_DIR"/olm/validate/*.go | sha256sum | cut -c1-12
+  cat "$HACK_DIR/olm/go.mod" "$HACK_DIR/olm/go.sum" "$HACK_DIR"/olm/validate/*.go "$HACK_DIR"/olm/catalogserve/*.go | sha256sum | cut -c1-12
 }
 
 build_olm-validate() {
@@ -219,8 +251,9 @@ build_olm-validate() {
   done
   # containers_image_openpgp: opm's image library without gpgme (cgo), as operator-sdk builds it.
   GOFLAGS="$GOFLAGS -mod=readonly" go build -tags containers_image_openpgp -ldflags "-s -w" -o "$out/" \
-    ./validate github.com/operator-framework/operator-registry/cmd/opm
+    ./validate ./catalogserve github.com/operator-framework/operator-registry/cmd/opm
   mv "$out/validate" "$out/olm-validate"
+  mv "$out/catalogserve" "$out/catalog-serve"
 }
 
 # --- orchestration ------------------------------------------------------------------------------
@@ -293,6 +326,8 @@ export KWOKCTL_BIN="$kwok/kwokctl"
 export REGISTRY_BIN="$(component_dir registry)/registry"
 export OLM_VALIDATE_BIN="$(component_dir olm-validate)/olm-validate"
 export OPM_BIN="$(component_dir olm-validate)/opm"
+export CATALOG_SERVE_BIN="$(component_dir olm-validate)/catalog-serve"
+export OLM_DIR="$(component_dir olm)"
 EOF
 }
 

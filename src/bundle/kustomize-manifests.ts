@@ -2,8 +2,10 @@
  * `generate kustomize manifests` as a plan: `config/manifests/` with the base ClusterServiceVersion the
  * user edits (written only when absent: their edits survive every later run) and its kustomization.
  */
+import { posix } from 'node:path';
 import { create, type Plan } from '../scaffold/machinery/index.js';
 import { displayNameOf } from './descriptors.js';
+import { scorecardKustomize } from './scorecard.js';
 
 export function baseCsv(packageName: string): string {
   const display = displayNameOf(packageName);
@@ -66,6 +68,7 @@ resources:
   - bases/${packageName}.clusterserviceversion.yaml
   - ../default
   - ../samples
+  - ../scorecard
 `;
 }
 
@@ -73,5 +76,7 @@ export function kustomizeManifests(packageName: string, dir = 'config/manifests'
   return [
     create(`${dir}/bases/${packageName}.clusterserviceversion.yaml`, baseCsv(packageName), 'skip'),
     create(`${dir}/kustomization.yaml`, manifestsKustomization(packageName, dir), 'skip'),
+    // The kustomization lists ../scorecard: a project from before config/scorecard gets it here.
+    ...scorecardKustomize(posix.join(posix.dirname(dir), 'scorecard')),
   ];
 }

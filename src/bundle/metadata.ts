@@ -48,27 +48,5 @@ export function bundleDockerfile(m: BundleMetadataInput): string {
   ].join('\n');
 }
 
-/** operator-sdk's default scorecard configuration (basic + OLM suites), image of its v1.42.3. */
-export function scorecardConfig(): string {
-  const test = (suite: string, name: string): string[] => [
-    '  - entrypoint:',
-    '    - scorecard-test',
-    `    - ${name}`,
-    '    image: quay.io/operator-framework/scorecard-test:v1.42.3',
-    '    labels:',
-    `      suite: ${suite}`,
-    `      test: ${name}-test`,
-  ];
-  return [
-    'apiVersion: scorecard.operatorframework.io/v1alpha3',
-    'kind: Configuration',
-    'metadata:',
-    '  name: config',
-    'stages:',
-    '- parallel: true',
-    '  tests:',
-    ...test('basic', 'basic-check-spec'),
-    ...['olm-bundle-validation', 'olm-crds-have-validation', 'olm-crds-have-resources', 'olm-spec-descriptors', 'olm-status-descriptors'].flatMap((t) => test('olm', t)),
-    '',
-  ].join('\n');
-}
+/** The bundle image's build context: the bundle directory only. */
+export const bundleDockerignore = (outputDir: string): string => `# The build context of bundle.Dockerfile: ${outputDir}/ only.\n*\n!${outputDir}/\n`;

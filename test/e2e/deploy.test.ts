@@ -13,10 +13,10 @@ import { createHash } from 'node:crypto';
 import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ApiextensionsV1Api, AppsV1Api, AutoscalingV2Api, CoreV1Api, NetworkingV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1PolicyRule } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, AppsV1Api, AutoscalingV2Api, CoreV1Api, NetworkingV1Api, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseAllDocuments, stringify } from 'yaml';
-import { childEnv, clusterEndpoint, DEPLOYED, exec, gone, kubectl, make, ROOT, serviceAccountToken } from '../support/deploy.js';
+import { parseAllDocuments } from 'yaml';
+import { childEnv, DEPLOYED, exec, gone, kubectl, make, ROOT, serviceAccountKubeconfig } from '../support/deploy.js';
 import { createNamespace, deploymentAvailable, testKubeConfig, waitFor } from '../support/kube.js';
 import { freePort, startChild, type Child } from '../support/process.js';
 import { CRs, NGINX } from '../support/operator.js';
@@ -60,21 +60,6 @@ function wildcards(objects: readonly K8sObject[]): string[] {
       RULE_FIELDS.flatMap((field) => (rule[field] ?? []).filter((v) => v.includes('*')).map((v) => `${o.kind}/${o.metadata.name} rule ${i} ${field}: "${v}"`)),
     ),
   );
-}
-
-/** A kubeconfig that authenticates with a TokenRequest token of the deployed ServiceAccount. */
-async function serviceAccountKubeconfig(kc: KubeConfig, file: string): Promise<void> {
-  const token = await serviceAccountToken(kc);
-  const { server, caPem } = await clusterEndpoint(kc);
-  const config = {
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'test', cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } }],
-    users: [{ name: 'operator', user: { token } }],
-    contexts: [{ name: 'operator', context: { cluster: 'test', user: 'operator' } }],
-    'current-context': 'operator',
-  };
-  await writeFile(file, stringify(config), { mode: 0o600 });
 }
 
 /** `helm-operator run` from source, as its own process group (so helm children go with it). */

@@ -3,11 +3,12 @@
  * processes against the test cluster, the ServiceAccount that `make deploy` creates, free ports.
  */
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
+import { stringify } from 'yaml';
 import { isNotFound } from '../../src/k8s/errors.js';
 
 const run = promisify(execFile);
@@ -54,11 +55,17 @@ export async function gone(read: () => Promise<unknown>): Promise<boolean> {
   }
 }
 
-/** A TokenRequest token of the deployed ServiceAccount (what the kubelet projects into its pod). */
-export async function serviceAccountToken(kc: KubeConfig, expirationSeconds = 3600): Promise<string> {
+export interface ServiceAccountRef {
+  readonly name: string;
+  readonly namespace: string;
+}
+const DEPLOYED_ACCOUNT: ServiceAccountRef = { name: DEPLOYED.serviceAccount, namespace: DEPLOYED.namespace };
+
+/** A TokenRequest token of a ServiceAccount (what the kubelet projects into its pod); the deployed one by default. */
+export async function serviceAccountToken(kc: KubeConfig, expirationSeconds = 3600, account = DEPLOYED_ACCOUNT): Promise<string> {
   const tr = await kc.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
-    name: DEPLOYED.serviceAccount,
-    namespace: DEPLOYED.namespace,
+    name: account.name,
+    namespace: account.namespace,
     body: { spec: { audiences: [], expirationSeconds } },
   });
   const token = tr.status?.token;
@@ -75,4 +82,19 @@ export async function clusterEndpoint(kc: KubeConfig): Promise<{ server: string;
   else if (cluster.caFile !== undefined) caPem = await readFile(cluster.caFile, 'utf8');
   if (caPem === '') throw new Error('the test kubeconfig has no CA certificate');
   return { server: cluster.server, caPem };
+}
+
+/** A kubeconfig that authenticates with a TokenRequest token of a ServiceAccount (the deployed one by default). */
+export async function serviceAccountKubeconfig(kc: KubeConfig, file: string, account = DEPLOYED_ACCOUNT): Promise<void> {
+  const token = await serviceAccountToken(kc, 3600, account);
+  const { server, caPem } = await clusterEndpoint(kc);
+  const config = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'test', cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } }],
+    users: [{ name: 'operator', user: { token } }],
+    contexts: [{ name: 'operator', context: { cluster: 'test', user: 'operator' } }],
+    'current-context': 'operator',
+  };
+  await writeFile(file, stringify(config), { mode: 0o600 });
 }

@@ -17,7 +17,6 @@ declare module 'vitest' {
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
-const CLUSTER_NAME = process.env.TEST_CLUSTER_NAME ?? 'helm-operator-test';
 
 async function hack(script: string, args: readonly string[]): Promise<string> {
   const { stdout } = await run('bash', [path.join(root, 'hack', script), ...args], {
@@ -39,7 +38,12 @@ async function toolPaths(): Promise<Record<string, string>> {
  * in TEST_KUBECONFIG (inner dev loop: `make cluster-up` once, then run tests many times).
  * Only a cluster this setup started is torn down, and only unless KEEP_CLUSTER=1.
  */
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+export default function setup(project: TestProject): Promise<() => Promise<void>> {
+  return setupCluster(project, process.env.TEST_CLUSTER_NAME ?? 'helm-operator-test');
+}
+
+/** The same, for a tier with its own cluster (TEST_CLUSTER_NAME still wins). */
+export async function setupCluster(project: TestProject, clusterName: string): Promise<() => Promise<void>> {
   const tools = await toolPaths();
   project.provide('helmBin', tools.HELM_BIN ?? '');
   project.provide('helm3Bin', tools.HELM3_BIN ?? '');
@@ -50,14 +54,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('kubeconfigPath', reuse);
     return async () => {};
   }
-  const alreadyUp = await hack('cluster.sh', ['status', '--name', CLUSTER_NAME]).then(
+  const alreadyUp = await hack('cluster.sh', ['status', '--name', clusterName]).then(
     () => true,
     () => false,
   );
-  const lines = (await hack('cluster.sh', ['up', '--name', CLUSTER_NAME])).split('\n');
+  const lines = (await hack('cluster.sh', ['up', '--name', clusterName])).split('\n');
   project.provide('kubeconfigPath', lines[lines.length - 1] ?? '');
   return async () => {
     if (alreadyUp || process.env.KEEP_CLUSTER === '1') return;
-    await hack('cluster.sh', ['down', '--name', CLUSTER_NAME]);
+    await hack('cluster.sh', ['down', '--name', clusterName]);
   };
 }

@@ -60,6 +60,7 @@ export async function waitForExit(p: OperatorProcess, timeoutMs = 30_000): Promi
 }
 
 export interface Child {
+  readonly pid: number | undefined;
   output(): string;
   stop(): Promise<void>;
 }
@@ -72,6 +73,7 @@ export function startChild(file: string, args: readonly string[], opts: { cwd: s
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => { resolve(); }));
   return {
+    pid: child.pid,
     output: () => out,
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;

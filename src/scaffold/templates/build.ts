@@ -107,6 +107,59 @@ run-as-deployed: $(RUNTIME) ## Run the operator locally as the ServiceAccount de
 .PHONY: undeploy
 undeploy: $(RUNTIME) ## Remove everything deploy created: custom resources first, then the rest.
     IGNORE_NOT_FOUND=$(ignore-not-found) bash $(HACK)/deploy.sh delete config/default
+
+##@ OLM bundle
+# operator-sdk's variables and targets. config/manifests holds the base ClusterServiceVersion (yours
+# to edit); opm (catalog-build) is built from source by the runtime's tools.sh, which needs go.
+VERSION ?= 0.0.1
+CHANNELS ?=
+BUNDLE_CHANNELS := $(if $(CHANNELS),--channels=$(CHANNELS))
+DEFAULT_CHANNEL ?=
+BUNDLE_DEFAULT_CHANNEL := $(if $(DEFAULT_CHANNEL),--default-channel=$(DEFAULT_CHANNEL))
+BUNDLE_METADATA_OPTS ?= $(BUNDLE_CHANNELS) $(BUNDLE_DEFAULT_CHANNEL)
+PACKAGE ?= ${p.projectName}
+IMAGE_TAG_BASE ?= example.com/${p.projectName}
+BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(VERSION)
+CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:v$(VERSION)
+USE_IMAGE_DIGESTS ?= false
+BUNDLE_GEN_FLAGS ?= --version $(VERSION) --package $(PACKAGE) $(BUNDLE_METADATA_OPTS) $(if $(filter true,$(USE_IMAGE_DIGESTS)),--use-image-digests)
+OPM = $$(bash $(HACK)/tools.sh path olm-validate)/opm
+
+.PHONY: bundle
+bundle: $(RUNTIME) ## Generate bundle/ and bundle.Dockerfile for IMG and VERSION, then validate them.
+    $(WITH_NODE) $(HELM_OPERATOR) generate kustomize manifests --package $(PACKAGE)
+    $(WITH_NODE) bash $(HACK)/kustomize.sh build config/manifests $(IMG) | $(HELM_OPERATOR) generate bundle $(BUNDLE_GEN_FLAGS)
+    $(WITH_NODE) $(HELM_OPERATOR) bundle validate ./bundle --select-optional suite=operatorframework
+
+.PHONY: bundle-build
+bundle-build: ## Build the bundle image BUNDLE_IMG with CONTAINER_TOOL.
+    $(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
+
+.PHONY: bundle-push
+bundle-push: ## Push the bundle image BUNDLE_IMG.
+    $(MAKE) docker-push IMG=$(BUNDLE_IMG)
+
+# File-based catalog (not the deprecated SQLite index): catalog/<package>/catalog.yaml from BUNDLE_IMG,
+# pulled from its registry (OPM_RENDER_FLAGS=--use-http for a plain-HTTP one).
+OPM_RENDER_FLAGS ?=
+.PHONY: catalog
+catalog: $(RUNTIME) ## Write the file-based catalog catalog/ holding BUNDLE_IMG (opm render + opm validate) and catalog.Dockerfile.
+    bash $(HACK)/tools.sh olm-validate
+    @rm -rf catalog catalog.Dockerfile && mkdir -p catalog/$(PACKAGE)
+    printf -- '---\\nschema: olm.package\\nname: %s\\ndefaultChannel: %s\\n---\\nschema: olm.channel\\npackage: %s\\nname: %s\\nentries:\\n  - name: %s.v%s\\n' \\
+      $(PACKAGE) $(or $(DEFAULT_CHANNEL),alpha) $(PACKAGE) $(or $(DEFAULT_CHANNEL),alpha) $(PACKAGE) $(VERSION) > catalog/$(PACKAGE)/catalog.yaml
+    $(OPM) render $(BUNDLE_IMG) $(OPM_RENDER_FLAGS) --output yaml >> catalog/$(PACKAGE)/catalog.yaml
+    $(OPM) validate catalog
+    $(OPM) generate dockerfile catalog
+    printf '# The build context of catalog.Dockerfile: catalog/ only.\\n*\\n!catalog/\\n' > catalog.Dockerfile.dockerignore
+
+.PHONY: catalog-build
+catalog-build: catalog ## Build the catalog image CATALOG_IMG from catalog/ with CONTAINER_TOOL.
+    $(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
+
+.PHONY: catalog-push
+catalog-push: ## Push the catalog image CATALOG_IMG.
+    $(MAKE) docker-push IMG=$(CATALOG_IMG)
 `);
 
 export const dockerfile = (p: ProjectInputs): string => `# syntax=docker/dockerfile:1
@@ -182,4 +235,8 @@ Add a kind: \`npx helm-operator create api --group <g> --version v1alpha1 --kind
 Deploy: \`make docker-build docker-push IMG=<registry>/${p.projectName}:v0.1.0\`, then
 \`make deploy IMG=<registry>/${p.projectName}:v0.1.0\`. \`make run-as-deployed\` runs the operator locally as
 the deployed ServiceAccount, to check \`config/rbac\` against your charts. \`make help\` lists every target.
+
+Publish through OLM (OperatorHub): edit \`config/manifests/bases/${p.projectName}.clusterserviceversion.yaml\`, then
+\`make bundle IMG=<registry>/${p.projectName}:v0.1.0 VERSION=0.1.0\` (bundle/, validated),
+\`make bundle-build bundle-push catalog-build catalog-push IMAGE_TAG_BASE=<registry>/${p.projectName} VERSION=0.1.0\`.
 `;

@@ -6,6 +6,7 @@
  */
 
 import { baseCsv, manifestsKustomization } from '../../bundle/kustomize-manifests.js';
+import { scorecardKustomize } from '../../bundle/scorecard.js';
 
 export interface ProjectNames {
   /** `projectName` of PROJECT: names the namespace (`<name>-system`), the name prefix and labels. */
@@ -173,6 +174,7 @@ spec:
   // CSV is the user's to edit (create api and generate kustomize manifests never overwrite it).
   [`config/manifests/bases/${p.projectName}.clusterserviceversion.yaml`]: baseCsv(p.projectName),
   'config/manifests/kustomization.yaml': manifestsKustomization(p.projectName),
+  ...Object.fromEntries(scorecardKustomize().flatMap((op) => (op.op === 'create' ? [[op.path, String(op.body)]] : []))),
   'config/prometheus/kustomization.yaml': `resources:
   - monitor.yaml
 `,

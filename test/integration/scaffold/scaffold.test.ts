@@ -253,6 +253,26 @@ describe('a project with a kind per remote source, a subchart and a typed schema
     await expect(cli(dir, 'create', 'api', '--group', 'typed', '--version', 'v1', '--kind', 'Reader', '--helm-chart', tgz)).rejects.toThrow(/Reader \(typed\.scaffold\.example\.com\/v1\) already exists/);
   }, 300_000);
 
+  it("make bundle packages every kind into a bundle that our validator and OLM's accept", async () => {
+    const out = await make(dir, 'bundle', 'IMG=example.com/scaffold-b:v0.1.0', 'VERSION=0.1.0');
+    expect(out).toMatch(/bundle\/manifests\/scaffold-b\.clusterserviceversion\.yaml/);
+    const csv = parse(await readFile(path.join(dir, 'bundle/manifests/scaffold-b.clusterserviceversion.yaml'), 'utf8')) as {
+      metadata: { name: string };
+      spec: { customresourcedefinitions: { owned: { kind: string }[] } };
+    };
+    expect(csv.metadata.name).toBe('scaffold-b.v0.1.0');
+    expect(csv.spec.customresourcedefinitions.owned.map((o) => o.kind).sort()).toEqual(['Parent', 'Reader', 'Starter', 'WebOci', 'WebRepo', 'WebTgz']);
+    // config/scorecard (init wrote it; config/manifests lists ../scorecard) is what tests/ holds.
+    const scorecard = parse(await readFile(path.join(dir, 'bundle/tests/scorecard/config.yaml'), 'utf8')) as { stages: { tests: unknown[] }[] };
+    expect(scorecard.stages[0]?.tests).toHaveLength(6);
+    // OLM's own validators (hack/olm, built by this repository's tools.sh): every always-on check and suite=operatorframework.
+    await exec('bash', [path.join(REPO, 'hack/tools.sh'), 'olm-validate'], { timeoutMs: 1_800_000 });
+    const validator = path.join((await exec('bash', [path.join(REPO, 'hack/tools.sh'), 'path', 'olm-validate'])).trim(), 'olm-validate');
+    const report = JSON.parse(await exec(validator, ['--select-optional', 'suite=operatorframework', path.join(dir, 'bundle')])) as { passed: boolean; outputs: { type: string; message: string }[] };
+    expect(report.outputs.filter((o) => o.type === 'error')).toEqual([]);
+    expect(report.passed).toBe(true);
+  }, 1_800_000);
+
   it('make install: the typed CRD rejects a spec violating the schema, naming the field, and stores defaults', async () => {
     await make(dir, 'install');
     expect(await crdsAccepted(dir, ns!.name)).toHaveLength(6);

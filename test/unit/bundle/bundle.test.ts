@@ -2,7 +2,9 @@ import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { buildBundle } from '../../../src/bundle/csv.js';
 import { ownedEntries } from '../../../src/bundle/descriptors.js';
-import { get, isObj } from '../../../src/bundle/types.js';
+import { generateBundle } from '../../../src/bundle/generate.js';
+import { scorecardKustomize } from '../../../src/bundle/scorecard.js';
+import { get, isObj, type K8sObject } from '../../../src/bundle/types.js';
 import { kustomizeManifests } from '../../../src/bundle/kustomize-manifests.js';
 import { validateBundle } from '../../../src/bundle/validate.js';
 import { asBundleFiles, brokenBundle, brokenCases, generateFixture, kustomizeOutput } from '../../support/bundle-fixture.js';
@@ -64,9 +66,47 @@ describe('generate bundle', () => {
     expect(plan.map((o) => (o.op === 'create' ? [o.path, o.ifExists] : []))).toEqual([
       ['config/manifests/bases/demo-operator.clusterserviceversion.yaml', 'skip'],
       ['config/manifests/kustomization.yaml', 'skip'],
+      ['config/scorecard/bases/config.yaml', 'skip'],
+      ['config/scorecard/kustomization.yaml', 'skip'],
+      ['config/scorecard/patches/basic.config.yaml', 'skip'],
+      ['config/scorecard/patches/olm.config.yaml', 'skip'],
     ]);
+    expect((parse((plan[1] as { body: string }).body) as { resources: string[] }).resources).toEqual(expect.arrayContaining(['../default', '../samples', '../scorecard']));
     const csv = parse((plan[0] as { body: string }).body) as { spec: { installModes: unknown[] } };
     expect(csv.spec.installModes).toHaveLength(4);
+  });
+});
+
+describe('scorecard', () => {
+  const scorecardOf = (objects: K8sObject[]): unknown => {
+    const { plan } = generateBundle({ objects, version: '0.1.0', packageName: 'demo-operator', createdAt: 'T', builderVersion: '0', channels: ['alpha'] });
+    const op = plan.find((o) => o.op === 'create' && o.path === 'bundle/tests/scorecard/config.yaml');
+    return parse((op as { body: string }).body);
+  };
+  const custom: K8sObject = { apiVersion: 'scorecard.operatorframework.io/v1alpha3', kind: 'Configuration', metadata: { name: 'config' }, stages: [{ parallel: false, tests: [] }] };
+
+  it("writes config/scorecard's Configuration to tests/, not to manifests/", () => {
+    const { plan } = generateBundle({ objects: [...kustomizeOutput(), custom], version: '0.1.0', packageName: 'demo-operator', createdAt: 'T', builderVersion: '0', channels: ['alpha'] });
+    expect(plan.filter((o) => o.op === 'create' && o.path.includes('/manifests/') && String(o.body).includes('kind: Configuration'))).toEqual([]);
+    expect(scorecardOf([...kustomizeOutput(), custom])).toEqual(custom);
+  });
+
+  it("is operator-sdk's default (basic + olm suites) without one, and the same as config/scorecard renders", () => {
+    const def = scorecardOf(kustomizeOutput()) as { stages: { tests: { labels: { suite: string; test: string } }[] }[] };
+    expect(def.stages[0]?.tests.map((t) => t.labels.test)).toEqual([
+      'basic-check-spec-test', 'olm-bundle-validation-test', 'olm-crds-have-validation-test', 'olm-crds-have-resources-test', 'olm-spec-descriptors-test', 'olm-status-descriptors-test',
+    ]);
+    // config/scorecard: the base plus each patch's tests, in order, is that default.
+    const files = new Map(scorecardKustomize().flatMap((op) => (op.op === 'create' ? [[op.path, parse(String(op.body)) as unknown]] : [])));
+    const base = structuredClone(files.get('config/scorecard/bases/config.yaml')) as typeof def;
+    for (const suite of ['basic', 'olm']) {
+      for (const p of files.get(`config/scorecard/patches/${suite}.config.yaml`) as { value: (typeof def)['stages'][0]['tests'][0] }[]) base.stages[0]?.tests.push(p.value);
+    }
+    expect(base).toEqual(def);
+  });
+
+  it('refuses two Configurations', () => {
+    expect(() => scorecardOf([...kustomizeOutput(), custom, { ...custom, metadata: { name: 'other' } }])).toThrow(/2 scorecard Configurations/);
   });
 });
 

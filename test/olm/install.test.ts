@@ -1,0 +1,232 @@
+/**
+ * An install through OLM, judged by OLM's own code: OLM's CRDs and its `olm` and `catalog`
+ * operators (a pinned upstream release built by `hack/tools.sh olm`, run as local processes) on the
+ * test control plane. `make bundle` packages this repository's sample; `opm render` puts it into a
+ * file-based catalog that `opm validate` accepts, served over OLM's registry API on loopback. A
+ * CatalogSource (spec.address: no registry pod) and a Subscription next to an OperatorGroup make
+ * OLM resolve it, run the InstallPlan (the bundle's objects travel in the catalog, so no unpack Job)
+ * and install the CSV to phase Succeeded, creating the CRD, Deployment, ServiceAccount and RBAC from
+ * it. Our operator then runs here (kwok fakes the pod, so nothing runs in it) with a token of the
+ * ServiceAccount OLM created, so only with the RBAC OLM granted, and reconciles the sample.
+ * Bad cases: a CSV applied directly (no InstallPlan) with an OperatorGroup whose install mode it
+ * does not support fails with OLM's reason UnsupportedOperatorGroup.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { childEnv, DEPLOYED, kubectl, make, ROOT, serviceAccountKubeconfig } from '../support/deploy.js';
+import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
+import { CRs, NGINX } from '../support/operator.js';
+import { startChild, type Child } from '../support/process.js';
+import {
+  createOlmObject,
+  createOperatorGroup,
+  fileBasedCatalog,
+  installOlmCrds,
+  listeningAddresses,
+  OLM_GROUP,
+  olmTools,
+  serveCatalog,
+  startOlmOperators,
+  waitForCsvPhase,
+  type Csv,
+  type OlmTools,
+} from '../support/olm.js';
+
+const IMG = 'example.com/nginx-operator:v0.0.1';
+const VERSION = '0.0.1';
+const PACKAGE = 'helm-operator';
+const CSV_NAME = `${PACKAGE}.v${VERSION}`;
+const BUNDLE = path.join(ROOT, 'bundle');
+const CSV_FILE = path.join(BUNDLE, 'manifests', `${PACKAGE}.clusterserviceversion.yaml`);
+const OLM_NAMESPACE = 'olm';
+
+interface CsvSpec {
+  installModes: { type: string; supported: boolean }[];
+  install: { spec: { permissions: { serviceAccountName: string; rules: V1PolicyRule[] }[]; clusterPermissions: { serviceAccountName: string; rules: V1PolicyRule[] }[] } };
+}
+
+/** Rules as comparable strings (OLM copies them verbatim). */
+const ruleKeys = (rules: readonly V1PolicyRule[]): string[] =>
+  rules.map((r) => JSON.stringify([r.apiGroups ?? [], r.resources ?? [], r.verbs, r.nonResourceURLs ?? [], r.resourceNames ?? []])).sort();
+
+describe('installing the bundle through OLM', () => {
+  const kc = testKubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  const crs = new CRs(kc, NGINX);
+  const namespaces: { name: string; remove: () => Promise<void> }[] = [];
+  const children: Child[] = [];
+  let bins: OlmTools;
+  let olm: { olm: Child; catalog: Child } | undefined;
+  let operator: Child | undefined;
+  let dir = '';
+  let ns = '';
+  let csv: Csv & { spec: CsvSpec };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'olm-install-'));
+    bins = await olmTools();
+    await installOlmCrds(kc, bins.crds);
+    await core.createNamespace({ body: { metadata: { name: OLM_NAMESPACE } } }).catch((err: unknown) => {
+      if (!String(err).includes('AlreadyExists')) throw err;
+    });
+    // What OLM's release installs next to its CRDs: the cluster-wide OLM configuration.
+    const olmConfig = path.join(dir, 'olmconfig.yaml');
+    await writeFile(olmConfig, stringify({ apiVersion: `${OLM_GROUP}/v1`, kind: 'OLMConfig', metadata: { name: 'cluster' } }));
+    await kubectl('apply', '--server-side', '-f', olmConfig);
+    olm = startOlmOperators(bins, OLM_NAMESPACE);
+    children.push(olm.olm, olm.catalog);
+    await make('bundle', `IMG=${IMG}`, `VERSION=${VERSION}`);
+    csv = parse(await readFile(CSV_FILE, 'utf8')) as Csv & { spec: CsvSpec };
+  }, 1_800_000);
+
+  afterAll(async () => {
+    await operator?.stop();
+    for (const n of namespaces) await n.remove();
+    for (const c of children) await c.stop();
+    await rm(dir, { recursive: true, force: true });
+  }, 300_000);
+
+  const olmOutput = (): string => `\nolm output:\n${olm?.olm.output().slice(-3000) ?? ''}\ncatalog output:\n${olm?.catalog.output().slice(-3000) ?? ''}`;
+
+  /** Every permission of the CSV became a Role + RoleBinding, every clusterPermission a ClusterRole + binding, all for its SA. */
+  async function expectRbacFrom(spec: CsvSpec, namespace: string): Promise<void> {
+    const owner = `olm.owner=${CSV_NAME},olm.owner.namespace=${namespace}`;
+    const isSubject = (s: { kind: string; name: string; namespace?: string }): boolean =>
+      s.kind === 'ServiceAccount' && s.name === DEPLOYED.serviceAccount && s.namespace === namespace;
+    const roles = (await rbac.listNamespacedRole({ namespace, labelSelector: owner })).items;
+    const roleBindings = (await rbac.listNamespacedRoleBinding({ namespace, labelSelector: owner })).items;
+    expect(ruleKeys(roles.flatMap((r) => r.rules ?? []))).toEqual(ruleKeys(spec.install.spec.permissions.flatMap((p) => p.rules)));
+    expect(roleBindings.map((b) => b.roleRef.name).sort()).toEqual(roles.map((r) => r.metadata?.name).sort());
+    expect(roleBindings.every((b) => (b.subjects ?? []).some(isSubject))).toBe(true);
+
+    const clusterRoles = (await rbac.listClusterRole({ labelSelector: owner })).items;
+    const clusterRoleBindings = (await rbac.listClusterRoleBinding({ labelSelector: owner })).items;
+    expect(ruleKeys(clusterRoles.flatMap((r) => r.rules ?? []))).toEqual(ruleKeys(spec.install.spec.clusterPermissions.flatMap((p) => p.rules)));
+    expect(clusterRoleBindings.map((b) => b.roleRef.name).sort()).toEqual(clusterRoles.map((r) => r.metadata?.name).sort());
+    expect(clusterRoleBindings.every((b) => (b.subjects ?? []).some(isSubject))).toBe(true);
+  }
+
+  it('subscribes through a file-based catalog: the InstallPlan completes and the CSV reaches Succeeded', async () => {
+    const catalogDir = path.join(dir, 'catalog');
+    await fileBasedCatalog(bins.opm, BUNDLE, catalogDir, { name: PACKAGE, channel: 'alpha', csv: CSV_NAME });
+    const served = await serveCatalog(bins.catalogServe, catalogDir);
+    children.push(served.child);
+    const n = await createNamespace(kc, 'olm-install');
+    namespaces.push(n);
+    ns = n.name;
+    // In the subscriber's namespace, not OLM's global one: it goes with the namespace, and a catalog
+    // left behind there (its server gone) would fail every later resolution in the cluster.
+    const spec = { sourceType: 'grpc', address: served.address, displayName: 'test catalog' };
+    await createOlmObject(kc, { version: 'v1alpha1', plural: 'catalogsources', kind: 'CatalogSource', namespace: ns, name: 'local', spec });
+    await createOperatorGroup(kc, ns, PACKAGE, [ns]);
+    await createOlmObject(kc, {
+      version: 'v1alpha1', plural: 'subscriptions', kind: 'Subscription', namespace: ns, name: PACKAGE,
+      spec: { channel: 'alpha', name: PACKAGE, source: 'local', sourceNamespace: ns, installPlanApproval: 'Automatic' },
+    });
+
+    const done = await waitForCsvPhase(kc, { namespace: ns, name: CSV_NAME }, 'Succeeded').catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}${olmOutput()}`);
+    });
+    expect(done.status?.reason).toBe('InstallSucceeded');
+    type Plans = { items: { spec: { clusterServiceVersionNames: string[] }; status?: { phase?: string; bundleLookups?: unknown[] } }[] };
+    // The CSV can be Succeeded a moment before the InstallPlan records Complete.
+    const plans = await waitFor('the InstallPlan to be Complete', async () => {
+      const list = (await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: OLM_GROUP, version: 'v1alpha1', plural: 'installplans', namespace: ns })) as Plans;
+      return list.items.every((p) => p.status?.phase === 'Complete') ? list : undefined;
+    });
+    expect(plans.items.map((p) => p.spec.clusterServiceVersionNames)).toEqual([[CSV_NAME]]);
+    // The bundle's content came from the catalog: no unpack Job (which would need a running container).
+    expect(plans.items[0]?.status?.bundleLookups ?? []).toEqual([]);
+    expect((await core.listNamespacedPod({ namespace: ns })).items.map((p) => p.metadata?.name)).toEqual([expect.stringMatching(new RegExp(`^${DEPLOYED.deployment}-`))]);
+  }, 300_000);
+
+  it('OLM created the CRD, Deployment, ServiceAccount, RBAC and the bundle’s other objects from the CSV', async () => {
+    const crd = await kc.makeApiClient(ApiextensionsV1Api).readCustomResourceDefinition({ name: DEPLOYED.crd });
+    expect(crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')).toBe(true);
+
+    const deployment = await apps.readNamespacedDeployment({ name: DEPLOYED.deployment, namespace: ns });
+    const template = deployment.spec?.template;
+    expect(deployment.metadata?.labels).toMatchObject({ 'olm.owner': CSV_NAME, 'olm.owner.namespace': ns });
+    expect(template?.spec).toMatchObject({ serviceAccountName: DEPLOYED.serviceAccount, containers: [expect.objectContaining({ image: IMG })] });
+    // WATCH_NAMESPACE comes from this annotation, which OLM sets from the OperatorGroup.
+    expect(template?.metadata?.annotations).toMatchObject({ 'olm.targetNamespaces': ns });
+
+    const sa = await core.readNamespacedServiceAccount({ name: DEPLOYED.serviceAccount, namespace: ns });
+    expect(sa.metadata?.ownerReferences?.map((r) => `${r.kind}/${r.name}`)).toContain(`ClusterServiceVersion/${CSV_NAME}`);
+    await expectRbacFrom(csv.spec, ns);
+
+    await core.readNamespacedService({ name: `${DEPLOYED.prefix}controller-manager-metrics-service`, namespace: ns });
+    const reader = await rbac.readClusterRole({ name: `${DEPLOYED.prefix}metrics-reader` });
+    expect(reader.metadata?.labels).toMatchObject({ 'olm.owner': CSV_NAME });
+  });
+
+  it("reconciles the sample with the token of the ServiceAccount OLM created (OLM's RBAC only)", async () => {
+    const kubeconfig = path.join(dir, 'operator.kubeconfig');
+    await serviceAccountKubeconfig(kc, kubeconfig, { name: DEPLOYED.serviceAccount, namespace: ns });
+    // As the Deployment OLM created would run it: WATCH_NAMESPACE from olm.targetNamespaces, leader election on.
+    operator = startChild(
+      process.execPath,
+      [
+        '--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), 'run',
+        '--watches-file', 'watches.yaml', '--helm-binary', inject('helmBin'), '--kubeconfig', kubeconfig,
+        '--metrics-bind-address=0', '--health-probe-bind-address=0',
+        '--leader-elect', '--leader-election-id=helm-operator', `--leader-election-namespace=${ns}`,
+      ],
+      { cwd: ROOT, env: childEnv({ KUBECONFIG: kubeconfig, WATCH_NAMESPACE: ns }) },
+    );
+    await kubectl('apply', '-n', ns, '-f', DEPLOYED.sample);
+    const cr = await crs.waitForCondition(ns, 'nginx-sample', { type: 'Deployed', status: 'True' }, { timeoutMs: 120_000 }).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}\noperator output:\n${operator?.output().slice(-4000) ?? ''}`);
+    });
+    expect(cr.status?.deployedRelease?.revision).toBe(1);
+    const releases = await core.listNamespacedSecret({ namespace: ns, labelSelector: 'owner=helm,name=nginx-sample' });
+    expect(releases.items.map((s) => s.metadata?.labels?.status)).toEqual(['deployed']);
+    await apps.readNamespacedDeployment({ name: 'nginx-sample', namespace: ns });
+    expect(operator.output()).not.toMatch(/forbidden: User \\?"system:serviceaccount:/i);
+
+    // The operator uninstalls the release when the CR goes (finalizer), still as the SA.
+    await crs.delete(ns, 'nginx-sample');
+    await crs.waitForGone(ns, 'nginx-sample');
+    expect((await core.listNamespacedSecret({ namespace: ns, labelSelector: 'owner=helm,name=nginx-sample' })).items).toEqual([]);
+    await operator.stop();
+  }, 300_000);
+
+  it('fails a CSV whose install modes the OperatorGroup needs but it does not support (UnsupportedOperatorGroup)', async () => {
+    const bad = await createNamespace(kc, 'olm-multi');
+    const other = await createNamespace(kc, 'olm-multi-target');
+    namespaces.push(bad, other);
+    // Two target namespaces: a MultiNamespace OperatorGroup, which this CSV says it does not support.
+    await createOperatorGroup(kc, bad.name, 'two-namespaces', [bad.name, other.name]);
+    const file = path.join(dir, 'multi-unsupported.csv.yaml');
+    const edited = structuredClone(csv);
+    edited.spec.installModes = edited.spec.installModes.map((m) => (m.type === 'MultiNamespace' ? { ...m, supported: false } : m));
+    await writeFile(file, stringify(edited));
+    await kubectl('apply', '--server-side', '-n', bad.name, '-f', file);
+
+    const failed = await waitForCsvPhase(kc, { namespace: bad.name, name: CSV_NAME }, 'Failed').catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}${olmOutput()}`);
+    });
+    expect(failed.status?.reason).toBe('UnsupportedOperatorGroup');
+    expect(failed.status?.message).toMatch(/MultiNamespace/);
+    expect((await apps.listNamespacedDeployment({ namespace: bad.name })).items).toEqual([]);
+  });
+
+  it("OLM's operators and the catalog server listen on loopback only, and are still running", async () => {
+    for (const child of children) {
+      const pid = child.pid ?? 0;
+      const addresses = await waitFor(`process ${pid} to listen`, async () => {
+        const a = await listeningAddresses(pid);
+        return a.length > 0 ? a : undefined;
+      });
+      expect(addresses.filter((a) => !/^(127\.0\.0\.1|\[::1\]):/.test(a)), String(pid)).toEqual([]);
+      // Signal 0 throws for a process that ended.
+      process.kill(pid, 0);
+    }
+  });
+});

@@ -1,0 +1,10 @@
+/**
+ * The OLM tier's control plane: its own cluster, because OLM's CRDs and its operators (which act on
+ * every namespace) must not change what the integration tier's shared cluster looks like.
+ */
+import type { TestProject } from 'vitest/node';
+import { setupCluster } from './global-setup.js';
+
+export default function setup(project: TestProject): Promise<() => Promise<void>> {
+  return setupCluster(project, process.env.TEST_CLUSTER_NAME ?? 'helm-operator-olm');
+}
