@@ -55,6 +55,10 @@ test: deps tools ## Run all tests: lint, unit, then integration and e2e against 
 test-image: deps tools ## Build the operator image with podman and run it against a real control plane (test/e2e/image.test.ts).
 	npx vitest run --project integration test/e2e/image.test.ts
 
+.PHONY: test-chaos
+test-chaos: deps tools ## Fault-injection and fuzz tier on its own control plane (kills the apiserver/etcd, the operator, helm); prints its report.
+	npx vitest run --project chaos
+
 .PHONY: test-unit
 test-unit: deps ## Run the unit tests only (no cluster).
 	npx vitest run --project unit

@@ -1,0 +1,149 @@
+/**
+ * Process-level faults on this machine, read straight from /proc: the test cluster's own
+ * components (found by their pid files under the cluster directory, never by name), the operator's
+ * process tree, and CPU time.
+ */
+import { spawn } from 'node:child_process';
+import { openSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { inject } from 'vitest';
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+function readProc(pid: number, file: string): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Fields of /proc/<pid>/stat after the command name (which may hold spaces). */
+function statFields(pid: number): string[] | undefined {
+  const stat = readProc(pid, 'stat');
+  if (stat === undefined) return undefined;
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+export function alive(pid: number): boolean {
+  const f = statFields(pid);
+  return f !== undefined && f[0] !== 'Z';
+}
+
+/** utime + stime of `pid` in seconds. */
+export function cpuSeconds(pid: number): number {
+  const f = statFields(pid);
+  if (f === undefined) throw new Error(`process ${pid} is gone`);
+  return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** Average CPU use of `pid` (1 = one full core) over `ms`. */
+export async function cpuUse(pid: number, ms = 5_000): Promise<number> {
+  const before = cpuSeconds(pid);
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, ms));
+  return (cpuSeconds(pid) - before) / ((performance.now() - t0) / 1000);
+}
+
+export function cmdline(pid: number): string[] {
+  return (readProc(pid, 'cmdline') ?? '').split('\0').filter((a) => a !== '');
+}
+
+/** Every live descendant of `pid` (children first-level before theirs). */
+export function descendants(pid: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const f = statFields(Number(entry));
+    if (f !== undefined) parentOf.set(Number(entry), Number(f[1]));
+  }
+  const out: number[] = [];
+  let frontier = [pid];
+  while (frontier.length > 0) {
+    const next = [...parentOf].filter(([, ppid]) => frontier.includes(ppid)).map(([child]) => child);
+    out.push(...next);
+    frontier = next;
+  }
+  return out;
+}
+
+/** helm processes the operator `pid` runs right now, with their verb (install, upgrade, …). */
+export function helmChildren(pid: number): { pid: number; verb: string; args: string[] }[] {
+  const helm = inject('helmBin');
+  return descendants(pid)
+    .map((p) => ({ pid: p, args: cmdline(p) }))
+    .filter((p) => p.args[0] === helm || path.basename(p.args[0] ?? '') === 'helm')
+    .map((p) => ({ ...p, verb: p.args[1] ?? '' }));
+}
+
+/** SIGKILL to `pid` and everything below it, as when the OOM killer or a node takes the container. */
+export function killTree(pid: number): void {
+  const tree = [pid, ...descendants(pid)];
+  for (const p of tree) {
+    try {
+      process.kill(p, 'SIGSTOP'); // freeze first, so nothing reacts to a sibling's death
+    } catch {
+      // already gone
+    }
+  }
+  for (const p of tree) {
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+export type Component = 'kube-apiserver' | 'etcd';
+
+/** One control-plane component of the chaos cluster, by its pid file. */
+export class ClusterComponent {
+  readonly #pidFile: string;
+  readonly #logFile: string;
+
+  constructor(readonly name: Component) {
+    const dir = path.dirname(inject('kubeconfigPath'));
+    this.#pidFile = path.join(dir, 'pids', `${name}.pid`);
+    this.#logFile = path.join(dir, 'logs', `${name}.log`);
+  }
+
+  pid(): number {
+    const pid = Number(readFileSync(this.#pidFile, 'utf8').trim());
+    if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) throw new Error(`${this.name}: no live process in ${this.#pidFile}`);
+    return pid;
+  }
+
+  stop(): void {
+    process.kill(this.pid(), 'SIGSTOP');
+  }
+
+  /**
+   * SIGKILLs the (possibly stopped) component and returns how to start it again: its own command
+   * line, working directory and environment, read from /proc before it died. `start` writes the
+   * new pid back to the pid file, so `hack/cluster.sh down` still finds it.
+   */
+  kill(): { start: () => number } {
+    const pid = this.pid();
+    const argv = cmdline(pid);
+    const cwd = readlinkSync(`/proc/${pid}/cwd`);
+    const env = Object.fromEntries(
+      (readProc(pid, 'environ') ?? '')
+        .split('\0')
+        .filter((e) => e.includes('='))
+        .map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]),
+    );
+    process.kill(pid, 'SIGKILL');
+    return {
+      start: () => {
+        if (alive(pid)) throw new Error(`${this.name}: process ${pid} survived SIGKILL`);
+        const log = openSync(this.#logFile, 'a');
+        const child = spawn(argv[0]!, argv.slice(1), { cwd, env, detached: true, stdio: ['ignore', log, log] });
+        child.unref();
+        if (child.pid === undefined) throw new Error(`${this.name}: could not restart ${argv[0]}`);
+        writeFileSync(this.#pidFile, String(child.pid));
+        return child.pid;
+      },
+    };
+  }
+}
