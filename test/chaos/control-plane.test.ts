@@ -25,7 +25,7 @@ describe('control plane outages', () => {
 
   beforeAll(async () => {
     await createNamespaces(kc, [NS]);
-    out = await operatorUnderTest(kc);
+    out = await operatorUnderTest(kc, [NS]);
     op = await out.start();
     for (let i = 0; i < 6; i++) await fleet.create(NS, `cp-${created++}`, specFor(++rev));
     await fleet.converge(120_000);

@@ -27,7 +27,7 @@ describe('operator and helm SIGKILL', () => {
 
   beforeAll(async () => {
     await createNamespaces(kc, [NS]);
-    out = await operatorUnderTest(kc);
+    out = await operatorUnderTest(kc, [NS]);
     op = await out.start();
   });
   afterAll(async () => {

@@ -18,29 +18,36 @@ export function seededRandom(salt: number): () => number {
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+export interface StartOptions {
+  readonly args?: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+  /** Wait for the controllers to start (false for a standby replica). Default true. */
+  readonly ready?: boolean;
+}
+
 export interface OperatorUnderTest {
   readonly file: string;
-  start(extraArgs?: readonly string[], env?: Readonly<Record<string, string>>): Promise<OperatorProcess>;
+  start(o?: StartOptions): Promise<OperatorProcess>;
   remove(): Promise<void>;
 }
 
 /**
- * The nginx sample chart under `watches` (extra lines for the entry, e.g. overrideValues), run by
- * the real `helm-operator run` over every namespace, with a long resync so an idle operator is idle.
+ * The nginx sample chart (`extraWatch`: more lines for its watches entry, e.g. overrideValues), run
+ * by the real `helm-operator run` over `namespaces`, with a long resync so an idle operator idles.
  */
-export async function operatorUnderTest(kc: KubeConfig, extraWatch = ''): Promise<OperatorUnderTest> {
+export async function operatorUnderTest(kc: KubeConfig, namespaces: readonly string[], extraWatch = ''): Promise<OperatorUnderTest> {
   await ensureCrd(kc, NGINX);
   const w = await watchesFile(watchEntry(NGINX, NGINX_CHART, extraWatch));
   return {
     file: w.file,
-    start: async (extraArgs = [], env = {}) => {
+    start: async ({ args = [], env = {}, ready = true } = {}) => {
       const p = spawnOperator({
         watchesFile: w.file,
-        namespace: '',
-        args: ['--reconcile-period', '10m', '--max-concurrent-reconciles', '4', ...extraArgs],
+        namespace: namespaces.join(','),
+        args: ['--reconcile-period', '10m', '--max-concurrent-reconciles', '4', ...args],
         env,
       });
-      await p.waitForLog('the controllers to start', (l) => l.msg === 'All controllers started and synced', 60_000);
+      if (ready) await p.waitForLog('the controllers to start', (l) => l.msg === 'All controllers started and synced', 60_000);
       return p;
     },
     remove: w.remove,
