@@ -53,14 +53,13 @@ describe('control plane outages', () => {
         timeoutMs: 30_000,
         intervalMs: 5,
       });
-      let restarted = 0;
       try {
         component.stop();
         await sleep(OUTAGE_MS / 2);
         const { start } = component.kill();
         await sleep(OUTAGE_MS / 2);
         start();
-        restarted = Date.now();
+        const restarted = Date.now();
         await waitFor(`${name} to answer again`, apiAnswers, { timeoutMs: 60_000, intervalMs: 500 });
         if (op.child.exitCode !== null || op.child.signalCode !== null) throw new Error(`the operator exited during the outage:\n${op.dump().slice(-4000)}`);
         const ms = await fleet.converge(150_000, restarted);

@@ -57,6 +57,17 @@ describe('operator and helm SIGKILL', () => {
     }
   }
 
+  /** Steps helm in short slices until its pending-upgrade record is stored; leaves it frozen then. */
+  async function freezeWhenPending(name: string, helm: number): Promise<boolean> {
+    while (alive(helm)) {
+      process.kill(helm, 'SIGSTOP');
+      if ((await storage.records(NS, name)).some((r) => r.status === 'pending-upgrade')) return true;
+      process.kill(helm, 'SIGCONT');
+      await sleep(20);
+    }
+    return false;
+  }
+
   it(`survives ${N} kills during install`, async () => {
     for (let i = 0; i < N; i++) {
       await killDuring('operator SIGKILL: install', 'install', async () => {
@@ -86,17 +97,7 @@ describe('operator and helm SIGKILL', () => {
       let locked = false;
       for (let attempt = 0; attempt < 5 && !locked; attempt++) {
         await fleet.setSpec(NS, name, specFor(++rev));
-        const helm = await helmRunning(op.pid, 'upgrade');
-        // Step helm in short slices until its pending-upgrade record is stored, then kill everything.
-        while (alive(helm)) {
-          process.kill(helm, 'SIGSTOP');
-          if ((await storage.records(NS, name)).some((r) => r.status === 'pending-upgrade')) {
-            locked = true;
-            break;
-          }
-          process.kill(helm, 'SIGCONT');
-          await sleep(20);
-        }
+        locked = await freezeWhenPending(name, await helmRunning(op.pid, 'upgrade'));
         if (!locked) await fleet.converge(CONVERGE_MS);
       }
       expect(locked, 'a helm upgrade was caught with its pending-upgrade record stored').toBe(true);

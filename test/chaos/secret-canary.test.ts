@@ -54,6 +54,30 @@ describe('secret canary', () => {
     return p;
   };
 
+  /** Every place the canaries must not be, and whether each holds one. */
+  async function findLeaks(): Promise<string[]> {
+    const leaks: string[] = [];
+    const check = (where: string, text: string, allowOverride = false): void => {
+      if (text.includes(SPEC_CANARY)) leaks.push(`${where}: spec canary`);
+      if (!allowOverride && text.includes(OVERRIDE_CANARY)) leaks.push(`${where}: override canary`);
+    };
+    operators.forEach((o, i) => {
+      check(`operator ${i} logs (debug)`, o.dump());
+    });
+    for (const e of (await core.listNamespacedEvent({ namespace: NS })).items) {
+      check(`event ${e.reason ?? ''}`, JSON.stringify(e), e.reason === 'OverrideValuesInUse');
+    }
+    check('CR canary status', JSON.stringify((await crs.get(NS, 'canary'))?.status));
+    const secrets = await core.listNamespacedSecret({ namespace: NS, labelSelector: 'owner=helm' });
+    expect(secrets.items.length).toBeGreaterThan(0);
+    for (const s of secrets.items) check(`release Secret ${s.metadata?.name ?? ''} labels`, JSON.stringify(s.metadata?.labels ?? {}));
+    psSamples.forEach((sample) => {
+      check('ps -eo args during a helm run', sample);
+    });
+    for (const file of await filesUnder(tmp)) check(`temp file ${file}`, await readFile(file, 'utf8').catch(() => ''));
+    return leaks;
+  }
+
   beforeAll(async () => {
     await createNamespaces(kc, [NS]);
     tmp = await mkdtemp(path.join(os.tmpdir(), 'chaos-canary-'));
@@ -103,25 +127,7 @@ describe('secret canary', () => {
     // Graceful stop: nothing may stay behind either.
     expect((await op.stop()).code).toBe(0);
 
-    const leaks: string[] = [];
-    const check = (where: string, text: string, allowOverride = false): void => {
-      if (text.includes(SPEC_CANARY)) leaks.push(`${where}: spec canary`);
-      if (!allowOverride && text.includes(OVERRIDE_CANARY)) leaks.push(`${where}: override canary`);
-    };
-    operators.forEach((o, i) => {
-      check(`operator ${i} logs (debug)`, o.dump());
-    });
-    for (const e of (await core.listNamespacedEvent({ namespace: NS })).items) {
-      check(`event ${e.reason ?? ''}`, JSON.stringify(e), e.reason === 'OverrideValuesInUse');
-    }
-    for (const name of ['canary']) check(`CR ${name} status`, JSON.stringify((await crs.get(NS, name))?.status));
-    const secrets = await core.listNamespacedSecret({ namespace: NS, labelSelector: 'owner=helm' });
-    expect(secrets.items.length).toBeGreaterThan(0);
-    for (const s of secrets.items) check(`release Secret ${s.metadata?.name ?? ''} labels`, JSON.stringify(s.metadata?.labels ?? {}));
-    psSamples.forEach((sample) => {
-      check('ps -eo args during a helm run', sample);
-    });
-    for (const file of await filesUnder(tmp)) check(`temp file ${file}`, await readFile(file, 'utf8').catch(() => ''));
+    const leaks = await findLeaks();
     recordFuzz('secret canary: ps samples during helm runs', helmSeen);
     expect(helmSeen, 'ps was sampled while helm ran').toBeGreaterThan(0);
     expect(leaks).toEqual([]);

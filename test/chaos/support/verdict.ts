@@ -38,6 +38,47 @@ export async function helmListAll(): Promise<HelmRelease[]> {
   return JSON.parse(stdout) as HelmRelease[];
 }
 
+interface DeploymentView {
+  readonly replicas: number | undefined;
+  readonly annotations: Record<string, string>;
+}
+
+interface Snapshot {
+  readonly crs: Map<string, CR>;
+  readonly deployments: Map<string, DeploymentView>;
+  readonly releases: HelmRelease[];
+}
+
+function releaseProblems(r: HelmRelease, hasCr: boolean): string[] {
+  const key = `${r.namespace}/${r.name}`;
+  if (r.status.startsWith('pending-')) return [`release ${key} is ${r.status}`];
+  if (!hasCr) return [`release ${key} (${r.status}) has no CR: orphaned`];
+  return r.status === 'deployed' ? [] : [`release ${key} is ${r.status}`];
+}
+
+function crProblems(key: string, spec: FleetSpec | undefined, snap: Snapshot): string[] {
+  const cr = snap.crs.get(key);
+  if (spec === undefined) return cr === undefined ? [] : [`CR ${key} should be gone${cr.metadata.deletionTimestamp === undefined ? '' : ' (deleting)'}`];
+  if (cr === undefined) return [`CR ${key} is lost`];
+  const problems = statusProblems(key, cr);
+  if (!snap.releases.some((r) => `${r.namespace}/${r.name}` === key)) problems.push(`CR ${key} has no release`);
+  problems.push(...deploymentProblems(key, spec, snap.deployments.get(`${cr.metadata.namespace}/${deploymentName(cr.metadata.name)}`)));
+  return problems;
+}
+
+function statusProblems(key: string, cr: CR): string[] {
+  const deployed = cr.status?.conditions?.find((c) => c.type === 'Deployed');
+  if (deployed?.status !== 'True') return [`CR ${key}: Deployed=${deployed?.status ?? 'unset'} ${deployed?.reason ?? ''} ${deployed?.message ?? ''}`];
+  const observed = cr.status?.observedGeneration;
+  return observed === cr.metadata.generation ? [] : [`CR ${key}: observedGeneration ${String(observed)} of ${String(cr.metadata.generation)}`];
+}
+
+function deploymentProblems(key: string, spec: FleetSpec, d: DeploymentView | undefined): string[] {
+  if (d === undefined) return [`CR ${key}: no Deployment`];
+  const matches = d.replicas === spec.replicaCount && Object.entries(spec.podAnnotations).every(([k, v]) => d.annotations[k] === v);
+  return matches ? [] : [`CR ${key}: Deployment has replicas=${String(d.replicas)} ${JSON.stringify(d.annotations)}, spec wants ${JSON.stringify(spec)}`];
+}
+
 /** The CRs a scenario owns and the spec each should converge to (undefined: deleted). */
 export class Fleet {
   readonly #want = new Map<string, FleetSpec | undefined>();
@@ -89,9 +130,15 @@ export class Fleet {
 
   /** What keeps the fleet from the verdict right now; empty when it holds. */
   async problems(): Promise<string[]> {
-    const problems: string[] = [];
+    const snap = await this.#snapshot();
+    const problems = snap.releases.flatMap((r) => releaseProblems(r, this.#want.get(`${r.namespace}/${r.name}`) !== undefined));
+    for (const [key, spec] of this.#want) problems.push(...crProblems(key, spec, snap));
+    return problems;
+  }
+
+  async #snapshot(): Promise<Snapshot> {
     const crs = new Map<string, CR>();
-    const deployments = new Map<string, { replicas: number | undefined; annotations: Record<string, string> }>();
+    const deployments = new Map<string, DeploymentView>();
     for (const ns of this.namespaces) {
       const list = (await this.#custom.listNamespacedCustomObject(this.#ref(ns))) as { items: CR[] };
       for (const cr of list.items) crs.set(`${ns}/${cr.metadata.name}`, cr);
@@ -101,34 +148,7 @@ export class Fleet {
       }
     }
     const releases = (await helmListAll()).filter((r) => this.namespaces.has(r.namespace));
-    for (const r of releases) {
-      const key = `${r.namespace}/${r.name}`;
-      if (r.status.startsWith('pending-')) problems.push(`release ${key} is ${r.status}`);
-      if (this.#want.get(key) === undefined) problems.push(`release ${key} (${r.status}) has no CR: orphaned`);
-      else if (r.status !== 'deployed') problems.push(`release ${key} is ${r.status}`);
-    }
-    for (const [key, spec] of this.#want) {
-      const cr = crs.get(key);
-      if (spec === undefined) {
-        if (cr !== undefined) problems.push(`CR ${key} should be gone${cr.metadata.deletionTimestamp === undefined ? '' : ' (deleting)'}`);
-        continue;
-      }
-      if (cr === undefined) {
-        problems.push(`CR ${key} is lost`);
-        continue;
-      }
-      const deployed = cr.status?.conditions?.find((c) => c.type === 'Deployed');
-      if (deployed?.status !== 'True') problems.push(`CR ${key}: Deployed=${deployed?.status ?? 'unset'} ${deployed?.reason ?? ''} ${deployed?.message ?? ''}`);
-      else if (cr.status?.observedGeneration !== cr.metadata.generation) problems.push(`CR ${key}: observedGeneration ${cr.status?.observedGeneration} of ${cr.metadata.generation}`);
-      if (!releases.some((r) => `${r.namespace}/${r.name}` === key)) problems.push(`CR ${key} has no release`);
-      const [ns, name] = key.split('/') as [string, string];
-      const d = deployments.get(`${ns}/${deploymentName(name)}`);
-      if (d === undefined) problems.push(`CR ${key}: no Deployment`);
-      else if (d.replicas !== spec.replicaCount || Object.entries(spec.podAnnotations).some(([k, v]) => d.annotations[k] !== v)) {
-        problems.push(`CR ${key}: Deployment has replicas=${d.replicas} ${JSON.stringify(d.annotations)}, spec wants ${JSON.stringify(spec)}`);
-      }
-    }
-    return problems;
+    return { crs, deployments, releases };
   }
 
   /** Waits (bounded) for the verdict; resolves with the ms it took, rejects listing what is off. */
