@@ -68,7 +68,8 @@ function crProblems(key: string, spec: FleetSpec | undefined, snap: Snapshot): s
 
 function statusProblems(key: string, cr: CR): string[] {
   const deployed = cr.status?.conditions?.find((c) => c.type === 'Deployed');
-  if (deployed?.status !== 'True') return [`CR ${key}: Deployed=${deployed?.status ?? 'unset'} ${deployed?.reason ?? ''} ${deployed?.message ?? ''}`];
+  if (deployed === undefined) return [`CR ${key}: no Deployed condition`];
+  if (deployed.status !== 'True') return [`CR ${key}: Deployed=${deployed.status} ${deployed.reason} ${deployed.message}`];
   const observed = cr.status?.observedGeneration;
   return observed === cr.metadata.generation ? [] : [`CR ${key}: observedGeneration ${String(observed)} of ${String(cr.metadata.generation)}`];
 }
