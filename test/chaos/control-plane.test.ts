@@ -6,14 +6,14 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { killAll, type OperatorProcess } from '../integration/production/support.js';
-import { testKubeConfig, waitFor } from '../support/kube.js';
+import { testKubeConfig, waitFor, uniqueName } from '../support/kube.js';
 import { createNamespaces, operatorUnderTest, sleep, type OperatorUnderTest } from './support/harness.js';
 import { ClusterComponent, helmChildren, type Component } from './support/processes.js';
 import { recordFault } from './support/report.js';
 import { expectIdle, Fleet, specFor } from './support/verdict.js';
 
 const OUTAGE_MS = Number(process.env.CHAOS_OUTAGE_MS ?? 30_000);
-const NS = 'chaos-cp';
+const NS = uniqueName('chaos-cp');
 
 describe('control plane outages', () => {
   const kc = testKubeConfig();

@@ -7,12 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAll, type LogLine, type OperatorProcess } from '../integration/production/support.js';
-import { testKubeConfig } from '../support/kube.js';
+import { testKubeConfig, uniqueName } from '../support/kube.js';
 import { createNamespaces, helmRunning, operatorUnderTest, sleep, type OperatorUnderTest } from './support/harness.js';
 import { recordFault } from './support/report.js';
 import { expectIdle, Fleet, specFor } from './support/verdict.js';
 
-const NS = 'chaos-failover';
+const NS = uniqueName('chaos-failover');
 const COUNT = Number(process.env.CHAOS_FAILOVER_CRS ?? 40);
 const LEASE = ['--leader-election-lease-duration', '6s', '--leader-election-renew-deadline', '4s', '--leader-election-retry-period', '1s'];
 

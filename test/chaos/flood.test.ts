@@ -5,7 +5,7 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAll, type OperatorProcess } from '../integration/production/support.js';
-import { testKubeConfig, waitFor } from '../support/kube.js';
+import { testKubeConfig, waitFor, uniqueName } from '../support/kube.js';
 import { createNamespaces, helmRunning, operatorUnderTest, sleep, type OperatorUnderTest } from './support/harness.js';
 import { recordFault } from './support/report.js';
 import { expectIdle, Fleet, specFor } from './support/verdict.js';
@@ -13,8 +13,8 @@ import { expectIdle, Fleet, specFor } from './support/verdict.js';
 const COUNT = Number(process.env.CHAOS_FLOOD ?? 200);
 const FLAPPING = 10;
 const FLAPS = 20;
-const NS = 'chaos-flood';
-const DOOMED = 'chaos-doomed';
+const NS = uniqueName('chaos-flood');
+const DOOMED = uniqueName('chaos-doomed');
 
 describe('a flood of CRs with flapping specs, and a namespace deleted under its installs', () => {
   const kc = testKubeConfig();

@@ -6,14 +6,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReleaseStorage } from '../../src/helm/storage.js';
 import { killAll, type OperatorProcess } from '../integration/production/support.js';
-import { testKubeConfig } from '../support/kube.js';
+import { testKubeConfig, uniqueName } from '../support/kube.js';
 import { createNamespaces, helmRunning, operatorUnderTest, seededRandom, sleep, type OperatorUnderTest } from './support/harness.js';
 import { alive, killTree } from './support/processes.js';
 import { recordFault } from './support/report.js';
 import { expectIdle, Fleet, specFor } from './support/verdict.js';
 
 const N = Number(process.env.CHAOS_KILLS ?? 2);
-const NS = 'chaos-kill';
+const NS = uniqueName('chaos-kill');
 const CONVERGE_MS = 120_000;
 
 describe('operator and helm SIGKILL', () => {

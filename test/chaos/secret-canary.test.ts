@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAll, type OperatorProcess } from '../integration/production/support.js';
-import { testKubeConfig } from '../support/kube.js';
+import { testKubeConfig, uniqueName } from '../support/kube.js';
 import { CRs, NGINX } from '../support/operator.js';
 import { createNamespaces, helmRunning, operatorUnderTest, sleep, type OperatorUnderTest } from './support/harness.js';
 import { helmChildren, killTree } from './support/processes.js';
@@ -21,7 +21,7 @@ import { recordFault, recordFuzz } from './support/report.js';
 import { deploymentName, Fleet, type FleetSpec } from './support/verdict.js';
 
 const run = promisify(execFile);
-const NS = 'chaos-canary';
+const NS = uniqueName('chaos-canary');
 const SPEC_CANARY = `cnry-spec-${randomBytes(6).toString('hex')}`;
 const OVERRIDE_CANARY = `cnry-ovr-${randomBytes(6).toString('hex')}`;
 

@@ -9,14 +9,14 @@ import { AppsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAll, type OperatorProcess } from '../integration/production/support.js';
-import { testKubeConfig, waitFor } from '../support/kube.js';
+import { testKubeConfig, waitFor, uniqueName } from '../support/kube.js';
 import { condition, CRs, NGINX, type CR } from '../support/operator.js';
 import { createNamespaces, operatorUnderTest, type OperatorUnderTest } from './support/harness.js';
 import { alive } from './support/processes.js';
 import { recordFuzz } from './support/report.js';
 import { deploymentName, expectIdle, helmListAll } from './support/verdict.js';
 
-const NS = 'chaos-fuzz';
+const NS = uniqueName('chaos-fuzz');
 const SLOTS = 6;
 const ROUNDS = Number(process.env.CHAOS_FUZZ_ROUNDS ?? 4);
 const SEED = Number(process.env.CHAOS_SEED ?? 13);

@@ -30,8 +30,17 @@ export interface HelmRelease {
   readonly revision: string;
 }
 
+let listArgs: Promise<string[]> | undefined;
+
+/** `helm list -a -A` (helm 3); helm 4 dropped `-a` and lists every status by default. Both page at 256 unless told. */
+async function helmListArgs(): Promise<string[]> {
+  listArgs ??= run(inject('helmBin'), ['version', '--short']).then(({ stdout }) => (stdout.startsWith('v3.') ? ['list', '-a', '-A'] : ['list', '-A']));
+  return [...(await listArgs), '--max', '100000', '-o', 'json', '--kubeconfig', inject('kubeconfigPath')];
+}
+
+/** Every release in every namespace and status, by the real helm. */
 export async function helmListAll(): Promise<HelmRelease[]> {
-  const { stdout } = await run(inject('helmBin'), ['list', '-a', '-A', '-o', 'json', '--kubeconfig', inject('kubeconfigPath')], {
+  const { stdout } = await run(inject('helmBin'), await helmListArgs(), {
     timeout: 20_000,
     maxBuffer: 64 * 1024 * 1024,
   });
