@@ -124,10 +124,16 @@ describe('secret canary', () => {
     recordFault('operator SIGKILL: install (canary)', true, await fleet.converge(90_000, killedAt));
     await fleet.delete(NS, 'canary-killed');
     await fleet.converge(90_000);
+    // The kill left a values file in our temp dir (so the temp-dir check below is not vacuous) and the restart removed it.
+    const removed = await op.waitForLog('the stale values dir to be removed', (l) => l.msg === 'Removed helm values directories left behind by operator processes that were killed');
+    expect(String(removed.removed)).toContain(tmp);
     // Graceful stop: nothing may stay behind either.
     expect((await op.stop()).code).toBe(0);
 
     const leaks = await findLeaks();
+    // The one documented place for the override value (masked with --suppress-override-values).
+    const events = (await core.listNamespacedEvent({ namespace: NS })).items;
+    expect(events.some((e) => e.reason === 'OverrideValuesInUse' && (e.message ?? '').includes(OVERRIDE_CANARY))).toBe(true);
     recordFuzz('secret canary: ps samples during helm runs', helmSeen);
     expect(helmSeen, 'ps was sampled while helm ran').toBeGreaterThan(0);
     expect(leaks).toEqual([]);

@@ -10,8 +10,9 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAll, type OperatorProcess } from '../integration/production/support.js';
 import { testKubeConfig, waitFor, uniqueName } from '../support/kube.js';
+import type { Condition } from '../../src/reconciler/conditions.js';
 import { condition, CRs, NGINX, type CR } from '../support/operator.js';
-import { createNamespaces, operatorUnderTest, type OperatorUnderTest } from './support/harness.js';
+import { createNamespaces, operatorUnderTest, replaceSpec, type OperatorUnderTest } from './support/harness.js';
 import { alive } from './support/processes.js';
 import { recordFuzz } from './support/report.js';
 import { deploymentName, expectIdle, helmListAll } from './support/verdict.js';
@@ -32,30 +33,53 @@ const templateLooking = fc.constantFrom(
   '{{ lookup "v1" "Secret" "kube-system" "" }}',
 );
 const annotationValue = fc.oneof(templateLooking, fc.string({ maxLength: 20 }), fc.constantFrom('', 'true', '0', 'null', '~', '- a', 'a: b'));
-const annotationKey = fc.constantFrom('chaos.example.com/a', 'chaos.example.com/b', 'x', 'bad key!', 'UPPER/x');
+const annotationKey = fc.constantFrom('chaos.example.com/a', 'chaos.example.com/b', 'x');
 
-/** Mostly schema-valid specs, with schema violations and API-invalid values mixed in. */
-const spec = fc.record(
+/** Specs the schema accepts: template-looking strings included, they are data. */
+const validSpec = fc.record(
   {
-    replicaCount: fc.oneof(fc.integer({ min: 0, max: 2 }), fc.constantFrom(-1, 101, 1.5, '2', null)),
+    replicaCount: fc.integer({ min: 0, max: 2 }),
     podAnnotations: fc.dictionary(annotationKey, annotationValue, { maxKeys: 3 }),
-    image: fc.oneof(fc.record({ repository: fc.constant('nginx'), tag: fc.oneof(fc.constantFrom('1.27', '', '{{ .Chart.AppVersion }}'), fc.string({ maxLength: 8 })) }), fc.constant({ tag: 'x' })),
-    service: fc.record({ type: fc.constantFrom('ClusterIP', 'NodePort', 'Bogus'), port: fc.oneof(fc.integer({ min: 1, max: 65535 }), fc.constantFrom(0, 70000)) }),
-    nameOverride: fc.constantFrom('', 'web', 'Not_A_Name'),
-    unknownKey: fc.constant('rejected by additionalProperties: false'),
+    image: fc.record({ repository: fc.constant('nginx'), tag: fc.constantFrom('1.27', '', '{{ .Chart.AppVersion }}', 'latest') }),
+    service: fc.record({ type: fc.constantFrom('ClusterIP', 'NodePort'), port: fc.integer({ min: 1, max: 65535 }) }),
+    nameOverride: fc.constantFrom('', 'web'),
   },
   { requiredKeys: ['podAnnotations'] },
 );
 
-type Spec = Record<string, unknown> & { podAnnotations: Record<string, string> };
+/** One violation each: of the values schema (helm refuses) or of the API (the apiserver refuses). */
+const violation = fc.constantFrom<Record<string, unknown>>(
+  { replicaCount: -1 },
+  { replicaCount: 101 },
+  { replicaCount: 1.5 },
+  { replicaCount: '2' },
+  { unknownKey: 'rejected by additionalProperties: false' },
+  { image: { tag: 'x' } },
+  { service: { type: 'Bogus', port: 80 } },
+  { service: { type: 'ClusterIP', port: 70000 } },
+  { nameOverride: 'Not_A_Name' },
+  { podAnnotations: { 'bad key!': 'v' } },
+  { podLabels: { 'chaos-label': '{{ .Release.Name }}' } },
+  { podAnnotations: 'not a map' },
+);
 
-/** The CR's outcome for its current generation, once it has one. */
+/** Mostly valid specs, a quarter with one violation. */
+const spec = fc.oneof({ arbitrary: validSpec, weight: 3 }, { arbitrary: fc.tuple(validSpec, violation).map(([v, bad]) => ({ ...v, ...bad })), weight: 1 });
+
+type Spec = Record<string, unknown> & { podAnnotations?: unknown; nameOverride?: unknown };
+
+/**
+ * The CR's outcome for its current generation, once it has one: deployed, or refused with a reason
+ * and a message (Deployed=False, or ReleaseFailed=True while the previous release keeps serving).
+ */
 function outcome(cr: CR | undefined): 'deployed' | 'failed' | undefined {
   if (cr === undefined || cr.status?.observedGeneration !== cr.metadata.generation) return undefined;
-  const c = condition(cr, 'Deployed');
-  if (c?.status === 'True') return 'deployed';
-  const clear = c?.status === 'False' && c.reason !== '' && c.message.trim() !== '';
-  return clear ? 'failed' : undefined;
+  const clear = (c: Condition | undefined): boolean => c !== undefined && c.reason !== '' && c.message.trim() !== '';
+  const failed = condition(cr, 'ReleaseFailed');
+  if (failed?.status === 'True') return clear(failed) ? 'failed' : undefined;
+  const deployed = condition(cr, 'Deployed');
+  if (deployed?.status === 'True') return 'deployed';
+  return deployed?.status === 'False' && clear(deployed) ? 'failed' : undefined;
 }
 
 describe('CR specs fuzzed against the sample chart', () => {
@@ -84,9 +108,7 @@ describe('CR specs fuzzed against the sample chart', () => {
       fc.asyncProperty(fc.array(spec, { minLength: SLOTS, maxLength: SLOTS }), async (specs) => {
         await Promise.all(
           specs.map(async (s, i) => {
-            const name = `fuzz-${i}`;
-            const cr = await crs.get(NS, name);
-            await custom.replaceNamespacedCustomObject({ group: NGINX.group, version: NGINX.version, plural: NGINX.plural, namespace: NS, name, body: { ...cr, spec: s } });
+            await replaceSpec(custom, NS, `fuzz-${i}`, s);
           }),
         );
         inputs += specs.length;
@@ -103,9 +125,9 @@ describe('CR specs fuzzed against the sample chart', () => {
           const o = outcome(cr)!;
           outcomes[o]++;
           if (o !== 'deployed') continue;
-          const d = await apps.readNamespacedDeployment({ namespace: NS, name: deploymentName(`fuzz-${i}`) }).catch(() => undefined);
-          const annotations = d?.spec?.template.metadata?.annotations ?? {};
-          for (const [k, v] of Object.entries((specs[i] as Spec).podAnnotations)) expect(annotations[k], `annotation ${k} of fuzz-${i} is data`).toBe(v);
+          const d = await apps.readNamespacedDeployment({ namespace: NS, name: deploymentName(`fuzz-${i}`, (specs[i] as Spec).nameOverride) });
+          const annotations = d.spec?.template.metadata?.annotations ?? {};
+          for (const [k, v] of Object.entries((specs[i] as Spec).podAnnotations as Record<string, string>)) expect(annotations[k], `annotation ${k} of fuzz-${i} is data`).toBe(v);
         }
         const pending = (await helmListAll()).filter((r) => r.namespace === NS && r.status.startsWith('pending-'));
         expect(pending).toEqual([]);

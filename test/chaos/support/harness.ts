@@ -1,5 +1,5 @@
 /** What every chaos scenario shares: a seeded random source, the operator under test, the wait for a helm child. */
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { ensureCrd, NGINX, NGINX_CHART } from '../../support/operator.js';
 import { spawnOperator, watchEntry, watchesFile, type OperatorProcess } from '../../integration/production/support.js';
 import { helmChildren } from './processes.js';
@@ -70,3 +70,14 @@ export async function createNamespaces(kc: KubeConfig, names: readonly string[])
   await Promise.all(names.map((name) => core.createNamespace({ body: { metadata: { name } } })));
 }
 
+
+/**
+ * Replaces a CR's whole spec with a JSON patch: no resourceVersion precondition (the operator's
+ * status writes bump it all the time) and no merge, so keys absent from `spec` are gone.
+ */
+export async function replaceSpec(custom: CustomObjectsApi, namespace: string, name: string, spec: unknown): Promise<void> {
+  await custom.patchNamespacedCustomObject(
+    { group: NGINX.group, version: NGINX.version, plural: NGINX.plural, namespace, name, body: [{ op: 'replace', path: '/spec', value: spec }] },
+    setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+  );
+}

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { AppsV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { NGINX, type CR } from '../../support/operator.js';
+import { replaceSpec } from './harness.js';
 import { cpuUse } from './processes.js';
 
 const run = promisify(execFile);
@@ -21,7 +22,10 @@ export interface FleetSpec {
 export const specFor = (rev: number, replicaCount = 0): FleetSpec => ({ replicaCount, podAnnotations: { 'chaos.example.com/rev': String(rev) } });
 
 /** The nginx chart's Deployment name for release `name` (see its nginx.fullname helper). */
-export const deploymentName = (release: string): string => (release.includes('nginx') ? release : `${release}-nginx`);
+export function deploymentName(release: string, nameOverride?: unknown): string {
+  const name = typeof nameOverride === 'string' && nameOverride !== '' ? nameOverride : 'nginx';
+  return release.includes(name) ? release : `${release}-${name}`;
+}
 
 export interface HelmRelease {
   readonly name: string;
@@ -115,8 +119,7 @@ export class Fleet {
   /** Replaces the spec (a merge patch would keep stale annotation keys). */
   async setSpec(namespace: string, name: string, spec: FleetSpec): Promise<void> {
     this.#want.set(`${namespace}/${name}`, spec);
-    const cr = (await this.#custom.getNamespacedCustomObject({ ...this.#ref(namespace), name })) as CR;
-    await this.#custom.replaceNamespacedCustomObject({ ...this.#ref(namespace), name, body: { ...cr, spec } });
+    await replaceSpec(this.#custom, namespace, name, spec);
   }
 
   async delete(namespace: string, name: string): Promise<void> {
