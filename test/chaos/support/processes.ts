@@ -95,7 +95,12 @@ export function killTree(pid: number): void {
   }
 }
 
-export type Component = 'kube-apiserver' | 'etcd';
+export type Component = 'kube-apiserver' | 'etcd' | 'kube-controller-manager' | 'kube-scheduler';
+
+export interface Restart {
+  /** Starts the component again with the command line it had; returns the new pid. */
+  start(): number;
+}
 
 /** One control-plane component of the chaos cluster, by its pid file. */
 export class ClusterComponent {
@@ -114,16 +119,25 @@ export class ClusterComponent {
     return pid;
   }
 
+  running(): boolean {
+    try {
+      this.pid();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   stop(): void {
     process.kill(this.pid(), 'SIGSTOP');
   }
 
   /**
-   * SIGKILLs the (possibly stopped) component and returns how to start it again: its own command
-   * line, working directory and environment, read from /proc before it died. `start` writes the
-   * new pid back to the pid file, so `hack/cluster.sh down` still finds it.
+   * How to start the component again: its own command line, working directory and environment,
+   * read from /proc now (while it lives). `start` writes the new pid back to the pid file, so
+   * `hack/cluster.sh down` still finds it.
    */
-  kill(): { start: () => number } {
+  snapshot(): Restart {
     const pid = this.pid();
     const argv = cmdline(pid);
     const cwd = readlinkSync(`/proc/${pid}/cwd`);
@@ -133,10 +147,9 @@ export class ClusterComponent {
         .filter((e) => e.includes('='))
         .map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]),
     );
-    process.kill(pid, 'SIGKILL');
     return {
       start: () => {
-        if (alive(pid)) throw new Error(`${this.name}: process ${pid} survived SIGKILL`);
+        if (alive(pid)) throw new Error(`${this.name}: process ${pid} is still running`);
         const log = openSync(this.#logFile, 'a');
         const child = spawn(argv[0]!, argv.slice(1), { cwd, env, detached: true, stdio: ['ignore', log, log] });
         child.unref();
@@ -145,5 +158,12 @@ export class ClusterComponent {
         return child.pid;
       },
     };
+  }
+
+  /** SIGKILLs the (possibly stopped) component; returns how to start it again. */
+  kill(): Restart {
+    const restart = this.snapshot();
+    process.kill(this.pid(), 'SIGKILL');
+    return restart;
   }
 }
