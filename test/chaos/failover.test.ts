@@ -6,32 +6,16 @@
  * leader converges everything with no pending release.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAll, type LogLine, type OperatorProcess } from '../integration/production/support.js';
+import { killAll } from '../integration/production/support.js';
 import { testKubeConfig, uniqueName } from '../support/kube.js';
 import { createNamespaces, helmRunning, operatorUnderTest, sleep, type OperatorUnderTest } from './support/harness.js';
+import { HelmSampler, type HelmProcess } from './support/processes.js';
 import { recordFault } from './support/report.js';
 import { expectIdle, Fleet, specFor } from './support/verdict.js';
 
 const NS = uniqueName('chaos-failover');
 const COUNT = Number(process.env.CHAOS_FAILOVER_CRS ?? 40);
 const LEASE = ['--leader-election-lease-duration', '6s', '--leader-election-renew-deadline', '4s', '--leader-election-retry-period', '1s'];
-
-interface HelmRun {
-  readonly key: string;
-  readonly verb: string;
-  readonly start: number;
-  readonly end: number;
-}
-
-/** helm commands a replica ran, from its debug log (`helm command finished` carries the duration). */
-function helmRuns(p: OperatorProcess): HelmRun[] {
-  return p.lines
-    .filter((l: LogLine) => l.msg === 'helm command finished' && typeof l.release === 'string')
-    .map((l) => {
-      const end = Date.parse(String(l.time));
-      return { key: `${String(l.namespace)}/${String(l.release)}`, verb: String(l.verb), start: end - Number(l.durationMs), end };
-    });
-}
 
 describe('leader failover under load', () => {
   const kc = testKubeConfig();
@@ -52,6 +36,8 @@ describe('leader failover under load', () => {
     const a = await out.start({ args });
     const b = await out.start({ args, ready: false });
     await b.waitForLog('b to stand by', (l) => l.msg === 'lease is held by another candidate; waiting');
+    const helm = new HelmSampler(() => ({ a: a.pid, b: b.pid }));
+    helm.start();
 
     const names = Array.from({ length: COUNT }, (_, i) => `fo-${String(i).padStart(2, '0')}`);
     await Promise.all(names.map((n) => fleet.create(NS, n, specFor(0))));
@@ -75,16 +61,22 @@ describe('leader failover under load', () => {
       aExit = await Promise.race([a.exited, sleep(20_000).then(() => undefined)]);
       const ms = await fleet.converge(240_000, frozenAt);
 
-      const aRuns = helmRuns(a);
-      const bRuns = helmRuns(b);
-      const afterLoss = aRuns.filter((r) => r.start > leadAt);
-      const overlaps = aRuns.flatMap((x) => bRuns.filter((y) => y.key === x.key && y.start < x.end && x.start < y.end).map((y) => `${x.key}: a ${x.verb} and b ${y.verb}`));
+      const runs = helm.stop();
+      const of = (owner: string): HelmProcess[] => runs.filter((r) => r.owner === owner);
+      const afterLoss = of('a').filter((r) => r.first > leadAt);
+      // Sampled every 10 ms: two processes seen alive in overlapping windows ran at the same time.
+      const overlaps = of('a').flatMap((x) =>
+        of('b')
+          .filter((y) => y.release === x.release && y.first <= x.last && x.first <= y.last)
+          .map((y) => `${x.release}: a ${x.verb} and b ${y.verb}`),
+      );
       expect(aExit, `the thawed leader exits\n${a.dump().slice(-3000)}`).toEqual({ code: 1, signal: null });
-      expect(afterLoss.map((r) => `${r.key} ${r.verb}`), 'helm runs by the old leader after the new one led').toEqual([]);
+      expect(afterLoss.map((r) => `${r.release} ${r.verb}`), 'helm runs by the old leader after the new one led').toEqual([]);
       expect(overlaps, 'keys worked on by both replicas at once').toEqual([]);
-      expect(bRuns.length).toBeGreaterThan(0);
+      expect(of('b').length).toBeGreaterThan(0);
       recordFault('leader SIGSTOP under load (failover)', true, ms);
     } catch (err) {
+      helm.stop();
       recordFault('leader SIGSTOP under load (failover)', false, null);
       if (aExit === undefined) process.kill(a.pid, 'SIGCONT');
       throw err;

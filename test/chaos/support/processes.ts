@@ -167,3 +167,52 @@ export class ClusterComponent {
     return restart;
   }
 }
+
+/** One helm process as seen from /proc: who ran it, on which release, first and last seen alive. */
+export interface HelmProcess {
+  readonly owner: string;
+  readonly pid: number;
+  readonly verb: string;
+  readonly release: string;
+  readonly first: number;
+  last: number;
+}
+
+/**
+ * Watches the helm children of some operator processes every few ms, so a test can tell when each
+ * helm process really ran (an operator's own log says when it noticed the exit, which for a frozen
+ * operator is much later).
+ */
+export class HelmSampler {
+  readonly seen = new Map<number, HelmProcess>();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly owners: () => Readonly<Record<string, number>>) {}
+
+  start(intervalMs = 10): void {
+    this.#timer = setInterval(() => {
+      this.sample();
+    }, intervalMs);
+  }
+
+  sample(): void {
+    const now = Date.now();
+    for (const [owner, pid] of Object.entries(this.owners())) {
+      if (!alive(pid)) continue;
+      for (const h of helmChildren(pid)) {
+        const known = this.seen.get(h.pid);
+        if (known !== undefined) {
+          known.last = now;
+          continue;
+        }
+        const release = h.args[h.args.indexOf('--') + 1] ?? '';
+        if (h.verb !== 'version') this.seen.set(h.pid, { owner, pid: h.pid, verb: h.verb, release, first: now, last: now });
+      }
+    }
+  }
+
+  stop(): HelmProcess[] {
+    clearInterval(this.#timer);
+    return [...this.seen.values()];
+  }
+}
