@@ -26,7 +26,8 @@ export default defineConfig({
         test: {
           // Fault injection on its own control plane (it stops the apiserver and etcd): `make test-chaos`.
           name: 'chaos',
-          include: ['test/chaos/**/*.test.ts'],
+          // The unit tier's seeded fuzzers run here too, so the report counts every fuzzed input.
+          include: ['test/chaos/**/*.test.ts', 'test/unit/fuzz/**/*.test.ts'],
           globalSetup: ['test/chaos/global-setup.ts'],
           testTimeout: 300_000,
           hookTimeout: 180_000,

@@ -1,5 +1,6 @@
 import type { TestProject } from 'vitest/node';
 import { startTestCluster } from '../support/global-setup.js';
+import type {} from '../support/fuzz-report.js';
 import { resetRecords, writeReport } from './support/report.js';
 
 /**
@@ -9,6 +10,7 @@ import { resetRecords, writeReport } from './support/report.js';
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const started = Date.now();
   resetRecords();
+  project.provide('chaosTier', true);
   const teardown = await startTestCluster(project, {
     name: process.env.CHAOS_CLUSTER_NAME ?? 'chaos-test',
     reuse: process.env.CHAOS_KUBECONFIG,
