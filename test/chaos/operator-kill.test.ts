@@ -12,7 +12,7 @@ import { alive, killTree } from './support/processes.js';
 import { recordFault } from './support/report.js';
 import { expectIdle, Fleet, specFor } from './support/verdict.js';
 
-const N = Number(process.env.CHAOS_KILLS ?? 2);
+const N = Number(process.env.CHAOS_KILLS ?? 3);
 const NS = uniqueName('chaos-kill');
 const CONVERGE_MS = 120_000;
 
