@@ -76,23 +76,22 @@ export function helmChildren(pid: number): { pid: number; verb: string; args: st
     .map((p) => ({ ...p, verb: p.args[1] ?? '' }));
 }
 
+/** Sends `signal` to each of `pids`, skipping those already gone. */
+export function signalAll(pids: readonly number[], signal: NodeJS.Signals): void {
+  for (const p of pids) {
+    try {
+      process.kill(p, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
 /** SIGKILL to `pid` and everything below it, as when the OOM killer or a node takes the container. */
 export function killTree(pid: number): void {
   const tree = [pid, ...descendants(pid)];
-  for (const p of tree) {
-    try {
-      process.kill(p, 'SIGSTOP'); // freeze first, so nothing reacts to a sibling's death
-    } catch {
-      // already gone
-    }
-  }
-  for (const p of tree) {
-    try {
-      process.kill(p, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  signalAll(tree, 'SIGSTOP'); // freeze first, so nothing reacts to a sibling's death
+  signalAll(tree, 'SIGKILL');
 }
 
 export type Component = 'kube-apiserver' | 'etcd' | 'kube-controller-manager' | 'kube-scheduler';
