@@ -62,6 +62,10 @@ test-olm: deps tools ## Opt-in: install the sample's bundle through OLM (built f
 	bash hack/tools.sh olm
 	npx vitest run --project olm
 
+.PHONY: test-chaos
+test-chaos: deps tools ## Fault-injection and fuzz tier on its own control plane (kills the apiserver/etcd, the operator, helm); prints its report.
+	npx vitest run --project chaos
+
 .PHONY: test-unit
 test-unit: deps ## Run the unit tests only (no cluster).
 	npx vitest run --project unit

@@ -33,6 +33,19 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        extends: true,
+        test: {
+          // Fault injection on its own control plane (it stops the apiserver and etcd): `make test-chaos`.
+          name: 'chaos',
+          // The unit tier's seeded fuzzers run here too, so the report counts every fuzzed input.
+          include: ['test/chaos/**/*.test.ts', 'test/unit/fuzz/**/*.test.ts'],
+          globalSetup: ['test/chaos/global-setup.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

@@ -137,7 +137,7 @@ export class HelmReconciler implements Reconciler {
       }
       throw err;
     } finally {
-      await this.#writeStatus(s).catch(async (err: unknown) => {
+      await this.#writeStatusUnlessCancelled(s).catch(async (err: unknown) => {
         // Status is where users look; when it cannot be written, an event must say why.
         await this.#event(s, 'Warning', 'StatusWriteFailed', describeError(err));
         throw err;
@@ -351,6 +351,7 @@ export class HelmReconciler implements Reconciler {
     try {
       release = await s.helm.install(this.#request(s, desired));
     } catch (err) {
+      throwIfCancelled(s, err);
       const failure = this.o.describeHelmError(err);
       // helm may have stored a failed revision: remove it so the next attempt starts clean (helm#3338).
       if ((await this.o.storage.records(s.namespace, s.name)).length > 0) {
@@ -371,6 +372,7 @@ export class HelmReconciler implements Reconciler {
     try {
       release = await s.helm.upgrade({ ...this.#request(s, desired), force: s.annotations.upgradeForce });
     } catch (err) {
+      throwIfCancelled(s, err);
       await this.#rollbackFailedUpgrade(s, before);
       return this.#fail(s, { reason: Reason.UpgradeError, event: 'UpgradeFailed' }, this.#counted(s, desired, this.o.describeHelmError(err)), err);
     }
@@ -542,6 +544,7 @@ export class HelmReconciler implements Reconciler {
     try {
       return await step();
     } catch (err) {
+      throwIfCancelled(s, err);
       return this.#fail(s, { reason, event: 'ReleaseOperationFailed' }, this.o.describeHelmError(err), err);
     }
   }
@@ -606,12 +609,33 @@ export class HelmReconciler implements Reconciler {
     await this.o.events.record(s.cr, type, reason, message);
   }
 
+  /**
+   * A cancelled reconcile (shutdown, or leadership lost to another replica that may already be
+   * reconciling this CR) writes nothing: its draft would overwrite the new leader's status.
+   */
+  async #writeStatusUnlessCancelled(s: Subject): Promise<void> {
+    if (s.ctx.signal.aborted) {
+      s.ctx.log.debug('Reconcile cancelled: status left to the next reconcile');
+      return;
+    }
+    await this.#writeStatus(s);
+  }
+
   async #writeStatus(s: Subject): Promise<void> {
     const patch = s.status.patch();
     if (Object.keys(patch).length === 0) return;
     await this.o.crs.patchStatus(s.namespace, s.name, patch);
     s.status.markWritten();
   }
+}
+
+/**
+ * A helm call failed because the reconcile was cancelled (its helm process was stopped): that is
+ * not the release failing, and a replica that lost leadership must not clean up, roll back or
+ * report. Whatever helm left (a pending revision) is the next leader's to unlock.
+ */
+function throwIfCancelled(s: Subject, err: unknown): void {
+  if (s.ctx.signal.aborted) throw err;
 }
 
 /** A failure already written to status and events; the queue retries it with backoff. */

@@ -17,10 +17,12 @@ declare module 'vitest' {
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
+const CLUSTER_NAME = process.env.TEST_CLUSTER_NAME ?? 'helm-operator-test';
 
-async function hack(script: string, args: readonly string[]): Promise<string> {
+async function hack(script: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const { stdout } = await run('bash', [path.join(root, 'hack', script), ...args], {
     cwd: root,
+    env,
     maxBuffer: 16 * 1024 * 1024,
   });
   return stdout.trim();
@@ -38,30 +40,37 @@ async function toolPaths(): Promise<Record<string, string>> {
  * in TEST_KUBECONFIG (inner dev loop: `make cluster-up` once, then run tests many times).
  * Only a cluster this setup started is torn down, and only unless KEEP_CLUSTER=1.
  */
-export default function setup(project: TestProject): Promise<() => Promise<void>> {
-  return setupCluster(project, process.env.TEST_CLUSTER_NAME ?? 'helm-operator-test');
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  return startTestCluster(project, { name: CLUSTER_NAME, reuse: process.env.TEST_KUBECONFIG });
 }
 
-/** The same, for a tier with its own cluster (TEST_CLUSTER_NAME still wins). */
-export async function setupCluster(project: TestProject, clusterName: string): Promise<() => Promise<void>> {
+/**
+ * Provides the tool paths and the kubeconfig of cluster `name` (started unless `reuse` names a
+ * kubeconfig); the returned teardown deletes a cluster this call started, unless KEEP_CLUSTER=1.
+ * `env` reaches hack/cluster.sh (e.g. SERVICE_CIDR).
+ */
+export async function startTestCluster(
+  project: TestProject,
+  o: { name: string; reuse?: string | undefined; env?: Readonly<Record<string, string>> },
+): Promise<() => Promise<void>> {
   const tools = await toolPaths();
   project.provide('helmBin', tools.HELM_BIN ?? '');
   project.provide('helm3Bin', tools.HELM3_BIN ?? '');
   project.provide('kubectlBin', tools.KUBECTL_BIN ?? '');
 
-  const reuse = process.env.TEST_KUBECONFIG;
-  if (reuse !== undefined && reuse !== '') {
-    project.provide('kubeconfigPath', reuse);
+  if (o.reuse !== undefined && o.reuse !== '') {
+    project.provide('kubeconfigPath', o.reuse);
     return async () => {};
   }
-  const alreadyUp = await hack('cluster.sh', ['status', '--name', clusterName]).then(
+  const env = { ...process.env, ...o.env };
+  const alreadyUp = await hack('cluster.sh', ['status', '--name', o.name], env).then(
     () => true,
     () => false,
   );
-  const lines = (await hack('cluster.sh', ['up', '--name', clusterName])).split('\n');
+  const lines = (await hack('cluster.sh', ['up', '--name', o.name], env)).split('\n');
   project.provide('kubeconfigPath', lines[lines.length - 1] ?? '');
   return async () => {
     if (alreadyUp || process.env.KEEP_CLUSTER === '1') return;
-    await hack('cluster.sh', ['down', '--name', clusterName]);
+    await hack('cluster.sh', ['down', '--name', o.name], env);
   };
 }

@@ -3,8 +3,8 @@
  * every namespace) must not change what the integration tier's shared cluster looks like.
  */
 import type { TestProject } from 'vitest/node';
-import { setupCluster } from './global-setup.js';
+import { startTestCluster } from './global-setup.js';
 
 export default function setup(project: TestProject): Promise<() => Promise<void>> {
-  return setupCluster(project, process.env.TEST_CLUSTER_NAME ?? 'helm-operator-olm');
+  return startTestCluster(project, { name: process.env.TEST_CLUSTER_NAME ?? 'helm-operator-olm' });
 }

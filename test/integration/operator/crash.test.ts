@@ -1,10 +1,10 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ReleaseStorage } from '../../../src/helm/storage.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { CRs, ensureCrd, fixtureChart, type TestKind } from '../../support/operator.js';
+import { CRs, ensureCrd, fixtureChart, startOperator, type TestKind } from '../../support/operator.js';
 import { startOperatorProcess, waitForExit, type OperatorProcess } from '../../support/process.js';
 
 const SLOW: TestKind = { group: 'test.example.com', version: 'v1', kind: 'SlowApp', plural: 'slowapps' };
@@ -60,6 +60,38 @@ describe('crash recovery', () => {
     expect(cr.status?.deployedRelease?.revision).toBe(Math.max(...records.map((r) => r.revision)));
     expect((await crs.events(ns.name, 'app')).map((e) => e.reason)).toContain('ReleaseUnlocked');
 
+    running.child.kill('SIGTERM');
+    expect((await waitForExit(running)).code).toBe(0);
+    running = undefined;
+  });
+
+  /**
+   * Found by the chaos tier (test/chaos/failover.test.ts): a leader frozen mid-install, thawed after
+   * the standby took over, cancelled its install and then ran `helm uninstall` on the release (the
+   * failed-install cleanup) and wrote InstallError status, both over the new leader's work.
+   */
+  it('a reconcile cancelled mid-install (lost leadership) leaves the release and the status to the next leader', async () => {
+    const op = await startOperator({ watches: await readFile(watches, 'utf8'), namespaces: [ns.name] });
+    try {
+      await crs.create(ns.name, 'cancelled', { message: 'first' });
+      await waitFor(
+        'the release to be pending-install',
+        async () => (await storage.records(ns.name, 'cancelled')).some((r) => r.status === 'pending-install'),
+        { timeoutMs: 60_000, intervalMs: 50 },
+      );
+      const before = (await crs.get(ns.name, 'cancelled'))?.status;
+      // What run does when leadership is lost: cancel in-flight reconciles at once, then a grace period.
+      await op.operator.manager.get(`${SLOW.kind.toLowerCase()}-controller`)?.stop({ timeoutMs: 0, abortGraceMs: 10_000 });
+      expect((await storage.records(ns.name, 'cancelled')).length, 'the cancelled reconcile uninstalled the release').toBe(1);
+      const after = await crs.get(ns.name, 'cancelled');
+      expect(after?.status).toEqual(before);
+      expect((await crs.events(ns.name, 'cancelled')).map((e) => e.reason)).not.toContain('InstallFailed');
+    } finally {
+      await op.stop();
+    }
+    // The next operator unlocks and installs.
+    running = start();
+    await crs.waitForCondition(ns.name, 'cancelled', { type: 'Deployed', status: 'True' }, { timeoutMs: 90_000 });
     running.child.kill('SIGTERM');
     expect((await waitForExit(running)).code).toBe(0);
     running = undefined;

@@ -3,8 +3,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseReleaseAnnotations } from '../../../src/reconciler/annotations.js';
 import { composeReferencedValues, parseValuesFrom } from '../../../src/reconciler/values-from.js';
+import { reportFuzz } from '../../support/fuzz-report.js';
 
 const SEED = 20261123;
+const RUNS = 500;
 
 describe('CR annotations under fuzzing', () => {
   it('values-from: references or one problem, never an exception', () => {
@@ -30,8 +32,9 @@ describe('CR annotations under fuzzing', () => {
         const out = composeReferencedValues(parsed.refs, data);
         expect(out.missing).toEqual([]);
       }),
-      { seed: SEED, numRuns: 500 },
+      { seed: SEED, numRuns: RUNS },
     );
+    reportFuzz('CR annotation values-from (unit)', RUNS);
   });
 
   it('release annotations: defaults and problems, never an exception', () => {
@@ -42,7 +45,8 @@ describe('CR annotations under fuzzing', () => {
         expect(typeof parsed.paused).toBe('boolean');
         expect(Array.isArray(parsed.problems)).toBe(true);
       }),
-      { seed: SEED, numRuns: 500 },
+      { seed: SEED, numRuns: RUNS },
     );
+    reportFuzz('CR release annotations (unit)', RUNS);
   });
 });

@@ -9,8 +9,10 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseWatches, WatchesError } from '../../../src/config/watches.js';
+import { reportFuzz } from '../../support/fuzz-report.js';
 
 const SEED = 20261123;
+const RUNS = 300;
 let dir: string;
 
 beforeAll(async () => {
@@ -63,8 +65,9 @@ describe('watches.yaml loader under fuzzing', () => {
       fc.asyncProperty(fc.integer({ min: 0, max: VALID.length }), fc.integer({ min: 0, max: 20 }), fc.string({ maxLength: 8 }), async (at, cut, insert) => {
         await behaves(VALID.slice(0, at) + insert + VALID.slice(at + cut));
       }),
-      { seed: SEED, numRuns: 300 },
+      { seed: SEED, numRuns: RUNS },
     );
+    reportFuzz('watches.yaml loader (unit)', RUNS);
   });
 
   it('entries built from known and unknown fields with any values', async () => {
@@ -74,8 +77,9 @@ describe('watches.yaml loader under fuzzing', () => {
         const text = entries.map((e) => Object.entries(e).map(([k, v], i) => `${i === 0 ? '- ' : '  '}${k}: ${String(v)}`).join('\n') || '- {}').join('\n');
         await behaves(text);
       }),
-      { seed: SEED, numRuns: 300 },
+      { seed: SEED, numRuns: RUNS },
     );
+    reportFuzz('watches.yaml loader (unit)', RUNS);
   });
 
   it('arbitrary text', async () => {
@@ -83,8 +87,9 @@ describe('watches.yaml loader under fuzzing', () => {
       fc.asyncProperty(fc.string({ maxLength: 200 }), async (text) => {
         await behaves(text);
       }),
-      { seed: SEED, numRuns: 300 },
+      { seed: SEED, numRuns: RUNS },
     );
+    reportFuzz('watches.yaml loader (unit)', RUNS);
   });
 
   it('refuses or survives alias bombs quickly', async () => {
@@ -98,5 +103,6 @@ describe('watches.yaml loader under fuzzing', () => {
     ];
     // An expansion would run for minutes: the test's own timeout is the bound, not a timing assertion.
     for (const text of docs) await behaves(text);
+    reportFuzz('watches.yaml alias bombs (unit)', docs.length);
   }, 30_000);
 });

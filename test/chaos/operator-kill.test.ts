@@ -1,0 +1,148 @@
+/**
+ * Scenario 2: the operator SIGKILLed (with the helm it runs, as the OOM killer or a node loss does)
+ * during install, upgrade, rollback and uninstall at seeded random points, and the helm child
+ * SIGKILLed alone. After each fault a fresh operator must converge every CR with no pending release.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ReleaseStorage } from '../../src/helm/storage.js';
+import { killAll, type OperatorProcess } from '../integration/production/support.js';
+import { testKubeConfig, uniqueName } from '../support/kube.js';
+import { createNamespaces, helmRunning, operatorUnderTest, seededRandom, sleep, type OperatorUnderTest } from './support/harness.js';
+import { alive, killTree } from './support/processes.js';
+import { recordFault } from './support/report.js';
+import { expectIdle, Fleet, specFor } from './support/verdict.js';
+
+const N = Number(process.env.CHAOS_KILLS ?? 3);
+const NS = uniqueName('chaos-kill');
+const CONVERGE_MS = 120_000;
+
+describe('operator and helm SIGKILL', () => {
+  const kc = testKubeConfig();
+  const fleet = new Fleet(kc);
+  const storage = new ReleaseStorage(kc);
+  const random = seededRandom(2);
+  let out: OperatorUnderTest;
+  let op: OperatorProcess;
+  let rev = 0;
+
+  beforeAll(async () => {
+    await createNamespaces(kc, [NS]);
+    out = await operatorUnderTest(kc, [NS]);
+    op = await out.start();
+  });
+  afterAll(async () => {
+    await killAll();
+    await out.remove();
+  });
+
+  /** Kills the operator tree `0–delayMs` after helm `verb` started, restarts it and waits for the verdict. */
+  async function killDuring(kind: string, verb: string, trigger: () => Promise<void>, delayMs = 400): Promise<void> {
+    await trigger();
+    await helmRunning(op.pid, verb);
+    await sleep(Math.floor(random() * delayMs));
+    killTree(op.pid);
+    const killedAt = Date.now();
+    await op.exited;
+    await recover(kind, killedAt);
+  }
+
+  async function recover(kind: string, since: number): Promise<void> {
+    try {
+      op = await out.start();
+      const ms = await fleet.converge(CONVERGE_MS, since);
+      recordFault(kind, true, ms);
+    } catch (err) {
+      recordFault(kind, false, null);
+      throw err;
+    }
+  }
+
+  /** Steps helm in short slices until its pending-upgrade record is stored; leaves it frozen then. */
+  async function freezeWhenPending(name: string, helm: number): Promise<boolean> {
+    while (alive(helm)) {
+      process.kill(helm, 'SIGSTOP');
+      if ((await storage.records(NS, name)).some((r) => r.status === 'pending-upgrade')) return true;
+      process.kill(helm, 'SIGCONT');
+      await sleep(20);
+    }
+    return false;
+  }
+
+  it(`survives ${N} kills during install`, async () => {
+    for (let i = 0; i < N; i++) {
+      await killDuring('operator SIGKILL: install', 'install', async () => {
+        await fleet.create(NS, `inst-${i}`, specFor(++rev));
+        await fleet.create(NS, `inst-${i}b`, specFor(++rev));
+      });
+    }
+    await expectIdle(op.pid);
+  });
+
+  it(`survives ${N} kills during upgrade`, async () => {
+    for (let i = 0; i < N; i++) {
+      await killDuring('operator SIGKILL: upgrade', 'upgrade', async () => {
+        await fleet.setSpec(NS, `inst-${i}`, specFor(++rev, 1));
+      });
+    }
+    await expectIdle(op.pid);
+  });
+
+  /**
+   * A kill inside `helm upgrade` after helm stored the pending revision leaves the release locked;
+   * the next operator rolls it back (#unlock), and that rollback is killed in turn.
+   */
+  it(`survives ${N} kills during rollback`, async () => {
+    for (let i = 0; i < N; i++) {
+      const name = `inst-${i}b`;
+      let locked = false;
+      for (let attempt = 0; attempt < 5 && !locked; attempt++) {
+        await fleet.setSpec(NS, name, specFor(++rev));
+        locked = await freezeWhenPending(name, await helmRunning(op.pid, 'upgrade'));
+        if (!locked) await fleet.converge(CONVERGE_MS);
+      }
+      expect(locked, 'a helm upgrade was caught with its pending-upgrade record stored').toBe(true);
+      killTree(op.pid);
+      await op.exited;
+      op = await out.start();
+      await helmRunning(op.pid, 'rollback');
+      await sleep(Math.floor(random() * 300));
+      killTree(op.pid);
+      const killedAt = Date.now();
+      await op.exited;
+      await recover('operator SIGKILL: rollback', killedAt);
+    }
+    await expectIdle(op.pid);
+  });
+
+  it(`survives ${N} kills during uninstall`, async () => {
+    for (let i = 0; i < N; i++) {
+      await killDuring('operator SIGKILL: uninstall', 'uninstall', async () => {
+        await fleet.delete(NS, `inst-${i}`);
+      });
+    }
+    await expectIdle(op.pid);
+  });
+
+  it(`survives the helm child SIGKILLed alone, ${N + 1} times`, async () => {
+    for (let i = 0; i <= N; i++) {
+      const verb = i % 2 === 0 ? 'upgrade' : 'install';
+      if (verb === 'upgrade') await fleet.setSpec(NS, `inst-${N - 1}b`, specFor(++rev, i % 2));
+      else await fleet.create(NS, `helm-kill-${i}`, specFor(++rev));
+      const helm = await helmRunning(op.pid, verb);
+      await sleep(Math.floor(random() * 300));
+      const killedAt = Date.now();
+      try {
+        process.kill(helm, 'SIGKILL');
+      } catch {
+        // helm finished first: still a valid random point
+      }
+      try {
+        recordFault(`helm child SIGKILL: ${verb}`, true, await fleet.converge(CONVERGE_MS, killedAt));
+      } catch (err) {
+        recordFault(`helm child SIGKILL: ${verb}`, false, null);
+        throw err;
+      }
+    }
+    await expectIdle(op.pid);
+  });
+});
