@@ -112,6 +112,8 @@ export interface PullOptions extends CallOptions {
 
 export interface UninstallOptions extends CallOptions {
   readonly release: string;
+  /** More releases of the namespace, uninstalled by the same helm process after `release` (helm stops at the first failure). */
+  readonly also?: readonly string[];
   readonly namespace: string;
   /** Wait until the resources are gone. Default false. */
   readonly wait?: boolean;
