@@ -99,6 +99,9 @@ export class Operator {
       defaultReconcilePeriodMs: this.o.defaultReconcilePeriodMs,
       suppressOverrideValues: this.o.suppressOverrideValues === true,
       cachedCRs: (namespace) => (built.controller?.cache.list(namespace) ?? []) as readonly CustomResource[],
+      requeue: (request) => {
+        built.controller?.enqueue(request);
+      },
     });
     built.controller = new Controller({
       name,

@@ -76,7 +76,15 @@ export interface HelmReconcilerOptions {
    * together, by one helm process (see #uninstall). Without it, one helm process per CR.
    */
   readonly cachedCRs?: (namespace: string) => readonly CustomResource[];
+  /** Queues a reconcile of a CR (the controller's queue): a batched uninstall hands its peers back. */
+  readonly requeue?: (request: Request) => void;
   readonly now?: () => Date;
+}
+
+/** A batched uninstall's hold on another CR's release; `done` once it is settled. */
+interface Claim {
+  readonly promise: Promise<boolean>;
+  done: boolean;
 }
 
 /** Releases per `helm uninstall a b c`: one slow or failing batch must not hold many CRs. */
@@ -108,7 +116,7 @@ export class HelmReconciler implements Reconciler {
   /** The manifest of each CR's deployed revision, so steady-state reconciles need no helm process. */
   readonly #manifests = new Map<string, { readonly revision: number; readonly objects: DesiredObject[] }>();
   /** CR key → a batched uninstall that claimed its release (true: uninstalled), until that CR's finalizer reads it. */
-  readonly #uninstalls = new Map<string, Promise<boolean>>();
+  readonly #uninstalls = new Map<string, Claim>();
   /** CR keys whose finalizer is running now: never taken into another CR's batch. */
   readonly #finalizing = new Set<string>();
 
@@ -561,18 +569,8 @@ export class HelmReconciler implements Reconciler {
   async #finalize(s: Subject): Promise<Result> {
     const finalizers = s.cr.metadata.finalizers ?? [];
     if (!finalizers.some((f) => FINALIZERS.includes(f))) return {};
-    // Another CR's finalizer may be uninstalling this release with its own: wait for it. Read and
-    // mark before any await, so that no batch claims this CR once its finalizer has started.
-    const claim = this.#uninstalls.get(keyOf(s));
-    this.#finalizing.add(keyOf(s));
-    let result: { found: boolean };
-    try {
-      const batched = (await claim) === true;
-      this.#uninstalls.delete(keyOf(s));
-      result = (await this.#ownsRelease(s)) ? await this.#uninstall(s) : { found: batched };
-    } finally {
-      this.#finalizing.delete(keyOf(s));
-    }
+    const result = await this.#releaseGone(s);
+    if (result === undefined) return {};
     if (s.annotations.uninstallWait) {
       const remaining = await this.#remaining(s.status.current.inventory ?? []);
       if (remaining.length > 0) {
@@ -601,6 +599,25 @@ export class HelmReconciler implements Reconciler {
     return {};
   }
 
+  /**
+   * Uninstalls the CR's release unless it is not ours or already gone; undefined while another
+   * CR's batched uninstall holds it (that batch queues this CR again when it ends, and this worker
+   * is free for other CRs meanwhile).
+   */
+  async #releaseGone(s: Subject): Promise<{ found: boolean } | undefined> {
+    const claim = this.#uninstalls.get(keyOf(s));
+    if (claim?.done === false && this.o.requeue !== undefined) return undefined;
+    // Read and mark before any await, so that no batch claims this CR once its finalizer has started.
+    this.#finalizing.add(keyOf(s));
+    try {
+      const batched = (await claim?.promise) === true;
+      this.#uninstalls.delete(keyOf(s));
+      return (await this.#ownsRelease(s)) ? await this.#uninstall(s) : { found: batched };
+    } finally {
+      this.#finalizing.delete(keyOf(s));
+    }
+  }
+
   /** Whether the release named after this CR is ours to uninstall (never another kind's). */
   async #ownsRelease(s: Pick<Subject, 'namespace' | 'name' | 'helm'>): Promise<boolean> {
     const state = await this.#state(s, { fingerprint: '', labels: {}, values: {} });
@@ -623,6 +640,7 @@ export class HelmReconciler implements Reconciler {
     } finally {
       // Whatever ended this reconcile, no peer may wait forever (settling twice changes nothing).
       for (const settle of claims.values()) settle(false);
+      for (const name of claims.keys()) this.o.requeue?.({ namespace: s.namespace, name });
     }
   }
 
@@ -670,8 +688,12 @@ export class HelmReconciler implements Reconciler {
         !this.#finalizing.has(key);
       if (!eligible) continue;
       const { promise, resolve } = Promise.withResolvers<boolean>();
-      this.#uninstalls.set(key, promise);
-      claims.set(name, resolve);
+      const claim: Claim = { promise, done: false };
+      this.#uninstalls.set(key, claim);
+      claims.set(name, (uninstalled) => {
+        claim.done = true;
+        resolve(uninstalled);
+      });
     }
     return claims;
   }
