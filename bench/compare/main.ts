@@ -13,7 +13,7 @@
  * writes compare-N<n>.json, compare-N<n>.md and compare-N<n>.svg into --out
  * (default .cache/bench-compare), rewritten after every round, so a run cut short still leaves the
  * rounds it finished. OPERATOR_NODE_OPTIONS: extra node flags for our operator only (e.g.
- * "--cpu-prof --cpu-prof-dir=/tmp/prof"); OURS_DIST: an already compiled dist/ to run instead of
+ * "--cpu-prof --cpu-prof-dir=/tmp/prof"), after the image's (IMAGE_NODE_OPTIONS); OURS_DIST: an already compiled dist/ to run instead of
  * compiling src/ (A/B runs of two revisions).
  *
  * Runs above ~200 CRs need a wider Service range than the cluster's default /24: --service-cidr
@@ -25,7 +25,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { startOperator, type OperatorName, type OperatorSetup } from './operators.js';
+import { IMAGE_NODE_OPTIONS, startOperator, type OperatorName, type OperatorSetup } from './operators.js';
 import { svgChart, table, type CompareResult } from './report.js';
 import { createNamespace, deleteNamespace, lowerBound, runScenarios, type LowerBound, type OperatorRound, type ScenarioSetup } from './scenarios.js';
 
@@ -141,7 +141,7 @@ async function prepare(o: Options): Promise<Prepared> {
       concurrency: o.concurrency,
       workDir,
       oursMain: path.join(dist, 'cli/main.js'),
-      oursNodeOptions: (process.env.OPERATOR_NODE_OPTIONS ?? '').split(/\s+/).filter((f) => f !== ''),
+      oursNodeOptions: [...IMAGE_NODE_OPTIONS, ...(process.env.OPERATOR_NODE_OPTIONS ?? '').split(/\s+/).filter((f) => f !== '')],
       helmBin,
       sdkBin,
     },

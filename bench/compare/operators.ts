@@ -11,6 +11,9 @@ import net from 'node:net';
 import path from 'node:path';
 import { TreeSampler } from './procs.js';
 
+/** The node flags of the operator image (Dockerfile NODE_OPTIONS): ours runs with them, then OPERATOR_NODE_OPTIONS. */
+export const IMAGE_NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=2'];
+
 export type OperatorName = 'ours' | 'operator-sdk';
 
 export interface OperatorSetup {

@@ -35,7 +35,13 @@ export interface Row {
   readonly target?: { readonly text: string; readonly met: boolean };
 }
 
-export const median = (xs: readonly number[]): number => percentile(xs, 50);
+/** The middle value; for an even count the mean of the two middle ones (two rounds must not report their minimum). */
+export function median(xs: readonly number[]): number {
+  const sorted = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[mid] ?? NaN) : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
+}
 
 export function percentile(xs: readonly number[], p: number): number {
   const sorted = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);

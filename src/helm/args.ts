@@ -42,6 +42,8 @@ export interface UpgradeArgsOptions extends InstallArgsOptions {
 }
 
 export interface UninstallArgsOptions extends TimedArgsBase {
+  /** More releases after `release`, in the same helm process. */
+  readonly also?: readonly string[];
   readonly wait?: boolean;
   readonly keepHistory?: boolean;
   readonly description?: string;
@@ -198,7 +200,7 @@ export function uninstallArgs(opts: UninstallArgsOptions, major: HelmMajor): str
   if (opts.wait === true) args.push(waitFlag(major));
   if (opts.keepHistory === true) args.push('--keep-history');
   if (opts.description !== undefined && opts.description !== '') args.push(`--description=${opts.description}`);
-  return [...args, '--', opts.release];
+  return [...args, '--', opts.release, ...(opts.also ?? [])];
 }
 
 export function rollbackArgs(opts: RollbackArgsOptions, major: HelmMajor): string[] {

@@ -4,7 +4,9 @@
  * apiserver's PartialObjectMetadata form), so the gzipped release payloads, which hold the values,
  * never reach this process.
  */
-import { CoreV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+import { HttpMethod, type KubeConfig } from '../k8s/client-node.js';
+import { RawClient, resourcePath } from '../k8s/raw-client.js';
 import { RELEASE_STATUSES, type ReleaseRecord, type ReleaseStatus } from './types.js';
 
 const HELM_OWNED_LABELS = new Set(['owner', 'name', 'status', 'version', 'createdAt', 'modifiedAt']);
@@ -23,20 +25,20 @@ export function recordFromLabels(labels: Readonly<Record<string, string>> | unde
 }
 
 export class ReleaseStorage {
-  readonly #core: CoreV1Api;
+  readonly #raw: RawClient;
 
   constructor(kc: KubeConfig) {
-    this.#core = kc.makeApiClient(CoreV1Api);
+    this.#raw = kc.makeApiClient(RawClient);
   }
 
   /** Every stored revision of `release` in `namespace` (none when it was never installed). */
   async records(namespace: string, release: string): Promise<ReleaseRecord[]> {
-    const list = await this.#core.listNamespacedSecret(
-      { namespace, labelSelector: `owner=helm,name=${release}` },
-      setHeaderOptions('Accept', METADATA_ONLY),
-    );
+    const list = (await this.#raw.request(HttpMethod.GET, resourcePath({ group: '', version: 'v1', plural: 'secrets', namespace }), {
+      query: { labelSelector: `owner=helm,name=${release}` },
+      accept: METADATA_ONLY,
+    })) as { items?: { metadata?: V1ObjectMeta }[] | null };
     // An empty PartialObjectMetadataList arrives with `items: null`.
-    const items = (list.items as typeof list.items | null) ?? [];
+    const items = list.items ?? [];
     return items.flatMap((s) => {
       const r = recordFromLabels(s.metadata?.labels);
       return r === undefined ? [] : [r];

@@ -2,15 +2,10 @@
  * Typed access to one custom resource kind: read, status writes and finalizer edits, each with the
  * content type the API server needs (client-node's generated methods pick the wrong one by default).
  */
-import {
-  CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
-  type KubeConfig,
-  type KubernetesObject,
-  type V1ObjectMeta,
-} from '@kubernetes/client-node';
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+import { HttpMethod, PatchStrategy, type KubeConfig, type KubernetesObject } from './client-node.js';
 import { isNotFound, isStatus } from './errors.js';
+import { RawClient, resourcePath } from './raw-client.js';
 import type { ResourceMapping } from './restmapper.js';
 
 export interface CustomResource extends KubernetesObject {
@@ -25,25 +20,31 @@ export interface CustomResource extends KubernetesObject {
 const isTestFailed = (err: unknown): boolean => isStatus(err, 422) || isStatus(err, 409);
 
 export class CustomResourceClient {
-  readonly #api: CustomObjectsApi;
+  readonly #raw: RawClient;
 
   constructor(
     kc: KubeConfig,
     readonly mapping: ResourceMapping,
     private readonly fieldManager: string,
   ) {
-    this.#api = kc.makeApiClient(CustomObjectsApi);
+    this.#raw = kc.makeApiClient(RawClient);
   }
 
-  #ref(namespace: string, name: string): { group: string; version: string; plural: string; namespace: string; name: string } {
+  #path(namespace: string, name: string): string {
     const { group, version, plural } = this.mapping;
-    return { group, version, plural, namespace, name };
+    return `${resourcePath({ group, version, plural, namespace })}/${encodeURIComponent(name)}`;
+  }
+
+  /** A JSON patch or merge patch of the object (or of `path`/status) with our field manager. */
+  async #patch(path: string, contentType: PatchStrategy, body: unknown): Promise<CustomResource> {
+    const query = { fieldManager: this.fieldManager };
+    return (await this.#raw.request(HttpMethod.PATCH, path, { query, body, contentType })) as CustomResource;
   }
 
   /** undefined when the object no longer exists. */
   async get(namespace: string, name: string): Promise<CustomResource | undefined> {
     try {
-      return (await this.#api.getNamespacedCustomObject(this.#ref(namespace, name))) as CustomResource;
+      return (await this.#raw.request(HttpMethod.GET, this.#path(namespace, name))) as CustomResource;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -58,10 +59,7 @@ export class CustomResourceClient {
    */
   async patchStatus(namespace: string, name: string, status: Record<string, unknown>): Promise<boolean> {
     try {
-      await this.#api.patchNamespacedCustomObjectStatus(
-        { ...this.#ref(namespace, name), body: { status }, fieldManager: this.fieldManager },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
+      await this.#patch(`${this.#path(namespace, name)}/status`, PatchStrategy.MergePatch, { status });
       return true;
     } catch (err) {
       if (!isNotFound(err)) throw err;
@@ -92,10 +90,7 @@ export class CustomResourceClient {
               { op: 'add', path: '/metadata/finalizers/-', value: finalizer },
             ];
       try {
-        return (await this.#api.patchNamespacedCustomObject(
-          { ...this.#ref(current.metadata.namespace ?? '', current.metadata.name), body, fieldManager: this.fieldManager },
-          setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
-        )) as CustomResource;
+        return await this.#patch(this.#path(current.metadata.namespace ?? '', current.metadata.name), PatchStrategy.JsonPatch, body);
       } catch (err) {
         if (!isTestFailed(err) || attempt >= 4) throw err;
         const fresh = await this.get(current.metadata.namespace ?? '', current.metadata.name);
@@ -118,10 +113,7 @@ export class CustomResourceClient {
       ];
       const { namespace = '', name } = current.metadata;
       try {
-        await this.#api.patchNamespacedCustomObject(
-          { ...this.#ref(namespace, name), body, fieldManager: this.fieldManager },
-          setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
-        );
+        await this.#patch(this.#path(namespace, name), PatchStrategy.JsonPatch, body);
         return;
       } catch (err) {
         if (isNotFound(err)) return;

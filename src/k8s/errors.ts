@@ -1,5 +1,5 @@
 /** Reading Kubernetes API errors without leaking client-node's raw messages into status. */
-import { ApiException } from '@kubernetes/client-node';
+import { ApiException } from './client-node.js';
 
 export const isStatus = (err: unknown, code: number): boolean => err instanceof ApiException && err.code === code;
 export const isNotFound = (err: unknown): boolean => isStatus(err, 404);

@@ -4,9 +4,11 @@
  * new ones. Recording never fails a reconcile: an event that cannot be written is logged and dropped.
  */
 import { randomBytes } from 'node:crypto';
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
+import type { CoreV1Event } from '@kubernetes/client-node';
+import { HttpMethod, PatchStrategy, type KubeConfig } from './client-node.js';
 import type { Logger } from '../telemetry/logger.js';
 import { describeError } from './errors.js';
+import { RawClient, resourcePath } from './raw-client.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -29,8 +31,10 @@ interface Seen {
 
 const MAX_MESSAGE = 1024;
 
+const eventsPath = (namespace: string): string => resourcePath({ group: '', version: 'v1', plural: 'events', namespace });
+
 export class KubeEventRecorder implements EventRecorder {
-  readonly #api: CoreV1Api;
+  readonly #raw: RawClient;
   readonly #seen = new Map<string, Seen>();
 
   constructor(
@@ -39,7 +43,7 @@ export class KubeEventRecorder implements EventRecorder {
     private readonly log: Logger,
     private readonly aggregateWindowMs = 10 * 60_000,
   ) {
-    this.#api = kc.makeApiClient(CoreV1Api);
+    this.#raw = kc.makeApiClient(RawClient);
   }
 
   async record(target: EventTarget, type: EventType, reason: string, message: string): Promise<void> {
@@ -53,10 +57,10 @@ export class KubeEventRecorder implements EventRecorder {
       if (seen !== undefined && now - seen.lastAt < this.aggregateWindowMs) {
         seen.count++;
         seen.lastAt = now;
-        await this.#api.patchNamespacedEvent(
-          { name: seen.name, namespace: seen.namespace, body: { count: seen.count, lastTimestamp: new Date(now) } },
-          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-        );
+        await this.#raw.request(HttpMethod.PATCH, `${eventsPath(seen.namespace)}/${encodeURIComponent(seen.name)}`, {
+          body: { count: seen.count, lastTimestamp: new Date(now) },
+          contentType: PatchStrategy.MergePatch,
+        });
         return;
       }
       const name = `${meta.name ?? 'unknown'}.${now.toString(16)}${randomBytes(2).toString('hex')}`;
@@ -79,7 +83,7 @@ export class KubeEventRecorder implements EventRecorder {
         source: { component: this.component },
         reportingComponent: this.component,
       };
-      await this.#api.createNamespacedEvent({ namespace, body });
+      await this.#raw.request(HttpMethod.POST, eventsPath(namespace), { body });
       this.#remember(key, { name, namespace, count: 1, lastAt: now });
     } catch (err) {
       // A deleted namespace or a missing RBAC rule must not turn into a failed reconcile.

@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { KubeConfig, type RequestContext } from '@kubernetes/client-node';
+import { KubeConfig, type RequestContext } from './client-node.js';
 
 /** undici's Dispatcher, as client-node's RequestContext carries it (undici is its dependency, not ours). */
 type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;

@@ -3,7 +3,7 @@
  * raw-client.ts for why not client-node's typed models). Kinds are resolved through the shared
  * discovery cache, which refetches a group-version on a miss, so CRDs installed later resolve too.
  */
-import { HttpMethod, PatchStrategy, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { HttpMethod, PatchStrategy, type KubeConfig, type KubernetesObject } from './client-node.js';
 import { isNotFound, isStatus } from './errors.js';
 import { RawClient, resourcePath, type RawRequest } from './raw-client.js';
 import { parseApiVersion, type RestMapper } from './restmapper.js';

@@ -6,7 +6,7 @@
  * `x-kubernetes-*` in a CRD), rename others and turn timestamps into Dates, which is wrong for
  * objects a chart rendered and for comparing what the server returns with what a watch delivers.
  */
-import { ApiException, HttpMethod, type Configuration, type RequestContext } from '@kubernetes/client-node';
+import { ApiException, HttpMethod, type Configuration, type RequestContext } from './client-node.js';
 
 /** Where a resource is served. `group: ''` is the core group (`/api/v1`). */
 export interface ResourceRef {
@@ -31,6 +31,8 @@ export interface RawRequest {
   readonly contentType?: string;
   /** A user to act as (`Impersonate-User`); the API server then authorizes the request as that user. */
   readonly impersonate?: string;
+  /** Default `application/json`; e.g. the PartialObjectMetadata form for metadata only. */
+  readonly accept?: string;
 }
 
 export class RawClient {
@@ -43,7 +45,7 @@ export class RawClient {
   async request(method: HttpMethod, path: string, req: RawRequest = {}): Promise<unknown> {
     const ctx = this.config.baseServer.makeRequestContext(path, method);
     for (const [name, value] of Object.entries(req.query ?? {})) if (value !== undefined) ctx.setQueryParam(name, value);
-    ctx.setHeaderParam('Accept', 'application/json');
+    ctx.setHeaderParam('Accept', req.accept ?? 'application/json');
     if (req.impersonate !== undefined) ctx.setHeaderParam('Impersonate-User', req.impersonate);
     if (req.body !== undefined) {
       ctx.setHeaderParam('Content-Type', req.contentType ?? 'application/json');

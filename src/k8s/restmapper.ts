@@ -3,8 +3,10 @@
  * per-group-version cache that is refreshed on a miss (a CRD installed after start) at most once
  * per `refreshIntervalMs`.
  */
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1APIResourceList } from '@kubernetes/client-node';
+import type { V1APIResourceList } from '@kubernetes/client-node';
+import { HttpMethod, type KubeConfig } from './client-node.js';
 import { isNotFound } from './errors.js';
+import { RawClient } from './raw-client.js';
 
 export interface GroupVersionKind {
   readonly group: string;
@@ -41,8 +43,7 @@ interface CacheEntry {
 }
 
 export class RestMapper {
-  readonly #core: CoreV1Api;
-  readonly #custom: CustomObjectsApi;
+  readonly #raw: RawClient;
   readonly #cache = new Map<string, CacheEntry>();
 
   constructor(
@@ -50,8 +51,7 @@ export class RestMapper {
     private readonly refreshIntervalMs = 5_000,
     private readonly now: () => number = Date.now,
   ) {
-    this.#core = kc.makeApiClient(CoreV1Api);
-    this.#custom = kc.makeApiClient(CustomObjectsApi);
+    this.#raw = kc.makeApiClient(RawClient);
   }
 
   /** @throws NoKindMatchError when the API server does not serve the kind. */
@@ -76,7 +76,7 @@ export class RestMapper {
     const { group, version } = parseApiVersion(apiVersion);
     let list: V1APIResourceList | undefined;
     try {
-      list = group === '' ? await this.#core.getAPIResources() : await this.#custom.getAPIResources({ group, version });
+      list = (await this.#raw.request(HttpMethod.GET, group === '' ? `/api/${version}` : `/apis/${group}/${version}`)) as V1APIResourceList;
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }

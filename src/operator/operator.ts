@@ -5,7 +5,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Watch } from '../config/watches.js';
 import type { HelmClient } from '../helm/index.js';
-import { CustomResourceClient } from '../k8s/custom-resources.js';
+import { CustomResourceClient, type CustomResource } from '../k8s/custom-resources.js';
 import { KubeEventRecorder } from '../k8s/events.js';
 import { ObjectClient } from '../k8s/objects.js';
 import { parseApiVersion, RestMapper } from '../k8s/restmapper.js';
@@ -81,6 +81,8 @@ export class Operator {
   async #controller(watch: Watch, name: string): Promise<Controller> {
     const mapping = await this.#mapper.mapping(watch);
     const log = this.o.log;
+    // The reconciler reads the cache of the controller it is built for, which needs the reconciler.
+    const built: { controller?: Controller } = {};
     const reconciler = new HelmReconciler({
       watch,
       crs: new CustomResourceClient(this.o.kubeConfig, mapping, FIELD_MANAGER),
@@ -96,8 +98,12 @@ export class Operator {
       describeHelmError,
       defaultReconcilePeriodMs: this.o.defaultReconcilePeriodMs,
       suppressOverrideValues: this.o.suppressOverrideValues === true,
+      cachedCRs: (namespace) => (built.controller?.cache.list(namespace) ?? []) as readonly CustomResource[],
+      requeue: (request) => {
+        built.controller?.enqueue(request);
+      },
     });
-    return new Controller({
+    built.controller = new Controller({
       name,
       kubeConfig: this.o.kubeConfig,
       resource: mapping,
@@ -108,6 +114,7 @@ export class Operator {
       log,
       ...(this.o.metrics === undefined ? {} : { metrics: this.o.metrics }),
     });
+    return built.controller;
   }
 
   /**

@@ -8,8 +8,9 @@
  * CR's reconcile period. Which CR refers to which object is learned from each reconcile (level-based:
  * after a restart the initial reconcile of every CR rebuilds it).
  */
-import { CoreV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { HttpMethod, type KubeConfig, type KubernetesObject } from '../k8s/client-node.js';
 import { isNotFound } from '../k8s/errors.js';
+import { RawClient, resourcePath } from '../k8s/raw-client.js';
 import type { ValuesReference, ValuesSourcePort } from '../reconciler/values-from.js';
 import { Informer } from '../runtime/informer.js';
 import type { Request } from '../runtime/reconcile.js';
@@ -31,7 +32,7 @@ const objectKey = (kind: Kind, namespace: string, name: string): string => `${ki
 const crKey = (controller: string, namespace: string, name: string): string => `${controller}\u0000${namespace}\u0000${name}`;
 
 export class ValuesSources {
-  readonly #core: CoreV1Api;
+  readonly #raw: RawClient;
   /** Referenced object → the CRs (controller, namespace, name) that refer to it. */
   readonly #referrers = new Map<string, Set<string>>();
   /** CR → the objects it refers to, to undo on the next track. */
@@ -39,7 +40,7 @@ export class ValuesSources {
   #informers: Informer[] | undefined;
 
   constructor(private readonly o: ValuesSourcesOptions) {
-    this.#core = o.kubeConfig.makeApiClient(CoreV1Api);
+    this.#raw = o.kubeConfig.makeApiClient(RawClient);
   }
 
   /** The port one controller's reconciler uses. */
@@ -54,9 +55,11 @@ export class ValuesSources {
 
   async read(kind: Kind, namespace: string, name: string): Promise<Readonly<Record<string, string>> | undefined> {
     try {
-      if (kind === 'ConfigMap') return (await this.#core.readNamespacedConfigMap({ namespace, name })).data ?? {};
-      const secret = await this.#core.readNamespacedSecret({ namespace, name });
-      return Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+      const plural = kind === 'ConfigMap' ? 'configmaps' : 'secrets';
+      const path = `${resourcePath({ group: '', version: 'v1', plural, namespace })}/${encodeURIComponent(name)}`;
+      const { data } = (await this.#raw.request(HttpMethod.GET, path)) as { data?: Record<string, string> };
+      if (kind === 'ConfigMap') return data ?? {};
+      return Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;

@@ -33,10 +33,14 @@ export interface HelmPort {
   major(): Promise<number>;
   install(request: ReleaseRequest): Promise<ReleaseInfo>;
   upgrade(request: ReleaseRequest & { readonly force: boolean }): Promise<ReleaseInfo>;
-  /** Resolves `found: false` when there was nothing to uninstall. */
+  /**
+   * Resolves `found: false` when there was nothing to uninstall. With `also`, those releases of the
+   * namespace go in the same helm process, after `release`; any failure rejects (some may be gone).
+   */
   uninstall(
     request: Identity & {
       readonly release: string;
+      readonly also?: readonly string[];
       readonly namespace: string;
       readonly signal?: AbortSignal;
     },

@@ -71,8 +71,24 @@ export interface HelmReconcilerOptions {
   readonly defaultReconcilePeriodMs: number;
   /** Mask values in OverrideValuesInUse events (`--suppress-override-values`). */
   readonly suppressOverrideValues?: boolean;
+  /**
+   * The controller's cached CRs of `namespace`: those being deleted have their releases uninstalled
+   * together, by one helm process (see #uninstall). Without it, one helm process per CR.
+   */
+  readonly cachedCRs?: (namespace: string) => readonly CustomResource[];
+  /** Queues a reconcile of a CR (the controller's queue): a batched uninstall hands its peers back. */
+  readonly requeue?: (request: Request) => void;
   readonly now?: () => Date;
 }
+
+/** A batched uninstall's hold on another CR's release; `done` once it is settled. */
+interface Claim {
+  readonly promise: Promise<boolean>;
+  done: boolean;
+}
+
+/** Releases per `helm uninstall a b c`: one slow or failing batch must not hold many CRs. */
+const UNINSTALL_BATCH_MAX = 20;
 
 /** One reconcile's view of its CR; built once, passed to each step. */
 interface Subject {
@@ -99,6 +115,10 @@ export class HelmReconciler implements Reconciler {
   readonly #objects: ReleaseObjects;
   /** The manifest of each CR's deployed revision, so steady-state reconciles need no helm process. */
   readonly #manifests = new Map<string, { readonly revision: number; readonly objects: DesiredObject[] }>();
+  /** CR key → a batched uninstall that claimed its release (true: uninstalled), until that CR's finalizer reads it. */
+  readonly #uninstalls = new Map<string, Claim>();
+  /** CR keys whose finalizer is running now: never taken into another CR's batch. */
+  readonly #finalizing = new Set<string>();
 
   constructor(private readonly o: HelmReconcilerOptions) {
     this.#ownerKind = ownerKindLabel(o.watch.kind, o.watch.group);
@@ -286,7 +306,7 @@ export class HelmReconciler implements Reconciler {
     this.#irreconcilable(s, Reason.NamespaceConfinementViolation, message);
   }
 
-  async #state(s: Subject, desired: Desired): Promise<ReleaseState> {
+  async #state(s: Pick<Subject, 'namespace' | 'name' | 'helm'>, desired: Desired): Promise<ReleaseState> {
     const records = await this.o.storage.records(s.namespace, s.name);
     const state = determineReleaseState(records, { fingerprint: desired.fingerprint, ownerKind: this.#ownerKind });
     if (state.kind !== 'Unmanaged') return state;
@@ -552,11 +572,8 @@ export class HelmReconciler implements Reconciler {
   async #finalize(s: Subject): Promise<Result> {
     const finalizers = s.cr.metadata.finalizers ?? [];
     if (!finalizers.some((f) => FINALIZERS.includes(f))) return {};
-    const result = (await this.#ownsRelease(s))
-      ? await this.#helm(s, Reason.UninstallError, () =>
-          s.helm.uninstall({ release: s.name, namespace: s.namespace, signal: s.ctx.signal }),
-        )
-      : { found: false };
+    const result = await this.#releaseGone(s);
+    if (result === undefined) return {};
     if (s.annotations.uninstallWait) {
       const remaining = await this.#remaining(s.status.current.inventory ?? []);
       if (remaining.length > 0) {
@@ -585,10 +602,107 @@ export class HelmReconciler implements Reconciler {
     return {};
   }
 
+  /**
+   * Uninstalls the CR's release unless it is not ours or already gone; undefined while another
+   * CR's batched uninstall holds it (that batch queues this CR again when it ends, and this worker
+   * is free for other CRs meanwhile).
+   */
+  async #releaseGone(s: Subject): Promise<{ found: boolean } | undefined> {
+    const claim = this.#uninstalls.get(keyOf(s));
+    if (claim?.done === false && this.o.requeue !== undefined) return undefined;
+    // Read and mark before any await, so that no batch claims this CR once its finalizer has started.
+    this.#finalizing.add(keyOf(s));
+    try {
+      const batched = (await claim?.promise) === true;
+      this.#uninstalls.delete(keyOf(s));
+      return (await this.#ownsRelease(s)) ? await this.#uninstall(s) : { found: batched };
+    } finally {
+      this.#finalizing.delete(keyOf(s));
+    }
+  }
+
   /** Whether the release named after this CR is ours to uninstall (never another kind's). */
-  async #ownsRelease(s: Subject): Promise<boolean> {
+  async #ownsRelease(s: Pick<Subject, 'namespace' | 'name' | 'helm'>): Promise<boolean> {
     const state = await this.#state(s, { fingerprint: '', labels: {}, values: {} });
     return state.kind !== 'Conflict' && state.kind !== 'Absent';
+  }
+
+  /**
+   * Uninstalls this CR's release, and with it the releases of the other CRs of its namespace that
+   * are being deleted (from the cache: finalizer still ours, release ours, no finalizer running for
+   * them), in one `helm uninstall a b c`: a helm process costs more than uninstalling one small
+   * release. Each of those CRs still gets its own reconcile, which waits for the batch, finds its
+   * release gone and reports it uninstalled. When the batch fails (helm 4 goes on past a failed
+   * release, helm 3 stops), this CR's release is uninstalled alone, with its own error, and every
+   * peer whose release is still there does its own in its reconcile.
+   */
+  async #uninstall(s: Subject): Promise<{ found: boolean }> {
+    const claims = this.#claimPeers(s);
+    try {
+      return await this.#uninstallWith(s, claims);
+    } finally {
+      // Whatever ended this reconcile, no peer may wait forever (settling twice changes nothing).
+      for (const settle of claims.values()) settle(false);
+      for (const name of claims.keys()) this.o.requeue?.({ namespace: s.namespace, name });
+    }
+  }
+
+  async #uninstallWith(s: Subject, claims: Map<string, (uninstalled: boolean) => void>): Promise<{ found: boolean }> {
+    const peers: string[] = [];
+    for (const [name, settle] of claims) {
+      if (await this.#ownsRelease(this.#peer(s, name))) peers.push(name);
+      else settle(false);
+    }
+    const single = (): Promise<{ found: boolean }> =>
+      this.#helm(s, Reason.UninstallError, () => s.helm.uninstall({ release: s.name, namespace: s.namespace, signal: s.ctx.signal }));
+    if (peers.length === 0) return single();
+    let ok: boolean;
+    try {
+      // found: false means this release vanished meanwhile, and helm 3 then stopped before the others.
+      ok = (await s.helm.uninstall({ release: s.name, also: peers, namespace: s.namespace, signal: s.ctx.signal })).found;
+    } catch (err) {
+      s.ctx.log.info({ releases: [s.name, ...peers], error: this.o.describeHelmError(err).summary }, 'Batched uninstall failed; uninstalling one by one');
+      ok = false;
+    }
+    for (const name of peers) claims.get(name)?.(ok || !(await this.#ownsRelease(this.#peer(s, name))));
+    if (ok) return { found: true };
+    // This release was ours when the batch started: gone now, by the batch or by this call.
+    await single();
+    return { found: true };
+  }
+
+  /**
+   * Claims, synchronously, the other CRs of `s`'s namespace whose releases #uninstall may take
+   * along: their finalizers wait for the claim (see #finalize) instead of running helm alongside.
+   * Resolves each claim with whether that CR's release was uninstalled.
+   */
+  #claimPeers(s: Subject): Map<string, (uninstalled: boolean) => void> {
+    const claims = new Map<string, (uninstalled: boolean) => void>();
+    for (const cr of this.o.cachedCRs?.(s.namespace) ?? []) {
+      if (claims.size >= UNINSTALL_BATCH_MAX - 1) break;
+      const name = cr.metadata.name;
+      const key = `${s.namespace}/${name}`;
+      const eligible =
+        name !== s.name &&
+        cr.metadata.deletionTimestamp !== undefined &&
+        (cr.metadata.finalizers ?? []).some((f) => FINALIZERS.includes(f)) &&
+        releaseNameProblem(name) === undefined &&
+        !this.#uninstalls.has(key) &&
+        !this.#finalizing.has(key);
+      if (!eligible) continue;
+      const { promise, resolve } = Promise.withResolvers<boolean>();
+      const claim: Claim = { promise, done: false };
+      this.#uninstalls.set(key, claim);
+      claims.set(name, (uninstalled) => {
+        claim.done = true;
+        resolve(uninstalled);
+      });
+    }
+    return claims;
+  }
+
+  #peer(s: Subject, name: string): Pick<Subject, 'namespace' | 'name' | 'helm'> {
+    return { namespace: s.namespace, name, helm: s.helm };
   }
 
   /** The inventory objects that still exist, as `Kind/name`. */

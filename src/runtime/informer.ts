@@ -15,16 +15,16 @@
  * `metadata.managedFields`, before it is cached), and shared with the cache: `structuredClone`
  * before mutating.
  */
+import type { V1ListMeta } from '@kubernetes/client-node';
 import {
   ApiException,
   HttpMethod,
   ListWatch,
-  V1ListMeta,
   Watch,
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
-} from '@kubernetes/client-node';
+} from '../k8s/client-node.js';
 import { RawClient, resourcePath, type ResourceRef } from '../k8s/raw-client.js';
 import type { Logger } from '../telemetry/logger.js';
 import { Backoff, systemClock, type BackoffOptions, type Clock, type Timer } from './backoff.js';
@@ -340,8 +340,7 @@ export function makeListFn<T extends KubernetesObject>(
       if (transform !== undefined) items[i] = transform(item);
     }
     // ListWatch reads only items and metadata.resourceVersion (the snapshot all pages belong to).
-    const metadata = new V1ListMeta();
-    metadata.resourceVersion = page.metadata?.resourceVersion;
+    const metadata: V1ListMeta = { resourceVersion: page.metadata?.resourceVersion };
     return { apiVersion: page.apiVersion, kind: page.kind, metadata, items };
   };
 }

@@ -18,7 +18,9 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
-import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease, type V1LeaseSpec } from '@kubernetes/client-node';
+import type { V1Lease, V1LeaseSpec } from '@kubernetes/client-node';
+import { HttpMethod, V1MicroTime, type KubeConfig } from '../k8s/client-node.js';
+import { RawClient, resourcePath } from '../k8s/raw-client.js';
 import { isConflict, isNotFound } from '../k8s/errors.js';
 import type { Logger } from '../telemetry/logger.js';
 import { systemClock, type Clock, type Timer } from './backoff.js';
@@ -88,20 +90,22 @@ export function leaseSpecFromRecord(r: LeaseRecord): V1LeaseSpec {
 /** The Lease `namespace/name` through the coordination.k8s.io/v1 API. */
 export class KubeLeaseLock implements LeaseLock {
   readonly description: string;
-  readonly #api: CoordinationV1Api;
+  readonly #raw: RawClient;
+  readonly #collection: string;
 
   constructor(
     kc: KubeConfig,
     readonly namespace: string,
     readonly name: string,
   ) {
-    this.#api = kc.makeApiClient(CoordinationV1Api);
+    this.#raw = kc.makeApiClient(RawClient);
+    this.#collection = resourcePath({ group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace });
     this.description = `${namespace}/${name}`;
   }
 
   async get(): Promise<VersionedLease | undefined> {
     try {
-      return this.#versioned(await this.#api.readNamespacedLease({ name: this.name, namespace: this.namespace }));
+      return this.#versioned((await this.#raw.request(HttpMethod.GET, this.#path())) as V1Lease);
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -111,7 +115,7 @@ export class KubeLeaseLock implements LeaseLock {
   async create(record: LeaseRecord): Promise<VersionedLease> {
     const body: V1Lease = { metadata: { name: this.name, namespace: this.namespace }, spec: leaseSpecFromRecord(record) };
     try {
-      return this.#versioned(await this.#api.createNamespacedLease({ namespace: this.namespace, body }));
+      return this.#versioned((await this.#raw.request(HttpMethod.POST, this.#collection, { body })) as V1Lease);
     } catch (err) {
       if (isConflict(err)) throw new LeaseConflictError(`lease ${this.description} was created by another candidate`, { cause: err });
       throw err;
@@ -124,11 +128,15 @@ export class KubeLeaseLock implements LeaseLock {
       spec: leaseSpecFromRecord(record),
     };
     try {
-      return this.#versioned(await this.#api.replaceNamespacedLease({ name: this.name, namespace: this.namespace, body }));
+      return this.#versioned((await this.#raw.request(HttpMethod.PUT, this.#path(), { body })) as V1Lease);
     } catch (err) {
       if (isConflict(err)) throw new LeaseConflictError(`lease ${this.description} was updated by another candidate`, { cause: err });
       throw err;
     }
+  }
+
+  #path(): string {
+    return `${this.#collection}/${encodeURIComponent(this.name)}`;
   }
 
   #versioned(lease: V1Lease): VersionedLease {

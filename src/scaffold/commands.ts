@@ -2,7 +2,7 @@
  * The scaffolding commands as the CLI calls them: build the helm client and the cluster connection,
  * run `init` / `create api`, and return what to print.
  */
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../k8s/client-node.js';
 import { HelmClient } from '../helm/index.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
 import { createApi, type CreateApiOptions } from './create-api.js';

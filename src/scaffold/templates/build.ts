@@ -199,9 +199,11 @@ RUN rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx /us
         /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-* \\
     && useradd --uid 1001 --gid 0 --home-dir /opt/helm --create-home --no-log-init \\
         --shell /usr/sbin/nologin helm
+# NODE_OPTIONS: a small young generation, measured in the runtime package's docs/adr/0018.
 ENV NODE_ENV=production \\
     HOME=/opt/helm \\
-    TMPDIR=/tmp
+    TMPDIR=/tmp \\
+    NODE_OPTIONS=--max-semi-space-size=2
 COPY --from=runtime /app/node_modules/ /app/node_modules/
 COPY --from=helm /helm/helm/helm /usr/local/bin/helm
 WORKDIR /opt/helm

@@ -68,6 +68,8 @@ describe.each(binaries)('HelmClient with helm v$major', ({ major, bin }) => {
     expect(await greeting('web')).toBe('one');
     const secret = await core.readNamespacedSecret({ namespace: ns.name, name: 'sh.helm.release.v1.web.v1' });
     expect(secret.metadata?.labels).toMatchObject({ owner: 'helm', name: 'web', status: 'deployed', version: '1', team: 'a' });
+    // Discovery is cached under tmpDir for the next helm process, not under a possibly read-only $HOME.
+    expect(existsSync(path.join(work, 'helm', 'kube-cache', 'discovery'))).toBe(true);
   });
 
   it('status returns the deployed revision with its chart', async () => {

@@ -99,4 +99,28 @@ describe.each([
       return list.items.length === 0;
     });
   });
+
+  it('uninstalls the releases of CRs deleted together with one helm process, each CR reported and gone', async () => {
+    const names = ['b1', 'b2', 'b3', 'b4'];
+    for (const name of names) await crs.create(ns.name, name, { replicaCount: 1 });
+    for (const name of names) await crs.waitForCondition(ns.name, name, { type: 'Deployed', status: 'True' });
+    // Deleted while no operator runs: the next one finds them all being deleted in its first LIST.
+    await op.stop();
+    for (const name of names) await crs.delete(ns.name, name);
+    op = await startOperator({
+      watches: `- group: example.com\n  version: v1alpha1\n  kind: Nginx\n  chart: ${NGINX_CHART}\n`,
+      namespaces: [ns.name],
+      helmBin,
+      maxConcurrentReconciles: 1,
+    });
+    for (const name of names) await crs.waitForGone(ns.name, name);
+    for (const name of names) expect(await storage.records(ns.name, name)).toEqual([]);
+    // `helm version` once, then one `helm uninstall b? b? b? b?` (one process per CR without batching).
+    expect(op.helm.executions).toBeLessThanOrEqual(2);
+    for (const name of names) {
+      const events = await crs.events(ns.name, name);
+      expect(events.map((e) => e.message)).toContain(`Uninstalled release ${name}`);
+    }
+    await waitFor('the Deployments to be deleted', async () => (await apps.listNamespacedDeployment({ namespace: ns.name })).items.length === 0);
+  });
 });

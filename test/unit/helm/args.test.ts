@@ -145,6 +145,10 @@ describe('uninstallArgs', () => {
     expect(uninstallArgs({ release: 'web', namespace: 'demo', timeoutMs: 300_000 }, major)).toEqual(expected);
   });
 
+  it('more releases of the namespace go after the first, as positionals', () => {
+    expect(uninstallArgs({ release: 'web', also: ['-x', 'db'], namespace: 'demo', timeoutMs: 300_000 }, 3)).toEqual(['uninstall', '--namespace', 'demo', '--timeout', '5m0s', '--', 'web', '-x', 'db']);
+  });
+
   it('wait and keepHistory', () => {
     const o = { release: 'web', namespace: 'demo', timeoutMs: 60_000, wait: true, keepHistory: true };
     expect(uninstallArgs(o, 3)).toEqual(['uninstall', '--namespace', 'demo', '--timeout', '1m0s', '--wait', '--keep-history', '--', 'web']);

@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { IMAGE_NODE_OPTIONS } from '../../../bench/compare/operators.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const read = (p: string): string => readFileSync(path.join(ROOT, p), 'utf8');
@@ -151,6 +152,8 @@ describe('Dockerfile', () => {
     const env = finalOf('ENV').map((i) => i.args).join(' ');
     expect(env).toMatch(/\bHOME=\/opt\/helm\b/);
     expect(env).toMatch(/\bTMPDIR=\/tmp\b/);
+    // What bench-compare runs our operator with, so the benchmark measures the image's settings.
+    expect(env).toContain(`NODE_OPTIONS=${IMAGE_NODE_OPTIONS.join(' ')}`);
     expect(finalOf('WORKDIR').at(-1)?.args).toBe('/opt/helm');
     const copies = finalOf('COPY').map((i) => i.args);
     expect(copies).toContain('watches.yaml ./watches.yaml');

@@ -1,0 +1,75 @@
+/**
+ * The `helm-operator` command. Scaffolding and bundle code load only when their command runs, so
+ * `run` (the long-lived process) never holds them.
+ */
+import { Command } from 'commander';
+import { HelmError } from '../helm/index.js';
+import { KubeConfigError } from '../k8s/kubeconfig.js';
+import { NoKindMatchError } from '../k8s/restmapper.js';
+import { defineBundleCommand, defineGenerateCommand } from './bundle.js';
+import { defineRunCommand } from './flags.js';
+import { defineCreateCommand, defineInitCommand } from './scaffold.js';
+import { run, StartupError } from './run.js';
+import { VERSION } from './version.js';
+
+/** Errors a user fixes by editing input or setup: print the message alone, exit 1. */
+async function isUserFacing(err: unknown): Promise<boolean> {
+  if (err instanceof StartupError || err instanceof KubeConfigError || err instanceof NoKindMatchError || err instanceof HelmError) return true;
+  const [{ isScaffoldUserError }, { BundleInputError }, { SelectorError }] = await Promise.all([
+    import('../scaffold/errors.js'),
+    import('../bundle/csv.js'),
+    import('../bundle/validate.js'),
+  ]);
+  return isScaffoldUserError(err) || err instanceof BundleInputError || err instanceof SelectorError;
+}
+
+const scaffold = (): Promise<typeof import('../scaffold/commands.js')> => import('../scaffold/commands.js');
+const bundle = (): Promise<typeof import('../bundle/commands.js')> => import('../bundle/commands.js');
+
+const print = (text: string): void => {
+  process.stdout.write(`${text}\n`);
+};
+
+async function main(argv: readonly string[]): Promise<void> {
+  const program = new Command('helm-operator')
+    .description('A Helm-backed Kubernetes operator: reconciles custom resources into helm releases')
+    .version(VERSION, '--version')
+    // Program options only before the subcommand: `create api --version v1alpha1` is the API version.
+    .enablePositionalOptions()
+    .showHelpAfterError('(run with --help for usage)');
+  program.addCommand(defineRunCommand(run));
+  program.addCommand(
+    defineInitCommand(async (f) => {
+      const [{ runInit }, { runtimeIdentity }] = await Promise.all([scaffold(), import('../scaffold/runtime-identity.js')]);
+      print(await runInit(f, runtimeIdentity()));
+    }),
+  );
+  program.addCommand(defineCreateCommand(async (f) => { print(await (await scaffold()).runCreateApi(f)); }));
+  program.addCommand(
+    defineGenerateCommand(
+      async (f) => { print(await (await bundle()).runKustomizeManifests(f)); },
+      async (f) => { print(await (await bundle()).runGenerateBundle(f)); },
+      VERSION,
+    ),
+  );
+  program.addCommand(
+    defineBundleCommand(async (f) => {
+      const r = await (await bundle()).runBundleValidate(f.dir, f);
+      print(r.text);
+      if (!r.ok) process.exitCode = 1;
+    }),
+  );
+  program.command('version').description('Print the version').action(() => {
+    process.stdout.write(`helm-operator ${VERSION}\n`);
+  });
+  await program.parseAsync(argv);
+}
+
+main(process.argv).then(
+  () => process.exit(process.exitCode ?? 0),
+  async (err: unknown) => {
+    const userFacing = err instanceof Error && (await isUserFacing(err).catch(() => false));
+    process.stderr.write(userFacing ? `error: ${err.message}\n` : `error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { median, percentile } from '../../../bench/compare/report.js';
+
+describe('bench-compare report statistics', () => {
+  it('median is the middle value, and the mean of the two middle ones for an even count', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    // Two interleaved rounds report their mean, not their minimum.
+    expect(median([1.34, 0.78])).toBeCloseTo(1.06);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([Number.NaN, 5])).toBe(5);
+    expect(median([])).toBeNaN();
+  });
+
+  it('percentile is nearest-rank (p95 of latencies)', () => {
+    expect(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 95)).toBe(10);
+    expect(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 50)).toBe(5);
+  });
+});
