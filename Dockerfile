@@ -63,7 +63,7 @@ RUN useradd --uid 1001 --gid 0 --home-dir /opt/helm --create-home --no-log-init 
 # helm's own homes (HELM_*_HOME) and the values files go to os.tmpdir() = TMPDIR, which the
 # Deployment mounts as an emptyDir under a read-only root filesystem.
 # NODE_OPTIONS: a 2 MiB young generation instead of V8's 16 MiB cut the operator's RSS peak by ~30 MiB
-# for ~15 % more CPU in the node process (~3 % of a converge's CPU with helm's): docs/adr/0018.
+# for ~15 % more CPU in the node process (~3 % of a converge's CPU with helm's): docs/adr/0020.
 ENV NODE_ENV=production \
     HOME=/opt/helm \
     TMPDIR=/tmp \

@@ -5,7 +5,7 @@
  * requests go through {@link RawClient} as plain JSON. Types may still come from the index
  * (`import type` is erased); values come from here. The package has no `exports` map, so these
  * paths are public to Node. See client-node-hooks.ts for the two imports inside the package that
- * still reach the generated code, and docs/adr/0018.
+ * still reach the generated code, and docs/adr/0020.
  */
 export { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 export { ApiException } from '@kubernetes/client-node/dist/gen/apis/exception.js';

@@ -199,7 +199,7 @@ RUN rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx /us
         /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-* \\
     && useradd --uid 1001 --gid 0 --home-dir /opt/helm --create-home --no-log-init \\
         --shell /usr/sbin/nologin helm
-# NODE_OPTIONS: a small young generation, measured in the runtime package's docs/adr/0018.
+# NODE_OPTIONS: a small young generation, measured in the runtime package's docs/adr/0020.
 ENV NODE_ENV=production \\
     HOME=/opt/helm \\
     TMPDIR=/tmp \\
