@@ -121,16 +121,32 @@ build_helm3() {
     "helm.sh/helm/v3/cmd/helm@$v"
 }
 
-# Prints the path of a module's go.mod in the module cache, or dies with the proxy's error
-# (go mod download reports errors inside its JSON, not on stderr).
-go_mod_file() {
-  local json file
+# Prints field $2 of module $1 (path@version) as `go mod download -json` reports it (Dir: its source
+# in the module cache; GoMod: its go.mod; Hash: the origin commit), downloading it, or dies with the
+# proxy's error (go mod download reports errors inside its JSON, not on stderr).
+go_mod_field() {
+  local json value
   json=$(go mod download -json "$1" || true)
-  file=$(printf '%s\n' "$json" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')
-  if [ -z "$file" ] || [ ! -f "$file" ]; then
-    die "cannot download $1: $(printf '%s\n' "$json" | sed -n 's/.*"Error": "\(.*\)",*/\1/p')"
-  fi
+  value=$(printf '%s\n' "$json" | sed -n "s/.*\"$2\": \"\(.*\)\",*/\1/p" | head -n 1)
+  [ -n "$value" ] || die "cannot download $1: $(printf '%s\n' "$json" | sed -n 's/.*"Error": "\(.*\)",*/\1/p')"
+  printf '%s' "$value"
+}
+
+go_mod_file() {
+  local file
+  file=$(go_mod_field "$1" GoMod)
+  [ -f "$file" ] || die "cannot download $1: no go.mod at $file"
   printf '%s' "$file"
+}
+
+# A writable copy of module $1 (path@version) in directory $2, to build as the main module: only
+# then do the module's own go.mod replaces apply.
+writable_module_copy() {
+  local src
+  src=$(go_mod_field "$1" Dir)
+  [ -d "$src" ] || die "cannot download $1: no source at $src"
+  rm -rf "$2" && mkdir -p "$2"
+  cp -a "$src/." "$2/" && chmod -R u+w "$2"
 }
 
 build_k8s() {
@@ -192,15 +208,10 @@ build_registry() {
 # go.mod and replaces apply only when it is the main module (see ../shared/docs/peer-build.md).
 # containers_image_openpgp: the pure-Go signature backend, so CGO stays off.
 build_operator-sdk-helm() {
-  local out=$1 work json src v=$OPERATOR_SDK_VERSION
+  local out=$1 work v=$OPERATOR_SDK_VERSION
   go_env
-  json=$(go mod download -json "github.com/operator-framework/operator-sdk@$v" || true)
-  src=$(printf '%s\n' "$json" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')
-  [ -n "$src" ] && [ -d "$src" ] ||
-    die "cannot download operator-sdk $v: $(printf '%s\n' "$json" | sed -n 's/.*"Error": "\(.*\)",*/\1/p')"
   work="$CACHE_ROOT/work/operator-sdk-$v"
-  rm -rf "$work" && mkdir -p "$work"
-  cp -a "$src/." "$work/" && chmod -R u+w "$work"
+  writable_module_copy "github.com/operator-framework/operator-sdk@$v" "$work"
   cd "$work"
   GOFLAGS="$GOFLAGS -mod=mod" go build -p 2 -tags containers_image_openpgp -ldflags "-s -w" -o "$out/helm-operator" ./cmd/helm-operator
   cd / && rm -rf "$work"
@@ -212,21 +223,16 @@ build_operator-sdk-helm() {
 # a free loopback port instead (docs/adr/0018-olm-install-test-tier.md). The CRDs OLM ships go to
 # crds/, so the tests load them from the module as released and the repository holds no copy.
 build_olm() {
-  local out=$1 work json src commit v=$OLM_VERSION server pkg=github.com/operator-framework/operator-lifecycle-manager
+  local out=$1 work commit v=$OLM_VERSION server pkg=github.com/operator-framework/operator-lifecycle-manager
   go_env
-  json=$(go mod download -json "$pkg@$v" || true)
-  src=$(printf '%s\n' "$json" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')
-  [ -n "$src" ] && [ -d "$src" ] ||
-    die "cannot download operator-lifecycle-manager $v: $(printf '%s\n' "$json" | sed -n 's/.*"Error": "\(.*\)",*/\1/p')"
   work="$CACHE_ROOT/work/olm-$v"
-  rm -rf "$work" && mkdir -p "$work"
-  cp -a "$src/." "$work/" && chmod -R u+w "$work"
+  writable_module_copy "$pkg@$v" "$work"
   cd "$work"
   server=pkg/lib/server/server.go
   [ "$(grep -cE '^\s*return ":(8080|8443)"$' "$server")" = 2 ] ||
     die "$server of OLM $v no longer hard-codes :8080/:8443; revisit the loopback edit in hack/tools.sh"
   sed -i -E 's/^(\s*)return ":(8080|8443)"$/\1return "127.0.0.1:0"/' "$server"
-  commit=$(printf '%s\n' "$json" | sed -n 's/.*"Hash": "\(.*\)",*/\1/p')
+  commit=$(go_mod_field "$pkg@$v" Hash 2>/dev/null || echo unknown)
   # Upstream's Makefile: version from `git describe`, tag json1 (for its SQLite code paths).
   GOFLAGS="$GOFLAGS -mod=mod" go build -p 2 -tags json1 -o "$out/" \
     -ldflags "-s -w -X $pkg/pkg/version.OLMVersion=$v -X $pkg/pkg/version.GitCommit=$commit" ./cmd/olm ./cmd/catalog
