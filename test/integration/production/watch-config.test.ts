@@ -74,11 +74,17 @@ describe('run --watch-config', () => {
       return applies()[after]!;
     };
     let seen = applies().length;
+    const before = (await alphas.get(ns.name, 'a1'))?.status?.deployedRelease?.revision ?? 0;
     await watches.write(watchEntry(ALPHA, copy) + watchEntry(BETA, chart));
     expect(await nextApply('the switch to the copied chart', seen)).toMatchObject({ restarted: ['alpha-controller'] });
     seen++;
-    const a1 = await alphas.get(ns.name, 'a1');
-    const revision = a1?.status?.deployedRelease?.revision ?? 0;
+    // Another chart (its values.yaml differs) is an upgrade of its own: let it land before the edit.
+    const revision = before + 1;
+    await waitFor('a1 to be upgraded to the copied chart', async () => {
+      const a1 = await alphas.get(ns.name, 'a1');
+      const deployed = a1?.status?.conditions?.find((c) => c.type === 'Deployed');
+      return a1?.status?.deployedRelease?.revision === revision && deployed?.status === 'True';
+    });
     await appendFile(path.join(copy, 'templates/configmap.yaml'), '  edited: "yes"\n');
     expect(await nextApply('the chart edit to restart alpha-controller', seen)).toMatchObject({ added: [], removed: [], restarted: ['alpha-controller'] });
     const core = kc.makeApiClient(CoreV1Api);
