@@ -20,6 +20,7 @@ import { ReleaseObjects, type DependentsPort, type DesiredObject, type Subject a
 import { ownerKindLabel, releaseNameProblem } from './release-name.js';
 import { determineReleaseState, RELEASE_LABELS, type ReleaseRecord, type ReleaseState } from './state.js';
 import { StatusDraft, type DeployedRelease } from './status.js';
+import { UninstallClaims } from './uninstall-claims.js';
 import { composeReferencedValues, deepMerge, parseValuesFrom, VALUES_FROM_ANNOTATION, type ValuesSourcePort } from './values-from.js';
 import { fingerprint, isPlainObject, mergeValues, type Values } from './values.js';
 
@@ -81,12 +82,6 @@ export interface HelmReconcilerOptions {
   readonly now?: () => Date;
 }
 
-/** A batched uninstall's hold on another CR's release; `done` once it is settled. */
-interface Claim {
-  readonly promise: Promise<boolean>;
-  done: boolean;
-}
-
 /** Releases per `helm uninstall a b c`: one slow or failing batch must not hold many CRs. */
 const UNINSTALL_BATCH_MAX = 20;
 
@@ -115,10 +110,8 @@ export class HelmReconciler implements Reconciler {
   readonly #objects: ReleaseObjects;
   /** The manifest of each CR's deployed revision, so steady-state reconciles need no helm process. */
   readonly #manifests = new Map<string, { readonly revision: number; readonly objects: DesiredObject[] }>();
-  /** CR key → a batched uninstall that claimed its release (true: uninstalled), until that CR's finalizer reads it. */
-  readonly #uninstalls = new Map<string, Claim>();
-  /** CR keys whose finalizer is running now: never taken into another CR's batch. */
-  readonly #finalizing = new Set<string>();
+  /** The CRs whose releases a batched uninstall took along (see #uninstall). */
+  readonly #uninstalls = new UninstallClaims();
 
   constructor(private readonly o: HelmReconcilerOptions) {
     this.#ownerKind = ownerKindLabel(o.watch.kind, o.watch.group);
@@ -608,17 +601,8 @@ export class HelmReconciler implements Reconciler {
    * is free for other CRs meanwhile).
    */
   async #releaseGone(s: Subject): Promise<{ found: boolean } | undefined> {
-    const claim = this.#uninstalls.get(keyOf(s));
-    if (claim?.done === false && this.o.requeue !== undefined) return undefined;
-    // Read and mark before any await, so that no batch claims this CR once its finalizer has started.
-    this.#finalizing.add(keyOf(s));
-    try {
-      const batched = (await claim?.promise) === true;
-      this.#uninstalls.delete(keyOf(s));
-      return (await this.#ownsRelease(s)) ? await this.#uninstall(s) : { found: batched };
-    } finally {
-      this.#finalizing.delete(keyOf(s));
-    }
+    if (this.#uninstalls.isHeld(keyOf(s)) && this.o.requeue !== undefined) return undefined;
+    return this.#uninstalls.finalize(keyOf(s), async (batched) => ((await this.#ownsRelease(s)) ? await this.#uninstall(s) : { found: batched }));
   }
 
   /** Whether the release named after this CR is ours to uninstall (never another kind's). */
@@ -686,17 +670,9 @@ export class HelmReconciler implements Reconciler {
         name !== s.name &&
         cr.metadata.deletionTimestamp !== undefined &&
         (cr.metadata.finalizers ?? []).some((f) => FINALIZERS.includes(f)) &&
-        releaseNameProblem(name) === undefined &&
-        !this.#uninstalls.has(key) &&
-        !this.#finalizing.has(key);
-      if (!eligible) continue;
-      const { promise, resolve } = Promise.withResolvers<boolean>();
-      const claim: Claim = { promise, done: false };
-      this.#uninstalls.set(key, claim);
-      claims.set(name, (uninstalled) => {
-        claim.done = true;
-        resolve(uninstalled);
-      });
+        releaseNameProblem(name) === undefined;
+      const settle = eligible ? this.#uninstalls.claim(key) : undefined;
+      if (settle !== undefined) claims.set(name, settle);
     }
     return claims;
   }
