@@ -19,6 +19,7 @@ import { ConfigReloader, watchConfigFiles, type ConfigWatcher } from '../config/
 import { HelmClient } from '../helm/index.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
 import { Operator } from '../operator/operator.js';
+import type { StopOptions } from '../runtime/controller.js';
 import {
   defaultIdentity,
   KubeLeaseLock,
@@ -135,11 +136,10 @@ async function makeElector(options: RunOptions, operatorParts: { kubeConfig: Ret
   });
 }
 
-/** Stops every controller: gracefully within `timeoutMs`, or cancelling at once with 0. */
-async function stopOperator(operator: Operator, timeoutMs: number, abortGraceMs?: number): Promise<void> {
+/** Stops every controller: gracefully within `timeoutMs` (shutdown), or cancelling at once (lost leadership). */
+async function stopOperator(operator: Operator, how: StopOptions): Promise<void> {
   const controllers = operator.manager.names().map((n) => operator.manager.get(n));
-  const grace = abortGraceMs === undefined ? {} : { abortGraceMs };
-  await Promise.all(controllers.filter((c) => c !== undefined).map((c) => c.stop({ timeoutMs, ...grace })));
+  await Promise.all(controllers.filter((c) => c !== undefined).map((c) => c.stop(how)));
   await operator.stop();
 }
 
@@ -252,11 +252,11 @@ class Lifecycle {
     await this.#stopWatching();
     if (event === 'lost') {
       // Another replica may be reconciling already: cancel at once instead of finishing.
-      await stopOperator(operator, 0, LOST_LEADERSHIP_ABORT_GRACE_MS);
+      await stopOperator(operator, { timeoutMs: 0, abortGraceMs: LOST_LEADERSHIP_ABORT_GRACE_MS, leadershipLost: true });
       await starting.catch(() => undefined);
       throw new LeadershipLostError((await lost).message);
     }
-    await stopOperator(operator, this.options.gracefulShutdownTimeoutMs);
+    await stopOperator(operator, { timeoutMs: this.options.gracefulShutdownTimeoutMs });
     await starting.catch((err: unknown) => {
       log.debug({ error: err }, 'start interrupted by shutdown');
     });

@@ -8,7 +8,7 @@ import type { CustomResource, CustomResourceClient } from '../k8s/custom-resourc
 import { describeError } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/events.js';
 import type { ObjectClient } from '../k8s/objects.js';
-import { TerminalError, type ReconcileContext, type Reconciler, type Request, type Result } from '../runtime/reconcile.js';
+import { lostLeadership, TerminalError, type ReconcileContext, type Reconciler, type Request, type Result } from '../runtime/reconcile.js';
 import { parseReleaseAnnotations, type ReleaseAnnotations } from './annotations.js';
 import { ConditionType, Reason } from './conditions.js';
 import type { HelmFailure, HelmPort, ReleaseInfo } from './helm-port.js';
@@ -81,6 +81,9 @@ export interface HelmReconcilerOptions {
   readonly requeue?: (request: Request) => void;
   readonly now?: () => Date;
 }
+
+/** How long the rollback of an upgrade cancelled by shutdown may take (below the controller's ABORT_GRACE_MS). */
+const SHUTDOWN_ROLLBACK_MS = 4_000;
 
 /** Releases per `helm uninstall a b c`: one slow or failing batch must not hold many CRs. */
 const UNINSTALL_BATCH_MAX = 20;
@@ -404,9 +407,12 @@ export class HelmReconciler implements Reconciler {
     if (latest <= before.revision || !(before.status === 'deployed' || before.status === 'superseded')) return;
     const attempts = s.annotations.rollbackForce ? [true, false] : [false];
     const errors: string[] = [];
+    // Shutting down while still leading (a cancellation for lost leadership never gets here): the
+    // cancelled upgrade is still ours to roll back, within the controller's abort grace period.
+    const signal = s.ctx.signal.aborted ? AbortSignal.timeout(SHUTDOWN_ROLLBACK_MS) : s.ctx.signal;
     for (const force of attempts) {
       try {
-        await s.helm.rollback({ release: s.name, namespace: s.namespace, revision: before.revision, force, signal: s.ctx.signal });
+        await s.helm.rollback({ release: s.name, namespace: s.namespace, revision: before.revision, force, signal });
         const how = force ? '' : errors.length > 0 ? ' without force, after the forced rollback failed' : '';
         await this.#event(s, 'Warning', 'RollbackSuccessful', `Rolled release ${s.name} back to revision ${before.revision}${how}`);
         return;
@@ -700,12 +706,13 @@ export class HelmReconciler implements Reconciler {
   }
 
   /**
-   * A cancelled reconcile (shutdown, or leadership lost to another replica that may already be
-   * reconciling this CR) writes nothing: its draft would overwrite the new leader's status.
+   * A reconcile cancelled because leadership was lost writes nothing: another replica may already
+   * be reconciling this CR, and this draft would overwrite its status. (Shutting down, the replica
+   * still leads: what its cancelled reconcile did is reported.)
    */
   async #writeStatusUnlessCancelled(s: Subject): Promise<void> {
-    if (s.ctx.signal.aborted) {
-      s.ctx.log.debug('Reconcile cancelled: status left to the next reconcile');
+    if (lostLeadership(s.ctx.signal)) {
+      s.ctx.log.debug('Reconcile cancelled by lost leadership: status left to the new leader');
       return;
     }
     await this.#writeStatus(s);
@@ -720,12 +727,13 @@ export class HelmReconciler implements Reconciler {
 }
 
 /**
- * A helm call failed because the reconcile was cancelled (its helm process was stopped): that is
- * not the release failing, and a replica that lost leadership must not clean up, roll back or
- * report. Whatever helm left (a pending revision) is the next leader's to unlock.
+ * A helm call failed because leadership was lost (its helm process was stopped): that is not the
+ * release failing, and another replica may already own it, so no cleanup, rollback or report.
+ * Whatever helm left (a pending revision) is the next leader's to unlock. A shutdown while still
+ * leading goes on like any failure: the replica cleans up what it started.
  */
 function throwIfCancelled(s: Subject, err: unknown): void {
-  if (s.ctx.signal.aborted) throw err;
+  if (lostLeadership(s.ctx.signal)) throw err;
 }
 
 /** A failure already written to status and events; the queue retries it with backoff. */

@@ -18,7 +18,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../telemetry/logger.js';
 import { systemClock, type Clock, type ItemBackoffOptions } from './backoff.js';
 import { dropManagedFields, Informer, objectKey, summarize, type EventSource, type ObjectSummary } from './informer.js';
-import { TerminalError, parseRequestKey, requestKey, type Reconciler, type Request, type Result } from './reconcile.js';
+import { LeadershipLostCancellation, TerminalError, parseRequestKey, requestKey, type Reconciler, type Request, type Result } from './reconcile.js';
 import { WorkQueue, noopWorkqueueMetrics, type WorkqueueMetrics } from './workqueue.js';
 
 export interface ResourceDescriptor {
@@ -93,6 +93,8 @@ export interface StopOptions {
   readonly timeoutMs?: number;
   /** How long to wait after aborting. Default {@link ABORT_GRACE_MS}. */
   readonly abortGraceMs?: number;
+  /** Leadership was lost: reconciles are aborted with a {@link LeadershipLostCancellation}. */
+  readonly leadershipLost?: boolean;
 }
 
 /** After aborting, how long helm gets to record the release state and exit. */
@@ -196,7 +198,7 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
    * win; a stopped controller cannot be restarted.
    */
   stop(options: StopOptions = {}): Promise<void> {
-    this.#stopping ??= this.#shutdown(options.timeoutMs ?? this.#options.shutdownTimeoutMs ?? 30_000, options.abortGraceMs ?? ABORT_GRACE_MS);
+    this.#stopping ??= this.#shutdown(options.timeoutMs ?? this.#options.shutdownTimeoutMs ?? 30_000, options.abortGraceMs ?? ABORT_GRACE_MS, options.leadershipLost === true);
     return this.#stopping;
   }
 
@@ -283,7 +285,7 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     if (!inTime) throw new CacheSyncTimeoutError(`controller ${this.name}: caches did not sync within ${timeoutMs} ms`);
   }
 
-  async #shutdown(timeoutMs: number, abortGraceMs: number): Promise<void> {
+  async #shutdown(timeoutMs: number, abortGraceMs: number, leadershipLost: boolean): Promise<void> {
     this.#log.info({ inFlight: this.#active, timeoutMs }, 'Shutdown signal received, waiting for all workers to finish');
     this.#queue.shutDown();
     await this.#stopSources();
@@ -291,7 +293,7 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     let finished = timeoutMs > 0 && (await settlesWithin(workers, timeoutMs, this.#clock));
     if (!finished) {
       if (this.#active > 0) this.#log.warn({ inFlight: this.#active, timeoutMs }, 'Cancelling in-flight reconciles');
-      this.#abort.abort();
+      this.#abort.abort(leadershipLost ? new LeadershipLostCancellation(`controller ${this.name} lost leadership`) : undefined);
       finished = await settlesWithin(workers, abortGraceMs, this.#clock);
     }
     this.#state = 'stopped';

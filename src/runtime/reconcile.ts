@@ -16,8 +16,20 @@ export interface Result {
   readonly requeueAfterMs?: number;
 }
 
+/**
+ * The abort reason of a reconcile's signal when its controller lost leadership: another replica may
+ * already be reconciling the same keys, so the reconcile must not act on what it started (no
+ * cleanup, no rollback, no status). Any other abort is a shutdown of a replica that still leads.
+ */
+export class LeadershipLostCancellation extends Error {
+  override readonly name = 'LeadershipLostCancellation';
+}
+
+/** Whether `signal` was aborted because leadership was lost (see {@link LeadershipLostCancellation}). */
+export const lostLeadership = (signal: AbortSignal): boolean => signal.aborted && signal.reason instanceof LeadershipLostCancellation;
+
 export interface ReconcileContext {
-  /** Aborted when the controller shuts down or loses leadership. */
+  /** Aborted when the controller shuts down or loses leadership ({@link lostLeadership} tells which). */
   readonly signal: AbortSignal;
   /** Unique per reconcile call; also bound on `log`. */
   readonly reconcileID: string;

@@ -81,7 +81,7 @@ describe('crash recovery', () => {
       );
       const before = (await crs.get(ns.name, 'cancelled'))?.status;
       // What run does when leadership is lost: cancel in-flight reconciles at once, then a grace period.
-      await op.operator.manager.get(`${SLOW.kind.toLowerCase()}-controller`)?.stop({ timeoutMs: 0, abortGraceMs: 10_000 });
+      await op.operator.manager.get(`${SLOW.kind.toLowerCase()}-controller`)?.stop({ timeoutMs: 0, abortGraceMs: 10_000, leadershipLost: true });
       expect((await storage.records(ns.name, 'cancelled')).length, 'the cancelled reconcile uninstalled the release').toBe(1);
       const after = await crs.get(ns.name, 'cancelled');
       expect(after?.status).toEqual(before);

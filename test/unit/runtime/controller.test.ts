@@ -11,6 +11,7 @@ import {
 } from '../../../src/runtime/controller.js';
 import { summarize, type EventSource, type ObjectSummary } from '../../../src/runtime/informer.js';
 import {
+  lostLeadership,
   TerminalError,
   type ReconcileContext,
   type Reconciler,
@@ -443,6 +444,27 @@ describe('Controller lifecycle', () => {
     await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(1); });
     await controller.stop({ timeoutMs: 0 });
     expect(controller.activeWorkers()).toBe(0);
+  });
+
+  it('tells a reconcile cancelled for lost leadership from one cancelled by shutdown', async () => {
+    const cancelled = async (leadershipLost: boolean): Promise<boolean> => {
+      const { controller, reconciler, source } = setup();
+      let lost: boolean | undefined;
+      reconciler.behaviour = (_req, ctx) =>
+        new Promise((resolve) => {
+          ctx.signal.addEventListener('abort', () => {
+            lost = lostLeadership(ctx.signal);
+            resolve({});
+          });
+        });
+      await controller.start();
+      source().add(widget('a'));
+      await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(1); });
+      await controller.stop({ timeoutMs: 0, leadershipLost });
+      return lost!;
+    };
+    expect(await cancelled(true)).toBe(true);
+    expect(await cancelled(false)).toBe(false);
   });
 
   it('stop() gives up waiting after shutdownTimeoutMs plus the abort grace', async () => {
