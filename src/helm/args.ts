@@ -168,8 +168,15 @@ export function withConnectionArgs(args: readonly string[], opts: ConnectionArgs
   return [...args.slice(0, i), ...conn, ...args.slice(i)];
 }
 
+/**
+ * `--disable-openapi-validation` on install and upgrade: on an API server with server-side field
+ * validation (GA in Kubernetes 1.27) helm's client-side check validates nothing, it only fetches
+ * and parses the cluster's OpenAPI documents to learn that the server validates: ~0.1–0.15 of an
+ * install's ~0.23 CPU-s, in every process (docs/benchmarks.md, ADR 0021). What the server refuses
+ * (an undeclared field under server-side apply, a wrong type) it still refuses.
+ */
 function chartFlags(opts: InstallArgsOptions, major: HelmMajor): string[] {
-  const args = ['--namespace', opts.namespace, '--values', opts.valuesFile, '--output', 'json'];
+  const args = ['--namespace', opts.namespace, '--values', opts.valuesFile, '--output', 'json', '--disable-openapi-validation'];
   args.push('--timeout', formatGoDuration(opts.timeoutMs));
   if (opts.wait === true) args.push(waitFlag(major));
   if (opts.labels !== undefined && Object.keys(opts.labels).length > 0) args.push('--labels', formatLabels(opts.labels));

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CoreV1Api, V1ConfigMap, V1ObjectMeta, type KubeConfig } from '@kubernetes/client-node';
@@ -116,6 +116,23 @@ describe.each(binaries)('HelmClient with helm v$major', ({ major, bin }) => {
     expect(taken.reason).toBe('ResourceConflict');
     expect(taken.summary).toMatch(/exists and cannot be imported into the current release/);
     await client.uninstall({ release: 'taken', namespace: ns.name });
+  });
+
+  // Installs skip helm's client-side OpenAPI check (args.ts): the API server's field validation is
+  // what refuses an undeclared field, exactly as it did with the check on.
+  it('leaves an undeclared field to the API server: v4 (server-side apply) refuses it, v3 warns', async () => {
+    const bad = await writeTinyChart(path.join(work, 'undeclared'), 'undeclared', '0.1.0');
+    await appendFile(path.join(bad, 'templates', 'cm.yaml'), 'notAConfigMapField: 1\n');
+    const install = client.install({ release: 'undeclared', namespace: ns.name, chart: bad, values: {} });
+    if (major === 4) {
+      const err = await helmRejection(install);
+      expect(err.summary).toMatch(/notAConfigMapField: field not declared in schema/);
+      expect((await core.listNamespacedConfigMap({ namespace: ns.name })).items.map((c) => c.metadata?.name)).not.toContain('undeclared-cm');
+    } else {
+      await expect(install).resolves.toMatchObject({ status: 'deployed' });
+      expect(await greeting('undeclared')).toBe('hello');
+    }
+    await client.uninstall({ release: 'undeclared', namespace: ns.name });
   });
 
   it('impersonates with --kube-as-user', async () => {

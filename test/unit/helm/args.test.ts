@@ -65,12 +65,21 @@ describe('installArgs', () => {
       '/tmp/v/values.json',
       '--output',
       'json',
+      '--disable-openapi-validation',
       '--timeout',
       '5m0s',
       '--',
       'web',
       '/charts/nginx',
     ]);
+  });
+
+  it('skips helm\'s client-side OpenAPI check on install and upgrade, in v3 and v4', () => {
+    for (const major of [3, 4] as const) {
+      expect(installArgs(base, major)).toContain('--disable-openapi-validation');
+      expect(upgradeArgs({ ...base, force: false }, major)).toContain('--disable-openapi-validation');
+      expect(upgradeArgs({ ...base, force: true }, major)).toContain('--disable-openapi-validation');
+    }
   });
 
   it('v3 and v4 spell --wait differently (v4 takes a strategy and needs =)', () => {
@@ -107,6 +116,7 @@ describe('upgradeArgs', () => {
       '/tmp/v/values.json',
       '--output',
       'json',
+      '--disable-openapi-validation',
       '--timeout',
       '1m30s',
       '--reset-values',
