@@ -1,5 +1,5 @@
 import { readdirSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { HelmClient, HelmError, toHelmError, type HelmClientOptions, type HelmExecution } from '../../../src/helm/index.js';
-import { valuesDirPid } from '../../../src/helm/client.js';
+import { clientThrottleEnv, valuesDirPid } from '../../../src/helm/client.js';
 import { HELM_BINARIES, writeFakeHelm, writeTinyChart, writeUnreachableKubeconfig } from './helpers.js';
 import { helmRejection } from '../../support/helm.js';
 
@@ -264,6 +264,23 @@ describe('without a usable helm', () => {
     const err = await helmRejection(c.version());
     expect(err.reason).toBe('HelmNotFound');
     expect(err.summary).toMatch(/helm 3\.12\.3 is too old: need >= 3\.13\.0/);
+  });
+});
+
+describe('helm\'s client-side throttle', () => {
+  it('raises client-go\'s 5 requests/s unless the operator\'s environment sets it', () => {
+    expect(clientThrottleEnv({})).toEqual({ HELM_QPS: '50', HELM_BURST_LIMIT: '200' });
+    expect(clientThrottleEnv({ HELM_QPS: '5' })).toEqual({ HELM_BURST_LIMIT: '200' });
+    expect(clientThrottleEnv({ HELM_QPS: '5', HELM_BURST_LIMIT: '10' })).toEqual({});
+  });
+
+  it.each([false, true])('reaches the helm process (userHelmHome %s), below extraEnv', async (userHelmHome) => {
+    const dump = path.join(work, `env-${String(userHelmHome)}`);
+    const c = new HelmClient({ binary: await writeFakeHelm(work), tmpDir: work, userHelmHome, extraEnv: { FAKE_HELM_ENV_DUMP: dump, HELM_BURST_LIMIT: '7' } });
+    await c.version();
+    const env = await readFile(dump, 'utf8');
+    expect(env).toMatch(/^HELM_QPS=50$/m);
+    expect(env).toMatch(/^HELM_BURST_LIMIT=7$/m);
   });
 });
 

@@ -64,12 +64,14 @@ export async function writeTinyChart(dir: string, name = 'tiny', version = '0.1.
 }
 
 /**
- * A stand-in helm: answers `version` with $FAKE_HELM_VERSION (default v4.1.4) and otherwise
- * sleeps, replacing itself with `sleep` so no grandchild holds the pipes open.
+ * A stand-in helm: answers `version` with $FAKE_HELM_VERSION (default v4.1.4), first writing its
+ * environment to $FAKE_HELM_ENV_DUMP when set, and otherwise sleeps, replacing itself with `sleep`
+ * so no grandchild holds the pipes open.
  */
 export async function writeFakeHelm(dir: string): Promise<string> {
   const file = path.join(dir, 'fake-helm');
-  await writeFile(file, '#!/bin/sh\ncase "$1" in version) echo "${FAKE_HELM_VERSION:-v4.1.4}"; exit 0;; esac\nexec sleep 30\n');
+  const version = '[ -n "$FAKE_HELM_ENV_DUMP" ] && env > "$FAKE_HELM_ENV_DUMP"; echo "${FAKE_HELM_VERSION:-v4.1.4}"; exit 0';
+  await writeFile(file, `#!/bin/sh\ncase "$1" in version) ${version};; esac\nexec sleep 30\n`);
   await chmod(file, 0o755);
   return file;
 }
