@@ -1,7 +1,10 @@
 /**
  * Kubernetes Events about a CR (what `kubectl describe` shows), with client-go-style aggregation:
  * the same event repeated within `aggregateWindowMs` bumps `count` on one Event instead of piling up
- * new ones. Recording never fails a reconcile: an event that cannot be written is logged and dropped.
+ * new ones. Recording never fails nor waits for the API server: like client-go's recorder, `record`
+ * queues the write and returns, so an Event costs a reconcile no round trip. Writes about one object
+ * stay in order (its aggregation depends on it); an event that cannot be written, or that finds
+ * MAX_PENDING writes queued already, is logged and dropped.
  */
 import { randomBytes } from 'node:crypto';
 import type { CoreV1Event } from '@kubernetes/client-node';
@@ -19,7 +22,8 @@ export interface EventTarget {
 }
 
 export interface EventRecorder {
-  record(target: EventTarget, type: EventType, reason: string, message: string): Promise<void>;
+  /** Queues an Event about `target`; returns at once. */
+  record(target: EventTarget, type: EventType, reason: string, message: string): void;
 }
 
 interface Seen {
@@ -31,11 +35,17 @@ interface Seen {
 
 const MAX_MESSAGE = 1024;
 
+/** Queued writes beyond which new events are dropped (client-go's broadcaster queue holds 1000). */
+const MAX_PENDING = 1000;
+
 const eventsPath = (namespace: string): string => resourcePath({ group: '', version: 'v1', plural: 'events', namespace });
 
 export class KubeEventRecorder implements EventRecorder {
   readonly #raw: RawClient;
   readonly #seen = new Map<string, Seen>();
+  /** The last queued write per involved object: the next one about it waits for it. */
+  readonly #tails = new Map<string, Promise<void>>();
+  #pending = 0;
 
   constructor(
     kc: KubeConfig,
@@ -46,7 +56,31 @@ export class KubeEventRecorder implements EventRecorder {
     this.#raw = kc.makeApiClient(RawClient);
   }
 
-  async record(target: EventTarget, type: EventType, reason: string, message: string): Promise<void> {
+  record(target: EventTarget, type: EventType, reason: string, message: string): void {
+    if (this.#pending >= MAX_PENDING) {
+      this.log.warn({ reason, pending: this.#pending }, 'Could not record event: too many events waiting to be written');
+      return;
+    }
+    const meta = target.metadata ?? {};
+    const object = meta.uid ?? `${meta.namespace ?? ''}/${meta.name ?? ''}`;
+    this.#pending++;
+    const tail: Promise<void> = (this.#tails.get(object) ?? Promise.resolve())
+      .then(() => this.#write(target, type, reason, message))
+      .finally(() => {
+        this.#pending--;
+        if (this.#tails.get(object) === tail) this.#tails.delete(object);
+      });
+    this.#tails.set(object, tail);
+  }
+
+  /** Resolves once every event queued so far is written or dropped, or after `timeoutMs`. */
+  async flush(timeoutMs: number): Promise<void> {
+    const timer = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref());
+    await Promise.race([Promise.all(this.#tails.values()).then(() => undefined), timer]);
+  }
+
+  /** Never rejects. */
+  async #write(target: EventTarget, type: EventType, reason: string, message: string): Promise<void> {
     const meta = target.metadata ?? {};
     const namespace = meta.namespace ?? 'default';
     const text = message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 3)}...` : message;

@@ -21,6 +21,9 @@ import { ValuesSources } from './values-sources.js';
 
 export const FIELD_MANAGER = 'helm-operator';
 
+/** How long stopping waits for queued Events to be written. */
+const EVENT_FLUSH_MS = 2_000;
+
 export interface OperatorOptions {
   readonly kubeConfig: KubeConfig;
   readonly helm: HelmClient;
@@ -55,6 +58,7 @@ export class Operator {
   readonly #owners = new Map<string, string>();
   /** Controller name → identity of the watch it runs. */
   readonly #applied = new Map<string, string>();
+  readonly #recorders = new Map<string, KubeEventRecorder>();
 
   constructor(private readonly o: OperatorOptions) {
     this.manager = new Manager<Controller>({ log: o.log });
@@ -88,7 +92,7 @@ export class Operator {
       crs: new CustomResourceClient(this.o.kubeConfig, mapping, FIELD_MANAGER),
       helm: helmPort(this.o.helm),
       storage: this.#storage,
-      events: new KubeEventRecorder(this.o.kubeConfig, name, log),
+      events: this.#recorder(name),
       objects: this.#objects,
       valuesSources: this.#valuesSources.forController(name),
       ...(watch.watchDependentResources ? { dependents: this.#dependents } : {}),
@@ -156,6 +160,18 @@ export class Operator {
     await this.manager.stop();
     await this.#dependents.stop();
     await this.#valuesSources.stop();
+    // Events are written in the background: the last reconciles' ones still go out, within bounds.
+    await Promise.all([...this.#recorders.values()].map((r) => r.flush(EVENT_FLUSH_MS)));
+  }
+
+  /** One event recorder per controller name (a restarted controller keeps its aggregation). */
+  #recorder(controller: string): KubeEventRecorder {
+    let recorder = this.#recorders.get(controller);
+    if (recorder === undefined) {
+      recorder = new KubeEventRecorder(this.o.kubeConfig, controller, this.o.log);
+      this.#recorders.set(controller, recorder);
+    }
+    return recorder;
   }
 
   /** Informers watching dependents (one per kind and watched namespace). */

@@ -48,6 +48,7 @@ export interface ReconcilerMetrics {
 
 export interface ReleaseStoragePort {
   records(namespace: string, release: string): Promise<ReleaseRecord[]>;
+  recordsOf(namespace: string, releases: readonly string[]): Promise<Map<string, ReleaseRecord[]>>;
 }
 
 export interface HelmReconcilerOptions {
@@ -153,16 +154,16 @@ export class HelmReconciler implements Reconciler {
       }
       throw err;
     } finally {
-      await this.#writeStatusUnlessCancelled(s).catch(async (err: unknown) => {
+      await this.#writeStatusUnlessCancelled(s).catch((err: unknown) => {
         // Status is where users look; when it cannot be written, an event must say why.
-        await this.#event(s, 'Warning', 'StatusWriteFailed', describeError(err));
+        this.#event(s, 'Warning', 'StatusWriteFailed', describeError(err));
         throw err;
       });
     }
   }
 
   async #reconcile(s: Subject): Promise<Result> {
-    for (const problem of s.annotations.problems) await this.#event(s, 'Warning', 'InvalidAnnotation', problem);
+    for (const problem of s.annotations.problems) this.#event(s, 'Warning', 'InvalidAnnotation', problem);
     if (s.cr.metadata.deletionTimestamp !== undefined) return this.#finalize(s);
     if (s.annotations.paused) {
       s.status.setCondition({
@@ -262,7 +263,7 @@ export class HelmReconciler implements Reconciler {
           : undefined;
     if (problem === undefined) return composed.values;
     s.status.setCondition({ type: ConditionType.Irreconcilable, status: 'True', reason: problem.reason, message: problem.message });
-    await this.#event(s, 'Warning', problem.reason, problem.message);
+    this.#event(s, 'Warning', problem.reason, problem.message);
     throw new ReportedError(problem.message);
   }
 
@@ -298,12 +299,13 @@ export class HelmReconciler implements Reconciler {
     const violations = confinementViolations(entries, { namespace: s.namespace, allowClusterScoped: this.o.watch.allowClusterScoped }, unknown);
     if (violations.length === 0) return;
     const message = `the release would create objects outside namespace ${s.namespace}, which this watch confines it to: ${violations.join(', ')}`;
-    await this.#event(s, 'Warning', Reason.NamespaceConfinementViolation, message);
+    this.#event(s, 'Warning', Reason.NamespaceConfinementViolation, message);
     this.#irreconcilable(s, Reason.NamespaceConfinementViolation, message);
   }
 
-  async #state(s: Pick<Subject, 'namespace' | 'name' | 'helm'>, desired: Desired): Promise<ReleaseState> {
-    const records = await this.o.storage.records(s.namespace, s.name);
+  /** `stored`: the release's storage records when the caller has read them already. */
+  async #state(s: Pick<Subject, 'namespace' | 'name' | 'helm'>, desired: Desired, stored?: readonly ReleaseRecord[]): Promise<ReleaseState> {
+    const records = stored ?? (await this.o.storage.records(s.namespace, s.name));
     const state = determineReleaseState(records, { fingerprint: desired.fingerprint, ownerKind: this.#ownerKind });
     if (state.kind !== 'Unmanaged') return state;
     // No owner label: installed by hand or by operator-sdk. Adopt it only when it runs our chart.
@@ -316,7 +318,7 @@ export class HelmReconciler implements Reconciler {
   async #act(s: Subject, state: ReleaseState, desired: Desired): Promise<void> {
     switch (state.kind) {
       case 'Conflict':
-        await this.#event(s, 'Warning', Reason.ReleaseNameConflict, conflictMessage(s, state.ownerKind));
+        this.#event(s, 'Warning', Reason.ReleaseNameConflict, conflictMessage(s, state.ownerKind));
         this.#irreconcilable(s, Reason.ReleaseNameConflict, conflictMessage(s, state.ownerKind));
         break;
       case 'Locked': {
@@ -350,19 +352,19 @@ export class HelmReconciler implements Reconciler {
     const was = `revision ${state.latest.revision} was left ${state.latest.status}`;
     if (state.lastGood === undefined) {
       await this.#helm(s, Reason.InstallError, () => s.helm.uninstall({ release, namespace, signal: s.ctx.signal }));
-      await this.#event(s, 'Warning', 'ReleaseUnlocked', `Release ${release} ${was}; removed the unfinished install`);
+      this.#event(s, 'Warning', 'ReleaseUnlocked', `Release ${release} ${was}; removed the unfinished install`);
       return;
     }
     const revision = state.lastGood.revision;
     await this.#helm(s, Reason.UpgradeError, () =>
       s.helm.rollback({ release, namespace, revision, force: false, signal: s.ctx.signal }),
     );
-    await this.#event(s, 'Warning', 'ReleaseUnlocked', `Release ${release} ${was}; rolled back to revision ${revision}`);
+    this.#event(s, 'Warning', 'ReleaseUnlocked', `Release ${release} ${was}; rolled back to revision ${revision}`);
   }
 
   async #install(s: Subject, desired: Desired): Promise<void> {
     await this.#checkConfinement(s, desired);
-    await this.#overrideEvents(s);
+    this.#overrideEvents(s);
     let release: ReleaseInfo;
     try {
       release = await s.helm.install(this.#request(s, desired));
@@ -383,7 +385,7 @@ export class HelmReconciler implements Reconciler {
 
   async #upgrade(s: Subject, desired: Desired, before: ReleaseRecord): Promise<void> {
     await this.#checkConfinement(s, desired);
-    await this.#overrideEvents(s);
+    this.#overrideEvents(s);
     let release: ReleaseInfo;
     try {
       release = await s.helm.upgrade({ ...this.#request(s, desired), force: s.annotations.upgradeForce });
@@ -414,13 +416,13 @@ export class HelmReconciler implements Reconciler {
       try {
         await s.helm.rollback({ release: s.name, namespace: s.namespace, revision: before.revision, force, signal });
         const how = force ? '' : errors.length > 0 ? ' without force, after the forced rollback failed' : '';
-        await this.#event(s, 'Warning', 'RollbackSuccessful', `Rolled release ${s.name} back to revision ${before.revision}${how}`);
+        this.#event(s, 'Warning', 'RollbackSuccessful', `Rolled release ${s.name} back to revision ${before.revision}${how}`);
         return;
       } catch (err) {
         errors.push(this.o.describeHelmError(err).summary);
       }
     }
-    await this.#event(s, 'Warning', 'RollbackFailed', `Rollback of ${s.name} to revision ${before.revision} failed: ${errors.join('; then: ')}`);
+    this.#event(s, 'Warning', 'RollbackFailed', `Rollback of ${s.name} to revision ${before.revision} failed: ${errors.join('; then: ')}`);
   }
 
   /** Counts the failure against the desired state; the last allowed one is not retried. */
@@ -454,7 +456,7 @@ export class HelmReconciler implements Reconciler {
     await this.#objects.adopt(this.#subject(s), objects);
     await this.#setReady(s, objects);
     const verb = reason === Reason.InstallSuccessful ? 'Installed' : 'Upgraded';
-    await this.#event(s, 'Normal', reason, `${verb} release ${release.name}: revision ${release.revision}, chart ${release.chart.name}-${release.chart.version}`);
+    this.#event(s, 'Normal', reason, `${verb} release ${release.name}: revision ${release.revision}, chart ${release.chart.name}-${release.chart.version}`);
   }
 
   /**
@@ -548,9 +550,9 @@ export class HelmReconciler implements Reconciler {
   }
 
   /** Records a failed helm operation and ends the reconcile: with backoff, or for good when only an edit can help. */
-  async #fail(s: Subject, why: { reason: Reason; event: string }, failure: HelmFailure, cause: unknown): Promise<never> {
+  #fail(s: Subject, why: { reason: Reason; event: string }, failure: HelmFailure, cause: unknown): never {
     s.status.setCondition({ type: ConditionType.ReleaseFailed, status: 'True', reason: why.reason, message: failure.summary });
-    await this.#event(s, 'Warning', why.event, failure.summary);
+    this.#event(s, 'Warning', why.event, failure.summary);
     if (!failure.retryable) {
       s.status.setObservedGeneration(s.cr.metadata.generation);
       throw new TerminalError(failure.summary, { cause });
@@ -591,11 +593,11 @@ export class HelmReconciler implements Reconciler {
     this.#manifests.delete(keyOf(s));
     this.o.valuesSources?.track(s.namespace, s.name, []);
     this.o.metrics?.forget(this.o.controller ?? this.o.watch.kind, s.namespace, s.name);
-    if (result.found) await this.#event(s, 'Normal', Reason.UninstallSuccessful, `Uninstalled release ${s.name}`);
+    if (result.found) this.#event(s, 'Normal', Reason.UninstallSuccessful, `Uninstalled release ${s.name}`);
     // The status goes first: once the finalizer is off, the object may vanish at any moment. It is
     // best effort: a status that cannot be written must not keep the CR from being deleted.
-    await this.#writeStatus(s).catch(async (err: unknown) => {
-      await this.#event(s, 'Warning', 'StatusWriteFailed', describeError(err));
+    await this.#writeStatus(s).catch((err: unknown) => {
+      this.#event(s, 'Warning', 'StatusWriteFailed', describeError(err));
     });
     await this.o.crs.removeFinalizers(s.cr, FINALIZERS);
     return {};
@@ -608,12 +610,16 @@ export class HelmReconciler implements Reconciler {
    */
   async #releaseGone(s: Subject): Promise<{ found: boolean } | undefined> {
     if (this.#uninstalls.isHeld(keyOf(s)) && this.o.requeue !== undefined) return undefined;
-    return this.#uninstalls.finalize(keyOf(s), async (batched) => ((await this.#ownsRelease(s)) ? await this.#uninstall(s) : { found: batched }));
+    return this.#uninstalls.finalize(keyOf(s), async (batched) => {
+      // A batch that took this release along succeeded: it is gone, and nothing installs it again.
+      if (batched) return { found: true };
+      return (await this.#ownsRelease(s)) ? await this.#uninstall(s) : { found: false };
+    });
   }
 
   /** Whether the release named after this CR is ours to uninstall (never another kind's). */
-  async #ownsRelease(s: Pick<Subject, 'namespace' | 'name' | 'helm'>): Promise<boolean> {
-    const state = await this.#state(s, { fingerprint: '', labels: {}, values: {} });
+  async #ownsRelease(s: Pick<Subject, 'namespace' | 'name' | 'helm'>, stored?: readonly ReleaseRecord[]): Promise<boolean> {
+    const state = await this.#state(s, { fingerprint: '', labels: {}, values: {} }, stored);
     return state.kind !== 'Conflict' && state.kind !== 'Absent';
   }
 
@@ -639,8 +645,9 @@ export class HelmReconciler implements Reconciler {
 
   async #uninstallWith(s: Subject, claims: Map<string, (uninstalled: boolean) => void>): Promise<{ found: boolean }> {
     const peers: string[] = [];
+    const stored = await this.o.storage.recordsOf(s.namespace, [...claims.keys()]);
     for (const [name, settle] of claims) {
-      if (await this.#ownsRelease(this.#peer(s, name))) peers.push(name);
+      if (await this.#ownsRelease(this.#peer(s, name), stored.get(name) ?? [])) peers.push(name);
       else settle(false);
     }
     const single = (): Promise<{ found: boolean }> =>
@@ -694,15 +701,15 @@ export class HelmReconciler implements Reconciler {
     return left;
   }
 
-  async #overrideEvents(s: Subject): Promise<void> {
+  #overrideEvents(s: Subject): void {
     for (const [key, value] of Object.entries(this.o.watch.overrideValues)) {
       const shown = this.o.suppressOverrideValues === true ? '****' : value;
-      await this.#event(s, 'Warning', 'OverrideValuesInUse', `Chart value "${key}" overridden to "${shown}" by operator's watches.yaml`);
+      this.#event(s, 'Warning', 'OverrideValuesInUse', `Chart value "${key}" overridden to "${shown}" by operator's watches.yaml`);
     }
   }
 
-  async #event(s: Subject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
-    await this.o.events.record(s.cr, type, reason, message);
+  #event(s: Subject, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    this.o.events.record(s.cr, type, reason, message);
   }
 
   /**

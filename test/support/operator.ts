@@ -213,6 +213,20 @@ export class CRs {
     });
   }
 
+  /**
+   * Waits for an Event about the named object that `match` accepts (a reason, or a predicate):
+   * the operator writes Events in the background, so one may land just after the status that
+   * reports the same step.
+   */
+  async waitForEvent(namespace: string, name: string, match: string | ((e: CoreV1Event) => boolean), options?: WaitOptions): Promise<CoreV1Event> {
+    const accepts = typeof match === 'string' ? (e: CoreV1Event) => e.reason === match : match;
+    const what = typeof match === 'string' ? `a ${match} event` : 'a matching event';
+    return waitFor(`${what} about ${this.kind.kind} ${namespace}/${name}`, async () => (await this.events(namespace, name)).find(accepts), {
+      timeoutMs: 30_000,
+      ...options,
+    });
+  }
+
   /** Events recorded about the named object, oldest first. */
   async events(namespace: string, name: string): Promise<CoreV1Event[]> {
     const list = await this.#core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` });

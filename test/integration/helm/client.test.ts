@@ -5,6 +5,7 @@ import path from 'node:path';
 import { CoreV1Api, V1ConfigMap, V1ObjectMeta, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { HelmClient, type HelmExecution } from '../../../src/helm/index.js';
+import { ReleaseStorage } from '../../../src/helm/storage.js';
 import { createNamespace, testKubeConfig } from '../../support/kube.js';
 import { writeTinyChart } from '../../unit/helm/helpers.js';
 import { helmRejection } from '../../support/helm.js';
@@ -96,6 +97,18 @@ describe.each(binaries)('HelmClient with helm v$major', ({ major, bin }) => {
       [3, 'deployed', 'tiny-0.2.0'],
     ]);
     expect((await client.history('web', ns.name, 1)).map((e) => e.revision)).toEqual([3]);
+  });
+
+  it('release storage reads several releases\' records with one request, as it reads one', async () => {
+    await client.install({ release: 'other', namespace: ns.name, chart: chartV1, values: {} });
+    const storage = new ReleaseStorage(kc);
+    const byRelease = await storage.recordsOf(ns.name, ['web', 'other', 'never-installed']);
+    expect([...byRelease.keys()].sort()).toEqual(['other', 'web']);
+    expect(byRelease.get('web')).toEqual(await storage.records(ns.name, 'web'));
+    expect(byRelease.get('web')?.map((r) => [r.revision, r.status]).sort()).toEqual([[1, 'superseded'], [2, 'superseded'], [3, 'deployed']]);
+    expect(byRelease.get('other')).toEqual([{ revision: 1, status: 'deployed', labels: {} }]);
+    expect(await storage.recordsOf(ns.name, [])).toEqual(new Map());
+    await client.uninstall({ release: 'other', namespace: ns.name });
   });
 
   it('rolls back to revision 1 (as revision 4)', async () => {

@@ -294,9 +294,9 @@ describe('drift repair the API server refuses', () => {
     expect(drifted?.message).toContain('a staging ConfigMap may not be promoted back to production');
     expect(condition(cr, 'Deployed')?.status).toBe('True');
     expect(condition(cr, 'Irreconcilable')?.status).toBe('False');
-    const events = (await zoos.events(ns.name, 'frozen')).filter((e) => e.reason === 'DriftRepairFailed');
-    expect(events[0]?.type).toBe('Warning');
-    expect(events[0]?.message).toContain('may not be promoted back to production');
+    const event = await zoos.waitForEvent(ns.name, 'frozen', 'DriftRepairFailed');
+    expect(event.type).toBe('Warning');
+    expect(event.message).toContain('may not be promoted back to production');
 
     // Retries back off and stop (1 + 2 + 4 + 8 s of backoff between the first five attempts).
     const stalled = await zoos.waitForCondition(ns.name, 'frozen', { type: 'Drifted', status: 'True', reason: 'RetriesExhausted' }, { timeoutMs: 90_000 });

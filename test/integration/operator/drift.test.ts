@@ -94,7 +94,9 @@ describe('dependent watches, drift repair and readiness', () => {
       return now.spec?.replicas === 2 && now.spec.template.spec?.containers[0]?.image === 'nginx:1.27.3' ? now : undefined;
     });
     expect(repaired.metadata?.labels?.['team.example.com/owner']).toBe('payments');
-    expect((await driftEvents('web')).some((m) => m.startsWith('Restored') && m.includes('Deployment'))).toBe(true);
+    await waitFor('a DriftCorrected event that restored the Deployment', async () =>
+      (await driftEvents('web')).some((m) => m.startsWith('Restored') && m.includes('Deployment')),
+    );
   });
 
   it('grows informers with kinds, not with CRs', async () => {

@@ -32,7 +32,7 @@ describe('failed installs and upgrades', () => {
     const failed = await crs.waitForCondition(ns.name, 'bad-install', { type: 'ReleaseFailed', status: 'True', reason: 'InstallError' });
     expect(condition(failed, 'ReleaseFailed')?.message).toMatch(/Not_A_Valid_Name/);
     expect(condition(failed, 'Deployed')).toMatchObject({ status: 'False', reason: 'InstallError' });
-    expect((await crs.events(ns.name, 'bad-install')).map((e) => e.reason)).toContain('InstallFailed');
+    await crs.waitForEvent(ns.name, 'bad-install', 'InstallFailed');
     // No failed or pending revision is left behind between retries.
     await waitFor('the failed release to be removed', async () => (await storage.records(ns.name, 'bad-install')).length === 0);
 
@@ -49,9 +49,8 @@ describe('failed installs and upgrades', () => {
     await crs.patch(ns.name, 'bad-upgrade', { spec: { jobMessage: 'second' } });
     const failed = await crs.waitForCondition(ns.name, 'bad-upgrade', { type: 'ReleaseFailed', status: 'True', reason: 'UpgradeError' });
     expect(condition(failed, 'ReleaseFailed')?.message).toMatch(/immutable|Invalid/i);
-    const reasons = (await crs.events(ns.name, 'bad-upgrade')).map((e) => e.reason);
-    expect(reasons).toContain('UpgradeFailed');
-    expect(reasons).toContain('RollbackSuccessful');
+    await crs.waitForEvent(ns.name, 'bad-upgrade', 'UpgradeFailed');
+    await crs.waitForEvent(ns.name, 'bad-upgrade', 'RollbackSuccessful');
     // The failed upgrade may be tried again (each try fails and is rolled back again), so check
     // between tries, when the newest revision is the rollback, deployed.
     const records = await waitFor(

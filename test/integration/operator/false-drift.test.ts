@@ -107,7 +107,7 @@ describe('no false drift', () => {
       return s.spec?.ports?.[0]?.targetPort === 8080 ? s : undefined;
     });
     expect(svc.spec?.ports).toHaveLength(1);
-    expect((await events(zoos, 'quiet', 'DriftCorrected')).length).toBeGreaterThanOrEqual(2);
+    await waitFor('two DriftCorrected events', async () => (await events(zoos, 'quiet', 'DriftCorrected')).length >= 2);
 
     // And once repaired, the repairs do not repeat.
     const before = await resourceVersions(releaseObjects('quiet'));

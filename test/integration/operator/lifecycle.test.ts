@@ -48,8 +48,7 @@ describe.each([
     await waitFor('the Deployment to become Available', () => deploymentAvailable(kc, ns.name, 'web-nginx'));
     const records = await storage.records(ns.name, 'web');
     expect(records).toEqual([expect.objectContaining({ revision: 1, status: 'deployed' })]);
-    const reasons = (await crs.events(ns.name, 'web')).map((e) => e.reason);
-    expect(reasons).toContain('InstallSuccessful');
+    await crs.waitForEvent(ns.name, 'web', 'InstallSuccessful');
   });
 
   it('upgrades when the spec changes', async () => {
@@ -59,7 +58,7 @@ describe.each([
     const d = await apps.readNamespacedDeployment({ namespace: ns.name, name: 'web-nginx' });
     expect(d.spec?.replicas).toBe(3);
     await waitFor('3 available replicas', async () => (await apps.readNamespacedDeployment({ namespace: ns.name, name: 'web-nginx' })).status?.availableReplicas === 3);
-    expect((await crs.events(ns.name, 'web')).map((e) => e.reason)).toContain('UpgradeSuccessful');
+    await crs.waitForEvent(ns.name, 'web', 'UpgradeSuccessful');
   });
 
   it('spawns no helm process while the spec stays the same', async () => {
@@ -82,7 +81,7 @@ describe.each([
     expect(await deploymentAvailable(kc, ns.name, 'web-nginx')).toBe(true);
     const latest = Math.max(...(await storage.records(ns.name, 'web')).map((r) => r.revision));
     expect(latest).toBe(2);
-    expect((await crs.events(ns.name, 'web')).map((e) => e.reason)).toContain('UpgradeFailed');
+    await crs.waitForEvent(ns.name, 'web', 'UpgradeFailed');
 
     await crs.patch(ns.name, 'web', { spec: { replicaCount: 2 } });
     const fixed = await crs.waitForCondition(ns.name, 'web', { type: 'ReleaseFailed', status: 'False' });
@@ -118,8 +117,7 @@ describe.each([
     // `helm version` once, then one `helm uninstall b? b? b? b?` (one process per CR without batching).
     expect(op.helm.executions).toBeLessThanOrEqual(2);
     for (const name of names) {
-      const events = await crs.events(ns.name, name);
-      expect(events.map((e) => e.message)).toContain(`Uninstalled release ${name}`);
+      await crs.waitForEvent(ns.name, name, (e) => e.message === `Uninstalled release ${name}`);
     }
     await waitFor('the Deployments to be deleted', async () => (await apps.listNamespacedDeployment({ namespace: ns.name })).items.length === 0);
   });

@@ -62,7 +62,7 @@ describe('reconcile policies', () => {
     expect((await storage.records(ns.name, 'shared')).map((r) => r.revision)).toEqual([1]);
     const d = await apps.readNamespacedDeployment({ namespace: ns.name, name: 'shared-nginx' });
     expect(d.spec?.replicas).toBe(1);
-    expect((await webservers.events(ns.name, 'shared')).map((e) => e.reason)).toContain('ReleaseNameConflict');
+    await webservers.waitForEvent(ns.name, 'shared', 'ReleaseNameConflict');
     // Deleting the refused CR must not uninstall the other kind's release.
     await webservers.delete(ns.name, 'shared');
     await webservers.waitForGone(ns.name, 'shared');
@@ -84,10 +84,9 @@ describe('reconcile policies', () => {
     await webservers.waitForCondition(ns.name, 'overridden', { type: 'Deployed', status: 'True' });
     const d = await apps.readNamespacedDeployment({ namespace: ns.name, name: 'overridden-nginx' });
     expect(d.spec?.template.spec?.containers[0]?.image).toBe('nginx:1.27.4');
-    const events = await webservers.events(ns.name, 'overridden');
-    const warning = events.find((e) => e.reason === 'OverrideValuesInUse');
-    expect(warning?.type).toBe('Warning');
-    expect(warning?.message).toBe('Chart value "image.tag" overridden to "1.27.4" by operator\'s watches.yaml');
+    const warning = await webservers.waitForEvent(ns.name, 'overridden', 'OverrideValuesInUse');
+    expect(warning.type).toBe('Warning');
+    expect(warning.message).toBe('Chart value "image.tag" overridden to "1.27.4" by operator\'s watches.yaml');
   });
 
   it('does nothing for a paused CR and resumes when the annotation goes', async () => {
