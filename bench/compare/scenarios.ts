@@ -17,6 +17,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { HttpMethod, PatchStrategy, type KubeConfig } from '@kubernetes/client-node';
 import { RawClient, resourcePath } from '../../src/k8s/raw-client.js';
+import { mapBounded } from '../../src/runtime/bounded.js';
 import { apiRequests, delta, isDeployed, NamespaceWatch, NGINX, total } from './cluster.js';
 import type { RunningOperator } from './operators.js';
 import type { Window } from './procs.js';
@@ -65,15 +66,6 @@ export interface OperatorRound {
 export interface LowerBound {
   readonly applySeconds: number;
   readonly deleteSeconds: number;
-}
-
-async function pool<T>(items: readonly T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++] as T);
-    }),
-  );
 }
 
 const names = (n: number): string[] => Array.from({ length: n }, (_, i) => crName(i + 1));
@@ -134,7 +126,7 @@ export async function runScenarios(s: ScenarioSetup, op: RunningOperator, ns: st
   try {
     const ready = await op.sampler.sample();
     const converge = await phase(s, op, async () => {
-      await pool(all, 10, async (name) => {
+      await mapBounded(all, 10, async (name) => {
         await raw.request(HttpMethod.POST, crs, { body: { apiVersion: `${NGINX.group}/${NGINX.version}`, kind: NGINX.kind, metadata: { name }, spec: SPEC } });
       });
       await watch.until(`${s.n} CRs Deployed=True`, () => watch.crs.list().filter(isDeployed).length === s.n, timeoutMs);
@@ -162,7 +154,7 @@ export async function runScenarios(s: ScenarioSetup, op: RunningOperator, ns: st
     }
 
     const deleteAll = await phase(s, op, async () => {
-      await pool(all, 10, async (name) => {
+      await mapBounded(all, 10, async (name) => {
         await raw.request(HttpMethod.DELETE, `${crs}/${name}`);
       });
       await watch.until('every CR to be gone', () => watch.crs.list().length === 0, timeoutMs);

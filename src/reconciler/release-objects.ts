@@ -7,6 +7,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { describeError, isStatus } from '../k8s/errors.js';
 import type { EventRecorder, EventTarget } from '../k8s/events.js';
 import type { ObjectClient } from '../k8s/objects.js';
+import { mapBounded } from '../runtime/bounded.js';
 import type { Logger } from '../telemetry/logger.js';
 import { applyWouldChange, driftedPaths } from './drift.js';
 import { takeOver, type ManagedFieldsEntry } from './field-takeover.js';
@@ -63,6 +64,11 @@ export interface DriftReport {
 
 type RepairOutcome = { readonly kind: 'unchanged' } | { readonly kind: 'repaired' | 'failed'; readonly message: string };
 const UNCHANGED: RepairOutcome = { kind: 'unchanged' };
+/**
+ * Requests about a release's objects (right after an install, most are not in the dependents
+ * cache yet: one GET and one PATCH each) run this many at a time instead of one after another.
+ */
+const OBJECTS_IN_FLIGHT = 4;
 /** Repairs apply exactly what helm would, as helm, taking over what others changed. */
 const HELM_APPLY = { fieldManager: HELM_FIELD_MANAGER, force: true } as const;
 
@@ -80,12 +86,12 @@ export class ReleaseObjects {
   /** Starts watching the release's kinds and makes sure each object names its CR as owner. */
   async adopt(s: Subject, desired: readonly DesiredObject[]): Promise<void> {
     await this.o.dependents?.watch(uniqueKinds(desired));
-    for (const d of desired) {
+    await mapBounded(desired, OBJECTS_IN_FLIGHT, async (d) => {
       const live = await this.#live(d.entry, true);
       const patch = this.#ownership(s, d, live);
       // A miss (object gone, or changed since read) is settled by the event that caused it.
       if (patch !== undefined && live !== undefined) await this.o.objects.as(s.identity).mergePatch(patch, OPERATOR_FIELD_MANAGER);
-    }
+    });
   }
 
   /**
@@ -107,21 +113,23 @@ export class ReleaseObjects {
       if (outcome.kind === 'failed') {
         failures.push({ object: what, message: outcome.message });
         s.log.warn({ object: what, error: outcome.message }, 'Drift repair failed');
-        await this.o.events.record(s.cr, 'Warning', 'DriftRepairFailed', `Could not restore ${what} to the release manifest: ${outcome.message}`);
+        this.o.events.record(s.cr, 'Warning', 'DriftRepairFailed', `Could not restore ${what} to the release manifest: ${outcome.message}`);
         continue;
       }
       if (outcome.kind === 'unchanged') continue;
       repaired++;
       this.o.onDriftCorrected?.(d.entry.kind);
       s.log.info({ object: what }, 'Drift corrected');
-      await this.o.events.record(s.cr, 'Normal', 'DriftCorrected', outcome.message);
+      this.o.events.record(s.cr, 'Normal', 'DriftCorrected', outcome.message);
     }
     return { repaired, failures };
   }
 
   async readiness(desired: readonly DesiredObject[]): Promise<ReadinessSummary> {
-    const results: { entry: InventoryEntry; readiness: ObjectReadiness | 'unknown' }[] = [];
-    for (const d of desired) results.push({ entry: d.entry, readiness: objectReadiness(d.entry, await this.#live(d.entry)) });
+    const results = await mapBounded(desired, OBJECTS_IN_FLIGHT, async (d): Promise<{ entry: InventoryEntry; readiness: ObjectReadiness | 'unknown' }> => ({
+      entry: d.entry,
+      readiness: objectReadiness(d.entry, await this.#live(d.entry)),
+    }));
     return summarizeReadiness(results);
   }
 
