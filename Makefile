@@ -79,7 +79,7 @@ bench: deps tools ## Run the benchmarks.
 	npm run --silent bench
 
 .PHONY: bench-compare
-bench-compare: deps ## Side by side with operator-sdk's helm-operator (builds it once; BENCH_ARGS="--n 20 --idle-seconds 20").
+bench-compare: deps ## Side by side with operator-sdk's helm-operator, N=100 and N=1000 (builds it once; BENCH_ARGS="--n 20 --idle-seconds 20").
 	npm run --silent bench -- --compare $(BENCH_ARGS)
 
 .PHONY: run

@@ -2,7 +2,7 @@
  * Side by side with operator-sdk's helm-operator (issue 15):
  *
  *   make bench-compare [BENCH_ARGS="--n 20 --idle-seconds 20"]
- *   npm run bench -- --compare [--n 100] [--rounds 2] [--concurrency 2] [--idle-seconds 90] [--tries 5]
+ *   npm run bench -- --compare [--n 100,1000] [--rounds 2] [--concurrency 2] [--idle-seconds 90] [--tries 5]
  *                             [--out DIR] [--only ours|operator-sdk] [--service-cidr 10.0.0.0/16] [--keep-cluster]
  *
  * Builds (once, cached) operator-sdk's helm-operator at the version pinned in hack/versions.env,
@@ -16,8 +16,10 @@
  * "--cpu-prof --cpu-prof-dir=/tmp/prof"), after the image's (IMAGE_NODE_OPTIONS); OURS_DIST: an already compiled dist/ to run instead of
  * compiling src/ (A/B runs of two revisions).
  *
- * Runs above ~200 CRs need a wider Service range than the cluster's default /24: --service-cidr
- * (or SERVICE_CIDR) starts the cluster with it; a cluster already running keeps its own.
+ * --n takes a comma-separated list (default 100,1000): each N is a run of its own, one after the
+ * other on the same cluster, with its own files. Runs above ~200 CRs need a wider Service range
+ * than the cluster's default /24: then the cluster starts with 10.0.0.0/16 unless --service-cidr
+ * (or SERVICE_CIDR) says otherwise; a cluster already running keeps its own.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -48,7 +50,8 @@ const positive = (name: string, v: string): number => {
 };
 
 interface Options {
-  readonly n: number;
+  /** Each N is a run of its own (rounds, table and files), on the same cluster. */
+  readonly ns: readonly number[];
   readonly rounds: number;
   readonly concurrency: number;
   readonly idleSeconds: number;
@@ -59,12 +62,16 @@ interface Options {
   readonly keepCluster: boolean;
 }
 
+/** Services the cluster's default /24 Service range holds, with room for the cluster's own. */
+const SERVICES_IN_DEFAULT_RANGE = 200;
+const WIDE_SERVICE_CIDR = '10.0.0.0/16';
+
 function parseOptions(argv: readonly string[]): Options {
   const { values: a } = parseArgs({
     args: [...argv],
     options: {
       compare: { type: 'boolean' },
-      n: { type: 'string', default: '100' },
+      n: { type: 'string', default: '100,1000' },
       rounds: { type: 'string', default: '2' },
       concurrency: { type: 'string', default: '2' },
       'idle-seconds': { type: 'string', default: '90' },
@@ -77,7 +84,7 @@ function parseOptions(argv: readonly string[]): Options {
     strict: true,
   });
   const o: Options = {
-    n: positive('n', a.n),
+    ns: a.n.split(',').map((v) => positive('n', v.trim())),
     rounds: positive('rounds', a.rounds),
     concurrency: positive('concurrency', a.concurrency),
     idleSeconds: positive('idle-seconds', a['idle-seconds']),
@@ -87,7 +94,9 @@ function parseOptions(argv: readonly string[]): Options {
     serviceCidr: a['service-cidr'],
     keepCluster: a['keep-cluster'],
   };
-  if (2 * o.tries > o.n) throw new Error(`--n must be at least 2 × --tries (${2 * o.tries}): each latency try uses its own CR`);
+  if (2 * o.tries > Math.min(...o.ns)) throw new Error(`--n must be at least 2 × --tries (${2 * o.tries}): each latency try uses its own CR`);
+  // The cluster's default Service range (/24) holds ~250 Services: a larger N gets a /16 unless told otherwise.
+  if (o.serviceCidr === '' && Math.max(...o.ns) > SERVICES_IN_DEFAULT_RANGE) return { ...o, serviceCidr: WIDE_SERVICE_CIDR };
   return o;
 }
 
@@ -145,7 +154,8 @@ async function prepare(o: Options): Promise<Prepared> {
       helmBin,
       sdkBin,
     },
-    scenario: { kc, kubeconfig, kubectl, helmBin, chart, n: o.n, idleSeconds: o.idleSeconds, tries: o.tries, workDir },
+    // n: set per run by compare().
+    scenario: { kc, kubeconfig, kubectl, helmBin, chart, n: 0, idleSeconds: o.idleSeconds, tries: o.tries, workDir },
     helmBin,
     done: async () => {
       if (wasRunning || o.keepCluster) return;
@@ -197,7 +207,6 @@ export async function compare(argv: readonly string[]): Promise<void> {
   const uptimeBefore = await sh('uptime', []);
   say(`machine: ${os.cpus().length} CPUs; ${uptimeBefore}`);
   const p = await prepare(o);
-  const startedAt = new Date().toISOString();
   const versions = {
     node: process.version,
     operatorSdk: await sh('bash', ['-c', '. hack/versions.env && echo $OPERATOR_SDK_VERSION']),
@@ -205,35 +214,38 @@ export async function compare(argv: readonly string[]): Promise<void> {
     ourCommit: await sh('git', ['rev-parse', '--short', 'HEAD']).catch(() => 'unknown'),
     ourNodeOptions: p.setup.oursNodeOptions.join(' '),
   };
-  const write = async (m: Measured, final: boolean): Promise<void> => {
-    await writeResults(o, {
-      startedAt,
-      n: o.n,
-      concurrency: o.concurrency,
-      rounds: m.bounds.length,
-      idleSeconds: o.idleSeconds,
-      tries: o.tries,
-      machine: { cpus: os.cpus().length, memGiB: Math.round(os.totalmem() / 1024 ** 3), uptimeBefore, uptimeAfter: await sh('uptime', []) },
-      versions,
-      ours: m.ours,
-      sdk: m.sdk,
-      lowerBound: m.bounds,
-    }, final);
-  };
-  let last: Measured | undefined;
   try {
-    await runRounds(o, p, async (m) => {
-      last = m;
-      await write(m, false);
-    });
+    for (const n of o.ns) {
+      const startedAt = new Date().toISOString();
+      const write = async (m: Measured, final: boolean): Promise<void> => {
+        await writeResults(o, {
+          startedAt,
+          n,
+          concurrency: o.concurrency,
+          rounds: m.bounds.length,
+          idleSeconds: o.idleSeconds,
+          tries: o.tries,
+          machine: { cpus: os.cpus().length, memGiB: Math.round(os.totalmem() / 1024 ** 3), uptimeBefore, uptimeAfter: await sh('uptime', []) },
+          versions,
+          ours: m.ours,
+          sdk: m.sdk,
+          lowerBound: m.bounds,
+        }, final);
+      };
+      let last: Measured | undefined;
+      await runRounds(o, { ...p, scenario: { ...p.scenario, n } }, async (m) => {
+        last = m;
+        await write(m, false);
+      });
+      if (last !== undefined) await write(last, true);
+    }
   } finally {
     await p.done();
   }
-  if (last !== undefined) await write(last, true);
 }
 
 async function writeResults(o: Options, result: CompareResult, final: boolean): Promise<void> {
-  const base = path.join(o.out, `compare-N${o.n}`);
+  const base = path.join(o.out, `compare-N${result.n}`);
   const text = `${table(result)}\n\nmachine before: ${result.machine.uptimeBefore}\nmachine after:  ${result.machine.uptimeAfter}\n`;
   await writeFile(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
   await writeFile(`${base}.md`, text);
