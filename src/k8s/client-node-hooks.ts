@@ -1,11 +1,13 @@
 /**
- * Module resolution hooks that keep client-node's generated API and model index out of the
- * operator process (see client-node.ts). Two of the package's own files import it for one or two
- * names: `config.js` (KubeConfig) wants `createConfiguration` and `ServerConfiguration` from
- * `./gen/index.js`, and `cache.js` (ListWatch) wants `ObjectSerializer` from `./serializer.js`
- * only to pass label and field selector strings through unchanged. The hooks send exactly those two
- * imports to small modules that provide the same names (client-node-slim/); every other import,
- * and the index itself when something asks for it, resolves as usual.
+ * Module resolution hooks that keep client-node's generated API and model index, and most of
+ * undici, out of the operator process (see client-node.ts). Two of the package's own files import
+ * the generated index for one or two names: `config.js` (KubeConfig) wants `createConfiguration`
+ * and `ServerConfiguration` from `./gen/index.js`, and `cache.js` (ListWatch) wants
+ * `ObjectSerializer` from `./serializer.js` only to pass label and field selector strings through
+ * unchanged. `config.js`, `watch.js` and the generated clients' `isomorphic-fetch.js` want
+ * `Agent`, `ProxyAgent` and `fetch` from `undici`, whose index loads the whole package. The hooks
+ * send exactly those imports to small modules that provide the same names (client-node-slim/);
+ * every other import, and the index itself when something asks for it, resolves as usual.
  *
  * Registered by the CLI entry point before anything imports client-node (static imports are all
  * resolved before any module runs, so the registration and the rest of the program are two steps).
@@ -15,8 +17,10 @@ import { registerHooks } from 'node:module';
 
 /** importer file inside client-node's dist/ → specifier → the slim module in client-node-slim/ (no extension). */
 export const REDIRECTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-  'config.js': { './gen/index.js': 'config-gen' },
+  'config.js': { './gen/index.js': 'config-gen', undici: 'undici' },
   'cache.js': { './serializer.js': 'cache-serializer' },
+  'watch.js': { undici: 'undici' },
+  'gen/http/isomorphic-fetch.js': { undici: 'undici' },
 };
 
 const PACKAGE_DIST = '/node_modules/@kubernetes/client-node/dist/';

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -35,7 +36,34 @@ describe('client-node hooks', () => {
     expect(redirect('./gen/index.js', parent('api.js'), slimDir, '.js')).toBeUndefined();
     expect(redirect('./gen/index.js', 'file:///app/src/config.js', slimDir, '.js')).toBeUndefined();
     expect(redirect('./serializer.js', parent('gen/cache.js'), slimDir, '.js')).toBeUndefined();
+    expect(redirect('undici', parent('watch.js'), slimDir, '.js')).toBe(new URL('undici.js', slimDir).href);
+    expect(redirect('undici', parent('gen/http/isomorphic-fetch.js'), slimDir, '.js')).toBe(new URL('undici.js', slimDir).href);
+    expect(redirect('undici', parent('health.js'), slimDir, '.js')).toBeUndefined();
+    expect(redirect('undici', 'file:///app/node_modules/other/index.js', slimDir, '.js')).toBeUndefined();
     expect(redirect('undici', undefined, slimDir, '.js')).toBeUndefined();
+  });
+
+  it('the slim undici hands out the very classes of the undici client-node resolves', async () => {
+    const slim = await import('../../../src/k8s/client-node-slim/undici.js');
+    const undici = createRequire(require.resolve('@kubernetes/client-node'))('undici') as Record<string, unknown>;
+    expect(slim.Agent).toBe(undici.Agent);
+    expect(slim.ProxyAgent).toBe(undici.ProxyAgent);
+    const res = await (slim.fetch as typeof fetch)('data:text/plain,ok');
+    expect(await res.text()).toBe('ok');
+  });
+
+  it('the slim undici alone gives dispatchers the connect that ProxyAgent tunnels with, without undici\'s index', () => {
+    // A fresh process: in this one, other tests may have loaded undici's index already.
+    const script = [
+      `await import(${JSON.stringify(new URL('undici.ts', slimDir).href)});`,
+      `const { createRequire } = await import('node:module');`,
+      `const req = createRequire(${JSON.stringify(require.resolve('@kubernetes/client-node'))});`,
+      `const index = req.resolve('undici');`,
+      `const dispatcher = req('undici/lib/dispatcher/dispatcher.js');`,
+      `console.log(JSON.stringify({ connect: typeof dispatcher.prototype.connect, index: index in req.cache }));`,
+    ].join('\n');
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(JSON.parse(out)).toEqual({ connect: 'function', index: false });
   });
 
   it('the slim serializer passes selector strings through and refuses anything else', async () => {
