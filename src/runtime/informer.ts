@@ -112,6 +112,21 @@ export function dropManagedFields<T extends KubernetesObject>(obj: T): T {
   return obj;
 }
 
+/**
+ * A cache transform for caches read only for metadata (controller-runtime's metadata-only
+ * watches, done client-side): keeps `apiVersion`, `kind` and `metadata` without `managedFields`.
+ */
+export function keepMetadataOnly<T extends KubernetesObject>(obj: T): T {
+  const { apiVersion, kind, metadata } = obj;
+  const kept: KubernetesObject = {
+    ...(apiVersion === undefined ? {} : { apiVersion }),
+    ...(kind === undefined ? {} : { kind }),
+    ...(metadata === undefined ? {} : { metadata }),
+  };
+  // Not a T any more, but every reader of such a cache reads only what T's metadata declares.
+  return dropManagedFields(kept) as T;
+}
+
 /** client-node's Watch, handing ListWatch transformed objects (its cache stores what it is given). */
 class TransformingWatch<T extends KubernetesObject> extends Watch {
   constructor(
