@@ -98,7 +98,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(opts: { labelSelector?: string; pageSize?: number; namespace?: string; transform?: (o: KubernetesObject) => KubernetesObject } = {}) {
+async function setup(opts: { labelSelector?: string; pageSize?: number; namespace?: string; transform?: (o: KubernetesObject) => KubernetesObject; trackPrevious?: boolean } = {}) {
   const api = new FakeApiServer();
   const url = await api.listen();
   const clock = new ManualClock();
@@ -108,6 +108,7 @@ async function setup(opts: { labelSelector?: string; pageSize?: number; namespac
     pageSize: opts.pageSize,
     clock,
     ...(opts.transform === undefined ? {} : { transform: opts.transform }),
+    ...(opts.trackPrevious === undefined ? {} : { trackPrevious: opts.trackPrevious }),
   });
   cleanups.push(() => api.close());
   cleanups.push(() => informer.stop());
@@ -196,6 +197,18 @@ describe('Informer', () => {
     api.send('DELETED', secret('a', '102'));
     await vi.waitFor(() => { expect(deleted).toEqual(['a']); });
     expect(informer.get('a', 'ns1')).toBeUndefined();
+  });
+
+  it('with trackPrevious: false, delivers updates without a previous version', async () => {
+    const { api, informer } = await setup({ trackPrevious: false });
+    api.items = [secret('a', '1', { labels: { x: '1' } })];
+    const updates: [string, ObjectSummary | undefined][] = [];
+    informer.onUpdate((o, old) => updates.push([o.metadata!.resourceVersion!, old]));
+    await informer.start();
+    await vi.waitFor(() => { expect(api.watches).toHaveLength(1); });
+    api.send('MODIFIED', secret('a', '101', { labels: { x: '2' } }));
+    await vi.waitFor(() => { expect(updates).toEqual([['101', undefined]]); });
+    expect(informer.get('a', 'ns1')?.metadata?.labels).toEqual({ x: '2' });
   });
 
   it('keeps retrying a failing LIST with backoff and syncs once it succeeds', async () => {
