@@ -11,8 +11,11 @@ import net from 'node:net';
 import path from 'node:path';
 import { TreeSampler } from './procs.js';
 
-/** The node flags of the operator image (Dockerfile NODE_OPTIONS): ours runs with them, then OPERATOR_NODE_OPTIONS. */
-export const IMAGE_NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=2'];
+/**
+ * The node flags of the operator image (Dockerfile NODE_OPTIONS, then the ENTRYPOINT's own node
+ * flags): ours runs with them, then OPERATOR_NODE_OPTIONS.
+ */
+export const IMAGE_NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=2', '--heap-growing-percent=30'];
 
 export type OperatorName = 'ours' | 'operator-sdk';
 

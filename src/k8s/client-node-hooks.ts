@@ -1,11 +1,15 @@
 /**
- * Module resolution hooks that keep client-node's generated API and model index out of the
- * operator process (see client-node.ts). Two of the package's own files import it for one or two
- * names: `config.js` (KubeConfig) wants `createConfiguration` and `ServerConfiguration` from
- * `./gen/index.js`, and `cache.js` (ListWatch) wants `ObjectSerializer` from `./serializer.js`
- * only to pass label and field selector strings through unchanged. The hooks send exactly those two
- * imports to small modules that provide the same names (client-node-slim/); every other import,
- * and the index itself when something asks for it, resolves as usual.
+ * Module resolution hooks that keep client-node's generated API and model index, and most of
+ * undici, out of the operator process (see client-node.ts). Two of the package's own files import
+ * the generated index for one or two names: `config.js` (KubeConfig) wants `createConfiguration`
+ * and `ServerConfiguration` from `./gen/index.js`, and `cache.js` (ListWatch) wants
+ * `ObjectSerializer` from `./serializer.js` only to pass label and field selector strings through
+ * unchanged. `config.js`, `watch.js` and the generated clients' `isomorphic-fetch.js` want
+ * `Agent`, `ProxyAgent` and `fetch` from `undici`, whose index loads the whole package. And any
+ * ES module import of `node:http` loads node's own bundled undici too (see
+ * client-node-slim/node-http.ts). The hooks send exactly those imports to small modules that
+ * provide the same names (client-node-slim/); every other import, and the index itself when
+ * something asks for it, resolves as usual.
  *
  * Registered by the CLI entry point before anything imports client-node (static imports are all
  * resolved before any module runs, so the registration and the rest of the program are two steps).
@@ -13,13 +17,20 @@
  */
 import { registerHooks } from 'node:module';
 
-/** importer file inside client-node's dist/ → specifier → the slim module in client-node-slim/ (no extension). */
+/**
+ * importer (its path under node_modules/) → specifier → the slim module in client-node-slim/ (no
+ * extension). agent-base is client-node's too: config.js → socks-proxy-agent → agent-base.
+ */
 export const REDIRECTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-  'config.js': { './gen/index.js': 'config-gen' },
-  'cache.js': { './serializer.js': 'cache-serializer' },
+  '@kubernetes/client-node/dist/config.js': { './gen/index.js': 'config-gen', undici: 'undici', 'node:http': 'node-http' },
+  '@kubernetes/client-node/dist/cache.js': { './serializer.js': 'cache-serializer' },
+  '@kubernetes/client-node/dist/watch.js': { undici: 'undici', 'node:http': 'node-http' },
+  '@kubernetes/client-node/dist/gen/http/isomorphic-fetch.js': { undici: 'undici' },
+  'agent-base/dist/index.js': { http: 'node-http' },
+  'agent-base/dist/helpers.js': { http: 'node-http' },
 };
 
-const PACKAGE_DIST = '/node_modules/@kubernetes/client-node/dist/';
+const NODE_MODULES = '/node_modules/';
 
 /**
  * Pure: the slim module's URL for `specifier` imported from `parentURL`, or undefined to resolve as
@@ -27,9 +38,9 @@ const PACKAGE_DIST = '/node_modules/@kubernetes/client-node/dist/';
  */
 export function redirect(specifier: string, parentURL: string | undefined, slimDir: URL, ext: string): string | undefined {
   if (parentURL === undefined) return undefined;
-  const at = parentURL.lastIndexOf(PACKAGE_DIST);
+  const at = parentURL.lastIndexOf(NODE_MODULES);
   if (at < 0) return undefined;
-  const target = REDIRECTS[parentURL.slice(at + PACKAGE_DIST.length)]?.[specifier];
+  const target = REDIRECTS[parentURL.slice(at + NODE_MODULES.length)]?.[specifier];
   return target === undefined ? undefined : new URL(`${target}${ext}`, slimDir).href;
 }
 

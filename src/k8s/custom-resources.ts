@@ -16,6 +16,9 @@ export interface CustomResource extends KubernetesObject {
   status?: Record<string, unknown>;
 }
 
+/** A CR as a metadata-only cache keeps it (see runtime/informer.ts keepMetadataOnly). */
+export type CachedCustomResource = Pick<CustomResource, 'apiVersion' | 'kind' | 'metadata'>;
+
 /** A JSON patch whose `test` failed (someone else changed the list first): re-read and retry. */
 const isTestFailed = (err: unknown): boolean => isStatus(err, 422) || isStatus(err, 409);
 

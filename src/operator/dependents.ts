@@ -104,6 +104,8 @@ export class DependentWatcher implements DependentsPort {
         // Readers: ownership (metadata), drift comparison (the chart's fields) and readiness
         // (status). Field take-over reads managedFields from a fresh GET (release-objects.ts).
         transform: dropManagedFields,
+        // Every event is routed to the owners the object names now; the previous version is never asked.
+        trackPrevious: false,
       });
       const route = (obj: KubernetesObject): void => {
         for (const owner of ownersOf(obj)) this.o.route(owner);

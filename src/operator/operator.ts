@@ -5,12 +5,13 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Watch } from '../config/watches.js';
 import type { HelmClient } from '../helm/index.js';
-import { CustomResourceClient, type CustomResource } from '../k8s/custom-resources.js';
+import { CustomResourceClient, type CachedCustomResource } from '../k8s/custom-resources.js';
 import { KubeEventRecorder } from '../k8s/events.js';
 import { ObjectClient } from '../k8s/objects.js';
 import { parseApiVersion, RestMapper } from '../k8s/restmapper.js';
 import { ReleaseStorage } from '../helm/storage.js';
 import { Controller, type ControllerMetrics } from '../runtime/controller.js';
+import { keepMetadataOnly } from '../runtime/informer.js';
 import { Manager } from '../runtime/manager.js';
 import { ownerType } from '../reconciler/ownership.js';
 import { HelmReconciler, type ReconcilerMetrics } from '../reconciler/reconciler.js';
@@ -102,7 +103,7 @@ export class Operator {
       describeHelmError,
       defaultReconcilePeriodMs: this.o.defaultReconcilePeriodMs,
       suppressOverrideValues: this.o.suppressOverrideValues === true,
-      cachedCRs: (namespace) => (built.controller?.cache.list(namespace) ?? []) as readonly CustomResource[],
+      cachedCRs: (namespace) => (built.controller?.cache.list(namespace) ?? []) as readonly CachedCustomResource[],
       requeue: (request) => {
         built.controller?.enqueue(request);
       },
@@ -117,6 +118,8 @@ export class Operator {
       reconciler,
       log,
       ...(this.o.metrics === undefined ? {} : { metrics: this.o.metrics }),
+      // Reconciles GET their CR; the cache serves only the batched uninstall's metadata.
+      cacheTransform: keepMetadataOnly,
     });
     return built.controller;
   }

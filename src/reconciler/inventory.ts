@@ -19,9 +19,16 @@ export interface ManifestObject {
   readonly name: string;
   readonly namespace?: string;
   readonly annotations: Readonly<Record<string, string>>;
-  /** The whole object as rendered. */
-  readonly body: Record<string, unknown>;
+  /**
+   * The whole object as rendered, serialised ({@link renderedBody} parses a copy). The reconciler
+   * keeps every CR's deployed manifest: as one flat JSON string per object it takes a fraction of
+   * the parsed tree's memory, and the apply that restores it sends this same JSON.
+   */
+  readonly json: string;
 }
+
+/** A fresh, mutable copy of the rendered object. */
+export const renderedBody = (o: ManifestObject): Record<string, unknown> => JSON.parse(o.json) as Record<string, unknown>;
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
@@ -39,12 +46,21 @@ function toObject(doc: unknown): ManifestObject[] {
     ? Object.fromEntries(Object.entries(meta.annotations).filter((e): e is [string, string] => typeof e[1] === 'string'))
     : {};
   const namespace = str(meta.namespace);
-  return [{ apiVersion, kind, name, ...(namespace === undefined ? {} : { namespace }), annotations, body: doc }];
+  return [{ apiVersion, kind, name, ...(namespace === undefined ? {} : { namespace }), annotations, json: JSON.stringify(doc) }];
 }
 
-/** Pure: the objects of a rendered multi-document manifest, in order. */
+/**
+ * Pure: the objects of a rendered multi-document manifest, in order. Each document goes through
+ * JSON first: the YAML parser's strings are slices of the manifest text, and one kept name or
+ * annotation would keep the whole text alive as long as the reconciler keeps the object.
+ */
 export function parseManifest(manifest: string): ManifestObject[] {
-  return parseAllDocuments(manifest).flatMap((d) => toObject(d.toJS()));
+  return parseAllDocuments(manifest).flatMap((d) => toObject(viaJson(d.toJS())));
+}
+
+function viaJson(value: unknown): unknown {
+  const json = JSON.stringify(value) as string | undefined;
+  return json === undefined ? undefined : JSON.parse(json);
 }
 
 /**

@@ -4,7 +4,7 @@
  * helm port, and writes the status once on the way out.
  */
 import type { Watch } from '../config/watches.js';
-import type { CustomResource, CustomResourceClient } from '../k8s/custom-resources.js';
+import type { CachedCustomResource, CustomResource, CustomResourceClient } from '../k8s/custom-resources.js';
 import { describeError } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/events.js';
 import type { ObjectClient } from '../k8s/objects.js';
@@ -75,9 +75,10 @@ export interface HelmReconcilerOptions {
   readonly suppressOverrideValues?: boolean;
   /**
    * The controller's cached CRs of `namespace`: those being deleted have their releases uninstalled
-   * together, by one helm process (see #uninstall). Without it, one helm process per CR.
+   * together, by one helm process (see #uninstall). Without it, one helm process per CR. Metadata
+   * only: the cache keeps nothing else.
    */
-  readonly cachedCRs?: (namespace: string) => readonly CustomResource[];
+  readonly cachedCRs?: (namespace: string) => readonly CachedCustomResource[];
   /** Queues a reconcile of a CR (the controller's queue): a batched uninstall hands its peers back. */
   readonly requeue?: (request: Request) => void;
   readonly now?: () => Date;

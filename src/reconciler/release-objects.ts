@@ -11,7 +11,7 @@ import { mapBounded } from '../runtime/bounded.js';
 import type { Logger } from '../telemetry/logger.js';
 import { applyWouldChange, driftedPaths } from './drift.js';
 import { takeOver, type ManagedFieldsEntry } from './field-takeover.js';
-import type { InventoryEntry, ManifestObject } from './inventory.js';
+import { renderedBody, type InventoryEntry, type ManifestObject } from './inventory.js';
 import { ownershipPatch, type Owner } from './ownership.js';
 import { objectReadiness, summarizeReadiness, type ObjectReadiness, type ReadinessSummary } from './readiness.js';
 
@@ -134,7 +134,7 @@ export class ReleaseObjects {
   }
 
   async #repairOne(s: Subject, d: DesiredObject, inPlace: boolean): Promise<RepairOutcome> {
-    const desired = asHelmApplies(d.rendered.body, d.entry.namespace, s.owner);
+    const desired = asHelmApplies(renderedBody(d.rendered), d.entry.namespace, s.owner);
     const live = await this.#live(d.entry, true);
     if (live === undefined) {
       // Born with its owner and chart label: the label-filtered watch sees it from the first event.
@@ -237,9 +237,10 @@ function describeEntry(e: InventoryEntry): string {
  * The rendered object as helm applies it: with the namespace helm gives it (charts often leave it
  * out) and the ownership metadata helm adds to every object of a release. Without that metadata
  * an apply as helm's field manager would remove it, and helm would no longer recognise the object.
+ * `body` is a fresh copy (renderedBody), completed in place.
  */
 function asHelmApplies(body: Record<string, unknown>, namespace: string, release: { readonly namespace: string; readonly name: string }): KubernetesObject {
-  const obj = structuredClone(body) as KubernetesObject;
+  const obj = body as KubernetesObject;
   const meta = (obj.metadata ??= {});
   if (namespace !== '') meta.namespace = namespace;
   meta.labels = { ...meta.labels, [HELM_MANAGED_BY_LABEL]: 'Helm' };

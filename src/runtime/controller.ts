@@ -84,6 +84,12 @@ export interface ControllerOptions<T extends KubernetesObject = KubernetesObject
   readonly shutdownTimeoutMs?: number;
   /** How long `start()` waits for the informers' first LIST. Default 2 min (controller-runtime's CacheSyncTimeout). */
   readonly cacheSyncTimeoutMs?: number;
+  /**
+   * Applied to every object before it is cached and handed to the handlers (the Informer's
+   * `transform`); default {@link dropManagedFields}. {@link keepMetadataOnly} when the cache is
+   * read only for metadata (the handlers only ever read metadata).
+   */
+  readonly cacheTransform?: (obj: T) => T;
   /** Builds the event source of one namespace (undefined = all); default an {@link Informer}. For tests. */
   readonly sourceFactory?: (namespace: string | undefined) => EventSource<T>;
 }
@@ -259,7 +265,7 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
         clock: this.#clock,
         log: this.#log,
         // Every status write adds to managedFields; nothing reads them from the cache.
-        transform: dropManagedFields,
+        transform: o.cacheTransform ?? dropManagedFields,
       });
     source.onAdd((obj) => {
       this.#enqueueObject(obj);

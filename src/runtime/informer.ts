@@ -74,7 +74,7 @@ export interface EventSource<T extends KubernetesObject = KubernetesObject> {
   get(name: string, namespace?: string): T | undefined;
   list(namespace?: string): readonly T[];
   onAdd(handler: (obj: T) => void): void;
-  /** `old` is undefined only if the previous version was never seen (should not happen). */
+  /** `old` is undefined only if the previous version was never seen, or the informer tracks none (`trackPrevious: false`). */
   onUpdate(handler: (obj: T, old: ObjectSummary | undefined) => void): void;
   /** The object's last known state (the watch's DELETED object, or the cached one after a re-list). */
   onDelete(handler: (obj: T) => void): void;
@@ -101,6 +101,11 @@ export interface InformerOptions<T extends KubernetesObject = KubernetesObject> 
    * mutate and return its argument (each object is freshly parsed JSON). See {@link dropManagedFields}.
    */
   readonly transform?: (obj: T) => T;
+  /**
+   * Keep a summary of each object's last version for `onUpdate`'s `old` (default true). Handlers
+   * that ignore `old` save one summary per cached object: `old` is then always undefined.
+   */
+  readonly trackPrevious?: boolean;
 }
 
 /**
@@ -110,6 +115,21 @@ export interface InformerOptions<T extends KubernetesObject = KubernetesObject> 
 export function dropManagedFields<T extends KubernetesObject>(obj: T): T {
   if (obj.metadata?.managedFields !== undefined) delete obj.metadata.managedFields;
   return obj;
+}
+
+/**
+ * A cache transform for caches read only for metadata (controller-runtime's metadata-only
+ * watches, done client-side): keeps `apiVersion`, `kind` and `metadata` without `managedFields`.
+ */
+export function keepMetadataOnly<T extends KubernetesObject>(obj: T): T {
+  const { apiVersion, kind, metadata } = obj;
+  const kept: KubernetesObject = {
+    ...(apiVersion === undefined ? {} : { apiVersion }),
+    ...(kind === undefined ? {} : { kind }),
+    ...(metadata === undefined ? {} : { metadata }),
+  };
+  // Not a T any more, but every reader of such a cache reads only what T's metadata declares.
+  return dropManagedFields(kept) as T;
 }
 
 /** client-node's Watch, handing ListWatch transformed objects (its cache stores what it is given). */
@@ -148,7 +168,8 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
   readonly #clock: Clock;
   readonly #backoff: Backoff;
   readonly #log: Logger | undefined;
-  readonly #lastSeen = new Map<string, ObjectSummary>();
+  /** Undefined when the options turn tracking off. */
+  readonly #lastSeen: Map<string, ObjectSummary> | undefined;
   readonly #addHandlers: Handler<[T]>[] = [];
   readonly #updateHandlers: Handler<[T, ObjectSummary | undefined]>[] = [];
   readonly #deleteHandlers: Handler<[T]>[] = [];
@@ -163,6 +184,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
     this.#clock = options.clock ?? systemClock;
     this.#backoff = new Backoff({ clock: this.#clock, ...options.backoff });
     this.#log = options.log;
+    this.#lastSeen = options.trackPrevious === false ? undefined : new Map();
     const list = makeListFn<T>(kubeConfig, this.path, {
       labelSelector: options.labelSelector,
       fieldSelector: options.fieldSelector,
@@ -265,19 +287,22 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
   };
 
   readonly #added = (obj: T): void => {
-    this.#lastSeen.set(objectKey(obj), summarize(obj));
+    this.#lastSeen?.set(objectKey(obj), summarize(obj));
     this.#emit(this.#addHandlers, [obj]);
   };
 
   readonly #updated = (obj: T): void => {
-    const key = objectKey(obj);
-    const old = this.#lastSeen.get(key);
-    this.#lastSeen.set(key, summarize(obj));
+    let old: ObjectSummary | undefined;
+    if (this.#lastSeen !== undefined) {
+      const key = objectKey(obj);
+      old = this.#lastSeen.get(key);
+      this.#lastSeen.set(key, summarize(obj));
+    }
     this.#emit(this.#updateHandlers, [obj, old]);
   };
 
   readonly #deleted = (obj: T): void => {
-    this.#lastSeen.delete(objectKey(obj));
+    this.#lastSeen?.delete(objectKey(obj));
     this.#emit(this.#deleteHandlers, [obj]);
   };
 

@@ -7,9 +7,14 @@
  * the logs, since the endpoint is unauthenticated). `?verbose` lists the checks on success too,
  * `?exclude=name` skips one, and `/readyz/<name>` runs a single check.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from './logger.js';
+
+// Through require: an ES module import of node:http loads node's bundled undici (~8 MiB), which
+// the operator never uses (docs/adr/0020, k8s/client-node-slim/node-http.ts).
+const { createServer } = createRequire(import.meta.url)('node:http') as typeof import('node:http');
 
 /** Throws (or rejects) when unhealthy; the message is logged, never served. */
 export type Checker = () => void | Promise<void>;

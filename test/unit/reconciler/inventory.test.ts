@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inventoryOf, parseManifest, type ManifestObject } from '../../../src/reconciler/inventory.js';
+import { inventoryOf, parseManifest, renderedBody, type ManifestObject } from '../../../src/reconciler/inventory.js';
 
 /** A manifest as `helm get manifest` prints it: `# Source:` comments, `---` separators. */
 const HELM_MANIFEST = `---
@@ -58,11 +58,23 @@ describe('parseManifest', () => {
       kind: 'ServiceAccount',
       name: 'web',
       annotations: {},
-      body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'web', labels: { app: 'web' } } },
+      json: JSON.stringify({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'web', labels: { app: 'web' } } }),
     });
     expect(svc?.namespace).toBe('other');
     expect(deploy?.annotations).toStrictEqual({ 'helm.sh/resource-policy': 'keep' });
-    expect(deploy?.body).toMatchObject({ spec: { replicas: 1 } });
+    expect(renderedBody(deploy!)).toMatchObject({ spec: { replicas: 1 } });
+  });
+
+  it('hands out a fresh copy of the rendered object each time', () => {
+    const [sa] = parseManifest(HELM_MANIFEST);
+    const first = renderedBody(sa!);
+    (first.metadata as Record<string, unknown>).name = 'changed';
+    expect(renderedBody(sa!)).toStrictEqual({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'web', labels: { app: 'web' } } });
+  });
+
+  it('renders YAML-only values as the JSON the API server would receive', () => {
+    const [cm] = parseManifest('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  ? k\n  : v\n  n: ~\n');
+    expect(cm?.json).toBe('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v","n":null}}');
   });
 
   it.each([
@@ -105,7 +117,7 @@ items:
     const objects = parseManifest(manifest);
     expect(names(objects)).toEqual(['ConfigMap/one', 'Secret/two']);
     expect(objects[1]?.namespace).toBe('elsewhere');
-    expect(objects[0]?.body).toStrictEqual({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'one' } });
+    expect(renderedBody(objects[0]!)).toStrictEqual({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'one' } });
   });
 
   it('expands any *List kind, nested lists, and skips invalid items', () => {

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../../src/runtime/backoff.js';
-import { Informer, InformerStoppedError, resourcePath, type ObjectSummary } from '../../../src/runtime/informer.js';
+import { Informer, InformerStoppedError, keepMetadataOnly, resourcePath, type ObjectSummary } from '../../../src/runtime/informer.js';
 
 interface Recorded {
   path: string;
@@ -98,7 +98,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(opts: { labelSelector?: string; pageSize?: number; namespace?: string } = {}) {
+async function setup(opts: { labelSelector?: string; pageSize?: number; namespace?: string; transform?: (o: KubernetesObject) => KubernetesObject; trackPrevious?: boolean } = {}) {
   const api = new FakeApiServer();
   const url = await api.listen();
   const clock = new ManualClock();
@@ -107,6 +107,8 @@ async function setup(opts: { labelSelector?: string; pageSize?: number; namespac
     labelSelector: opts.labelSelector,
     pageSize: opts.pageSize,
     clock,
+    ...(opts.transform === undefined ? {} : { transform: opts.transform }),
+    ...(opts.trackPrevious === undefined ? {} : { trackPrevious: opts.trackPrevious }),
   });
   cleanups.push(() => api.close());
   cleanups.push(() => informer.stop());
@@ -125,7 +127,38 @@ describe('resourcePath', () => {
   });
 });
 
+describe('keepMetadataOnly', () => {
+  it('keeps apiVersion, kind and metadata without managedFields', () => {
+    const obj = {
+      apiVersion: 'example.com/v1',
+      kind: 'Nginx',
+      metadata: { name: 'a', finalizers: ['f'], deletionTimestamp: '2025-01-01T00:00:00Z', managedFields: [{ manager: 'm' }] },
+      spec: { replicaCount: 2 },
+      status: { conditions: [] },
+    } as unknown as KubernetesObject;
+    expect(keepMetadataOnly(obj)).toStrictEqual({ apiVersion: 'example.com/v1', kind: 'Nginx', metadata: { name: 'a', finalizers: ['f'], deletionTimestamp: '2025-01-01T00:00:00Z' } });
+  });
+
+  it('adds no metadata to an object without any', () => {
+    expect(keepMetadataOnly({ apiVersion: 'v1', kind: 'Secret', data: {} } as KubernetesObject)).toStrictEqual({ apiVersion: 'v1', kind: 'Secret' });
+  });
+});
+
 describe('Informer', () => {
+  it('caches and hands out listed and watched objects after the transform', async () => {
+    const { api, informer } = await setup({ transform: keepMetadataOnly });
+    api.items = [{ ...secret('a', '1'), data: { k: 'dg==' } } as KubernetesObject];
+    const seen: KubernetesObject[] = [];
+    informer.onAdd((o) => seen.push(o));
+    informer.onUpdate((o) => seen.push(o));
+    await informer.start();
+    await vi.waitFor(() => { expect(api.watches).toHaveLength(1); });
+    api.send('MODIFIED', { ...secret('a', '101', { managedFields: [{ manager: 'm' }] }), data: { k: 'dw==' } } as KubernetesObject);
+    await vi.waitFor(() => { expect(seen).toHaveLength(2); });
+    for (const o of [...seen, informer.get('a', 'ns1')]) expect(o).not.toHaveProperty('data');
+    expect(informer.get('a', 'ns1')?.metadata).toStrictEqual({ name: 'a', namespace: 'ns1', resourceVersion: '101' });
+  });
+
   it('lists page by page with the label selector, then watches from the list resourceVersion', async () => {
     const { api, informer } = await setup({ labelSelector: 'app=web', pageSize: 2, namespace: 'ns1' });
     api.items = [secret('a', '1'), secret('b', '2'), secret('c', '3')];
@@ -164,6 +197,18 @@ describe('Informer', () => {
     api.send('DELETED', secret('a', '102'));
     await vi.waitFor(() => { expect(deleted).toEqual(['a']); });
     expect(informer.get('a', 'ns1')).toBeUndefined();
+  });
+
+  it('with trackPrevious: false, delivers updates without a previous version', async () => {
+    const { api, informer } = await setup({ trackPrevious: false });
+    api.items = [secret('a', '1', { labels: { x: '1' } })];
+    const updates: [string, ObjectSummary | undefined][] = [];
+    informer.onUpdate((o, old) => updates.push([o.metadata!.resourceVersion!, old]));
+    await informer.start();
+    await vi.waitFor(() => { expect(api.watches).toHaveLength(1); });
+    api.send('MODIFIED', secret('a', '101', { labels: { x: '2' } }));
+    await vi.waitFor(() => { expect(updates).toEqual([['101', undefined]]); });
+    expect(informer.get('a', 'ns1')?.metadata?.labels).toEqual({ x: '2' });
   });
 
   it('keeps retrying a failing LIST with backoff and syncs once it succeeds', async () => {
