@@ -92,7 +92,11 @@ describe('run --watch-config', () => {
       const cm = await core.readNamespacedConfigMap({ namespace: ns.name, name: 'a1-data' });
       return cm.data?.edited === 'yes';
     });
-    const upgraded = await alphas.waitForCondition(ns.name, 'a1', { type: 'Deployed', status: 'True', reason: 'UpgradeSuccessful' });
-    expect(upgraded.status?.deployedRelease?.revision).toBe(revision + 1);
+    // helm applied the ConfigMap before the reconcile writes the status that reports it.
+    const upgraded = await waitFor('a1\'s status to report the upgrade', async () => {
+      const a1 = await alphas.get(ns.name, 'a1');
+      return a1?.status?.deployedRelease?.revision === revision + 1 ? a1 : undefined;
+    });
+    expect(upgraded.status?.conditions?.find((c) => c.type === 'Deployed')).toMatchObject({ status: 'True', reason: 'UpgradeSuccessful' });
   });
 });
