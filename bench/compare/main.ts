@@ -113,6 +113,19 @@ interface Prepared {
   readonly done: () => Promise<void>;
 }
 
+/**
+ * `kubectl wait --for=condition=Established` fails at once ("conditions accessor error") when it
+ * reads the CRD before the API server wrote any condition: read it again until it is established.
+ */
+async function crdEstablished(kubectl: string, kubeconfig: string, name: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const jsonPath = '{.status.conditions[?(@.type=="Established")].status}';
+  while ((await sh(kubectl, ['--kubeconfig', kubeconfig, 'get', `crd/${name}`, '-o', `jsonpath=${jsonPath}`]).catch(() => '')) !== 'True') {
+    if (Date.now() > deadline) throw new Error(`CRD ${name} was not established within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 /** Tools, cluster, CRD and our compiled operator. */
 async function prepare(o: Options): Promise<Prepared> {
   say('tools: helm, kubectl and operator-sdk helm-operator (built once through the Go module proxy, then cached)');
@@ -129,7 +142,7 @@ async function prepare(o: Options): Promise<Prepared> {
   const kubeconfig = (await sh('bash', ['hack/cluster.sh', 'up'], clusterEnv)).split('\n').pop() ?? '';
   const kubectl = tools.get('KUBECTL_BIN') ?? 'kubectl';
   await sh(kubectl, ['--kubeconfig', kubeconfig, 'apply', '--server-side', '-f', 'config/crd/bases/example.com_nginxes.yaml']);
-  await sh(kubectl, ['--kubeconfig', kubeconfig, 'wait', '--for=condition=Established', 'crd/nginxes.example.com', '--timeout=60s']);
+  await crdEstablished(kubectl, kubeconfig, 'nginxes.example.com');
 
   const workDir = path.join(o.out, 'work');
   await mkdir(workDir, { recursive: true });
