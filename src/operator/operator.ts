@@ -107,6 +107,9 @@ export class Operator {
       requeue: (request) => {
         built.controller?.enqueue(request);
       },
+      expectOwnWrite: (request, resourceVersion) => {
+        built.controller?.expectOwnWrite(request, resourceVersion);
+      },
     });
     built.controller = new Controller({
       name,

@@ -81,6 +81,8 @@ export interface HelmReconcilerOptions {
   readonly cachedCRs?: (namespace: string) => readonly CachedCustomResource[];
   /** Queues a reconcile of a CR (the controller's queue): a batched uninstall hands its peers back. */
   readonly requeue?: (request: Request) => void;
+  /** Tells the controller that this version of a CR is the reconcile's own write, which it goes on from. */
+  readonly expectOwnWrite?: (request: Request, resourceVersion: string) => void;
   readonly now?: () => Date;
 }
 
@@ -179,6 +181,9 @@ export class HelmReconciler implements Reconciler {
     s.status.setCondition({ type: ConditionType.Initialized, status: 'True', reason: Reason.Reconciled, message: '' });
     this.#validate(s);
     const cr = await this.o.crs.addFinalizer(s.cr, FINALIZER);
+    const written = cr.metadata.resourceVersion;
+    // This reconcile goes on from the CR with its finalizer: that write's event needs no second one.
+    if (written !== undefined && written !== s.cr.metadata.resourceVersion) this.o.expectOwnWrite?.({ namespace: s.namespace, name: s.name }, written);
     const desired = await this.#desired(s, cr);
     const state = await this.#state(s, desired);
     this.o.metrics?.releaseState(this.o.controller ?? this.o.watch.kind, s.namespace, s.name, state.kind);

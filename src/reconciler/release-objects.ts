@@ -134,14 +134,15 @@ export class ReleaseObjects {
   }
 
   async #repairOne(s: Subject, d: DesiredObject, inPlace: boolean): Promise<RepairOutcome> {
-    const desired = asHelmApplies(renderedBody(d.rendered), d.entry.namespace, s.owner);
     const live = await this.#live(d.entry, true);
+    // The steady state: this very version of the object was found to match (no manifest parse).
+    if (live !== undefined && (!inPlace || this.#verified.get(d.rendered) === live.metadata?.resourceVersion)) return UNCHANGED;
+    const desired = asHelmApplies(renderedBody(d.rendered), d.entry.namespace, s.owner);
     if (live === undefined) {
       // Born with its owner and chart label: the label-filtered watch sees it from the first event.
       await this.o.objects.as(s.identity).apply(withOwnership(desired, this.#ownership(s, d, undefined)), HELM_APPLY);
       return { kind: 'repaired', message: `Recreated ${describeEntry(d.entry)}, which had been deleted` };
     }
-    if (!inPlace || this.#verified.get(d.rendered) === live.metadata?.resourceVersion) return UNCHANGED;
     if (driftedPaths(desired, live).length === 0) return this.#verify(d, live);
     return this.#restore(d, desired, this.o.objects.as(s.identity));
   }

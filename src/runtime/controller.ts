@@ -148,6 +148,8 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
   readonly #abort = new AbortController();
   /** Keyed by namespace; '' is the single all-namespaces (or cluster-scoped) source. */
   readonly #sources = new Map<string, EventSource<T>>();
+  /** Key → resourceVersion of the reconciler's own write whose event needs no reconcile. */
+  readonly #ownWrites = new Map<string, string>();
   #state: State = 'new';
   #workers: Promise<void>[] = [];
   #active = 0;
@@ -206,6 +208,17 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
   stop(options: StopOptions = {}): Promise<void> {
     this.#stopping ??= this.#shutdown(options.timeoutMs ?? this.#options.shutdownTimeoutMs ?? 30_000, options.abortGraceMs ?? ABORT_GRACE_MS, options.leadershipLost === true);
     return this.#stopping;
+  }
+
+  /**
+   * Declares the object of `request` at `resourceVersion` the reconciler's own write, made by a
+   * reconcile that goes on from that very state (a finalizer it added on its way to an install):
+   * that version's update event queues nothing, where it would queue a second reconcile of a state
+   * the first one handled. Any other version of the object is handled as usual and drops the
+   * expectation.
+   */
+  expectOwnWrite(request: Request, resourceVersion: string): void {
+    this.#ownWrites.set(requestKey(request), resourceVersion);
   }
 
   /** Queues a reconcile of `request` now, or after `afterMs` (dependent watches, periodic resync). */
@@ -271,12 +284,23 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
       this.#enqueueObject(obj);
     });
     source.onUpdate((obj, old) => {
+      if (this.#isOwnWrite(obj)) return;
       if (isMeaningfulUpdate(obj, old)) this.#enqueueObject(obj);
     });
     source.onDelete((obj) => {
+      this.#ownWrites.delete(objectKey(obj));
       this.#enqueueObject(obj);
     });
     return source;
+  }
+
+  /** Whether `obj` is the version {@link expectOwnWrite} announced; any version of it ends the expectation. */
+  #isOwnWrite(obj: KubernetesObject): boolean {
+    const key = objectKey(obj);
+    const expected = this.#ownWrites.get(key);
+    if (expected === undefined) return false;
+    this.#ownWrites.delete(key);
+    return expected === obj.metadata?.resourceVersion;
   }
 
   #enqueueObject(obj: KubernetesObject): void {
