@@ -4,8 +4,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loopbackKubeConfig } from '../../support/loopback-kubeconfig.js';
 import { KubeEventRecorder } from '../../../src/k8s/events.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 
@@ -50,16 +50,6 @@ class SlowEventsServer {
   }
 }
 
-const kubeConfigFor = (server: string): KubeConfig => {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'fake', server, skipTLSVerify: true }],
-    users: [{ name: 'fake', token: 'test-token' }],
-    contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
-    currentContext: 'fake',
-  });
-  return kc;
-};
 
 const cr = (name: string) => ({ apiVersion: 'example.com/v1', kind: 'Nginx', metadata: { name, namespace: 'ns1', uid: `uid-${name}` } });
 
@@ -72,7 +62,7 @@ afterEach(async () => {
 describe('KubeEventRecorder', () => {
   it('returns before the API server answers, and flush waits for the writes', async () => {
     server = new SlowEventsServer();
-    const recorder = new KubeEventRecorder(kubeConfigFor(await server.listen()), 'nginx-controller', silentLogger());
+    const recorder = new KubeEventRecorder(loopbackKubeConfig(await server.listen()), 'nginx-controller', silentLogger());
     recorder.record(cr('a'), 'Normal', 'InstallSuccessful', 'Installed release a');
     recorder.record(cr('b'), 'Normal', 'InstallSuccessful', 'Installed release b');
     // Both objects' writes are in flight at once: one object's slow write does not hold another's.
@@ -85,7 +75,7 @@ describe('KubeEventRecorder', () => {
 
   it('keeps one object\'s writes in order, so a repeat bumps the count of the Event just created', async () => {
     server = new SlowEventsServer();
-    const recorder = new KubeEventRecorder(kubeConfigFor(await server.listen()), 'nginx-controller', silentLogger());
+    const recorder = new KubeEventRecorder(loopbackKubeConfig(await server.listen()), 'nginx-controller', silentLogger());
     recorder.record(cr('a'), 'Warning', 'UpgradeFailed', 'boom');
     recorder.record(cr('a'), 'Warning', 'UpgradeFailed', 'boom');
     recorder.record(cr('a'), 'Warning', 'UpgradeFailed', 'boom');
@@ -99,7 +89,7 @@ describe('KubeEventRecorder', () => {
 
   it('flush gives up after its timeout when the API server does not answer', async () => {
     server = new SlowEventsServer();
-    const recorder = new KubeEventRecorder(kubeConfigFor(await server.listen()), 'nginx-controller', silentLogger());
+    const recorder = new KubeEventRecorder(loopbackKubeConfig(await server.listen()), 'nginx-controller', silentLogger());
     recorder.record(cr('a'), 'Normal', 'InstallSuccessful', 'Installed release a');
     const started = Date.now();
     await recorder.flush(300);

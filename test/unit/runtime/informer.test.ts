@@ -4,8 +4,9 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { loopbackKubeConfig } from '../../support/loopback-kubeconfig.js';
 import { ManualClock } from '../../../src/runtime/backoff.js';
 import { Informer, InformerStoppedError, keepMetadataOnly, resourcePath, type ObjectSummary } from '../../../src/runtime/informer.js';
 
@@ -78,16 +79,6 @@ class FakeApiServer {
   }
 }
 
-function kubeConfigFor(server: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'fake', server, skipTLSVerify: true }],
-    users: [{ name: 'fake', token: 'test-token' }],
-    contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
-    currentContext: 'fake',
-  });
-  return kc;
-}
 
 const secret = (name: string, rv: string, extra: Partial<NonNullable<KubernetesObject['metadata']>> = {}) => ({
   metadata: { name, namespace: 'ns1', resourceVersion: rv, ...extra },
@@ -102,7 +93,7 @@ async function setup(opts: { labelSelector?: string; pageSize?: number; namespac
   const api = new FakeApiServer();
   const url = await api.listen();
   const clock = new ManualClock();
-  const informer = new Informer(kubeConfigFor(url), {
+  const informer = new Informer(loopbackKubeConfig(url), {
     resource: { group: '', version: 'v1', plural: 'secrets', namespace: opts.namespace },
     labelSelector: opts.labelSelector,
     pageSize: opts.pageSize,
