@@ -104,8 +104,8 @@ export class CustomResourceClient {
   }
 
   /** Removes every one of `finalizers` present; a vanished object counts as done. */
-  async removeFinalizers(cr: CustomResource, finalizers: readonly string[]): Promise<void> {
-    let current: CustomResource | undefined = cr;
+  async removeFinalizers(cr: CachedCustomResource, finalizers: readonly string[]): Promise<void> {
+    let current: CachedCustomResource | undefined = cr;
     for (let attempt = 0; current !== undefined; attempt++) {
       const list = current.metadata.finalizers ?? [];
       const kept = list.filter((f) => !finalizers.includes(f));

@@ -16,6 +16,12 @@ export interface ObjectRef {
   readonly name: string;
 }
 
+export interface JsonPatchOperation {
+  readonly op: 'add' | 'replace' | 'remove' | 'test';
+  readonly path: string;
+  readonly value?: unknown;
+}
+
 export interface ApplyOptions {
   readonly fieldManager: string;
   /** Take over fields another manager owns. */
@@ -60,14 +66,15 @@ export class ObjectClient {
 
   /**
    * JSON merge patch of an existing object; never creates one. With `metadata.resourceVersion` in
-   * the body it is also a compare-and-swap. Resolves false when the object is gone or changed.
+   * the body it is also a compare-and-swap. Resolves with the patched object, or undefined when
+   * the object is gone or changed.
    */
-  async mergePatch(body: KubernetesObject, fieldManager: string): Promise<boolean> {
+  async mergePatch(body: KubernetesObject, fieldManager: string): Promise<KubernetesObject | undefined> {
     try {
-      await this.#raw.request(HttpMethod.PATCH, await this.#path(refOf(body)), this.#as({ query: { fieldManager }, body, contentType: PatchStrategy.MergePatch }));
-      return true;
+      const path = await this.#path(refOf(body));
+      return (await this.#raw.request(HttpMethod.PATCH, path, this.#as({ query: { fieldManager }, body, contentType: PatchStrategy.MergePatch }))) as KubernetesObject;
     } catch (err) {
-      if (isNotFound(err) || isStatus(err, 409)) return false;
+      if (isNotFound(err) || isStatus(err, 409)) return undefined;
       throw err;
     }
   }
@@ -78,10 +85,18 @@ export class ObjectClient {
    * the object is gone or changed since.
    */
   async replaceManagedFields(ref: ObjectRef, resourceVersion: string, managedFields: readonly unknown[], fieldManager: string): Promise<KubernetesObject | undefined> {
-    const ops = [
+    const ops: JsonPatchOperation[] = [
       { op: 'test', path: '/metadata/resourceVersion', value: resourceVersion },
       { op: 'replace', path: '/metadata/managedFields', value: managedFields },
     ];
+    return this.jsonPatch(ref, ops, fieldManager);
+  }
+
+  /**
+   * A JSON patch (RFC 6902). Resolves with the patched object, or undefined when the object is
+   * gone or the patch does not apply (a failed `test`, a path that is not there).
+   */
+  async jsonPatch(ref: ObjectRef, ops: readonly JsonPatchOperation[], fieldManager: string): Promise<KubernetesObject | undefined> {
     try {
       return (await this.#raw.request(HttpMethod.PATCH, await this.#path(ref), this.#as({ query: { fieldManager }, body: ops, contentType: PatchStrategy.JsonPatch }))) as KubernetesObject;
     } catch (err) {

@@ -103,7 +103,10 @@ export class Operator {
       describeHelmError,
       defaultReconcilePeriodMs: this.o.defaultReconcilePeriodMs,
       suppressOverrideValues: this.o.suppressOverrideValues === true,
-      cachedCRs: (namespace) => (built.controller?.cache.list(namespace) ?? []) as readonly CachedCustomResource[],
+      crCache: {
+        get: (namespace, name) => built.controller?.cache.get(namespace, name) as CachedCustomResource | undefined,
+        list: (namespace) => (built.controller?.cache.list(namespace) ?? []) as readonly CachedCustomResource[],
+      },
       requeue: (request) => {
         built.controller?.enqueue(request);
       },
@@ -190,7 +193,8 @@ export class Operator {
     const key = owner.apiVersion === undefined ? owner.type : `${owner.apiVersion}|${owner.type}`;
     const name = this.#owners.get(key);
     if (name === undefined) return;
-    this.manager.get(name)?.enqueue({ namespace: owner.namespace, name: owner.name });
+    // A dependent's change mostly refreshes readiness: new and edited CRs go first.
+    this.manager.get(name)?.enqueue({ namespace: owner.namespace, name: owner.name }, { priority: 'low' });
   }
 
   hasSynced(): boolean {

@@ -5,6 +5,7 @@
  * the dependent watches select on.
  */
 import type { KubernetesObject, V1OwnerReference } from '@kubernetes/client-node';
+import type { JsonPatchOperation } from '../k8s/objects.js';
 import type { InventoryEntry } from './inventory.js';
 
 export const CHART_LABEL = 'helm.sdk.operatorframework.io/chart';
@@ -73,6 +74,33 @@ export function ownershipPatch(input: OwnershipInput): KubernetesObject | undefi
   if (live !== undefined && alreadyOwned(input, byRef)) return undefined;
   return { apiVersion: entry.apiVersion, kind: entry.kind, metadata: ownershipMetadata(input, byRef) };
 }
+
+/**
+ * Pure: the JSON patch stamping ownership on an object helm has just created, which no one has
+ * read: it adds the chart label and the owner reference (or owner annotations) without a GET
+ * first. Its `test` makes it fail, and the caller fall back to {@link ownershipPatch}, when the
+ * object already has owner references; so does a missing label or annotation map (helm always
+ * sets both).
+ */
+export function createdOwnershipPatch(input: Omit<OwnershipInput, 'live'>): JsonPatchOperation[] {
+  const byRef = canOwn(input.entry, input.owner, input.renderedAnnotations ?? {});
+  const metadata = ownershipMetadata({ ...input, live: undefined }, byRef) ?? {};
+  const add = (map: string, entries: Readonly<Record<string, string>>): JsonPatchOperation[] =>
+    Object.entries(entries).map(([key, value]) => ({ op: 'add', path: `/metadata/${map}/${escapeJsonPointer(key)}`, value }));
+  return [
+    ...add('labels', metadata.labels ?? {}),
+    ...add('annotations', metadata.annotations ?? {}),
+    ...(metadata.ownerReferences === undefined
+      ? []
+      : [
+          { op: 'test', path: '/metadata/ownerReferences', value: null } as const,
+          { op: 'add', path: '/metadata/ownerReferences', value: metadata.ownerReferences } as const,
+        ]),
+  ];
+}
+
+/** RFC 6901: `~` and `/` in a key. */
+const escapeJsonPointer = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
 function ownershipMetadata({ entry, owner, live, chartName }: OwnershipInput, byRef: boolean): KubernetesObject['metadata'] {
   const existing = live?.metadata?.ownerReferences ?? [];

@@ -8,6 +8,7 @@ import type { CachedCustomResource, CustomResource, CustomResourceClient } from 
 import { describeError } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/events.js';
 import type { ObjectClient } from '../k8s/objects.js';
+import { mapBounded } from '../runtime/bounded.js';
 import { lostLeadership, TerminalError, type ReconcileContext, type Reconciler, type Request, type Result } from '../runtime/reconcile.js';
 import { parseReleaseAnnotations, type ReleaseAnnotations } from './annotations.js';
 import { ConditionType, Reason } from './conditions.js';
@@ -16,7 +17,7 @@ import { NoKindMatchError } from '../k8s/restmapper.js';
 import { confinementViolations } from './confinement.js';
 import { inventoryOf, parseManifest, type InventoryEntry, type ManifestObject } from './inventory.js';
 import type { Owner } from './ownership.js';
-import { ReleaseObjects, type DependentsPort, type DesiredObject, type Subject as ObjectsSubject } from './release-objects.js';
+import { ReleaseObjects, type DependentsPort, type DesiredObject, type SeenObjects, type Subject as ObjectsSubject } from './release-objects.js';
 import { ownerKindLabel, releaseNameProblem } from './release-name.js';
 import { determineReleaseState, RELEASE_LABELS, type ReleaseRecord, type ReleaseState } from './state.js';
 import { StatusDraft, type DeployedRelease } from './status.js';
@@ -51,6 +52,12 @@ export interface ReleaseStoragePort {
   recordsOf(namespace: string, releases: readonly string[]): Promise<Map<string, ReleaseRecord[]>>;
 }
 
+/** What the reconciler reads of the controller's CR cache. */
+export interface CustomResourceCache {
+  get(namespace: string, name: string): CachedCustomResource | undefined;
+  list(namespace: string): readonly CachedCustomResource[];
+}
+
 export interface HelmReconcilerOptions {
   readonly watch: Watch;
   readonly crs: CustomResourceClient;
@@ -74,11 +81,12 @@ export interface HelmReconcilerOptions {
   /** Mask values in OverrideValuesInUse events (`--suppress-override-values`). */
   readonly suppressOverrideValues?: boolean;
   /**
-   * The controller's cached CRs of `namespace`: those being deleted have their releases uninstalled
-   * together, by one helm process (see #uninstall). Without it, one helm process per CR. Metadata
-   * only: the cache keeps nothing else.
+   * The controller's cache of CRs, metadata only. Those of a namespace being deleted have their
+   * releases uninstalled together, by one helm process (see #uninstall); without the cache, one
+   * helm process per CR. A CR the cache no longer has is gone, as controller-runtime's cached
+   * client reads it: no GET.
    */
-  readonly cachedCRs?: (namespace: string) => readonly CachedCustomResource[];
+  readonly crCache?: CustomResourceCache;
   /** Queues a reconcile of a CR (the controller's queue): a batched uninstall hands its peers back. */
   readonly requeue?: (request: Request) => void;
   /** Tells the controller that this version of a CR is the reconcile's own write, which it goes on from. */
@@ -92,6 +100,9 @@ const SHUTDOWN_ROLLBACK_MS = 4_000;
 /** Releases per `helm uninstall a b c`: one slow or failing batch must not hold many CRs. */
 const UNINSTALL_BATCH_MAX = 20;
 
+/** Finalizer removals a batch does for its peers at a time (see #completePeers). */
+const PEER_WRITES_IN_FLIGHT = 4;
+
 /** One reconcile's view of its CR; built once, passed to each step. */
 interface Subject {
   readonly cr: CustomResource;
@@ -104,6 +115,8 @@ interface Subject {
   readonly identity: string | undefined;
   /** helm, acting as `identity`. */
   readonly helm: HelmPort;
+  /** The release's storage records: read as the reconcile started (see #records), or now. */
+  readonly records: () => Promise<ReleaseRecord[]>;
 }
 
 interface Desired {
@@ -133,7 +146,9 @@ export class HelmReconciler implements Reconciler {
   }
 
   async reconcile(request: Request, ctx: ReconcileContext): Promise<Result> {
-    const cr = await this.o.crs.get(request.namespace, request.name);
+    // A batched uninstall holds this CR's release; the batch queues the CR again when it ends.
+    if (this.o.requeue !== undefined && this.#uninstalls.isHeld(`${request.namespace}/${request.name}`)) return {};
+    const { cr, records } = await this.#read(request);
     if (cr === undefined) {
       this.o.valuesSources?.track(request.namespace, request.name, []);
       return {};
@@ -148,6 +163,7 @@ export class HelmReconciler implements Reconciler {
       ctx,
       identity,
       helm: actingAs(this.o.helm, identity),
+      records,
     };
     try {
       return await this.#reconcile(s);
@@ -165,6 +181,25 @@ export class HelmReconciler implements Reconciler {
     }
   }
 
+  /**
+   * The CR (undefined: gone), and how to read its release's records. A CR the cache no longer has
+   * is gone, as controller-runtime's cached client reads it. For a CR not being deleted, which is
+   * reconciled from those records, they are read alongside it: one round trip for both. A reconcile
+   * that ends before it needs them (a paused CR, invalid input) leaves that read unawaited, so its
+   * rejection is marked handled here.
+   */
+  async #read(request: Request): Promise<{ cr: CustomResource | undefined; records: () => Promise<ReleaseRecord[]> }> {
+    const { namespace, name } = request;
+    const read = (): Promise<ReleaseRecord[]> => this.o.storage.records(namespace, name);
+    if (this.o.crCache === undefined) return { cr: await this.o.crs.get(namespace, name), records: read };
+    const cached = this.o.crCache.get(namespace, name);
+    if (cached === undefined) return { cr: undefined, records: read };
+    if (cached.metadata.deletionTimestamp !== undefined) return { cr: await this.o.crs.get(namespace, name), records: read };
+    const early = read();
+    early.catch(() => undefined);
+    return { cr: await this.o.crs.get(namespace, name), records: () => early };
+  }
+
   async #reconcile(s: Subject): Promise<Result> {
     for (const problem of s.annotations.problems) this.#event(s, 'Warning', 'InvalidAnnotation', problem);
     if (s.cr.metadata.deletionTimestamp !== undefined) return this.#finalize(s);
@@ -180,12 +215,13 @@ export class HelmReconciler implements Reconciler {
     s.status.removeCondition(ConditionType.Paused);
     s.status.setCondition({ type: ConditionType.Initialized, status: 'True', reason: Reason.Reconciled, message: '' });
     this.#validate(s);
-    const cr = await this.o.crs.addFinalizer(s.cr, FINALIZER);
+    // The release's records do not depend on the finalizer: one round trip for both.
+    const [cr, records] = await Promise.all([this.o.crs.addFinalizer(s.cr, FINALIZER), s.records()]);
     const written = cr.metadata.resourceVersion;
     // This reconcile goes on from the CR with its finalizer: that write's event needs no second one.
     if (written !== undefined && written !== s.cr.metadata.resourceVersion) this.o.expectOwnWrite?.({ namespace: s.namespace, name: s.name }, written);
     const desired = await this.#desired(s, cr);
-    const state = await this.#state(s, desired);
+    const state = await this.#state(s, desired, records);
     this.o.metrics?.releaseState(this.o.controller ?? this.o.watch.kind, s.namespace, s.name, state.kind);
     if (this.#stalled(s, state, desired)) return { requeueAfterMs: this.#period(s) };
     await this.#act(s, state, desired);
@@ -459,8 +495,8 @@ export class HelmReconciler implements Reconciler {
     this.#driftSettled(s);
     const objects = await this.#remember(s, release);
     s.status.setRelease(deployedRelease(release), objects.map((o) => o.entry));
-    await this.#objects.adopt(this.#subject(s), objects);
-    await this.#setReady(s, objects);
+    const seen = await this.#objects.adopt(this.#subject(s), objects, { created: reason === Reason.InstallSuccessful });
+    await this.#setReady(s, objects, seen);
     const verb = reason === Reason.InstallSuccessful ? 'Installed' : 'Upgraded';
     this.#event(s, 'Normal', reason, `${verb} release ${release.name}: revision ${release.revision}, chart ${release.chart.name}-${release.chart.version}`);
   }
@@ -482,8 +518,7 @@ export class HelmReconciler implements Reconciler {
     if (!s.annotations.driftRepair) this.#driftSettled(s);
     // After the repair: a recreated object needs its owner and chart label at once, or its own
     // events would not be routed back here until the next periodic reconcile.
-    await this.#objects.adopt(this.#subject(s), objects.objects);
-    await this.#setReady(s, objects.objects);
+    await this.#setReady(s, objects.objects, await this.#objects.adopt(this.#subject(s), objects.objects));
     const reason = deployed.revision === 1 ? Reason.InstallSuccessful : Reason.UpgradeSuccessful;
     const prior = s.status.current.conditions.find((c) => c.type === ConditionType.Deployed);
     const message = prior?.status === 'True' ? prior.message : `Release ${s.name} revision ${deployed.revision} deployed`;
@@ -537,8 +572,8 @@ export class HelmReconciler implements Reconciler {
     return objects;
   }
 
-  async #setReady(s: Subject, objects: readonly DesiredObject[]): Promise<void> {
-    const summary = await this.#objects.readiness(objects);
+  async #setReady(s: Subject, objects: readonly DesiredObject[], seen: SeenObjects): Promise<void> {
+    const summary = await this.#objects.readiness(objects, seen);
     s.status.setCondition({ type: ConditionType.Ready, status: summary.status, reason: summary.reason, message: summary.message });
   }
 
@@ -596,15 +631,18 @@ export class HelmReconciler implements Reconciler {
     s.status.setCondition({ type: ConditionType.Deployed, status: 'False', reason: Reason.UninstallSuccessful, message: 'Release uninstalled' });
     s.status.setCondition({ type: ConditionType.ReleaseFailed, status: 'False', reason: Reason.UninstallSuccessful, message: '' });
     s.status.setRelease(undefined, undefined);
-    this.#manifests.delete(keyOf(s));
-    this.o.valuesSources?.track(s.namespace, s.name, []);
-    this.o.metrics?.forget(this.o.controller ?? this.o.watch.kind, s.namespace, s.name);
+    this.#forget(s.namespace, s.name);
     if (result.found) this.#event(s, 'Normal', Reason.UninstallSuccessful, `Uninstalled release ${s.name}`);
-    // The status goes first: once the finalizer is off, the object may vanish at any moment. It is
-    // best effort: a status that cannot be written must not keep the CR from being deleted.
-    await this.#writeStatus(s).catch((err: unknown) => {
-      this.#event(s, 'Warning', 'StatusWriteFailed', describeError(err));
-    });
+    if (finalizers.every((f) => FINALIZERS.includes(f))) {
+      // No other finalizer holds the CR: it is gone as soon as ours is off, and its status with it.
+      s.status.discard();
+    } else {
+      // The status goes first: once the finalizer is off, the object may vanish at any moment. It is
+      // best effort: a status that cannot be written must not keep the CR from being deleted.
+      await this.#writeStatus(s).catch((err: unknown) => {
+        this.#event(s, 'Warning', 'StatusWriteFailed', describeError(err));
+      });
+    }
     await this.o.crs.removeFinalizers(s.cr, FINALIZERS);
     return {};
   }
@@ -650,12 +688,8 @@ export class HelmReconciler implements Reconciler {
   }
 
   async #uninstallWith(s: Subject, claims: Map<string, (uninstalled: boolean) => void>): Promise<{ found: boolean }> {
-    const peers: string[] = [];
-    const stored = await this.o.storage.recordsOf(s.namespace, [...claims.keys()]);
-    for (const [name, settle] of claims) {
-      if (await this.#ownsRelease(this.#peer(s, name), stored.get(name) ?? [])) peers.push(name);
-      else settle(false);
-    }
+    const peers = await this.#ownedPeers(s, [...claims.keys()]);
+    for (const [name, settle] of claims) if (!peers.includes(name)) settle(false);
     const single = (): Promise<{ found: boolean }> =>
       this.#helm(s, Reason.UninstallError, () => s.helm.uninstall({ release: s.name, namespace: s.namespace, signal: s.ctx.signal }));
     if (peers.length === 0) return single();
@@ -667,11 +701,56 @@ export class HelmReconciler implements Reconciler {
       s.ctx.log.info({ releases: [s.name, ...peers], error: this.o.describeHelmError(err).summary }, 'Batched uninstall failed; uninstalling one by one');
       ok = false;
     }
-    for (const name of peers) claims.get(name)?.(ok || !(await this.#ownsRelease(this.#peer(s, name))));
-    if (ok) return { found: true };
+    if (ok) {
+      await this.#completePeers(s, peers, claims);
+      return { found: true };
+    }
+    const left = await this.#ownedPeers(s, peers);
+    for (const name of peers) claims.get(name)?.(!left.includes(name));
     // This release was ours when the batch started: gone now, by the batch or by this call.
     await single();
     return { found: true };
+  }
+
+  /** Those of `names` (CRs of `s`'s namespace) whose releases are there and ours: one storage read for all. */
+  async #ownedPeers(s: Subject, names: readonly string[]): Promise<string[]> {
+    if (names.length === 0) return [];
+    const stored = await this.o.storage.recordsOf(s.namespace, names);
+    const owned: string[] = [];
+    for (const name of names) if (await this.#ownsRelease(this.#peer(s, name), stored.get(name) ?? [])) owned.push(name);
+    return owned;
+  }
+
+  /**
+   * For peers whose releases the batch uninstalled, does what their own reconciles would do next,
+   * from the cache and without reading them again: removes the finalizer and reports the uninstall.
+   * Only where nobody reads a status afterwards (no other finalizer, no uninstall-wait); the others,
+   * and any whose write fails, are left to their own reconcile, which finds the release gone. Each
+   * claim is settled only once its peer is done, so no reconcile of the peer runs meanwhile.
+   */
+  async #completePeers(s: Subject, peers: readonly string[], claims: ReadonlyMap<string, (uninstalled: boolean) => void>): Promise<void> {
+    await mapBounded(peers, PEER_WRITES_IN_FLIGHT, async (name) => {
+      const cr = this.o.crCache?.get(s.namespace, name);
+      const finalizers = cr?.metadata.finalizers ?? [];
+      const finish = cr !== undefined && !lostLeadership(s.ctx.signal) && finalizers.every((f) => FINALIZERS.includes(f)) && !parseReleaseAnnotations(cr.metadata.annotations).uninstallWait;
+      if (finish) {
+        try {
+          await this.o.crs.removeFinalizers(cr, FINALIZERS);
+          this.#forget(s.namespace, name);
+          this.o.events.record(cr, 'Normal', Reason.UninstallSuccessful, `Uninstalled release ${name}`);
+        } catch (err) {
+          s.ctx.log.info({ peer: name, error: describeError(err) }, 'Could not finish a batched uninstall for its CR; its own reconcile will');
+        }
+      }
+      claims.get(name)?.(true);
+    });
+  }
+
+  /** Drops what this reconciler keeps about a CR whose release is gone. */
+  #forget(namespace: string, name: string): void {
+    this.#manifests.delete(`${namespace}/${name}`);
+    this.o.valuesSources?.track(namespace, name, []);
+    this.o.metrics?.forget(this.o.controller ?? this.o.watch.kind, namespace, name);
   }
 
   /**
@@ -681,7 +760,7 @@ export class HelmReconciler implements Reconciler {
    */
   #claimPeers(s: Subject): Map<string, (uninstalled: boolean) => void> {
     const claims = new Map<string, (uninstalled: boolean) => void>();
-    for (const cr of this.o.cachedCRs?.(s.namespace) ?? []) {
+    for (const cr of this.o.crCache?.list(s.namespace) ?? []) {
       if (claims.size >= UNINSTALL_BATCH_MAX - 1) break;
       const name = cr.metadata.name;
       const key = `${s.namespace}/${name}`;

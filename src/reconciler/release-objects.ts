@@ -12,7 +12,7 @@ import type { Logger } from '../telemetry/logger.js';
 import { applyWouldChange, driftedPaths } from './drift.js';
 import { takeOver, type ManagedFieldsEntry } from './field-takeover.js';
 import { renderedBody, type InventoryEntry, type ManifestObject } from './inventory.js';
-import { ownershipPatch, type Owner } from './ownership.js';
+import { createdOwnershipPatch, ownershipPatch, type Owner } from './ownership.js';
 import { objectReadiness, summarizeReadiness, type ObjectReadiness, type ReadinessSummary } from './readiness.js';
 
 /** helm's field manager: drift repairs apply the chart's fields as helm itself would. */
@@ -49,6 +49,9 @@ export interface Subject {
   readonly identity?: string | undefined;
 }
 
+/** Live objects of a release by their inventory entry, as a step just read or wrote them. */
+export type SeenObjects = Map<InventoryEntry, KubernetesObject>;
+
 /** One object of the release: where it lives and what the chart rendered for it. */
 export interface DesiredObject {
   readonly entry: InventoryEntry;
@@ -83,15 +86,36 @@ export class ReleaseObjects {
 
   constructor(private readonly o: ReleaseObjectsOptions) {}
 
-  /** Starts watching the release's kinds and makes sure each object names its CR as owner. */
-  async adopt(s: Subject, desired: readonly DesiredObject[]): Promise<void> {
+  /**
+   * Starts watching the release's kinds and makes sure each object names its CR as owner. Resolves
+   * with the objects as it last saw them (a PATCH answers with the patched object), for
+   * {@link readiness} to go on from: right after an install the cache has none of them yet.
+   */
+  async adopt(s: Subject, desired: readonly DesiredObject[], options: { readonly created?: boolean } = {}): Promise<SeenObjects> {
     await this.o.dependents?.watch(uniqueKinds(desired));
+    const seen: SeenObjects = new Map();
     await mapBounded(desired, OBJECTS_IN_FLIGHT, async (d) => {
-      const live = await this.#live(d.entry, true);
-      const patch = this.#ownership(s, d, live);
-      // A miss (object gone, or changed since read) is settled by the event that caused it.
-      if (patch !== undefined && live !== undefined) await this.o.objects.as(s.identity).mergePatch(patch, OPERATOR_FIELD_MANAGER);
+      const current = (options.created === true ? await this.#stampCreated(s, d) : undefined) ?? (await this.#stamp(s, d));
+      if (current !== undefined) seen.set(d.entry, current);
     });
+    return seen;
+  }
+
+  /** Reads the object, and patches in what it lacks of its ownership. */
+  async #stamp(s: Subject, d: DesiredObject): Promise<KubernetesObject | undefined> {
+    const live = await this.#live(d.entry, true);
+    const patch = this.#ownership(s, d, live);
+    // A miss (object gone, or changed since read) is settled by the event that caused it.
+    return patch !== undefined && live !== undefined ? await this.o.objects.as(s.identity).mergePatch(patch, OPERATOR_FIELD_MANAGER) : live;
+  }
+
+  /**
+   * An object the install has just created carries no ownership yet: one JSON patch adds it, with
+   * no GET first. undefined when it does not apply (see createdOwnershipPatch); #stamp then reads.
+   */
+  async #stampCreated(s: Subject, d: DesiredObject): Promise<KubernetesObject | undefined> {
+    const ops = createdOwnershipPatch({ entry: d.entry, owner: s.owner, chartName: this.o.chartName, renderedAnnotations: d.rendered.annotations });
+    return this.o.objects.as(s.identity).jsonPatch(d.entry, ops, OPERATOR_FIELD_MANAGER);
   }
 
   /**
@@ -125,10 +149,11 @@ export class ReleaseObjects {
     return { repaired, failures };
   }
 
-  async readiness(desired: readonly DesiredObject[]): Promise<ReadinessSummary> {
+  /** `seen`: objects just read or written (see {@link adopt}); the others come from the cache or a GET. */
+  async readiness(desired: readonly DesiredObject[], seen: SeenObjects = new Map()): Promise<ReadinessSummary> {
     const results = await mapBounded(desired, OBJECTS_IN_FLIGHT, async (d): Promise<{ entry: InventoryEntry; readiness: ObjectReadiness | 'unknown' }> => ({
       entry: d.entry,
-      readiness: objectReadiness(d.entry, await this.#live(d.entry)),
+      readiness: objectReadiness(d.entry, seen.get(d.entry) ?? (await this.#live(d.entry))),
     }));
     return summarizeReadiness(results);
   }

@@ -136,6 +136,11 @@ export class StatusDraft {
   }
 
   /** The draft was written: later patches only carry what changes after this point. */
+  /** Drops what is drafted: the CR is going away and nobody would read it (see the reconciler's finalize). */
+  discard(): void {
+    this.markWritten();
+  }
+
   markWritten(): void {
     this.#written = structuredClone(this.#next);
   }

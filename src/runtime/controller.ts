@@ -19,7 +19,7 @@ import type { Logger } from '../telemetry/logger.js';
 import { systemClock, type Clock, type ItemBackoffOptions } from './backoff.js';
 import { dropManagedFields, Informer, objectKey, summarize, type EventSource, type ObjectSummary } from './informer.js';
 import { LeadershipLostCancellation, TerminalError, parseRequestKey, requestKey, type Reconciler, type Request, type Result } from './reconcile.js';
-import { WorkQueue, noopWorkqueueMetrics, type WorkqueueMetrics } from './workqueue.js';
+import { WorkQueue, noopWorkqueueMetrics, type Priority, type WorkqueueMetrics } from './workqueue.js';
 
 export interface ResourceDescriptor {
   /** '' for the core group. */
@@ -221,11 +221,13 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     this.#ownWrites.set(requestKey(request), resourceVersion);
   }
 
-  /** Queues a reconcile of `request` now, or after `afterMs` (dependent watches, periodic resync). */
-  enqueue(request: Request, afterMs?: number): void {
-    const key = requestKey(request);
-    if (afterMs !== undefined && afterMs > 0) this.#queue.addAfter(key, afterMs);
-    else this.#queue.add(key);
+  /**
+   * Queues a reconcile of `request` now, or after `afterMs`: from other sources than the controller's
+   * own kind (dependents, values sources, a batched uninstall's peers). `low`: handed out after every
+   * `normal` key (see workqueue.ts), for changes that only refresh a status, such as a dependent's.
+   */
+  enqueue(request: Request, options: { readonly afterMs?: number; readonly priority?: Priority } = {}): void {
+    this.#queue.addAfter(requestKey(request), options.afterMs ?? 0, options.priority);
   }
 
   /** True once every event source has completed its first LIST. */
@@ -367,7 +369,8 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     this.#queue.forget(key);
     const after = result.requeueAfterMs;
     if (after !== undefined && after > 0) {
-      this.#queue.addAfter(key, after);
+      // A periodic resync: anything an event brings goes first.
+      this.#queue.addAfter(key, after, 'low');
       this.#metrics.reconcileTotal(this.name, 'requeue_after');
       return;
     }

@@ -7,6 +7,10 @@
  * - `addAfter(key, ms)`: the earliest pending time per key wins, and an immediate `add` (or a key that
  *   is already waiting or dirty) supersedes the delayed one.
  * - `addRateLimited(key)`: `addAfter` with per-key exponential backoff; `forget(key)` resets it.
+ * - Two priorities, as controller-runtime's priority queue: a `low` key is handed out only when no
+ *   `normal` one waits (FIFO within each). A key added with both waits as `normal`. The controller
+ *   queues its own kind's events as `normal`, and periodic resyncs and dependents' events as `low`:
+ *   under a flood of resyncs and status changes, a new or edited CR is not queued behind them.
  *
  * Shutdown: `shutDown()` stops handing out keys at once (every pending and future `get()` resolves
  * `undefined`; queued and delayed keys are dropped; later adds are ignored). Keys already handed out
@@ -58,12 +62,18 @@ interface Delayed {
   readonly timer: Timer;
 }
 
+export type Priority = 'normal' | 'low';
+
 export class WorkQueue {
   readonly #clock: Clock;
   readonly #metrics: WorkqueueMetrics;
   readonly #backoff: ItemBackoff;
-  /** Keys ready to hand out, FIFO. Always a subset of #dirty, disjoint from #processing. */
+  /** `normal` keys ready to hand out, FIFO. Always a subset of #dirty, disjoint from #processing. */
   #queue: string[] = [];
+  /** `low` keys ready to hand out, FIFO, after every `normal` one. */
+  #low: string[] = [];
+  /** The dirty keys added with `low` priority only. */
+  readonly #lowKeys = new Set<string>();
   /** Keys that need processing: queued, or processing and added again. */
   readonly #dirty = new Set<string>();
   /** Keys handed out and not yet done, with the time they were handed out. */
@@ -81,12 +91,16 @@ export class WorkQueue {
     this.#backoff = new ItemBackoff(options.backoff);
   }
 
-  /** Queues `key` for processing now; see the module comment for deduplication. */
-  add(key: string): void {
+  /** Queues `key` for processing now; see the module comment for deduplication and priorities. */
+  add(key: string, priority: Priority = 'normal'): void {
     if (this.#shuttingDown) return;
     this.#cancelDelayed(key);
-    if (this.#dirty.has(key)) return;
+    if (this.#dirty.has(key)) {
+      if (priority === 'normal') this.#raise(key);
+      return;
+    }
     this.#dirty.add(key);
+    if (priority === 'low') this.#lowKeys.add(key);
     this.#addedAt.set(key, this.#clock.now());
     this.#metrics.add();
     if (this.#processing.has(key)) return; // re-queued by done()
@@ -94,10 +108,10 @@ export class WorkQueue {
   }
 
   /** Queues `key` after `ms`; `ms <= 0` is `add`. Keeps the earliest of several pending times. */
-  addAfter(key: string, ms: number): void {
+  addAfter(key: string, ms: number, priority: Priority = 'normal'): void {
     if (this.#shuttingDown) return;
     if (ms <= 0) {
-      this.add(key);
+      this.add(key, priority);
       return;
     }
     // Already due for processing: that run comes first and decides about any later requeue.
@@ -108,7 +122,7 @@ export class WorkQueue {
     pending?.timer.cancel();
     const timer = this.#clock.setTimeout(() => {
       this.#delayed.delete(key);
-      this.add(key);
+      this.add(key, priority);
     }, ms);
     this.#delayed.set(key, { readyAt, timer });
   }
@@ -161,7 +175,7 @@ export class WorkQueue {
 
   /** Keys ready to be handed out (neither processing nor delayed). */
   len(): number {
-    return this.#queue.length;
+    return this.#queue.length + this.#low.length;
   }
 
   /** Keys handed out and not yet done. */
@@ -180,6 +194,8 @@ export class WorkQueue {
     for (const { timer } of this.#delayed.values()) timer.cancel();
     this.#delayed.clear();
     this.#queue = [];
+    this.#low = [];
+    this.#lowKeys.clear();
     this.#dirty.clear();
     this.#addedAt.clear();
     this.#metrics.depth(0);
@@ -217,8 +233,8 @@ export class WorkQueue {
   #push(key: string): void {
     const waiter = this.#waiters.shift();
     if (waiter === undefined) {
-      this.#queue.push(key);
-      this.#metrics.depth(this.#queue.length);
+      (this.#lowKeys.has(key) ? this.#low : this.#queue).push(key);
+      this.#metrics.depth(this.len());
       return;
     }
     // A worker is waiting: hand the key over directly (the queue is empty, so FIFO holds).
@@ -228,9 +244,9 @@ export class WorkQueue {
   }
 
   #pop(): string | undefined {
-    const key = this.#queue.shift();
+    const key = this.#queue.shift() ?? this.#low.shift();
     if (key === undefined) return undefined;
-    this.#metrics.depth(this.#queue.length);
+    this.#metrics.depth(this.len());
     this.#handOut(key);
     return key;
   }
@@ -238,10 +254,20 @@ export class WorkQueue {
   #handOut(key: string): void {
     const now = this.#clock.now();
     this.#dirty.delete(key);
+    this.#lowKeys.delete(key);
     this.#processing.set(key, now);
     const addedAt = this.#addedAt.get(key);
     this.#addedAt.delete(key);
     if (addedAt !== undefined) this.#metrics.queueDuration((now - addedAt) / 1000);
+  }
+
+  /** A dirty `low` key added again as `normal`: it waits as `normal` from now on. */
+  #raise(key: string): void {
+    if (!this.#lowKeys.delete(key)) return;
+    const at = this.#low.indexOf(key);
+    if (at < 0) return; // processing: done() queues it as normal
+    this.#low.splice(at, 1);
+    this.#queue.push(key);
   }
 
   #cancelDelayed(key: string): void {

@@ -1,5 +1,7 @@
+import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReleaseStorage } from '../../../src/helm/storage.js';
+import { CHART_LABEL } from '../../../src/reconciler/ownership.js';
 import { MAX_FAILED_ATTEMPTS } from '../../../src/reconciler/reconciler.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { condition, CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
@@ -11,6 +13,7 @@ describe('failed installs and upgrades', () => {
   const kc = testKubeConfig();
   const crs = new CRs(kc, BREAKABLE);
   const storage = new ReleaseStorage(kc);
+  const core = kc.makeApiClient(CoreV1Api);
   let ns: Awaited<ReturnType<typeof createNamespace>>;
   let op: RunningOperator;
 
@@ -40,6 +43,21 @@ describe('failed installs and upgrades', () => {
     const fixed = await crs.waitForCondition(ns.name, 'bad-install', { type: 'Deployed', status: 'True', reason: 'InstallSuccessful' });
     expect(condition(fixed, 'ReleaseFailed')?.status).toBe('False');
     expect(fixed.status?.deployedRelease?.revision).toBe(1);
+  });
+
+  it('keeps the owner references a chart renders on an object, and adds the CR\'s after them', async () => {
+    // The patch that stamps ownership on new objects without reading them first refuses an object
+    // with owner references; the read-then-merge path takes over.
+    const anchor = await core.createNamespacedConfigMap({ namespace: ns.name, body: { metadata: { name: 'anchor' } } });
+    const anchorRef = { apiVersion: 'v1', kind: 'ConfigMap', name: 'anchor', uid: anchor.metadata?.uid };
+    await crs.create(ns.name, 'owned', { configName: 'owned-settings', configOwners: [anchorRef] });
+    const cr = await crs.waitForCondition(ns.name, 'owned', { type: 'Deployed', status: 'True', reason: 'InstallSuccessful' });
+    const cm = await core.readNamespacedConfigMap({ namespace: ns.name, name: 'owned-settings' });
+    expect(cm.metadata?.ownerReferences).toEqual([
+      expect.objectContaining(anchorRef),
+      expect.objectContaining({ kind: BREAKABLE.kind, name: 'owned', uid: cr.metadata.uid, controller: true }),
+    ]);
+    expect(cm.metadata?.labels?.[CHART_LABEL]).toBe('breakable');
   });
 
   it('rolls a failed upgrade back to the revision that was serving', async () => {

@@ -99,10 +99,32 @@ describe.each([
     });
   });
 
+  it('reports the uninstall in status while another finalizer still holds the CR', async () => {
+    const hold = 'example.com/hold';
+    await crs.create(ns.name, 'held', { replicaCount: 1 });
+    await crs.waitForCondition(ns.name, 'held', { type: 'Deployed', status: 'True' });
+    await crs.patch(ns.name, 'held', { metadata: { finalizers: [FINALIZER, hold] } });
+    await crs.delete(ns.name, 'held');
+    const cr = await crs.waitForCondition(ns.name, 'held', { type: 'Deployed', status: 'False', reason: 'UninstallSuccessful' });
+    expect(condition(cr, 'Deployed')?.message).toBe('Release uninstalled');
+    expect(cr.status?.deployedRelease).toBeUndefined();
+    const left = await waitFor('our finalizer to come off', async () => {
+      const now = await crs.get(ns.name, 'held');
+      return now?.metadata.finalizers?.includes(FINALIZER) === false ? now : undefined;
+    });
+    expect(left.metadata.finalizers).toEqual([hold]);
+    expect(await storage.records(ns.name, 'held')).toEqual([]);
+    await crs.patch(ns.name, 'held', { metadata: { finalizers: null } });
+    await crs.waitForGone(ns.name, 'held');
+  });
+
   it('uninstalls the releases of CRs deleted together with one helm process, each CR reported and gone', async () => {
     const names = ['b1', 'b2', 'b3', 'b4'];
     for (const name of names) await crs.create(ns.name, name, { replicaCount: 1 });
     for (const name of names) await crs.waitForCondition(ns.name, name, { type: 'Deployed', status: 'True' });
+    // Another finalizer keeps b4 after the uninstall: its status must say so, whoever led the batch.
+    const hold = 'example.com/hold';
+    await crs.patch(ns.name, 'b4', { metadata: { finalizers: [FINALIZER, hold] } });
     // Deleted while no operator runs: the next one finds them all being deleted in its first LIST.
     await op.stop();
     for (const name of names) await crs.delete(ns.name, name);
@@ -112,6 +134,10 @@ describe.each([
       helmBin,
       maxConcurrentReconciles: 1,
     });
+    const held = await crs.waitForCondition(ns.name, 'b4', { type: 'Deployed', status: 'False', reason: 'UninstallSuccessful' });
+    expect(condition(held, 'Deployed')?.message).toBe('Release uninstalled');
+    await waitFor('b4 to keep only the other finalizer', async () => (await crs.get(ns.name, 'b4'))?.metadata.finalizers?.join() === hold);
+    await crs.patch(ns.name, 'b4', { metadata: { finalizers: null } });
     for (const name of names) await crs.waitForGone(ns.name, name);
     for (const name of names) expect(await storage.records(ns.name, name)).toEqual([]);
     // `helm version` once, then one `helm uninstall b? b? b? b?` (one process per CR without batching).

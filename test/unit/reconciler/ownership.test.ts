@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { CHART_LABEL, ownersOf, ownershipPatch, PRIMARY_RESOURCE, PRIMARY_RESOURCE_TYPE, type Owner } from '../../../src/reconciler/ownership.js';
+import { CHART_LABEL, createdOwnershipPatch, ownersOf, ownershipPatch, PRIMARY_RESOURCE, PRIMARY_RESOURCE_TYPE, type Owner } from '../../../src/reconciler/ownership.js';
 
 const owner: Owner = { apiVersion: 'example.com/v1alpha1', kind: 'Nginx', group: 'example.com', namespace: 'demo', name: 'web', uid: 'uid-1' };
 const cm = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'demo', name: 'web-nginx' };
@@ -43,6 +43,33 @@ describe('ownershipPatch', () => {
       ownerReferences: [{ apiVersion: 'example.com/v1alpha1', kind: 'Nginx', name: 'web', uid: 'uid-1' }],
     });
     expect(ownershipPatch({ entry: cm, owner, chartName: 'nginx', live: owned })).toBeUndefined();
+  });
+});
+
+describe('createdOwnershipPatch', () => {
+  it('adds the chart label and the owner reference, only where the object has no owner references', () => {
+    expect(createdOwnershipPatch({ entry: cm, owner, chartName: 'nginx' })).toEqual([
+      { op: 'add', path: '/metadata/labels/helm.sdk.operatorframework.io~1chart', value: 'nginx' },
+      { op: 'test', path: '/metadata/ownerReferences', value: null },
+      {
+        op: 'add',
+        path: '/metadata/ownerReferences',
+        value: [{ apiVersion: 'example.com/v1alpha1', kind: 'Nginx', name: 'web', uid: 'uid-1', controller: true, blockOwnerDeletion: true }],
+      },
+    ]);
+  });
+
+  it('adds owner annotations, and no reference, where ownershipPatch would', () => {
+    const kept = { entry: cm, owner, chartName: 'nginx', renderedAnnotations: { 'helm.sh/resource-policy': 'keep' } };
+    for (const input of [{ entry: role, owner, chartName: 'nginx' }, kept]) {
+      const ops = createdOwnershipPatch(input);
+      expect(ops).toEqual([
+        { op: 'add', path: '/metadata/labels/helm.sdk.operatorframework.io~1chart', value: 'nginx' },
+        { op: 'add', path: '/metadata/annotations/operator-sdk~1primary-resource', value: 'demo/web' },
+        { op: 'add', path: '/metadata/annotations/operator-sdk~1primary-resource-type', value: 'Nginx.example.com' },
+      ]);
+      expect(ownershipPatch({ ...input, live: undefined })?.metadata?.annotations).toEqual({ [PRIMARY_RESOURCE]: 'demo/web', [PRIMARY_RESOURCE_TYPE]: 'Nginx.example.com' });
+    }
   });
 });
 

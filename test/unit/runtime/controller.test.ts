@@ -285,7 +285,7 @@ describe('Controller event handling', () => {
     const { controller, reconciler, clock } = setup();
     await controller.start();
     controller.enqueue({ namespace: 'ns1', name: 'x' });
-    controller.enqueue({ namespace: '', name: 'y' }, 5_000);
+    controller.enqueue({ namespace: '', name: 'y' }, { afterMs: 5_000 });
     await vi.waitFor(() => { expect(reconciler.names()).toEqual(['x']); });
     clock.advance(5_000);
     await vi.waitFor(() => { expect(reconciler.calls.map((c) => c.request)).toContainEqual({ namespace: '', name: 'y' }); });
@@ -355,6 +355,25 @@ describe('Controller result handling', () => {
     expect(reconciler.calls).toHaveLength(1);
     clock.advance(1);
     await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(2); });
+  });
+
+  it('queues periodic resyncs and low-priority requests behind the keys events bring', async () => {
+    const { controller, reconciler, clock, source } = setup();
+    const gate = deferred();
+    reconciler.behaviour = (req) =>
+      req.name === 'resync' ? Promise.resolve({ requeueAfterMs: 10_000 }) : req.name === 'busy' ? gate.promise.then(() => ({})) : Promise.resolve({});
+    await controller.start();
+    controller.enqueue({ namespace: 'ns1', name: 'resync' });
+    await vi.waitFor(() => { expect(reconciler.names()).toEqual(['resync']); });
+    controller.enqueue({ namespace: 'ns1', name: 'busy' });
+    await vi.waitFor(() => { expect(reconciler.names()).toEqual(['resync', 'busy']); });
+    // While the only worker is busy: the resync falls due, a dependent asks, a CR is created.
+    clock.advance(10_000);
+    controller.enqueue({ namespace: 'ns1', name: 'dependent' }, { priority: 'low' });
+    source().add(widget('created'));
+    gate.resolve();
+    await vi.waitFor(() => { expect(reconciler.names()).toHaveLength(5); });
+    expect(reconciler.names().slice(2)).toEqual(['created', 'resync', 'dependent']);
   });
 
   it('a plain success does not requeue', async () => {

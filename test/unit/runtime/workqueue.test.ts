@@ -191,6 +191,62 @@ describe('WorkQueue delayed adds', () => {
   });
 });
 
+describe('WorkQueue priorities', () => {
+  it('hands out low keys only when no normal key waits, FIFO within each', async () => {
+    const q = new WorkQueue();
+    q.add('l1', 'low');
+    q.add('n1');
+    q.add('l2', 'low');
+    q.add('n2');
+    expect(q.len()).toBe(4);
+    expect([await q.get(), await q.get(), await q.get(), await q.get()]).toEqual(['n1', 'n2', 'l1', 'l2']);
+  });
+
+  it('a waiting low key added as normal moves to the normal queue; a normal key stays normal', async () => {
+    const q = new WorkQueue();
+    q.add('a', 'low');
+    q.add('b');
+    q.add('a');
+    q.add('b', 'low');
+    q.add('c', 'low');
+    expect(q.len()).toBe(3);
+    expect([await q.get(), await q.get(), await q.get()]).toEqual(['b', 'a', 'c']);
+  });
+
+  it('a processing key keeps the highest priority it was added with again', async () => {
+    const q = new WorkQueue();
+    q.add('p');
+    expect(await q.get()).toBe('p');
+    q.add('p', 'low');
+    q.add('p');
+    q.add('x', 'low');
+    q.done('p');
+    expect(await q.get()).toBe('p');
+    q.done('p');
+    q.add('p', 'low');
+    expect(await q.get()).toBe('x');
+    expect(await q.get()).toBe('p');
+  });
+
+  it('a delayed add keeps its priority', async () => {
+    const clock = new ManualClock();
+    const q = new WorkQueue({ clock });
+    q.addAfter('late', 1_000, 'low');
+    q.add('early', 'low');
+    clock.advance(1_000);
+    q.add('normal');
+    expect([await q.get(), await q.get(), await q.get()]).toEqual(['normal', 'early', 'late']);
+  });
+
+  it('shutDown drops low keys too', async () => {
+    const q = new WorkQueue();
+    q.add('l', 'low');
+    q.shutDown();
+    expect(q.len()).toBe(0);
+    expect(await q.get()).toBeUndefined();
+  });
+});
+
 describe('WorkQueue rate limiting', () => {
   async function failOnce(q: WorkQueue, clock: ManualClock, key: string): Promise<number> {
     q.addRateLimited(key);
