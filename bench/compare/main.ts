@@ -7,14 +7,15 @@
  *
  * Builds (once, cached) operator-sdk's helm-operator at the version pinned in hack/versions.env,
  * starts one test cluster (CLUSTER_NAME, default helm-operator-bench; stopped at the end unless it
- * was already running or --keep-cluster), compiles ours, then runs both operators one at a time,
+ * was already running or --keep-cluster), bundles ours, then runs both operators one at a time,
  * interleaved (round 1: ours then operator-sdk, round 2 the other way round …), each in a fresh
  * namespace, plus the `kubectl apply --server-side` lower bound once per round. Prints a table,
  * writes compare-N<n>.json, compare-N<n>.md and compare-N<n>.svg into --out
  * (default .cache/bench-compare), rewritten after every round, so a run cut short still leaves the
  * rounds it finished. OPERATOR_NODE_OPTIONS: extra node flags for our operator only (e.g.
- * "--cpu-prof --cpu-prof-dir=/tmp/prof"), after the image's (IMAGE_NODE_OPTIONS); OURS_DIST: an already compiled dist/ to run instead of
- * compiling src/ (A/B runs of two revisions).
+ * "--cpu-prof --cpu-prof-dir=/tmp/prof"), after the image's (IMAGE_NODE_OPTIONS); OURS_DIST: an already built bundle directory
+ * (`npm run bundle -- <dir>`) to run instead of bundling src/ (A/B runs of two revisions). Ours runs
+ * as the image runs it: the bundled executable (hack/bundle.ts) with the image's node flags.
  *
  * --n takes a comma-separated list (default 100,1000): each N is a run of its own, one after the
  * other on the same cluster, with its own files. Runs above ~200 CRs need a wider Service range
@@ -146,10 +147,10 @@ async function prepare(o: Options): Promise<Prepared> {
 
   const workDir = path.join(o.out, 'work');
   await mkdir(workDir, { recursive: true });
-  const dist = process.env.OURS_DIST ?? path.join(ROOT, '.cache/bench-dist');
+  const dist = process.env.OURS_DIST ?? path.join(ROOT, '.cache/bench-bundle');
   if (process.env.OURS_DIST === undefined) {
-    say(`compiling our operator into ${dist}`);
-    await sh('npx', ['tsc', '-p', 'tsconfig.build.json', '--outDir', dist]);
+    say(`bundling our operator into ${dist}`);
+    await sh('npx', ['tsx', 'hack/bundle.ts', dist]);
   }
 
   const kc = new KubeConfig();
@@ -162,7 +163,7 @@ async function prepare(o: Options): Promise<Prepared> {
       chart,
       concurrency: o.concurrency,
       workDir,
-      oursMain: path.join(dist, 'cli/main.js'),
+      oursMain: path.join(dist, 'helm-operator.js'),
       oursNodeOptions: [...IMAGE_NODE_OPTIONS, ...(process.env.OPERATOR_NODE_OPTIONS ?? '').split(/\s+/).filter((f) => f !== '')],
       helmBin,
       sdkBin,

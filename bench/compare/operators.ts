@@ -25,7 +25,7 @@ export interface OperatorSetup {
   readonly concurrency: number;
   /** Where logs, watches files and (ours) CPU profiles go. */
   readonly workDir: string;
-  /** ours: the compiled CLI (dist/cli/main.js) and node flags; the helm binary it runs. */
+  /** ours: the bundled CLI (hack/bundle.ts, as in the image) and node flags; the helm binary it runs. */
   readonly oursMain: string;
   readonly oursNodeOptions: readonly string[];
   readonly helmBin: string;

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { posix, resolve } from 'node:path';
-import { Parser, type ReadEntry } from 'tar';
+import type { ReadEntry } from 'tar';
 import { isScalar, parseDocument, type Document } from 'yaml';
 
 export interface ChartInfo {
@@ -271,8 +271,13 @@ function archiveRelativePath(entryPath: string): string | undefined {
 
 const REGULAR_ENTRY_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
 
-/** Reads every regular file of a gzipped tar in memory; later duplicates win, as on extraction. */
-function readArchiveFiles(file: string, data: Buffer): Promise<ChartFile[]> {
+/**
+ * Reads every regular file of a gzipped tar in memory; later duplicates win, as on extraction.
+ * tar is loaded here, on the first packaged chart: most operators run chart directories, and an
+ * operator's memory at start counts every module it loads.
+ */
+async function readArchiveFiles(file: string, data: Buffer): Promise<ChartFile[]> {
+  const { Parser } = await import('tar');
   const files = new Map<string, Buffer>();
   let total = 0;
   return new Promise((resolvePromise, reject) => {

@@ -71,14 +71,16 @@ const versions: Record<string, string> = Object.fromEntries(
 );
 
 const dockerfile = read('Dockerfile');
+/** The bundled executable (hack/bundle.ts), copied from dist/bundle/ to /app/. */
+const MAIN = '/app/helm-operator.js';
 const instructions = parseDockerfile(dockerfile);
 const all = stages(instructions);
 const final = all.at(-1);
 const finalOf = (keyword: string): Instruction[] => final?.instructions.filter((i) => i.keyword === keyword) ?? [];
 
 describe('Dockerfile', () => {
-  it('parses into the stages build, deps, helm and an unnamed runtime', () => {
-    expect(all.map((s) => s.name)).toEqual(['build', 'deps', 'helm', undefined]);
+  it('parses into the stages build, helm and an unnamed runtime', () => {
+    expect(all.map((s) => s.name)).toEqual(['build', 'helm', undefined]);
   });
 
   it('builds with the Node of hack/versions.env and runs on the Debian release of that image, never latest', () => {
@@ -94,20 +96,18 @@ describe('Dockerfile', () => {
     expect(versions.NODE_VERSION).toMatch(/^24\./);
   });
 
-  it('compiles with every dependency, and ships production dependencies only, without declarations or source maps', () => {
+  it('bundles with every dependency, and ships the bundle alone: no node_modules/', () => {
     const runOf = (name: string): string => all.find((s) => s.name === name)?.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args).join(' && ') ?? '';
     expect(runOf('build')).toMatch(/\bnpm ci\b/);
-    expect(runOf('build')).toMatch(/\bnpm run build\b/);
-    expect(runOf('deps')).toMatch(/\bnpm ci --omit=dev\b/);
-    expect(runOf('deps')).toMatch(/-name '\*\.d\.ts'/);
-    expect(runOf('deps')).toMatch(/-name '\*\.map'/);
-    expect(finalOf('COPY').map((i) => i.args)).toContain('--from=deps /src/node_modules/ /app/node_modules/');
+    expect(runOf('build')).toMatch(/\bnpm run bundle\b/);
+    expect((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.bundle).toBe('tsx hack/bundle.ts');
+    expect(finalOf('COPY').map((i) => i.args)).toContain('--from=build /src/dist/bundle/ /app/');
   });
 
   it('runs the node binary alone: no npm, npx or corepack in any layer of the final image', () => {
     const copies = finalOf('COPY').map((i) => i.args);
     expect(copies).toContain('--from=build /usr/local/bin/node /usr/local/bin/node');
-    expect(copies.filter((c) => c.includes('node_modules'))).toEqual(['--from=deps /src/node_modules/ /app/node_modules/']);
+    expect(copies.filter((c) => c.includes('node_modules'))).toEqual([]);
     expect(copies.some((c) => /\/usr\/local\/lib|npm|corepack/.test(c))).toBe(false);
   });
 
@@ -156,14 +156,12 @@ describe('Dockerfile', () => {
     // NODE_OPTIONS, then the node flags NODE_OPTIONS does not accept, in the ENTRYPOINT.
     const nodeOptions = (/\bNODE_OPTIONS=("[^"]*"|\S+)/.exec(env)?.[1] ?? '').replaceAll('"', '').split(/\s+/).filter((f) => f !== '');
     const argv = JSON.parse(finalOf('ENTRYPOINT')[0]?.args ?? '[]') as string[];
-    const entrypointFlags = argv.slice(1, argv.indexOf('/app/dist/cli/main.js'));
+    const entrypointFlags = argv.slice(1, argv.indexOf(MAIN));
     expect([...nodeOptions, ...entrypointFlags]).toEqual(IMAGE_NODE_OPTIONS);
     expect(finalOf('WORKDIR').at(-1)?.args).toBe('/opt/helm');
     const copies = finalOf('COPY').map((i) => i.args);
     expect(copies).toContain('watches.yaml ./watches.yaml');
     expect(copies).toContain('helm-charts/ ./helm-charts/');
-    expect(copies).toContain('--from=build /src/dist/ /app/dist/');
-    expect(copies).toContain('--from=build /src/package.json /app/package.json');
   });
 
   it('has an exec-form ENTRYPOINT that runs the CLI with ./watches.yaml and the image helm', () => {
@@ -171,16 +169,15 @@ describe('Dockerfile', () => {
     expect(entrypoints).toHaveLength(1);
     const argv = JSON.parse(entrypoints[0]?.args ?? '') as string[];
     expect(argv[0]).toBe('node');
-    const main = argv.indexOf('/app/dist/cli/main.js');
+    const main = argv.indexOf(MAIN);
     expect(argv.slice(1, main).every((a) => a.startsWith('--'))).toBe(true); // node's own flags
-    expect(argv.slice(main, main + 3)).toEqual(['/app/dist/cli/main.js', 'run', '--watches-file=./watches.yaml']);
+    expect(argv.slice(main, main + 3)).toEqual([MAIN, 'run', '--watches-file=./watches.yaml']);
     const helmFlag = argv.find((a) => a.startsWith('--helm-binary='));
     const helmPath = helmFlag?.slice('--helm-binary='.length);
     expect(helmPath).toBe('/usr/local/bin/helm');
     expect(finalOf('COPY').some((i) => i.args.startsWith('--from=helm ') && i.args.endsWith(` ${helmPath}`))).toBe(true);
-    // dist/cli/main.js is what `npm run build` emits for src/cli/main.ts.
-    expect(existsSync(path.join(ROOT, 'src/cli/main.ts'))).toBe(true);
-    expect((JSON.parse(read('tsconfig.build.json')) as { compilerOptions: unknown }).compilerOptions).toMatchObject({ rootDir: 'src', outDir: 'dist' });
+    // helm-operator.js is what `npm run bundle` emits into dist/bundle/ (test/unit/project/bundle.test.ts).
+    expect(read('hack/bundle.ts')).toContain("entryPoints: { 'helm-operator': path.join(ROOT, 'src/cli/program.ts') }");
   });
 
   it('copies from the build context only what .dockerignore lets through, and those paths exist', () => {
