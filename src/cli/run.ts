@@ -28,7 +28,7 @@ import {
   LeaderElector,
 } from '../runtime/leader.js';
 import { healthHandler, listenHttp, ping, type Checker, type HttpListener } from '../telemetry/health.js';
-import { makeLogger, type Logger } from '../telemetry/logger.js';
+import { makeLogger, prettyDestination, type Logger } from '../telemetry/logger.js';
 import { metricsHandler, OperatorMetrics } from '../telemetry/metrics.js';
 import type { BindAddress, RunOptions } from './flags.js';
 import { VERSION } from './version.js';
@@ -279,7 +279,7 @@ class Lifecycle {
 }
 
 export async function run(options: RunOptions): Promise<void> {
-  const log = makeLogger({ level: options.logLevel, pretty: options.logPretty });
+  const log = makeLogger({ level: options.logLevel, ...(options.logPretty ? { destination: await prettyDestination() } : {}) });
   const signals = onStopSignal(log);
   const shutdown = new AbortController();
   void signals.stopped.then(() => {

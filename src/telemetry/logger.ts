@@ -1,11 +1,11 @@
-import { pino, stdSerializers, stdTimeFunctions, type Logger, type LoggerOptions } from 'pino';
+import { pino, stdSerializers, stdTimeFunctions, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
 export type { Logger } from 'pino';
 
 export interface LoggerConfig {
   level?: string;
-  /** Human-readable output for development; JSON otherwise. */
-  pretty?: boolean;
+  /** Where the lines go; default stdout. {@link prettyDestination} for development. */
+  destination?: DestinationStream;
 }
 
 /**
@@ -23,10 +23,17 @@ export function makeLogger(config: LoggerConfig = {}): Logger {
     serializers: { error: stdSerializers.err },
     redact: { paths: ['values', '*.values', 'stringData', '*.stringData', 'data', '*.data'], censor: '[REDACTED]' },
   };
-  if (config.pretty === true) {
-    return pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: true, ignore: 'pid,hostname' } } });
-  }
-  return pino(options);
+  return config.destination === undefined ? pino(options) : pino(options, config.destination);
+}
+
+/**
+ * Human-readable lines for development (`--zap-devel`), formatted in this thread: a pino transport
+ * would start a worker thread from pino's own files, which the bundled executable does not have
+ * (hack/bundle.ts). Loaded on demand, so production processes never load pino-pretty.
+ */
+export async function prettyDestination(): Promise<DestinationStream> {
+  const { default: pretty } = await import('pino-pretty');
+  return pretty({ colorize: true, ignore: 'pid,hostname' });
 }
 
 /** A logger that discards everything, for tests and library use. */

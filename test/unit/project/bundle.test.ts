@@ -3,8 +3,8 @@
  * temporary directory, then checked for what it is for. The image test (test/e2e/image.test.ts)
  * runs it against a real control plane.
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +15,15 @@ import { bundle, bundleOptions } from '../../../hack/bundle.js';
 import { VERSION } from '../../../src/cli/version.js';
 
 const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+/** A cluster nobody serves: the operator starts, logs, and fails to reach it. */
+const UNREACHABLE_KUBECONFIG = `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: x}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`;
 
 describe('the bundled executable', () => {
   let dir = '';
@@ -34,6 +43,31 @@ describe('the bundled executable', () => {
     // Copied away from the repository: nothing may resolve from its node_modules/ or package.json.
     const { stdout } = await run(process.execPath, [path.join(dir, 'helm-operator.js'), '--version'], { cwd: os.tmpdir() });
     expect(stdout.trim()).toBe(VERSION);
+  });
+
+  it('writes human-readable logs with --zap-devel (pino-pretty in this thread: no worker files needed)', async () => {
+    const kubeconfig = path.join(dir, 'unreachable.kubeconfig');
+    await writeFile(kubeconfig, UNREACHABLE_KUBECONFIG);
+    const args = ['run', '--zap-devel', '--kubeconfig', kubeconfig, '--watches-file', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--helm-binary', '/nonexistent/helm'];
+    const child = spawn(process.execPath, [path.join(dir, 'helm-operator.js'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => { reject(new Error(`no log line within 10 s; so far: ${out}`)); }, 10_000);
+        const take = (chunk: Buffer): void => {
+          out += chunk.toString();
+          if (!out.includes('helm command finished')) return;
+          clearTimeout(timer);
+          resolve();
+        };
+        child.stdout.on('data', take);
+        child.stderr.on('data', take);
+      });
+    } finally {
+      child.kill('SIGKILL');
+    }
+    expect(out).toMatch(/^\[[\d:.]+\] .*DEBUG.*: .*helm command finished/m);
+    expect(out).not.toContain('{"level"');
   });
 
   it('imports only node builtins and its own chunks', () => {
