@@ -11,6 +11,7 @@ import type { InventoryEntry } from '../reconciler/inventory.js';
 import { CHART_LABEL, ownersOf } from '../reconciler/ownership.js';
 import type { CachedObject, DependentsPort } from '../reconciler/release-objects.js';
 import { dropManagedFields, Informer } from '../runtime/informer.js';
+import type { Priority } from '../runtime/workqueue.js';
 import type { Logger } from '../telemetry/logger.js';
 
 export interface DependentOwner {
@@ -27,8 +28,8 @@ export interface DependentsOptions {
   /** Empty: every namespace. */
   readonly namespaces: readonly string[];
   readonly log: Logger;
-  /** Called for every event with each owner of the object. */
-  readonly route: (owner: DependentOwner) => void;
+  /** Called for every event with each owner of the object, and the queue priority it deserves. */
+  readonly route: (owner: DependentOwner, priority: Priority) => void;
   /** How long `watch` waits for a new informer's first LIST before reconciles fall back to GETs. */
   readonly syncTimeoutMs?: number;
 }
@@ -41,6 +42,18 @@ interface KindWatch {
 }
 
 const kindKey = (apiVersion: string, kind: string): string => `${apiVersion}|${kind}`;
+
+export type DependentEvent = 'added' | 'updated' | 'deleted';
+
+/**
+ * The queue priority of the owner's reconcile (docs/adr/0024). A deleted object is drift to repair
+ * at once. Adds and updates mostly refresh readiness (a Deployment's status moves several times as
+ * it rolls out): they wait behind new and edited CRs. An edit of a release object's spec is drift
+ * too, but looks like any status update here: it is repaired when the queue reaches it.
+ */
+export function dependentEventPriority(event: DependentEvent): Priority {
+  return event === 'deleted' ? 'normal' : 'low';
+}
 
 export class DependentWatcher implements DependentsPort {
   readonly #kinds = new Map<string, KindWatch>();
@@ -107,12 +120,14 @@ export class DependentWatcher implements DependentsPort {
         // Every event is routed to the owners the object names now; the previous version is never asked.
         trackPrevious: false,
       });
-      const route = (obj: KubernetesObject): void => {
-        for (const owner of ownersOf(obj)) this.o.route(owner);
-      };
-      informer.onAdd(route);
-      informer.onUpdate(route);
-      informer.onDelete(route);
+      const route =
+        (event: DependentEvent) =>
+        (obj: KubernetesObject): void => {
+          for (const owner of ownersOf(obj)) this.o.route(owner, dependentEventPriority(event));
+        };
+      informer.onAdd(route('added'));
+      informer.onUpdate(route('updated'));
+      informer.onDelete(route('deleted'));
       informers.set(ns, informer);
     }
     this.o.log.info({ apiVersion, kind, informers: informers.size }, 'Watching dependent kind');

@@ -13,6 +13,7 @@ import { ReleaseStorage } from '../helm/storage.js';
 import { Controller, type ControllerMetrics } from '../runtime/controller.js';
 import { keepMetadataOnly } from '../runtime/informer.js';
 import { Manager } from '../runtime/manager.js';
+import type { Priority } from '../runtime/workqueue.js';
 import { ownerType } from '../reconciler/ownership.js';
 import { HelmReconciler, type ReconcilerMetrics } from '../reconciler/reconciler.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -77,8 +78,8 @@ export class Operator {
       mapper: this.#mapper,
       namespaces: o.namespaces,
       log: o.log,
-      route: (owner) => {
-        this.#route(owner);
+      route: (owner, priority) => {
+        this.#route(owner, priority);
       },
     });
   }
@@ -189,12 +190,11 @@ export class Operator {
   }
 
   /** A dependent changed: reconcile the CR that owns it. */
-  #route(owner: DependentOwner): void {
+  #route(owner: DependentOwner, priority: Priority): void {
     const key = owner.apiVersion === undefined ? owner.type : `${owner.apiVersion}|${owner.type}`;
     const name = this.#owners.get(key);
     if (name === undefined) return;
-    // A dependent's change mostly refreshes readiness: new and edited CRs go first.
-    this.manager.get(name)?.enqueue({ namespace: owner.namespace, name: owner.name }, { priority: 'low' });
+    this.manager.get(name)?.enqueue({ namespace: owner.namespace, name: owner.name }, { priority });
   }
 
   hasSynced(): boolean {
