@@ -115,7 +115,7 @@ interface Subject {
   readonly identity: string | undefined;
   /** helm, acting as `identity`. */
   readonly helm: HelmPort;
-  /** The release's storage records: read as the reconcile started (see #records), or now. */
+  /** The release's storage records: read as the reconcile started (see #read), or now. */
   readonly records: () => Promise<ReleaseRecord[]>;
 }
 
@@ -191,13 +191,11 @@ export class HelmReconciler implements Reconciler {
   async #read(request: Request): Promise<{ cr: CustomResource | undefined; records: () => Promise<ReleaseRecord[]> }> {
     const { namespace, name } = request;
     const read = (): Promise<ReleaseRecord[]> => this.o.storage.records(namespace, name);
-    if (this.o.crCache === undefined) return { cr: await this.o.crs.get(namespace, name), records: read };
-    const cached = this.o.crCache.get(namespace, name);
-    if (cached === undefined) return { cr: undefined, records: read };
-    if (cached.metadata.deletionTimestamp !== undefined) return { cr: await this.o.crs.get(namespace, name), records: read };
-    const early = read();
-    early.catch(() => undefined);
-    return { cr: await this.o.crs.get(namespace, name), records: () => early };
+    const cached = this.o.crCache?.get(namespace, name);
+    if (this.o.crCache !== undefined && cached === undefined) return { cr: undefined, records: read };
+    const early = cached !== undefined && cached.metadata.deletionTimestamp === undefined ? read() : undefined;
+    early?.catch(() => undefined);
+    return { cr: await this.o.crs.get(namespace, name), records: early === undefined ? read : () => early };
   }
 
   async #reconcile(s: Subject): Promise<Result> {

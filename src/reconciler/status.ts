@@ -136,12 +136,12 @@ export class StatusDraft {
   }
 
   /** The draft was written: later patches only carry what changes after this point. */
+  markWritten(): void {
+    this.#written = structuredClone(this.#next);
+  }
+
   /** Drops what is drafted: the CR is going away and nobody would read it (see the reconciler's finalize). */
   discard(): void {
     this.markWritten();
-  }
-
-  markWritten(): void {
-    this.#written = structuredClone(this.#next);
   }
 }
