@@ -21,7 +21,7 @@ import {
   type HelmMajor,
 } from './args.js';
 import { classifyHelmError, HelmError, isHelmError, summarizeStderr } from './errors.js';
-import { HelmOutputError, parseHelmVersion, parseHistoryJson, parseMetadataJson, parseReleaseJson } from './parse.js';
+import { HelmOutputError, parseHelmVersion, parseHistoryJson, parseMetadataJson, parseReleaseJson, uninstalledRelease } from './parse.js';
 import type { HelmVersion, HistoryEntry, Release } from './types.js';
 
 /** One helm process, reported after it ends (metrics; tests count spawns with it). */
@@ -119,6 +119,12 @@ export interface UninstallOptions extends CallOptions {
   readonly wait?: boolean;
   readonly keepHistory?: boolean;
   readonly description?: string;
+  /**
+   * Called with each release as helm reports it uninstalled, while the process goes on with the
+   * next ones (a batch's callers can finish their CRs meanwhile). Not called for a release that
+   * was not there.
+   */
+  readonly onUninstalled?: (release: string) => void;
 }
 
 export interface RollbackOptions extends CallOptions {
@@ -149,6 +155,8 @@ interface RunContext {
   /** Process deadline in ms. */
   readonly deadlineMs: number;
   readonly signal?: AbortSignal;
+  /** Sees each line of stdout as helm prints it. */
+  readonly onLine?: (line: string) => void;
 }
 
 /** Values directories are named after the process that made them, so a stale one can be told apart. */
@@ -171,11 +179,6 @@ function isAlive(pid: number): boolean {
 }
 
 /**
- * The only place the operator runs helm. Each call spawns one helm process (`status` spawns two)
- * with an argument array (no shell), a private environment and a deadline, and turns any failure
- * into a {@link HelmError}. Values go through a private temp file, never the command line.
- */
-/**
  * helm's client-side request throttle, unless the operator's environment sets it. client-go's
  * default (5 requests/s once helm's burst of 100 is spent) is sized for many controllers sharing
  * one process; one helm process serves one release operation, or one batched uninstall of up to 20
@@ -189,6 +192,26 @@ export function clientThrottleEnv(env: Readonly<Record<string, string | undefine
   return out;
 }
 
+/** A helm process's Go heap limit (see goRuntimeEnv): above the sample chart's ~64 MiB, well below the pod's limit. */
+export const HELM_MEMORY_LIMIT = '128MiB';
+
+/**
+ * Go's garbage collector in helm's processes, unless the operator's environment sets GOGC or
+ * GOMEMLIMIT itself. A helm process lives for one operation and allocates a few tens of MiB:
+ * collecting along the way spends CPU on memory that exit frees anyway. GOGC=off with a memory
+ * limit collects only as a process nears the limit, so a very large chart still runs in bounded
+ * memory. Measured on the sample chart: ~18 % less helm CPU, converge ~8 % faster (ADR 0025).
+ */
+export function goRuntimeEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  if (env.GOGC !== undefined || env.GOMEMLIMIT !== undefined) return {};
+  return { GOGC: 'off', GOMEMLIMIT: HELM_MEMORY_LIMIT };
+}
+
+/**
+ * The only place the operator runs helm. Each call spawns one helm process (`status` spawns two)
+ * with an argument array (no shell), a private environment and a deadline, and turns any failure
+ * into a {@link HelmError}. Values go through a private temp file, never the command line.
+ */
 export class HelmClient {
   readonly #opts: HelmClientOptions;
   readonly #log: Logger;
@@ -270,7 +293,15 @@ export class HelmClient {
     const major = await this.#major(opts.signal);
     const timeoutMs = this.#timeout(opts.timeoutMs);
     try {
-      await this.#run('uninstall', uninstallArgs({ ...opts, timeoutMs }, major), this.#ctx(opts, timeoutMs));
+      const { onUninstalled } = opts;
+      const onLine =
+        onUninstalled === undefined
+          ? undefined
+          : (line: string): void => {
+              const release = uninstalledRelease(line);
+              if (release !== undefined) onUninstalled(release);
+            };
+      await this.#run('uninstall', uninstallArgs({ ...opts, timeoutMs }, major), { ...this.#ctx(opts, timeoutMs), ...(onLine ? { onLine } : {}) });
       return { found: true };
     } catch (err) {
       if (isHelmError(err, 'ReleaseNotFound')) return { found: false };
@@ -421,7 +452,7 @@ export class HelmClient {
   }
 
   #env(): Record<string, string> {
-    const throttle = clientThrottleEnv(process.env);
+    const throttle = { ...clientThrottleEnv(process.env), ...goRuntimeEnv(process.env) };
     if (this.#opts.userHelmHome === true) return { ...throttle, ...this.#opts.extraEnv };
     const home = path.join(this.#tmpDir, 'helm');
     return {
@@ -456,6 +487,7 @@ export class HelmClient {
         env: this.#env(),
         maxBuffer: MAX_BUFFER,
         stdin: 'ignore',
+        ...(ctx.onLine === undefined ? {} : { stdout: this.#lineObserver(ctx.onLine) }),
         reject: true,
       });
       outcome = 'success';
@@ -469,6 +501,20 @@ export class HelmClient {
       this.#log.debug({ verb, release: ctx.release, namespace: ctx.namespace, durationMs, outcome, reason }, 'helm command finished');
       this.#notify({ verb, outcome, durationMs });
     }
+  }
+
+  /** An execa transform that shows each stdout line to `onLine` as it arrives and keeps it in the output. */
+  #lineObserver(onLine: (line: string) => void): (line: unknown) => Generator<unknown, void, void> {
+    const log = this.#log;
+    return function* (line: unknown) {
+      try {
+        if (typeof line === 'string') onLine(line);
+      } catch (err) {
+        // A caller's bug must not fail the helm command that is running.
+        log.warn({ error: err }, 'helm output observer threw');
+      }
+      yield line;
+    };
   }
 
   #notify(e: HelmExecution): void {

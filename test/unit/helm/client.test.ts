@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { HelmClient, HelmError, toHelmError, type HelmClientOptions, type HelmExecution } from '../../../src/helm/index.js';
-import { clientThrottleEnv, valuesDirPid } from '../../../src/helm/client.js';
+import { clientThrottleEnv, goRuntimeEnv, HELM_MEMORY_LIMIT, valuesDirPid } from '../../../src/helm/client.js';
 import { HELM_BINARIES, writeFakeHelm, writeTinyChart, writeUnreachableKubeconfig } from './helpers.js';
 import { helmRejection } from '../../support/helm.js';
 
@@ -281,6 +281,23 @@ describe('helm\'s client-side throttle', () => {
     const env = await readFile(dump, 'utf8');
     expect(env).toMatch(/^HELM_QPS=50$/m);
     expect(env).toMatch(/^HELM_BURST_LIMIT=7$/m);
+  });
+});
+
+describe('Go\'s garbage collector in helm processes', () => {
+  it('is off below a memory limit unless the operator\'s environment tunes it', () => {
+    expect(goRuntimeEnv({})).toEqual({ GOGC: 'off', GOMEMLIMIT: HELM_MEMORY_LIMIT });
+    expect(goRuntimeEnv({ GOGC: '100' })).toEqual({});
+    expect(goRuntimeEnv({ GOMEMLIMIT: '1GiB' })).toEqual({});
+  });
+
+  it('reaches the helm process, below extraEnv', async () => {
+    const dump = path.join(work, 'env-gc');
+    const c = new HelmClient({ binary: await writeFakeHelm(work), tmpDir: work, extraEnv: { FAKE_HELM_ENV_DUMP: dump, GOMEMLIMIT: '64MiB' } });
+    await c.version();
+    const env = await readFile(dump, 'utf8');
+    expect(env).toMatch(/^GOGC=off$/m);
+    expect(env).toMatch(/^GOMEMLIMIT=64MiB$/m);
   });
 });
 
