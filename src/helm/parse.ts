@@ -10,6 +10,14 @@ import { RELEASE_STATUSES, type HelmVersion, type HistoryEntry, type Release, ty
  * chart, so it comes from `get metadata`'s `chart`, `version`, `appVersion`).
  */
 
+/**
+ * The release a line of `helm uninstall`'s output reports gone (`release "x" uninstalled`, v3 and
+ * v4 alike, printed as each release of the command is done), or undefined for any other line.
+ */
+export function uninstalledRelease(line: string): string | undefined {
+  return /^release "([^"]+)" uninstalled$/.exec(line.trimEnd())?.[1];
+}
+
 /** Thrown for output that is not what helm prints; the client wraps it in a HelmError. */
 export class HelmOutputError extends Error {
   override readonly name = 'HelmOutputError';

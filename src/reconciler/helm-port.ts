@@ -43,6 +43,8 @@ export interface HelmPort {
       readonly also?: readonly string[];
       readonly namespace: string;
       readonly signal?: AbortSignal;
+      /** Called with each release as it is gone, while the others of `also` are still being uninstalled. */
+      readonly onUninstalled?: (release: string) => void;
     },
   ): Promise<{ readonly found: boolean }>;
   rollback(request: Identity & {

@@ -8,7 +8,7 @@ import type { CachedCustomResource, CustomResource, CustomResourceClient } from 
 import { describeError } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/events.js';
 import type { ObjectClient } from '../k8s/objects.js';
-import { mapBounded } from '../runtime/bounded.js';
+import { boundedRunner } from '../runtime/bounded.js';
 import { lostLeadership, TerminalError, type ReconcileContext, type Reconciler, type Request, type Result } from '../runtime/reconcile.js';
 import { parseReleaseAnnotations, type ReleaseAnnotations } from './annotations.js';
 import { ConditionType, Reason } from './conditions.js';
@@ -100,7 +100,7 @@ const SHUTDOWN_ROLLBACK_MS = 4_000;
 /** Releases per `helm uninstall a b c`: one slow or failing batch must not hold many CRs. */
 const UNINSTALL_BATCH_MAX = 20;
 
-/** Finalizer removals a batch does for its peers at a time (see #completePeers). */
+/** Finalizer removals a batch does for its peers at a time (see #completePeer). */
 const PEER_WRITES_IN_FLIGHT = 4;
 
 /** One reconcile's view of its CR; built once, passed to each step. */
@@ -691,23 +691,35 @@ export class HelmReconciler implements Reconciler {
     const single = (): Promise<{ found: boolean }> =>
       this.#helm(s, Reason.UninstallError, () => s.helm.uninstall({ release: s.name, namespace: s.namespace, signal: s.ctx.signal }));
     if (peers.length === 0) return single();
-    let ok: boolean;
-    try {
-      // found: false means this release vanished meanwhile, and helm 3 then stopped before the others.
-      ok = (await s.helm.uninstall({ release: s.name, also: peers, namespace: s.namespace, signal: s.ctx.signal })).found;
-    } catch (err) {
-      s.ctx.log.info({ releases: [s.name, ...peers], error: this.o.describeHelmError(err).summary }, 'Batched uninstall failed; uninstalling one by one');
-      ok = false;
-    }
-    if (ok) {
-      await this.#completePeers(s, peers, claims);
-      return { found: true };
-    }
-    const left = await this.#ownedPeers(s, peers);
-    for (const name of peers) claims.get(name)?.(!left.includes(name));
+    // Each peer is finished as soon as helm reports its release gone, while helm goes on with the
+    // next ones: the batch's CRs go away one by one, not all at its end.
+    const finishing = new Map<string, Promise<void>>();
+    const gate = boundedRunner(PEER_WRITES_IN_FLIGHT);
+    const finish = (name: string): void => {
+      if (peers.includes(name) && !finishing.has(name)) finishing.set(name, gate(() => this.#completePeer(s, name, claims)));
+    };
+    const ok = await this.#batchUninstall(s, peers, finish);
+    // After a success every peer's release is gone, whether or not helm's output said so.
+    if (ok) peers.forEach(finish);
+    await Promise.all(finishing.values());
+    if (ok) return { found: true };
+    const rest = peers.filter((name) => !finishing.has(name));
+    const left = await this.#ownedPeers(s, rest);
+    for (const name of rest) claims.get(name)?.(!left.includes(name));
     // This release was ours when the batch started: gone now, by the batch or by this call.
     await single();
     return { found: true };
+  }
+
+  /** `helm uninstall` of this CR's release and `peers`; false when any of them may still be there. */
+  async #batchUninstall(s: Subject, peers: readonly string[], onUninstalled: (release: string) => void): Promise<boolean> {
+    try {
+      // found: false means this release vanished meanwhile, and helm 3 then stopped before the others.
+      return (await s.helm.uninstall({ release: s.name, also: peers, namespace: s.namespace, signal: s.ctx.signal, onUninstalled })).found;
+    } catch (err) {
+      s.ctx.log.info({ releases: [s.name, ...peers], error: this.o.describeHelmError(err).summary }, 'Batched uninstall failed; uninstalling one by one');
+      return false;
+    }
   }
 
   /** Those of `names` (CRs of `s`'s namespace) whose releases are there and ours: one storage read for all. */
@@ -720,28 +732,26 @@ export class HelmReconciler implements Reconciler {
   }
 
   /**
-   * For peers whose releases the batch uninstalled, does what their own reconciles would do next,
-   * from the cache and without reading them again: removes the finalizer and reports the uninstall.
-   * Only where nobody reads a status afterwards (no other finalizer, no uninstall-wait); the others,
-   * and any whose write fails, are left to their own reconcile, which finds the release gone. Each
-   * claim is settled only once its peer is done, so no reconcile of the peer runs meanwhile.
+   * For a peer whose release the batch uninstalled, does what its own reconcile would do next, from
+   * the cache and without reading it again: removes the finalizer and reports the uninstall. Only
+   * where nobody reads a status afterwards (no other finalizer, no uninstall-wait); the others, and
+   * any whose write fails, are left to their own reconcile, which finds the release gone. The claim
+   * is settled only once the peer is done, so no reconcile of the peer runs meanwhile.
    */
-  async #completePeers(s: Subject, peers: readonly string[], claims: ReadonlyMap<string, (uninstalled: boolean) => void>): Promise<void> {
-    await mapBounded(peers, PEER_WRITES_IN_FLIGHT, async (name) => {
-      const cr = this.o.crCache?.get(s.namespace, name);
-      const finalizers = cr?.metadata.finalizers ?? [];
-      const finish = cr !== undefined && !lostLeadership(s.ctx.signal) && finalizers.every((f) => FINALIZERS.includes(f)) && !parseReleaseAnnotations(cr.metadata.annotations).uninstallWait;
-      if (finish) {
-        try {
-          await this.o.crs.removeFinalizers(cr, FINALIZERS);
-          this.#forget(s.namespace, name);
-          this.o.events.record(cr, 'Normal', Reason.UninstallSuccessful, `Uninstalled release ${name}`);
-        } catch (err) {
-          s.ctx.log.info({ peer: name, error: describeError(err) }, 'Could not finish a batched uninstall for its CR; its own reconcile will');
-        }
+  async #completePeer(s: Subject, name: string, claims: ReadonlyMap<string, (uninstalled: boolean) => void>): Promise<void> {
+    const cr = this.o.crCache?.get(s.namespace, name);
+    const finalizers = cr?.metadata.finalizers ?? [];
+    const finish = cr !== undefined && !lostLeadership(s.ctx.signal) && finalizers.every((f) => FINALIZERS.includes(f)) && !parseReleaseAnnotations(cr.metadata.annotations).uninstallWait;
+    if (finish) {
+      try {
+        await this.o.crs.removeFinalizers(cr, FINALIZERS);
+        this.#forget(s.namespace, name);
+        this.o.events.record(cr, 'Normal', Reason.UninstallSuccessful, `Uninstalled release ${name}`);
+      } catch (err) {
+        s.ctx.log.info({ peer: name, error: describeError(err) }, 'Could not finish a batched uninstall for its CR; its own reconcile will');
       }
-      claims.get(name)?.(true);
-    });
+    }
+    claims.get(name)?.(true);
   }
 
   /** Drops what this reconciler keeps about a CR whose release is gone. */

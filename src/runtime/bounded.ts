@@ -17,3 +17,30 @@ export async function mapBounded<T, R>(items: readonly T[], width: number, fn: (
   await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
   return results;
 }
+
+/**
+ * A gate for work that arrives over time (mapBounded needs the items up front): each call runs
+ * `fn` once fewer than `width` calls started through this gate are still running. Settles as `fn`
+ * does.
+ */
+export function boundedRunner(width: number): <R>(fn: () => Promise<R>) => Promise<R> {
+  if (!Number.isInteger(width) || width < 1) throw new RangeError(`width must be a positive integer, got ${width}`);
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  // A finished call hands its slot straight to the next waiter, so a call arriving meanwhile
+  // cannot take it too.
+  const release = (): void => {
+    const next = waiting.shift();
+    if (next === undefined) running--;
+    else next();
+  };
+  return async <R>(fn: () => Promise<R>): Promise<R> => {
+    if (running < width) running++;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  };
+}

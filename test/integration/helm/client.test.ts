@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { appendFile, mkdtemp, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CoreV1Api, V1ConfigMap, V1ObjectMeta, type KubeConfig } from '@kubernetes/client-node';
@@ -153,6 +153,50 @@ describe.each(binaries)('HelmClient with helm v$major', ({ major, bin }) => {
     const err = await helmRejection(nobody.status('web', ns.name));
     expect(err.reason).toBe('KubernetesAPIError');
     expect(err.summary).toMatch(/forbidden: User "nobody"/);
+  });
+
+  it('reports each release of a batched uninstall as helm finishes it, while it goes on with the next', async () => {
+    // `slow` runs a pre-delete hook Job, so its uninstall lasts at least until the Job completes.
+    const slowChart = await writeTinyChart(path.join(work, 'slow'), 'slow', '0.1.0');
+    await writeFile(
+      path.join(slowChart, 'templates', 'hook.yaml'),
+      [
+        'apiVersion: batch/v1',
+        'kind: Job',
+        'metadata:',
+        '  name: {{ .Release.Name }}-pre-delete',
+        '  annotations:',
+        '    helm.sh/hook: pre-delete',
+        '    helm.sh/hook-delete-policy: hook-succeeded',
+        'spec:',
+        '  backoffLimit: 0',
+        '  template:',
+        '    spec:',
+        '      restartPolicy: Never',
+        '      containers: [{ name: wait, image: busybox:1.36, command: ["true"] }]',
+        '',
+      ].join('\n'),
+    );
+    await client.install({ release: 'quick', namespace: ns.name, chart: chartV1, values: {} });
+    await client.install({ release: 'slow', namespace: ns.name, chart: slowChart, values: {} });
+    const storage = new ReleaseStorage(kc);
+    const reported: string[] = [];
+    let slowWhenQuickWasReported: Promise<unknown[]> | undefined;
+    const result = await client.uninstall({
+      release: 'quick',
+      also: ['slow'],
+      namespace: ns.name,
+      onUninstalled: (release) => {
+        reported.push(release);
+        if (release === 'quick') slowWhenQuickWasReported = storage.records(ns.name, 'slow');
+      },
+    });
+    expect(result).toEqual({ found: true });
+    expect(reported).toEqual(['quick', 'slow']);
+    // Reported while helm was still at the next release: its hook had not let it go yet.
+    expect(await slowWhenQuickWasReported).not.toEqual([]);
+    expect(await storage.records(ns.name, 'quick')).toEqual([]);
+    expect(await storage.records(ns.name, 'slow')).toEqual([]);
   });
 
   it('uninstalls; afterwards status is undefined, history empty, uninstall not found', async () => {

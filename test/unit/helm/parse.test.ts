@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HelmOutputError, parseHelmVersion, parseHistoryJson, parseJsonOutput, parseMetadataJson, parseReleaseJson } from '../../../src/helm/parse.js';
+import { HelmOutputError, parseHelmVersion, parseHistoryJson, parseJsonOutput, parseMetadataJson, parseReleaseJson, uninstalledRelease } from '../../../src/helm/parse.js';
 
 /**
  * Real output of each binary (fixtures/helm-<version>-*.json), captured with the memory storage
@@ -108,5 +108,19 @@ describe('parseHelmVersion', () => {
     expect(() => parseHelmVersion('v2.17.0')).toThrow(/not supported/);
     expect(() => parseHelmVersion('v5.0.0')).toThrow(/not supported/);
     expect(() => parseHelmVersion('hello')).toThrow(/cannot parse/);
+  });
+});
+
+describe('uninstalledRelease', () => {
+  it('reads the release from the line helm 3 and 4 print as each release is gone', () => {
+    expect(uninstalledRelease('release "web-1" uninstalled')).toBe('web-1');
+    expect(uninstalledRelease('release "web-1" uninstalled\r')).toBe('web-1');
+  });
+
+  it('ignores every other line', () => {
+    expect(uninstalledRelease('These resources were kept due to the resource policy:')).toBeUndefined();
+    expect(uninstalledRelease('[ConfigMap] keep-me')).toBeUndefined();
+    expect(uninstalledRelease('release "web" uninstalled, mostly')).toBeUndefined();
+    expect(uninstalledRelease('')).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mapBounded } from '../../../src/runtime/bounded.js';
+import { boundedRunner, mapBounded } from '../../../src/runtime/bounded.js';
 
 const tick = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -27,5 +27,39 @@ describe('mapBounded', () => {
   it('handles no items, and refuses a width below 1', async () => {
     expect(await mapBounded([], 4, () => Promise.resolve(1))).toEqual([]);
     await expect(mapBounded([1], 0, () => Promise.resolve(1))).rejects.toThrow(RangeError);
+  });
+});
+
+describe('boundedRunner', () => {
+  it('runs calls that arrive over time with at most `width` in flight, each with its own result', async () => {
+    const run = boundedRunner(2);
+    let inFlight = 0;
+    let most = 0;
+    const job = (i: number) => async (): Promise<number> => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await tick(i % 3);
+      inFlight--;
+      return i * 10;
+    };
+    const early = [0, 1, 2].map((i) => run(job(i)));
+    await tick(1);
+    const late = [3, 4, 5, 6].map((i) => run(job(i)));
+    expect(await Promise.all([...early, ...late])).toEqual([0, 10, 20, 30, 40, 50, 60]);
+    expect(most).toBe(2);
+  });
+
+  it('starts waiting calls in the order they arrived', async () => {
+    const run = boundedRunner(1);
+    const started: number[] = [];
+    await Promise.all([3, 1, 2, 0].map((ms, i) => run(async () => { started.push(i); await tick(ms); })));
+    expect(started).toEqual([0, 1, 2, 3]);
+  });
+
+  it('frees the slot of a call that rejects, and rejects with its error', async () => {
+    const run = boundedRunner(1);
+    await expect(run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(await run(() => Promise.resolve('next'))).toBe('next');
+    expect(() => boundedRunner(0)).toThrow(RangeError);
   });
 });
