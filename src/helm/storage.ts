@@ -6,11 +6,34 @@
  */
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { HttpMethod, type KubeConfig } from '../k8s/client-node.js';
+import { isNotFound } from '../k8s/errors.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
 import { RELEASE_STATUSES, type ReleaseRecord, type ReleaseStatus } from './types.js';
 
 const HELM_OWNED_LABELS = new Set(['owner', 'name', 'status', 'version', 'createdAt', 'modifiedAt']);
 const METADATA_ONLY = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+const OBJECT_METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+
+/** The `secret` driver's name for one revision of a release. */
+export const storageSecretName = (release: string, revision: number): string => `sh.helm.release.v1.${release}.v${revision}`;
+
+/**
+ * Pure: the release's latest record, from the labels of its revision `revision` (undefined: no
+ * such Secret) and whether revision `revision + 1` exists; undefined when that does not settle it
+ * (a newer revision, none at all, or a latest revision that is not deployed, whose state depends
+ * on older ones). helm numbers each new revision one above the highest stored, so a stored
+ * revision with no successor is the latest.
+ */
+export function latestDeployed(
+  release: string,
+  revision: number,
+  labels: Readonly<Record<string, string>> | undefined,
+  successorExists: boolean,
+): ReleaseRecord | undefined {
+  if (successorExists || labels?.name !== release) return undefined;
+  const record = recordFromLabels(labels);
+  return record?.revision === revision && record.status === 'deployed' ? record : undefined;
+}
 
 const STATUSES: ReadonlySet<string> = new Set<string>(RELEASE_STATUSES);
 
@@ -34,6 +57,32 @@ export class ReleaseStorage {
   /** Every stored revision of `release` in `namespace` (none when it was never installed). */
   async records(namespace: string, release: string): Promise<ReleaseRecord[]> {
     return (await this.#list(namespace, `owner=helm,name=${release}`)).get(release) ?? [];
+  }
+
+  /**
+   * The release's record when revision `revision` (the one this operator last saw deployed) is
+   * still the latest and deployed: two GETs by name, each a single key for the API server, instead
+   * of a LIST that filters every Secret of the namespace by label (and, read consistently from the
+   * API server's cache, may first wait for it to catch up). undefined when that does not settle
+   * it: read all records then.
+   */
+  async deployed(namespace: string, release: string, revision: number): Promise<ReleaseRecord[] | undefined> {
+    const [current, successor] = await Promise.all([this.#labels(namespace, storageSecretName(release, revision)), this.#labels(namespace, storageSecretName(release, revision + 1))]);
+    const record = latestDeployed(release, revision, current, successor !== undefined);
+    return record === undefined ? undefined : [record];
+  }
+
+  /** A storage Secret's labels ({} when it has none); undefined when there is no such Secret. */
+  async #labels(namespace: string, name: string): Promise<Record<string, string> | undefined> {
+    try {
+      const secret = (await this.#raw.request(HttpMethod.GET, `${resourcePath({ group: '', version: 'v1', plural: 'secrets', namespace })}/${name}`, {
+        accept: OBJECT_METADATA_ONLY,
+      })) as { metadata?: V1ObjectMeta };
+      return secret.metadata?.labels ?? {};
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
   }
 
   /** The stored revisions of each of `releases` in `namespace`, with one request (a release never installed has none). */

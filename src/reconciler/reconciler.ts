@@ -50,6 +50,8 @@ export interface ReconcilerMetrics {
 export interface ReleaseStoragePort {
   records(namespace: string, release: string): Promise<ReleaseRecord[]>;
   recordsOf(namespace: string, releases: readonly string[]): Promise<Map<string, ReleaseRecord[]>>;
+  /** The record of revision `revision` alone, when it is still the latest and deployed; else undefined. */
+  deployed(namespace: string, release: string, revision: number): Promise<ReleaseRecord[] | undefined>;
 }
 
 /** What the reconciler reads of the controller's CR cache. */
@@ -190,12 +192,24 @@ export class HelmReconciler implements Reconciler {
    */
   async #read(request: Request): Promise<{ cr: CustomResource | undefined; records: () => Promise<ReleaseRecord[]> }> {
     const { namespace, name } = request;
-    const read = (): Promise<ReleaseRecord[]> => this.o.storage.records(namespace, name);
+    const read = (): Promise<ReleaseRecord[]> => this.#records(namespace, name);
     const cached = this.o.crCache?.get(namespace, name);
     if (this.o.crCache !== undefined && cached === undefined) return { cr: undefined, records: read };
     const early = cached !== undefined && cached.metadata.deletionTimestamp === undefined ? read() : undefined;
     early?.catch(() => undefined);
     return { cr: await this.o.crs.get(namespace, name), records: early === undefined ? read : () => early };
+  }
+
+  /**
+   * The release's records for deciding its state. When this reconciler last saw revision N
+   * deployed and N is still the latest and deployed, that record alone: the state it decides is
+   * the one the whole history gives, read with two GETs instead of a LIST of the namespace's
+   * Secrets (see ReleaseStoragePort.deployed). Else every record.
+   */
+  async #records(namespace: string, name: string): Promise<ReleaseRecord[]> {
+    const known = this.#manifests.get(`${namespace}/${name}`)?.revision;
+    const latest = known === undefined ? undefined : await this.o.storage.deployed(namespace, name, known);
+    return latest ?? (await this.o.storage.records(namespace, name));
   }
 
   async #reconcile(s: Subject): Promise<Result> {

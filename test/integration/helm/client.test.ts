@@ -155,6 +155,19 @@ describe.each(binaries)('HelmClient with helm v$major', ({ major, bin }) => {
     expect(err.summary).toMatch(/forbidden: User "nobody"/);
   });
 
+  it('reads a deployed latest revision by name, and settles nothing once another revision exists or it is gone', async () => {
+    const storage = new ReleaseStorage(kc);
+    await client.install({ release: 'named', namespace: ns.name, chart: chartV1, values: {}, labels: { team: 'n' } });
+    expect(await storage.deployed(ns.name, 'named', 1)).toEqual([{ revision: 1, status: 'deployed', labels: { team: 'n' } }]);
+    await client.upgrade({ release: 'named', namespace: ns.name, chart: chartV2, values: {}, labels: { team: 'n' } });
+    // Revision 1 is superseded and has a successor: only a full read can tell the state now.
+    expect(await storage.deployed(ns.name, 'named', 1)).toBeUndefined();
+    expect(await storage.deployed(ns.name, 'named', 2)).toEqual([{ revision: 2, status: 'deployed', labels: { team: 'n' } }]);
+    expect(await storage.deployed(ns.name, 'named', 2)).toEqual((await storage.records(ns.name, 'named')).filter((r) => r.revision === 2));
+    await client.uninstall({ release: 'named', namespace: ns.name });
+    expect(await storage.deployed(ns.name, 'named', 2)).toBeUndefined();
+  });
+
   it('reports each release of a batched uninstall as helm finishes it, while it goes on with the next', async () => {
     // `slow` runs a pre-delete hook Job, so its uninstall lasts at least until the Job completes.
     const slowChart = await writeTinyChart(path.join(work, 'slow'), 'slow', '0.1.0');

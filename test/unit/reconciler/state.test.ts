@@ -299,3 +299,22 @@ describe('determineReleaseState', () => {
     });
   });
 });
+
+describe('a deployed latest revision decides alone (the reconciler reads only it when it can)', () => {
+  const older: ReleaseStatus[] = ['superseded', 'failed', 'deployed', 'pending-upgrade', 'uninstalled'];
+  const cases: [string, string | null, string | null][] = [
+    ['ours, in sync', WANT, OURS],
+    ['ours, out of sync', OLD, OURS],
+    ['another kind\'s', WANT, 'Other.example.com'],
+    ['unlabelled', null, null],
+  ];
+  it.each(cases)('%s: the whole history decides the same', (_, fp, owner) => {
+    const latest = rec(4, 'deployed', fp, owner);
+    for (const a of older) {
+      for (const b of older) {
+        const history = [rec(1, a, OLD), rec(2, b, WANT), rec(3, 'superseded', OLD), latest];
+        expect(determineReleaseState([latest], desired)).toStrictEqual(determineReleaseState(history, desired));
+      }
+    }
+  });
+});
