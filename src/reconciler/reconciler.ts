@@ -227,46 +227,18 @@ export class HelmReconciler implements Reconciler {
     s.status.removeCondition(ConditionType.Paused);
     s.status.setCondition({ type: ConditionType.Initialized, status: 'True', reason: Reason.Reconciled, message: '' });
     this.#validate(s);
-    // Deciding needs no finalizer, so it is written meanwhile; a first install goes alongside it
-    // too (see #install), any other action waits for it. It is never left in flight.
-    const finalizer = this.#addFinalizer(s);
-    try {
-      return await this.#decideAndAct(s, finalizer);
-    } finally {
-      await finalizer.catch(() => undefined);
-    }
-  }
-
-  /** Adds the finalizer. This reconcile goes on from that write, so its event needs no second one. */
-  #addFinalizer(s: Subject): Promise<void> {
-    const written = this.o.crs.addFinalizer(s.cr, FINALIZER).then((cr) => {
-      const version = cr.metadata.resourceVersion;
-      if (version !== undefined && version !== s.cr.metadata.resourceVersion) this.o.expectOwnWrite?.({ namespace: s.namespace, name: s.name }, version);
-    });
-    // Awaited where it matters (see #reconcile); until then a rejection must not count as unhandled.
-    written.catch(() => undefined);
-    return written;
-  }
-
-  async #decideAndAct(s: Subject, finalizer: Promise<void>): Promise<Result> {
-    const records = await s.records();
-    const desired = await this.#desired(s, s.cr);
+    // The release's records do not depend on the finalizer: one round trip for both.
+    const [cr, records] = await Promise.all([this.o.crs.addFinalizer(s.cr, FINALIZER), s.records()]);
+    const written = cr.metadata.resourceVersion;
+    // This reconcile goes on from the CR with its finalizer: that write's event needs no second one.
+    if (written !== undefined && written !== s.cr.metadata.resourceVersion) this.o.expectOwnWrite?.({ namespace: s.namespace, name: s.name }, written);
+    const desired = await this.#desired(s, cr);
     const state = await this.#state(s, desired, records);
     this.o.metrics?.releaseState(this.o.controller ?? this.o.watch.kind, s.namespace, s.name, state.kind);
-    // After a failed reconcile (a refused finalizer among the causes) the finalizer goes first, so
-    // a finalizer that keeps failing does not install and remove the release on every retry.
-    if (state.kind !== 'Absent' || this.#failedBefore(s)) await finalizer;
-    if (this.#stalled(s, state, desired)) {
-      await finalizer;
-      return { requeueAfterMs: this.#period(s) };
-    }
-    await this.#act(s, state, desired, finalizer);
+    if (this.#stalled(s, state, desired)) return { requeueAfterMs: this.#period(s) };
+    await this.#act(s, state, desired);
     s.status.setObservedGeneration(s.cr.metadata.generation);
     return { requeueAfterMs: this.#period(s) };
-  }
-
-  #failedBefore(s: Subject): boolean {
-    return s.status.current.conditions.some((c) => c.type === ConditionType.Irreconcilable && c.status === 'True');
   }
 
   /**
@@ -397,8 +369,7 @@ export class HelmReconciler implements Reconciler {
     return { kind: 'Conflict', ownerKind: `chart ${release.chart.name}` };
   }
 
-  /** `finalizer`: the finalizer write, which may still be running when the state is Absent (see #install). */
-  async #act(s: Subject, state: ReleaseState, desired: Desired, finalizer: Promise<void>): Promise<void> {
+  async #act(s: Subject, state: ReleaseState, desired: Desired): Promise<void> {
     switch (state.kind) {
       case 'Conflict':
         this.#event(s, 'Warning', Reason.ReleaseNameConflict, conflictMessage(s, state.ownerKind));
@@ -409,13 +380,13 @@ export class HelmReconciler implements Reconciler {
         const next = await this.#state(s, desired);
         // Decide once more, never in a loop: a release still locked is an error to back off from.
         if (next.kind === 'Locked') throw new Error(`release ${s.name} is still ${next.latest.status} after unlocking it`);
-        return this.#act(s, next, desired, finalizer);
+        return this.#act(s, next, desired);
       }
       case 'FailedInstall':
         await this.#helm(s, Reason.InstallError, () => s.helm.uninstall({ release: s.name, namespace: s.namespace, signal: s.ctx.signal }));
-        return this.#install(s, desired, finalizer);
+        return this.#install(s, desired);
       case 'Absent':
-        return this.#install(s, desired, finalizer);
+        return this.#install(s, desired);
       case 'OutOfSync':
         return this.#upgrade(s, desired, state.deployed ?? state.latest);
       case 'InSync':
@@ -445,46 +416,25 @@ export class HelmReconciler implements Reconciler {
     this.#event(s, 'Warning', 'ReleaseUnlocked', `Release ${release} ${was}; rolled back to revision ${revision}`);
   }
 
-  /**
-   * Installs alongside the finalizer write (`finalizer`), which would otherwise cost the first
-   * reconcile of every CR one more round trip before helm starts.
-   */
-  async #install(s: Subject, desired: Desired, finalizer: Promise<void>): Promise<void> {
+  async #install(s: Subject, desired: Desired): Promise<void> {
     await this.#checkConfinement(s, desired);
     this.#overrideEvents(s);
-    const [installed, finalized] = await Promise.allSettled([s.helm.install(this.#request(s, desired)), finalizer]);
-    if (finalized.status === 'rejected') return this.#withdrawInstall(s, finalized.reason);
-    if (installed.status === 'rejected') return this.#installFailed(s, desired, installed.reason);
-    await this.#succeeded(s, installed.value, Reason.InstallSuccessful);
-  }
-
-  /**
-   * The finalizer could not be written (the CR is gone, or being deleted, or the write was
-   * refused) while its release was being installed. Nothing may stay installed that no finalizer
-   * guards, since a deletion would leave it behind: the release is removed again, and the
-   * finalizer's error ends the reconcile (retried with backoff while the CR is there).
-   */
-  async #withdrawInstall(s: Subject, cause: unknown): Promise<never> {
-    throwIfCancelled(s, cause);
-    await this.#removeInstalled(s, 'Could not remove the release installed while its finalizer could not be written');
-    throw cause;
-  }
-
-  /** Uninstalls whatever an install left stored (best effort: `failure` is logged). */
-  async #removeInstalled(s: Subject, failure: string): Promise<void> {
-    if ((await this.o.storage.records(s.namespace, s.name)).length === 0) return;
-    await s.helm.uninstall({ release: s.name, namespace: s.namespace }).catch((err: unknown) => {
-      s.ctx.log.error({ error: err }, failure);
-    });
-  }
-
-  async #installFailed(s: Subject, desired: Desired, err: unknown): Promise<never> {
-    throwIfCancelled(s, err);
-    const failure = this.o.describeHelmError(err);
-    // helm may have stored a failed revision: remove it so the next attempt starts clean (helm#3338).
-    await this.#removeInstalled(s, 'Could not remove the failed install');
-    s.status.setCondition({ type: ConditionType.Deployed, status: 'False', reason: Reason.InstallError, message: failure.summary });
-    return this.#fail(s, { reason: Reason.InstallError, event: 'InstallFailed' }, this.#counted(s, desired, failure), err);
+    let release: ReleaseInfo;
+    try {
+      release = await s.helm.install(this.#request(s, desired));
+    } catch (err) {
+      throwIfCancelled(s, err);
+      const failure = this.o.describeHelmError(err);
+      // helm may have stored a failed revision: remove it so the next attempt starts clean (helm#3338).
+      if ((await this.o.storage.records(s.namespace, s.name)).length > 0) {
+        await s.helm.uninstall({ release: s.name, namespace: s.namespace }).catch((e: unknown) => {
+          s.ctx.log.error({ error: e }, 'Could not remove the failed install');
+        });
+      }
+      s.status.setCondition({ type: ConditionType.Deployed, status: 'False', reason: Reason.InstallError, message: failure.summary });
+      return this.#fail(s, { reason: Reason.InstallError, event: 'InstallFailed' }, this.#counted(s, desired, failure), err);
+    }
+    await this.#succeeded(s, release, Reason.InstallSuccessful);
   }
 
   async #upgrade(s: Subject, desired: Desired, before: ReleaseRecord): Promise<void> {

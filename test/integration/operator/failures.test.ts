@@ -1,8 +1,8 @@
-import { AdmissionregistrationV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReleaseStorage } from '../../../src/helm/storage.js';
 import { CHART_LABEL } from '../../../src/reconciler/ownership.js';
-import { FINALIZER, MAX_FAILED_ATTEMPTS } from '../../../src/reconciler/reconciler.js';
+import { MAX_FAILED_ATTEMPTS } from '../../../src/reconciler/reconciler.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { condition, CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
 
@@ -115,82 +115,5 @@ describe('failed installs and upgrades', () => {
     const fixed = await crs.waitForCondition(ns.name, 'stubborn', { type: 'ReleaseFailed', status: 'False' });
     expect(condition(fixed, 'Stalled')).toBeUndefined();
     expect(await attempts()).toBe(0);
-  });
-
-  it('removes what it installed when the CR\'s finalizer is refused, says why, and installs once it is allowed', async () => {
-    // A first install goes alongside the finalizer write: nothing may stay installed that no
-    // finalizer guards. A policy refuses our finalizer on CRs annotated to ask for it.
-    const admission = kc.makeApiClient(AdmissionregistrationV1Api);
-    const policy = `refuse-finalizer-${Date.now().toString(36)}`;
-    const refuse = { 'test.example.com/refuse-finalizer': 'true' };
-    const message = 'test policy: no uninstall finalizer on this CR';
-    await admission.createValidatingAdmissionPolicy({
-      body: {
-        metadata: { name: policy },
-        spec: {
-          failurePolicy: 'Fail',
-          matchConstraints: { resourceRules: [{ apiGroups: [BREAKABLE.group], apiVersions: ['*'], operations: ['UPDATE'], resources: [BREAKABLE.plural] }] },
-          validations: [
-            {
-              expression:
-                "!(has(object.metadata.annotations) && object.metadata.annotations[?'test.example.com/refuse-finalizer'].orValue('') == 'true' && " +
-                `has(object.metadata.finalizers) && object.metadata.finalizers.exists(f, f == '${FINALIZER}'))`,
-              message,
-            },
-          ],
-        },
-      },
-    });
-    await admission.createValidatingAdmissionPolicyBinding({ body: { metadata: { name: policy }, spec: { policyName: policy, validationActions: ['Deny'] } } });
-    const probeNs = await createNamespace(kc, 'refuse-probe');
-    try {
-      // The policy takes a moment to be enforced: probe it on a CR no operator watches.
-      await crs.create(probeNs.name, 'probe', { configName: 'probe-settings' }, refuse);
-      await waitFor(
-        'the policy to refuse the finalizer',
-        async () => {
-          const refused = await crs.patch(probeNs.name, 'probe', { metadata: { finalizers: [FINALIZER] } }).then(
-            async () => {
-              await crs.patch(probeNs.name, 'probe', { metadata: { finalizers: null } });
-              return false;
-            },
-            () => true,
-          );
-          return refused;
-        },
-        { timeoutMs: 60_000, intervalMs: 500 },
-      );
-
-      await crs.create(ns.name, 'unguarded', { configName: 'unguarded-settings' }, refuse);
-      const refused = await crs.waitForCondition(ns.name, 'unguarded', { type: 'Irreconcilable', status: 'True', reason: 'ReconcileError' });
-      expect(condition(refused, 'Irreconcilable')?.message).toContain(message);
-      expect(refused.metadata.finalizers ?? []).not.toContain(FINALIZER);
-      await waitFor('the release installed alongside to be removed', async () => (await storage.records(ns.name, 'unguarded')).length === 0);
-      await waitFor('its ConfigMap to be gone', async () =>
-        core.readNamespacedConfigMap({ namespace: ns.name, name: 'unguarded-settings' }).then(
-          () => false,
-          () => true,
-        ),
-      );
-
-      await admission.deleteValidatingAdmissionPolicyBinding({ name: policy });
-      // Poke the CR past the retry backoff until the policy is no longer enforced.
-      let poke = 0;
-      const installed = await waitFor(
-        'the install once the finalizer is allowed',
-        async () => {
-          const cr = await crs.patch(ns.name, 'unguarded', { metadata: { annotations: { 'test.example.com/poke': String(poke++) } } });
-          return condition(cr, 'Deployed')?.status === 'True' ? cr : undefined;
-        },
-        { timeoutMs: 120_000, intervalMs: 2_000 },
-      );
-      expect(condition(installed, 'Deployed')?.reason).toBe('InstallSuccessful');
-      expect(installed.metadata.finalizers).toContain(FINALIZER);
-      expect(condition(installed, 'Irreconcilable')?.status).toBe('False');
-    } finally {
-      await admission.deleteValidatingAdmissionPolicyBinding({ name: policy }).catch(() => undefined);
-      await admission.deleteValidatingAdmissionPolicy({ name: policy }).catch(() => undefined);
-      await probeNs.remove();
-    }
   });
 });
