@@ -10,6 +10,7 @@
 #
 # SERVICE_CIDR (e.g. 10.0.0.0/16) widens the Service IP range of a new cluster; the default /24
 # holds about 250 Services, too few for benchmarks with more CRs of a chart that has a Service.
+# NODE_PODS (default 250) is how many Pods the fake Node takes; the rest stay Pending.
 #
 # Everything lives under $HELM_OPERATOR_CACHE_DIR/clusters/<name>; ~/.kube/config is never touched.
 set -euo pipefail
@@ -19,6 +20,8 @@ CACHE_ROOT=${HELM_OPERATOR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/helm-opera
 NAME=${CLUSTER_NAME:-helm-operator-dev}
 PORT=${CLUSTER_PORT:-0}
 NODE_NAME=kwok-node-0
+NODE_PODS=${NODE_PODS:-250}
+[[ $NODE_PODS =~ ^[1-9][0-9]*$ ]] || { printf 'error: NODE_PODS must be a positive integer, got "%s"\n' "$NODE_PODS" >&2; exit 2; }
 
 log() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
@@ -88,8 +91,8 @@ metadata:
     kubernetes.io/arch: amd64
     type: kwok
 status:
-  allocatable: {cpu: "32", memory: 256Gi, pods: "250"}
-  capacity: {cpu: "32", memory: 256Gi, pods: "250"}
+  allocatable: {cpu: "32", memory: 256Gi, pods: "$NODE_PODS"}
+  capacity: {cpu: "32", memory: 256Gi, pods: "$NODE_PODS"}
 EOF
   wait_for 60 "node $NODE_NAME to be Ready" kc wait --for=condition=Ready "node/$NODE_NAME" --timeout=5s
   # Pods need the default ServiceAccount, which the controller-manager creates shortly after start.

@@ -20,6 +20,24 @@ interface Condition {
 export const isDeployed = (cr: KubernetesObject): boolean =>
   ((cr as { status?: { conditions?: Condition[] } }).status?.conditions ?? []).some((c) => c.type === 'Deployed' && c.status === 'True');
 
+interface DeploymentLike {
+  readonly metadata?: { readonly generation?: number };
+  readonly spec?: { readonly replicas?: number };
+  readonly status?: { readonly observedGeneration?: number; readonly replicas?: number; readonly updatedReplicas?: number; readonly availableReplicas?: number };
+}
+
+/**
+ * Whether the cluster has finished acting on a Deployment: its controller saw the latest spec, and
+ * exactly `spec.replicas` Pods exist, all of the latest ReplicaSet, all available. Until then the
+ * controller-manager, the scheduler and kwok are still creating or removing Pods.
+ */
+export function deploymentSettled(d: KubernetesObject): boolean {
+  const { metadata, spec, status } = d as DeploymentLike;
+  if (status === undefined || (status.observedGeneration ?? 0) < (metadata?.generation ?? 1)) return false;
+  const want = spec?.replicas ?? 1;
+  return [status.replicas, status.updatedReplicas, status.availableReplicas].every((n) => (n ?? 0) === want);
+}
+
 /** Watches a namespace's Nginx CRs and Deployments; `until` resolves when a predicate over them holds. */
 export class NamespaceWatch {
   readonly crs: Informer;

@@ -30,7 +30,7 @@ import { parseArgs, promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { IMAGE_NODE_OPTIONS, startOperator, type OperatorName, type OperatorSetup } from './operators.js';
 import { svgChart, table, type CompareResult } from './report.js';
-import { createNamespace, deleteNamespace, lowerBound, runScenarios, type LowerBound, type OperatorRound, type ScenarioSetup } from './scenarios.js';
+import { createNamespace, deleteNamespace, lowerBound, podsNeeded, runScenarios, type LowerBound, type OperatorRound, type ScenarioSetup } from './scenarios.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -134,7 +134,8 @@ async function prepare(o: Options): Promise<Prepared> {
   const tools = new Map([...(await sh('bash', ['hack/tools.sh', 'env'])).matchAll(/^export (\w+)="([^"]*)"$/gm)].map((m) => [m[1] ?? '', m[2] ?? '']));
   const sdkBin = path.join(await sh('bash', ['hack/tools.sh', 'path', 'operator-sdk-helm']), 'helm-operator');
 
-  const clusterEnv = { ...process.env, CLUSTER_NAME: process.env.CLUSTER_NAME ?? 'helm-operator-bench', SERVICE_CIDR: o.serviceCidr };
+  const pods = podsNeeded(Math.max(...o.ns), o.tries);
+  const clusterEnv = { ...process.env, CLUSTER_NAME: process.env.CLUSTER_NAME ?? 'helm-operator-bench', SERVICE_CIDR: o.serviceCidr, NODE_PODS: String(Math.max(250, pods)) };
   const wasRunning = await sh('bash', ['hack/cluster.sh', 'status'], clusterEnv).then(
     () => true,
     () => false,
@@ -144,6 +145,11 @@ async function prepare(o: Options): Promise<Prepared> {
   const kubectl = tools.get('KUBECTL_BIN') ?? 'kubectl';
   await sh(kubectl, ['--kubeconfig', kubeconfig, 'apply', '--server-side', '-f', 'config/crd/bases/example.com_nginxes.yaml']);
   await crdEstablished(kubectl, kubeconfig, 'nginxes.example.com');
+  const room = (await sh(kubectl, ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'jsonpath={.items[*].status.allocatable.pods}']))
+    .split(/\s+/)
+    .reduce((sum, v) => sum + (Number(v) || 0), 0);
+  // Pods left Pending keep the scheduler and the garbage collector busy through every later phase.
+  if (room < pods) throw new Error(`cluster ${clusterEnv.CLUSTER_NAME} takes ${room} Pods, N=${Math.max(...o.ns)} needs ${pods}: stop it (hack/cluster.sh down) and let the benchmark start it`);
 
   const workDir = path.join(o.out, 'work');
   await mkdir(workDir, { recursive: true });

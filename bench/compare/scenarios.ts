@@ -2,10 +2,16 @@
  * The scenarios, run the same way against either operator in a fresh namespace:
  *
  * 1. converge: create N CRs at once (10 requests in flight) → every CR `Deployed=True`;
- * 2. idle: `idleSeconds` of steady state right after converging (the peer's 1 min resync included);
+ *    then, not measured, the cluster settles: every Deployment has its Pods, all available
+ *    (phases 3 to 5 also start from a settled cluster, each latency try too);
+ * 2. idle: `idleSeconds` of steady state once settled (the peer's 1 min resync included);
  * 3. spec change: `replicaCount` of one CR 2 → 3 → its Deployment's `spec.replicas` is 3 (one CR per try);
  * 4. drift: delete one CR's Deployment → a Deployment of that name with another uid exists;
  * 5. delete-all: delete every CR → every CR gone (finalizers: the releases are uninstalled).
+ *
+ * Settling is not the operator's work: at N=1000 the controller-manager (20 requests/s by default)
+ * is still creating Pods minutes after the last CR is Deployed, and an operator whose later phases
+ * come sooner would otherwise share the API server with that backlog while the other does not.
  *
  * Each phase records wall time, the process tree's CPU and memory, API requests and helm processes.
  * The lower bound applies the same objects, pre-rendered by `helm template`, with one
@@ -18,7 +24,7 @@ import { promisify } from 'node:util';
 import { HttpMethod, PatchStrategy, type KubeConfig } from '@kubernetes/client-node';
 import { RawClient, resourcePath } from '../../src/k8s/raw-client.js';
 import { mapBounded } from '../../src/runtime/bounded.js';
-import { apiRequests, delta, isDeployed, NamespaceWatch, NGINX, total } from './cluster.js';
+import { apiRequests, delta, deploymentSettled, isDeployed, NamespaceWatch, NGINX, total } from './cluster.js';
 import type { RunningOperator } from './operators.js';
 import type { Window } from './procs.js';
 
@@ -38,6 +44,11 @@ export interface ScenarioSetup {
 
 /** The sample CR's spec (config/samples). */
 export const SPEC = { config: { workerConnections: 512 }, replicaCount: 2, service: { port: 8080, type: 'ClusterIP' } };
+/** Pods a run at `n` makes at most: the sample spec's replicas per CR, plus one more per spec-change try. */
+export function podsNeeded(n: number, tries: number): number {
+  return n * SPEC.replicaCount + tries;
+}
+
 export const crName = (i: number): string => `b-${i}`;
 /** The chart names its objects `<release>-nginx`. */
 const deploymentOf = (cr: string): string => `${cr}-nginx`;
@@ -123,6 +134,13 @@ export async function runScenarios(s: ScenarioSetup, op: RunningOperator, ns: st
   const all = names(s.n);
   // Generous: on a loaded 2-core machine our N=100 converge took over 5 minutes.
   const timeoutMs = Math.max(900_000, s.n * 9_000);
+  // The controller-manager creates Pods at ~20 requests/s: 2000 Pods take a few minutes.
+  const settleMs = Math.max(300_000, s.n * 600);
+  const settled = (): Promise<number> =>
+    watch.until(`${s.n} Deployments to have all their Pods available`, () => {
+      const ds = watch.deployments.list();
+      return ds.length === s.n && ds.every(deploymentSettled);
+    }, settleMs);
   try {
     const ready = await op.sampler.sample();
     const converge = await phase(s, op, async () => {
@@ -131,10 +149,12 @@ export async function runScenarios(s: ScenarioSetup, op: RunningOperator, ns: st
       });
       await watch.until(`${s.n} CRs Deployed=True`, () => watch.crs.list().filter(isDeployed).length === s.n, timeoutMs);
     });
+    await settled();
     const idle = await phase(s, op, () => new Promise((r) => setTimeout(r, s.idleSeconds * 1000)));
 
     const specChangeMs: number[] = [];
     for (const name of all.slice(0, s.tries)) {
+      await settled();
       const replicas = (): unknown => (watch.deployments.get(deploymentOf(name), ns) as { spec?: { replicas?: number } } | undefined)?.spec?.replicas;
       const t0 = performance.now();
       await raw.request(HttpMethod.PATCH, `${crs}/${name}`, { body: { spec: { replicaCount: 3 } }, contentType: PatchStrategy.MergePatch });
@@ -143,6 +163,7 @@ export async function runScenarios(s: ScenarioSetup, op: RunningOperator, ns: st
 
     const driftMs: number[] = [];
     for (const name of all.slice(s.tries, 2 * s.tries)) {
+      await settled();
       const uid = watch.deployments.get(deploymentOf(name), ns)?.metadata?.uid;
       const t0 = performance.now();
       await raw.request(HttpMethod.DELETE, `${deployments}/${deploymentOf(name)}`);
@@ -153,6 +174,7 @@ export async function runScenarios(s: ScenarioSetup, op: RunningOperator, ns: st
       driftMs.push((await watch.until(`the Deployment of ${name} to come back`, back, 120_000)) - t0);
     }
 
+    await settled();
     const deleteAll = await phase(s, op, async () => {
       await mapBounded(all, 10, async (name) => {
         await raw.request(HttpMethod.DELETE, `${crs}/${name}`);

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { deploymentSettled } from '../../../bench/compare/cluster.js';
+import { podsNeeded } from '../../../bench/compare/scenarios.js';
+
+const deployment = (replicas: number, status: Record<string, number> | undefined, generation = 2) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'b-1-nginx', generation },
+  spec: { replicas },
+  ...(status === undefined ? {} : { status }),
+});
+
+describe('deploymentSettled', () => {
+  it('holds once every Pod of the latest spec is available', () => {
+    expect(deploymentSettled(deployment(2, { observedGeneration: 2, replicas: 2, updatedReplicas: 2, availableReplicas: 2 }))).toBe(true);
+  });
+
+  it('waits for a Deployment no controller has seen yet', () => {
+    expect(deploymentSettled(deployment(2, undefined))).toBe(false);
+    expect(deploymentSettled(deployment(2, { observedGeneration: 1, replicas: 2, updatedReplicas: 2, availableReplicas: 2 }))).toBe(false);
+  });
+
+  it('waits for Pods still being created or becoming available', () => {
+    expect(deploymentSettled(deployment(3, { observedGeneration: 2, replicas: 2, updatedReplicas: 2, availableReplicas: 2 }))).toBe(false);
+    expect(deploymentSettled(deployment(2, { observedGeneration: 2, replicas: 2, updatedReplicas: 2, availableReplicas: 1 }))).toBe(false);
+  });
+
+  it('waits for the Pods of an older ReplicaSet to go', () => {
+    expect(deploymentSettled(deployment(2, { observedGeneration: 2, replicas: 3, updatedReplicas: 2, availableReplicas: 2 }))).toBe(false);
+  });
+});
+
+describe('podsNeeded', () => {
+  it('counts the sample spec replicas of every CR and one more per spec-change try', () => {
+    expect(podsNeeded(1000, 3)).toBe(2003);
+    expect(podsNeeded(100, 5)).toBe(205);
+  });
+});
