@@ -11,6 +11,7 @@ import type { ObjectClient } from '../k8s/objects.js';
 import { boundedRunner } from '../runtime/bounded.js';
 import { lostLeadership, TerminalError, type ReconcileContext, type Reconciler, type Request, type Result } from '../runtime/reconcile.js';
 import { parseReleaseAnnotations, type ReleaseAnnotations } from './annotations.js';
+import { resyncAfterMs } from './period.js';
 import { ConditionType, Reason } from './conditions.js';
 import type { HelmFailure, HelmPort, ReleaseInfo } from './helm-port.js';
 import { NoKindMatchError } from '../k8s/restmapper.js';
@@ -94,6 +95,8 @@ export interface HelmReconcilerOptions {
   /** Tells the controller that this version of a CR is the reconcile's own write, which it goes on from. */
   readonly expectOwnWrite?: (request: Request, resourceVersion: string) => void;
   readonly now?: () => Date;
+  /** Random source in [0, 1) for the period's jitter; injectable for tests. */
+  readonly random?: () => number;
 }
 
 /** How long the rollback of an upgrade cancelled by shutdown may take (below the controller's ABORT_GRACE_MS). */
@@ -267,7 +270,10 @@ export class HelmReconciler implements Reconciler {
   }
 
   #period(s: Subject): number {
-    return s.annotations.reconcilePeriodMs ?? this.o.watch.reconcilePeriodMs ?? this.o.defaultReconcilePeriodMs;
+    return resyncAfterMs(
+      { annotationMs: s.annotations.reconcilePeriodMs, watchMs: this.o.watch.reconcilePeriodMs, defaultMs: this.o.defaultReconcilePeriodMs },
+      this.o.random,
+    );
   }
 
   /** Input that no retry can fix: report it and wait for the user to edit the CR. */

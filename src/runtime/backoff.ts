@@ -183,3 +183,13 @@ export class Backoff {
     this.#lastFailureAt = undefined;
   }
 }
+
+/**
+ * `ms` spread by up to `fraction` either way (`0.05`: 60 s becomes 57–63 s), so that periods
+ * started together, such as the resyncs of CRs installed or listed in one burst, drift apart
+ * instead of coming back in the same burst each time. The mean stays `ms`. `random`: in [0, 1).
+ */
+export function jitter(ms: number, fraction: number, random: () => number = Math.random): number {
+  if (!(fraction >= 0 && fraction < 1)) throw new RangeError(`jitter fraction must be in [0, 1), got ${fraction}`);
+  return Math.round(ms * (1 + fraction * (2 * random() - 1)));
+}

@@ -11,6 +11,7 @@
  *
  * Update events that change nothing a reconcile reads from metadata (generation, labels, annotations,
  * finalizers, deletionTimestamp) are dropped: status writes, including our own, don't re-trigger.
+ * The objects of a source's first LIST are queued `low` (see workqueue.ts), every later event `normal`.
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
@@ -283,7 +284,10 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
         transform: o.cacheTransform ?? dropManagedFields,
       });
     source.onAdd((obj) => {
-      this.#enqueueObject(obj);
+      // The objects of the first LIST wait behind what happens meanwhile, as controller-runtime's
+      // priority queue has them: after a restart with many CRs, an edit or a new CR is not served
+      // last. Adds after the first LIST (new objects, a re-list) are events like any other.
+      this.#enqueueObject(obj, source.hasSynced() ? 'normal' : 'low');
     });
     source.onUpdate((obj, old) => {
       if (this.#isOwnWrite(obj)) return;
@@ -305,9 +309,9 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     return expected === obj.metadata?.resourceVersion;
   }
 
-  #enqueueObject(obj: KubernetesObject): void {
+  #enqueueObject(obj: KubernetesObject, priority: Priority = 'normal'): void {
     if ((obj.metadata?.name ?? '') === '') return;
-    this.#queue.add(objectKey(obj));
+    this.#queue.add(objectKey(obj), priority);
   }
 
   async #waitForSync(): Promise<void> {

@@ -9,8 +9,9 @@
  * - `addRateLimited(key)`: `addAfter` with per-key exponential backoff; `forget(key)` resets it.
  * - Two priorities, as controller-runtime's priority queue: a `low` key is handed out only when no
  *   `normal` one waits (FIFO within each). A key added with both waits as `normal`. The controller
- *   queues its own kind's events as `normal`, and periodic resyncs and dependents' events as `low`:
- *   under a flood of resyncs and status changes, a new or edited CR is not queued behind them.
+ *   queues its own kind's events as `normal`, and the objects of its first LIST, periodic resyncs
+ *   and dependents' events as `low`: under a flood of resyncs, status changes or a restart's
+ *   backlog, a new or edited CR is not queued behind them.
  *
  * Shutdown: `shutDown()` stops handing out keys at once (every pending and future `get()` resolves
  * `undefined`; queued and delayed keys are dropped; later adds are ignored). Keys already handed out

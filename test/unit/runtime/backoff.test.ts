@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Backoff, ItemBackoff, ManualClock } from '../../../src/runtime/backoff.js';
+import { Backoff, ItemBackoff, jitter, ManualClock } from '../../../src/runtime/backoff.js';
 
 describe('ItemBackoff', () => {
   it('doubles per consecutive failure from the base, up to the cap', () => {
@@ -97,5 +97,27 @@ describe('ManualClock', () => {
     clock.advance(25);
     expect(at).toEqual([10, 20]);
     expect(clock.now()).toBe(25);
+  });
+});
+
+describe('jitter', () => {
+  it('spreads a period by up to the fraction either way, centred on it', () => {
+    expect(jitter(60_000, 0.05, () => 0)).toBe(57_000);
+    expect(jitter(60_000, 0.05, () => 0.5)).toBe(60_000);
+    expect(jitter(60_000, 0.05, () => 0.999_999)).toBe(63_000);
+    expect(jitter(60_000, 0, () => 0.9)).toBe(60_000);
+  });
+
+  it('with the real random source, stays inside the bounds and does not repeat one value', () => {
+    const seen = Array.from({ length: 200 }, () => jitter(1_000, 0.1));
+    expect(Math.min(...seen)).toBeGreaterThanOrEqual(900);
+    expect(Math.max(...seen)).toBeLessThanOrEqual(1_100);
+    expect(new Set(seen).size).toBeGreaterThan(10);
+  });
+
+  it('rejects a fraction outside [0, 1)', () => {
+    expect(() => jitter(1_000, 1)).toThrow(RangeError);
+    expect(() => jitter(1_000, -0.1)).toThrow(RangeError);
+    expect(() => jitter(1_000, Number.NaN)).toThrow(RangeError);
   });
 });

@@ -147,7 +147,8 @@ afterEach(async () => {
   await Promise.all(controllers.splice(0).map((c) => c.stop()));
 });
 
-function setup(overrides: Partial<ControllerOptions> = {}) {
+/** `synced: false`: the sources hold their first LIST until the test calls `sync()`. */
+function setup(overrides: Partial<ControllerOptions> = {}, { synced = true } = {}) {
   const clock = new ManualClock();
   const reconciler = new ScriptedReconciler();
   const sources: FakeSource[] = [];
@@ -161,7 +162,7 @@ function setup(overrides: Partial<ControllerOptions> = {}) {
     log: silentLogger(),
     clock,
     sourceFactory: (ns) => {
-      const s = new FakeSource(ns);
+      const s = new FakeSource(ns, synced);
       sources.push(s);
       return s;
     },
@@ -219,14 +220,7 @@ describe('Controller event handling', () => {
   });
 
   it('queues events seen during the initial list and runs them once workers start', async () => {
-    const sources: FakeSource[] = [];
-    const { controller, reconciler } = setup({
-      sourceFactory: (ns) => {
-        const s = new FakeSource(ns, false);
-        sources.push(s);
-        return s;
-      },
-    });
+    const { controller, reconciler, sources } = setup({}, { synced: false });
     const started = controller.start();
     await tick();
     sources[0]!.add(widget('a'));
@@ -236,6 +230,24 @@ describe('Controller event handling', () => {
     sources[0]!.sync();
     await started;
     await vi.waitFor(() => { expect(reconciler.names()).toEqual(['a', 'b']); });
+  });
+
+  it('serves events that arrive while the first LIST is worked through before the rest of that LIST', async () => {
+    const { controller, reconciler, sources } = setup({}, { synced: false });
+    const gate = deferred();
+    reconciler.behaviour = (req) => (req.name === 'listed-0' ? gate.promise.then(() => ({})) : Promise.resolve({}));
+    const started = controller.start();
+    await tick();
+    for (let i = 0; i < 3; i++) sources[0]!.add(widget(`listed-${i}`));
+    sources[0]!.sync();
+    await started;
+    await vi.waitFor(() => { expect(reconciler.names()).toEqual(['listed-0']); });
+    // While the only worker holds the first listed CR: one is created, a listed one is edited.
+    sources[0]!.add(widget('created'));
+    sources[0]!.update(widget('listed-2', { generation: 2, resourceVersion: '2' }), widget('listed-2'));
+    gate.resolve();
+    await vi.waitFor(() => { expect(reconciler.names()).toHaveLength(4); });
+    expect(reconciler.names()).toEqual(['listed-0', 'created', 'listed-2', 'listed-1']);
   });
 
   it('skips status-only updates but reconciles spec changes and deletes', async () => {
@@ -546,15 +558,7 @@ describe('Controller lifecycle', () => {
   });
 
   it('start() fails with CacheSyncTimeoutError when the sources do not sync in time, and stops them', async () => {
-    const sources: FakeSource[] = [];
-    const { controller, clock } = setup({
-      cacheSyncTimeoutMs: 5_000,
-      sourceFactory: (ns) => {
-        const s = new FakeSource(ns, false);
-        sources.push(s);
-        return s;
-      },
-    });
+    const { controller, clock, sources } = setup({ cacheSyncTimeoutMs: 5_000 }, { synced: false });
     const started = controller.start();
     await tick();
     clock.advance(5_000);
@@ -564,14 +568,7 @@ describe('Controller lifecycle', () => {
   });
 
   it('stop() during start() makes start() resolve without starting workers', async () => {
-    const sources: FakeSource[] = [];
-    const { controller, reconciler } = setup({
-      sourceFactory: (ns) => {
-        const s = new FakeSource(ns, false);
-        sources.push(s);
-        return s;
-      },
-    });
+    const { controller, reconciler, sources } = setup({}, { synced: false });
     const started = controller.start();
     await tick();
     sources[0]!.add(widget('a'));
