@@ -95,8 +95,6 @@ export interface HelmReconcilerOptions {
   /** Tells the controller that this version of a CR is the reconcile's own write, which it goes on from. */
   readonly expectOwnWrite?: (request: Request, resourceVersion: string) => void;
   readonly now?: () => Date;
-  /** Random source in [0, 1) for the period's jitter; injectable for tests. */
-  readonly random?: () => number;
 }
 
 /** How long the rollback of an upgrade cancelled by shutdown may take (below the controller's ABORT_GRACE_MS). */
@@ -270,10 +268,7 @@ export class HelmReconciler implements Reconciler {
   }
 
   #period(s: Subject): number {
-    return resyncAfterMs(
-      { annotationMs: s.annotations.reconcilePeriodMs, watchMs: this.o.watch.reconcilePeriodMs, defaultMs: this.o.defaultReconcilePeriodMs },
-      this.o.random,
-    );
+    return resyncAfterMs({ annotationMs: s.annotations.reconcilePeriodMs, watchMs: this.o.watch.reconcilePeriodMs, defaultMs: this.o.defaultReconcilePeriodMs });
   }
 
   /** Input that no retry can fix: report it and wait for the user to edit the CR. */
