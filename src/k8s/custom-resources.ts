@@ -103,14 +103,20 @@ export class CustomResourceClient {
     }
   }
 
-  /** Removes every one of `finalizers` present; a vanished object counts as done. */
+  /**
+   * Removes every one of `finalizers` present from this instance of the object (its UID): a vanished
+   * object, or one replaced by a new object of the same name, counts as done. The new object's
+   * finalizer guards its own release, which this caller knows nothing of.
+   */
   async removeFinalizers(cr: CachedCustomResource, finalizers: readonly string[]): Promise<void> {
+    const { uid } = cr.metadata;
     let current: CachedCustomResource | undefined = cr;
-    for (let attempt = 0; current !== undefined; attempt++) {
+    for (let attempt = 0; current !== undefined && current.metadata.uid === uid; attempt++) {
       const list = current.metadata.finalizers ?? [];
       const kept = list.filter((f) => !finalizers.includes(f));
       if (kept.length === list.length) return;
       const body = [
+        ...(uid === undefined ? [] : [{ op: 'test', path: '/metadata/uid', value: uid }]),
         { op: 'test', path: '/metadata/finalizers', value: list },
         { op: 'replace', path: '/metadata/finalizers', value: kept },
       ];

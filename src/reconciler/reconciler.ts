@@ -22,7 +22,7 @@ import { ReleaseObjects, type DependentsPort, type DesiredObject, type SeenObjec
 import { ownerKindLabel, releaseNameProblem } from './release-name.js';
 import { determineReleaseState, RELEASE_LABELS, type ReleaseRecord, type ReleaseState } from './state.js';
 import { StatusDraft, type DeployedRelease } from './status.js';
-import { UninstallClaims } from './uninstall-claims.js';
+import { UninstallClaims, type Batch } from './uninstall-claims.js';
 import { composeReferencedValues, deepMerge, parseValuesFrom, VALUES_FROM_ANNOTATION, type ValuesSourcePort } from './values-from.js';
 import { fingerprint, isPlainObject, mergeValues, type Values } from './values.js';
 
@@ -131,8 +131,12 @@ interface Desired {
 export class HelmReconciler implements Reconciler {
   readonly #ownerKind: string;
   readonly #objects: ReleaseObjects;
-  /** The manifest of each CR's deployed revision, so steady-state reconciles need no helm process. */
-  readonly #manifests = new Map<string, { readonly revision: number; readonly objects: DesiredObject[] }>();
+  /**
+   * The manifest of each CR's deployed revision, so steady-state reconciles need no helm process.
+   * Keyed by `namespace/name` and valid only for the CR instance (UID) it was read for: a CR created
+   * again under the same name starts a new release whose revision 1 is not the old one's.
+   */
+  readonly #manifests = new Map<string, { readonly uid: string; readonly revision: number; readonly objects: DesiredObject[] }>();
   /** The CRs whose releases a batched uninstall took along (see #uninstall). */
   readonly #uninstalls = new UninstallClaims();
 
@@ -153,7 +157,9 @@ export class HelmReconciler implements Reconciler {
     if (this.o.requeue !== undefined && this.#uninstalls.isHeld(`${request.namespace}/${request.name}`)) return {};
     const { cr, records } = await this.#read(request);
     if (cr === undefined) {
-      this.o.valuesSources?.track(request.namespace, request.name, []);
+      // Gone, whether or not our finalizer ran (removed by hand, or by a batch for its peer): nothing
+      // kept for it may outlive it.
+      this.#forget(request.namespace, request.name);
       return {};
     }
     const identity = serviceAccountUser(request.namespace, this.o.watch.serviceAccountName);
@@ -520,18 +526,12 @@ export class HelmReconciler implements Reconciler {
    * turns that off, and readiness is summarised.
    */
   async #inSync(s: Subject, deployed: ReleaseRecord): Promise<void> {
-    let objects = this.#manifests.get(keyOf(s));
-    if (objects?.revision !== deployed.revision) {
-      const release = await s.helm.status(s.name, s.namespace);
-      if (release === undefined) throw new Error(`release ${s.name} vanished while being read`);
-      objects = { revision: release.revision, objects: await this.#remember(s, release) };
-      s.status.setRelease(deployedRelease(release), objects.objects.map((o) => o.entry));
-    }
-    const unrepaired = s.annotations.driftRepair ? await this.#repairDrift(s, deployed.revision, objects.objects) : undefined;
+    const objects = await this.#deployedObjects(s, deployed);
+    const unrepaired = s.annotations.driftRepair ? await this.#repairDrift(s, deployed.revision, objects) : undefined;
     if (!s.annotations.driftRepair) this.#driftSettled(s);
     // After the repair: a recreated object needs its owner and chart label at once, or its own
     // events would not be routed back here until the next periodic reconcile.
-    await this.#setReady(s, objects.objects, await this.#objects.adopt(this.#subject(s), objects.objects));
+    await this.#setReady(s, objects, await this.#objects.adopt(this.#subject(s), objects));
     const reason = deployed.revision === 1 ? Reason.InstallSuccessful : Reason.UpgradeSuccessful;
     const prior = s.status.current.conditions.find((c) => c.type === ConditionType.Deployed);
     const message = prior?.status === 'True' ? prior.message : `Release ${s.name} revision ${deployed.revision} deployed`;
@@ -541,6 +541,17 @@ export class HelmReconciler implements Reconciler {
     s.status.clearFailures();
     // The release stays deployed and its other objects were handled; back off and try again.
     if (unrepaired !== undefined) throw new ReportedError(unrepaired);
+  }
+
+  /** The deployed revision's objects: kept from this CR instance's last install or upgrade, else read from helm. */
+  async #deployedObjects(s: Subject, deployed: ReleaseRecord): Promise<DesiredObject[]> {
+    const known = this.#manifests.get(keyOf(s));
+    if (known?.uid === uidOf(s) && known.revision === deployed.revision) return known.objects;
+    const release = await s.helm.status(s.name, s.namespace);
+    if (release === undefined) throw new Error(`release ${s.name} vanished while being read`);
+    const objects = await this.#remember(s, release);
+    s.status.setRelease(deployedRelease(release), objects.map((o) => o.entry));
+    return objects;
   }
 
   /**
@@ -581,7 +592,7 @@ export class HelmReconciler implements Reconciler {
     const rendered = parseManifest(release.manifest);
     const entries = await inventoryOf(rendered, release.namespace, this.o.isNamespaced);
     const objects = rendered.map((r, i) => ({ rendered: r, entry: entries[i] as InventoryEntry }));
-    this.#manifests.set(keyOf(s), { revision: release.revision, objects });
+    this.#manifests.set(keyOf(s), { uid: uidOf(s), revision: release.revision, objects });
     return objects;
   }
 
@@ -667,8 +678,8 @@ export class HelmReconciler implements Reconciler {
    */
   async #releaseGone(s: Subject): Promise<{ found: boolean } | undefined> {
     if (this.#uninstalls.isHeld(keyOf(s)) && this.o.requeue !== undefined) return undefined;
-    return this.#uninstalls.finalize(keyOf(s), async (batched) => {
-      // A batch that took this release along succeeded: it is gone, and nothing installs it again.
+    return this.#uninstalls.finalize(keyOf(s), uidOf(s), async (batched) => {
+      // A batch that claimed this very CR reported its release gone, and nothing installs it again.
       if (batched) return { found: true };
       return (await this.#ownsRelease(s)) ? await this.#uninstall(s) : { found: false };
     });
@@ -690,19 +701,19 @@ export class HelmReconciler implements Reconciler {
    * peer whose release is still there does its own in its reconcile.
    */
   async #uninstall(s: Subject): Promise<{ found: boolean }> {
-    const claims = this.#claimPeers(s);
+    const batch = this.#claimPeers(s);
     try {
-      return await this.#uninstallWith(s, claims);
+      return await this.#uninstallWith(s, batch);
     } finally {
-      // Whatever ended this reconcile, no peer may wait forever (settling twice changes nothing).
-      for (const settle of claims.values()) settle(false);
-      for (const name of claims.keys()) this.o.requeue?.({ namespace: s.namespace, name });
+      // Whatever ended this reconcile, no peer waits forever and no claim outlives the batch; each
+      // peer still here is reconciled again and finds its release as it is.
+      for (const name of batch.end()) this.o.requeue?.({ namespace: s.namespace, name });
     }
   }
 
-  async #uninstallWith(s: Subject, claims: Map<string, (uninstalled: boolean) => void>): Promise<{ found: boolean }> {
-    const peers = await this.#ownedPeers(s, [...claims.keys()]);
-    for (const [name, settle] of claims) if (!peers.includes(name)) settle(false);
+  async #uninstallWith(s: Subject, batch: Batch): Promise<{ found: boolean }> {
+    const peers = await this.#ownedPeers(s, batch.names);
+    for (const name of batch.names) if (!peers.includes(name)) batch.settle(name, false);
     const single = (): Promise<{ found: boolean }> =>
       this.#helm(s, Reason.UninstallError, () => s.helm.uninstall({ release: s.name, namespace: s.namespace, signal: s.ctx.signal }));
     if (peers.length === 0) return single();
@@ -711,7 +722,7 @@ export class HelmReconciler implements Reconciler {
     const finishing = new Map<string, Promise<void>>();
     const gate = boundedRunner(PEER_WRITES_IN_FLIGHT);
     const finish = (name: string): void => {
-      if (peers.includes(name) && !finishing.has(name)) finishing.set(name, gate(() => this.#completePeer(s, name, claims)));
+      if (peers.includes(name) && !finishing.has(name)) finishing.set(name, gate(() => this.#completePeer(s, name, batch)));
     };
     const ok = await this.#batchUninstall(s, peers, finish);
     // After a success every peer's release is gone, whether or not helm's output said so.
@@ -720,7 +731,7 @@ export class HelmReconciler implements Reconciler {
     if (ok) return { found: true };
     const rest = peers.filter((name) => !finishing.has(name));
     const left = await this.#ownedPeers(s, rest);
-    for (const name of rest) claims.get(name)?.(!left.includes(name));
+    for (const name of rest) batch.settle(name, !left.includes(name));
     // This release was ours when the batch started: gone now, by the batch or by this call.
     await single();
     return { found: true };
@@ -747,26 +758,28 @@ export class HelmReconciler implements Reconciler {
   }
 
   /**
-   * For a peer whose release the batch uninstalled, does what its own reconcile would do next, from
-   * the cache and without reading it again: removes the finalizer and reports the uninstall. Only
-   * where nobody reads a status afterwards (no other finalizer, no uninstall-wait); the others, and
-   * any whose write fails, are left to their own reconcile, which finds the release gone. The claim
-   * is settled only once the peer is done, so no reconcile of the peer runs meanwhile.
+   * For a peer whose release the batch uninstalled (helm reported it gone), reports the uninstall
+   * and does what its own reconcile would do next, from the cache and without reading it again:
+   * removes the finalizer. That only where nobody reads a status afterwards (no other finalizer, no
+   * uninstall-wait); the others, and any whose write fails, are left to their own reconcile after
+   * the batch, which finds the release gone in storage. The claim is settled only once the peer is
+   * done, so no reconcile of the peer runs meanwhile.
    */
-  async #completePeer(s: Subject, name: string, claims: ReadonlyMap<string, (uninstalled: boolean) => void>): Promise<void> {
+  async #completePeer(s: Subject, name: string, batch: Batch): Promise<void> {
     const cr = this.o.crCache?.get(s.namespace, name);
-    const finalizers = cr?.metadata.finalizers ?? [];
-    const finish = cr !== undefined && !lostLeadership(s.ctx.signal) && finalizers.every((f) => FINALIZERS.includes(f)) && !parseReleaseAnnotations(cr.metadata.annotations).uninstallWait;
-    if (finish) {
-      try {
-        await this.o.crs.removeFinalizers(cr, FINALIZERS);
-        this.#forget(s.namespace, name);
-        this.o.events.record(cr, 'Normal', Reason.UninstallSuccessful, `Uninstalled release ${name}`);
-      } catch (err) {
-        s.ctx.log.info({ peer: name, error: describeError(err) }, 'Could not finish a batched uninstall for its CR; its own reconcile will');
+    if (cr !== undefined && !lostLeadership(s.ctx.signal)) {
+      this.o.events.record(cr, 'Normal', Reason.UninstallSuccessful, `Uninstalled release ${name}`);
+      const finalizers = cr.metadata.finalizers ?? [];
+      if (finalizers.every((f) => FINALIZERS.includes(f)) && !parseReleaseAnnotations(cr.metadata.annotations).uninstallWait) {
+        try {
+          await this.o.crs.removeFinalizers(cr, FINALIZERS);
+          this.#forget(s.namespace, name);
+        } catch (err) {
+          s.ctx.log.info({ peer: name, error: describeError(err) }, 'Could not finish a batched uninstall for its CR; its own reconcile will');
+        }
       }
     }
-    claims.get(name)?.(true);
+    batch.settle(name, true);
   }
 
   /** Drops what this reconciler keeps about a CR whose release is gone. */
@@ -778,24 +791,22 @@ export class HelmReconciler implements Reconciler {
 
   /**
    * Claims, synchronously, the other CRs of `s`'s namespace whose releases #uninstall may take
-   * along: their finalizers wait for the claim (see #finalize) instead of running helm alongside.
-   * Resolves each claim with whether that CR's release was uninstalled.
+   * along: their reconciles wait for the batch (see #releaseGone) instead of running helm alongside.
    */
-  #claimPeers(s: Subject): Map<string, (uninstalled: boolean) => void> {
-    const claims = new Map<string, (uninstalled: boolean) => void>();
+  #claimPeers(s: Subject): Batch {
+    const batch = this.#uninstalls.begin(s.namespace);
     for (const cr of this.o.crCache?.list(s.namespace) ?? []) {
-      if (claims.size >= UNINSTALL_BATCH_MAX - 1) break;
-      const name = cr.metadata.name;
-      const key = `${s.namespace}/${name}`;
+      if (batch.names.length >= UNINSTALL_BATCH_MAX - 1) break;
+      const { name, uid } = cr.metadata;
       const eligible =
         name !== s.name &&
+        uid !== undefined &&
         cr.metadata.deletionTimestamp !== undefined &&
         (cr.metadata.finalizers ?? []).some((f) => FINALIZERS.includes(f)) &&
         releaseNameProblem(name) === undefined;
-      const settle = eligible ? this.#uninstalls.claim(key) : undefined;
-      if (settle !== undefined) claims.set(name, settle);
+      if (eligible) batch.claim(name, uid);
     }
-    return claims;
+    return batch;
   }
 
   #peer(s: Subject, name: string): Pick<Subject, 'namespace' | 'name' | 'helm'> {
@@ -857,6 +868,8 @@ export class ReportedError extends Error {
 }
 
 const keyOf = (s: Subject): string => `${s.namespace}/${s.name}`;
+/** The CR instance: a CR deleted and created again under its name has a new UID. */
+const uidOf = (s: Subject): string => s.cr.metadata.uid ?? '';
 
 function conflictMessage(s: Subject, owner: string): string {
   return (

@@ -8,7 +8,7 @@ import { ReleaseStorage } from '../../src/helm/storage.js';
 import { killAll, type OperatorProcess } from '../integration/production/support.js';
 import { testKubeConfig, uniqueName } from '../support/kube.js';
 import { createNamespaces, helmRunning, operatorUnderTest, seededRandom, sleep, type OperatorUnderTest } from './support/harness.js';
-import { alive, killTree } from './support/processes.js';
+import { alive, helmChildren, killTree } from './support/processes.js';
 import { recordFault } from './support/report.js';
 import { expectIdle, Fleet, specFor } from './support/verdict.js';
 
@@ -55,6 +55,18 @@ describe('operator and helm SIGKILL', () => {
       recordFault(kind, false, null);
       throw err;
     }
+  }
+
+  /** Waits for the operator to run one `helm uninstall` for two releases or more; returns its pid. */
+  async function batchedUninstallRunning(pid: number, timeoutMs = 30_000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      // Release names follow `--` (src/helm/args.ts).
+      const batch = helmChildren(pid).find((c) => c.verb === 'uninstall' && c.args.length - c.args.indexOf('--') - 1 >= 2 && c.args.includes('--'));
+      if (batch !== undefined) return batch.pid;
+      await sleep(5);
+    }
+    throw new Error(`the operator ran no batched helm uninstall within ${timeoutMs} ms`);
   }
 
   /** Steps helm in short slices until its pending-upgrade record is stored; leaves it frozen then. */
@@ -120,6 +132,37 @@ describe('operator and helm SIGKILL', () => {
         await fleet.delete(NS, `inst-${i}`);
       });
     }
+    await expectIdle(op.pid);
+  });
+
+  /**
+   * CRs deleted together are uninstalled by one `helm uninstall a b c`; the operator is killed in
+   * the middle of it, and the same names are created again and deleted again afterwards (issue 28):
+   * no release, and no object, may be left behind by any of these deletions.
+   */
+  it(`survives ${N} kills during a batched uninstall, the same names created again after each`, async () => {
+    const names = Array.from({ length: 8 }, (_, i) => `churn-${i}`);
+    const createAll = async (): Promise<void> => {
+      for (const name of names) await fleet.create(NS, name, specFor(++rev));
+      await fleet.converge(CONVERGE_MS);
+    };
+    await createAll();
+    for (let i = 0; i < N; i++) {
+      // Deleted while no operator runs: the next one finds them all being deleted and batches them.
+      await op.stop();
+      await Promise.all(names.map((name) => fleet.delete(NS, name)));
+      op = await out.start();
+      await batchedUninstallRunning(op.pid);
+      await sleep(Math.floor(random() * 300));
+      killTree(op.pid);
+      const killedAt = Date.now();
+      await op.exited;
+      await recover('operator SIGKILL: batched uninstall', killedAt);
+      await createAll();
+    }
+    // And once more with the operator running throughout: all deleted together, then the verdict.
+    await Promise.all(names.map((name) => fleet.delete(NS, name)));
+    await fleet.converge(CONVERGE_MS);
     await expectIdle(op.pid);
   });
 

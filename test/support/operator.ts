@@ -188,6 +188,15 @@ export class CRs {
     await this.#api.deleteNamespacedCustomObject({ ...this.#ref(namespace), name });
   }
 
+  /** Deletes every CR of the namespace with one request, as `kubectl delete <kind> --all` marks them all at once. */
+  async deleteAll(namespace: string): Promise<void> {
+    await this.#api.deleteCollectionNamespacedCustomObject(this.#ref(namespace));
+  }
+
+  async list(namespace: string): Promise<CR[]> {
+    return ((await this.#api.listNamespacedCustomObject(this.#ref(namespace))) as { items: CR[] }).items;
+  }
+
   /** Waits until condition `type` has `status` (and `reason`, if given); returns the CR. */
   async waitForCondition(
     namespace: string,

@@ -71,7 +71,12 @@ function releaseProblems(r: HelmRelease, hasCr: boolean): string[] {
 
 function crProblems(key: string, spec: FleetSpec | undefined, snap: Snapshot): string[] {
   const cr = snap.crs.get(key);
-  if (spec === undefined) return cr === undefined ? [] : [`CR ${key} should be gone${cr.metadata.deletionTimestamp === undefined ? '' : ' (deleting)'}`];
+  if (spec === undefined) {
+    if (cr !== undefined) return [`CR ${key} should be gone${cr.metadata.deletionTimestamp === undefined ? '' : ' (deleting)'}`];
+    // Its release's objects went with it (helm uninstall deletes them before the release record).
+    const [namespace = '', name = ''] = key.split('/');
+    return snap.deployments.has(`${namespace}/${deploymentName(name)}`) ? [`CR ${key} is gone but its Deployment is left`] : [];
+  }
   if (cr === undefined) return [`CR ${key} is lost`];
   const problems = statusProblems(key, cr);
   if (!snap.releases.some((r) => `${r.namespace}/${r.name}` === key)) problems.push(`CR ${key} has no release`);
