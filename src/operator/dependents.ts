@@ -93,7 +93,9 @@ export class DependentWatcher implements DependentsPort {
     let w = this.#kinds.get(key);
     if (w === undefined) {
       if (this.#stopped) return;
-      w = await this.#start(apiVersion, kind);
+      const started = await this.#start(apiVersion, kind);
+      if (started === undefined) return;
+      w = started;
       const existing = this.#kinds.get(key);
       if (existing !== undefined) {
         await Promise.allSettled([...w.informers.values()].map((i) => i.stop()));
@@ -105,8 +107,10 @@ export class DependentWatcher implements DependentsPort {
     await w.started;
   }
 
-  async #start(apiVersion: string, kind: string): Promise<KindWatch> {
+  /** undefined: stop() ran while the kind was being mapped, and no informer may start after it. */
+  async #start(apiVersion: string, kind: string): Promise<KindWatch | undefined> {
     const mapping = await this.o.mapper.mapping({ ...parseApiVersion(apiVersion), kind });
+    if (this.#stopped) return undefined;
     const scopes = mapping.namespaced && this.o.namespaces.length > 0 ? this.o.namespaces : [''];
     const informers = new Map<string, Informer>();
     for (const ns of scopes) {
