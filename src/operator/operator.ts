@@ -144,6 +144,7 @@ export class Operator {
     const added = [...wanted.keys()].filter((n) => !this.#applied.has(n));
     for (const name of [...removed, ...changed]) {
       await this.manager.remove(name);
+      this.o.releaseMetrics?.forgetController(name);
       this.#applied.delete(name);
       for (const [type, controller] of this.#owners) if (controller === name) this.#owners.delete(type);
     }

@@ -46,6 +46,8 @@ export interface ReconcilerMetrics {
   releaseState(controller: string, namespace: string, name: string, state: string): void;
   driftCorrected(controller: string, kind: string): void;
   forget(controller: string, namespace: string, name: string): void;
+  /** Drops every CR of a controller that was stopped (a watches.yaml reload removed or restarted it). */
+  forgetController(controller: string): void;
 }
 
 export interface ReleaseStoragePort {

@@ -314,6 +314,16 @@ export class OperatorMetrics implements ControllerMetrics {
     this.#releaseStates.get(controller)?.delete(`${namespace}/${name}`);
   }
 
+  /**
+   * Drops a stopped controller from `helm_operator_releases`: a removed kind's CRs are no longer
+   * reconciled by anything here, and a restarted one re-reports each CR its first LIST finds (a CR
+   * deleted meanwhile would otherwise be counted for good).
+   */
+  forgetController(controller: string): void {
+    this.#releaseStates.delete(controller);
+    this.#statesSeen.delete(controller);
+  }
+
   /** One release resource of `kind` was repaired after drifting. */
   driftCorrected(controller: string, kind: string): void {
     this.#drift.inc({ controller, kind });

@@ -170,6 +170,16 @@ describe('OperatorMetrics', () => {
     expect(sample(text, 'helm_operator_releases', { controller: 'c', state: 'InSync' })).toBe(1);
   });
 
+  it('drops every series of a controller a reload stopped, and only that controller\'s', async () => {
+    const m = fresh();
+    m.releaseState('gone', 'ns', 'a', 'InSync');
+    m.releaseState('kept', 'ns', 'a', 'InSync');
+    m.forgetController('gone');
+    const text = await m.metrics();
+    expect(text).not.toMatch(/helm_operator_releases\{[^}]*controller="gone"/);
+    expect(sample(text, 'helm_operator_releases', { controller: 'kept', state: 'InSync' })).toBe(1);
+  });
+
   it('counts drift corrections by controller and kind', async () => {
     const m = fresh();
     m.driftCorrected('c', 'Deployment');
