@@ -436,7 +436,7 @@ export class HelmReconciler implements Reconciler {
       const failure = this.o.describeHelmError(err);
       // helm may have stored a failed revision: remove it so the next attempt starts clean (helm#3338).
       if ((await this.o.storage.records(s.namespace, s.name)).length > 0) {
-        await s.helm.uninstall({ release: s.name, namespace: s.namespace }).catch((e: unknown) => {
+        await s.helm.uninstall({ release: s.name, namespace: s.namespace, signal: cleanupSignal(s) }).catch((e: unknown) => {
           s.ctx.log.error({ error: e }, 'Could not remove the failed install');
         });
       }
@@ -472,9 +472,7 @@ export class HelmReconciler implements Reconciler {
     if (latest <= before.revision || !(before.status === 'deployed' || before.status === 'superseded')) return;
     const attempts = s.annotations.rollbackForce ? [true, false] : [false];
     const errors: string[] = [];
-    // Shutting down while still leading (a cancellation for lost leadership never gets here): the
-    // cancelled upgrade is still ours to roll back, within the controller's abort grace period.
-    const signal = s.ctx.signal.aborted ? AbortSignal.timeout(SHUTDOWN_ROLLBACK_MS) : s.ctx.signal;
+    const signal = cleanupSignal(s);
     for (const force of attempts) {
       try {
         await s.helm.rollback({ release: s.name, namespace: s.namespace, revision: before.revision, force, signal });
@@ -488,8 +486,13 @@ export class HelmReconciler implements Reconciler {
     this.#event(s, 'Warning', 'RollbackFailed', `Rollback of ${s.name} to revision ${before.revision} failed: ${errors.join('; then: ')}`);
   }
 
-  /** Counts the failure against the desired state; the last allowed one is not retried. */
+  /**
+   * Counts the failure against the desired state; the last allowed one is not retried. A cancelled
+   * helm (shutdown, a reload restarting the controller) is not the release failing: it is reported
+   * but not counted, or restarts during long upgrades would end in Stalled.
+   */
   #counted(s: Subject, desired: Desired, failure: HelmFailure): HelmFailure {
+    if (s.ctx.signal.aborted) return failure;
     const count = s.status.recordFailure(desired.fingerprint);
     if (count < MAX_FAILED_ATTEMPTS) return failure;
     this.#markStalled(s, count);
@@ -862,6 +865,15 @@ export class HelmReconciler implements Reconciler {
  */
 function throwIfCancelled(s: Subject, err: unknown): void {
   if (lostLeadership(s.ctx.signal)) throw err;
+}
+
+/**
+ * The signal for undoing what a failed helm operation left (a failed install's release, a failed
+ * upgrade's revision). Shutting down while still leading (a cancellation for lost leadership never
+ * gets here), that is still ours to undo, within the controller's abort grace period.
+ */
+function cleanupSignal(s: Subject): AbortSignal {
+  return s.ctx.signal.aborted ? AbortSignal.timeout(SHUTDOWN_ROLLBACK_MS) : s.ctx.signal;
 }
 
 /** A failure already written to status and events; the queue retries it with backoff. */
