@@ -12,9 +12,7 @@ import {
   BatchV1Api,
   CoreV1Api,
   CustomObjectsApi,
-  PatchStrategy,
   RbacAuthorizationV1Api,
-  setHeaderOptions,
   type KubeConfig,
   type V1Deployment,
   type V1PodSpec,
@@ -72,7 +70,6 @@ export interface IdiomCase {
   cleanup?(kc: KubeConfig): Promise<void>;
 }
 
-const strategic = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 /** A hand edit as `kubectl edit` makes it: its own field manager. */
 const BY_HAND = 'kubectl-edit';
 
@@ -87,6 +84,27 @@ async function exists(read: () => Promise<unknown>): Promise<boolean> {
     if (isStatus(err, 404)) return false;
     throw err;
   }
+}
+
+/** Every object of the release ready. */
+const ALL_READY = { status: 'True', message: /^\d+\/\d+ ready$/ } as const;
+
+/** The fields every case has: its chart under IDIOM_CHARTS, its CR kind, an empty spec, all ready. */
+const basics = (id: string, kind: string, release: string) =>
+  ({ id, kind: kindOf(kind), chart: path.join(IDIOM_CHARTS, id), release, spec: {}, ready: ALL_READY }) as const;
+
+/** A hand edit of a workload's first container image; repaired once the chart's image is back. */
+function imageEdit(o: { kind: 'Deployment' | 'StatefulSet'; name: string; chartImage: string; verify: (c: Ctx) => Promise<void> }): Edit {
+  const ref = (c: Ctx) => ({ apiVersion: 'apps/v1', kind: o.kind, namespace: c.namespace, name: o.name });
+  return {
+    what: `image of the ${o.kind} changed`,
+    apply: async (c) => {
+      const ops = [{ op: 'replace' as const, path: '/spec/template/spec/containers/0/image', value: 'registry.example.com/hand-edited:1' }];
+      expect(await c.cluster.objects.jsonPatch(ref(c), ops, BY_HAND)).toBeDefined();
+    },
+    repaired: async (c) => podSpec((await c.cluster.get(ref(c))) as V1Deployment).containers[0]?.image === o.chartImage,
+    verify: o.verify,
+  };
 }
 
 /** bitnami nginx / grafana: a library chart, a lookup-kept password, octal modes, YAML 1.1 booleans, a test hook, kubeVersion. */
@@ -111,12 +129,8 @@ function web(): IdiomCase {
     expect(spec.containers[0]?.volumeMounts?.[0]?.readOnly).toBe(true);
   };
   return {
-    id: 'web',
-    kind: kindOf('IdiomWeb'),
-    chart: path.join(IDIOM_CHARTS, 'web'),
-    release,
+    ...basics('web', 'IdiomWeb', release),
     spec: { replicaCount: 1 },
-    ready: { status: 'True', message: /^\d+\/\d+ ready$/ },
     installed: async (c) => {
       await yaml11(c);
       const sa = await c.kc.makeApiClient(CoreV1Api).readNamespacedServiceAccount({ namespace: c.namespace, name });
@@ -143,18 +157,8 @@ function web(): IdiomCase {
       },
     },
     edits: [
-      {
-        what: 'image of the Deployment changed',
-        apply: async (c) => {
-          await c.kc.makeApiClient(AppsV1Api).patchNamespacedDeployment(
-            { namespace: c.namespace, name, fieldManager: BY_HAND, body: { spec: { template: { spec: { containers: [{ name: 'nginx', image: 'nginx:hand-edited' }] } } } } },
-            strategic,
-          );
-        },
-        repaired: async (c) => podSpec(await deployment(c)).containers[0]?.image === 'nginx:1.27.4',
-        // The repair wrote the chart's values as helm reads them: mode 256, not 400.
-        verify: yaml11,
-      },
+      // The repair writes the chart's values as helm reads them: mode 256, not 400.
+      imageEdit({ kind: 'Deployment', name, chartImage: 'nginx:1.27.4', verify: yaml11 }),
       {
         what: 'server-block ConfigMap deleted',
         apply: async (c) => {
@@ -205,12 +209,7 @@ function webhook(): IdiomCase {
     return left;
   };
   return {
-    id: 'webhook',
-    kind: kindOf('IdiomWebhook'),
-    chart: path.join(IDIOM_CHARTS, 'webhook'),
-    release,
-    spec: {},
-    ready: { status: 'True', message: /^\d+\/\d+ ready$/ },
+    ...basics('webhook', 'IdiomWebhook', release),
     installed: async (c) => {
       // helm ran both hook Jobs to completion and then deleted them, their RBAC with them.
       await c.cluster.waitForCompletedJobs(c.namespace, `${name}-pre-install`, 1);
@@ -292,12 +291,7 @@ function crds(): IdiomCase {
     (await c.kc.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: c.namespace, name: `${name}-encryption-key` })).data?.key ?? '';
   let widgetUid = '';
   return {
-    id: 'crds',
-    kind: kindOf('IdiomCrds'),
-    chart: path.join(IDIOM_CHARTS, 'crds'),
-    release,
-    spec: {},
-    ready: { status: 'True', message: /^\d+\/\d+ ready$/ },
+    ...basics('crds', 'IdiomCrds', release),
     installed: async (c) => {
       const def = await c.kc.makeApiClient(ApiextensionsV1Api).readCustomResourceDefinition({ name: crd });
       expect(def.status?.conditions?.find((x) => x.type === 'Established')?.status).toBe('True');
@@ -353,11 +347,7 @@ function data(): IdiomCase {
     expect(spec.automountServiceAccountToken).toBe(false);
   };
   return {
-    id: 'data',
-    kind: kindOf('IdiomData'),
-    chart: path.join(IDIOM_CHARTS, 'data'),
-    release,
-    spec: {},
+    ...basics('data', 'IdiomData', release),
     // Honest on this cluster: no provisioner binds the claim (so the pod stays Pending) and no load balancer assigns an address.
     ready: {
       status: 'False',
@@ -381,17 +371,7 @@ function data(): IdiomCase {
       verify: scriptsMode,
     },
     edits: [
-      {
-        what: 'image of the StatefulSet changed',
-        apply: async (c) => {
-          await c.kc.makeApiClient(AppsV1Api).patchNamespacedStatefulSet(
-            { namespace: c.namespace, name, fieldManager: BY_HAND, body: { spec: { template: { spec: { containers: [{ name: 'redis', image: 'redis:hand-edited' }] } } } } },
-            strategic,
-          );
-        },
-        repaired: async (c) => podSpec(await statefulSet(c)).containers[0]?.image === 'registry.example.com/idioms/redis:7.4.3',
-        verify: scriptsMode,
-      },
+      imageEdit({ kind: 'StatefulSet', name, chartImage: 'registry.example.com/idioms/redis:7.4.3', verify: scriptsMode }),
     ],
     kept: [],
     deleted: async (c) => {
@@ -411,11 +391,7 @@ function big(): IdiomCase {
   const read = (c: Ctx, i: number) => c.kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: c.namespace, name: cm(i) });
   const sizes = async (c: Ctx): Promise<number[]> => (await c.cluster.releaseSecrets(c.namespace, release)).map((s) => s.bytes);
   return {
-    id: 'big',
-    kind: kindOf('IdiomBig'),
-    chart: path.join(IDIOM_CHARTS, 'big'),
-    release,
-    spec: {},
+    ...basics('big', 'IdiomBig', release),
     ready: { status: 'True', message: /^2\/2 ready$/ },
     installed: async (c) => {
       const [bytes] = await sizes(c);
