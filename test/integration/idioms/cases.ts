@@ -14,7 +14,6 @@ import {
   CustomObjectsApi,
   RbacAuthorizationV1Api,
   type KubeConfig,
-  type V1Deployment,
   type V1PodSpec,
 } from '@kubernetes/client-node';
 import { expect } from 'vitest';
@@ -73,7 +72,11 @@ export interface IdiomCase {
 /** A hand edit as `kubectl edit` makes it: its own field manager. */
 const BY_HAND = 'kubectl-edit';
 
-const podSpec = (d: V1Deployment | { spec?: { template?: { spec?: V1PodSpec } } }): V1PodSpec => d.spec?.template?.spec as V1PodSpec;
+/** A workload as read: Deployment, StatefulSet, DaemonSet or any object with a pod template. */
+interface Workload {
+  readonly spec?: { readonly template?: { readonly spec?: V1PodSpec } };
+}
+const podSpec = (w: Workload): V1PodSpec => w.spec?.template?.spec as V1PodSpec;
 const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
 
 async function exists(read: () => Promise<unknown>): Promise<boolean> {
@@ -102,7 +105,7 @@ function imageEdit(o: { kind: 'Deployment' | 'StatefulSet'; name: string; chartI
       const ops = [{ op: 'replace' as const, path: '/spec/template/spec/containers/0/image', value: 'registry.example.com/hand-edited:1' }];
       expect(await c.cluster.objects.jsonPatch(ref(c), ops, BY_HAND)).toBeDefined();
     },
-    repaired: async (c) => podSpec((await c.cluster.get(ref(c))) as V1Deployment).containers[0]?.image === o.chartImage,
+    repaired: async (c) => podSpec((await c.cluster.get(ref(c))) as Workload).containers[0]?.image === o.chartImage,
     verify: o.verify,
   };
 }
