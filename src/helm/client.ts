@@ -20,7 +20,7 @@ import {
   withConnectionArgs,
   type HelmMajor,
 } from './args.js';
-import { classifyHelmError, HelmError, isHelmError, summarizeStderr } from './errors.js';
+import { classifyHelmError, explainFailure, HelmError, isHelmError, summarizeStderr } from './errors.js';
 import { HelmOutputError, parseHelmVersion, parseHistoryJson, parseMetadataJson, parseReleaseJson, uninstalledRelease } from './parse.js';
 import type { HelmVersion, HistoryEntry, Release } from './types.js';
 
@@ -581,10 +581,11 @@ export function toHelmError(verb: string, err: unknown, deadlineMs: number): Hel
   }
   const f = execFailure(err);
   const flags = { timedOut: f.timedOut, canceled: f.canceled, spawnFailed: f.code === 'ENOENT' || f.code === 'EACCES' };
+  const reason = classifyHelmError(f.stderr, f.exitCode, flags);
   return new HelmError({
-    reason: classifyHelmError(f.stderr, f.exitCode, flags),
+    reason,
     verb,
-    summary: summaryOf(f, summarizeStderr(f.stderr), deadlineMs),
+    summary: summaryOf(f, explainFailure(reason, summarizeStderr(f.stderr)), deadlineMs),
     ...flags,
     ...(f.exitCode !== undefined ? { exitCode: f.exitCode } : {}),
   });

@@ -9,6 +9,8 @@ export type HelmErrorReason =
   | 'ChartInvalid'
   | 'RenderFailed'
   | 'InvalidReleaseName'
+  /** The revision does not fit in helm's storage: one Secret (or ConfigMap), at most 1 MiB. */
+  | 'ReleaseTooLarge'
   | 'ResourceConflict'
   | 'KubernetesAPIError'
   | 'Timeout'
@@ -73,6 +75,8 @@ export const isHelmError = (err: unknown, reason?: HelmErrorReason): err is Helm
 const PATTERNS: ReadonlyArray<readonly [HelmErrorReason, RegExp]> = [
   ['AnotherOperationInProgress', /another operation \(install\/upgrade\/rollback\) is in progress/i],
   ['ReleaseNotFound', /release: not found|has no deployed releases/i],
+  // Before KubernetesAPIError: helm words it as a failed create of its storage object.
+  ['ReleaseTooLarge', /"sh\.helm\.release\.v1\.[^"]*" is invalid: .{0,80}Too long/i],
   ['InvalidReleaseName', /invalid release name|release name .{0,80}exceeds max length/i],
   ['ValuesSchemaInvalid', /values don't meet the specifications of the schema/i],
   [
@@ -166,6 +170,24 @@ function errorText(stderr: string): string {
 }
 
 export const SUMMARY_MAX_CHARS = 1000;
+
+/**
+ * What helm's words mean, where they do not say it: a release too large for storage surfaces as
+ * the API server refusing an object the user never wrote ("Secret sh.helm.release.v1.… is
+ * invalid: data: Too long"), so the summary leads with the limit and what counts towards it.
+ */
+const EXPLANATIONS: Partial<Readonly<Record<HelmErrorReason, string>>> = {
+  ReleaseTooLarge:
+    "release too large for helm's storage: helm keeps each revision (chart, values and rendered manifest, gzipped) " +
+    'in one Secret, and Kubernetes limits a Secret to 1 MiB; make the chart or its values smaller',
+};
+
+/** Pure: the summary of a failure of `reason` whose helm text is `text`, led by its explanation if it has one. */
+export function explainFailure(reason: HelmErrorReason, text: string): string {
+  const explanation = EXPLANATIONS[reason];
+  if (explanation === undefined) return text;
+  return text === '' ? explanation : `${explanation} (helm: ${text})`;
+}
 
 /**
  * A short single line from helm's stderr: the error statement with `Error: ` and the

@@ -13,7 +13,7 @@ export type {
   UninstallOptions,
   UpgradeOptions,
 } from './client.js';
-export { HelmError, SUMMARY_MAX_CHARS, classifyHelmError, isHelmError, summarizeStderr } from './errors.js';
+export { HelmError, SUMMARY_MAX_CHARS, classifyHelmError, explainFailure, isHelmError, summarizeStderr } from './errors.js';
 export type { HelmErrorFlags, HelmErrorInit, HelmErrorReason } from './errors.js';
 export {
   RESERVED_RELEASE_LABELS,

@@ -1,7 +1,7 @@
 /**
  * Maps a group/version/kind to its REST resource (plural, scope) through API discovery, with a
- * per-group-version cache that is refreshed on a miss (a CRD installed after start) at most once
- * per `refreshIntervalMs`.
+ * per-group-version cache that is refetched when a kind misses (a CRD installed after start): at
+ * once for a kind's first miss, then at most once per `refreshIntervalMs` (see refetchOnMiss).
  */
 import type { V1APIResourceList } from '@kubernetes/client-node';
 import { HttpMethod, type KubeConfig } from './client-node.js';
@@ -37,14 +37,24 @@ export function parseApiVersion(apiVersion: string): { group: string; version: s
     : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
-interface CacheEntry {
-  readonly fetchedAt: number;
-  readonly list?: V1APIResourceList;
+/**
+ * Pure: whether a lookup that missed `kind` refetches its group-version. A kind missing for the
+ * first time may have just been created (helm installs a chart's crds/ right before the objects
+ * that use them, maybe in a group-version fetched a moment earlier for other kinds): refetch at
+ * once, unless this very lookup fetched the list. A kind that keeps missing refetches at most once
+ * per `intervalMs`, so a kind that is not served costs one discovery request per interval.
+ */
+export function refetchOnMiss(o: { readonly justFetched: boolean; readonly lastRefetchAt: number | undefined; readonly now: number; readonly intervalMs: number }): boolean {
+  if (o.justFetched) return false;
+  return o.lastRefetchAt === undefined || o.now - o.lastRefetchAt >= o.intervalMs;
 }
 
 export class RestMapper {
   readonly #raw: RawClient;
-  readonly #cache = new Map<string, CacheEntry>();
+  /** apiVersion → its resources (undefined: the API server does not serve that group-version). */
+  readonly #cache = new Map<string, V1APIResourceList | undefined>();
+  /** `apiVersion/kind` → when its last miss refetched the group-version. */
+  readonly #misses = new Map<string, number>();
 
   constructor(
     kc: KubeConfig,
@@ -56,23 +66,30 @@ export class RestMapper {
 
   /** @throws NoKindMatchError when the API server does not serve the kind. */
   async mapping(gvk: GroupVersionKind): Promise<ResourceMapping> {
-    const found = await this.#lookup(gvk, false);
-    if (found !== undefined) return found;
-    const refreshed = await this.#lookup(gvk, true);
-    if (refreshed !== undefined) return refreshed;
+    const first = await this.#lookup(gvk, false);
+    if (first.mapping !== undefined) return first.mapping;
+    const key = `${apiVersionOf(gvk)}/${gvk.kind}`;
+    const now = this.now();
+    if (refetchOnMiss({ justFetched: first.fetched, lastRefetchAt: this.#misses.get(key), now, intervalMs: this.refreshIntervalMs })) {
+      this.#misses.set(key, now);
+      const refetched = await this.#lookup(gvk, true);
+      if (refetched.mapping !== undefined) {
+        this.#misses.delete(key);
+        return refetched.mapping;
+      }
+    }
     throw new NoKindMatchError(gvk);
   }
 
-  async #lookup(gvk: GroupVersionKind, refresh: boolean): Promise<ResourceMapping | undefined> {
-    const list = await this.#resources(apiVersionOf(gvk), refresh);
+  async #lookup(gvk: GroupVersionKind, refetch: boolean): Promise<{ mapping?: ResourceMapping; fetched: boolean }> {
+    const { list, fetched } = await this.#resources(apiVersionOf(gvk), refetch);
     const resource = list?.resources.find((r) => r.kind === gvk.kind && !r.name.includes('/'));
-    return resource === undefined ? undefined : { ...gvk, plural: resource.name, namespaced: resource.namespaced };
+    return resource === undefined ? { fetched } : { mapping: { ...gvk, plural: resource.name, namespaced: resource.namespaced }, fetched };
   }
 
-  async #resources(apiVersion: string, refresh: boolean): Promise<V1APIResourceList | undefined> {
-    const cached = this.#cache.get(apiVersion);
-    const stale = cached === undefined || (refresh && this.now() - cached.fetchedAt >= this.refreshIntervalMs);
-    if (!stale) return cached.list;
+  /** The group-version's resources, from the cache unless `refetch` or never fetched; `fetched` says which. */
+  async #resources(apiVersion: string, refetch: boolean): Promise<{ list: V1APIResourceList | undefined; fetched: boolean }> {
+    if (this.#cache.has(apiVersion) && !refetch) return { list: this.#cache.get(apiVersion), fetched: false };
     const { group, version } = parseApiVersion(apiVersion);
     let list: V1APIResourceList | undefined;
     try {
@@ -80,7 +97,7 @@ export class RestMapper {
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
-    this.#cache.set(apiVersion, { fetchedAt: this.now(), ...(list === undefined ? {} : { list }) });
-    return list;
+    this.#cache.set(apiVersion, list);
+    return { list, fetched: true };
   }
 }

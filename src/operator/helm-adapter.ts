@@ -15,7 +15,7 @@ export function helmPort(client: HelmClient): HelmPort {
 }
 
 /** Failures that depend only on the CR's spec or the chart: retrying the same input fails the same way. */
-const INPUT_ERRORS: ReadonlySet<HelmErrorReason> = new Set(['ValuesSchemaInvalid', 'ChartInvalid', 'RenderFailed', 'InvalidReleaseName']);
+const INPUT_ERRORS: ReadonlySet<HelmErrorReason> = new Set(['ValuesSchemaInvalid', 'ChartInvalid', 'RenderFailed', 'InvalidReleaseName', 'ReleaseTooLarge']);
 
 export function describeHelmError(err: unknown): HelmFailure {
   if (err instanceof HelmError) return { summary: err.summary, retryable: !INPUT_ERRORS.has(err.reason) };

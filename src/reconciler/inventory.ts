@@ -2,7 +2,7 @@
  * The objects a release created, as kept in the CR's status instead of the whole rendered manifest
  * (which can exceed the object size limit and would expose rendered Secrets to CR readers).
  */
-import { parseAllDocuments } from 'yaml';
+import { readHelmYamlStream } from '../config/helm-yaml.js';
 import { isPlainObject } from './values.js';
 
 export interface InventoryEntry {
@@ -50,12 +50,13 @@ function toObject(doc: unknown): ManifestObject[] {
 }
 
 /**
- * Pure: the objects of a rendered multi-document manifest, in order. Each document goes through
- * JSON first: the YAML parser's strings are slices of the manifest text, and one kept name or
- * annotation would keep the whole text alive as long as the reconciler keeps the object.
+ * Pure: the objects of a rendered multi-document manifest, in order, read as helm reads them
+ * (YAML 1.1: `defaultMode: 0400` is 256, which is what helm sent to the API server). Each document
+ * goes through JSON first: the YAML parser's strings are slices of the manifest text, and one kept
+ * name or annotation would keep the whole text alive as long as the reconciler keeps the object.
  */
 export function parseManifest(manifest: string): ManifestObject[] {
-  return parseAllDocuments(manifest).flatMap((d) => toObject(viaJson(d.toJS())));
+  return readHelmYamlStream(manifest).flatMap((d) => toObject(viaJson(d)));
 }
 
 function viaJson(value: unknown): unknown {

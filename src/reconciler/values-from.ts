@@ -9,7 +9,7 @@
  *
  * Pure: parsing the references and composing what they hold. Reading them is the operator's.
  */
-import { parse } from 'yaml';
+import { readHelmYaml } from '../config/helm-yaml.js';
 import { isPlainObject, parseValuePath, setValueAt, type Values } from './values.js';
 
 export const VALUES_FROM_ANNOTATION = 'helm.sdk.operatorframework.io/values-from';
@@ -44,7 +44,7 @@ export function parseValuesFrom(raw: string | undefined): { refs: ValuesReferenc
   if (raw === undefined || raw.trim() === '') return { refs: [] };
   let doc: unknown;
   try {
-    doc = parse(raw, { maxAliasCount: 10 });
+    doc = readHelmYaml(raw, { maxAliasCount: 10 });
   } catch (err) {
     return { problem: `annotation ${VALUES_FROM_ANNOTATION} is not valid YAML: ${(err as Error).message.split('\n')[0] ?? ''}` };
   }
@@ -127,9 +127,10 @@ export function composeReferencedValues(refs: readonly ValuesReference[], data: 
   return { values, missing, invalid };
 }
 
+/** A values file, as helm reads one (YAML 1.1: `mode: 0400` is 256, `enabled: yes` is true). */
 function parseYamlMap(text: string): Values | undefined {
   try {
-    const doc: unknown = parse(text, { maxAliasCount: 100 });
+    const doc = readHelmYaml(text, { maxAliasCount: 100 });
     if (doc === null || doc === undefined) return {};
     return isPlainObject(doc) ? doc : undefined;
   } catch {

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
+import { readHelmYamlStream } from '../config/helm-yaml.js';
 import { HelmError, type HelmClient } from '../helm/index.js';
 import { NoKindMatchError, parseApiVersion, RestMapper } from '../k8s/restmapper.js';
 import type { RenderedObject, ResourceInfo } from './ports.js';
@@ -34,7 +34,7 @@ function refsOf(doc: unknown): RenderedObject[] {
 
 /** The objects of a rendered manifest stream (documents that are not objects are skipped). */
 export function objectsOfManifest(manifest: string): RenderedObject[] {
-  return parseAllDocuments(manifest).flatMap((d) => (Array.isArray(d) ? [] : refsOf(d.toJS())));
+  return readHelmYamlStream(manifest).flatMap((d) => refsOf(d));
 }
 
 /** Renders `chartDir` with its defaults, then with each values file; the union of the objects. */

@@ -7,7 +7,7 @@
 import { cp, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { x as untar } from 'tar';
-import { parse } from 'yaml';
+import { readHelmYaml } from '../config/helm-yaml.js';
 import { loadChartInfo, ChartError } from '../config/chart.js';
 import { HelmError, type HelmClient } from '../helm/index.js';
 
@@ -123,7 +123,7 @@ async function dependenciesOf(dir: string): Promise<unknown[]> {
   } catch {
     return [];
   }
-  const chart = parse(text) as { dependencies?: unknown } | null;
+  const chart = readHelmYaml(text) as { dependencies?: unknown } | null | undefined;
   return Array.isArray(chart?.dependencies) ? (chart.dependencies as unknown[]) : [];
 }
 

@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { parse } from 'yaml';
+import { readHelmYaml } from '../config/helm-yaml.js';
 import { HelmError, type HelmClient } from '../helm/index.js';
 import { apiPlan, type ApiPlanInputs } from './api-plan.js';
 import { readChartFiles } from './chart-files.js';
@@ -110,7 +110,8 @@ async function checkExisting(o: CreateApiOptions, n: ApiNames, plan: Plan): Prom
 
 function parseValues(valuesYaml: string): unknown {
   try {
-    return parse(valuesYaml) ?? {};
+    // Typed as helm types the values it reads: `yes` is a boolean, `0400` the integer 256.
+    return readHelmYaml(valuesYaml) ?? {};
   } catch (err) {
     throw new CreateApiError(`the chart's values.yaml is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
   }

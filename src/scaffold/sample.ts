@@ -3,7 +3,8 @@
  * chart's comments and key order kept (operator-sdk re-marshals the values, sorting keys and losing
  * every comment, so its samples document nothing).
  */
-import { Document, isMap, isScalar, parseDocument, type YAMLMap } from 'yaml';
+import { isMap, isScalar, visit, type YAMLMap } from 'yaml';
+import { newHelmYamlDocument, parseHelmYamlDocument } from '../config/helm-yaml.js';
 
 export interface SampleTarget {
   readonly apiVersion: string;
@@ -39,7 +40,9 @@ const joinComments = (...parts: (string | null | undefined)[]): string | undefin
  */
 export function sampleCustomResource(valuesYaml: string, target: SampleTarget, options: SampleOptions = {}): string {
   const values = readValues(valuesYaml);
-  const sample = new Document({
+  // Read as helm reads values.yaml and written so that YAML 1.1 (kubectl) and 1.2 readers agree:
+  // `enabled: yes` becomes `true`, `mode: 0400` becomes `0o400`.
+  const sample = newHelmYamlDocument({
     apiVersion: target.apiVersion,
     kind: target.kind,
     metadata: { name: target.name },
@@ -70,7 +73,7 @@ interface ValuesDocument {
 }
 
 function readValues(valuesYaml: string): ValuesDocument {
-  const doc = parseDocument(valuesYaml, { prettyErrors: true });
+  const doc = parseHelmYamlDocument(valuesYaml, { prettyErrors: true });
   const error = doc.errors[0];
   if (error !== undefined) throw new InvalidValuesError(`values.yaml: ${error.message}`, 'ParseError');
   const contents = doc.contents;
@@ -78,5 +81,23 @@ function readValues(valuesYaml: string): ValuesDocument {
     return { contents: undefined, commentBefore: doc.commentBefore, comment: doc.comment };
   }
   if (!isMap(contents)) throw new InvalidValuesError('values.yaml: the top level must be a map of values', 'NotAMap');
+  dropShadowedKeys(contents);
   return { contents, commentBefore: doc.commentBefore, comment: doc.comment };
 }
+
+/**
+ * helm keeps the last of duplicate keys (go-yaml v2); the sample keeps only that one, so that its
+ * spec says what helm would read and a strict reader of the sample does not refuse it.
+ */
+function dropShadowedKeys(root: YAMLMap): void {
+  visit(root, {
+    Map(_key, map) {
+      const last = new Map<unknown, unknown>();
+      for (const pair of map.items) if (isScalar(pair.key)) last.set(keyOf(pair.key.value), pair);
+      map.items = map.items.filter((pair) => !isScalar(pair.key) || last.get(keyOf(pair.key.value)) === pair);
+    },
+  });
+}
+
+/** Keys compare as helm's JSON does (`yes` and `true` are one key); every `<<` merge applies. */
+const keyOf = (value: unknown): unknown => (typeof value === 'symbol' ? value : String(value));

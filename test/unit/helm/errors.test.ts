@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { classifyHelmError, HelmError, isHelmError, summarizeStderr, type HelmErrorReason } from '../../../src/helm/index.js';
+import { classifyHelmError, explainFailure, HelmError, isHelmError, summarizeStderr, type HelmErrorReason } from '../../../src/helm/index.js';
 
 /**
  * stderr captured from the real binaries (test/unit/helm/fixtures/stderr-helm-*.json): `template`
@@ -41,6 +41,9 @@ const EXPECTED: Record<string, HelmErrorReason> = {
   sigterm: 'Canceled',
   // What helm 4 says to a bare --force-replace on a server-side-applied release (args.ts avoids it).
   forceReplaceWithSsa: 'Unknown',
+  // A release whose stored revision exceeds the 1 MiB a Secret may hold (test/fixtures/charts/idioms/big, chunks=3).
+  releaseTooLarge: 'ReleaseTooLarge',
+  upgradeTooLarge: 'ReleaseTooLarge',
 };
 
 /**
@@ -133,6 +136,31 @@ describe('summarizeStderr', () => {
   it('uses the non-noise lines when helm printed no Error: line', () => {
     expect(summarizeStderr('level=INFO msg="a"\n  panic:   something\n\n went wrong \n')).toBe('panic: something went wrong');
     expect(summarizeStderr('')).toBe('');
+  });
+});
+
+describe('explainFailure', () => {
+  const samples = loadSamples('stderr-helm-v4.1.4.json');
+
+  it('leads a release too large for storage with the limit and what counts towards it, keeping helm\'s words', () => {
+    const text = summarizeStderr(samples.releaseTooLarge!);
+    const summary = explainFailure(classifyHelmError(samples.releaseTooLarge!, 1), text);
+    expect(summary).toBe(
+      "release too large for helm's storage: helm keeps each revision (chart, values and rendered manifest, gzipped) in one Secret, " +
+        'and Kubernetes limits a Secret to 1 MiB; make the chart or its values smaller ' +
+        '(helm: create: failed to create: Secret "sh.helm.release.v1.over.v1" is invalid: data: Too long: may not be more than 1048576 bytes)',
+    );
+    expect(explainFailure('ReleaseTooLarge', summarizeStderr(samples.upgradeTooLarge!))).toContain('"sh.helm.release.v1.near.v2" is invalid');
+  });
+
+  it('leaves other failures in helm\'s words', () => {
+    expect(explainFailure('KubernetesAPIError', 'create: failed to create: connection refused')).toBe('create: failed to create: connection refused');
+    expect(explainFailure('ReleaseTooLarge', '')).toMatch(/^release too large for helm's storage: .*1 MiB; make the chart or its values smaller$/);
+  });
+
+  it('tells a storage object refused for its size from other refused objects', () => {
+    const other = 'Error: INSTALLATION FAILED: failed to create resource: ConfigMap "web" is invalid: data: Too long: may not be more than 1048576 bytes';
+    expect(classifyHelmError(other, 1)).toBe('KubernetesAPIError');
   });
 });
 

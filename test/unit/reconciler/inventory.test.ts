@@ -73,8 +73,15 @@ describe('parseManifest', () => {
   });
 
   it('renders YAML-only values as the JSON the API server would receive', () => {
+    // As sigs.k8s.io/yaml converts it (checked against it): the plain key `n` is YAML 1.1's false.
     const [cm] = parseManifest('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  ? k\n  : v\n  n: ~\n');
-    expect(cm?.json).toBe('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v","n":null}}');
+    expect(cm?.json).toBe('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v","false":null}}');
+  });
+
+  it('reads YAML 1.1 scalars as helm sent them: octal modes, yes/no booleans', () => {
+    const manifest = 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  enableServiceLinks: no\n  volumes:\n  - name: s\n    secret:\n      defaultMode: 0400\n';
+    const [pod] = parseManifest(manifest);
+    expect(renderedBody(pod!)).toMatchObject({ spec: { enableServiceLinks: false, volumes: [{ secret: { defaultMode: 256 } }] } });
   });
 
   it.each([

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { readHelmYaml } from '../../../src/config/helm-yaml.js';
 import { InvalidValuesError, sampleCustomResource } from '../../../src/scaffold/sample.js';
 
 const target = { apiVersion: 'example.com/v1alpha1', kind: 'Nginx', name: 'nginx-sample' };
@@ -74,9 +75,52 @@ describe('sampleCustomResource', () => {
     expect(parse(out)).toMatchObject({ apiVersion: target.apiVersion, spec: { a: 1 } });
   });
 
+  it('types YAML 1.1 scalars as helm reads them, written so YAML 1.1 and 1.2 readers agree', () => {
+    const values = [
+      'enabled: yes',
+      'links: Off',
+      'mode: 0400',
+      'mask: 0x1F',
+      'flags: 0b101',
+      'big: 1_000',
+      'quoted: "yes"',
+      'plainString: 1:20',
+      'date: 2001-12-14',
+      'none: ~',
+      'y: key is YAML 1.1 true',
+      'nested:',
+      '  list: [on, n, 0o17]',
+      '',
+    ].join('\n');
+    const expected = {
+      enabled: true,
+      links: false,
+      mode: 256,
+      mask: 31,
+      flags: 5,
+      big: 1000,
+      quoted: 'yes',
+      plainString: '1:20',
+      date: '2001-12-14',
+      none: null,
+      true: 'key is YAML 1.1 true',
+      nested: { list: [true, false, 15] },
+    };
+    expect(readHelmYaml(values)).toEqual(expected);
+    const out = sampleCustomResource(values, target);
+    expect((readHelmYaml(out) as { spec: unknown }).spec).toEqual(expected);
+    expect((parse(out) as { spec: unknown }).spec).toEqual(expected);
+    expect(out).toContain('mode: 0o400');
+    expect(out).toContain('enabled: true');
+  });
+
+  it('keeps the last of duplicate keys, as helm does', () => {
+    const out = sampleCustomResource('a: 1\nb:\n  c: 1\n  c: 2\na: 2\n', target);
+    expect((parse(out) as { spec: unknown }).spec).toEqual({ b: { c: 2 }, a: 2 });
+  });
+
   it('rejects values that do not parse or are not a map, with the line', () => {
     expect(() => sampleCustomResource('a: [1\n', target)).toThrow(InvalidValuesError);
-    expect(() => sampleCustomResource('a: 1\na: 2\n', target)).toThrow(/line 2/);
     expect(() => sampleCustomResource('- 1\n- 2\n', target)).toThrow(/top level must be a map/);
     expect(() => sampleCustomResource('just a string\n', target)).toThrow(InvalidValuesError);
   });
