@@ -43,6 +43,10 @@ tools: ## Build or fetch helm, kubectl and the test control plane binaries into 
 build: deps ## Compile the TypeScript into dist/.
 	npx tsc -p tsconfig.build.json
 
+.PHONY: pack
+pack: deps ## Write the package tarball helm-operator-ts-<version>.tgz (npm pack; prepack builds dist/): install it with npm install -g ./<tgz>.
+	npm pack --loglevel=error
+
 .PHONY: lint
 lint: deps ## Lint and type-check.
 	npx tsc -p tsconfig.json --noEmit

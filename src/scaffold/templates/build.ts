@@ -1,5 +1,6 @@
 /** The scaffolded project's Makefile, Dockerfile and README (see docs/adr/0014). */
-import type { ProjectInputs } from './project.js';
+import path from 'node:path';
+import { vendoredRuntime, type ProjectInputs } from './project.js';
 
 const mk = (s: string): string => s.replace(/^ {4}/gm, '\t');
 
@@ -9,14 +10,13 @@ SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := help
 
-# The operator runtime is an npm package, installed into ./node_modules at this exact version.
-# HELM_OPERATOR_PACKAGE takes any npm install spec: a tarball of \`npm pack\`, a git URL, ...
-HELM_OPERATOR_VERSION ?= ${p.runtimeVersion}
-HELM_OPERATOR_PACKAGE ?= ${p.runtimePackage}@$(HELM_OPERATOR_VERSION)
+# The operator runtime is the npm package ${p.runtimePackage}, an exact dependency in package.json
+# (package-lock.json pins it and everything it needs; commit both${vendoredRuntime(p) === undefined ? '' : `, and ${vendoredRuntime(p)}`}).
+# make installs them once with \`npm ci\`, and again only when package.json or package-lock.json change.
 HELM_OPERATOR := $(CURDIR)/node_modules/.bin/helm-operator
 # The package's scripts: pinned Node 24, helm and kubectl into a cache (tools.sh), and the targets below.
 HACK := $(CURDIR)/node_modules/${p.runtimePackage}/hack
-RUNTIME := node_modules/.helm-operator-$(HELM_OPERATOR_VERSION).installed
+RUNTIME := node_modules/.installed
 # Node 24 first on PATH: the system's when it is new enough, otherwise the pinned one.
 WITH_NODE = export PATH="$$(bash $(HACK)/tools.sh node-dir):$$PATH";
 
@@ -42,12 +42,16 @@ help: ## Show this help.
 
 ##@ Development
 
-$(RUNTIME):
-    npm install --no-save --no-package-lock --no-audit --no-fund --loglevel=error --prefix . '$(HELM_OPERATOR_PACKAGE)'
-    @rm -f node_modules/.helm-operator-*.installed && touch $@
+$(RUNTIME): package.json package-lock.json
+    npm ci --no-audit --no-fund --loglevel=error
+    @touch $@
 
-.PHONY: helm-operator
-helm-operator: $(RUNTIME) ## Install the operator runtime (HELM_OPERATOR_PACKAGE) into ./node_modules.
+# The lockfile is committed; when it is missing, npm writes it from package.json.
+package-lock.json:
+    npm install --package-lock-only --no-audit --no-fund --loglevel=error
+
+.PHONY: deps
+deps: $(RUNTIME) ## Install the operator runtime and its dependencies into ./node_modules (npm ci, from package-lock.json).
 
 .PHONY: run
 run: $(RUNTIME) ## Run the operator against the current kube context (installs the CRDs first).
@@ -73,7 +77,7 @@ cluster-down: $(RUNTIME) ## Stop the local control plane.
 
 .PHONY: docker-build
 docker-build: ## Build the operator image IMG with CONTAINER_TOOL (Dockerfile).
-    $(CONTAINER_TOOL) build --build-arg HELM_OPERATOR_VERSION=$(HELM_OPERATOR_VERSION) -t $(IMG) .
+    $(CONTAINER_TOOL) build -t $(IMG) .
 
 .PHONY: docker-push
 docker-push: ## Push the operator image IMG with CONTAINER_TOOL.
@@ -162,19 +166,26 @@ catalog-push: ## Push the catalog image CATALOG_IMG.
     $(MAKE) docker-push IMG=$(CATALOG_IMG)
 `);
 
+/** The vendored runtime's directory into the build stage, before `npm ci` needs it. */
+function vendorCopy(p: ProjectInputs): string {
+  const file = vendoredRuntime(p);
+  if (file === undefined) return '';
+  const dir = path.posix.dirname(file);
+  return `COPY ${dir}/ ./${dir}/\n`;
+}
+
 export const dockerfile = (p: ProjectInputs): string => `# syntax=docker/dockerfile:1
 #
 # The ${p.projectName} image: \`make docker-build IMG=<registry>/<name>:<tag>\`. Like operator-sdk's
 # helm-operator image: uid 1001, HOME=/opt/helm, watches.yaml and helm-charts/ in /opt/helm. The
-# runtime is the npm package ${p.runtimePackage} at HELM_OPERATOR_VERSION (the Makefile passes its pin);
+# runtime is the npm package ${p.runtimePackage} exactly as package-lock.json pins it (npm ci${vendoredRuntime(p) === undefined ? '' : `, from ${vendoredRuntime(p)}`});
 # helm v4 comes from the npm package the runtime's hack/tools.sh pins, sha256-checked. linux/amd64.
 
 # --- runtime: the operator package and its production dependencies --------------------------------
 FROM node:${p.nodeVersion}-bookworm-slim AS runtime
-ARG HELM_OPERATOR_VERSION=${p.runtimeVersion}
 WORKDIR /app
-RUN npm install --omit=dev --no-save --no-package-lock --no-audit --no-fund --loglevel=error \\
-        --prefix /app "${p.runtimePackage}@\${HELM_OPERATOR_VERSION}"
+COPY package.json package-lock.json ./
+${vendorCopy(p)}RUN npm ci --omit=dev --no-audit --no-fund --loglevel=error
 
 # --- helm: the runtime's pinned helm v4 ------------------------------------------------------------
 FROM node:${p.nodeVersion}-bookworm-slim AS helm
@@ -222,6 +233,11 @@ maps each kind to its chart; a custom resource's \`spec\` is the chart's values.
 
 Needs: \`make\`, \`npm\` (any Node for the install; the runtime runs on Node 24, fetched when the
 system's is older), and a cluster in your kube context (or \`make cluster-up\`, which needs \`go\`).
+
+The runtime is a dependency in \`package.json\` (\`${p.runtimePackage}\`: \`${p.runtimeDependency}\`), pinned with
+everything it needs by \`package-lock.json\`${vendoredRuntime(p) === undefined ? '' : `; \`${vendoredRuntime(p)}\` is its tarball, as \`helm-operator init\`
+found it (the npm registry did not serve this version)`}. Commit them; \`make\` runs \`npm ci\` when they
+change. Upgrade: \`npm install --save-exact ${p.runtimePackage}@<version>\` (or a newer tarball).
 
 \`\`\`bash
 make install                      # the CRDs of config/crd
