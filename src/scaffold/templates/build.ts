@@ -22,8 +22,12 @@ WITH_NODE = export PATH="$$(bash $(HACK)/tools.sh node-dir):$$PATH";
 
 # The operator image: what docker-build tags, docker-push pushes, and deploy / build-installer run.
 IMG ?= controller:latest
-# docker or podman (anything with \`build -t\` and \`push\`).
-CONTAINER_TOOL ?= docker
+# docker or podman (anything with \`build -t\` and \`push\`): docker when its engine answers, else podman,
+# which the runtime's image.sh sets up (installed from apt as root, stand-in base images when no
+# registry serves them).
+CONTAINER_TOOL ?= $(if $(shell docker info >/dev/null 2>&1 && echo up),docker,podman)
+# podman as this machine needs it (image.sh env); nothing for docker.
+PODMAN_ENV = $(if $(filter podman,$(CONTAINER_TOOL)),eval "$$(bash $(HACK)/image.sh env)";)
 # Extra flags for \`helm-operator run\` (make run / run-as-deployed), e.g. ARGS=--zap-devel.
 ARGS ?=
 # \`make undeploy ignore-not-found=true\`: no error for objects already gone.
@@ -76,12 +80,12 @@ cluster-down: $(RUNTIME) ## Stop the local control plane.
 ##@ Build
 
 .PHONY: docker-build
-docker-build: ## Build the operator image IMG with CONTAINER_TOOL (Dockerfile).
-    $(CONTAINER_TOOL) build -t $(IMG) .
+docker-build: $(RUNTIME) ## Build the operator image IMG with CONTAINER_TOOL (Dockerfile; with podman through the runtime's image.sh).
+    CONTAINER_TOOL=$(CONTAINER_TOOL) bash $(HACK)/image.sh build $(IMG)
 
 .PHONY: docker-push
 docker-push: ## Push the operator image IMG with CONTAINER_TOOL.
-    $(CONTAINER_TOOL) push $(IMG)
+    $(PODMAN_ENV) $(CONTAINER_TOOL) push $(IMG)
 
 .PHONY: build-installer
 build-installer: $(RUNTIME) ## Write dist/install.yaml: the CRDs and the operator with image IMG, for one \`kubectl apply -f\`.
@@ -136,8 +140,8 @@ bundle: $(RUNTIME) ## Generate bundle/ and bundle.Dockerfile for IMG and VERSION
     $(WITH_NODE) $(HELM_OPERATOR) bundle validate ./bundle --select-optional suite=operatorframework
 
 .PHONY: bundle-build
-bundle-build: ## Build the bundle image BUNDLE_IMG with CONTAINER_TOOL.
-    $(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
+bundle-build: $(RUNTIME) ## Build the bundle image BUNDLE_IMG with CONTAINER_TOOL.
+    $(PODMAN_ENV) $(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
 
 .PHONY: bundle-push
 bundle-push: ## Push the bundle image BUNDLE_IMG.
@@ -161,7 +165,7 @@ catalog: $(RUNTIME) ## Write the file-based catalog catalog/ holding BUNDLE_IMG 
 
 .PHONY: catalog-build
 catalog-build: catalog ## Build the catalog image CATALOG_IMG from catalog/ with CONTAINER_TOOL.
-    $(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
+    $(PODMAN_ENV) $(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
 
 .PHONY: catalog-push
 catalog-push: ## Push the catalog image CATALOG_IMG.

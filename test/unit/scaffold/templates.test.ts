@@ -76,6 +76,13 @@ describe('initPlan', () => {
     expect(vbody('README.md')).toContain('vendor/helm-operator-ts-0.1.0.tgz');
   });
 
+  it("builds images through the runtime package's image.sh (podman set up, stand-in bases), podman when docker has no engine", () => {
+    expect(body('Makefile')).toMatch(/^docker-build: \$\(RUNTIME\) .*\n\tCONTAINER_TOOL=\$\(CONTAINER_TOOL\) bash \$\(HACK\)\/image\.sh build \$\(IMG\)$/m);
+    expect(body('Makefile')).toContain('CONTAINER_TOOL ?= $(if $(shell docker info >/dev/null 2>&1 && echo up),docker,podman)');
+    const pkg = JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')) as { files: string[] };
+    expect(pkg.files).toContain('hack/image.sh');
+  });
+
   it('has the Makefile targets this repository has', () => {
     const targets = [...body('Makefile').matchAll(/^([a-z-]+):/gm)].map((m) => m[1]);
     for (const t of ['help', 'run', 'install', 'uninstall', 'deploy', 'undeploy', 'run-as-deployed', 'build-installer', 'docker-build', 'docker-push', 'cluster-up', 'cluster-down']) {
