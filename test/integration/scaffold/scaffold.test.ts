@@ -148,7 +148,7 @@ describe('a project from a local chart directory, with the runtime its own make 
     await ns?.remove();
   }, 300_000);
 
-  it('init --helm-chart writes the project, and make installs the pinned runtime from the package', async () => {
+  it('init --helm-chart writes the project and vendors the runtime the registry does not serve; make installs it once (npm ci)', async () => {
     const out = await cli(dir, 'init', '--domain', DOMAIN, '--group', 'weba', '--kind', 'Nginx', '--helm-chart', path.join(REPO, 'helm-charts/nginx'));
     expect(out).toContain('created  watches.yaml');
     const project = parse(await readFile(path.join(dir, 'PROJECT'), 'utf8')) as { projectName: string; resources: { kind: string }[] };
