@@ -43,6 +43,10 @@ tools: ## Build or fetch helm, kubectl and the test control plane binaries into 
 build: deps ## Compile the TypeScript into dist/.
 	npx tsc -p tsconfig.build.json
 
+.PHONY: pack
+pack: deps ## Write the package tarball helm-operator-ts-<version>.tgz (npm pack; prepack builds dist/): install it with npm install -g ./<tgz>.
+	npm pack --loglevel=error
+
 .PHONY: lint
 lint: deps ## Lint and type-check.
 	npx tsc -p tsconfig.json --noEmit
@@ -183,15 +187,17 @@ bundle-push: ## Push the bundle image BUNDLE_IMG.
 	$(MAKE) docker-push IMG=$(BUNDLE_IMG)
 
 # File-based catalog (not the deprecated SQLite index): catalog/<package>/catalog.yaml from BUNDLE_IMG,
-# pulled from its registry (OPM_RENDER_FLAGS=--use-http for a plain-HTTP one).
+# pulled from its registry (OPM_RENDER_FLAGS=--use-http for a plain-HTTP one, such as hack/tools.sh's
+# registry), or from the bundle directory with no registry: make catalog CATALOG_BUNDLE=./bundle.
+CATALOG_BUNDLE ?= $(BUNDLE_IMG)
 OPM_RENDER_FLAGS ?=
 .PHONY: catalog
-catalog: ## Write the file-based catalog catalog/ holding BUNDLE_IMG (opm render + opm validate) and catalog.Dockerfile.
+catalog: ## Write the file-based catalog catalog/ holding BUNDLE_IMG or CATALOG_BUNDLE=./bundle (opm render + opm validate) and catalog.Dockerfile.
 	bash hack/tools.sh olm-validate
 	@rm -rf catalog catalog.Dockerfile && mkdir -p catalog/$(PACKAGE)
 	printf -- '---\nschema: olm.package\nname: %s\ndefaultChannel: %s\n---\nschema: olm.channel\npackage: %s\nname: %s\nentries:\n  - name: %s.v%s\n' \
 	  $(PACKAGE) $(or $(DEFAULT_CHANNEL),alpha) $(PACKAGE) $(or $(DEFAULT_CHANNEL),alpha) $(PACKAGE) $(VERSION) > catalog/$(PACKAGE)/catalog.yaml
-	$$(bash hack/tools.sh path olm-validate)/opm render $(BUNDLE_IMG) $(OPM_RENDER_FLAGS) --output yaml >> catalog/$(PACKAGE)/catalog.yaml
+	$$(bash hack/tools.sh path olm-validate)/opm render $(CATALOG_BUNDLE) $(OPM_RENDER_FLAGS) --output yaml >> catalog/$(PACKAGE)/catalog.yaml
 	$$(bash hack/tools.sh path olm-validate)/opm validate catalog
 	$$(bash hack/tools.sh path olm-validate)/opm generate dockerfile catalog
 	printf '# The build context of catalog.Dockerfile: catalog/ only.\n*\n!catalog/\n' > catalog.Dockerfile.dockerignore

@@ -55,7 +55,7 @@ const positiveInt = (flag: string) => (raw: string): number => {
   return n;
 };
 
-const duration = (raw: string): number => {
+export const duration = (raw: string): number => {
   try {
     return parseDuration(raw);
   } catch (err) {
@@ -88,7 +88,7 @@ function bindAddress(flag: string, raw: string): BindAddress | undefined {
 }
 
 /** A boolean flag that is also accepted as `--flag=true|false`, like Go's pflag. */
-const boolOption = (flags: string, description: string): Option => new Option(`${flags} [bool]`, description).argParser(parseBool);
+export const boolOption = (flags: string, description: string): Option => new Option(`${flags} [bool]`, description).argParser(parseBool);
 
 /** The `run` command's flag definitions; `action` receives the parsed options. */
 export function defineRunCommand(action: (options: RunOptions) => Promise<void>): Command {

@@ -1,5 +1,5 @@
 /**
- * The `helm-operator` command. Scaffolding and bundle code load only when their command runs, so
+ * The `helm-operator` command. Scaffolding, bundle and OLM code load only when their command runs, so
  * `run` (the long-lived process) never holds them.
  */
 import { Command } from 'commander';
@@ -8,6 +8,7 @@ import { KubeConfigError } from '../k8s/kubeconfig.js';
 import { NoKindMatchError } from '../k8s/restmapper.js';
 import { defineBundleCommand, defineGenerateCommand } from './bundle.js';
 import { defineRunCommand } from './flags.js';
+import { defineCleanupCommand, defineOlmCommand, defineRunBundleCommand } from './olm.js';
 import { defineCreateCommand, defineInitCommand } from './scaffold.js';
 import { run, StartupError } from './run.js';
 import { VERSION } from './version.js';
@@ -15,16 +16,18 @@ import { VERSION } from './version.js';
 /** Errors a user fixes by editing input or setup: print the message alone, exit 1. */
 async function isUserFacing(err: unknown): Promise<boolean> {
   if (err instanceof StartupError || err instanceof KubeConfigError || err instanceof NoKindMatchError || err instanceof HelmError) return true;
-  const [{ isScaffoldUserError }, { BundleInputError }, { SelectorError }] = await Promise.all([
+  const [{ isScaffoldUserError }, { BundleInputError }, { SelectorError }, { OlmError }] = await Promise.all([
     import('../scaffold/errors.js'),
     import('../bundle/csv.js'),
     import('../bundle/validate.js'),
+    import('../olm/errors.js'),
   ]);
-  return isScaffoldUserError(err) || err instanceof BundleInputError || err instanceof SelectorError;
+  return isScaffoldUserError(err) || err instanceof BundleInputError || err instanceof SelectorError || err instanceof OlmError;
 }
 
 const scaffold = (): Promise<typeof import('../scaffold/commands.js')> => import('../scaffold/commands.js');
 const bundle = (): Promise<typeof import('../bundle/commands.js')> => import('../bundle/commands.js');
+const olm = (): Promise<typeof import('../olm/commands.js')> => import('../olm/commands.js');
 
 const print = (text: string): void => {
   process.stdout.write(`${text}\n`);
@@ -37,7 +40,7 @@ async function main(argv: readonly string[]): Promise<void> {
     // Program options only before the subcommand: `create api --version v1alpha1` is the API version.
     .enablePositionalOptions()
     .showHelpAfterError('(run with --help for usage)');
-  program.addCommand(defineRunCommand(run));
+  program.addCommand(defineRunCommand(run).addCommand(defineRunBundleCommand(async (f) => { print(await (await olm()).runBundleCommand(f)); })));
   program.addCommand(
     defineInitCommand(async (f) => {
       const [{ runInit }, { runtimeIdentity }] = await Promise.all([scaffold(), import('../scaffold/runtime-identity.js')]);
@@ -59,6 +62,14 @@ async function main(argv: readonly string[]): Promise<void> {
       if (!r.ok) process.exitCode = 1;
     }),
   );
+  program.addCommand(
+    defineOlmCommand({
+      install: async (f) => { print(await (await olm()).olmInstallCommand(f)); },
+      status: async (f) => { print(await (await olm()).olmStatusCommand(f)); },
+      uninstall: async (f) => { print(await (await olm()).olmUninstallCommand(f)); },
+    }),
+  );
+  program.addCommand(defineCleanupCommand(async (f) => { print(await (await olm()).cleanupCommand(f)); }));
   program.command('version').description('Print the version').action(() => {
     process.stdout.write(`helm-operator ${VERSION}\n`);
   });

@@ -50,11 +50,11 @@ async function createApiReport(f: CreateApiFlags): Promise<string> {
 }
 
 export async function runInit(f: InitFlags, runtime: RuntimeIdentity): Promise<string> {
-  const { results, plan } = await initProject(
+  const { results, plan, source } = await initProject(
     { root: f.root, domain: f.domain, force: f.force, dryRun: f.dryRun, ...(f.projectName === undefined ? {} : { projectName: f.projectName }) },
     runtime,
   );
-  const out = [...(f.dryRun ? ['plan:', formatPlan(plan), ''] : []), formatResults(results, f.dryRun)];
+  const out = [...(f.dryRun ? ['plan:', formatPlan(plan), ''] : []), formatResults(results, f.dryRun), `runtime: ${source.dependency} (${source.reason})`];
   const wantsApi = f.kind !== undefined || f.helmChart !== undefined || f.group !== undefined || f.version !== undefined;
   if (wantsApi && !f.dryRun) out.push(await createApiReport(f));
   if (!wantsApi && !f.dryRun) {

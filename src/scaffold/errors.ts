@@ -6,8 +6,9 @@ import { InitError } from './init-project.js';
 import { InvalidPlanError, MarkerNotFoundError, ScaffoldConflictError } from './machinery/index.js';
 import { InvalidNameError } from './names.js';
 import { ProjectError } from './project.js';
+import { RuntimeSourceError } from './runtime-source.js';
 import { InvalidValuesError } from './sample.js';
 
-const USER_ERRORS = [ChartRenderError, ChartSourceError, CreateApiError, InitError, InvalidNameError, InvalidPlanError, InvalidValuesError, MarkerNotFoundError, ProjectError, ScaffoldConflictError];
+const USER_ERRORS = [ChartRenderError, ChartSourceError, CreateApiError, InitError, InvalidNameError, InvalidPlanError, InvalidValuesError, MarkerNotFoundError, ProjectError, RuntimeSourceError, ScaffoldConflictError];
 
 export const isScaffoldUserError = (err: unknown): err is Error => USER_ERRORS.some((E) => err instanceof E);

@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { childEnv, exec, make, ROOT } from '../support/deploy.js';
-import { olmTools } from '../support/olm.js';
+import { olmTools } from '../../src/olm/tools.js';
 import { startRegistry, type Registry } from '../integration/scaffold/sources.js';
 
 const VERSION = '0.0.1';

@@ -1,16 +1,17 @@
 /**
- * An install through OLM, judged by OLM's own code: OLM's CRDs and its `olm` and `catalog`
- * operators (a pinned upstream release built by `hack/tools.sh olm`, run as local processes) on the
- * test control plane. `make bundle` packages this repository's sample; `opm render` puts it into a
- * file-based catalog that `opm validate` accepts, served over OLM's registry API on loopback. A
- * CatalogSource (spec.address: no registry pod) and a Subscription next to an OperatorGroup make
- * OLM resolve it, run the InstallPlan (the bundle's objects travel in the catalog, so no unpack Job)
- * and install the CSV to phase Succeeded, creating the CRD, Deployment, ServiceAccount and RBAC from
- * it. Our operator then runs here (kwok fakes the pod, so nothing runs in it) with a token of the
+ * An install through OLM, judged by OLM's own code: `helm-operator olm install` (OLM's CRDs and its
+ * `olm` and `catalog` operators, a pinned upstream release built by `hack/tools.sh olm`, run as local
+ * processes) on the test control plane. `make bundle` packages this repository's sample and
+ * `helm-operator run bundle` puts it into a file-based catalog that `opm validate` accepts, served
+ * over OLM's registry API on loopback. Its CatalogSource (spec.address: no registry pod) and
+ * Subscription next to an OperatorGroup make OLM resolve it, run the InstallPlan (the bundle's
+ * objects travel in the catalog, so no unpack Job) and install the CSV to phase Succeeded, creating
+ * the CRD, Deployment, ServiceAccount and RBAC from it. Our operator then runs here (kwok fakes the pod, so nothing runs in it) with a token of the
  * ServiceAccount OLM created, so only with the RBAC OLM granted, and reconciles the sample.
  * Bad cases: a CSV applied directly (no InstallPlan) with an OperatorGroup whose install mode it
  * does not support fails with OLM's reason UnsupportedOperatorGroup.
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,20 +22,8 @@ import { childEnv, DEPLOYED, kubectl, make, ROOT, serviceAccountKubeconfig } fro
 import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
 import { CRs, NGINX } from '../support/operator.js';
 import { startChild, type Child } from '../support/process.js';
-import {
-  createOlmObject,
-  createOperatorGroup,
-  fileBasedCatalog,
-  installOlmCrds,
-  listeningAddresses,
-  OLM_GROUP,
-  olmTools,
-  serveCatalog,
-  startOlmOperators,
-  waitForCsvPhase,
-  type Csv,
-  type OlmTools,
-} from '../support/olm.js';
+import { clusterStateDir, runningPid } from '../../src/olm/local-processes.js';
+import { createOperatorGroup, helmOperator, helmOperatorOk, listeningAddresses, OLM_GROUP, waitForCsvPhase, type Csv } from '../support/olm.js';
 
 const IMG = 'example.com/nginx-operator:v0.0.1';
 const VERSION = '0.0.1';
@@ -42,7 +31,6 @@ const PACKAGE = 'helm-operator';
 const CSV_NAME = `${PACKAGE}.v${VERSION}`;
 const BUNDLE = path.join(ROOT, 'bundle');
 const CSV_FILE = path.join(BUNDLE, 'manifests', `${PACKAGE}.clusterserviceversion.yaml`);
-const OLM_NAMESPACE = 'olm';
 
 interface CsvSpec {
   installModes: { type: string; supported: boolean }[];
@@ -60,9 +48,7 @@ describe('installing the bundle through OLM', () => {
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   const crs = new CRs(kc, NGINX);
   const namespaces: { name: string; remove: () => Promise<void> }[] = [];
-  const children: Child[] = [];
-  let bins: OlmTools;
-  let olm: { olm: Child; catalog: Child } | undefined;
+  const stateDir = clusterStateDir(kc.getCurrentCluster()?.server ?? '');
   let operator: Child | undefined;
   let dir = '';
   let ns = '';
@@ -70,17 +56,7 @@ describe('installing the bundle through OLM', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'olm-install-'));
-    bins = await olmTools();
-    await installOlmCrds(kc, bins.crds);
-    await core.createNamespace({ body: { metadata: { name: OLM_NAMESPACE } } }).catch((err: unknown) => {
-      if (!String(err).includes('AlreadyExists')) throw err;
-    });
-    // What OLM's release installs next to its CRDs: the cluster-wide OLM configuration.
-    const olmConfig = path.join(dir, 'olmconfig.yaml');
-    await writeFile(olmConfig, stringify({ apiVersion: `${OLM_GROUP}/v1`, kind: 'OLMConfig', metadata: { name: 'cluster' } }));
-    await kubectl('apply', '--server-side', '-f', olmConfig);
-    olm = startOlmOperators(bins, OLM_NAMESPACE);
-    children.push(olm.olm, olm.catalog);
+    await helmOperatorOk(['olm', 'install', '--timeout', '5m'], 1_800_000);
     await make('bundle', `IMG=${IMG}`, `VERSION=${VERSION}`);
     csv = parse(await readFile(CSV_FILE, 'utf8')) as Csv & { spec: CsvSpec };
   }, 1_800_000);
@@ -88,11 +64,20 @@ describe('installing the bundle through OLM', () => {
   afterAll(async () => {
     await operator?.stop();
     for (const n of namespaces) await n.remove();
-    for (const c of children) await c.stop();
+    await helmOperator(['olm', 'uninstall']);
     await rm(dir, { recursive: true, force: true });
   }, 300_000);
 
-  const olmOutput = (): string => `\nolm output:\n${olm?.olm.output().slice(-3000) ?? ''}\ncatalog output:\n${olm?.catalog.output().slice(-3000) ?? ''}`;
+  const olmOutput = (): string => {
+    const tail = (name: string): string => {
+      try {
+        return readFileSync(path.join(stateDir, `${name}.log`), 'utf8').slice(-3000);
+      } catch {
+        return '';
+      }
+    };
+    return `\nolm output:\n${tail('olm-operator')}\ncatalog output:\n${tail('catalog-operator')}`;
+  };
 
   /** Every permission of the CSV became a Role + RoleBinding, every clusterPermission a ClusterRole + binding, all for its SA. */
   async function expectRbacFrom(spec: CsvSpec, namespace: string): Promise<void> {
@@ -113,23 +98,12 @@ describe('installing the bundle through OLM', () => {
   }
 
   it('subscribes through a file-based catalog: the InstallPlan completes and the CSV reaches Succeeded', async () => {
-    const catalogDir = path.join(dir, 'catalog');
-    await fileBasedCatalog(bins.opm, BUNDLE, catalogDir, { name: PACKAGE, channel: 'alpha', csv: CSV_NAME });
-    const served = await serveCatalog(bins.catalogServe, catalogDir);
-    children.push(served.child);
     const n = await createNamespace(kc, 'olm-install');
     namespaces.push(n);
     ns = n.name;
-    // In the subscriber's namespace, not OLM's global one: it goes with the namespace, and a catalog
-    // left behind there (its server gone) would fail every later resolution in the cluster.
-    const spec = { sourceType: 'grpc', address: served.address, displayName: 'test catalog' };
-    await createOlmObject(kc, { version: 'v1alpha1', plural: 'catalogsources', kind: 'CatalogSource', namespace: ns, name: 'local', spec });
-    await createOperatorGroup(kc, ns, PACKAGE, [ns]);
-    await createOlmObject(kc, {
-      version: 'v1alpha1', plural: 'subscriptions', kind: 'Subscription', namespace: ns, name: PACKAGE,
-      spec: { channel: 'alpha', name: PACKAGE, source: 'local', sourceNamespace: ns, installPlanApproval: 'Automatic' },
-    });
-
+    // OwnNamespace: the operator watches the namespace it runs in, as the sample's RBAC check below expects.
+    const run = await helmOperator(['run', 'bundle', BUNDLE, '-n', ns, '--install-mode', 'OwnNamespace', '--timeout', '4m']);
+    if (run.code !== 0) throw new Error(`run bundle failed: ${run.stderr}${olmOutput()}`);
     const done = await waitForCsvPhase(kc, { namespace: ns, name: CSV_NAME }, 'Succeeded').catch((err: unknown) => {
       throw new Error(`${(err as Error).message}${olmOutput()}`);
     });
@@ -218,15 +192,18 @@ describe('installing the bundle through OLM', () => {
   });
 
   it("OLM's operators and the catalog server listen on loopback only, and are still running", async () => {
-    for (const child of children) {
-      const pid = child.pid ?? 0;
+    const pids = [
+      await runningPid(stateDir, 'olm-operator'),
+      await runningPid(stateDir, 'catalog-operator'),
+      await runningPid(path.join(stateDir, 'catalogs', `${ns}.${PACKAGE}`), 'catalog-serve'),
+    ];
+    for (const pid of pids) {
+      expect(pid).toBeTypeOf('number');
       const addresses = await waitFor(`process ${pid} to listen`, async () => {
-        const a = await listeningAddresses(pid);
+        const a = await listeningAddresses(pid!);
         return a.length > 0 ? a : undefined;
       });
       expect(addresses.filter((a) => !/^(127\.0\.0\.1|\[::1\]):/.test(a)), String(pid)).toEqual([]);
-      // Signal 0 throws for a process that ended.
-      process.kill(pid, 0);
     }
   });
 });

@@ -1,12 +1,13 @@
 /**
  * What the scaffold tests share: this checkout as the npm package a user installs (`npm pack`, then
- * `npm install` of the tarball into a prefix), cached so that test files and reruns reuse one pack
- * and one install, and helpers to run the installed `helm-operator` and a project's `make`.
+ * `npm install` of the tarball into a prefix, as `npm install -g` would), cached so that test files
+ * and reruns reuse one pack and one install, and helpers to run the installed `helm-operator` and a
+ * project's `make`.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -94,8 +95,6 @@ export function runtimePackage(): Promise<RuntimePackage> {
       await rm(tmp, { recursive: true, force: true });
       await mkdir(tmp, { recursive: true });
       await exec('npm', ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--loglevel=error', '--prefix', tmp, tarball], { cwd: tmp });
-      // What the scaffolded Makefile's install step leaves behind, so projects linking this skip it.
-      await writeFile(path.join(tmp, 'node_modules', `.helm-operator-${version}.installed`), '');
       await writeFile(path.join(tmp, '.complete'), '');
       await rm(prefix, { recursive: true, force: true });
       await rename(tmp, prefix);
@@ -105,9 +104,4 @@ export function runtimePackage(): Promise<RuntimePackage> {
     return { tarball, version, nodeModules, bin: path.join(nodeModules, '.bin', 'helm-operator') };
   })();
   return cached;
-}
-
-/** A project uses the shared install (its `make` then finds the runtime installed). */
-export async function linkRuntime(projectDir: string, pkg: RuntimePackage): Promise<void> {
-  await symlink(pkg.nodeModules, path.join(projectDir, 'node_modules'), 'dir');
 }

@@ -1,5 +1,6 @@
 /** The scaffolded project's Makefile, Dockerfile and README (see docs/adr/0014). */
-import type { ProjectInputs } from './project.js';
+import path from 'node:path';
+import { vendoredRuntime, type ProjectInputs } from './project.js';
 
 const mk = (s: string): string => s.replace(/^ {4}/gm, '\t');
 
@@ -9,21 +10,24 @@ SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := help
 
-# The operator runtime is an npm package, installed into ./node_modules at this exact version.
-# HELM_OPERATOR_PACKAGE takes any npm install spec: a tarball of \`npm pack\`, a git URL, ...
-HELM_OPERATOR_VERSION ?= ${p.runtimeVersion}
-HELM_OPERATOR_PACKAGE ?= ${p.runtimePackage}@$(HELM_OPERATOR_VERSION)
+# The operator runtime is the npm package ${p.runtimePackage}, an exact dependency in package.json
+# (package-lock.json pins it and everything it needs; commit both${vendoredRuntime(p) === undefined ? '' : `, and ${vendoredRuntime(p)}`}).
+# make installs them once with \`npm ci\`, and again only when package.json or package-lock.json change.
 HELM_OPERATOR := $(CURDIR)/node_modules/.bin/helm-operator
 # The package's scripts: pinned Node 24, helm and kubectl into a cache (tools.sh), and the targets below.
 HACK := $(CURDIR)/node_modules/${p.runtimePackage}/hack
-RUNTIME := node_modules/.helm-operator-$(HELM_OPERATOR_VERSION).installed
+RUNTIME := node_modules/.installed
 # Node 24 first on PATH: the system's when it is new enough, otherwise the pinned one.
 WITH_NODE = export PATH="$$(bash $(HACK)/tools.sh node-dir):$$PATH";
 
 # The operator image: what docker-build tags, docker-push pushes, and deploy / build-installer run.
 IMG ?= controller:latest
-# docker or podman (anything with \`build -t\` and \`push\`).
-CONTAINER_TOOL ?= docker
+# docker or podman (anything with \`build -t\` and \`push\`): docker when its engine answers, else podman,
+# which the runtime's image.sh sets up (installed from apt as root, stand-in base images when no
+# registry serves them).
+CONTAINER_TOOL ?= $(if $(shell docker info >/dev/null 2>&1 && echo up),docker,podman)
+# podman as this machine needs it (image.sh env); nothing for docker.
+PODMAN_ENV = $(if $(filter podman,$(CONTAINER_TOOL)),eval "$$(bash $(HACK)/image.sh env)";)
 # Extra flags for \`helm-operator run\` (make run / run-as-deployed), e.g. ARGS=--zap-devel.
 ARGS ?=
 # \`make undeploy ignore-not-found=true\`: no error for objects already gone.
@@ -42,12 +46,16 @@ help: ## Show this help.
 
 ##@ Development
 
-$(RUNTIME):
-    npm install --no-save --no-package-lock --no-audit --no-fund --loglevel=error --prefix . '$(HELM_OPERATOR_PACKAGE)'
-    @rm -f node_modules/.helm-operator-*.installed && touch $@
+$(RUNTIME): package.json package-lock.json
+    npm ci --no-audit --no-fund --loglevel=error
+    @touch $@
 
-.PHONY: helm-operator
-helm-operator: $(RUNTIME) ## Install the operator runtime (HELM_OPERATOR_PACKAGE) into ./node_modules.
+# The lockfile is committed; when it is missing, npm writes it from package.json.
+package-lock.json:
+    npm install --package-lock-only --no-audit --no-fund --loglevel=error
+
+.PHONY: deps
+deps: $(RUNTIME) ## Install the operator runtime and its dependencies into ./node_modules (npm ci, from package-lock.json).
 
 .PHONY: run
 run: $(RUNTIME) ## Run the operator against the current kube context (installs the CRDs first).
@@ -72,12 +80,12 @@ cluster-down: $(RUNTIME) ## Stop the local control plane.
 ##@ Build
 
 .PHONY: docker-build
-docker-build: ## Build the operator image IMG with CONTAINER_TOOL (Dockerfile).
-    $(CONTAINER_TOOL) build --build-arg HELM_OPERATOR_VERSION=$(HELM_OPERATOR_VERSION) -t $(IMG) .
+docker-build: $(RUNTIME) ## Build the operator image IMG with CONTAINER_TOOL (Dockerfile; with podman through the runtime's image.sh).
+    CONTAINER_TOOL=$(CONTAINER_TOOL) bash $(HACK)/image.sh build $(IMG)
 
 .PHONY: docker-push
 docker-push: ## Push the operator image IMG with CONTAINER_TOOL.
-    $(CONTAINER_TOOL) push $(IMG)
+    $(PODMAN_ENV) $(CONTAINER_TOOL) push $(IMG)
 
 .PHONY: build-installer
 build-installer: $(RUNTIME) ## Write dist/install.yaml: the CRDs and the operator with image IMG, for one \`kubectl apply -f\`.
@@ -132,49 +140,58 @@ bundle: $(RUNTIME) ## Generate bundle/ and bundle.Dockerfile for IMG and VERSION
     $(WITH_NODE) $(HELM_OPERATOR) bundle validate ./bundle --select-optional suite=operatorframework
 
 .PHONY: bundle-build
-bundle-build: ## Build the bundle image BUNDLE_IMG with CONTAINER_TOOL.
-    $(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
+bundle-build: $(RUNTIME) ## Build the bundle image BUNDLE_IMG with CONTAINER_TOOL.
+    $(PODMAN_ENV) $(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
 
 .PHONY: bundle-push
 bundle-push: ## Push the bundle image BUNDLE_IMG.
     $(MAKE) docker-push IMG=$(BUNDLE_IMG)
 
 # File-based catalog (not the deprecated SQLite index): catalog/<package>/catalog.yaml from BUNDLE_IMG,
-# pulled from its registry (OPM_RENDER_FLAGS=--use-http for a plain-HTTP one).
+# pulled from its registry (OPM_RENDER_FLAGS=--use-http for a plain-HTTP one, such as hack/tools.sh's
+# registry), or from the bundle directory with no registry: make catalog CATALOG_BUNDLE=./bundle.
+CATALOG_BUNDLE ?= $(BUNDLE_IMG)
 OPM_RENDER_FLAGS ?=
 .PHONY: catalog
-catalog: $(RUNTIME) ## Write the file-based catalog catalog/ holding BUNDLE_IMG (opm render + opm validate) and catalog.Dockerfile.
+catalog: $(RUNTIME) ## Write the file-based catalog catalog/ holding BUNDLE_IMG or CATALOG_BUNDLE=./bundle (opm render + opm validate) and catalog.Dockerfile.
     bash $(HACK)/tools.sh olm-validate
     @rm -rf catalog catalog.Dockerfile && mkdir -p catalog/$(PACKAGE)
     printf -- '---\\nschema: olm.package\\nname: %s\\ndefaultChannel: %s\\n---\\nschema: olm.channel\\npackage: %s\\nname: %s\\nentries:\\n  - name: %s.v%s\\n' \\
       $(PACKAGE) $(or $(DEFAULT_CHANNEL),alpha) $(PACKAGE) $(or $(DEFAULT_CHANNEL),alpha) $(PACKAGE) $(VERSION) > catalog/$(PACKAGE)/catalog.yaml
-    $(OPM) render $(BUNDLE_IMG) $(OPM_RENDER_FLAGS) --output yaml >> catalog/$(PACKAGE)/catalog.yaml
+    $(OPM) render $(CATALOG_BUNDLE) $(OPM_RENDER_FLAGS) --output yaml >> catalog/$(PACKAGE)/catalog.yaml
     $(OPM) validate catalog
     $(OPM) generate dockerfile catalog
     printf '# The build context of catalog.Dockerfile: catalog/ only.\\n*\\n!catalog/\\n' > catalog.Dockerfile.dockerignore
 
 .PHONY: catalog-build
 catalog-build: catalog ## Build the catalog image CATALOG_IMG from catalog/ with CONTAINER_TOOL.
-    $(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
+    $(PODMAN_ENV) $(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
 
 .PHONY: catalog-push
 catalog-push: ## Push the catalog image CATALOG_IMG.
     $(MAKE) docker-push IMG=$(CATALOG_IMG)
 `);
 
+/** The vendored runtime's directory into the build stage, before `npm ci` needs it. */
+function vendorCopy(p: ProjectInputs): string {
+  const file = vendoredRuntime(p);
+  if (file === undefined) return '';
+  const dir = path.posix.dirname(file);
+  return `COPY ${dir}/ ./${dir}/\n`;
+}
+
 export const dockerfile = (p: ProjectInputs): string => `# syntax=docker/dockerfile:1
 #
 # The ${p.projectName} image: \`make docker-build IMG=<registry>/<name>:<tag>\`. Like operator-sdk's
 # helm-operator image: uid 1001, HOME=/opt/helm, watches.yaml and helm-charts/ in /opt/helm. The
-# runtime is the npm package ${p.runtimePackage} at HELM_OPERATOR_VERSION (the Makefile passes its pin);
+# runtime is the npm package ${p.runtimePackage} exactly as package-lock.json pins it (npm ci${vendoredRuntime(p) === undefined ? '' : `, from ${vendoredRuntime(p)}`});
 # helm v4 comes from the npm package the runtime's hack/tools.sh pins, sha256-checked. linux/amd64.
 
 # --- runtime: the operator package and its production dependencies --------------------------------
 FROM node:${p.nodeVersion}-bookworm-slim AS runtime
-ARG HELM_OPERATOR_VERSION=${p.runtimeVersion}
 WORKDIR /app
-RUN npm install --omit=dev --no-save --no-package-lock --no-audit --no-fund --loglevel=error \\
-        --prefix /app "${p.runtimePackage}@\${HELM_OPERATOR_VERSION}"
+COPY package.json package-lock.json ./
+${vendorCopy(p)}RUN npm ci --omit=dev --no-audit --no-fund --loglevel=error
 
 # --- helm: the runtime's pinned helm v4 ------------------------------------------------------------
 FROM node:${p.nodeVersion}-bookworm-slim AS helm
@@ -222,6 +239,11 @@ maps each kind to its chart; a custom resource's \`spec\` is the chart's values.
 
 Needs: \`make\`, \`npm\` (any Node for the install; the runtime runs on Node 24, fetched when the
 system's is older), and a cluster in your kube context (or \`make cluster-up\`, which needs \`go\`).
+
+The runtime is a dependency in \`package.json\` (\`${p.runtimePackage}\`: \`${p.runtimeDependency}\`), pinned with
+everything it needs by \`package-lock.json\`${vendoredRuntime(p) === undefined ? '' : `; \`${vendoredRuntime(p)}\` is its tarball, as \`helm-operator init\`
+found it (the npm registry did not serve this version)`}. Commit them; \`make\` runs \`npm ci\` when they
+change. Upgrade: \`npm install --save-exact ${p.runtimePackage}@<version>\` (or a newer tarball).
 
 \`\`\`bash
 make install                      # the CRDs of config/crd

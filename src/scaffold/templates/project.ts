@@ -10,9 +10,32 @@ export interface ProjectInputs {
   /** The runtime package: npm name and the exact version a project pins. */
   readonly runtimePackage: string;
   readonly runtimeVersion: string;
+  /**
+   * The runtime's entry in the project's package.json: the exact version (from the registry) or
+   * `file:vendor/<tarball>` (vendored, docs/adr/0032); the Dockerfile copies vendor/ in that case.
+   */
+  readonly runtimeDependency: string;
   /** Node version of the image's base (hack/versions.env's NODE_VERSION). */
   readonly nodeVersion: string;
 }
+
+/** The vendored tarball's path when the project installs the runtime from one. */
+export const vendoredRuntime = (p: Pick<ProjectInputs, 'runtimeDependency'>): string | undefined =>
+  p.runtimeDependency.startsWith('file:') ? p.runtimeDependency.slice('file:'.length) : undefined;
+
+/** Node's conventions: the runtime an exact dependency, the lockfile (npm install writes it) committed. */
+export const packageJson = (p: ProjectInputs): string =>
+  `${JSON.stringify(
+    {
+      name: p.projectName,
+      version: '0.0.1',
+      private: true,
+      description: `${p.projectName}: a Helm-backed Kubernetes operator (${p.runtimePackage})`,
+      dependencies: { [p.runtimePackage]: p.runtimeDependency },
+    },
+    null,
+    2,
+  )}\n`;
 
 /** operator-sdk's PROJECT fields; `layout` names this runtime instead of `helm.sdk.operatorframework.io/v1`. */
 export const PROJECT_LAYOUT = 'helm-operator-ts.dev/v1';

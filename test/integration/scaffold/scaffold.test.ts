@@ -4,8 +4,9 @@
  * `make run` and `make run-as-deployed` (the generated RBAC suffices) reconcile the samples to
  * Deployed=True. The runtime comes from `npm pack` of this checkout, installed like a user would.
  *
- * Project A: a local chart directory (this repo's nginx chart), the runtime installed by the
- * project's own `make`, operated by `make run` and then as its ServiceAccount.
+ * Project A: a local chart directory (this repo's nginx chart), the runtime vendored by init (the
+ * registry does not serve it) and installed by the project's own `make`, operated by `make run` and
+ * then as its ServiceAccount.
  * Project B: one kind per remote source (a .tgz, a chart repository over HTTP, an OCI registry),
  * a chart with a subchart dependency from that registry, a chart with cluster-scoped objects and a
  * values.schema.json using $ref, enum, required and default, and helm's starter chart (no
@@ -19,7 +20,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { pluralize } from '../../../src/scaffold/names.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { startChild, type Child } from '../../support/process.js';
-import { childEnv, exec, linkRuntime, REPO, runtimePackage, type RuntimePackage } from '../../support/scaffold.js';
+import { childEnv, exec, REPO, runtimePackage, type RuntimePackage } from '../../support/scaffold.js';
 import { serveDirectory, startRegistry, type Registry, type Served } from './sources.js';
 
 const DOMAIN = 'scaffold.example.com';
@@ -147,12 +148,18 @@ describe('a project from a local chart directory, with the runtime its own make 
     await ns?.remove();
   }, 300_000);
 
-  it('init --helm-chart writes the project, and make installs the pinned runtime from the package', async () => {
+  it('init --helm-chart writes the project and vendors the runtime the registry does not serve; make installs it once (npm ci)', async () => {
     const out = await cli(dir, 'init', '--domain', DOMAIN, '--group', 'weba', '--kind', 'Nginx', '--helm-chart', path.join(REPO, 'helm-charts/nginx'));
     expect(out).toContain('created  watches.yaml');
     const project = parse(await readFile(path.join(dir, 'PROJECT'), 'utf8')) as { projectName: string; resources: { kind: string }[] };
     expect(project).toMatchObject({ projectName: 'scaffold-a', resources: [{ kind: 'Nginx', group: 'weba', version: 'v1alpha1', domain: DOMAIN }] });
-    expect(await make(dir, 'helm-operator', `HELM_OPERATOR_PACKAGE=${pkg.tarball}`)).toContain('npm install');
+    // The registry does not serve this version: init vendored the runtime and installed from it.
+    expect(out).toContain(`runtime: file:vendor/helm-operator-ts-${pkg.version}.tgz`);
+    const lock = JSON.parse(await readFile(path.join(dir, 'package-lock.json'), 'utf8')) as { packages: Record<string, { resolved?: string; version?: string }> };
+    expect(lock.packages['node_modules/helm-operator-ts']).toMatchObject({ resolved: `file:vendor/helm-operator-ts-${pkg.version}.tgz`, version: pkg.version });
+    // make installs once (npm ci from the lockfile), and not again until the lockfile changes.
+    expect(await make(dir, 'deps')).toContain('npm ci');
+    expect(await make(dir, 'deps')).not.toContain('npm ci');
     expect(await exec(path.join(dir, 'node_modules/.bin/helm-operator'), ['version'], { cwd: dir, env: env() })).toContain(`helm-operator ${pkg.version}`);
     await toolChecks(dir);
     // The Dockerfile passes the linter this repository's own `make docker-lint` uses.
@@ -199,7 +206,6 @@ describe('a project with a kind per remote source, a subchart and a typed schema
     const registryBin = /^export REGISTRY_BIN="([^"]+)"$/m.exec(tools)?.[1] ?? '';
     registry = await startRegistry(registryBin, work);
     await helm('push', tgz, `oci://${registry.host}/charts`, '--plain-http');
-    await linkRuntime(dir, pkg);
   }, 300_000);
 
   afterAll(async () => {

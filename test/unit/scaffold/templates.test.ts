@@ -8,7 +8,8 @@ import { configFiles } from '../../../src/scaffold/templates/config.js';
 import { crdKustomization, managerRole, samplesKustomization, watchesFile } from '../../../src/scaffold/templates/project.js';
 
 const repo = path.resolve(import.meta.dirname, '../../..');
-const runtime = { runtimePackage: 'helm-operator-ts', runtimeVersion: '0.1.0', nodeVersion: '24.21.0' };
+const runtime = { runtimePackage: 'helm-operator-ts', runtimeVersion: '0.1.0', runtimeDependency: '0.1.0', nodeVersion: '24.21.0' };
+const vendored = { ...runtime, runtimeDependency: 'file:vendor/helm-operator-ts-0.1.0.tgz' };
 
 describe("init's config/ templates", () => {
   it("are this repository's own config/ files for the project name helm-operator", () => {
@@ -43,7 +44,7 @@ describe('initPlan', () => {
 
   it('writes the project layout', () => {
     const paths = plan.map((op) => op.path);
-    for (const p of ['PROJECT', 'watches.yaml', 'Makefile', 'Dockerfile', 'README.md', '.gitignore', 'config/default/kustomization.yaml', 'config/rbac/role.yaml', 'config/crd/kustomization.yaml']) {
+    for (const p of ['PROJECT', 'package.json', 'watches.yaml', 'Makefile', 'Dockerfile', 'README.md', '.gitignore', 'config/default/kustomization.yaml', 'config/rbac/role.yaml', 'config/crd/kustomization.yaml']) {
       expect(paths).toContain(p);
     }
   });
@@ -52,13 +53,34 @@ describe('initPlan', () => {
     expect(parse(body('PROJECT'))).toEqual({ domain: 'example.com', layout: ['helm-operator-ts.dev/v1'], projectName: 'demo', resources: null, version: '3' });
   });
 
-  it('pins the runtime package in the Makefile and the Dockerfile', () => {
-    expect(body('Makefile')).toContain('HELM_OPERATOR_VERSION ?= 0.1.0\nHELM_OPERATOR_PACKAGE ?= helm-operator-ts@$(HELM_OPERATOR_VERSION)');
-    expect(body('Makefile')).toMatch(/^\tnpm install .*'\$\(HELM_OPERATOR_PACKAGE\)'$/m);
+  it('declares the runtime an exact dependency in package.json, installed by npm ci from the lockfile', () => {
+    expect(JSON.parse(body('package.json'))).toEqual({
+      name: 'demo', version: '0.0.1', private: true, description: expect.any(String) as string, dependencies: { 'helm-operator-ts': '0.1.0' },
+    });
+    // One install per change of package.json / package-lock.json, never one per target.
+    expect(body('Makefile')).toContain('RUNTIME := node_modules/.installed\n');
+    expect(body('Makefile')).toMatch(/^\$\(RUNTIME\): package\.json package-lock\.json\n\tnpm ci .*\n\t@touch \$@$/m);
+    expect(body('Makefile')).not.toMatch(/npm install (?!--package-lock-only)/);
     expect(body('Makefile')).toContain('OPERATOR_NAMESPACE ?= demo-system');
-    expect(body('Dockerfile')).toContain('"helm-operator-ts@${HELM_OPERATOR_VERSION}"');
+    expect(body('Dockerfile')).toMatch(/^COPY package\.json package-lock\.json \.\/\nRUN npm ci --omit=dev /m);
+    expect(body('Dockerfile')).not.toContain('vendor');
     expect(body('Dockerfile')).toContain('FROM node:24.21.0-bookworm-slim');
     expect(body('Dockerfile')).toMatch(/^COPY watches.yaml .*\nCOPY helm-charts\/ /m);
+  });
+
+  it('with a vendored runtime, package.json and the Dockerfile install it from vendor/', () => {
+    const v = initPlan({ ...vendored, projectName: 'demo', domain: 'example.com' });
+    const vbody = (p: string): string => String((v.find((op) => op.path === p) as CreateOp).body);
+    expect((JSON.parse(vbody('package.json')) as { dependencies: unknown }).dependencies).toEqual({ 'helm-operator-ts': 'file:vendor/helm-operator-ts-0.1.0.tgz' });
+    expect(vbody('Dockerfile')).toMatch(/^COPY package\.json package-lock\.json \.\/\nCOPY vendor\/ \.\/vendor\/\nRUN npm ci --omit=dev /m);
+    expect(vbody('README.md')).toContain('vendor/helm-operator-ts-0.1.0.tgz');
+  });
+
+  it("builds images through the runtime package's image.sh (podman set up, stand-in bases), podman when docker has no engine", () => {
+    expect(body('Makefile')).toMatch(/^docker-build: \$\(RUNTIME\) .*\n\tCONTAINER_TOOL=\$\(CONTAINER_TOOL\) bash \$\(HACK\)\/image\.sh build \$\(IMG\)$/m);
+    expect(body('Makefile')).toContain('CONTAINER_TOOL ?= $(if $(shell docker info >/dev/null 2>&1 && echo up),docker,podman)');
+    const pkg = JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')) as { files: string[] };
+    expect(pkg.files).toContain('hack/image.sh');
   });
 
   it('has the Makefile targets this repository has', () => {
