@@ -6,6 +6,8 @@
  *   npm run bench            (or: make bench)
  *   npm run bench -- --compare [...]   (or: make bench-compare): side by side with operator-sdk's
  *                            helm-operator, see bench/compare/main.ts
+ *   npm run bench -- --churn [...]     the same CRs deleted and created again, cycle after cycle:
+ *                            releases left behind and the operator's memory, see bench/churn.ts
  *
  * 1. Drift repair latency: delete the release's Deployment, time until it is back (20 tries);
  *    reference: the API round trip of creating a Deployment ourselves and seeing it in a watch.
@@ -47,6 +49,7 @@ import { Operator } from '../src/operator/operator.js';
 import { determineReleaseState, RELEASE_LABELS } from '../src/reconciler/state.js';
 import { fingerprint, mergeValues } from '../src/reconciler/values.js';
 import { makeLogger } from '../src/telemetry/logger.js';
+import { churn } from './churn.js';
 import { compare } from './compare/main.js';
 
 const run = promisify(execFile);
@@ -382,7 +385,8 @@ async function main(): Promise<void> {
   }
 }
 
-(process.argv.includes('--compare') ? compare(process.argv.slice(2)) : main()).then(
+const entry = process.argv.includes('--compare') ? compare(process.argv.slice(2)) : process.argv.includes('--churn') ? churn(process.argv.slice(2)) : main();
+entry.then(
   () => process.exit(0),
   (err: unknown) => {
     process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

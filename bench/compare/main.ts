@@ -44,13 +44,13 @@ async function sh(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv =
   return stdout.trim();
 }
 
-const positive = (name: string, v: string): number => {
+export const positive = (name: string, v: string): number => {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got "${v}"`);
   return n;
 };
 
-interface Options {
+export interface Options {
   /** Each N is a run of its own (rounds, table and files), on the same cluster. */
   readonly ns: readonly number[];
   readonly rounds: number;
@@ -106,7 +106,7 @@ function parseOnly(v: string): OperatorName {
   throw new Error(`--only must be ours or operator-sdk, got "${v}"`);
 }
 
-interface Prepared {
+export interface Prepared {
   readonly setup: OperatorSetup;
   readonly scenario: ScenarioSetup;
   readonly helmBin: string;
@@ -127,8 +127,8 @@ async function crdEstablished(kubectl: string, kubeconfig: string, name: string,
   }
 }
 
-/** Tools, cluster, CRD and our compiled operator. */
-async function prepare(o: Options): Promise<Prepared> {
+/** Tools, cluster, CRD and our compiled operator (also the churn benchmark's, bench/churn.ts). */
+export async function prepare(o: Options): Promise<Prepared> {
   say('tools: helm, kubectl and operator-sdk helm-operator (built once through the Go module proxy, then cached)');
   await sh('bash', ['hack/tools.sh', 'helm', 'kubectl', ...(o.only === 'ours' ? [] : ['operator-sdk-helm'])]);
   const tools = new Map([...(await sh('bash', ['hack/tools.sh', 'env'])).matchAll(/^export (\w+)="([^"]*)"$/gm)].map((m) => [m[1] ?? '', m[2] ?? '']));
