@@ -62,8 +62,8 @@ lint: $(RUNTIME) ## Check the charts (helm lint) and that config/default builds 
 ##@ Local control plane
 
 .PHONY: cluster-up
-cluster-up: $(RUNTIME) ## Start a local control plane on 127.0.0.1 (needs go; builds it once, ~10 min).
-    @bash $(HACK)/cluster.sh up
+cluster-up: $(RUNTIME) ## Start a local control plane on 127.0.0.1 (needs go; builds it once, ~10 min); prints \`export KUBECONFIG=...\`.
+    @bash $(HACK)/cluster.sh up --export
 
 .PHONY: cluster-down
 cluster-down: $(RUNTIME) ## Stop the local control plane.
