@@ -27,6 +27,41 @@ function defined<T extends Record<string, string | undefined>>(o: T): { [K in ke
 
 const collect = (v: string, prev: string[]): string[] => [...prev, v];
 
+/**
+ * operator-sdk's `--plugins` keys that name what this CLI scaffolds: its helm plugin (short name,
+ * versioned and full key) and the plugins its helm bundle is made of, which every project here
+ * gets anyway (kustomize config/, OLM manifests, scorecard).
+ */
+const HELM_PLUGIN_KEYS: ReadonlySet<string> = new Set([
+  'helm',
+  'helm/v1',
+  'helm.sdk.operatorframework.io',
+  'helm.sdk.operatorframework.io/v1',
+  'base.helm.sdk.operatorframework.io/v1',
+  'kustomize/v2',
+  'kustomize.common.kubebuilder.io/v2',
+  'manifests.sdk.operatorframework.io/v2',
+  'scorecard.sdk.operatorframework.io/v2',
+]);
+
+/**
+ * Accepts `--plugins` as operator-sdk users type it (`helm`, `helm.sdk.operatorframework.io/v1`,
+ * comma-separated) and refuses any other plugin by name: a Go or Ansible layout is not something
+ * this CLI can write, and silently writing a Helm project instead would be worse.
+ *
+ * @throws {InvalidArgumentError} naming the plugins this CLI does not have.
+ */
+export function parsePlugins(raw: string): string[] {
+  const keys = raw.split(',').map((k) => k.trim()).filter((k) => k !== '');
+  const foreign = keys.filter((k) => !HELM_PLUGIN_KEYS.has(k));
+  if (keys.length === 0 || foreign.length > 0) {
+    throw new InvalidArgumentError(
+      `${foreign.length > 0 ? `plugin ${foreign.join(', ')} is not available` : 'no plugin named'}: helm-operator scaffolds Helm-based operators only, what operator-sdk's --plugins=helm (helm.sdk.operatorframework.io/v1) does; use --plugins=helm or leave --plugins out (for Go or Ansible operators use operator-sdk)`,
+    );
+  }
+  return keys;
+}
+
 function apiOptions(cmd: Command): Command {
   return cmd
     .option('--group <group>', 'API group of the kind, prefixed to --domain (default: charts)')
@@ -40,6 +75,7 @@ function apiOptions(cmd: Command): Command {
     .option('--values <file>', 'also render the chart with this values file for its RBAC rules (repeatable)', collect, [])
     .option('--plain-http', 'fetch from an OCI registry or repository over plain HTTP', false)
     .option('--helm-binary <path>', 'helm executable (default: $HELM_BIN, else helm on PATH)')
+    .option('--plugins <keys>', "operator-sdk's plugin keys, accepted for its helm plugin only: helm, helm.sdk.operatorframework.io/v1", parsePlugins)
     .option('--force', 'overwrite files you edited, regenerate an existing API', false)
     .option('--dry-run', 'print the plan and what would change; write nothing', false);
 }
