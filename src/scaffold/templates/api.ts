@@ -18,11 +18,18 @@ export interface CrdInputs {
   readonly shortNames: readonly string[];
 }
 
+/**
+ * `kubectl get` at a glance: Ready turns False with helm's reason (UpgradeError, InstallError) when
+ * the latest install or upgrade failed, while Deployed and Revision still show the release that
+ * serves; `-o wide` adds Ready's message (what failed, or which objects are not ready).
+ */
 const printerColumns = [
   { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+  { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
   { name: 'Deployed', type: 'string', jsonPath: '.status.conditions[?(@.type=="Deployed")].status' },
   { name: 'Revision', type: 'integer', jsonPath: '.status.deployedRelease.revision' },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+  { name: 'Message', type: 'string', priority: 1, jsonPath: '.status.conditions[?(@.type=="Ready")].message' },
 ];
 
 export function crd(c: CrdInputs): string {

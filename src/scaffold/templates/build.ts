@@ -227,7 +227,7 @@ system's is older), and a cluster in your kube context (or \`make cluster-up\`, 
 make install                      # the CRDs of config/crd
 make run                          # the operator, on this machine, against the current context
 kubectl apply -k config/samples   # in another shell: a sample custom resource per kind
-kubectl get <plural> -w           # READY / DEPLOYED / REVISION
+kubectl get <plural> -w           # READY / REASON / DEPLOYED / REVISION
 \`\`\`
 
 Add a kind: \`npx helm-operator create api --group <g> --version v1alpha1 --kind <Kind> --helm-chart <chart>\`
