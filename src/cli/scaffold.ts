@@ -1,6 +1,7 @@
 /** `helm-operator init` and `helm-operator create api`: flags → src/scaffold/commands. */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { CreateApiFlags, InitFlags } from '../scaffold/commands.js';
+import { RBAC_MODES, type RbacMode } from '../scaffold/rbac-modes.js';
 
 interface RawFlags {
   domain?: string;
@@ -14,6 +15,7 @@ interface RawFlags {
   crdSchema: 'inferred' | 'open';
   shortNames?: string;
   values: string[];
+  rbac: RbacMode;
   plainHttp: boolean;
   helmBinary?: string;
   force: boolean;
@@ -73,8 +75,13 @@ function apiOptions(cmd: Command): Command {
     .addOption(new Option('--crd-schema <mode>', 'spec schema of the CRD').choices(['inferred', 'open']).default('inferred'))
     .option('--short-names <names>', 'comma-separated short names of the CRD')
     .option('--values <file>', 'also render the chart with this values file for its RBAC rules (repeatable)', collect, [])
+    .addOption(
+      new Option('--rbac <mode>', "kinds the chart renders only with other values (its false switches on): default-values writes them as commented rules naming the value, all-values grants them")
+        .choices(RBAC_MODES)
+        .default('default-values'),
+    )
     .option('--plain-http', 'fetch from an OCI registry or repository over plain HTTP', false)
-    .option('--helm-binary <path>', 'helm executable (default: $HELM_BIN, else helm on PATH)')
+    .option('--helm-binary <path>', "helm executable (default: $HELM_BIN, else helm on PATH, else the runtime's pinned helm, fetched into its tool cache)")
     .option('--plugins <keys>', "operator-sdk's plugin keys, accepted for its helm plugin only: helm, helm.sdk.operatorframework.io/v1", parsePlugins)
     .option('--force', 'overwrite files you edited, regenerate an existing API', false)
     .option('--dry-run', 'print the plan and what would change; write nothing', false);
@@ -85,11 +92,12 @@ function common(raw: RawFlags): CreateApiFlags {
   if (shortNames?.some((s) => !/^[a-z][a-z0-9]*$/.test(s)) === true) throw new InvalidArgumentError('--short-names must be lower-case alphanumeric names');
   return {
     root: process.cwd(),
-    helmBinary: raw.helmBinary ?? process.env.HELM_BIN ?? 'helm',
+    ...(raw.helmBinary === undefined ? {} : { helmBinary: raw.helmBinary }),
     force: raw.force,
     dryRun: raw.dryRun,
     crdSchema: raw.crdSchema,
     valuesFiles: raw.values,
+    rbac: raw.rbac,
     plainHttp: raw.plainHttp,
     ...(shortNames === undefined ? {} : { shortNames }),
     ...defined({ group: raw.group, version: raw.version, kind: raw.kind, helmChart: raw.helmChart, helmChartRepo: raw.helmChartRepo, helmChartVersion: raw.helmChartVersion }),

@@ -1,4 +1,5 @@
 /** Which scaffolding errors are the user's to fix (the CLI prints their message alone). */
+import { HelmNotFoundError } from '../helm/locate.js';
 import { ChartRenderError } from './chart-kinds.js';
 import { ChartSourceError } from './chart-source.js';
 import { CreateApiError } from './create-api.js';
@@ -8,6 +9,6 @@ import { InvalidNameError } from './names.js';
 import { ProjectError } from './project.js';
 import { InvalidValuesError } from './sample.js';
 
-const USER_ERRORS = [ChartRenderError, ChartSourceError, CreateApiError, InitError, InvalidNameError, InvalidPlanError, InvalidValuesError, MarkerNotFoundError, ProjectError, ScaffoldConflictError];
+const USER_ERRORS = [ChartRenderError, ChartSourceError, CreateApiError, HelmNotFoundError, InitError, InvalidNameError, InvalidPlanError, InvalidValuesError, MarkerNotFoundError, ProjectError, ScaffoldConflictError];
 
 export const isScaffoldUserError = (err: unknown): err is Error => USER_ERRORS.some((E) => err instanceof E);

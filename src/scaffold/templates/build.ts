@@ -233,7 +233,10 @@ kubectl get <plural> -w           # READY / REASON / DEPLOYED / REVISION
 Add a kind: \`npx helm-operator create api --group <g> --version v1alpha1 --kind <Kind> --helm-chart <chart>\`
 (a directory, \`.tgz\`, \`repo/name\`, \`https://…/x.tgz\` or \`oci://…\`). It writes the chart into
 \`helm-charts/\`, the watch, a typed CRD (from the chart's \`values.schema.json\`, or inferred from
-\`values.yaml\`), a sample, and RBAC rules for what the chart renders.
+\`values.yaml\`), a sample, and RBAC rules for what the chart renders with its default values. What it
+renders only with other values (its \`false\` switches such as \`ingress.enabled\` turned on) is written
+into \`config/rbac/role.yaml\` as commented rules naming the value that needs each: uncomment what CRs
+may switch on, or scaffold with \`--rbac=all-values\` to grant them all.
 
 Deploy: \`make docker-build docker-push IMG=<registry>/${p.projectName}:v0.1.0\`, then
 \`make deploy IMG=<registry>/${p.projectName}:v0.1.0\`. \`make run-as-deployed\` runs the operator locally as

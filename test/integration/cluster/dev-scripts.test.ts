@@ -70,7 +70,7 @@ describe('hack/deploy.sh (make install / deploy) without a reachable cluster', (
     const dead = path.join(work, 'dead-kubeconfig');
     await writeFile(
       dead,
-      'apiVersion: v1\nkind: Config\ncurrent-context: dead\nclusters: [{name: dead, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: dead, context: {cluster: dead, user: u}}]\n',
+      'apiVersion: v1\nkind: Config\ncurrent-context: dead\nclusters: [{name: dead, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: none}}]\ncontexts: [{name: dead, context: {cluster: dead, user: u}}]\n',
     );
     const r = await bash('deploy.sh', ['apply', 'config/crd'], { KUBECONFIG: dead });
     expect(r.code).not.toBe(0);
