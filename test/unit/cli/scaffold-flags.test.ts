@@ -1,3 +1,4 @@
+import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { defineCreateCommand, defineInitCommand } from '../../../src/cli/scaffold.js';
 import type { CreateApiFlags, InitFlags } from '../../../src/scaffold/commands.js';
@@ -8,28 +9,20 @@ interface Parsed<T> {
   stderr: string;
 }
 
-async function parseInit(args: string[]): Promise<Parsed<InitFlags>> {
-  const out: Parsed<InitFlags> = { stderr: '' };
-  const cmd = defineInitCommand((f) => {
+/** Parses `args` with the command `define` builds (`create` gets `api` first); never exits the process. */
+async function parse<T>(define: (action: (f: T) => Promise<void>) => Command, args: string[]): Promise<Parsed<T>> {
+  const out: Parsed<T> = { stderr: '' };
+  const cmd = define((f) => {
     out.flags = f;
     return Promise.resolve();
   });
-  cmd.exitOverride().configureOutput({ writeErr: (s) => (out.stderr += s), writeOut: () => undefined });
-  await cmd.parseAsync(args, { from: 'user' }).catch(() => undefined);
+  for (const c of [cmd, ...cmd.commands]) c.exitOverride().configureOutput({ writeErr: (s) => (out.stderr += s), writeOut: () => undefined });
+  await cmd.parseAsync(cmd.name() === 'create' ? ['api', ...args] : args, { from: 'user' }).catch(() => undefined);
   return out;
 }
 
-async function parseCreateApi(args: string[]): Promise<Parsed<CreateApiFlags>> {
-  const out: Parsed<CreateApiFlags> = { stderr: '' };
-  const cmd = defineCreateCommand((f) => {
-    out.flags = f;
-    return Promise.resolve();
-  });
-  cmd.exitOverride().configureOutput({ writeErr: (s) => (out.stderr += s), writeOut: () => undefined });
-  for (const sub of cmd.commands) sub.exitOverride().configureOutput({ writeErr: (s) => (out.stderr += s), writeOut: () => undefined });
-  await cmd.parseAsync(['api', ...args], { from: 'user' }).catch(() => undefined);
-  return out;
-}
+const parseInit = (args: string[]): Promise<Parsed<InitFlags>> => parse(defineInitCommand, args);
+const parseCreateApi = (args: string[]): Promise<Parsed<CreateApiFlags>> => parse(defineCreateCommand, args);
 
 describe('--plugins, as operator-sdk users type it', () => {
   it.each(['helm', 'helm.sdk.operatorframework.io/v1', 'helm/v1', 'helm,manifests.sdk.operatorframework.io/v2,scorecard.sdk.operatorframework.io/v2'])(
