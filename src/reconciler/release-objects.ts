@@ -9,7 +9,7 @@ import type { EventRecorder, EventTarget } from '../k8s/events.js';
 import type { ObjectClient } from '../k8s/objects.js';
 import { mapBounded } from '../runtime/bounded.js';
 import type { Logger } from '../telemetry/logger.js';
-import { applyWouldChange, driftedPaths } from './drift.js';
+import { applyWouldChange, changedPaths, driftedPaths } from './drift.js';
 import { takeOver, type ManagedFieldsEntry } from './field-takeover.js';
 import { renderedBody, type InventoryEntry, type ManifestObject } from './inventory.js';
 import { createdOwnershipPatch, ownershipPatch, type Owner } from './ownership.js';
@@ -177,14 +177,15 @@ export class ReleaseObjects {
     // The cache may lag behind the server: what the server will say is compared with what it has.
     const current = await this.o.objects.get(d.entry);
     if (current === undefined) return UNCHANGED;
-    const paths = driftedPaths(desired, current);
-    if (paths.length === 0 || !(await this.#applyWouldChange(writer, desired, current))) return this.#verify(d, current);
+    if (driftedPaths(desired, current).length === 0 || !(await this.#applyWouldChange(writer, desired, current))) return this.#verify(d, current);
     if (!(await this.#claimFields(writer, d.entry, desired, current))) return UNCHANGED;
     const result = await writer.apply(desired, HELM_APPLY);
     this.#verify(d, result);
-    // However the comparison above misjudged it, an apply that changed nothing is not a repair.
-    if (!applyWouldChange(result, current)) return UNCHANGED;
-    const shown = paths.slice(0, 3).join(', ') + (paths.length > 3 ? `, …and ${paths.length - 3} more` : '');
+    // The event names what the server changed, not what the comparison with the manifest flagged
+    // (fields the server omits, like `false` and `[]`); an apply that changed nothing is no repair.
+    const changed = changedPaths(current, result);
+    if (changed.length === 0) return UNCHANGED;
+    const shown = changed.slice(0, 3).join(', ') + (changed.length > 3 ? `, …and ${changed.length - 3} more` : '');
     return { kind: 'repaired', message: `Restored ${shown} of ${describeEntry(d.entry)} to the release manifest` };
   }
 
