@@ -119,17 +119,16 @@ export class ReleaseObjects {
   }
 
   /**
-   * Puts back what differs from the manifest: missing objects and fields the chart sets. With
-   * `inPlace: false` (the retry budget is spent) only deleted objects are recreated. A repair the
-   * API server rejects is reported in the result, not thrown: it must not block the release.
+   * Puts back what differs from the manifest: missing objects and fields the chart sets. A repair
+   * the API server rejects is reported in the result, not thrown: it must not block the release.
    */
-  async repairDrift(s: Subject, desired: readonly DesiredObject[], options: { inPlace: boolean } = { inPlace: true }): Promise<DriftReport> {
+  async repairDrift(s: Subject, desired: readonly DesiredObject[]): Promise<DriftReport> {
     let repaired = 0;
     const failures: DriftReport['failures'] = [];
     for (const d of desired) {
       let outcome: RepairOutcome;
       try {
-        outcome = await this.#repairOne(s, d, options.inPlace);
+        outcome = await this.#repairOne(s, d);
       } catch (err) {
         outcome = { kind: 'failed', message: describeError(err) };
       }
@@ -158,10 +157,10 @@ export class ReleaseObjects {
     return summarizeReadiness(results);
   }
 
-  async #repairOne(s: Subject, d: DesiredObject, inPlace: boolean): Promise<RepairOutcome> {
+  async #repairOne(s: Subject, d: DesiredObject): Promise<RepairOutcome> {
     const live = await this.#live(d.entry, true);
     // The steady state: this very version of the object was found to match (no manifest parse).
-    if (live !== undefined && (!inPlace || this.#verified.get(d.rendered) === live.metadata?.resourceVersion)) return UNCHANGED;
+    if (live !== undefined && this.#verified.get(d.rendered) === live.metadata?.resourceVersion) return UNCHANGED;
     const desired = asHelmApplies(renderedBody(d.rendered), d.entry.namespace, s.owner);
     if (live === undefined) {
       // Born with its owner and chart label: the label-filtered watch sees it from the first event.
