@@ -1,6 +1,7 @@
-import { AdmissionregistrationV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
+import { denyInNamespace, type DenyingPolicy } from '../../support/admission.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { condition, CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
 
@@ -17,10 +18,9 @@ describe('the drift repair budget', () => {
   const kc = testKubeConfig();
   const zoos = new CRs(kc, ZOO);
   const core = kc.makeApiClient(CoreV1Api);
-  const admission = kc.makeApiClient(AdmissionregistrationV1Api);
   let ns: Awaited<ReturnType<typeof createNamespace>>;
   let op: RunningOperator;
-  const policy = `zoo-create-${Date.now().toString(36)}`;
+  let policy: DenyingPolicy | undefined;
 
   /** Events of one reason, counting each aggregated repeat. */
   const eventCount = async (reason: string): Promise<number> =>
@@ -39,7 +39,6 @@ describe('the drift repair budget', () => {
       if (!isStatus(err, 404)) throw err;
     });
   };
-  const unbind = () => admission.deleteValidatingAdmissionPolicyBinding({ name: policy }).catch(() => undefined);
 
   beforeAll(async () => {
     await ensureCrd(kc, ZOO);
@@ -51,27 +50,16 @@ describe('the drift repair budget', () => {
     await zoos.create(ns.name, 'locked', {}, PERIOD);
     await zoos.waitForCondition(ns.name, 'locked', { type: 'Ready', status: 'True' });
     // Installed: from now on nothing may create the ConfigMap again.
-    await admission.createValidatingAdmissionPolicy({
-      body: {
-        metadata: { name: policy },
-        spec: {
-          failurePolicy: 'Fail',
-          matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }] },
-          validations: [{ expression: "object.metadata.name != 'locked-config'", message: 'locked-config may not be created again' }],
-        },
-      },
-    });
-    await admission.createValidatingAdmissionPolicyBinding({
-      body: {
-        metadata: { name: policy },
-        spec: { policyName: policy, validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns.name } } } },
-      },
+    policy = await denyInNamespace(kc, ns.name, `zoo-create-${Date.now().toString(36)}`, {
+      resources: ['configmaps'],
+      operations: ['CREATE'],
+      expression: "object.metadata.name != 'locked-config'",
+      message: 'locked-config may not be created again',
     });
   });
   afterAll(async () => {
     await op.stop();
-    await unbind();
-    await admission.deleteValidatingAdmissionPolicy({ name: policy }).catch(() => undefined);
+    await policy?.remove();
     await ns.remove();
   });
 
@@ -102,7 +90,7 @@ describe('the drift repair budget', () => {
     expect(condition(later, 'Deployed')?.status).toBe('True');
 
     // Stopped means stopped: with the policy gone, the ConfigMap is still not recreated by drift repair.
-    await unbind();
+    await policy?.unbind();
     await new Promise((r) => setTimeout(r, 3 * 1_000 + 1_500));
     expect(await configMapExists()).toBe(false);
   });
