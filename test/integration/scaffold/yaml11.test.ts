@@ -75,6 +75,6 @@ describe('create api from a values.yaml with YAML 1.1 scalars', () => {
     await kubectl('apply', '-n', ns.name, '-f', path.join(root, 'sample.yaml'));
     const custom = kc.makeApiClient(CustomObjectsApi);
     const list = (await custom.listNamespacedCustomObject({ group, version: 'v1', namespace: ns.name, plural: 'readers' })) as { items: { spec: unknown }[] };
-    expect(list.items[0]?.spec).toEqual({ image: 'nginx:1.27.3', replicas: 1, fileMode: 256, readOnly: true, debug: false, mask: 31 });
+    expect(list.items[0]?.spec).toEqual({ image: 'nginx:1.27.3', replicas: 1, spelling: 'yaml11', fileMode: 256, readOnly: true, debug: false, mask: 31 });
   });
 });
