@@ -23,7 +23,7 @@ import { RawClient, resourcePath } from '../src/k8s/raw-client.js';
 import { mapBounded } from '../src/runtime/bounded.js';
 import { isDeployed, NamespaceWatch, NGINX } from './compare/cluster.js';
 import { prepare, positive } from './compare/main.js';
-import { startOperator } from './compare/operators.js';
+import { startOperator, sumCounter } from './compare/operators.js';
 import { createNamespace, crName, deleteNamespace, SPEC } from './compare/scenarios.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -41,6 +41,10 @@ interface Cycle {
   readonly objectsLeft: number;
   readonly rssAfterBytes: number;
   readonly rssPeakBytes: number;
+  /** V8's own figures at the same moment (prom-client's nodejs_* gauges): what of RSS is the JS heap. */
+  readonly heapUsedBytes: number;
+  readonly heapTotalBytes: number;
+  readonly externalBytes: number;
 }
 
 interface ChurnResult {
@@ -128,6 +132,7 @@ export async function churn(argv: readonly string[]): Promise<void> {
       const objectsLeft = (await count('apps', 'deployments')) + (await count('', 'services'));
       const to = await op.sampler.mark();
       const window = op.sampler.window(from, to);
+      const metrics = (await op.metrics()) ?? '';
       const cycle: Cycle = {
         cycle: c,
         convergeSeconds: (t1 - t0) / 1000,
@@ -136,6 +141,9 @@ export async function churn(argv: readonly string[]): Promise<void> {
         objectsLeft,
         rssAfterBytes: window.rootRssEndBytes,
         rssPeakBytes: window.rootRssPeakBytes,
+        heapUsedBytes: sumCounter(metrics, 'nodejs_heap_size_used_bytes'),
+        heapTotalBytes: sumCounter(metrics, 'nodejs_heap_size_total_bytes'),
+        externalBytes: sumCounter(metrics, 'nodejs_external_memory_bytes'),
       };
       (result.cycles as Cycle[]).push(cycle);
       say(`cycle ${c}/${cycles}: converge ${cycle.convergeSeconds.toFixed(1)} s, delete ${cycle.deleteSeconds.toFixed(1)} s, releases left ${releasesLeft}, objects left ${objectsLeft}, RSS ${(cycle.rssAfterBytes / MiB).toFixed(1)} MiB`);
@@ -178,13 +186,13 @@ function table(r: ChurnResult): string {
   const first = r.cycles[0]?.rssAfterBytes ?? NaN;
   const rows = r.cycles.map(
     (c) =>
-      `| ${c.cycle} | ${c.convergeSeconds.toFixed(1)} s | ${c.deleteSeconds.toFixed(1)} s | ${c.releasesLeft} | ${c.objectsLeft} | ${(c.rssAfterBytes / MiB).toFixed(1)} MiB | ${(c.rssAfterBytes / first).toFixed(2)}× | ${(c.rssPeakBytes / MiB).toFixed(1)} MiB |`,
+      `| ${c.cycle} | ${c.convergeSeconds.toFixed(1)} s | ${c.deleteSeconds.toFixed(1)} s | ${c.releasesLeft} | ${c.objectsLeft} | ${(c.rssAfterBytes / MiB).toFixed(1)} MiB | ${(c.rssAfterBytes / first).toFixed(2)}× | ${(c.rssPeakBytes / MiB).toFixed(1)} MiB | ${(c.heapUsedBytes / MiB).toFixed(1)} / ${(c.heapTotalBytes / MiB).toFixed(1)} MiB | ${(c.externalBytes / MiB).toFixed(1)} MiB |`,
   );
   return [
     `N=${r.n} CRs, ${r.cycles.length} cycles, concurrency ${r.concurrency}, node ${r.nodeOptions}; RSS when ready ${(r.rssReadyBytes / MiB).toFixed(1)} MiB; RSS read ${r.settleSeconds} s after every CR is gone`,
     '',
-    '| cycle | converge | delete all | releases left | Deployments + Services left | RSS after | vs cycle 1 | RSS peak |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| cycle | converge | delete all | releases left | Deployments + Services left | RSS after | vs cycle 1 | RSS peak | JS heap used / total | external |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows,
   ].join('\n');
 }

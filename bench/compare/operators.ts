@@ -39,6 +39,8 @@ export interface RunningOperator {
   readonly sampler: TreeSampler;
   /** helm processes our operator ran so far (its own metric); undefined for operator-sdk (in-process helm). */
   helmExecutions(): Promise<number | undefined>;
+  /** Our operator's /metrics exposition (undefined for operator-sdk, or when it does not answer). */
+  metrics(): Promise<string | undefined>;
   stop(): Promise<void>;
 }
 
@@ -116,6 +118,7 @@ export async function startOperator(name: OperatorName, namespace: string, setup
     name,
     pid,
     sampler,
+    metrics: async () => (name === 'ours' ? (await get(`http://127.0.0.1:${metricsPort}/metrics`))?.text : undefined),
     helmExecutions: async () => {
       if (name !== 'ours') return undefined;
       const res = await get(`http://127.0.0.1:${metricsPort}/metrics`);
