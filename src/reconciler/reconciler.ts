@@ -5,7 +5,7 @@
  */
 import type { Watch } from '../config/watches.js';
 import type { CachedCustomResource, CustomResource, CustomResourceClient } from '../k8s/custom-resources.js';
-import { describeError } from '../k8s/errors.js';
+import { describeError, isStatus } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/events.js';
 import type { ObjectClient } from '../k8s/objects.js';
 import { boundedRunner } from '../runtime/bounded.js';
@@ -25,7 +25,7 @@ import { ownerKindLabel, releaseNameProblem } from './release-name.js';
 import { determineReleaseState, RELEASE_LABELS, type ReleaseRecord, type ReleaseState } from './state.js';
 import { StatusDraft, type DeployedRelease } from './status.js';
 import { UninstallClaims, type Batch } from './uninstall-claims.js';
-import { composeReferencedValues, deepMerge, parseValuesFrom, VALUES_FROM_ANNOTATION, type ValuesSourcePort } from './values-from.js';
+import { composeReferencedValues, deepMerge, notOptedIn, parseValuesFrom, VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL, type ValuesSourcePort } from './values-from.js';
 import { fingerprint, isPlainObject, mergeValues, type Values } from './values.js';
 
 export const FINALIZER = 'helm.sdk.operatorframework.io/uninstall-release';
@@ -318,10 +318,15 @@ export class HelmReconciler implements Reconciler {
     if (parsed.refs.length === 0) return {};
     const sources = this.o.valuesSources;
     if (sources === undefined) throw new Error('values from Secrets and ConfigMaps are not available in this operator');
-    const data = await Promise.all(parsed.refs.map((r) => sources.read(r.kind, s.namespace, r.name)));
+    // Under a ServiceAccount, read as it: the operator's own access must not widen the CR author's.
+    const read = await Promise.all(parsed.refs.map((r) => sources.read(r.kind, s.namespace, r.name, s.identity).catch((err: unknown) => this.#unreadable(s, r, err))));
+    const data = read.map((r) => r?.data);
+    const refused = s.identity === undefined ? [] : notOptedIn(parsed.refs, read);
     const composed = composeReferencedValues(parsed.refs, data);
     const problem =
-      composed.missing.length > 0
+      refused.length > 0
+        ? { reason: Reason.ValuesReferenceNotAllowed, message: notAllowedMessage(s.namespace, refused) }
+        : composed.missing.length > 0
         ? { reason: Reason.ValuesReferenceNotFound, message: `values reference not found in namespace ${s.namespace}: ${composed.missing.join(', ')}` }
         : composed.invalid.length > 0
           ? { reason: Reason.InvalidValuesReference, message: `values reference is not a YAML map of values: ${composed.invalid.join(', ')} (set targetPath to use it as one value)` }
@@ -330,6 +335,15 @@ export class HelmReconciler implements Reconciler {
     s.status.setCondition({ type: ConditionType.Irreconcilable, status: 'True', reason: problem.reason, message: problem.message });
     this.#event(s, 'Warning', problem.reason, problem.message);
     throw new ReportedError(problem.message);
+  }
+
+  /** A reference the ServiceAccount may not read: refused like one that did not opt in, naming who. */
+  #unreadable(s: Subject, ref: { kind: string; name: string }, err: unknown): never {
+    if (!isStatus(err, 403)) throw err;
+    const message = `${s.identity ?? 'the operator'} may not read ${ref.kind} ${ref.name} of namespace ${s.namespace}: grant it get on ${ref.kind === 'Secret' ? 'secrets' : 'configmaps'} there, or reference another object`;
+    s.status.setCondition({ type: ConditionType.Irreconcilable, status: 'True', reason: Reason.ValuesReferenceNotAllowed, message });
+    this.#event(s, 'Warning', Reason.ValuesReferenceNotAllowed, message);
+    throw new ReportedError(message);
   }
 
   /**
@@ -877,6 +891,13 @@ function throwIfCancelled(s: Subject, err: unknown): void {
  */
 function cleanupSignal(s: Subject): AbortSignal {
   return s.ctx.signal.aborted ? AbortSignal.timeout(SHUTDOWN_ROLLBACK_MS) : s.ctx.signal;
+}
+
+function notAllowedMessage(namespace: string, refused: readonly string[]): string {
+  return (
+    `values reference not allowed: ${refused.join(', ')} of namespace ${namespace} not labelled ${VALUES_SOURCE_LABEL}="true". ` +
+    'This watch acts as a ServiceAccount, so only objects that opt in can be referenced: label them if their content may go into releases of this namespace'
+  );
 }
 
 /** A failure already written to status and events; the queue retries it with backoff. */

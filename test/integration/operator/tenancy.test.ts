@@ -7,8 +7,8 @@ import { CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, typ
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
-import { VALUES_SOURCE_LABEL } from '../../../src/operator/values-sources.js';
-import { VALUES_FROM_ANNOTATION } from '../../../src/reconciler/values-from.js';
+import { makeLogger } from '../../../src/telemetry/logger.js';
+import { VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL } from '../../../src/reconciler/values-from.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { condition, CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
 
@@ -17,6 +17,7 @@ const CHART = fixtureChart('tenant-app');
 const APP: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'App', plural: 'apps' };
 const SCOPED: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'ScopedApp', plural: 'scopedapps' };
 const CONFINED: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'ConfinedApp', plural: 'confinedapps' };
+const SECRET_APP: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'SecretApp', plural: 'secretapps' };
 
 const watchOf = (k: TestKind, extra = ''): string => `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${CHART}${extra}}`;
 const releaseSecrets = async (core: CoreV1Api, namespace: string, name: string) =>
@@ -250,5 +251,89 @@ describe('namespace confinement (confineToNamespace)', () => {
     await open.waitForCondition(ns.name, 'free', { type: 'Deployed', status: 'True' });
     await core.readNamespacedConfigMap({ namespace: other.name, name: 'free-settings' });
     await rbac.readClusterRole({ name: `${ns.name}-free-tenant` });
+  });
+});
+
+describe('values from Secrets under a ServiceAccount: opt-in', () => {
+  const kc = testKubeConfig();
+  const apps = new CRs(kc, SECRET_APP);
+  const core = kc.makeApiClient(CoreV1Api);
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  const logs: string[] = [];
+  let ns: Awaited<ReturnType<typeof createNamespace>>;
+  let op: RunningOperator;
+
+  /** Every place a Secret's value must not reach: the namespace's ConfigMaps, the CR's status, events, the operator's log. */
+  const leaks = async (canary: string, cr: string): Promise<string[]> => {
+    const where: string[] = [];
+    const configMaps = (await core.listNamespacedConfigMap({ namespace: ns.name })).items;
+    if (JSON.stringify(configMaps.map((c) => [c.data, c.metadata?.labels])).includes(canary)) where.push('a ConfigMap');
+    if (JSON.stringify((await apps.get(ns.name, cr))?.status).includes(canary)) where.push('status');
+    if (JSON.stringify((await core.listNamespacedEvent({ namespace: ns.name })).items).includes(canary)) where.push('events');
+    if (logs.join('').includes(canary)) where.push('operator log');
+    return where;
+  };
+  const eventOf = (cr: string, reason: string) =>
+    waitFor(`a ${reason} event for ${cr}`, async () =>
+      (await core.listNamespacedEvent({ namespace: ns.name })).items.find((e) => e.involvedObject.name === cr && e.reason === reason),
+    );
+
+  beforeAll(async () => {
+    await ensureCrd(kc, SECRET_APP);
+    ns = await createNamespace(kc, 'secret-refs');
+    await core.createNamespacedServiceAccount({ namespace: ns.name, body: { metadata: { name: 'deployer' } } });
+    // The ServiceAccount reads every Secret of the namespace (helm's release storage needs it): the label, not RBAC, is the opt-in.
+    await rbac.createNamespacedRole({
+      namespace: ns.name,
+      body: { metadata: { name: 'deployer' }, rules: [{ apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }] },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace: ns.name,
+      body: {
+        metadata: { name: 'deployer' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployer' },
+        subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: ns.name }],
+      },
+    });
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        logs.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    // The operator's own logger: its error serializer writes messages and causes, where values would leak.
+    const log = makeLogger({ level: 'debug', destination: sink });
+    op = await startOperator({ watches: `${watchOf(SECRET_APP, ', serviceAccountName: deployer')}\n`, namespaces: [ns.name], log });
+  });
+  afterAll(async () => {
+    await op.stop();
+    await ns.remove();
+  });
+
+  it('refuses a Secret that did not opt in, rendering nothing, and uses it once it is labelled', async () => {
+    const canary = `canary-${Math.random().toString(36).slice(2)}-other-team`;
+    await core.createNamespacedSecret({ namespace: ns.name, body: { metadata: { name: 'other-team' }, stringData: { password: canary } } });
+    const refs = [{ kind: 'Secret', name: 'other-team', key: 'password', targetPath: 'auth.password' }];
+    await apps.create(ns.name, 'steal', {}, { [VALUES_FROM_ANNOTATION]: JSON.stringify(refs) });
+
+    const cr = await apps.waitForCondition(ns.name, 'steal', { type: 'Irreconcilable', status: 'True', reason: 'ValuesReferenceNotAllowed' });
+    const message = condition(cr, 'Irreconcilable')?.message ?? '';
+    expect(message).toContain(`Secret other-team of namespace ${ns.name} not labelled ${VALUES_SOURCE_LABEL}="true"`);
+    expect(message).toContain('label them');
+    expect((await eventOf('steal', 'ValuesReferenceNotAllowed')).type).toBe('Warning');
+    expect(await releaseSecrets(core, ns.name, 'steal')).toEqual([]);
+    await expect(core.readNamespacedSecret({ namespace: ns.name, name: 'steal-auth' })).rejects.toSatisfy((e) => isStatus(e, 404));
+    await expect(core.readNamespacedConfigMap({ namespace: ns.name, name: 'steal-settings' })).rejects.toSatisfy((e) => isStatus(e, 404));
+    expect(await leaks(canary, 'steal')).toEqual([]);
+
+    // The owner of the Secret opts in: the label's watch reconciles the CR, reading it as the ServiceAccount.
+    await core.patchNamespacedSecret(
+      { namespace: ns.name, name: 'other-team', body: { metadata: { labels: { [VALUES_SOURCE_LABEL]: 'true' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await apps.waitForCondition(ns.name, 'steal', { type: 'Deployed', status: 'True' }, { timeoutMs: 30_000 });
+    const rendered = await core.readNamespacedSecret({ namespace: ns.name, name: 'steal-auth' });
+    expect(Buffer.from(rendered.data?.password ?? '', 'base64').toString('utf8')).toBe(canary);
+    expect(condition(await apps.get(ns.name, 'steal'), 'Irreconcilable')?.status).toBe('False');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { composeReferencedValues, deepMerge, parseValuesFrom, type ValuesReference } from '../../../src/reconciler/values-from.js';
+import { composeReferencedValues, deepMerge, notOptedIn, parseValuesFrom, type ValuesReference } from '../../../src/reconciler/values-from.js';
 
 describe('parseValuesFrom', () => {
   it('reads YAML or JSON lists with defaults', () => {
@@ -52,6 +52,16 @@ describe('composeReferencedValues', () => {
 
   it('skips optional references that are absent', () => {
     expect(composeReferencedValues([{ ...secret, optional: true }], [undefined])).toEqual({ values: {}, missing: [], invalid: [] });
+  });
+});
+
+describe('notOptedIn', () => {
+  const ref = (kind: ValuesReference['kind'], name: string): ValuesReference => ({ kind, name, key: 'values.yaml', optional: false });
+
+  it('names the existing objects without the opt-in label; absent ones are left to the missing check', () => {
+    const refs = [ref('Secret', 'a'), ref('ConfigMap', 'b'), ref('Secret', 'c')];
+    expect(notOptedIn(refs, [{ data: {}, optedIn: false }, { data: {}, optedIn: true }, undefined])).toEqual(['Secret a']);
+    expect(notOptedIn(refs, [{ data: {}, optedIn: true }, { data: {}, optedIn: true }, undefined])).toEqual([]);
   });
 });
 
