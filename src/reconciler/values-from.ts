@@ -10,6 +10,7 @@
  * Pure: parsing the references and composing what they hold. Reading them is the operator's.
  */
 import { readHelmYaml } from '../config/helm-yaml.js';
+import { leafStrings } from './redaction.js';
 import { isPlainObject, parseValuePath, setValueAt, type Values } from './values.js';
 
 export const VALUES_FROM_ANNOTATION = 'helm.sdk.operatorframework.io/values-from';
@@ -137,6 +138,19 @@ export function composeReferencedValues(refs: readonly ValuesReference[], data: 
     else values = deepMerge(values, parsed);
   });
   return { values, missing, invalid };
+}
+
+/**
+ * Pure: the strings the references' Secrets put into the values (each `targetPath` text, each
+ * scalar of a merged values.yaml and its text), which must never be shown. ConfigMaps are not
+ * secret.
+ */
+export function secretStrings(refs: readonly ValuesReference[], data: readonly (Readonly<Record<string, string>> | undefined)[]): string[] {
+  return refs.flatMap((ref, i) => {
+    const text = data[i]?.[ref.key];
+    if (ref.kind !== 'Secret' || text === undefined) return [];
+    return ref.targetPath === undefined ? [text, ...leafStrings(parseYamlMap(text))] : [text];
+  });
 }
 
 /**

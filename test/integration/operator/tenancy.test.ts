@@ -7,6 +7,7 @@ import { CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, typ
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
+import { REDACTED } from '../../../src/reconciler/redaction.js';
 import { makeLogger } from '../../../src/telemetry/logger.js';
 import { VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL } from '../../../src/reconciler/values-from.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
@@ -20,6 +21,20 @@ const CONFINED: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 
 const SECRET_APP: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'SecretApp', plural: 'secretapps' };
 
 const watchOf = (k: TestKind, extra = ''): string => `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${CHART}${extra}}`;
+const ALL_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
+/** The ServiceAccount `deployer` of `namespace`, bound to the Role `deployer` with `rules`. */
+async function deployer(core: CoreV1Api, rbac: RbacAuthorizationV1Api, namespace: string, rules: V1PolicyRule[]): Promise<void> {
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'deployer' } } });
+  await rbac.createNamespacedRole({ namespace, body: { metadata: { name: 'deployer' }, rules } });
+  await rbac.createNamespacedRoleBinding({
+    namespace,
+    body: {
+      metadata: { name: 'deployer' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployer' },
+      subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace }],
+    },
+  });
+}
 const releaseSecrets = async (core: CoreV1Api, namespace: string, name: string) =>
   (await core.listNamespacedSecret({ namespace, labelSelector: `owner=helm,name=${name}` })).items;
 
@@ -135,23 +150,14 @@ describe('per-CR identity (serviceAccountName)', () => {
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   let ns: Awaited<ReturnType<typeof createNamespace>>;
   let op: RunningOperator;
-  const rule = (resources: string[], verbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']): V1PolicyRule => ({ apiGroups: [''], resources, verbs });
+  const rule = (resources: string[], verbs = ALL_VERBS): V1PolicyRule => ({ apiGroups: [''], resources, verbs });
   const grant = (rules: V1PolicyRule[]) => rbac.replaceNamespacedRole({ namespace: ns.name, name: 'deployer', body: { metadata: { name: 'deployer' }, rules } });
 
   beforeAll(async () => {
     await ensureCrd(kc, SCOPED);
     ns = await createNamespace(kc, 'identity');
-    await core.createNamespacedServiceAccount({ namespace: ns.name, body: { metadata: { name: 'deployer' } } });
     // helm keeps release state in Secrets; the chart makes Secrets and ConfigMaps, and here a Service too.
-    await rbac.createNamespacedRole({ namespace: ns.name, body: { metadata: { name: 'deployer' }, rules: [rule(['secrets', 'configmaps'])] } });
-    await rbac.createNamespacedRoleBinding({
-      namespace: ns.name,
-      body: {
-        metadata: { name: 'deployer' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployer' },
-        subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: ns.name }],
-      },
-    });
+    await deployer(core, rbac, ns.name, [rule(['secrets', 'configmaps'])]);
     op = await startOperator({ watches: `${watchOf(SCOPED, ', serviceAccountName: deployer')}\n`, namespaces: [ns.name] });
   });
   afterAll(async () => {
@@ -254,7 +260,7 @@ describe('namespace confinement (confineToNamespace)', () => {
   });
 });
 
-describe('values from Secrets under a ServiceAccount: opt-in', () => {
+describe('values from Secrets under a ServiceAccount: opt-in and redaction', () => {
   const kc = testKubeConfig();
   const apps = new CRs(kc, SECRET_APP);
   const core = kc.makeApiClient(CoreV1Api);
@@ -281,20 +287,8 @@ describe('values from Secrets under a ServiceAccount: opt-in', () => {
   beforeAll(async () => {
     await ensureCrd(kc, SECRET_APP);
     ns = await createNamespace(kc, 'secret-refs');
-    await core.createNamespacedServiceAccount({ namespace: ns.name, body: { metadata: { name: 'deployer' } } });
     // The ServiceAccount reads every Secret of the namespace (helm's release storage needs it): the label, not RBAC, is the opt-in.
-    await rbac.createNamespacedRole({
-      namespace: ns.name,
-      body: { metadata: { name: 'deployer' }, rules: [{ apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }] },
-    });
-    await rbac.createNamespacedRoleBinding({
-      namespace: ns.name,
-      body: {
-        metadata: { name: 'deployer' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployer' },
-        subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: ns.name }],
-      },
-    });
+    await deployer(core, rbac, ns.name, [{ apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ALL_VERBS }]);
     const sink = new Writable({
       write(chunk: Buffer, _enc, done) {
         logs.push(chunk.toString('utf8'));
@@ -335,5 +329,24 @@ describe('values from Secrets under a ServiceAccount: opt-in', () => {
     const rendered = await core.readNamespacedSecret({ namespace: ns.name, name: 'steal-auth' });
     expect(Buffer.from(rendered.data?.password ?? '', 'base64').toString('utf8')).toBe(canary);
     expect(condition(await apps.get(ns.name, 'steal'), 'Irreconcilable')?.status).toBe('False');
+  });
+
+  it('keeps a Secret value the API server refuses out of status, events and logs, while saying what failed', async () => {
+    // Not a valid label value (':'), so the API server refuses the ConfigMap and quotes the value.
+    const canary = `cnry:${Math.random().toString(36).slice(2)}`;
+    await core.createNamespacedSecret({
+      namespace: ns.name,
+      body: { metadata: { name: 'tier', labels: { [VALUES_SOURCE_LABEL]: 'true' } }, stringData: { tier: canary } },
+    });
+    const refs = [{ kind: 'Secret', name: 'tier', key: 'tier', targetPath: 'tier' }];
+    await apps.create(ns.name, 'refused', {}, { [VALUES_FROM_ANNOTATION]: JSON.stringify(refs) });
+
+    const cr = await apps.waitForCondition(ns.name, 'refused', { type: 'ReleaseFailed', status: 'True', reason: 'InstallError' });
+    const message = condition(cr, 'ReleaseFailed')?.message ?? '';
+    expect(message).toContain('refused-settings');
+    expect(message).toContain(`Invalid value: "${REDACTED}"`);
+    expect((await eventOf('refused', 'InstallFailed')).message).toContain(`Invalid value: "${REDACTED}"`);
+    await waitFor('the failure in the operator log', () => Promise.resolve(logs.some((l) => l.includes('Reconciler error') && l.includes('refused-settings'))));
+    expect(await leaks(canary, 'refused')).toEqual([]);
   });
 });
