@@ -4,19 +4,18 @@
  *
  * Never all Secrets of the cluster: the watch is filtered server-side to objects labelled
  * `helm.sdk.operatorframework.io/values-source: "true"`, and only started once some CR refers to
- * a Secret or ConfigMap. An unlabelled reference still works; its changes are picked up at the
- * CR's reconcile period. Which CR refers to which object is learned from each reconcile (level-based:
+ * a Secret or ConfigMap. An unlabelled reference still works (unless the watch sets a
+ * ServiceAccount: then the label is the object's opt-in, and it is read as that ServiceAccount);
+ * its changes are picked up at the CR's reconcile period. Which CR refers to which object is learned from each reconcile (level-based:
  * after a restart the initial reconcile of every CR rebuilds it).
  */
 import { HttpMethod, type KubeConfig, type KubernetesObject } from '../k8s/client-node.js';
 import { isNotFound } from '../k8s/errors.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
-import type { ValuesReference, ValuesSourcePort } from '../reconciler/values-from.js';
+import { VALUES_SOURCE_LABEL, type ValuesReference, type ValuesSource, type ValuesSourcePort } from '../reconciler/values-from.js';
 import { Informer } from '../runtime/informer.js';
 import type { Request } from '../runtime/reconcile.js';
 import type { Logger } from '../telemetry/logger.js';
-
-export const VALUES_SOURCE_LABEL = 'helm.sdk.operatorframework.io/values-source';
 
 export interface ValuesSourcesOptions {
   readonly kubeConfig: KubeConfig;
@@ -46,20 +45,24 @@ export class ValuesSources {
   /** The port one controller's reconciler uses. */
   forController(controller: string): ValuesSourcePort {
     return {
-      read: (kind, namespace, name) => this.read(kind, namespace, name),
+      read: (kind, namespace, name, as) => this.read(kind, namespace, name, as),
       track: (namespace, name, refs) => {
         this.track(controller, { namespace, name }, refs);
       },
     };
   }
 
-  async read(kind: Kind, namespace: string, name: string): Promise<Readonly<Record<string, string>> | undefined> {
+  async read(kind: Kind, namespace: string, name: string, as?: string): Promise<ValuesSource | undefined> {
     try {
       const plural = kind === 'ConfigMap' ? 'configmaps' : 'secrets';
       const path = `${resourcePath({ group: '', version: 'v1', plural, namespace })}/${encodeURIComponent(name)}`;
-      const { data } = (await this.#raw.request(HttpMethod.GET, path)) as { data?: Record<string, string> };
-      if (kind === 'ConfigMap') return data ?? {};
-      return Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+      const { data, metadata } = (await this.#raw.request(HttpMethod.GET, path, as === undefined ? {} : { impersonate: as })) as {
+        data?: Record<string, string>;
+        metadata?: { labels?: Record<string, string> };
+      };
+      const optedIn = metadata?.labels?.[VALUES_SOURCE_LABEL] === 'true';
+      if (kind === 'ConfigMap') return { data: data ?? {}, optedIn };
+      return { data: Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')])), optedIn };
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;

@@ -37,6 +37,7 @@ export const Reason = {
   DriftRepairFailed: 'DriftRepairFailed',
   ValuesReferenceNotFound: 'ValuesReferenceNotFound',
   InvalidValuesReference: 'InvalidValuesReference',
+  ValuesReferenceNotAllowed: 'ValuesReferenceNotAllowed',
   NamespaceConfinementViolation: 'NamespaceConfinementViolation',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];

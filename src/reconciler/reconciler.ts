@@ -5,7 +5,7 @@
  */
 import type { Watch } from '../config/watches.js';
 import type { CachedCustomResource, CustomResource, CustomResourceClient } from '../k8s/custom-resources.js';
-import { describeError } from '../k8s/errors.js';
+import { describeError, isStatus } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/events.js';
 import type { ObjectClient } from '../k8s/objects.js';
 import { boundedRunner } from '../runtime/bounded.js';
@@ -25,7 +25,8 @@ import { ownerKindLabel, releaseNameProblem } from './release-name.js';
 import { determineReleaseState, RELEASE_LABELS, type ReleaseRecord, type ReleaseState } from './state.js';
 import { StatusDraft, type DeployedRelease } from './status.js';
 import { UninstallClaims, type Batch } from './uninstall-claims.js';
-import { composeReferencedValues, deepMerge, parseValuesFrom, VALUES_FROM_ANNOTATION, type ValuesSourcePort } from './values-from.js';
+import { Redactor } from './redaction.js';
+import { composeReferencedValues, deepMerge, notOptedIn, parseValuesFrom, secretStrings, VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL, type ValuesSourcePort } from './values-from.js';
 import { fingerprint, isPlainObject, mergeValues, type Values } from './values.js';
 
 export const FINALIZER = 'helm.sdk.operatorframework.io/uninstall-release';
@@ -124,6 +125,8 @@ interface Subject {
   readonly helm: HelmPort;
   /** The release's storage records: read as the reconcile started (see #read), or now. */
   readonly records: () => Promise<ReleaseRecord[]>;
+  /** Hides this CR's sensitive values in status, events, logs and the error the reconcile ends with. */
+  readonly redact: Redactor;
 }
 
 interface Desired {
@@ -177,6 +180,7 @@ export class HelmReconciler implements Reconciler {
       identity,
       helm: actingAs(this.o.helm, identity),
       records,
+      redact: new Redactor(),
     };
     try {
       return await this.#reconcile(s);
@@ -184,12 +188,13 @@ export class HelmReconciler implements Reconciler {
       if (!(err instanceof TerminalError) && !(err instanceof ReportedError)) {
         s.status.setCondition({ type: ConditionType.Irreconcilable, status: 'True', reason: Reason.ReconcileError, message: describeError(err) });
       }
-      throw err;
+      // The controller logs it, causes included (helm's stderr quotes values).
+      throw redactedError(err, s.redact);
     } finally {
       await this.#writeStatusUnlessCancelled(s).catch((err: unknown) => {
         // Status is where users look; when it cannot be written, an event must say why.
         this.#event(s, 'Warning', 'StatusWriteFailed', describeError(err));
-        throw err;
+        throw redactedError(err, s.redact);
       });
     }
   }
@@ -318,10 +323,16 @@ export class HelmReconciler implements Reconciler {
     if (parsed.refs.length === 0) return {};
     const sources = this.o.valuesSources;
     if (sources === undefined) throw new Error('values from Secrets and ConfigMaps are not available in this operator');
-    const data = await Promise.all(parsed.refs.map((r) => sources.read(r.kind, s.namespace, r.name)));
+    // Under a ServiceAccount, read as it: the operator's own access must not widen the CR author's.
+    const read = await Promise.all(parsed.refs.map((r) => sources.read(r.kind, s.namespace, r.name, s.identity).catch((err: unknown) => this.#unreadable(s, r, err))));
+    const data = read.map((r) => r?.data);
+    s.redact.add(secretStrings(parsed.refs, data));
+    const refused = s.identity === undefined ? [] : notOptedIn(parsed.refs, read);
     const composed = composeReferencedValues(parsed.refs, data);
     const problem =
-      composed.missing.length > 0
+      refused.length > 0
+        ? { reason: Reason.ValuesReferenceNotAllowed, message: notAllowedMessage(s.namespace, refused) }
+        : composed.missing.length > 0
         ? { reason: Reason.ValuesReferenceNotFound, message: `values reference not found in namespace ${s.namespace}: ${composed.missing.join(', ')}` }
         : composed.invalid.length > 0
           ? { reason: Reason.InvalidValuesReference, message: `values reference is not a YAML map of values: ${composed.invalid.join(', ')} (set targetPath to use it as one value)` }
@@ -330,6 +341,15 @@ export class HelmReconciler implements Reconciler {
     s.status.setCondition({ type: ConditionType.Irreconcilable, status: 'True', reason: problem.reason, message: problem.message });
     this.#event(s, 'Warning', problem.reason, problem.message);
     throw new ReportedError(problem.message);
+  }
+
+  /** A reference the ServiceAccount may not read: refused like one that did not opt in, naming who. */
+  #unreadable(s: Subject, ref: { kind: string; name: string }, err: unknown): never {
+    if (!isStatus(err, 403)) throw err;
+    const message = `${s.identity ?? 'the operator'} may not read ${ref.kind} ${ref.name} of namespace ${s.namespace}: grant it get on ${ref.kind === 'Secret' ? 'secrets' : 'configmaps'} there, or reference another object`;
+    s.status.setCondition({ type: ConditionType.Irreconcilable, status: 'True', reason: Reason.ValuesReferenceNotAllowed, message });
+    this.#event(s, 'Warning', Reason.ValuesReferenceNotAllowed, message);
+    throw new ReportedError(message);
   }
 
   /**
@@ -439,7 +459,7 @@ export class HelmReconciler implements Reconciler {
       // helm may have stored a failed revision: remove it so the next attempt starts clean (helm#3338).
       if ((await this.o.storage.records(s.namespace, s.name)).length > 0) {
         await s.helm.uninstall({ release: s.name, namespace: s.namespace, signal: cleanupSignal(s) }).catch((e: unknown) => {
-          s.ctx.log.error({ error: e }, 'Could not remove the failed install');
+          s.ctx.log.error({ error: s.redact.text(describeError(e)) }, 'Could not remove the failed install');
         });
       }
       s.status.setCondition({ type: ConditionType.Deployed, status: 'False', reason: Reason.InstallError, message: failure.summary });
@@ -618,11 +638,13 @@ export class HelmReconciler implements Reconciler {
       name: s.name,
       uid: s.cr.metadata.uid ?? '',
     };
-    return { cr: s.cr, owner, log: s.ctx.log, identity: s.identity };
+    return { cr: s.cr, owner, log: s.ctx.log, identity: s.identity, redact: (text) => s.redact.text(text) };
   }
 
   /** Records a failed helm operation and ends the reconcile: with backoff, or for good when only an edit can help. */
-  #fail(s: Subject, why: { reason: Reason; event: string }, failure: HelmFailure, cause: unknown): never {
+  #fail(s: Subject, why: { reason: Reason; event: string }, unredacted: HelmFailure, cause: unknown): never {
+    // helm's and the API server's error text quotes the values it refused.
+    const failure = { ...unredacted, summary: s.redact.text(unredacted.summary) };
     s.status.setCondition({ type: ConditionType.ReleaseFailed, status: 'True', reason: why.reason, message: failure.summary });
     s.status.setCondition(failedReadiness(why.reason, failure.summary, s.status.current.deployedRelease?.revision));
     this.#event(s, 'Warning', why.event, failure.summary);
@@ -751,7 +773,7 @@ export class HelmReconciler implements Reconciler {
       // found: false means this release vanished meanwhile, and helm 3 then stopped before the others.
       return (await s.helm.uninstall({ release: s.name, also: peers, namespace: s.namespace, signal: s.ctx.signal, onUninstalled })).found;
     } catch (err) {
-      s.ctx.log.info({ releases: [s.name, ...peers], error: this.o.describeHelmError(err).summary }, 'Batched uninstall failed; uninstalling one by one');
+      s.ctx.log.info({ releases: [s.name, ...peers], error: s.redact.text(this.o.describeHelmError(err).summary) }, 'Batched uninstall failed; uninstalling one by one');
       return false;
     }
   }
@@ -836,7 +858,7 @@ export class HelmReconciler implements Reconciler {
   }
 
   #event(s: Subject, type: 'Normal' | 'Warning', reason: string, message: string): void {
-    this.o.events.record(s.cr, type, reason, message);
+    this.o.events.record(s.cr, type, reason, s.redact.text(message));
   }
 
   /**
@@ -855,7 +877,7 @@ export class HelmReconciler implements Reconciler {
   async #writeStatus(s: Subject): Promise<void> {
     const patch = s.status.patch();
     if (Object.keys(patch).length === 0) return;
-    await this.o.crs.patchStatus(s.namespace, s.name, patch);
+    await this.o.crs.patchStatus(s.namespace, s.name, s.redact.deep(patch));
     s.status.markWritten();
   }
 }
@@ -877,6 +899,26 @@ function throwIfCancelled(s: Subject, err: unknown): void {
  */
 function cleanupSignal(s: Subject): AbortSignal {
   return s.ctx.signal.aborted ? AbortSignal.timeout(SHUTDOWN_ROLLBACK_MS) : s.ctx.signal;
+}
+
+/**
+ * The error a reconcile ends with, as the controller may log it: without the sensitive values its
+ * message or causes quote. Its kind (terminal or not) is kept; its causes go, as they are raw
+ * helm or API server text. Unchanged when the CR has nothing sensitive.
+ */
+function redactedError(err: unknown, redact: Redactor): unknown {
+  if (redact.empty) return err;
+  const message = redact.text(err instanceof Error ? err.message : describeError(err));
+  if (err instanceof ReportedError) return new ReportedError(message);
+  if (err instanceof TerminalError || (err instanceof Error && err.cause instanceof TerminalError)) return new TerminalError(message);
+  return new Error(message);
+}
+
+function notAllowedMessage(namespace: string, refused: readonly string[]): string {
+  return (
+    `values reference not allowed: ${refused.join(', ')} of namespace ${namespace} not labelled ${VALUES_SOURCE_LABEL}="true". ` +
+    'This watch acts as a ServiceAccount, so only objects that opt in can be referenced: label them if their content may go into releases of this namespace'
+  );
 }
 
 /** A failure already written to status and events; the queue retries it with backoff. */

@@ -47,6 +47,8 @@ export interface Subject {
   readonly log: Logger;
   /** The user every write acts as (per-CR identity); undefined: the operator itself. */
   readonly identity?: string | undefined;
+  /** Hides sensitive values in what goes to events and logs (API server errors quote values). */
+  readonly redact?: (text: string) => string;
 }
 
 /** Live objects of a release by their inventory entry, as a step just read or wrote them. */
@@ -132,18 +134,19 @@ export class ReleaseObjects {
       } catch (err) {
         outcome = { kind: 'failed', message: describeError(err) };
       }
+      if (outcome.kind === 'unchanged') continue;
       const what = describeEntry(d.entry);
+      const message = s.redact?.(outcome.message) ?? outcome.message;
       if (outcome.kind === 'failed') {
-        failures.push({ object: what, message: outcome.message });
-        s.log.warn({ object: what, error: outcome.message }, 'Drift repair failed');
-        this.o.events.record(s.cr, 'Warning', 'DriftRepairFailed', `Could not restore ${what} to the release manifest: ${outcome.message}`);
+        failures.push({ object: what, message });
+        s.log.warn({ object: what, error: message }, 'Drift repair failed');
+        this.o.events.record(s.cr, 'Warning', 'DriftRepairFailed', `Could not restore ${what} to the release manifest: ${message}`);
         continue;
       }
-      if (outcome.kind === 'unchanged') continue;
       repaired++;
       this.o.onDriftCorrected?.(d.entry.kind);
       s.log.info({ object: what }, 'Drift corrected');
-      this.o.events.record(s.cr, 'Normal', 'DriftCorrected', outcome.message);
+      this.o.events.record(s.cr, 'Normal', 'DriftCorrected', message);
     }
     return { repaired, failures };
   }

@@ -10,9 +10,12 @@
  * Pure: parsing the references and composing what they hold. Reading them is the operator's.
  */
 import { readHelmYaml } from '../config/helm-yaml.js';
+import { leafStrings } from './redaction.js';
 import { isPlainObject, parseValuePath, setValueAt, type Values } from './values.js';
 
 export const VALUES_FROM_ANNOTATION = 'helm.sdk.operatorframework.io/values-from';
+/** A Secret's or ConfigMap's opt-in to being referenced (and watched: src/operator/values-sources.ts). */
+export const VALUES_SOURCE_LABEL = 'helm.sdk.operatorframework.io/values-source';
 
 export interface ValuesReference {
   readonly kind: 'Secret' | 'ConfigMap';
@@ -29,10 +32,20 @@ const FIELDS = new Set(['kind', 'name', 'key', 'targetPath', 'optional']);
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DATA_KEY = /^[-._a-zA-Z0-9]+$/;
 
+/** A referenced object as read: its data (a Secret's decoded), and whether it opted in to being one. */
+export interface ValuesSource {
+  readonly data: Readonly<Record<string, string>>;
+  /** Labelled `helm.sdk.operatorframework.io/values-source: "true"`. */
+  readonly optedIn: boolean;
+}
+
 /** Reads the referenced objects and learns which CR refers to which (src/operator implements it). */
 export interface ValuesSourcePort {
-  /** The object's data (a Secret's decoded), or undefined when it does not exist. */
-  read(kind: ValuesReference['kind'], namespace: string, name: string): Promise<Readonly<Record<string, string>> | undefined>;
+  /**
+   * The object, or undefined when it does not exist. With `as`, read as that user (its RBAC
+   * applies: a Forbidden rejects).
+   */
+  read(kind: ValuesReference['kind'], namespace: string, name: string, as?: string): Promise<ValuesSource | undefined>;
   /** The references the CR holds now, so that a change of one of those objects reconciles it. */
   track(namespace: string, name: string, refs: readonly ValuesReference[]): void;
 }
@@ -125,6 +138,28 @@ export function composeReferencedValues(refs: readonly ValuesReference[], data: 
     else values = deepMerge(values, parsed);
   });
   return { values, missing, invalid };
+}
+
+/**
+ * Pure: the strings the references' Secrets put into the values (each `targetPath` text, each
+ * scalar of a merged values.yaml and its text), which must never be shown. ConfigMaps are not
+ * secret.
+ */
+export function secretStrings(refs: readonly ValuesReference[], data: readonly (Readonly<Record<string, string>> | undefined)[]): string[] {
+  return refs.flatMap((ref, i) => {
+    const text = data[i]?.[ref.key];
+    if (ref.kind !== 'Secret' || text === undefined) return [];
+    return ref.targetPath === undefined ? [text, ...leafStrings(parseYamlMap(text))] : [text];
+  });
+}
+
+/**
+ * Pure: under a ServiceAccount (docs/adr/0016-tenancy.md), the existing references whose objects
+ * did not opt in, as `Secret db`: whoever may create a CR must not route a Secret its author may
+ * not read into a release it can read.
+ */
+export function notOptedIn(refs: readonly ValuesReference[], sources: readonly (ValuesSource | undefined)[]): string[] {
+  return refs.filter((_, i) => sources[i]?.optedIn === false).map(referenceName);
 }
 
 /** A values file, as helm reads one (YAML 1.1: `mode: 0400` is 256, `enabled: yes` is true). */

@@ -7,8 +7,9 @@ import { CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, typ
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
-import { VALUES_SOURCE_LABEL } from '../../../src/operator/values-sources.js';
-import { VALUES_FROM_ANNOTATION } from '../../../src/reconciler/values-from.js';
+import { REDACTED } from '../../../src/reconciler/redaction.js';
+import { makeLogger } from '../../../src/telemetry/logger.js';
+import { VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL } from '../../../src/reconciler/values-from.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { condition, CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
 
@@ -17,8 +18,23 @@ const CHART = fixtureChart('tenant-app');
 const APP: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'App', plural: 'apps' };
 const SCOPED: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'ScopedApp', plural: 'scopedapps' };
 const CONFINED: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'ConfinedApp', plural: 'confinedapps' };
+const SECRET_APP: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'SecretApp', plural: 'secretapps' };
 
 const watchOf = (k: TestKind, extra = ''): string => `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${CHART}${extra}}`;
+const ALL_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
+/** The ServiceAccount `deployer` of `namespace`, bound to the Role `deployer` with `rules`. */
+async function deployer(core: CoreV1Api, rbac: RbacAuthorizationV1Api, namespace: string, rules: V1PolicyRule[]): Promise<void> {
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'deployer' } } });
+  await rbac.createNamespacedRole({ namespace, body: { metadata: { name: 'deployer' }, rules } });
+  await rbac.createNamespacedRoleBinding({
+    namespace,
+    body: {
+      metadata: { name: 'deployer' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployer' },
+      subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace }],
+    },
+  });
+}
 const releaseSecrets = async (core: CoreV1Api, namespace: string, name: string) =>
   (await core.listNamespacedSecret({ namespace, labelSelector: `owner=helm,name=${name}` })).items;
 
@@ -134,23 +150,14 @@ describe('per-CR identity (serviceAccountName)', () => {
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   let ns: Awaited<ReturnType<typeof createNamespace>>;
   let op: RunningOperator;
-  const rule = (resources: string[], verbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']): V1PolicyRule => ({ apiGroups: [''], resources, verbs });
+  const rule = (resources: string[], verbs = ALL_VERBS): V1PolicyRule => ({ apiGroups: [''], resources, verbs });
   const grant = (rules: V1PolicyRule[]) => rbac.replaceNamespacedRole({ namespace: ns.name, name: 'deployer', body: { metadata: { name: 'deployer' }, rules } });
 
   beforeAll(async () => {
     await ensureCrd(kc, SCOPED);
     ns = await createNamespace(kc, 'identity');
-    await core.createNamespacedServiceAccount({ namespace: ns.name, body: { metadata: { name: 'deployer' } } });
     // helm keeps release state in Secrets; the chart makes Secrets and ConfigMaps, and here a Service too.
-    await rbac.createNamespacedRole({ namespace: ns.name, body: { metadata: { name: 'deployer' }, rules: [rule(['secrets', 'configmaps'])] } });
-    await rbac.createNamespacedRoleBinding({
-      namespace: ns.name,
-      body: {
-        metadata: { name: 'deployer' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployer' },
-        subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: ns.name }],
-      },
-    });
+    await deployer(core, rbac, ns.name, [rule(['secrets', 'configmaps'])]);
     op = await startOperator({ watches: `${watchOf(SCOPED, ', serviceAccountName: deployer')}\n`, namespaces: [ns.name] });
   });
   afterAll(async () => {
@@ -250,5 +257,96 @@ describe('namespace confinement (confineToNamespace)', () => {
     await open.waitForCondition(ns.name, 'free', { type: 'Deployed', status: 'True' });
     await core.readNamespacedConfigMap({ namespace: other.name, name: 'free-settings' });
     await rbac.readClusterRole({ name: `${ns.name}-free-tenant` });
+  });
+});
+
+describe('values from Secrets under a ServiceAccount: opt-in and redaction', () => {
+  const kc = testKubeConfig();
+  const apps = new CRs(kc, SECRET_APP);
+  const core = kc.makeApiClient(CoreV1Api);
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  const logs: string[] = [];
+  let ns: Awaited<ReturnType<typeof createNamespace>>;
+  let op: RunningOperator;
+
+  /** Every place a Secret's value must not reach: the namespace's ConfigMaps, the CR's status, events, the operator's log. */
+  const leaks = async (canary: string, cr: string): Promise<string[]> => {
+    const where: string[] = [];
+    const configMaps = (await core.listNamespacedConfigMap({ namespace: ns.name })).items;
+    if (JSON.stringify(configMaps.map((c) => [c.data, c.metadata?.labels])).includes(canary)) where.push('a ConfigMap');
+    if (JSON.stringify((await apps.get(ns.name, cr))?.status).includes(canary)) where.push('status');
+    if (JSON.stringify((await core.listNamespacedEvent({ namespace: ns.name })).items).includes(canary)) where.push('events');
+    if (logs.join('').includes(canary)) where.push('operator log');
+    return where;
+  };
+  const eventOf = (cr: string, reason: string) =>
+    waitFor(`a ${reason} event for ${cr}`, async () =>
+      (await core.listNamespacedEvent({ namespace: ns.name })).items.find((e) => e.involvedObject.name === cr && e.reason === reason),
+    );
+
+  beforeAll(async () => {
+    await ensureCrd(kc, SECRET_APP);
+    ns = await createNamespace(kc, 'secret-refs');
+    // The ServiceAccount reads every Secret of the namespace (helm's release storage needs it): the label, not RBAC, is the opt-in.
+    await deployer(core, rbac, ns.name, [{ apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ALL_VERBS }]);
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        logs.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    // The operator's own logger: its error serializer writes messages and causes, where values would leak.
+    const log = makeLogger({ level: 'debug', destination: sink });
+    op = await startOperator({ watches: `${watchOf(SECRET_APP, ', serviceAccountName: deployer')}\n`, namespaces: [ns.name], log });
+  });
+  afterAll(async () => {
+    await op.stop();
+    await ns.remove();
+  });
+
+  it('refuses a Secret that did not opt in, rendering nothing, and uses it once it is labelled', async () => {
+    const canary = `canary-${Math.random().toString(36).slice(2)}-other-team`;
+    await core.createNamespacedSecret({ namespace: ns.name, body: { metadata: { name: 'other-team' }, stringData: { password: canary } } });
+    const refs = [{ kind: 'Secret', name: 'other-team', key: 'password', targetPath: 'auth.password' }];
+    await apps.create(ns.name, 'steal', {}, { [VALUES_FROM_ANNOTATION]: JSON.stringify(refs) });
+
+    const cr = await apps.waitForCondition(ns.name, 'steal', { type: 'Irreconcilable', status: 'True', reason: 'ValuesReferenceNotAllowed' });
+    const message = condition(cr, 'Irreconcilable')?.message ?? '';
+    expect(message).toContain(`Secret other-team of namespace ${ns.name} not labelled ${VALUES_SOURCE_LABEL}="true"`);
+    expect(message).toContain('label them');
+    expect((await eventOf('steal', 'ValuesReferenceNotAllowed')).type).toBe('Warning');
+    expect(await releaseSecrets(core, ns.name, 'steal')).toEqual([]);
+    await expect(core.readNamespacedSecret({ namespace: ns.name, name: 'steal-auth' })).rejects.toSatisfy((e) => isStatus(e, 404));
+    await expect(core.readNamespacedConfigMap({ namespace: ns.name, name: 'steal-settings' })).rejects.toSatisfy((e) => isStatus(e, 404));
+    expect(await leaks(canary, 'steal')).toEqual([]);
+
+    // The owner of the Secret opts in: the label's watch reconciles the CR, reading it as the ServiceAccount.
+    await core.patchNamespacedSecret(
+      { namespace: ns.name, name: 'other-team', body: { metadata: { labels: { [VALUES_SOURCE_LABEL]: 'true' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await apps.waitForCondition(ns.name, 'steal', { type: 'Deployed', status: 'True' }, { timeoutMs: 30_000 });
+    const rendered = await core.readNamespacedSecret({ namespace: ns.name, name: 'steal-auth' });
+    expect(Buffer.from(rendered.data?.password ?? '', 'base64').toString('utf8')).toBe(canary);
+    expect(condition(await apps.get(ns.name, 'steal'), 'Irreconcilable')?.status).toBe('False');
+  });
+
+  it('keeps a Secret value the API server refuses out of status, events and logs, while saying what failed', async () => {
+    // Not a valid label value (':'), so the API server refuses the ConfigMap and quotes the value.
+    const canary = `cnry:${Math.random().toString(36).slice(2)}`;
+    await core.createNamespacedSecret({
+      namespace: ns.name,
+      body: { metadata: { name: 'tier', labels: { [VALUES_SOURCE_LABEL]: 'true' } }, stringData: { tier: canary } },
+    });
+    const refs = [{ kind: 'Secret', name: 'tier', key: 'tier', targetPath: 'tier' }];
+    await apps.create(ns.name, 'refused', {}, { [VALUES_FROM_ANNOTATION]: JSON.stringify(refs) });
+
+    const cr = await apps.waitForCondition(ns.name, 'refused', { type: 'ReleaseFailed', status: 'True', reason: 'InstallError' });
+    const message = condition(cr, 'ReleaseFailed')?.message ?? '';
+    expect(message).toContain('refused-settings');
+    expect(message).toContain(`Invalid value: "${REDACTED}"`);
+    expect((await eventOf('refused', 'InstallFailed')).message).toContain(`Invalid value: "${REDACTED}"`);
+    await waitFor('the failure in the operator log', () => Promise.resolve(logs.some((l) => l.includes('Reconciler error') && l.includes('refused-settings'))));
+    expect(await leaks(canary, 'refused')).toEqual([]);
   });
 });

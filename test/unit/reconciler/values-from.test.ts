@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { composeReferencedValues, deepMerge, parseValuesFrom, type ValuesReference } from '../../../src/reconciler/values-from.js';
+import { composeReferencedValues, deepMerge, notOptedIn, parseValuesFrom, secretStrings, type ValuesReference } from '../../../src/reconciler/values-from.js';
 
 describe('parseValuesFrom', () => {
   it('reads YAML or JSON lists with defaults', () => {
@@ -52,6 +52,32 @@ describe('composeReferencedValues', () => {
 
   it('skips optional references that are absent', () => {
     expect(composeReferencedValues([{ ...secret, optional: true }], [undefined])).toEqual({ values: {}, missing: [], invalid: [] });
+  });
+});
+
+describe('secretStrings', () => {
+  const one: ValuesReference = { kind: 'Secret', name: 'db', key: 'password', targetPath: 'auth.password', optional: false };
+  const file: ValuesReference = { kind: 'Secret', name: 'extra', key: 'values.yaml', optional: false };
+  const config: ValuesReference = { kind: 'ConfigMap', name: 'defaults', key: 'values.yaml', optional: false };
+
+  it('collects what Secrets hold (a single value, or a values file and each of its scalars), never what ConfigMaps hold', () => {
+    const data: Record<string, string>[] = [{ password: 'hunter22' }, { 'values.yaml': 'token: abcd1234\nport: 5432\nlist: [x1y2]\n' }, { 'values.yaml': 'greeting: hello\n' }];
+    expect(secretStrings([one, file, config], data)).toEqual(['hunter22', 'token: abcd1234\nport: 5432\nlist: [x1y2]\n', 'abcd1234', '5432', 'x1y2']);
+  });
+
+  it('skips absent objects and keys, and a values file that is not a map', () => {
+    expect(secretStrings([one, file], [undefined, { other: 'x' }])).toEqual([]);
+    expect(secretStrings([file], [{ 'values.yaml': '- not a map' }])).toEqual(['- not a map']);
+  });
+});
+
+describe('notOptedIn', () => {
+  const ref = (kind: ValuesReference['kind'], name: string): ValuesReference => ({ kind, name, key: 'values.yaml', optional: false });
+
+  it('names the existing objects without the opt-in label; absent ones are left to the missing check', () => {
+    const refs = [ref('Secret', 'a'), ref('ConfigMap', 'b'), ref('Secret', 'c')];
+    expect(notOptedIn(refs, [{ data: {}, optedIn: false }, { data: {}, optedIn: true }, undefined])).toEqual(['Secret a']);
+    expect(notOptedIn(refs, [{ data: {}, optedIn: true }, { data: {}, optedIn: true }, undefined])).toEqual([]);
   });
 });
 

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { leafStrings, REDACTED, Redactor, spellings } from '../../../src/reconciler/redaction.js';
+
+describe('spellings', () => {
+  it('covers the value as is, quoted as helm and the API server quote it, base64, and each line', () => {
+    expect(spellings('pa"ss\\word')).toEqual(['pa"ss\\word', 'pa\\"ss\\\\word', Buffer.from('pa"ss\\word').toString('base64')]);
+    expect(spellings('line-one\nline-two')).toEqual(['line-one\nline-two', 'line-one\\nline-two', Buffer.from('line-one\nline-two').toString('base64'), 'line-one', 'line-two']);
+  });
+
+  it('leaves values too short to redact alone', () => {
+    expect(spellings('abc')).toEqual([]);
+    expect(spellings('abcd')).toHaveLength(2);
+  });
+});
+
+describe('leafStrings', () => {
+  it('lists every scalar of a values tree as text', () => {
+    expect(leafStrings({ a: { b: 'x', c: [1, true, null, 'y'] }, d: 2 })).toEqual(['x', '1', 'y', '2']);
+  });
+});
+
+describe('Redactor', () => {
+  const CANARY = 'cnry-0123:s3cr3t';
+
+  it('hides the value in API server error text while the message still says what failed', () => {
+    const r = new Redactor([CANARY]);
+    const message = `ConfigMap "web-settings" is invalid: metadata.labels: Invalid value: "${CANARY}": a valid label must be an empty string`;
+    expect(r.text(message)).toBe(`ConfigMap "web-settings" is invalid: metadata.labels: Invalid value: "${REDACTED}": a valid label must be an empty string`);
+  });
+
+  it('hides a value quoted with escapes, and in base64', () => {
+    const r = new Redactor(['say "hi"']);
+    expect(r.text('Invalid value: "say \\"hi\\""')).toBe(`Invalid value: "${REDACTED}"`);
+    expect(r.text(`data: ${Buffer.from('say "hi"').toString('base64')}`)).toBe(`data: ${REDACTED}`);
+  });
+
+  it('replaces a longer value whole before a shorter one it contains', () => {
+    const r = new Redactor(['abcd', 'abcdefgh']);
+    expect(r.text('x abcdefgh y abcd')).toBe(`x ${REDACTED} y ${REDACTED}`);
+  });
+
+  it('learns values as a reconcile reads them, and is empty before', () => {
+    const r = new Redactor();
+    expect(r.empty).toBe(true);
+    expect(r.text(CANARY)).toBe(CANARY);
+    r.add([CANARY, 'no']);
+    expect(r.empty).toBe(false);
+    expect(r.text(`a ${CANARY} no`)).toBe(`a ${REDACTED} no`);
+  });
+
+  it('redacts every string of a status patch, keys included, leaving other values alone', () => {
+    const r = new Redactor([CANARY]);
+    const patch = { conditions: [{ type: 'ReleaseFailed', message: `bad ${CANARY}` }], failedAttempts: { count: 2 }, [CANARY]: true };
+    expect(r.deep(patch)).toEqual({ conditions: [{ type: 'ReleaseFailed', message: `bad ${REDACTED}` }], failedAttempts: { count: 2 }, [REDACTED]: true });
+  });
+});
