@@ -93,8 +93,8 @@ run: build ## Run the operator against the current kube context, or a local test
 ##@ Test control plane
 
 .PHONY: cluster-up
-cluster-up: ## Start a local control plane (etcd, apiserver, controller-manager, scheduler, kwok) on 127.0.0.1.
-	@bash hack/cluster.sh up
+cluster-up: ## Start a local control plane (etcd, apiserver, controller-manager, scheduler, kwok) on 127.0.0.1; prints `export KUBECONFIG=...`.
+	@bash hack/cluster.sh up --export
 
 .PHONY: cluster-down
 cluster-down: ## Stop the local control plane.

@@ -3,7 +3,10 @@
 # kube-controller-manager and kube-scheduler built from source, with kwok faking one Node so
 # Deployments become Available without a kubelet.
 #
-#   hack/cluster.sh up [--name N] [--port P]  start (or reuse) a cluster; prints the kubeconfig path last
+#   hack/cluster.sh up [--name N] [--port P] [--export]
+#                                             start (or reuse) a cluster; prints the kubeconfig path last,
+#                                             or with --export the line `export KUBECONFIG=<path>` (what
+#                                             `make cluster-up` prints: eval "$(make -s cluster-up)")
 #   hack/cluster.sh down [--name N]           delete it
 #   hack/cluster.sh kubeconfig [--name N]     print the kubeconfig path of a running cluster
 #   hack/cluster.sh status [--name N]         exit 0 when the cluster answers
@@ -19,6 +22,7 @@ HACK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CACHE_ROOT=${HELM_OPERATOR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/helm-operator-ts}
 NAME=${CLUSTER_NAME:-helm-operator-dev}
 PORT=${CLUSTER_PORT:-0}
+EXPORT=false
 NODE_NAME=kwok-node-0
 NODE_PODS=${NODE_PODS:-250}
 [[ $NODE_PODS =~ ^[1-9][0-9]*$ ]] || { printf 'error: NODE_PODS must be a positive integer, got "%s"\n' "$NODE_PODS" >&2; exit 2; }
@@ -31,6 +35,7 @@ parse_flags() {
     case "$1" in
       --name) NAME=${2:?--name needs a value}; shift 2 ;;
       --port) PORT=${2:?--port needs a value}; shift 2 ;;
+      --export) EXPORT=true; shift ;;
       *) die "unknown flag '$1'" ;;
     esac
   done
@@ -45,6 +50,11 @@ parse_flags() {
 load_tools() {
   bash "$HACK_DIR/tools.sh" kubectl k8s etcd kwok >&2
   eval "$(bash "$HACK_DIR/tools.sh" env)"
+}
+
+# The last stdout line of `up`: scripts read the bare path; people get a line their shell can run.
+print_kubeconfig() {
+  if [ "$EXPORT" = true ]; then printf 'export KUBECONFIG=%q\n' "$KUBECONFIG_PATH"; else echo "$KUBECONFIG_PATH"; fi
 }
 
 kc() { "$KUBECTL_BIN" --kubeconfig "$KUBECONFIG_PATH" "$@"; }
@@ -76,6 +86,9 @@ wait_for() { # wait_for <seconds> <description> <command...>
   done
 }
 
+# The fake node advertises what real charts request (most public ones set ephemeral-storage
+# requests or limits; without it in allocatable such a pod stays Pending, Insufficient
+# ephemeral-storage). Nothing runs there, so the figures only bound how much fits.
 register_node() {
   kc apply -f - >/dev/null <<EOF
 apiVersion: v1
@@ -91,8 +104,8 @@ metadata:
     kubernetes.io/arch: amd64
     type: kwok
 status:
-  allocatable: {cpu: "32", memory: 256Gi, pods: "$NODE_PODS"}
-  capacity: {cpu: "32", memory: 256Gi, pods: "$NODE_PODS"}
+  allocatable: {cpu: "32", memory: 256Gi, ephemeral-storage: 1Ti, pods: "$NODE_PODS"}
+  capacity: {cpu: "32", memory: 256Gi, ephemeral-storage: 1Ti, pods: "$NODE_PODS"}
 EOF
   wait_for 60 "node $NODE_NAME to be Ready" kc wait --for=condition=Ready "node/$NODE_NAME" --timeout=5s
   # Pods need the default ServiceAccount, which the controller-manager creates shortly after start.
@@ -103,7 +116,7 @@ cmd_up() {
   load_tools
   if answers; then
     log "cluster '$NAME' is already running"
-    echo "$KUBECONFIG_PATH"
+    print_kubeconfig
     return 0
   fi
   if [ -d "$CLUSTER_DIR" ]; then
@@ -147,7 +160,7 @@ EOF
   check_loopback
   trap - ERR INT TERM
   log "cluster '$NAME' is up in $((SECONDS - start))s"
-  echo "$KUBECONFIG_PATH"
+  print_kubeconfig
 }
 
 cmd_down() {
@@ -169,7 +182,7 @@ main() {
     down) cmd_down ;;
     kubeconfig) load_tools; answers || die "cluster '$NAME' is not running (make cluster-up)"; echo "$KUBECONFIG_PATH" ;;
     status) load_tools; answers ;;
-    *) die "usage: hack/cluster.sh up|down|kubeconfig|status [--name N] [--port P]" ;;
+    *) die "usage: hack/cluster.sh up|down|kubeconfig|status [--name N] [--port P] [--export]" ;;
   esac
 }
 

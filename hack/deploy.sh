@@ -41,8 +41,10 @@ context() {
 preflight() {
   local err
   if ! err=$(kubectl get --raw /version --request-timeout=15s 2>&1 >/dev/null); then
+    # Both this repository's Makefile and a scaffolded project's have cluster-up (this script ships
+    # in the runtime package, where no hack/ is next to the project), so the hint names the target.
     die "cannot reach the cluster of $(context): ${err##*$'\n'}
-Set KUBECONFIG (for the local test control plane: export KUBECONFIG=\$(bash hack/cluster.sh kubeconfig))."
+Set KUBECONFIG to a cluster that answers; for a local control plane run 'make cluster-up' and then the 'export KUBECONFIG=...' line it prints (or: eval \"\$(make -s cluster-up)\")."
   fi
 }
 

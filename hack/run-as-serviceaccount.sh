@@ -7,6 +7,8 @@
 #
 # A short-lived token (TokenRequest, `kubectl create token`, 1h) and the current context's server
 # and CA go into a private kubeconfig that is deleted on exit. Extra arguments go to `run`.
+# The endpoints bind loopback only, as with `make run` (METRICS_BIND_ADDRESS, HEALTH_PROBE_BIND_ADDRESS
+# override; a flag passed through wins): this is a process on a workstation, not in a pod.
 # Environment: KUBECONFIG (the admin context that deployed), WATCHES_FILE (default watches.yaml),
 # OPERATOR_NAMESPACE (helm-operator-system), OPERATOR_SERVICE_ACCOUNT (helm-operator-controller-manager);
 # for scaffolded projects (this script ships in the runtime package) PROJECT_DIR (default: this
@@ -53,4 +55,6 @@ KUBECONFIG="$dir/kubeconfig" "${operator[@]}" run \
   --watches-file "${WATCHES_FILE:-watches.yaml}" \
   --helm-binary "$HELM_BIN" \
   --kubeconfig "$dir/kubeconfig" \
+  --metrics-bind-address "${METRICS_BIND_ADDRESS:-127.0.0.1:8080}" \
+  --health-probe-bind-address "${HEALTH_PROBE_BIND_ADDRESS:-127.0.0.1:8081}" \
   "$@"

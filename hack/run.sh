@@ -26,7 +26,8 @@ fi
 export KUBECONFIG
 
 "$KUBECTL_BIN" apply -k config/crd >&2
-echo "[run] CRDs installed; try: kubectl --kubeconfig $KUBECONFIG apply -f config/samples/" >&2
+# -k: config/samples holds a kustomization.yaml next to the samples, which `apply -f` would reject.
+echo "[run] CRDs installed; try: kubectl --kubeconfig $KUBECONFIG apply -k config/samples" >&2
 # Development defaults, each overridable from the environment: endpoints on loopback only, readable
 # logs, and hot reload of watches.yaml and the charts it names (WATCH_CONFIG=false turns it off).
 # Flags given to `bash hack/run.sh --flag ...` are passed through.

@@ -7,9 +7,10 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { parseAllDocuments } from 'yaml';
+import { checkDeprecatedApis } from './deprecated-apis.js';
 import { get, INSTALL_MODES, groupOf, isK8sObject, isObj, objs as arr, REGISTRY_V1_KINDS, versionOf, type K8sObject } from './types.js';
 
-export type Check = 'format' | 'objects' | 'bundle' | 'csv' | 'crd' | 'operatorhub' | 'capabilities' | 'good-practices';
+export type Check = 'format' | 'objects' | 'bundle' | 'csv' | 'crd' | 'operatorhub' | 'capabilities' | 'good-practices' | 'alpha-deprecated-apis';
 export interface Finding {
   readonly level: 'error' | 'warning';
   readonly check: Check;
@@ -27,7 +28,7 @@ export interface BundleFiles {
 }
 
 export const OPTIONAL_SUITES = ['operatorframework'] as const;
-export const OPTIONAL_NAMES = ['operatorhub', 'capabilities', 'good-practices'] as const;
+export const OPTIONAL_NAMES = ['operatorhub', 'capabilities', 'good-practices', 'alpha-deprecated-apis'] as const;
 /** OLM's limit on the sum of the gzipped manifest files (operator-framework/api `max_bundle_size`). */
 export const MAX_BUNDLE_BYTES = 1 << 20;
 const CAPABILITIES = ['Basic Install', 'Seamless Upgrades', 'Full Lifecycle', 'Deep Insights', 'Auto Pilot'];
@@ -293,6 +294,7 @@ export function validateBundle(b: BundleFiles, opts: ValidateOptions = {}): Find
     if (optional.has('operatorhub')) checkOperatorHub(csv, out);
     if (optional.has('capabilities')) checkCapabilities(csv, out);
     if (optional.has('good-practices')) checkGoodPractices(csv, ann, out);
+    if (optional.has('alpha-deprecated-apis')) out.push(...checkDeprecatedApis(csv, parsed));
   }
   return out;
 }

@@ -65,7 +65,7 @@ export function defineBundleCommand(validate: Action<{ dir: string; selectOption
     .command('validate')
     .description("Validate a bundle directory with OLM's checks; exit 1 on errors, 0 on warnings only")
     .argument('<dir>', 'bundle directory, e.g. ./bundle')
-    .option('--select-optional <selector>', 'also run optional checks: suite=operatorframework or name=operatorhub|capabilities|good-practices')
+    .option('--select-optional <selector>', 'also run optional checks: suite=operatorframework or name=operatorhub|capabilities|good-practices|alpha-deprecated-apis')
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
     .action(async (dir: string, o: { selectOptional?: string; output: 'text' | 'json' }) => {
       await validate({ dir, output: o.output, ...(o.selectOptional === undefined ? {} : { selectOptional: o.selectOptional }) });

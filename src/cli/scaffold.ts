@@ -1,6 +1,7 @@
 /** `helm-operator init` and `helm-operator create api`: flags → src/scaffold/commands. */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { CreateApiFlags, InitFlags } from '../scaffold/commands.js';
+import { RBAC_MODES, type RbacMode } from '../scaffold/rbac-modes.js';
 
 interface RawFlags {
   domain?: string;
@@ -14,6 +15,7 @@ interface RawFlags {
   crdSchema: 'inferred' | 'open';
   shortNames?: string;
   values: string[];
+  rbac: RbacMode;
   plainHttp: boolean;
   helmBinary?: string;
   force: boolean;
@@ -27,6 +29,41 @@ function defined<T extends Record<string, string | undefined>>(o: T): { [K in ke
 
 const collect = (v: string, prev: string[]): string[] => [...prev, v];
 
+/**
+ * operator-sdk's `--plugins` keys that name what this CLI scaffolds: its helm plugin (short name,
+ * versioned and full key) and the plugins its helm bundle is made of, which every project here
+ * gets anyway (kustomize config/, OLM manifests, scorecard).
+ */
+const HELM_PLUGIN_KEYS: ReadonlySet<string> = new Set([
+  'helm',
+  'helm/v1',
+  'helm.sdk.operatorframework.io',
+  'helm.sdk.operatorframework.io/v1',
+  'base.helm.sdk.operatorframework.io/v1',
+  'kustomize/v2',
+  'kustomize.common.kubebuilder.io/v2',
+  'manifests.sdk.operatorframework.io/v2',
+  'scorecard.sdk.operatorframework.io/v2',
+]);
+
+/**
+ * Accepts `--plugins` as operator-sdk users type it (`helm`, `helm.sdk.operatorframework.io/v1`,
+ * comma-separated) and refuses any other plugin by name: a Go or Ansible layout is not something
+ * this CLI can write, and silently writing a Helm project instead would be worse.
+ *
+ * @throws {InvalidArgumentError} naming the plugins this CLI does not have.
+ */
+export function parsePlugins(raw: string): string[] {
+  const keys = raw.split(',').map((k) => k.trim()).filter((k) => k !== '');
+  const foreign = keys.filter((k) => !HELM_PLUGIN_KEYS.has(k));
+  if (keys.length === 0 || foreign.length > 0) {
+    throw new InvalidArgumentError(
+      `${foreign.length > 0 ? `plugin ${foreign.join(', ')} is not available` : 'no plugin named'}: helm-operator scaffolds Helm-based operators only, what operator-sdk's --plugins=helm (helm.sdk.operatorframework.io/v1) does; use --plugins=helm or leave --plugins out (for Go or Ansible operators use operator-sdk)`,
+    );
+  }
+  return keys;
+}
+
 function apiOptions(cmd: Command): Command {
   return cmd
     .option('--group <group>', 'API group of the kind, prefixed to --domain (default: charts)')
@@ -38,8 +75,14 @@ function apiOptions(cmd: Command): Command {
     .addOption(new Option('--crd-schema <mode>', 'spec schema of the CRD').choices(['inferred', 'open']).default('inferred'))
     .option('--short-names <names>', 'comma-separated short names of the CRD')
     .option('--values <file>', 'also render the chart with this values file for its RBAC rules (repeatable)', collect, [])
+    .addOption(
+      new Option('--rbac <mode>', "kinds the chart renders only with other values (its false switches on): default-values writes them as commented rules naming the value, all-values grants them")
+        .choices(RBAC_MODES)
+        .default('default-values'),
+    )
     .option('--plain-http', 'fetch from an OCI registry or repository over plain HTTP', false)
-    .option('--helm-binary <path>', 'helm executable (default: $HELM_BIN, else helm on PATH)')
+    .option('--helm-binary <path>', "helm executable (default: $HELM_BIN, else helm on PATH, else the runtime's pinned helm, fetched into its tool cache)")
+    .option('--plugins <keys>', "operator-sdk's plugin keys, accepted for its helm plugin only: helm, helm.sdk.operatorframework.io/v1", parsePlugins)
     .option('--force', 'overwrite files you edited, regenerate an existing API', false)
     .option('--dry-run', 'print the plan and what would change; write nothing', false);
 }
@@ -49,11 +92,12 @@ function common(raw: RawFlags): CreateApiFlags {
   if (shortNames?.some((s) => !/^[a-z][a-z0-9]*$/.test(s)) === true) throw new InvalidArgumentError('--short-names must be lower-case alphanumeric names');
   return {
     root: process.cwd(),
-    helmBinary: raw.helmBinary ?? process.env.HELM_BIN ?? 'helm',
+    ...(raw.helmBinary === undefined ? {} : { helmBinary: raw.helmBinary }),
     force: raw.force,
     dryRun: raw.dryRun,
     crdSchema: raw.crdSchema,
     valuesFiles: raw.values,
+    rbac: raw.rbac,
     plainHttp: raw.plainHttp,
     ...(shortNames === undefined ? {} : { shortNames }),
     ...defined({ group: raw.group, version: raw.version, kind: raw.kind, helmChart: raw.helmChart, helmChartRepo: raw.helmChartRepo, helmChartVersion: raw.helmChartVersion }),

@@ -275,3 +275,8 @@ export function lintArgs(chartDir: string): string[] {
 export function versionArgs(): string[] {
   return ['version', '--template', '{{.Version}}'];
 }
+
+/** `helm env NAME`: one of helm's settings as this environment resolves it (e.g. HELM_REPOSITORY_CONFIG). */
+export function envArgs(name: string): string[] {
+  return ['env', '--', name];
+}

@@ -6,6 +6,7 @@ import { silentLogger, type Logger } from '../telemetry/logger.js';
 import {
   createArgs,
   dependencyBuildArgs,
+  envArgs,
   historyArgs,
   lintArgs,
   pullArgs,
@@ -147,7 +148,7 @@ const READ_DEADLINE_MS = 60_000;
 const FORCE_KILL_AFTER_MS = 30_000;
 const MAX_BUFFER = 64 * 1024 * 1024;
 /** Verbs that never talk to a cluster, so get no `--kube-*` flags. */
-const OFFLINE_VERBS: ReadonlySet<string> = new Set(['template', 'version', 'pull', 'dependency', 'create', 'lint']);
+const OFFLINE_VERBS: ReadonlySet<string> = new Set(['template', 'version', 'pull', 'dependency', 'create', 'lint', 'env']);
 
 interface RunContext {
   readonly release?: string;
@@ -239,6 +240,19 @@ export class HelmClient {
       this.#identities.set(user, client);
     }
     return client;
+  }
+
+  /**
+   * The same binary with more environment, e.g. a private HELM_REPOSITORY_CONFIG for one chart
+   * fetch, so the user's helm configuration is neither needed nor changed.
+   */
+  withEnv(env: Readonly<Record<string, string>>): HelmClient {
+    return new HelmClient({ ...this.#opts, extraEnv: { ...this.#opts.extraEnv, ...env } });
+  }
+
+  /** `helm env NAME`: where this helm looks for something (e.g. HELM_REPOSITORY_CONFIG). */
+  async env(name: string, opts: CallOptions = {}): Promise<string> {
+    return (await this.#run('env', envArgs(name), this.#offline(opts))).trim();
   }
 
   /** helm processes started so far (every verb, `version` included). */

@@ -20,6 +20,7 @@ export {
   connectionArgs,
   createArgs,
   dependencyBuildArgs,
+  envArgs,
   formatGoDuration,
   formatLabels,
   historyArgs,

@@ -249,3 +249,15 @@ export function summarizeReadiness(
   }
   return { status: 'True', reason: 'ResourcesReady', message: `${ready}/${total} ready`, ready, total };
 }
+
+/**
+ * Pure: the `Ready` condition after an install or upgrade failed. Ready means "what the spec asks
+ * for is deployed and ready" (as in kstatus and Flux), so a failure turns it False with helm's
+ * reason even while the previous revision keeps serving; `kubectl get` shows it in the READY and
+ * REASON columns. The next successful install, upgrade or in-sync reconcile summarises the objects
+ * again. `deployedRevision`: the revision still deployed, if any.
+ */
+export function failedReadiness(reason: string, summary: string, deployedRevision: number | undefined): { type: 'Ready'; status: 'False'; reason: string; message: string } {
+  const serving = deployedRevision === undefined ? '' : `revision ${deployedRevision} keeps serving; `;
+  return { type: 'Ready', status: 'False', reason, message: `${serving}${summary}` };
+}

@@ -17,6 +17,7 @@ import type { HelmFailure, HelmPort, ReleaseInfo } from './helm-port.js';
 import { NoKindMatchError } from '../k8s/restmapper.js';
 import { confinementViolations } from './confinement.js';
 import { inventoryOf, parseManifest, type InventoryEntry, type ManifestObject } from './inventory.js';
+import { failedReadiness } from './readiness.js';
 import type { Owner } from './ownership.js';
 import { ReleaseObjects, type DependentsPort, type DesiredObject, type SeenObjects, type Subject as ObjectsSubject } from './release-objects.js';
 import { ownerKindLabel, releaseNameProblem } from './release-name.js';
@@ -622,6 +623,7 @@ export class HelmReconciler implements Reconciler {
   /** Records a failed helm operation and ends the reconcile: with backoff, or for good when only an edit can help. */
   #fail(s: Subject, why: { reason: Reason; event: string }, failure: HelmFailure, cause: unknown): never {
     s.status.setCondition({ type: ConditionType.ReleaseFailed, status: 'True', reason: why.reason, message: failure.summary });
+    s.status.setCondition(failedReadiness(why.reason, failure.summary, s.status.current.deployedRelease?.revision));
     this.#event(s, 'Warning', why.event, failure.summary);
     if (!failure.retryable) {
       s.status.setObservedGeneration(s.cr.metadata.generation);

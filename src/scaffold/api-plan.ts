@@ -2,7 +2,6 @@
 import { create, insert, type Plan } from './machinery/index.js';
 import type { ApiNames } from './names.js';
 import type { ChartFile } from '../config/chart.js';
-import type { PolicyRule } from './ports.js';
 import {
   crd,
   crdFileName,
@@ -11,6 +10,7 @@ import {
   sampleFileName,
   watchEntry,
   type CrdInputs,
+  type RbacFragmentInputs,
 } from './templates/api.js';
 
 export interface ApiPlanInputs {
@@ -21,12 +21,7 @@ export interface ApiPlanInputs {
   readonly crd: Omit<CrdInputs, 'names' | 'chartName'>;
   /** The sample CR's YAML text. */
   readonly sample: string;
-  readonly rbac: {
-    readonly rules: readonly PolicyRule[];
-    readonly unresolved: readonly string[];
-    readonly notes?: readonly string[];
-    readonly provenance: string;
-  };
+  readonly rbac: Omit<RbacFragmentInputs, 'names' | 'chartName'>;
 }
 
 export function apiPlan(a: ApiPlanInputs): Plan {

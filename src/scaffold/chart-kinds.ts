@@ -1,7 +1,7 @@
 /**
  * What a chart creates, for its RBAC rules: the objects `helm template` renders with the default
  * values and with each `--values` file (CRDs of `crds/` included), and how each kind maps to a
- * resource: through the cluster's discovery when one answers, else through the built-in table.
+ * resource: the built-in table, the chart's own CRDs, then the cluster's discovery when one answers.
  */
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -14,20 +14,41 @@ export class ChartRenderError extends Error {
   override readonly name = 'ChartRenderError';
 }
 
+interface RawObject {
+  apiVersion?: unknown;
+  kind?: unknown;
+  metadata?: { namespace?: unknown; name?: unknown };
+  items?: unknown;
+  rules?: unknown;
+  roleRef?: unknown;
+  spec?: { group?: unknown; scope?: unknown; names?: { kind?: unknown; plural?: unknown } };
+}
+
+/** What a rendered CustomResourceDefinition defines, when it says so completely. */
+function definedKind(o: RawObject): RenderedObject['defines'] {
+  if (o.kind !== 'CustomResourceDefinition') return undefined;
+  const { group, scope, names } = o.spec ?? {};
+  if (typeof group !== 'string' || typeof names?.kind !== 'string' || typeof names.plural !== 'string') return undefined;
+  return { group, kind: names.kind, resource: names.plural, namespaced: scope !== 'Cluster' };
+}
+
 function refsOf(doc: unknown): RenderedObject[] {
   if (typeof doc !== 'object' || doc === null) return [];
-  const o = doc as { apiVersion?: unknown; kind?: unknown; metadata?: { namespace?: unknown; name?: unknown }; items?: unknown; rules?: unknown; roleRef?: unknown };
+  const o = doc as RawObject;
   if (typeof o.apiVersion !== 'string' || typeof o.kind !== 'string') return [];
   if (o.kind.endsWith('List') && Array.isArray(o.items)) return o.items.flatMap(refsOf);
   const { namespace, name } = o.metadata ?? {};
+  const defines = definedKind(o);
+  const present = <K extends string, V>(k: K, v: V | undefined): Partial<Record<K, V>> => (v === undefined ? {} : ({ [k]: v } as Record<K, V>));
   return [
     {
       apiVersion: o.apiVersion,
       kind: o.kind,
-      ...(typeof namespace === 'string' ? { namespace } : {}),
-      ...(typeof name === 'string' ? { name } : {}),
-      ...(o.rules === undefined ? {} : { rules: o.rules }),
-      ...(o.roleRef === undefined ? {} : { roleRef: o.roleRef }),
+      ...present('namespace', typeof namespace === 'string' ? namespace : undefined),
+      ...present('name', typeof name === 'string' ? name : undefined),
+      ...present('rules', o.rules),
+      ...present('roleRef', o.roleRef),
+      ...present('defines', defines),
     },
   ];
 }
@@ -37,14 +58,19 @@ export function objectsOfManifest(manifest: string): RenderedObject[] {
   return readHelmYamlStream(manifest).flatMap((d) => refsOf(d));
 }
 
+/** The objects of one `helm template` of `chartDir` (CRDs included), `values` over its defaults, then `valuesFiles`. */
+export async function renderWith(helm: HelmClient, chartDir: string, values: Record<string, unknown>, valuesFiles: readonly string[] = []): Promise<RenderedObject[]> {
+  const manifest = await helm.template({ release: 'release-name', namespace: 'default', chart: chartDir, values, includeCrds: true, extraValuesFiles: valuesFiles });
+  return objectsOfManifest(manifest);
+}
+
 /** Renders `chartDir` with its defaults, then with each values file; the union of the objects. */
 export async function renderedObjects(helm: HelmClient, chartDir: string, valuesFiles: readonly string[]): Promise<RenderedObject[]> {
   const sets: (readonly string[])[] = [[], ...valuesFiles.map((f) => [path.resolve(f)])];
   const all: RenderedObject[] = [];
   for (const files of sets) {
     try {
-      const manifest = await helm.template({ release: 'release-name', namespace: 'default', chart: chartDir, values: {}, includeCrds: true, extraValuesFiles: files });
-      all.push(...objectsOfManifest(manifest));
+      all.push(...(await renderWith(helm, chartDir, {}, files)));
     } catch (err) {
       if (!(err instanceof HelmError)) throw err;
       const which = files.length === 0 ? 'its default values' : files.join(', ');
@@ -60,7 +86,7 @@ export async function renderedObjects(helm: HelmClient, chartDir: string, values
 
 export interface KindResolution {
   readonly resolve: (apiVersion: string, kind: string) => ResourceInfo | undefined;
-  /** How kinds were mapped, for the RBAC comment and the CLI's report. */
+  /** How kinds were mapped, for the CLI's report (never for a generated file: it differs by machine). */
   readonly via: string;
 }
 
@@ -76,35 +102,44 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   });
 }
 
+const key = (apiVersion: string, kind: string): string => `${apiVersion}\0${kind}`;
+
+/** Pure: the kinds the chart's own CRDs define, for every version of their group. */
+function chartDefinitions(objects: readonly RenderedObject[]): (apiVersion: string, kind: string) => ResourceInfo | undefined {
+  const byGroupKind = new Map<string, ResourceInfo>();
+  for (const o of objects) if (o.defines !== undefined) byGroupKind.set(`${o.defines.group}\0${o.defines.kind}`, { group: o.defines.group, resource: o.defines.resource, namespaced: o.defines.namespaced });
+  return (apiVersion, kind) => byGroupKind.get(`${parseApiVersion(apiVersion).group}\0${kind}`);
+}
+
 /**
- * Maps every kind of `objects` up front (rulesForObjects wants a synchronous lookup): discovery
- * first when `kc` is given and the cluster answers, the built-in table for the rest.
+ * Maps every kind of `objects` up front (rulesForObjects wants a synchronous lookup). What the
+ * generated role says must not depend on the machine (a re-run with a cluster changes nothing), so
+ * the built-in table and the chart's own CRDs come first; the cluster's discovery, when `kc` is
+ * given and it answers, maps only kinds neither knows (a ServiceMonitor, another operator's CRD).
  */
 export async function resolveKinds(
   objects: readonly RenderedObject[],
   kc: KubeConfig | undefined,
   builtin: (apiVersion: string, kind: string) => ResourceInfo | undefined,
 ): Promise<KindResolution> {
+  const defined = chartDefinitions(objects);
+  const local = (apiVersion: string, kind: string): ResourceInfo | undefined => builtin(apiVersion, kind) ?? defined(apiVersion, kind);
+  const rest = objects.filter((o) => local(o.apiVersion, o.kind) === undefined);
   const found = new Map<string, ResourceInfo>();
-  const key = (apiVersion: string, kind: string): string => `${apiVersion}\0${kind}`;
-  let via = 'the built-in table of Kubernetes kinds (no cluster answered)';
-  if (kc !== undefined) {
+  let via = "the built-in table of Kubernetes kinds and the chart's CRDs";
+  if (rest.length > 0 && kc === undefined) via += ' (no cluster to ask about the others)';
+  if (rest.length > 0 && kc !== undefined) {
     try {
-      await discoverAll(new RestMapper(kc), objects, found, key);
-      via = "the cluster's API discovery";
+      await discoverAll(new RestMapper(kc), rest, found);
+      via += ", the others by the cluster's API discovery";
     } catch (err) {
-      via = `the built-in table of Kubernetes kinds (discovery failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)})`;
+      via += ` (discovery of the others failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)})`;
     }
   }
-  return { resolve: (apiVersion, kind) => found.get(key(apiVersion, kind)) ?? builtin(apiVersion, kind), via };
+  return { resolve: (apiVersion, kind) => local(apiVersion, kind) ?? found.get(key(apiVersion, kind)), via };
 }
 
-async function discoverAll(
-  mapper: RestMapper,
-  objects: readonly RenderedObject[],
-  found: Map<string, ResourceInfo>,
-  key: (apiVersion: string, kind: string) => string,
-): Promise<void> {
+async function discoverAll(mapper: RestMapper, objects: readonly RenderedObject[], found: Map<string, ResourceInfo>): Promise<void> {
   for (const o of objects) {
     if (found.has(key(o.apiVersion, o.kind))) continue;
     const info = await withTimeout(mapOne(mapper, o), DISCOVERY_TIMEOUT_MS);

@@ -1,8 +1,9 @@
 /**
  * Chart sources of `create api --helm-chart`: a local directory or `.tgz`, `repo/name` (an alias of
  * `helm repo add`), an archive URL, `oci://host/ns/name[:tag]`, or a bare name with `--helm-chart-repo`.
- * Each becomes a chart directory in a scratch directory, with its dependencies built; remote ones
- * through the real `helm pull` (src/helm is the only module that runs helm).
+ * Each becomes a chart directory in a scratch directory, with its dependencies vendored; remote ones
+ * through the real `helm pull` (src/helm is the only module that runs helm), with the user's helm
+ * configuration only for a `repo/name` alias (see chart-dependencies.ts).
  */
 import { cp, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -10,6 +11,15 @@ import { x as untar } from 'tar';
 import { readHelmYaml } from '../config/helm-yaml.js';
 import { loadChartInfo, ChartError } from '../config/chart.js';
 import { HelmError, type HelmClient } from '../helm/index.js';
+import {
+  declaredDependencies,
+  dependencyRepositories,
+  isVendored,
+  privateRepositoryEnv,
+  removeUnpackedDependencies,
+  userRepositories,
+  vendoredCharts,
+} from './chart-dependencies.js';
 
 export type ChartSource =
   | { readonly kind: 'directory' | 'archive'; readonly path: string }
@@ -104,13 +114,27 @@ async function materialize(helm: HelmClient, source: ChartSource, opts: FetchOpt
       return onlyChild(dest, source.path);
     case 'remote':
       try {
-        await helm.pull({ ...source, destination: dest, ...(opts.plainHttp === true ? { plainHttp: true } : {}) });
+        const puller = await pullingHelm(helm, source, opts.workDir);
+        await puller.pull({ ...source, destination: dest, ...(opts.plainHttp === true ? { plainHttp: true } : {}) });
       } catch (err) {
         if (err instanceof HelmError) throw new ChartSourceError(`cannot fetch chart ${source.chart}${source.repo === undefined ? '' : ` from ${source.repo}`}: ${err.summary}`);
         throw err;
       }
       return onlyChild(dest, `helm pull ${source.chart}`);
   }
+}
+
+/**
+ * The helm that pulls `source`. `repo/name` is an alias of the user's `helm repo add`: their helm
+ * configuration. Anything else (`--repo URL`, an archive URL, oci://) needs none, so it gets an
+ * empty private repositories file and cache: nothing to add beforehand, nothing written into the
+ * user's helm homes (registry logins, in the config home, still apply). An entry for the `--repo`
+ * URL would make helm look for its index in that cache instead of fetching it.
+ */
+async function pullingHelm(helm: HelmClient, source: Extract<ChartSource, { kind: 'remote' }>, workDir: string): Promise<HelmClient> {
+  const alias = source.repo === undefined && !REMOTE_SCHEMES.test(source.chart);
+  if (alias) return helm;
+  return helm.withEnv(await privateRepositoryEnv(path.join(workDir, 'pull-repositories'), []));
 }
 
 const isDirectory = (p: string): Promise<boolean> => stat(p).then((s) => s.isDirectory(), () => false);
@@ -153,7 +177,28 @@ export function localDependencies(
   return copies;
 }
 
-/** Fetches the chart into `opts.workDir` and builds its dependencies (`helm dependency build`). */
+/**
+ * Vendors the chart's dependencies into `charts/` unless they all are already (a chart pulled from
+ * a repository carries them): `helm dependency build` with a private repositories file naming the
+ * repositories Chart.yaml refers to, so no `helm repo add` is needed.
+ */
+async function buildDependencies(helm: HelmClient, dir: string, opts: FetchOptions): Promise<void> {
+  const deps = declaredDependencies(await dependenciesOf(dir));
+  const vendored = await vendoredCharts(dir);
+  if (deps.every((d) => isVendored(d, vendored))) return;
+  try {
+    const needsUser = deps.some((d) => /^(https?:\/\/|@|alias:)/.test(d.repository ?? ''));
+    const entries = dependencyRepositories(deps, needsUser ? await userRepositories(helm) : []);
+    const builder = helm.withEnv(await privateRepositoryEnv(path.join(opts.workDir, 'dependency-repositories'), entries));
+    await removeUnpackedDependencies(dir, deps, vendored);
+    await builder.dependencyBuild(dir, opts.plainHttp === true ? { plainHttp: true } : {});
+  } catch (err) {
+    if (err instanceof HelmError) throw new ChartSourceError(`cannot build the dependencies of chart ${path.basename(dir)}: ${err.summary}`);
+    throw err;
+  }
+}
+
+/** Fetches the chart into `opts.workDir` and vendors its dependencies into `charts/`. */
 export async function fetchChart(helm: HelmClient, source: ChartSource, opts: FetchOptions): Promise<FetchedChart> {
   const dir = await materialize(helm, source, opts);
   try {
@@ -161,14 +206,7 @@ export async function fetchChart(helm: HelmClient, source: ChartSource, opts: Fe
   } catch {
     throw new ChartSourceError(`${source.kind === 'remote' ? source.chart : source.path} is not a Helm chart (no Chart.yaml)`);
   }
-  if ((await dependenciesOf(dir)).length > 0) {
-    try {
-      await helm.dependencyBuild(dir, opts.plainHttp === true ? { plainHttp: true } : {});
-    } catch (err) {
-      if (err instanceof HelmError) throw new ChartSourceError(`cannot build the dependencies of chart ${path.basename(dir)}: ${err.summary}`);
-      throw err;
-    }
-  }
+  await buildDependencies(helm, dir, opts);
   try {
     const info = await loadChartInfo(dir);
     return { dir, name: info.name, version: info.version };

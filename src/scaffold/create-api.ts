@@ -11,11 +11,13 @@ import { readHelmYaml } from '../config/helm-yaml.js';
 import { HelmError, type HelmClient } from '../helm/index.js';
 import { apiPlan, type ApiPlanInputs } from './api-plan.js';
 import { readChartFiles } from './chart-files.js';
-import { renderedObjects, resolveKinds } from './chart-kinds.js';
+import { renderedObjects, renderWith, resolveKinds } from './chart-kinds.js';
 import { classifyChartSource, fetchChart, type FetchedChart } from './chart-source.js';
 import { applyPlan, formatPlan, type FileResult, type Plan } from './machinery/index.js';
 import { apiNames, kindFromChartName, type ApiNames } from './names.js';
-import type { ScaffoldLibrary, SchemaConversion } from './ports.js';
+import { optionalKinds } from './optional-kinds.js';
+import type { RbacMode } from './rbac-modes.js';
+import type { PolicyRule, RenderedObject, ScaffoldLibrary, SchemaConversion } from './ports.js';
 import { readProject, watchedChart, type ProjectConfig } from './project.js';
 import { apiVersionOf } from './templates/api.js';
 
@@ -32,6 +34,11 @@ export interface CreateApiOptions {
   readonly shortNames?: readonly string[];
   /** Extra values files to render the chart with, for RBAC of what they switch on. */
   readonly valuesFiles?: readonly string[];
+  /**
+   * RBAC for kinds the chart renders only with other values (its `false` switches turned on):
+   * `default-values` writes them as commented rules naming the value, `all-values` grants them.
+   */
+  readonly rbac?: RbacMode;
   readonly plainHttp?: boolean;
   readonly force?: boolean;
   readonly dryRun?: boolean;
@@ -139,23 +146,45 @@ interface ChartRbac {
   readonly notes: readonly string[];
 }
 
-/** The chart's RBAC rules: render it (defaults, then each values file), map its kinds, derive rules. */
-async function chartRbac(o: CreateApiOptions, deps: CreateApiDeps, chartDir: string): Promise<ChartRbac> {
+/** The rules for `objects` and the kinds `resolve` does not know. */
+type Rbac = ReturnType<ScaffoldLibrary['rulesForObjects']>;
+
+/**
+ * The chart's RBAC rules: render it (defaults, then each values file), then with its `false`
+ * switches turned on for what CRs could switch on; map the kinds, derive the rules.
+ */
+async function chartRbac(o: CreateApiOptions, deps: CreateApiDeps, chartDir: string, values: unknown): Promise<ChartRbac> {
   const valuesFiles = o.valuesFiles ?? [];
   const objects = await renderedObjects(deps.helm, chartDir, valuesFiles);
-  const kinds = await resolveKinds(objects, deps.kubeConfig, (a, k) => deps.library.builtinResourceInfo(a, k));
-  const rbac = deps.library.rulesForObjects(objects, kinds.resolve);
-  const notes = rbac.notes;
-  const values = valuesFiles.length === 0 ? 'its default values' : `its default values and ${valuesFiles.map((f) => path.basename(f)).join(', ')}`;
+  const optional = await optionalKinds((v) => renderWith(deps.helm, chartDir, v), values, objects);
+  const kinds = await resolveKinds([...objects, ...optional.groups.flatMap((g) => g.objects)], deps.kubeConfig, (a, k) => deps.library.builtinResourceInfo(a, k));
+  const rulesFor = (objs: readonly RenderedObject[]): Rbac => deps.library.rulesForObjects(objs, kinds.resolve);
+  const rbac = rulesFor(objects);
+  const extra = optional.groups.map((g) => ({ when: g.when, ...rulesFor(g.objects) }));
+  const grant = o.rbac === 'all-values';
+  const withValues = valuesFiles.length === 0 ? 'its default values' : `its default values and ${valuesFiles.map((f) => path.basename(f)).join(', ')}`;
+  const explored = optional.found > optional.tried ? ` (the first ${optional.tried} of its ${optional.found} false switches tried)` : '';
   return {
-    rules: { rules: rbac.rules, unresolved: rbac.unresolved, notes, provenance: `${values}; kinds mapped by ${kinds.via}` },
+    rules: {
+      rules: rbac.rules,
+      unresolved: rbac.unresolved,
+      notes: rbac.notes,
+      provenance: withValues,
+      optional: extra.map((e) => ({ when: e.when, rules: e.rules, unresolved: e.unresolved })),
+      grantOptional: grant,
+      unrenderable: optional.unrenderable,
+    },
     notes: [
       `RBAC: ${objects.length} rendered objects; kinds mapped by ${kinds.via}`,
-      ...notes.map((n) => `RBAC: ${n}`),
+      ...rbac.notes.map((n) => `RBAC: ${n}`),
       ...rbac.unresolved.map((u) => `RBAC: could not resolve ${u}: add its rule to config/rbac/role.yaml by hand`),
+      ...extra.map((e) => `RBAC: with ${e.when} it also renders ${kindList(e.rules)}: ${grant ? 'granted (--rbac=all-values)' : 'commented rules in config/rbac/role.yaml (--rbac=all-values grants them)'}`),
+      ...(optional.unrenderable.length === 0 ? [] : [`RBAC: could not render with ${optional.unrenderable.map((t) => `${t}=true`).join(', ')} alone${explored}`]),
     ],
   };
 }
+
+const kindList = (rules: readonly PolicyRule[]): string => rules.flatMap((r) => r.resources.map((res) => (r.apiGroups[0] === '' ? res : `${res}.${r.apiGroups[0] ?? ''}`))).join(', ');
 
 export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promise<CreateApiResult> {
   const project = await readProject(o.root);
@@ -166,7 +195,7 @@ export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promi
     const n = namesFor(o, project, chart.name);
     const valuesYaml = (await readOptional(path.join(chart.dir, 'values.yaml'))) ?? '';
     const { conv, source } = specSchema(o, deps.library, await readOptional(path.join(chart.dir, 'values.schema.json')), valuesYaml);
-    const rbac = await chartRbac(o, deps, chart.dir);
+    const rbac = await chartRbac(o, deps, chart.dir, parseValues(valuesYaml));
     const warnings = conv.warnings.map((w) => `${w.path}: ${w.message}`);
     const plan = apiPlan({
       names: n,

@@ -1,4 +1,5 @@
 /** Which scaffolding errors are the user's to fix (the CLI prints their message alone). */
+import { HelmNotFoundError } from '../helm/locate.js';
 import { ChartRenderError } from './chart-kinds.js';
 import { ChartSourceError } from './chart-source.js';
 import { CreateApiError } from './create-api.js';
@@ -9,6 +10,6 @@ import { ProjectError } from './project.js';
 import { RuntimeSourceError } from './runtime-source.js';
 import { InvalidValuesError } from './sample.js';
 
-const USER_ERRORS = [ChartRenderError, ChartSourceError, CreateApiError, InitError, InvalidNameError, InvalidPlanError, InvalidValuesError, MarkerNotFoundError, ProjectError, RuntimeSourceError, ScaffoldConflictError];
+const USER_ERRORS = [ChartRenderError, ChartSourceError, CreateApiError, HelmNotFoundError, InitError, InvalidNameError, InvalidPlanError, InvalidValuesError, MarkerNotFoundError, ProjectError, RuntimeSourceError, ScaffoldConflictError];
 
 export const isScaffoldUserError = (err: unknown): err is Error => USER_ERRORS.some((E) => err instanceof E);

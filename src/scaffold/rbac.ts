@@ -32,6 +32,8 @@ export interface RenderedObject {
   readonly roleRef?: unknown;
   /** An aggregated ClusterRole's aggregationRule, as rendered. */
   readonly aggregationRule?: unknown;
+  /** A CustomResourceDefinition's kind and resource: the chart's own kinds map without a cluster. */
+  readonly defines?: ResourceInfo & { readonly kind: string };
 }
 
 export interface RbacResult {

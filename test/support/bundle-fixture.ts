@@ -188,3 +188,26 @@ export function brokenBundle(c: BrokenCase): BundleFiles {
   c.break(files);
   return { dirs: base.dirs, files: [...files].map(([path, text]) => ({ path, text })) };
 }
+
+/**
+ * The generated bundle plus what OLM's alpha-deprecated-apis check warns about: a
+ * policy/v1beta1 PodDisruptionBudget (removed in 1.25) and a CSV rule on horizontalpodautoscalers
+ * (whose v2beta1 1.25 removed), for clusters from `minKubeVersion` on: the object is a warning
+ * below 1.25 and an error from it.
+ */
+export function deprecatedApiBundle(minKubeVersion: string): BundleFiles {
+  const base = asBundleFiles(generateFixture());
+  const files: Files = new Map(base.files.map((f) => [f.path, f.text]));
+  const csv = parse(files.get(CSV) ?? '') as { spec: { minKubeVersion?: string; install: { spec: { clusterPermissions: { rules: Record<string, string[]>[] }[] } } } };
+  csv.spec.install.spec.clusterPermissions[0]?.rules.push({ apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['get', 'list', 'watch'] });
+  csv.spec.minKubeVersion = minKubeVersion;
+  files.set(CSV, stringify(csv));
+  files.set('manifests/demo-pdb_policy_v1beta1_poddisruptionbudget.yaml', stringify({ apiVersion: 'policy/v1beta1', kind: 'PodDisruptionBudget', metadata: { name: 'demo-pdb' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'demo' } } } }));
+  return { dirs: base.dirs, files: [...files].map(([path, text]) => ({ path, text })) };
+}
+
+/** OLM's messages for {@link deprecatedApiBundle} (operator-framework/api's DeprecateMessage). */
+export const DEPRECATED_API_MESSAGES = {
+  object: 'this bundle is using APIs which were deprecated and removed in v1.25. More info: https://kubernetes.io/docs/reference/using-api/deprecation-guide/#v1-25. Migrate the API(s) for PodDisruptionBudget: (["demo-pdb"])',
+  rule: /^this bundle is using APIs which were deprecated and removed in v1\.25\. More info: https:\/\/kubernetes\.io\/docs\/reference\/using-api\/deprecation-guide\/#v1-25\. Migrate the API\(s\) for horizontalpodautoscalers: \(\["ClusterServiceVersion\.Spec\.InstallStrategy\.StrategySpec\.ClusterPermissions\[0\]\.Rules\[\d+\]"\]\)$/,
+} as const;

@@ -76,6 +76,12 @@ export async function ensureCrd(kc: KubeConfig, kind: TestKind): Promise<void> {
     await ext.createCustomResourceDefinition({ body });
   } catch (err) {
     if (!isStatus(err, 409)) throw err;
+    // A kept cluster may hold an older config/crd (printer columns, schema): tests read this one.
+    if (kind === NGINX) {
+      const current = await ext.readCustomResourceDefinition({ name });
+      body.metadata = Object.assign(body.metadata ?? {}, { name, resourceVersion: current.metadata?.resourceVersion });
+      await ext.replaceCustomResourceDefinition({ name, body });
+    }
   }
   await waitFor(`CRD ${name} to be established`, async () => {
     const crd = await ext.readCustomResourceDefinition({ name });

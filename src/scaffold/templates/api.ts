@@ -18,11 +18,18 @@ export interface CrdInputs {
   readonly shortNames: readonly string[];
 }
 
+/**
+ * `kubectl get` at a glance: Ready turns False with helm's reason (UpgradeError, InstallError) when
+ * the latest install or upgrade failed, while Deployed and Revision still show the release that
+ * serves; `-o wide` adds Ready's message (what failed, or which objects are not ready).
+ */
 const printerColumns = [
   { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+  { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
   { name: 'Deployed', type: 'string', jsonPath: '.status.conditions[?(@.type=="Deployed")].status' },
   { name: 'Revision', type: 'integer', jsonPath: '.status.deployedRelease.revision' },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+  { name: 'Message', type: 'string', priority: 1, jsonPath: '.status.conditions[?(@.type=="Ready")].message' },
 ];
 
 export function crd(c: CrdInputs): string {
@@ -85,8 +92,42 @@ export interface RbacFragmentInputs {
   readonly unresolved: readonly string[];
   /** What the role's author must know (cluster-scoped names, bound roles), one comment line each. */
   readonly notes?: readonly string[];
-  /** e.g. "default values and values-prod.yaml; kinds mapped by the cluster's discovery". */
+  /** e.g. "its default values and values-prod.yaml". */
   readonly provenance: string;
+  /** Rules for kinds the chart renders only with other values, per value that switches them on. */
+  readonly optional?: readonly OptionalRules[];
+  /** `all-values`: the optional rules are granted; otherwise they are written commented out. */
+  readonly grantOptional?: boolean;
+  /** Switches whose render alone failed (they need other values too): their kinds are unknown. */
+  readonly unrenderable?: readonly string[];
+}
+
+export interface OptionalRules {
+  /** e.g. `ingress.enabled=true`. */
+  readonly when: string;
+  readonly rules: readonly PolicyRule[];
+  readonly unresolved: readonly string[];
+}
+
+const commented = (lines: string): string => lines.replace(/^/gm, '# ');
+
+/** The rules for what other values switch on: commented out (the default) or granted (`--rbac=all-values`). */
+function optionalLines(f: RbacFragmentInputs): string[] {
+  const optional = f.optional ?? [];
+  const unrenderable = f.unrenderable ?? [];
+  if (optional.length === 0 && unrenderable.length === 0) return [];
+  const grant = f.grantOptional === true;
+  return [
+    grant
+      ? '# What it renders only with other values, granted (create api --rbac=all-values):\n'
+      : '# What it renders only with other values: uncomment the rules for what CRs may switch on (create api --rbac=all-values grants them all).\n',
+    ...optional.flatMap((o) => [
+      `# with ${o.when}:\n`,
+      ...o.rules.map((r) => (grant ? ruleLines(r) : commented(ruleLines(r)))),
+      ...(o.unresolved.length === 0 ? [] : [`#   not resolved to a resource (add their rules by hand): ${o.unresolved.join(', ')}\n`]),
+    ]),
+    ...(unrenderable.length === 0 ? [] : [`# not rendered alone (needs other values too), so what it adds is unknown: ${unrenderable.map((t) => `${t}=true`).join(', ')}\n`]),
+  ];
 }
 
 /**
@@ -111,6 +152,7 @@ export function rbacFragment(f: RbacFragmentInputs): string {
     ...(f.notes ?? []).map((n) => `# note: ${n}\n`),
     ...f.rules.map(ruleLines),
     unresolved,
+    ...optionalLines(f),
     `# --- end of ${n.kind} (${apiVersionOf(n)})\n`,
   ].join('');
 }

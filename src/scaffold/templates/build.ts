@@ -70,8 +70,8 @@ lint: $(RUNTIME) ## Check the charts (helm lint) and that config/default builds 
 ##@ Local control plane
 
 .PHONY: cluster-up
-cluster-up: $(RUNTIME) ## Start a local control plane on 127.0.0.1 (needs go; builds it once, ~10 min).
-    @bash $(HACK)/cluster.sh up
+cluster-up: $(RUNTIME) ## Start a local control plane on 127.0.0.1 (needs go; builds it once, ~10 min); prints \`export KUBECONFIG=...\`.
+    @bash $(HACK)/cluster.sh up --export
 
 .PHONY: cluster-down
 cluster-down: $(RUNTIME) ## Stop the local control plane.
@@ -249,13 +249,16 @@ change. Upgrade: \`npm install --save-exact ${p.runtimePackage}@<version>\` (or 
 make install                      # the CRDs of config/crd
 make run                          # the operator, on this machine, against the current context
 kubectl apply -k config/samples   # in another shell: a sample custom resource per kind
-kubectl get <plural> -w           # READY / DEPLOYED / REVISION
+kubectl get <plural> -w           # READY / REASON / DEPLOYED / REVISION
 \`\`\`
 
 Add a kind: \`npx helm-operator create api --group <g> --version v1alpha1 --kind <Kind> --helm-chart <chart>\`
 (a directory, \`.tgz\`, \`repo/name\`, \`https://…/x.tgz\` or \`oci://…\`). It writes the chart into
 \`helm-charts/\`, the watch, a typed CRD (from the chart's \`values.schema.json\`, or inferred from
-\`values.yaml\`), a sample, and RBAC rules for what the chart renders.
+\`values.yaml\`), a sample, and RBAC rules for what the chart renders with its default values. What it
+renders only with other values (its \`false\` switches such as \`ingress.enabled\` turned on) is written
+into \`config/rbac/role.yaml\` as commented rules naming the value that needs each: uncomment what CRs
+may switch on, or scaffold with \`--rbac=all-values\` to grant them all.
 
 Deploy: \`make docker-build docker-push IMG=<registry>/${p.projectName}:v0.1.0\`, then
 \`make deploy IMG=<registry>/${p.projectName}:v0.1.0\`. \`make run-as-deployed\` runs the operator locally as

@@ -90,9 +90,10 @@ export const managerRole = (p: { projectName: string }): string => `# Least-priv
 #     storage (Secrets named sh.helm.release.v1.*, which RBAC cannot single out by name or label),
 #     and Events about its CRs. API discovery needs no rule (system:discovery covers every user).
 #  2. What the charts in helm-charts/ render: \`helm-operator create api\` adds the kinds each chart
-#     renders with its default values (and the --values files you gave it). Add what a CR can switch
-#     on with other values (an Ingress, an HPA) yourself: \`make run-as-deployed\` shows a missing rule
-#     as a Forbidden error in the CR's status.
+#     renders with its default values (and the --values files you gave it), and, commented out, the
+#     kinds its false switches render (an Ingress with ingress.enabled=true), each under the value
+#     that needs it: uncomment what CRs may switch on (\`create api --rbac=all-values\` grants them).
+#     \`make run-as-deployed\` shows a missing rule as a Forbidden error in the CR's status.
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:

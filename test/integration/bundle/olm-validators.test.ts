@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateBundle, type BundleFiles } from '../../../src/bundle/validate.js';
-import { asBundleFiles, brokenBundle, brokenCases, generateFixture } from '../../support/bundle-fixture.js';
+import { asBundleFiles, brokenBundle, brokenCases, DEPRECATED_API_MESSAGES, deprecatedApiBundle, generateFixture } from '../../support/bundle-fixture.js';
 
 const tools = async (): Promise<{ validate: string; opm: string }> => {
   const dir = (await execa('bash', ['hack/tools.sh', 'path', 'olm-validate'])).stdout.trim();
@@ -57,6 +57,23 @@ describe("OLM's validators", () => {
     const r = await olmValidate(await writeBundle(c.name.replace(/\W+/g, '-'), b));
     expect(r.exitCode).toBe(1);
     expect(r.report.outputs.filter((o) => o.type === 'error').map((o) => o.message).join('\n')).toMatch(c.olm);
+  });
+});
+
+describe("OLM's deprecated-API check (suite=operatorframework)", () => {
+  it.each([
+    { minKube: '1.24.0', object: 'warning' },
+    { minKube: '1.28.0', object: 'error' },
+  ])('says what ours says for minKubeVersion $minKube: the removed object is a $object, the CSV rule a warning', async ({ minKube, object }) => {
+    const b = deprecatedApiBundle(minKube);
+    const r = await olmValidate(await writeBundle(`deprecated-${minKube}`, b), '--select-optional', 'suite=operatorframework');
+    const olm = r.report.outputs.filter((o) => o.source === 'alpha-deprecated-apis').map((o) => ({ level: o.type, message: o.message.replace(/^(Warning|Error): Value [^:]+: /, '') })); // OLM's prefix names the level and the CSV
+    const ours = validateBundle(b, { selectOptional: 'suite=operatorframework' })
+      .filter((f) => f.check === 'alpha-deprecated-apis')
+      .map((f) => ({ level: f.level, message: f.message }));
+    expect(ours).toContainEqual({ level: object, message: DEPRECATED_API_MESSAGES.object });
+    expect(ours.find((f) => DEPRECATED_API_MESSAGES.rule.test(f.message))?.level).toBe('warning');
+    expect(new Set(olm.map((o) => JSON.stringify(o)))).toEqual(new Set(ours.map((o) => JSON.stringify(o))));
   });
 });
 

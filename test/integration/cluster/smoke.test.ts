@@ -3,7 +3,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ApiextensionsV1Api, AppsV1Api, CustomObjectsApi, VersionApi } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, VersionApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createNamespace, deploymentAvailable, testKubeConfig, uniqueName, waitFor } from '../../support/kube.js';
 
@@ -86,6 +86,40 @@ describe('test control plane', () => {
     } finally {
       await ns.remove();
       await ext.deleteCustomResourceDefinition({ name: crdName });
+    }
+  });
+
+  it('schedules a pod that requests ephemeral storage (as most public charts do) and reports it Running and Ready', async () => {
+    const ns = await createNamespace(kc, 'smoke-ephemeral');
+    const core = kc.makeApiClient(CoreV1Api);
+    try {
+      await core.createNamespacedPod({
+        namespace: ns.name,
+        body: {
+          metadata: { name: 'scratch' },
+          spec: {
+            containers: [
+              {
+                name: 'app',
+                image: 'nginx:1.27',
+                resources: { requests: { cpu: '100m', memory: '64Mi', 'ephemeral-storage': '1Gi' }, limits: { 'ephemeral-storage': '2Gi' } },
+              },
+            ],
+          },
+        },
+      });
+      await waitFor(
+        'the pod to be Running and Ready',
+        async () => {
+          const pod = await core.readNamespacedPod({ namespace: ns.name, name: 'scratch' });
+          const unschedulable = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
+          if (unschedulable?.reason === 'Unschedulable') throw new Error(`pod not scheduled: ${unschedulable.message ?? ''}`);
+          return pod.status?.phase === 'Running' && pod.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+        },
+        { timeoutMs: 60_000 },
+      );
+    } finally {
+      await ns.remove();
     }
   });
 

@@ -241,7 +241,6 @@ describe('a project with a kind per remote source, a subchart and a typed schema
     await readFile(path.join(dir, 'helm-charts/scaffold-parent/charts/scaffold-web-0.1.0.tgz'));
     const role = await readFile(path.join(dir, 'config/rbac/role.yaml'), 'utf8');
     expect(role).toContain('"clusterroles"');
-    expect(role).toContain("kinds mapped by the cluster's API discovery");
     await toolChecks(dir);
   }, 300_000);
 
@@ -295,7 +294,7 @@ describe('a project with a kind per remote source, a subchart and a typed schema
     await apply(cr('  mode: fast\n  users: [{name: me}]\n'));
     const stored = JSON.parse(await kubectl('get', `readers.typed.${DOMAIN}`, 'schema-check', '-n', ns!.name, '-o', 'json')) as Cr;
     expect(stored.spec).toMatchObject({ mode: 'fast', replicas: 2, users: [{ name: 'me', team: 'platform' }] });
-    expect(await kubectl('get', 'rdr', '-n', ns!.name)).toMatch(/READY\s+DEPLOYED\s+REVISION\s+AGE/);
+    expect(await kubectl('get', 'rdr', '-n', ns!.name)).toMatch(/READY\s+REASON\s+DEPLOYED\s+REVISION\s+AGE/);
     await kubectl('delete', `readers.typed.${DOMAIN}`, 'schema-check', '-n', ns!.name);
   });
 

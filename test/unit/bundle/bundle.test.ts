@@ -6,8 +6,8 @@ import { generateBundle } from '../../../src/bundle/generate.js';
 import { scorecardKustomize } from '../../../src/bundle/scorecard.js';
 import { get, isObj, type K8sObject } from '../../../src/bundle/types.js';
 import { kustomizeManifests } from '../../../src/bundle/kustomize-manifests.js';
-import { validateBundle } from '../../../src/bundle/validate.js';
-import { asBundleFiles, brokenBundle, brokenCases, generateFixture, kustomizeOutput } from '../../support/bundle-fixture.js';
+import { formatFindings, validateBundle } from '../../../src/bundle/validate.js';
+import { asBundleFiles, brokenBundle, brokenCases, DEPRECATED_API_MESSAGES, deprecatedApiBundle, generateFixture, kustomizeOutput } from '../../support/bundle-fixture.js';
 
 const build = () => buildBundle({ objects: kustomizeOutput(), version: '0.1.0', packageName: 'demo-operator', createdAt: 'T', builderVersion: '0.1.0' });
 
@@ -127,5 +127,24 @@ describe('bundle validate', () => {
     const files = b.files.map((f) => (f.path === 'metadata/annotations.yaml' ? { ...f, text: f.text.replace('registry+v1', 'helm+v1') } : f));
     expect(validateBundle({ dirs: b.dirs, files })).toContainEqual(expect.objectContaining({ check: 'format', file: 'metadata/annotations.yaml', path: 'annotations.operators.operatorframework.io.bundle.mediatype.v1' }));
     expect(() => validateBundle(b, { selectOptional: 'suite=nope' })).toThrow(/expected suite=operatorframework/);
+  });
+});
+
+describe("bundle validate: OLM's deprecated-API warnings (alpha-deprecated-apis, in suite=operatorframework)", () => {
+  it('warns about an object and a CSV rule of an API Kubernetes removed, with OLM’s message, when minKubeVersion is older', () => {
+    const findings = validateBundle(deprecatedApiBundle('1.24.0'), { selectOptional: 'suite=operatorframework' }).filter((f) => f.check === 'alpha-deprecated-apis');
+    expect(findings.map((f) => f.level)).toEqual(['warning', 'warning']);
+    expect(findings[0]).toMatchObject({ file: 'manifests/demo-pdb_policy_v1beta1_poddisruptionbudget.yaml', message: DEPRECATED_API_MESSAGES.object });
+    expect(findings[1]?.message).toMatch(DEPRECATED_API_MESSAGES.rule);
+    expect(formatFindings(findings, 'text')).toMatch(/^WARN {2}\[alpha-deprecated-apis\] manifests\/demo-pdb_policy_v1beta1_poddisruptionbudget\.yaml: this bundle is using APIs which were deprecated and removed in v1\.25/m);
+  });
+
+  it('makes the removed object an error once minKubeVersion is at or past the removal; the rule stays a warning', () => {
+    const findings = validateBundle(deprecatedApiBundle('1.28.0'), { selectOptional: 'name=alpha-deprecated-apis' }).filter((f) => f.check === 'alpha-deprecated-apis');
+    expect(findings.map((f) => f.level)).toEqual(['error', 'warning']);
+  });
+
+  it('is optional, as in OLM: not run without --select-optional', () => {
+    expect(validateBundle(deprecatedApiBundle('1.24.0')).filter((f) => f.check === 'alpha-deprecated-apis')).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { apiPlan } from '../../../src/scaffold/api-plan.js';
-import { objectsOfManifest } from '../../../src/scaffold/chart-kinds.js';
+import { objectsOfManifest, resolveKinds } from '../../../src/scaffold/chart-kinds.js';
+import { builtinResourceInfo } from '../../../src/scaffold/rbac.js';
 import { apiNames } from '../../../src/scaffold/names.js';
 import { upsertFramedAtMarker, type CreateOp, type InsertOp } from '../../../src/scaffold/machinery/index.js';
 
@@ -34,7 +35,7 @@ describe('apiPlan', () => {
     expect(crd.spec.names.shortNames).toEqual(['mc']);
     expect(crd.spec.scope).toBe('Namespaced');
     const v = crd.spec.versions[0]!;
-    expect(v.additionalPrinterColumns.map((c) => c.name)).toEqual(['Ready', 'Deployed', 'Revision', 'Age']);
+    expect(v.additionalPrinterColumns.map((c) => c.name)).toEqual(['Ready', 'Reason', 'Deployed', 'Revision', 'Age', 'Message']);
     expect(v.subresources).toEqual({ status: {} });
     expect(v.schema.openAPIV3Schema.properties.spec.properties).toEqual({ replicas: { type: 'integer', default: 1 } });
   });
@@ -71,6 +72,32 @@ describe('apiPlan', () => {
   });
 });
 
+describe('RBAC for kinds only other values render', () => {
+  const ingress = { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['get', 'list'] };
+  const fragment = (grant: boolean): string =>
+    apiPlan({
+      ...inputs,
+      rbac: { ...inputs.rbac, optional: [{ when: 'ingress.enabled=true', rules: [ingress], unresolved: [] }], grantOptional: grant, unrenderable: ['tls.enabled'] },
+    }).find((o): o is InsertOp => o.op === 'insert' && o.marker === 'rules')!.fragment;
+
+  it('writes them as commented rules naming the value that switches each on', () => {
+    const text = fragment(false);
+    expect(text).toContain('# with ingress.enabled=true:\n# - apiGroups: ["networking.k8s.io"]\n#   resources: ["ingresses"]\n#   verbs: ["get", "list"]\n');
+    expect(text).toContain('create api --rbac=all-values grants them all');
+    expect(text).toContain('# not rendered alone (needs other values too), so what it adds is unknown: tls.enabled=true');
+    // Commented out: not a rule of the role.
+    const role = parseAllDocuments(`rules:\n${text}`)[0]!.toJS() as { rules: { resources: string[] }[] };
+    expect(role.rules.flatMap((r) => r.resources)).not.toContain('ingresses');
+  });
+
+  it('grants them with --rbac=all-values, still naming the value', () => {
+    const text = fragment(true);
+    expect(text).toContain('# with ingress.enabled=true:\n- apiGroups: ["networking.k8s.io"]\n  resources: ["ingresses"]\n');
+    const role = parseAllDocuments(`rules:\n${text}`)[0]!.toJS() as { rules: { resources: string[] }[] };
+    expect(role.rules.flatMap((r) => r.resources)).toContain('ingresses');
+  });
+});
+
 describe('objectsOfManifest', () => {
   it('lists the objects of a rendered stream, unpacking Lists and skipping empty documents', () => {
     const manifest = '---\n# Source: x\n---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {namespace: other}\n';
@@ -78,5 +105,23 @@ describe('objectsOfManifest', () => {
       { apiVersion: 'v1', kind: 'ConfigMap' },
       { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'other' },
     ]);
+  });
+});
+
+describe('resolveKinds without a cluster', () => {
+  it("maps built-in kinds and the chart's own CRD kinds the same way a cluster would, and names what is left", async () => {
+    const manifest = [
+      'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.io}\nspec: {group: example.io, scope: Cluster, names: {kind: Widget, plural: widgets}}',
+      'apiVersion: example.io/v1\nkind: Widget\nmetadata: {name: w}',
+      'apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: m}',
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}',
+    ].join('\n---\n');
+    const objects = objectsOfManifest(manifest);
+    expect(objects[0]?.defines).toEqual({ group: 'example.io', kind: 'Widget', resource: 'widgets', namespaced: false });
+    const kinds = await resolveKinds(objects, undefined, builtinResourceInfo);
+    expect(kinds.resolve('example.io/v1', 'Widget')).toEqual({ group: 'example.io', resource: 'widgets', namespaced: false });
+    expect(kinds.resolve('apps/v1', 'Deployment')).toEqual({ group: 'apps', resource: 'deployments', namespaced: true });
+    expect(kinds.resolve('monitoring.coreos.com/v1', 'ServiceMonitor')).toBeUndefined();
+    expect(kinds.via).toBe("the built-in table of Kubernetes kinds and the chart's CRDs (no cluster to ask about the others)");
   });
 });
