@@ -69,9 +69,22 @@ function step(name: string, fn: () => Promise<void>, timeoutMs = 5 * MIN): void 
 
 /** The README's command with this run's repository URL. */
 const typed = (command: string): string => command.replaceAll(T.repoUrl, repo?.url ?? T.repoUrl);
-/** `eval "$(cmd)"` → cmd: the tier runs the command and applies the exports it prints itself. */
-const evalInner = (command: string): string => command.replace(/^eval "\$\((.*)\)"$/, '$1');
 const sh = (command: string, timeoutMs = 5 * MIN, cwd = project): Promise<string> => session.ok(typed(command), { cwd, timeoutMs });
+
+/**
+ * An `eval "$(...)"` line of the README, run as typed (under `set -e`: a line of the output that is
+ * not a command fails it), its exports then carried into the session: what the next commands of the
+ * user's shell see.
+ */
+async function evalStep(command: string, timeoutMs = 5 * MIN): Promise<{ kubeconfig: string; pathPrefix: string; containersConf: string }> {
+  const out = await sh(`set -e; before=$PATH; ${command}; printf '\n@%s\n' "KUBECONFIG=\${KUBECONFIG:-}" "PATH_PREFIX=\${PATH%"$before"}" "CONTAINERS_CONF=\${CONTAINERS_CONF:-}"`, timeoutMs);
+  const value = (name: string): string => new RegExp(`^@${name}=(.*)$`, 'm').exec(out)?.[1] ?? '';
+  const r = { kubeconfig: value('KUBECONFIG'), pathPrefix: value('PATH_PREFIX').replace(/:$/, ''), containersConf: value('CONTAINERS_CONF') };
+  if (r.kubeconfig !== '') session.set('KUBECONFIG', r.kubeconfig);
+  if (r.containersConf !== '') session.set('CONTAINERS_CONF', r.containersConf);
+  if (r.pathPrefix !== '') session.prependPath(r.pathPrefix);
+  return r;
+}
 
 function kubeConfig(): KubeConfig {
   const kc = new KubeConfig();
@@ -133,7 +146,7 @@ afterAll(async () => {
   await container?.stop();
   await operator?.stop();
   if (olmInstalled) await session.run('helm-operator olm uninstall', { cwd: project, timeoutMs: 5 * MIN });
-  if (container !== undefined) await session.run(`eval "$(bash node_modules/helm-operator-ts/hack/image.sh env)"; podman rm -f --ignore ${T.containerName}`, { cwd: project, timeoutMs: MIN });
+  if (container !== undefined) await session.run(`${T.imageEnv}; podman rm -f --ignore ${T.containerName}`, { cwd: project, timeoutMs: MIN });
   if (process.env.KEEP_CLUSTER !== '1' && kubeconfig !== '') await session.run('make cluster-down', { cwd: project, timeoutMs: 2 * MIN });
   await repo?.stop();
   process.stdout.write(`tutorial steps (seconds):\n${timings.map(([n, ms]) => `  ${(ms / 1000).toFixed(1).padStart(7)}  ${n}`).join('\n')}\n`);
@@ -208,11 +221,8 @@ describe('the operator-sdk Helm tutorial from the npm package, with no helm or k
   });
 
   step(T.clusterUp, async () => {
-    const out = await sh(evalInner(T.clusterUp), 40 * MIN);
-    const line = /^export KUBECONFIG=(\S+)$/m.exec(out);
-    expect(line, out).not.toBeNull();
-    kubeconfig = line![1]!;
-    session.set('KUBECONFIG', kubeconfig);
+    kubeconfig = (await evalStep(T.clusterUp, 40 * MIN)).kubeconfig;
+    expect(kubeconfig).toMatch(new RegExp(`/clusters/${CLUSTER}/kubeconfig\\.yaml$`));
   }, 45 * MIN);
 
   step('the same create api with the cluster answering changes no file', async () => {
@@ -236,10 +246,7 @@ describe('the operator-sdk Helm tutorial from the npm package, with no helm or k
   }, 10 * MIN);
 
   step(T.toolsEnv, async () => {
-    const exports = await sh(evalInner(T.toolsEnv), 5 * MIN);
-    const prefix = /^export PATH="(.*):\$PATH"$/m.exec(exports)?.[1];
-    expect(prefix, exports).toBeDefined();
-    session.prependPath(prefix!);
+    expect((await evalStep(T.toolsEnv)).pathPrefix).toContain(toolCacheDir());
     expect(await sh('command -v kubectl helm', MIN)).toContain(toolCacheDir());
   });
 
@@ -265,15 +272,15 @@ describe('the operator-sdk Helm tutorial from the npm package, with no helm or k
 
   step(T.dockerBuild, async () => {
     await sh(T.dockerBuild, 50 * MIN);
-    await sh(`eval "$(bash node_modules/helm-operator-ts/hack/image.sh env)"; podman image exists ${T.img}`, MIN);
+    await sh(`${T.imageEnv}; podman image exists ${T.img}`, MIN);
   }, 55 * MIN);
 
   step('the image against the local cluster (podman run, a flattened kubeconfig): it uninstalls the deleted sample', async () => {
-    await sh(T.imageEnv, MIN);
+    await evalStep(T.imageEnv, MIN);
     await sh(T.flatKubeconfig, MIN);
     const [metrics, probes] = [await freePort(), await freePort()];
     container = await session.background(
-      `${T.imageEnv}; ${T.podmanRun.replace('--kubeconfig=/kube/config', `--kubeconfig=/kube/config --metrics-bind-address=127.0.0.1:${metrics} --health-probe-bind-address=127.0.0.1:${probes}`)}`,
+      T.podmanRun.replace('--kubeconfig=/kube/config', `--kubeconfig=/kube/config --metrics-bind-address=127.0.0.1:${metrics} --health-probe-bind-address=127.0.0.1:${probes}`),
       project,
     );
     await waitReady(container, probes);
