@@ -35,6 +35,9 @@ interface Seen {
 
 const MAX_MESSAGE = 1024;
 
+/** Events kept for aggregation at most (client-go's event cache holds 4096). */
+const MAX_AGGREGATED = 10_000;
+
 /** Queued writes beyond which new events are dropped (client-go's broadcaster queue holds 1000). */
 const MAX_PENDING = 1000;
 
@@ -91,6 +94,9 @@ export class KubeEventRecorder implements EventRecorder {
       if (seen !== undefined && now - seen.lastAt < this.aggregateWindowMs) {
         seen.count++;
         seen.lastAt = now;
+        // Moved to the end: the map stays ordered by lastAt, so expired entries are at its start.
+        this.#seen.delete(key);
+        this.#seen.set(key, seen);
         await this.#raw.request(HttpMethod.PATCH, `${eventsPath(seen.namespace)}/${encodeURIComponent(seen.name)}`, {
           body: { count: seen.count, lastTimestamp: new Date(now) },
           contentType: PatchStrategy.MergePatch,
@@ -126,11 +132,21 @@ export class KubeEventRecorder implements EventRecorder {
     }
   }
 
+  /**
+   * Keeps `seen` for aggregating repeats. Entries past the aggregation window can aggregate nothing
+   * more and go, with the oldest beyond 10,000: an Event about a CR long deleted (its UID is in the
+   * key) is not kept for the life of the process.
+   */
   #remember(key: string, seen: Seen): void {
     this.#seen.set(key, seen);
-    if (this.#seen.size > 10_000) {
-      const oldest = this.#seen.keys().next().value;
-      if (oldest !== undefined) this.#seen.delete(oldest);
+    for (const [k, v] of this.#seen) {
+      if (this.#seen.size <= MAX_AGGREGATED && seen.lastAt - v.lastAt < this.aggregateWindowMs) break;
+      this.#seen.delete(k);
     }
+  }
+
+  /** How many Events a repeat could still be aggregated into. */
+  get aggregating(): number {
+    return this.#seen.size;
   }
 }

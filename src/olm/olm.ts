@@ -56,7 +56,7 @@ function processSpecs(tools: OlmTools, kubeconfig: string, namespace: string): {
 }
 
 export async function olmInstall(c: Cluster, o: OlmOptions, log: (line: string) => void): Promise<string> {
-  checkVersion(o.version, await pinnedOlmVersion());
+  checkVersion(o.version, pinnedOlmVersion());
   if ((await c.get(CRDS, CSV_CRD)) !== undefined) {
     throw new OlmError(`OLM is already installed in this cluster (${CSV_CRD} exists): helm-operator olm status shows it; helm-operator olm uninstall removes it first`);
   }
@@ -149,7 +149,7 @@ async function stopLocal(dir: string, log: (line: string) => void): Promise<void
 }
 
 export async function olmUninstall(c: Cluster, o: OlmOptions, log: (line: string) => void): Promise<string> {
-  checkVersion(o.version, await pinnedOlmVersion());
+  checkVersion(o.version, pinnedOlmVersion());
   const dir = clusterStateDir(c.server);
   const crds = await olmCrds(c);
   const local = await localState(dir);

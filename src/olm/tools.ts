@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
+import { pinnedVersion } from '../config/pinned-versions.js';
 import { OlmError } from './errors.js';
 
 export interface OlmTools {
@@ -25,10 +26,7 @@ export interface OlmTools {
 export const HACK_DIR = fileURLToPath(new URL('../../hack/', import.meta.url));
 
 /** The pinned OLM version, without building anything. */
-export async function pinnedOlmVersion(): Promise<string> {
-  const { stdout } = await execa('bash', ['-c', `. "${path.join(HACK_DIR, 'versions.env')}" && printf %s "$OLM_VERSION"`]);
-  return stdout;
-}
+export const pinnedOlmVersion = (): string => pinnedVersion('OLM_VERSION');
 
 /** Builds (or finds) OLM and opm; the build's progress goes to stderr, as `make tools` shows it. */
 export async function olmTools(): Promise<OlmTools> {
@@ -44,6 +42,6 @@ export async function olmTools(): Promise<OlmTools> {
     crds: path.join(olm, 'crds'),
     opm: path.join(validate, 'opm'),
     catalogServe: path.join(validate, 'catalog-serve'),
-    version: await pinnedOlmVersion(),
+    version: pinnedOlmVersion(),
   };
 }

@@ -46,3 +46,22 @@ function comparable(obj: unknown): unknown {
 export function applyWouldChange(dryRunResult: unknown, live: unknown): boolean {
   return !isDeepStrictEqual(comparable(dryRunResult), comparable(live));
 }
+
+/**
+ * Pure: the paths where the object after an apply differs from the object before it, i.e. what
+ * the API server changed, which is what a drift event names. Unlike {@link driftedPaths} it does
+ * not list what the chart sets and the server omits or normalises (`hostNetwork: false`, `[]`,
+ * `500m` for `0.5`): those were never drift. Lists of equal length are compared item by item.
+ */
+export function changedPaths(before: unknown, after: unknown): string[] {
+  return differences(comparable(before), comparable(after), '');
+}
+
+function differences(a: unknown, b: unknown, path: string): string[] {
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    return [...keys].flatMap((key) => differences(a[key], b[key], `${path}.${key}`));
+  }
+  if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) return a.flatMap((item, i) => differences(item, b[i], `${path}[${i}]`));
+  return isDeepStrictEqual(a, b) ? [] : [path || '.'];
+}

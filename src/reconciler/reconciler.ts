@@ -16,6 +16,7 @@ import { ConditionType, Reason } from './conditions.js';
 import type { HelmFailure, HelmPort, ReleaseInfo } from './helm-port.js';
 import { NoKindMatchError } from '../k8s/restmapper.js';
 import { confinementViolations } from './confinement.js';
+import { countFailedRepair, driftRepairStopped } from './drift-budget.js';
 import { inventoryOf, parseManifest, type InventoryEntry, type ManifestObject } from './inventory.js';
 import { failedReadiness } from './readiness.js';
 import type { Owner } from './ownership.js';
@@ -562,30 +563,30 @@ export class HelmReconciler implements Reconciler {
 
   /**
    * Repairs drift of the deployed revision. What the API server refuses is reported in the
-   * Drifted condition and retried with backoff, up to the retry budget for that revision; then
-   * only deleted objects are recreated until a new revision (an upgrade) starts again.
-   * Resolves with a summary of the failures while they are still to be retried.
+   * Drifted condition and retried with backoff, up to the retry budget (drift-budget.ts); the pass
+   * that spends it says so once, in the condition and a Warning event, and repair then stops
+   * until an upgrade or a spec change. Resolves with a summary of the failures while they are
+   * still to be retried.
    */
   async #repairDrift(s: Subject, revision: number, objects: readonly DesiredObject[]): Promise<string | undefined> {
-    const prior = s.status.current.driftRepairFailures;
-    const spent = prior?.revision === revision && prior.count >= MAX_FAILED_ATTEMPTS;
-    const report = await this.#objects.repairDrift(this.#subject(s), objects, { inPlace: !spent });
+    const key = { revision, generation: s.cr.metadata.generation };
+    if (driftRepairStopped(s.status.current.driftRepairFailures, key)) return undefined;
+    const report = await this.#objects.repairDrift(this.#subject(s), objects);
     if (report.failures.length === 0) {
-      if (!spent) this.#driftSettled(s);
+      this.#driftSettled(s);
       return undefined;
     }
-    const count = s.status.recordDriftRepairFailure(revision);
+    const { record, exhausted } = countFailedRepair(s.status.current.driftRepairFailures, key);
+    s.status.setDriftRepairFailures(record);
     const summary = report.failures.map((f) => `${f.object}: ${f.message}`).join('; ');
-    const exhausted = count >= MAX_FAILED_ATTEMPTS;
-    s.status.setCondition({
-      type: ConditionType.Drifted,
-      status: 'True',
-      reason: exhausted ? Reason.RetriesExhausted : Reason.DriftRepairFailed,
-      message: exhausted
-        ? `Drift repair failed ${count} times; retries stopped until the next upgrade: ${summary}`
-        : `Could not restore the release manifest: ${summary}`,
-    });
-    return exhausted ? undefined : summary;
+    if (!exhausted) {
+      s.status.setCondition({ type: ConditionType.Drifted, status: 'True', reason: Reason.DriftRepairFailed, message: `Could not restore the release manifest: ${summary}` });
+      return summary;
+    }
+    const message = `Drift repair of revision ${revision} failed ${record.count} times; it stays stopped until an upgrade or a spec change: ${summary}`;
+    s.status.setCondition({ type: ConditionType.Drifted, status: 'True', reason: Reason.RetriesExhausted, message });
+    this.#event(s, 'Warning', Reason.RetriesExhausted, message);
+    return undefined;
   }
 
   #driftSettled(s: Subject): void {

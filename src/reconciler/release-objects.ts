@@ -9,7 +9,7 @@ import type { EventRecorder, EventTarget } from '../k8s/events.js';
 import type { ObjectClient } from '../k8s/objects.js';
 import { mapBounded } from '../runtime/bounded.js';
 import type { Logger } from '../telemetry/logger.js';
-import { applyWouldChange, driftedPaths } from './drift.js';
+import { applyWouldChange, changedPaths, driftedPaths } from './drift.js';
 import { takeOver, type ManagedFieldsEntry } from './field-takeover.js';
 import { renderedBody, type InventoryEntry, type ManifestObject } from './inventory.js';
 import { createdOwnershipPatch, ownershipPatch, type Owner } from './ownership.js';
@@ -119,17 +119,16 @@ export class ReleaseObjects {
   }
 
   /**
-   * Puts back what differs from the manifest: missing objects and fields the chart sets. With
-   * `inPlace: false` (the retry budget is spent) only deleted objects are recreated. A repair the
-   * API server rejects is reported in the result, not thrown: it must not block the release.
+   * Puts back what differs from the manifest: missing objects and fields the chart sets. A repair
+   * the API server rejects is reported in the result, not thrown: it must not block the release.
    */
-  async repairDrift(s: Subject, desired: readonly DesiredObject[], options: { inPlace: boolean } = { inPlace: true }): Promise<DriftReport> {
+  async repairDrift(s: Subject, desired: readonly DesiredObject[]): Promise<DriftReport> {
     let repaired = 0;
     const failures: DriftReport['failures'] = [];
     for (const d of desired) {
       let outcome: RepairOutcome;
       try {
-        outcome = await this.#repairOne(s, d, options.inPlace);
+        outcome = await this.#repairOne(s, d);
       } catch (err) {
         outcome = { kind: 'failed', message: describeError(err) };
       }
@@ -158,10 +157,10 @@ export class ReleaseObjects {
     return summarizeReadiness(results);
   }
 
-  async #repairOne(s: Subject, d: DesiredObject, inPlace: boolean): Promise<RepairOutcome> {
+  async #repairOne(s: Subject, d: DesiredObject): Promise<RepairOutcome> {
     const live = await this.#live(d.entry, true);
     // The steady state: this very version of the object was found to match (no manifest parse).
-    if (live !== undefined && (!inPlace || this.#verified.get(d.rendered) === live.metadata?.resourceVersion)) return UNCHANGED;
+    if (live !== undefined && this.#verified.get(d.rendered) === live.metadata?.resourceVersion) return UNCHANGED;
     const desired = asHelmApplies(renderedBody(d.rendered), d.entry.namespace, s.owner);
     if (live === undefined) {
       // Born with its owner and chart label: the label-filtered watch sees it from the first event.
@@ -177,14 +176,15 @@ export class ReleaseObjects {
     // The cache may lag behind the server: what the server will say is compared with what it has.
     const current = await this.o.objects.get(d.entry);
     if (current === undefined) return UNCHANGED;
-    const paths = driftedPaths(desired, current);
-    if (paths.length === 0 || !(await this.#applyWouldChange(writer, desired, current))) return this.#verify(d, current);
+    if (driftedPaths(desired, current).length === 0 || !(await this.#applyWouldChange(writer, desired, current))) return this.#verify(d, current);
     if (!(await this.#claimFields(writer, d.entry, desired, current))) return UNCHANGED;
     const result = await writer.apply(desired, HELM_APPLY);
     this.#verify(d, result);
-    // However the comparison above misjudged it, an apply that changed nothing is not a repair.
-    if (!applyWouldChange(result, current)) return UNCHANGED;
-    const shown = paths.slice(0, 3).join(', ') + (paths.length > 3 ? `, …and ${paths.length - 3} more` : '');
+    // The event names what the server changed, not what the comparison with the manifest flagged
+    // (fields the server omits, like `false` and `[]`); an apply that changed nothing is no repair.
+    const changed = changedPaths(current, result);
+    if (changed.length === 0) return UNCHANGED;
+    const shown = changed.slice(0, 3).join(', ') + (changed.length > 3 ? `, …and ${changed.length - 3} more` : '');
     return { kind: 'repaired', message: `Restored ${shown} of ${describeEntry(d.entry)} to the release manifest` };
   }
 

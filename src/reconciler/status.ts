@@ -22,9 +22,11 @@ export interface FailedAttempts {
   readonly count: number;
 }
 
-/** Consecutive reconciles whose drift repair of one deployed revision failed. */
+/** Consecutive reconciles whose drift repair of one deployed revision (at one spec generation) failed. */
 export interface DriftRepairFailures {
   readonly revision: number;
+  /** The CR's metadata.generation the failures were counted at; a spec change starts again. */
+  readonly generation?: number;
   readonly count: number;
 }
 
@@ -52,11 +54,14 @@ export function readStatus(raw: unknown): HelmStatus {
   if (isPlainObject(f) && typeof f.fingerprint === 'string' && typeof f.count === 'number') {
     status.failedAttempts = { fingerprint: f.fingerprint, count: f.count };
   }
-  const d = s.driftRepairFailures;
-  if (isPlainObject(d) && typeof d.revision === 'number' && typeof d.count === 'number') {
-    status.driftRepairFailures = { revision: d.revision, count: d.count };
-  }
+  const drift = readDriftRepairFailures(s.driftRepairFailures);
+  if (drift !== undefined) status.driftRepairFailures = drift;
   return status;
+}
+
+function readDriftRepairFailures(d: unknown): DriftRepairFailures | undefined {
+  if (!isPlainObject(d) || typeof d.revision !== 'number' || typeof d.count !== 'number') return undefined;
+  return { revision: d.revision, ...(typeof d.generation === 'number' ? { generation: d.generation } : {}), count: d.count };
 }
 
 /**
@@ -114,12 +119,8 @@ export class StatusDraft {
     delete this.#next.failedAttempts;
   }
 
-  /** Counts a reconcile whose drift repair of `revision` failed; another revision starts at 1. */
-  recordDriftRepairFailure(revision: number): number {
-    const prior = this.#next.driftRepairFailures;
-    const count = prior?.revision === revision ? prior.count + 1 : 1;
-    this.#next.driftRepairFailures = { revision, count };
-    return count;
+  setDriftRepairFailures(failures: DriftRepairFailures): void {
+    this.#next.driftRepairFailures = failures;
   }
 
   clearDriftRepairFailures(): void {

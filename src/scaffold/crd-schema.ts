@@ -199,10 +199,11 @@ export function statusSchema(): OpenApiSchema {
         },
       },
       driftRepairFailures: {
-        description: 'Consecutive reconciles whose drift repair the API server refused, for one deployed revision; retries stop after 5.',
+        description: 'Consecutive reconciles whose drift repair the API server refused, for one deployed revision and spec generation; repair stops after 5 until an upgrade or a spec change.',
         type: 'object',
         properties: {
           revision: { type: 'integer', description: 'The deployed revision whose objects could not be restored.' },
+          generation: { type: 'integer', description: 'The metadata.generation of the CR the failures were counted at.' },
           count: { type: 'integer' },
         },
       },

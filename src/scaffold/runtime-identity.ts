@@ -1,6 +1,7 @@
 /** What a scaffolded project pins: this package's name and version, and the Node of its image. */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { pinnedVersion } from '../config/pinned-versions.js';
 
 export interface RuntimeIdentity {
   readonly runtimePackage: string;
@@ -14,8 +15,5 @@ const root = new URL('../../', import.meta.url);
 
 export function runtimeIdentity(): RuntimeIdentity {
   const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { name: string; version: string };
-  const env = readFileSync(new URL('hack/versions.env', root), 'utf8');
-  const node = /^NODE_VERSION=(\S+)$/m.exec(env)?.[1];
-  if (node === undefined) throw new Error('hack/versions.env of the runtime package has no NODE_VERSION');
-  return { runtimePackage: pkg.name, runtimeVersion: pkg.version, nodeVersion: node, packageRoot: fileURLToPath(root) };
+  return { runtimePackage: pkg.name, runtimeVersion: pkg.version, nodeVersion: pinnedVersion('NODE_VERSION'), packageRoot: fileURLToPath(root) };
 }

@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import {
-  AdmissionregistrationV1Api,
   AppsV1Api,
   CoreV1Api,
   PatchStrategy,
@@ -12,6 +11,7 @@ import {
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
 import type { Condition } from '../../../src/reconciler/conditions.js';
+import { denyInNamespace, type DenyingPolicy } from '../../support/admission.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { condition, CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
 
@@ -225,10 +225,9 @@ describe('drift repair the API server refuses', () => {
   const kc = testKubeConfig();
   const zoos = new CRs(kc, ZOO);
   const core = kc.makeApiClient(CoreV1Api);
-  const admission = kc.makeApiClient(AdmissionregistrationV1Api);
   let ns: Awaited<ReturnType<typeof createNamespace>>;
   let op: RunningOperator;
-  const policy = `zoo-mode-${Date.now().toString(36)}`;
+  let policy: DenyingPolicy | undefined;
 
   beforeAll(async () => {
     await ensureCrd(kc, ZOO);
@@ -240,36 +239,16 @@ describe('drift repair the API server refuses', () => {
     await zoos.create(ns.name, 'frozen', {});
     await zoos.waitForCondition(ns.name, 'frozen', { type: 'Ready', status: 'True' });
     // Once a ConfigMap is in staging, nothing may move it back to production.
-    await admission.createValidatingAdmissionPolicy({
-      body: {
-        metadata: { name: policy },
-        spec: {
-          failurePolicy: 'Fail',
-          matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['configmaps'] }] },
-          validations: [
-            {
-              expression: "!(has(oldObject.data) && oldObject.data[?'mode'].orValue('') == 'staging' && has(object.data) && object.data[?'mode'].orValue('') == 'production')",
-              message: 'a staging ConfigMap may not be promoted back to production',
-            },
-          ],
-        },
-      },
-    });
-    await admission.createValidatingAdmissionPolicyBinding({
-      body: {
-        metadata: { name: policy },
-        spec: {
-          policyName: policy,
-          validationActions: ['Deny'],
-          matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns.name } } },
-        },
-      },
+    policy = await denyInNamespace(kc, ns.name, `zoo-mode-${Date.now().toString(36)}`, {
+      resources: ['configmaps'],
+      operations: ['UPDATE'],
+      expression: "!(has(oldObject.data) && oldObject.data[?'mode'].orValue('') == 'staging' && has(object.data) && object.data[?'mode'].orValue('') == 'production')",
+      message: 'a staging ConfigMap may not be promoted back to production',
     });
   });
   afterAll(async () => {
     await op.stop();
-    await admission.deleteValidatingAdmissionPolicyBinding({ name: policy }).catch(() => undefined);
-    await admission.deleteValidatingAdmissionPolicy({ name: policy }).catch(() => undefined);
+    await policy?.remove();
     await ns.remove();
   });
 

@@ -87,6 +87,24 @@ describe('KubeEventRecorder', () => {
     expect(server.writes[1]?.path).toMatch(/^\/api\/v1\/namespaces\/ns1\/events\/a\./);
   });
 
+  it('forgets Events past the aggregation window: a repeat then starts a new Event', async () => {
+    server = new SlowEventsServer();
+    server.release();
+    const recorder = new KubeEventRecorder(loopbackKubeConfig(await server.listen()), 'nginx-controller', silentLogger(), 100);
+    recorder.record(cr('a'), 'Normal', 'UninstallSuccessful', 'Uninstalled release a');
+    recorder.record(cr('b'), 'Normal', 'UninstallSuccessful', 'Uninstalled release b');
+    await recorder.flush(10_000);
+    expect(recorder.aggregating).toBe(2);
+    await new Promise((r) => setTimeout(r, 150));
+    recorder.record(cr('c'), 'Normal', 'InstallSuccessful', 'Installed release c');
+    await recorder.flush(10_000);
+    // a and b (CRs long gone, say) are no longer kept; c is.
+    expect(recorder.aggregating).toBe(1);
+    recorder.record(cr('a'), 'Normal', 'UninstallSuccessful', 'Uninstalled release a');
+    await recorder.flush(10_000);
+    expect(server.writes.map((w) => `${w.method} ${w.body.involvedObject?.name ?? ''}`)).toEqual(['POST a', 'POST b', 'POST c', 'POST a']);
+  });
+
   it('flush gives up after its timeout when the API server does not answer', async () => {
     server = new SlowEventsServer();
     const recorder = new KubeEventRecorder(loopbackKubeConfig(await server.listen()), 'nginx-controller', silentLogger());
