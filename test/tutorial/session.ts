@@ -134,29 +134,49 @@ export class Session {
     return file;
   }
 
-  /** Runs `command` with bash in `cwd`; resolves with its status and combined output. */
-  async run(command: string, opts: { cwd: string; timeoutMs: number }): Promise<RunResult> {
-    const log = await this.logFile(command);
-    const child = spawn('bash', ['-c', command], { cwd: opts.cwd, env: await this.env(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
+  /** `bash -c command` in its own process group, its combined output collected and logged. */
+  private async spawnLogged(command: string, cwd: string, label: string): Promise<Spawned> {
+    const log = await this.logFile(label);
+    const child = spawn('bash', ['-c', command], { cwd, env: await this.env(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const state = { output: '', done: false };
     const collect = (d: Buffer): void => {
-      output += d.toString();
+      state.output += d.toString();
       void appendFile(log, d);
     };
     child.stdout.on('data', collect);
     child.stderr.on('data', collect);
+    const exited = new Promise<number>((resolve) => {
+      child.once('error', () => {
+        state.done = true;
+        resolve(127);
+      });
+      child.once('close', (c, signal) => {
+        state.done = true;
+        resolve(c ?? (signal === null ? 1 : 128 + os.constants.signals[signal]));
+      });
+    });
+    return {
+      exited,
+      output: () => state.output,
+      done: () => state.done,
+      // The whole group: make → bash → node → helm stop together.
+      kill: (signal) => {
+        if (!state.done && child.pid !== undefined) process.kill(-child.pid, signal);
+      },
+    };
+  }
+
+  /** Runs `command` with bash in `cwd`; resolves with its status and combined output. */
+  async run(command: string, opts: { cwd: string; timeoutMs: number }): Promise<RunResult> {
+    const p = await this.spawnLogged(command, opts.cwd, command);
     const state = { timedOut: false };
     const timer = setTimeout(() => {
       state.timedOut = true;
-      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      p.kill('SIGKILL');
     }, opts.timeoutMs);
-    const code = await new Promise<number>((resolve) => {
-      child.once('error', () => { resolve(127); });
-      child.once('close', (c, signal) => { resolve(c ?? (signal === null ? 1 : 128 + os.constants.signals[signal])); });
-    });
+    const code = await p.exited;
     clearTimeout(timer);
-    if (state.timedOut) output += `\n(killed after ${opts.timeoutMs} ms)`;
-    return { code, output };
+    return { code, output: state.timedOut ? `${p.output()}\n(killed after ${opts.timeoutMs} ms)` : p.output() };
   }
 
   /** Like {@link run}, throwing the command, its status and its output's tail unless it exits 0. */
@@ -166,40 +186,29 @@ export class Session {
     return r.output;
   }
 
-  /** A long-running command in its own process group (make → bash → node → helm stop together). */
+  /** A long-running command (make run, podman run) until {@link Background.stop}. */
   async background(command: string, cwd: string): Promise<Background> {
-    const log = await this.logFile(`${command} (background)`);
-    const child = spawn('bash', ['-c', command], { cwd, env: await this.env(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const collect = (d: Buffer): void => {
-      output += d.toString();
-      void appendFile(log, d);
-    };
-    child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
-    const state = { done: false };
-    const exited = new Promise<number>((resolve) => {
-      child.once('close', (c) => {
-        state.done = true;
-        resolve(c ?? 1);
-      });
-    });
+    const p = await this.spawnLogged(command, cwd, `${command} (background)`);
     return {
       command,
-      output: () => output,
-      running: () => !state.done,
+      output: () => p.output(),
+      running: () => !p.done(),
       stop: async (timeoutMs = 60_000) => {
-        if (state.done || child.pid === undefined) return exited;
-        process.kill(-child.pid, 'SIGTERM');
-        const timer = setTimeout(() => {
-          if (!state.done && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-        }, timeoutMs);
-        const code = await exited;
+        p.kill('SIGTERM');
+        const timer = setTimeout(() => { p.kill('SIGKILL'); }, timeoutMs);
+        const code = await p.exited;
         clearTimeout(timer);
         return code;
       },
     };
   }
+}
+
+interface Spawned {
+  readonly exited: Promise<number>;
+  output(): string;
+  done(): boolean;
+  kill(signal: NodeJS.Signals): void;
 }
 
 export interface Background {

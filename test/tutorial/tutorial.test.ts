@@ -26,6 +26,7 @@ import { promisify } from 'node:util';
 import { ApiextensionsV1Api, AppsV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { clusterStateDir } from '../../src/olm/local-processes.js';
 import { waitFor } from '../support/kube.js';
 import { freePort } from '../support/process.js';
 import { packTarball, REPO } from '../support/scaffold.js';
@@ -132,6 +133,13 @@ async function waitReady(p: Background, port: number): Promise<void> {
   });
 }
 
+/** After a failed step, what OLM did (its operators' logs, the CSVs) goes next to the command logs. */
+async function keepOlmState(): Promise<void> {
+  const server = kubeConfig().getCurrentCluster()?.server ?? '';
+  await cp(clusterStateDir(server), path.join(session.logDir, 'olm'), { recursive: true }).catch(() => undefined);
+  await session.run('kubectl get clusterserviceversions,subscriptions,operatorgroups,catalogsources -A -o yaml > logs/olm-objects.yaml; kubectl get clusterroles,clusterrolebindings -l olm.owner -o yaml >> logs/olm-objects.yaml', { cwd: work, timeoutMs: MIN });
+}
+
 beforeAll(async () => {
   work = await mkdtemp(path.join(os.tmpdir(), 'tutorial-'));
   const npmCache = (await run('npm', ['config', 'get', 'cache'], { env: process.env })).stdout.trim();
@@ -145,6 +153,7 @@ afterAll(async () => {
   // Whatever a failed step left behind: no process and no container may outlive the tier.
   await container?.stop();
   await operator?.stop();
+  if (olmInstalled && broken !== undefined) await keepOlmState();
   if (olmInstalled) await session.run('helm-operator olm uninstall', { cwd: project, timeoutMs: 5 * MIN });
   if (container !== undefined) await session.run(`${T.imageEnv}; podman rm -f --ignore ${T.containerName}`, { cwd: project, timeoutMs: MIN });
   if (process.env.KEEP_CLUSTER !== '1' && kubeconfig !== '') await session.run('make cluster-down', { cwd: project, timeoutMs: 2 * MIN });
