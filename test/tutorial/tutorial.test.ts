@@ -164,7 +164,7 @@ afterAll(async () => {
 }, 10 * MIN);
 
 describe('the operator-sdk Helm tutorial from the npm package, with no helm or kubectl set up', () => {
-  step('the user has no helm or kubectl on PATH and no helm repositories', async () => {
+  step('the user’s shell: npm and make, no helm and no kubectl on PATH', async () => {
     for (const tool of HIDDEN_TOOLS) expect((await session.run(`command -v ${tool}`, { cwd: work, timeoutMs: MIN })).code, tool).toBe(1);
     expect(await sh('npm --version && make --version | head -1', MIN, work)).toMatch(/GNU Make/);
   });
