@@ -66,6 +66,10 @@ test-olm: deps tools ## Opt-in: install the sample's bundle through OLM (built f
 	bash hack/tools.sh olm
 	npx vitest run --project olm
 
+.PHONY: test-tutorial
+test-tutorial: deps tools ## The README's operator-author tutorial from `npm pack`, step by step: init, create api, make run, docker-build (podman), deploy, bundle, OLM (its own control plane).
+	npx vitest run --project tutorial
+
 .PHONY: test-chaos
 test-chaos: deps tools ## Fault-injection and fuzz tier on its own control plane (kills the apiserver/etcd, the operator, helm); prints its report.
 	npx vitest run --project chaos

@@ -36,6 +36,18 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          // The README's operator-author tutorial from the npm package, on the scaffolded project's own
+          // control plane (`make test-tutorial`): each step one test, in order.
+          name: 'tutorial',
+          include: ['test/tutorial/**/*.test.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 600_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        extends: true,
+        test: {
           // Fault injection on its own control plane (it stops the apiserver and etcd): `make test-chaos`.
           name: 'chaos',
           // The unit tier's seeded fuzzers run here too, so the report counts every fuzzed input.

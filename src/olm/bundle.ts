@@ -16,7 +16,7 @@ import { Cluster, OLM_GROUP, olmResource, poll, type Obj } from './cluster.js';
 import type { ResourceRef } from '../k8s/raw-client.js';
 import { OlmError } from './errors.js';
 import { chooseInstallMode, type InstallMode } from './install-mode.js';
-import { clusterStateDir, logTail, runningPid, startDetached, stopProcess } from './local-processes.js';
+import { clusterStateDir, logFile, logTail, runningPid, startDetached, stopProcess } from './local-processes.js';
 import { olmTools, type OlmTools } from './tools.js';
 
 export const OPERATOR_GROUP = 'helm-operator-og';
@@ -225,10 +225,27 @@ export async function cleanup(c: Cluster, pkg: string, o: CleanupOptions, log: (
   if ((o.deleteAll || o.deleteOperatorGroups) && (await c.list(olmResource('subscriptions', namespace))).length === 0) {
     await deleteAll(c, { ref: olmResource('operatorgroups', namespace, 'v1'), kind: 'operatorgroup' }, [OPERATOR_GROUP], log);
   }
-  const gone = await poll(async () => {
-    for (const name of csvs) if ((await c.get(olmResource('clusterserviceversions', namespace), name)) !== undefined) return undefined;
-    return true;
-  }, o.timeoutMs);
-  if (gone === undefined) throw new OlmError(`ClusterServiceVersions ${csvs.join(', ')} were not gone within ${o.timeoutMs / 1000}s`);
+  const remaining = async (): Promise<Obj[]> => (await Promise.all(csvs.map((name) => c.get(olmResource('clusterserviceversions', namespace), name)))).filter((x): x is Obj => x !== undefined);
+  const gone = await poll(async () => ((await remaining()).length === 0 ? true : undefined), o.timeoutMs);
+  if (gone === undefined) {
+    const local = c.runsPods().then((pods) => (pods ? undefined : logFile(clusterStateDir(c.server), 'olm-operator')));
+    throw new OlmError(csvsNotGoneMessage(await remaining(), o.timeoutMs, await local));
+  }
   return `operator "${pkg}" uninstalled`;
+}
+
+/**
+ * Why cleanup gave up: each CSV still there, and what holds it. OLM's olm-operator removes its
+ * `csv-cleanup` finalizer only after the cluster roles and bindings it made for the CSV are gone.
+ */
+export function csvsNotGoneMessage(left: readonly Obj[], timeoutMs: number, olmOperatorLog: string | undefined): string {
+  const lines = left.map((csv) => {
+    const finalizers = csv.metadata?.finalizers ?? [];
+    const state = csv.metadata?.deletionTimestamp === undefined ? 'not being deleted' : `being deleted since ${String(csv.metadata.deletionTimestamp)}`;
+    return `  ${csv.metadata?.name ?? '?'}: ${state}${finalizers.length > 0 ? `, held by finalizer ${finalizers.join(', ')}` : ''}`;
+  });
+  const holder = left.some((csv) => csv.metadata?.finalizers?.some((f) => f.startsWith('operators.coreos.com/')))
+    ? `\nOLM's olm-operator removes its finalizer once the CSV's cluster roles and bindings are gone${olmOperatorLog === undefined ? '' : `; its log: ${olmOperatorLog}`}. Run cleanup again to wait longer (--timeout).`
+    : '';
+  return `ClusterServiceVersions were not gone within ${timeoutMs / 1000}s:\n${lines.join('\n')}${holder}`;
 }

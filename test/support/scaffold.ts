@@ -59,7 +59,8 @@ async function inputsKey(): Promise<string> {
   return h.digest('hex').slice(0, 16);
 }
 
-async function packTarball(): Promise<string> {
+/** `npm pack` of this checkout, cached by its inputs (see inputsKey). */
+export async function packTarball(): Promise<string> {
   const dir = path.join(CACHE, `pack-${await inputsKey()}`);
   const done = path.join(dir, 'tarball');
   if (existsSync(done)) return (await readFile(done, 'utf8')).trim();

@@ -46,13 +46,15 @@ help: ## Show this help.
 
 ##@ Development
 
+# npm's report ("added N packages") goes to stderr: the first target after a clone or an upgrade
+# installs, and \`eval "$(make -s cluster-up)"\` must read nothing but the export line on stdout.
 $(RUNTIME): package.json package-lock.json
-    npm ci --no-audit --no-fund --loglevel=error
+    npm ci --no-audit --no-fund --loglevel=error >&2
     @touch $@
 
 # The lockfile is committed; when it is missing, npm writes it from package.json.
 package-lock.json:
-    npm install --package-lock-only --no-audit --no-fund --loglevel=error
+    npm install --package-lock-only --no-audit --no-fund --loglevel=error >&2
 
 .PHONY: deps
 deps: $(RUNTIME) ## Install the operator runtime and its dependencies into ./node_modules (npm ci, from package-lock.json).

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { bundleSource, catalogYaml } from '../../../src/olm/bundle.js';
+import { bundleSource, catalogYaml, csvsNotGoneMessage } from '../../../src/olm/bundle.js';
 import { chooseInstallMode, parseInstallMode } from '../../../src/olm/install-mode.js';
 import { checkVersion, formatTable } from '../../../src/olm/olm.js';
 
@@ -72,5 +72,19 @@ describe('olm install --version', () => {
 
   it('formats status as aligned columns', () => {
     expect(formatTable([['NAME', 'STATUS'], ['olm-operator', 'Running']])).toBe('NAME          STATUS\nolm-operator  Running');
+  });
+});
+
+describe('cleanup: what holds a CSV that is not gone in time', () => {
+  it("names each CSV, its deletion and finalizers, and where OLM's operator logs", () => {
+    const held = { metadata: { name: 'nginx-operator.v0.0.1', deletionTimestamp: new Date('2026-11-25T17:50:00Z'), finalizers: ['operators.coreos.com/csv-cleanup'] } };
+    const msg = csvsNotGoneMessage([held], 120_000, '/cache/olm/abc/olm-operator.log');
+    expect(msg).toMatch(/^ClusterServiceVersions were not gone within 120s:\n {2}nginx-operator\.v0\.0\.1: being deleted since .*2026.*, held by finalizer operators\.coreos\.com\/csv-cleanup\n/);
+    expect(msg).toContain("OLM's olm-operator removes its finalizer once the CSV's cluster roles and bindings are gone; its log: /cache/olm/abc/olm-operator.log");
+  });
+
+  it('says a CSV was never deleted, and names no OLM log where OLM runs in the cluster', () => {
+    const msg = csvsNotGoneMessage([{ metadata: { name: 'a.v1' } }], 60_000, undefined);
+    expect(msg).toBe('ClusterServiceVersions were not gone within 60s:\n  a.v1: not being deleted');
   });
 });

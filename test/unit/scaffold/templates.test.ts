@@ -60,6 +60,8 @@ describe('initPlan', () => {
     // One install per change of package.json / package-lock.json, never one per target.
     expect(body('Makefile')).toContain('RUNTIME := node_modules/.installed\n');
     expect(body('Makefile')).toMatch(/^\$\(RUNTIME\): package\.json package-lock\.json\n\tnpm ci .*\n\t@touch \$@$/m);
+    // npm reports on stderr: stdout of `make -s cluster-up` is the export line that `eval` runs.
+    expect(body('Makefile').match(/^\tnpm (ci|install) .*$/gm)?.every((l) => l.endsWith(' >&2'))).toBe(true);
     expect(body('Makefile')).not.toMatch(/npm install (?!--package-lock-only)/);
     expect(body('Makefile')).toContain('OPERATOR_NAMESPACE ?= demo-system');
     expect(body('Dockerfile')).toMatch(/^COPY package\.json package-lock\.json \.\/\nRUN npm ci --omit=dev /m);
