@@ -1,14 +1,13 @@
 import { readdirSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { execa } from 'execa';
-import { HelmClient, toHelmError, type HelmClientOptions, type HelmExecution } from '../../../src/helm/client.js';
+import { clientThrottleEnv, goRuntimeEnv, HELM_MEMORY_LIMIT, HelmClient, toHelmError, valuesDirPid, type HelmClientOptions, type HelmExecution } from '../../../src/helm/client.js';
 import { HelmError } from '../../../src/helm/errors.js';
-import { clientThrottleEnv, goRuntimeEnv, HELM_MEMORY_LIMIT, valuesDirPid } from '../../../src/helm/client.js';
 import { HELM_BINARIES, writeFakeHelm, writeTinyChart, writeUnreachableKubeconfig } from './helpers.js';
 import { helmRejection } from '../../support/helm.js';
 
@@ -305,10 +304,11 @@ describe('Go\'s garbage collector in helm processes', () => {
 describe('cancellation and observation (stand-in helm that hangs)', () => {
   it('aborting a running helm rejects with Canceled and removes the values file', async () => {
     const events: HelmExecution[] = [];
-    const c = new HelmClient({ binary: await writeFakeHelm(work), tmpDir: work, observer: (e) => events.push(e) });
+    const running = path.join(work, 'install-running');
+    const c = new HelmClient({ binary: await writeFakeHelm(work), tmpDir: work, observer: (e) => events.push(e), extraEnv: { FAKE_HELM_STARTED: running } });
     const ac = new AbortController();
     const pending = c.install({ ...releaseOpts, chart, values: { a: 1 }, signal: ac.signal });
-    await new Promise((r) => setTimeout(r, 300));
+    await vi.waitFor(() => access(running), { timeout: 5_000, interval: 20 });
     expect(await valuesDirs(work)).toHaveLength(1);
     const started = Date.now();
     ac.abort();

@@ -71,7 +71,9 @@ export async function writeTinyChart(dir: string, name = 'tiny', version = '0.1.
 export async function writeFakeHelm(dir: string): Promise<string> {
   const file = path.join(dir, 'fake-helm');
   const version = '[ -n "$FAKE_HELM_ENV_DUMP" ] && env > "$FAKE_HELM_ENV_DUMP"; echo "${FAKE_HELM_VERSION:-v4.1.4}"; exit 0';
-  await writeFile(file, `#!/bin/sh\ncase "$1" in version) ${version};; esac\nexec sleep 30\n`);
+  // FAKE_HELM_STARTED: a file created once a hanging verb runs, for tests to await instead of sleeping.
+  const started = '[ -n "$FAKE_HELM_STARTED" ] && : > "$FAKE_HELM_STARTED"';
+  await writeFile(file, `#!/bin/sh\ncase "$1" in version) ${version};; esac\n${started}\nexec sleep 30\n`);
   await chmod(file, 0o755);
   return file;
 }
