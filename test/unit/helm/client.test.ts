@@ -322,6 +322,35 @@ describe('cancellation and observation (stand-in helm that hangs)', () => {
     expect(c.executions).toBe(2);
   });
 
+  it('counts a release as running until its cancelled helm has exited, for every identity of the client', async () => {
+    const running = path.join(work, 'upgrade-running');
+    const c = new HelmClient({ binary: await writeFakeHelm(work), tmpDir: work, extraEnv: { FAKE_HELM_STARTED: running, FAKE_HELM_SLOW_EXIT: '1' } });
+    const ac = new AbortController();
+    expect(c.running('web', 'demo')).toBe(false);
+    const pending = c.upgrade({ ...releaseOpts, chart, values: {}, signal: ac.signal });
+    await vi.waitFor(() => access(running), { timeout: 5_000, interval: 20 });
+    expect(c.running('web', 'demo')).toBe(true);
+    expect(c.as('system:serviceaccount:demo:deployer').running('web', 'demo')).toBe(true);
+    expect(c.running('web', 'other')).toBe(false);
+    expect(c.running('api', 'demo')).toBe(false);
+    ac.abort();
+    // SIGTERM sent, the process still cleaning up: the release is still being changed.
+    expect(c.running('web', 'demo')).toBe(true);
+    expect((await helmRejection(pending)).reason).toBe('Canceled');
+    expect(c.running('web', 'demo')).toBe(false);
+  });
+
+  it('does not count reads as changing a release', async () => {
+    const running = path.join(work, 'status-running');
+    const c = new HelmClient({ binary: await writeFakeHelm(work), tmpDir: work, extraEnv: { FAKE_HELM_STARTED: running } });
+    const ac = new AbortController();
+    const pending = c.status('web', 'demo', ac.signal);
+    await vi.waitFor(() => access(running), { timeout: 5_000, interval: 20 });
+    expect(c.running('web', 'demo')).toBe(false);
+    ac.abort();
+    await helmRejection(pending);
+  });
+
   it('our own process deadline is a Timeout (real execa error from a hanging process)', async () => {
     const err: unknown = await execa(await writeFakeHelm(work), ['install'], { timeout: 200, killSignal: 'SIGTERM' }).catch((e: unknown) => e);
     const helmErr = toHelmError('install', err, 200);
