@@ -265,8 +265,12 @@ class Lifecycle {
   #startWatching(): void {
     const { reloader, log } = this.parts;
     if (reloader === undefined || this.shutdown.aborted) return;
-    this.#watcher = watchConfigFiles(reloader, this.options.watchesFile, log.child({ component: 'config-reload' }));
-    log.info({ file: this.options.watchesFile, charts: reloader.chartPaths }, 'Watching the watches file and charts for changes');
+    const watcher = watchConfigFiles(reloader, this.options.watchesFile, log.child({ component: 'config-reload' }));
+    this.#watcher = watcher;
+    // Said once edits are seen, so whoever waits for this line can edit right after it.
+    void watcher.ready.then(() => {
+      log.info({ file: this.options.watchesFile, charts: reloader.chartPaths }, 'Watching the watches file and charts for changes');
+    });
   }
 
   async #stopWatching(): Promise<void> {

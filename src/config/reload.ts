@@ -235,8 +235,20 @@ function summary(result: unknown): Record<string, unknown> {
 const RESCAN_AFTER_WATCH_MS = 1_500;
 
 export interface ConfigWatcher {
+  /**
+   * Settles once chokidar has scanned the watches file's directory and the chart paths: edits
+   * from then on are seen; an edit made before may yield no event.
+   */
+  readonly ready: Promise<void>;
   close(): Promise<void>;
 }
+
+const onceReady = (watcher: FSWatcher): Promise<void> =>
+  new Promise((resolve) => {
+    watcher.once('ready', () => {
+      resolve();
+    });
+  });
 
 /**
  * Feeds `reloader` with chokidar events: the watches file's directory (depth 0) and every chart path
@@ -273,6 +285,7 @@ export function watchConfigFiles(reloader: ConfigReloader, file: string, log: Lo
     log.debug({ charts: now }, 'watching chart paths');
   });
   return {
+    ready: Promise.all([onceReady(config), onceReady(charts)]).then(() => undefined),
     close: async () => {
       reloader.close();
       await Promise.all([config.close(), charts.close()]);

@@ -22,6 +22,7 @@ import {
   type HelmMajor,
 } from './args.js';
 import { classifyHelmError, explainFailure, HelmError, isHelmError, summarizeStderr } from './errors.js';
+import { LiveReleases } from './live-releases.js';
 import { HelmOutputError, parseHelmVersion, parseHistoryJson, parseMetadataJson, parseReleaseJson, uninstalledRelease } from './parse.js';
 import type { HelmVersion, HistoryEntry, Release } from './types.js';
 
@@ -146,6 +147,9 @@ export const PROCESS_MARGIN_MS = 60_000;
 const READ_DEADLINE_MS = 60_000;
 /** After SIGTERM helm cancels and writes the release state; SIGKILL mid-upgrade can strand `pending-*`. */
 const FORCE_KILL_AFTER_MS = 30_000;
+
+/** Verbs that change a release: {@link HelmClient.running} reports their live processes. */
+const RELEASE_WRITERS: ReadonlySet<string> = new Set(['install', 'upgrade', 'rollback', 'uninstall']);
 const MAX_BUFFER = 64 * 1024 * 1024;
 /** Verbs that never talk to a cluster, so get no `--kube-*` flags. */
 const OFFLINE_VERBS: ReadonlySet<string> = new Set(['template', 'version', 'pull', 'dependency', 'create', 'lint', 'env']);
@@ -220,6 +224,8 @@ export class HelmClient {
   #version: Promise<HelmVersion> | undefined;
   readonly #identities = new Map<string, HelmClient>();
   #executions = 0;
+  /** Shared by every identity of this client (`as`, `withEnv`): one process table. */
+  #live = new LiveReleases();
 
   constructor(opts: HelmClientOptions) {
     this.#opts = opts;
@@ -237,6 +243,7 @@ export class HelmClient {
     if (client === undefined) {
       client = new HelmClient({ ...this.#opts, impersonate: user });
       client.#version = this.version();
+      client.#live = this.#live;
       this.#identities.set(user, client);
     }
     return client;
@@ -247,12 +254,22 @@ export class HelmClient {
    * fetch, so the user's helm configuration is neither needed nor changed.
    */
   withEnv(env: Readonly<Record<string, string>>): HelmClient {
-    return new HelmClient({ ...this.#opts, extraEnv: { ...this.#opts.extraEnv, ...env } });
+    const client = new HelmClient({ ...this.#opts, extraEnv: { ...this.#opts.extraEnv, ...env } });
+    client.#live = this.#live;
+    return client;
   }
 
   /** `helm env NAME`: where this helm looks for something (e.g. HELM_REPOSITORY_CONFIG). */
   async env(name: string, opts: CallOptions = {}): Promise<string> {
     return (await this.#run('env', envArgs(name), this.#offline(opts))).trim();
+  }
+
+  /**
+   * Whether a helm process that changes `release` (install, upgrade, rollback, uninstall) has not
+   * exited yet, a cancelled one included.
+   */
+  running(release: string, namespace: string): boolean {
+    return this.#live.has(namespace, release);
   }
 
   /** helm processes started so far (every verb, `version` included). */
@@ -490,6 +507,7 @@ export class HelmClient {
     const args = OFFLINE_VERBS.has(verb) ? verbArgs : withConnectionArgs(verbArgs, this.#opts);
     const started = performance.now();
     this.#executions++;
+    const untrack = RELEASE_WRITERS.has(verb) && ctx.release !== undefined && ctx.namespace !== undefined ? this.#live.track(ctx.namespace, ctx.release) : undefined;
     let outcome: HelmExecution['outcome'] = 'error';
     let reason: string | undefined;
     try {
@@ -511,6 +529,7 @@ export class HelmClient {
       reason = helmErr.reason;
       throw helmErr;
     } finally {
+      untrack?.();
       const durationMs = Math.round(performance.now() - started);
       this.#log.debug({ verb, release: ctx.release, namespace: ctx.namespace, durationMs, outcome, reason }, 'helm command finished');
       this.#notify({ verb, outcome, durationMs });

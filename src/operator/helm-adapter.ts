@@ -11,6 +11,7 @@ export function helmPort(client: HelmClient): HelmPort {
     rollback: (r) => client.as(r.impersonate).rollback(r),
     status: (release, namespace, identity) => client.as(identity?.impersonate).status(release, namespace),
     render: (r) => client.template(r),
+    running: (release, namespace) => client.running(release, namespace),
   };
 }
 

@@ -58,6 +58,11 @@ export interface HelmPort {
   status(release: string, namespace: string, identity?: Identity): Promise<ReleaseInfo | undefined>;
   /** The manifest an install of `request` would create (hooks included), rendered offline. */
   render(request: ReleaseRequest): Promise<string>;
+  /**
+   * Whether a helm process that changes the release has not exited yet, a cancelled one of a
+   * stopped controller included: its `pending-*` revision is live, not abandoned.
+   */
+  running(release: string, namespace: string): boolean;
 }
 
 /** A helm failure as the reconciler sees it: a reason for conditions and whether a retry can help. */

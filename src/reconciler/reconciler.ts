@@ -44,6 +44,9 @@ export const MAX_FAILED_ATTEMPTS = 5;
 /** While `uninstall-wait` holds a CR, how often to look again for the release's objects. */
 const UNINSTALL_WAIT_POLL_MS = 2_000;
 
+/** While a helm process of a stopped controller still runs for the release, how often to look again. */
+const HELM_EXIT_POLL_MS = 1_000;
+
 /** Release-level metrics (src/telemetry/metrics.ts implements them). */
 export interface ReconcilerMetrics {
   releaseState(controller: string, namespace: string, name: string, state: string): void;
@@ -229,6 +232,9 @@ export class HelmReconciler implements Reconciler {
   }
 
   async #reconcile(s: Subject): Promise<Result> {
+    // A reload or a shutdown's give-up can leave the previous controller's helm running for this
+    // release: its pending-* revision is live, and no helm may start beside it (ADR 0036).
+    if (s.helm.running(s.name, s.namespace)) return { requeueAfterMs: HELM_EXIT_POLL_MS };
     for (const problem of s.annotations.problems) this.#event(s, 'Warning', 'InvalidAnnotation', problem);
     if (s.cr.metadata.deletionTimestamp !== undefined) return this.#finalize(s);
     if (s.annotations.paused) {
@@ -486,12 +492,15 @@ export class HelmReconciler implements Reconciler {
    * When the failed upgrade stored a new revision, go back to the one that was serving. A forced
    * rollback (the default, as in operator-sdk) replaces objects, which fails on immutable fields
    * where a plain rollback works (operator-sdk#6494, helm-operator-plugins#421): it falls back to
-   * a plain one instead of leaving the release failed.
+   * a plain one instead of leaving the release failed. A new revision that is deployed is no
+   * failure: a cancelled helm that finished its upgrade anyway (it outlived the cancel) must not
+   * be undone (ADR 0036).
    */
   async #rollbackFailedUpgrade(s: Subject, before: ReleaseRecord): Promise<void> {
     const records = await this.o.storage.records(s.namespace, s.name);
-    const latest = Math.max(0, ...records.map((r) => r.revision));
-    if (latest <= before.revision || !(before.status === 'deployed' || before.status === 'superseded')) return;
+    const latest = records.reduce<ReleaseRecord | undefined>((a, r) => (a === undefined || r.revision > a.revision ? r : a), undefined);
+    if (latest === undefined || latest.revision <= before.revision || latest.status === 'deployed') return;
+    if (!(before.status === 'deployed' || before.status === 'superseded')) return;
     const attempts = s.annotations.rollbackForce ? [true, false] : [false];
     const errors: string[] = [];
     const signal = cleanupSignal(s);
@@ -964,5 +973,6 @@ function actingAs(helm: HelmPort, impersonate: string | undefined): HelmPort {
     rollback: (r) => helm.rollback({ ...r, impersonate }),
     status: (release, namespace) => helm.status(release, namespace, { impersonate }),
     render: (r) => helm.render(r),
+    running: (release, namespace) => helm.running(release, namespace),
   };
 }

@@ -23,7 +23,9 @@ import { isStatus } from '../../src/k8s/errors.js';
 import { Operator } from '../../src/operator/operator.js';
 import type { Condition } from '../../src/reconciler/conditions.js';
 import { makeLogger, type Logger } from '../../src/telemetry/logger.js';
+import { OperatorMetrics } from '../../src/telemetry/metrics.js';
 import { testKubeConfig, waitFor, type WaitOptions } from './kube.js';
+import { total } from './prometheus.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const NGINX_CHART = path.join(ROOT, 'helm-charts/nginx');
@@ -92,6 +94,8 @@ export async function ensureCrd(kc: KubeConfig, kind: TestKind): Promise<void> {
 export interface RunningOperator {
   readonly operator: Operator;
   readonly helm: HelmClient;
+  /** The operator's Prometheus registry, as `/metrics` would serve it. */
+  readonly metrics: OperatorMetrics;
   stop(): Promise<void>;
 }
 
@@ -114,7 +118,8 @@ export async function startOperator(options: StartOptions): Promise<RunningOpera
   const kubeconfig = inject('kubeconfigPath');
   const log = options.log ?? makeLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const kc = testKubeConfig();
-  const helm = new HelmClient({ binary: options.helmBin ?? inject('helmBin'), kubeconfig, log });
+  const metrics = new OperatorMetrics({ version: 'test', processMetrics: false });
+  const helm = new HelmClient({ binary: options.helmBin ?? inject('helmBin'), kubeconfig, log, observer: metrics.helmExecution });
   const operator = new Operator({
     kubeConfig: kc,
     helm,
@@ -122,11 +127,14 @@ export async function startOperator(options: StartOptions): Promise<RunningOpera
     defaultReconcilePeriodMs: options.reconcilePeriodMs ?? 60_000,
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
     namespaces: options.namespaces ?? [],
+    metrics,
+    releaseMetrics: metrics,
   });
   await operator.start(watches);
   return {
     operator,
     helm,
+    metrics,
     stop: async () => {
       await operator.stop();
       await rm(dir, { recursive: true, force: true });
@@ -253,3 +261,43 @@ export class CRs {
 
 export const condition = (cr: CR | undefined, type: string): Condition | undefined =>
   cr?.status?.conditions?.find((c) => c.type === type);
+
+/**
+ * What the operator has done so far, read from its registry: the reconciles each controller
+ * finished and the helm processes it ran. A "nothing happens" test takes one before and proves a
+ * reconcile ran after it ({@link waitForReconciles}) before asserting nothing was done, so the
+ * assertion can fail instead of passing because the operator never looked.
+ */
+export interface Activity {
+  readonly reconciles: ReadonlyMap<string, number>;
+  readonly helmExecutions: number;
+}
+
+export async function activity(op: RunningOperator): Promise<Activity> {
+  const text = await op.metrics.metrics();
+  const controllers = op.operator.manager.names();
+  return {
+    reconciles: new Map(controllers.map((c) => [c, total(text, 'controller_runtime_reconcile_total', { controller: c })])),
+    helmExecutions: total(text, 'helm_operator_helm_executions_total'),
+  };
+}
+
+/** helm processes the operator ran since `since`. */
+export async function helmExecutionsSince(op: RunningOperator, since: Activity): Promise<number> {
+  return (await activity(op)).helmExecutions - since.helmExecutions;
+}
+
+/**
+ * Waits until `controller` (`<kind>-controller`) has finished at least `count` reconciles since
+ * `since`. With one CR per controller and `count` >= 2, the last of them started after `since`
+ * (a controller reconciles one key at a time), so it saw whatever the test changed before.
+ */
+export async function waitForReconciles(op: RunningOperator, controller: string, since: Activity, count: number): Promise<void> {
+  if (!since.reconciles.has(controller)) throw new Error(`no controller ${controller}; running: ${[...since.reconciles.keys()].join(', ')}`);
+  const from = since.reconciles.get(controller) ?? 0;
+  await waitFor(
+    `${count} reconciles of ${controller}`,
+    async () => ((await activity(op)).reconciles.get(controller) ?? 0) - from >= count,
+    { timeoutMs: 60_000 },
+  );
+}

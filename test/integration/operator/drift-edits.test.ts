@@ -13,7 +13,7 @@ import { isStatus } from '../../../src/k8s/errors.js';
 import type { Condition } from '../../../src/reconciler/conditions.js';
 import { denyInNamespace, type DenyingPolicy } from '../../support/admission.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { condition, CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
+import { activity, condition, CRs, ensureCrd, fixtureChart, startOperator, waitForReconciles, type RunningOperator, type TestKind } from '../../support/operator.js';
 
 const ZOO: TestKind = { group: 'drift.example.com', version: 'v1', kind: 'Zoo', plural: 'zoos' };
 const run = promisify(execFile);
@@ -196,8 +196,10 @@ describe('drift repair of hand edits', () => {
     const d = await deployment('scaled-app');
     expect(d.spec?.replicas).toBe(3);
     const generation = d.metadata?.generation;
+    const since = await activity(op);
     await zoos.patch(ns.name, 'scaled', { metadata: { annotations: { 'helm.sdk.operatorframework.io/reconcile-period': '1s' } } });
-    await new Promise((r) => setTimeout(r, 5_000));
+    // The annotation's reconcile and periodic ones after it ('zoo' is next due a default period later).
+    await waitForReconciles(op, 'zoo-controller', since, 3);
     const after = await deployment('scaled-app');
     expect(after.spec?.replicas).toBe(3);
     expect(after.metadata?.generation).toBe(generation);

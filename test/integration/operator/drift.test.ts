@@ -4,6 +4,7 @@ import { isStatus } from '../../../src/k8s/errors.js';
 import { CHART_LABEL, PRIMARY_RESOURCE, PRIMARY_RESOURCE_TYPE } from '../../../src/reconciler/ownership.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import {
+  activity,
   condition,
   CRs,
   ensureCrd,
@@ -11,6 +12,7 @@ import {
   NGINX,
   NGINX_CHART,
   startOperator,
+  waitForReconciles,
   type RunningOperator,
   type TestKind,
 } from '../../support/operator.js';
@@ -129,7 +131,10 @@ describe('dependent watches, drift repair and readiness', () => {
     await apps.patchNamespacedDeployment({ namespace: ns.name, name: 'manual-nginx', body: { spec: { replicas: 3 } } }, merge);
     // Let the scale-up's status events reconcile the CR a few times.
     await waitFor('3 available replicas', async () => (await deployment('manual-nginx')).status?.availableReplicas === 3);
-    await new Promise((r) => setTimeout(r, 2_000));
+    // Then one more look for certain, after the edit settled: a poke's reconcile (the other CRs here are settled).
+    const since = await activity(op);
+    await nginx.patch(ns.name, 'manual', { metadata: { annotations: { 'test.example.com/poke': '1' } } });
+    await waitForReconciles(op, 'nginx-controller', since, 1);
     expect((await deployment('manual-nginx')).spec?.replicas).toBe(3);
     expect(await driftEvents('manual')).toEqual([]);
   });

@@ -4,9 +4,10 @@ import { ReleaseStorage } from '../../../src/helm/storage.js';
 import { CHART_LABEL } from '../../../src/reconciler/ownership.js';
 import { MAX_FAILED_ATTEMPTS } from '../../../src/reconciler/reconciler.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { condition, CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
+import { activity, condition, CRs, ensureCrd, fixtureChart, helmExecutionsSince, startOperator, waitForReconciles, type RunningOperator, type TestKind } from '../../support/operator.js';
 
 const BREAKABLE: TestKind = { group: 'test.example.com', version: 'v1', kind: 'Breakable', plural: 'breakables' };
+const CONTROLLER = 'breakable-controller';
 
 /** helm failures after rendering: the release is cleaned up or rolled back, and status says why. */
 describe('failed installs and upgrades', () => {
@@ -105,10 +106,11 @@ describe('failed installs and upgrades', () => {
     expect(condition(stalled, 'ReleaseFailed')?.message).toMatch(/retries stopped until the spec or the chart changes/);
     // Stalled: more pokes run no helm and store no revision.
     const revisions = (await storage.records(ns.name, 'stubborn')).length;
-    const executions = op.helm.executions;
+    const before = await activity(op);
     await crs.patch(ns.name, 'stubborn', { metadata: { annotations: { 'test.example.com/poke': 'again' } } });
-    await new Promise((r) => setTimeout(r, 3_000));
-    expect(op.helm.executions).toBe(executions);
+    // The poke's reconcile (the other CRs here are settled and next due a period later).
+    await waitForReconciles(op, CONTROLLER, before, 1);
+    expect(await helmExecutionsSince(op, before)).toBe(0);
     expect((await storage.records(ns.name, 'stubborn')).length).toBe(revisions);
 
     await crs.patch(ns.name, 'stubborn', { spec: { jobMessage: null } });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ObjectClient } from '../../../src/k8s/objects.js';
 import { RestMapper } from '../../../src/k8s/restmapper.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
+import { activity, CRs, ensureCrd, fixtureChart, startOperator, waitForReconciles, type RunningOperator, type TestKind } from '../../support/operator.js';
 
 const ZOO: TestKind = { group: 'drift.example.com', version: 'v1', kind: 'Zoo', plural: 'zoos' };
 const MEMCACHED: TestKind = { group: 'cache.example.com', version: 'v1alpha1', kind: 'Memcached', plural: 'memcacheds' };
@@ -38,9 +38,10 @@ describe('no false drift', () => {
     }
     return out;
   };
+  /** Returns once each controller (one CR each here) has finished `count` more reconciles. */
   const reconciles = async (name: string, kind: CRs, count: number): Promise<void> => {
-    // Each period re-reads the CR; wait long enough for `count` of them, plus the informer's lag.
-    await new Promise((r) => setTimeout(r, count * 1_000 + 1_500));
+    const since = await activity(op);
+    await Promise.all(['zoo-controller', 'memcached-controller'].map((c) => waitForReconciles(op, c, since, count)));
     expect((await kind.get(ns.name, name))?.status?.conditions?.find((c) => c.type === 'Deployed')?.status).toBe('True');
   };
   const events = async (kind: CRs, name: string, reason: string) => (await kind.events(ns.name, name)).filter((e) => e.reason === reason);
@@ -70,7 +71,7 @@ describe('no false drift', () => {
   it('writes nothing and reports nothing over three reconcile periods', async () => {
     const refs = [...releaseObjects('quiet'), { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'cache-memcached' }];
     // Settle first: ownership stamping right after the install is a (legitimate) write.
-    await new Promise((r) => setTimeout(r, 2_000));
+    await reconciles('quiet', zoos, 2);
     const before = await resourceVersions(refs);
     await reconciles('quiet', zoos, 3);
     expect(await resourceVersions(refs)).toEqual(before);

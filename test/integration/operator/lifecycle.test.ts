@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ReleaseStorage } from '../../../src/helm/storage.js';
 import { FINALIZER } from '../../../src/reconciler/reconciler.js';
 import { createNamespace, deploymentAvailable, testKubeConfig, waitFor } from '../../support/kube.js';
-import { condition, CRs, ensureCrd, NGINX, NGINX_CHART, startOperator, type RunningOperator } from '../../support/operator.js';
+import { activity, condition, CRs, ensureCrd, helmExecutionsSince, NGINX, NGINX_CHART, startOperator, waitForReconciles, type RunningOperator } from '../../support/operator.js';
 
 /** The release lifecycle of one CR, end to end: real apiserver, real helm (v4 and v3), the real chart. */
 describe.each([
@@ -62,11 +62,11 @@ describe.each([
   });
 
   it('spawns no helm process while the spec stays the same', async () => {
-    const before = op.helm.executions;
+    const before = await activity(op);
     // The same spec again: a new resourceVersion but no new generation, then two reconcile periods.
     await crs.patch(ns.name, 'web', { spec: { replicaCount: 3 } });
-    await new Promise((r) => setTimeout(r, 5_000));
-    expect(op.helm.executions - before).toBe(0);
+    await waitForReconciles(op, 'nginx-controller', before, 2);
+    expect(await helmExecutionsSince(op, before)).toBe(0);
     const cr = await crs.get(ns.name, 'web');
     expect(cr?.status?.deployedRelease?.revision).toBe(2);
     expect((await storage.records(ns.name, 'web')).map((r) => r.revision).sort()).toEqual([1, 2]);

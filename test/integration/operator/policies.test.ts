@@ -1,8 +1,9 @@
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReleaseStorage } from '../../../src/helm/storage.js';
+import { FINALIZER } from '../../../src/reconciler/reconciler.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { condition, CRs, ensureCrd, NGINX, NGINX_CHART, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
+import { activity, condition, CRs, ensureCrd, NGINX, NGINX_CHART, startOperator, waitForReconciles, type RunningOperator, type TestKind } from '../../support/operator.js';
 
 const WEBSERVER: TestKind = { group: 'test.example.com', version: 'v1', kind: 'Webserver', plural: 'webservers' };
 const NOSTATUS: TestKind = { group: 'test.example.com', version: 'v1', kind: 'Statusless', plural: 'statuslesses', noStatusSubresource: true };
@@ -124,9 +125,10 @@ describe('reconcile policies', () => {
     expect(condition(waiting, 'Deployed')?.message).toMatch(/Waiting until all resources are deleted: 1 left \(ConfigMap\/waiter-nginx\)/);
     expect(waiting.metadata.deletionTimestamp).toBeDefined();
     expect(await storage.records(ns.name, 'waiter')).toEqual([]);
-    // Still held a few seconds later: the finalizer stays while the ConfigMap exists.
-    await new Promise((r) => setTimeout(r, 3_000));
-    expect(await nginx.get(ns.name, 'waiter')).toBeDefined();
+    // Still held after the operator looked again: the finalizer stays while the ConfigMap exists.
+    await waitForReconciles(op, 'nginx-controller', await activity(op), 2);
+    const held = await nginx.get(ns.name, 'waiter');
+    expect(held?.metadata.finalizers).toContain(FINALIZER);
     await core.patchNamespacedConfigMap(
       { namespace: ns.name, name: 'waiter-nginx', body: { metadata: { finalizers: null } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),

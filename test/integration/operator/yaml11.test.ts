@@ -1,7 +1,7 @@
 import { AppsV1Api, PatchStrategy, setHeaderOptions, type V1Deployment } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
+import { activity, CRs, ensureCrd, fixtureChart, startOperator, waitForReconciles, type RunningOperator, type TestKind } from '../../support/operator.js';
 
 const READER: TestKind = { group: 'yaml11.example.com', version: 'v1', kind: 'Reader', plural: 'readers' };
 const PERIOD = { 'helm.sdk.operatorframework.io/reconcile-period': '1s' };
@@ -55,9 +55,10 @@ describe('drift repair of a chart written in YAML 1.1', () => {
   it('installs with the modes helm sent and leaves them alone over three reconcile periods', async () => {
     for (const r of RELEASES) expect(modes(await deployment(r.name))).toEqual(HELM_MODES);
     // Ownership stamping right after the install is a (legitimate) write: settle first.
-    await new Promise((r) => setTimeout(r, 2_000));
+    await waitForReconciles(op, 'reader-controller', await activity(op), 2 * RELEASES.length);
     const before = await Promise.all(RELEASES.map(async (r) => (await deployment(r.name)).metadata?.resourceVersion));
-    await new Promise((r) => setTimeout(r, 3 * 1_000 + 1_500));
+    // Three periods of each CR (all on the same period).
+    await waitForReconciles(op, 'reader-controller', await activity(op), 3 * RELEASES.length);
     const idle = await Promise.all(RELEASES.map((r) => deployment(r.name)));
     expect(idle.map((d) => d.metadata?.resourceVersion)).toEqual(before);
     expect(idle.map(modes)).toEqual(RELEASES.map(() => HELM_MODES));

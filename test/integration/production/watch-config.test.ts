@@ -4,7 +4,8 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { CRs, ensureCrd, fixtureChart, type TestKind } from '../../support/operator.js';
-import { killAll, spawnOperator, watchEntry, watchesFile, type OperatorProcess } from './support.js';
+import { total } from '../../support/prometheus.js';
+import { killAll, scrape, spawnOperator, watchEntry, watchesFile, type OperatorProcess } from './support.js';
 
 const ALPHA: TestKind = { group: 'reload.helm-operator.example.com', version: 'v1', kind: 'Alpha', plural: 'alphas' };
 const BETA: TestKind = { group: 'reload.helm-operator.example.com', version: 'v1', kind: 'Beta', plural: 'betas' };
@@ -41,8 +42,14 @@ describe('run --watch-config', () => {
     await alphas.create(ns.name, 'a1', { message: 'a' });
     await alphas.waitForCondition(ns.name, 'a1', { type: 'Deployed', status: 'True' });
     await betas.create(ns.name, 'b1', { message: 'b' });
-    await new Promise((r) => setTimeout(r, 1_500));
-    expect((await betas.get(ns.name, 'b1'))?.status).toBeUndefined(); // not watched yet
+    // The operator is live after b1 exists (a1's poke is reconciled), and b1 is still untouched: not watched yet.
+    const url = await op.metricsUrl();
+    const reconciled = async (): Promise<number> => total(await scrape(url), 'controller_runtime_reconcile_total', { controller: 'alpha-controller' });
+    const since = await reconciled();
+    await alphas.patch(ns.name, 'a1', { metadata: { annotations: { 'test.example.com/poke': '1' } } });
+    await waitFor('a reconcile of a1 after b1 exists', async () => (await reconciled()) > since);
+    expect((await betas.get(ns.name, 'b1'))?.status).toBeUndefined();
+    expect(await scrape(url)).not.toContain('controller="beta-controller"');
 
     await watches.write(watchEntry(ALPHA, chart) + watchEntry(BETA, chart));
     const applied = await op.waitForLog('the reload', (l) => l.msg === 'Applied the reloaded watches file', 30_000);

@@ -164,7 +164,10 @@ describe('Controller on a real cluster', () => {
     const patched = await patchStatus(ns, 'w1', 'Ready');
     const rv = patched.metadata?.resourceVersion;
     await until('the cache to see the status patch', () => controller.cache.get(ns, 'w1')?.metadata?.resourceVersion === rv);
-    await sleep(500); // the update event has been handled by now; give a wrong enqueue time to show
+    // A later event of the same watch, reconciled by the one worker in queue order: had the status
+    // patch enqueued w1, w1 would have been reconciled before the marker.
+    await createWidget(ns, 'marker');
+    await until('a reconcile of the marker', () => rec.count(ns, 'marker') === 1);
     expect(rec.count(ns, 'w1')).toBe(2);
 
     await custom.deleteNamespacedCustomObject({ group, version, plural, namespace: ns, name: 'w1' });
@@ -180,8 +183,8 @@ describe('Controller on a real cluster', () => {
     await createWidget(ns, 'unlabeled');
     await createWidget(ns, 'other', { 'rt-test': 'something-else' });
     await createWidget(ns, 'labeled', { 'rt-test': selectorValue });
+    // Created last: had the others reached the controller, its one worker would have reconciled them first.
     await until('the labeled widget to be reconciled', () => rec.count(ns, 'labeled') === 1);
-    await sleep(500);
     expect(rec.count(ns, 'unlabeled')).toBe(0);
     expect(rec.count(ns, 'other')).toBe(0);
     // Never listed nor watched: the cache holds only matching objects.
@@ -197,8 +200,8 @@ describe('Controller on a real cluster', () => {
     await createWidget(ignored, 'w');
     await createWidget(watched, 'w');
     await createWidget(watched2, 'w');
+    // Created last: had the ignored namespace's widget reached the controller, its one worker would have reconciled it first.
     await until('both watched namespaces to be reconciled', () => rec.count(watched, 'w') === 1 && rec.count(watched2, 'w') === 1);
-    await sleep(500);
     expect(rec.count(ignored, 'w')).toBe(0);
     expect(controller.cache.get(ignored, 'w')).toBeUndefined();
     expect(controller.cache.get(watched2, 'w')?.metadata?.namespace).toBe(watched2);

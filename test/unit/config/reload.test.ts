@@ -273,7 +273,7 @@ describe('watchConfigFiles (real filesystem)', () => {
     });
     await reloader.initial();
     watcher = watchConfigFiles(reloader, file, silentLogger());
-    await new Promise((r) => setTimeout(r, 300)); // let the watchers get ready
+    await watcher.ready;
     await writeFile(file, entry('Nginx', chart) + entry('Other', chart));
     await vi.waitFor(() => { expect(applied).toHaveLength(1); }, { timeout: 5_000, interval: 50 });
     expect(applied[0]!.map((w) => w.kind)).toEqual(['Nginx', 'Other']);
@@ -295,7 +295,7 @@ describe('watchConfigFiles (real filesystem)', () => {
     const reloader = new ConfigReloader({ file, log: silentLogger(), debounceMs: 100, apply: (w) => { applied.push([...w]); return Promise.resolve(); } });
     await reloader.initial();
     watcher = watchConfigFiles(reloader, file, silentLogger());
-    await new Promise((r) => setTimeout(r, 300));
+    await watcher.ready;
     await writeFile(file, entry('Nginx', second));
     await vi.waitFor(() => { expect(applied).toHaveLength(1); }, { timeout: 5_000, interval: 10 });
     // At once, before chokidar has scanned the new path.

@@ -12,7 +12,7 @@ import {
   upgradeArgs,
   versionArgs,
   withConnectionArgs,
-} from '../../../src/helm/index.js';
+} from '../../../src/helm/args.js';
 
 const base = { release: 'web', namespace: 'demo', chart: '/charts/nginx', valuesFile: '/tmp/v/values.json', timeoutMs: 300_000 };
 

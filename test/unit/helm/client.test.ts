@@ -1,13 +1,13 @@
 import { readdirSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { execa } from 'execa';
-import { HelmClient, HelmError, toHelmError, type HelmClientOptions, type HelmExecution } from '../../../src/helm/index.js';
-import { clientThrottleEnv, goRuntimeEnv, HELM_MEMORY_LIMIT, valuesDirPid } from '../../../src/helm/client.js';
+import { clientThrottleEnv, goRuntimeEnv, HELM_MEMORY_LIMIT, HelmClient, toHelmError, valuesDirPid, type HelmClientOptions, type HelmExecution } from '../../../src/helm/client.js';
+import { HelmError } from '../../../src/helm/errors.js';
 import { HELM_BINARIES, writeFakeHelm, writeTinyChart, writeUnreachableKubeconfig } from './helpers.js';
 import { helmRejection } from '../../support/helm.js';
 
@@ -304,10 +304,11 @@ describe('Go\'s garbage collector in helm processes', () => {
 describe('cancellation and observation (stand-in helm that hangs)', () => {
   it('aborting a running helm rejects with Canceled and removes the values file', async () => {
     const events: HelmExecution[] = [];
-    const c = new HelmClient({ binary: await writeFakeHelm(work), tmpDir: work, observer: (e) => events.push(e) });
+    const running = path.join(work, 'install-running');
+    const c = new HelmClient({ binary: await writeFakeHelm(work), tmpDir: work, observer: (e) => events.push(e), extraEnv: { FAKE_HELM_STARTED: running } });
     const ac = new AbortController();
     const pending = c.install({ ...releaseOpts, chart, values: { a: 1 }, signal: ac.signal });
-    await new Promise((r) => setTimeout(r, 300));
+    await vi.waitFor(() => access(running), { timeout: 5_000, interval: 20 });
     expect(await valuesDirs(work)).toHaveLength(1);
     const started = Date.now();
     ac.abort();
@@ -319,6 +320,35 @@ describe('cancellation and observation (stand-in helm that hangs)', () => {
     expect(await valuesDirs(work)).toEqual([]);
     expect(events.map((e) => `${e.verb}:${e.outcome}`)).toEqual(['version:success', 'install:error']);
     expect(c.executions).toBe(2);
+  });
+
+  it('counts a release as running until its cancelled helm has exited, for every identity of the client', async () => {
+    const running = path.join(work, 'upgrade-running');
+    const c = new HelmClient({ binary: await writeFakeHelm(work), tmpDir: work, extraEnv: { FAKE_HELM_STARTED: running, FAKE_HELM_SLOW_EXIT: '1' } });
+    const ac = new AbortController();
+    expect(c.running('web', 'demo')).toBe(false);
+    const pending = c.upgrade({ ...releaseOpts, chart, values: {}, signal: ac.signal });
+    await vi.waitFor(() => access(running), { timeout: 5_000, interval: 20 });
+    expect(c.running('web', 'demo')).toBe(true);
+    expect(c.as('system:serviceaccount:demo:deployer').running('web', 'demo')).toBe(true);
+    expect(c.running('web', 'other')).toBe(false);
+    expect(c.running('api', 'demo')).toBe(false);
+    ac.abort();
+    // SIGTERM sent, the process still cleaning up: the release is still being changed.
+    expect(c.running('web', 'demo')).toBe(true);
+    expect((await helmRejection(pending)).reason).toBe('Canceled');
+    expect(c.running('web', 'demo')).toBe(false);
+  });
+
+  it('does not count reads as changing a release', async () => {
+    const running = path.join(work, 'status-running');
+    const c = new HelmClient({ binary: await writeFakeHelm(work), tmpDir: work, extraEnv: { FAKE_HELM_STARTED: running } });
+    const ac = new AbortController();
+    const pending = c.status('web', 'demo', ac.signal);
+    await vi.waitFor(() => access(running), { timeout: 5_000, interval: 20 });
+    expect(c.running('web', 'demo')).toBe(false);
+    ac.abort();
+    await helmRejection(pending);
   });
 
   it('our own process deadline is a Timeout (real execa error from a hanging process)', async () => {

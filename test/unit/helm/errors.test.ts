@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { classifyHelmError, explainFailure, HelmError, isHelmError, summarizeStderr, type HelmErrorReason } from '../../../src/helm/index.js';
+import { classifyHelmError, explainFailure, HelmError, isHelmError, summarizeStderr, type HelmErrorReason } from '../../../src/helm/errors.js';
 
 /**
  * stderr captured from the real binaries (test/unit/helm/fixtures/stderr-helm-*.json): `template`

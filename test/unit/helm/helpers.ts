@@ -71,7 +71,11 @@ export async function writeTinyChart(dir: string, name = 'tiny', version = '0.1.
 export async function writeFakeHelm(dir: string): Promise<string> {
   const file = path.join(dir, 'fake-helm');
   const version = '[ -n "$FAKE_HELM_ENV_DUMP" ] && env > "$FAKE_HELM_ENV_DUMP"; echo "${FAKE_HELM_VERSION:-v4.1.4}"; exit 0';
-  await writeFile(file, `#!/bin/sh\ncase "$1" in version) ${version};; esac\nexec sleep 30\n`);
+  // FAKE_HELM_STARTED: a file created once a hanging verb runs, for tests to await instead of sleeping.
+  const started = '[ -n "$FAKE_HELM_STARTED" ] && : > "$FAKE_HELM_STARTED"';
+  // FAKE_HELM_SLOW_EXIT: like a helm that cleans up for a second after SIGTERM before it exits.
+  const slowExit = 'if [ -n "$FAKE_HELM_SLOW_EXIT" ]; then trap \'sleep 1; exit 143\' TERM; while :; do sleep 0.1; done; fi';
+  await writeFile(file, `#!/bin/sh\ncase "$1" in version) ${version};; esac\n${started}\n${slowExit}\nexec sleep 30\n`);
   await chmod(file, 0o755);
   return file;
 }
