@@ -806,7 +806,8 @@ export class HelmReconciler implements Reconciler {
    */
   async #completePeer(s: Subject, name: string, batch: Batch): Promise<void> {
     const cr = this.o.crCache?.get(s.namespace, name);
-    if (cr !== undefined && !lostLeadership(s.ctx.signal)) {
+    // Only the instance the batch claimed: another CR that took the name has a release of its own.
+    if (cr !== undefined && batch.holds(name, cr.metadata.uid) && !lostLeadership(s.ctx.signal)) {
       this.o.events.record(cr, 'Normal', Reason.UninstallSuccessful, `Uninstalled release ${name}`);
       const finalizers = cr.metadata.finalizers ?? [];
       if (finalizers.every((f) => FINALIZERS.includes(f)) && !parseReleaseAnnotations(cr.metadata.annotations).uninstallWait) {

@@ -22,6 +22,8 @@ export interface Batch {
   readonly names: readonly string[];
   /** Claims `name` (CR `uid`) unless a batch holds it or its finalizer is running; whether it did. */
   claim(name: string, uid: string): boolean;
+  /** Whether this batch claimed `name` for CR instance `uid` (not another instance of that name). */
+  holds(name: string, uid: string | undefined): boolean;
   /** Settles `name`'s claim with whether its release was uninstalled (the first call counts). */
   settle(name: string, uninstalled: boolean): void;
   /**
@@ -78,6 +80,7 @@ export class UninstallClaims {
         mine.set(name, claim);
         return true;
       },
+      holds: (name, uid) => uid !== undefined && mine.get(name)?.uid === uid,
       settle: (name, uninstalled) => {
         mine.get(name)?.settle(uninstalled);
       },

@@ -40,7 +40,12 @@ describe('UninstallClaims', () => {
     expect(claims.isHeld('ns/web')).toBe(true);
     expect(await told(claims, 'ns/web', 'uid-2')).toBe(false);
     expect(await told(claims, 'ns/web', 'uid-1')).toBe(true);
+    // What the batch completes for its peers is the claimed instance only.
+    expect(batch.holds('web', 'uid-1')).toBe(true);
+    expect(batch.holds('web', 'uid-2')).toBe(false);
+    expect(batch.holds('web', undefined)).toBe(false);
     batch.end();
+    expect(batch.holds('web', 'uid-1')).toBe(false);
   });
 
   it('an ended batch settles what it had not reported as not uninstalled', async () => {
