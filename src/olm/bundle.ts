@@ -207,6 +207,43 @@ async function deleteAll(c: Cluster, what: { ref: ResourceRef; kind: string }, n
   for (const name of names) if (await c.delete(what.ref, name)) log(`${what.kind} ${name} deleted`);
 }
 
+/**
+ * Deletes the InstallPlans that install `csvs`, before the CSVs and CRDs: until the garbage collector
+ * removes them after their Subscription, OLM's catalog operator may apply one again and create the
+ * CSV and its CRDs anew after they were deleted.
+ */
+async function deleteInstallPlans(c: Cluster, namespace: string, csvs: readonly string[], log: (line: string) => void): Promise<void> {
+  const ref = olmResource('installplans', namespace);
+  const installs = (p: Obj): readonly string[] => (p.spec as { clusterServiceVersionNames?: string[] } | undefined)?.clusterServiceVersionNames ?? [];
+  const plans = (await c.list(ref)).filter((p) => installs(p).some((n) => csvs.includes(n)));
+  await deleteAll(c, { ref, kind: 'installplan' }, plans.map(nameOf), log);
+}
+
+/**
+ * Waits until `csvs` are gone; throws naming those still there at the timeout, and what holds them. OLM's catalog
+ * operator can apply an InstallPlan once more before it sees its Subscription gone, creating a CSV
+ * and its CRDs again after they were deleted: whatever is back and not being deleted (a CSV, or one
+ * of `crds`) is deleted again.
+ */
+async function csvsGone(c: Cluster, w: { namespace: string; csvs: readonly string[]; crds: readonly string[]; timeoutMs: number }): Promise<void> {
+  const { namespace, csvs, crds, timeoutMs } = w;
+  const csvRef = olmResource('clusterserviceversions', namespace);
+  const back = async (ref: ResourceRef, name: string): Promise<Obj | undefined> => {
+    const o = await c.get(ref, name);
+    if (o !== undefined && o.metadata?.deletionTimestamp === undefined) await c.delete(ref, name);
+    return o;
+  };
+  let left: Obj[] = [];
+  await poll(async () => {
+    left = (await Promise.all(csvs.map((name) => back(csvRef, name)))).filter((x): x is Obj => x !== undefined);
+    for (const name of crds) await back(CRDS, name);
+    return left.length === 0 ? true : undefined;
+  }, timeoutMs);
+  if (left.length === 0) return;
+  const local = c.runsPods().then((pods) => (pods ? undefined : logFile(clusterStateDir(c.server), 'olm-operator')));
+  throw new OlmError(csvsNotGoneMessage(left, timeoutMs, await local));
+}
+
 export async function cleanup(c: Cluster, pkg: string, o: CleanupOptions, log: (line: string) => void): Promise<string> {
   const namespace = o.namespace ?? c.namespace;
   const { subs, csvs, crds } = await installedPackage(c, namespace, pkg);
@@ -216,21 +253,18 @@ export async function cleanup(c: Cluster, pkg: string, o: CleanupOptions, log: (
     throw new OlmError(`no operator with package name ${pkg} found in namespace ${namespace} (no Subscription for it): nothing to clean up`);
   }
   await deleteAll(c, { ref: olmResource('subscriptions', namespace), kind: 'subscription' }, subs.map(nameOf), log);
+  await deleteInstallPlans(c, namespace, csvs, log);
   await deleteAll(c, { ref: olmResource('clusterserviceversions', namespace), kind: 'clusterserviceversion' }, csvs, log);
   await deleteAll(c, { ref: olmResource('catalogsources', namespace), kind: 'catalogsource' }, catalogs.map(nameOf), log);
   if (await stopProcess(dir, 'catalog-serve')) log('catalog-serve stopped');
   await rm(dir, { recursive: true, force: true });
-  if (o.deleteAll || o.deleteCrds) await deleteAll(c, { ref: CRDS, kind: 'customresourcedefinition (and its custom resources)' }, crds, log);
+  const crdsToo = o.deleteAll || o.deleteCrds;
+  if (crdsToo) await deleteAll(c, { ref: CRDS, kind: 'customresourcedefinition (and its custom resources)' }, crds, log);
   // The OperatorGroup run bundle created, once no other Subscription in the namespace needs it.
   if ((o.deleteAll || o.deleteOperatorGroups) && (await c.list(olmResource('subscriptions', namespace))).length === 0) {
     await deleteAll(c, { ref: olmResource('operatorgroups', namespace, 'v1'), kind: 'operatorgroup' }, [OPERATOR_GROUP], log);
   }
-  const remaining = async (): Promise<Obj[]> => (await Promise.all(csvs.map((name) => c.get(olmResource('clusterserviceversions', namespace), name)))).filter((x): x is Obj => x !== undefined);
-  const gone = await poll(async () => ((await remaining()).length === 0 ? true : undefined), o.timeoutMs);
-  if (gone === undefined) {
-    const local = c.runsPods().then((pods) => (pods ? undefined : logFile(clusterStateDir(c.server), 'olm-operator')));
-    throw new OlmError(csvsNotGoneMessage(await remaining(), o.timeoutMs, await local));
-  }
+  await csvsGone(c, { namespace, csvs, crds: crdsToo ? crds : [], timeoutMs: o.timeoutMs });
   return `operator "${pkg}" uninstalled`;
 }
 
