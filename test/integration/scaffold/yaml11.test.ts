@@ -29,13 +29,19 @@ describe('create api from a values.yaml with YAML 1.1 scalars', () => {
   const group = `${prefix}.example.com`;
   let root: string;
   let files: Map<string, string>;
-  let ns: { name: string; remove: () => Promise<void> };
+  let ns: { name: string; remove: () => Promise<void> } | undefined;
   const kubectl = async (...args: string[]): Promise<string> =>
     (await run(inject('kubectlBin'), ['--kubeconfig', inject('kubeconfigPath'), ...args], { timeout: 60_000 })).stdout;
 
   beforeAll(async () => {
     root = await mkdtemp(path.join(tmpdir(), 'yaml11-scaffold-'));
-    await initProject({ root, domain: 'example.com', projectName: 'yaml11' }, runtimeIdentity());
+    // What init installs is not under test here, and a source checkout has no dist/ to vendor until
+    // something packs it: the project gets its files, the runtime is neither fetched nor installed.
+    await initProject({ root, domain: 'example.com', projectName: 'yaml11' }, runtimeIdentity(), {
+      probe: () => Promise.resolve('served'),
+      vendor: () => Promise.resolve(),
+      install: () => Promise.resolve(),
+    });
     const helm = new HelmClient({ binary: inject('helmBin'), tmpDir: root });
     const result = await createApi(
       { root, group: prefix, version: 'v1', kind: 'Reader', helmChart: fixtureChart('yaml11'), dryRun: true },
@@ -45,7 +51,7 @@ describe('create api from a values.yaml with YAML 1.1 scalars', () => {
     ns = await createNamespace(kc, 'yaml11-scaffold');
   });
   afterAll(async () => {
-    await ns.remove();
+    await ns?.remove();
     await kc.makeApiClient(ApiextensionsV1Api).deleteCustomResourceDefinition({ name: `readers.${group}` }).catch(() => undefined);
     await rm(root, { recursive: true, force: true });
   });
@@ -72,9 +78,11 @@ describe('create api from a values.yaml with YAML 1.1 scalars', () => {
     await writeFile(path.join(root, 'sample.yaml'), file('config/samples/'));
     await kubectl('apply', '-f', path.join(root, 'crd.yaml'));
     await waitFor('the CRD to be established', async () => (await kubectl('get', 'crd', `readers.${group}`, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}')) === 'True');
-    await kubectl('apply', '-n', ns.name, '-f', path.join(root, 'sample.yaml'));
+    if (ns === undefined) throw new Error('no namespace: beforeAll failed');
+    const namespace = ns.name;
+    await kubectl('apply', '-n', namespace, '-f', path.join(root, 'sample.yaml'));
     const custom = kc.makeApiClient(CustomObjectsApi);
-    const list = (await custom.listNamespacedCustomObject({ group, version: 'v1', namespace: ns.name, plural: 'readers' })) as { items: { spec: unknown }[] };
+    const list = (await custom.listNamespacedCustomObject({ group, version: 'v1', namespace, plural: 'readers' })) as { items: { spec: unknown }[] };
     expect(list.items[0]?.spec).toEqual({ image: 'nginx:1.27.3', replicas: 1, spelling: 'yaml11', fileMode: 256, readOnly: true, debug: false, mask: 31 });
   });
 });
