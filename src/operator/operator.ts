@@ -5,7 +5,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Watch } from '../config/watches.js';
 import type { HelmClient } from '../helm/index.js';
-import { CustomResourceClient, type CachedCustomResource } from '../k8s/custom-resources.js';
+import { CustomResourceClient } from '../k8s/custom-resources.js';
 import { KubeEventRecorder } from '../k8s/events.js';
 import { ObjectClient } from '../k8s/objects.js';
 import { parseApiVersion, RestMapper } from '../k8s/restmapper.js';
@@ -87,8 +87,6 @@ export class Operator {
   async #controller(watch: Watch, name: string): Promise<Controller> {
     const mapping = await this.#mapper.mapping(watch);
     const log = this.o.log;
-    // The reconciler reads the cache of the controller it is built for, which needs the reconciler.
-    const built: { controller?: Controller } = {};
     const reconciler = new HelmReconciler({
       watch,
       crs: new CustomResourceClient(this.o.kubeConfig, mapping, FIELD_MANAGER),
@@ -104,18 +102,8 @@ export class Operator {
       describeHelmError,
       defaultReconcilePeriodMs: this.o.defaultReconcilePeriodMs,
       suppressOverrideValues: this.o.suppressOverrideValues === true,
-      crCache: {
-        get: (namespace, name) => built.controller?.cache.get(namespace, name) as CachedCustomResource | undefined,
-        list: (namespace) => (built.controller?.cache.list(namespace) ?? []) as readonly CachedCustomResource[],
-      },
-      requeue: (request) => {
-        built.controller?.enqueue(request);
-      },
-      expectOwnWrite: (request, resourceVersion) => {
-        built.controller?.expectOwnWrite(request, resourceVersion);
-      },
     });
-    built.controller = new Controller({
+    return new Controller({
       name,
       kubeConfig: this.o.kubeConfig,
       resource: mapping,
@@ -128,7 +116,6 @@ export class Operator {
       // Reconciles GET their CR; the cache serves only the batched uninstall's metadata.
       cacheTransform: keepMetadataOnly,
     });
-    return built.controller;
   }
 
   /**

@@ -57,7 +57,7 @@ export interface HelmPort {
   /** undefined when the release does not exist. */
   status(release: string, namespace: string, identity?: Identity): Promise<ReleaseInfo | undefined>;
   /** The manifest an install of `request` would create (hooks included), rendered offline. */
-  render(request: ReleaseRequest): Promise<string>;
+  render(request: ReleaseRequest & { readonly dryRun?: 'client' | 'server' }): Promise<string>;
   /**
    * Whether a helm process that changes the release has not exited yet, a cancelled one of a
    * stopped controller included: its `pending-*` revision is live, not abandoned.
@@ -69,4 +69,19 @@ export interface HelmPort {
 export interface HelmFailure {
   readonly summary: string;
   readonly retryable: boolean;
+}
+
+/** `helm` with every cluster-facing call made as `impersonate` (undefined: the operator itself). */
+export function helmActingAs(helm: HelmPort, impersonate: string | undefined): HelmPort {
+  if (impersonate === undefined) return helm;
+  return {
+    major: () => helm.major(),
+    install: (r) => helm.install({ ...r, impersonate }),
+    upgrade: (r) => helm.upgrade({ ...r, impersonate }),
+    uninstall: (r) => helm.uninstall({ ...r, impersonate }),
+    rollback: (r) => helm.rollback({ ...r, impersonate }),
+    status: (release, namespace) => helm.status(release, namespace, { impersonate }),
+    render: (r) => helm.render({ ...r, impersonate }),
+    running: (release, namespace) => helm.running(release, namespace),
+  };
 }

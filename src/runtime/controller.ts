@@ -19,7 +19,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../telemetry/logger.js';
 import { systemClock, type Clock, type ItemBackoffOptions } from './backoff.js';
 import { dropManagedFields, Informer, objectKey, summarize, type EventSource, type ObjectSummary } from './informer.js';
-import { LeadershipLostCancellation, TerminalError, parseRequestKey, requestKey, type Reconciler, type Request, type Result } from './reconcile.js';
+import { LeadershipLostCancellation, TerminalError, parseRequestKey, requestKey, type ControllerHandle, type Reconciler, type Request, type Result } from './reconcile.js';
 import { WorkQueue, noopWorkqueueMetrics, type Priority, type WorkqueueMetrics } from './workqueue.js';
 
 export interface ResourceDescriptor {
@@ -248,6 +248,17 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     return this.#queue.len();
   }
 
+  /** What a reconcile may use of this controller (see ControllerHandle). */
+  readonly #handle: ControllerHandle = {
+    cache: { get: (namespace, name) => this.cache.get(namespace, name), list: (namespace) => this.cache.list(namespace) },
+    enqueue: (request) => {
+      this.enqueue(request);
+    },
+    expectOwnWrite: (request, resourceVersion) => {
+      this.expectOwnWrite(request, resourceVersion);
+    },
+  };
+
   readonly cache: CacheReader<T> = {
     get: (namespace, name) => this.#sourceFor(namespace)?.get(name, namespace === '' ? undefined : namespace),
     list: (namespace) => {
@@ -359,7 +370,7 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     const startedAt = this.#clock.now();
     this.#metrics.activeWorkers(this.name, ++this.#active);
     try {
-      const result = await this.#options.reconciler.reconcile(request, { signal: this.#abort.signal, reconcileID, log });
+      const result = await this.#options.reconciler.reconcile(request, { signal: this.#abort.signal, reconcileID, log, controller: this.#handle });
       this.#handleResult(key, result);
     } catch (err) {
       this.#handleError(key, err, log);

@@ -1,3 +1,4 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../telemetry/logger.js';
 
 /** The key of one object: what the work queue holds and what a reconcile is asked to converge. */
@@ -28,6 +29,23 @@ export class LeadershipLostCancellation extends Error {
 /** Whether `signal` was aborted because leadership was lost (see {@link LeadershipLostCancellation}). */
 export const lostLeadership = (signal: AbortSignal): boolean => signal.aborted && signal.reason instanceof LeadershipLostCancellation;
 
+/**
+ * The controller running a reconcile, as the reconcile may use it: its cache of the kind (objects
+ * as the controller's transform keeps them) and its queue. Handed to each reconcile, so a
+ * reconciler is built without its controller and never holds one.
+ */
+export interface ControllerHandle {
+  readonly cache: {
+    /** `namespace` is '' for cluster-scoped objects. */
+    get(namespace: string, name: string): KubernetesObject | undefined;
+    list(namespace: string): readonly KubernetesObject[];
+  };
+  /** Queues a reconcile of `request` (another object of the kind). */
+  enqueue(request: Request): void;
+  /** Declares `resourceVersion` of `request` the reconcile's own write, which it goes on from (no second reconcile for it). */
+  expectOwnWrite(request: Request, resourceVersion: string): void;
+}
+
 export interface ReconcileContext {
   /** Aborted when the controller shuts down or loses leadership ({@link lostLeadership} tells which). */
   readonly signal: AbortSignal;
@@ -35,6 +53,7 @@ export interface ReconcileContext {
   readonly reconcileID: string;
   /** Carries controller, namespace, name and reconcileID. */
   readonly log: Logger;
+  readonly controller: ControllerHandle;
 }
 
 export interface Reconciler {

@@ -1,0 +1,121 @@
+/**
+ * What every action is given: one reconcile's view of its CR and the ports it may act through.
+ * Actions return an Outcome (outcome.ts) for everything they expect, failures included; what they
+ * throw is unexpected (an API error) and ends the reconcile as a ReconcileError.
+ */
+import type { Watch } from '../../config/watches.js';
+import type { CustomResource } from '../../k8s/custom-resources.js';
+import { lostLeadership } from '../../runtime/reconcile.js';
+import type { Logger } from '../../telemetry/logger.js';
+import type { ReleaseAnnotations } from '../annotations.js';
+import type { Reason } from '../conditions.js';
+import type { HelmFailure, HelmPort, ReleaseRequest } from '../helm-port.js';
+import type { ManifestCache } from '../manifest-cache.js';
+import type { Outcome } from '../outcome.js';
+import type { ReleaseObjectsPort, ReleaseStoragePort } from '../ports.js';
+import type { Subject as ObjectsSubject } from '../release-objects.js';
+import type { HelmStatus } from '../status.js';
+import type { Values } from '../values.js';
+
+/** How long undoing an operation cancelled by shutdown may take (below the controller's ABORT_GRACE_MS). */
+const SHUTDOWN_CLEANUP_MS = 4_000;
+
+export interface Desired {
+  readonly values: Values;
+  readonly fingerprint: string;
+  /** Labels on helm's release storage (fingerprint, owner kind). */
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+export interface ActionContext {
+  readonly cr: CustomResource;
+  readonly namespace: string;
+  readonly name: string;
+  /** The CR instance: a CR deleted and created again under its name has a new UID. */
+  readonly uid: string;
+  readonly annotations: ReleaseAnnotations;
+  /** The CR's status as this reconcile found it. */
+  readonly status: Readonly<HelmStatus>;
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+  /** helm, acting as the watch's ServiceAccount when it names one. */
+  readonly helm: HelmPort;
+  readonly storage: ReleaseStoragePort;
+  readonly objects: ReleaseObjectsPort;
+  /** The CR as owner of the release's objects, for ReleaseObjects. */
+  readonly subject: ObjectsSubject;
+  readonly manifests: ManifestCache;
+  readonly watch: Pick<Watch, 'chart' | 'overrideValues' | 'confineToNamespace' | 'allowClusterScoped' | 'dryRunOption'>;
+  readonly isNamespaced: (apiVersion: string, kind: string) => Promise<boolean>;
+  readonly describeHelmError: (err: unknown) => HelmFailure;
+  /** Mask values in OverrideValuesInUse events (`--suppress-override-values`). */
+  readonly suppressOverrideValues: boolean;
+  /** Records an event about the CR; sensitive values are hidden on the way. */
+  event(type: 'Normal' | 'Warning', reason: string, message: string): void;
+  /** Hides sensitive values in text meant for logs. */
+  redact(text: string): string;
+}
+
+/** The install or upgrade helm is asked for. */
+export function releaseRequest(ctx: ActionContext, desired: Desired): ReleaseRequest {
+  return { release: ctx.name, namespace: ctx.namespace, chart: ctx.watch.chart.path, values: desired.values, labels: desired.labels, signal: ctx.signal };
+}
+
+/**
+ * Runs a helm step that is not an install or upgrade (an unlock, removing a failed install, an
+ * uninstall): undefined when it worked, else its failure as an outcome, reported under `reason`
+ * and retried with backoff, not counted against the retry budget.
+ */
+export async function helmStep(ctx: ActionContext, reason: Reason, step: () => Promise<unknown>): Promise<Outcome | undefined> {
+  try {
+    await step();
+    return undefined;
+  } catch (err) {
+    return failureOf(ctx, err, { reason, event: 'ReleaseOperationFailed' });
+  }
+}
+
+/**
+ * The outcome of a helm call that threw. Leadership lost (its helm process was stopped) is not
+ * the release failing: another replica may own it already, so nothing is reported or undone, and
+ * what helm left is the next leader's to unlock. A shutdown while still leading is reported like any
+ * failure; the caller decides whether it counts (see countsAgainstRetries).
+ */
+export function failureOf(ctx: ActionContext, err: unknown, how: { reason: Reason; event: string; fingerprint?: string; notDeployed?: boolean }): Outcome {
+  if (lostLeadership(ctx.signal)) return { kind: 'cancelled', cause: err };
+  return {
+    kind: 'helm-failed',
+    reason: how.reason,
+    event: how.event,
+    failure: ctx.describeHelmError(err),
+    cause: err,
+    ...(how.fingerprint === undefined ? {} : { fingerprint: how.fingerprint }),
+    ...(how.notDeployed === true ? { notDeployed: true } : {}),
+  };
+}
+
+/**
+ * The fingerprint to count a failed install or upgrade against, or undefined: a helm cancelled by
+ * shutdown or by a reload restarting the controller is not the release failing, or restarts
+ * during long upgrades would end in Stalled.
+ */
+export function countsAgainstRetries(ctx: ActionContext, desired: Desired): string | undefined {
+  return ctx.signal.aborted ? undefined : desired.fingerprint;
+}
+
+/**
+ * The signal for undoing what a failed helm operation left (a failed install's release, a failed
+ * upgrade's revision). Shutting down while still leading (lost leadership never gets here), that
+ * is still ours to undo, within the controller's abort grace period.
+ */
+export function cleanupSignal(ctx: ActionContext): AbortSignal {
+  return ctx.signal.aborted ? AbortSignal.timeout(SHUTDOWN_CLEANUP_MS) : ctx.signal;
+}
+
+/** One Warning event per watches.yaml override, as operator-sdk records before each install or upgrade. */
+export function overrideEvents(ctx: ActionContext): void {
+  for (const [key, value] of Object.entries(ctx.watch.overrideValues)) {
+    const shown = ctx.suppressOverrideValues ? '****' : value;
+    ctx.event('Warning', 'OverrideValuesInUse', `Chart value "${key}" overridden to "${shown}" by operator's watches.yaml`);
+  }
+}

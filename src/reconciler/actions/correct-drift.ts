@@ -1,0 +1,47 @@
+/**
+ * Nothing for helm to do: the release's objects are checked against the deployed manifest (kept
+ * from the install or upgrade; fetched from helm only after a restart), drift is repaired unless
+ * the CR turns that off, and readiness is summarised.
+ */
+import { countFailedRepair, driftRepairStopped } from '../drift-budget.js';
+import type { DriftResult, Outcome } from '../outcome.js';
+import type { DesiredObject } from '../release-objects.js';
+import type { ReleaseRecord } from '../state.js';
+import type { DeployedRelease } from '../status.js';
+import type { ActionContext } from './context.js';
+import { deployedRelease, inventoryOf } from './deployment.js';
+
+export async function correctDrift(ctx: ActionContext, deployed: ReleaseRecord): Promise<Outcome> {
+  const { objects, release } = await deployedObjects(ctx, deployed);
+  const drift: DriftResult = ctx.annotations.driftRepair ? await repair(ctx, deployed.revision, objects) : { kind: 'settled' };
+  // After the repair: a recreated object needs its owner and chart label at once, or its own
+  // events would not be routed back here until the next periodic reconcile.
+  const seen = await ctx.objects.adopt(ctx.subject, objects);
+  const ready = await ctx.objects.readiness(objects, seen);
+  const deployment = { ...(release === undefined ? {} : { release }), inventory: inventoryOf(objects), ready };
+  return { kind: 'in-sync', revision: deployed.revision, deployment, drift };
+}
+
+/** The deployed revision's objects: kept from this CR instance's last install or upgrade, else read from helm. */
+async function deployedObjects(ctx: ActionContext, deployed: ReleaseRecord): Promise<{ objects: DesiredObject[]; release?: DeployedRelease }> {
+  const known = ctx.manifests.get(ctx.namespace, ctx.name, ctx.uid, deployed.revision);
+  if (known !== undefined) return { objects: known };
+  const release = await ctx.helm.status(ctx.name, ctx.namespace);
+  if (release === undefined) throw new Error(`release ${ctx.name} vanished while being read`);
+  return { objects: await ctx.manifests.remember(ctx.name, ctx.uid, release), release: deployedRelease(release) };
+}
+
+/**
+ * What the API server refuses is retried with backoff up to the retry budget (drift-budget.ts);
+ * the pass that spends it says so once, and repair then stops until an upgrade or a spec change.
+ */
+async function repair(ctx: ActionContext, revision: number, objects: readonly DesiredObject[]): Promise<DriftResult> {
+  const key = { revision, generation: ctx.cr.metadata.generation };
+  if (driftRepairStopped(ctx.status.driftRepairFailures, key)) return { kind: 'stopped' };
+  const report = await ctx.objects.repairDrift(ctx.subject, objects);
+  if (report.failures.length === 0) return { kind: 'settled' };
+  const { record, exhausted } = countFailedRepair(ctx.status.driftRepairFailures, key);
+  const summary = report.failures.map((f) => `${f.object}: ${f.message}`).join('; ');
+  if (!exhausted) return { kind: 'failing', record, summary };
+  return { kind: 'exhausted', record, message: `Drift repair of revision ${revision} failed ${record.count} times; it stays stopped until an upgrade or a spec change: ${summary}` };
+}

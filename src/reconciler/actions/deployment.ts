@@ -1,0 +1,28 @@
+/**
+ * The release's objects after helm deployed a revision: kept for later reconciles, owned by the
+ * CR, and summarised for the Ready condition.
+ */
+import type { ReleaseInfo } from '../helm-port.js';
+import type { Deployment } from '../outcome.js';
+import type { DesiredObject } from '../release-objects.js';
+import type { DeployedRelease } from '../status.js';
+import type { ActionContext } from './context.js';
+
+export async function deploymentOf(ctx: ActionContext, release: ReleaseInfo, options: { readonly created: boolean }): Promise<Deployment & { release: DeployedRelease }> {
+  const objects = await ctx.manifests.remember(ctx.name, ctx.uid, release);
+  const seen = await ctx.objects.adopt(ctx.subject, objects, { created: options.created });
+  return { release: deployedRelease(release), inventory: inventoryOf(objects), ready: await ctx.objects.readiness(objects, seen) };
+}
+
+export const inventoryOf = (objects: readonly DesiredObject[]): Deployment['inventory'] => objects.map((o) => o.entry);
+
+export function deployedRelease(r: ReleaseInfo): DeployedRelease {
+  return {
+    name: r.name,
+    namespace: r.namespace,
+    revision: r.revision,
+    chart: r.chart.name,
+    chartVersion: r.chart.version,
+    ...(r.chart.appVersion === undefined ? {} : { appVersion: r.chart.appVersion }),
+  };
+}

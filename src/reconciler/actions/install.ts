@@ -1,0 +1,32 @@
+/** Installs the release: nothing of it is deployed (absent, or only a failed install's leftovers). */
+import { Reason } from '../conditions.js';
+import type { ReleaseInfo } from '../helm-port.js';
+import type { Outcome } from '../outcome.js';
+import { countsAgainstRetries, failureOf, helmStep, overrideEvents, releaseRequest, type ActionContext, type Desired } from './context.js';
+import { deploymentOf } from './deployment.js';
+import { checkConfinement } from './preflight.js';
+import { removeFailedInstall } from './remediate.js';
+
+export async function install(ctx: ActionContext, desired: Desired, options: { readonly leftovers: boolean }): Promise<Outcome> {
+  if (options.leftovers) {
+    const failed = await helmStep(ctx, Reason.InstallError, () => ctx.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, signal: ctx.signal }));
+    if (failed !== undefined) return failed;
+  }
+  const refused = await checkConfinement(ctx, desired);
+  if (refused !== undefined) return refused;
+  overrideEvents(ctx);
+  let release: ReleaseInfo;
+  try {
+    release = await ctx.helm.install(releaseRequest(ctx, desired));
+  } catch (err) {
+    const outcome = failureOf(ctx, err, { reason: Reason.InstallError, event: 'InstallFailed', notDeployed: true, ...fingerprint(ctx, desired) });
+    if (outcome.kind !== 'cancelled') await removeFailedInstall(ctx);
+    return outcome;
+  }
+  return { kind: 'installed', deployment: await deploymentOf(ctx, release, { created: true }), notes: release.notes };
+}
+
+const fingerprint = (ctx: ActionContext, desired: Desired): { fingerprint?: string } => {
+  const fp = countsAgainstRetries(ctx, desired);
+  return fp === undefined ? {} : { fingerprint: fp };
+};

@@ -1,0 +1,43 @@
+/**
+ * Undoing what a failed helm operation left behind, so the next attempt starts from a release
+ * helm accepts: a failed install's release is removed (helm#3338), a failed upgrade is rolled back
+ * to the revision that was serving.
+ */
+import type { ReleaseRecord } from '../state.js';
+import { cleanupSignal, type ActionContext } from './context.js';
+
+/** Removes the release a failed install stored, if it stored one. Best effort: a failure is logged, the install's error is what counts. */
+export async function removeFailedInstall(ctx: ActionContext): Promise<void> {
+  if ((await ctx.storage.records(ctx.namespace, ctx.name)).length === 0) return;
+  await ctx.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, signal: cleanupSignal(ctx) }).catch((e: unknown) => {
+    ctx.log.error({ error: ctx.redact(e instanceof Error ? e.message : String(e)) }, 'Could not remove the failed install');
+  });
+}
+
+/**
+ * When the failed upgrade stored a new revision, goes back to `before`, the one that was serving.
+ * A forced rollback (the default, as in operator-sdk) replaces objects, which fails on immutable
+ * fields where a plain rollback works (operator-sdk#6494, helm-operator-plugins#421): it falls
+ * back to a plain one instead of leaving the release failed. A new revision that is deployed is no
+ * failure: a cancelled helm that finished its upgrade anyway must not be undone (ADR 0036).
+ */
+export async function rollbackFailedUpgrade(ctx: ActionContext, before: ReleaseRecord): Promise<void> {
+  const records = await ctx.storage.records(ctx.namespace, ctx.name);
+  const latest = records.reduce<ReleaseRecord | undefined>((a, r) => (a === undefined || r.revision > a.revision ? r : a), undefined);
+  if (latest === undefined || latest.revision <= before.revision || latest.status === 'deployed') return;
+  if (!(before.status === 'deployed' || before.status === 'superseded')) return;
+  const attempts = ctx.annotations.rollbackForce ? [true, false] : [false];
+  const errors: string[] = [];
+  const signal = cleanupSignal(ctx);
+  for (const force of attempts) {
+    try {
+      await ctx.helm.rollback({ release: ctx.name, namespace: ctx.namespace, revision: before.revision, force, signal });
+      const how = force ? '' : errors.length > 0 ? ' without force, after the forced rollback failed' : '';
+      ctx.event('Warning', 'RollbackSuccessful', `Rolled release ${ctx.name} back to revision ${before.revision}${how}`);
+      return;
+    } catch (err) {
+      errors.push(ctx.describeHelmError(err).summary);
+    }
+  }
+  ctx.event('Warning', 'RollbackFailed', `Rollback of ${ctx.name} to revision ${before.revision} failed: ${errors.join('; then: ')}`);
+}

@@ -1,0 +1,193 @@
+/**
+ * Uninstalls a deleted CR's release. The releases of other CRs of its namespace that are being
+ * deleted too go in the same `helm uninstall a b c`: a helm process costs more than uninstalling a
+ * small release, and `kubectl delete --all` deletes many at once. Which CRs a batch holds is
+ * claimed per CR instance (UID) and forgotten when the batch ends (uninstall-claims.ts).
+ */
+import type { CachedCustomResource, CustomResourceClient } from '../../k8s/custom-resources.js';
+import { describeError } from '../../k8s/errors.js';
+import type { EventRecorder } from '../../k8s/events.js';
+import type { ObjectClient } from '../../k8s/objects.js';
+import { boundedRunner } from '../../runtime/bounded.js';
+import { lostLeadership, type ControllerHandle } from '../../runtime/reconcile.js';
+import { parseReleaseAnnotations } from '../annotations.js';
+import { Reason } from '../conditions.js';
+import type { InventoryEntry } from '../inventory.js';
+import { ownsRelease, type ReleaseOwner } from '../observe.js';
+import type { Outcome } from '../outcome.js';
+import { releaseNameProblem } from '../release-name.js';
+import { UninstallClaims, type Batch } from '../uninstall-claims.js';
+import { failureOf, type ActionContext } from './context.js';
+
+export const FINALIZER = 'helm.sdk.operatorframework.io/uninstall-release';
+/** operator-sdk's earlier name; still honoured and removed on delete. */
+export const LEGACY_FINALIZER = 'helm.sdk.operatorframework.io/uninstall-helm-release';
+export const FINALIZERS: readonly string[] = [FINALIZER, LEGACY_FINALIZER];
+
+/** Releases per `helm uninstall a b c`: one slow or failing batch must not hold many CRs. */
+const UNINSTALL_BATCH_MAX = 20;
+
+/** Finalizer removals a batch does for its peers at a time (see #completePeer). */
+const PEER_WRITES_IN_FLIGHT = 4;
+
+export interface UninstallerOptions {
+  readonly owner: ReleaseOwner;
+  readonly crs: Pick<CustomResourceClient, 'removeFinalizers'>;
+  readonly events: EventRecorder;
+  /** Reads the release's objects, for uninstall-wait. */
+  readonly objects: Pick<ObjectClient, 'get'>;
+  /** Drops what the reconciler keeps about a CR whose release is gone. */
+  readonly forget: (namespace: string, name: string) => void;
+}
+
+type Gone = { readonly found: boolean };
+
+export class Uninstaller {
+  readonly #claims = new UninstallClaims();
+
+  constructor(private readonly o: UninstallerOptions) {}
+
+  /** Whether a batched uninstall running now holds the release of `namespace/name`. */
+  isHeld(namespace: string, name: string): boolean {
+    return this.#claims.isHeld(`${namespace}/${name}`);
+  }
+
+  /**
+   * Uninstalls the CR's release unless it is not ours or already gone; with uninstall-wait, then
+   * waits for its objects. `uninstall-held` while another CR's batch holds it: that batch queues
+   * this CR again when it ends, and this worker is free for other CRs meanwhile.
+   */
+  async run(ctx: ActionContext, controller: ControllerHandle): Promise<Outcome> {
+    if (this.isHeld(ctx.namespace, ctx.name)) return { kind: 'uninstall-held' };
+    const gone = await this.#claims.finalize(`${ctx.namespace}/${ctx.name}`, ctx.uid, async (batched): Promise<Gone | Outcome> => {
+      // A batch that claimed this very CR reported its release gone, and nothing installs it again.
+      if (batched) return { found: true };
+      return (await ownsRelease(ctx, this.o.owner, ctx)) ? await this.#uninstall(ctx, controller) : { found: false };
+    });
+    if ('kind' in gone) return gone;
+    const remaining = ctx.annotations.uninstallWait ? await this.#remaining(ctx.status.inventory ?? []) : [];
+    return { kind: 'uninstalled', found: gone.found, remaining };
+  }
+
+  /**
+   * Uninstalls this CR's release, and with it the releases of the other CRs of its namespace that
+   * are being deleted (from the controller's cache: finalizer still ours, release ours, no
+   * finalizer running for them). Each of those is finished as soon as helm reports its release
+   * gone (see #completePeer). When the batch fails (helm 4 goes on past a failed release, helm 3
+   * stops), this CR's release is uninstalled alone, with its own error, and every peer whose
+   * release is still there does its own in its reconcile.
+   */
+  async #uninstall(ctx: ActionContext, controller: ControllerHandle): Promise<Gone | Outcome> {
+    const batch = this.#claimPeers(ctx, controller);
+    try {
+      return await this.#uninstallWith(ctx, controller, batch);
+    } finally {
+      // Whatever ended this reconcile, no peer waits forever and no claim outlives the batch; each
+      // peer still here is reconciled again and finds its release as it is.
+      for (const name of batch.end()) controller.enqueue({ namespace: ctx.namespace, name });
+    }
+  }
+
+  async #uninstallWith(ctx: ActionContext, controller: ControllerHandle, batch: Batch): Promise<Gone | Outcome> {
+    const peers = await this.#ownedPeers(ctx, batch.names);
+    for (const name of batch.names) if (!peers.includes(name)) batch.settle(name, false);
+    const single = async (): Promise<Gone | Outcome> => {
+      try {
+        return await ctx.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, signal: ctx.signal });
+      } catch (err) {
+        return failureOf(ctx, err, { reason: Reason.UninstallError, event: 'ReleaseOperationFailed' });
+      }
+    };
+    if (peers.length === 0) return single();
+    const finishing = new Map<string, Promise<void>>();
+    const gate = boundedRunner(PEER_WRITES_IN_FLIGHT);
+    const finish = (name: string): void => {
+      if (peers.includes(name) && !finishing.has(name)) finishing.set(name, gate(() => this.#completePeer(ctx, controller, name, batch)));
+    };
+    const ok = await this.#batchUninstall(ctx, peers, finish);
+    // After a success every peer's release is gone, whether or not helm's output said so.
+    if (ok) peers.forEach(finish);
+    await Promise.all(finishing.values());
+    if (ok) return { found: true };
+    const rest = peers.filter((name) => !finishing.has(name));
+    const left = await this.#ownedPeers(ctx, rest);
+    for (const name of rest) batch.settle(name, !left.includes(name));
+    // This release was ours when the batch started: gone now, by the batch or by this call.
+    const alone = await single();
+    return 'kind' in alone ? alone : { found: true };
+  }
+
+  /** `helm uninstall` of this CR's release and `peers`; false when any of them may still be there. */
+  async #batchUninstall(ctx: ActionContext, peers: readonly string[], onUninstalled: (release: string) => void): Promise<boolean> {
+    try {
+      // found: false means this release vanished meanwhile, and helm 3 then stopped before the others.
+      return (await ctx.helm.uninstall({ release: ctx.name, also: peers, namespace: ctx.namespace, signal: ctx.signal, onUninstalled })).found;
+    } catch (err) {
+      ctx.log.info({ releases: [ctx.name, ...peers], error: ctx.redact(ctx.describeHelmError(err).summary) }, 'Batched uninstall failed; uninstalling one by one');
+      return false;
+    }
+  }
+
+  /** Those of `names` (CRs of the namespace) whose releases are there and ours: one storage read for all. */
+  async #ownedPeers(ctx: ActionContext, names: readonly string[]): Promise<string[]> {
+    if (names.length === 0) return [];
+    const stored = await ctx.storage.recordsOf(ctx.namespace, names);
+    const owned: string[] = [];
+    for (const name of names) if (await ownsRelease(ctx, this.o.owner, { namespace: ctx.namespace, name }, stored.get(name) ?? [])) owned.push(name);
+    return owned;
+  }
+
+  /**
+   * For a peer whose release the batch uninstalled, reports the uninstall and does what its own
+   * reconcile would do next, from the cache and without reading it again: removes the finalizer.
+   * That only where nobody reads a status afterwards (no other finalizer, no uninstall-wait); the
+   * others, and any whose write fails, are left to their own reconcile after the batch, which
+   * finds the release gone in storage. The claim is settled only once the peer is done, so no
+   * reconcile of the peer runs meanwhile.
+   */
+  async #completePeer(ctx: ActionContext, controller: ControllerHandle, name: string, batch: Batch): Promise<void> {
+    const cr = controller.cache.get(ctx.namespace, name) as CachedCustomResource | undefined;
+    // Only the instance the batch claimed: another CR that took the name has a release of its own.
+    if (cr !== undefined && batch.holds(name, cr.metadata.uid) && !lostLeadership(ctx.signal)) {
+      this.o.events.record(cr, 'Normal', Reason.UninstallSuccessful, `Uninstalled release ${name}`);
+      const finalizers = cr.metadata.finalizers ?? [];
+      if (finalizers.every((f) => FINALIZERS.includes(f)) && !parseReleaseAnnotations(cr.metadata.annotations).uninstallWait) {
+        try {
+          await this.o.crs.removeFinalizers(cr, FINALIZERS);
+          this.o.forget(ctx.namespace, name);
+        } catch (err) {
+          ctx.log.info({ peer: name, error: describeError(err) }, 'Could not finish a batched uninstall for its CR; its own reconcile will');
+        }
+      }
+    }
+    batch.settle(name, true);
+  }
+
+  /**
+   * Claims, synchronously, the other CRs of the namespace whose releases #uninstall may take
+   * along: their reconciles wait for the batch instead of running helm alongside.
+   */
+  #claimPeers(ctx: ActionContext, controller: ControllerHandle): Batch {
+    const batch = this.#claims.begin(ctx.namespace);
+    for (const cr of controller.cache.list(ctx.namespace)) {
+      if (batch.names.length >= UNINSTALL_BATCH_MAX - 1) break;
+      const { name, uid, deletionTimestamp, finalizers } = cr.metadata ?? {};
+      const eligible =
+        name !== undefined &&
+        name !== ctx.name &&
+        uid !== undefined &&
+        deletionTimestamp !== undefined &&
+        (finalizers ?? []).some((f) => FINALIZERS.includes(f)) &&
+        releaseNameProblem(name) === undefined;
+      if (eligible) batch.claim(name, uid);
+    }
+    return batch;
+  }
+
+  /** The inventory objects that still exist, as `Kind/name`. */
+  async #remaining(inventory: readonly InventoryEntry[]): Promise<string[]> {
+    const left: string[] = [];
+    for (const e of inventory) if ((await this.o.objects.get(e)) !== undefined) left.push(`${e.kind}/${e.name}`);
+    return left;
+  }
+}

@@ -1,0 +1,26 @@
+/** Upgrades a deployed release to the desired chart and values; a failed upgrade is rolled back. */
+import { Reason } from '../conditions.js';
+import type { ReleaseInfo } from '../helm-port.js';
+import type { Outcome } from '../outcome.js';
+import type { ReleaseRecord } from '../state.js';
+import { countsAgainstRetries, failureOf, overrideEvents, releaseRequest, type ActionContext, type Desired } from './context.js';
+import { deploymentOf } from './deployment.js';
+import { checkConfinement } from './preflight.js';
+import { rollbackFailedUpgrade } from './remediate.js';
+
+/** `from`: the revision serving now (the deployed one, else the latest). */
+export async function upgrade(ctx: ActionContext, desired: Desired, from: ReleaseRecord): Promise<Outcome> {
+  const refused = await checkConfinement(ctx, desired);
+  if (refused !== undefined) return refused;
+  overrideEvents(ctx);
+  let release: ReleaseInfo;
+  try {
+    release = await ctx.helm.upgrade({ ...releaseRequest(ctx, desired), force: ctx.annotations.upgradeForce });
+  } catch (err) {
+    const fingerprint = countsAgainstRetries(ctx, desired);
+    const outcome = failureOf(ctx, err, { reason: Reason.UpgradeError, event: 'UpgradeFailed', ...(fingerprint === undefined ? {} : { fingerprint }) });
+    if (outcome.kind !== 'cancelled') await rollbackFailedUpgrade(ctx, from);
+    return outcome;
+  }
+  return { kind: 'upgraded', deployment: await deploymentOf(ctx, release, { created: false }), notes: release.notes };
+}

@@ -1,0 +1,45 @@
+/**
+ * The parsed manifest of each CR's deployed revision, so that steady-state reconciles need no helm
+ * process. An entry is valid only for the CR instance (UID) it was read for: a CR created again
+ * under the same name starts a new release whose revision 1 is not the old one's.
+ */
+import { inventoryOf, parseManifest, type InventoryEntry } from './inventory.js';
+import type { DesiredObject } from './release-objects.js';
+
+export type IsNamespaced = (apiVersion: string, kind: string) => Promise<boolean>;
+
+interface Entry {
+  readonly uid: string;
+  readonly revision: number;
+  readonly objects: DesiredObject[];
+}
+
+export class ManifestCache {
+  readonly #entries = new Map<string, Entry>();
+
+  constructor(private readonly isNamespaced: IsNamespaced) {}
+
+  /** The revision last kept for the CR at `namespace/name`, whichever instance it was. */
+  revision(namespace: string, name: string): number | undefined {
+    return this.#entries.get(`${namespace}/${name}`)?.revision;
+  }
+
+  /** The objects of `revision`, when they were kept for this very CR instance. */
+  get(namespace: string, name: string, uid: string, revision: number): DesiredObject[] | undefined {
+    const entry = this.#entries.get(`${namespace}/${name}`);
+    return entry?.uid === uid && entry.revision === revision ? entry.objects : undefined;
+  }
+
+  /** Parses a release's manifest, pairs each object with where it lives, and keeps it for CR `uid`. */
+  async remember(name: string, uid: string, release: { readonly namespace: string; readonly revision: number; readonly manifest: string }): Promise<DesiredObject[]> {
+    const rendered = parseManifest(release.manifest);
+    const entries = await inventoryOf(rendered, release.namespace, this.isNamespaced);
+    const objects = rendered.map((r, i) => ({ rendered: r, entry: entries[i] as InventoryEntry }));
+    this.#entries.set(`${release.namespace}/${name}`, { uid, revision: release.revision, objects });
+    return objects;
+  }
+
+  forget(namespace: string, name: string): void {
+    this.#entries.delete(`${namespace}/${name}`);
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * Reads the state of a CR's release: helm's storage records, and for a release that carries no
+ * owner label (installed by hand, or by operator-sdk), whether it runs our chart and so may be
+ * adopted.
+ */
+import type { HelmPort } from './helm-port.js';
+import type { ReleaseStoragePort } from './ports.js';
+import { determineReleaseState, type ReleaseRecord, type ReleaseState } from './state.js';
+
+export interface ReleaseOwner {
+  readonly chartName: string;
+  /** This watch's owner-kind label value. */
+  readonly ownerKind: string;
+}
+
+/** `stored`: the release's records when the caller has read them already. */
+export async function observeRelease(
+  ports: { readonly helm: Pick<HelmPort, 'status'>; readonly storage: Pick<ReleaseStoragePort, 'records'> },
+  owner: ReleaseOwner,
+  at: { readonly namespace: string; readonly name: string; readonly fingerprint: string },
+  stored?: readonly ReleaseRecord[],
+): Promise<ReleaseState> {
+  const records = stored ?? (await ports.storage.records(at.namespace, at.name));
+  const state = determineReleaseState(records, { fingerprint: at.fingerprint, ownerKind: owner.ownerKind });
+  if (state.kind !== 'Unmanaged') return state;
+  const release = await ports.helm.status(at.name, at.namespace);
+  if (release === undefined) return { kind: 'Absent' };
+  if (release.chart.name === owner.chartName) return { kind: 'OutOfSync', latest: state.latest };
+  return { kind: 'Conflict', ownerKind: `chart ${release.chart.name}` };
+}
+
+/** Whether the release of this name is ours to uninstall (never another kind's, never one already gone). */
+export async function ownsRelease(
+  ports: Parameters<typeof observeRelease>[0],
+  owner: ReleaseOwner,
+  at: { readonly namespace: string; readonly name: string },
+  stored?: readonly ReleaseRecord[],
+): Promise<boolean> {
+  const state = await observeRelease(ports, owner, { ...at, fingerprint: '' }, stored);
+  return state.kind !== 'Conflict' && state.kind !== 'Absent';
+}
