@@ -6,7 +6,9 @@
  *   ignores unknown keys), and every problem is reported at once with file:line:column;
  * - `chart` may also be a `.tgz` archive, and a relative path resolves from the watches file's directory;
  * - `overrideValues` get `$VAR`/`${VAR}` expansion but no Go templates;
- * - `maxConcurrentReconciles` (from helm-operator-plugins) is honoured per watch.
+ * - `maxConcurrentReconciles` (from helm-operator-plugins) is honoured per watch;
+ * - `dryRunOption: server` needs `confineToNamespace: true`: upgrades are decided by a fingerprint,
+ *   not by a dry-run render, so the only render it can change is the confinement pre-flight.
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -31,7 +33,12 @@ export interface Watch {
   readonly reconcilePeriodMs?: number;
   /** Integer >= 1; undefined means the operator-wide default. */
   readonly maxConcurrentReconciles?: number;
-  /** '' / absent / 'none' all mean 'client'. */
+  /**
+   * How the `confineToNamespace` pre-flight renders the release: 'client' (offline `helm
+   * template`) or 'server' (helm's server-side dry run, as the release's identity, so `lookup()`
+   * sees the cluster). '' / absent / 'none' all mean 'client'; 'server' is refused without
+   * `confineToNamespace: true`, the only render there is.
+   */
   readonly dryRunOption: 'client' | 'server';
   /**
    * Ours: helm and every write to the release's objects run as this ServiceAccount of the CR's
@@ -408,11 +415,29 @@ function readMaxConcurrent(ctx: EntryContext, fields: FieldNodes): number | unde
   return undefined;
 }
 
-function readDryRun(ctx: EntryContext, fields: FieldNodes): 'client' | 'server' {
+/**
+ * operator-sdk's `dryRunOption` chooses how its upgrade-detection dry run renders. This operator
+ * decides upgrades by a fingerprint of the chart and values and renders nothing for that; its only
+ * render is the `confineToNamespace` pre-flight, which `server` makes a server-side dry run.
+ * Anywhere else `server` would be parsed and do nothing, so it is refused; `confine` is false only
+ * when the entry says false or nothing (a malformed value is reported on its own).
+ */
+function readDryRun(ctx: EntryContext, fields: FieldNodes, confine: boolean): 'client' | 'server' {
   const node = fields.dryRunOption;
   if (isEmpty(node)) return 'client';
   const value = scalarValue(node);
-  if (value === 'server') return 'server';
+  if (value === 'server') {
+    const confineNode = fields.confineToNamespace;
+    if (!confine && (isEmpty(confineNode) || scalarValue(confineNode) === false)) {
+      fail(
+        ctx,
+        node,
+        'dryRunOption',
+        'server has no effect without confineToNamespace: true: this operator decides upgrades by a fingerprint of the chart and values, not by a dry-run render, so the only dry run is the confineToNamespace pre-flight render; set confineToNamespace: true or remove dryRunOption',
+      );
+    }
+    return 'server';
+  }
   if (typeof value === 'string' && DRY_RUN_OPTIONS.includes(value)) return 'client';
   const hint = typeof value === 'string' ? DRY_RUN_OPTIONS.find((o) => o === value.toLowerCase()) : undefined;
   const suffix = hint === undefined ? '' : ` (did you mean ${quote(hint)}?)`;
@@ -580,6 +605,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
   const selector = readSelector(ctx, fields);
   const reconcilePeriodMs = readReconcilePeriod(ctx, fields);
   const maxConcurrentReconciles = readMaxConcurrent(ctx, fields);
+  const tenancy = readTenancy(ctx, fields);
   // Optional fields are left out rather than set to undefined, so `'selector' in watch` means something.
   const rest = {
     watchDependentResources: readBoolean(ctx, fields, 'watchDependentResources', true),
@@ -588,8 +614,8 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
     labelSelector: selector === undefined ? '' : labelSelectorToString(selector),
     ...(reconcilePeriodMs === undefined ? {} : { reconcilePeriodMs }),
     ...(maxConcurrentReconciles === undefined ? {} : { maxConcurrentReconciles }),
-    dryRunOption: readDryRun(ctx, fields),
-    ...readTenancy(ctx, fields),
+    dryRunOption: readDryRun(ctx, fields, tenancy.confineToNamespace),
+    ...tenancy,
   };
   return { index, line: posLine(pc, node), node, ctx, group, version, kind, chartPath: chartPath === '' ? undefined : chartPath, rest };
 }

@@ -69,6 +69,11 @@ export interface TemplateArgsOptions extends ReleaseArgsBase {
   readonly extraValuesFiles?: readonly string[];
 }
 
+export interface ServerDryRunArgsOptions extends ReleaseArgsBase {
+  readonly chart: string;
+  readonly valuesFile: string;
+}
+
 /** Where `helm pull` finds a chart: a reference it understands, and what narrows it. */
 export interface PullArgsOptions {
   /** `repo/name`, an archive URL, `oci://host/ns/name[:tag]`, or a bare name with `repo`. */
@@ -245,6 +250,37 @@ export function templateArgs(opts: TemplateArgsOptions): string[] {
   if (opts.includeCrds === true) args.push('--include-crds');
   for (const f of opts.extraValuesFiles ?? []) args.push('--values', f);
   return [...args, '--', opts.release, opts.chart];
+}
+
+/**
+ * `helm upgrade --install --dry-run=server`: what installing or upgrading `release` would apply,
+ * rendered the way the real command renders it, for a release that may or may not exist yet (an
+ * absent or uninstalled one takes the install path: revision 1; an existing one the upgrade path:
+ * next revision, `.Release.IsUpgrade`). `server` (helm ≥ 3.13, v4) lets templates' `lookup()` and
+ * `.Capabilities` ask the cluster, and runs helm's server-side checks (kinds served, objects owned
+ * by another release); like every dry run it writes nothing: no release Secret, no object, no
+ * hook. The flags that shape the render are the real install's and upgrade's (`--reset-values`:
+ * exactly these values; `--disable-openapi-validation`); none of those only a real run uses
+ * (`--labels`, `--wait`, `--force`, `--timeout`, `--history-max`, never `--create-namespace`). The
+ * JSON output holds the manifest and the hooks apart (see `parseDryRunManifest`). Same in v3 and v4.
+ */
+export function serverDryRunArgs(opts: ServerDryRunArgsOptions): string[] {
+  return [
+    'upgrade',
+    '--install',
+    '--dry-run=server',
+    '--namespace',
+    opts.namespace,
+    '--values',
+    opts.valuesFile,
+    '--output',
+    'json',
+    '--disable-openapi-validation',
+    '--reset-values',
+    '--',
+    opts.release,
+    opts.chart,
+  ];
 }
 
 /** `helm pull`, untarred: a remote chart becomes a directory under `destination`. */

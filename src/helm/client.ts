@@ -13,6 +13,7 @@ import {
   installArgs,
   metadataArgs,
   rollbackArgs,
+  serverDryRunArgs,
   statusArgs,
   templateArgs,
   uninstallArgs,
@@ -23,7 +24,7 @@ import {
 } from './args.js';
 import { classifyHelmError, explainFailure, HelmError, isHelmError, summarizeStderr } from './errors.js';
 import { LiveReleases } from './live-releases.js';
-import { HelmOutputError, parseHelmVersion, parseHistoryJson, parseMetadataJson, parseReleaseJson, uninstalledRelease } from './parse.js';
+import { HelmOutputError, parseDryRunManifest, parseHelmVersion, parseHistoryJson, parseMetadataJson, parseReleaseJson, uninstalledRelease } from './parse.js';
 import type { HelmVersion, HistoryEntry, Release } from './types.js';
 
 /** One helm process, reported after it ends (metrics; tests count spawns with it). */
@@ -102,6 +103,15 @@ export interface TemplateOptions extends InstallOptions {
   readonly includeCrds?: boolean;
   /** User values files applied after `values` (e.g. the scaffolder's `--values` for RBAC discovery). */
   readonly extraValuesFiles?: readonly string[];
+}
+
+export interface ServerDryRunOptions extends CallOptions {
+  readonly release: string;
+  readonly namespace: string;
+  /** Path of the chart (directory or archive). */
+  readonly chart: string;
+  /** Written to a private 0600 JSON file for `--values`, removed when the call ends. */
+  readonly values: Readonly<Record<string, unknown>>;
 }
 
 export interface PullOptions extends CallOptions {
@@ -391,6 +401,27 @@ export class HelmClient {
     await this.#major(opts.signal);
     const ctx = this.#ctx(opts, undefined);
     return this.#withValuesFile(opts.values, (valuesFile) => this.#run('template', templateArgs({ ...opts, valuesFile }), ctx));
+  }
+
+  /**
+   * helm's server-side dry run of installing `release`, or upgrading it when it exists (`helm
+   * upgrade --install --dry-run=server`): rendered as the real command would render it, with the
+   * cluster's capabilities and templates' `lookup()` answered by the cluster, as this client's
+   * kubeconfig and identity (`as()`) see it. Writes nothing: no release Secret, no object, no hook.
+   * Resolves with the manifest laid out as {@link template} returns it (hooks and tests included,
+   * never CRDs), so the same render reads the same. Fails like the real command: on render and
+   * schema errors, on a kind the cluster does not serve (`RenderFailed`), on an object another
+   * owner holds, on a release locked by a `pending-*` revision, and with Forbidden where the
+   * identity may not read (release Secrets, what `lookup()` asks for). `timeoutMs` is the process
+   * deadline (default 60 s). Not a change, so {@link running} does not count it.
+   */
+  async serverDryRun(opts: ServerDryRunOptions): Promise<string> {
+    await this.#major(opts.signal);
+    const ctx: RunContext = { ...this.#ctx(opts, undefined), ...(opts.timeoutMs !== undefined ? { deadlineMs: opts.timeoutMs } : {}) };
+    const stdout = await this.#withValuesFile(opts.values, (valuesFile) => this.#run('dry-run', serverDryRunArgs({ ...opts, valuesFile }), ctx));
+    const manifest = this.#parse('dry-run', () => parseDryRunManifest(stdout, 'upgrade --install --dry-run=server'));
+    // As template() returns helm's stdout: without its final newline.
+    return manifest.endsWith('\n') ? manifest.slice(0, -1) : manifest;
   }
 
   /** `helm pull --untar`: the chart lands in a new directory under `opts.destination`. */

@@ -13,6 +13,7 @@ export type {
   InstallOptions,
   PullOptions,
   RollbackOptions,
+  ServerDryRunOptions,
   TemplateOptions,
   UninstallOptions,
   UpgradeOptions,

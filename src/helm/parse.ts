@@ -6,8 +6,9 @@ import { RELEASE_STATUSES, type HelmVersion, type HistoryEntry, type Release, ty
  * values (`config`) and the chart's templates and default values, which `install -o json` prints
  * too, never leave this module. Field paths (same in v3 and v4, Go `release.Release` tags):
  * `name`, `namespace`, `version`, `info.{status,description,notes,first_deployed,last_deployed}`,
- * `manifest`, `chart.metadata.{name,version,appVersion}` (install/upgrade only: `status` strips the
- * chart, so it comes from `get metadata`'s `chart`, `version`, `appVersion`).
+ * `manifest`, `hooks[].{path,manifest}` (read only from dry runs), `chart.metadata.{name,version,appVersion}`
+ * (install/upgrade only: `status` strips the chart, so it comes from `get metadata`'s `chart`,
+ * `version`, `appVersion`).
  */
 
 /**
@@ -112,6 +113,25 @@ export function parseReleaseJson(stdout: string, where: string): ReleaseWithoutC
     ...(lastDeployed !== undefined ? { lastDeployed } : {}),
     ...(chart !== undefined ? { chart } : {}),
   };
+}
+
+/**
+ * The manifest of a dry-run install/upgrade's JSON output (`manifest`, `hooks[].{path,manifest}`),
+ * laid out exactly as `helm template` prints a render: the manifest trimmed, then every hook, in
+ * helm's order, as `---` / `# Source: <path>` / its body. So a caller reads both renders alike.
+ */
+export function parseDryRunManifest(stdout: string, where: string): string {
+  const doc = parseJsonOutput(stdout, where);
+  if (!isRecord(doc)) throw new HelmOutputError(`${where}: not a JSON object`);
+  const hooks = doc.hooks ?? [];
+  if (!Array.isArray(hooks)) throw new HelmOutputError(`${where}: "hooks" is not a list`);
+  let out = `${(optionalString(doc, 'manifest', where) ?? '').trim()}\n`;
+  hooks.forEach((hook: unknown, i) => {
+    const at = `${where}.hooks[${i}]`;
+    if (!isRecord(hook)) throw new HelmOutputError(`${at}: not an object`);
+    out += `---\n# Source: ${optionalString(hook, 'path', at) ?? ''}\n${optionalString(hook, 'manifest', at) ?? ''}\n`;
+  });
+  return out;
 }
 
 export interface ReleaseMetadata {

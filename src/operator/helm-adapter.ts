@@ -10,7 +10,8 @@ export function helmPort(client: HelmClient): HelmPort {
     uninstall: (r) => client.as(r.impersonate).uninstall(r),
     rollback: (r) => client.as(r.impersonate).rollback(r),
     status: (release, namespace, identity) => client.as(identity?.impersonate).status(release, namespace),
-    render: (r) => client.template(r),
+    // `helm template` is offline, so only the server dry run acts as someone.
+    render: (r) => (r.dryRun === 'server' ? client.as(r.impersonate).serverDryRun(r) : client.template(r)),
     running: (release, namespace) => client.running(release, namespace),
   };
 }

@@ -56,7 +56,16 @@ export interface HelmPort {
   }): Promise<void>;
   /** undefined when the release does not exist. */
   status(release: string, namespace: string, identity?: Identity): Promise<ReleaseInfo | undefined>;
-  /** The manifest an install of `request` would create (hooks included), rendered offline. */
+  /**
+   * The manifest an install or upgrade of `request` would apply, hooks included, laid out as
+   * `helm template` prints it. `dryRun` undefined or `'client'`: rendered offline (`helm
+   * template`: no cluster contact, `lookup()` finds nothing, `impersonate` is not used).
+   * `'server'`: helm's server-side dry run (`helm upgrade --install --dry-run=server`) as
+   * `impersonate` with the real install's kubeconfig, so `lookup()` and `.Capabilities` see the
+   * cluster and an existing release renders as its next revision; it changes nothing in the
+   * cluster, and also fails where the real command would (a kind not served, an object owned
+   * elsewhere, a locked release, Forbidden for the identity).
+   */
   render(request: ReleaseRequest & { readonly dryRun?: 'client' | 'server' }): Promise<string>;
   /**
    * Whether a helm process that changes the release has not exited yet, a cancelled one of a

@@ -73,6 +73,7 @@ describe('parseWatches: valid files', () => {
       '  reconcilePeriod: 1m30s',
       '  maxConcurrentReconciles: 4',
       '  dryRunOption: server',
+      '  confineToNamespace: true',
       '  overrideValues:',
       '    image.repository: ${RELATED_IMAGE_MEMCACHED}',
       '    image.tag: "$TAG"',
@@ -122,7 +123,7 @@ describe('parseWatches: valid files', () => {
       reconcilePeriodMs: 90_000,
       maxConcurrentReconciles: 4,
       dryRunOption: 'server',
-      confineToNamespace: false,
+      confineToNamespace: true,
       allowClusterScoped: [],
       source: { file: 'watches.yaml', index: 0, line: 2 },
     });
@@ -135,12 +136,12 @@ describe('parseWatches: valid files', () => {
       overrideValues: {},
       labelSelector: '',
       dryRunOption: 'client',
-      source: { index: 1, line: 24 },
+      source: { index: 1, line: 25 },
     });
     expect(nginx).not.toHaveProperty('selector');
     expect(nginx).not.toHaveProperty('reconcilePeriodMs');
     expect(nginx).not.toHaveProperty('maxConcurrentReconciles');
-    expect(core).toMatchObject({ group: '', version: 'v1', dryRunOption: 'client', source: { index: 2, line: 28 } });
+    expect(core).toMatchObject({ group: '', version: 'v1', dryRunOption: 'client', source: { index: 2, line: 29 } });
     expect(core?.reconcilePeriodMs).toBeUndefined();
     expect(core?.chart.digest).toBe(nginx?.chart.digest);
   });
@@ -331,6 +332,36 @@ describe('parseWatches: entry problems', () => {
     expect(await messagesOf(lines(...NGINX, '  allowClusterScoped: [Namespace]'))).toEqual([
       'watches.yaml:5:23: entry 0 (example.com/v1alpha1, Kind=Nginx): field "allowClusterScoped": has no effect without confineToNamespace: true',
     ]);
+  });
+
+  it('dryRunOption: server with confineToNamespace: true makes the pre-flight a server dry run', async () => {
+    const [w] = await parse(lines(...NGINX, '  confineToNamespace: true', '  dryRunOption: server'));
+    expect(w).toMatchObject({ confineToNamespace: true, dryRunOption: 'server' });
+  });
+
+  it.each([
+    ['absent', []],
+    ['false', ['  confineToNamespace: false']],
+  ])('refuses dryRunOption: server with confineToNamespace %s, at its line, saying why', async (_, confine) => {
+    const err = await problemsOf(lines(...NGINX, ...confine, '  dryRunOption: server'));
+    const line = 5 + confine.length;
+    expect(err.problems.map((p) => p.message)).toEqual([
+      `watches.yaml:${line}:17: entry 0 (example.com/v1alpha1, Kind=Nginx): field "dryRunOption": server has no effect without confineToNamespace: true: this operator decides upgrades by a fingerprint of the chart and values, not by a dry-run render, so the only dry run is the confineToNamespace pre-flight render; set confineToNamespace: true or remove dryRunOption`,
+    ]);
+    expect(err).toMatchObject({ file: 'watches.yaml', line, column: 17, entry: 0, field: 'dryRunOption' });
+  });
+
+  it('a malformed confineToNamespace is reported once, not again through dryRunOption', async () => {
+    expect(await messagesOf(lines(...NGINX, '  confineToNamespace: "yes"', '  dryRunOption: server'))).toEqual([
+      'watches.yaml:5:23: entry 0 (example.com/v1alpha1, Kind=Nginx): field "confineToNamespace": expected true or false, got string "yes"',
+    ]);
+  });
+
+  it.each(['""', 'client', 'none'])('accepts dryRunOption: %s with or without confineToNamespace (the offline render)', async (option) => {
+    const [plain] = await parse(lines(...NGINX, `  dryRunOption: ${option}`));
+    expect(plain).toMatchObject({ confineToNamespace: false, dryRunOption: 'client' });
+    const [confined] = await parse(lines(...NGINX, '  confineToNamespace: true', `  dryRunOption: ${option}`));
+    expect(confined).toMatchObject({ confineToNamespace: true, dryRunOption: 'client' });
   });
 
   it('points selector problems at the offending node', async () => {

@@ -6,6 +6,7 @@ import {
   installArgs,
   metadataArgs,
   rollbackArgs,
+  serverDryRunArgs,
   statusArgs,
   templateArgs,
   uninstallArgs,
@@ -238,5 +239,52 @@ describe('withConnectionArgs', () => {
       'web',
     ]);
     expect(withConnectionArgs(['status', '--', 'web'], {})).toEqual(['status', '--', 'web']);
+  });
+});
+
+describe('serverDryRunArgs', () => {
+  const opts = { release: 'web', namespace: 'demo', chart: '/charts/nginx', valuesFile: '/tmp/v/values.json' };
+
+  it('upgrade --install --dry-run=server, JSON out, the values as the real upgrade sets them', () => {
+    expect(serverDryRunArgs(opts)).toEqual([
+      'upgrade',
+      '--install',
+      '--dry-run=server',
+      '--namespace',
+      'demo',
+      '--values',
+      '/tmp/v/values.json',
+      '--output',
+      'json',
+      '--disable-openapi-validation',
+      '--reset-values',
+      '--',
+      'web',
+      '/charts/nginx',
+    ]);
+  });
+
+  it('has nothing of a real run: no labels, wait, force, timeout, history or namespace creation, no client dry run', () => {
+    const args = serverDryRunArgs(opts);
+    for (const flag of ['--labels', '--wait', '--wait=watcher', '--force', '--force-replace', '--timeout', '--history-max', '--create-namespace', '--atomic', '--rollback-on-failure', '--set', '--hide-secret']) {
+      expect(args).not.toContain(flag);
+    }
+    expect(args.filter((a) => a.startsWith('--dry-run'))).toEqual(['--dry-run=server']);
+  });
+
+  it('keeps a dash-leading release name positional', () => {
+    expect(serverDryRunArgs({ ...opts, release: '-x' }).slice(-3)).toEqual(['--', '-x', '/charts/nginx']);
+  });
+
+  it('takes the identity and context of the real install, before any flag', () => {
+    expect(withConnectionArgs(serverDryRunArgs(opts), { kubeContext: 'prod', impersonate: 'system:serviceaccount:demo:deployer' }).slice(0, 7)).toEqual([
+      'upgrade',
+      '--kube-context',
+      'prod',
+      '--kube-as-user',
+      'system:serviceaccount:demo:deployer',
+      '--install',
+      '--dry-run=server',
+    ]);
   });
 });

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HelmOutputError, parseHelmVersion, parseHistoryJson, parseJsonOutput, parseMetadataJson, parseReleaseJson, uninstalledRelease } from '../../../src/helm/parse.js';
+import { HelmOutputError, parseDryRunManifest, parseHelmVersion, parseHistoryJson, parseJsonOutput, parseMetadataJson, parseReleaseJson, uninstalledRelease } from '../../../src/helm/parse.js';
 
 /**
  * Real output of each binary (fixtures/helm-<version>-*.json), captured with the memory storage
@@ -50,6 +50,39 @@ describe.each(['helm-v4.1.4', 'helm-v3.21.4'])('%s JSON', (v) => {
       { revision: 1, status: 'superseded', chart: 'tiny-0.1.0', appVersion: '1.0.0', description: 'Install complete', updated: '2026-01-01T00:00:00Z' },
       { revision: 2, status: 'deployed', chart: 'tiny-0.2.0', appVersion: '', description: 'Upgrade complete', updated: '2026-01-02T00:00:00Z' },
     ]);
+  });
+});
+
+/**
+ * `helm upgrade --install --dry-run=server -o json` and `helm template` of
+ * test/fixtures/charts/lookup-gate (values `{marker: absent, password: s3cret}`, namespace ns1, on a
+ * real cluster), captured from each binary: the same render, so the same text.
+ */
+describe.each(['helm-v4.1.4', 'helm-v3.21.4'])('%s server dry run', (v) => {
+  it.skipIf(!has(`${v}-dry-run-server.json`))('lays the manifest and the hooks out exactly as helm template prints them', () => {
+    const json = fixture(`${v}-dry-run-server.json`);
+    const manifest = parseDryRunManifest(json, 'dry-run');
+    expect(manifest).toBe(fixture(`${v}-template.txt`));
+    expect(manifest).toContain('# Source: lookup-gate/templates/hook.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: rel-pre-hook');
+    expect(json).toContain('s3cret'); // helm prints the values…
+    expect(manifest).not.toContain('s3cret'); // …the render does not carry them
+  });
+});
+
+describe('parseDryRunManifest', () => {
+  it('no hooks, an empty manifest, a hook without a path', () => {
+    expect(parseDryRunManifest('{"manifest":"---\\n# Source: c/templates/a.yaml\\na: 1\\n\\n"}', 'x')).toBe('---\n# Source: c/templates/a.yaml\na: 1\n');
+    expect(parseDryRunManifest('{"hooks":[]}', 'x')).toBe('\n');
+    expect(parseDryRunManifest('{"manifest":"a: 1","hooks":[{"manifest":"b: 2"}]}', 'x')).toBe('a: 1\n---\n# Source: \nb: 2\n');
+  });
+
+  it('rejects what helm does not print', () => {
+    expect(() => parseDryRunManifest('Release "x" does not exist. Installing it now.', 'x')).toThrow(HelmOutputError);
+    expect(() => parseDryRunManifest('[]', 'x')).toThrow(/not a JSON object/);
+    expect(() => parseDryRunManifest('{"manifest":3}', 'x')).toThrow(/"manifest" is not a string/);
+    expect(() => parseDryRunManifest('{"hooks":{}}', 'x')).toThrow(/"hooks" is not a list/);
+    expect(() => parseDryRunManifest('{"hooks":["a"]}', 'x')).toThrow(/hooks\[0\]: not an object/);
+    expect(() => parseDryRunManifest('{"hooks":[{"path":"p","manifest":1}]}', 'x')).toThrow(/"manifest" is not a string/);
   });
 });
 
