@@ -18,6 +18,8 @@ const CHART = fixtureChart('tenant-app');
 const APP: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'App', plural: 'apps' };
 const SCOPED: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'ScopedApp', plural: 'scopedapps' };
 const CONFINED: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'ConfinedApp', plural: 'confinedapps' };
+const LOOKUP_SERVER: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'LookupServer', plural: 'lookupservers' };
+const LOOKUP_CLIENT: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'LookupClient', plural: 'lookupclients' };
 const SECRET_APP: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'SecretApp', plural: 'secretapps' };
 
 const watchOf = (k: TestKind, extra = ''): string => `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${CHART}${extra}}`;
@@ -221,9 +223,15 @@ describe('namespace confinement (confineToNamespace)', () => {
   beforeAll(async () => {
     await ensureCrd(kc, CONFINED);
     await ensureCrd(kc, APP);
+    await ensureCrd(kc, LOOKUP_SERVER);
+    await ensureCrd(kc, LOOKUP_CLIENT);
     ns = await createNamespace(kc, 'confined');
     other = await createNamespace(kc, 'elsewhere');
-    op = await startOperator({ watches: [watchOf(CONFINED, ', confineToNamespace: true'), watchOf(APP), ''].join('\n'), namespaces: [ns.name] });
+    // lookup-gate renders a ClusterRole unless a marker ConfigMap of the release's namespace exists.
+    const gate = fixtureChart('lookup-gate');
+    const lookupWatch = (k: TestKind, dryRun: string): string => `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${gate}, confineToNamespace: true${dryRun}}`;
+    const watches = [watchOf(CONFINED, ', confineToNamespace: true'), watchOf(APP), lookupWatch(LOOKUP_SERVER, ', dryRunOption: server'), lookupWatch(LOOKUP_CLIENT, ''), ''];
+    op = await startOperator({ watches: watches.join('\n'), namespaces: [ns.name] });
   });
   afterAll(async () => {
     await op.stop();
@@ -250,6 +258,22 @@ describe('namespace confinement (confineToNamespace)', () => {
   it('installs a confined release as usual', async () => {
     await confined.create(ns.name, 'home', {});
     await confined.waitForCondition(ns.name, 'home', { type: 'Deployed', status: 'True' });
+  });
+
+  it("dryRunOption: server renders the pre-flight against the cluster, so a chart's lookup() sees what exists", async () => {
+    await core.createNamespacedConfigMap({ namespace: ns.name, body: { metadata: { name: 'lookup-gate-marker' } } });
+    const server = new CRs(kc, LOOKUP_SERVER);
+    const client = new CRs(kc, LOOKUP_CLIENT);
+    await server.create(ns.name, 'seen', {});
+    await client.create(ns.name, 'blind', {});
+    // Offline, lookup() finds nothing and the chart renders its cluster-wide part: refused.
+    const blind = await client.waitForCondition(ns.name, 'blind', { type: 'Irreconcilable', status: 'True', reason: 'NamespaceConfinementViolation' });
+    expect(condition(blind, 'Irreconcilable')?.message).toContain(`ClusterRole ${ns.name}-blind-bootstrap (cluster-scoped)`);
+    // Against the cluster, lookup() finds the marker: nothing outside the namespace, installed.
+    await server.waitForCondition(ns.name, 'seen', { type: 'Deployed', status: 'True' });
+    await core.readNamespacedConfigMap({ namespace: ns.name, name: 'seen-settings' });
+    await expect(rbac.readClusterRole({ name: `${ns.name}-seen-bootstrap` })).rejects.toSatisfy((e) => isStatus(e, 404));
+    expect((await releaseSecrets(core, ns.name, 'seen')).map((s) => s.metadata?.labels?.version)).toEqual(['1']);
   });
 
   it('changes nothing when confinement is off', async () => {
