@@ -5,18 +5,14 @@
  * for; after a restart every finalizer finds its release as it is.
  *
  * A claim is keyed by `namespace/name` (the release's name: a CR created again under the same name
- * shares it, so it must wait too) and belongs to one CR instance, its UID: only that instance may
- * take the batch's result as its own. Every claim is gone when its batch ends (`Batch.end`), so
- * nothing here outlives the batch: a later CR of the same name never reads an earlier one's
- * outcome, and the map holds at most the CRs of the batches running now.
+ * shares it, so it must wait too) and belongs to one CR instance, its UID: the batch completes
+ * (reports, removes the finalizer of) only that instance. Every claim is gone when its batch ends
+ * (`Batch.end`), so nothing here outlives the batch: a held CR is queued again when the batch
+ * ends and reads the release's storage, never an earlier batch's outcome, and the map holds at
+ * most the CRs of the batches running now.
  */
-interface Claim {
-  readonly uid: string;
-  readonly promise: Promise<boolean>;
-  readonly settle: (uninstalled: boolean) => void;
-}
 
-/** The claims one batch made: settled as helm reports each release, all dropped when it ends. */
+/** The claims one batch made, all dropped when it ends. */
 export interface Batch {
   /** The names (in the batch's namespace) this batch claimed, in claim order. */
   readonly names: readonly string[];
@@ -24,17 +20,13 @@ export interface Batch {
   claim(name: string, uid: string): boolean;
   /** Whether this batch claimed `name` for CR instance `uid` (not another instance of that name). */
   holds(name: string, uid: string | undefined): boolean;
-  /** Settles `name`'s claim with whether its release was uninstalled (the first call counts). */
-  settle(name: string, uninstalled: boolean): void;
-  /**
-   * Settles every claim not settled yet as not uninstalled and drops them all: from here on no
-   * finalizer can read this batch's outcome. Returns the names it held.
-   */
+  /** Drops every claim of the batch; returns the names it held, for their CRs to be queued again. */
   end(): readonly string[];
 }
 
 export class UninstallClaims {
-  readonly #claims = new Map<string, Claim>();
+  /** `namespace/name` → the UID of the CR instance claimed. */
+  readonly #claims = new Map<string, string>();
   readonly #finalizing = new Set<string>();
 
   /** Whether a batch running now holds the release `key` (`namespace/name`). */
@@ -48,17 +40,13 @@ export class UninstallClaims {
   }
 
   /**
-   * Runs the finalizer of CR `uid` at `key`, told whether a batch uninstalled its release: only
-   * when a batch claimed this very instance and reported its release gone (after waiting for that
-   * report). No batch can claim `key` while it runs. The claim is read and `key` marked before any
-   * await, so no batch starting meanwhile takes it.
+   * Runs the finalizer of the CR at `key`: no batch can claim `key` while it runs. `key` is marked
+   * before any await, so no batch starting meanwhile takes it.
    */
-  async finalize<T>(key: string, uid: string, finalizer: (uninstalledByBatch: boolean) => Promise<T>): Promise<T> {
-    const claim = this.#claims.get(key);
+  async finalizing<T>(key: string, finalizer: () => Promise<T>): Promise<T> {
     this.#finalizing.add(key);
     try {
-      const batched = claim !== undefined && claim.uid === uid && (await claim.promise);
-      return await finalizer(batched);
+      return await finalizer();
     } finally {
       this.#finalizing.delete(key);
     }
@@ -66,7 +54,7 @@ export class UninstallClaims {
 
   /** A new batch for releases of `namespace`; the caller must `end()` it whatever happens. */
   begin(namespace: string): Batch {
-    const mine = new Map<string, Claim>();
+    const mine = new Map<string, string>();
     const key = (name: string): string => `${namespace}/${name}`;
     return {
       get names() {
@@ -74,22 +62,14 @@ export class UninstallClaims {
       },
       claim: (name, uid) => {
         if (this.#claims.has(key(name)) || this.#finalizing.has(key(name))) return false;
-        const { promise, resolve } = Promise.withResolvers<boolean>();
-        const claim: Claim = { uid, promise, settle: resolve };
-        this.#claims.set(key(name), claim);
-        mine.set(name, claim);
+        this.#claims.set(key(name), uid);
+        mine.set(name, uid);
         return true;
       },
-      holds: (name, uid) => uid !== undefined && mine.get(name)?.uid === uid,
-      settle: (name, uninstalled) => {
-        mine.get(name)?.settle(uninstalled);
-      },
+      holds: (name, uid) => uid !== undefined && mine.get(name) === uid,
       end: () => {
-        for (const [name, claim] of mine) {
-          claim.settle(false);
-          if (this.#claims.get(key(name)) === claim) this.#claims.delete(key(name));
-        }
         const names = [...mine.keys()];
+        for (const name of names) this.#claims.delete(key(name));
         mine.clear();
         return names;
       },

@@ -12,7 +12,7 @@ export async function install(ctx: ActionContext, desired: Desired, options: { r
     const failed = await helmStep(ctx, Reason.InstallError, () => ctx.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, signal: ctx.signal }));
     if (failed !== undefined) return failed;
   }
-  const refused = await checkConfinement(ctx, desired);
+  const refused = await checkConfinement(ctx, desired, Reason.InstallError);
   if (refused !== undefined) return refused;
   overrideEvents(ctx);
   let release: ReleaseInfo;

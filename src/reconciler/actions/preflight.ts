@@ -8,16 +8,20 @@ import { Reason } from '../conditions.js';
 import { confinementViolations } from '../confinement.js';
 import { inventoryOf, parseManifest, type InventoryEntry, type ManifestObject } from '../inventory.js';
 import type { Outcome } from '../outcome.js';
-import { failureOf, releaseRequest, type ActionContext, type Desired } from './context.js';
+import { countsAgainstRetries, failureOf, releaseRequest, type ActionContext, type Desired } from './context.js';
 
-/** undefined: helm may go ahead. */
-export async function checkConfinement(ctx: ActionContext, desired: Desired): Promise<Outcome | undefined> {
+/**
+ * undefined: helm may go ahead. A render that fails is the install or upgrade (`reason`) failing
+ * as helm itself would: counted against the retries of this desired state.
+ */
+export async function checkConfinement(ctx: ActionContext, desired: Desired, reason: Reason): Promise<Outcome | undefined> {
   if (!ctx.watch.confineToNamespace) return undefined;
   let manifest: string;
   try {
     manifest = await ctx.helm.render({ ...releaseRequest(ctx, desired), dryRun: ctx.watch.dryRunOption });
   } catch (err) {
-    return failureOf(ctx, err, { reason: Reason.InstallError, event: 'RenderFailed' });
+    const fingerprint = countsAgainstRetries(ctx, desired);
+    return failureOf(ctx, err, { reason, event: 'RenderFailed', ...(fingerprint === undefined ? {} : { fingerprint }) });
   }
   const served: ManifestObject[] = [];
   const unknown: InventoryEntry[] = [];

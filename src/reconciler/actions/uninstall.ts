@@ -59,11 +59,9 @@ export class Uninstaller {
    */
   async run(ctx: ActionContext, controller: ControllerHandle): Promise<Outcome> {
     if (this.isHeld(ctx.namespace, ctx.name)) return { kind: 'uninstall-held' };
-    const gone = await this.#claims.finalize(`${ctx.namespace}/${ctx.name}`, ctx.uid, async (batched): Promise<Gone | Outcome> => {
-      // A batch that claimed this very CR reported its release gone, and nothing installs it again.
-      if (batched) return { found: true };
-      return (await ownsRelease(ctx, this.o.owner, ctx)) ? await this.#uninstall(ctx, controller) : { found: false };
-    });
+    const gone = await this.#claims.finalizing(`${ctx.namespace}/${ctx.name}`, async (): Promise<Gone | Outcome> =>
+      (await ownsRelease(ctx, this.o.owner, ctx)) ? await this.#uninstall(ctx, controller) : { found: false },
+    );
     if ('kind' in gone) return gone;
     const remaining = ctx.annotations.uninstallWait ? await this.#remaining(ctx.status.inventory ?? []) : [];
     return { kind: 'uninstalled', found: gone.found, remaining };
@@ -90,7 +88,6 @@ export class Uninstaller {
 
   async #uninstallWith(ctx: ActionContext, controller: ControllerHandle, batch: Batch): Promise<Gone | Outcome> {
     const peers = await this.#ownedPeers(ctx, batch.names);
-    for (const name of batch.names) if (!peers.includes(name)) batch.settle(name, false);
     const single = async (): Promise<Gone | Outcome> => {
       try {
         return await ctx.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, signal: ctx.signal });
@@ -109,9 +106,6 @@ export class Uninstaller {
     if (ok) peers.forEach(finish);
     await Promise.all(finishing.values());
     if (ok) return { found: true };
-    const rest = peers.filter((name) => !finishing.has(name));
-    const left = await this.#ownedPeers(ctx, rest);
-    for (const name of rest) batch.settle(name, !left.includes(name));
     // This release was ours when the batch started: gone now, by the batch or by this call.
     const alone = await single();
     return 'kind' in alone ? alone : { found: true };
@@ -142,8 +136,7 @@ export class Uninstaller {
    * reconcile would do next, from the cache and without reading it again: removes the finalizer.
    * That only where nobody reads a status afterwards (no other finalizer, no uninstall-wait); the
    * others, and any whose write fails, are left to their own reconcile after the batch, which
-   * finds the release gone in storage. The claim is settled only once the peer is done, so no
-   * reconcile of the peer runs meanwhile.
+   * finds the release gone in storage (the claim keeps it from running before the batch ends).
    */
   async #completePeer(ctx: ActionContext, controller: ControllerHandle, name: string, batch: Batch): Promise<void> {
     const cr = controller.cache.get(ctx.namespace, name) as CachedCustomResource | undefined;
@@ -160,12 +153,12 @@ export class Uninstaller {
         }
       }
     }
-    batch.settle(name, true);
   }
 
   /**
    * Claims, synchronously, the other CRs of the namespace whose releases #uninstall may take
-   * along: their reconciles wait for the batch instead of running helm alongside.
+   * along: their reconciles wait for the batch instead of running helm alongside. A release that
+   * a helm process of ours still works on is left to its own CR, which waits for it (ADR 0036).
    */
   #claimPeers(ctx: ActionContext, controller: ControllerHandle): Batch {
     const batch = this.#claims.begin(ctx.namespace);
@@ -178,7 +171,8 @@ export class Uninstaller {
         uid !== undefined &&
         deletionTimestamp !== undefined &&
         (finalizers ?? []).some((f) => FINALIZERS.includes(f)) &&
-        releaseNameProblem(name) === undefined;
+        releaseNameProblem(name) === undefined &&
+        !ctx.helm.running(name, ctx.namespace);
       if (eligible) batch.claim(name, uid);
     }
     return batch;

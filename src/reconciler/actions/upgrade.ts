@@ -10,7 +10,7 @@ import { rollbackFailedUpgrade } from './remediate.js';
 
 /** `from`: the revision serving now (the deployed one, else the latest). */
 export async function upgrade(ctx: ActionContext, desired: Desired, from: ReleaseRecord): Promise<Outcome> {
-  const refused = await checkConfinement(ctx, desired);
+  const refused = await checkConfinement(ctx, desired, Reason.UpgradeError);
   if (refused !== undefined) return refused;
   overrideEvents(ctx);
   let release: ReleaseInfo;

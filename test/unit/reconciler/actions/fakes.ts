@@ -1,0 +1,392 @@
+/**
+ * Small in-memory fakes of the ports an action acts through, and an ActionContext built from them.
+ * Each fake records what it was asked; helm can be told to fail a given call with a given error.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { ActionContext, Desired } from '../../../../src/reconciler/actions/context.js';
+import { parseReleaseAnnotations } from '../../../../src/reconciler/annotations.js';
+import type { HelmFailure, HelmPort, ReleaseInfo, ReleaseRequest } from '../../../../src/reconciler/helm-port.js';
+import type { InventoryEntry } from '../../../../src/reconciler/inventory.js';
+import { NoKindMatchError } from '../../../../src/k8s/restmapper.js';
+import { ManifestCache } from '../../../../src/reconciler/manifest-cache.js';
+import type { ReleaseObjectsPort, ReleaseStoragePort } from '../../../../src/reconciler/ports.js';
+import type { DesiredObject, DriftReport, SeenObjects, Subject } from '../../../../src/reconciler/release-objects.js';
+import type { ReadinessSummary } from '../../../../src/reconciler/readiness.js';
+import { RELEASE_LABELS, type ReleaseRecord, type ReleaseStatus } from '../../../../src/reconciler/state.js';
+import type { HelmStatus } from '../../../../src/reconciler/status.js';
+import type { ControllerHandle, Request } from '../../../../src/runtime/reconcile.js';
+import { silentLogger } from '../../../../src/telemetry/logger.js';
+
+export const NAMESPACE = 'apps';
+export const NAME = 'web';
+export const UID = 'uid-web';
+export const OWNER_KIND = 'Nginx.example.com';
+export const CHART = { path: '/charts/nginx', format: 'directory', name: 'nginx', version: '1.2.3', appVersion: '1.25', digest: 'sha256:abc' } as const;
+
+/** A revision of a release of ours (owner-kind label set to OWNER_KIND). */
+export const record = (revision: number, status: ReleaseStatus, labels: Readonly<Record<string, string>> = { [RELEASE_LABELS.ownerKind]: OWNER_KIND }): ReleaseRecord => ({
+  revision,
+  status,
+  labels,
+});
+
+export const desired = (fingerprint = 'fp-1'): Desired => ({
+  values: { replicas: 2 },
+  fingerprint,
+  labels: { [RELEASE_LABELS.fingerprint]: fingerprint, [RELEASE_LABELS.ownerKind]: OWNER_KIND },
+});
+
+/** A multi-document manifest of the given objects (`namespace` omitted when undefined). */
+export function manifestOf(objects: readonly { apiVersion: string; kind: string; name: string; namespace?: string }[]): string {
+  return objects
+    .map((o) => {
+      const ns = o.namespace === undefined ? '' : `\n  namespace: ${o.namespace}`;
+      return `apiVersion: ${o.apiVersion}\nkind: ${o.kind}\nmetadata:\n  name: ${o.name}${ns}\n`;
+    })
+    .join('---\n');
+}
+
+export const DEFAULT_MANIFEST = manifestOf([
+  { apiVersion: 'v1', kind: 'ConfigMap', name: 'web-config' },
+  { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+]);
+
+// ---------------------------------------------------------------------------------------------
+// helm
+
+type UninstallRequest = Parameters<HelmPort['uninstall']>[0];
+type RollbackRequest = Parameters<HelmPort['rollback']>[0];
+type RenderRequest = Parameters<HelmPort['render']>[0];
+type UpgradeRequest = Parameters<HelmPort['upgrade']>[0];
+
+export interface HelmRequests {
+  readonly install: ReleaseRequest;
+  readonly upgrade: UpgradeRequest;
+  readonly uninstall: UninstallRequest;
+  readonly rollback: RollbackRequest;
+  readonly status: { readonly release: string; readonly namespace: string };
+  readonly render: RenderRequest;
+}
+export type HelmMethod = keyof HelmRequests;
+export type HelmCall = { [M in HelmMethod]: { readonly method: M; readonly request: HelmRequests[M] } }[HelmMethod];
+
+interface Failure {
+  readonly error: unknown;
+  /** 1-based: fail only this call of the method; undefined: every call. */
+  readonly call: number | undefined;
+}
+
+export class FakeHelm implements HelmPort {
+  readonly calls: HelmCall[] = [];
+  /** What install, upgrade and status answer with (status: undefined when `exists` is false). */
+  release: { revision: number; manifest: string; notes: string; status: ReleaseStatus } = { revision: 1, manifest: DEFAULT_MANIFEST, notes: 'Thanks for installing', status: 'deployed' };
+  exists = true;
+  /** What render answers with. */
+  rendered = DEFAULT_MANIFEST;
+  /** What uninstall answers with (its onUninstalled is told of every release it names). */
+  uninstallFound = true;
+  /** Replaces what an uninstall that did not fail does (by default: removes and reports every release it names). */
+  onUninstall: ((request: UninstallRequest) => { readonly found: boolean }) | undefined;
+  /** Releases (`namespace/name`) with a helm process that has not exited yet (see HelmPort.running). */
+  readonly live = new Set<string>();
+  /** Runs as each call starts, before it fails or answers (to abort a signal mid-helm, say). */
+  during: ((call: HelmCall) => void) | undefined;
+  readonly #failures = new Map<HelmMethod, Failure>();
+  readonly #counts = new Map<HelmMethod, number>();
+
+  constructor(private readonly storage?: FakeStorage) {}
+
+  /** Makes call number `call` (1-based) of `method` reject with `error`, or every call when omitted. */
+  fail(method: HelmMethod, error: unknown, call?: number): this {
+    this.#failures.set(method, { error, call });
+    return this;
+  }
+
+  callsOf<M extends HelmMethod>(method: M): HelmRequests[M][] {
+    return this.calls.filter((c): c is Extract<HelmCall, { method: M }> => c.method === method).map((c) => c.request as HelmRequests[M]);
+  }
+
+  methods(): HelmMethod[] {
+    return this.calls.map((c) => c.method);
+  }
+
+  major(): Promise<number> {
+    return Promise.resolve(3);
+  }
+
+  async install(request: ReleaseRequest): Promise<ReleaseInfo> {
+    await this.#enter({ method: 'install', request });
+    return this.#info(request.release, request.namespace);
+  }
+
+  async upgrade(request: UpgradeRequest): Promise<ReleaseInfo> {
+    await this.#enter({ method: 'upgrade', request });
+    return this.#info(request.release, request.namespace);
+  }
+
+  async uninstall(request: UninstallRequest): Promise<{ readonly found: boolean }> {
+    await this.#enter({ method: 'uninstall', request });
+    if (this.onUninstall !== undefined) return this.onUninstall(request);
+    for (const release of [request.release, ...(request.also ?? [])]) {
+      this.storage?.remove(request.namespace, release);
+      request.onUninstalled?.(release);
+    }
+    return { found: this.uninstallFound };
+  }
+
+  async rollback(request: RollbackRequest): Promise<void> {
+    await this.#enter({ method: 'rollback', request });
+  }
+
+  async status(release: string, namespace: string): Promise<ReleaseInfo | undefined> {
+    await this.#enter({ method: 'status', request: { release, namespace } });
+    return this.exists ? this.#info(release, namespace) : undefined;
+  }
+
+  async render(request: RenderRequest): Promise<string> {
+    await this.#enter({ method: 'render', request });
+    return this.rendered;
+  }
+
+  running(release: string, namespace: string): boolean {
+    return this.live.has(`${namespace}/${release}`);
+  }
+
+  async #enter(call: HelmCall): Promise<void> {
+    this.calls.push(call);
+    const n = (this.#counts.get(call.method) ?? 0) + 1;
+    this.#counts.set(call.method, n);
+    this.during?.(call);
+    await Promise.resolve();
+    const failure = this.#failures.get(call.method);
+    if (failure !== undefined && (failure.call === undefined || failure.call === n)) throw failure.error;
+  }
+
+  #info(name: string, namespace: string): ReleaseInfo {
+    const { revision, manifest, notes, status } = this.release;
+    return { name, namespace, revision, status, chart: { name: CHART.name, version: CHART.version, appVersion: CHART.appVersion }, notes, manifest };
+  }
+}
+
+/** A helm error as the helm client throws it (any Error does for describeHelmError below). */
+export class FakeHelmError extends Error {
+  override readonly name = 'FakeHelmError';
+}
+
+export const describeHelmError = (err: unknown): HelmFailure => ({ summary: err instanceof Error ? err.message : String(err), retryable: true });
+
+// ---------------------------------------------------------------------------------------------
+// release storage
+
+export class FakeStorage implements ReleaseStoragePort {
+  readonly #releases = new Map<string, ReleaseRecord[]>();
+  /** Releases read, as `namespace/name`, in order. */
+  readonly reads: string[] = [];
+
+  set(namespace: string, release: string, records: readonly ReleaseRecord[]): this {
+    this.#releases.set(`${namespace}/${release}`, [...records]);
+    return this;
+  }
+
+  remove(namespace: string, release: string): void {
+    this.#releases.delete(`${namespace}/${release}`);
+  }
+
+  records(namespace: string, release: string): Promise<ReleaseRecord[]> {
+    this.reads.push(`${namespace}/${release}`);
+    return Promise.resolve([...(this.#releases.get(`${namespace}/${release}`) ?? [])]);
+  }
+
+  async recordsOf(namespace: string, releases: readonly string[]): Promise<Map<string, ReleaseRecord[]>> {
+    const found = new Map<string, ReleaseRecord[]>();
+    for (const release of releases) found.set(release, await this.records(namespace, release));
+    return found;
+  }
+
+  async deployed(namespace: string, release: string, revision: number): Promise<ReleaseRecord[] | undefined> {
+    const records = await this.records(namespace, release);
+    const latest = records.reduce<ReleaseRecord | undefined>((a, r) => (a === undefined || r.revision > a.revision ? r : a), undefined);
+    return latest?.revision === revision && latest.status === 'deployed' ? [latest] : undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the release's objects
+
+export const READY: ReadinessSummary = { status: 'True', reason: 'Ready', message: 'all ready', ready: 2, total: 2 };
+
+export class FakeObjects implements ReleaseObjectsPort {
+  readonly adopted: { readonly desired: readonly DesiredObject[]; readonly options: { readonly created?: boolean } | undefined }[] = [];
+  readonly repaired: (readonly DesiredObject[])[] = [];
+  /** The failures each repairDrift reports. */
+  repairFailures: DriftReport['failures'] = [];
+  ready: ReadinessSummary = READY;
+  /** What adopt answers with, handed on to readiness. */
+  readonly seen: SeenObjects = new Map();
+  readonly readinessSeen: SeenObjects[] = [];
+  readonly order: string[] = [];
+
+  adopt(_s: Subject, desired: readonly DesiredObject[], options?: { readonly created?: boolean }): Promise<SeenObjects> {
+    this.order.push('adopt');
+    this.adopted.push({ desired, options });
+    return Promise.resolve(this.seen);
+  }
+
+  repairDrift(_s: Subject, desired: readonly DesiredObject[]): Promise<DriftReport> {
+    this.order.push('repairDrift');
+    this.repaired.push(desired);
+    return Promise.resolve({ repaired: 0, failures: this.repairFailures });
+  }
+
+  readiness(_desired: readonly DesiredObject[], seen?: SeenObjects): Promise<ReadinessSummary> {
+    this.order.push('readiness');
+    this.readinessSeen.push(seen ?? new Map<InventoryEntry, KubernetesObject>());
+    return Promise.resolve(this.ready);
+  }
+}
+
+/**
+ * The API server's scopes: namespaced unless listed as cluster-scoped; kinds listed as unserved
+ * throw NoKindMatchError, as the REST mapper does.
+ */
+export function fakeIsNamespaced(o: { clusterScoped?: readonly string[]; unserved?: readonly string[] } = {}): (apiVersion: string, kind: string) => Promise<boolean> {
+  const clusterScoped = o.clusterScoped ?? ['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition'];
+  return (apiVersion, kind) => {
+    if ((o.unserved ?? []).includes(kind)) {
+      const slash = apiVersion.indexOf('/');
+      const gvk = slash < 0 ? { group: '', version: apiVersion, kind } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1), kind };
+      return Promise.reject(new NoKindMatchError(gvk));
+    }
+    return Promise.resolve(!clusterScoped.includes(kind));
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// the context
+
+export interface RecordedEvent {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface HarnessOptions {
+  readonly name?: string;
+  readonly uid?: string;
+  readonly generation?: number;
+  /** The CR's annotations, parsed as the reconciler parses them. */
+  readonly annotations?: Readonly<Record<string, string>>;
+  readonly status?: Partial<HelmStatus>;
+  readonly watch?: Partial<ActionContext['watch']>;
+  readonly suppressOverrideValues?: boolean;
+  readonly clusterScoped?: readonly string[];
+  readonly unserved?: readonly string[];
+  /** Another ActionContext's ports (the same helm, storage and caches), for a second CR. */
+  readonly shared?: Pick<Harness, 'helm' | 'storage' | 'objects' | 'manifests'>;
+}
+
+export interface Harness {
+  readonly ctx: ActionContext;
+  readonly helm: FakeHelm;
+  readonly storage: FakeStorage;
+  readonly objects: FakeObjects;
+  readonly manifests: ManifestCache;
+  readonly events: RecordedEvent[];
+  /** Aborts ctx.signal. */
+  readonly abort: AbortController;
+  /** The kinds isNamespaced was asked about, as `apiVersion kind`. */
+  readonly scopeLookups: string[];
+}
+
+type Ports = Pick<Harness, 'helm' | 'storage' | 'objects' | 'manifests'>;
+
+function newPorts(isNamespaced: ActionContext['isNamespaced']): Ports {
+  const storage = new FakeStorage();
+  return { storage, helm: new FakeHelm(storage), objects: new FakeObjects(), manifests: new ManifestCache(isNamespaced) };
+}
+
+/** The API server's scopes (see fakeIsNamespaced), noting each kind asked about in `lookups`. */
+function scopesNoting(o: HarnessOptions, lookups: string[]): ActionContext['isNamespaced'] {
+  const scopes = fakeIsNamespaced({ ...(o.clusterScoped === undefined ? {} : { clusterScoped: o.clusterScoped }), ...(o.unserved === undefined ? {} : { unserved: o.unserved }) });
+  return (apiVersion, kind) => {
+    lookups.push(`${apiVersion} ${kind}`);
+    return scopes(apiVersion, kind);
+  };
+}
+
+const crOf = (name: string, uid: string, o: HarnessOptions): ActionContext['cr'] => ({
+  apiVersion: 'example.com/v1',
+  kind: 'Nginx',
+  metadata: { name, namespace: NAMESPACE, uid, ...(o.generation === undefined ? {} : { generation: o.generation }), annotations: { ...o.annotations } },
+  spec: { replicas: 2 },
+});
+
+export function harness(o: HarnessOptions = {}): Harness {
+  const name = o.name ?? NAME;
+  const uid = o.uid ?? UID;
+  const scopeLookups: string[] = [];
+  const isNamespaced = scopesNoting(o, scopeLookups);
+  const { helm, storage, objects, manifests } = o.shared ?? newPorts(isNamespaced);
+  const events: RecordedEvent[] = [];
+  const abort = new AbortController();
+  const cr = crOf(name, uid, o);
+  const log = silentLogger();
+  const ctx: ActionContext = {
+    cr,
+    namespace: NAMESPACE,
+    name,
+    uid,
+    annotations: parseReleaseAnnotations(o.annotations),
+    status: { conditions: [], ...o.status },
+    signal: abort.signal,
+    log,
+    helm,
+    storage,
+    objects,
+    subject: { cr, owner: { apiVersion: 'example.com/v1', kind: 'Nginx', group: 'example.com', namespace: NAMESPACE, name, uid }, log },
+    manifests,
+    watch: { chart: CHART, overrideValues: {}, confineToNamespace: false, allowClusterScoped: [], dryRunOption: 'client', ...o.watch },
+    isNamespaced,
+    describeHelmError,
+    suppressOverrideValues: o.suppressOverrideValues === true,
+    event: (type, reason, message) => {
+      events.push({ type, reason, message });
+    },
+    redact: (text) => text,
+  };
+  return { ctx, helm, storage, objects, manifests, events, abort, scopeLookups };
+}
+
+/** The entries of the objects a manifest cache kept, for comparing with an inventory. */
+export const entries = (objects: readonly DesiredObject[] | undefined): InventoryEntry[] => (objects ?? []).map((d) => d.entry);
+
+// ---------------------------------------------------------------------------------------------
+// the controller (for the Uninstaller)
+
+export class FakeController implements ControllerHandle {
+  readonly #objects = new Map<string, KubernetesObject>();
+  readonly enqueued: Request[] = [];
+  readonly expected: { request: Request; resourceVersion: string }[] = [];
+
+  readonly cache = {
+    get: (namespace: string, name: string): KubernetesObject | undefined => this.#objects.get(`${namespace}/${name}`),
+    list: (namespace: string): readonly KubernetesObject[] => [...this.#objects.values()].filter((o) => o.metadata?.namespace === namespace),
+  };
+
+  put(object: KubernetesObject): this {
+    this.#objects.set(`${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`, object);
+    return this;
+  }
+
+  delete(namespace: string, name: string): void {
+    this.#objects.delete(`${namespace}/${name}`);
+  }
+
+  enqueue(request: Request): void {
+    this.enqueued.push(request);
+  }
+
+  expectOwnWrite(request: Request, resourceVersion: string): void {
+    this.expected.push({ request, resourceVersion });
+  }
+}

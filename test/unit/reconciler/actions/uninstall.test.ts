@@ -1,0 +1,427 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { FINALIZER, FINALIZERS, LEGACY_FINALIZER, Uninstaller } from '../../../../src/reconciler/actions/uninstall.js';
+import { Reason } from '../../../../src/reconciler/conditions.js';
+import type { InventoryEntry } from '../../../../src/reconciler/inventory.js';
+import type { Outcome } from '../../../../src/reconciler/outcome.js';
+import { RELEASE_LABELS } from '../../../../src/reconciler/state.js';
+import { LeadershipLostCancellation } from '../../../../src/runtime/reconcile.js';
+import { CHART, FakeController, FakeHelmError, harness, NAME, NAMESPACE, OWNER_KIND, record, UID, type Harness } from './fakes.js';
+
+const UNINSTALL_WAIT = 'helm.sdk.operatorframework.io/uninstall-wait';
+const OTHERS = { [RELEASE_LABELS.ownerKind]: 'Redis.other.io' };
+
+interface CrOptions {
+  readonly uid?: string;
+  readonly deleting?: boolean;
+  readonly finalizers?: readonly string[];
+  readonly annotations?: Record<string, string>;
+}
+
+/** A CR of the kind as the controller's cache keeps it. */
+const cr = (name: string, o: CrOptions = {}): KubernetesObject => ({
+  apiVersion: 'example.com/v1',
+  kind: 'Nginx',
+  metadata: {
+    name,
+    namespace: NAMESPACE,
+    uid: o.uid ?? `uid-${name}`,
+    ...(o.deleting === false ? {} : { deletionTimestamp: new Date('2025-01-01T00:00:00Z') }),
+    finalizers: [...(o.finalizers ?? [FINALIZER])],
+    ...(o.annotations === undefined ? {} : { annotations: o.annotations }),
+  },
+});
+
+interface Setup {
+  readonly h: Harness;
+  readonly controller: FakeController;
+  readonly uninstaller: Uninstaller;
+  /** Finalizer removals, as `name: finalizers`. */
+  readonly removed: string[];
+  /** Events recorded on peers, as `name type reason: message`. */
+  readonly peerEvents: string[];
+  readonly forgotten: string[];
+  /** `Kind/name` of the release objects that still exist. */
+  readonly live: Set<string>;
+  /** Makes removeFinalizers fail for these CRs. */
+  readonly failRemoval: Set<string>;
+}
+
+function setup(o: { annotations?: Record<string, string>; inventory?: InventoryEntry[] } = {}): Setup {
+  const h = harness({
+    ...(o.annotations === undefined ? {} : { annotations: o.annotations }),
+    ...(o.inventory === undefined ? {} : { status: { inventory: o.inventory } }),
+  });
+  h.storage.set(NAMESPACE, NAME, [record(1, 'superseded'), record(2, 'deployed')]);
+  const controller = new FakeController().put(cr(NAME, { uid: UID }));
+  const removed: string[] = [];
+  const peerEvents: string[] = [];
+  const forgotten: string[] = [];
+  const live = new Set<string>();
+  const failRemoval = new Set<string>();
+  const uninstaller = new Uninstaller({
+    owner: { chartName: CHART.name, ownerKind: OWNER_KIND },
+    crs: {
+      removeFinalizers: (target, finalizers) => {
+        const name = target.metadata.name;
+        if (failRemoval.has(name)) return Promise.reject(new Error('conflict'));
+        removed.push(`${name}: ${finalizers.join(',')}`);
+        return Promise.resolve();
+      },
+    },
+    events: {
+      record: (target, type, reason, message) => {
+        peerEvents.push(`${target.metadata?.name ?? '?'} ${type} ${reason}: ${message}`);
+      },
+    },
+    objects: { get: (ref) => Promise.resolve(live.has(`${ref.kind}/${ref.name}`) ? { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name } } : undefined) },
+    forget: (namespace, name) => {
+      forgotten.push(`${namespace}/${name}`);
+    },
+  });
+  return { h, controller, uninstaller, removed, peerEvents, forgotten, live, failRemoval };
+}
+
+/** Peers being deleted with our finalizer, their releases ours. */
+function addPeers(s: Setup, names: readonly string[], o: CrOptions = {}): void {
+  for (const name of names) {
+    s.controller.put(cr(name, o));
+    s.h.storage.set(NAMESPACE, name, [record(1, 'deployed')]);
+  }
+}
+
+const UNINSTALLED: Outcome = { kind: 'uninstalled', found: true, remaining: [] };
+const completed = (name: string): string => `${name} Normal ${Reason.UninstallSuccessful}: Uninstalled release ${name}`;
+const ALL_FINALIZERS = FINALIZERS.join(',');
+
+describe('Uninstaller', () => {
+  describe('a release of its own', () => {
+    it('does not uninstall a release another kind owns', async () => {
+      const s = setup();
+      s.h.storage.set(NAMESPACE, NAME, [record(1, 'deployed', OTHERS)]);
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: [] });
+      expect(s.h.helm.calls).toStrictEqual([]);
+    });
+
+    it('does not uninstall a release that is gone already', async () => {
+      for (const records of [[], [record(1, 'deployed'), record(2, 'uninstalled')]]) {
+        const s = setup();
+        s.h.storage.set(NAMESPACE, NAME, records);
+        expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: [] });
+        expect(s.h.helm.calls).toStrictEqual([]);
+      }
+    });
+
+    it('uninstalls an unlabelled release of its chart (installed by hand or by operator-sdk)', async () => {
+      const s = setup();
+      s.h.storage.set(NAMESPACE, NAME, [record(1, 'deployed', {})]);
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(s.h.helm.methods()).toStrictEqual(['status', 'uninstall']);
+    });
+
+    it('uninstalls its release alone with one helm uninstall when no peer is being deleted', async () => {
+      const s = setup();
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(s.h.helm.callsOf('uninstall')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, signal: s.h.ctx.signal }]);
+      expect(s.controller.enqueued).toStrictEqual([]);
+      expect(s.removed).toStrictEqual([]);
+      expect(s.peerEvents).toStrictEqual([]);
+    });
+
+    it('reports the release as not found when helm found nothing to uninstall', async () => {
+      const s = setup();
+      s.h.helm.uninstallFound = false;
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: [] });
+    });
+
+    it('reports a failed uninstall as an UninstallError', async () => {
+      const s = setup();
+      const error = new FakeHelmError('uninstall: timed out');
+      s.h.helm.fail('uninstall', error);
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({
+        kind: 'helm-failed',
+        reason: Reason.UninstallError,
+        event: 'ReleaseOperationFailed',
+        failure: { summary: 'uninstall: timed out', retryable: true },
+        cause: error,
+      });
+    });
+
+    it('is cancelled when leadership is lost while helm uninstalls', async () => {
+      const s = setup();
+      const error = new FakeHelmError('killed');
+      s.h.helm.during = () => {
+        s.h.abort.abort(new LeadershipLostCancellation('lease lost'));
+      };
+      s.h.helm.fail('uninstall', error);
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({ kind: 'cancelled', cause: error });
+    });
+  });
+
+  describe('uninstall-wait', () => {
+    const inventory: InventoryEntry[] = [
+      { apiVersion: 'v1', kind: 'ConfigMap', namespace: NAMESPACE, name: 'web-config' },
+      { apiVersion: 'apps/v1', kind: 'Deployment', namespace: NAMESPACE, name: 'web' },
+      { apiVersion: 'v1', kind: 'Service', namespace: NAMESPACE, name: 'web' },
+    ];
+
+    it('lists the inventory objects that still exist', async () => {
+      const s = setup({ annotations: { [UNINSTALL_WAIT]: 'true' }, inventory });
+      s.live.add('Deployment/web').add('Service/web');
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({ kind: 'uninstalled', found: true, remaining: ['Deployment/web', 'Service/web'] });
+    });
+
+    it('lists them also when the release was gone already', async () => {
+      const s = setup({ annotations: { [UNINSTALL_WAIT]: 'true' }, inventory });
+      s.h.storage.set(NAMESPACE, NAME, []);
+      s.live.add('ConfigMap/web-config');
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: ['ConfigMap/web-config'] });
+    });
+
+    it('is done once none is left', async () => {
+      const s = setup({ annotations: { [UNINSTALL_WAIT]: 'true' }, inventory });
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+    });
+
+    it('does not look without the annotation', async () => {
+      const s = setup({ inventory });
+      s.live.add('Deployment/web');
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+    });
+  });
+
+  describe('a batch with the peers of its namespace being deleted', () => {
+    it('uninstalls every release in one helm uninstall and finishes each peer after it', async () => {
+      const s = setup();
+      addPeers(s, ['cache', 'db']);
+      let enqueuedDuringHelm = -1;
+      s.h.helm.during = () => {
+        enqueuedDuringHelm = s.controller.enqueued.length;
+      };
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      const calls = s.h.helm.callsOf('uninstall');
+      expect(calls).toHaveLength(1);
+      expect(calls[0]).toMatchObject({ release: NAME, also: ['cache', 'db'], namespace: NAMESPACE, signal: s.h.ctx.signal });
+      expect(s.removed).toStrictEqual([`cache: ${ALL_FINALIZERS}`, `db: ${ALL_FINALIZERS}`]);
+      expect(s.peerEvents).toStrictEqual([completed('cache'), completed('db')]);
+      expect(s.forgotten).toStrictEqual([`${NAMESPACE}/cache`, `${NAMESPACE}/db`]);
+      // Every claimed peer is queued again, once the batch is over.
+      expect(enqueuedDuringHelm).toBe(0);
+      expect(s.controller.enqueued).toStrictEqual([
+        { namespace: NAMESPACE, name: 'cache' },
+        { namespace: NAMESPACE, name: 'db' },
+      ]);
+    });
+
+    it('finishes every peer after a batch that worked, whether or not helm\'s output named them', async () => {
+      const s = setup();
+      addPeers(s, ['cache', 'db']);
+      s.h.helm.onUninstall = () => ({ found: true });
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(s.peerEvents).toStrictEqual([completed('cache'), completed('db')]);
+      expect(s.removed).toStrictEqual([`cache: ${ALL_FINALIZERS}`, `db: ${ALL_FINALIZERS}`]);
+    });
+
+    it('records the peer event on the peer itself', async () => {
+      const s = setup();
+      addPeers(s, ['db']);
+      const targets: unknown[] = [];
+      const uninstaller = new Uninstaller({
+        owner: { chartName: CHART.name, ownerKind: OWNER_KIND },
+        crs: { removeFinalizers: () => Promise.resolve() },
+        events: {
+          record: (target) => {
+            targets.push(target);
+          },
+        },
+        objects: { get: () => Promise.resolve(undefined) },
+        forget: () => undefined,
+      });
+      await uninstaller.run(s.h.ctx, s.controller);
+      expect(targets).toStrictEqual([s.controller.cache.get(NAMESPACE, 'db')]);
+    });
+
+    it('takes along peers holding only operator-sdk\'s earlier finalizer', async () => {
+      const s = setup();
+      addPeers(s, ['db'], { finalizers: [LEGACY_FINALIZER] });
+      await s.uninstaller.run(s.h.ctx, s.controller);
+      expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(['db']);
+      expect(s.removed).toStrictEqual([`db: ${ALL_FINALIZERS}`]);
+    });
+
+    it('holds its peers while it runs: their own reconciles wait, and are queued again afterwards', async () => {
+      const s = setup();
+      addPeers(s, ['db']);
+      const peer = harness({ name: 'db', uid: 'uid-db', shared: s.h });
+      let held: Promise<Outcome> | undefined;
+      s.h.helm.during = () => {
+        expect(s.uninstaller.isHeld(NAMESPACE, 'db')).toBe(true);
+        expect(s.uninstaller.isHeld(NAMESPACE, NAME)).toBe(false);
+        held = s.uninstaller.run(peer.ctx, s.controller);
+      };
+      await s.uninstaller.run(s.h.ctx, s.controller);
+      expect(await held).toStrictEqual({ kind: 'uninstall-held' });
+      expect(s.uninstaller.isHeld(NAMESPACE, 'db')).toBe(false);
+      expect(s.h.helm.callsOf('uninstall')).toHaveLength(1);
+    });
+
+    it('finishes the batch\'s peers only as far as nobody reads their status afterwards', async () => {
+      const s = setup();
+      addPeers(s, ['a-other']);
+      s.controller.put(cr('a-other', { finalizers: [FINALIZER, 'example.com/backup'] }));
+      addPeers(s, ['b-wait'], { annotations: { [UNINSTALL_WAIT]: 'true' } });
+      addPeers(s, ['c-plain']);
+      await s.uninstaller.run(s.h.ctx, s.controller);
+      expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(['a-other', 'b-wait', 'c-plain']);
+      // The uninstall is reported on each; only the one with nothing else to do loses its finalizer.
+      expect(s.peerEvents).toStrictEqual([completed('a-other'), completed('b-wait'), completed('c-plain')]);
+      expect(s.removed).toStrictEqual([`c-plain: ${ALL_FINALIZERS}`]);
+      expect(s.forgotten).toStrictEqual([`${NAMESPACE}/c-plain`]);
+      expect(s.controller.enqueued.map((r) => r.name)).toStrictEqual(['a-other', 'b-wait', 'c-plain']);
+    });
+
+    it('leaves out CRs not being deleted, without our finalizer, or with a name helm refuses', async () => {
+      const s = setup();
+      addPeers(s, ['live'], { deleting: false });
+      addPeers(s, ['foreign'], { finalizers: ['example.com/other'] });
+      addPeers(s, ['Bad_Name']);
+      await s.uninstaller.run(s.h.ctx, s.controller);
+      expect(s.h.helm.callsOf('uninstall')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, signal: s.h.ctx.signal }]);
+      expect(s.controller.enqueued).toStrictEqual([]);
+      expect(s.peerEvents).toStrictEqual([]);
+    });
+
+    // ADR 0036: no helm starts for a release while an earlier helm process for it still runs. The
+    // peer's own reconcile would wait for it (admit → wait-for-helm); the batch must not uninstall
+    // that release beside it either. #claimPeers checks no `helm.running` (uninstall.ts:170-185).
+    it('leaves out a peer whose release still has a live helm process (ADR 0036)', async () => {
+      const s = setup();
+      addPeers(s, ['busy', 'db']);
+      s.h.helm.live.add(`${NAMESPACE}/busy`);
+      await s.uninstaller.run(s.h.ctx, s.controller);
+      expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(['db']);
+      expect(s.removed).toStrictEqual([`db: ${ALL_FINALIZERS}`]);
+    });
+
+    it('leaves out peers whose release is not ours or is gone, and queues them again', async () => {
+      const s = setup();
+      addPeers(s, ['foreign', 'gone', 'db']);
+      s.h.storage.set(NAMESPACE, 'foreign', [record(1, 'deployed', OTHERS)]);
+      s.h.storage.set(NAMESPACE, 'gone', []);
+      await s.uninstaller.run(s.h.ctx, s.controller);
+      expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(['db']);
+      expect(s.peerEvents).toStrictEqual([completed('db')]);
+      expect(s.controller.enqueued.map((r) => r.name)).toStrictEqual(['foreign', 'gone', 'db']);
+    });
+
+    it('uninstalls alone, as before, when every peer is left out', async () => {
+      const s = setup();
+      addPeers(s, ['foreign']);
+      s.h.storage.set(NAMESPACE, 'foreign', [record(1, 'deployed', OTHERS)]);
+      await s.uninstaller.run(s.h.ctx, s.controller);
+      expect(s.h.helm.callsOf('uninstall')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, signal: s.h.ctx.signal }]);
+      expect(s.controller.enqueued.map((r) => r.name)).toStrictEqual(['foreign']);
+    });
+
+    it('does not finish a peer created again under its name while the batch ran, or gone from the cache', async () => {
+      const s = setup();
+      addPeers(s, ['db', 'cache']);
+      s.h.helm.during = () => {
+        s.controller.put(cr('db', { uid: 'uid-db-2' }));
+        s.controller.delete(NAMESPACE, 'cache');
+      };
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(['db', 'cache']);
+      expect(s.peerEvents).toStrictEqual([]);
+      expect(s.removed).toStrictEqual([]);
+      expect(s.controller.enqueued.map((r) => r.name)).toStrictEqual(['db', 'cache']);
+    });
+
+    it('leaves a peer whose finalizer cannot be removed to its own reconcile', async () => {
+      const s = setup();
+      addPeers(s, ['cache', 'db']);
+      s.failRemoval.add('cache');
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(s.removed).toStrictEqual([`db: ${ALL_FINALIZERS}`]);
+      expect(s.forgotten).toStrictEqual([`${NAMESPACE}/db`]);
+      expect(s.controller.enqueued.map((r) => r.name)).toStrictEqual(['cache', 'db']);
+    });
+
+    it('finishes no peer when leadership is lost during the batch', async () => {
+      const s = setup();
+      addPeers(s, ['db']);
+      s.h.helm.during = () => {
+        s.h.abort.abort(new LeadershipLostCancellation('lease lost'));
+      };
+      await s.uninstaller.run(s.h.ctx, s.controller);
+      expect(s.peerEvents).toStrictEqual([]);
+      expect(s.removed).toStrictEqual([]);
+      expect(s.controller.enqueued.map((r) => r.name)).toStrictEqual(['db']);
+    });
+
+    it('uninstalls this release alone when the batch fails, and leaves the peers to their own reconciles', async () => {
+      const s = setup();
+      addPeers(s, ['cache', 'db']);
+      s.h.helm.fail('uninstall', new FakeHelmError('uninstall: cache: timed out'), 1);
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      const calls = s.h.helm.callsOf('uninstall');
+      expect(calls.map((c) => c.also)).toStrictEqual([['cache', 'db'], undefined]);
+      expect(calls[1]).toStrictEqual({ release: NAME, namespace: NAMESPACE, signal: s.h.ctx.signal });
+      expect(s.peerEvents).toStrictEqual([]);
+      expect(s.removed).toStrictEqual([]);
+      expect(s.controller.enqueued.map((r) => r.name)).toStrictEqual(['cache', 'db']);
+    });
+
+    it('reports this release\'s own error when it fails alone after the batch', async () => {
+      const s = setup();
+      addPeers(s, ['db']);
+      const error = new FakeHelmError('uninstall: forbidden');
+      s.h.helm.fail('uninstall', error);
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({
+        kind: 'helm-failed',
+        reason: Reason.UninstallError,
+        event: 'ReleaseOperationFailed',
+        failure: { summary: 'uninstall: forbidden', retryable: true },
+        cause: error,
+      });
+      expect(s.h.helm.callsOf('uninstall')).toHaveLength(2);
+      expect(s.controller.enqueued.map((r) => r.name)).toStrictEqual(['db']);
+    });
+
+    it('finishes the peers helm reported gone before a batch failed (helm 4 goes on past a failure)', async () => {
+      const s = setup();
+      addPeers(s, ['cache', 'db']);
+      s.h.helm.during = (call) => {
+        if (call.method !== 'uninstall' || call.request.also === undefined) return;
+        s.h.storage.remove(NAMESPACE, 'db');
+        call.request.onUninstalled?.('db');
+        s.h.helm.fail('uninstall', new FakeHelmError('uninstall: cache: timed out'), 1);
+      };
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(s.h.helm.callsOf('uninstall').map((c) => c.also)).toStrictEqual([['cache', 'db'], undefined]);
+      expect(s.peerEvents).toStrictEqual([completed('db')]);
+      expect(s.removed).toStrictEqual([`db: ${ALL_FINALIZERS}`]);
+    });
+
+    it('uninstalls this release alone when helm found it gone and stopped before the others', async () => {
+      const s = setup();
+      addPeers(s, ['db']);
+      // helm 3 stops at the first release it does not find.
+      s.h.helm.onUninstall = () => ({ found: false });
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(s.h.helm.callsOf('uninstall').map((c) => c.also)).toStrictEqual([['db'], undefined]);
+      expect(s.peerEvents).toStrictEqual([]);
+      expect(s.removed).toStrictEqual([]);
+    });
+
+    it('takes at most 19 peers along', async () => {
+      const s = setup();
+      const names = Array.from({ length: 25 }, (_, i) => `peer-${String(i).padStart(2, '0')}`);
+      addPeers(s, names);
+      await s.uninstaller.run(s.h.ctx, s.controller);
+      expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(names.slice(0, 19));
+      expect(s.controller.enqueued).toHaveLength(19);
+      expect(s.removed).toHaveLength(19);
+    });
+  });
+});

@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import { upgrade } from '../../../../src/reconciler/actions/upgrade.js';
+import { Reason } from '../../../../src/reconciler/conditions.js';
+import { LeadershipLostCancellation } from '../../../../src/runtime/reconcile.js';
+import { CHART, desired, entries, FakeHelmError, harness, manifestOf, NAME, NAMESPACE, READY, record, UID, type Harness } from './fakes.js';
+
+const UPGRADE_FORCE = 'helm.sdk.operatorframework.io/upgrade-force';
+const ROLLBACK_FORCE = 'helm.sdk.operatorframework.io/rollback-force';
+
+/** A release deployed at revision 2 whose upgrade to revision 3 fails, leaving `left` as revision 3 (none: nothing stored). */
+function failingUpgrade(o: { annotations?: Record<string, string>; left?: 'failed' | 'deployed' | 'pending-upgrade' } = {}): { h: Harness; error: FakeHelmError } {
+  const h = harness({ ...(o.annotations === undefined ? {} : { annotations: o.annotations }) });
+  h.storage.set(NAMESPACE, NAME, [record(1, 'superseded'), record(2, 'deployed'), ...(o.left === undefined ? [] : [record(3, o.left)])]);
+  const error = new FakeHelmError('upgrade: cannot patch Deployment "web": field is immutable');
+  h.helm.fail('upgrade', error);
+  return { h, error };
+}
+
+describe('upgrade', () => {
+  it('upgrades to the desired chart and values, without force by default, and reports the deployment', async () => {
+    const h = harness();
+    h.helm.release = { revision: 3, manifest: manifestOf([{ apiVersion: 'v1', kind: 'ConfigMap', name: 'web-config' }]), notes: 'upgraded', status: 'deployed' };
+    const d = desired();
+    const outcome = await upgrade(h.ctx, d, record(2, 'deployed'));
+    expect(outcome).toStrictEqual({
+      kind: 'upgraded',
+      deployment: {
+        release: { name: NAME, namespace: NAMESPACE, revision: 3, chart: CHART.name, chartVersion: CHART.version, appVersion: CHART.appVersion },
+        inventory: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: NAMESPACE, name: 'web-config' }],
+        ready: READY,
+      },
+      notes: 'upgraded',
+    });
+    expect(h.helm.callsOf('upgrade')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, chart: CHART.path, values: d.values, labels: d.labels, signal: h.ctx.signal, force: false }]);
+    expect(h.objects.adopted.map((a) => a.options)).toStrictEqual([{ created: false }]);
+    expect(entries(h.manifests.get(NAMESPACE, NAME, UID, 3))).toHaveLength(1);
+  });
+
+  it('forces the upgrade when the CR asks for it', async () => {
+    const h = harness({ annotations: { [UPGRADE_FORCE]: 'true' } });
+    await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    expect(h.helm.callsOf('upgrade')[0]?.force).toBe(true);
+  });
+
+  it('records the OverrideValuesInUse events before helm upgrades', async () => {
+    const h = harness({ watch: { overrideValues: { 'image.tag': 'v2' } } });
+    h.helm.during = () => {
+      expect(h.events.map((e) => e.reason)).toStrictEqual(['OverrideValuesInUse']);
+    };
+    await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    expect(h.events).toStrictEqual([{ type: 'Warning', reason: 'OverrideValuesInUse', message: 'Chart value "image.tag" overridden to "v2" by operator\'s watches.yaml' }]);
+  });
+
+  it('reports a failed upgrade as an UpgradeError counted against the desired state, still deployed', async () => {
+    const { h, error } = failingUpgrade({ left: 'failed' });
+    const outcome = await upgrade(h.ctx, desired('fp-9'), record(2, 'deployed'));
+    expect(outcome).toStrictEqual({
+      kind: 'helm-failed',
+      reason: Reason.UpgradeError,
+      event: 'UpgradeFailed',
+      failure: { summary: 'upgrade: cannot patch Deployment "web": field is immutable', retryable: true },
+      cause: error,
+      fingerprint: 'fp-9',
+    });
+    expect(h.objects.adopted).toStrictEqual([]);
+  });
+
+  it('rolls a failed upgrade that stored a new revision back to the one that was serving, forced by default', async () => {
+    const { h } = failingUpgrade({ left: 'failed' });
+    await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    expect(h.helm.methods()).toStrictEqual(['upgrade', 'rollback']);
+    expect(h.helm.callsOf('rollback')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, revision: 2, force: true, signal: h.ctx.signal }]);
+    expect(h.events).toStrictEqual([{ type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2` }]);
+  });
+
+  it('rolls back a pending revision the failed upgrade left', async () => {
+    const { h } = failingUpgrade({ left: 'pending-upgrade' });
+    await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    expect(h.helm.callsOf('rollback').map((r) => r.revision)).toStrictEqual([2]);
+  });
+
+  it('rolls back to a superseded revision that was serving', async () => {
+    const h = harness();
+    h.storage.set(NAMESPACE, NAME, [record(1, 'superseded'), record(2, 'failed')]);
+    h.helm.fail('upgrade', new FakeHelmError('upgrade: boom'));
+    await upgrade(h.ctx, desired(), record(1, 'superseded'));
+    expect(h.helm.callsOf('rollback').map((r) => r.revision)).toStrictEqual([1]);
+  });
+
+  it('does not undo a newer revision that is deployed: a cancelled helm that finished anyway (ADR 0036)', async () => {
+    const { h } = failingUpgrade({ left: 'deployed' });
+    const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    expect(outcome.kind).toBe('helm-failed');
+    expect(h.helm.methods()).toStrictEqual(['upgrade']);
+    expect(h.events).toStrictEqual([]);
+  });
+
+  it('rolls nothing back when the failed upgrade stored no new revision', async () => {
+    const { h } = failingUpgrade();
+    const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    expect(outcome.kind).toBe('helm-failed');
+    expect(h.storage.reads).toStrictEqual([`${NAMESPACE}/${NAME}`]);
+    expect(h.helm.methods()).toStrictEqual(['upgrade']);
+    expect(h.events).toStrictEqual([]);
+  });
+
+  it('rolls nothing back to a revision that was not serving (from a failed latest)', async () => {
+    const h = harness();
+    h.storage.set(NAMESPACE, NAME, [record(1, 'superseded'), record(2, 'failed'), record(3, 'failed')]);
+    h.helm.fail('upgrade', new FakeHelmError('upgrade: boom'));
+    await upgrade(h.ctx, desired(), record(2, 'failed'));
+    expect(h.helm.methods()).toStrictEqual(['upgrade']);
+  });
+
+  it('rolls back without force when the CR turns forced rollbacks off', async () => {
+    const { h } = failingUpgrade({ annotations: { [ROLLBACK_FORCE]: 'false' }, left: 'failed' });
+    await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    expect(h.helm.callsOf('rollback').map((r) => r.force)).toStrictEqual([false]);
+    expect(h.events).toStrictEqual([{ type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2` }]);
+  });
+
+  it('falls back to a plain rollback when the forced one fails', async () => {
+    const { h } = failingUpgrade({ left: 'failed' });
+    h.helm.fail('rollback', new FakeHelmError('rollback: Service "web" is invalid: spec.clusterIP: field is immutable'), 1);
+    await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    expect(h.helm.callsOf('rollback').map((r) => [r.revision, r.force])).toStrictEqual([
+      [2, true],
+      [2, false],
+    ]);
+    expect(h.events).toStrictEqual([
+      { type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2 without force, after the forced rollback failed` },
+    ]);
+  });
+
+  it('reports both errors when the forced and the plain rollback fail', async () => {
+    const { h } = failingUpgrade({ left: 'failed' });
+    let n = 0;
+    h.helm.during = (call) => {
+      if (call.method === 'rollback') h.helm.fail('rollback', new FakeHelmError(`rollback failure ${++n}`));
+    };
+    const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    expect(outcome).toMatchObject({ kind: 'helm-failed', reason: Reason.UpgradeError, event: 'UpgradeFailed' });
+    expect(h.helm.callsOf('rollback').map((r) => r.force)).toStrictEqual([true, false]);
+    expect(h.events).toStrictEqual([
+      { type: 'Warning', reason: 'RollbackFailed', message: `Rollback of ${NAME} to revision 2 failed: rollback failure 1; then: rollback failure 2` },
+    ]);
+  });
+
+  it('reports the one error of a failed plain rollback', async () => {
+    const { h } = failingUpgrade({ annotations: { [ROLLBACK_FORCE]: 'false' }, left: 'failed' });
+    h.helm.fail('rollback', new FakeHelmError('rollback: no'));
+    await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    expect(h.helm.callsOf('rollback')).toHaveLength(1);
+    expect(h.events).toStrictEqual([{ type: 'Warning', reason: 'RollbackFailed', message: `Rollback of ${NAME} to revision 2 failed: rollback: no` }]);
+  });
+
+  it('does not count an upgrade cancelled by shutdown, and rolls it back with a live signal', async () => {
+    const { h, error } = failingUpgrade({ left: 'pending-upgrade' });
+    h.helm.during = (call) => {
+      if (call.method === 'upgrade') h.abort.abort(new Error('shutting down'));
+    };
+    const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    expect(outcome).toStrictEqual({ kind: 'helm-failed', reason: Reason.UpgradeError, event: 'UpgradeFailed', failure: { summary: error.message, retryable: true }, cause: error });
+    const rollback = h.helm.callsOf('rollback');
+    expect(rollback).toHaveLength(1);
+    expect(rollback[0]?.signal).not.toBe(h.ctx.signal);
+    expect(rollback[0]?.signal?.aborted).toBe(false);
+  });
+
+  it('is cancelled when leadership is lost while helm upgrades: nothing is rolled back or read', async () => {
+    const { h, error } = failingUpgrade({ left: 'pending-upgrade' });
+    h.helm.during = () => {
+      h.abort.abort(new LeadershipLostCancellation('lease lost'));
+    };
+    expect(await upgrade(h.ctx, desired(), record(2, 'deployed'))).toStrictEqual({ kind: 'cancelled', cause: error });
+    expect(h.helm.methods()).toStrictEqual(['upgrade']);
+    expect(h.storage.reads).toStrictEqual([]);
+    expect(h.events).toStrictEqual([]);
+  });
+
+  it('checks confinement first: a refused release is not upgraded', async () => {
+    const h = harness({ watch: { confineToNamespace: true } });
+    h.helm.rendered = manifestOf([{ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'admin-too' }]);
+    const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    expect(outcome).toMatchObject({ kind: 'refused', reason: Reason.NamespaceConfinementViolation });
+    expect(h.helm.methods()).toStrictEqual(['render']);
+  });
+});
