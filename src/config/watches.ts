@@ -52,6 +52,11 @@ export interface Watch {
   readonly confineToNamespace: boolean;
   /** `Kind` (core group) or `Kind.group`: cluster-scoped kinds a confined release may create. */
   readonly allowClusterScoped: readonly string[];
+  /**
+   * Ours: dotted value paths (`auth.password`, `tls`) whose values, whatever set them (spec,
+   * overrideValues, values-from), never show in status, events or logs, error text included.
+   */
+  readonly sensitiveValues: readonly string[];
   /** Where the entry was defined; `index` is 0-based, `line` 1-based. */
   readonly source: { readonly file: string; readonly index: number; readonly line: number };
 }
@@ -114,6 +119,7 @@ const FIELDS = [
   'chart',
   'watchDependentResources',
   'overrideValues',
+  'sensitiveValues',
   'selector',
   'reconcilePeriod',
   'maxConcurrentReconciles',
@@ -480,6 +486,27 @@ function readKindList(ctx: EntryContext, fields: FieldNodes): string[] {
   return kinds;
 }
 
+/** `sensitiveValues`: a list of dotted value paths, each segment non-empty. */
+function readValuePaths(ctx: EntryContext, fields: FieldNodes): string[] {
+  const node = fields.sensitiveValues;
+  if (isEmpty(node)) return [];
+  if (!isSeq(node)) {
+    fail(ctx, node, 'sensitiveValues', `expected a list of value paths such as "auth.password", got ${describe(node)}`);
+    return [];
+  }
+  const paths: string[] = [];
+  node.items.forEach((item, i) => {
+    const itemNode = deref(ctx.pc.doc, item);
+    const value = scalarValue(itemNode);
+    if (typeof value !== 'string' || value.split('.').some((segment) => segment === '')) {
+      fail(ctx, itemNode, `sensitiveValues[${i}]`, `expected a value path such as "auth.password" (keys joined by "."), got ${describe(itemNode)}`);
+      return;
+    }
+    paths.push(value);
+  });
+  return paths;
+}
+
 function readSelector(ctx: EntryContext, fields: FieldNodes): LabelSelector | undefined {
   const node = fields.selector;
   if (isEmpty(node) || node === undefined) return undefined;
@@ -610,6 +637,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
   const rest = {
     watchDependentResources: readBoolean(ctx, fields, 'watchDependentResources', true),
     overrideValues: readOverrideValues(ctx, fields),
+    sensitiveValues: readValuePaths(ctx, fields),
     ...(selector === undefined ? {} : { selector }),
     labelSelector: selector === undefined ? '' : labelSelectorToString(selector),
     ...(reconcilePeriodMs === undefined ? {} : { reconcilePeriodMs }),

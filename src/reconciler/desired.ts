@@ -9,7 +9,7 @@ import { isStatus } from '../k8s/errors.js';
 import type { Desired } from './actions/context.js';
 import { Reason } from './conditions.js';
 import type { Outcome } from './outcome.js';
-import type { Redactor } from './redaction.js';
+import { valuesAt, type Redactor } from './redaction.js';
 import { releaseNameProblem } from './release-name.js';
 import { RELEASE_LABELS } from './state.js';
 import { composeReferencedValues, deepMerge, notOptedIn, parseValuesFrom, secretStrings, VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL, type ValuesReference, type ValuesSourcePort } from './values-from.js';
@@ -21,7 +21,7 @@ export interface DesiredInput {
   readonly cr: CustomResource;
   readonly namespace: string;
   readonly name: string;
-  readonly watch: Pick<Watch, 'chart' | 'overrideValues'>;
+  readonly watch: Pick<Watch, 'chart' | 'overrideValues' | 'sensitiveValues'>;
   readonly ownerKind: string;
   readonly helmMajor: number;
   /** Who reads referenced Secrets and ConfigMaps: the watch's ServiceAccount, else the operator. */
@@ -46,6 +46,7 @@ export async function desiredState(d: DesiredInput): Promise<Desired | Refusal> 
   if ('kind' in referenced) return referenced;
   const spec = isPlainObject(d.cr.spec) ? d.cr.spec : {};
   const values = mergeValues(deepMerge(referenced.values, spec), d.watch.overrideValues);
+  d.redact.add(valuesAt(values, d.watch.sensitiveValues));
   const fp = fingerprint({ chartDigest: d.watch.chart.digest, values, helmMajor: d.helmMajor });
   return { values, fingerprint: fp, labels: { [RELEASE_LABELS.fingerprint]: fp, [RELEASE_LABELS.ownerKind]: d.ownerKind } };
 }

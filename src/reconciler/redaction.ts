@@ -35,6 +35,18 @@ export function leafStrings(values: unknown): string[] {
   return [];
 }
 
+/** The scalars, as text, of `values` at each dotted path (`auth.password`; a map path takes all below it). */
+export function valuesAt(values: unknown, paths: readonly string[]): string[] {
+  return paths.flatMap((path) => {
+    let node: unknown = values;
+    for (const key of path.split('.')) {
+      if (typeof node !== 'object' || node === null || Array.isArray(node)) return [];
+      node = (node as Record<string, unknown>)[key];
+    }
+    return leafStrings(node);
+  });
+}
+
 export class Redactor {
   /** Longest first, so that a value containing another is replaced whole. */
   #forms: string[] = [];

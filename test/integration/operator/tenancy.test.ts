@@ -21,6 +21,7 @@ const CONFINED: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 
 const LOOKUP_SERVER: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'LookupServer', plural: 'lookupservers' };
 const LOOKUP_CLIENT: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'LookupClient', plural: 'lookupclients' };
 const SECRET_APP: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'SecretApp', plural: 'secretapps' };
+const MARKED_APP: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'MarkedApp', plural: 'markedapps' };
 
 const watchOf = (k: TestKind, extra = ''): string => `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${CHART}${extra}}`;
 const ALL_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
@@ -294,11 +295,11 @@ describe('values from Secrets under a ServiceAccount: opt-in and redaction', () 
   let op: RunningOperator;
 
   /** Every place a Secret's value must not reach: the namespace's ConfigMaps, the CR's status, events, the operator's log. */
-  const leaks = async (canary: string, cr: string): Promise<string[]> => {
+  const leaks = async (canary: string, cr: string, crs: CRs = apps): Promise<string[]> => {
     const where: string[] = [];
     const configMaps = (await core.listNamespacedConfigMap({ namespace: ns.name })).items;
     if (JSON.stringify(configMaps.map((c) => [c.data, c.metadata?.labels])).includes(canary)) where.push('a ConfigMap');
-    if (JSON.stringify((await apps.get(ns.name, cr))?.status).includes(canary)) where.push('status');
+    if (JSON.stringify((await crs.get(ns.name, cr))?.status).includes(canary)) where.push('status');
     if (JSON.stringify((await core.listNamespacedEvent({ namespace: ns.name })).items).includes(canary)) where.push('events');
     if (logs.join('').includes(canary)) where.push('operator log');
     return where;
@@ -310,6 +311,7 @@ describe('values from Secrets under a ServiceAccount: opt-in and redaction', () 
 
   beforeAll(async () => {
     await ensureCrd(kc, SECRET_APP);
+    await ensureCrd(kc, MARKED_APP);
     ns = await createNamespace(kc, 'secret-refs');
     // The ServiceAccount reads every Secret of the namespace (helm's release storage needs it): the label, not RBAC, is the opt-in.
     await deployer(core, rbac, ns.name, [{ apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ALL_VERBS }]);
@@ -321,7 +323,8 @@ describe('values from Secrets under a ServiceAccount: opt-in and redaction', () 
     });
     // The operator's own logger: its error serializer writes messages and causes, where values would leak.
     const log = makeLogger({ level: 'debug', destination: sink });
-    op = await startOperator({ watches: `${watchOf(SECRET_APP, ', serviceAccountName: deployer')}\n`, namespaces: [ns.name], log });
+    const watches = [watchOf(SECRET_APP, ', serviceAccountName: deployer'), watchOf(MARKED_APP, ', sensitiveValues: [tier]'), ''];
+    op = await startOperator({ watches: watches.join('\n'), namespaces: [ns.name], log });
   });
   afterAll(async () => {
     await op.stop();
@@ -372,5 +375,16 @@ describe('values from Secrets under a ServiceAccount: opt-in and redaction', () 
     expect((await eventOf('refused', 'InstallFailed')).message).toContain(`Invalid value: "${REDACTED}"`);
     await waitFor('the failure in the operator log', () => Promise.resolve(logs.some((l) => l.includes('Reconciler error') && l.includes('refused-settings'))));
     expect(await leaks(canary, 'refused')).toEqual([]);
+  });
+
+  it('keeps a value the watch marks sensitive (sensitiveValues) out of status, events and logs, wherever it was set', async () => {
+    const canary = `mark:${Math.random().toString(36).slice(2)}`;
+    const marked = new CRs(kc, MARKED_APP);
+    await marked.create(ns.name, 'marked', { tier: canary });
+    const cr = await marked.waitForCondition(ns.name, 'marked', { type: 'ReleaseFailed', status: 'True', reason: 'InstallError' });
+    expect(condition(cr, 'ReleaseFailed')?.message).toContain(`Invalid value: "${REDACTED}"`);
+    expect((await eventOf('marked', 'InstallFailed')).message).toContain(`Invalid value: "${REDACTED}"`);
+    await waitFor('the failure in the operator log', () => Promise.resolve(logs.some((l) => l.includes('Reconciler error') && l.includes('marked-settings'))));
+    expect(await leaks(canary, 'marked', marked)).toEqual([]);
   });
 });

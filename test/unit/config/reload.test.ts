@@ -125,6 +125,7 @@ describe('ConfigReloader', () => {
       dryRunOption: 'client',
       confineToNamespace: false,
       allowClusterScoped: [],
+      sensitiveValues: [],
       source: { file: FILE, index: 0, line: 1 },
     });
     const parse = vi.fn(() => Promise.resolve([watch()]));

@@ -125,6 +125,7 @@ describe('parseWatches: valid files', () => {
       dryRunOption: 'server',
       confineToNamespace: true,
       allowClusterScoped: [],
+      sensitiveValues: [],
       source: { file: 'watches.yaml', index: 0, line: 2 },
     });
     expect(memcached?.chart.format).toBe('archive');
@@ -320,6 +321,22 @@ describe('parseWatches: entry problems', () => {
     const [plain] = await parse(lines(...NGINX));
     expect(plain).toMatchObject({ confineToNamespace: false, allowClusterScoped: [] });
     expect(plain).not.toHaveProperty('serviceAccountName');
+  });
+
+  it('reads sensitiveValues: dotted value paths', async () => {
+    const [w] = await parse(lines(...NGINX, '  sensitiveValues: [auth.password, tls]'));
+    expect(w?.sensitiveValues).toEqual(['auth.password', 'tls']);
+    expect((await parse(lines(...NGINX)))[0]?.sensitiveValues).toEqual([]);
+  });
+
+  it('reports bad sensitiveValues with their position', async () => {
+    expect(await messagesOf(lines(...NGINX, '  sensitiveValues: [auth..password, 3]'))).toEqual([
+      'watches.yaml:5:21: entry 0 (example.com/v1alpha1, Kind=Nginx): field "sensitiveValues[0]": expected a value path such as "auth.password" (keys joined by "."), got string "auth..password"',
+      'watches.yaml:5:37: entry 0 (example.com/v1alpha1, Kind=Nginx): field "sensitiveValues[1]": expected a value path such as "auth.password" (keys joined by "."), got number 3',
+    ]);
+    expect(await messagesOf(lines(...NGINX, '  sensitiveValues: password'))).toEqual([
+      'watches.yaml:5:20: entry 0 (example.com/v1alpha1, Kind=Nginx): field "sensitiveValues": expected a list of value paths such as "auth.password", got string "password"',
+    ]);
   });
 
   it('reports bad tenancy fields with their position', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { leafStrings, REDACTED, Redactor, spellings } from '../../../src/reconciler/redaction.js';
+import { leafStrings, REDACTED, Redactor, spellings, valuesAt } from '../../../src/reconciler/redaction.js';
 
 describe('spellings', () => {
   it('covers the value as is, quoted as helm and the API server quote it, base64, and each line', () => {
@@ -52,5 +52,19 @@ describe('Redactor', () => {
     const r = new Redactor([CANARY]);
     const patch = { conditions: [{ type: 'ReleaseFailed', message: `bad ${CANARY}` }], failedAttempts: { count: 2 }, [CANARY]: true };
     expect(r.deep(patch)).toEqual({ conditions: [{ type: 'ReleaseFailed', message: `bad ${REDACTED}` }], failedAttempts: { count: 2 }, [REDACTED]: true });
+  });
+});
+
+describe('valuesAt', () => {
+  const values = { auth: { password: 'hunter22', users: ['alice', { token: 'tok-123456' }] }, port: 8080, tls: { key: 'KEY', enabled: true } };
+
+  it('takes the scalars at each path, everything below a map or list included', () => {
+    expect(valuesAt(values, ['auth.password'])).toEqual(['hunter22']);
+    expect(valuesAt(values, ['auth.users'])).toEqual(['alice', 'tok-123456']);
+    expect(valuesAt(values, ['auth', 'port'])).toEqual(['hunter22', 'alice', 'tok-123456', '8080']);
+  });
+
+  it('finds nothing where a path does not lead', () => {
+    expect(valuesAt(values, ['auth.password.more', 'missing', 'auth.users.0', 'tls.enabled'])).toEqual([]);
   });
 });
