@@ -69,17 +69,32 @@ export async function packTarball(): Promise<string> {
   await mkdir(tmp, { recursive: true });
   await exec('npm', ['pack', '--pack-destination', tmp]);
   const name = (await readdir(tmp)).find((f) => f.endsWith('.tgz')) ?? '';
-  await rm(dir, { recursive: true, force: true });
-  await rename(tmp, dir);
   const tarball = path.join(dir, name);
-  await writeFile(done, tarball);
-  return tarball;
+  await writeFile(path.join(tmp, 'tarball'), tarball);
+  await settle(tmp, dir, 'tarball');
+  return (await readFile(done, 'utf8')).trim();
 }
 
-/** Older packs and installs (earlier sources) go once a new one is complete: the cache keeps one. */
+/**
+ * Moves a finished `tmp` to `dir`, unless another test process (a second test command on the same
+ * machine) finished `dir` first: its copy, in use there, is kept and ours dropped.
+ */
+async function settle(tmp: string, dir: string, marker: string): Promise<void> {
+  if (existsSync(path.join(dir, marker))) {
+    await rm(tmp, { recursive: true, force: true });
+    return;
+  }
+  await rm(dir, { recursive: true, force: true });
+  await rename(tmp, dir);
+}
+
+/**
+ * Older packs and installs (earlier sources) go once a new one is complete: the cache keeps one.
+ * Another process's work in progress (`*.tmp-<pid>`) is left alone.
+ */
 async function pruneExcept(keep: readonly string[]): Promise<void> {
   const names = new Set(keep.map((k) => path.basename(k)));
-  for (const e of await readdir(CACHE)) if (!names.has(e)) await rm(path.join(CACHE, e), { recursive: true, force: true });
+  for (const e of await readdir(CACHE)) if (!names.has(e) && !/\.tmp-\d+$/.test(e)) await rm(path.join(CACHE, e), { recursive: true, force: true });
 }
 
 let cached: Promise<RuntimePackage> | undefined;
@@ -97,8 +112,7 @@ export function runtimePackage(): Promise<RuntimePackage> {
       await mkdir(tmp, { recursive: true });
       await exec('npm', ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--loglevel=error', '--prefix', tmp, tarball], { cwd: tmp });
       await writeFile(path.join(tmp, '.complete'), '');
-      await rm(prefix, { recursive: true, force: true });
-      await rename(tmp, prefix);
+      await settle(tmp, prefix, '.complete');
     }
     await pruneExcept([path.dirname(tarball), prefix]);
     const nodeModules = path.join(prefix, 'node_modules');
