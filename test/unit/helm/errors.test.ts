@@ -115,6 +115,13 @@ describe('classifyHelmError', () => {
     expect(
       classifyHelmError('Error: query: failed to query with labels: secrets is forbidden: User "system:serviceaccount:x:y" cannot list resource "secrets"', 1),
     ).toBe('KubernetesAPIError');
+    // text/template's wrapping of a lookup() the API server refused: the cluster failing, not the chart.
+    const lookupForbidden =
+      'Error: INSTALLATION FAILED: template: gate/templates/role.yaml:1:14: executing "gate/templates/role.yaml" at <lookup "v1" "ConfigMap" .Release.Namespace "marker">: ' +
+      'error calling lookup: unable to get apiresource from unstructured: /v1, Kind=ConfigMap: configmaps "marker" is forbidden: User "system:serviceaccount:t:deployer" cannot get resource "configmaps" in API group "" in the namespace "t"';
+    expect(classifyHelmError(lookupForbidden, 1)).toBe('KubernetesAPIError');
+    // A template error that only mentions lookup stays the chart's.
+    expect(classifyHelmError('Error: template: gate/templates/role.yaml:1:14: executing "gate/templates/role.yaml" at <lookup "v1">: wrong number of args for lookup: want 4 got 1', 1)).toBe('RenderFailed');
     expect(classifyHelmError('Error: something nobody anticipated', 1)).toBe('Unknown');
     expect(classifyHelmError('', 2)).toBe('Unknown');
   });
