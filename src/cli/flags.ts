@@ -117,7 +117,7 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
     .option('--leader-election-retry-period <duration>', 'interval between leader election attempts', duration, 2_000)
     .option(
       '--graceful-shutdown-timeout <duration>',
-      'on SIGTERM/SIGINT, how long in-flight reconciles (helm operations) may finish before they are cancelled',
+      'on SIGTERM/SIGINT, or a kind restarted by a watches.yaml reload, how long in-flight reconciles (helm operations) may finish before they are cancelled',
       duration,
       30_000,
     )

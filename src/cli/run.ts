@@ -200,6 +200,7 @@ async function assemble(options: RunOptions, log: Logger): Promise<Parts> {
     suppressOverrideValues: options.suppressOverrideValues,
     metrics,
     releaseMetrics: metrics,
+    gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs,
   });
   holder.operator = operator;
   metrics.trackQueues(() => operator.manager.names().map((n) => [n, operator.manager.get(n)?.queue] as const));

@@ -39,6 +39,11 @@ export interface OperatorOptions {
   readonly metrics?: ControllerMetrics;
   /** Release-level metrics (states, drift corrections). */
   readonly releaseMetrics?: ReconcilerMetrics;
+  /**
+   * How long a controller stopped by a watches.yaml reload lets its in-flight reconciles (helm
+   * operations) finish before cancelling them (`--graceful-shutdown-timeout`); default 30 s.
+   */
+  readonly gracefulShutdownTimeoutMs?: number;
 }
 
 /** operator-sdk names controllers `<lowercase kind>-controller`; the group disambiguates a kind watched twice. */
@@ -110,6 +115,7 @@ export class Operator {
       namespaces: this.o.namespaces,
       ...(watch.labelSelector === '' ? {} : { labelSelector: watch.labelSelector }),
       maxConcurrentReconciles: watch.maxConcurrentReconciles ?? this.o.maxConcurrentReconciles,
+      ...(this.o.gracefulShutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: this.o.gracefulShutdownTimeoutMs }),
       reconciler,
       log,
       ...(this.o.metrics === undefined ? {} : { metrics: this.o.metrics }),

@@ -106,6 +106,8 @@ export interface StartOptions {
   readonly reconcilePeriodMs?: number;
   readonly maxConcurrentReconciles?: number;
   readonly helmBin?: string;
+  /** How long a controller a reload stops lets its reconciles run; the operator's default when unset. */
+  readonly gracefulShutdownTimeoutMs?: number;
   /** Where the operator logs; silent (or TEST_LOG_LEVEL) by default. */
   readonly log?: Logger;
 }
@@ -129,6 +131,7 @@ export async function startOperator(options: StartOptions): Promise<RunningOpera
     namespaces: options.namespaces ?? [],
     metrics,
     releaseMetrics: metrics,
+    ...(options.gracefulShutdownTimeoutMs === undefined ? {} : { gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs }),
   });
   await operator.start(watches);
   return {

@@ -10,8 +10,10 @@ import { CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type
 
 /** test/fixtures/charts/slow-upgrade: pre-upgrade hook Jobs, about a second each; installs are fast. */
 const SLOW: TestKind = { group: 'prod.helm-operator.example.com', version: 'v1', kind: 'SlowUpgrade', plural: 'slowupgrades' };
-/** Enough hook Jobs that the upgrade outlives a controller's stop (30 s, then 5 s after cancelling). */
-const HOOK_JOBS = 60;
+/** How long the restarted controller lets its reconciles run before cancelling them (then 5 s more). */
+const STOP_TIMEOUT_MS = 3_000;
+/** Enough hook Jobs (about a second each) that the upgrade outlives the controller's stop. */
+const HOOK_JOBS = 20;
 
 /**
  * A watches.yaml reload restarts a controller while its helm upgrade runs, and that helm outlives
@@ -36,7 +38,7 @@ describe('a reload during a helm upgrade that outlives the controller', () => {
     // TERM reaches this shell only, which ignores it: the real helm runs on until it is done.
     await writeFile(helm, `#!/bin/sh\ntrap '' TERM\n'${inject('helmBin')}' "$@"\n`);
     await chmod(helm, 0o755);
-    op = await startOperator({ watches: entry(''), namespaces: [ns.name], helmBin: helm });
+    op = await startOperator({ watches: entry(''), namespaces: [ns.name], helmBin: helm, gracefulShutdownTimeoutMs: STOP_TIMEOUT_MS });
   });
   afterAll(async () => {
     await op.stop();
