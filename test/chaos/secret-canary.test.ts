@@ -2,7 +2,8 @@
  * Secret canary: a value in a CR's spec and one in the watch's overrideValues must never show in
  * the operator's debug logs, events (except the documented OverrideValuesInUse event for the
  * override), CR status, release Secret labels, `ps -eo args` while helm runs, or files left in the
- * operator's temp dir, not even after a SIGKILL in the middle of a helm call.
+ * operator's temp dir, not even after a SIGKILL in the middle of a helm call, nor when the API
+ * server refuses a value the watch marks sensitive and quotes it back in its error.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -13,8 +14,9 @@ import { promisify } from 'node:util';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAll, type OperatorProcess } from '../integration/production/support.js';
+import { REDACTED } from '../../src/reconciler/redaction.js';
 import { testKubeConfig, uniqueName } from '../support/kube.js';
-import { CRs, NGINX } from '../support/operator.js';
+import { condition, CRs, NGINX } from '../support/operator.js';
 import { createNamespaces, helmRunning, operatorUnderTest, sleep, type OperatorUnderTest } from './support/harness.js';
 import { helmChildren, killTree } from './support/processes.js';
 import { recordFault, recordFuzz } from './support/report.js';
@@ -67,7 +69,7 @@ describe('secret canary', () => {
     for (const e of (await core.listNamespacedEvent({ namespace: NS })).items) {
       check(`event ${e.reason ?? ''}`, JSON.stringify(e), e.reason === 'OverrideValuesInUse');
     }
-    check('CR canary status', JSON.stringify((await crs.get(NS, 'canary'))?.status));
+    for (const cr of (await crs.list(NS)).map((c) => c.metadata.name)) check(`CR ${cr} status`, JSON.stringify((await crs.get(NS, cr))?.status));
     const secrets = await core.listNamespacedSecret({ namespace: NS, labelSelector: 'owner=helm' });
     expect(secrets.items.length).toBeGreaterThan(0);
     for (const s of secrets.items) check(`release Secret ${s.metadata?.name ?? ''} labels`, JSON.stringify(s.metadata?.labels ?? {}));
@@ -81,7 +83,7 @@ describe('secret canary', () => {
   beforeAll(async () => {
     await createNamespaces(kc, [NS]);
     tmp = await mkdtemp(path.join(os.tmpdir(), 'chaos-canary-'));
-    out = await operatorUnderTest(kc, [NS], `  overrideValues:\n    podAnnotations.chaos-override: ${OVERRIDE_CANARY}\n`);
+    out = await operatorUnderTest(kc, [NS], `  overrideValues:\n    podAnnotations.chaos-override: ${OVERRIDE_CANARY}\n  sensitiveValues: [podLabels]\n`);
     // `ps -eo args` as often as it runs, counting samples taken while the operator ran helm.
     sampler = (async () => {
       while (sampling) {
@@ -137,5 +139,17 @@ describe('secret canary', () => {
     recordFuzz('secret canary: ps samples during helm runs', helmSeen);
     expect(helmSeen, 'ps was sampled while helm ran').toBeGreaterThan(0);
     expect(leaks).toEqual([]);
+  });
+
+  it('stays out of status, events and logs when the API server refuses it and quotes it back', { timeout: 240_000 }, async () => {
+    const op = await start();
+    // ':' is not allowed in a label value: the API server refuses the Deployment and quotes the value.
+    await crs.create(NS, 'refused', { replicaCount: 0, podLabels: { 'chaos-secret': `${SPEC_CANARY}:refused` } });
+    const cr = await crs.waitForCondition(NS, 'refused', { type: 'ReleaseFailed', status: 'True', reason: 'InstallError' }, { timeoutMs: 90_000 });
+    // What failed is still said, the value itself is not.
+    expect(condition(cr, 'ReleaseFailed')?.message).toContain(`Invalid value: "${REDACTED}"`);
+    await op.waitForLog('the failed reconcile to be logged', (l) => l.msg === 'Reconciler error');
+    expect((await op.stop()).code).toBe(0);
+    expect(await findLeaks()).toEqual([]);
   });
 });
