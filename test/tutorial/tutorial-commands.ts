@@ -33,9 +33,13 @@ export const T = {
   waitDeploy: 'kubectl -n nginx-operator-system wait deployment/nginx-operator-controller-manager --for=condition=Available --timeout=3m',
   undeploy: 'make undeploy',
   bundle: `make bundle IMG=${IMG}`,
+  registryUp: 'eval "$(make -s registry-up)"',
+  bundlePush: 'make bundle-build bundle-push IMAGE_TAG_BASE=$REGISTRY/nginx-operator',
+  catalog: 'make catalog IMAGE_TAG_BASE=$REGISTRY/nginx-operator',
   olmInstall: 'helm-operator olm install',
   runBundle: 'helm-operator run bundle ./bundle',
   cleanup: 'helm-operator cleanup nginx-operator',
+  registryDown: 'make registry-down',
 } as const;
 
 /** The README block's commands, in order (what a reader types; the tier runs each). */
@@ -61,7 +65,11 @@ export const README_SCRIPT: readonly string[] = [
   T.waitDeploy,
   T.undeploy,
   T.bundle,
+  T.registryUp,
+  T.bundlePush,
+  T.catalog,
   T.olmInstall,
   T.runBundle,
   T.cleanup,
+  T.registryDown,
 ];

@@ -49,6 +49,8 @@ let kubeconfig = '';
 let operator: Background | undefined;
 let container: Background | undefined;
 let olmInstalled = false;
+/** The port of the scaffolded project's `make registry-up` registry while it runs. */
+let registryPort: number | undefined;
 let broken: string | undefined;
 const timings: [string, number][] = [];
 
@@ -77,12 +79,16 @@ const sh = (command: string, timeoutMs = 5 * MIN, cwd = project): Promise<string
  * not a command fails it), its exports then carried into the session: what the next commands of the
  * user's shell see.
  */
-async function evalStep(command: string, timeoutMs = 5 * MIN): Promise<{ kubeconfig: string; pathPrefix: string; containersConf: string }> {
-  const out = await sh(`set -e; before=$PATH; ${command}; printf '\n@%s\n' "KUBECONFIG=\${KUBECONFIG:-}" "PATH_PREFIX=\${PATH%"$before"}" "CONTAINERS_CONF=\${CONTAINERS_CONF:-}"`, timeoutMs);
+async function evalStep(command: string, timeoutMs = 5 * MIN): Promise<{ kubeconfig: string; pathPrefix: string; containersConf: string; registry: string }> {
+  const out = await sh(
+    `set -e; before=$PATH; ${command}; printf '\n@%s\n' "KUBECONFIG=\${KUBECONFIG:-}" "PATH_PREFIX=\${PATH%"$before"}" "CONTAINERS_CONF=\${CONTAINERS_CONF:-}" "REGISTRY=\${REGISTRY:-}"`,
+    timeoutMs,
+  );
   const value = (name: string): string => new RegExp(`^@${name}=(.*)$`, 'm').exec(out)?.[1] ?? '';
-  const r = { kubeconfig: value('KUBECONFIG'), pathPrefix: value('PATH_PREFIX').replace(/:$/, ''), containersConf: value('CONTAINERS_CONF') };
+  const r = { kubeconfig: value('KUBECONFIG'), pathPrefix: value('PATH_PREFIX').replace(/:$/, ''), containersConf: value('CONTAINERS_CONF'), registry: value('REGISTRY') };
   if (r.kubeconfig !== '') session.set('KUBECONFIG', r.kubeconfig);
   if (r.containersConf !== '') session.set('CONTAINERS_CONF', r.containersConf);
+  if (r.registry !== '') session.set('REGISTRY', r.registry);
   if (r.pathPrefix !== '') session.prependPath(r.pathPrefix);
   return r;
 }
@@ -155,6 +161,7 @@ afterAll(async () => {
   await operator?.stop();
   if (olmInstalled && broken !== undefined) await keepOlmState();
   if (olmInstalled) await session.run('helm-operator olm uninstall', { cwd: project, timeoutMs: 5 * MIN });
+  if (registryPort !== undefined) await session.run(T.registryDown, { cwd: project, timeoutMs: MIN });
   if (container !== undefined) await session.run(`${T.imageEnv}; podman rm -f --ignore ${T.containerName}`, { cwd: project, timeoutMs: MIN });
   if (process.env.KEEP_CLUSTER !== '1' && kubeconfig !== '') await session.run('make cluster-down', { cwd: project, timeoutMs: 2 * MIN });
   await repo?.stop();
@@ -318,6 +325,29 @@ describe('the operator-sdk Helm tutorial from the npm package, with no helm or k
     expect(csv.metadata.name).toBe(`${PROJECT}.v0.0.1`);
   }, 12 * MIN);
 
+  step(`${T.registryUp}: a registry on 127.0.0.1`, async () => {
+    // A free port, as another registry may hold 5000 on this machine: the Makefile reads REGISTRY_PORT.
+    registryPort = await freePort();
+    session.set('REGISTRY_PORT', String(registryPort));
+    const { registry } = await evalStep(T.registryUp, 15 * MIN);
+    expect(registry).toBe(`127.0.0.1:${registryPort}`);
+    expect((await fetch(`http://${registry}/v2/`)).status).toBe(200);
+  }, 16 * MIN);
+
+  step(`${T.bundlePush}: the bundle image in the registry`, async () => {
+    await sh(T.bundlePush, 10 * MIN);
+    const tags = (await (await fetch(`http://127.0.0.1:${registryPort}/v2/${PROJECT}-bundle/tags/list`)).json()) as { tags?: string[] };
+    expect(tags.tags).toEqual(['v0.0.1']);
+  }, 12 * MIN);
+
+  step(`${T.catalog}: a valid catalog from the pushed bundle image`, async () => {
+    await sh(T.catalog, 10 * MIN);
+    const docs = (await readFile(path.join(project, `catalog/${PROJECT}/catalog.yaml`), 'utf8')).split(/^---$/m).map((d) => parse(d) as { schema?: string; name?: string; image?: string } | null);
+    const bundle = docs.find((d) => d?.schema === 'olm.bundle');
+    expect(bundle).toMatchObject({ name: `${PROJECT}.v0.0.1`, image: `127.0.0.1:${registryPort}/${PROJECT}-bundle:v0.0.1` });
+    expect(docs.map((d) => d?.schema).filter((s) => s !== undefined)).toEqual(['olm.package', 'olm.channel', 'olm.bundle']);
+  }, 12 * MIN);
+
   step(T.olmInstall, async () => {
     olmInstalled = true;
     await sh(T.olmInstall, 40 * MIN);
@@ -334,4 +364,10 @@ describe('the operator-sdk Helm tutorial from the npm package, with no helm or k
     const csvs = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: 'operators.coreos.com', version: 'v1alpha1', plural: 'clusterserviceversions', namespace: 'default' })) as { items: unknown[] };
     expect(csvs.items).toEqual([]);
   }, 6 * MIN);
+
+  step(T.registryDown, async () => {
+    await sh(T.registryDown, MIN);
+    expect(await fetch(`http://127.0.0.1:${registryPort}/v2/`).then(() => 'answers', () => 'down')).toBe('down');
+    registryPort = undefined;
+  });
 });

@@ -28,6 +28,13 @@ IMG ?= controller:latest
 CONTAINER_TOOL ?= $(if $(shell docker info >/dev/null 2>&1 && echo up),docker,podman)
 # podman as this machine needs it (image.sh env); nothing for docker.
 PODMAN_ENV = $(if $(filter podman,$(CONTAINER_TOOL)),eval "$$(bash $(HACK)/image.sh env)";)
+# Whether an image reference names a registry on this machine (plain HTTP, such as \`make registry-up\`'s).
+loopback = $(filter 127.0.0.1:% localhost:%,$(1))
+# Flags for pushing IMG: podman speaks plain HTTP to a registry on this machine only when told to
+# (docker does so for 127.0.0.0/8 by itself).
+PUSH_FLAGS ?= $(if $(and $(filter podman,$(CONTAINER_TOOL)),$(call loopback,$(IMG))),--tls-verify=false)
+# The port of \`make registry-up\`'s registry on 127.0.0.1.
+REGISTRY_PORT ?= 5000
 # Extra flags for \`helm-operator run\` (make run / run-as-deployed), e.g. ARGS=--zap-devel.
 ARGS ?=
 # \`make undeploy ignore-not-found=true\`: no error for objects already gone.
@@ -79,6 +86,14 @@ cluster-up: $(RUNTIME) ## Start a local control plane on 127.0.0.1 (needs go; bu
 cluster-down: $(RUNTIME) ## Stop the local control plane.
     @bash $(HACK)/cluster.sh down
 
+.PHONY: registry-up
+registry-up: $(RUNTIME) ## Start a local OCI registry on 127.0.0.1:REGISTRY_PORT for the images below (needs go; builds it once); prints \`export REGISTRY=...\`.
+    @bash $(HACK)/registry.sh up --port $(REGISTRY_PORT)
+
+.PHONY: registry-down
+registry-down: $(RUNTIME) ## Stop the local registry (what was pushed stays for the next registry-up).
+    @bash $(HACK)/registry.sh down --port $(REGISTRY_PORT)
+
 ##@ Build
 
 .PHONY: docker-build
@@ -86,8 +101,8 @@ docker-build: $(RUNTIME) ## Build the operator image IMG with CONTAINER_TOOL (Do
     CONTAINER_TOOL=$(CONTAINER_TOOL) bash $(HACK)/image.sh build $(IMG)
 
 .PHONY: docker-push
-docker-push: ## Push the operator image IMG with CONTAINER_TOOL.
-    $(PODMAN_ENV) $(CONTAINER_TOOL) push $(IMG)
+docker-push: ## Push the operator image IMG with CONTAINER_TOOL (plain HTTP to a registry on 127.0.0.1 or localhost).
+    $(PODMAN_ENV) $(CONTAINER_TOOL) push $(PUSH_FLAGS) $(IMG)
 
 .PHONY: build-installer
 build-installer: $(RUNTIME) ## Write dist/install.yaml: the CRDs and the operator with image IMG, for one \`kubectl apply -f\`.
@@ -150,10 +165,11 @@ bundle-push: ## Push the bundle image BUNDLE_IMG.
     $(MAKE) docker-push IMG=$(BUNDLE_IMG)
 
 # File-based catalog (not the deprecated SQLite index): catalog/<package>/catalog.yaml from BUNDLE_IMG,
-# pulled from its registry (OPM_RENDER_FLAGS=--use-http for a plain-HTTP one, such as hack/tools.sh's
-# registry), or from the bundle directory with no registry: make catalog CATALOG_BUNDLE=./bundle.
+# pulled from its registry (plain HTTP for one on this machine, such as \`make registry-up\`'s;
+# OPM_RENDER_FLAGS=--use-http for another plain-HTTP one), or from the bundle directory with no
+# registry: make catalog CATALOG_BUNDLE=./bundle.
 CATALOG_BUNDLE ?= $(BUNDLE_IMG)
-OPM_RENDER_FLAGS ?=
+OPM_RENDER_FLAGS ?= $(if $(call loopback,$(CATALOG_BUNDLE)),--use-http)
 .PHONY: catalog
 catalog: $(RUNTIME) ## Write the file-based catalog catalog/ holding BUNDLE_IMG or CATALOG_BUNDLE=./bundle (opm render + opm validate) and catalog.Dockerfile.
     bash $(HACK)/tools.sh olm-validate
@@ -269,4 +285,7 @@ the deployed ServiceAccount, to check \`config/rbac\` against your charts. \`mak
 Publish through OLM (OperatorHub): edit \`config/manifests/bases/${p.projectName}.clusterserviceversion.yaml\`, then
 \`make bundle IMG=<registry>/${p.projectName}:v0.1.0 VERSION=0.1.0\` (bundle/, validated),
 \`make bundle-build bundle-push catalog-build catalog-push IMAGE_TAG_BASE=<registry>/${p.projectName} VERSION=0.1.0\`.
+No registry at hand: \`eval "$(make -s registry-up)"\` starts one on 127.0.0.1 and exports \`REGISTRY\`; push to
+\`$REGISTRY/...\`, \`make catalog IMAGE_TAG_BASE=$REGISTRY/${p.projectName}\` reads the bundle image back from it, and
+\`helm-operator run bundle $REGISTRY/${p.projectName}-bundle:v0.1.0 --use-http\` installs it.
 `;
