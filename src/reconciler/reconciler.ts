@@ -131,8 +131,12 @@ export class HelmReconciler implements Reconciler {
       summary = { result: {}, error: err instanceof Error ? err : new Error(String(err)), events: [] };
     }
     for (const e of summary.events) r.ctx.event(e.type, e.reason, e.message);
-    if (outcome?.kind === 'uninstalled' && outcome.remaining.length === 0) await this.#release(r);
-    else await this.#writeStatusUnlessCancelled(r);
+    if (outcome?.kind === 'uninstalled' && outcome.remaining.length === 0) {
+      // A finalizer that cannot be removed yet (a conflict, the API server away) is retried with backoff.
+      await this.#release(r).catch((err: unknown) => {
+        throw redactedError(err, r.redactor);
+      });
+    } else await this.#writeStatusUnlessCancelled(r);
     // The controller logs it, causes included (helm's stderr quotes values).
     if (summary.error !== undefined) throw redactedError(summary.error, r.redactor);
     return summary.result;

@@ -26,6 +26,13 @@ class FakeApiServer {
   watchFailures: number[] = [];
   listKind = 'SecretList';
   #streams: ServerResponse[] = [];
+  #closedWatches = 0;
+  #closeWaiters: (() => void)[] = [];
+
+  /** Resolves once `count` watch connections have been closed (by the client, or by close()). */
+  async watchesClosed(count: number): Promise<void> {
+    while (this.#closedWatches < count) await new Promise<void>((resolve) => this.#closeWaiters.push(resolve));
+  }
   #server: Server = createServer((req, res) => {
     this.#handle(req, res);
   });
@@ -55,6 +62,10 @@ class FakeApiServer {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.flushHeaders();
       this.#streams.push(res);
+      res.on('close', () => {
+        this.#closedWatches++;
+        for (const w of this.#closeWaiters.splice(0)) w();
+      });
       return;
     }
     this.lists.push(rec);
@@ -248,7 +259,10 @@ describe('Informer', () => {
     await running.start();
     await vi.waitFor(() => { expect(api2.watches).toHaveLength(1); });
     await running.stop(); // aborts the watch: ListWatch reports an AbortError
-    await new Promise((r) => setTimeout(r, 50));
+    // The API server has seen the watch end, so the client has had its abort; one more turn of the
+    // event loop for whatever that abort schedules: no restart.
+    await api2.watchesClosed(1);
+    await new Promise((r) => setImmediate(r));
     expect(clock2.pendingTimers()).toBe(0);
   });
 
