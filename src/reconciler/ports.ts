@@ -2,6 +2,7 @@
  * What the reconciler needs from the world besides helm (helm-port.ts): release storage, the
  * release's objects, metrics. The operator wires concrete clients in; unit tests wire fakes.
  */
+import type { CustomResourceClient } from '../k8s/custom-resources.js';
 import type { ReleaseObjects } from './release-objects.js';
 import type { ReleaseRecord } from './state.js';
 
@@ -11,6 +12,9 @@ export interface ReleaseStoragePort {
   /** The record of revision `revision` alone, when it is still the latest and deployed; else undefined. */
   deployed(namespace: string, release: string, revision: number): Promise<ReleaseRecord[] | undefined>;
 }
+
+/** What the reconciler does with the CRs of its kind (src/k8s/custom-resources.ts implements it). */
+export type CustomResourcesPort = Pick<CustomResourceClient, 'get' | 'addFinalizer' | 'removeFinalizers' | 'patchStatus'>;
 
 /** What actions do with the release's live objects (release-objects.ts implements it). */
 export type ReleaseObjectsPort = Pick<ReleaseObjects, 'adopt' | 'repairDrift' | 'readiness'>;

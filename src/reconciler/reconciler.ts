@@ -5,7 +5,7 @@
  * turns the outcome into status with `summarize`, and writes the status once, on the way out.
  */
 import type { Watch } from '../config/watches.js';
-import type { CustomResource, CustomResourceClient } from '../k8s/custom-resources.js';
+import type { CustomResource } from '../k8s/custom-resources.js';
 import { describeError } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/events.js';
 import type { ObjectClient } from '../k8s/objects.js';
@@ -25,7 +25,7 @@ import { admit, nextAction, type Action } from './next-action.js';
 import { observeRelease } from './observe.js';
 import { ReportedError, summarize, type Outcome, type Summary } from './outcome.js';
 import { resyncAfterMs } from './period.js';
-import type { ReconcilerMetrics, ReleaseStoragePort } from './ports.js';
+import type { CustomResourcesPort, ReconcilerMetrics, ReleaseStoragePort } from './ports.js';
 import { Redactor } from './redaction.js';
 import { ownerKindLabel } from './release-name.js';
 import { ReleaseObjects, type DependentsPort } from './release-objects.js';
@@ -39,7 +39,7 @@ export type { ReconcilerMetrics, ReleaseStoragePort } from './ports.js';
 
 export interface HelmReconcilerOptions {
   readonly watch: Watch;
-  readonly crs: CustomResourceClient;
+  readonly crs: CustomResourcesPort;
   readonly helm: HelmPort;
   readonly storage: ReleaseStoragePort;
   readonly events: EventRecorder;

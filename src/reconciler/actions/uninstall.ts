@@ -4,7 +4,7 @@
  * small release, and `kubectl delete --all` deletes many at once. Which CRs a batch holds is
  * claimed per CR instance (UID) and forgotten when the batch ends (uninstall-claims.ts).
  */
-import type { CachedCustomResource, CustomResourceClient } from '../../k8s/custom-resources.js';
+import type { CachedCustomResource } from '../../k8s/custom-resources.js';
 import { describeError } from '../../k8s/errors.js';
 import type { EventRecorder } from '../../k8s/events.js';
 import type { ObjectClient } from '../../k8s/objects.js';
@@ -15,6 +15,7 @@ import { Reason } from '../conditions.js';
 import type { InventoryEntry } from '../inventory.js';
 import { ownsRelease, type ReleaseOwner } from '../observe.js';
 import type { Outcome } from '../outcome.js';
+import type { CustomResourcesPort } from '../ports.js';
 import { releaseNameProblem } from '../release-name.js';
 import { UninstallClaims, type Batch } from '../uninstall-claims.js';
 import { failureOf, type ActionContext } from './context.js';
@@ -32,7 +33,7 @@ const PEER_WRITES_IN_FLIGHT = 4;
 
 export interface UninstallerOptions {
   readonly owner: ReleaseOwner;
-  readonly crs: Pick<CustomResourceClient, 'removeFinalizers'>;
+  readonly crs: Pick<CustomResourcesPort, 'removeFinalizers'>;
   readonly events: EventRecorder;
   /** Reads the release's objects, for uninstall-wait. */
   readonly objects: Pick<ObjectClient, 'get'>;
