@@ -211,6 +211,7 @@ async function assemble(options: RunOptions, log: Logger): Promise<Parts> {
 class Lifecycle {
   #started = false;
   #watcher: ConfigWatcher | undefined;
+  #settle: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly options: RunOptions,
@@ -247,6 +248,7 @@ class Lifecycle {
       this.#started = true;
       log.info('All controllers started and synced');
       this.#startWatching();
+      this.#settleAfterTakeover();
     });
     const lost = elector?.lost ?? never;
     const event = await Promise.race([starting.then(() => never), this.stopped.then(() => 'stop' as const), lost.then(() => 'lost' as const)]);
@@ -263,6 +265,24 @@ class Lifecycle {
     });
   }
 
+  /**
+   * A previous leader's helm can still write a release's storage after this replica took the Lease:
+   * a frozen process tree that thaws (a VM stall, a cgroup freeze) runs on until its operator
+   * notices it lost the Lease, and nothing fences helm's storage (docs/chaos.md). Once the old
+   * leader can no longer believe it leads, twice over, every CR is reconciled once more, so such a
+   * late write is repaired then, not at the next reconcile period.
+   */
+  #settleAfterTakeover(): void {
+    const le = this.options.leaderElection;
+    if (le === undefined || this.parts.elector === undefined) return;
+    const delayMs = 2 * (le.leaseDurationMs + le.renewDeadlineMs);
+    this.#settle = setTimeout(() => {
+      const queued = this.parts.operator.resyncAll();
+      this.parts.log.info({ queued, afterMs: delayMs }, 'Reconciling every CR once more after taking over leadership');
+    }, delayMs);
+    this.#settle.unref();
+  }
+
   #startWatching(): void {
     const { reloader, log } = this.parts;
     if (reloader === undefined || this.shutdown.aborted) return;
@@ -275,6 +295,8 @@ class Lifecycle {
   }
 
   async #stopWatching(): Promise<void> {
+    clearTimeout(this.#settle);
+    this.#settle = undefined;
     const watcher = this.#watcher;
     this.#watcher = undefined;
     this.parts.reloader?.close();

@@ -194,6 +194,21 @@ export class Operator {
   hasSynced(): boolean {
     return this.manager.hasSynced();
   }
+
+  /** Queues a reconcile of every CR of every kind (after the queued work: low priority); how many. */
+  resyncAll(): number {
+    let queued = 0;
+    for (const name of this.manager.names()) {
+      const controller = this.manager.get(name);
+      for (const cr of controller?.cache.list() ?? []) {
+        const { namespace = '', name: crName } = cr.metadata ?? {};
+        if (crName === undefined) continue;
+        controller?.enqueue({ namespace, name: crName }, { priority: 'low' });
+        queued++;
+      }
+    }
+    return queued;
+  }
 }
 
 /** What makes two watch entries equivalent for a running controller (the source line is not part of it). */

@@ -1,6 +1,6 @@
-import { CoordinationV1Api, V1MicroTime } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, V1MicroTime } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNamespace, testKubeConfig, uniqueName } from '../../support/kube.js';
+import { createNamespace, testKubeConfig, uniqueName, waitFor } from '../../support/kube.js';
 import { CRs, ensureCrd, NGINX, NGINX_CHART } from '../../support/operator.js';
 import { killAll, probe, sample, scrape, spawnOperator, watchEntry, watchesFile, type OperatorProcess } from './support.js';
 
@@ -126,6 +126,35 @@ describe('leader election between two operator processes', () => {
     expect(p.lines.find((l) => l.msg === 'leader election lost')?.reason).toMatch(/held by intruder/);
     expect(p.other.join('\n')).toMatch(/error: leader election lost/);
     expect((await leases.readNamespacedLease({ name, namespace: ns.name })).spec?.holderIdentity).toBe('intruder');
+  });
+
+  it("after taking the Lease, reconciles every CR once more: a release a previous leader's helm marked failed late is repaired", { timeout: 120_000 }, async () => {
+    const name = uniqueName('helm-operator-settle');
+    const core = kc.makeApiClient(CoreV1Api);
+    // Lease 4 s, renew deadline 3 s: the resync comes 2 x 7 s after this replica leads. The reconcile
+    // period is far away, so nothing else would look at the release again within this test.
+    const timing = ['--leader-election-lease-duration', '4s', '--leader-election-renew-deadline', '3s', '--leader-election-retry-period', '1s', '--reconcile-period', '10m'];
+    const p = spawnOperator({ watchesFile: watches.file, namespace: ns.name, args: ['--leader-elect', '--leader-election-id', name, '--leader-election-namespace', ns.name, ...timing] });
+    await p.waitForLog('the controllers to start', (l) => l.msg === 'All controllers started and synced');
+    await crs.create(ns.name, 'late', { replicaCount: 1 });
+    await crs.waitForCondition(ns.name, 'late', { type: 'Deployed', status: 'True' });
+    const release = async () => (await core.listNamespacedSecret({ namespace: ns.name, labelSelector: 'owner=helm,name=late' })).items;
+    const [stored] = await release();
+    expect(stored?.metadata?.labels?.status).toBe('deployed');
+    // What a thawed helm of the previous leader leaves when its operator cancels it after the takeover.
+    await core.patchNamespacedSecret(
+      { namespace: ns.name, name: stored?.metadata?.name ?? '', body: { metadata: { labels: { status: 'failed' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const repaired = await waitFor(
+      'the release deployed again',
+      async () => {
+        const now = await release();
+        return now.length > 0 && now.every((s) => s.metadata?.labels?.status !== 'failed') && now.some((s) => s.metadata?.labels?.status === 'deployed') ? now : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(repaired.map((s) => s.metadata?.labels?.status)).toEqual(['deployed']);
   });
 
   it('out of cluster, --leader-elect without a namespace is a clear start-up error', { timeout: 60_000 }, async () => {
