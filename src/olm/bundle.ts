@@ -220,24 +220,36 @@ async function deleteInstallPlans(c: Cluster, namespace: string, csvs: readonly 
 }
 
 /**
- * Waits until `csvs` are gone; throws naming those still there at the timeout, and what holds them. OLM's catalog
- * operator can apply an InstallPlan once more before it sees its Subscription gone, creating a CSV
- * and its CRDs again after they were deleted: whatever is back and not being deleted (a CSV, or one
- * of `crds`) is deleted again.
+ * How long nothing of the package may come back before cleanup counts it gone: OLM's catalog
+ * operator can apply an InstallPlan once more from its cache after every object was deleted.
+ */
+const SETTLED_MS = 5_000;
+
+/**
+ * Waits until `csvs` are gone and have stayed gone for SETTLED_MS; throws naming those still there
+ * at the timeout, and what holds them. OLM's catalog operator can apply an InstallPlan once more
+ * before it sees its Subscription gone, creating a CSV and its CRDs again after they were deleted
+ * (even after cleanup had seen them gone, in one CI run): whatever is back and not being deleted (a
+ * CSV, or one of `crds`) is deleted again, and the quiet period starts over.
  */
 async function csvsGone(c: Cluster, w: { namespace: string; csvs: readonly string[]; crds: readonly string[]; timeoutMs: number }): Promise<void> {
   const { namespace, csvs, crds, timeoutMs } = w;
   const csvRef = olmResource('clusterserviceversions', namespace);
-  const back = async (ref: ResourceRef, name: string): Promise<Obj | undefined> => {
+  /** The object when it is there; deleted again when it came back (it is there and not being deleted). */
+  const back = async (ref: ResourceRef, name: string): Promise<{ there: Obj | undefined; recreated: boolean }> => {
     const o = await c.get(ref, name);
-    if (o !== undefined && o.metadata?.deletionTimestamp === undefined) await c.delete(ref, name);
-    return o;
+    const recreated = o !== undefined && o.metadata?.deletionTimestamp === undefined;
+    if (recreated) await c.delete(ref, name);
+    return { there: o, recreated };
   };
   let left: Obj[] = [];
+  let lastSeen = Date.now();
   await poll(async () => {
-    left = (await Promise.all(csvs.map((name) => back(csvRef, name)))).filter((x): x is Obj => x !== undefined);
-    for (const name of crds) await back(CRDS, name);
-    return left.length === 0 ? true : undefined;
+    const found = await Promise.all(csvs.map((name) => back(csvRef, name)));
+    left = found.flatMap((f) => (f.there === undefined ? [] : [f.there]));
+    const crdsBack = (await Promise.all(crds.map((name) => back(CRDS, name)))).some((f) => f.recreated);
+    if (left.length > 0 || crdsBack) lastSeen = Date.now();
+    return left.length === 0 && Date.now() - lastSeen >= SETTLED_MS ? true : undefined;
   }, timeoutMs);
   if (left.length === 0) return;
   const local = c.runsPods().then((pods) => (pods ? undefined : logFile(clusterStateDir(c.server), 'olm-operator')));
