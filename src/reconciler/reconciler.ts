@@ -182,7 +182,7 @@ export class HelmReconciler implements Reconciler {
       watch: this.o.watch,
       ownerKind: this.#ownerKind,
       helmMajor: await this.o.helm.major(),
-      identity: serviceAccountUser(r.ctx.namespace, this.o.watch.serviceAccountName),
+      identity: r.ctx.subject.identity,
       valuesSources: this.o.valuesSources,
       redact: r.redactor,
     });

@@ -79,28 +79,22 @@ export async function helmStep(ctx: ActionContext, reason: Reason, step: () => P
  * The outcome of a helm call that threw. Leadership lost (its helm process was stopped) is not
  * the release failing: another replica may own it already, so nothing is reported or undone, and
  * what helm left is the next leader's to unlock. A shutdown while still leading is reported like any
- * failure; the caller decides whether it counts (see countsAgainstRetries).
+ * failure. `counts`: the desired state an install or upgrade failed to reach, counted against its
+ * retries, unless helm was cancelled by shutdown or by a reload restarting the controller: that
+ * is not the release failing, or restarts during long upgrades would end in Stalled.
  */
-export function failureOf(ctx: ActionContext, err: unknown, how: { reason: Reason; event: string; fingerprint?: string; notDeployed?: boolean }): Outcome {
+export function failureOf(ctx: ActionContext, err: unknown, how: { reason: Reason; event: string; counts?: Desired; notDeployed?: boolean }): Outcome {
   if (lostLeadership(ctx.signal)) return { kind: 'cancelled', cause: err };
+  const counted = ctx.signal.aborted ? undefined : how.counts;
   return {
     kind: 'helm-failed',
     reason: how.reason,
     event: how.event,
     failure: ctx.describeHelmError(err),
     cause: err,
-    ...(how.fingerprint === undefined ? {} : { fingerprint: how.fingerprint }),
+    ...(counted === undefined ? {} : { fingerprint: counted.fingerprint }),
     ...(how.notDeployed === true ? { notDeployed: true } : {}),
   };
-}
-
-/**
- * The fingerprint to count a failed install or upgrade against, or undefined: a helm cancelled by
- * shutdown or by a reload restarting the controller is not the release failing, or restarts
- * during long upgrades would end in Stalled.
- */
-export function countsAgainstRetries(ctx: ActionContext, desired: Desired): string | undefined {
-  return ctx.signal.aborted ? undefined : desired.fingerprint;
 }
 
 /**

@@ -2,7 +2,7 @@
 import { Reason } from '../conditions.js';
 import type { ReleaseInfo } from '../helm-port.js';
 import type { Outcome } from '../outcome.js';
-import { countsAgainstRetries, failureOf, helmStep, overrideEvents, releaseRequest, type ActionContext, type Desired } from './context.js';
+import { failureOf, helmStep, overrideEvents, releaseRequest, type ActionContext, type Desired } from './context.js';
 import { deploymentOf } from './deployment.js';
 import { checkConfinement } from './preflight.js';
 import { removeFailedInstall } from './remediate.js';
@@ -19,14 +19,9 @@ export async function install(ctx: ActionContext, desired: Desired, options: { r
   try {
     release = await ctx.helm.install(releaseRequest(ctx, desired));
   } catch (err) {
-    const outcome = failureOf(ctx, err, { reason: Reason.InstallError, event: 'InstallFailed', notDeployed: true, ...fingerprint(ctx, desired) });
+    const outcome = failureOf(ctx, err, { reason: Reason.InstallError, event: 'InstallFailed', notDeployed: true, counts: desired });
     if (outcome.kind !== 'cancelled') await removeFailedInstall(ctx);
     return outcome;
   }
   return { kind: 'installed', deployment: await deploymentOf(ctx, release, { created: true }), notes: release.notes };
 }
-
-const fingerprint = (ctx: ActionContext, desired: Desired): { fingerprint?: string } => {
-  const fp = countsAgainstRetries(ctx, desired);
-  return fp === undefined ? {} : { fingerprint: fp };
-};

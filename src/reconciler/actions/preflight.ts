@@ -8,7 +8,7 @@ import { Reason } from '../conditions.js';
 import { confinementViolations } from '../confinement.js';
 import { inventoryOf, parseManifest, type InventoryEntry, type ManifestObject } from '../inventory.js';
 import type { Outcome } from '../outcome.js';
-import { countsAgainstRetries, failureOf, releaseRequest, type ActionContext, type Desired } from './context.js';
+import { failureOf, releaseRequest, type ActionContext, type Desired } from './context.js';
 
 /**
  * undefined: helm may go ahead. A render that fails is the install or upgrade (`reason`) failing
@@ -20,8 +20,7 @@ export async function checkConfinement(ctx: ActionContext, desired: Desired, rea
   try {
     manifest = await ctx.helm.render({ ...releaseRequest(ctx, desired), dryRun: ctx.watch.dryRunOption });
   } catch (err) {
-    const fingerprint = countsAgainstRetries(ctx, desired);
-    return failureOf(ctx, err, { reason, event: 'RenderFailed', ...(fingerprint === undefined ? {} : { fingerprint }) });
+    return failureOf(ctx, err, { reason, event: 'RenderFailed', counts: desired });
   }
   const served: ManifestObject[] = [];
   const unknown: InventoryEntry[] = [];

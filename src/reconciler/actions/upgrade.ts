@@ -3,7 +3,7 @@ import { Reason } from '../conditions.js';
 import type { ReleaseInfo } from '../helm-port.js';
 import type { Outcome } from '../outcome.js';
 import type { ReleaseRecord } from '../state.js';
-import { countsAgainstRetries, failureOf, overrideEvents, releaseRequest, type ActionContext, type Desired } from './context.js';
+import { failureOf, overrideEvents, releaseRequest, type ActionContext, type Desired } from './context.js';
 import { deploymentOf } from './deployment.js';
 import { checkConfinement } from './preflight.js';
 import { rollbackFailedUpgrade } from './remediate.js';
@@ -17,8 +17,7 @@ export async function upgrade(ctx: ActionContext, desired: Desired, from: Releas
   try {
     release = await ctx.helm.upgrade({ ...releaseRequest(ctx, desired), force: ctx.annotations.upgradeForce });
   } catch (err) {
-    const fingerprint = countsAgainstRetries(ctx, desired);
-    const outcome = failureOf(ctx, err, { reason: Reason.UpgradeError, event: 'UpgradeFailed', ...(fingerprint === undefined ? {} : { fingerprint }) });
+    const outcome = failureOf(ctx, err, { reason: Reason.UpgradeError, event: 'UpgradeFailed', counts: desired });
     if (outcome.kind !== 'cancelled') await rollbackFailedUpgrade(ctx, from);
     return outcome;
   }
