@@ -27,6 +27,10 @@ export interface RunOptions {
   readonly watchesFile: string;
   readonly reconcilePeriodMs: number;
   readonly maxConcurrentReconciles: number;
+  /** Undefined: all workers but one when several namespaces are watched (ADR 0041). */
+  readonly maxConcurrentReconcilesPerNamespace?: number;
+  /** helm's `--timeout` for every install, upgrade, rollback and uninstall (hooks and waits included). */
+  readonly helmTimeoutMs: number;
   readonly suppressOverrideValues: boolean;
   readonly helmBinary: string;
   readonly kubeconfig?: string;
@@ -102,6 +106,12 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
       positiveInt('--max-concurrent-reconciles'),
       os.availableParallelism(),
     )
+    .option(
+      '--max-concurrent-reconciles-per-namespace <n>',
+      "most reconciles of one namespace at once per kind, so one tenant's hanging installs cannot hold every worker (default: all workers but one when several namespaces are watched)",
+      positiveInt('--max-concurrent-reconciles-per-namespace'),
+    )
+    .option('--helm-timeout <duration>', "helm's --timeout for each install, upgrade, rollback and uninstall: how long hooks and waits may take before the release fails", duration, 300_000)
     .option('--suppress-override-values', 'show overridden values as **** in OverrideValuesInUse events', false)
     .option('--helm-binary <path>', 'the helm executable (v3.13+ or v4)', process.env.HELM_BIN ?? 'helm')
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
@@ -170,6 +180,8 @@ export function toRunOptions(raw: Record<string, unknown>, given: (flag: string)
     watchesFile: raw.watchesFile as string,
     reconcilePeriodMs: raw.reconcilePeriod as number,
     maxConcurrentReconciles: raw.maxConcurrentReconciles as number,
+    ...optional('maxConcurrentReconcilesPerNamespace', raw.maxConcurrentReconcilesPerNamespace as number | undefined),
+    helmTimeoutMs: helmTimeout(raw.helmTimeout as number),
     suppressOverrideValues: raw.suppressOverrideValues === true,
     helmBinary: raw.helmBinary as string,
     ...(kubeconfig === undefined ? {} : { kubeconfig }),
@@ -182,6 +194,12 @@ export function toRunOptions(raw: Record<string, unknown>, given: (flag: string)
     gracefulShutdownTimeoutMs: raw.gracefulShutdownTimeout as number,
     watchConfig: raw.watchConfig === true,
   };
+}
+
+/** helm's --timeout takes whole Go durations; under a second every hook or wait would fail at once. */
+function helmTimeout(ms: number): number {
+  if (ms < 1_000) throw new InvalidArgumentError(`--helm-timeout must be at least 1s, got ${ms}ms`);
+  return ms;
 }
 
 const optional = <K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> =>

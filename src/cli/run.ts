@@ -174,6 +174,7 @@ async function assemble(options: RunOptions, log: Logger): Promise<Parts> {
     binary: options.helmBinary,
     log: log.child({ component: 'helm' }),
     observer: metrics.helmExecution,
+    defaultTimeoutMs: options.helmTimeoutMs,
     ...(options.kubeconfig === undefined ? {} : { kubeconfig: options.kubeconfig }),
   });
   const version = await helm.version();
@@ -196,6 +197,7 @@ async function assemble(options: RunOptions, log: Logger): Promise<Parts> {
     log,
     defaultReconcilePeriodMs: options.reconcilePeriodMs,
     maxConcurrentReconciles: options.maxConcurrentReconciles,
+    ...(options.maxConcurrentReconcilesPerNamespace === undefined ? {} : { maxConcurrentReconcilesPerNamespace: options.maxConcurrentReconcilesPerNamespace }),
     namespaces: options.namespaces,
     suppressOverrideValues: options.suppressOverrideValues,
     metrics,

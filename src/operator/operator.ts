@@ -32,6 +32,8 @@ export interface OperatorOptions {
   readonly log: Logger;
   readonly defaultReconcilePeriodMs: number;
   readonly maxConcurrentReconciles: number;
+  /** Reconciles of one namespace at once per kind (`--max-concurrent-reconciles-per-namespace`); default: see `namespaceShare`. */
+  readonly maxConcurrentReconcilesPerNamespace?: number;
   /** Empty: every namespace. */
   readonly namespaces: readonly string[];
   readonly suppressOverrideValues?: boolean;
@@ -115,6 +117,7 @@ export class Operator {
       namespaces: this.o.namespaces,
       ...(watch.labelSelector === '' ? {} : { labelSelector: watch.labelSelector }),
       maxConcurrentReconciles: watch.maxConcurrentReconciles ?? this.o.maxConcurrentReconciles,
+      ...(this.o.maxConcurrentReconcilesPerNamespace === undefined ? {} : { maxConcurrentReconcilesPerNamespace: this.o.maxConcurrentReconcilesPerNamespace }),
       ...(this.o.gracefulShutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: this.o.gracefulShutdownTimeoutMs }),
       reconciler,
       log,

@@ -105,6 +105,10 @@ export interface StartOptions {
   readonly namespaces?: readonly string[];
   readonly reconcilePeriodMs?: number;
   readonly maxConcurrentReconciles?: number;
+  /** `--max-concurrent-reconciles-per-namespace`; the operator's default when unset. */
+  readonly maxConcurrentReconcilesPerNamespace?: number;
+  /** `--helm-timeout`; helm's 5 minutes when unset. */
+  readonly helmTimeoutMs?: number;
   readonly helmBin?: string;
   /** How long a controller a reload stops lets its reconciles run; the operator's default when unset. */
   readonly gracefulShutdownTimeoutMs?: number;
@@ -121,13 +125,20 @@ export async function startOperator(options: StartOptions): Promise<RunningOpera
   const log = options.log ?? makeLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const kc = testKubeConfig();
   const metrics = new OperatorMetrics({ version: 'test', processMetrics: false });
-  const helm = new HelmClient({ binary: options.helmBin ?? inject('helmBin'), kubeconfig, log, observer: metrics.helmExecution });
+  const helm = new HelmClient({
+    binary: options.helmBin ?? inject('helmBin'),
+    kubeconfig,
+    log,
+    observer: metrics.helmExecution,
+    ...(options.helmTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.helmTimeoutMs }),
+  });
   const operator = new Operator({
     kubeConfig: kc,
     helm,
     log,
     defaultReconcilePeriodMs: options.reconcilePeriodMs ?? 60_000,
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
+    ...(options.maxConcurrentReconcilesPerNamespace === undefined ? {} : { maxConcurrentReconcilesPerNamespace: options.maxConcurrentReconcilesPerNamespace }),
     namespaces: options.namespaces ?? [],
     metrics,
     releaseMetrics: metrics,

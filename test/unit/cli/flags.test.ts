@@ -103,6 +103,17 @@ describe('run flags', () => {
     expect(o.leaderElection).toMatchObject({ leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 1_000 });
   });
 
+  it('tenant fairness: --max-concurrent-reconciles-per-namespace (unset by default) and --helm-timeout (5m, at least 1s)', async () => {
+    const defaults = await parse([]);
+    expect(defaults.maxConcurrentReconcilesPerNamespace).toBeUndefined();
+    expect(defaults.helmTimeoutMs).toBe(300_000);
+    const o = await parse(['--max-concurrent-reconciles-per-namespace', '2', '--helm-timeout', '90s']);
+    expect(o.maxConcurrentReconcilesPerNamespace).toBe(2);
+    expect(o.helmTimeoutMs).toBe(90_000);
+    await expect(parse(['--max-concurrent-reconciles-per-namespace', '0'])).rejects.toThrow(/at least 1/);
+    await expect(parse(['--helm-timeout', '500ms'])).rejects.toThrow(/--helm-timeout must be at least 1s/);
+  });
+
   it('parses --graceful-shutdown-timeout and --watch-config', async () => {
     const o = await parse(['--graceful-shutdown-timeout', '1m30s', '--watch-config']);
     expect(o.gracefulShutdownTimeoutMs).toBe(90_000);
