@@ -57,6 +57,11 @@ export interface Watch {
    * overrideValues, values-from), never show in status, events or logs, error text included.
    */
   readonly sensitiveValues: readonly string[];
+  /**
+   * Ours: let helm fetch what the chart's (and subcharts') `values.schema.json` references outside
+   * itself (`$ref` to http(s) or file URLs) at every install and upgrade; refused by default.
+   */
+  readonly allowSchemaRefs: boolean;
   /** Where the entry was defined; `index` is 0-based, `line` 1-based. */
   readonly source: { readonly file: string; readonly index: number; readonly line: number };
 }
@@ -127,6 +132,7 @@ const FIELDS = [
   'serviceAccountName',
   'confineToNamespace',
   'allowClusterScoped',
+  'allowSchemaRefs',
 ] as const;
 type FieldName = (typeof FIELDS)[number];
 
@@ -644,6 +650,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
     ...(maxConcurrentReconciles === undefined ? {} : { maxConcurrentReconciles }),
     dryRunOption: readDryRun(ctx, fields, tenancy.confineToNamespace),
     ...tenancy,
+    allowSchemaRefs: readBoolean(ctx, fields, 'allowSchemaRefs', false),
   };
   return { index, line: posLine(pc, node), node, ctx, group, version, kind, chartPath: chartPath === '' ? undefined : chartPath, rest };
 }
@@ -674,6 +681,19 @@ function checkDuplicates(drafts: readonly Draft[]): void {
   }
 }
 
+/**
+ * Why a loaded chart may not run under a watch, or undefined. The chart's `values.schema.json`
+ * references that point outside it are fetched by helm (http, https, file) at every install and
+ * upgrade: a network call to wherever the chart's author chose, or a file of the operator's host.
+ */
+export function chartRefusal(chart: ChartInfo, allowSchemaRefs: boolean): string | undefined {
+  const refs = chart.schemaRefs ?? [];
+  if (refs.length === 0 || allowSchemaRefs) return undefined;
+  const shown = refs.slice(0, 3).map((r) => `${r.keyword} ${quote(r.ref)} in ${r.file}`);
+  const more = refs.length > shown.length ? ` and ${refs.length - shown.length} more` : '';
+  return `chart ${quote(chart.path)}: helm would fetch, at every install and upgrade, what its values schema references outside itself: ${shown.join(', ')}${more}; inline those definitions into the schema, or set allowSchemaRefs: true to let helm fetch them`;
+}
+
 async function loadCharts(drafts: readonly Draft[], baseDir: string): Promise<Map<Draft, ChartInfo>> {
   const cache = new Map<string, Promise<ChartInfo>>();
   const charts = new Map<Draft, ChartInfo>();
@@ -684,7 +704,10 @@ async function loadCharts(drafts: readonly Draft[], baseDir: string): Promise<Ma
       const pending = cache.get(abs) ?? loadChartInfo(abs);
       cache.set(abs, pending);
       try {
-        charts.set(d, await pending);
+        const chart = await pending;
+        const refused = chartRefusal(chart, d.rest.allowSchemaRefs);
+        if (refused === undefined) charts.set(d, chart);
+        else fail(d.ctx, deref(d.ctx.pc.doc, d.node.get('chart', true)), 'chart', refused);
       } catch (err) {
         const reason = err instanceof ChartError ? err.message : `cannot load chart ${quote(abs)}: ${(err as Error).message}`;
         fail(d.ctx, deref(d.ctx.pc.doc, d.node.get('chart', true)), 'chart', reason);

@@ -126,6 +126,7 @@ describe('ConfigReloader', () => {
       confineToNamespace: false,
       allowClusterScoped: [],
       sensitiveValues: [],
+      allowSchemaRefs: false,
       source: { file: FILE, index: 0, line: 1 },
     });
     const parse = vi.fn(() => Promise.resolve([watch()]));
