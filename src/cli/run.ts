@@ -195,6 +195,7 @@ async function assemble(options: RunOptions, log: Logger): Promise<Parts> {
     helm,
     log,
     defaultReconcilePeriodMs: options.reconcilePeriodMs,
+    annotationPeriodFloorMs: options.annotationReconcilePeriodFloorMs,
     maxConcurrentReconciles: options.maxConcurrentReconciles,
     namespaces: options.namespaces,
     suppressOverrideValues: options.suppressOverrideValues,

@@ -14,7 +14,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, type Document, type Node, type YAMLMap } from 'yaml';
 import { ChartError, loadChartInfo, type ChartInfo } from './chart.js';
-import { DurationError, parseDuration } from './duration.js';
+import { DurationError, formatDuration, parseDuration } from './duration.js';
 import { labelSelectorToString, validateLabelSelector, type LabelSelector } from './selector.js';
 
 export interface Watch {
@@ -144,6 +144,20 @@ const SET_STRING_KEY = /^(?:[^.[\]\\=,]|\\.)+(?:\[\d+\])*(?:\.(?:[^.[\]\\=,]|\\.
 const DRY_RUN_OPTIONS = ['', 'client', 'none', 'server'];
 
 const quote = (s: string): string => JSON.stringify(s);
+
+/**
+ * The shortest non-zero period watches.yaml or `--reconcile-period` may set (docs/adr/0046). A
+ * resync of an unchanged release runs no helm but still reads the CR and the release's records:
+ * below a second every CR of the kind would reconcile in a busy loop, and `1ms` is far likelier a
+ * typo of `1m` than a wish.
+ */
+export const MIN_RECONCILE_PERIOD_MS = 1_000;
+
+/** Why a period of the operator's own configuration is refused ("<value> is ..."), or undefined. */
+export function periodFloorProblem(ms: number, zeroAllowed = true): string | undefined {
+  if ((ms === 0 && zeroAllowed) || ms >= MIN_RECONCILE_PERIOD_MS) return undefined;
+  return `shorter than the ${formatDuration(MIN_RECONCILE_PERIOD_MS)} floor: every CR would be reconciled in a busy loop`;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Environment expansion
@@ -410,7 +424,9 @@ function readReconcilePeriod(ctx: EntryContext, fields: FieldNodes): number | un
   }
   try {
     const ms = parseDuration(value);
-    return ms === 0 ? undefined : ms;
+    const tooShort = periodFloorProblem(ms);
+    if (tooShort !== undefined) fail(ctx, node, 'reconcilePeriod', `${quote(value)} is ${tooShort}`);
+    return ms === 0 || tooShort !== undefined ? undefined : ms;
   } catch (err) {
     if (!(err instanceof DurationError)) throw err;
     fail(ctx, node, 'reconcilePeriod', err.message);

@@ -31,6 +31,8 @@ export interface OperatorOptions {
   readonly helm: HelmClient;
   readonly log: Logger;
   readonly defaultReconcilePeriodMs: number;
+  /** `--annotation-reconcile-period-floor`; the reconciler's default when unset. */
+  readonly annotationPeriodFloorMs?: number;
   readonly maxConcurrentReconciles: number;
   /** Empty: every namespace. */
   readonly namespaces: readonly string[];
@@ -106,6 +108,7 @@ export class Operator {
       isNamespaced: async (apiVersion, kind) => (await this.#mapper.mapping({ ...parseApiVersion(apiVersion), kind })).namespaced,
       describeHelmError,
       defaultReconcilePeriodMs: this.o.defaultReconcilePeriodMs,
+      ...(this.o.annotationPeriodFloorMs === undefined ? {} : { annotationPeriodFloorMs: this.o.annotationPeriodFloorMs }),
       suppressOverrideValues: this.o.suppressOverrideValues === true,
     });
     return new Controller({

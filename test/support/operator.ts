@@ -104,6 +104,8 @@ export interface StartOptions {
   readonly watches: string;
   readonly namespaces?: readonly string[];
   readonly reconcilePeriodMs?: number;
+  /** The shortest reconcile-period a CR's annotation may ask for; the operator's default (30 s) when unset. */
+  readonly annotationPeriodFloorMs?: number;
   readonly maxConcurrentReconciles?: number;
   readonly helmBin?: string;
   /** How long a controller a reload stops lets its reconciles run; the operator's default when unset. */
@@ -127,6 +129,7 @@ export async function startOperator(options: StartOptions): Promise<RunningOpera
     helm,
     log,
     defaultReconcilePeriodMs: options.reconcilePeriodMs ?? 60_000,
+    ...(options.annotationPeriodFloorMs === undefined ? {} : { annotationPeriodFloorMs: options.annotationPeriodFloorMs }),
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
     namespaces: options.namespaces ?? [],
     metrics,

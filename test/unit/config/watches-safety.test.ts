@@ -1,7 +1,8 @@
 /**
  * watches.yaml refuses charts helm would make read outside themselves: a symbolic link out of the
  * chart directory (helm follows it), and a values.schema.json `$ref` to another document (helm
- * fetches it at every install and upgrade) unless the watch sets `allowSchemaRefs: true`.
+ * fetches it at every install and upgrade) unless the watch sets `allowSchemaRefs: true`; and a
+ * reconcilePeriod under the floor.
  */
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -89,5 +90,15 @@ describe('watches.yaml: values.schema.json references', () => {
       'watches.yaml:5:20: entry 0 (example.com/v1alpha1, Kind=App): field "allowSchemaRefs": expected true or false, got string "yes"',
     ]);
     expect((await messagesOf(text('  allowSchemaRef: true'))).join('\n')).toContain('unknown field "allowSchemaRef" (did you mean "allowSchemaRefs"?)');
+  });
+});
+
+describe('watches.yaml: reconcilePeriod floor', () => {
+  it('refuses a period under 1s with file:line, and keeps 1s and 0 (the operator default)', async () => {
+    expect(await messagesOf(text('  reconcilePeriod: 1ms'))).toEqual([
+      'watches.yaml:5:20: entry 0 (example.com/v1alpha1, Kind=App): field "reconcilePeriod": "1ms" is shorter than the 1s floor: every CR would be reconciled in a busy loop',
+    ]);
+    expect((await parse(text('  reconcilePeriod: 1s')))[0]?.reconcilePeriodMs).toBe(1_000);
+    expect((await parse(text('  reconcilePeriod: "0"')))[0]).not.toHaveProperty('reconcilePeriodMs');
   });
 });
