@@ -111,17 +111,20 @@ async function copyChartDirectory(from: string, to: string, options: { readonly 
 }
 
 /**
- * A tar filter refusing link entries: helm reads a symlink or hard link entry of a chart archive
- * as an empty file, while extracting it here would create the link and `helm template` follow it.
+ * Extracts a chart archive, refusing link entries: helm reads a symlink or hard link entry of a
+ * chart archive as an empty file, while extracting it here would create the link and `helm
+ * template` follow it. (tar's filter must not throw: it runs in a stream callback.)
  */
-function refuseLinkEntries(archive: string): (entryPath: string, entry: unknown) => boolean {
-  return (entryPath, entry) => {
+async function extractArchive(archive: string, dest: string): Promise<void> {
+  let refused: string | undefined;
+  const filter = (entryPath: string, entry: unknown): boolean => {
     const e = entry as { type?: string; linkpath?: string };
     if (e.type !== 'SymbolicLink' && e.type !== 'Link') return true;
-    throw new ChartSourceError(
-      `chart archive ${archive}: ${JSON.stringify(entryPath)} is a ${e.type === 'Link' ? 'hard' : 'symbolic'} link to ${JSON.stringify(e.linkpath ?? '')}, which helm installs as an empty file; put the file itself into the archive`,
-    );
+    refused ??= `${JSON.stringify(entryPath)} is a ${e.type === 'Link' ? 'hard' : 'symbolic'} link to ${JSON.stringify(e.linkpath ?? '')}, which helm installs as an empty file; put the file itself into the archive`;
+    return false;
   };
+  await untar({ file: archive, cwd: dest, strict: true, filter });
+  if (refused !== undefined) throw new ChartSourceError(`chart archive ${archive}: ${refused}`);
 }
 
 /** The single directory `helm pull --untar` or an archive produced. */
@@ -146,7 +149,7 @@ async function materialize(helm: HelmClient, source: ChartSource, opts: FetchOpt
       return target;
     }
     case 'archive':
-      await untar({ file: source.path, cwd: dest, strict: true, filter: refuseLinkEntries(source.path) });
+      await extractArchive(source.path, dest);
       return onlyChild(dest, source.path);
     case 'remote':
       try {
