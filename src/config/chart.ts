@@ -316,8 +316,11 @@ async function loadDirectory(dir: string): Promise<ChartInfo> {
 const SCHEMA_FILE = 'values.schema.json';
 /** Keywords whose value is a URI reference to another schema. */
 const REF_KEYWORDS = ['$ref', '$dynamicRef', '$recursiveRef'] as const;
-/** The metaschemas helm's validator has built in: naming one in `$schema` loads nothing. */
-const BUILT_IN_METASCHEMA = /^https?:\/\/json-schema\.org\/(draft-0[4-7]|draft\/20(19-09|20-12))\/schema#?$/;
+/**
+ * The metaschemas helm's validator (santhosh-tekuri/jsonschema v6) has built in: a `$schema` or
+ * `$ref` naming one of them (fragment aside) loads nothing.
+ */
+const BUILT_IN_METASCHEMA = /^https?:\/\/json-schema\.org\/(schema|draft-0[467]\/schema|draft\/20(19-09|20-12)\/schema)(#.*)?$/;
 /** Subcharts of subcharts, as deep as we look (helm has no limit; real charts nest 2 or 3). */
 const MAX_SUBCHART_DEPTH = 16;
 
@@ -336,7 +339,7 @@ export function externalSchemaRefs(schema: unknown, file: string): SchemaRef[] {
     const record = node as Record<string, unknown>;
     for (const keyword of REF_KEYWORDS) {
       const ref = record[keyword];
-      if (typeof ref === 'string' && !ref.startsWith('#')) refs.push({ file, keyword, ref });
+      if (typeof ref === 'string' && !ref.startsWith('#') && !BUILT_IN_METASCHEMA.test(ref)) refs.push({ file, keyword, ref });
     }
     const meta = record.$schema;
     if (typeof meta === 'string' && !BUILT_IN_METASCHEMA.test(meta)) refs.push({ file, keyword: '$schema', ref: meta });

@@ -256,7 +256,10 @@ describe('loadChartInfo: values.schema.json references', () => {
 
   it('lists none for a chart whose schema refers only to itself', async () => {
     const dir = await makeChart('local', {
-      'values.schema.json': schema({ a: { $ref: '#/definitions/a' } }, { definitions: { a: { type: 'string' } } }),
+      'values.schema.json': schema(
+        { a: { $ref: '#/definitions/a' }, n: { $ref: 'http://json-schema.org/draft-07/schema#/definitions/nonNegativeInteger' } },
+        { definitions: { a: { type: 'string' } }, $schema: 'http://json-schema.org/schema#' },
+      ),
     });
     expect(await loadChartInfo(dir)).not.toHaveProperty('schemaRefs');
   });
