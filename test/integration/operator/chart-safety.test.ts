@@ -82,7 +82,7 @@ describe('helm-operator run: charts that would read outside themselves', () => {
     expect(await leaked()).toBe(false);
   });
 
-  it('refuses a chart whose values.schema.json refers to another document, unless allowSchemaRefs: true', async () => {
+  it('refuses a chart whose values.schema.json refers to another document (helm would fetch it at install)', async () => {
     const schema = JSON.stringify({ type: 'object', properties: { image: { $ref: 'http://169.254.169.254/latest/meta-data' } } });
     const root = await chart('schema-ref', { 'values.schema.json': schema });
     const file = await watches('schema-ref', root);
@@ -98,7 +98,7 @@ describe('helm-operator run: charts that would read outside themselves', () => {
     expect((await waitForExit(p)).code).not.toBe(0);
     expect(p.output()).toContain(`${file}:5:20: entry 0 (${LEAKY.group}/${LEAKY.version}, Kind=${LEAKY.kind}): field "reconcilePeriod": "1ms" is shorter than the 1s floor`);
     const flag = run(await watches('flag', await chart('flag')), '--reconcile-period', '1ms');
-    expect((await waitForExit(flag)).code).toBe(2);
+    expect((await waitForExit(flag)).code).not.toBe(0);
     expect(flag.output()).toContain('--reconcile-period 1ms is shorter than the 1s floor');
   });
 });
