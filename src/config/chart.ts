@@ -30,7 +30,7 @@ export interface ChartInfo {
 
 /** A reference in a values schema that helm would load from somewhere else. */
 export interface SchemaRef {
-  /** The schema file, relative to the chart (`charts/db/values.schema.json`, `charts/db-1.0.0.tgz:db/values.schema.json`). */
+  /** The schema file, relative to the chart (`charts/db/values.schema.json`, `charts/db-1.0.0.tgz:values.schema.json`, inside the archive). */
   readonly file: string;
   /** The keyword (`$ref`, `$schema` ...) and its value. */
   readonly keyword: string;
