@@ -368,6 +368,8 @@ async function main(): Promise<void> {
     helm: new HelmClient({ binary: helmBin, kubeconfig }),
     log: makeLogger({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }),
     defaultReconcilePeriodMs: 3_600_000,
+    // The idle-writes bench resyncs a CR every second through its annotation.
+    annotationPeriodFloorMs: 1_000,
     maxConcurrentReconciles: 2,
     namespaces: [ns],
   });

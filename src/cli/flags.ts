@@ -5,6 +5,7 @@
 import os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseDuration } from '../config/duration.js';
+import { periodFloorProblem } from '../config/watches.js';
 import { BindAddressError, parseBindAddress } from '../telemetry/health.js';
 
 /** A parsed listen address; undefined host = every interface. */
@@ -26,6 +27,8 @@ export interface LeaderElectionOptions {
 export interface RunOptions {
   readonly watchesFile: string;
   readonly reconcilePeriodMs: number;
+  /** The shortest `reconcile-period` a CR's annotation may ask for (a shorter one is raised, with a warning). */
+  readonly annotationReconcilePeriodFloorMs: number;
   readonly maxConcurrentReconciles: number;
   /** Undefined: all workers but one when several namespaces are watched (ADR 0041). */
   readonly maxConcurrentReconcilesPerNamespace?: number;
@@ -67,6 +70,14 @@ export const duration = (raw: string): number => {
   }
 };
 
+/** A period flag: a duration of 0 (off, when `zero` allows it) or at least the floor (config/watches.ts). */
+const period = (flag: string, zero = true) => (raw: string): number => {
+  const ms = duration(raw);
+  const problem = periodFloorProblem(ms, zero);
+  if (problem !== undefined) throw new InvalidArgumentError(`${flag} ${raw} is ${problem}`);
+  return ms;
+};
+
 /** Go's strconv.ParseBool, as pflag accepts for `--flag=value`. */
 export function parseBool(raw: string | boolean): boolean {
   if (typeof raw === 'boolean') return raw;
@@ -99,7 +110,13 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
   const cmd: Command = new Command('run')
     .description('Run the operator: reconcile every CR of the kinds in the watches file into a helm release')
     .option('--watches-file <path>', 'path to the watches file', './watches.yaml')
-    .option('--reconcile-period <duration>', 'default periodic requeue of every CR (Go duration)', duration, 60_000)
+    .option('--reconcile-period <duration>', 'default periodic requeue of every CR (Go duration; 0 turns it off, else at least 1s)', period('--reconcile-period'), 60_000)
+    .option(
+      '--annotation-reconcile-period-floor <duration>',
+      "the shortest reconcile-period a CR's annotation may ask for (at least 1s); a shorter one is raised to it with a warning event, or to the watch's own period when that is shorter",
+      period('--annotation-reconcile-period-floor', false),
+      30_000,
+    )
     .option(
       '--max-concurrent-reconciles <n>',
       'default maximum number of concurrent reconciles per kind',
@@ -179,6 +196,7 @@ export function toRunOptions(raw: Record<string, unknown>, given: (flag: string)
   return {
     watchesFile: raw.watchesFile as string,
     reconcilePeriodMs: raw.reconcilePeriod as number,
+    annotationReconcilePeriodFloorMs: raw.annotationReconcilePeriodFloor as number,
     maxConcurrentReconciles: raw.maxConcurrentReconciles as number,
     ...optional('maxConcurrentReconcilesPerNamespace', raw.maxConcurrentReconcilesPerNamespace as number | undefined),
     helmTimeoutMs: helmTimeout(raw.helmTimeout as number),

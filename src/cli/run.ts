@@ -196,6 +196,7 @@ async function assemble(options: RunOptions, log: Logger): Promise<Parts> {
     helm,
     log,
     defaultReconcilePeriodMs: options.reconcilePeriodMs,
+    annotationPeriodFloorMs: options.annotationReconcilePeriodFloorMs,
     maxConcurrentReconciles: options.maxConcurrentReconciles,
     ...(options.maxConcurrentReconcilesPerNamespace === undefined ? {} : { maxConcurrentReconcilesPerNamespace: options.maxConcurrentReconcilesPerNamespace }),
     namespaces: options.namespaces,

@@ -31,6 +31,8 @@ export interface OperatorOptions {
   readonly helm: HelmClient;
   readonly log: Logger;
   readonly defaultReconcilePeriodMs: number;
+  /** `--annotation-reconcile-period-floor`; the reconciler's default when unset. */
+  readonly annotationPeriodFloorMs?: number;
   readonly maxConcurrentReconciles: number;
   /** Reconciles of one namespace at once per kind (`--max-concurrent-reconciles-per-namespace`); default: see `namespaceShare`. */
   readonly maxConcurrentReconcilesPerNamespace?: number;
@@ -108,6 +110,7 @@ export class Operator {
       isNamespaced: async (apiVersion, kind) => (await this.#mapper.mapping({ ...parseApiVersion(apiVersion), kind })).namespaced,
       describeHelmError,
       defaultReconcilePeriodMs: this.o.defaultReconcilePeriodMs,
+      ...(this.o.annotationPeriodFloorMs === undefined ? {} : { annotationPeriodFloorMs: this.o.annotationPeriodFloorMs }),
       suppressOverrideValues: this.o.suppressOverrideValues === true,
     });
     return new Controller({

@@ -24,7 +24,7 @@ import { ManifestCache } from './manifest-cache.js';
 import { admit, nextAction, type Action } from './next-action.js';
 import { observeRelease } from './observe.js';
 import { ReportedError, summarize, type Outcome, type Summary } from './outcome.js';
-import { resyncAfterMs } from './period.js';
+import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, resyncAfterMs, withPeriodFloor } from './period.js';
 import type { CustomResourcesPort, ReconcilerMetrics, ReleaseStoragePort } from './ports.js';
 import { Redactor } from './redaction.js';
 import { ownerKindLabel } from './release-name.js';
@@ -57,6 +57,8 @@ export interface HelmReconcilerOptions {
   readonly describeHelmError: (err: unknown) => HelmFailure;
   /** `--reconcile-period`, used when neither the CR nor the watch sets one. */
   readonly defaultReconcilePeriodMs: number;
+  /** The shortest `reconcile-period` a CR's annotation may ask for; default 30 s (period.ts). */
+  readonly annotationPeriodFloorMs?: number;
   /** Mask values in OverrideValuesInUse events (`--suppress-override-values`). */
   readonly suppressOverrideValues?: boolean;
   readonly now?: () => Date;
@@ -261,7 +263,7 @@ export class HelmReconciler implements Reconciler {
       namespace,
       name,
       uid,
-      annotations: parseReleaseAnnotations(cr.metadata.annotations),
+      annotations: withPeriodFloor(parseReleaseAnnotations(cr.metadata.annotations), this.#annotationFloorMs()),
       status: draft.current,
       signal: rc.signal,
       log: rc.log,
@@ -280,6 +282,11 @@ export class HelmReconciler implements Reconciler {
       redact,
     };
     return { ctx, draft, redactor, controller: rc.controller, records };
+  }
+
+  #annotationFloorMs(): number {
+    const sources = { watchMs: this.o.watch.reconcilePeriodMs, defaultMs: this.o.defaultReconcilePeriodMs };
+    return annotationFloorMs(sources, this.o.annotationPeriodFloorMs ?? DEFAULT_ANNOTATION_PERIOD_FLOOR_MS);
   }
 
   #period(ctx: ActionContext): number {

@@ -104,6 +104,8 @@ export interface StartOptions {
   readonly watches: string;
   readonly namespaces?: readonly string[];
   readonly reconcilePeriodMs?: number;
+  /** The shortest reconcile-period a CR's annotation may ask for; the operator's default (30 s) when unset. */
+  readonly annotationPeriodFloorMs?: number;
   readonly maxConcurrentReconciles?: number;
   /** `--max-concurrent-reconciles-per-namespace`; the operator's default when unset. */
   readonly maxConcurrentReconcilesPerNamespace?: number;
@@ -137,6 +139,7 @@ export async function startOperator(options: StartOptions): Promise<RunningOpera
     helm,
     log,
     defaultReconcilePeriodMs: options.reconcilePeriodMs ?? 60_000,
+    ...(options.annotationPeriodFloorMs === undefined ? {} : { annotationPeriodFloorMs: options.annotationPeriodFloorMs }),
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
     ...(options.maxConcurrentReconcilesPerNamespace === undefined ? {} : { maxConcurrentReconcilesPerNamespace: options.maxConcurrentReconcilesPerNamespace }),
     namespaces: options.namespaces ?? [],

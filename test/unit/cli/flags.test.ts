@@ -33,6 +33,16 @@ describe('run flags', () => {
     expect(o.reconcilePeriodMs).toBe(60_000);
   });
 
+  it('refuses a reconcile period under 1s (a busy loop), keeps 0 (off), and floors CR annotations at 30s by default', async () => {
+    await expect(parse(['--reconcile-period', '1ms'])).rejects.toThrow('--reconcile-period 1ms is shorter than the 1s floor: every CR would be reconciled in a busy loop');
+    expect((await parse(['--reconcile-period', '0'])).reconcilePeriodMs).toBe(0);
+    expect((await parse(['--reconcile-period', '1s'])).reconcilePeriodMs).toBe(1_000);
+    expect((await parse([])).annotationReconcilePeriodFloorMs).toBe(30_000);
+    expect((await parse(['--annotation-reconcile-period-floor', '2s'])).annotationReconcilePeriodFloorMs).toBe(2_000);
+    await expect(parse(['--annotation-reconcile-period-floor', '500ms'])).rejects.toThrow(/--annotation-reconcile-period-floor 500ms is shorter than the 1s floor/);
+    await expect(parse(['--annotation-reconcile-period-floor', '0'])).rejects.toThrow(/--annotation-reconcile-period-floor 0 is shorter than the 1s floor/);
+  });
+
   it('0 disables the metrics and health servers', async () => {
     const o = await parse(['--metrics-bind-address', '0', '--health-probe-bind-address=0']);
     expect(o.metricsBindAddress).toBeUndefined();
