@@ -29,7 +29,7 @@ export function withDefaultServiceAccount(watch: Watch, defaultServiceAccount: s
 }
 
 /** The `identity` label of `helm_operator_watch_identity`. */
-export const identityLabel = (identity: ActingIdentity): string => (identity.kind === 'operator' ? 'operator' : `serviceaccount`);
+export const identityLabel = (identity: ActingIdentity): string => (identity.kind === 'operator' ? 'operator' : 'serviceaccount');
 
 /** The start warning for a watch that runs as the operator; undefined for one that impersonates. */
 export function ownIdentityWarning(watch: Pick<Watch, 'kind' | 'group' | 'serviceAccountName'>, defaultServiceAccount: string | undefined): string | undefined {
