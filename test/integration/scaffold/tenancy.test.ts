@@ -4,14 +4,12 @@
  * the scaffolded README name the values through which CR authors write templates or objects, what
  * the generated ClusterRole then lends them, and the remedy. Real helm renders the chart.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runCreateApi } from '../../../src/scaffold/commands.js';
-import { initProject } from '../../../src/scaffold/init-project.js';
-import { runtimeIdentity } from '../../../src/scaffold/runtime-identity.js';
 import { fixtureChart } from '../../support/operator.js';
+import { initFilesOnly } from '../../support/scaffold.js';
 
 describe('create api on a chart whose values CR authors can write templates through', () => {
   let root: string;
@@ -19,13 +17,7 @@ describe('create api on a chart whose values CR authors can write templates thro
   let readme: string;
 
   beforeAll(async () => {
-    root = await mkdtemp(path.join(tmpdir(), 'tenancy-scaffold-'));
-    // The runtime's install is not under test: the project gets its files only.
-    await initProject({ root, domain: 'example.com', projectName: 'tenancy' }, runtimeIdentity(), {
-      probe: () => Promise.resolve('served'),
-      vendor: () => Promise.resolve(),
-      install: () => Promise.resolve(),
-    });
+    root = await initFilesOnly('tenancy');
     output = await runCreateApi({ root, helmBinary: inject('helmBin'), force: false, dryRun: false, group: 'apps', version: 'v1', kind: 'Extras', helmChart: fixtureChart('tenant-extras') });
     readme = await readFile(path.join(root, 'README.md'), 'utf8');
   });
