@@ -184,11 +184,15 @@ export class Operator {
     await Promise.all([...this.#recorders.values()].map((r) => r.flush(EVENT_FLUSH_MS)));
   }
 
-  /** Says who a started watch acts as: a metric always, a warning when it is the operator itself. */
+  /**
+   * Says who a started watch acts as: a metric always, a warning when it is the operator itself.
+   * `watch` is the one its reconciler got (the default ServiceAccount already in it), so this
+   * reports what runs, not what was configured.
+   */
   #reportIdentity(controller: string, watch: Watch): void {
     const kind = watch.group === '' ? watch.kind : `${watch.kind}.${watch.group}`;
-    this.o.identityMetrics?.watchIdentity(controller, { kind, identity: identityLabel(actingIdentity(watch, this.o.defaultServiceAccount)) });
-    const warning = ownIdentityWarning(watch, this.o.defaultServiceAccount);
+    this.o.identityMetrics?.watchIdentity(controller, { kind, identity: identityLabel(actingIdentity(watch, undefined)) });
+    const warning = ownIdentityWarning(watch, undefined);
     if (warning !== undefined) this.o.log.warn({ controller, kind, identity: 'operator' }, warning);
   }
 
