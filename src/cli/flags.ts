@@ -5,7 +5,7 @@
 import os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseDuration } from '../config/duration.js';
-import { periodFloorProblem } from '../config/watches.js';
+import { isServiceAccountName, periodFloorProblem } from '../config/watches.js';
 import { BindAddressError, parseBindAddress } from '../telemetry/health.js';
 
 /** A parsed listen address; undefined host = every interface. */
@@ -51,6 +51,11 @@ export interface RunOptions {
   readonly gracefulShutdownTimeoutMs: number;
   /** Reload watches.yaml and its charts on change (development). */
   readonly watchConfig: boolean;
+  /**
+   * Lock-down (Flux's `--default-service-account`): a watch without its own `serviceAccountName`
+   * runs as this ServiceAccount of the CR's namespace. Undefined: such watches run as the operator.
+   */
+  readonly defaultServiceAccount?: string;
 }
 
 /** operator-sdk helm-operator flags that this version does not implement. */
@@ -149,6 +154,10 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
       30_000,
     )
     .addOption(boolOption('--watch-config', 'reload the watches file and its charts when they change (development)'))
+    .option(
+      '--default-service-account <name>',
+      "lock-down: a watch without serviceAccountName runs helm and the operator's writes as this ServiceAccount of the CR's namespace (default: $DEFAULT_SERVICE_ACCOUNT; unset: as the operator)",
+    )
     .addOption(new Option('--zap-log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .addOption(new Option('--zap-encoder <encoder>', 'log format').choices(['json', 'console']).default('json'))
     .option('--zap-devel', 'development logging: human-readable, debug level', false)
@@ -211,6 +220,7 @@ export function toRunOptions(raw: Record<string, unknown>, given: (flag: string)
     ...optional('leaderElection', leaderElection),
     gracefulShutdownTimeoutMs: raw.gracefulShutdownTimeout as number,
     watchConfig: raw.watchConfig === true,
+    ...optional('defaultServiceAccount', defaultServiceAccount(raw.defaultServiceAccount as string | undefined, env)),
   };
 }
 
@@ -218,6 +228,16 @@ export function toRunOptions(raw: Record<string, unknown>, given: (flag: string)
 function helmTimeout(ms: number): number {
   if (ms < 1_000) throw new InvalidArgumentError(`--helm-timeout must be at least 1s, got ${ms}ms`);
   return ms;
+}
+
+/** `--default-service-account` (or DEFAULT_SERVICE_ACCOUNT): a ServiceAccount name; empty means unset. */
+function defaultServiceAccount(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  const raw = flag ?? env.DEFAULT_SERVICE_ACCOUNT;
+  if (raw === undefined || raw === '') return undefined;
+  if (!isServiceAccountName(raw)) {
+    throw new InvalidArgumentError(`--default-service-account "${raw}" is not a ServiceAccount name: lower-case letters, digits, '-' and '.'`);
+  }
+  return raw;
 }
 
 const optional = <K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> =>

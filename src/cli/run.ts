@@ -187,6 +187,7 @@ async function assemble(options: RunOptions, log: Logger): Promise<Parts> {
       watches: watches.length,
       helm: version.semver,
       namespaces: options.namespaces.length === 0 ? 'all' : options.namespaces,
+      ...(options.defaultServiceAccount === undefined ? {} : { defaultServiceAccount: options.defaultServiceAccount }),
       ...(elector === undefined ? {} : { leaderElectionId: options.leaderElection?.id, identity: elector.identity }),
     },
     'Starting helm-operator',
@@ -204,6 +205,8 @@ async function assemble(options: RunOptions, log: Logger): Promise<Parts> {
     metrics,
     releaseMetrics: metrics,
     gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs,
+    ...(options.defaultServiceAccount === undefined ? {} : { defaultServiceAccount: options.defaultServiceAccount }),
+    identityMetrics: metrics,
   });
   holder.operator = operator;
   metrics.trackQueues(() => operator.manager.names().map((n) => [n, operator.manager.get(n)?.queue] as const));

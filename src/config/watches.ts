@@ -473,9 +473,12 @@ function readDryRun(ctx: EntryContext, fields: FieldNodes, confine: boolean): 'c
   return 'client';
 }
 
+/** Whether `name` can name a ServiceAccount (a DNS-1123 subdomain). */
+export const isServiceAccountName = (name: string): boolean => name.length <= 253 && DNS1123_SUBDOMAIN.test(name);
+
 function readTenancy(ctx: EntryContext, fields: FieldNodes): Pick<Watch, 'serviceAccountName' | 'confineToNamespace' | 'allowClusterScoped'> {
   const sa = readString(ctx, fields, 'serviceAccountName', false);
-  if (sa !== undefined && sa !== '' && (sa.length > 253 || !DNS1123_SUBDOMAIN.test(sa))) {
+  if (sa !== undefined && sa !== '' && !isServiceAccountName(sa)) {
     fail(ctx, fields.serviceAccountName, 'serviceAccountName', `${quote(sa)} is not a ServiceAccount name: lower-case letters, digits, '-' and '.'`);
   }
   const confine = readBoolean(ctx, fields, 'confineToNamespace', false);

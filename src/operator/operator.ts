@@ -19,6 +19,7 @@ import { HelmReconciler, type ReconcilerMetrics } from '../reconciler/reconciler
 import type { Logger } from '../telemetry/logger.js';
 import { DependentWatcher, type DependentOwner } from './dependents.js';
 import { describeHelmError, helmPort } from './helm-adapter.js';
+import { actingIdentity, identityLabel, ownIdentityWarning, withDefaultServiceAccount } from './identity.js';
 import { ValuesSources } from './values-sources.js';
 
 export const FIELD_MANAGER = 'helm-operator';
@@ -48,6 +49,18 @@ export interface OperatorOptions {
    * operations) finish before cancelling them (`--graceful-shutdown-timeout`); default 30 s.
    */
   readonly gracefulShutdownTimeoutMs?: number;
+  /**
+   * `--default-service-account`: watches without `serviceAccountName` act as this ServiceAccount
+   * of the CR's namespace. Undefined: they act as the operator, and each is warned about at start.
+   */
+  readonly defaultServiceAccount?: string;
+  /** `helm_operator_watch_identity`: who each running watch acts as. */
+  readonly identityMetrics?: WatchIdentityMetrics;
+}
+
+export interface WatchIdentityMetrics {
+  /** Labels of a running controller's series; undefined: it stopped. */
+  watchIdentity(controller: string, labels?: { readonly kind: string; readonly identity: string }): void;
 }
 
 /** operator-sdk names controllers `<lowercase kind>-controller`; the group disambiguates a kind watched twice. */
@@ -135,8 +148,9 @@ export class Operator {
    * are started, and a kind whose entry changed (chart content included) is restarted, which
    * re-lists and so re-reconciles every CR of it. Unchanged kinds keep running untouched.
    */
-  async apply(watches: readonly Watch[]): Promise<{ added: string[]; removed: string[]; restarted: string[] }> {
-    const names = controllerNames(watches);
+  async apply(listed: readonly Watch[]): Promise<{ added: string[]; removed: string[]; restarted: string[] }> {
+    const names = controllerNames(listed);
+    const watches = listed.map((w) => withDefaultServiceAccount(w, this.o.defaultServiceAccount));
     const wanted = new Map(watches.map((w, i) => [names[i] ?? w.kind, w]));
     const removed = this.manager.names().filter((n) => !wanted.has(n));
     const changed = [...wanted].filter(([n, w]) => this.#applied.has(n) && this.#applied.get(n) !== watchIdentity(w)).map(([n]) => n);
@@ -144,6 +158,7 @@ export class Operator {
     for (const name of [...removed, ...changed]) {
       await this.manager.remove(name);
       this.o.releaseMetrics?.forgetController(name);
+      this.o.identityMetrics?.watchIdentity(name);
       this.#applied.delete(name);
       for (const [type, controller] of this.#owners) if (controller === name) this.#owners.delete(type);
     }
@@ -152,6 +167,7 @@ export class Operator {
       if (watch === undefined) continue;
       await this.manager.add(await this.#controller(watch, name));
       this.#applied.set(name, watchIdentity(watch));
+      this.#reportIdentity(name, watch);
       if (watch.watchDependentResources) {
         const apiVersion = watch.group === '' ? watch.version : `${watch.group}/${watch.version}`;
         this.#owners.set(`${apiVersion}|${watch.kind}`, name);
@@ -172,6 +188,18 @@ export class Operator {
     await this.#valuesSources.stop();
     // Events are written in the background: the last reconciles' ones still go out, within bounds.
     await Promise.all([...this.#recorders.values()].map((r) => r.flush(EVENT_FLUSH_MS)));
+  }
+
+  /**
+   * Says who a started watch acts as: a metric always, a warning when it is the operator itself.
+   * `watch` is the one its reconciler got (the default ServiceAccount already in it), so this
+   * reports what runs, not what was configured.
+   */
+  #reportIdentity(controller: string, watch: Watch): void {
+    const kind = watch.group === '' ? watch.kind : `${watch.kind}.${watch.group}`;
+    this.o.identityMetrics?.watchIdentity(controller, { kind, identity: identityLabel(actingIdentity(watch, undefined)) });
+    const warning = ownIdentityWarning(watch, undefined);
+    if (warning !== undefined) this.o.log.warn({ controller, kind, identity: 'operator' }, warning);
   }
 
   /** One event recorder per controller name (a restarted controller keeps its aggregation). */

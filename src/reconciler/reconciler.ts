@@ -30,6 +30,7 @@ import { Redactor } from './redaction.js';
 import { ownerKindLabel } from './release-name.js';
 import { ReleaseObjects, type DependentsPort } from './release-objects.js';
 import type { ReleaseRecord } from './state.js';
+import { missingServiceAccount } from './service-account.js';
 import { StatusDraft } from './status.js';
 import type { ValuesSourcePort } from './values-from.js';
 
@@ -170,7 +171,7 @@ export class HelmReconciler implements Reconciler {
   }
 
   async #converge(r: Reconcile): Promise<Outcome> {
-    const invalid = invalidInput(r.ctx.cr, r.ctx.name);
+    const invalid = invalidInput(r.ctx.cr, r.ctx.name) ?? (await missingServiceAccount(this.o.objects, r.ctx.namespace, this.o.watch.serviceAccountName));
     if (invalid !== undefined) return invalid;
     // The release's records do not depend on the finalizer: one round trip for both.
     const [cr, records] = await Promise.all([this.o.crs.addFinalizer(r.ctx.cr, FINALIZER), r.records()]);

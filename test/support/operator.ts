@@ -116,6 +116,8 @@ export interface StartOptions {
   readonly gracefulShutdownTimeoutMs?: number;
   /** Where the operator logs; silent (or TEST_LOG_LEVEL) by default. */
   readonly log?: Logger;
+  /** `--default-service-account`. */
+  readonly defaultServiceAccount?: string;
 }
 
 export async function startOperator(options: StartOptions): Promise<RunningOperator> {
@@ -146,6 +148,8 @@ export async function startOperator(options: StartOptions): Promise<RunningOpera
     metrics,
     releaseMetrics: metrics,
     ...(options.gracefulShutdownTimeoutMs === undefined ? {} : { gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs }),
+    ...(options.defaultServiceAccount === undefined ? {} : { defaultServiceAccount: options.defaultServiceAccount }),
+    identityMetrics: metrics,
   });
   await operator.start(watches);
   return {

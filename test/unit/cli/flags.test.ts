@@ -166,3 +166,21 @@ describe('parseBool', () => {
     expect(() => parseBool('yes')).toThrow();
   });
 });
+
+describe('--default-service-account', () => {
+  it('unset by default: watches without serviceAccountName act as the operator', async () => {
+    vi.stubEnv('DEFAULT_SERVICE_ACCOUNT', undefined);
+    expect((await parse([])).defaultServiceAccount).toBeUndefined();
+  });
+
+  it('from the flag, else from DEFAULT_SERVICE_ACCOUNT (the flag wins)', async () => {
+    vi.stubEnv('DEFAULT_SERVICE_ACCOUNT', 'from-env');
+    expect((await parse([])).defaultServiceAccount).toBe('from-env');
+    expect((await parse(['--default-service-account', 'tenant-deployer'])).defaultServiceAccount).toBe('tenant-deployer');
+  });
+
+  it('refuses what cannot name a ServiceAccount', async () => {
+    vi.stubEnv('DEFAULT_SERVICE_ACCOUNT', undefined);
+    await expect(parse(['--default-service-account', 'Not_A_Name'])).rejects.toThrow(CommanderError);
+  });
+});
