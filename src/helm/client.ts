@@ -22,7 +22,7 @@ import {
   withConnectionArgs,
   type HelmMajor,
 } from './args.js';
-import { classifyHelmError, explainFailure, HelmError, isHelmError, summarizeStderr } from './errors.js';
+import { classifyHelmError, explainFailure, HelmError, isHelmError, SUMMARY_MAX_CHARS, summarizeStderr } from './errors.js';
 import { LiveReleases } from './live-releases.js';
 import { HelmOutputError, parseDryRunManifest, parseHelmVersion, parseHistoryJson, parseMetadataJson, parseReleaseJson, uninstalledRelease } from './parse.js';
 import type { HelmVersion, HistoryEntry, Release } from './types.js';
@@ -68,6 +68,11 @@ interface CallOptions {
   readonly timeoutMs?: number;
   /** Aborting sends helm SIGTERM (it records the release state and exits); the call rejects with `Canceled`. */
   readonly signal?: AbortSignal;
+  /**
+   * Masks the values that must not show in the error (secrets): applied to helm's raw stderr,
+   * before anything collapses or shortens it into the error's summary.
+   */
+  readonly redact?: (text: string) => string;
 }
 
 export interface InstallOptions extends CallOptions {
@@ -172,6 +177,7 @@ interface RunContext {
   readonly signal?: AbortSignal;
   /** Sees each line of stdout as helm prints it. */
   readonly onLine?: (line: string) => void;
+  readonly redact?: (text: string) => string;
 }
 
 /** Values directories are named after the process that made them, so a stale one can be told apart. */
@@ -446,7 +452,7 @@ export class HelmClient {
 
   /** Verbs without a cluster (and without helm's `--timeout`): a fixed deadline, or the caller's. */
   #offline(opts: CallOptions): RunContext {
-    return { deadlineMs: opts.timeoutMs ?? READ_DEADLINE_MS, ...(opts.signal ? { signal: opts.signal } : {}) };
+    return { deadlineMs: opts.timeoutMs ?? READ_DEADLINE_MS, ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.redact ? { redact: opts.redact } : {}) };
   }
 
   async #major(signal: AbortSignal | undefined): Promise<HelmMajor> {
@@ -459,12 +465,13 @@ export class HelmClient {
   }
 
   /** Run context for a verb; `timeoutMs` undefined means a read verb with the fixed deadline. */
-  #ctx(opts: { release: string; namespace: string; signal?: AbortSignal }, timeoutMs: number | undefined): RunContext {
+  #ctx(opts: CallOptions & { release: string; namespace: string }, timeoutMs: number | undefined): RunContext {
     return {
       release: opts.release,
       namespace: opts.namespace,
       deadlineMs: timeoutMs === undefined ? READ_DEADLINE_MS : timeoutMs + PROCESS_MARGIN_MS,
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.redact ? { redact: opts.redact } : {}),
     };
   }
 
@@ -556,7 +563,7 @@ export class HelmClient {
       outcome = 'success';
       return result.stdout;
     } catch (err) {
-      const helmErr = toHelmError(verb, err, ctx.deadlineMs);
+      const helmErr = toHelmError(verb, err, ctx.deadlineMs, ctx.redact);
       reason = helmErr.reason;
       throw helmErr;
     } finally {
@@ -636,12 +643,16 @@ function execFailure(err: ExecaError): ExecFailure {
 // `instanceof ExecaError` narrows to `ExecaError<any>`; this guard pins the default options type.
 const isExecaError = (err: unknown): err is ExecaError => err instanceof ExecaError;
 
-/** Converts whatever execa threw into a HelmError; never keeps stdout, the full stderr or the command line. */
-export function toHelmError(verb: string, err: unknown, deadlineMs: number): HelmError {
+/**
+ * Converts whatever execa threw into a HelmError; never keeps stdout, the full stderr or the
+ * command line. `redact` sees helm's text raw: whitespace collapsed or cut to length, a secret
+ * would no longer be found whole.
+ */
+export function toHelmError(verb: string, err: unknown, deadlineMs: number, redact: (text: string) => string = (t) => t): HelmError {
   if (err instanceof HelmError) return err;
   if (!isExecaError(err)) {
-    const message = err instanceof Error ? err.message : String(err);
-    return new HelmError({ reason: 'Unknown', verb, summary: message.slice(0, 1000) });
+    const message = redact(err instanceof Error ? err.message : String(err));
+    return new HelmError({ reason: 'Unknown', verb, summary: message.slice(0, SUMMARY_MAX_CHARS) });
   }
   const f = execFailure(err);
   const flags = { timedOut: f.timedOut, canceled: f.canceled, spawnFailed: f.code === 'ENOENT' || f.code === 'EACCES' };
@@ -649,7 +660,7 @@ export function toHelmError(verb: string, err: unknown, deadlineMs: number): Hel
   return new HelmError({
     reason,
     verb,
-    summary: summaryOf(f, explainFailure(reason, summarizeStderr(f.stderr)), deadlineMs),
+    summary: summaryOf(f, explainFailure(reason, summarizeStderr(redact(f.stderr))), deadlineMs),
     ...flags,
     ...(f.exitCode !== undefined ? { exitCode: f.exitCode } : {}),
   });

@@ -253,7 +253,7 @@ export class HelmReconciler implements Reconciler {
     const identity = serviceAccountUser(namespace, w.serviceAccountName);
     const redactor = new Redactor();
     const redact = (text: string): string => redactor.text(text);
-    const draft = new StatusDraft(cr.status, this.o.now);
+    const draft = new StatusDraft(cr.status, this.o.now, redact);
     const uid = cr.metadata.uid ?? '';
     const owner = { apiVersion: w.group === '' ? w.version : `${w.group}/${w.version}`, kind: w.kind, group: w.group, namespace, name, uid };
     const ctx: ActionContext = {
@@ -265,7 +265,7 @@ export class HelmReconciler implements Reconciler {
       status: draft.current,
       signal: rc.signal,
       log: rc.log,
-      helm: helmActingAs(this.o.helm, identity),
+      helm: helmActingAs(this.o.helm, identity, redact),
       storage: this.o.storage,
       objects: this.#objects,
       subject: { cr, owner, log: rc.log, identity, redact },

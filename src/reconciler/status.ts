@@ -80,9 +80,14 @@ export class StatusDraft {
   #written: HelmStatus;
   #next: HelmStatus;
 
+  /**
+   * `redact` masks sensitive values in condition messages before they are cut to length (a cut
+   * value would no longer be found whole); the reconciler redacts the whole patch again on write.
+   */
   constructor(
     raw: unknown,
     private readonly now: () => Date = () => new Date(),
+    private readonly redact: (text: string) => string = (t) => t,
   ) {
     this.#written = readStatus(raw);
     this.#next = structuredClone(this.#written);
@@ -93,7 +98,7 @@ export class StatusDraft {
   }
 
   setCondition(input: ConditionInput): void {
-    this.#next.conditions = setCondition(this.#next.conditions, input, this.now());
+    this.#next.conditions = setCondition(this.#next.conditions, { ...input, message: this.redact(input.message) }, this.now());
   }
 
   removeCondition(type: string): void {

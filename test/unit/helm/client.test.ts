@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { execa } from 'execa';
 import { clientThrottleEnv, goRuntimeEnv, HELM_MEMORY_LIMIT, HelmClient, toHelmError, valuesDirPid, type HelmClientOptions, type HelmExecution } from '../../../src/helm/client.js';
 import { HelmError } from '../../../src/helm/errors.js';
+import { REDACTED, Redactor } from '../../../src/reconciler/redaction.js';
 import { HELM_BINARIES, writeFakeHelm, writeTinyChart, writeUnreachableKubeconfig } from './helpers.js';
 import { helmRejection } from '../../support/helm.js';
 
@@ -389,5 +390,27 @@ describe('stale values directories', () => {
   it('names its own values directories after its pid, so another process can tell whether they are stale', () => {
     expect(valuesDirPid(`helm-values-${process.pid}-a1B2c3`)).toBe(process.pid);
     expect(valuesDirPid('helm-values-a1B2c3')).toBeUndefined();
+  });
+});
+
+describe('error text and redaction', () => {
+  const TOKEN = Array.from({ length: 150 }, (_, i) => `t${String(i).padStart(9, '0')}`).join('');
+  const SPACED = 'db  pass\tphrase  x';
+
+  /** A real execa failure whose stderr is `stderr`, as helm's would be. */
+  const failure = (stderr: string): Promise<unknown> =>
+    execa('sh', ['-c', 'printf "%s" "$MSG" >&2; exit 1'], { env: { MSG: stderr } }).catch((e: unknown) => e);
+
+  it('masks sensitive values in helm\'s raw stderr, before its summary collapses whitespace and cuts it to length', async () => {
+    const stderr = `Error: INSTALLATION FAILED: ConfigMap "x" is invalid: [metadata.labels: Invalid value: "${SPACED}": a valid label, metadata.labels: Invalid value: "${TOKEN}": must be no more than 63 characters]\n`;
+    const redactor = new Redactor([TOKEN, SPACED]);
+    const err = toHelmError('install', await failure(stderr), 1000, (t) => redactor.text(t));
+    expect(err.summary).toBe(`ConfigMap "x" is invalid: [metadata.labels: Invalid value: "${REDACTED}": a valid label, metadata.labels: Invalid value: "${REDACTED}": must be no more than 63 characters]`);
+    expect(err.message).not.toContain('t000000001');
+    // Without it, the summary holds what the redaction of a finished text must find in pieces.
+    const raw = toHelmError('install', await failure(stderr), 1000);
+    expect(raw.summary).toContain('db pass phrase x');
+    expect(raw.summary).toHaveLength(1000);
+    expect(raw.summary).toContain('t000000001');
   });
 });
