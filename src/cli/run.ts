@@ -177,6 +177,8 @@ async function assemble(options: RunOptions, log: Logger): Promise<Parts> {
     ...(options.kubeconfig === undefined ? {} : { kubeconfig: options.kubeconfig }),
   });
   const version = await helm.version();
+  // Before anything reconciles: a killed predecessor's helm must not change a release beside ours.
+  await helm.stopOrphans();
   const stale = await helm.removeStaleValuesDirs();
   if (stale.length > 0) log.warn({ removed: stale }, 'Removed helm values directories left behind by operator processes that were killed');
   const elector = await makeElector(options, { kubeConfig, metrics, log });
