@@ -44,6 +44,8 @@ export interface OperatorOptions {
    * operations) finish before cancelling them (`--graceful-shutdown-timeout`); default 30 s.
    */
   readonly gracefulShutdownTimeoutMs?: number;
+  /** The key of the fingerprint CR status shows (see fingerprint-key.ts); a random one of this process when unset. */
+  readonly fingerprintKey?: Uint8Array;
 }
 
 /** operator-sdk names controllers `<lowercase kind>-controller`; the group disambiguates a kind watched twice. */
@@ -107,6 +109,7 @@ export class Operator {
       describeHelmError,
       defaultReconcilePeriodMs: this.o.defaultReconcilePeriodMs,
       suppressOverrideValues: this.o.suppressOverrideValues === true,
+      ...(this.o.fingerprintKey === undefined ? {} : { fingerprintKey: this.o.fingerprintKey }),
     });
     return new Controller({
       name,

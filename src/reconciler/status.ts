@@ -120,6 +120,16 @@ export class StatusDraft {
     return count;
   }
 
+  /**
+   * Failures counted under `from` are counted under `to` from now on: an operator that showed the
+   * plain fingerprint in status (before ADR 0044) keeps its retry budget, and the plain one leaves
+   * status with the next write.
+   */
+  rekeyFailures(from: string, to: string): void {
+    const prior = this.#next.failedAttempts;
+    if (prior?.fingerprint === from) this.#next.failedAttempts = { fingerprint: to, count: prior.count };
+  }
+
   clearFailures(): void {
     delete this.#next.failedAttempts;
   }

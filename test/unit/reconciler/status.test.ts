@@ -251,6 +251,16 @@ describe('StatusDraft', () => {
 });
 
 describe('StatusDraft failed attempts', () => {
+  it('moves failures counted under the plain fingerprint (an operator before ADR 0044) to the keyed one, count kept', () => {
+    const draft = new StatusDraft({ failedAttempts: { fingerprint: 'plain', count: 4 } });
+    draft.rekeyFailures('other', 'keyed');
+    expect(draft.current.failedAttempts).toEqual({ fingerprint: 'plain', count: 4 });
+    draft.rekeyFailures('plain', 'keyed');
+    expect(draft.current.failedAttempts).toEqual({ fingerprint: 'keyed', count: 4 });
+    expect(draft.patch()).toEqual({ failedAttempts: { fingerprint: 'keyed', count: 4 } });
+    expect(draft.recordFailure('keyed')).toBe(5);
+  });
+
   it('counts failures per desired state and starts again for a new one', () => {
     const draft = new StatusDraft({ failedAttempts: { fingerprint: 'a', count: 2 } });
     expect(draft.recordFailure('a')).toBe(3);
