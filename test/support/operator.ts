@@ -110,6 +110,8 @@ export interface StartOptions {
   readonly gracefulShutdownTimeoutMs?: number;
   /** Where the operator logs; silent (or TEST_LOG_LEVEL) by default. */
   readonly log?: Logger;
+  /** The key of the fingerprint status shows; the operator's per-process default when unset. */
+  readonly fingerprintKey?: Uint8Array;
 }
 
 export async function startOperator(options: StartOptions): Promise<RunningOperator> {
@@ -132,6 +134,7 @@ export async function startOperator(options: StartOptions): Promise<RunningOpera
     metrics,
     releaseMetrics: metrics,
     ...(options.gracefulShutdownTimeoutMs === undefined ? {} : { gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs }),
+    ...(options.fingerprintKey === undefined ? {} : { fingerprintKey: options.fingerprintKey }),
   });
   await operator.start(watches);
   return {
