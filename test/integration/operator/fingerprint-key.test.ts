@@ -15,6 +15,7 @@ import { VALUES_FROM_ANNOTATION } from '../../../src/reconciler/values-from.js';
 import { fingerprint, keyedFingerprint } from '../../../src/reconciler/values.js';
 import { makeLogger } from '../../../src/telemetry/logger.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
+import { total } from '../../support/prometheus.js';
 import { activity, condition, CRs, ensureCrd, fixtureChart, startOperator, waitForReconciles, type RunningOperator, type TestKind } from '../../support/operator.js';
 
 const PINNED: TestKind = { group: 'fingerprint.example.com', version: 'v1', kind: 'PinnedApp', plural: 'pinnedapps' };
@@ -100,13 +101,15 @@ describe('the fingerprint CR status shows', () => {
 
     // An operator from before ADR 0044 counted under the plain fingerprint: its count is kept, and the plain one leaves status.
     await stop();
-    await setAttempts(plain(pin), 4);
-    await start(key);
-    const stalled = await waitFor('the fifth failure, counted under the keyed fingerprint, to stall the CR', async () => {
+    // Its budget was spent: the upgraded operator stalls the CR without running helm install again.
+    await setAttempts(plain(pin), 5);
+    const upgraded = await start(key);
+    const stalled = await waitFor('the spent count, moved to the keyed fingerprint, to stall the CR', async () => {
       const cr = await apps.get(ns.name, 'guessed');
       return (cr as Counted | undefined)?.status?.failedAttempts?.fingerprint === first.fingerprint && condition(cr, 'Stalled')?.status === 'True' ? cr : undefined;
     }, { timeoutMs: 90_000 });
     expect((stalled as Counted).status?.failedAttempts).toEqual({ fingerprint: first.fingerprint, count: 5 });
+    expect(total(await upgraded.metrics.metrics(), 'helm_operator_helm_executions_total', { verb: 'install' })).toBe(0);
   });
 
   it('a new key upgrades no release: the release label keeps the plain fingerprint', { timeout: 120_000 }, async () => {
