@@ -157,7 +157,7 @@ class SqueezedView {
 /** Where a shortened text may have cut a value: its end, and each ellipsis (`…`, `...`) marking text left out. */
 function cutPoints(view: string): number[] {
   const cuts = [view.trimEnd().length];
-  for (const m of view.matchAll(/ ?(?:…|\.\.\.)/g)) cuts.push(m.index);
+  for (const m of view.matchAll(/ ?(?:\u2026|\.\.\.)/g)) cuts.push(m.index);
   return cuts;
 }
 
