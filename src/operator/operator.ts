@@ -49,6 +49,8 @@ export interface OperatorOptions {
    * operations) finish before cancelling them (`--graceful-shutdown-timeout`); default 30 s.
    */
   readonly gracefulShutdownTimeoutMs?: number;
+  /** The key of the fingerprint CR status shows (see fingerprint-key.ts); a random one of this process when unset. */
+  readonly fingerprintKey?: Uint8Array;
   /**
    * `--default-service-account`: watches without `serviceAccountName` act as this ServiceAccount
    * of the CR's namespace. Undefined: they act as the operator, and each is warned about at start.
@@ -125,6 +127,7 @@ export class Operator {
       defaultReconcilePeriodMs: this.o.defaultReconcilePeriodMs,
       ...(this.o.annotationPeriodFloorMs === undefined ? {} : { annotationPeriodFloorMs: this.o.annotationPeriodFloorMs }),
       suppressOverrideValues: this.o.suppressOverrideValues === true,
+      ...(this.o.fingerprintKey === undefined ? {} : { fingerprintKey: this.o.fingerprintKey }),
     });
     return new Controller({
       name,

@@ -118,6 +118,8 @@ export interface StartOptions {
   readonly log?: Logger;
   /** `--default-service-account`. */
   readonly defaultServiceAccount?: string;
+  /** The key of the fingerprint status shows; the operator's per-process default when unset. */
+  readonly fingerprintKey?: Uint8Array;
 }
 
 export async function startOperator(options: StartOptions): Promise<RunningOperator> {
@@ -150,6 +152,7 @@ export async function startOperator(options: StartOptions): Promise<RunningOpera
     ...(options.gracefulShutdownTimeoutMs === undefined ? {} : { gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs }),
     ...(options.defaultServiceAccount === undefined ? {} : { defaultServiceAccount: options.defaultServiceAccount }),
     identityMetrics: metrics,
+    ...(options.fingerprintKey === undefined ? {} : { fingerprintKey: options.fingerprintKey }),
   });
   await operator.start(watches);
   return {
