@@ -20,10 +20,15 @@ export const VALUES_LIMITS = {
   maxBytes: 4 * 1024 * 1024,
 } as const;
 
-/** The values-from annotation holds a short list of references, never documents. */
+/** The values-from annotation holds a short list of flat references, never documents. */
 export const VALUES_FROM_LIMITS = {
   maxLength: 16 * 1024,
   maxReferences: 32,
+  /**
+   * Brackets and braces open at once, counted before the YAML is parsed: a list of flow maps with
+   * an indexed targetPath opens 3. The YAML reader takes about a second to give up on 16 KiB of `[`.
+   */
+  maxBrackets: 16,
 } as const;
 
 type Limits = { readonly maxDepth: number; readonly maxBytes: number };
@@ -90,4 +95,19 @@ export function valuesProblem(value: unknown, limits: Limits = VALUES_LIMITS): s
     problem = enter(top.node[key]);
   }
   return problem ?? (bytes > limits.maxBytes ? tooLarge() : undefined);
+}
+
+/**
+ * Pure: the most brackets and braces open at once in `text`, counting no further than `limit + 1`.
+ * Quotes are not followed: a bracket in a quoted string counts too, which only errs on the safe side.
+ */
+export function bracketDepth(text: string, limit: number): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < text.length && deepest <= limit; i++) {
+    const ch = text.charAt(i);
+    if (ch === '[' || ch === '{') deepest = Math.max(deepest, ++depth);
+    else if ((ch === ']' || ch === '}') && depth > 0) depth--;
+  }
+  return deepest;
 }

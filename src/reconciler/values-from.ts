@@ -11,7 +11,7 @@
  */
 import { readHelmYaml } from '../config/helm-yaml.js';
 import { parseValuePath, valuePathProblem } from '../config/value-path.js';
-import { VALUES_FROM_LIMITS, valuesProblem } from './limits.js';
+import { bracketDepth, VALUES_FROM_LIMITS, valuesProblem } from './limits.js';
 import { leafStrings } from './redaction.js';
 import { isPlainObject, setValueAt, type Values } from './values.js';
 
@@ -60,8 +60,9 @@ export const referenceName = (r: Pick<ValuesReference, 'kind' | 'name'>): string
  */
 export function parseValuesFrom(raw: string | undefined): { refs: ValuesReference[] } | { problem: string } {
   if (raw === undefined || raw.trim() === '') return { refs: [] };
-  const { maxLength, maxReferences } = VALUES_FROM_LIMITS;
+  const { maxLength, maxReferences, maxBrackets } = VALUES_FROM_LIMITS;
   if (raw.length > maxLength) return { problem: `annotation ${VALUES_FROM_ANNOTATION} is ${raw.length} characters long, more than ${maxLength}: list references, not values` };
+  if (bracketDepth(raw, maxBrackets) > maxBrackets) return { problem: `annotation ${VALUES_FROM_ANNOTATION} nests more than ${maxBrackets} brackets: list flat references such as {kind: Secret, name: db}` };
   let doc: unknown;
   try {
     doc = readHelmYaml(raw, { maxAliasCount: 10 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Reason } from '../../../src/reconciler/conditions.js';
 import { invalidInput } from '../../../src/reconciler/desired.js';
-import { VALUES_LIMITS, valuesProblem } from '../../../src/reconciler/limits.js';
+import { bracketDepth, VALUES_LIMITS, valuesProblem } from '../../../src/reconciler/limits.js';
 import type { CustomResource } from '../../../src/k8s/custom-resources.js';
 
 /** `{a: {a: … {a: leaf}}}` with `depth` maps, built without recursion. */
@@ -43,6 +43,15 @@ describe('valuesProblem', () => {
   it('counts a shared subtree (YAML aliases) each time it appears, as helm would see it', () => {
     const big = { s: 'x'.repeat(400) };
     expect(valuesProblem({ a: big, b: big, c: big }, { maxDepth: 100, maxBytes: 1000 })).toMatch(/larger/);
+  });
+});
+
+describe('bracketDepth', () => {
+  it('counts brackets and braces open at once, stopping past the limit', () => {
+    expect(bracketDepth('- {kind: Secret, targetPath: "a[0][1]"}', 16)).toBe(2);
+    expect(bracketDepth('[{"a": [1, {"b": 2}]}]', 16)).toBe(4);
+    expect(bracketDepth(']]]}}}[', 16)).toBe(1);
+    expect(bracketDepth('['.repeat(1_000_000), 16)).toBe(17);
   });
 });
 

@@ -53,15 +53,17 @@ describe('parseValuesFrom', () => {
   });
 
   it('names a deep or long field value by its type or a cut quote, never in full', () => {
-    const deep = `- {kind: Secret, name: ${'['.repeat(60)}${']'.repeat(60)}}`;
+    const deep = `- {kind: Secret, name: ${'['.repeat(10)}${']'.repeat(10)}}`;
     expect(parseValuesFrom(deep)).toEqual({ problem: expect.stringMatching(/got a list$/) as unknown });
     expect(parseValuesFrom(`- {kind: Secret, name: db, optional: {a: {b: 1}}}`)).toEqual({ problem: expect.stringMatching(/got a map$/) as unknown });
     const long = parseValuesFrom(`- {kind: ${'K'.repeat(5000)}}`);
     expect('problem' in long && long.problem.length).toBeLessThan(200);
   });
 
-  it('reports nesting too deep for the YAML reader as invalid YAML, never throws', () => {
-    expect(parseValuesFrom(`- ${'['.repeat(8000)}${']'.repeat(8000)}`)).toHaveProperty('problem');
+  it('refuses nesting before the YAML reader sees it (it takes about a second on 16 KiB of brackets)', () => {
+    expect(parseValuesFrom(`- ${'['.repeat(8000)}${']'.repeat(8000)}`)).toEqual({ problem: expect.stringContaining('nests more than 16 brackets') as unknown });
+    expect(parseValuesFrom(`- {kind: Secret, name: ${'{a: '.repeat(17)}`)).toEqual({ problem: expect.stringContaining('nests more than 16 brackets') as unknown });
+    expect(parseValuesFrom('[{"kind": "Secret", "name": "db", "targetPath": "a[0][1].b[2]"}]')).toHaveProperty('refs');
   });
 });
 
