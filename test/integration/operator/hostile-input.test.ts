@@ -49,7 +49,7 @@ const ATTACKS = [
     spec: nested(2000),
     annotations: {},
     reason: 'InvalidSpec',
-    message: /^spec nests maps and lists more than 100 deep \(at a\[0\]\.a\[0\]/,
+    message: /^spec nests maps and lists more than 100 deep \(at a\.a\[0\]\.a\[0\]/,
   },
 ] as const;
 
