@@ -11,7 +11,7 @@
  */
 import { readHelmYaml } from '../config/helm-yaml.js';
 import { parseValuePath, valuePathProblem } from '../config/value-path.js';
-import { bracketDepth, VALUES_FROM_LIMITS, valuesProblem } from './limits.js';
+import { bracketDepth, VALUES_FROM_LIMITS, VALUES_LIMITS, valuesProblem } from './limits.js';
 import { leafStrings } from './redaction.js';
 import { isPlainObject, setValueAt, type Values } from './values.js';
 
@@ -144,6 +144,7 @@ export function composeReferencedValues(refs: readonly ValuesReference[], data: 
   const missing: string[] = [];
   const invalid: string[] = [];
   const oversized: string[] = [];
+  const read = valuesFileReader();
   refs.forEach((ref, i) => {
     const text = data[i]?.[ref.key];
     if (text === undefined) {
@@ -154,7 +155,7 @@ export function composeReferencedValues(refs: readonly ValuesReference[], data: 
       setValueAt(values, parseValuePath(ref.targetPath), text);
       return;
     }
-    const parsed = parseYamlMap(text);
+    const parsed = read(text);
     if (parsed === undefined) invalid.push(`${referenceName(ref)} key ${ref.key}`);
     else if (typeof parsed === 'string') oversized.push(`${referenceName(ref)} key ${ref.key} ${parsed}`);
     else values = deepMerge(values, parsed);
@@ -171,11 +172,12 @@ export function composeReferencedValues(refs: readonly ValuesReference[], data: 
  * secret.
  */
 export function secretStrings(refs: readonly ValuesReference[], data: readonly (Readonly<Record<string, string>> | undefined)[]): string[] {
+  const read = valuesFileReader();
   return refs.flatMap((ref, i) => {
     const text = data[i]?.[ref.key];
     if (ref.kind !== 'Secret' || text === undefined) return [];
     if (ref.targetPath !== undefined) return [text];
-    const parsed = parseYamlMap(text);
+    const parsed = read(text);
     // Values beyond the limits are refused, never used: their whole text is enough to hide.
     return typeof parsed === 'string' ? [text] : [text, ...leafStrings(parsed)];
   });
@@ -196,6 +198,8 @@ export function notOptedIn(refs: readonly ValuesReference[], sources: readonly (
  * may walk it).
  */
 function parseYamlMap(text: string): Values | string | undefined {
+  // The YAML reader takes seconds to give up on deep flow nesting (40 s on 1 MiB of `[`).
+  if (bracketDepth(text, VALUES_LIMITS.maxDepth) > VALUES_LIMITS.maxDepth) return `nests more than ${VALUES_LIMITS.maxDepth} brackets`;
   let doc: unknown;
   try {
     doc = readHelmYaml(text, { maxAliasCount: 100 });
@@ -204,6 +208,23 @@ function parseYamlMap(text: string): Values | string | undefined {
   }
   if (doc === null || doc === undefined) return {};
   return isPlainObject(doc) ? (valuesProblem(doc) ?? doc) : undefined;
+}
+
+/**
+ * Reads values files as parseYamlMap does, each distinct text once (32 references may name one
+ * object), and none once the texts read reach VALUES_LIMITS.maxBytes: reading YAML is the slow
+ * part, and the event loop every CR shares waits for it.
+ */
+function valuesFileReader(): (text: string) => Values | string | undefined {
+  const read = new Map<string, Values | string | undefined>();
+  let bytes = 0;
+  return (text) => {
+    if (read.has(text)) return read.get(text);
+    bytes += text.length;
+    const parsed = bytes > VALUES_LIMITS.maxBytes ? `is past the ${VALUES_LIMITS.maxBytes / 1048576} MiB of text the referenced values files may hold together` : parseYamlMap(text);
+    read.set(text, parsed);
+    return parsed;
+  };
 }
 
 /** Pure: helm's coalescing of two values maps: maps merge key by key, anything else replaces. */

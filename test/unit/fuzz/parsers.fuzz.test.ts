@@ -138,6 +138,7 @@ describe('parsers under fuzzing, within a time and heap budget', () => {
       fc.constantFrom('a: [1, {b: 2}]\n', '- not a map\n', 'x', '', 'a: &a [x, x]\nb: [*a, *a, *a]\n'),
       fc.nat({ max: 400 }).map(deepYaml),
       fc.nat({ max: 200 }).map((n) => `a: ${'['.repeat(n)}${']'.repeat(n)}\n`),
+      fc.nat({ max: 1024 * 1024 }).map((n) => `a: ${'{a: '.repeat(n >> 2)}`),
       fc.nat({ max: 200_000 }).map((n) => `big: ${'x'.repeat(n)}\n`),
     );
     fc.assert(

@@ -91,6 +91,20 @@ describe('composeReferencedValues', () => {
     expect(secretStrings([file], [{ 'values.yaml': deep }])).toEqual([deep]);
   });
 
+  it('refuses deep flow nesting before the YAML reader sees it (it took 40 s on 1 MiB of "[")', () => {
+    const out = composeReferencedValues([defaults], [{ 'values.yaml': `a: ${'['.repeat(1024 * 1024)}` }]);
+    expect(out.oversized).toEqual(['ConfigMap defaults key values.yaml nests more than 100 brackets']);
+  });
+
+  it('reads one object named many times once, and no more than 4 MiB of values files in all', () => {
+    const big = `a: "${'x'.repeat(1024 * 1024 - 100)}"\n`;
+    const same = Array.from({ length: 32 }, () => defaults);
+    expect(composeReferencedValues(same, same.map(() => ({ 'values.yaml': `${big}b: 1\n` }))).oversized).toEqual([]);
+    const five = Array.from({ length: 5 }, (_, i): ValuesReference => ({ ...defaults, name: `d${i}` }));
+    const out = composeReferencedValues(five, five.map((_, i) => ({ 'values.yaml': `${big}b: ${i}\n` })));
+    expect(out.oversized).toEqual(['ConfigMap d4 key values.yaml is past the 4 MiB of text the referenced values files may hold together']);
+  });
+
   it('refuses references that are within the limits one by one but not together', () => {
     const refs = Array.from({ length: 32 }, (_, i): ValuesReference => ({ ...secret, kind: 'ConfigMap', targetPath: `l${i}[65536]` }));
     const out = composeReferencedValues(refs, refs.map(() => ({ password: 'x' })));
