@@ -81,6 +81,26 @@ export class RestMapper {
     throw new NoKindMatchError(gvk);
   }
 
+  /**
+   * The kind and scope of a resource (its plural) as discovery serves it; undefined when the API
+   * server does not serve it. A miss refetches as {@link mapping} does.
+   */
+  async scope(group: string, version: string, plural: string): Promise<{ kind: string; namespaced: boolean } | undefined> {
+    const apiVersion = apiVersionOf({ group, version });
+    const find = (list: V1APIResourceList | undefined) => list?.resources.find((r) => r.name === plural);
+    const first = await this.#resources(apiVersion, false);
+    let resource = find(first.list);
+    if (resource === undefined) {
+      const key = `${apiVersion}/resource:${plural}`;
+      const now = this.now();
+      if (refetchOnMiss({ justFetched: first.fetched, lastRefetchAt: this.#misses.get(key), now, intervalMs: this.refreshIntervalMs })) {
+        this.#misses.set(key, now);
+        resource = find((await this.#resources(apiVersion, true)).list);
+      }
+    }
+    return resource === undefined ? undefined : { kind: resource.kind, namespaced: resource.namespaced };
+  }
+
   async #lookup(gvk: GroupVersionKind, refetch: boolean): Promise<{ mapping?: ResourceMapping; fetched: boolean }> {
     const { list, fetched } = await this.#resources(apiVersionOf(gvk), refetch);
     const resource = list?.resources.find((r) => r.kind === gvk.kind && !r.name.includes('/'));

@@ -2,6 +2,7 @@
  * What the reconciler needs from helm, and nothing more. `src/helm`'s client implements it; the
  * reconciler never spawns a process itself.
  */
+import type { GatewayPolicy } from '../k8s/gateway/policy.js';
 import type { ReleaseStatus } from './state.js';
 
 export interface ReleaseInfo {
@@ -14,9 +15,15 @@ export interface ReleaseInfo {
   readonly manifest: string;
 }
 
-/** Who helm acts as: undefined is the operator itself, else a user to impersonate. */
+/** Who helm acts as, and through what: undefined is the operator itself, straight to the API server. */
 export interface Identity {
+  /** A user to impersonate. */
   readonly impersonate?: string;
+  /**
+   * Through the helm gateway under this policy (for `uninstall`, its `also` releases are added to
+   * the policy's): every request helm makes is checked (docs/adr/0045).
+   */
+  readonly gateway?: GatewayPolicy;
 }
 
 export interface ReleaseRequest extends Identity {
@@ -78,19 +85,21 @@ export interface HelmPort {
 export interface HelmFailure {
   readonly summary: string;
   readonly retryable: boolean;
+  /** The helm gateway refused a request of the release's (NamespaceConfinementViolation). */
+  readonly confinement?: boolean;
 }
 
-/** `helm` with every cluster-facing call made as `impersonate` (undefined: the operator itself). */
-export function helmActingAs(helm: HelmPort, impersonate: string | undefined): HelmPort {
-  if (impersonate === undefined) return helm;
+/** `helm` with every cluster-facing call made as `identity` (empty: the operator itself, directly). */
+export function helmActingAs(helm: HelmPort, identity: Identity): HelmPort {
+  if (identity.impersonate === undefined && identity.gateway === undefined) return helm;
   return {
     major: () => helm.major(),
-    install: (r) => helm.install({ ...r, impersonate }),
-    upgrade: (r) => helm.upgrade({ ...r, impersonate }),
-    uninstall: (r) => helm.uninstall({ ...r, impersonate }),
-    rollback: (r) => helm.rollback({ ...r, impersonate }),
-    status: (release, namespace) => helm.status(release, namespace, { impersonate }),
-    render: (r) => helm.render({ ...r, impersonate }),
+    install: (r) => helm.install({ ...r, ...identity }),
+    upgrade: (r) => helm.upgrade({ ...r, ...identity }),
+    uninstall: (r) => helm.uninstall({ ...r, ...identity }),
+    rollback: (r) => helm.rollback({ ...r, ...identity }),
+    status: (release, namespace) => helm.status(release, namespace, identity),
+    render: (r) => helm.render({ ...r, ...identity }),
     running: (release, namespace) => helm.running(release, namespace),
   };
 }
