@@ -14,7 +14,7 @@ import path from 'node:path';
 import { silentLogger, type Logger } from '../../telemetry/logger.js';
 import type { KubeConfig } from '../client-node.js';
 import { normalizedUrl, parseApiRequest, type ApiRequest, type ResourceRequest } from './api-request.js';
-import { decide, readable, type GatewayPolicy, type ObjectMeta, type ResourceScope } from './policy.js';
+import { changeable, decide, readable, type GatewayPolicy, type ObjectMeta, type ResourceScope } from './policy.js';
 
 export type { GatewayPolicy } from './policy.js';
 
@@ -275,7 +275,7 @@ export class HelmApiGateway {
     const current = await this.#fetch('GET', new URL(url, 'http://gateway.invalid').pathname, forwardedHeaders(req.headers));
     if (current.status >= 200 && current.status <= 299) {
       const body = JSON.parse(current.body.toString('utf8')) as { metadata?: ObjectMeta };
-      if (!readable(body.metadata ?? {}, policy)) {
+      if (!changeable(body.metadata ?? {}, policy)) {
         req.resume();
         const what = request.resource === 'secrets' ? 'Secret' : 'ConfigMap';
         sendStatus(res, 403, 'Forbidden', `refused by the helm gateway: ${what} ${request.namespace ?? ''}/${request.name ?? ''} exists and is not release ${policy.releases.join(', ')}'s`);

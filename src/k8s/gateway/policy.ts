@@ -32,7 +32,7 @@ export type Decision =
   | { readonly action: 'forward' }
   /** Forward, then answer only the Secrets/ConfigMaps {@link readable} allows (NotFound or a filtered list). */
   | { readonly action: 'inspect' }
-  /** A change to a Secret/ConfigMap: read it first, and refuse when it exists and is not {@link readable}. */
+  /** A change to a Secret/ConfigMap: read it first, and refuse when it exists and is not {@link changeable}. */
   | { readonly action: 'check-target' }
   /** 403 with this message. */
   | { readonly action: 'refuse'; readonly message: string }
@@ -134,4 +134,15 @@ export function readable(meta: ObjectMeta, policy: GatewayPolicy): boolean {
   const madeBy = annotations['meta.helm.sh/release-name'];
   if (madeBy !== undefined && policy.releases.includes(madeBy) && annotations['meta.helm.sh/release-namespace'] === policy.namespace) return true;
   return labels[policy.readableLabel.key] === policy.readableLabel.value;
+}
+
+/**
+ * Pure: whether helm may change (update, patch, delete) this existing Secret or ConfigMap: one it
+ * may read, or a hook of the namespace. helm makes hooks without its ownership annotations and
+ * deletes them itself (`before-hook-creation`, `hook-succeeded`), so they cannot be told apart
+ * by release; a hook is the chart's own bookkeeping in the tenant's namespace.
+ */
+export function changeable(meta: ObjectMeta, policy: GatewayPolicy): boolean {
+  if (readable(meta, policy)) return true;
+  return meta.namespace === policy.namespace && (meta.annotations ?? {})['helm.sh/hook'] !== undefined;
 }

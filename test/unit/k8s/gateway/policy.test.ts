@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { normalizedUrl, parseApiRequest } from '../../../../src/k8s/gateway/api-request.js';
-import { decide, readable, REFUSAL_PREFIX, type GatewayPolicy, type ResourceScope } from '../../../../src/k8s/gateway/policy.js';
+import { changeable, decide, readable, REFUSAL_PREFIX, type GatewayPolicy, type ResourceScope } from '../../../../src/k8s/gateway/policy.js';
 
 const LABEL = { key: 'helm.sdk.operatorframework.io/values-source', value: 'true' };
 const confined: GatewayPolicy = { namespace: 'tenant-a', releases: ['web'], confineWrites: true, allowClusterScoped: [], readableLabel: LABEL };
@@ -123,5 +123,15 @@ describe('readable', () => {
     expect(readable({ namespace: 'tenant-a', annotations: { 'meta.helm.sh/release-name': 'web', 'meta.helm.sh/release-namespace': 'tenant-b' } }, confined)).toBe(false);
     expect(readable({ namespace: 'tenant-b', labels: { [LABEL.key]: 'true' } }, confined)).toBe(false);
     expect(readable({ namespace: 'tenant-a', labels: { [LABEL.key]: 'yes' } }, confined)).toBe(false);
+  });
+});
+
+describe('changeable', () => {
+  it("lets helm delete its hooks, which carry no owner, in the namespace only, and nobody else's objects", () => {
+    const hook = { namespace: 'tenant-a', annotations: { 'helm.sh/hook': 'pre-install', 'helm.sh/hook-delete-policy': 'before-hook-creation' } };
+    expect(changeable(hook, confined)).toBe(true);
+    expect(readable(hook, confined)).toBe(false);
+    expect(changeable({ ...hook, namespace: 'tenant-b' }, confined)).toBe(false);
+    expect(changeable({ namespace: 'tenant-a', name: 'db' }, confined)).toBe(false);
   });
 });
