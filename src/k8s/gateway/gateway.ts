@@ -228,8 +228,9 @@ export class HelmApiGateway {
 
   /** A JSON request upstream whose answer is read whole. */
   async #fetch(method: string, url: string, headers: http.OutgoingHttpHeaders, body?: Buffer): Promise<UpstreamResponse> {
-    const json = { ...headers, accept: 'application/json' };
-    delete json['accept-encoding'];
+    // A read of its own: helm's body (and its length and type) belong to the request it guards.
+    const { 'accept-encoding': _encoding, 'content-length': _length, 'content-type': _type, ...rest } = headers;
+    const json: http.OutgoingHttpHeaders = { ...rest, accept: 'application/json' };
     const upstream = await this.#request(method, url, json);
     return new Promise<UpstreamResponse>((resolve, reject) => {
       upstream.on('response', (upRes) => {
