@@ -1,7 +1,7 @@
 /**
  * The helm gateway: a Kubernetes API proxy on 127.0.0.1 that helm processes of a confined or
  * impersonating watch talk to instead of the API server. Each helm run gets a grant (a private
- * kubeconfig whose bearer token names its policy); every request is decided by `policy.ts` and
+ * kubeconfig whose server URL carries a random token naming its policy); every request is decided by `policy.ts` and
  * forwarded with the operator's own credentials, so the check sees exactly what helm applies and
  * reads, whatever the chart's templates, hooks, `crds/` or `lookup()` do (docs/adr/0045).
  */
@@ -127,13 +127,15 @@ export class HelmApiGateway {
   }
 
   async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const policy = this.#grants.get(bearerToken(req.headers.authorization) ?? '');
-    if (policy === undefined) {
+    const granted = grantedPath(req.url ?? '/');
+    const policy = granted === undefined ? undefined : this.#grants.get(granted.token);
+    if (granted === undefined || policy === undefined) {
+      req.resume();
       sendStatus(res, 401, 'Unauthorized', 'no grant of the helm gateway');
       return;
     }
     // Decided and forwarded on the same normalised path.
-    const url = normalizedUrl(req.url ?? '/');
+    const url = normalizedUrl(granted.rest);
     const request = parseApiRequest(req.method ?? 'GET', url);
     const decision = decide(request, policy, await this.#scope(request));
     switch (decision.action) {
@@ -300,9 +302,14 @@ function assertNever(x: never): never {
   throw new Error(`unexpected decision ${JSON.stringify(x)}`);
 }
 
-function bearerToken(header: string | undefined): string | undefined {
-  const m = /^Bearer (\S+)$/.exec(header ?? '');
-  return m?.[1];
+/**
+ * The grant's token is the first segment of the server URL helm is given: client-go sends no
+ * bearer token to a plain-HTTP server, and a loopback listener needs no TLS to keep it.
+ */
+function grantedPath(url: string): { token: string; rest: string } | undefined {
+  const m = /^\/([A-Za-z0-9_-]{43})(\/.*)?$/.exec(url);
+  if (m?.[1] === undefined) return undefined;
+  return { token: m[1], rest: m[2] ?? '/' };
 }
 
 function forwardedHeaders(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
@@ -364,8 +371,8 @@ function kubeconfigFor(port: number, token: string, namespace: string): string {
   return JSON.stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'helm-gateway', cluster: { server: `http://127.0.0.1:${port}` } }],
-    users: [{ name: 'helm', user: { token } }],
+    clusters: [{ name: 'helm-gateway', cluster: { server: `http://127.0.0.1:${port}/${token}` } }],
+    users: [{ name: 'helm', user: {} }],
     contexts: [{ name: 'helm-gateway', context: { cluster: 'helm-gateway', user: 'helm', namespace } }],
     'current-context': 'helm-gateway',
   });

@@ -89,17 +89,18 @@ describe('HelmApiGateway', () => {
   });
 
   async function call(token: string, method: string, url: string, o: { body?: string; headers?: Record<string, string> } = {}) {
-    const res = await fetch(`http://127.0.0.1:${gateway.port}${url}`, { method, headers: { authorization: `Bearer ${token}`, ...o.headers }, ...(o.body === undefined ? {} : { body: o.body }) });
+    const res = await fetch(`http://127.0.0.1:${gateway.port}/${token}${url}`, { method, headers: { authorization: 'Bearer from-helm', ...o.headers }, ...(o.body === undefined ? {} : { body: o.body }) });
     const text = await res.text();
     return { status: res.status, json: JSON.parse(text) as Record<string, unknown> };
   }
   async function withGrant<T>(fn: (token: string) => Promise<T>): Promise<T> {
     const grant = await gateway.grant(policy);
-    const config = JSON.parse(await readFile(grant.kubeconfig, 'utf8')) as { users: { user: { token: string } }[]; clusters: { cluster: { server: string } }[] };
-    expect(config.clusters[0]?.cluster.server).toBe(`http://127.0.0.1:${gateway.port}`);
+    const config = JSON.parse(await readFile(grant.kubeconfig, 'utf8')) as { clusters: { cluster: { server: string } }[] };
+    const server = config.clusters[0]?.cluster.server ?? '';
+    expect(server.startsWith(`http://127.0.0.1:${gateway.port}/`)).toBe(true);
     expect((await stat(grant.kubeconfig)).mode & 0o777).toBe(0o600);
     try {
-      return await fn(config.users[0]!.user.token);
+      return await fn(server.split('/').pop()!);
     } finally {
       await grant.close();
     }
@@ -107,6 +108,7 @@ describe('HelmApiGateway', () => {
 
   it('answers 401 without a grant, and once a grant is closed', async () => {
     expect((await call('nope', 'GET', '/api')).status).toBe(401);
+    expect((await call('A'.repeat(43), 'GET', '/api')).status).toBe(401);
     const token = await withGrant(async (t) => {
       expect((await call(t, 'GET', '/api')).status).toBe(200);
       return t;
@@ -159,7 +161,7 @@ describe('HelmApiGateway', () => {
   it('streams a watch as it comes and ends it upstream when helm goes away', async () => {
     await withGrant(async (t) => {
       const controller = new AbortController();
-      const res = await fetch(`http://127.0.0.1:${gateway.port}/apis/apps/v1/namespaces/tenant-a/deployments?watch=true`, { headers: { authorization: `Bearer ${t}` }, signal: controller.signal });
+      const res = await fetch(`http://127.0.0.1:${gateway.port}/${t}/apis/apps/v1/namespaces/tenant-a/deployments?watch=true`, { signal: controller.signal });
       const first = await readFirstChunk(res);
       expect(first).toContain('"ADDED"');
       controller.abort();
