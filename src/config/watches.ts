@@ -57,6 +57,12 @@ export interface Watch {
    * overrideValues, values-from), never show in status, events or logs, error text included.
    */
   readonly sensitiveValues: readonly string[];
+  /**
+   * Ours, the migration switch from operator-sdk's Helm operator: a CR takes over the release of
+   * its name and chart that this operator did not install. Left out (false) by default, when such
+   * a release is reported `ReleaseNotOwned` and never upgraded nor uninstalled (ADR 0042).
+   */
+  readonly adoptReleases?: boolean;
   /** Where the entry was defined; `index` is 0-based, `line` 1-based. */
   readonly source: { readonly file: string; readonly index: number; readonly line: number };
 }
@@ -127,6 +133,7 @@ const FIELDS = [
   'serviceAccountName',
   'confineToNamespace',
   'allowClusterScoped',
+  'adoptReleases',
 ] as const;
 type FieldName = (typeof FIELDS)[number];
 
@@ -644,6 +651,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
     ...(maxConcurrentReconciles === undefined ? {} : { maxConcurrentReconciles }),
     dryRunOption: readDryRun(ctx, fields, tenancy.confineToNamespace),
     ...tenancy,
+    ...(readBoolean(ctx, fields, 'adoptReleases', false) ? { adoptReleases: true } : {}),
   };
   return { index, line: posLine(pc, node), node, ctx, group, version, kind, chartPath: chartPath === '' ? undefined : chartPath, rest };
 }
