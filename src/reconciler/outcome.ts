@@ -55,8 +55,8 @@ export type Outcome =
       readonly retry: boolean;
       readonly event: boolean;
       readonly stage: 'input' | 'release';
-      /** Not retried, but looked at again every period: what stands in the way is not the CR's (a release someone else made). */
-      readonly recheck?: boolean;
+      /** Not retried with backoff, but looked at again at the reconcile period: what fixes it is not in the CR. */
+      readonly recheck?: 'period';
     }
   | { readonly kind: 'stalled'; readonly count: number }
   /** A pending revision was undone: decide again. */
@@ -127,7 +127,7 @@ const SUMMARIES: { readonly [K in Outcome['kind']]: Summarizer<K> } = {
     status.setCondition({ type: ConditionType.Irreconcilable, status: 'True', reason: o.reason, message: o.message });
     if (!o.retry) status.setObservedGeneration(input.generation);
     const events = o.event ? [{ type: 'Warning' as const, reason: o.reason, message: o.message }] : [];
-    if (o.recheck === true && !o.retry) return { result: { requeueAfterMs: input.periodMs }, events };
+    if (o.recheck === 'period') return { result: { requeueAfterMs: input.periodMs }, events };
     const error = o.retry ? new ReportedError(o.message) : new TerminalError(o.message);
     return { result: {}, error, events };
   },

@@ -209,7 +209,7 @@ export class HelmReconciler implements Reconciler {
       }
       case 'report-not-owned': {
         const message = notOwnedMessage({ namespace: ctx.namespace, name: ctx.name, kind: this.o.watch.kind, chart: action.chart });
-        return Promise.resolve({ kind: 'refused', reason: Reason.ReleaseNotOwned, message, retry: false, event: true, stage: 'release', recheck: true });
+        return Promise.resolve({ kind: 'refused', reason: Reason.ReleaseNotOwned, message, retry: false, event: true, stage: 'release', recheck: 'period' });
       }
       case 'stall':
         return Promise.resolve({ kind: 'stalled', count: action.count });

@@ -149,15 +149,6 @@ describe('summarize', () => {
     expect(r.current.observedGeneration).toBeUndefined();
   });
 
-  it('refused for a release someone else made: Irreconcilable and an event, looked at again every period, no retries', () => {
-    const d = draft();
-    const message = 'release "web" ... was not installed by this operator';
-    const s = summarize(d, { kind: 'refused', reason: 'ReleaseNotOwned', message, retry: false, event: true, stage: 'release', recheck: true }, input);
-    expect(s).toStrictEqual({ result: { requeueAfterMs: 60_000 }, events: [{ type: 'Warning', reason: 'ReleaseNotOwned', message }] });
-    expect(conditions(d).Irreconcilable).toStrictEqual({ status: 'True', reason: 'ReleaseNotOwned', message });
-    expect(d.current.observedGeneration).toBe(3);
-  });
-
   it('stalled: the condition, the generation, the resync period, no error', () => {
     const d = draft();
     expect(summarize(d, { kind: 'stalled', count: 6 }, input)).toStrictEqual({ result: { requeueAfterMs: 60_000 }, events: [] });
