@@ -24,6 +24,12 @@ export interface Watch {
   readonly chart: ChartInfo;
   /** Whether to watch the release's resources and repair drift; default true. */
   readonly watchDependentResources: boolean;
+  /**
+   * Ours, the migration switch from operator-sdk's Helm operator: a CR takes over the release of
+   * its name and chart that this operator did not install. Left out (false) by default, when such
+   * a release is reported `ReleaseNotOwned` and never upgraded nor uninstalled (ADR 0042).
+   */
+  readonly adoptReleases?: boolean;
   /** After `$VAR`/`${VAR}` expansion (unset variables expand to ""); `--set-string` semantics. */
   readonly overrideValues: Readonly<Record<string, string>>;
   readonly selector?: LabelSelector;
@@ -57,12 +63,6 @@ export interface Watch {
    * overrideValues, values-from), never show in status, events or logs, error text included.
    */
   readonly sensitiveValues: readonly string[];
-  /**
-   * Ours, the migration switch from operator-sdk's Helm operator: a CR takes over the release of
-   * its name and chart that this operator did not install. Left out (false) by default, when such
-   * a release is reported `ReleaseNotOwned` and never upgraded nor uninstalled (ADR 0042).
-   */
-  readonly adoptReleases?: boolean;
   /** Where the entry was defined; `index` is 0-based, `line` 1-based. */
   readonly source: { readonly file: string; readonly index: number; readonly line: number };
 }
@@ -124,6 +124,7 @@ const FIELDS = [
   'kind',
   'chart',
   'watchDependentResources',
+  'adoptReleases',
   'overrideValues',
   'sensitiveValues',
   'selector',
@@ -133,7 +134,6 @@ const FIELDS = [
   'serviceAccountName',
   'confineToNamespace',
   'allowClusterScoped',
-  'adoptReleases',
 ] as const;
 type FieldName = (typeof FIELDS)[number];
 
@@ -643,6 +643,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
   // Optional fields are left out rather than set to undefined, so `'selector' in watch` means something.
   const rest = {
     watchDependentResources: readBoolean(ctx, fields, 'watchDependentResources', true),
+    ...(readBoolean(ctx, fields, 'adoptReleases', false) ? { adoptReleases: true } : {}),
     overrideValues: readOverrideValues(ctx, fields),
     sensitiveValues: readValuePaths(ctx, fields),
     ...(selector === undefined ? {} : { selector }),
@@ -651,7 +652,6 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
     ...(maxConcurrentReconciles === undefined ? {} : { maxConcurrentReconciles }),
     dryRunOption: readDryRun(ctx, fields, tenancy.confineToNamespace),
     ...tenancy,
-    ...(readBoolean(ctx, fields, 'adoptReleases', false) ? { adoptReleases: true } : {}),
   };
   return { index, line: posLine(pc, node), node, ctx, group, version, kind, chartPath: chartPath === '' ? undefined : chartPath, rest };
 }

@@ -30,7 +30,7 @@ import type { CustomResourcesPort, ReconcilerMetrics, ReleaseStoragePort } from 
 import { Redactor } from './redaction.js';
 import { ownerKindLabel } from './release-name.js';
 import { ReleaseObjects, type DependentsPort } from './release-objects.js';
-import type { ReleaseRecord, ReleaseState } from './state.js';
+import type { ReleaseRecord } from './state.js';
 import { StatusDraft } from './status.js';
 import type { ValuesSourcePort } from './values-from.js';
 
@@ -103,6 +103,10 @@ export class HelmReconciler implements Reconciler {
         this.#forget(namespace, name);
       },
     });
+  }
+
+  #releaseOwner(): ReleaseOwner {
+    return { chartName: this.o.watch.chart.name, ownerKind: this.#ownerKind, adoptReleases: this.o.watch.adoptReleases === true };
   }
 
   async reconcile(request: Request, rc: ReconcileContext): Promise<Result> {
@@ -288,10 +292,6 @@ export class HelmReconciler implements Reconciler {
     return { ctx, draft, redactor, controller: rc.controller, records };
   }
 
-  #releaseOwner(): ReleaseOwner {
-    return { chartName: this.o.watch.chart.name, ownerKind: this.#ownerKind, adoptReleases: this.o.watch.adoptReleases === true };
-  }
-
   #period(ctx: ActionContext): number {
     return resyncAfterMs({ annotationMs: ctx.annotations.reconcilePeriodMs, watchMs: this.o.watch.reconcilePeriodMs, defaultMs: this.o.defaultReconcilePeriodMs });
   }
@@ -359,7 +359,7 @@ function redactedError(err: unknown, redact: Redactor): unknown {
 }
 
 /** A takeover of a release this operator did not install is never silent: an event says who allowed it. */
-function noteAdoption(ctx: ActionContext, state: ReleaseState): void {
+function noteAdoption(ctx: ActionContext, state: Awaited<ReturnType<typeof observeRelease>>): void {
   if (state.kind === 'OutOfSync' && state.adopted !== undefined) ctx.event('Normal', 'AdoptingRelease', adoptingMessage(ctx.name, state.adopted));
 }
 
