@@ -16,7 +16,7 @@ import { silentLogger, type Logger } from '../../telemetry/logger.js';
 import nodeHttp from '../client-node-slim/node-http.js';
 import type { KubeConfig } from '../client-node.js';
 import { normalizedUrl, parseApiRequest, type ApiRequest, type ResourceRequest } from './api-request.js';
-import { changeable, decide, readable, type GatewayPolicy, type ObjectMeta, type ResourceScope } from './policy.js';
+import { changeable, decide, isStorageRecord, readable, type Decision, type GatewayPolicy, type ObjectMeta, type ResourceScope } from './policy.js';
 
 export type { GatewayPolicy } from './policy.js';
 
@@ -140,25 +140,36 @@ export class HelmApiGateway {
     const url = normalizedUrl(granted.rest);
     const request = parseApiRequest(req.method ?? 'GET', url);
     const decision = decide(request, policy, await this.#scope(request));
+    if (decision.action === 'refuse') {
+      this.#log.info({ namespace: policy.namespace, release: policy.releases[0], method: req.method, path: url.split('?')[0] }, 'helm gateway refused a request');
+    }
+    await this.#carryOut(decision, { req, res, url, request, policy });
+  }
+
+  async #carryOut(decision: Decision, c: { req: http.IncomingMessage; res: http.ServerResponse; url: string; request: ApiRequest; policy: GatewayPolicy }): Promise<void> {
+    const { req, res, url, policy } = c;
+    const checked = { request: c.request as ResourceRequest, policy };
     switch (decision.action) {
       case 'refuse':
         req.resume();
-        this.#log.info({ namespace: policy.namespace, release: policy.releases[0], method: req.method, path: req.url?.split('?')[0] }, 'helm gateway refused a request');
         sendStatus(res, 403, 'Forbidden', decision.message);
         return;
       case 'hide':
         req.resume();
-        sendNotFound(res, request);
+        sendNotFound(res, c.request);
         return;
       case 'forward':
         await this.#pipe(req, res, url);
         return;
       case 'inspect':
         req.resume();
-        await this.#inspect(req, res, url, { request: request as ResourceRequest, policy });
+        await this.#inspect(req, res, url, checked);
         return;
       case 'check-target':
-        await this.#checkTarget(req, res, url, { request: request as ResourceRequest, policy });
+        await this.#checkTarget(req, res, url, checked);
+        return;
+      case 'check-storage-record':
+        await this.#checkStorageRecord(req, res, url, policy);
         return;
     }
     assertNever(decision);
@@ -275,6 +286,33 @@ export class HelmApiGateway {
     sendJson(res, answer.status, { ...body, items });
   }
 
+  /** A Secret created under an `allowKinds` without Secret: only helm's own release record. */
+  async #checkStorageRecord(req: http.IncomingMessage, res: http.ServerResponse, url: string, policy: GatewayPolicy): Promise<void> {
+    const body = await readBody(req);
+    let meta: ObjectMeta = {};
+    try {
+      meta = ((JSON.parse(body.toString('utf8')) as { metadata?: ObjectMeta }).metadata ?? {});
+    } catch {
+      // Not JSON (helm sends JSON): not a record of ours.
+    }
+    if (!isStorageRecord({ ...meta, namespace: meta.namespace ?? policy.namespace }, policy)) {
+      sendStatus(res, 403, 'Forbidden', `refused by the helm gateway: create Secret ${meta.name ?? ''}: Secret is not in this watch's allowKinds`);
+      return;
+    }
+    const headers = forwardedHeaders(req.headers);
+    const upstream = await this.#request('POST', url, { ...headers, 'content-length': body.length });
+    await new Promise<void>((resolve, reject) => {
+      upstream.on('response', (upRes) => {
+        res.writeHead(upRes.statusCode ?? 502, passedResponseHeaders(upRes.headers, true));
+        upRes.pipe(res);
+        upRes.on('end', resolve);
+        upRes.on('error', reject);
+      });
+      upstream.on('error', reject);
+      upstream.end(body);
+    });
+  }
+
   /** A change to a Secret or ConfigMap: only to one helm may read (or one that does not exist yet). */
   async #checkTarget(req: http.IncomingMessage, res: http.ServerResponse, url: string, { request, policy }: Checked): Promise<void> {
     const current = await this.#fetch('GET', new URL(url, 'http://gateway.invalid').pathname, forwardedHeaders(req.headers));
@@ -293,6 +331,18 @@ export class HelmApiGateway {
     }
     await this.#pipe(req, res, url);
   }
+}
+
+/** The request body, up to {@link MAX_INSPECTED_BYTES}. */
+async function readBody(req: http.IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_INSPECTED_BYTES) throw new Error(`a request body of more than ${MAX_INSPECTED_BYTES} bytes to inspect`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
 }
 
 interface Checked {
