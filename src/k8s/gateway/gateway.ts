@@ -243,9 +243,10 @@ export class HelmApiGateway {
 
   /** A JSON request upstream whose answer is read whole. */
   async #fetch(method: string, url: string, headers: http.OutgoingHttpHeaders, body?: Buffer): Promise<UpstreamResponse> {
-    // A read of its own: helm's body (and its length and type) belong to the request it guards.
-    const { 'accept-encoding': _encoding, 'content-length': _length, 'content-type': _type, ...rest } = headers;
-    const json: http.OutgoingHttpHeaders = { ...rest, accept: 'application/json' };
+    // A read of its own: helm's body (and its length and type) belong to the request it guards,
+    // unless this request sends that body again (a dry run of it).
+    const { 'accept-encoding': _encoding, 'content-length': _length, 'content-type': type, ...rest } = headers;
+    const json: http.OutgoingHttpHeaders = { ...rest, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': type, 'content-length': body.length }) };
     const upstream = await this.#request(method, url, json);
     return new Promise<UpstreamResponse>((resolve, reject) => {
       upstream.on('response', (upRes) => {
@@ -289,28 +290,20 @@ export class HelmApiGateway {
   /** A Secret created under an `allowKinds` without Secret: only helm's own release record. */
   async #checkStorageRecord(req: http.IncomingMessage, res: http.ServerResponse, url: string, policy: GatewayPolicy): Promise<void> {
     const body = await readBody(req);
-    let meta: ObjectMeta = {};
-    try {
-      meta = ((JSON.parse(body.toString('utf8')) as { metadata?: ObjectMeta }).metadata ?? {});
-    } catch {
-      // Not JSON (helm sends JSON): not a record of ours.
+    const headers = forwardedHeaders(req.headers);
+    // helm's typed client may send protobuf: the API server reads the body for us, in a dry run
+    // of the very same create, and answers the object as JSON.
+    const dry = await this.#fetch('POST', `${url}${url.includes('?') ? '&' : '?'}dryRun=All`, headers, body);
+    if (dry.status < 200 || dry.status > 299) {
+      passThrough(res, dry);
+      return;
     }
-    if (!isStorageRecord({ ...meta, namespace: meta.namespace ?? policy.namespace }, policy)) {
+    const meta = (JSON.parse(dry.body.toString('utf8')) as { metadata?: ObjectMeta }).metadata ?? {};
+    if (!isStorageRecord(meta, policy)) {
       sendStatus(res, 403, 'Forbidden', `refused by the helm gateway: create Secret ${meta.name ?? ''}: Secret is not in this watch's allowKinds`);
       return;
     }
-    const headers = forwardedHeaders(req.headers);
-    const upstream = await this.#request('POST', url, { ...headers, 'content-length': body.length });
-    await new Promise<void>((resolve, reject) => {
-      upstream.on('response', (upRes) => {
-        res.writeHead(upRes.statusCode ?? 502, passedResponseHeaders(upRes.headers, true));
-        upRes.pipe(res);
-        upRes.on('end', resolve);
-        upRes.on('error', reject);
-      });
-      upstream.on('error', reject);
-      upstream.end(body);
-    });
+    passThrough(res, await this.#fetch('POST', url, headers, body));
   }
 
   /** A change to a Secret or ConfigMap: only to one helm may read (or one that does not exist yet). */

@@ -84,6 +84,8 @@ describe('the helm gateway against a hostile CR author', () => {
 
   beforeAll(async () => {
     await Promise.all([ensureCrd(kc, CONFINED), ensureCrd(kc, CONFINED_CRDS), ensureCrd(kc, AS_SA), ensureCrd(kc, LISTED)]);
+    // Cluster-scoped, so a kept cluster may still have it from a run whose attack got through.
+    await kc.makeApiClient(ApiextensionsV1Api).deleteCustomResourceDefinition({ name: 'gadgets.tenant.example.com' }).catch(() => undefined);
     tenant = await createNamespace(kc, 'tenant');
     victim = await createNamespace(kc, 'victim');
     await core.createNamespacedSecret({ namespace: victim.name, body: { metadata: { name: 'db' }, stringData: { password: CANARY } } });
@@ -113,6 +115,7 @@ describe('the helm gateway against a hostile CR author', () => {
     await Promise.all([tenant.remove(), victim.remove()]);
     // Only there if an attack got through (the test then failed): leave no cluster-admin behind.
     for (const name of ['gw-lookup-crb', 'gw-items-crb']) await rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
+    await kc.makeApiClient(ApiextensionsV1Api).deleteCustomResourceDefinition({ name: 'gadgets.tenant.example.com' }).catch(() => undefined);
   });
 
   it('refuses a ClusterRoleBinding to cluster-admin that only the real install renders (lookup), and creates nothing outside', async () => {

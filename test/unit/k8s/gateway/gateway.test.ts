@@ -158,6 +158,23 @@ describe('HelmApiGateway', () => {
     });
   });
 
+  it("under allowKinds without Secret, creates only helm's own release record, judged by a dry run of the same create", async () => {
+    const grant = await gateway.grant({ ...policy, confineWrites: false, allowKinds: ['ConfigMap'] });
+    const token = (JSON.parse(await readFile(grant.kubeconfig, 'utf8')) as { clusters: { cluster: { server: string } }[] }).clusters[0]!.cluster.server.split('/').pop()!;
+    try {
+      seen.length = 0;
+      const record = { kind: 'Secret', metadata: { name: 'sh.helm.release.v1.web.v1', labels: { owner: 'helm', name: 'web' } } };
+      expect((await call(token, 'POST', '/api/v1/namespaces/tenant-a/secrets', { body: JSON.stringify(record) })).status).toBe(201);
+      expect(seen.map((x) => x.url)).toEqual(['/api/v1/namespaces/tenant-a/secrets?dryRun=All', '/api/v1/namespaces/tenant-a/secrets']);
+      seen.length = 0;
+      const other = { kind: 'Secret', metadata: { name: 'planted', labels: { owner: 'helm', name: 'web' } } };
+      expect((await call(token, 'POST', '/api/v1/namespaces/tenant-a/secrets', { body: JSON.stringify(other) })).status).toBe(403);
+      expect(seen.map((x) => x.url)).toEqual(['/api/v1/namespaces/tenant-a/secrets?dryRun=All']);
+    } finally {
+      await grant.close();
+    }
+  });
+
   it('streams a watch as it comes and ends it upstream when helm goes away', async () => {
     await withGrant(async (t) => {
       const controller = new AbortController();
