@@ -78,7 +78,7 @@ describe('HelmApiGateway', () => {
     });
     dir = await mkdtemp(path.join(tmpdir(), 'gateway-test-'));
     const scopes = (group: string, _version: string, resource: string) =>
-      Promise.resolve(group === 'rbac.authorization.k8s.io' && resource === 'clusterrolebindings' ? { kind: 'ClusterRoleBinding', namespaced: false } : { kind: 'X', namespaced: true });
+      Promise.resolve(group === 'rbac.authorization.k8s.io' && resource === 'clusterrolebindings' ? { kind: 'ClusterRoleBinding', namespaced: false } : { kind: resource === 'secrets' ? 'Secret' : 'X', namespaced: true });
     gateway = await HelmApiGateway.start({ kubeConfig: kc, scopes, dir: path.join(dir, 'grants') });
   });
   afterAll(async () => {
