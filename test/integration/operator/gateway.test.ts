@@ -79,7 +79,9 @@ describe('the helm gateway against a hostile CR author', () => {
   const withReason = (crs: CRs, name: string, reason: string): Promise<CR> =>
     waitFor(`${crs.kind.kind} ${name} to report ${reason}`, async () => {
       const cr = await crs.get(tenant.name, name);
-      return cr?.status?.conditions?.some((c) => c.reason === reason && c.status === 'True') === true ? cr : undefined;
+      if (cr?.status?.conditions?.some((c) => c.reason === reason && c.status === 'True') === true) return cr;
+      // Shown in the timeout's message: what the CR said instead.
+      throw new Error(`conditions: ${JSON.stringify(cr?.status?.conditions ?? [])}`);
     }, { timeoutMs: 90_000 });
 
   beforeAll(async () => {
