@@ -39,7 +39,7 @@ export interface Grant {
   close(): Promise<void>;
 }
 
-/** A Secret or ConfigMap list larger than this is refused rather than buffered for filtering. */
+/** A Secret list larger than this is refused rather than buffered for filtering. */
 const MAX_INSPECTED_BYTES = 32 * 1024 * 1024;
 /** How long the upstream credentials (a rotated ServiceAccount token, an exec plugin's) are reused. */
 const CREDENTIALS_TTL_MS = 30_000;
@@ -270,7 +270,7 @@ export class HelmApiGateway {
     });
   }
 
-  /** A read of Secrets or ConfigMaps: answered only with what the policy lets helm see. */
+  /** A read of Secrets: answered only with what the policy lets helm see. */
   async #inspect(req: http.IncomingMessage, res: http.ServerResponse, url: string, { request, policy }: Checked): Promise<void> {
     const answer = await this.#fetch('GET', url, forwardedHeaders(req.headers));
     if (answer.status < 200 || answer.status > 299) {
@@ -306,15 +306,14 @@ export class HelmApiGateway {
     passThrough(res, await this.#fetch('POST', url, headers, body));
   }
 
-  /** A change to a Secret or ConfigMap: only to one helm may read (or one that does not exist yet). */
+  /** A change to a Secret: only to one helm may read (or one that does not exist yet). */
   async #checkTarget(req: http.IncomingMessage, res: http.ServerResponse, url: string, { request, policy }: Checked): Promise<void> {
     const current = await this.#fetch('GET', new URL(url, 'http://gateway.invalid').pathname, forwardedHeaders(req.headers));
     if (current.status >= 200 && current.status <= 299) {
       const body = JSON.parse(current.body.toString('utf8')) as { metadata?: ObjectMeta };
       if (!changeable(body.metadata ?? {}, policy)) {
         req.resume();
-        const what = request.resource === 'secrets' ? 'Secret' : 'ConfigMap';
-        sendStatus(res, 403, 'Forbidden', `refused by the helm gateway: ${what} ${request.namespace ?? ''}/${request.name ?? ''} exists and is not release ${policy.releases.join(', ')}'s`);
+        sendStatus(res, 403, 'Forbidden', `refused by the helm gateway: Secret ${request.namespace ?? ''}/${request.name ?? ''} exists and is not release ${policy.releases.join(', ')}'s`);
         return;
       }
     } else if (current.status !== 404) {

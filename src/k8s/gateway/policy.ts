@@ -18,7 +18,7 @@ export interface GatewayPolicy {
   readonly confineWrites: boolean;
   /** `Kind` (core group) or `Kind.group`, as in watches.yaml's `allowClusterScoped`. */
   readonly allowClusterScoped: readonly string[];
-  /** A label that opts a Secret or ConfigMap of `namespace` in to being read (the values-source label). */
+  /** A label that opts a Secret of `namespace` in to being read (the values-source label). */
   readonly readableLabel: { readonly key: string; readonly value: string };
   /**
    * `Kind` or `Kind.group`: the only kinds helm may write (watches.yaml `allowKinds`); undefined:
@@ -35,9 +35,9 @@ export interface ResourceScope {
 
 export type Decision =
   | { readonly action: 'forward' }
-  /** Forward, then answer only the Secrets/ConfigMaps {@link readable} allows (NotFound or a filtered list). */
+  /** Forward, then answer only the Secrets {@link readable} allows (NotFound or a filtered list). */
   | { readonly action: 'inspect' }
-  /** A change to a Secret/ConfigMap: read it first, and refuse when it exists and is not {@link changeable}. */
+  /** A change to a Secret: read it first, and refuse when it exists and is not {@link changeable}. */
   | { readonly action: 'check-target' }
   /** A Secret created under `allowKinds` without Secret: forwarded only if the body is one of the releases' records. */
   | { readonly action: 'check-storage-record' }
@@ -49,8 +49,12 @@ export type Decision =
 /** Every refusal's message starts so; helm quotes it, and the error classifier looks for it. */
 export const REFUSAL_PREFIX = 'refused by the helm gateway';
 
-/** Secrets and ConfigMaps: read only when this release's, or opted in (ADR 0035). */
-const SENSITIVE: ReadonlySet<string> = new Set(['secrets', 'configmaps']);
+/**
+ * Secrets: read only when this release's, or opted in (ADR 0035). ConfigMaps are not: charts
+ * `lookup()` their namespace's ConfigMaps as markers and settings, and a confined release's
+ * reads stay in its namespace anyway.
+ */
+const SENSITIVE: ReadonlySet<string> = new Set(['secrets']);
 /** Read-only subresources helm's readiness checks may ask for; every other subresource is refused. */
 const READABLE_SUBRESOURCES: ReadonlySet<string> = new Set(['status', 'scale']);
 
@@ -154,7 +158,7 @@ export interface ObjectMeta {
 }
 
 /**
- * Pure: whether helm may see this Secret or ConfigMap: a storage record of one of the policy's
+ * Pure: whether helm may see this Secret: a storage record of one of the policy's
  * releases, an object one of them made (helm's ownership annotations, which only a writer of the
  * object can set), or one its namespace opted in with the readable label. Always in the policy's
  * namespace.
@@ -171,7 +175,7 @@ export function readable(meta: ObjectMeta, policy: GatewayPolicy): boolean {
 }
 
 /**
- * Pure: whether helm may change (update, patch, delete) this existing Secret or ConfigMap: one it
+ * Pure: whether helm may change (update, patch, delete) this existing Secret: one it
  * may read, or a hook of the namespace. helm makes hooks without its ownership annotations and
  * deletes them itself (`before-hook-creation`, `hook-succeeded`), so they cannot be told apart
  * by release; a hook is the chart's own bookkeeping in the tenant's namespace.

@@ -90,17 +90,19 @@ describe('decide under confineToNamespace', () => {
   });
 });
 
-describe('decide for Secrets and ConfigMaps (confined or impersonating)', () => {
+describe('decide for Secrets (confined or impersonating)', () => {
   for (const policy of [confined, impersonating]) {
     it(`inspects reads and changes ${policy.confineWrites ? 'when confined' : 'when impersonating'}`, () => {
       expect(decision('GET', '/api/v1/namespaces/tenant-a/secrets/db', policy)).toEqual({ action: 'inspect' });
-      expect(decision('GET', '/api/v1/namespaces/tenant-a/configmaps', policy)).toEqual({ action: 'inspect' });
+      expect(decision('GET', '/api/v1/namespaces/tenant-a/secrets', policy)).toEqual({ action: 'inspect' });
+      // ConfigMaps are charts' markers and settings: read as any other kind of the namespace.
+      expect(decision('GET', '/api/v1/namespaces/tenant-a/configmaps/marker', policy)).toEqual({ action: 'forward' });
       expect(decision('GET', '/api/v1/namespaces/tenant-a/secrets?labelSelector=name%3Dweb%2Cowner%3Dhelm', policy)).toEqual({ action: 'forward' });
       expect(decision('GET', '/api/v1/namespaces/tenant-a/secrets?labelSelector=name%3Dother%2Cowner%3Dhelm', policy)).toEqual({ action: 'inspect' });
       expect(decision('GET', '/api/v1/namespaces/tenant-a/secrets?watch=1', policy)).toMatchObject({ action: 'refuse' });
       expect(decision('POST', '/api/v1/namespaces/tenant-a/secrets', policy)).toEqual({ action: 'forward' });
       expect(decision('PATCH', '/api/v1/namespaces/tenant-a/secrets/db', policy)).toEqual({ action: 'check-target' });
-      expect(decision('DELETE', '/api/v1/namespaces/tenant-a/configmaps/c', policy)).toEqual({ action: 'check-target' });
+      expect(decision('DELETE', '/api/v1/namespaces/tenant-a/secrets/c', policy)).toEqual({ action: 'check-target' });
     });
   }
   it('inspects Secret reads of other namespaces when only impersonating', () => {
