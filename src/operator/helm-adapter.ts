@@ -14,7 +14,7 @@ export function helmPort(client: HelmClient, gateway?: HelmApiGateway): HelmPort
     if (gateway === undefined) throw new Error('a gateway policy was given, but the operator runs no helm gateway');
     const grant = await gateway.grant({ ...policy, releases: [...new Set([...policy.releases, ...releases])] });
     try {
-      return await fn(client.through(grant.kubeconfig).as(identity.impersonate));
+      return await fn(client.through(grant.kubeconfig, grant.cacheDir).as(identity.impersonate));
     } finally {
       await grant.close();
     }

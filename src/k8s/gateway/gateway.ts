@@ -35,6 +35,11 @@ export interface GatewayOptions {
 export interface Grant {
   /** A kubeconfig for helm: the gateway's address and this grant's token. */
   readonly kubeconfig: string;
+  /**
+   * client-go's cache directory for this grant: its caches are keyed by the server URL, which
+   * carries the token, so a shared one would grow by a directory per helm run.
+   */
+  readonly cacheDir: string;
   /** Revokes the token and removes the file. */
   close(): Promise<void>;
 }
@@ -107,13 +112,16 @@ export class HelmApiGateway {
   async grant(policy: GatewayPolicy): Promise<Grant> {
     const token = randomBytes(32).toString('base64url');
     const file = path.join(this.#o.dir, `grant-${token.slice(0, 16)}.kubeconfig`);
+    const cacheDir = path.join(this.#o.dir, `grant-${token.slice(0, 16)}.cache`);
     await writeFile(file, kubeconfigFor(this.#port, token, policy.namespace), { mode: 0o600, flag: 'wx' });
     this.#grants.set(token, policy);
     return {
       kubeconfig: file,
+      cacheDir,
       close: async () => {
         this.#grants.delete(token);
         await rm(file, { force: true });
+        await rm(cacheDir, { recursive: true, force: true });
       },
     };
   }
