@@ -285,13 +285,13 @@ export class HelmApiGateway {
       passThrough(res, answer);
       return;
     }
-    const body = JSON.parse(answer.body.toString('utf8')) as { metadata?: ObjectMeta; items?: { metadata?: ObjectMeta }[] };
+    const body = JSON.parse(answer.body.toString('utf8')) as SecretLike & { items?: SecretLike[] };
     if (request.name !== undefined) {
-      if (readable(body.metadata ?? {}, policy)) passThrough(res, answer);
+      if (readable(body.metadata ?? {}, policy, body.type)) passThrough(res, answer);
       else sendNotFound(res, request);
       return;
     }
-    const items = (body.items ?? []).filter((item) => readable(item.metadata ?? {}, policy));
+    const items = (body.items ?? []).filter((item) => readable(item.metadata ?? {}, policy, item.type));
     sendJson(res, answer.status, { ...body, items });
   }
 
@@ -318,8 +318,8 @@ export class HelmApiGateway {
   async #checkTarget(req: http.IncomingMessage, res: http.ServerResponse, url: string, { request, policy }: Checked): Promise<void> {
     const current = await this.#fetch('GET', new URL(url, 'http://gateway.invalid').pathname, forwardedHeaders(req.headers));
     if (current.status >= 200 && current.status <= 299) {
-      const body = JSON.parse(current.body.toString('utf8')) as { metadata?: ObjectMeta };
-      if (!changeable(body.metadata ?? {}, policy)) {
+      const body = JSON.parse(current.body.toString('utf8')) as SecretLike;
+      if (!changeable(body.metadata ?? {}, policy, body.type)) {
         req.resume();
         sendStatus(res, 403, 'Forbidden', `refused by the helm gateway: Secret ${request.namespace ?? ''}/${request.name ?? ''} exists and is not release ${policy.releases.join(', ')}'s`);
         return;
@@ -343,6 +343,12 @@ async function readBody(req: http.IncomingMessage): Promise<Buffer> {
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
+}
+
+/** What the gateway reads of a Secret. */
+interface SecretLike {
+  readonly metadata?: ObjectMeta;
+  readonly type?: string;
 }
 
 interface Checked {

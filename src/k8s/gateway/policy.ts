@@ -158,20 +158,28 @@ export interface ObjectMeta {
 }
 
 /**
- * Pure: whether helm may see this Secret: a storage record of one of the policy's
- * releases, an object one of them made (helm's ownership annotations, which only a writer of the
- * object can set), or one its namespace opted in with the readable label. Always in the policy's
- * namespace.
+ * Secret types whose data the API server (the token controller), not whoever created the
+ * Secret, writes: a release that makes one for a ServiceAccount would read back its token.
  */
-export function readable(meta: ObjectMeta, policy: GatewayPolicy): boolean {
+const FILLED_BY_THE_CLUSTER: ReadonlySet<string> = new Set(['kubernetes.io/service-account-token']);
+
+/**
+ * Pure: whether helm may see this Secret (`type` its Secret type): a storage record of one of the
+ * policy's releases, an object one of them made (helm's ownership annotations, which only a
+ * writer of the object can set) unless the cluster fills its data in, or one its namespace opted
+ * in with the readable label. Always in the policy's namespace.
+ */
+export function readable(meta: ObjectMeta, policy: GatewayPolicy, type?: string): boolean {
   if (meta.namespace !== policy.namespace) return false;
-  const labels = meta.labels ?? {};
+  if (type !== undefined && FILLED_BY_THE_CLUSTER.has(type)) return false;
+  return isStorageRecord(meta, policy) || madeByRelease(meta, policy) || (meta.labels ?? {})[policy.readableLabel.key] === policy.readableLabel.value;
+}
+
+/** helm's ownership annotations name one of the policy's releases in its namespace. */
+function madeByRelease(meta: ObjectMeta, policy: GatewayPolicy): boolean {
   const annotations = meta.annotations ?? {};
-  const storageOf = labels.owner === 'helm' ? labels.name : undefined;
-  if (storageOf !== undefined && policy.releases.includes(storageOf) && (meta.name ?? '').startsWith(storagePrefix(storageOf))) return true;
   const madeBy = annotations['meta.helm.sh/release-name'];
-  if (madeBy !== undefined && policy.releases.includes(madeBy) && annotations['meta.helm.sh/release-namespace'] === policy.namespace) return true;
-  return labels[policy.readableLabel.key] === policy.readableLabel.value;
+  return madeBy !== undefined && policy.releases.includes(madeBy) && annotations['meta.helm.sh/release-namespace'] === policy.namespace;
 }
 
 /**
@@ -180,8 +188,8 @@ export function readable(meta: ObjectMeta, policy: GatewayPolicy): boolean {
  * deletes them itself (`before-hook-creation`, `hook-succeeded`), so they cannot be told apart
  * by release; a hook is the chart's own bookkeeping in the tenant's namespace.
  */
-export function changeable(meta: ObjectMeta, policy: GatewayPolicy): boolean {
-  if (readable(meta, policy)) return true;
+export function changeable(meta: ObjectMeta, policy: GatewayPolicy, type?: string): boolean {
+  if (readable(meta, policy, type)) return true;
   return meta.namespace === policy.namespace && (meta.annotations ?? {})['helm.sh/hook'] !== undefined;
 }
 

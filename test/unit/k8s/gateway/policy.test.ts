@@ -118,6 +118,12 @@ describe('readable', () => {
     expect(readable(own, confined)).toBe(true);
     expect(readable({ namespace: 'tenant-a', labels: { [LABEL.key]: 'true' } }, confined)).toBe(true);
   });
+  it("hides a ServiceAccount token Secret the release made: the cluster, not the chart, writes its data (red team v8)", () => {
+    expect(readable(own, confined, 'kubernetes.io/service-account-token')).toBe(false);
+    expect(changeable(own, confined, 'kubernetes.io/service-account-token')).toBe(false);
+    expect(readable(own, confined, 'Opaque')).toBe(true);
+  });
+
   it('hides other releases, unlabelled objects and anything of another namespace', () => {
     expect(readable({ name: 'sh.helm.release.v1.other.v1', namespace: 'tenant-a', labels: { owner: 'helm', name: 'other' } }, confined)).toBe(false);
     expect(readable({ name: 'db', namespace: 'tenant-a', labels: { owner: 'helm', name: 'web' } }, confined)).toBe(false);
