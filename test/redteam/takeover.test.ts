@@ -1,0 +1,39 @@
+/**
+ * Issue 32 item 7: a release someone installed by hand with the same chart is not the tenant's to
+ * take. A CR named after it must neither overwrite its values nor, when deleted, uninstall it.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { describe, expect, inject } from 'vitest';
+import { attack, CONFIGURATIONS, EXTRAS_CHART, settle, Target, useTarget } from './support/target.js';
+
+const run = promisify(execFile);
+
+for (const config of CONFIGURATIONS) {
+  describe(`takeover, ${config.name} configuration (${config.description})`, () => {
+    const target = new Target(config);
+    useTarget(target);
+
+    attack(target, { id: '7', title: 'a CR named after a hand-installed release of the same chart', kind: 'takeover' }, async () => {
+      const a = target.tenancy.a;
+      const helm = (...args: string[]): Promise<{ stdout: string }> => run(inject('helmBin'), [...args, '--namespace', a, '--kubeconfig', inject('kubeconfigPath')], { timeout: 60_000 });
+      await helm('install', 'legacy', EXTRAS_CHART, '--set', 'greeting=original');
+      const greeting = async (): Promise<string | undefined> =>
+        (await target.tenancy.admin.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: a, name: 'legacy-settings' }).catch(() => undefined))?.data?.greeting;
+      expect(await greeting()).toBe('original');
+
+      await target.crs().create(a, 'legacy', { greeting: 'pwned' });
+      await settle(target.adminCrs(), a, 'legacy');
+      expect(await greeting(), "the hand-installed release's values").toBe('original');
+
+      await target.crs().delete(a, 'legacy');
+      await target.adminCrs().waitForGone(a, 'legacy', { timeoutMs: 120_000 });
+      const status = await helm('status', 'legacy', '-o', 'json').then(
+        ({ stdout }) => (JSON.parse(stdout) as { info?: { status?: string } }).info?.status,
+        () => 'gone',
+      );
+      expect(status, 'the hand-installed release after the CR was deleted').toBe('deployed');
+    });
+  });
+}
