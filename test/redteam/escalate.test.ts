@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { ApiextensionsV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { describe, expect } from 'vitest';
-import { attack, clusterRoleBindingCreated, CONFIGURATIONS, discard, exists, settle, Target, useTarget } from './support/target.js';
+import { attack, clusterRoleBindingCreated, CONFIGURATIONS, discard, exists, Target, useTarget } from './support/target.js';
 import { TENANT_USER } from './support/tenancy.js';
 
 const bindingName = (id: string): string => `redteam-${id}-${randomBytes(3).toString('hex')}`;
@@ -26,7 +26,7 @@ function crb(name: string, indent = ''): string {
     .join('\n');
 }
 
-const decoy = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}-decoy}\ndata: {x: y}';
+const decoy = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}-decoy}\ndata: {x: decoy}';
 
 for (const config of CONFIGURATIONS) {
   describe(`escalation, ${config.name} configuration (${config.description})`, () => {
@@ -39,7 +39,7 @@ for (const config of CONFIGURATIONS) {
      * waits for the operator to finish, and expects no binding `binding` and no Secret readable by the tenant.
      */
     const expectNoEscalation = async (name: string, binding: string): Promise<void> => {
-      await settle(target.adminCrs(), a(), name);
+      await target.settle(name);
       const readsSecrets = await target.tenancy.canReadSecret();
       const created = await clusterRoleBindingCreated(target, binding, { crs: target.adminCrs(), name });
       expect(created, `ClusterRoleBinding ${binding} to cluster-admin for ${TENANT_USER}`).toBe(false);
@@ -57,7 +57,7 @@ for (const config of CONFIGURATIONS) {
     attack(target, { id: '2b', title: 'a ClusterRoleBinding to cluster-admin that only an upgrade renders (.Release.IsUpgrade)', kind: 'escalate' }, async () => {
       const binding = bindingName('2b');
       await target.crs().create(a(), 'sleeper', { greeting: 'v1' });
-      const { outcome } = await settle(target.adminCrs(), a(), 'sleeper');
+      const { outcome } = await target.settle('sleeper');
       expect(outcome).toMatch(/^Deployed\//);
       const attackYaml = `{{- if .Release.IsUpgrade }}\n${crb(binding)}\n{{- else }}\n${decoy}\n{{- end }}`;
       await target.crs().patch(a(), 'sleeper', { spec: { greeting: 'v2', extraDeploy: [attackYaml] } });
@@ -66,7 +66,8 @@ for (const config of CONFIGURATIONS) {
 
     attack(target, { id: '2c', title: 'a ClusterRoleBinding inside the items: of a kind not ending in List', kind: 'escalate' }, async () => {
       const binding = bindingName('2c');
-      const attackYaml = `apiVersion: v1\nkind: Bundle\nitems:\n-\n${crb(binding, '  ')}`;
+      // A ConfigMap by its kind, a list to helm's decoder because it has items: helm creates the items.
+      const attackYaml = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: carrier}\nitems:\n-\n${crb(binding, '  ')}`;
       await target.crs().create(a(), 'listed', { extraDeploy: [attackYaml] });
       await expectNoEscalation('listed', binding);
     });
@@ -84,7 +85,7 @@ for (const config of CONFIGURATIONS) {
       const ext = target.tenancy.admin.makeApiClient(ApiextensionsV1Api);
       const gadgets = target.crs(config.gadgets);
       await gadgets.create(a(), 'gadgets', {});
-      await settle(target.adminCrs(config.gadgets), a(), 'gadgets');
+      await target.settle('gadgets', config.gadgets);
       const created = await exists(() => ext.readCustomResourceDefinition({ name: crd }));
       if (created) {
         await discard(target.adminCrs(config.gadgets), a(), 'gadgets');
@@ -94,9 +95,9 @@ for (const config of CONFIGURATIONS) {
     });
 
     attack(target, { id: 'v5', title: "a ConfigMap planted in another namespace (the victim's)", kind: 'escalate' }, async () => {
-      const plant = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: planted, namespace: ${target.tenancy.victim}}\ndata: {x: y}`;
+      const plant = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: planted, namespace: ${target.tenancy.victim}}\ndata: {x: planted}`;
       await target.crs().create(a(), 'planter', { extraDeploy: [plant] });
-      await settle(target.adminCrs(), a(), 'planter');
+      await target.settle('planter');
       const core = target.tenancy.admin.makeApiClient(CoreV1Api);
       const planted = await exists(() => core.readNamespacedConfigMap({ namespace: target.tenancy.victim, name: 'planted' }));
       expect(planted, `ConfigMap planted in ${target.tenancy.victim}`).toBe(false);
@@ -105,7 +106,7 @@ for (const config of CONFIGURATIONS) {
     attack(target, { id: 'v6', title: "a RoleBinding of the tenant to admin in its own namespace (inside the confinement)", kind: 'escalate' }, async () => {
       const rb = `apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: self-admin}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}\nsubjects: [{kind: User, name: ${TENANT_USER}, apiGroup: rbac.authorization.k8s.io}]`;
       await target.crs().create(a(), 'self-admin', { extraDeploy: [rb] });
-      await settle(target.adminCrs(), a(), 'self-admin');
+      await target.settle('self-admin');
       const rbac = target.tenancy.admin.makeApiClient(RbacAuthorizationV1Api);
       const bound = await exists(() => rbac.readNamespacedRoleBinding({ namespace: a(), name: 'self-admin' }));
       if (bound) {

@@ -6,10 +6,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect } from 'vitest';
-import { attack, CONFIGURATIONS, settle, Target, useTarget } from './support/target.js';
+import { attack, CONFIGURATIONS, Target, useTarget } from './support/target.js';
 
 /** An object whose label value is the sensitive value: not a valid label value, so the API server refuses and quotes it. */
-const quoted = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-quoted\n  labels: {leak: {{ .Values.auth.token | quote }}}\ndata: {x: y}';
+const quoted = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-quoted\n  labels: {leak: {{ .Values.auth.token | quote }}}\ndata: {x: quoted}';
 
 for (const config of CONFIGURATIONS) {
   describe(`leaks, ${config.name} configuration (${config.description})`, () => {
@@ -20,7 +20,7 @@ for (const config of CONFIGURATIONS) {
     /** Installs a CR whose auth.token is `token`; returns every 12 characters of `secretPart` found where the tenant or the log can see them. */
     const leakedFragments = async (name: string, token: string, secretPart: string): Promise<string[]> => {
       await target.crs().create(a(), name, { auth: { token }, extraDeploy: [quoted] });
-      const { cr, outcome } = await settle(target.adminCrs(), a(), name);
+      const { cr, outcome } = await target.settle(name);
       expect(outcome).toMatch(/^ReleaseFailed\//);
       // Not vacuous: the API server did refuse the value and say so.
       expect(JSON.stringify(cr.status?.conditions)).toContain('Invalid value');

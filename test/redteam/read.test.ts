@@ -9,7 +9,7 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { describe, expect } from 'vitest';
 import { VALUES_FROM_ANNOTATION } from '../../src/reconciler/values-from.js';
 import { waitFor } from '../support/kube.js';
-import { attack, CONFIGURATIONS, settle, Target, useTarget } from './support/target.js';
+import { attack, CONFIGURATIONS, Target, useTarget } from './support/target.js';
 import { DEPLOYER } from './support/tenancy.js';
 
 /** A ConfigMap `name` of the release's namespace holding what `lookup` of Secret(s) `namespace`/`secret` returned, as JSON. */
@@ -40,7 +40,7 @@ for (const config of CONFIGURATIONS) {
     /** Creates CR `name` with `extraDeploy` as the tenant and waits until the operator is done with it. */
     const steal = async (name: string, extraDeploy: string[], annotations?: Record<string, string>): Promise<string> => {
       await target.crs().create(a(), name, { extraDeploy }, annotations);
-      return (await settle(target.adminCrs(), a(), name)).outcome;
+      return (await target.settle(name)).outcome;
     };
 
     attack(target, { id: '3a', title: "lookup through tpl of another namespace's Secret", kind: 'read' }, async () => {
@@ -70,7 +70,7 @@ for (const config of CONFIGURATIONS) {
       const core = target.tenancy.admin.makeApiClient(CoreV1Api);
       await waitFor('the token controller to fill minter-token', async () => (await core.readNamespacedSecret({ namespace: a(), name: 'minter-token' })).data?.token !== undefined, { timeoutMs: 60_000 });
       await target.crs().patch(a(), 'minter', { spec: { extraDeploy: [tokenSecret, loot('loot-token', a(), 'minter-token')] } });
-      await settle(target.adminCrs(), a(), 'minter');
+      await target.settle('minter');
       const cm = await target.tenancy.tenant
         .makeApiClient(CoreV1Api)
         .readNamespacedConfigMap({ namespace: a(), name: 'loot-token' })
@@ -83,7 +83,7 @@ for (const config of CONFIGURATIONS) {
 
     attack(target, { id: 'v9', title: "values-from of an unlabelled Secret of the tenant's namespace into a ConfigMap it reads", kind: 'read' }, async () => {
       await target.crs().create(a(), 'routed', {}, { [VALUES_FROM_ANNOTATION]: '- {kind: Secret, name: internal, key: token, targetPath: greeting}' });
-      await settle(target.adminCrs(), a(), 'routed');
+      await target.settle('routed');
       expect(target.tenancy.leaked(await readable(), ['internal'])).toEqual([]);
     });
   });

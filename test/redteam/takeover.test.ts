@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, inject } from 'vitest';
-import { attack, CONFIGURATIONS, EXTRAS_CHART, settle, Target, useTarget } from './support/target.js';
+import { attack, CONFIGURATIONS, EXTRAS_CHART, Target, useTarget } from './support/target.js';
 
 const run = promisify(execFile);
 
@@ -24,7 +24,7 @@ for (const config of CONFIGURATIONS) {
       expect(await greeting()).toBe('original');
 
       await target.crs().create(a, 'legacy', { greeting: 'pwned' });
-      await settle(target.adminCrs(), a, 'legacy');
+      await target.settle('legacy');
       expect(await greeting(), "the hand-installed release's values").toBe('original');
 
       await target.crs().delete(a, 'legacy');

@@ -25,6 +25,8 @@ export interface AttackRecord {
   readonly expectation: Expectation;
   /** The attack failed: the protection held. */
   readonly held: boolean;
+  /** How the operator ended the CRs of the attack (`name: Type/Reason`). */
+  readonly outcomes: readonly string[];
   /** The protection this attack waits for, when it has not landed (the test is `it.fails`). */
   readonly missing?: string;
   /** Why it did not hold, first line. */
@@ -73,7 +75,17 @@ export function summarize(records: readonly AttackRecord[], wallTimeMs: number):
   };
 }
 
-const line = (r: AttackRecord): string => `  - [${r.config}] ${r.id} ${r.title}${r.missing === undefined ? '' : ` (waits for: ${r.missing})`}${r.why === undefined ? '' : `\n      ${r.why}`}`;
+const verdict = (r: AttackRecord): string => {
+  if (r.expectation === 'by-design') return r.held ? 'did not succeed' : 'succeeded (by design)';
+  return r.held ? 'held' : 'NOT HELD';
+};
+
+const line = (r: AttackRecord): string =>
+  [
+    `  ${verdict(r).padEnd(21)} [${r.config}] ${r.id} ${r.title}${r.missing === undefined ? '' : ` (waits for: ${r.missing})`}`,
+    ...(r.outcomes.length === 0 ? [] : [`${' '.repeat(26)}outcome: ${r.outcomes.join('; ')}`]),
+    ...(r.why === undefined || r.held ? [] : [`${' '.repeat(26)}${r.why}`]),
+  ].join('\n');
 
 export function formatReport(r: RedteamReport): string {
   const configs = [...new Set(r.records.map((x) => x.config))];
@@ -81,16 +93,17 @@ export function formatReport(r: RedteamReport): string {
     const must = r.records.filter((x) => x.config === c && x.expectation === 'holds');
     return `  ${c}: ${must.length} attacks, ${must.filter((x) => x.held).length} held`;
   });
-  const notHeld = r.records.filter((x) => x.expectation === 'holds' && !x.held);
+  const must = r.records.filter((x) => x.expectation === 'holds');
   const byDesign = r.records.filter((x) => x.expectation === 'by-design');
   return [
     '',
     '=== red-team tier report ===',
+    ...must.map(line),
     ...perConfig,
     `${r.attacks} attacks, ${r.held} held`,
-    ...(notHeld.length === 0 ? [] : ['not held:', ...notHeld.map(line)]),
+    '',
     `not protected by design in the default configuration (README, Multi-tenant clusters): ${r.byDesign} run, ${r.byDesignSucceeded} succeeded`,
-    ...byDesign.map((x) => `${line(x)}: ${x.held ? 'did not succeed' : 'succeeded'}`),
+    ...byDesign.map(line),
     `wall time: ${(r.wallTimeMs / 1000).toFixed(1)}s; report: ${path.relative(process.cwd(), REPORT_FILE)}`,
     '',
   ].join('\n');

@@ -29,6 +29,9 @@ export interface Configuration {
   readonly gadgets: TestKind;
 }
 
+/** The operator's V8 heap limit, MiB. */
+const HEAP_MB = 768;
+
 const kind = (name: string): TestKind => ({ group: GROUP, version: 'v1', kind: name, plural: `${name.toLowerCase()}s` });
 
 /**
@@ -75,6 +78,8 @@ async function healthProblem(url: string): Promise<string | undefined> {
 export class Target {
   /** Operator processes started after one ended: each is a crash or a kill some attack caused. */
   restarts = 0;
+  /** How the operator ended each CR the current attack waited for (`name: Type/Reason`), for the report. */
+  outcomes: string[] = [];
   #tenancy: Tenancy | undefined;
   #proc: OperatorProcess | undefined;
   #health = '';
@@ -93,6 +98,13 @@ export class Target {
   get process(): OperatorProcess {
     if (this.#proc === undefined) throw new Error('the operator is not running');
     return this.#proc;
+  }
+
+  /** Waits until the operator has finished with CR `name` of the attacker's namespace (as {@link settle}), noting the outcome. */
+  async settle(name: string, k: TestKind = this.config.extras, o: WaitOptions = {}): Promise<{ cr: CR; outcome: string }> {
+    const done = await settle(this.adminCrs(k), this.tenancy.a, name, o);
+    this.outcomes.push(`${name}: ${done.outcome}`);
+    return done;
   }
 
   /** The attacker's view of the CRs of `k` (the extras kind by default). */
@@ -118,6 +130,9 @@ export class Target {
       watchesFile: this.#watches?.file ?? '',
       namespace: `${this.tenancy.a},${this.tenancy.b}`,
       args: [...this.config.args, ...this.extraArgs],
+      // As in a container with a memory limit: an attack that allocates without bound ends the
+      // process within seconds instead of taking the shared test machine's memory.
+      env: { NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` },
     });
     this.#proc = p;
     await p.waitForLog('the controllers to start', (l) => l.msg === 'All controllers started and synced', 90_000);
@@ -200,6 +215,7 @@ export function attack(target: Target, o: AttackOptions, perform: () => Promise<
   test(label, { timeout: o.timeoutMs ?? 180_000 }, async () => {
     const { pid } = target.process;
     const restarts = target.restarts;
+    target.outcomes = [];
     const record = (held: boolean, err?: unknown): void => {
       recordAttack({
         id,
@@ -207,6 +223,7 @@ export function attack(target: Target, o: AttackOptions, perform: () => Promise<
         config: target.config.name,
         expectation,
         held,
+        outcomes: target.outcomes,
         ...(o.missing === undefined ? {} : { missing: o.missing }),
         ...(err === undefined ? {} : { why: firstLine(err) }),
       });
@@ -231,19 +248,25 @@ export function attack(target: Target, o: AttackOptions, perform: () => Promise<
   });
 }
 
-/** The three conditions one of which ends every reconcile the operator finishes. */
-const OUTCOMES = ['Deployed', 'ReleaseFailed', 'Irreconcilable'];
-
-/** Whether the operator has finished with this generation of `cr`: one outcome condition True for it. */
+/**
+ * Whether the operator has finished with the current generation of `cr`, and how: `Type/Reason`
+ * (and the message's start, for a failure). A success sets status.observedGeneration, and so does
+ * a terminal failure; a failure that is retried does not, so a failure condition that is True is
+ * taken as this generation's (the attacks change a CR's spec only once it is deployed, when both
+ * failure conditions are False).
+ */
 export function settledOutcome(cr: CR | undefined): string | undefined {
   if (cr === undefined) return undefined;
-  const generation = cr.metadata.generation;
+  const generation = cr.metadata.generation ?? 1;
   const observed = cr.status?.observedGeneration;
-  for (const c of cr.status?.conditions ?? []) {
-    const of = c.observedGeneration ?? observed ?? generation;
-    if (OUTCOMES.includes(c.type) && c.status === 'True' && of === generation) return `${c.type}/${c.reason}`;
+  const conditions = cr.status?.conditions ?? [];
+  const isTrue = (type: string) => conditions.find((c) => c.type === type && c.status === 'True');
+  for (const type of ['Irreconcilable', 'ReleaseFailed']) {
+    const c = isTrue(type);
+    if (c !== undefined) return `${c.type}/${c.reason} (${c.message.slice(0, 240)})`;
   }
-  return undefined;
+  const deployed = isTrue('Deployed');
+  return deployed !== undefined && observed === generation ? `${deployed.type}/${deployed.reason}` : undefined;
 }
 
 /** Waits until the operator has finished with the CR's current generation; returns it and its outcome. */
