@@ -4,7 +4,7 @@
  * afterwards that the same process still runs and answers /healthz: a tenant that crashes or
  * freezes the operator has won whatever else the test asserts.
  */
-import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
 import { spawnOperator, watchesFile, type OperatorProcess } from '../../integration/production/support.js';
@@ -75,6 +75,28 @@ async function healthProblem(url: string): Promise<string | undefined> {
   }
 }
 
+interface Created {
+  readonly kind: TestKind;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** CRs that remembers what it created. */
+class TrackedCRs extends CRs {
+  constructor(
+    kc: KubeConfig,
+    k: TestKind,
+    private readonly created: Created[],
+  ) {
+    super(kc, k);
+  }
+
+  override async create(namespace: string, name: string, spec: Record<string, unknown>, annotations?: Record<string, string>): Promise<CR> {
+    this.created.push({ kind: this.kind, namespace, name });
+    return super.create(namespace, name, spec, annotations);
+  }
+}
+
 export class Target {
   /** Operator processes started after one ended: each is a crash or a kill some attack caused. */
   restarts = 0;
@@ -84,6 +106,7 @@ export class Target {
   #proc: OperatorProcess | undefined;
   #health = '';
   #watches: Awaited<ReturnType<typeof watchesFile>> | undefined;
+  readonly #created: Created[] = [];
 
   constructor(
     readonly config: Configuration,
@@ -102,14 +125,36 @@ export class Target {
 
   /** Waits until the operator has finished with CR `name` of the attacker's namespace (as {@link settle}), noting the outcome. */
   async settle(name: string, k: TestKind = this.config.extras, o: WaitOptions = {}): Promise<{ cr: CR; outcome: string }> {
-    const done = await settle(this.adminCrs(k), this.tenancy.a, name, o);
+    const p = this.process;
+    const died = p.exited.then(({ code, signal }) => {
+      throw new Error(`the operator died (${String(code ?? signal)}) before it finished with ${name}; its output ends:\n${p.dump().slice(-2000)}`);
+    });
+    const done = await Promise.race([settle(this.adminCrs(k), this.tenancy.a, name, o), died]);
     this.outcomes.push(`${name}: ${done.outcome}`);
     return done;
   }
 
-  /** The attacker's view of the CRs of `k` (the extras kind by default). */
+  /** The attacker's view of the CRs of `k` (the extras kind by default); what it creates is removed after the attack. */
   crs(k: TestKind = this.config.extras): CRs {
-    return new CRs(this.tenancy.tenant, k);
+    return new TrackedCRs(this.tenancy.tenant, k, this.#created);
+  }
+
+  /**
+   * Removes the CRs the attack created, finalizers and all (a dead operator would never remove
+   * them): a CR that crashes the operator must not crash the next one started for the next attack.
+   * Their releases stay behind; the namespace goes at the end of the file.
+   */
+  async removeCreated(): Promise<void> {
+    const created = this.#created.splice(0);
+    const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    const custom = this.tenancy.admin.makeApiClient(CustomObjectsApi);
+    await Promise.all(
+      created.map(async ({ kind: k, namespace, name }) => {
+        const ref = { group: k.group, version: k.version, plural: k.plural, namespace, name };
+        await custom.deleteNamespacedCustomObject(ref).catch(() => undefined);
+        await custom.patchNamespacedCustomObject({ ...ref, body: { metadata: { finalizers: null } } }, merge).catch(() => undefined);
+      }),
+    );
   }
 
   /** The cluster admin's view: for CRs of other tenants and for reading status without the attacker's limits. */
@@ -230,19 +275,18 @@ export function attack(target: Target, o: AttackOptions, perform: () => Promise<
     };
     let succeeded: unknown;
     try {
-      await perform();
-    } catch (err) {
-      if (expectation === 'holds' || !isAssertion(err)) {
-        record(false, err);
-        throw err;
+      try {
+        await perform();
+      } catch (err) {
+        if (expectation === 'holds' || !isAssertion(err)) throw err;
+        succeeded = err;
       }
-      succeeded = err;
-    }
-    try {
       await target.expectAlive(pid, restarts);
     } catch (err) {
       record(false, err);
       throw err;
+    } finally {
+      await target.removeCreated();
     }
     record(succeeded === undefined, succeeded);
   });
