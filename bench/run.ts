@@ -8,6 +8,8 @@
  *                            helm-operator, see bench/compare/main.ts
  *   npm run bench -- --churn [...]     the same CRs deleted and created again, cycle after cycle:
  *                            releases left behind and the operator's memory, see bench/churn.ts
+ *   npm run bench -- --fairness [...]  a second tenant's CR while one tenant floods CRs or its hooks
+ *                            hang, against an idle operator, see bench/fairness.ts
  *
  * 1. Drift repair latency: delete the release's Deployment, time until it is back (20 tries);
  *    reference: the API round trip of creating a Deployment ourselves and seeing it in a watch.
@@ -51,6 +53,7 @@ import { fingerprint, mergeValues } from '../src/reconciler/values.js';
 import { makeLogger } from '../src/telemetry/logger.js';
 import { churn } from './churn.js';
 import { compare } from './compare/main.js';
+import { fairness } from './fairness.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -365,6 +368,8 @@ async function main(): Promise<void> {
     helm: new HelmClient({ binary: helmBin, kubeconfig }),
     log: makeLogger({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }),
     defaultReconcilePeriodMs: 3_600_000,
+    // The idle-writes bench resyncs a CR every second through its annotation.
+    annotationPeriodFloorMs: 1_000,
     maxConcurrentReconciles: 2,
     namespaces: [ns],
   });
@@ -385,7 +390,9 @@ async function main(): Promise<void> {
   }
 }
 
-const entry = process.argv.includes('--compare') ? compare(process.argv.slice(2)) : process.argv.includes('--churn') ? churn(process.argv.slice(2)) : main();
+const modes = { '--compare': compare, '--churn': churn, '--fairness': fairness } as const;
+const mode = Object.entries(modes).find(([flag]) => process.argv.includes(flag))?.[1];
+const entry = mode === undefined ? main() : mode(process.argv.slice(2));
 entry.then(
   () => process.exit(0),
   (err: unknown) => {

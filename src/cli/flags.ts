@@ -5,6 +5,7 @@
 import os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseDuration } from '../config/duration.js';
+import { isServiceAccountName, periodFloorProblem } from '../config/watches.js';
 import { BindAddressError, parseBindAddress } from '../telemetry/health.js';
 
 /** A parsed listen address; undefined host = every interface. */
@@ -26,7 +27,13 @@ export interface LeaderElectionOptions {
 export interface RunOptions {
   readonly watchesFile: string;
   readonly reconcilePeriodMs: number;
+  /** The shortest `reconcile-period` a CR's annotation may ask for (a shorter one is raised, with a warning). */
+  readonly annotationReconcilePeriodFloorMs: number;
   readonly maxConcurrentReconciles: number;
+  /** Undefined: all workers but one when several namespaces are watched (ADR 0041). */
+  readonly maxConcurrentReconcilesPerNamespace?: number;
+  /** helm's `--timeout` for every install, upgrade, rollback and uninstall (hooks and waits included). */
+  readonly helmTimeoutMs: number;
   readonly suppressOverrideValues: boolean;
   readonly helmBinary: string;
   readonly kubeconfig?: string;
@@ -44,6 +51,11 @@ export interface RunOptions {
   readonly gracefulShutdownTimeoutMs: number;
   /** Reload watches.yaml and its charts on change (development). */
   readonly watchConfig: boolean;
+  /**
+   * Lock-down (Flux's `--default-service-account`): a watch without its own `serviceAccountName`
+   * runs as this ServiceAccount of the CR's namespace. Undefined: such watches run as the operator.
+   */
+  readonly defaultServiceAccount?: string;
 }
 
 /** operator-sdk helm-operator flags that this version does not implement. */
@@ -61,6 +73,14 @@ export const duration = (raw: string): number => {
   } catch (err) {
     throw new InvalidArgumentError((err as Error).message);
   }
+};
+
+/** A period flag: a duration of 0 (off, when `zero` allows it) or at least the floor (config/watches.ts). */
+const period = (flag: string, zero = true) => (raw: string): number => {
+  const ms = duration(raw);
+  const problem = periodFloorProblem(ms, zero);
+  if (problem !== undefined) throw new InvalidArgumentError(`${flag} ${raw} is ${problem}`);
+  return ms;
 };
 
 /** Go's strconv.ParseBool, as pflag accepts for `--flag=value`. */
@@ -95,13 +115,25 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
   const cmd: Command = new Command('run')
     .description('Run the operator: reconcile every CR of the kinds in the watches file into a helm release')
     .option('--watches-file <path>', 'path to the watches file', './watches.yaml')
-    .option('--reconcile-period <duration>', 'default periodic requeue of every CR (Go duration)', duration, 60_000)
+    .option('--reconcile-period <duration>', 'default periodic requeue of every CR (Go duration; 0 turns it off, else at least 1s)', period('--reconcile-period'), 60_000)
+    .option(
+      '--annotation-reconcile-period-floor <duration>',
+      "the shortest reconcile-period a CR's annotation may ask for (at least 1s); a shorter one is raised to it with a warning event, or to the watch's own period when that is shorter",
+      period('--annotation-reconcile-period-floor', false),
+      30_000,
+    )
     .option(
       '--max-concurrent-reconciles <n>',
       'default maximum number of concurrent reconciles per kind',
       positiveInt('--max-concurrent-reconciles'),
       os.availableParallelism(),
     )
+    .option(
+      '--max-concurrent-reconciles-per-namespace <n>',
+      "most reconciles of one namespace at once per kind, so one tenant's hanging installs cannot hold every worker (default: all workers but one when several namespaces are watched)",
+      positiveInt('--max-concurrent-reconciles-per-namespace'),
+    )
+    .option('--helm-timeout <duration>', "helm's --timeout for each install, upgrade, rollback and uninstall: how long hooks and waits may take before the release fails", duration, 300_000)
     .option('--suppress-override-values', 'show overridden values as **** in OverrideValuesInUse events', false)
     .option('--helm-binary <path>', 'the helm executable (v3.13+ or v4)', process.env.HELM_BIN ?? 'helm')
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
@@ -122,6 +154,10 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
       30_000,
     )
     .addOption(boolOption('--watch-config', 'reload the watches file and its charts when they change (development)'))
+    .option(
+      '--default-service-account <name>',
+      "lock-down: a watch without serviceAccountName runs helm and the operator's writes as this ServiceAccount of the CR's namespace (default: $DEFAULT_SERVICE_ACCOUNT; unset: as the operator)",
+    )
     .addOption(new Option('--zap-log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .addOption(new Option('--zap-encoder <encoder>', 'log format').choices(['json', 'console']).default('json'))
     .option('--zap-devel', 'development logging: human-readable, debug level', false)
@@ -169,7 +205,10 @@ export function toRunOptions(raw: Record<string, unknown>, given: (flag: string)
   return {
     watchesFile: raw.watchesFile as string,
     reconcilePeriodMs: raw.reconcilePeriod as number,
+    annotationReconcilePeriodFloorMs: raw.annotationReconcilePeriodFloor as number,
     maxConcurrentReconciles: raw.maxConcurrentReconciles as number,
+    ...optional('maxConcurrentReconcilesPerNamespace', raw.maxConcurrentReconcilesPerNamespace as number | undefined),
+    helmTimeoutMs: helmTimeout(raw.helmTimeout as number),
     suppressOverrideValues: raw.suppressOverrideValues === true,
     helmBinary: raw.helmBinary as string,
     ...(kubeconfig === undefined ? {} : { kubeconfig }),
@@ -181,7 +220,24 @@ export function toRunOptions(raw: Record<string, unknown>, given: (flag: string)
     ...optional('leaderElection', leaderElection),
     gracefulShutdownTimeoutMs: raw.gracefulShutdownTimeout as number,
     watchConfig: raw.watchConfig === true,
+    ...optional('defaultServiceAccount', defaultServiceAccount(raw.defaultServiceAccount as string | undefined, env)),
   };
+}
+
+/** helm's --timeout takes whole Go durations; under a second every hook or wait would fail at once. */
+function helmTimeout(ms: number): number {
+  if (ms < 1_000) throw new InvalidArgumentError(`--helm-timeout must be at least 1s, got ${ms}ms`);
+  return ms;
+}
+
+/** `--default-service-account` (or DEFAULT_SERVICE_ACCOUNT): a ServiceAccount name; empty means unset. */
+function defaultServiceAccount(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  const raw = flag ?? env.DEFAULT_SERVICE_ACCOUNT;
+  if (raw === undefined || raw === '') return undefined;
+  if (!isServiceAccountName(raw)) {
+    throw new InvalidArgumentError(`--default-service-account "${raw}" is not a ServiceAccount name: lower-case letters, digits, '-' and '.'`);
+  }
+  return raw;
 }
 
 const optional = <K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> =>

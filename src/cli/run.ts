@@ -18,6 +18,7 @@ import { loadWatches, WatchesError, type Watch } from '../config/watches.js';
 import { ConfigReloader, watchConfigFiles, type ConfigWatcher } from '../config/reload.js';
 import { HelmClient } from '../helm/index.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
+import { loadFingerprintKey } from '../operator/fingerprint-key.js';
 import { Operator } from '../operator/operator.js';
 import type { StopOptions } from '../runtime/controller.js';
 import {
@@ -136,6 +137,16 @@ async function makeElector(options: RunOptions, operatorParts: { kubeConfig: Ret
   });
 }
 
+/** The operator's own namespace, where the leader election's Lease is: undefined out of a cluster without one. */
+async function operatorNamespace(options: RunOptions): Promise<string | undefined> {
+  try {
+    return await leaderElectionNamespace(options.leaderElection?.namespace);
+  } catch (err) {
+    if (err instanceof LeaderElectionConfigError) return undefined;
+    throw err;
+  }
+}
+
 /** Stops every controller: gracefully within `timeoutMs` (shutdown), or cancelling at once (lost leadership). */
 async function stopOperator(operator: Operator, how: StopOptions): Promise<void> {
   const controllers = operator.manager.names().map((n) => operator.manager.get(n));
@@ -174,18 +185,23 @@ async function assemble(options: RunOptions, log: Logger): Promise<Parts> {
     binary: options.helmBinary,
     log: log.child({ component: 'helm' }),
     observer: metrics.helmExecution,
+    defaultTimeoutMs: options.helmTimeoutMs,
     ...(options.kubeconfig === undefined ? {} : { kubeconfig: options.kubeconfig }),
   });
   const version = await helm.version();
+  // Before anything reconciles: a killed predecessor's helm must not change a release beside ours.
+  await helm.stopOrphans();
   const stale = await helm.removeStaleValuesDirs();
   if (stale.length > 0) log.warn({ removed: stale }, 'Removed helm values directories left behind by operator processes that were killed');
   const elector = await makeElector(options, { kubeConfig, metrics, log });
+  const fingerprintKey = await loadFingerprintKey(kubeConfig, await operatorNamespace(options), log);
   log.info(
     {
       version: VERSION,
       watches: watches.length,
       helm: version.semver,
       namespaces: options.namespaces.length === 0 ? 'all' : options.namespaces,
+      ...(options.defaultServiceAccount === undefined ? {} : { defaultServiceAccount: options.defaultServiceAccount }),
       ...(elector === undefined ? {} : { leaderElectionId: options.leaderElection?.id, identity: elector.identity }),
     },
     'Starting helm-operator',
@@ -195,12 +211,17 @@ async function assemble(options: RunOptions, log: Logger): Promise<Parts> {
     helm,
     log,
     defaultReconcilePeriodMs: options.reconcilePeriodMs,
+    annotationPeriodFloorMs: options.annotationReconcilePeriodFloorMs,
     maxConcurrentReconciles: options.maxConcurrentReconciles,
+    ...(options.maxConcurrentReconcilesPerNamespace === undefined ? {} : { maxConcurrentReconcilesPerNamespace: options.maxConcurrentReconcilesPerNamespace }),
     namespaces: options.namespaces,
     suppressOverrideValues: options.suppressOverrideValues,
     metrics,
     releaseMetrics: metrics,
     gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs,
+    ...(options.defaultServiceAccount === undefined ? {} : { defaultServiceAccount: options.defaultServiceAccount }),
+    identityMetrics: metrics,
+    fingerprintKey,
   });
   holder.operator = operator;
   metrics.trackQueues(() => operator.manager.names().map((n) => [n, operator.manager.get(n)?.queue] as const));

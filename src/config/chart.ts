@@ -3,8 +3,8 @@
  * is read (name, versions, a content digest); rendering is left to the helm CLI.
  */
 import { createHash } from 'node:crypto';
-import { readdir, readFile, realpath, stat } from 'node:fs/promises';
-import { posix, resolve } from 'node:path';
+import { lstat, readdir, readFile, readlink, realpath, stat } from 'node:fs/promises';
+import { isAbsolute, posix, relative, resolve, sep } from 'node:path';
 import type { ReadEntry } from 'tar';
 import { isScalar, parseDocument, type Document } from 'yaml';
 
@@ -20,6 +20,21 @@ export interface ChartInfo {
    * holding the same files have the same digest, and re-packing does not change it.
    */
   readonly digest: string;
+  /**
+   * The `$ref`s (and other references) of the chart's and its subcharts' `values.schema.json` that
+   * point outside their own file: helm fetches them (http, https, file) at every install and
+   * upgrade. Absent when there are none.
+   */
+  readonly schemaRefs?: readonly SchemaRef[];
+}
+
+/** A reference in a values schema that helm would load from somewhere else. */
+export interface SchemaRef {
+  /** The schema file, relative to the chart (`charts/db/values.schema.json`, `charts/db-1.0.0.tgz:values.schema.json`, inside the archive). */
+  readonly file: string;
+  /** The keyword (`$ref`, `$schema` ...) and its value. */
+  readonly keyword: string;
+  readonly ref: string;
 }
 
 export type ChartErrorReason =
@@ -27,7 +42,8 @@ export type ChartErrorReason =
   | 'not-a-chart' // no Chart.yaml, or neither a directory nor a gzipped tar
   | 'invalid-metadata' // Chart.yaml unreadable as YAML or missing/invalid name/version
   | 'not-installable' // a library chart
-  | 'invalid-content'; // unreadable files, bad .helmignore, unsafe or oversized archive
+  | 'invalid-content' // unreadable files, bad .helmignore, unsafe or oversized archive
+  | 'escaping-symlink'; // a symbolic link helm would follow out of the chart directory (or to nothing)
 
 export class ChartError extends Error {
   override readonly name = 'ChartError';
@@ -213,20 +229,56 @@ async function readIgnoreRules(dir: string): Promise<IgnoreRule[]> {
 
 interface WalkState {
   readonly root: string;
+  /** The root with every symlink resolved: what a link's target must stay under. */
+  readonly realRoot: string;
   readonly rules: readonly IgnoreRule[];
   readonly files: ChartFile[];
   /** Real paths of directories entered, so a symlink loop cannot recurse forever. */
   readonly seen: Set<string>;
 }
 
+/** Whether `path` is `root` or below it (both real paths). */
+export function isWithin(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+/** A symbolic link's target as written, and as resolved (undefined when it points to nothing). */
+export interface ResolvedLink {
+  readonly target: string;
+  readonly real: string | undefined;
+}
+
+export async function resolveLink(abs: string): Promise<ResolvedLink> {
+  const target = await readlink(abs);
+  return { target, real: await realpath(abs).catch(() => undefined) };
+}
+
+/**
+ * Why helm must not follow the link `rel` of a chart whose real root is `realRoot`, or undefined.
+ * helm follows symbolic links when it loads a chart directory (templates, `.Files.Get`), so a link
+ * out of the chart would put a file of the operator's host (`/etc/passwd`, a mounted token) into a
+ * release. Links that stay inside the chart only alias its own files: they are followed like helm.
+ * A dangling link fails in helm too, with a less helpful message.
+ */
+export function linkProblem(realRoot: string, rel: string, link: ResolvedLink): string | undefined {
+  const what = `${quote(rel)} is a symbolic link to ${quote(link.target)}`;
+  if (link.real === undefined) return `${what}, which points to nothing (helm refuses it too)`;
+  if (isWithin(realRoot, link.real)) return undefined;
+  return `${what}, which resolves outside the chart directory (to ${quote(link.real)}); helm would read that file into the release, so the chart is refused: copy the file into the chart instead of linking it`;
+}
+
 async function walkEntry(state: WalkState, abs: string, rel: string): Promise<void> {
+  const link = (await lstat(abs)).isSymbolicLink() ? await resolveLink(abs) : undefined;
+  const problem = link === undefined ? undefined : linkProblem(state.realRoot, rel, link);
+  const refuse = (why: string): ChartError => new ChartError('escaping-symlink', state.root, `chart ${quote(state.root)}: ${why}`);
+  // A dangling link fails helm's walk even when .helmignore names it.
+  if (problem !== undefined && link?.real === undefined) throw refuse(problem);
   // stat, not lstat: helm follows symlinks when it loads a chart directory.
   const info = await stat(abs);
-  if (info.isDirectory()) {
-    if (!isIgnored(state.rules, rel, true)) await walkDirectory(state, abs, rel);
-    return;
-  }
-  if (isIgnored(state.rules, rel, false)) return;
+  if (isIgnored(state.rules, rel, info.isDirectory())) return; // helm reads nothing of it
+  if (problem !== undefined) throw refuse(problem);
+  if (info.isDirectory()) return walkDirectory(state, abs, rel);
   if (!info.isFile()) throw new ChartError('invalid-content', state.root, `chart ${quote(state.root)} holds irregular file ${quote(rel)}`);
   state.files.push({ path: rel, data: await readFile(abs) });
 }
@@ -248,14 +300,98 @@ async function loadDirectory(dir: string): Promise<ChartInfo> {
     throw new ChartError('invalid-content', dir, `cannot read ${CHART_YAML} in ${quote(dir)}: ${(err as Error).message}`, { cause: err });
   }
   const meta = parseChartMetadata(chartYaml, dir);
-  const state: WalkState = { root: dir, rules: await readIgnoreRules(dir), files: [], seen: new Set() };
+  const state: WalkState = { root: dir, realRoot: await realpath(dir), rules: await readIgnoreRules(dir), files: [], seen: new Set() };
   try {
     await walkDirectory(state, dir, '');
   } catch (err) {
     if (err instanceof ChartError) throw err;
     throw new ChartError('invalid-content', dir, `cannot read chart ${quote(dir)}: ${(err as Error).message}`, { cause: err });
   }
-  return { path: dir, format: 'directory', ...meta, digest: digestFiles(state.files) };
+  return chartInfo(dir, 'directory', meta, state.files);
+}
+
+// ---------------------------------------------------------------------------------------------
+// values.schema.json references
+
+const SCHEMA_FILE = 'values.schema.json';
+/** Keywords whose value is a URI reference to another schema. */
+const REF_KEYWORDS = ['$ref', '$dynamicRef', '$recursiveRef'] as const;
+/**
+ * The metaschemas helm's validator (santhosh-tekuri/jsonschema v6) has built in: a `$schema` or
+ * `$ref` naming one of them (fragment aside) loads nothing.
+ */
+const BUILT_IN_METASCHEMA = /^https?:\/\/json-schema\.org\/(schema|draft-0[467]\/schema|draft\/20(19-09|20-12)\/schema)(#.*)?$/;
+/** Subcharts of subcharts, as deep as we look (helm has no limit; real charts nest 2 or 3). */
+const MAX_SUBCHART_DEPTH = 16;
+
+/**
+ * The references of a parsed schema that name another document. helm (v3.18+ and v4) compiles
+ * `values.schema.json` as `file:///values.schema.json` with loaders for file, http and https, so
+ * anything but a `#` fragment is fetched, a relative one from the operator's root directory.
+ */
+export function externalSchemaRefs(schema: unknown, file: string): SchemaRef[] {
+  const refs: SchemaRef[] = [];
+  const stack: unknown[] = [schema];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (Array.isArray(node)) stack.push(...(node as unknown[]));
+    if (typeof node !== 'object' || node === null || Array.isArray(node)) continue;
+    const record = node as Record<string, unknown>;
+    for (const keyword of REF_KEYWORDS) {
+      const ref = record[keyword];
+      if (typeof ref === 'string' && !ref.startsWith('#') && !BUILT_IN_METASCHEMA.test(ref)) refs.push({ file, keyword, ref });
+    }
+    const meta = record.$schema;
+    if (typeof meta === 'string' && !BUILT_IN_METASCHEMA.test(meta)) refs.push({ file, keyword: '$schema', ref: meta });
+    stack.push(...Object.values(record));
+  }
+  return refs;
+}
+
+function parseSchema(data: Buffer): unknown {
+  try {
+    return JSON.parse(data.toString('utf8').replace(/^\uFEFF/, ''));
+  } catch {
+    return undefined; // helm names a schema that does not parse at install; nothing is fetched
+  }
+}
+
+/** `charts/<name>/...` files grouped by subchart name, paths relative to the subchart. */
+function subchartDirectories(files: readonly ChartFile[]): Map<string, ChartFile[]> {
+  const out = new Map<string, ChartFile[]>();
+  for (const f of files) {
+    const m = /^charts\/([^/]+)\/(.+)$/.exec(f.path);
+    if (m?.[1] === undefined || m[2] === undefined) continue;
+    out.set(m[1], [...(out.get(m[1]) ?? []), { path: m[2], data: f.data }]);
+  }
+  return out;
+}
+
+/**
+ * The external references of the schemas of a chart and of every subchart helm would load with
+ * it (directories under charts/ and `.tgz` archives there). `label` prefixes the reported paths.
+ */
+async function chartSchemaRefs(chart: string, files: readonly ChartFile[], label = '', depth = 0): Promise<SchemaRef[]> {
+  const schema = files.find((f) => f.path === SCHEMA_FILE);
+  const refs = schema === undefined ? [] : externalSchemaRefs(parseSchema(schema.data), `${label}${SCHEMA_FILE}`);
+  if (depth >= MAX_SUBCHART_DEPTH) return refs;
+  for (const [name, sub] of subchartDirectories(files)) refs.push(...(await chartSchemaRefs(chart, sub, `${label}charts/${name}/`, depth + 1)));
+  for (const f of files.filter((x) => /^charts\/[^/]+\.tgz$/.test(x.path) && isGzip(x.data))) {
+    let sub: ChartFile[];
+    try {
+      sub = await readArchiveFiles(`${chart}: ${label}${f.path}`, f.data);
+    } catch (err) {
+      throw new ChartError('invalid-content', chart, `chart ${quote(chart)}: subchart archive ${quote(label + f.path)} cannot be read: ${(err as Error).message}`, { cause: err });
+    }
+    refs.push(...(await chartSchemaRefs(chart, sub, `${label}${f.path}:`, depth + 1)));
+  }
+  return refs;
+}
+
+/** The chart's identity from its files; `schemaRefs` only when there are some. */
+async function chartInfo(path: string, format: ChartInfo['format'], meta: ChartMetadata, files: readonly ChartFile[]): Promise<ChartInfo> {
+  const schemaRefs = await chartSchemaRefs(path, files);
+  return { path, format, ...meta, digest: digestFiles(files), ...(schemaRefs.length === 0 ? {} : { schemaRefs }) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -326,7 +462,7 @@ async function loadArchive(file: string): Promise<ChartInfo> {
   if (chartYaml === undefined)
     throw new ChartError('not-a-chart', file, `not a chart: archive ${quote(file)} has no <top>/${CHART_YAML}`);
   const meta = parseChartMetadata(chartYaml.data.toString('utf8'), file);
-  return { path: file, format: 'archive', ...meta, digest: digestFiles(files) };
+  return chartInfo(file, 'archive', meta, files);
 }
 
 /**

@@ -7,6 +7,9 @@
  *   and hashed; an unchanged file with no chart event is a no-op;
  * - otherwise it is parsed and validated (charts loaded and digested). An invalid file is logged with
  *   its file:line message and the last good configuration keeps running;
+ * - an invalid one whose charts are the reason is worse than stale: helm reads a chart path at every
+ *   install and upgrade, so a kind whose chart has turned unsafe since it was applied (a symlink
+ *   out of it added, a schema `$ref` helm would fetch) is stopped until the file loads again;
  * - a valid one whose text + chart digests differ from the applied configuration is handed to
  *   `apply` (the Operator adds/removes kinds and restarts a kind whose chart changed). A failed apply
  *   (a CRD not installed yet, say) is retried with backoff until it succeeds or the file changes.
@@ -21,7 +24,8 @@ import { dirname, resolve } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import { Backoff, systemClock, type BackoffOptions, type Clock, type Timer } from '../runtime/backoff.js';
 import type { Logger } from '../telemetry/logger.js';
-import { parseWatches, WatchesError, type Watch } from './watches.js';
+import { ChartError, loadChartInfo } from './chart.js';
+import { chartRefusal, parseWatches, WatchesError, type Watch } from './watches.js';
 
 export type ChangeSource = 'config' | 'chart';
 
@@ -40,6 +44,21 @@ export interface ConfigReloaderOptions {
   readonly readText?: (file: string) => Promise<string>;
   /** For tests; default {@link parseWatches} relative to the file's directory. */
   readonly parse?: (text: string, file: string) => Promise<Watch[]>;
+  /** For tests; default {@link unsafeChartReason}. */
+  readonly checkChart?: (watch: Watch) => Promise<string | undefined>;
+}
+
+/**
+ * Why helm must no longer run a watch's chart as it is on disk now, or undefined: a chart that
+ * merely fails to load (an edit half saved) makes helm fail, not read outside the chart.
+ */
+export async function unsafeChartReason(watch: Watch): Promise<string | undefined> {
+  try {
+    return chartRefusal(await loadChartInfo(watch.chart.path), watch.allowSchemaRefs);
+  } catch (err) {
+    if (err instanceof ChartError && err.reason === 'escaping-symlink') return err.message;
+    return undefined;
+  }
 }
 
 export type ReloadOutcome = 'unchanged' | 'applied' | 'invalid' | 'unreadable' | 'apply-failed';
@@ -65,6 +84,9 @@ export class ConfigReloader {
   /** {@link configurationHash} of what is running. */
   #appliedHash: string | undefined;
   #chartPaths: string[] = [];
+  /** What is running, to stop a kind whose chart turns unsafe while the file does not load. */
+  #applied: readonly Watch[] = [];
+  readonly #checkChart: (watch: Watch) => Promise<string | undefined>;
   #chartTouched = false;
   #debounce: Timer | undefined;
   #retry: Timer | undefined;
@@ -81,6 +103,7 @@ export class ConfigReloader {
     this.#backoff = new Backoff({ ...options.retry, clock: this.#clock });
     this.#readText = options.readText ?? ((f) => readFile(f, 'utf8'));
     this.#parse = options.parse ?? ((text, file) => parseWatches(text, { file, baseDir: dirname(resolve(file)) }));
+    this.#checkChart = options.checkChart ?? unsafeChartReason;
   }
 
   /**
@@ -100,6 +123,7 @@ export class ConfigReloader {
     const watches = await this.#parse(text, this.#o.file);
     this.#seenTextHash = sha256(text);
     this.#appliedHash = configurationHash(text, watches);
+    this.#applied = watches;
     this.#setChartPaths(watches);
     return watches;
   }
@@ -195,6 +219,7 @@ export class ConfigReloader {
     } catch (err) {
       if (!(err instanceof WatchesError)) throw err;
       this.#o.log.error({ file, error: err.message }, 'Invalid watches file; keeping the last good configuration');
+      await this.#stopUnsafeKinds();
       return 'invalid';
     }
     const hash = configurationHash(text, watches);
@@ -205,12 +230,34 @@ export class ConfigReloader {
     try {
       const result = await this.#o.apply(watches);
       this.#appliedHash = hash;
+      this.#applied = watches;
       this.#setChartPaths(watches);
       this.#o.log.info({ file, kinds: watches.length, ...summary(result) }, 'Applied the reloaded watches file');
       return 'applied';
     } catch (err) {
       this.#o.log.error({ file, error: err instanceof Error ? err.message : String(err) }, 'Applying the reloaded watches file failed');
       return 'apply-failed';
+    }
+  }
+
+  /**
+   * Stops the running kinds whose chart is now unsafe and keeps the others. The applied hash is
+   * forgotten, so the next file that loads is applied in full (the stopped kinds come back).
+   * A failed apply is logged: the next chart event retries it.
+   */
+  async #stopUnsafeKinds(): Promise<void> {
+    const reasons = await Promise.all(this.#applied.map((w) => this.#checkChart(w)));
+    const unsafe = this.#applied.filter((_w, i) => reasons[i] !== undefined);
+    if (unsafe.length === 0) return;
+    const keep = this.#applied.filter((w) => !unsafe.includes(w));
+    const stopped = unsafe.map((w) => w.kind);
+    this.#o.log.error({ file: this.#o.file, stopped, reasons: reasons.filter((r) => r !== undefined) }, 'A running chart turned unsafe; its kind is stopped until the watches file loads again');
+    try {
+      await this.#o.apply(keep);
+      this.#applied = keep;
+      this.#appliedHash = undefined;
+    } catch (err) {
+      this.#o.log.error({ file: this.#o.file, stopped, error: err instanceof Error ? err.message : String(err) }, 'Stopping the kinds of unsafe charts failed');
     }
   }
 

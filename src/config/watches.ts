@@ -14,7 +14,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, type Document, type Node, type YAMLMap } from 'yaml';
 import { ChartError, loadChartInfo, type ChartInfo } from './chart.js';
-import { DurationError, parseDuration } from './duration.js';
+import { DurationError, formatDuration, parseDuration } from './duration.js';
 import { labelSelectorToString, validateLabelSelector, type LabelSelector } from './selector.js';
 
 export interface Watch {
@@ -57,6 +57,11 @@ export interface Watch {
    * overrideValues, values-from), never show in status, events or logs, error text included.
    */
   readonly sensitiveValues: readonly string[];
+  /**
+   * Ours: let helm fetch what the chart's (and subcharts') `values.schema.json` references outside
+   * itself (`$ref` to http(s) or file URLs) at every install and upgrade; refused by default.
+   */
+  readonly allowSchemaRefs: boolean;
   /** Where the entry was defined; `index` is 0-based, `line` 1-based. */
   readonly source: { readonly file: string; readonly index: number; readonly line: number };
 }
@@ -127,6 +132,7 @@ const FIELDS = [
   'serviceAccountName',
   'confineToNamespace',
   'allowClusterScoped',
+  'allowSchemaRefs',
 ] as const;
 type FieldName = (typeof FIELDS)[number];
 
@@ -138,6 +144,20 @@ const SET_STRING_KEY = /^(?:[^.[\]\\=,]|\\.)+(?:\[\d+\])*(?:\.(?:[^.[\]\\=,]|\\.
 const DRY_RUN_OPTIONS = ['', 'client', 'none', 'server'];
 
 const quote = (s: string): string => JSON.stringify(s);
+
+/**
+ * The shortest non-zero period watches.yaml or `--reconcile-period` may set (docs/adr/0046). A
+ * resync of an unchanged release runs no helm but still reads the CR and the release's records:
+ * below a second every CR of the kind would reconcile in a busy loop, and `1ms` is far likelier a
+ * typo of `1m` than a wish.
+ */
+export const MIN_RECONCILE_PERIOD_MS = 1_000;
+
+/** Why a period of the operator's own configuration is refused ("<value> is ..."), or undefined. */
+export function periodFloorProblem(ms: number, zeroAllowed = true): string | undefined {
+  if ((ms === 0 && zeroAllowed) || ms >= MIN_RECONCILE_PERIOD_MS) return undefined;
+  return `shorter than the ${formatDuration(MIN_RECONCILE_PERIOD_MS)} floor: every CR would be reconciled in a busy loop`;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Environment expansion
@@ -404,7 +424,9 @@ function readReconcilePeriod(ctx: EntryContext, fields: FieldNodes): number | un
   }
   try {
     const ms = parseDuration(value);
-    return ms === 0 ? undefined : ms;
+    const tooShort = periodFloorProblem(ms);
+    if (tooShort !== undefined) fail(ctx, node, 'reconcilePeriod', `${quote(value)} is ${tooShort}`);
+    return ms === 0 || tooShort !== undefined ? undefined : ms;
   } catch (err) {
     if (!(err instanceof DurationError)) throw err;
     fail(ctx, node, 'reconcilePeriod', err.message);
@@ -451,9 +473,12 @@ function readDryRun(ctx: EntryContext, fields: FieldNodes, confine: boolean): 'c
   return 'client';
 }
 
+/** Whether `name` can name a ServiceAccount (a DNS-1123 subdomain). */
+export const isServiceAccountName = (name: string): boolean => name.length <= 253 && DNS1123_SUBDOMAIN.test(name);
+
 function readTenancy(ctx: EntryContext, fields: FieldNodes): Pick<Watch, 'serviceAccountName' | 'confineToNamespace' | 'allowClusterScoped'> {
   const sa = readString(ctx, fields, 'serviceAccountName', false);
-  if (sa !== undefined && sa !== '' && (sa.length > 253 || !DNS1123_SUBDOMAIN.test(sa))) {
+  if (sa !== undefined && sa !== '' && !isServiceAccountName(sa)) {
     fail(ctx, fields.serviceAccountName, 'serviceAccountName', `${quote(sa)} is not a ServiceAccount name: lower-case letters, digits, '-' and '.'`);
   }
   const confine = readBoolean(ctx, fields, 'confineToNamespace', false);
@@ -644,6 +669,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
     ...(maxConcurrentReconciles === undefined ? {} : { maxConcurrentReconciles }),
     dryRunOption: readDryRun(ctx, fields, tenancy.confineToNamespace),
     ...tenancy,
+    allowSchemaRefs: readBoolean(ctx, fields, 'allowSchemaRefs', false),
   };
   return { index, line: posLine(pc, node), node, ctx, group, version, kind, chartPath: chartPath === '' ? undefined : chartPath, rest };
 }
@@ -674,6 +700,19 @@ function checkDuplicates(drafts: readonly Draft[]): void {
   }
 }
 
+/**
+ * Why a loaded chart may not run under a watch, or undefined. The chart's `values.schema.json`
+ * references that point outside it are fetched by helm (http, https, file) at every install and
+ * upgrade: a network call to wherever the chart's author chose, or a file of the operator's host.
+ */
+export function chartRefusal(chart: ChartInfo, allowSchemaRefs: boolean): string | undefined {
+  const refs = chart.schemaRefs ?? [];
+  if (refs.length === 0 || allowSchemaRefs) return undefined;
+  const shown = refs.slice(0, 3).map((r) => `${r.keyword} ${quote(r.ref)} in ${r.file}`);
+  const more = refs.length > shown.length ? ` and ${refs.length - shown.length} more` : '';
+  return `chart ${quote(chart.path)}: helm would fetch, at every install and upgrade, what its values schema references outside itself: ${shown.join(', ')}${more}; inline those definitions into the schema, or set allowSchemaRefs: true to let helm fetch them`;
+}
+
 async function loadCharts(drafts: readonly Draft[], baseDir: string): Promise<Map<Draft, ChartInfo>> {
   const cache = new Map<string, Promise<ChartInfo>>();
   const charts = new Map<Draft, ChartInfo>();
@@ -684,7 +723,10 @@ async function loadCharts(drafts: readonly Draft[], baseDir: string): Promise<Ma
       const pending = cache.get(abs) ?? loadChartInfo(abs);
       cache.set(abs, pending);
       try {
-        charts.set(d, await pending);
+        const chart = await pending;
+        const refused = chartRefusal(chart, d.rest.allowSchemaRefs);
+        if (refused === undefined) charts.set(d, chart);
+        else fail(d.ctx, deref(d.ctx.pc.doc, d.node.get('chart', true)), 'chart', refused);
       } catch (err) {
         const reason = err instanceof ChartError ? err.message : `cannot load chart ${quote(abs)}: ${(err as Error).message}`;
         fail(d.ctx, deref(d.ctx.pc.doc, d.node.get('chart', true)), 'chart', reason);

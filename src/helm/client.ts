@@ -1,5 +1,6 @@
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { ExecaError, execa } from 'execa';
 import { silentLogger, type Logger } from '../telemetry/logger.js';
@@ -22,7 +23,8 @@ import {
   withConnectionArgs,
   type HelmMajor,
 } from './args.js';
-import { classifyHelmError, explainFailure, HelmError, isHelmError, summarizeStderr } from './errors.js';
+import { classifyHelmError, explainFailure, HelmError, isHelmError, SUMMARY_MAX_CHARS, summarizeStderr } from './errors.js';
+import { instanceEnded, markedProcesses, pidEnded, selfInstance, startTime, type InstanceId } from './instance.js';
 import { LiveReleases } from './live-releases.js';
 import { HelmOutputError, parseDryRunManifest, parseHelmVersion, parseHistoryJson, parseMetadataJson, parseReleaseJson, uninstalledRelease } from './parse.js';
 import type { HelmVersion, HistoryEntry, Release } from './types.js';
@@ -68,6 +70,11 @@ interface CallOptions {
   readonly timeoutMs?: number;
   /** Aborting sends helm SIGTERM (it records the release state and exits); the call rejects with `Canceled`. */
   readonly signal?: AbortSignal;
+  /**
+   * Masks the values that must not show in the error (secrets): applied to helm's raw stderr,
+   * before anything collapses or shortens it into the error's summary.
+   */
+  readonly redact?: (text: string) => string;
 }
 
 export interface InstallOptions extends CallOptions {
@@ -172,26 +179,72 @@ interface RunContext {
   readonly signal?: AbortSignal;
   /** Sees each line of stdout as helm prints it. */
   readonly onLine?: (line: string) => void;
+  readonly redact?: (text: string) => string;
 }
 
-/** Values directories are named after the process that made them, so a stale one can be told apart. */
+/**
+ * Values directories are named after the process start that made them (`helm-values-<pid>.<start>-XXXXXX`,
+ * see instance.ts), so a stale one can be told apart even when the new process has the old pid.
+ */
 const VALUES_DIR_PREFIX = 'helm-values-';
 
-/** The pid in `helm-values-<pid>-XXXXXX`, or undefined for any other name. */
-export function valuesDirPid(name: string): number | undefined {
-  const m = /^helm-values-(\d+)-[A-Za-z0-9]{6}$/.exec(name);
-  return m === null ? undefined : Number(m[1]);
+/**
+ * Who made the values directory `name`: an instance id, or for the pid-only names of earlier
+ * versions (`helm-values-<pid>-XXXXXX`) a pid. Undefined for any other name.
+ */
+export function valuesDirOwner(name: string): { readonly instance: InstanceId } | { readonly pid: number } | undefined {
+  const m = /^helm-values-(?:(\d+\.[0-9a-f]+)|(\d+))-[A-Za-z0-9]{6}$/.exec(name);
+  if (m === null) return undefined;
+  return m[1] !== undefined ? { instance: m[1] } : { pid: Number(m[2]) };
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: alive, but another user's.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+/** Whether the process that made a values directory has ended. */
+function ownerEnded(owner: NonNullable<ReturnType<typeof valuesDirOwner>>): boolean {
+  if ('instance' in owner) return instanceEnded(owner.instance);
+  // Named by an earlier version: this process makes none such, so one with its pid is a predecessor's.
+  return owner.pid === process.pid || pidEnded(owner.pid);
 }
+
+/** Set in every helm process's environment to the operator process start that runs it (see {@link HelmClient.stopOrphans}). */
+export const INSTANCE_ENV = 'HELM_OPERATOR_INSTANCE';
+
+/** How long an orphaned helm gets after SIGTERM to record its release's state before SIGKILL. */
+const ORPHAN_GRACE_MS = 10_000;
+
+/**
+ * What of the operator's environment a helm process gets: what helm, client-go and Go's runtime
+ * read (search path, home, proxies, CA files, in-cluster config, HELM_*, GO*, XDG_*), nothing else.
+ * Tokens and credentials the operator's environment holds for other purposes stay out of helm
+ * and of the plugins and post-renderers it starts.
+ */
+export function inheritedEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && (INHERITED.has(name) || /^(?:HELM_[A-Z0-9_]+|GO[A-Z0-9]+|XDG_[A-Z_]+)$/.test(name))) out[name] = value;
+  }
+  return out;
+}
+
+const INHERITED: ReadonlySet<string> = new Set([
+  'PATH',
+  'HOME',
+  'USER',
+  'TMPDIR',
+  'LANG',
+  'LC_ALL',
+  'TZ',
+  'KUBECONFIG',
+  'KUBERNETES_SERVICE_HOST',
+  'KUBERNETES_SERVICE_PORT',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+]);
 
 /**
  * helm's client-side request throttle, unless the operator's environment sets it. client-go's
@@ -446,7 +499,7 @@ export class HelmClient {
 
   /** Verbs without a cluster (and without helm's `--timeout`): a fixed deadline, or the caller's. */
   #offline(opts: CallOptions): RunContext {
-    return { deadlineMs: opts.timeoutMs ?? READ_DEADLINE_MS, ...(opts.signal ? { signal: opts.signal } : {}) };
+    return { deadlineMs: opts.timeoutMs ?? READ_DEADLINE_MS, ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.redact ? { redact: opts.redact } : {}) };
   }
 
   async #major(signal: AbortSignal | undefined): Promise<HelmMajor> {
@@ -459,20 +512,21 @@ export class HelmClient {
   }
 
   /** Run context for a verb; `timeoutMs` undefined means a read verb with the fixed deadline. */
-  #ctx(opts: { release: string; namespace: string; signal?: AbortSignal }, timeoutMs: number | undefined): RunContext {
+  #ctx(opts: CallOptions & { release: string; namespace: string }, timeoutMs: number | undefined): RunContext {
     return {
       release: opts.release,
       namespace: opts.namespace,
       deadlineMs: timeoutMs === undefined ? READ_DEADLINE_MS : timeoutMs + PROCESS_MARGIN_MS,
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.redact ? { redact: opts.redact } : {}),
     };
   }
 
   /**
    * Removes the values directories that processes which have since died left behind (a SIGKILL
    * during a helm call skips the cleanup in {@link #withValuesFile}, leaving values, secrets
-   * included, on disk). Directories of live processes, this one included, are kept. Resolves
-   * with the directories removed.
+   * included, on disk), an earlier process with this one's pid included. Directories of live
+   * processes, this one included, are kept. Resolves with the directories removed.
    */
   async removeStaleValuesDirs(): Promise<string[]> {
     let names: string[];
@@ -482,8 +536,8 @@ export class HelmClient {
       return [];
     }
     const stale = names.filter((name) => {
-      const pid = valuesDirPid(name);
-      return pid !== undefined && pid !== process.pid && !isAlive(pid);
+      const owner = valuesDirOwner(name);
+      return owner !== undefined && ownerEnded(owner);
     });
     const removed: string[] = [];
     for (const name of stale) {
@@ -499,11 +553,41 @@ export class HelmClient {
   }
 
   /**
+   * Stops the helm processes that an operator process which has since died started with this
+   * client's helm homes (same tmpDir): a SIGKILLed operator outside a container leaves its helm
+   * running, and it would go on changing a release beside the new operator's helm (ADR 0044).
+   * Each gets SIGTERM (helm then records its release as failed), and SIGKILL after `graceMs`.
+   * Call at start, before reconciling. Resolves with the pids stopped.
+   */
+  async stopOrphans(graceMs = ORPHAN_GRACE_MS): Promise<number[]> {
+    if (this.#opts.userHelmHome === true) return [];
+    const { HELM_DATA_HOME } = this.#homes();
+    const orphans = markedProcesses(INSTANCE_ENV, { HELM_DATA_HOME: HELM_DATA_HOME ?? '' }).filter((p) => instanceEnded(p.instance));
+    if (orphans.length === 0) return [];
+    const running = (): typeof orphans => orphans.filter((p) => startTime(p.pid) === p.start);
+    const signal = (sig: NodeJS.Signals): void => {
+      for (const p of running()) {
+        try {
+          process.kill(p.pid, sig);
+        } catch {
+          // Gone meanwhile.
+        }
+      }
+    };
+    this.#log.warn({ pids: orphans.map((p) => p.pid) }, 'Stopping helm processes of an operator process that was killed');
+    signal('SIGTERM');
+    const deadline = Date.now() + graceMs;
+    while (running().length > 0 && Date.now() < deadline) await sleep(100);
+    signal('SIGKILL');
+    return orphans.map((p) => p.pid);
+  }
+
+  /**
    * Runs `fn` with the path of a fresh 0600 JSON file holding `values`, inside a private
    * (mkdtemp, 0700) directory that is removed however `fn` ends.
    */
   async #withValuesFile<T>(values: Readonly<Record<string, unknown>>, fn: (file: string) => Promise<T>): Promise<T> {
-    const dir = await mkdtemp(path.join(this.#tmpDir, `${VALUES_DIR_PREFIX}${process.pid}-`));
+    const dir = await mkdtemp(path.join(this.#tmpDir, `${VALUES_DIR_PREFIX}${selfInstance()}-`));
     try {
       const file = path.join(dir, 'values.json');
       await writeFile(file, JSON.stringify(values), { mode: 0o600, flag: 'wx' });
@@ -513,13 +597,17 @@ export class HelmClient {
     }
   }
 
+  /** helm's whole environment (execa does not extend it with the operator's): see {@link inheritedEnv}. */
   #env(): Record<string, string> {
-    const throttle = { ...clientThrottleEnv(process.env), ...goRuntimeEnv(process.env) };
-    if (this.#opts.userHelmHome === true) return { ...throttle, ...this.#opts.extraEnv };
+    const base = { ...inheritedEnv(process.env), ...clientThrottleEnv(process.env), ...goRuntimeEnv(process.env) };
+    if (this.#opts.userHelmHome === true) return { ...base, ...this.#opts.extraEnv, [INSTANCE_ENV]: selfInstance() };
+    return { ...base, ...this.#opts.extraEnv, ...this.#homes(), [INSTANCE_ENV]: selfInstance() };
+  }
+
+  /** The private helm homes under tmpDir, and what else this client owns in helm's environment. */
+  #homes(): Record<string, string> {
     const home = path.join(this.#tmpDir, 'helm');
     return {
-      ...throttle,
-      ...this.#opts.extraEnv,
       HELM_CACHE_HOME: path.join(home, 'cache'),
       HELM_CONFIG_HOME: path.join(home, 'config'),
       HELM_DATA_HOME: path.join(home, 'data'),
@@ -548,6 +636,7 @@ export class HelmClient {
         forceKillAfterDelay: FORCE_KILL_AFTER_MS,
         ...(ctx.signal ? { cancelSignal: ctx.signal } : {}),
         env: this.#env(),
+        extendEnv: false,
         maxBuffer: MAX_BUFFER,
         stdin: 'ignore',
         ...(ctx.onLine === undefined ? {} : { stdout: this.#lineObserver(ctx.onLine) }),
@@ -556,7 +645,7 @@ export class HelmClient {
       outcome = 'success';
       return result.stdout;
     } catch (err) {
-      const helmErr = toHelmError(verb, err, ctx.deadlineMs);
+      const helmErr = toHelmError(verb, err, ctx.deadlineMs, ctx.redact);
       reason = helmErr.reason;
       throw helmErr;
     } finally {
@@ -636,12 +725,16 @@ function execFailure(err: ExecaError): ExecFailure {
 // `instanceof ExecaError` narrows to `ExecaError<any>`; this guard pins the default options type.
 const isExecaError = (err: unknown): err is ExecaError => err instanceof ExecaError;
 
-/** Converts whatever execa threw into a HelmError; never keeps stdout, the full stderr or the command line. */
-export function toHelmError(verb: string, err: unknown, deadlineMs: number): HelmError {
+/**
+ * Converts whatever execa threw into a HelmError; never keeps stdout, the full stderr or the
+ * command line. `redact` sees helm's text raw: whitespace collapsed or cut to length, a secret
+ * would no longer be found whole.
+ */
+export function toHelmError(verb: string, err: unknown, deadlineMs: number, redact: (text: string) => string = (t) => t): HelmError {
   if (err instanceof HelmError) return err;
   if (!isExecaError(err)) {
-    const message = err instanceof Error ? err.message : String(err);
-    return new HelmError({ reason: 'Unknown', verb, summary: message.slice(0, 1000) });
+    const message = redact(err instanceof Error ? err.message : String(err));
+    return new HelmError({ reason: 'Unknown', verb, summary: message.slice(0, SUMMARY_MAX_CHARS) });
   }
   const f = execFailure(err);
   const flags = { timedOut: f.timedOut, canceled: f.canceled, spawnFailed: f.code === 'ENOENT' || f.code === 'EACCES' };
@@ -649,7 +742,7 @@ export function toHelmError(verb: string, err: unknown, deadlineMs: number): Hel
   return new HelmError({
     reason,
     verb,
-    summary: summaryOf(f, explainFailure(reason, summarizeStderr(f.stderr)), deadlineMs),
+    summary: summaryOf(f, explainFailure(reason, summarizeStderr(redact(f.stderr))), deadlineMs),
     ...flags,
     ...(f.exitCode !== undefined ? { exitCode: f.exitCode } : {}),
   });

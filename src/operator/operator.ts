@@ -19,6 +19,7 @@ import { HelmReconciler, type ReconcilerMetrics } from '../reconciler/reconciler
 import type { Logger } from '../telemetry/logger.js';
 import { DependentWatcher, type DependentOwner } from './dependents.js';
 import { describeHelmError, helmPort } from './helm-adapter.js';
+import { actingIdentity, identityLabel, ownIdentityWarning, withDefaultServiceAccount } from './identity.js';
 import { ValuesSources } from './values-sources.js';
 
 export const FIELD_MANAGER = 'helm-operator';
@@ -31,7 +32,11 @@ export interface OperatorOptions {
   readonly helm: HelmClient;
   readonly log: Logger;
   readonly defaultReconcilePeriodMs: number;
+  /** `--annotation-reconcile-period-floor`; the reconciler's default when unset. */
+  readonly annotationPeriodFloorMs?: number;
   readonly maxConcurrentReconciles: number;
+  /** Reconciles of one namespace at once per kind (`--max-concurrent-reconciles-per-namespace`); default: see `namespaceShare`. */
+  readonly maxConcurrentReconcilesPerNamespace?: number;
   /** Empty: every namespace. */
   readonly namespaces: readonly string[];
   readonly suppressOverrideValues?: boolean;
@@ -44,6 +49,20 @@ export interface OperatorOptions {
    * operations) finish before cancelling them (`--graceful-shutdown-timeout`); default 30 s.
    */
   readonly gracefulShutdownTimeoutMs?: number;
+  /** The key of the fingerprint CR status shows (see fingerprint-key.ts); a random one of this process when unset. */
+  readonly fingerprintKey?: Uint8Array;
+  /**
+   * `--default-service-account`: watches without `serviceAccountName` act as this ServiceAccount
+   * of the CR's namespace. Undefined: they act as the operator, and each is warned about at start.
+   */
+  readonly defaultServiceAccount?: string;
+  /** `helm_operator_watch_identity`: who each running watch acts as. */
+  readonly identityMetrics?: WatchIdentityMetrics;
+}
+
+export interface WatchIdentityMetrics {
+  /** Labels of a running controller's series; undefined: it stopped. */
+  watchIdentity(controller: string, labels?: { readonly kind: string; readonly identity: string }): void;
 }
 
 /** operator-sdk names controllers `<lowercase kind>-controller`; the group disambiguates a kind watched twice. */
@@ -106,7 +125,9 @@ export class Operator {
       isNamespaced: async (apiVersion, kind) => (await this.#mapper.mapping({ ...parseApiVersion(apiVersion), kind })).namespaced,
       describeHelmError,
       defaultReconcilePeriodMs: this.o.defaultReconcilePeriodMs,
+      ...(this.o.annotationPeriodFloorMs === undefined ? {} : { annotationPeriodFloorMs: this.o.annotationPeriodFloorMs }),
       suppressOverrideValues: this.o.suppressOverrideValues === true,
+      ...(this.o.fingerprintKey === undefined ? {} : { fingerprintKey: this.o.fingerprintKey }),
     });
     return new Controller({
       name,
@@ -115,6 +136,7 @@ export class Operator {
       namespaces: this.o.namespaces,
       ...(watch.labelSelector === '' ? {} : { labelSelector: watch.labelSelector }),
       maxConcurrentReconciles: watch.maxConcurrentReconciles ?? this.o.maxConcurrentReconciles,
+      ...(this.o.maxConcurrentReconcilesPerNamespace === undefined ? {} : { maxConcurrentReconcilesPerNamespace: this.o.maxConcurrentReconcilesPerNamespace }),
       ...(this.o.gracefulShutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: this.o.gracefulShutdownTimeoutMs }),
       reconciler,
       log,
@@ -129,8 +151,9 @@ export class Operator {
    * are started, and a kind whose entry changed (chart content included) is restarted, which
    * re-lists and so re-reconciles every CR of it. Unchanged kinds keep running untouched.
    */
-  async apply(watches: readonly Watch[]): Promise<{ added: string[]; removed: string[]; restarted: string[] }> {
-    const names = controllerNames(watches);
+  async apply(listed: readonly Watch[]): Promise<{ added: string[]; removed: string[]; restarted: string[] }> {
+    const names = controllerNames(listed);
+    const watches = listed.map((w) => withDefaultServiceAccount(w, this.o.defaultServiceAccount));
     const wanted = new Map(watches.map((w, i) => [names[i] ?? w.kind, w]));
     const removed = this.manager.names().filter((n) => !wanted.has(n));
     const changed = [...wanted].filter(([n, w]) => this.#applied.has(n) && this.#applied.get(n) !== watchIdentity(w)).map(([n]) => n);
@@ -138,6 +161,7 @@ export class Operator {
     for (const name of [...removed, ...changed]) {
       await this.manager.remove(name);
       this.o.releaseMetrics?.forgetController(name);
+      this.o.identityMetrics?.watchIdentity(name);
       this.#applied.delete(name);
       for (const [type, controller] of this.#owners) if (controller === name) this.#owners.delete(type);
     }
@@ -146,6 +170,7 @@ export class Operator {
       if (watch === undefined) continue;
       await this.manager.add(await this.#controller(watch, name));
       this.#applied.set(name, watchIdentity(watch));
+      this.#reportIdentity(name, watch);
       if (watch.watchDependentResources) {
         const apiVersion = watch.group === '' ? watch.version : `${watch.group}/${watch.version}`;
         this.#owners.set(`${apiVersion}|${watch.kind}`, name);
@@ -166,6 +191,18 @@ export class Operator {
     await this.#valuesSources.stop();
     // Events are written in the background: the last reconciles' ones still go out, within bounds.
     await Promise.all([...this.#recorders.values()].map((r) => r.flush(EVENT_FLUSH_MS)));
+  }
+
+  /**
+   * Says who a started watch acts as: a metric always, a warning when it is the operator itself.
+   * `watch` is the one its reconciler got (the default ServiceAccount already in it), so this
+   * reports what runs, not what was configured.
+   */
+  #reportIdentity(controller: string, watch: Watch): void {
+    const kind = watch.group === '' ? watch.kind : `${watch.kind}.${watch.group}`;
+    this.o.identityMetrics?.watchIdentity(controller, { kind, identity: identityLabel(actingIdentity(watch, undefined)) });
+    const warning = ownIdentityWarning(watch, undefined);
+    if (warning !== undefined) this.o.log.warn({ controller, kind, identity: 'operator' }, warning);
   }
 
   /** One event recorder per controller name (a restarted controller keeps its aggregation). */

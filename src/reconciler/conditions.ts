@@ -39,6 +39,7 @@ export const Reason = {
   InvalidValuesReference: 'InvalidValuesReference',
   ValuesReferenceNotAllowed: 'ValuesReferenceNotAllowed',
   NamespaceConfinementViolation: 'NamespaceConfinementViolation',
+  ServiceAccountNotFound: 'ServiceAccountNotFound',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 

@@ -13,7 +13,7 @@ import { valuesAt, type Redactor } from './redaction.js';
 import { releaseNameProblem } from './release-name.js';
 import { RELEASE_LABELS } from './state.js';
 import { composeReferencedValues, deepMerge, notOptedIn, parseValuesFrom, secretStrings, VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL, type ValuesReference, type ValuesSourcePort } from './values-from.js';
-import { fingerprint, isPlainObject, mergeValues, type Values } from './values.js';
+import { fingerprint, isPlainObject, keyedFingerprint, mergeValues, type Values } from './values.js';
 
 export type Refusal = Extract<Outcome, { kind: 'refused' }>;
 
@@ -29,6 +29,8 @@ export interface DesiredInput {
   readonly valuesSources: ValuesSourcePort | undefined;
   /** Learns the strings that came from Secrets, to hide them wherever this reconcile writes text. */
   readonly redact: Redactor;
+  /** The operator's key for the fingerprint status shows (see keyedFingerprint). */
+  readonly fingerprintKey: Uint8Array;
 }
 
 /** Input that no retry can fix; undefined when the CR can be reconciled. */
@@ -48,7 +50,7 @@ export async function desiredState(d: DesiredInput): Promise<Desired | Refusal> 
   const values = mergeValues(deepMerge(referenced.values, spec), d.watch.overrideValues);
   d.redact.add(valuesAt(values, d.watch.sensitiveValues));
   const fp = fingerprint({ chartDigest: d.watch.chart.digest, values, helmMajor: d.helmMajor });
-  return { values, fingerprint: fp, labels: { [RELEASE_LABELS.fingerprint]: fp, [RELEASE_LABELS.ownerKind]: d.ownerKind } };
+  return { values, fingerprint: fp, keyedFingerprint: keyedFingerprint(d.fingerprintKey, fp), labels: { [RELEASE_LABELS.fingerprint]: fp, [RELEASE_LABELS.ownerKind]: d.ownerKind } };
 }
 
 /**

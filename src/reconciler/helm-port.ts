@@ -17,6 +17,8 @@ export interface ReleaseInfo {
 /** Who helm acts as: undefined is the operator itself, else a user to impersonate. */
 export interface Identity {
   readonly impersonate?: string;
+  /** Masks the values a failure's text must not show, on helm's raw text (see redaction.ts). */
+  readonly redact?: (text: string) => string;
 }
 
 export interface ReleaseRequest extends Identity {
@@ -80,17 +82,21 @@ export interface HelmFailure {
   readonly retryable: boolean;
 }
 
-/** `helm` with every cluster-facing call made as `impersonate` (undefined: the operator itself). */
-export function helmActingAs(helm: HelmPort, impersonate: string | undefined): HelmPort {
-  if (impersonate === undefined) return helm;
+/**
+ * `helm` with every cluster-facing call made as `impersonate` (undefined: the operator itself), and
+ * every failure's text passed through `redact` before helm's text is shortened.
+ */
+export function helmActingAs(helm: HelmPort, impersonate: string | undefined, redact?: (text: string) => string): HelmPort {
+  if (impersonate === undefined && redact === undefined) return helm;
+  const scope: Identity = { ...(impersonate === undefined ? {} : { impersonate }), ...(redact === undefined ? {} : { redact }) };
   return {
     major: () => helm.major(),
-    install: (r) => helm.install({ ...r, impersonate }),
-    upgrade: (r) => helm.upgrade({ ...r, impersonate }),
-    uninstall: (r) => helm.uninstall({ ...r, impersonate }),
-    rollback: (r) => helm.rollback({ ...r, impersonate }),
-    status: (release, namespace) => helm.status(release, namespace, { impersonate }),
-    render: (r) => helm.render({ ...r, impersonate }),
+    install: (r) => helm.install({ ...r, ...scope }),
+    upgrade: (r) => helm.upgrade({ ...r, ...scope }),
+    uninstall: (r) => helm.uninstall({ ...r, ...scope }),
+    rollback: (r) => helm.rollback({ ...r, ...scope }),
+    status: (release, namespace) => helm.status(release, namespace, scope),
+    render: (r) => helm.render({ ...r, ...scope }),
     running: (release, namespace) => helm.running(release, namespace),
   };
 }

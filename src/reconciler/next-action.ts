@@ -42,7 +42,7 @@ export function admit(a: Admission): Gate {
 /** What a reconcile of a live CR knows once it has read the release. */
 export interface Observed {
   readonly state: ReleaseState;
-  /** The fingerprint of the desired chart, values and helm major. */
+  /** The desired chart, values and helm major, as status counts failures of it (keyed: see values.ts keyedFingerprint). */
   readonly fingerprint: string;
   /** Failed attempts as the CR's status counts them. */
   readonly failedAttempts: FailedAttempts | undefined;

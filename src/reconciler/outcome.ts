@@ -48,7 +48,16 @@ export type Outcome =
    * Input only an edit can fix, or a reference that cannot be used yet. `stage: 'input'` is found
    * before the release is looked at, so it says nothing of retries.
    */
-  | { readonly kind: 'refused'; readonly reason: Reason; readonly message: string; readonly retry: boolean; readonly event: boolean; readonly stage: 'input' | 'release' }
+  | {
+      readonly kind: 'refused';
+      readonly reason: Reason;
+      readonly message: string;
+      readonly retry: boolean;
+      readonly event: boolean;
+      readonly stage: 'input' | 'release';
+      /** Not retried with backoff, but looked at again at the reconcile period: what fixes it is not in the CR. */
+      readonly recheck?: 'period';
+    }
   | { readonly kind: 'stalled'; readonly count: number }
   /** A pending revision was undone: decide again. */
   | { readonly kind: 'unlocked' }
@@ -117,8 +126,10 @@ const SUMMARIES: { readonly [K in Outcome['kind']]: Summarizer<K> } = {
   refused: (status, o, input) => {
     status.setCondition({ type: ConditionType.Irreconcilable, status: 'True', reason: o.reason, message: o.message });
     if (!o.retry) status.setObservedGeneration(input.generation);
+    const events = o.event ? [{ type: 'Warning' as const, reason: o.reason, message: o.message }] : [];
+    if (o.recheck === 'period') return { result: { requeueAfterMs: input.periodMs }, events };
     const error = o.retry ? new ReportedError(o.message) : new TerminalError(o.message);
-    return { result: {}, error, events: o.event ? [{ type: 'Warning', reason: o.reason, message: o.message }] : [] };
+    return { result: {}, error, events };
   },
   stalled: (status, o, input) => {
     stalled(status, o.count, input);

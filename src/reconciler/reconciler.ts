@@ -4,6 +4,7 @@
  * asks the pure decisions of next-action.ts for one action, runs it (actions/, one file each),
  * turns the outcome into status with `summarize`, and writes the status once, on the way out.
  */
+import { randomBytes } from 'node:crypto';
 import type { Watch } from '../config/watches.js';
 import type { CustomResource } from '../k8s/custom-resources.js';
 import { describeError } from '../k8s/errors.js';
@@ -24,12 +25,13 @@ import { ManifestCache } from './manifest-cache.js';
 import { admit, nextAction, type Action } from './next-action.js';
 import { observeRelease } from './observe.js';
 import { ReportedError, summarize, type Outcome, type Summary } from './outcome.js';
-import { resyncAfterMs } from './period.js';
+import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, resyncAfterMs, withPeriodFloor } from './period.js';
 import type { CustomResourcesPort, ReconcilerMetrics, ReleaseStoragePort } from './ports.js';
 import { Redactor } from './redaction.js';
 import { ownerKindLabel } from './release-name.js';
 import { ReleaseObjects, type DependentsPort } from './release-objects.js';
 import type { ReleaseRecord } from './state.js';
+import { missingServiceAccount } from './service-account.js';
 import { StatusDraft } from './status.js';
 import type { ValuesSourcePort } from './values-from.js';
 
@@ -57,10 +59,20 @@ export interface HelmReconcilerOptions {
   readonly describeHelmError: (err: unknown) => HelmFailure;
   /** `--reconcile-period`, used when neither the CR nor the watch sets one. */
   readonly defaultReconcilePeriodMs: number;
+  /** The shortest `reconcile-period` a CR's annotation may ask for; default 30 s (period.ts). */
+  readonly annotationPeriodFloorMs?: number;
   /** Mask values in OverrideValuesInUse events (`--suppress-override-values`). */
   readonly suppressOverrideValues?: boolean;
+  /**
+   * The key of the fingerprint status shows (ADR 0044): the same in every replica and across
+   * restarts, or the retry budget starts again with each process. Default: random, this process's.
+   */
+  readonly fingerprintKey?: Uint8Array;
   readonly now?: () => Date;
 }
+
+/** The fingerprint key of reconcilers not given one: stable for this process only. */
+const PROCESS_FINGERPRINT_KEY = randomBytes(32);
 
 /** Decisions per reconcile: an unlock is followed by one more, never by a loop. */
 const MAX_ACTIONS = 2;
@@ -81,8 +93,10 @@ export class HelmReconciler implements Reconciler {
   readonly #objects: ReleaseObjects;
   readonly #manifests: ManifestCache;
   readonly #uninstaller: Uninstaller;
+  readonly #fingerprintKey: Uint8Array;
 
   constructor(private readonly o: HelmReconcilerOptions) {
+    this.#fingerprintKey = o.fingerprintKey ?? PROCESS_FINGERPRINT_KEY;
     this.#ownerKind = ownerKindLabel(o.watch.kind, o.watch.group);
     this.#controller = o.controller ?? o.watch.kind;
     this.#manifests = new ManifestCache(o.isNamespaced);
@@ -168,7 +182,7 @@ export class HelmReconciler implements Reconciler {
   }
 
   async #converge(r: Reconcile): Promise<Outcome> {
-    const invalid = invalidInput(r.ctx.cr, r.ctx.name);
+    const invalid = invalidInput(r.ctx.cr, r.ctx.name) ?? (await missingServiceAccount(this.o.objects, r.ctx.namespace, this.o.watch.serviceAccountName));
     if (invalid !== undefined) return invalid;
     // The release's records do not depend on the finalizer: one round trip for both.
     const [cr, records] = await Promise.all([this.o.crs.addFinalizer(r.ctx.cr, FINALIZER), r.records()]);
@@ -185,14 +199,16 @@ export class HelmReconciler implements Reconciler {
       identity: r.ctx.subject.identity,
       valuesSources: this.o.valuesSources,
       redact: r.redactor,
+      fingerprintKey: this.#fingerprintKey,
     });
     if ('kind' in desired) return desired;
+    r.draft.rekeyFailures(desired.fingerprint, desired.keyedFingerprint);
     const owner = { chartName: this.o.watch.chart.name, ownerKind: this.#ownerKind };
     const at = { namespace: r.ctx.namespace, name: r.ctx.name, fingerprint: desired.fingerprint };
     let state = await observeRelease(r.ctx, owner, at, records);
     this.o.metrics?.releaseState(this.#controller, at.namespace, at.name, state.kind);
     for (let n = 1; ; n++) {
-      const outcome = await this.#act(r.ctx, nextAction({ state, fingerprint: desired.fingerprint, failedAttempts: r.draft.current.failedAttempts }), desired);
+      const outcome = await this.#act(r.ctx, nextAction({ state, fingerprint: desired.keyedFingerprint, failedAttempts: r.draft.current.failedAttempts }), desired);
       if (outcome.kind !== 'unlocked') return outcome;
       state = await observeRelease(r.ctx, owner, at);
       if (state.kind === 'Locked' || n >= MAX_ACTIONS) throw new Error(`release ${at.name} is still ${state.kind === 'Locked' ? state.latest.status : state.kind} after unlocking it`);
@@ -253,7 +269,7 @@ export class HelmReconciler implements Reconciler {
     const identity = serviceAccountUser(namespace, w.serviceAccountName);
     const redactor = new Redactor();
     const redact = (text: string): string => redactor.text(text);
-    const draft = new StatusDraft(cr.status, this.o.now);
+    const draft = new StatusDraft(cr.status, this.o.now, redact);
     const uid = cr.metadata.uid ?? '';
     const owner = { apiVersion: w.group === '' ? w.version : `${w.group}/${w.version}`, kind: w.kind, group: w.group, namespace, name, uid };
     const ctx: ActionContext = {
@@ -261,11 +277,11 @@ export class HelmReconciler implements Reconciler {
       namespace,
       name,
       uid,
-      annotations: parseReleaseAnnotations(cr.metadata.annotations),
+      annotations: withPeriodFloor(parseReleaseAnnotations(cr.metadata.annotations), this.#annotationFloorMs()),
       status: draft.current,
       signal: rc.signal,
       log: rc.log,
-      helm: helmActingAs(this.o.helm, identity),
+      helm: helmActingAs(this.o.helm, identity, redact),
       storage: this.o.storage,
       objects: this.#objects,
       subject: { cr, owner, log: rc.log, identity, redact },
@@ -280,6 +296,11 @@ export class HelmReconciler implements Reconciler {
       redact,
     };
     return { ctx, draft, redactor, controller: rc.controller, records };
+  }
+
+  #annotationFloorMs(): number {
+    const sources = { watchMs: this.o.watch.reconcilePeriodMs, defaultMs: this.o.defaultReconcilePeriodMs };
+    return annotationFloorMs(sources, this.o.annotationPeriodFloorMs ?? DEFAULT_ANNOTATION_PERIOD_FLOOR_MS);
   }
 
   #period(ctx: ActionContext): number {

@@ -80,9 +80,14 @@ export class StatusDraft {
   #written: HelmStatus;
   #next: HelmStatus;
 
+  /**
+   * `redact` masks sensitive values in condition messages before they are cut to length (a cut
+   * value would no longer be found whole); the reconciler redacts the whole patch again on write.
+   */
   constructor(
     raw: unknown,
     private readonly now: () => Date = () => new Date(),
+    private readonly redact: (text: string) => string = (t) => t,
   ) {
     this.#written = readStatus(raw);
     this.#next = structuredClone(this.#written);
@@ -93,7 +98,7 @@ export class StatusDraft {
   }
 
   setCondition(input: ConditionInput): void {
-    this.#next.conditions = setCondition(this.#next.conditions, input, this.now());
+    this.#next.conditions = setCondition(this.#next.conditions, { ...input, message: this.redact(input.message) }, this.now());
   }
 
   removeCondition(type: string): void {
@@ -113,6 +118,16 @@ export class StatusDraft {
     const count = prior?.fingerprint === fingerprint ? prior.count + 1 : 1;
     this.#next.failedAttempts = { fingerprint, count };
     return count;
+  }
+
+  /**
+   * Failures counted under `from` are counted under `to` from now on: an operator that showed the
+   * plain fingerprint in status (before ADR 0044) keeps its retry budget, and the plain one leaves
+   * status with the next write.
+   */
+  rekeyFailures(from: string, to: string): void {
+    const prior = this.#next.failedAttempts;
+    if (prior?.fingerprint === from) this.#next.failedAttempts = { fingerprint: to, count: prior.count };
   }
 
   clearFailures(): void {

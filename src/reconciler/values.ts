@@ -2,7 +2,7 @@
  * Chart values for a CR: its `spec`, with the watch's `overrideValues` deep-merged on top (override
  * wins), and the fingerprint that decides whether helm has anything to do.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 
 export type Values = Record<string, unknown>;
 
@@ -110,4 +110,14 @@ export function fingerprint(input: FingerprintInput): string {
     .update(canonicalJson(input.values))
     .digest('hex')
     .slice(0, 40);
+}
+
+/**
+ * The fingerprint as CR status shows it (`failedAttempts`): an HMAC under the operator's key, so
+ * that a tenant who reads the status cannot test guesses of the values (a low-entropy Secret
+ * among them) against it offline. The release label keeps the plain fingerprint: only who may read
+ * the release Secret sees it, and that Secret holds the values themselves (ADR 0044).
+ */
+export function keyedFingerprint(key: Uint8Array, fingerprint: string): string {
+  return createHmac('sha256', key).update(fingerprint).digest('hex').slice(0, 40);
 }

@@ -12,6 +12,10 @@
  * Update events that change nothing a reconcile reads from metadata (generation, labels, annotations,
  * finalizers, deletionTimestamp) are dropped: status writes, including our own, don't re-trigger.
  * The objects of a source's first LIST are queued `low` (see workqueue.ts), every later event `normal`.
+ *
+ * Tenants: the queue takes namespaces in turns, and one namespace holds at most
+ * {@link namespaceShare} workers at once, so neither a flood of CRs nor installs that hang in one
+ * namespace keep another namespace's CRs waiting (ADR 0041).
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
@@ -75,6 +79,8 @@ export interface ControllerOptions<T extends KubernetesObject = KubernetesObject
   /** Applied server-side: non-matching objects are never seen. */
   readonly labelSelector?: string;
   readonly maxConcurrentReconciles: number;
+  /** Reconciles of one namespace at once, at most; default {@link namespaceShare}. */
+  readonly maxConcurrentReconcilesPerNamespace?: number;
   readonly reconciler: Reconciler;
   readonly log: Logger;
   /** Backoff of failed reconciles; default base 1 s, cap 5 min. */
@@ -130,6 +136,18 @@ export function isMeaningfulUpdate(obj: KubernetesObject, old: ObjectSummary | u
   );
 }
 
+/**
+ * How many workers one namespace may hold at once. Several namespaces: all workers but one, so a
+ * namespace whose reconciles hang (a hook that never completes) leaves one for the others, and a
+ * single busy tenant still gets nearly every worker. One watched namespace: every worker (there is
+ * no other tenant to leave one for). `configured` (a flag) wins, up to `workers`.
+ */
+export function namespaceShare(workers: number, watchedNamespaces: readonly string[], configured?: number): number {
+  if (configured !== undefined) return Math.min(configured, workers);
+  if (new Set(watchedNamespaces).size === 1) return workers;
+  return Math.max(1, workers - 1);
+}
+
 function isTerminal(err: unknown): boolean {
   for (let e = err, depth = 0; e instanceof Error && depth < 16; e = e.cause, depth++) {
     if (e instanceof TerminalError) return true;
@@ -155,6 +173,7 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
   #workers: Promise<void>[] = [];
   #active = 0;
   #stopping: Promise<void> | undefined;
+  readonly #perNamespace: number;
 
   constructor(options: ControllerOptions<T>) {
     if (!Number.isInteger(options.maxConcurrentReconciles) || options.maxConcurrentReconciles < 1) {
@@ -166,10 +185,12 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     this.#metrics = options.metrics ?? noopControllerMetrics;
     const { group, kind } = options.resource;
     this.#log = options.log.child({ controller: options.name, controllerGroup: group, controllerKind: kind });
+    this.#perNamespace = namespaceShare(options.maxConcurrentReconciles, options.namespaces, options.maxConcurrentReconcilesPerNamespace);
     this.#queue = new WorkQueue({
       backoff: options.queue?.backoff,
       clock: this.#clock,
       metrics: this.#metrics.workqueue(options.name),
+      maxInFlightPerNamespace: this.#perNamespace,
     });
     this.#metrics.register(options.name, options.maxConcurrentReconciles);
   }
@@ -194,7 +215,7 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     }
     if (this.#stopping !== undefined) return;
     this.#state = 'running';
-    this.#log.info({ workerCount: this.#options.maxConcurrentReconciles }, 'Starting workers');
+    this.#log.info({ workerCount: this.#options.maxConcurrentReconciles, workersPerNamespace: this.#perNamespace }, 'Starting workers');
     this.#workers = Array.from({ length: this.#options.maxConcurrentReconciles }, () => this.#worker());
   }
 

@@ -8,16 +8,27 @@
  *   is already waiting or dirty) supersedes the delayed one.
  * - `addRateLimited(key)`: `addAfter` with per-key exponential backoff; `forget(key)` resets it.
  * - Two priorities, as controller-runtime's priority queue: a `low` key is handed out only when no
- *   `normal` one waits (FIFO within each). A key added with both waits as `normal`. The controller
+ *   `normal` one waits. A key added with both waits as `normal`. The controller
  *   queues its own kind's events as `normal`, and the objects of its first LIST, periodic resyncs
  *   and dependents' events as `low`: under a flood of resyncs, status changes or a restart's
  *   backlog, a new or edited CR is not queued behind them.
+ * - Fair across namespaces (tenants), as the API server's priority and fairness queues requests per
+ *   flow: within each priority, every namespace with waiting keys gets its turn, round-robin, one key
+ *   per turn; FIFO within a namespace. 500 keys of one namespace delay another namespace's key by
+ *   one key, not 500. A namespace's key is its part before `/` (see `requestKey`); cluster-scoped
+ *   keys share the namespace ''.
+ * - `maxInFlightPerNamespace`: a namespace with that many keys processing gets no more until one is
+ *   done; its keys wait while other namespaces' go (a `low` key of another namespace before a
+ *   `normal` one at its cap: a free worker never idles behind a capped namespace). So installs
+ *   that hang in one namespace cannot hold every worker. Keys of namespace '' are never capped.
  *
  * Shutdown: `shutDown()` stops handing out keys at once (every pending and future `get()` resolves
  * `undefined`; queued and delayed keys are dropped; later adds are ignored). Keys already handed out
  * stay processing until their `done()`; `shutDownWithDrain()` also waits for that.
  */
 import { ItemBackoff, systemClock, type Clock, type ItemBackoffOptions, type Timer } from './backoff.js';
+import { FairQueue } from './fair-queue.js';
+import { parseRequestKey } from './reconcile.js';
 
 /**
  * Hooks for controller-runtime's `workqueue_*` metrics, bound to one queue (its `name` label):
@@ -51,6 +62,8 @@ export interface WorkQueueOptions {
   backoff?: ItemBackoffOptions;
   clock?: Clock;
   metrics?: WorkqueueMetrics;
+  /** Keys of one namespace processing at once, at most (see the module comment). Default: no cap. */
+  maxInFlightPerNamespace?: number;
 }
 
 interface Waiter {
@@ -69,16 +82,19 @@ export class WorkQueue {
   readonly #clock: Clock;
   readonly #metrics: WorkqueueMetrics;
   readonly #backoff: ItemBackoff;
-  /** `normal` keys ready to hand out, FIFO. Always a subset of #dirty, disjoint from #processing. */
-  #queue: string[] = [];
-  /** `low` keys ready to hand out, FIFO, after every `normal` one. */
-  #low: string[] = [];
+  /** `normal` keys ready to hand out, per namespace. Always a subset of #dirty, disjoint from #processing. */
+  readonly #queue = new FairQueue();
+  /** `low` keys ready to hand out, per namespace, after every `normal` one. */
+  readonly #low = new FairQueue();
   /** The dirty keys added with `low` priority only. */
   readonly #lowKeys = new Set<string>();
   /** Keys that need processing: queued, or processing and added again. */
   readonly #dirty = new Set<string>();
   /** Keys handed out and not yet done, with the time they were handed out. */
   readonly #processing = new Map<string, number>();
+  /** Keys processing per namespace, for the cap. */
+  readonly #inFlight = new Map<string, number>();
+  readonly #cap: number;
   /** Time each dirty key was added, for queue_duration. */
   readonly #addedAt = new Map<string, number>();
   readonly #delayed = new Map<string, Delayed>();
@@ -90,6 +106,9 @@ export class WorkQueue {
     this.#clock = options.clock ?? systemClock;
     this.#metrics = options.metrics ?? noopWorkqueueMetrics;
     this.#backoff = new ItemBackoff(options.backoff);
+    const cap = options.maxInFlightPerNamespace ?? Infinity;
+    if (!(cap >= 1 && (Number.isInteger(cap) || cap === Infinity))) throw new RangeError(`maxInFlightPerNamespace must be a positive integer, got ${cap}`);
+    this.#cap = cap;
   }
 
   /** Queues `key` for processing now; see the module comment for deduplication and priorities. */
@@ -170,13 +189,19 @@ export class WorkQueue {
     if (startedAt === undefined) return;
     this.#processing.delete(key);
     this.#metrics.workDuration((this.#clock.now() - startedAt) / 1000);
+    const ns = namespaceOf(key);
+    const inFlight = (this.#inFlight.get(ns) ?? 1) - 1;
+    if (inFlight === 0) this.#inFlight.delete(ns);
+    else this.#inFlight.set(ns, inFlight);
     if (this.#dirty.has(key) && !this.#shuttingDown) this.#push(key);
+    // Below its cap again, the namespace's waiting keys may go to a waiting worker.
+    else this.#dispatch();
     if (this.#processing.size === 0) this.#notifyDrained();
   }
 
   /** Keys ready to be handed out (neither processing nor delayed). */
   len(): number {
-    return this.#queue.length + this.#low.length;
+    return this.#queue.size + this.#low.size;
   }
 
   /** Keys handed out and not yet done. */
@@ -194,8 +219,8 @@ export class WorkQueue {
     this.#shuttingDown = true;
     for (const { timer } of this.#delayed.values()) timer.cancel();
     this.#delayed.clear();
-    this.#queue = [];
-    this.#low = [];
+    this.#queue.clear();
+    this.#low.clear();
     this.#lowKeys.clear();
     this.#dirty.clear();
     this.#addedAt.clear();
@@ -232,20 +257,25 @@ export class WorkQueue {
   }
 
   #push(key: string): void {
-    const waiter = this.#waiters.shift();
-    if (waiter === undefined) {
-      (this.#lowKeys.has(key) ? this.#low : this.#queue).push(key);
-      this.#metrics.depth(this.len());
-      return;
+    (this.#lowKeys.has(key) ? this.#low : this.#queue).push(namespaceOf(key), key);
+    this.#metrics.depth(this.len());
+    this.#dispatch();
+  }
+
+  /** Hands keys to waiting workers while both wait (a key may wait for its namespace's cap). */
+  #dispatch(): void {
+    while (this.#waiters.length > 0) {
+      const key = this.#pop();
+      if (key === undefined) return;
+      const waiter = this.#waiters.shift() as Waiter;
+      waiter.release();
+      waiter.resolve(key);
     }
-    // A worker is waiting: hand the key over directly (the queue is empty, so FIFO holds).
-    waiter.release();
-    this.#handOut(key);
-    waiter.resolve(key);
   }
 
   #pop(): string | undefined {
-    const key = this.#queue.shift() ?? this.#low.shift();
+    const belowCap = (ns: string): boolean => ns === '' || (this.#inFlight.get(ns) ?? 0) < this.#cap;
+    const key = this.#queue.shift(belowCap) ?? this.#low.shift(belowCap);
     if (key === undefined) return undefined;
     this.#metrics.depth(this.len());
     this.#handOut(key);
@@ -257,6 +287,8 @@ export class WorkQueue {
     this.#dirty.delete(key);
     this.#lowKeys.delete(key);
     this.#processing.set(key, now);
+    const ns = namespaceOf(key);
+    this.#inFlight.set(ns, (this.#inFlight.get(ns) ?? 0) + 1);
     const addedAt = this.#addedAt.get(key);
     this.#addedAt.delete(key);
     if (addedAt !== undefined) this.#metrics.queueDuration((now - addedAt) / 1000);
@@ -265,10 +297,9 @@ export class WorkQueue {
   /** A dirty `low` key added again as `normal`: it waits as `normal` from now on. */
   #raise(key: string): void {
     if (!this.#lowKeys.delete(key)) return;
-    const at = this.#low.indexOf(key);
-    if (at < 0) return; // processing: done() queues it as normal
-    this.#low.splice(at, 1);
-    this.#queue.push(key);
+    const ns = namespaceOf(key);
+    if (!this.#low.remove(ns, key)) return; // processing: done() queues it as normal
+    this.#queue.push(ns, key);
   }
 
   #cancelDelayed(key: string): void {
@@ -284,3 +315,5 @@ export class WorkQueue {
     for (const resolve of drained) resolve();
   }
 }
+
+const namespaceOf = (key: string): string => parseRequestKey(key).namespace;

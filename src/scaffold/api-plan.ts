@@ -8,6 +8,7 @@ import {
   projectResource,
   rbacFragment,
   sampleFileName,
+  tenancyFragment,
   watchEntry,
   type CrdInputs,
   type RbacFragmentInputs,
@@ -22,6 +23,8 @@ export interface ApiPlanInputs {
   /** The sample CR's YAML text. */
   readonly sample: string;
   readonly rbac: Omit<RbacFragmentInputs, 'names' | 'chartName'>;
+  /** The README's Tenancy entry (tenant-values.ts); undefined when the README has no Tenancy marker. */
+  readonly tenancy?: readonly string[];
 }
 
 export function apiPlan(a: ApiPlanInputs): Plan {
@@ -37,5 +40,6 @@ export function apiPlan(a: ApiPlanInputs): Plan {
     insert('config/samples/kustomization.yaml', 'manifestskustomizesamples', `- ${sampleFile}\n`),
     insert('config/rbac/role.yaml', 'rules', rbacFragment({ names: n, chartName: a.chartName, ...a.rbac }), true),
     insert('PROJECT', 'resources', projectResource(n)),
+    ...(a.tenancy === undefined ? [] : [insert('README.md', 'tenancy', tenancyFragment(n, a.chartName, a.tenancy), true)]),
   ];
 }

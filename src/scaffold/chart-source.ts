@@ -5,11 +5,11 @@
  * through the real `helm pull` (src/helm is the only module that runs helm), with the user's helm
  * configuration only for a `repo/name` alias (see chart-dependencies.ts).
  */
-import { cp, mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { cp, lstat, mkdir, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { x as untar } from 'tar';
 import { readHelmYaml } from '../config/helm-yaml.js';
-import { loadChartInfo, ChartError } from '../config/chart.js';
+import { isWithin, linkProblem, loadChartInfo, resolveLink, ChartError } from '../config/chart.js';
 import { HelmError, type HelmClient } from '../helm/index.js';
 import {
   declaredDependencies,
@@ -88,6 +88,45 @@ export interface FetchedChart {
   readonly version: string;
 }
 
+/**
+ * Copies a chart directory as helm reads it: symbolic links followed, so the project gets the
+ * files and not links into the user's tree (which it used to drop without a word). A link that
+ * leaves the chart, points to nothing, or to a directory holding it (a loop) is refused, naming it.
+ */
+async function copyChartDirectory(from: string, to: string, options: { readonly force?: boolean } = {}): Promise<void> {
+  const realRoot = await realpath(from);
+  let refused: string | undefined;
+  const filter = async (src: string): Promise<boolean> => {
+    if (refused !== undefined) return false;
+    if (!(await lstat(src)).isSymbolicLink()) return true;
+    const rel = path.relative(from, src).split(path.sep).join('/');
+    const link = await resolveLink(src);
+    refused = linkProblem(realRoot, rel, link);
+    if (refused === undefined && link.real !== undefined && isWithin(link.real, await realpath(path.dirname(src))))
+      refused = `${JSON.stringify(rel)} is a symbolic link to ${JSON.stringify(link.target)}, a directory that holds it (a loop)`;
+    return refused === undefined;
+  };
+  await cp(from, to, { recursive: true, dereference: true, force: options.force ?? true, filter });
+  if (refused !== undefined) throw new ChartSourceError(`chart ${from}: ${refused}`);
+}
+
+/**
+ * Extracts a chart archive, refusing link entries: helm reads a symlink or hard link entry of a
+ * chart archive as an empty file, while extracting it here would create the link and `helm
+ * template` follow it. (tar's filter must not throw: it runs in a stream callback.)
+ */
+async function extractArchive(archive: string, dest: string): Promise<void> {
+  let refused: string | undefined;
+  const filter = (entryPath: string, entry: unknown): boolean => {
+    const e = entry as { type?: string; linkpath?: string };
+    if (e.type !== 'SymbolicLink' && e.type !== 'Link') return true;
+    refused ??= `${JSON.stringify(entryPath)} is a ${e.type === 'Link' ? 'hard' : 'symbolic'} link to ${JSON.stringify(e.linkpath ?? '')}, which helm installs as an empty file; put the file itself into the archive`;
+    return false;
+  };
+  await untar({ file: archive, cwd: dest, strict: true, filter });
+  if (refused !== undefined) throw new ChartSourceError(`chart archive ${archive}: ${refused}`);
+}
+
 /** The single directory `helm pull --untar` or an archive produced. */
 async function onlyChild(dir: string, what: string): Promise<string> {
   const entries = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory());
@@ -102,15 +141,15 @@ async function materialize(helm: HelmClient, source: ChartSource, opts: FetchOpt
   switch (source.kind) {
     case 'directory': {
       const target = path.join(dest, path.basename(source.path));
-      await cp(source.path, target, { recursive: true, verbatimSymlinks: false });
+      await copyChartDirectory(source.path, target);
       for (const dep of localDependencies(await dependenciesOf(target), source.path, target, opts.workDir)) {
         // A missing one is left for `helm dependency build` to name.
-        if (await isDirectory(dep.from)) await cp(dep.from, dep.to, { recursive: true, verbatimSymlinks: false, force: false });
+        if (await isDirectory(dep.from)) await copyChartDirectory(dep.from, dep.to, { force: false });
       }
       return target;
     }
     case 'archive':
-      await untar({ file: source.path, cwd: dest, strict: true });
+      await extractArchive(source.path, dest);
       return onlyChild(dest, source.path);
     case 'remote':
       try {

@@ -13,13 +13,15 @@ import { apiPlan, type ApiPlanInputs } from './api-plan.js';
 import { readChartFiles } from './chart-files.js';
 import { renderedObjects, renderWith, resolveKinds } from './chart-kinds.js';
 import { classifyChartSource, fetchChart, type FetchedChart } from './chart-source.js';
-import { applyPlan, formatPlan, type FileResult, type Plan } from './machinery/index.js';
+import { applyPlan, formatPlan, markerText, type FileResult, type Plan } from './machinery/index.js';
 import { apiNames, kindFromChartName, type ApiNames } from './names.js';
 import { optionalKinds } from './optional-kinds.js';
 import type { RbacMode } from './rbac-modes.js';
 import type { PolicyRule, RenderedObject, ScaffoldLibrary, SchemaConversion } from './ports.js';
 import { readProject, watchedChart, type ProjectConfig } from './project.js';
 import { apiVersionOf } from './templates/api.js';
+import { tenancySentences, tenantValues, type TemplateText } from './tenant-values.js';
+import type { ChartFile } from '../config/chart.js';
 
 export interface CreateApiOptions {
   readonly root: string;
@@ -184,7 +186,13 @@ async function chartRbac(o: CreateApiOptions, deps: CreateApiDeps, chartDir: str
   };
 }
 
-const kindList = (rules: readonly PolicyRule[]): string => rules.flatMap((r) => r.resources.map((res) => (r.apiGroups[0] === '' ? res : `${res}.${r.apiGroups[0] ?? ''}`))).join(', ');
+/** `resource` or `resource.group` for each resource the rules name. */
+const grantedResources = (rules: readonly PolicyRule[]): string[] => rules.flatMap((r) => r.resources.map((res) => (r.apiGroups[0] === '' ? res : `${res}.${r.apiGroups[0] ?? ''}`)));
+const kindList = (rules: readonly PolicyRule[]): string => grantedResources(rules).join(', ');
+
+/** The chart's own templates as text (its subcharts' values are theirs, under their name: not scanned). */
+const chartTemplates = (files: readonly ChartFile[]): TemplateText[] =>
+  files.filter((f) => f.path.startsWith('templates/') && /\.(ya?ml|tpl|txt|json)$/.test(f.path)).map((f) => ({ path: f.path, text: Buffer.from(f.data).toString('utf8') }));
 
 export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promise<CreateApiResult> {
   const project = await readProject(o.root);
@@ -197,10 +205,13 @@ export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promi
     const { conv, source } = specSchema(o, deps.library, await readOptional(path.join(chart.dir, 'values.schema.json')), valuesYaml);
     const rbac = await chartRbac(o, deps, chart.dir, parseValues(valuesYaml));
     const warnings = conv.warnings.map((w) => `${w.path}: ${w.message}`);
+    const chartFiles = await readChartFiles(chart.dir);
+    const tenancy = tenancySentences(chart.name, tenantValues(chartTemplates(chartFiles), parseValues(valuesYaml)), grantedResources(rbac.rules.rules));
+    const readme = await readOptional(path.join(o.root, 'README.md'));
     const plan = apiPlan({
       names: n,
       chartName: chart.name,
-      chartFiles: await readChartFiles(chart.dir),
+      chartFiles,
       crd: { spec: conv.schema, status: deps.library.statusSchema(), schemaSource: source, warnings, shortNames: o.shortNames ?? [] },
       sample: deps.library.sampleCustomResource(
         valuesYaml,
@@ -208,10 +219,11 @@ export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promi
         { header: `Sample ${n.kind}: its spec is the values of helm-charts/${chart.name} (its values.yaml, comments kept).` },
       ),
       rbac: rbac.rules,
+      ...(readme?.includes(markerText('tenancy')) === true ? { tenancy } : {}),
     });
     if (exists(project, n)) await checkExisting(o, n, plan);
     const results = await applyPlan(o.root, plan, { force: o.force === true, dryRun: o.dryRun === true });
-    return { names: n, chartName: chart.name, results, plan, notes: [...warnings.map((w) => `CRD schema: ${w}`), ...rbac.notes] };
+    return { names: n, chartName: chart.name, results, plan, notes: [...warnings.map((w) => `CRD schema: ${w}`), ...rbac.notes, ...tenancy.map((t) => `Tenancy: ${t}`)] };
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }

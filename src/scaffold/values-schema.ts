@@ -90,7 +90,7 @@ function expandRefs(raw: Raw, c: Context): { node: Raw; refs: readonly string[] 
     }
     const target = resolvePointer(c.root, ref);
     if (target === undefined) {
-      warn(c, ref.startsWith('#') ? `$ref ${ref} points to nothing: left open` : `$ref ${ref} is not in this file (remote refs are not fetched): left open`);
+      warn(c, ref.startsWith('#') ? `$ref ${ref} points to nothing: left open` : `$ref ${ref} names another document, which the CRD cannot hold: left open (helm fetches it at every install and upgrade; the operator refuses the chart unless its watch sets allowSchemaRefs: true)`);
       return undefined;
     }
     refs = [...refs, ref];

@@ -10,6 +10,8 @@
  *   the live queues at scrape time ({@link OperatorMetrics.trackQueues}).
  * - `helm_operator_releases{controller,state}` is computed at scrape time from the last state each CR
  *   reported, so a CR moves between state labels instead of being counted twice.
+ * - `helm_operator_watch_identity{controller,kind,identity}` is 1 per running watch: an alert on
+ *   `identity="operator"` finds watches that lend the operator's rights to CR authors.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -63,6 +65,8 @@ export class OperatorMetrics implements ControllerMetrics {
   readonly #helmExecutions: Counter<'verb' | 'outcome'>;
   readonly #helmDuration: Histogram<'verb'>;
   readonly #drift: Counter<'controller' | 'kind'>;
+  /** Controller → labels of its `helm_operator_watch_identity` series. */
+  readonly #identities = new Map<string, { readonly kind: string; readonly identity: string }>();
   readonly #queues = new Map<string, WorkqueueMetrics>();
   #queueProvider: QueueProvider = () => [];
   /** controller → `namespace/name` → last reported release state. */
@@ -211,6 +215,17 @@ export class OperatorMetrics implements ControllerMetrics {
       labelNames: ['controller', 'kind'],
       registers,
     });
+    const identities = this.#identities;
+    new Gauge({
+      name: 'helm_operator_watch_identity',
+      help: 'Who each running watch acts as: identity="operator" (its own rights, lent to whoever may create a CR) or "serviceaccount" (impersonated, per CR namespace)',
+      labelNames: ['controller', 'kind', 'identity'],
+      registers,
+      collect(this: Gauge<'controller' | 'kind' | 'identity'>) {
+        this.reset();
+        for (const [controller, labels] of identities) this.set({ controller, ...labels }, 1);
+      },
+    });
     const buildInfo = new Gauge({
       name: 'helm_operator_build_info',
       help: 'A metric with a constant \'1\' value labeled by the helm-operator version and the Node.js version it runs on',
@@ -322,6 +337,12 @@ export class OperatorMetrics implements ControllerMetrics {
   forgetController(controller: string): void {
     this.#releaseStates.delete(controller);
     this.#statesSeen.delete(controller);
+  }
+
+  /** `helm_operator_watch_identity` of a running controller; undefined: it stopped. */
+  watchIdentity(controller: string, labels?: { readonly kind: string; readonly identity: string }): void {
+    if (labels === undefined) this.#identities.delete(controller);
+    else this.#identities.set(controller, labels);
   }
 
   /** One release resource of `kind` was repaired after drifting. */

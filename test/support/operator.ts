@@ -104,12 +104,22 @@ export interface StartOptions {
   readonly watches: string;
   readonly namespaces?: readonly string[];
   readonly reconcilePeriodMs?: number;
+  /** The shortest reconcile-period a CR's annotation may ask for; the operator's default (30 s) when unset. */
+  readonly annotationPeriodFloorMs?: number;
   readonly maxConcurrentReconciles?: number;
+  /** `--max-concurrent-reconciles-per-namespace`; the operator's default when unset. */
+  readonly maxConcurrentReconcilesPerNamespace?: number;
+  /** `--helm-timeout`; helm's 5 minutes when unset. */
+  readonly helmTimeoutMs?: number;
   readonly helmBin?: string;
   /** How long a controller a reload stops lets its reconciles run; the operator's default when unset. */
   readonly gracefulShutdownTimeoutMs?: number;
   /** Where the operator logs; silent (or TEST_LOG_LEVEL) by default. */
   readonly log?: Logger;
+  /** `--default-service-account`. */
+  readonly defaultServiceAccount?: string;
+  /** The key of the fingerprint status shows; the operator's per-process default when unset. */
+  readonly fingerprintKey?: Uint8Array;
 }
 
 export async function startOperator(options: StartOptions): Promise<RunningOperator> {
@@ -121,17 +131,28 @@ export async function startOperator(options: StartOptions): Promise<RunningOpera
   const log = options.log ?? makeLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const kc = testKubeConfig();
   const metrics = new OperatorMetrics({ version: 'test', processMetrics: false });
-  const helm = new HelmClient({ binary: options.helmBin ?? inject('helmBin'), kubeconfig, log, observer: metrics.helmExecution });
+  const helm = new HelmClient({
+    binary: options.helmBin ?? inject('helmBin'),
+    kubeconfig,
+    log,
+    observer: metrics.helmExecution,
+    ...(options.helmTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.helmTimeoutMs }),
+  });
   const operator = new Operator({
     kubeConfig: kc,
     helm,
     log,
     defaultReconcilePeriodMs: options.reconcilePeriodMs ?? 60_000,
+    ...(options.annotationPeriodFloorMs === undefined ? {} : { annotationPeriodFloorMs: options.annotationPeriodFloorMs }),
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
+    ...(options.maxConcurrentReconcilesPerNamespace === undefined ? {} : { maxConcurrentReconcilesPerNamespace: options.maxConcurrentReconcilesPerNamespace }),
     namespaces: options.namespaces ?? [],
     metrics,
     releaseMetrics: metrics,
     ...(options.gracefulShutdownTimeoutMs === undefined ? {} : { gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs }),
+    ...(options.defaultServiceAccount === undefined ? {} : { defaultServiceAccount: options.defaultServiceAccount }),
+    identityMetrics: metrics,
+    ...(options.fingerprintKey === undefined ? {} : { fingerprintKey: options.fingerprintKey }),
   });
   await operator.start(watches);
   return {

@@ -7,10 +7,12 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { initProject } from '../../src/scaffold/init-project.js';
+import { runtimeIdentity } from '../../src/scaffold/runtime-identity.js';
 
 const run = promisify(execFile);
 export const REPO = path.resolve(import.meta.dirname, '../..');
@@ -119,4 +121,19 @@ export function runtimePackage(): Promise<RuntimePackage> {
     return { tarball, version, nodeModules, bin: path.join(nodeModules, '.bin', 'helm-operator') };
   })();
   return cached;
+}
+
+/**
+ * `init` of a project in a new temporary directory, its files only: what init installs is not under
+ * test there, and a source checkout has no dist/ to vendor until something packs it, so the runtime
+ * is neither fetched nor installed. Resolves with the project's directory.
+ */
+export async function initFilesOnly(prefix: string): Promise<string> {
+  const root = await mkdtemp(path.join(os.tmpdir(), `${prefix}-scaffold-`));
+  await initProject({ root, domain: 'example.com', projectName: prefix }, runtimeIdentity(), {
+    probe: () => Promise.resolve('served'),
+    vendor: () => Promise.resolve(),
+    install: () => Promise.resolve(),
+  });
+  return root;
 }

@@ -22,7 +22,10 @@ const SHUTDOWN_CLEANUP_MS = 4_000;
 
 export interface Desired {
   readonly values: Values;
+  /** Of the chart, values and helm major: decides whether the deployed revision is this state (release label). */
   readonly fingerprint: string;
+  /** The fingerprint under the operator's key: what status shows and counts failed attempts by. */
+  readonly keyedFingerprint: string;
   /** Labels on helm's release storage (fingerprint, owner kind). */
   readonly labels: Readonly<Record<string, string>>;
 }
@@ -92,7 +95,7 @@ export function failureOf(ctx: ActionContext, err: unknown, how: { reason: Reaso
     event: how.event,
     failure: ctx.describeHelmError(err),
     cause: err,
-    ...(counted === undefined ? {} : { fingerprint: counted.fingerprint }),
+    ...(counted === undefined ? {} : { fingerprint: counted.keyedFingerprint }),
     ...(how.notDeployed === true ? { notDeployed: true } : {}),
   };
 }

@@ -156,3 +156,12 @@ export function rbacFragment(f: RbacFragmentInputs): string {
     `# --- end of ${n.kind} (${apiVersionOf(n)})\n`,
   ].join('');
 }
+
+/**
+ * The kind's entry in the README's Tenancy section, framed so `create api --force` replaces it:
+ * what `create api` found about its chart's values (see tenant-values.ts).
+ */
+export function tenancyFragment(n: ApiNames, chartName: string, sentences: readonly string[]): string {
+  const text = sentences.map((s) => `${s.charAt(0).toUpperCase()}${s.slice(1)}.`).join(' ');
+  return [`<!-- tenancy of ${n.kind} (${apiVersionOf(n)}) -->`, `- **${n.kind}** (\`helm-charts/${chartName}\`): ${text}`, `<!-- end of tenancy of ${n.kind} (${apiVersionOf(n)}) -->`, ''].join('\n');
+}

@@ -1,5 +1,6 @@
 /** The scaffolded project's Makefile, Dockerfile and README (see docs/adr/0014). */
 import path from 'node:path';
+import { markerText } from '../machinery/index.js';
 import { vendoredRuntime, type ProjectInputs } from './project.js';
 
 const mk = (s: string): string => s.replace(/^ {4}/gm, '\t');
@@ -288,4 +289,23 @@ Publish through OLM (OperatorHub): edit \`config/manifests/bases/${p.projectName
 No registry at hand: \`eval "$(make -s registry-up)"\` starts one on 127.0.0.1 and exports \`REGISTRY\`; push to
 \`$REGISTRY/...\`, \`make catalog IMAGE_TAG_BASE=$REGISTRY/${p.projectName}\` reads the bundle image back from it, and
 \`helm-operator run bundle $REGISTRY/${p.projectName}-bundle:v0.1.0 --use-http\` installs it.
+
+## Tenancy
+
+Whoever may create a custom resource chooses the chart's values. Run as it is scaffolded, the operator
+installs every release with its own identity, so a CR author gets, through the chart, what
+\`config/rbac/role.yaml\` grants the operator: its kinds in every namespace, and every Secret of the
+cluster (helm's release storage needs them), readable through \`lookup()\`. A value the chart renders
+with \`tpl\` or an \`extraDeploy\`-style list lets them write any object or template; \`create api\`
+lists such values below.
+
+The boundary is impersonation, enforced by the API server: run the operator with
+\`--default-service-account <name>\` (or set \`serviceAccountName\` on a watch) and each release is
+installed as that ServiceAccount of the CR's namespace, which the namespace's admin creates and grants
+(a Role for the chart's kinds and Secrets); a CR author then gets no more than that. The operator needs
+\`impersonate\` and \`get\` on \`serviceaccounts\` for it. Without a ServiceAccount, the operator warns at
+start and \`helm_operator_watch_identity{identity="operator"}\` is 1 for the watch. \`confineToNamespace\`,
+kind allow-lists and the values-source label are defense in depth, not a boundary.
+
+<!-- ${markerText('tenancy')} -->
 `;

@@ -125,6 +125,10 @@ spec:
             # Comma-separated namespaces to watch; empty watches every namespace.
             - name: WATCH_NAMESPACE
               value: ""
+            # Multi-tenant lock-down (README, Tenancy): watches without serviceAccountName act as this
+            # ServiceAccount of each CR's namespace; empty: as the operator. Needs impersonate and get on serviceaccounts.
+            - name: DEFAULT_SERVICE_ACCOUNT
+              value: ""
           ports:
             - name: metrics
               containerPort: 8080

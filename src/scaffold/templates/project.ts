@@ -111,5 +111,10 @@ rules:
   - apiGroups: [""]
     resources: ["events"]
     verbs: ["create", "patch"]
+  # With DEFAULT_SERVICE_ACCOUNT (--default-service-account) or a watch's serviceAccountName, releases
+  # are installed as a ServiceAccount of the CR's namespace (README, Tenancy): uncomment.
+  # - apiGroups: [""]
+  #   resources: ["serviceaccounts"]
+  #   verbs: ["get", "impersonate"]
   # ${markerText('rules')}
 `;

@@ -46,6 +46,8 @@ describe('the drift repair budget', () => {
     op = await startOperator({
       watches: `- {group: ${ZOO.group}, version: ${ZOO.version}, kind: ${ZOO.kind}, chart: ${fixtureChart('drift-zoo')}}\n`,
       namespaces: [ns.name],
+      // Its CRs ask for 1s resyncs; the default floor (30s) would raise them.
+      annotationPeriodFloorMs: 1_000,
     });
     await zoos.create(ns.name, 'locked', {}, PERIOD);
     await zoos.waitForCondition(ns.name, 'locked', { type: 'Ready', status: 'True' });

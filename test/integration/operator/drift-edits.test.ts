@@ -65,6 +65,8 @@ describe('drift repair of hand edits', () => {
     op = await startOperator({
       watches: `- {group: ${ZOO.group}, version: ${ZOO.version}, kind: ${ZOO.kind}, chart: ${fixtureChart('drift-zoo')}}\n`,
       namespaces: [ns.name],
+      // Its CRs ask for 1s resyncs; the default floor (30s) would raise them.
+      annotationPeriodFloorMs: 1_000,
     });
     await release('zoo');
     const cr = await zoos.get(ns.name, 'zoo');
@@ -237,6 +239,8 @@ describe('drift repair the API server refuses', () => {
     op = await startOperator({
       watches: `- {group: ${ZOO.group}, version: ${ZOO.version}, kind: ${ZOO.kind}, chart: ${fixtureChart('drift-zoo')}}\n`,
       namespaces: [ns.name],
+      // Its CRs ask for 1s resyncs; the default floor (30s) would raise them.
+      annotationPeriodFloorMs: 1_000,
     });
     await zoos.create(ns.name, 'frozen', {});
     await zoos.waitForCondition(ns.name, 'frozen', { type: 'Ready', status: 'True' });

@@ -57,6 +57,8 @@ describe('no false drift', () => {
         '',
       ].join('\n'),
       namespaces: [ns.name],
+      // Its CRs ask for 1s resyncs; the default floor (30s) would raise them.
+      annotationPeriodFloorMs: 1_000,
     });
     await zoos.create(ns.name, 'quiet', {}, PERIOD);
     await memcacheds.create(ns.name, 'cache', { replicaCount: 1 }, PERIOD);

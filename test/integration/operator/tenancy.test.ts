@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { Writable } from 'node:stream';
@@ -386,5 +387,31 @@ describe('values from Secrets under a ServiceAccount: opt-in and redaction', () 
     expect((await eventOf('marked', 'InstallFailed')).message).toContain(`Invalid value: "${REDACTED}"`);
     await waitFor('the failure in the operator log', () => Promise.resolve(logs.some((l) => l.includes('Reconciler error') && l.includes('marked-settings'))));
     expect(await leaks(canary, 'marked', marked)).toEqual([]);
+  });
+
+  it('keeps a long token and a value with runs of spaces and a tab out of status, events and logs when helm quotes them back', async () => {
+    // 1500 characters: longer than helm's 1000-character summary, which once cut it and left 889 of them.
+    const token = randomBytes(750).toString('hex');
+    // Two spaces and a tab: helm's summary collapses them, the API server's %q escapes the tab.
+    const hidden = randomBytes(8).toString('hex');
+    const spaced = `pw  ${hidden}\tend`;
+    const marked = new CRs(kc, MARKED_APP);
+    await marked.create(ns.name, 'long-token', { tier: token });
+    await marked.create(ns.name, 'spaced', { tier: spaced });
+    for (const name of ['long-token', 'spaced']) {
+      const cr = await marked.waitForCondition(ns.name, name, { type: 'ReleaseFailed', status: 'True', reason: 'InstallError' });
+      expect(condition(cr, 'ReleaseFailed')?.message).toContain(`Invalid value: "${REDACTED}"`);
+      expect((await eventOf(name, 'InstallFailed')).message).toContain(`Invalid value: "${REDACTED}"`);
+      await waitFor(`${name}'s failure in the operator log`, () => Promise.resolve(logs.some((l) => l.includes('Reconciler error') && l.includes(`${name}-settings`))));
+    }
+    // Any 12 characters of the token (a prefix of it left by a cut included), or the middle of the spaced value.
+    const fragments = [...Array.from({ length: (token.length - 12) / 6 + 1 }, (_, i) => token.slice(i * 6, i * 6 + 12)), hidden];
+    const readable = {
+      status: JSON.stringify(await Promise.all(['long-token', 'spaced'].map(async (n) => (await marked.get(ns.name, n))?.status))),
+      events: JSON.stringify((await core.listNamespacedEvent({ namespace: ns.name })).items),
+      'operator log': logs.join(''),
+    };
+    const found = Object.entries(readable).flatMap(([where, text]) => fragments.filter((f) => text.includes(f)).map((f) => `${where}: ${f}`));
+    expect(found).toEqual([]);
   });
 });

@@ -43,6 +43,8 @@ describe('drift repair of a chart written in YAML 1.1', () => {
     op = await startOperator({
       watches: `- {group: ${READER.group}, version: ${READER.version}, kind: ${READER.kind}, chart: ${fixtureChart('yaml11')}}\n`,
       namespaces: [ns.name],
+      // Its CRs ask for 1s resyncs; the default floor (30s) would raise them.
+      annotationPeriodFloorMs: 1_000,
     });
     for (const r of RELEASES) await readers.create(ns.name, r.name, r.spec, PERIOD);
     for (const r of RELEASES) await readers.waitForCondition(ns.name, r.name, { type: 'Ready', status: 'True' });

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ApiextensionsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
@@ -8,11 +7,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readHelmYaml } from '../../../src/config/helm-yaml.js';
 import { HelmClient } from '../../../src/helm/index.js';
 import { createApi } from '../../../src/scaffold/create-api.js';
-import { initProject } from '../../../src/scaffold/init-project.js';
 import { scaffoldLibrary } from '../../../src/scaffold/library.js';
-import { runtimeIdentity } from '../../../src/scaffold/runtime-identity.js';
 import { createNamespace, testKubeConfig, uniqueName, waitFor } from '../../support/kube.js';
 import { fixtureChart } from '../../support/operator.js';
+import { initFilesOnly } from '../../support/scaffold.js';
 
 const run = promisify(execFile);
 
@@ -34,14 +32,7 @@ describe('create api from a values.yaml with YAML 1.1 scalars', () => {
     (await run(inject('kubectlBin'), ['--kubeconfig', inject('kubeconfigPath'), ...args], { timeout: 60_000 })).stdout;
 
   beforeAll(async () => {
-    root = await mkdtemp(path.join(tmpdir(), 'yaml11-scaffold-'));
-    // What init installs is not under test here, and a source checkout has no dist/ to vendor until
-    // something packs it: the project gets its files, the runtime is neither fetched nor installed.
-    await initProject({ root, domain: 'example.com', projectName: 'yaml11' }, runtimeIdentity(), {
-      probe: () => Promise.resolve('served'),
-      vendor: () => Promise.resolve(),
-      install: () => Promise.resolve(),
-    });
+    root = await initFilesOnly('yaml11');
     const helm = new HelmClient({ binary: inject('helmBin'), tmpDir: root });
     const result = await createApi(
       { root, group: prefix, version: 'v1', kind: 'Reader', helmChart: fixtureChart('yaml11'), dryRun: true },

@@ -33,6 +33,16 @@ describe('run flags', () => {
     expect(o.reconcilePeriodMs).toBe(60_000);
   });
 
+  it('refuses a reconcile period under 1s (a busy loop), keeps 0 (off), and floors CR annotations at 30s by default', async () => {
+    await expect(parse(['--reconcile-period', '1ms'])).rejects.toThrow('--reconcile-period 1ms is shorter than the 1s floor: every CR would be reconciled in a busy loop');
+    expect((await parse(['--reconcile-period', '0'])).reconcilePeriodMs).toBe(0);
+    expect((await parse(['--reconcile-period', '1s'])).reconcilePeriodMs).toBe(1_000);
+    expect((await parse([])).annotationReconcilePeriodFloorMs).toBe(30_000);
+    expect((await parse(['--annotation-reconcile-period-floor', '2s'])).annotationReconcilePeriodFloorMs).toBe(2_000);
+    await expect(parse(['--annotation-reconcile-period-floor', '500ms'])).rejects.toThrow(/--annotation-reconcile-period-floor 500ms is shorter than the 1s floor/);
+    await expect(parse(['--annotation-reconcile-period-floor', '0'])).rejects.toThrow(/--annotation-reconcile-period-floor 0 is shorter than the 1s floor/);
+  });
+
   it('0 disables the metrics and health servers', async () => {
     const o = await parse(['--metrics-bind-address', '0', '--health-probe-bind-address=0']);
     expect(o.metricsBindAddress).toBeUndefined();
@@ -103,6 +113,17 @@ describe('run flags', () => {
     expect(o.leaderElection).toMatchObject({ leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 1_000 });
   });
 
+  it('tenant fairness: --max-concurrent-reconciles-per-namespace (unset by default) and --helm-timeout (5m, at least 1s)', async () => {
+    const defaults = await parse([]);
+    expect(defaults.maxConcurrentReconcilesPerNamespace).toBeUndefined();
+    expect(defaults.helmTimeoutMs).toBe(300_000);
+    const o = await parse(['--max-concurrent-reconciles-per-namespace', '2', '--helm-timeout', '90s']);
+    expect(o.maxConcurrentReconcilesPerNamespace).toBe(2);
+    expect(o.helmTimeoutMs).toBe(90_000);
+    await expect(parse(['--max-concurrent-reconciles-per-namespace', '0'])).rejects.toThrow(/at least 1/);
+    await expect(parse(['--helm-timeout', '500ms'])).rejects.toThrow(/--helm-timeout must be at least 1s/);
+  });
+
   it('parses --graceful-shutdown-timeout and --watch-config', async () => {
     const o = await parse(['--graceful-shutdown-timeout', '1m30s', '--watch-config']);
     expect(o.gracefulShutdownTimeoutMs).toBe(90_000);
@@ -143,5 +164,23 @@ describe('parseBool', () => {
     for (const t of ['1', 't', 'T', 'true', 'TRUE', 'True', true]) expect(parseBool(t)).toBe(true);
     for (const f of ['0', 'f', 'F', 'false', 'FALSE', 'False', false]) expect(parseBool(f)).toBe(false);
     expect(() => parseBool('yes')).toThrow();
+  });
+});
+
+describe('--default-service-account', () => {
+  it('unset by default: watches without serviceAccountName act as the operator', async () => {
+    vi.stubEnv('DEFAULT_SERVICE_ACCOUNT', undefined);
+    expect((await parse([])).defaultServiceAccount).toBeUndefined();
+  });
+
+  it('from the flag, else from DEFAULT_SERVICE_ACCOUNT (the flag wins)', async () => {
+    vi.stubEnv('DEFAULT_SERVICE_ACCOUNT', 'from-env');
+    expect((await parse([])).defaultServiceAccount).toBe('from-env');
+    expect((await parse(['--default-service-account', 'tenant-deployer'])).defaultServiceAccount).toBe('tenant-deployer');
+  });
+
+  it('refuses what cannot name a ServiceAccount', async () => {
+    vi.stubEnv('DEFAULT_SERVICE_ACCOUNT', undefined);
+    await expect(parse(['--default-service-account', 'Not_A_Name'])).rejects.toThrow(CommanderError);
   });
 });

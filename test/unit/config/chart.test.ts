@@ -116,13 +116,45 @@ describe('loadChartInfo: directories', () => {
     expect(err.message).toContain('double-star');
   });
 
-  it('follows symlinks, as helm does', async () => {
+  it('follows symlinks that stay inside the chart, as helm does', async () => {
     const dir = await makeChart('sym');
     const before = (await loadChartInfo(dir)).digest;
-    await writeTree(tmp, { 'outside/extra.yaml': 'x: 1\n' });
-    await symlink(join(tmp, 'outside'), join(dir, 'linked'));
+    await writeTree(dir, { 'files/shared.yaml': 'x: 1\n' });
+    await symlink('../files/shared.yaml', join(dir, 'templates', 'shared.yaml'));
+    await symlink(join(dir, 'files'), join(dir, 'linked'));
     await symlink(dir, join(dir, 'loop'));
     expect((await loadChartInfo(dir)).digest).not.toBe(before);
+  });
+
+  describe('refuses a symlink out of the chart, naming the file and its target', () => {
+    it.each([
+      ['a template linked to /etc/passwd', 'templates/x.yaml', '/etc/passwd'],
+      ['a files/ entry linked to a relative path out of the chart', 'files/passwd', '../../../../../../../../etc/passwd'],
+      ['a subchart directory linked from outside', 'charts/common', '../../outside'],
+      ['a link inside a subchart', 'charts/db/templates/x.yaml', '/etc/hostname'],
+    ])('%s', async (_name, link, target) => {
+      await writeTree(tmp, { 'outside/Chart.yaml': 'name: common\nversion: 1.0.0\n' });
+      const dir = await makeChart('escape', { 'charts/db/Chart.yaml': 'name: db\nversion: 1.0.0\n' });
+      await mkdir(join(dir, link, '..'), { recursive: true });
+      await symlink(target, join(dir, link));
+      const err = await chartError(dir);
+      expect(err.reason).toBe('escaping-symlink');
+      expect(err.message).toContain(`chart ${JSON.stringify(dir)}: ${JSON.stringify(link)} is a symbolic link to ${JSON.stringify(target)}, which resolves outside the chart directory`);
+    });
+
+    it('but not one that .helmignore leaves out (helm reads nothing of it)', async () => {
+      const dir = await makeChart('ignored', { '.helmignore': 'secret\n' });
+      await symlink('/etc/passwd', join(dir, 'secret'));
+      await expect(loadChartInfo(dir)).resolves.toMatchObject({ name: 'nginx' });
+    });
+
+    it('and refuses a dangling link, ignored or not, as helm fails on it', async () => {
+      const dir = await makeChart('dangling', { '.helmignore': 'gone\n' });
+      await symlink('nowhere', join(dir, 'gone'));
+      const err = await chartError(dir);
+      expect(err.reason).toBe('escaping-symlink');
+      expect(err.message).toContain('"gone" is a symbolic link to "nowhere", which points to nothing');
+    });
   });
 
   it('explains a directory without Chart.yaml', async () => {
@@ -205,6 +237,61 @@ describe('loadChartInfo: archives', () => {
     await writeFile(join(tmp, 'corrupt.tgz'), gzipSync(Buffer.alloc(1024, 7)));
     const err = await chartError(join(tmp, 'corrupt.tgz'));
     expect(err.reason).toBe('not-a-chart');
+  });
+});
+
+describe('loadChartInfo: archives with link entries', () => {
+  it('loads them: helm reads a link entry of an archive as an empty file and follows nothing', async () => {
+    const dir = await makeChart('linked');
+    await symlink('/etc/passwd', join(dir, 'templates', 'x.yaml'));
+    const tgz = join(tmp, 'linked.tgz');
+    await create({ gzip: true, file: tgz, cwd: tmp, portable: true }, ['linked']);
+    await expect(loadChartInfo(tgz)).resolves.toMatchObject({ name: 'nginx', format: 'archive' });
+  });
+});
+
+describe('loadChartInfo: values.schema.json references', () => {
+  const schema = (props: Record<string, unknown>, extra: Record<string, unknown> = {}): string =>
+    JSON.stringify({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: props, ...extra });
+
+  it('lists none for a chart whose schema refers only to itself', async () => {
+    const dir = await makeChart('local', {
+      'values.schema.json': schema(
+        { a: { $ref: '#/definitions/a' }, n: { $ref: 'http://json-schema.org/draft-07/schema#/definitions/nonNegativeInteger' } },
+        { definitions: { a: { type: 'string' } }, $schema: 'http://json-schema.org/schema#' },
+      ),
+    });
+    expect(await loadChartInfo(dir)).not.toHaveProperty('schemaRefs');
+  });
+
+  it('lists remote, file and relative refs of the chart and of its subcharts, directories and archives', async () => {
+    const sub = await writeTree(join(tmp, 'src', 'cache'), {
+      'Chart.yaml': 'name: cache\nversion: 1.0.0\n',
+      'values.schema.json': schema({ x: { $ref: 'file:///etc/passwd' } }),
+    });
+    const dir = await makeChart('refs', {
+      'values.schema.json': schema({ a: { $ref: 'https://example.com/a.json' }, b: { $ref: 'defs.json#/b' } }),
+      'charts/db/Chart.yaml': 'name: db\nversion: 1.0.0\n',
+      'charts/db/values.schema.json': schema({}, { $schema: 'http://schemas.example.com/meta' }),
+    });
+    await pack(sub, join(dir, 'charts', 'cache-1.0.0.tgz'));
+    const info = await loadChartInfo(dir);
+    expect(info.schemaRefs).toEqual(
+      expect.arrayContaining([
+        { file: 'values.schema.json', keyword: '$ref', ref: 'https://example.com/a.json' },
+        { file: 'values.schema.json', keyword: '$ref', ref: 'defs.json#/b' },
+        { file: 'charts/db/values.schema.json', keyword: '$schema', ref: 'http://schemas.example.com/meta' },
+        { file: 'charts/cache-1.0.0.tgz:values.schema.json', keyword: '$ref', ref: 'file:///etc/passwd' },
+      ]),
+    );
+    expect(info.schemaRefs).toHaveLength(4);
+    // The same from the packaged chart.
+    expect((await loadChartInfo(await pack(dir, join(tmp, 'refs.tgz')))).schemaRefs).toHaveLength(4);
+  });
+
+  it('lists none for a schema that does not parse (helm reports it at install; it fetches nothing)', async () => {
+    const dir = await makeChart('broken', { 'values.schema.json': '{"$ref": "https://x"' });
+    expect(await loadChartInfo(dir)).not.toHaveProperty('schemaRefs');
   });
 });
 

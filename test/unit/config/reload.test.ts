@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile, cp, appendFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile, cp, appendFile, symlink, unlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -126,6 +126,7 @@ describe('ConfigReloader', () => {
       confineToNamespace: false,
       allowClusterScoped: [],
       sensitiveValues: [],
+      allowSchemaRefs: false,
       source: { file: FILE, index: 0, line: 1 },
     });
     const parse = vi.fn(() => Promise.resolve([watch()]));
@@ -235,6 +236,32 @@ describe('ConfigReloader', () => {
     t.reloader.notify('config');
     await t.settle();
     expect(seen).toEqual([[SLOW]]);
+  });
+
+  it('stops a running kind whose chart turns unsafe (a symlink out of it) and brings it back once fixed, without throwing', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'reload-unsafe-'));
+    try {
+      const chart = path.join(dir, 'nginx');
+      await cp(NGINX, chart, { recursive: true });
+      const t = setup(entry('Nginx', chart) + entry('Other', SLOW));
+      await t.reloader.initial();
+      await symlink('/etc/passwd', path.join(chart, 'templates', 'passwd.yaml'));
+      t.reloader.notify('chart');
+      await t.settle();
+      expect(t.reloader.lastOutcome).toBe('invalid');
+      // helm would read the chart path again at the next install: the kind is stopped, Other keeps running.
+      expect(t.applied.map((ws) => ws.map((w) => w.kind))).toEqual([['Other']]);
+      const stopped = t.lines.find((l) => l.msg === 'A running chart turned unsafe; its kind is stopped until the watches file loads again');
+      expect(stopped).toMatchObject({ stopped: ['Nginx'] });
+      expect(JSON.stringify(stopped)).toContain('\\"templates/passwd.yaml\\" is a symbolic link to \\"/etc/passwd\\"');
+      await unlink(path.join(chart, 'templates', 'passwd.yaml'));
+      t.reloader.notify('chart');
+      await t.settle();
+      expect(t.reloader.lastOutcome).toBe('applied');
+      expect(t.applied.at(-1)?.map((w) => w.kind)).toEqual(['Nginx', 'Other']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('configurationHash changes with the text and with any chart digest', () => {

@@ -126,6 +126,7 @@ describe('parseWatches: valid files', () => {
       confineToNamespace: true,
       allowClusterScoped: [],
       sensitiveValues: [],
+      allowSchemaRefs: false,
       source: { file: 'watches.yaml', index: 0, line: 2 },
     });
     expect(memcached?.chart.format).toBe('archive');

@@ -149,6 +149,16 @@ describe('summarize', () => {
     expect(r.current.observedGeneration).toBeUndefined();
   });
 
+  it('refused until something outside the CR changes (recheck: period): Irreconcilable and an event, no backoff retry, looked at again at the period', () => {
+    const d = draft();
+    const s = summarize(d, { kind: 'refused', reason: 'ServiceAccountNotFound', message: 'create it', retry: false, event: true, stage: 'input', recheck: 'period' }, input);
+    expect(conditions(d).Irreconcilable).toStrictEqual({ status: 'True', reason: 'ServiceAccountNotFound', message: 'create it' });
+    expect(s.error).toBeUndefined();
+    expect(s.result).toStrictEqual({ requeueAfterMs: 60_000 });
+    expect(s.events).toStrictEqual([{ type: 'Warning', reason: 'ServiceAccountNotFound', message: 'create it' }]);
+    expect(d.current.observedGeneration).toBe(3);
+  });
+
   it('stalled: the condition, the generation, the resync period, no error', () => {
     const d = draft();
     expect(summarize(d, { kind: 'stalled', count: 6 }, input)).toStrictEqual({ result: { requeueAfterMs: 60_000 }, events: [] });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PERIOD_JITTER, resyncAfterMs } from '../../../src/reconciler/period.js';
+import { ANNOTATIONS, parseReleaseAnnotations } from '../../../src/reconciler/annotations.js';
+import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, PERIOD_JITTER, resyncAfterMs, withPeriodFloor } from '../../../src/reconciler/period.js';
 
 const lowest = (): number => 0;
 const middle = (): number => 0.5;
@@ -26,5 +27,30 @@ describe('resyncAfterMs', () => {
     expect(new Set(periods).size).toBeGreaterThan(5);
     expect(Math.min(...periods)).toBeGreaterThanOrEqual(570_000);
     expect(Math.max(...periods)).toBeLessThanOrEqual(630_000);
+  });
+});
+
+describe('the floor of a CR annotation (the tenant writes it)', () => {
+  const parsed = (raw: string) => parseReleaseAnnotations({ [ANNOTATIONS.reconcilePeriod]: raw });
+
+  it('is the configured floor, or the period the watch would use when that is shorter', () => {
+    expect(annotationFloorMs({ defaultMs: 60_000 }, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS)).toBe(30_000);
+    expect(annotationFloorMs({ watchMs: 10_000, defaultMs: 60_000 }, 30_000)).toBe(10_000);
+    expect(annotationFloorMs({ defaultMs: 5_000 }, 30_000)).toBe(5_000);
+    // Periodic reconciles off for the operator: the annotation still may not go under the floor.
+    expect(annotationFloorMs({ defaultMs: 0 }, 30_000)).toBe(30_000);
+  });
+
+  it('raises 1ms to the floor and says so in a problem (an InvalidAnnotation warning event)', () => {
+    const floored = withPeriodFloor(parsed('1ms'), 30_000);
+    expect(floored.reconcilePeriodMs).toBe(30_000);
+    expect(floored.problems).toEqual([`annotation ${ANNOTATIONS.reconcilePeriod}: 1ms is shorter than the 30s a CR may ask for; using 30s`]);
+    expect(resyncAfterMs({ annotationMs: floored.reconcilePeriodMs, defaultMs: 60_000 }, lowest)).toBe(30_000 * (1 - PERIOD_JITTER));
+  });
+
+  it('keeps a period at or above the floor, 0 (fewer reconciles), an absent one and an unparsable one as they are', () => {
+    for (const raw of ['30s', '1h', '0']) expect(withPeriodFloor(parsed(raw), 30_000)).toStrictEqual(parsed(raw));
+    expect(withPeriodFloor(parseReleaseAnnotations({}), 30_000)).toStrictEqual(parseReleaseAnnotations({}));
+    expect(withPeriodFloor(parsed('soon'), 30_000)).toStrictEqual(parsed('soon'));
   });
 });

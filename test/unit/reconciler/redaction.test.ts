@@ -55,6 +55,43 @@ describe('Redactor', () => {
   });
 });
 
+describe('Redactor on text that was collapsed or cut (helm summaries, conditions, events)', () => {
+  const SPACED = 'pass  word\tof  the-tenant';
+  const TOKEN = Array.from({ length: 150 }, (_, i) => `tok${String(i).padStart(7, '0')}`).join('');
+
+  it('hides a value with runs of spaces and tabs, whether the text kept or collapsed them', () => {
+    const r = new Redactor([SPACED]);
+    expect(r.text(`kept: ${SPACED}.`)).toBe(`kept: ${REDACTED}.`);
+    expect(r.text('collapsed: pass word of the-tenant.')).toBe(`collapsed: ${REDACTED}.`);
+    expect(r.text('rewrapped: pass\n  word of\tthe-tenant.')).toBe(`rewrapped: ${REDACTED}.`);
+    // Quoted as Go's %q quotes it (the tab escaped), then collapsed by helm's summary.
+    expect(r.text('Invalid value: "pass word\\tof the-tenant": bad')).toBe(`Invalid value: "${REDACTED}": bad`);
+  });
+
+  it('hides the prefix of a value that a shortened text ends with, before an ellipsis or at its very end', () => {
+    const r = new Redactor([TOKEN]);
+    expect(TOKEN).toHaveLength(1500);
+    const cut = `Invalid value: "${TOKEN}"`.slice(0, 1000);
+    expect(r.text(`${cut}…`)).toBe(`Invalid value: "${REDACTED}…`);
+    expect(r.text(cut)).toBe(`Invalid value: "${REDACTED}`);
+    expect(r.text(`${cut} …(truncated)`)).toBe(`Invalid value: "${REDACTED} …(truncated)`);
+    expect(r.text(`${cut}...`)).toBe(`Invalid value: "${REDACTED}...`);
+    // A cut inside a whitespace run of a value, and after the text collapsed it.
+    expect(new Redactor([SPACED]).text('refused: pass word of…')).toBe(`refused: ${REDACTED}…`);
+  });
+
+  it('keeps text that merely ends like the start of a value when that start is too short to tell', () => {
+    const r = new Redactor(['abc-secret']);
+    expect(r.text('code ab')).toBe('code ab');
+    expect(r.text('look: abc-')).toBe(`look: ${REDACTED}`);
+  });
+
+  it('masks overlapping finds once', () => {
+    const r = new Redactor(['abcdef', 'defghi']);
+    expect(r.text('x abcdefghi y')).toBe(`x ${REDACTED} y`);
+  });
+});
+
 describe('valuesAt', () => {
   const values = { auth: { password: 'hunter22', users: ['alice', { token: 'tok-123456' }] }, port: 8080, tls: { key: 'KEY', enabled: true } };
 

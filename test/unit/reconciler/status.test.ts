@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Condition } from '../../../src/reconciler/conditions.js';
+import { MAX_MESSAGE_LENGTH, type Condition } from '../../../src/reconciler/conditions.js';
+import { REDACTED, Redactor } from '../../../src/reconciler/redaction.js';
 import type { InventoryEntry } from '../../../src/reconciler/inventory.js';
 import { readStatus, StatusDraft, statusPatch, type DeployedRelease, type HelmStatus } from '../../../src/reconciler/status.js';
 
@@ -250,6 +251,16 @@ describe('StatusDraft', () => {
 });
 
 describe('StatusDraft failed attempts', () => {
+  it('moves failures counted under the plain fingerprint (an operator before ADR 0044) to the keyed one, count kept', () => {
+    const draft = new StatusDraft({ failedAttempts: { fingerprint: 'plain', count: 4 } });
+    draft.rekeyFailures('other', 'keyed');
+    expect(draft.current.failedAttempts).toEqual({ fingerprint: 'plain', count: 4 });
+    draft.rekeyFailures('plain', 'keyed');
+    expect(draft.current.failedAttempts).toEqual({ fingerprint: 'keyed', count: 4 });
+    expect(draft.patch()).toEqual({ failedAttempts: { fingerprint: 'keyed', count: 4 } });
+    expect(draft.recordFailure('keyed')).toBe(5);
+  });
+
   it('counts failures per desired state and starts again for a new one', () => {
     const draft = new StatusDraft({ failedAttempts: { fingerprint: 'a', count: 2 } });
     expect(draft.recordFailure('a')).toBe(3);
@@ -261,5 +272,19 @@ describe('StatusDraft failed attempts', () => {
 
   it('ignores a malformed failedAttempts', () => {
     expect(new StatusDraft({ failedAttempts: { fingerprint: 1, count: 'x' } }).current.failedAttempts).toBeUndefined();
+  });
+});
+
+describe('StatusDraft redaction', () => {
+  it('masks a sensitive value in a condition message before cutting the message to length', () => {
+    const token = 'k'.repeat(10) + Array.from({ length: 600 }, (_, i) => String(i % 10)).join('');
+    const redactor = new Redactor([token]);
+    const draft = new StatusDraft(undefined, () => new Date(0), (t) => redactor.text(t));
+    // The value straddles the 4096-character cut: cut first, its first part would be left unmasked.
+    const message = `${'x'.repeat(MAX_MESSAGE_LENGTH - 300)} Invalid value: "${token}" end`;
+    draft.setCondition({ type: 'ReleaseFailed', status: 'True', reason: 'InstallError', message });
+    const written = draft.current.conditions[0]?.message ?? '';
+    expect(written).toContain(`Invalid value: "${REDACTED}" end`);
+    expect(written).not.toContain('kkkkkkkkkk');
   });
 });

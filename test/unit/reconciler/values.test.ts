@@ -1,9 +1,10 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   canonicalJson,
   fingerprint,
   isPlainObject,
+  keyedFingerprint,
   mergeValues,
   parseValuePath,
   RENDER_PROTOCOL,
@@ -262,6 +263,26 @@ describe('canonicalJson', () => {
   it('agrees with JSON.stringify when keys are already sorted', () => {
     const v = { a: [1, { b: 'c', d: [null, true] }], e: { f: 'g' } };
     expect(canonicalJson(v)).toBe(JSON.stringify(v));
+  });
+});
+
+describe('keyedFingerprint (what CR status shows)', () => {
+  const secretValues = (pin: string): { chartDigest: string; values: Values; helmMajor: number } => ({ chartDigest: 'sha256:abc', values: { db: { pin } }, helmMajor: 4 });
+
+  it('cannot be matched by guessing the values without the key (a 4-digit PIN from a Secret, tried exhaustively)', () => {
+    const key = Buffer.alloc(32, 7);
+    const shown = keyedFingerprint(key, fingerprint(secretValues('4821')));
+    expect(shown).toMatch(/^[0-9a-f]{40}$/);
+    const guesses = Array.from({ length: 10_000 }, (_, i) => fingerprint(secretValues(String(i).padStart(4, '0'))));
+    expect(guesses).toContain(fingerprint(secretValues('4821')));
+    expect(guesses).not.toContain(shown);
+  });
+
+  it('is the same for the same key (across replicas and restarts), different under another key', () => {
+    const fp = fingerprint(secretValues('4821'));
+    expect(keyedFingerprint(Buffer.alloc(32, 7), fp)).toBe(keyedFingerprint(Buffer.alloc(32, 7), fp));
+    expect(keyedFingerprint(Buffer.alloc(32, 8), fp)).not.toBe(keyedFingerprint(Buffer.alloc(32, 7), fp));
+    expect(keyedFingerprint(Buffer.alloc(32, 7), fp)).toBe(createHmac('sha256', Buffer.alloc(32, 7)).update(fp).digest('hex').slice(0, 40));
   });
 });
 

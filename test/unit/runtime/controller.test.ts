@@ -7,6 +7,7 @@ import {
   Controller,
   ControllerStateError,
   isMeaningfulUpdate,
+  namespaceShare,
   type ControllerOptions,
 } from '../../../src/runtime/controller.js';
 import { summarize, type EventSource, type ObjectSummary } from '../../../src/runtime/informer.js';
@@ -399,7 +400,8 @@ describe('Controller result handling', () => {
 
 describe('Controller concurrency', () => {
   it('runs at most maxConcurrentReconciles at once', async () => {
-    const { controller, reconciler, source } = setup({ maxConcurrentReconciles: 3 });
+    // One watched namespace: its CRs may take every worker.
+    const { controller, reconciler, source } = setup({ maxConcurrentReconciles: 3, namespaces: ['ns1'] });
     const gate = deferred();
     reconciler.behaviour = async () => {
       await gate.promise;
@@ -438,6 +440,53 @@ describe('Controller concurrency', () => {
     await settle();
     expect(reconciler.calls).toHaveLength(2);
     expect(reconciler.overlap).toBe(0);
+  });
+});
+
+describe('Controller fairness across namespaces', () => {
+  it('namespaceShare: all workers but one across namespaces, every worker for one namespace, the flag up to the workers', () => {
+    expect(namespaceShare(4, [])).toBe(3);
+    expect(namespaceShare(2, ['a', 'b'])).toBe(1);
+    expect(namespaceShare(1, [])).toBe(1);
+    expect(namespaceShare(4, ['a'])).toBe(4);
+    expect(namespaceShare(4, ['a', 'a'])).toBe(4);
+    expect(namespaceShare(4, [], 2)).toBe(2);
+    expect(namespaceShare(4, ['a'], 9)).toBe(4);
+  });
+
+  it('reconciles that hang in one namespace leave a worker for another namespace', async () => {
+    const { controller, reconciler, source } = setup({ maxConcurrentReconciles: 3 });
+    const hang = deferred();
+    reconciler.behaviour = async (req) => {
+      if (req.namespace === 'hostile') await hang.promise;
+      return {};
+    };
+    await controller.start();
+    for (let i = 0; i < 4; i++) source().add(widget(`hook-${i}`, { namespace: 'hostile' }));
+    await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(2); });
+    source().add(widget('trivial', { namespace: 'other' }));
+    await vi.waitFor(() => { expect(reconciler.calls.map((c) => c.request)).toContainEqual({ namespace: 'other', name: 'trivial' }); });
+    await settle();
+    expect(reconciler.calls.filter((c) => c.request.namespace === 'hostile')).toHaveLength(2);
+    hang.resolve();
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(5); });
+  });
+
+  it('a CR of another namespace is reconciled next, not after a flooding namespace\'s backlog', async () => {
+    const { controller, reconciler, source } = setup({ maxConcurrentReconciles: 1 });
+    const gate = deferred();
+    reconciler.behaviour = async () => {
+      await gate.promise;
+      return {};
+    };
+    await controller.start();
+    for (let i = 0; i < 50; i++) source().add(widget(`flood-${i}`, { namespace: 'flood' }));
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    source().add(widget('mine', { namespace: 'other' }));
+    gate.resolve();
+    // The flooding namespace was waiting first: at most one more of its keys goes before.
+    await vi.waitFor(() => { expect(reconciler.calls.length).toBeGreaterThanOrEqual(3); });
+    expect(reconciler.calls.slice(0, 3).map((c) => c.request)).toContainEqual({ namespace: 'other', name: 'mine' });
   });
 });
 

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/runtime/backoff.js';
 import { WorkQueue, type WorkqueueMetrics } from '../../../src/runtime/workqueue.js';
@@ -356,5 +357,193 @@ describe('WorkQueue metrics', () => {
     q.done('a');
     q.addRateLimited('a');
     expect(calls).toEqual({ add: 2, retry: 1, depth: [1, 2, 1], queue: [2], work: [0.5] });
+  });
+});
+
+describe('WorkQueue fairness across namespaces', () => {
+  it('hands out a key of a second namespace within the first 2 gets after 500 keys of another', async () => {
+    const q = new WorkQueue();
+    for (let i = 0; i < 500; i++) q.add(`a/cr-${i}`);
+    q.add('b/only');
+    const first = [await q.get(), await q.get()];
+    expect(first).toContain('b/only');
+    expect(q.len()).toBe(499);
+  });
+
+  it('takes namespaces in turns, one key each, FIFO within a namespace', async () => {
+    const q = new WorkQueue();
+    for (const k of ['a/1', 'a/2', 'a/3', 'b/1', 'b/2', 'c/1']) q.add(k);
+    const got: (string | undefined)[] = [];
+    for (let i = 0; i < 6; i++) got.push(await q.get());
+    expect(got).toEqual(['a/1', 'b/1', 'c/1', 'a/2', 'b/2', 'a/3']);
+  });
+
+  it('a namespace that starts waiting joins the end of the round', async () => {
+    const q = new WorkQueue();
+    for (const k of ['a/1', 'a/2', 'b/1', 'b/2']) q.add(k);
+    expect(await q.get()).toBe('a/1');
+    q.add('c/1');
+    expect([await q.get(), await q.get(), await q.get(), await q.get()]).toEqual(['b/1', 'a/2', 'c/1', 'b/2']);
+  });
+
+  it('delayed adds and retries of a flooding namespace join its FIFO, not the front of the round', async () => {
+    const clock = new ManualClock();
+    const q = new WorkQueue({ clock });
+    for (let i = 0; i < 50; i++) q.addAfter(`a/${i}`, 1_000);
+    q.addRateLimited('b/retry');
+    clock.advance(1_000);
+    expect(q.len()).toBe(51);
+    expect([await q.get(), await q.get()]).toContain('b/retry');
+  });
+
+  it('priorities win over fairness: every normal key of a flooding namespace goes before a low key of another', async () => {
+    const q = new WorkQueue();
+    q.add('b/resync', 'low');
+    for (let i = 0; i < 3; i++) q.add(`a/${i}`);
+    q.add('a/resync', 'low');
+    const got: (string | undefined)[] = [];
+    for (let i = 0; i < 5; i++) got.push(await q.get());
+    expect(got).toEqual(['a/0', 'a/1', 'a/2', 'b/resync', 'a/resync']);
+  });
+
+  it('a low key raised to normal keeps fairness: it waits in its namespace of the normal queue', async () => {
+    const q = new WorkQueue();
+    q.add('a/1');
+    q.add('a/2');
+    q.add('b/1', 'low');
+    q.add('b/1');
+    expect([await q.get(), await q.get(), await q.get()]).toEqual(['a/1', 'b/1', 'a/2']);
+  });
+});
+
+describe('WorkQueue cap per namespace', () => {
+  it('a namespace at its cap waits while other namespaces go; done() hands its next key to a waiting worker', async () => {
+    const q = new WorkQueue({ maxInFlightPerNamespace: 1 });
+    for (const k of ['a/1', 'a/2', 'a/3', 'b/1']) q.add(k);
+    expect(await q.get()).toBe('a/1');
+    expect(await q.get()).toBe('b/1');
+    const waiting = q.get();
+    await tick();
+    expect(await Promise.race([waiting, tick().then(() => PENDING)])).toBe(PENDING);
+    expect(q.len()).toBe(2);
+    q.done('b/1');
+    expect(await Promise.race([waiting, tick().then(() => PENDING)])).toBe(PENDING);
+    q.done('a/1');
+    expect(await waiting).toBe('a/2');
+    q.add('b/2');
+    expect(await q.get()).toBe('b/2');
+  });
+
+  it('hanging keys of one namespace leave a worker for another namespace that arrives later', async () => {
+    const q = new WorkQueue({ maxInFlightPerNamespace: 3 });
+    for (let i = 0; i < 4; i++) q.add(`hostile/hang-${i}`);
+    const held = [await q.get(), await q.get(), await q.get()];
+    expect(held).toEqual(['hostile/hang-0', 'hostile/hang-1', 'hostile/hang-2']);
+    const fourthWorker = q.get();
+    await tick();
+    q.add('other/trivial');
+    expect(await fourthWorker).toBe('other/trivial');
+  });
+
+  it('a low key of another namespace goes before a normal key at its cap', async () => {
+    const q = new WorkQueue({ maxInFlightPerNamespace: 1 });
+    q.add('a/1');
+    q.add('a/2');
+    q.add('b/resync', 'low');
+    expect(await q.get()).toBe('a/1');
+    expect(await q.get()).toBe('b/resync');
+    q.done('a/1');
+    expect(await q.get()).toBe('a/2');
+  });
+
+  it('cluster-scoped keys (no namespace) are not capped', async () => {
+    const q = new WorkQueue({ maxInFlightPerNamespace: 1 });
+    for (const k of ['x', 'y', 'z']) q.add(k);
+    expect([await q.get(), await q.get(), await q.get()]).toEqual(['x', 'y', 'z']);
+  });
+
+  it('a dirty key re-queued by done() counts its namespace free again', async () => {
+    const q = new WorkQueue({ maxInFlightPerNamespace: 1 });
+    q.add('a/1');
+    expect(await q.get()).toBe('a/1');
+    q.add('a/1');
+    q.add('a/2');
+    q.done('a/1');
+    expect(await q.get()).toBe('a/2');
+    expect(await poll(q)).toBe(PENDING);
+    q.done('a/2');
+    expect(await q.get()).toBe('a/1');
+  });
+
+  it('refuses a cap that is not a positive whole number', () => {
+    expect(() => new WorkQueue({ maxInFlightPerNamespace: 0 })).toThrow(RangeError);
+    expect(() => new WorkQueue({ maxInFlightPerNamespace: 1.5 })).toThrow(RangeError);
+  });
+});
+
+describe('WorkQueue fairness, property-based', () => {
+  type Op = { t: 'add'; ns: number; low: boolean } | { t: 'get' } | { t: 'done'; i: number };
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({ t: fc.constant('add' as const), ns: fc.integer({ min: 0, max: 3 }), low: fc.boolean() }),
+    fc.record({ t: fc.constant('get' as const) }),
+    fc.record({ t: fc.constant('done' as const), i: fc.nat({ max: 7 }) }),
+  );
+
+  /** Every added key handed out once, and in the order of its adds within its namespace and priority. */
+  function expectEachOnceInOrder(added: readonly { key: string; ns: string; low: boolean }[], handedOut: readonly string[]): void {
+    expect([...handedOut].sort()).toEqual(added.map((a) => a.key).sort());
+    for (const ns of ['ns0', 'ns1', 'ns2', 'ns3']) {
+      for (const low of [false, true]) {
+        const inOrder = added.filter((a) => a.ns === ns && a.low === low).map((a) => a.key);
+        expect(handedOut.filter((k) => inOrder.includes(k))).toEqual(inOrder);
+      }
+    }
+  }
+
+  it('hands every added key out exactly once, FIFO per namespace and priority, normal first, within the cap', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 60 }), fc.constantFrom(1, 2, Infinity), async (ops, cap) => {
+        const q = new WorkQueue({ maxInFlightPerNamespace: cap });
+        const added: { key: string; ns: string; low: boolean }[] = [];
+        const waiting = new Set<string>();
+        const held: string[] = [];
+        const handedOut: string[] = [];
+        const heldIn = (ns: string): number => held.filter((k) => k.startsWith(`${ns}/`)).length;
+        const take = async (): Promise<boolean> => {
+          const key = await poll(q);
+          if (key === PENDING || key === undefined) return false;
+          const entry = added.find((a) => a.key === key);
+          expect(entry).toBeDefined();
+          expect(waiting.has(key)).toBe(true);
+          expect(heldIn(entry!.ns)).toBeLessThan(cap);
+          // A low key only when no normal key of a namespace below its cap waits.
+          if (entry!.low) for (const a of added) if (waiting.has(a.key) && !a.low) expect(heldIn(a.ns)).toBeGreaterThanOrEqual(cap);
+          waiting.delete(key);
+          held.push(key);
+          handedOut.push(key);
+          return true;
+        };
+        for (const o of ops) {
+          if (o.t === 'add') {
+            const entry = { key: `ns${o.ns}/k${added.length}`, ns: `ns${o.ns}`, low: o.low };
+            added.push(entry);
+            waiting.add(entry.key);
+            q.add(entry.key, o.low ? 'low' : 'normal');
+          } else if (o.t === 'get') {
+            await take();
+          } else if (held.length > 0) {
+            const [key] = held.splice(o.i % held.length, 1);
+            q.done(key!);
+          }
+        }
+        for (let round = 0; round < 200 && (held.length > 0 || q.len() > 0); round++) {
+          for (const key of held.splice(0)) q.done(key);
+          while (await take());
+        }
+        expect(q.len()).toBe(0);
+        expectEachOnceInOrder(added, handedOut);
+      }),
+      { seed: 20261126, numRuns: 200 },
+    );
   });
 });

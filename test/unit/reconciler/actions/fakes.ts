@@ -33,6 +33,7 @@ export const record = (revision: number, status: ReleaseStatus, labels: Readonly
 export const desired = (fingerprint = 'fp-1'): Desired => ({
   values: { replicas: 2 },
   fingerprint,
+  keyedFingerprint: `keyed-${fingerprint}`,
   labels: { [RELEASE_LABELS.fingerprint]: fingerprint, [RELEASE_LABELS.ownerKind]: OWNER_KIND },
 });
 

@@ -100,7 +100,7 @@ describe('install', () => {
       event: 'InstallFailed',
       failure: { summary: 'install: timed out waiting for the condition', retryable: true },
       cause: error,
-      fingerprint: 'fp-7',
+      fingerprint: 'keyed-fp-7',
       notDeployed: true,
     });
     expect(h.helm.methods()).toStrictEqual(['install', 'uninstall']);
@@ -112,7 +112,7 @@ describe('install', () => {
     const h = harness();
     h.helm.fail('install', new FakeHelmError('install: chart requires kubeVersion >= 1.40'));
     const outcome = await install(h.ctx, desired(), { leftovers: false });
-    expect(outcome).toMatchObject({ kind: 'helm-failed', notDeployed: true, fingerprint: 'fp-1' });
+    expect(outcome).toMatchObject({ kind: 'helm-failed', notDeployed: true, fingerprint: 'keyed-fp-1' });
     expect(h.storage.reads).toStrictEqual([`${NAMESPACE}/${NAME}`]);
     expect(h.helm.methods()).toStrictEqual(['install']);
   });

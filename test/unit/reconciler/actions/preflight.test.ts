@@ -96,7 +96,7 @@ describe('checkConfinement', () => {
       reason: Reason.UpgradeError,
       event: 'RenderFailed',
       failure: { summary: 'render: template: nginx/templates/x.yaml:3: nil pointer', retryable: true },
-      fingerprint: desired().fingerprint,
+      fingerprint: desired().keyedFingerprint,
       cause: error,
     });
   });

@@ -60,7 +60,7 @@ describe('upgrade', () => {
       event: 'UpgradeFailed',
       failure: { summary: 'upgrade: cannot patch Deployment "web": field is immutable', retryable: true },
       cause: error,
-      fingerprint: 'fp-9',
+      fingerprint: 'keyed-fp-9',
     });
     expect(h.objects.adopted).toStrictEqual([]);
   });
