@@ -4,9 +4,8 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, inject } from 'vitest';
-import { attack, CONFIGURATIONS, EXTRAS_CHART, Target, useTarget } from './support/target.js';
+import { attack, CONFIGURATIONS, EXTRAS_CHART, releaseConfigMaps, Target, useTarget } from './support/target.js';
 
 const run = promisify(execFile);
 
@@ -19,8 +18,8 @@ for (const config of CONFIGURATIONS) {
       const a = target.tenancy.a;
       const helm = (...args: string[]): Promise<{ stdout: string }> => run(inject('helmBin'), [...args, '--namespace', a, '--kubeconfig', inject('kubeconfigPath')], { timeout: 60_000 });
       await helm('install', 'legacy', EXTRAS_CHART, '--set', 'greeting=original');
-      const greeting = async (): Promise<string | undefined> =>
-        (await target.tenancy.admin.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: a, name: 'legacy-settings' }).catch(() => undefined))?.data?.greeting;
+      // The chart's ConfigMap holding the greeting, whatever the chart calls it.
+      const greeting = async (): Promise<string | undefined> => (await releaseConfigMaps(target, 'legacy')).find((c) => c.data?.greeting !== undefined)?.data?.greeting;
       expect(await greeting()).toBe('original');
 
       await target.crs().create(a, 'legacy', { greeting: 'pwned' });

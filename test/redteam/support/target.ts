@@ -4,7 +4,7 @@
  * afterwards that the same process still runs and answers /healthz: a tenant that crashes or
  * freezes the operator has won whatever else the test asserts.
  */
-import { CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
 import { spawnOperator, watchesFile, type OperatorProcess } from '../../integration/production/support.js';
@@ -35,15 +35,16 @@ const HEAP_MB = 768;
 const kind = (name: string): TestKind => ({ group: GROUP, version: 'v1', kind: name, plural: `${name.toLowerCase()}s` });
 
 /**
- * README, Multi-tenant clusters: a per-CR identity (`serviceAccountName`) and namespace
- * confinement, which the helm gateway enforces on every request helm makes (docs/adr/0045).
- * `sensitiveValues` is the chart author's, in both configurations.
+ * README, Multi-tenant clusters, "Lock-down (the multi-tenant recommendation)": every watch acts as
+ * the ServiceAccount `deployer` of the CR's namespace (`--default-service-account`), and confinement
+ * as defense in depth (`confineToNamespace`, which the helm gateway enforces on every request helm
+ * makes). `sensitiveValues` is the chart author's, in both configurations.
  */
 export const RECOMMENDED: Configuration = {
   name: 'recommended',
-  description: `serviceAccountName: ${DEPLOYER} + confineToNamespace: true (README, Multi-tenant clusters)`,
-  watchFields: [`serviceAccountName: ${DEPLOYER}`, 'confineToNamespace: true', 'sensitiveValues: [auth]'],
-  args: [],
+  description: `--default-service-account ${DEPLOYER} + confineToNamespace: true (README, Multi-tenant clusters)`,
+  watchFields: ['confineToNamespace: true', 'sensitiveValues: [auth]'],
+  args: ['--default-service-account', DEPLOYER],
   extras: kind('LockedExtras'),
   gadgets: kind('LockedGadgets'),
 };
@@ -324,6 +325,12 @@ export async function settle(crs: CRs, namespace: string, name: string, o: WaitO
     },
     { timeoutMs: 120_000, intervalMs: 500, ...o },
   );
+}
+
+/** The ConfigMaps of the attacker's namespace that helm made for release `release` (by helm's ownership annotation). */
+export async function releaseConfigMaps(target: Target, release: string): Promise<V1ConfigMap[]> {
+  const list = await target.tenancy.admin.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: target.tenancy.a });
+  return list.items.filter((c) => c.metadata?.annotations?.['meta.helm.sh/release-name'] === release);
 }
 
 /** Whether `read` finds the object: false on NotFound, any other error thrown. */
