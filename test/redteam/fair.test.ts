@@ -39,7 +39,9 @@ for (const config of CONFIGURATIONS) {
       const names = Array.from({ length: FLOOD }, (_, i) => `flood-${i}`);
       for (let i = 0; i < names.length; i += 10) await Promise.all(names.slice(i, i + 10).map((n) => target.crs().create(target.tenancy.a, n, {})));
       const aDeployed = await otherTenantServed('calm', names);
-      expect(aDeployed, `of tenant A's ${FLOOD} CRs deployed when B's was`).toBeLessThan(FLOOD);
+      // Served in turn, B's CR comes after one or two of A's; in arrival order, after nearly all of them
+      // (the last of A's may still be installing on another worker), so half is a margin both ways.
+      expect(aDeployed, `of tenant A's ${FLOOD} CRs deployed when B's was`).toBeLessThan(FLOOD / 2);
     });
 
     attack(target, { id: '6b', title: `tenant A's ${HANGING} installs whose hook never completes; tenant B's CR is deployed meanwhile`, kind: 'starve', timeoutMs: 300_000 }, async () => {
