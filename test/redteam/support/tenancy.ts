@@ -156,14 +156,17 @@ export class Tenancy {
   }
 
   /**
-   * Everything the attacker can read in its namespace, as one text: the CRs of `kinds` with their
-   * status, ConfigMaps, Events (both APIs).
+   * Everything the attacker can read in its namespace that the operator wrote, as one text: the CRs
+   * of `kinds` without their spec (which the attacker wrote itself), ConfigMaps, Events.
    */
   async tenantReadable(kinds: readonly TestKind[]): Promise<string> {
     const core = this.tenant.makeApiClient(CoreV1Api);
     const custom = this.tenant.makeApiClient(CustomObjectsApi);
     const crs = await Promise.all(
-      kinds.map(async (k) => ((await custom.listNamespacedCustomObject({ group: k.group, version: k.version, plural: k.plural, namespace: this.a })) as { items: CR[] }).items),
+      kinds.map(async (k) => {
+        const list = (await custom.listNamespacedCustomObject({ group: k.group, version: k.version, plural: k.plural, namespace: this.a })) as { items: CR[] };
+        return list.items.map(({ metadata, status }) => ({ metadata, status }));
+      }),
     );
     const cms = (await core.listNamespacedConfigMap({ namespace: this.a })).items;
     const events = (await core.listNamespacedEvent({ namespace: this.a })).items;
