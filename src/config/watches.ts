@@ -15,6 +15,7 @@ import { dirname, resolve } from 'node:path';
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, type Document, type Node, type YAMLMap } from 'yaml';
 import { ChartError, loadChartInfo, type ChartInfo } from './chart.js';
 import { DurationError, formatDuration, parseDuration } from './duration.js';
+import { valuePathProblem } from './value-path.js';
 import { labelSelectorToString, validateLabelSelector, type LabelSelector } from './selector.js';
 
 export interface Watch {
@@ -139,8 +140,6 @@ type FieldName = (typeof FIELDS)[number];
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
-/** A `--set-string` key: dotted names (`\.` escapes a dot), each optionally indexed (`args[0]`). */
-const SET_STRING_KEY = /^(?:[^.[\]\\=,]|\\.)+(?:\[\d+\])*(?:\.(?:[^.[\]\\=,]|\\.)+(?:\[\d+\])*)*$/;
 const DRY_RUN_OPTIONS = ['', 'client', 'none', 'server'];
 
 const quote = (s: string): string => JSON.stringify(s);
@@ -611,9 +610,10 @@ function readOverrideValues(ctx: EntryContext, fields: FieldNodes): Record<strin
   for (const pair of node.items) {
     const keyNode = deref(ctx.pc.doc, pair.key);
     const key = scalarValue(keyNode);
-    if (typeof key !== 'string' || !SET_STRING_KEY.test(key)) {
+    const problem = typeof key === 'string' ? valuePathProblem(key) : describe(keyNode);
+    if (typeof key !== 'string' || problem !== undefined) {
       const shown = typeof key === 'string' ? quote(key) : describe(keyNode);
-      fail(ctx, keyNode, 'overrideValues', `key ${shown} is not a value path: use dotted names with optional [index], e.g. "image.tag" or "args[0]"`);
+      fail(ctx, keyNode, 'overrideValues', `key ${shown} is not a value path (${problem}): use dotted names with optional [index], e.g. "image.tag" or "args[0]"`);
       continue;
     }
     const value = readOverrideValue(ctx, key, valueNode(ctx.pc.doc, pair.value, keyNode));

@@ -313,6 +313,18 @@ export class HelmClient {
   }
 
   /**
+   * The same client talking to the cluster through `kubeconfig` (a helm gateway grant) instead of
+   * the operator's own connection; identities (`as`) and the process table carry over.
+   */
+  through(kubeconfig: string): HelmClient {
+    const { kubeContext: _context, ...rest } = this.#opts;
+    const client = new HelmClient({ ...rest, kubeconfig });
+    client.#version = this.version();
+    client.#live = this.#live;
+    return client;
+  }
+
+  /**
    * The same binary with more environment, e.g. a private HELM_REPOSITORY_CONFIG for one chart
    * fetch, so the user's helm configuration is neither needed nor changed.
    */

@@ -12,6 +12,8 @@ export type HelmErrorReason =
   /** The revision does not fit in helm's storage: one Secret (or ConfigMap), at most 1 MiB. */
   | 'ReleaseTooLarge'
   | 'ResourceConflict'
+  /** The helm gateway refused a request: the release would reach outside what its watch confines it to. */
+  | 'ConfinementViolation'
   | 'KubernetesAPIError'
   | 'Timeout'
   | 'Canceled'
@@ -99,6 +101,8 @@ const PATTERNS: ReadonlyArray<readonly [HelmErrorReason, RegExp]> = [
       'i',
     ),
   ],
+  // First: whatever helm was doing when the gateway refused it, the refusal is the cause.
+  ['ConfinementViolation', /refused by the helm gateway/],
   // Before RenderFailed: a template's lookup() that the API server refused or never answered is
   // the cluster failing (RBAC granted later, an API server back), not the chart: retried.
   ['KubernetesAPIError', /error calling lookup: [^\n]*(?:is forbidden|Unauthorized|connection refused|i\/o timeout|no such host|TLS handshake|ServiceUnavailable)/i],

@@ -3,7 +3,7 @@
  * per-group-version cache that is refetched when a kind misses (a CRD installed after start): at
  * once for a kind's first miss, then at most once per `refreshIntervalMs` (see refetchOnMiss).
  */
-import type { V1APIResourceList } from '@kubernetes/client-node';
+import type { V1APIResource, V1APIResourceList } from '@kubernetes/client-node';
 import { HttpMethod, type KubeConfig } from './client-node.js';
 import { isNotFound } from './errors.js';
 import { RawClient } from './raw-client.js';
@@ -79,6 +79,26 @@ export class RestMapper {
       }
     }
     throw new NoKindMatchError(gvk);
+  }
+
+  /**
+   * The kind and scope of a resource (its plural) as discovery serves it; undefined when the API
+   * server does not serve it. A miss refetches as {@link mapping} does.
+   */
+  async scope(group: string, version: string, plural: string): Promise<{ kind: string; namespaced: boolean } | undefined> {
+    const apiVersion = apiVersionOf({ group, version });
+    const find = (list: V1APIResourceList | undefined): V1APIResource | undefined => list?.resources.find((r) => r.name === plural);
+    const first = await this.#resources(apiVersion, false);
+    let resource = find(first.list);
+    if (resource === undefined) {
+      const key = `${apiVersion}/resource:${plural}`;
+      const now = this.now();
+      if (refetchOnMiss({ justFetched: first.fetched, lastRefetchAt: this.#misses.get(key), now, intervalMs: this.refreshIntervalMs })) {
+        this.#misses.set(key, now);
+        resource = find((await this.#resources(apiVersion, true)).list);
+      }
+    }
+    return resource === undefined ? undefined : { kind: resource.kind, namespaced: resource.namespaced };
   }
 
   async #lookup(gvk: GroupVersionKind, refetch: boolean): Promise<{ mapping?: ResourceMapping; fetched: boolean }> {

@@ -1,25 +1,42 @@
 /** Fits the helm client to the reconciler's port, and maps helm's error reasons to retry policy. */
 import { HelmError, type HelmClient, type HelmErrorReason } from '../helm/index.js';
-import type { HelmFailure, HelmPort } from '../reconciler/helm-port.js';
+import type { HelmApiGateway } from '../k8s/gateway/gateway.js';
+import type { HelmFailure, HelmPort, Identity } from '../reconciler/helm-port.js';
 
-export function helmPort(client: HelmClient): HelmPort {
+/**
+ * `gateway`: where calls whose identity names a gateway policy go (docs/adr/0045); each such call
+ * gets a grant of its own, revoked when the helm process ends.
+ */
+export function helmPort(client: HelmClient, gateway?: HelmApiGateway): HelmPort {
+  const via = async <T>(identity: Identity, releases: readonly string[], fn: (c: HelmClient) => Promise<T>): Promise<T> => {
+    const policy = identity.gateway;
+    if (policy === undefined) return fn(client.as(identity.impersonate));
+    if (gateway === undefined) throw new Error('a gateway policy was given, but the operator runs no helm gateway');
+    const grant = await gateway.grant({ ...policy, releases: [...new Set([...policy.releases, ...releases])] });
+    try {
+      return await fn(client.through(grant.kubeconfig).as(identity.impersonate));
+    } finally {
+      await grant.close();
+    }
+  };
   return {
     major: async () => (await client.version()).major,
-    install: (r) => client.as(r.impersonate).install(r),
-    upgrade: (r) => client.as(r.impersonate).upgrade(r),
-    uninstall: (r) => client.as(r.impersonate).uninstall(r),
-    rollback: (r) => client.as(r.impersonate).rollback(r),
-    status: (release, namespace, identity) => client.as(identity?.impersonate).status(release, namespace),
+    install: (r) => via(r, [r.release], (c) => c.install(r)),
+    upgrade: (r) => via(r, [r.release], (c) => c.upgrade(r)),
+    uninstall: (r) => via(r, [r.release, ...(r.also ?? [])], (c) => c.uninstall(r)),
+    rollback: (r) => via(r, [r.release], (c) => c.rollback(r)),
+    status: (release, namespace, identity) => via(identity ?? {}, [release], (c) => c.status(release, namespace)),
     // `helm template` is offline, so only the server dry run acts as someone.
-    render: (r) => (r.dryRun === 'server' ? client.as(r.impersonate).serverDryRun(r) : client.template(r)),
+    render: (r) => (r.dryRun === 'server' ? via(r, [r.release], (c) => c.serverDryRun(r)) : client.template(r)),
     running: (release, namespace) => client.running(release, namespace),
   };
 }
 
 /** Failures that depend only on the CR's spec or the chart: retrying the same input fails the same way. */
-const INPUT_ERRORS: ReadonlySet<HelmErrorReason> = new Set(['ValuesSchemaInvalid', 'ChartInvalid', 'RenderFailed', 'InvalidReleaseName', 'ReleaseTooLarge']);
+const INPUT_ERRORS: ReadonlySet<HelmErrorReason> = new Set(['ValuesSchemaInvalid', 'ChartInvalid', 'RenderFailed', 'InvalidReleaseName', 'ReleaseTooLarge', 'ConfinementViolation']);
 
 export function describeHelmError(err: unknown): HelmFailure {
-  if (err instanceof HelmError) return { summary: err.summary, retryable: !INPUT_ERRORS.has(err.reason) };
+  if (err instanceof HelmError)
+    return { summary: err.summary, retryable: !INPUT_ERRORS.has(err.reason), ...(err.reason === 'ConfinementViolation' ? { confinement: true } : {}) };
   return { summary: err instanceof Error ? err.message : String(err), retryable: true };
 }

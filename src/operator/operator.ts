@@ -5,7 +5,11 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Watch } from '../config/watches.js';
 import type { HelmClient } from '../helm/index.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { CustomResourceClient } from '../k8s/custom-resources.js';
+import { HelmApiGateway } from '../k8s/gateway/gateway.js';
 import { KubeEventRecorder } from '../k8s/events.js';
 import { ObjectClient } from '../k8s/objects.js';
 import { parseApiVersion, RestMapper } from '../k8s/restmapper.js';
@@ -85,6 +89,8 @@ export class Operator {
   /** Controller name → identity of the watch it runs. */
   readonly #applied = new Map<string, string>();
   readonly #recorders = new Map<string, KubeEventRecorder>();
+  /** Started with the operator: confined and impersonating watches' helm talks to it (docs/adr/0045). */
+  #gateway: { readonly server: HelmApiGateway; readonly dir: string } | undefined;
 
   constructor(private readonly o: OperatorOptions) {
     this.manager = new Manager<Controller>({ log: o.log });
@@ -114,7 +120,7 @@ export class Operator {
     const reconciler = new HelmReconciler({
       watch,
       crs: new CustomResourceClient(this.o.kubeConfig, mapping, FIELD_MANAGER),
-      helm: helmPort(this.o.helm),
+      helm: helmPort(this.o.helm, this.#gateway?.server),
       storage: this.#storage,
       events: this.#recorder(name),
       objects: this.#objects,
@@ -181,12 +187,26 @@ export class Operator {
   }
 
   async start(watches: readonly Watch[]): Promise<void> {
+    const dir = await mkdtemp(path.join(tmpdir(), 'helm-gateway-'));
+    const server = await HelmApiGateway.start({
+      kubeConfig: this.o.kubeConfig,
+      scopes: (group, version, resource) => this.#mapper.scope(group, version, resource),
+      dir,
+      log: this.o.log,
+    });
+    this.#gateway = { server, dir };
     await this.manager.start();
     await this.apply(watches);
   }
 
   async stop(): Promise<void> {
     await this.manager.stop();
+    const gateway = this.#gateway;
+    this.#gateway = undefined;
+    if (gateway !== undefined) {
+      await gateway.server.close();
+      await rm(gateway.dir, { recursive: true, force: true });
+    }
     await this.#dependents.stop();
     await this.#valuesSources.stop();
     // Events are written in the background: the last reconciles' ones still go out, within bounds.

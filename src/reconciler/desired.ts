@@ -8,11 +8,12 @@ import type { CustomResource } from '../k8s/custom-resources.js';
 import { isStatus } from '../k8s/errors.js';
 import type { Desired } from './actions/context.js';
 import { Reason } from './conditions.js';
+import { valuesProblem } from './limits.js';
 import type { Outcome } from './outcome.js';
 import { valuesAt, type Redactor } from './redaction.js';
 import { releaseNameProblem } from './release-name.js';
 import { RELEASE_LABELS } from './state.js';
-import { composeReferencedValues, deepMerge, notOptedIn, parseValuesFrom, secretStrings, VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL, type ValuesReference, type ValuesSourcePort } from './values-from.js';
+import { composeReferencedValues, deepMerge, type ComposedValues, notOptedIn, parseValuesFrom, secretStrings, VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL, type ValuesReference, type ValuesSourcePort } from './values-from.js';
 import { fingerprint, isPlainObject, keyedFingerprint, mergeValues, type Values } from './values.js';
 
 export type Refusal = Extract<Outcome, { kind: 'refused' }>;
@@ -40,6 +41,9 @@ export function invalidInput(cr: CustomResource, name: string): Refusal | undefi
   if (cr.spec !== undefined && cr.spec !== null && !isPlainObject(cr.spec)) {
     return refusal(Reason.InvalidSpec, 'spec must be an object: its fields are the chart values', { retry: false, event: false });
   }
+  // Before the values are merged, cloned or hashed, all of which recurse: an edit alone can fix it.
+  const specProblem = valuesProblem(cr.spec);
+  if (specProblem !== undefined) return refusal(Reason.InvalidSpec, `spec ${specProblem}`, { retry: false, event: true });
   return undefined;
 }
 
@@ -78,14 +82,20 @@ async function referencedValues(d: DesiredInput): Promise<{ values: Values } | R
   const refused = d.identity === undefined ? [] : notOptedIn(parsed.refs, sourced);
   const composed = composeReferencedValues(parsed.refs, data);
   if (refused.length > 0) return refusal(Reason.ValuesReferenceNotAllowed, notAllowedMessage(d.namespace, refused), { retry: true, event: true });
+  return composedRefusal(d.namespace, composed) ?? { values: composed.values };
+}
+
+/** Referenced values that cannot be used yet: retried, since the objects they come from may change. */
+function composedRefusal(namespace: string, composed: ComposedValues): Refusal | undefined {
   if (composed.missing.length > 0) {
-    return refusal(Reason.ValuesReferenceNotFound, `values reference not found in namespace ${d.namespace}: ${composed.missing.join(', ')}`, { retry: true, event: true });
+    return refusal(Reason.ValuesReferenceNotFound, `values reference not found in namespace ${namespace}: ${composed.missing.join(', ')}`, { retry: true, event: true });
   }
+  if (composed.oversized.length > 0) return refusal(Reason.InvalidValuesReference, `values reference beyond the limits: ${composed.oversized.join(', ')}`, { retry: true, event: true });
   if (composed.invalid.length > 0) {
     const message = `values reference is not a YAML map of values: ${composed.invalid.join(', ')} (set targetPath to use it as one value)`;
     return refusal(Reason.InvalidValuesReference, message, { retry: true, event: true });
   }
-  return { values: composed.values };
+  return undefined;
 }
 
 /** A reference the ServiceAccount may not read: refused like one that did not opt in, naming who. */

@@ -2,6 +2,7 @@
  * What the reconciler needs from helm, and nothing more. `src/helm`'s client implements it; the
  * reconciler never spawns a process itself.
  */
+import type { GatewayPolicy } from '../k8s/gateway/policy.js';
 import type { ReleaseStatus } from './state.js';
 
 export interface ReleaseInfo {
@@ -14,11 +15,17 @@ export interface ReleaseInfo {
   readonly manifest: string;
 }
 
-/** Who helm acts as: undefined is the operator itself, else a user to impersonate. */
+/** Who helm acts as, and through what: undefined is the operator itself, straight to the API server. */
 export interface Identity {
+  /** A user to impersonate. */
   readonly impersonate?: string;
   /** Masks the values a failure's text must not show, on helm's raw text (see redaction.ts). */
   readonly redact?: (text: string) => string;
+  /**
+   * Through the helm gateway under this policy (for `uninstall`, its `also` releases are added to
+   * the policy's): every request helm makes is checked (docs/adr/0045).
+   */
+  readonly gateway?: GatewayPolicy;
 }
 
 export interface ReleaseRequest extends Identity {
@@ -80,23 +87,25 @@ export interface HelmPort {
 export interface HelmFailure {
   readonly summary: string;
   readonly retryable: boolean;
+  /** The helm gateway refused a request of the release's (NamespaceConfinementViolation). */
+  readonly confinement?: boolean;
 }
 
 /**
- * `helm` with every cluster-facing call made as `impersonate` (undefined: the operator itself), and
- * every failure's text passed through `redact` before helm's text is shortened.
+ * `helm` with every cluster-facing call made as `identity` (empty: the operator itself, straight to
+ * the API server), and every failure's text passed through its `redact` before helm's text is
+ * shortened.
  */
-export function helmActingAs(helm: HelmPort, impersonate: string | undefined, redact?: (text: string) => string): HelmPort {
-  if (impersonate === undefined && redact === undefined) return helm;
-  const scope: Identity = { ...(impersonate === undefined ? {} : { impersonate }), ...(redact === undefined ? {} : { redact }) };
+export function helmActingAs(helm: HelmPort, identity: Identity): HelmPort {
+  if (identity.impersonate === undefined && identity.gateway === undefined && identity.redact === undefined) return helm;
   return {
     major: () => helm.major(),
-    install: (r) => helm.install({ ...r, ...scope }),
-    upgrade: (r) => helm.upgrade({ ...r, ...scope }),
-    uninstall: (r) => helm.uninstall({ ...r, ...scope }),
-    rollback: (r) => helm.rollback({ ...r, ...scope }),
-    status: (release, namespace) => helm.status(release, namespace, scope),
-    render: (r) => helm.render({ ...r, ...scope }),
+    install: (r) => helm.install({ ...r, ...identity }),
+    upgrade: (r) => helm.upgrade({ ...r, ...identity }),
+    uninstall: (r) => helm.uninstall({ ...r, ...identity }),
+    rollback: (r) => helm.rollback({ ...r, ...identity }),
+    status: (release, namespace) => helm.status(release, namespace, identity),
+    render: (r) => helm.render({ ...r, ...identity }),
     running: (release, namespace) => helm.running(release, namespace),
   };
 }

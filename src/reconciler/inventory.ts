@@ -37,8 +37,9 @@ function toObject(doc: unknown): ManifestObject[] {
   const apiVersion = str(doc.apiVersion);
   const kind = str(doc.kind);
   if (apiVersion === undefined || kind === undefined) return [];
-  // v1/List (and any *List) wraps its objects in items, as `kubectl` and helm accept.
-  if (kind.endsWith('List') && Array.isArray(doc.items)) return doc.items.flatMap(toObject);
+  // Any document with `items` is a list to helm, whatever its kind (apimachinery's unstructured
+  // decoder looks for the field, not the name): its objects are what gets applied.
+  if (doc.items !== undefined && doc.items !== null) return Array.isArray(doc.items) ? doc.items.flatMap(toObject) : [];
   const meta = isPlainObject(doc.metadata) ? doc.metadata : {};
   const name = str(meta.name);
   if (name === undefined) return [];

@@ -33,7 +33,8 @@ import { ReleaseObjects, type DependentsPort } from './release-objects.js';
 import type { ReleaseRecord } from './state.js';
 import { missingServiceAccount } from './service-account.js';
 import { StatusDraft } from './status.js';
-import type { ValuesSourcePort } from './values-from.js';
+import { VALUES_SOURCE_LABEL, type ValuesSourcePort } from './values-from.js';
+import type { GatewayPolicy } from '../k8s/gateway/policy.js';
 
 export { FINALIZER, LEGACY_FINALIZER } from './actions/uninstall.js';
 export { MAX_FAILED_ATTEMPTS } from './next-action.js';
@@ -281,7 +282,7 @@ export class HelmReconciler implements Reconciler {
       status: draft.current,
       signal: rc.signal,
       log: rc.log,
-      helm: helmActingAs(this.o.helm, identity, redact),
+      helm: helmActingAs(this.o.helm, { ...(identity === undefined ? {} : { impersonate: identity }), redact, ...gatewayPolicy(w, namespace, name, identity) }),
       storage: this.o.storage,
       objects: this.#objects,
       subject: { cr, owner, log: rc.log, identity, redact },
@@ -370,6 +371,25 @@ function redactedError(err: unknown, redact: Redactor): unknown {
 }
 
 /** The user a ServiceAccount of the CR's namespace authenticates as, for impersonation. */
+/**
+ * Pure: the helm gateway policy of a release, for watches whose releases must stay within their
+ * namespace (`confineToNamespace`) or whose identity is not the operator's (a ServiceAccount: then
+ * `lookup()` must not read Secrets its values-from references could not): none otherwise, and helm
+ * talks to the API server directly as in operator-sdk (docs/adr/0045).
+ */
+export function gatewayPolicy(w: Pick<Watch, 'confineToNamespace' | 'allowClusterScoped'>, namespace: string, release: string, identity: string | undefined): { gateway?: GatewayPolicy } {
+  if (!w.confineToNamespace && identity === undefined) return {};
+  return {
+    gateway: {
+      namespace,
+      releases: [release],
+      confineWrites: w.confineToNamespace,
+      allowClusterScoped: w.allowClusterScoped,
+      readableLabel: { key: VALUES_SOURCE_LABEL, value: 'true' },
+    },
+  };
+}
+
 export function serviceAccountUser(namespace: string, serviceAccount: string | undefined): string | undefined {
   return serviceAccount === undefined ? undefined : `system:serviceaccount:${namespace}:${serviceAccount}`;
 }

@@ -10,8 +10,10 @@
  * Pure: parsing the references and composing what they hold. Reading them is the operator's.
  */
 import { readHelmYaml } from '../config/helm-yaml.js';
+import { parseValuePath, valuePathProblem } from '../config/value-path.js';
+import { bracketDepth, VALUES_FROM_LIMITS, VALUES_LIMITS, valuesProblem } from './limits.js';
 import { leafStrings } from './redaction.js';
-import { isPlainObject, parseValuePath, setValueAt, type Values } from './values.js';
+import { isPlainObject, setValueAt, type Values } from './values.js';
 
 export const VALUES_FROM_ANNOTATION = 'helm.sdk.operatorframework.io/values-from';
 /** A Secret's or ConfigMap's opt-in to being referenced (and watched: src/operator/values-sources.ts). */
@@ -52,9 +54,15 @@ export interface ValuesSourcePort {
 
 export const referenceName = (r: Pick<ValuesReference, 'kind' | 'name'>): string => `${r.kind} ${r.name}`;
 
-/** Pure: the references in the annotation's value, or the first problem found (never throws). */
+/**
+ * Pure: the references in the annotation's value, or the first problem found (never throws). Its
+ * length is checked before it is parsed, and each entry's fields before anything is read.
+ */
 export function parseValuesFrom(raw: string | undefined): { refs: ValuesReference[] } | { problem: string } {
   if (raw === undefined || raw.trim() === '') return { refs: [] };
+  const { maxLength, maxReferences, maxBrackets } = VALUES_FROM_LIMITS;
+  if (raw.length > maxLength) return { problem: `annotation ${VALUES_FROM_ANNOTATION} is ${raw.length} characters long, more than ${maxLength}: list references, not values` };
+  if (bracketDepth(raw, maxBrackets) > maxBrackets) return { problem: `annotation ${VALUES_FROM_ANNOTATION} nests more than ${maxBrackets} brackets: list flat references such as {kind: Secret, name: db}` };
   let doc: unknown;
   try {
     doc = readHelmYaml(raw, { maxAliasCount: 10 });
@@ -62,6 +70,7 @@ export function parseValuesFrom(raw: string | undefined): { refs: ValuesReferenc
     return { problem: `annotation ${VALUES_FROM_ANNOTATION} is not valid YAML: ${(err as Error).message.split('\n')[0] ?? ''}` };
   }
   if (!Array.isArray(doc)) return { problem: `annotation ${VALUES_FROM_ANNOTATION} must be a list of {kind, name, key, targetPath, optional}` };
+  if (doc.length > maxReferences) return { problem: `annotation ${VALUES_FROM_ANNOTATION} lists ${doc.length} references, more than ${maxReferences}` };
   const refs: ValuesReference[] = [];
   for (const [i, item] of doc.entries()) {
     const ref = parseReference(item);
@@ -87,23 +96,32 @@ function parseReference(item: unknown): ValuesReference | string {
   };
 }
 
+/** A field's value in a message: a scalar quoted and cut, a map or list by its type (it may nest deep). */
+function shown(v: unknown): string {
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object' && v !== null) return 'a map';
+  const text = typeof v === 'string' ? v : String(v);
+  return JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}…` : text);
+}
+
 function checkObject(kind: unknown, name: unknown): string | undefined {
-  if (kind !== 'Secret' && kind !== 'ConfigMap') return `kind must be Secret or ConfigMap, got ${JSON.stringify(kind)}`;
-  if (typeof name !== 'string' || !DNS1123_SUBDOMAIN.test(name)) return `name must be the name of a ${kind} in the CR's namespace, got ${JSON.stringify(name)}`;
+  if (kind !== 'Secret' && kind !== 'ConfigMap') return `kind must be Secret or ConfigMap, got ${shown(kind)}`;
+  if (typeof name !== 'string' || !DNS1123_SUBDOMAIN.test(name)) return `name must be the name of a ${kind} in the CR's namespace, got ${shown(name)}`;
   return undefined;
 }
 
 function checkOptional(optional: unknown): string | undefined {
-  return typeof optional === 'boolean' ? undefined : `optional must be true or false, got ${JSON.stringify(optional)}`;
+  return typeof optional === 'boolean' ? undefined : `optional must be true or false, got ${shown(optional)}`;
 }
 
 function checkKey(key: unknown): string | undefined {
-  return typeof key === 'string' && DATA_KEY.test(key) ? undefined : `key must be a data key (letters, digits, '-', '_', '.'), got ${JSON.stringify(key)}`;
+  return typeof key === 'string' && DATA_KEY.test(key) ? undefined : `key must be a data key (letters, digits, '-', '_', '.'), got ${shown(key)}`;
 }
 
 function checkTargetPath(path: unknown): string | undefined {
-  if (path === undefined || (typeof path === 'string' && parseValuePath(path).length > 0)) return undefined;
-  return `targetPath must be a value path such as "auth.password" or "args[0]", got ${JSON.stringify(path)}`;
+  if (path === undefined) return undefined;
+  const problem = typeof path === 'string' ? valuePathProblem(path) : 'not a string';
+  return problem === undefined ? undefined : `targetPath must be a value path such as "auth.password" or "args[0]", got ${shown(path)}: ${problem}`;
 }
 
 export interface ComposedValues {
@@ -112,6 +130,8 @@ export interface ComposedValues {
   readonly missing: string[];
   /** Keys whose content is not a YAML map where one is merged at the root. */
   readonly invalid: string[];
+  /** Keys, or all of them together, whose values are beyond VALUES_LIMITS, each with why. */
+  readonly oversized: string[];
 }
 
 /**
@@ -123,6 +143,8 @@ export function composeReferencedValues(refs: readonly ValuesReference[], data: 
   let values: Values = {};
   const missing: string[] = [];
   const invalid: string[] = [];
+  const oversized: string[] = [];
+  const read = valuesFileReader();
   refs.forEach((ref, i) => {
     const text = data[i]?.[ref.key];
     if (text === undefined) {
@@ -133,11 +155,15 @@ export function composeReferencedValues(refs: readonly ValuesReference[], data: 
       setValueAt(values, parseValuePath(ref.targetPath), text);
       return;
     }
-    const parsed = parseYamlMap(text);
+    const parsed = read(text);
     if (parsed === undefined) invalid.push(`${referenceName(ref)} key ${ref.key}`);
+    else if (typeof parsed === 'string') oversized.push(`${referenceName(ref)} key ${ref.key} ${parsed}`);
     else values = deepMerge(values, parsed);
   });
-  return { values, missing, invalid };
+  // Each key is within the limits, and indexes of targetPaths too: together they may not be.
+  const total = oversized.length === 0 ? valuesProblem(values) : undefined;
+  if (total !== undefined) oversized.push(`the merge of all references ${total}`);
+  return { values, missing, invalid, oversized };
 }
 
 /**
@@ -146,10 +172,14 @@ export function composeReferencedValues(refs: readonly ValuesReference[], data: 
  * secret.
  */
 export function secretStrings(refs: readonly ValuesReference[], data: readonly (Readonly<Record<string, string>> | undefined)[]): string[] {
+  const read = valuesFileReader();
   return refs.flatMap((ref, i) => {
     const text = data[i]?.[ref.key];
     if (ref.kind !== 'Secret' || text === undefined) return [];
-    return ref.targetPath === undefined ? [text, ...leafStrings(parseYamlMap(text))] : [text];
+    if (ref.targetPath !== undefined) return [text];
+    const parsed = read(text);
+    // Values beyond the limits are refused, never used: their whole text is enough to hide.
+    return typeof parsed === 'string' ? [text] : [text, ...leafStrings(parsed)];
   });
 }
 
@@ -162,15 +192,39 @@ export function notOptedIn(refs: readonly ValuesReference[], sources: readonly (
   return refs.filter((_, i) => sources[i]?.optedIn === false).map(referenceName);
 }
 
-/** A values file, as helm reads one (YAML 1.1: `mode: 0400` is 256, `enabled: yes` is true). */
-function parseYamlMap(text: string): Values | undefined {
+/**
+ * A values file, as helm reads one (YAML 1.1: `mode: 0400` is 256, `enabled: yes` is true);
+ * undefined when it is no YAML map, why when it is beyond VALUES_LIMITS (then nothing recursive
+ * may walk it).
+ */
+function parseYamlMap(text: string): Values | string | undefined {
+  // The YAML reader takes seconds to give up on deep flow nesting (40 s on 1 MiB of `[`).
+  if (bracketDepth(text, VALUES_LIMITS.maxDepth) > VALUES_LIMITS.maxDepth) return `nests more than ${VALUES_LIMITS.maxDepth} brackets`;
+  let doc: unknown;
   try {
-    const doc = readHelmYaml(text, { maxAliasCount: 100 });
-    if (doc === null || doc === undefined) return {};
-    return isPlainObject(doc) ? doc : undefined;
+    doc = readHelmYaml(text, { maxAliasCount: 100 });
   } catch {
     return undefined;
   }
+  if (doc === null || doc === undefined) return {};
+  return isPlainObject(doc) ? (valuesProblem(doc) ?? doc) : undefined;
+}
+
+/**
+ * Reads values files as parseYamlMap does, each distinct text once (32 references may name one
+ * object), and none once the texts read reach VALUES_LIMITS.maxBytes: reading YAML is the slow
+ * part, and the event loop every CR shares waits for it.
+ */
+function valuesFileReader(): (text: string) => Values | string | undefined {
+  const read = new Map<string, Values | string | undefined>();
+  let bytes = 0;
+  return (text) => {
+    if (read.has(text)) return read.get(text);
+    bytes += text.length;
+    const parsed = bytes > VALUES_LIMITS.maxBytes ? `is past the ${VALUES_LIMITS.maxBytes / 1048576} MiB of text the referenced values files may hold together` : parseYamlMap(text);
+    read.set(text, parsed);
+    return parsed;
+  };
 }
 
 /** Pure: helm's coalescing of two values maps: maps merge key by key, anything else replaces. */

@@ -3,49 +3,27 @@
  * wins), and the fingerprint that decides whether helm has anything to do.
  */
 import { createHash, createHmac } from 'node:crypto';
+import { isValueIndex, parseValuePath, VALUE_PATH_LIMITS, ValuePathError, type ValuePath } from '../config/value-path.js';
 
 export type Values = Record<string, unknown>;
 
 export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/**
- * Splits an overrideValues key the way helm's `--set-string` does for paths: `a.b` nests maps,
- * `a[0]` indexes lists, and a backslash makes the next character literal, as in helm's strvals:
- * `\.` keeps a dot (for keys like `example\.com/x`), `\\` a backslash, `\[` a bracket.
- */
-export function parseValuePath(key: string): (string | number)[] {
-  const path: (string | number)[] = [];
-  let current = '';
-  for (let i = 0; i < key.length; i++) {
-    const ch = key.charAt(i);
-    if (ch === '\\' && i + 1 < key.length) {
-      current += key.charAt(i + 1);
-      i++;
-    } else if (ch === '.') {
-      if (current !== '') path.push(current);
-      current = '';
-    } else if (ch === '[') {
-      const close = key.indexOf(']', i);
-      if (current !== '') path.push(current);
-      current = '';
-      path.push(Number(key.slice(i + 1, close)));
-      i = close;
-    } else {
-      current += ch;
-    }
-  }
-  if (current !== '') path.push(current);
-  return path;
-}
-
 /** An own, plain data property even for `__proto__`: like helm's Go maps, never the prototype. */
 const setOwn = (node: object, key: string | number, value: unknown): void => {
   Object.defineProperty(node, key, { value, writable: true, enumerable: true, configurable: true });
 };
 
-/** Sets `value` at `path`, creating maps and lists on the way (helm's `--set-string`). */
-export function setValueAt(target: Values, path: readonly (string | number)[], value: string): void {
+/**
+ * Sets `value` at `path`, creating maps and lists on the way (helm's `--set-string`). A path
+ * parseValuePath would not return (an index past helm's MaxIndex, too many segments) throws
+ * ValuePathError before anything is set: a list is never grown to a length a CR author chose.
+ */
+export function setValueAt(target: Values, path: Readonly<ValuePath>, value: string): void {
+  if (path.length > VALUE_PATH_LIMITS.maxSegments) throw new ValuePathError(`the path has more than ${VALUE_PATH_LIMITS.maxSegments} names and indexes`);
+  const bad = path.find((s) => typeof s === 'number' && !isValueIndex(s));
+  if (bad !== undefined) throw new ValuePathError(`index ${String(bad)} is not a number from 0 to ${VALUE_PATH_LIMITS.maxIndex}`);
   let node: Record<string | number, unknown> = target;
   path.forEach((segment, i) => {
     if (i === path.length - 1) {
@@ -63,10 +41,8 @@ export function setValueAt(target: Values, path: readonly (string | number)[], v
 /** A copy of `spec` with every override applied; `spec` itself is not changed. */
 export function mergeValues(spec: Values, overrides: Readonly<Record<string, string>>): Values {
   const merged = structuredClone(spec);
-  for (const [key, value] of Object.entries(overrides)) {
-    const path = parseValuePath(key);
-    if (path.length > 0) setValueAt(merged, path, value);
-  }
+  // The keys were checked when watches.yaml was loaded: a bad one here is a bug, and throws.
+  for (const [key, value] of Object.entries(overrides)) setValueAt(merged, parseValuePath(key), value);
   return merged;
 }
 

@@ -122,6 +122,11 @@ export interface StartOptions {
   readonly fingerprintKey?: Uint8Array;
 }
 
+/** The keys of `o` that are set, so optional options pass on as absent rather than `undefined`. */
+function setOnly<T extends object, K extends keyof T>(o: T, keys: readonly K[]): { [P in K]?: Exclude<T[P], undefined> } {
+  return Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]])) as { [P in K]?: Exclude<T[P], undefined> };
+}
+
 export async function startOperator(options: StartOptions): Promise<RunningOperator> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'operator-test-'));
   const file = path.join(dir, 'watches.yaml');
@@ -143,16 +148,12 @@ export async function startOperator(options: StartOptions): Promise<RunningOpera
     helm,
     log,
     defaultReconcilePeriodMs: options.reconcilePeriodMs ?? 60_000,
-    ...(options.annotationPeriodFloorMs === undefined ? {} : { annotationPeriodFloorMs: options.annotationPeriodFloorMs }),
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
-    ...(options.maxConcurrentReconcilesPerNamespace === undefined ? {} : { maxConcurrentReconcilesPerNamespace: options.maxConcurrentReconcilesPerNamespace }),
     namespaces: options.namespaces ?? [],
     metrics,
     releaseMetrics: metrics,
-    ...(options.gracefulShutdownTimeoutMs === undefined ? {} : { gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs }),
-    ...(options.defaultServiceAccount === undefined ? {} : { defaultServiceAccount: options.defaultServiceAccount }),
     identityMetrics: metrics,
-    ...(options.fingerprintKey === undefined ? {} : { fingerprintKey: options.fingerprintKey }),
+    ...setOnly(options, ['annotationPeriodFloorMs', 'maxConcurrentReconcilesPerNamespace', 'gracefulShutdownTimeoutMs', 'defaultServiceAccount', 'fingerprintKey']),
   });
   await operator.start(watches);
   return {

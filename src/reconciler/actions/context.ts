@@ -8,7 +8,7 @@ import type { CustomResource } from '../../k8s/custom-resources.js';
 import { lostLeadership } from '../../runtime/reconcile.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { ReleaseAnnotations } from '../annotations.js';
-import type { Reason } from '../conditions.js';
+import { Reason } from '../conditions.js';
 import type { HelmFailure, HelmPort, ReleaseRequest } from '../helm-port.js';
 import type { ManifestCache } from '../manifest-cache.js';
 import type { Outcome } from '../outcome.js';
@@ -89,11 +89,13 @@ export async function helmStep(ctx: ActionContext, reason: Reason, step: () => P
 export function failureOf(ctx: ActionContext, err: unknown, how: { reason: Reason; event: string; counts?: Desired; notDeployed?: boolean }): Outcome {
   if (lostLeadership(ctx.signal)) return { kind: 'cancelled', cause: err };
   const counted = ctx.signal.aborted ? undefined : how.counts;
+  const failure = ctx.describeHelmError(err);
   return {
     kind: 'helm-failed',
-    reason: how.reason,
+    // The gateway's refusal is the cause whatever helm was doing: say so, as the pre-flight would.
+    reason: failure.confinement === true ? Reason.NamespaceConfinementViolation : how.reason,
     event: how.event,
-    failure: ctx.describeHelmError(err),
+    failure,
     cause: err,
     ...(counted === undefined ? {} : { fingerprint: counted.keyedFingerprint }),
     ...(how.notDeployed === true ? { notDeployed: true } : {}),

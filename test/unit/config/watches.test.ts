@@ -415,6 +415,16 @@ describe('parseWatches: entry problems', () => {
     ]);
   });
 
+  it('refuses overrideValues keys a hostile path would loop or allocate on, at their line', async () => {
+    const messages = await messagesOf(lines(...NGINX, '  overrideValues:', '    "a[": x', '    a[4294967294]: x', '    a[-1]: x'));
+    const prefix = 'entry 0 (example.com/v1alpha1, Kind=Nginx): field "overrideValues"';
+    expect(messages).toEqual([
+      `watches.yaml:6:5: ${prefix}: key "a[" is not a value path ("[" at character 2 is not closed by "]"): use dotted names with optional [index], e.g. "image.tag" or "args[0]"`,
+      `watches.yaml:7:5: ${prefix}: key "a[4294967294]" is not a value path (index "4294967294" at character 3 is larger than 65536): use dotted names with optional [index], e.g. "image.tag" or "args[0]"`,
+      `watches.yaml:8:5: ${prefix}: key "a[-1]" is not a value path (index "-1" at character 3 is not a number from 0 to 65536): use dotted names with optional [index], e.g. "image.tag" or "args[0]"`,
+    ]);
+  });
+
   it('accepts --set-string style keys', async () => {
     const watches = await parse(lines(...NGINX, '  overrideValues:', '    args[0]: a', '    a.b[1].c: d', '    dotted\\.name: x'));
     expect(Object.keys(watches[0]?.overrideValues ?? {})).toEqual(['args[0]', 'a.b[1].c', 'dotted\\.name']);

@@ -150,6 +150,12 @@ items: []
     expect(names(parseManifest(manifest))).toEqual(['ConfigMap/a', 'ConfigMap/b']);
   });
 
+  it('expands items of a kind that does not end in List, as helm applies them (issue 32)', () => {
+    const manifest = 'apiVersion: v1\nkind: Bundle\nitems:\n- {apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: escalate}}\n';
+    expect(names(parseManifest(manifest))).toEqual(['ClusterRoleBinding/escalate']);
+    expect(names(parseManifest('apiVersion: v1\nkind: Bundle\nmetadata: {name: b}\nitems: {}\n'))).toEqual([]);
+  });
+
   it('keeps a *List kind that has no items list as an object of its own', () => {
     const manifest = 'apiVersion: example.com/v1\nkind: AllowList\nmetadata:\n  name: ips\nspec:\n  items: [a]\n';
     expect(names(parseManifest(manifest))).toEqual(['AllowList/ips']);

@@ -33,6 +33,38 @@ describe('parseValuesFrom', () => {
     const bomb = ['a: &a [x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}]`)].join('\n');
     expect(parseValuesFrom(bomb)).toHaveProperty('problem');
   });
+
+  it.each([
+    ['a[', 'is not closed by "]"'],
+    ['a[4294967294]', 'is larger than 65536'],
+    ['a[-1]', 'is not a number from 0 to 65536'],
+    ['a.', 'a name is missing'],
+  ])('refuses targetPath %j with why, before anything is read', (path, why) => {
+    const parsed = parseValuesFrom(`- {kind: ConfigMap, name: kube-root-ca.crt, key: ca.crt, targetPath: ${JSON.stringify(path)}}`);
+    expect('problem' in parsed && parsed.problem).toContain(`targetPath must be a value path such as "auth.password" or "args[0]", got ${JSON.stringify(path)}: `);
+    expect('problem' in parsed && parsed.problem).toContain(why);
+  });
+
+  it('refuses an annotation longer than 16 KiB, or with more than 32 references, before parsing them', () => {
+    const ref = '- {kind: ConfigMap, name: x}\n';
+    expect(parseValuesFrom(ref.repeat(32))).toHaveProperty('refs');
+    expect(parseValuesFrom(ref.repeat(33))).toEqual({ problem: expect.stringContaining('lists 33 references, more than 32') as unknown });
+    expect(parseValuesFrom(`${ref}#${'x'.repeat(16 * 1024)}`)).toEqual({ problem: expect.stringContaining('more than 16384: list references, not values') as unknown });
+  });
+
+  it('names a deep or long field value by its type or a cut quote, never in full', () => {
+    const deep = `- {kind: Secret, name: ${'['.repeat(10)}${']'.repeat(10)}}`;
+    expect(parseValuesFrom(deep)).toEqual({ problem: expect.stringMatching(/got a list$/) as unknown });
+    expect(parseValuesFrom(`- {kind: Secret, name: db, optional: {a: {b: 1}}}`)).toEqual({ problem: expect.stringMatching(/got a map$/) as unknown });
+    const long = parseValuesFrom(`- {kind: ${'K'.repeat(5000)}}`);
+    expect('problem' in long && long.problem.length).toBeLessThan(200);
+  });
+
+  it('refuses nesting before the YAML reader sees it (it takes about a second on 16 KiB of brackets)', () => {
+    expect(parseValuesFrom(`- ${'['.repeat(8000)}${']'.repeat(8000)}`)).toEqual({ problem: expect.stringContaining('nests more than 16 brackets') as unknown });
+    expect(parseValuesFrom(`- {kind: Secret, name: ${'{a: '.repeat(17)}`)).toEqual({ problem: expect.stringContaining('nests more than 16 brackets') as unknown });
+    expect(parseValuesFrom('[{"kind": "Secret", "name": "db", "targetPath": "a[0][1].b[2]"}]')).toHaveProperty('refs');
+  });
 });
 
 describe('composeReferencedValues', () => {
@@ -41,7 +73,7 @@ describe('composeReferencedValues', () => {
 
   it('merges YAML documents and places single values, later references winning', () => {
     const out = composeReferencedValues([defaults, secret], [{ 'values.yaml': 'auth: {user: app, password: old}\nreplicas: 2\n' }, { password: 's3cret' }]);
-    expect(out).toEqual({ values: { auth: { user: 'app', password: 's3cret' }, replicas: 2 }, missing: [], invalid: [] });
+    expect(out).toEqual({ values: { auth: { user: 'app', password: 's3cret' }, replicas: 2 }, missing: [], invalid: [], oversized: [] });
   });
 
   it('names what is missing or not a map, never what the objects hold', () => {
@@ -50,8 +82,37 @@ describe('composeReferencedValues', () => {
     expect(out.invalid).toEqual(['ConfigMap defaults key values.yaml']);
   });
 
+  it('refuses a values file nested deeper than the limit, never merging or walking it', () => {
+    const deep = Array.from({ length: 150 }, (_, i) => `${' '.repeat(i)}k:`).join('\n') + ' 1\n';
+    const out = composeReferencedValues([defaults], [{ 'values.yaml': deep }]);
+    expect(out.values).toEqual({});
+    expect(out.oversized).toEqual([expect.stringMatching(/^ConfigMap defaults key values.yaml nests maps and lists more than 100 deep \(at k\.k\.k\.k\.k\.k…\)/)]);
+    const file: ValuesReference = { ...defaults, kind: 'Secret' };
+    expect(secretStrings([file], [{ 'values.yaml': deep }])).toEqual([deep]);
+  });
+
+  it('refuses deep flow nesting before the YAML reader sees it (it took 40 s on 1 MiB of "[")', () => {
+    const out = composeReferencedValues([defaults], [{ 'values.yaml': `a: ${'['.repeat(1024 * 1024)}` }]);
+    expect(out.oversized).toEqual(['ConfigMap defaults key values.yaml nests more than 100 brackets']);
+  });
+
+  it('reads one object named many times once, and no more than 4 MiB of values files in all', () => {
+    const big = `a: "${'x'.repeat(1024 * 1024 - 100)}"\n`;
+    const same = Array.from({ length: 32 }, () => defaults);
+    expect(composeReferencedValues(same, same.map(() => ({ 'values.yaml': `${big}b: 1\n` }))).oversized).toEqual([]);
+    const five = Array.from({ length: 5 }, (_, i): ValuesReference => ({ ...defaults, name: `d${i}` }));
+    const out = composeReferencedValues(five, five.map((_, i) => ({ 'values.yaml': `${big}b: ${i}\n` })));
+    expect(out.oversized).toEqual(['ConfigMap d4 key values.yaml is past the 4 MiB of text the referenced values files may hold together']);
+  });
+
+  it('refuses references that are within the limits one by one but not together', () => {
+    const refs = Array.from({ length: 32 }, (_, i): ValuesReference => ({ ...secret, kind: 'ConfigMap', targetPath: `l${i}[65536]` }));
+    const out = composeReferencedValues(refs, refs.map(() => ({ password: 'x' })));
+    expect(out.oversized).toEqual(['the merge of all references is larger than 4 MiB as JSON']);
+  });
+
   it('skips optional references that are absent', () => {
-    expect(composeReferencedValues([{ ...secret, optional: true }], [undefined])).toEqual({ values: {}, missing: [], invalid: [] });
+    expect(composeReferencedValues([{ ...secret, optional: true }], [undefined])).toEqual({ values: {}, missing: [], invalid: [], oversized: [] });
   });
 });
 

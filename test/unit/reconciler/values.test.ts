@@ -6,10 +6,11 @@ import {
   isPlainObject,
   keyedFingerprint,
   mergeValues,
-  parseValuePath,
+  setValueAt,
   RENDER_PROTOCOL,
   type Values,
 } from '../../../src/reconciler/values.js';
+import { ValuePathError } from '../../../src/config/value-path.js';
 
 /** Freezes `v` and everything below it, so any mutation throws (ES modules are strict). */
 function deepFreeze<T>(v: T): T {
@@ -31,51 +32,6 @@ describe('isPlainObject', () => {
     [1, false],
   ])('%j → %s', (v, want) => {
     expect(isPlainObject(v)).toBe(want);
-  });
-});
-
-describe('parseValuePath', () => {
-  it.each<[string, (string | number)[]]>([
-    ['a', ['a']],
-    ['a.b', ['a', 'b']],
-    ['image.repository', ['image', 'repository']],
-    ['a.b.c.d', ['a', 'b', 'c', 'd']],
-    ['a[0]', ['a', 0]],
-    ['a[0].b', ['a', 0, 'b']],
-    ['a.b[1].c', ['a', 'b', 1, 'c']],
-    ['a[0][12]', ['a', 0, 12]],
-    ['a[10].b[2]', ['a', 10, 'b', 2]],
-    ['dotted\\.name', ['dotted.name']],
-    ['a\\.b.c', ['a.b', 'c']],
-    ['a.b\\.c', ['a', 'b.c']],
-    ['ingress.annotations.kubernetes\\.io/ingress\\.class', ['ingress', 'annotations', 'kubernetes.io/ingress.class']],
-    ['podAnnotations.example\\.com/x', ['podAnnotations', 'example.com/x']],
-    ['a\\.b[0].c\\.d', ['a.b', 0, 'c.d']],
-    ['with-dash_and_underscore', ['with-dash_and_underscore']],
-    ['', []],
-  ])('%s', (key, want) => {
-    expect(parseValuePath(key)).toEqual(want);
-  });
-
-  // helm's strvals (runesUntil) takes the character after any backslash literally, and the
-  // watches.yaml validator accepts any escaped character, so `\\`, `\,`, `\=`, `\[` all work.
-  it.each<[string, (string | number)[]]>([
-    ['a\\\\b', ['a\\b']],
-    ['a\\,b', ['a,b']],
-    ['a\\=b', ['a=b']],
-    ['a\\[0\\]', ['a[0]']],
-    ['a\\\\.b', ['a\\', 'b']],
-  ])('escapes like helm: %s', (key, want) => {
-    expect(parseValuePath(key)).toEqual(want);
-  });
-
-  it('yields numbers for indexes and strings for names', () => {
-    const path = parseValuePath('list[3].name');
-    expect(path.map((s) => typeof s)).toEqual(['string', 'number', 'string']);
-  });
-
-  it('keeps digit-only names as strings', () => {
-    expect(parseValuePath('a.0.b')).toEqual(['a', '0', 'b']);
   });
 });
 
@@ -160,8 +116,8 @@ describe('mergeValues', () => {
     });
   });
 
-  it('ignores an empty key', () => {
-    expect(mergeValues({ a: 1 }, { '': 'x' })).toEqual({ a: 1 });
+  it('throws on a key watches.yaml would have refused at load (a bug, not input)', () => {
+    expect(() => mergeValues({ a: 1 }, { '': 'x' })).toThrow(ValuePathError);
   });
 
   it('does not mutate the spec or the overrides (both deeply frozen)', () => {
@@ -185,6 +141,26 @@ describe('mergeValues', () => {
     const merged = mergeValues(spec, { '__proto__.b': '2' });
     expect(({} as Record<string, unknown>).b).toBeUndefined();
     expect(JSON.stringify(merged)).toBe('{"__proto__":{"a":"1","b":"2"}}');
+  });
+});
+
+describe('setValueAt', () => {
+  it('sets up to helm\'s MaxIndex and refuses past it, negative or fractional indexes, before setting anything', () => {
+    const target: Values = {};
+    setValueAt(target, ['a', 65536], 'x');
+    expect((target.a as unknown[]).length).toBe(65537);
+    for (const bad of [65537, 4294967294, -1, 1.5, Number.NaN, Infinity]) {
+      const t: Values = {};
+      expect(() => { setValueAt(t, ['a', bad], 'x'); }).toThrow(ValuePathError);
+      expect(t).toEqual({});
+    }
+  });
+
+  it('refuses a path longer than 32 segments', () => {
+    expect(() => { setValueAt({}, Array.from({ length: 33 }, () => 'a'), 'x'); }).toThrow(ValuePathError);
+    const t: Values = {};
+    setValueAt(t, Array.from({ length: 32 }, () => 'a'), 'x');
+    expect(JSON.stringify(t).split('{').length - 1).toBe(32);
   });
 });
 
