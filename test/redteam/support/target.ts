@@ -29,6 +29,12 @@ export interface Configuration {
   readonly gadgets: TestKind;
 }
 
+/**
+ * Flags appended to every operator under attack, to switch a protection off and see its attacks
+ * fail (a break-check): `REDTEAM_OPERATOR_ARGS='--annotation-reconcile-period-floor 1ms'`.
+ */
+const BREAK_ARGS = (process.env.REDTEAM_OPERATOR_ARGS ?? '').split(/\s+/).filter((a) => a !== '');
+
 /** The operator's V8 heap limit, MiB. */
 const HEAP_MB = 768;
 
@@ -175,13 +181,16 @@ export class Target {
     const p = spawnOperator({
       watchesFile: this.#watches?.file ?? '',
       namespace: `${this.tenancy.a},${this.tenancy.b}`,
-      args: [...this.config.args, ...this.extraArgs],
+      args: [...this.config.args, ...this.extraArgs, ...BREAK_ARGS],
       // As in a container with a memory limit: an attack that allocates without bound ends the
       // process within seconds instead of taking the shared test machine's memory.
       env: { NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` },
     });
     this.#proc = p;
-    await p.waitForLog('the controllers to start', (l) => l.msg === 'All controllers started and synced', 90_000);
+    const exited = p.exited.then(({ code, signal }) => {
+      throw new Error(`the operator exited (${String(code ?? signal)}) before its controllers started:\n${p.dump().slice(-2000)}`);
+    });
+    await Promise.race([p.waitForLog('the controllers to start', (l) => l.msg === 'All controllers started and synced', 90_000), exited]);
     this.#health = await p.healthUrl();
   }
 
