@@ -4,11 +4,11 @@
  * must end in a status saying why, not retried forever. Plus item 8's `reconcile-period: 1ms`.
  */
 import { randomBytes } from 'node:crypto';
-import { describe, expect } from 'vitest';
+import { expect } from 'vitest';
 import { VALUES_FROM_ANNOTATION } from '../../src/reconciler/values-from.js';
 import { scrape } from '../integration/production/support.js';
 import { total } from '../support/prometheus.js';
-import { attack, CONFIGURATIONS, releaseConfigMaps, Target, useTarget } from './support/target.js';
+import { againstEachConfiguration, attack, releaseConfigMaps } from './support/target.js';
 
 const RECONCILE_PERIOD_ANNOTATION = 'helm.sdk.operatorframework.io/reconcile-period';
 const valuesFrom = (yaml: string): Record<string, string> => ({ [VALUES_FROM_ANNOTATION]: yaml });
@@ -27,75 +27,71 @@ function aliasBomb(): string {
   return `- kind: ConfigMap\n  name: kube-root-ca.crt\n  optional: true\n${levels.join('\n')}\n`;
 }
 
-for (const config of CONFIGURATIONS) {
-  describe(`crash and starve, ${config.name} configuration (${config.description})`, () => {
-    const target = new Target(config);
-    useTarget(target);
-    const a = (): string => target.tenancy.a;
+againstEachConfiguration('crash and starve', (target, config) => {
+  const a = (): string => target.tenancy.a;
 
-    /**
-     * A values source the tenant may name: `kube-root-ca.crt` is in every namespace, and the default
-     * configuration reads any; under a ServiceAccount only a labelled one is read (ADR 0035), which
-     * would refuse the reference before its targetPath is looked at.
-     */
-    const source = config.name === 'default' ? 'kind: ConfigMap, name: kube-root-ca.crt, key: ca.crt' : 'kind: Secret, name: shared, key: token';
+  /**
+   * A values source the tenant may name: `kube-root-ca.crt` is in every namespace, and the default
+   * configuration reads any; under a ServiceAccount only a labelled one is read (ADR 0035), which
+   * would refuse the reference before its targetPath is looked at.
+   */
+  const source = config.name === 'default' ? 'kind: ConfigMap, name: kube-root-ca.crt, key: ca.crt' : 'kind: Secret, name: shared, key: token';
 
-    /** Creates the CR as the tenant, waits for the operator to finish with it, expects a refusal that is not retried. */
-    const refused = async (name: string, spec: Record<string, unknown>, annotations?: Record<string, string>): Promise<string> => {
-      await target.crs().create(a(), name, spec, annotations);
-      const { cr, outcome } = await target.settle(name);
-      expect(outcome, 'refused (Irreconcilable)').toMatch(/^Irreconcilable\//);
-      expect(cr.status?.observedGeneration, 'a refusal for good, not retried with backoff').toBe(cr.metadata.generation);
-      return outcome;
-    };
+  /** Creates the CR as the tenant, waits for the operator to finish with it, expects a refusal that is not retried. */
+  const refused = async (name: string, spec: Record<string, unknown>, annotations?: Record<string, string>): Promise<string> => {
+    await target.crs().create(a(), name, spec, annotations);
+    const { cr, outcome } = await target.settle(name);
+    expect(outcome, 'refused (Irreconcilable)').toMatch(/^Irreconcilable\//);
+    expect(cr.status?.observedGeneration, 'a refusal for good, not retried with backoff').toBe(cr.metadata.generation);
+    return outcome;
+  };
 
-    attack(target, { id: '1a', title: 'values-from targetPath "a[" (an unclosed index once looped forever)', kind: 'crash' }, async () => {
-      await refused('unclosed', {}, valuesFrom(`- {${source}, targetPath: "a["}`));
-    });
-
-    attack(target, { id: '1b', title: 'values-from targetPath "a[4294967294]" (on kube-root-ca.crt, once allocated the heap away)', kind: 'crash' }, async () => {
-      await refused('huge-index', {}, valuesFrom(`- {${source}, targetPath: "a[4294967294]"}`));
-    });
-
-    attack(target, { id: '1c', title: 'a spec nested 2000 maps deep (once overflowed the stack, retried forever)', kind: 'crash' }, async () => {
-      expect(await refused('deep', { deep: nested(2000) })).toMatch(/^Irreconcilable\/InvalidSpec/);
-    });
-
-    attack(target, { id: 'v1', title: 'a values-from annotation of 10,000 references (YAML aliases of one reference)', kind: 'crash' }, async () => {
-      const refs = `- &r {kind: ConfigMap, name: kube-root-ca.crt, optional: true}\n${'- *r\n'.repeat(9_999)}`;
-      await refused('ten-thousand', {}, valuesFrom(refs));
-    });
-
-    attack(target, { id: 'v2', title: 'a values-from annotation that expands to 9^9 strings (a billion laughs)', kind: 'crash' }, async () => {
-      await refused('laughs', {}, valuesFrom(aliasBomb()));
-    });
-
-    attack(target, { id: 'v3', title: 'a CR name at the API server\'s limit (253 characters; helm allows 53)', kind: 'crash' }, async () => {
-      const outcome = await refused(`n${'x'.repeat(252)}`, {});
-      expect(outcome).toMatch(/^Irreconcilable\/InvalidReleaseName/);
-    });
-
-    attack(target, { id: 'v4', title: 'values that make helm\'s release record exceed 1 MiB (1.2 MB of random text in the spec)', kind: 'crash' }, async () => {
-      const name = 'obese';
-      // Random base64 does not compress: helm's gzipped record stays above the 1 MiB a Secret may hold.
-      await target.crs().create(a(), name, { greeting: 'hi', blob: randomBytes(900_000).toString('base64') });
-      const { outcome } = await target.settle(name);
-      expect(outcome).not.toMatch(/^Deployed\//);
-      // Nothing half-done: the release's objects were not created.
-      expect(await releaseConfigMaps(target, name)).toEqual([]);
-    });
-
-    attack(target, { id: '8b', title: 'a reconcile-period: 1ms annotation (a hot loop shared by every tenant)', kind: 'starve' }, async () => {
-      const name = 'hot';
-      await target.crs().create(a(), name, {}, { [RECONCILE_PERIOD_ANNOTATION]: '1ms' });
-      const { outcome } = await target.settle(name);
-      expect(outcome).toMatch(/^Deployed\//);
-      const metrics = await target.process.metricsUrl();
-      const reconciles = async (): Promise<number> => total(await scrape(metrics), 'controller_runtime_reconcile_total');
-      const before = await reconciles();
-      // A rate, so it is observed over a window: at 1 ms thousands of reconciles, at any sane floor none or one.
-      await new Promise((r) => setTimeout(r, 5_000));
-      expect((await reconciles()) - before, 'reconciles in 5 s').toBeLessThan(20);
-    });
+  attack(target, { id: '1a', title: 'values-from targetPath "a[" (an unclosed index once looped forever)', kind: 'crash' }, async () => {
+    await refused('unclosed', {}, valuesFrom(`- {${source}, targetPath: "a["}`));
   });
-}
+
+  attack(target, { id: '1b', title: 'values-from targetPath "a[4294967294]" (on kube-root-ca.crt, once allocated the heap away)', kind: 'crash' }, async () => {
+    await refused('huge-index', {}, valuesFrom(`- {${source}, targetPath: "a[4294967294]"}`));
+  });
+
+  attack(target, { id: '1c', title: 'a spec nested 2000 maps deep (once overflowed the stack, retried forever)', kind: 'crash' }, async () => {
+    expect(await refused('deep', { deep: nested(2000) })).toMatch(/^Irreconcilable\/InvalidSpec/);
+  });
+
+  attack(target, { id: 'v1', title: 'a values-from annotation of 10,000 references (YAML aliases of one reference)', kind: 'crash' }, async () => {
+    const refs = `- &r {kind: ConfigMap, name: kube-root-ca.crt, optional: true}\n${'- *r\n'.repeat(9_999)}`;
+    await refused('ten-thousand', {}, valuesFrom(refs));
+  });
+
+  attack(target, { id: 'v2', title: 'a values-from annotation that expands to 9^9 strings (a billion laughs)', kind: 'crash' }, async () => {
+    await refused('laughs', {}, valuesFrom(aliasBomb()));
+  });
+
+  attack(target, { id: 'v3', title: 'a CR name at the API server\'s limit (253 characters; helm allows 53)', kind: 'crash' }, async () => {
+    const outcome = await refused(`n${'x'.repeat(252)}`, {});
+    expect(outcome).toMatch(/^Irreconcilable\/InvalidReleaseName/);
+  });
+
+  attack(target, { id: 'v4', title: 'values that make helm\'s release record exceed 1 MiB (1.2 MB of random text in the spec)', kind: 'crash' }, async () => {
+    const name = 'obese';
+    // Random base64 does not compress: helm's gzipped record stays above the 1 MiB a Secret may hold.
+    await target.crs().create(a(), name, { greeting: 'hi', blob: randomBytes(900_000).toString('base64') });
+    const { outcome } = await target.settle(name);
+    expect(outcome).not.toMatch(/^Deployed\//);
+    // Nothing half-done: the release's objects were not created.
+    expect(await releaseConfigMaps(target, name)).toEqual([]);
+  });
+
+  attack(target, { id: '8b', title: 'a reconcile-period: 1ms annotation (a hot loop shared by every tenant)', kind: 'starve' }, async () => {
+    const name = 'hot';
+    await target.crs().create(a(), name, {}, { [RECONCILE_PERIOD_ANNOTATION]: '1ms' });
+    const { outcome } = await target.settle(name);
+    expect(outcome).toMatch(/^Deployed\//);
+    const metrics = await target.process.metricsUrl();
+    const reconciles = async (): Promise<number> => total(await scrape(metrics), 'controller_runtime_reconcile_total');
+    const before = await reconciles();
+    // A rate, so it is observed over a window: at 1 ms thousands of reconciles, at any sane floor none or one.
+    await new Promise((r) => setTimeout(r, 5_000));
+    expect((await reconciles()) - before, 'reconciles in 5 s').toBeLessThan(20);
+  });
+});

@@ -5,10 +5,9 @@
  * freezes the operator has won whatever else the test asserts.
  */
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import { isStatus } from '../../../src/k8s/errors.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { spawnOperator, watchesFile, type OperatorProcess } from '../../integration/production/support.js';
-import { waitFor, type WaitOptions } from '../../support/kube.js';
+import { exists, waitFor, type WaitOptions } from '../../support/kube.js';
 import { CRs, ensureCrd, fixtureChart, type CR, type TestKind } from '../../support/operator.js';
 import { recordAttack, type Expectation } from './report.js';
 import { DEPLOYER, GROUP, Tenancy } from './tenancy.js';
@@ -223,11 +222,20 @@ export class Target {
   }
 }
 
-/** Registers the set-up and tear-down of `target` in the enclosing describe. */
-export function useTarget(target: Target): void {
-  beforeAll(() => target.setUp(), 240_000);
-  afterAll(() => target.tearDown(), 240_000);
-  beforeEach(() => target.ensureRunning(), 120_000);
+/**
+ * One describe per configuration, `topic` and the configuration in its title, with its own
+ * tenants and operator process (set up before, torn down after); `attacks` registers the tests.
+ */
+export function againstEachConfiguration(topic: string, attacks: (target: Target, config: Configuration) => void): void {
+  for (const config of CONFIGURATIONS) {
+    describe(`${topic}, ${config.name} configuration (${config.description})`, () => {
+      const target = new Target(config);
+      beforeAll(() => target.setUp(), 240_000);
+      afterAll(() => target.tearDown(), 240_000);
+      beforeEach(() => target.ensureRunning(), 120_000);
+      attacks(target, config);
+    });
+  }
 }
 
 /**
@@ -340,17 +348,6 @@ export async function settle(crs: CRs, namespace: string, name: string, o: WaitO
 export async function releaseConfigMaps(target: Target, release: string): Promise<V1ConfigMap[]> {
   const list = await target.tenancy.admin.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: target.tenancy.a });
   return list.items.filter((c) => c.metadata?.annotations?.['meta.helm.sh/release-name'] === release);
-}
-
-/** Whether `read` finds the object: false on NotFound, any other error thrown. */
-export async function exists(read: () => Promise<unknown>): Promise<boolean> {
-  try {
-    await read();
-    return true;
-  } catch (err) {
-    if (isStatus(err, 404)) return false;
-    throw err;
-  }
 }
 
 /** Deletes CR `name` (uninstalling its release) and waits until it is gone; gives up quietly after `timeoutMs`. */
