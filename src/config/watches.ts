@@ -25,6 +25,12 @@ export interface Watch {
   readonly chart: ChartInfo;
   /** Whether to watch the release's resources and repair drift; default true. */
   readonly watchDependentResources: boolean;
+  /**
+   * Ours, the migration switch from operator-sdk's Helm operator: a CR takes over the release of
+   * its name and chart that this operator did not install. Left out (false) by default, when such
+   * a release is reported `ReleaseNotOwned` and never upgraded nor uninstalled (ADR 0042).
+   */
+  readonly adoptReleases?: boolean;
   /** After `$VAR`/`${VAR}` expansion (unset variables expand to ""); `--set-string` semantics. */
   readonly overrideValues: Readonly<Record<string, string>>;
   readonly selector?: LabelSelector;
@@ -124,6 +130,7 @@ const FIELDS = [
   'kind',
   'chart',
   'watchDependentResources',
+  'adoptReleases',
   'overrideValues',
   'sensitiveValues',
   'selector',
@@ -661,6 +668,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
   // Optional fields are left out rather than set to undefined, so `'selector' in watch` means something.
   const rest = {
     watchDependentResources: readBoolean(ctx, fields, 'watchDependentResources', true),
+    ...(readBoolean(ctx, fields, 'adoptReleases', false) ? { adoptReleases: true } : {}),
     overrideValues: readOverrideValues(ctx, fields),
     sensitiveValues: readValuePaths(ctx, fields),
     ...(selector === undefined ? {} : { selector }),

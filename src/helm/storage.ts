@@ -103,7 +103,8 @@ export class ReleaseStorage {
       const r = recordFromLabels(labels);
       const release = labels?.name;
       if (r === undefined || release === undefined) continue;
-      byRelease.set(release, [...(byRelease.get(release) ?? []), r]);
+      const ownerUids = (s.metadata?.ownerReferences ?? []).map((o) => o.uid);
+      byRelease.set(release, [...(byRelease.get(release) ?? []), ownerUids.length === 0 ? r : { ...r, ownerUids }]);
     }
     return byRelease;
   }

@@ -57,6 +57,8 @@ export interface ReleaseRecord {
   readonly status: ReleaseStatus;
   /** The release's own labels (helm's storage labels removed). */
   readonly labels: Readonly<Record<string, string>>;
+  /** The UIDs its storage Secret's ownerReferences name (operator-sdk makes its CR the owner); absent when none. */
+  readonly ownerUids?: readonly string[];
 }
 
 /** One row of `helm history -o json`. */

@@ -29,6 +29,8 @@ export const Reason = {
   // ours
   Reconciled: 'Reconciled',
   ReleaseNameConflict: 'ReleaseNameConflict',
+  /** A release of the CR's name and chart that this operator did not make, and may not adopt. */
+  ReleaseNotOwned: 'ReleaseNotOwned',
   InvalidReleaseName: 'InvalidReleaseName',
   InvalidSpec: 'InvalidSpec',
   PauseReconcileAnnotationTrue: 'PauseReconcileAnnotationTrue',

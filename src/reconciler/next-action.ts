@@ -50,6 +50,8 @@ export interface Observed {
 
 export type Action =
   | { readonly kind: 'report-conflict'; readonly ownerKind: string }
+  /** A release of our chart this operator did not make: reported, never upgraded (ADR 0042). */
+  | { readonly kind: 'report-not-owned'; readonly chart: string }
   /** The desired state failed MAX_FAILED_ATTEMPTS times: no helm until it changes. */
   | { readonly kind: 'stall'; readonly count: number }
   | { readonly kind: 'unlock'; readonly latest: ReleaseRecord; readonly lastGood?: ReleaseRecord }
@@ -63,22 +65,26 @@ export function nextAction(o: Observed): Action {
   switch (state.kind) {
     case 'Conflict':
       return { kind: 'report-conflict', ownerKind: state.ownerKind };
+    case 'NotOwned':
+      return { kind: 'report-not-owned', chart: state.chart };
     case 'Locked':
       // Unlocking comes first even when retries are spent: it only undoes what a dead process left.
       return state.lastGood === undefined ? { kind: 'unlock', latest: state.latest } : { kind: 'unlock', latest: state.latest, lastGood: state.lastGood };
     case 'InSync':
       return { kind: 'correct-drift', deployed: state.deployed };
     case 'Unmanaged':
-      throw new Error('unreachable: an unmanaged release is adopted or reported as a conflict before deciding');
+      throw new Error('unreachable: an unmanaged release is adopted or found not owned before deciding');
     case 'Absent':
     case 'FailedInstall':
-    case 'OutOfSync': {
-      const spent = retriesSpent(o);
-      if (spent !== undefined) return { kind: 'stall', count: spent };
-      if (state.kind === 'OutOfSync') return { kind: 'upgrade', from: state.deployed ?? state.latest };
-      return { kind: 'install', leftovers: state.kind === 'FailedInstall' };
-    }
+    case 'OutOfSync':
+      return installOrUpgrade(state, retriesSpent(o));
   }
+}
+
+function installOrUpgrade(state: Extract<ReleaseState, { kind: 'Absent' | 'FailedInstall' | 'OutOfSync' }>, spent: number | undefined): Action {
+  if (spent !== undefined) return { kind: 'stall', count: spent };
+  if (state.kind === 'OutOfSync') return { kind: 'upgrade', from: state.deployed ?? state.latest };
+  return { kind: 'install', leftovers: state.kind === 'FailedInstall' };
 }
 
 /** The failure count when this very desired state has used up its attempts; else undefined. */

@@ -1,8 +1,9 @@
 /**
  * Reads the state of a CR's release: helm's storage records, and for a release that carries no
- * owner label (installed by hand, or by operator-sdk), whether it runs our chart and so may be
- * adopted.
+ * owner label (installed by hand, or by operator-sdk), whether it runs our chart and this CR may
+ * adopt it (adoption.ts): only when the watch says so or the release was made for this very CR.
  */
+import { adoptionGround } from './adoption.js';
 import type { HelmPort } from './helm-port.js';
 import type { ReleaseStoragePort } from './ports.js';
 import { determineReleaseState, type ReleaseRecord, type ReleaseState } from './state.js';
@@ -11,13 +12,15 @@ export interface ReleaseOwner {
   readonly chartName: string;
   /** This watch's owner-kind label value. */
   readonly ownerKind: string;
+  /** The watch's `adoptReleases`: releases of its chart that this operator did not make are adopted. */
+  readonly adoptReleases: boolean;
 }
 
-/** `stored`: the release's records when the caller has read them already. */
+/** `uid`: the CR instance's. `stored`: the release's records when the caller has read them already. */
 export async function observeRelease(
   ports: { readonly helm: Pick<HelmPort, 'status'>; readonly storage: Pick<ReleaseStoragePort, 'records'> },
   owner: ReleaseOwner,
-  at: { readonly namespace: string; readonly name: string; readonly fingerprint: string },
+  at: { readonly namespace: string; readonly name: string; readonly uid: string; readonly fingerprint: string },
   stored?: readonly ReleaseRecord[],
 ): Promise<ReleaseState> {
   const records = stored ?? (await ports.storage.records(at.namespace, at.name));
@@ -25,17 +28,21 @@ export async function observeRelease(
   if (state.kind !== 'Unmanaged') return state;
   const release = await ports.helm.status(at.name, at.namespace);
   if (release === undefined) return { kind: 'Absent' };
-  if (release.chart.name === owner.chartName) return { kind: 'OutOfSync', latest: state.latest };
-  return { kind: 'Conflict', ownerKind: `chart ${release.chart.name}` };
+  if (release.chart.name !== owner.chartName) return { kind: 'Conflict', ownerKind: `chart ${release.chart.name}` };
+  const ground = adoptionGround({ storageOwnerUids: state.latest.ownerUids ?? [], manifest: release.manifest }, at, owner);
+  return ground === undefined ? { kind: 'NotOwned', chart: `${release.chart.name}-${release.chart.version}` } : { kind: 'OutOfSync', latest: state.latest, adopted: ground };
 }
 
-/** Whether the release of this name is ours to uninstall (never another kind's, never one already gone). */
+/**
+ * Whether the release of this name is ours to uninstall for the CR instance `uid`: never another
+ * kind's, never one this operator did not make and may not adopt, never one already gone.
+ */
 export async function ownsRelease(
   ports: Parameters<typeof observeRelease>[0],
   owner: ReleaseOwner,
-  at: { readonly namespace: string; readonly name: string },
+  at: { readonly namespace: string; readonly name: string; readonly uid: string },
   stored?: readonly ReleaseRecord[],
 ): Promise<boolean> {
   const state = await observeRelease(ports, owner, { ...at, fingerprint: '' }, stored);
-  return state.kind !== 'Conflict' && state.kind !== 'Absent';
+  return state.kind !== 'Conflict' && state.kind !== 'NotOwned' && state.kind !== 'Absent';
 }

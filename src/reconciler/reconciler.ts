@@ -23,7 +23,8 @@ import { desiredState, invalidInput } from './desired.js';
 import { helmActingAs, type HelmFailure, type HelmPort } from './helm-port.js';
 import { ManifestCache } from './manifest-cache.js';
 import { admit, nextAction, type Action } from './next-action.js';
-import { observeRelease } from './observe.js';
+import { adoptingMessage, notOwnedMessage } from './adoption.js';
+import { observeRelease, type ReleaseOwner } from './observe.js';
 import { ReportedError, summarize, type Outcome, type Summary } from './outcome.js';
 import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, resyncAfterMs, withPeriodFloor } from './period.js';
 import type { CustomResourcesPort, ReconcilerMetrics, ReleaseStoragePort } from './ports.js';
@@ -109,7 +110,7 @@ export class HelmReconciler implements Reconciler {
       onDriftCorrected: (kind) => o.metrics?.driftCorrected(this.#controller, kind),
     });
     this.#uninstaller = new Uninstaller({
-      owner: { chartName: o.watch.chart.name, ownerKind: this.#ownerKind },
+      owner: this.#releaseOwner(),
       crs: o.crs,
       events: o.events,
       objects: o.objects,
@@ -117,6 +118,10 @@ export class HelmReconciler implements Reconciler {
         this.#forget(namespace, name);
       },
     });
+  }
+
+  #releaseOwner(): ReleaseOwner {
+    return { chartName: this.o.watch.chart.name, ownerKind: this.#ownerKind, adoptReleases: this.o.watch.adoptReleases === true };
   }
 
   async reconcile(request: Request, rc: ReconcileContext): Promise<Result> {
@@ -204,10 +209,11 @@ export class HelmReconciler implements Reconciler {
     });
     if ('kind' in desired) return desired;
     r.draft.rekeyFailures(desired.fingerprint, desired.keyedFingerprint);
-    const owner = { chartName: this.o.watch.chart.name, ownerKind: this.#ownerKind };
-    const at = { namespace: r.ctx.namespace, name: r.ctx.name, fingerprint: desired.fingerprint };
+    const owner = this.#releaseOwner();
+    const at = { namespace: r.ctx.namespace, name: r.ctx.name, uid: r.ctx.uid, fingerprint: desired.fingerprint };
     let state = await observeRelease(r.ctx, owner, at, records);
     this.o.metrics?.releaseState(this.#controller, at.namespace, at.name, state.kind);
+    noteAdoption(r.ctx, state);
     for (let n = 1; ; n++) {
       const outcome = await this.#act(r.ctx, nextAction({ state, fingerprint: desired.keyedFingerprint, failedAttempts: r.draft.current.failedAttempts }), desired);
       if (outcome.kind !== 'unlocked') return outcome;
@@ -221,6 +227,10 @@ export class HelmReconciler implements Reconciler {
       case 'report-conflict': {
         const message = `release name "${ctx.name}" in namespace "${ctx.namespace}" is already used by ${action.ownerKind}; rename this resource or delete the other one`;
         return Promise.resolve({ kind: 'refused', reason: Reason.ReleaseNameConflict, message, retry: false, event: true, stage: 'release' });
+      }
+      case 'report-not-owned': {
+        const message = notOwnedMessage({ namespace: ctx.namespace, name: ctx.name, kind: this.o.watch.kind, chart: action.chart });
+        return Promise.resolve({ kind: 'refused', reason: Reason.ReleaseNotOwned, message, retry: false, event: true, stage: 'release', recheck: 'period' });
       }
       case 'stall':
         return Promise.resolve({ kind: 'stalled', count: action.count });
@@ -368,6 +378,11 @@ function redactedError(err: unknown, redact: Redactor): unknown {
   if (err instanceof ReportedError) return new ReportedError(message);
   if (err instanceof TerminalError || (err instanceof Error && err.cause instanceof TerminalError)) return new TerminalError(message);
   return new Error(message);
+}
+
+/** A takeover of a release this operator did not install is never silent: an event says who allowed it. */
+function noteAdoption(ctx: ActionContext, state: Awaited<ReturnType<typeof observeRelease>>): void {
+  if (state.kind === 'OutOfSync' && state.adopted !== undefined) ctx.event('Normal', 'AdoptingRelease', adoptingMessage(ctx.name, state.adopted));
 }
 
 /** The user a ServiceAccount of the CR's namespace authenticates as, for impersonation. */

@@ -3,6 +3,7 @@
  * one action (the shape of Flux helm-controller's DetermineReleaseState).
  */
 import type { ReleaseRecord, ReleaseStatus } from '../helm/types.js';
+import type { AdoptionGround } from './adoption.js';
 
 export type { ReleaseRecord, ReleaseStatus };
 
@@ -17,14 +18,22 @@ export type ReleaseState =
   | { readonly kind: 'Absent' }
   /** Another kind's CR owns a release of this name: report, do nothing. */
   | { readonly kind: 'Conflict'; readonly ownerKind: string }
-  /** A release that carries no owner label (installed by hand, or by operator-sdk): inspect before adopting. */
+  /**
+   * A release that carries no owner label (installed by hand, or by operator-sdk): observe.ts
+   * decides whether the CR may adopt it (adoption.ts) or it is NotOwned.
+   */
   | { readonly kind: 'Unmanaged'; readonly latest: ReleaseRecord }
+  /** A release of our chart that this operator did not make and may not adopt: report, never touch it. */
+  | { readonly kind: 'NotOwned'; readonly chart: string }
   /** The last operation never finished (the process died mid-way): unlock, then decide again. */
   | { readonly kind: 'Locked'; readonly latest: ReleaseRecord; readonly lastGood?: ReleaseRecord }
   /** Nothing was ever deployed and the last attempt failed: remove the leftovers, then install. */
   | { readonly kind: 'FailedInstall'; readonly latest: ReleaseRecord }
-  /** Deployed, but not with the desired chart and values (or the last upgrade failed): upgrade. */
-  | { readonly kind: 'OutOfSync'; readonly latest: ReleaseRecord; readonly deployed?: ReleaseRecord }
+  /**
+   * Deployed, but not with the desired chart and values (or the last upgrade failed): upgrade.
+   * `adopted`: an unmanaged release this upgrade takes over, and on what ground.
+   */
+  | { readonly kind: 'OutOfSync'; readonly latest: ReleaseRecord; readonly deployed?: ReleaseRecord; readonly adopted?: AdoptionGround }
   /** Deployed with exactly the desired state: helm has nothing to do. */
   | { readonly kind: 'InSync'; readonly deployed: ReleaseRecord };
 

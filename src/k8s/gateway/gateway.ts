@@ -7,11 +7,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import http from 'node:http';
+import type http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { silentLogger, type Logger } from '../../telemetry/logger.js';
+// node:http's ES facade would load node's own undici (see client-node-slim/node-http.ts).
+import nodeHttp from '../client-node-slim/node-http.js';
 import type { KubeConfig } from '../client-node.js';
 import { normalizedUrl, parseApiRequest, type ApiRequest, type ResourceRequest } from './api-request.js';
 import { changeable, decide, readable, type GatewayPolicy, type ObjectMeta, type ResourceScope } from './policy.js';
@@ -73,7 +75,7 @@ export class HelmApiGateway {
     const server = o.kubeConfig.getCurrentCluster()?.server;
     if (server === undefined) throw new Error('the kubeconfig has no current cluster');
     this.#target = new URL(server);
-    this.#server = http.createServer((req, res) => {
+    this.#server = nodeHttp.createServer((req, res) => {
       this.#handle(req, res).catch((err: unknown) => {
         this.#log.warn({ error: err instanceof Error ? err.message : String(err) }, 'helm gateway request failed');
         if (!res.headersSent) sendStatus(res, 502, 'InternalError', 'the helm gateway could not reach the API server');
@@ -186,7 +188,7 @@ export class HelmApiGateway {
   }
 
   #agent(tls: https.RequestOptions): http.Agent {
-    if (this.#target.protocol !== 'https:') return new http.Agent({ keepAlive: true });
+    if (this.#target.protocol !== 'https:') return new nodeHttp.Agent({ keepAlive: true });
     return new https.Agent({
       keepAlive: true,
       ...(tls.ca !== undefined ? { ca: tls.ca } : {}),
@@ -201,7 +203,7 @@ export class HelmApiGateway {
     const up = await this.#credentials();
     const base = this.#target.pathname.replace(/\/$/, '');
     const target = new URL(`${this.#target.origin}${base}${url}`);
-    const mod = target.protocol === 'https:' ? https : http;
+    const mod = target.protocol === 'https:' ? https : nodeHttp;
     return mod.request(target, { method, agent: up.agent, headers: { ...headers, ...up.headers } });
   }
 

@@ -61,6 +61,7 @@ export class Uninstaller {
   async run(ctx: ActionContext, controller: ControllerHandle): Promise<Outcome> {
     if (this.isHeld(ctx.namespace, ctx.name)) return { kind: 'uninstall-held' };
     const gone = await this.#claims.finalizing(`${ctx.namespace}/${ctx.name}`, async (): Promise<Gone | Outcome> =>
+      // A release this CR never owned (ADR 0042) is left as it is: the finalizer just goes.
       (await ownsRelease(ctx, this.o.owner, ctx)) ? await this.#uninstall(ctx, controller) : { found: false },
     );
     if ('kind' in gone) return gone;
@@ -88,7 +89,7 @@ export class Uninstaller {
   }
 
   async #uninstallWith(ctx: ActionContext, controller: ControllerHandle, batch: Batch): Promise<Gone | Outcome> {
-    const peers = await this.#ownedPeers(ctx, batch.names);
+    const peers = await this.#ownedPeers(ctx, controller, batch);
     const single = async (): Promise<Gone | Outcome> => {
       try {
         return await ctx.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, signal: ctx.signal });
@@ -123,12 +124,20 @@ export class Uninstaller {
     }
   }
 
-  /** Those of `names` (CRs of the namespace) whose releases are there and ours: one storage read for all. */
-  async #ownedPeers(ctx: ActionContext, names: readonly string[]): Promise<string[]> {
+  /**
+   * Those CRs of the batch whose releases are there and ours, each for the very instance the batch
+   * claimed (a release may be ours for one CR's UID only): one storage read for all.
+   */
+  async #ownedPeers(ctx: ActionContext, controller: ControllerHandle, batch: Batch): Promise<string[]> {
+    const { names } = batch;
     if (names.length === 0) return [];
     const stored = await ctx.storage.recordsOf(ctx.namespace, names);
     const owned: string[] = [];
-    for (const name of names) if (await ownsRelease(ctx, this.o.owner, { namespace: ctx.namespace, name }, stored.get(name) ?? [])) owned.push(name);
+    for (const name of names) {
+      const uid = (controller.cache.get(ctx.namespace, name) as CachedCustomResource | undefined)?.metadata.uid;
+      if (uid === undefined || !batch.holds(name, uid)) continue;
+      if (await ownsRelease(ctx, this.o.owner, { namespace: ctx.namespace, name, uid }, stored.get(name) ?? [])) owned.push(name);
+    }
     return owned;
   }
 

@@ -352,6 +352,16 @@ describe('parseWatches: entry problems', () => {
     ]);
   });
 
+  it('adoptReleases (the operator-sdk migration switch) is off unless set to true, and strictly a boolean', async () => {
+    expect((await parse(lines(...NGINX, '  adoptReleases: true')))[0]).toMatchObject({ adoptReleases: true });
+    expect((await parse(lines(...NGINX)))[0]).not.toHaveProperty('adoptReleases');
+    expect((await parse(lines(...NGINX, '  adoptReleases: false')))[0]).not.toHaveProperty('adoptReleases');
+    expect(await messagesOf(lines(...NGINX, '  adoptReleases: "yes"'))).toEqual([
+      'watches.yaml:5:18: entry 0 (example.com/v1alpha1, Kind=Nginx): field "adoptReleases": expected true or false, got string "yes"',
+    ]);
+    expect(await messagesOf(lines(...NGINX, '  adoptRelease: true'))).toEqual([expect.stringContaining('unknown field "adoptRelease" (did you mean "adoptReleases"?)')]);
+  });
+
   it('dryRunOption: server with confineToNamespace: true makes the pre-flight a server dry run', async () => {
     const [w] = await parse(lines(...NGINX, '  confineToNamespace: true', '  dryRunOption: server'));
     expect(w).toMatchObject({ confineToNamespace: true, dryRunOption: 'server' });

@@ -66,6 +66,16 @@ describe('nextAction', () => {
     expect(nextAction(observed({ kind: 'Conflict', ownerKind: 'Redis.example.com' }))).toStrictEqual({ kind: 'report-conflict', ownerKind: 'Redis.example.com' });
   });
 
+  it('reports a release of our chart that this operator did not make, whatever the retries', () => {
+    expect(nextAction(observed({ kind: 'NotOwned', chart: 'nginx-1.2.3' }))).toStrictEqual({ kind: 'report-not-owned', chart: 'nginx-1.2.3' });
+    expect(nextAction(observed({ kind: 'NotOwned', chart: 'nginx-1.2.3' }, spent)).kind).toBe('report-not-owned');
+  });
+
+  it('upgrades an adopted release like any other out of sync', () => {
+    const latest = rec(1, 'deployed');
+    expect(nextAction(observed({ kind: 'OutOfSync', latest, adopted: 'watch' }))).toStrictEqual({ kind: 'upgrade', from: latest });
+  });
+
   it('stalls an install or upgrade whose desired state spent its retries', () => {
     expect(nextAction(observed({ kind: 'Absent' }, spent))).toStrictEqual({ kind: 'stall', count: MAX_FAILED_ATTEMPTS });
     expect(nextAction(observed({ kind: 'FailedInstall', latest: rec(1, 'failed') }, { fingerprint: FP, count: 7 }))).toStrictEqual({ kind: 'stall', count: 7 });
@@ -83,7 +93,7 @@ describe('nextAction', () => {
     expect(nextAction(observed({ kind: 'Absent' }, { fingerprint: FP, count: MAX_FAILED_ATTEMPTS - 1 })).kind).toBe('install');
   });
 
-  it('refuses to decide on an unmanaged release: it is adopted or reported first', () => {
+  it('refuses to decide on an unmanaged release: it is adopted or found not owned first', () => {
     expect(() => nextAction(observed({ kind: 'Unmanaged', latest: rec(1, 'deployed') }))).toThrow(/unreachable/);
   });
 });

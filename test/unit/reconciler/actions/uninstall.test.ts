@@ -47,7 +47,7 @@ interface Setup {
   readonly failRemoval: Set<string>;
 }
 
-function setup(o: { annotations?: Record<string, string>; inventory?: InventoryEntry[] } = {}): Setup {
+function setup(o: { annotations?: Record<string, string>; inventory?: InventoryEntry[]; adoptReleases?: boolean } = {}): Setup {
   const h = harness({
     ...(o.annotations === undefined ? {} : { annotations: o.annotations }),
     ...(o.inventory === undefined ? {} : { status: { inventory: o.inventory } }),
@@ -60,7 +60,7 @@ function setup(o: { annotations?: Record<string, string>; inventory?: InventoryE
   const live = new Set<string>();
   const failRemoval = new Set<string>();
   const uninstaller = new Uninstaller({
-    owner: { chartName: CHART.name, ownerKind: OWNER_KIND },
+    owner: { chartName: CHART.name, ownerKind: OWNER_KIND, adoptReleases: o.adoptReleases === true },
     crs: {
       removeFinalizers: (target, finalizers) => {
         const name = target.metadata.name;
@@ -112,11 +112,27 @@ describe('Uninstaller', () => {
       }
     });
 
-    it('uninstalls an unlabelled release of its chart (installed by hand or by operator-sdk)', async () => {
+    it('leaves an unlabelled release of its chart alone (installed by hand): it was never adopted', async () => {
       const s = setup();
+      s.h.storage.set(NAMESPACE, NAME, [record(1, 'deployed', {})]);
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: [] });
+      expect(s.h.helm.methods()).toStrictEqual(['status']);
+    });
+
+    it('uninstalls an unlabelled release of its chart when the watch adopts such releases (from operator-sdk)', async () => {
+      const s = setup({ adoptReleases: true });
       s.h.storage.set(NAMESPACE, NAME, [record(1, 'deployed', {})]);
       expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
       expect(s.h.helm.methods()).toStrictEqual(['status', 'uninstall']);
+    });
+
+    it('uninstalls an unlabelled release whose storage names this very CR as owner (operator-sdk\'s), and no other CR\'s', async () => {
+      const s = setup();
+      s.h.storage.set(NAMESPACE, NAME, [{ ...record(1, 'deployed', {}), ownerUids: ['uid-of-another-instance'] }]);
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: [] });
+      s.h.storage.set(NAMESPACE, NAME, [{ ...record(1, 'deployed', {}), ownerUids: [UID] }]);
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(s.h.helm.methods()).toStrictEqual(['status', 'status', 'uninstall']);
     });
 
     it('uninstalls its release alone with one helm uninstall when no peer is being deleted', async () => {
@@ -227,7 +243,7 @@ describe('Uninstaller', () => {
       addPeers(s, ['db']);
       const targets: unknown[] = [];
       const uninstaller = new Uninstaller({
-        owner: { chartName: CHART.name, ownerKind: OWNER_KIND },
+        owner: { chartName: CHART.name, ownerKind: OWNER_KIND, adoptReleases: false },
         crs: { removeFinalizers: () => Promise.resolve() },
         events: {
           record: (target) => {
@@ -312,6 +328,18 @@ describe('Uninstaller', () => {
       expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(['db']);
       expect(s.peerEvents).toStrictEqual([completed('db')]);
       expect(s.controller.enqueued.map((r) => r.name)).toStrictEqual(['foreign', 'gone', 'db']);
+    });
+
+    it('takes along no peer whose release this operator did not make, unless made for that very peer', async () => {
+      const s = setup();
+      addPeers(s, ['by-hand', 'migrated', 'other-instance']);
+      s.h.storage.set(NAMESPACE, 'by-hand', [record(1, 'deployed', {})]);
+      s.h.storage.set(NAMESPACE, 'migrated', [{ ...record(1, 'deployed', {}), ownerUids: ['uid-migrated'] }]);
+      s.h.storage.set(NAMESPACE, 'other-instance', [{ ...record(1, 'deployed', {}), ownerUids: ['uid-web'] }]);
+      await s.uninstaller.run(s.h.ctx, s.controller);
+      expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(['migrated']);
+      expect(s.peerEvents).toStrictEqual([completed('migrated')]);
+      expect(s.controller.enqueued.map((r) => r.name).sort()).toStrictEqual(['by-hand', 'migrated', 'other-instance']);
     });
 
     it('uninstalls alone, as before, when every peer is left out', async () => {

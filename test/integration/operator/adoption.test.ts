@@ -1,0 +1,137 @@
+/**
+ * Issue 32, item 7 (ADR 0042): a CR named after a release this operator did not install never takes
+ * it over from the name alone. The attack: an administrator installs release `web` of the chart by
+ * hand; a tenant who may create CRs names one `web`, to overwrite its values and, on deleting the
+ * CR, uninstall it. Adoption happens only when the watch says so (`adoptReleases: true`, the
+ * migration from operator-sdk) or when the release names this very CR as owner (operator-sdk's).
+ */
+import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storageSecretName } from '../../../src/helm/storage.js';
+import { RELEASE_LABELS } from '../../../src/reconciler/state.js';
+import { helmByHand, releaseByHand } from '../../support/helm.js';
+import { createNamespace, testKubeConfig } from '../../support/kube.js';
+import { condition, CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
+
+const CHART = fixtureChart('tenant-app');
+const APP: TestKind = { group: 'adoption.example.com', version: 'v1', kind: 'App', plural: 'apps' };
+const MIGRATED: TestKind = { group: 'adoption.example.com', version: 'v1', kind: 'MigratedApp', plural: 'migratedapps' };
+const watchOf = (k: TestKind, extra = ''): string => `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${CHART}${extra}}\n`;
+
+const kc = testKubeConfig();
+const core = kc.makeApiClient(CoreV1Api);
+const installByHand = (release: string, namespace: string, greeting: string): Promise<string> =>
+  helmByHand('install', release, CHART, '-n', namespace, '--set', `greeting=${greeting}`, '--set', 'service=true');
+const greetingOf = async (namespace: string, release: string): Promise<string | undefined> =>
+  (await core.readNamespacedConfigMap({ namespace, name: `${release}-settings` })).data?.greeting;
+const exists = (read: () => Promise<unknown>): Promise<boolean> => read().then(
+  () => true,
+  () => false,
+);
+
+describe('a release installed by hand and a CR of its name', () => {
+  const apps = new CRs(kc, APP);
+  const migrated = new CRs(kc, MIGRATED);
+  let ns: Awaited<ReturnType<typeof createNamespace>>;
+  let op: RunningOperator;
+
+  beforeAll(async () => {
+    await ensureCrd(kc, APP);
+    await ensureCrd(kc, MIGRATED);
+    ns = await createNamespace(kc, 'adopt');
+    op = await startOperator({ watches: watchOf(APP) + watchOf(MIGRATED, ', adoptReleases: true'), namespaces: [ns.name] });
+  });
+  afterAll(async () => {
+    await op.stop();
+    await ns.remove();
+  });
+
+  it('is not taken over: nothing upgraded, ReleaseNotOwned says why, and deleting the CR leaves the release deployed', async () => {
+    await installByHand('web', ns.name, 'from-admin');
+    await apps.create(ns.name, 'web', { greeting: 'from-tenant', service: false });
+
+    const cr = await apps.waitForCondition(ns.name, 'web', { type: 'Irreconcilable', status: 'True', reason: 'ReleaseNotOwned' });
+    expect(condition(cr, 'Irreconcilable')?.message).toContain(`release "web" in namespace "${ns.name}" (chart tenant-app-0.1.0) was not installed by this operator`);
+    expect(condition(cr, 'Irreconcilable')?.message).toContain('set adoptReleases: true on the App watch in watches.yaml');
+    await apps.waitForEvent(ns.name, 'web', 'ReleaseNotOwned');
+    expect(cr.status?.deployedRelease).toBeUndefined();
+    expect(await releaseByHand('web', ns.name)).toStrictEqual({ revision: 1, status: 'deployed', values: { greeting: 'from-admin', service: true } });
+    expect(await greetingOf(ns.name, 'web')).toBe('from-admin');
+
+    // The CR carries our finalizer: its deletion goes through the uninstall path, which must let go.
+    expect(cr.metadata.finalizers).toContain('helm.sdk.operatorframework.io/uninstall-release');
+    await apps.delete(ns.name, 'web');
+    await apps.waitForGone(ns.name, 'web');
+    expect(await releaseByHand('web', ns.name)).toStrictEqual({ revision: 1, status: 'deployed', values: { greeting: 'from-admin', service: true } });
+    expect(await greetingOf(ns.name, 'web')).toBe('from-admin');
+    expect(await exists(() => core.readNamespacedService({ namespace: ns.name, name: 'web-svc' }))).toBe(true);
+    expect(await exists(() => core.readNamespacedSecret({ namespace: ns.name, name: 'web-auth' }))).toBe(true);
+    expect((await apps.events(ns.name, 'web')).map((e) => e.reason)).not.toContain('UninstallSuccessful');
+  });
+
+  it('is adopted when the watch sets adoptReleases: true (the migration from operator-sdk): upgraded to the CR\'s values, labelled ours, uninstalled with the CR', async () => {
+    await installByHand('legacy', ns.name, 'from-operator-sdk');
+    await migrated.create(ns.name, 'legacy', { greeting: 'from-cr' });
+
+    const cr = await migrated.waitForCondition(ns.name, 'legacy', { type: 'Deployed', status: 'True' });
+    expect(cr.status?.deployedRelease?.revision).toBe(2);
+    expect(await releaseByHand('legacy', ns.name)).toStrictEqual({ revision: 2, status: 'deployed', values: { greeting: 'from-cr' } });
+    expect(await greetingOf(ns.name, 'legacy')).toBe('from-cr');
+    const storage = await core.readNamespacedSecret({ namespace: ns.name, name: storageSecretName('legacy', 2) });
+    expect(storage.metadata?.labels?.[RELEASE_LABELS.ownerKind]).toBe('MigratedApp.adoption.example.com');
+    const adopting = await migrated.waitForEvent(ns.name, 'legacy', 'AdoptingRelease');
+    expect(adopting.message).toContain('adoptReleases: true');
+
+    await migrated.delete(ns.name, 'legacy');
+    await migrated.waitForGone(ns.name, 'legacy');
+    expect(await releaseByHand('legacy', ns.name)).toBeUndefined();
+  });
+});
+
+describe('a release of operator-sdk\'s Helm operator, made for this very CR', () => {
+  const apps = new CRs(kc, APP);
+  let ns: Awaited<ReturnType<typeof createNamespace>>;
+  let op: RunningOperator | undefined;
+
+  /** What operator-sdk's release storage carries (ownerRefSecretClient): a controller reference to its CR. */
+  const ownStorageBy = async (release: string, owner: { name: string; uid: string }): Promise<void> => {
+    const ref = { apiVersion: `${APP.group}/${APP.version}`, kind: APP.kind, name: owner.name, uid: owner.uid, controller: true };
+    await core.patchNamespacedSecret(
+      { namespace: ns.name, name: storageSecretName(release, 1), body: { metadata: { ownerReferences: [ref] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  };
+
+  beforeAll(async () => {
+    await ensureCrd(kc, APP);
+    ns = await createNamespace(kc, 'adopt-sdk');
+  });
+  afterAll(async () => {
+    await op?.stop();
+    await ns.remove();
+  });
+
+  it('is adopted without the watch setting when its storage names the CR\'s UID as owner; a release naming another CR is not', async () => {
+    // As operator-sdk left them: the CRs exist, each release made by hand here stands for the one
+    // operator-sdk made, and no operator of ours runs yet.
+    const web = await apps.create(ns.name, 'web', { greeting: 'from-cr' });
+    await apps.create(ns.name, 'other', { greeting: 'from-other-cr' });
+    await installByHand('web', ns.name, 'from-operator-sdk');
+    await installByHand('other', ns.name, 'from-admin');
+    const uid = web.metadata.uid ?? '';
+    await ownStorageBy('web', { name: 'web', uid });
+    // `other`'s release names a CR that exists (so the garbage collector keeps it), but not `other`.
+    await ownStorageBy('other', { name: 'web', uid });
+
+    op = await startOperator({ watches: watchOf(APP), namespaces: [ns.name] });
+    const cr = await apps.waitForCondition(ns.name, 'web', { type: 'Deployed', status: 'True' });
+    expect(cr.status?.deployedRelease?.revision).toBe(2);
+    expect(await releaseByHand('web', ns.name)).toMatchObject({ revision: 2, status: 'deployed', values: { greeting: 'from-cr' } });
+    expect(await greetingOf(ns.name, 'web')).toBe('from-cr');
+    expect((await apps.waitForEvent(ns.name, 'web', 'AdoptingRelease')).message).toContain('name this resource as their owner');
+
+    await apps.waitForCondition(ns.name, 'other', { type: 'Irreconcilable', status: 'True', reason: 'ReleaseNotOwned' });
+    expect(await releaseByHand('other', ns.name)).toStrictEqual({ revision: 1, status: 'deployed', values: { greeting: 'from-admin', service: true } });
+    expect((await apps.get(ns.name, 'other'))?.status?.deployedRelease).toBeUndefined();
+  });
+});
