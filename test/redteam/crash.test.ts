@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import { VALUES_FROM_ANNOTATION } from '../../src/reconciler/values-from.js';
+import { VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL } from '../../src/reconciler/values-from.js';
 import { scrape } from '../integration/production/support.js';
 import { total } from '../support/prometheus.js';
 import { againstEachConfiguration, attack, releaseConfigMaps } from './support/target.js';
@@ -65,6 +65,30 @@ againstEachConfiguration('crash and starve', (target, config) => {
 
   attack(target, { id: 'v2', title: 'a values-from annotation that expands to 9^9 strings (a billion laughs)', kind: 'crash' }, async () => {
     await refused('laughs', {}, valuesFrom(aliasBomb()));
+  });
+
+  /**
+   * The values-source label is the namespace owner's opt-in, but a tenant's release can write a
+   * labelled ConfigMap too: its content is then parsed by the operator like any values file.
+   */
+  const stockpiled = async (name: string, valuesYaml: string): Promise<void> => {
+    const indented = valuesYaml.replaceAll('\n', '\n    ');
+    const cm = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  labels: {${VALUES_SOURCE_LABEL}: "true"}\ndata:\n  values.yaml: |\n    ${indented}`;
+    await target.crs().create(a(), `${name}-maker`, { extraDeploy: [cm] });
+    expect((await target.settle(`${name}-maker`)).outcome).toMatch(/^Deployed\//);
+    await target.crs().create(a(), `${name}-user`, {}, valuesFrom(`- {kind: ConfigMap, name: ${name}}`));
+    const { outcome } = await target.settle(`${name}-user`);
+    expect(outcome, 'the referenced values refused').not.toMatch(/^Deployed\//);
+  };
+
+  attack(target, { id: 'v10', title: "values-from of a labelled ConfigMap the tenant's own release wrote, holding a billion laughs", kind: 'crash' }, async () => {
+    const levels = ['l0: &l0 [x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < 9; i++) levels.push(`l${i}: &l${i} [${Array.from({ length: 9 }, () => `*l${i - 1}`).join(', ')}]`);
+    await stockpiled('laughs-cm', levels.join('\n'));
+  });
+
+  attack(target, { id: 'v11', title: "values-from of a labelled ConfigMap the tenant's own release wrote, holding a list nested 5000 deep", kind: 'crash' }, async () => {
+    await stockpiled('abyss-cm', `deep: ${'['.repeat(5000)}${']'.repeat(5000)}`);
   });
 
   attack(target, { id: 'v3', title: 'a CR name at the API server\'s limit (253 characters; helm allows 53)', kind: 'crash' }, async () => {
