@@ -106,6 +106,16 @@ againstEachConfiguration('crash and starve', (target, config) => {
     expect(await releaseConfigMaps(target, name)).toEqual([]);
   });
 
+  attack(target, { id: 'v12', title: 'a template that fails with a 2 MB message (helm quotes it; status and events must stay bounded)', kind: 'crash' }, async () => {
+    const name = 'shouter';
+    await target.crs().create(a(), name, { extraDeploy: ['{{ fail (repeat 2000000 "x") }}'] });
+    const { cr, outcome } = await target.settle(name);
+    expect(outcome).toMatch(/^ReleaseFailed\//);
+    expect(JSON.stringify(cr.status).length, 'status bytes').toBeLessThan(64 * 1024);
+    const failed = await target.adminCrs().waitForEvent(a(), name, 'InstallFailed');
+    expect((failed.message ?? '').length, 'the InstallFailed event message').toBeLessThan(64 * 1024);
+  });
+
   attack(target, { id: '8b', title: 'a reconcile-period: 1ms annotation (a hot loop shared by every tenant)', kind: 'starve' }, async () => {
     const name = 'hot';
     await target.crs().create(a(), name, {}, { [RECONCILE_PERIOD_ANNOTATION]: '1ms' });
