@@ -60,6 +60,11 @@ export interface Watch {
   /** `Kind` (core group) or `Kind.group`: cluster-scoped kinds a confined release may create. */
   readonly allowClusterScoped: readonly string[];
   /**
+   * Ours: `Kind` (core group) or `Kind.group`: the only kinds helm may create, change or delete
+   * for a CR of this watch, enforced by the helm gateway (docs/adr/0045); undefined: any kind.
+   */
+  readonly allowKinds?: readonly string[];
+  /**
    * Ours: dotted value paths (`auth.password`, `tls`) whose values, whatever set them (spec,
    * overrideValues, values-from), never show in status, events or logs, error text included.
    */
@@ -140,6 +145,7 @@ const FIELDS = [
   'serviceAccountName',
   'confineToNamespace',
   'allowClusterScoped',
+  'allowKinds',
   'allowSchemaRefs',
 ] as const;
 type FieldName = (typeof FIELDS)[number];
@@ -482,25 +488,33 @@ function readDryRun(ctx: EntryContext, fields: FieldNodes, confine: boolean): 'c
 /** Whether `name` can name a ServiceAccount (a DNS-1123 subdomain). */
 export const isServiceAccountName = (name: string): boolean => name.length <= 253 && DNS1123_SUBDOMAIN.test(name);
 
-function readTenancy(ctx: EntryContext, fields: FieldNodes): Pick<Watch, 'serviceAccountName' | 'confineToNamespace' | 'allowClusterScoped'> {
+function readTenancy(ctx: EntryContext, fields: FieldNodes): Pick<Watch, 'serviceAccountName' | 'confineToNamespace' | 'allowClusterScoped' | 'allowKinds'> {
   const sa = readString(ctx, fields, 'serviceAccountName', false);
   if (sa !== undefined && sa !== '' && !isServiceAccountName(sa)) {
     fail(ctx, fields.serviceAccountName, 'serviceAccountName', `${quote(sa)} is not a ServiceAccount name: lower-case letters, digits, '-' and '.'`);
   }
   const confine = readBoolean(ctx, fields, 'confineToNamespace', false);
-  const allowed = readKindList(ctx, fields);
+  const allowed = readKindList(ctx, fields, 'allowClusterScoped');
   if (allowed.length > 0 && !confine) {
     fail(ctx, fields.allowClusterScoped, 'allowClusterScoped', 'has no effect without confineToNamespace: true');
   }
-  return { ...(sa === undefined || sa === '' ? {} : { serviceAccountName: sa }), confineToNamespace: confine, allowClusterScoped: allowed };
+  const kinds = isEmpty(fields.allowKinds) ? undefined : readKindList(ctx, fields, 'allowKinds');
+  const allowKindsNode = fields.allowKinds;
+  if (isSeq(allowKindsNode) && allowKindsNode.items.length === 0) fail(ctx, allowKindsNode, 'allowKinds', 'an empty list would refuse every object of every release; list the kinds the chart renders, or remove the key');
+  return {
+    ...(sa === undefined || sa === '' ? {} : { serviceAccountName: sa }),
+    confineToNamespace: confine,
+    allowClusterScoped: allowed,
+    ...(kinds === undefined ? {} : { allowKinds: kinds }),
+  };
 }
 
-/** `allowClusterScoped`: a list of `Kind` or `Kind.group`. */
-function readKindList(ctx: EntryContext, fields: FieldNodes): string[] {
-  const node = fields.allowClusterScoped;
+/** `allowClusterScoped` or `allowKinds`: a list of `Kind` or `Kind.group`. */
+function readKindList(ctx: EntryContext, fields: FieldNodes, field: 'allowClusterScoped' | 'allowKinds'): string[] {
+  const node = fields[field];
   if (isEmpty(node)) return [];
   if (!isSeq(node)) {
-    fail(ctx, node, 'allowClusterScoped', `expected a list of kinds such as "ClusterRole.rbac.authorization.k8s.io", got ${describe(node)}`);
+    fail(ctx, node, field, `expected a list of kinds such as "ClusterRole.rbac.authorization.k8s.io", got ${describe(node)}`);
     return [];
   }
   const kinds: string[] = [];
@@ -509,7 +523,7 @@ function readKindList(ctx: EntryContext, fields: FieldNodes): string[] {
     const value = scalarValue(itemNode);
     const [kind = '', ...group] = typeof value === 'string' ? value.split('.') : [];
     if (typeof value !== 'string' || !KIND.test(kind) || (group.length > 0 && !DNS1123_SUBDOMAIN.test(group.join('.')))) {
-      fail(ctx, itemNode, `allowClusterScoped[${i}]`, `expected "Kind" (core group) or "Kind.group", got ${describe(itemNode)}`);
+      fail(ctx, itemNode, `${field}[${i}]`, `expected "Kind" (core group) or "Kind.group", got ${describe(itemNode)}`);
       return;
     }
     kinds.push(value);

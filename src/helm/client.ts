@@ -57,6 +57,8 @@ export interface HelmClientOptions {
    * owns (`HELM_*_HOME`, `KUBECACHEDIR`, `HELM_DRIVER`, `KUBECONFIG`) override it.
    */
   readonly extraEnv?: Readonly<Record<string, string>>;
+  /** client-go's discovery and HTTP caches (`KUBECACHEDIR`); default a shared one under `tmpDir`. */
+  readonly kubeCacheDir?: string;
   /**
    * Use the invoking user's helm homes (repository aliases of `helm repo add`, registry logins of
    * `helm registry login`) instead of private ones under `tmpDir`. For the scaffolding CLI, which
@@ -314,11 +316,12 @@ export class HelmClient {
 
   /**
    * The same client talking to the cluster through `kubeconfig` (a helm gateway grant) instead of
-   * the operator's own connection; identities (`as`) and the process table carry over.
+   * the operator's own connection, with client-go's caches in `kubeCacheDir` (they are keyed by
+   * the server URL, which names the grant); identities (`as`) and the process table carry over.
    */
-  through(kubeconfig: string): HelmClient {
+  through(kubeconfig: string, kubeCacheDir: string): HelmClient {
     const { kubeContext: _context, ...rest } = this.#opts;
-    const client = new HelmClient({ ...rest, kubeconfig });
+    const client = new HelmClient({ ...rest, kubeconfig, kubeCacheDir });
     client.#version = this.version();
     client.#live = this.#live;
     return client;
@@ -626,7 +629,7 @@ export class HelmClient {
       // client-go's discovery and HTTP (OpenAPI) caches, shared by every helm process: otherwise
       // they go to $HOME/.kube/cache, which the image's read-only root makes unwritable, and each
       // helm run rediscovers the API (~15 more requests and ~10 % more CPU per install, measured).
-      KUBECACHEDIR: path.join(home, 'kube-cache'),
+      KUBECACHEDIR: this.#opts.kubeCacheDir ?? path.join(home, 'kube-cache'),
       HELM_DRIVER: this.#opts.driver ?? 'secret',
       ...(this.#opts.kubeconfig !== undefined ? { KUBECONFIG: this.#opts.kubeconfig } : {}),
     };

@@ -14,7 +14,7 @@ export function helmPort(client: HelmClient, gateway?: HelmApiGateway): HelmPort
     if (gateway === undefined) throw new Error('a gateway policy was given, but the operator runs no helm gateway');
     const grant = await gateway.grant({ ...policy, releases: [...new Set([...policy.releases, ...releases])] });
     try {
-      return await fn(client.through(grant.kubeconfig).as(identity.impersonate));
+      return await fn(client.through(grant.kubeconfig, grant.cacheDir).as(identity.impersonate));
     } finally {
       await grant.close();
     }
@@ -36,7 +36,10 @@ export function helmPort(client: HelmClient, gateway?: HelmApiGateway): HelmPort
 const INPUT_ERRORS: ReadonlySet<HelmErrorReason> = new Set(['ValuesSchemaInvalid', 'ChartInvalid', 'RenderFailed', 'InvalidReleaseName', 'ReleaseTooLarge', 'ConfinementViolation']);
 
 export function describeHelmError(err: unknown): HelmFailure {
-  if (err instanceof HelmError)
-    return { summary: err.summary, retryable: !INPUT_ERRORS.has(err.reason), ...(err.reason === 'ConfinementViolation' ? { confinement: true } : {}) };
+  if (err instanceof HelmError) {
+    // The gateway's own words (policy.ts) say which rule refused.
+    const refusedBy = err.reason !== 'ConfinementViolation' ? undefined : /allowKinds/.test(err.summary) ? 'allowKinds' : 'confinement';
+    return { summary: err.summary, retryable: !INPUT_ERRORS.has(err.reason), ...(refusedBy === undefined ? {} : { refusedBy }) };
+  }
   return { summary: err instanceof Error ? err.message : String(err), retryable: true };
 }

@@ -41,6 +41,8 @@ export const Reason = {
   InvalidValuesReference: 'InvalidValuesReference',
   ValuesReferenceNotAllowed: 'ValuesReferenceNotAllowed',
   NamespaceConfinementViolation: 'NamespaceConfinementViolation',
+  /** The helm gateway refused a kind the watch's `allowKinds` does not list. */
+  KindNotAllowed: 'KindNotAllowed',
   ServiceAccountNotFound: 'ServiceAccountNotFound',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];

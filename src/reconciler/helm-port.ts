@@ -87,8 +87,11 @@ export interface HelmPort {
 export interface HelmFailure {
   readonly summary: string;
   readonly retryable: boolean;
-  /** The helm gateway refused a request of the release's (NamespaceConfinementViolation). */
-  readonly confinement?: boolean;
+  /**
+   * The helm gateway refused a request of the release's: one outside the namespace it is confined
+   * to (NamespaceConfinementViolation), or of a kind its watch's `allowKinds` does not list.
+   */
+  readonly refusedBy?: 'confinement' | 'allowKinds';
 }
 
 /**

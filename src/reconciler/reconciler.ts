@@ -388,12 +388,12 @@ function noteAdoption(ctx: ActionContext, state: Awaited<ReturnType<typeof obser
 /** The user a ServiceAccount of the CR's namespace authenticates as, for impersonation. */
 /**
  * Pure: the helm gateway policy of a release, for watches whose releases must stay within their
- * namespace (`confineToNamespace`) or whose identity is not the operator's (a ServiceAccount: then
+ * namespace (`confineToNamespace`) or to some kinds (`allowKinds`), or whose identity is not the operator's (a ServiceAccount: then
  * `lookup()` must not read Secrets its values-from references could not): none otherwise, and helm
  * talks to the API server directly as in operator-sdk (docs/adr/0045).
  */
-export function gatewayPolicy(w: Pick<Watch, 'confineToNamespace' | 'allowClusterScoped'>, namespace: string, release: string, identity: string | undefined): { gateway?: GatewayPolicy } {
-  if (!w.confineToNamespace && identity === undefined) return {};
+export function gatewayPolicy(w: Pick<Watch, 'confineToNamespace' | 'allowClusterScoped' | 'allowKinds'>, namespace: string, release: string, identity: string | undefined): { gateway?: GatewayPolicy } {
+  if (!w.confineToNamespace && identity === undefined && w.allowKinds === undefined) return {};
   return {
     gateway: {
       namespace,
@@ -401,6 +401,7 @@ export function gatewayPolicy(w: Pick<Watch, 'confineToNamespace' | 'allowCluste
       confineWrites: w.confineToNamespace,
       allowClusterScoped: w.allowClusterScoped,
       readableLabel: { key: VALUES_SOURCE_LABEL, value: 'true' },
+      ...(w.allowKinds === undefined ? {} : { allowKinds: w.allowKinds }),
     },
   };
 }

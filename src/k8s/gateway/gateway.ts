@@ -16,7 +16,7 @@ import { silentLogger, type Logger } from '../../telemetry/logger.js';
 import nodeHttp from '../client-node-slim/node-http.js';
 import type { KubeConfig } from '../client-node.js';
 import { normalizedUrl, parseApiRequest, type ApiRequest, type ResourceRequest } from './api-request.js';
-import { changeable, decide, readable, type GatewayPolicy, type ObjectMeta, type ResourceScope } from './policy.js';
+import { changeable, decide, isStorageRecord, readable, type Decision, type GatewayPolicy, type ObjectMeta, type ResourceScope } from './policy.js';
 
 export type { GatewayPolicy } from './policy.js';
 
@@ -35,11 +35,16 @@ export interface GatewayOptions {
 export interface Grant {
   /** A kubeconfig for helm: the gateway's address and this grant's token. */
   readonly kubeconfig: string;
+  /**
+   * client-go's cache directory for this grant: its caches are keyed by the server URL, which
+   * carries the token, so a shared one would grow by a directory per helm run.
+   */
+  readonly cacheDir: string;
   /** Revokes the token and removes the file. */
   close(): Promise<void>;
 }
 
-/** A Secret or ConfigMap list larger than this is refused rather than buffered for filtering. */
+/** A Secret list larger than this is refused rather than buffered for filtering. */
 const MAX_INSPECTED_BYTES = 32 * 1024 * 1024;
 /** How long the upstream credentials (a rotated ServiceAccount token, an exec plugin's) are reused. */
 const CREDENTIALS_TTL_MS = 30_000;
@@ -107,13 +112,16 @@ export class HelmApiGateway {
   async grant(policy: GatewayPolicy): Promise<Grant> {
     const token = randomBytes(32).toString('base64url');
     const file = path.join(this.#o.dir, `grant-${token.slice(0, 16)}.kubeconfig`);
+    const cacheDir = path.join(this.#o.dir, `grant-${token.slice(0, 16)}.cache`);
     await writeFile(file, kubeconfigFor(this.#port, token, policy.namespace), { mode: 0o600, flag: 'wx' });
     this.#grants.set(token, policy);
     return {
       kubeconfig: file,
+      cacheDir,
       close: async () => {
         this.#grants.delete(token);
         await rm(file, { force: true });
+        await rm(cacheDir, { recursive: true, force: true });
       },
     };
   }
@@ -140,25 +148,36 @@ export class HelmApiGateway {
     const url = normalizedUrl(granted.rest);
     const request = parseApiRequest(req.method ?? 'GET', url);
     const decision = decide(request, policy, await this.#scope(request));
+    if (decision.action === 'refuse') {
+      this.#log.info({ namespace: policy.namespace, release: policy.releases[0], method: req.method, path: url.split('?')[0] }, 'helm gateway refused a request');
+    }
+    await this.#carryOut(decision, { req, res, url, request, policy });
+  }
+
+  async #carryOut(decision: Decision, c: { req: http.IncomingMessage; res: http.ServerResponse; url: string; request: ApiRequest; policy: GatewayPolicy }): Promise<void> {
+    const { req, res, url, policy } = c;
+    const checked = { request: c.request as ResourceRequest, policy };
     switch (decision.action) {
       case 'refuse':
         req.resume();
-        this.#log.info({ namespace: policy.namespace, release: policy.releases[0], method: req.method, path: req.url?.split('?')[0] }, 'helm gateway refused a request');
         sendStatus(res, 403, 'Forbidden', decision.message);
         return;
       case 'hide':
         req.resume();
-        sendNotFound(res, request);
+        sendNotFound(res, c.request);
         return;
       case 'forward':
         await this.#pipe(req, res, url);
         return;
       case 'inspect':
         req.resume();
-        await this.#inspect(req, res, url, { request: request as ResourceRequest, policy });
+        await this.#inspect(req, res, url, checked);
         return;
       case 'check-target':
-        await this.#checkTarget(req, res, url, { request: request as ResourceRequest, policy });
+        await this.#checkTarget(req, res, url, checked);
+        return;
+      case 'check-storage-record':
+        await this.#checkStorageRecord(req, res, url, policy);
         return;
     }
     assertNever(decision);
@@ -232,9 +251,10 @@ export class HelmApiGateway {
 
   /** A JSON request upstream whose answer is read whole. */
   async #fetch(method: string, url: string, headers: http.OutgoingHttpHeaders, body?: Buffer): Promise<UpstreamResponse> {
-    // A read of its own: helm's body (and its length and type) belong to the request it guards.
-    const { 'accept-encoding': _encoding, 'content-length': _length, 'content-type': _type, ...rest } = headers;
-    const json: http.OutgoingHttpHeaders = { ...rest, accept: 'application/json' };
+    // A read of its own: helm's body (and its length and type) belong to the request it guards,
+    // unless this request sends that body again (a dry run of it).
+    const { 'accept-encoding': _encoding, 'content-length': _length, 'content-type': type, ...rest } = headers;
+    const json: http.OutgoingHttpHeaders = { ...rest, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': type, 'content-length': body.length }) };
     const upstream = await this.#request(method, url, json);
     return new Promise<UpstreamResponse>((resolve, reject) => {
       upstream.on('response', (upRes) => {
@@ -258,7 +278,7 @@ export class HelmApiGateway {
     });
   }
 
-  /** A read of Secrets or ConfigMaps: answered only with what the policy lets helm see. */
+  /** A read of Secrets: answered only with what the policy lets helm see. */
   async #inspect(req: http.IncomingMessage, res: http.ServerResponse, url: string, { request, policy }: Checked): Promise<void> {
     const answer = await this.#fetch('GET', url, forwardedHeaders(req.headers));
     if (answer.status < 200 || answer.status > 299) {
@@ -275,15 +295,33 @@ export class HelmApiGateway {
     sendJson(res, answer.status, { ...body, items });
   }
 
-  /** A change to a Secret or ConfigMap: only to one helm may read (or one that does not exist yet). */
+  /** A Secret created under an `allowKinds` without Secret: only helm's own release record. */
+  async #checkStorageRecord(req: http.IncomingMessage, res: http.ServerResponse, url: string, policy: GatewayPolicy): Promise<void> {
+    const body = await readBody(req);
+    const headers = forwardedHeaders(req.headers);
+    // helm's typed client may send protobuf: the API server reads the body for us, in a dry run
+    // of the very same create, and answers the object as JSON.
+    const dry = await this.#fetch('POST', `${url}${url.includes('?') ? '&' : '?'}dryRun=All`, headers, body);
+    if (dry.status < 200 || dry.status > 299) {
+      passThrough(res, dry);
+      return;
+    }
+    const meta = (JSON.parse(dry.body.toString('utf8')) as { metadata?: ObjectMeta }).metadata ?? {};
+    if (!isStorageRecord(meta, policy)) {
+      sendStatus(res, 403, 'Forbidden', `refused by the helm gateway: create Secret ${meta.name ?? ''}: Secret is not in this watch's allowKinds`);
+      return;
+    }
+    passThrough(res, await this.#fetch('POST', url, headers, body));
+  }
+
+  /** A change to a Secret: only to one helm may read (or one that does not exist yet). */
   async #checkTarget(req: http.IncomingMessage, res: http.ServerResponse, url: string, { request, policy }: Checked): Promise<void> {
     const current = await this.#fetch('GET', new URL(url, 'http://gateway.invalid').pathname, forwardedHeaders(req.headers));
     if (current.status >= 200 && current.status <= 299) {
       const body = JSON.parse(current.body.toString('utf8')) as { metadata?: ObjectMeta };
       if (!changeable(body.metadata ?? {}, policy)) {
         req.resume();
-        const what = request.resource === 'secrets' ? 'Secret' : 'ConfigMap';
-        sendStatus(res, 403, 'Forbidden', `refused by the helm gateway: ${what} ${request.namespace ?? ''}/${request.name ?? ''} exists and is not release ${policy.releases.join(', ')}'s`);
+        sendStatus(res, 403, 'Forbidden', `refused by the helm gateway: Secret ${request.namespace ?? ''}/${request.name ?? ''} exists and is not release ${policy.releases.join(', ')}'s`);
         return;
       }
     } else if (current.status !== 404) {
@@ -293,6 +331,18 @@ export class HelmApiGateway {
     }
     await this.#pipe(req, res, url);
   }
+}
+
+/** The request body, up to {@link MAX_INSPECTED_BYTES}. */
+async function readBody(req: http.IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_INSPECTED_BYTES) throw new Error(`a request body of more than ${MAX_INSPECTED_BYTES} bytes to inspect`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
 }
 
 interface Checked {

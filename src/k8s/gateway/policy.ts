@@ -18,8 +18,13 @@ export interface GatewayPolicy {
   readonly confineWrites: boolean;
   /** `Kind` (core group) or `Kind.group`, as in watches.yaml's `allowClusterScoped`. */
   readonly allowClusterScoped: readonly string[];
-  /** A label that opts a Secret or ConfigMap of `namespace` in to being read (the values-source label). */
+  /** A label that opts a Secret of `namespace` in to being read (the values-source label). */
   readonly readableLabel: { readonly key: string; readonly value: string };
+  /**
+   * `Kind` or `Kind.group`: the only kinds helm may write (watches.yaml `allowKinds`); undefined:
+   * any. helm's own release records (Secrets) are always allowed.
+   */
+  readonly allowKinds?: readonly string[];
 }
 
 /** The kind and scope discovery gives a resource; undefined when the API server does not serve it. */
@@ -30,10 +35,12 @@ export interface ResourceScope {
 
 export type Decision =
   | { readonly action: 'forward' }
-  /** Forward, then answer only the Secrets/ConfigMaps {@link readable} allows (NotFound or a filtered list). */
+  /** Forward, then answer only the Secrets {@link readable} allows (NotFound or a filtered list). */
   | { readonly action: 'inspect' }
-  /** A change to a Secret/ConfigMap: read it first, and refuse when it exists and is not {@link changeable}. */
+  /** A change to a Secret: read it first, and refuse when it exists and is not {@link changeable}. */
   | { readonly action: 'check-target' }
+  /** A Secret created under `allowKinds` without Secret: forwarded only if the body is one of the releases' records. */
+  | { readonly action: 'check-storage-record' }
   /** 403 with this message. */
   | { readonly action: 'refuse'; readonly message: string }
   /** 404, as if the object did not exist: what `lookup()` reads as "nothing there". */
@@ -42,8 +49,12 @@ export type Decision =
 /** Every refusal's message starts so; helm quotes it, and the error classifier looks for it. */
 export const REFUSAL_PREFIX = 'refused by the helm gateway';
 
-/** Secrets and ConfigMaps: read only when this release's, or opted in (ADR 0035). */
-const SENSITIVE: ReadonlySet<string> = new Set(['secrets', 'configmaps']);
+/**
+ * Secrets: read only when this release's, or opted in (ADR 0035). ConfigMaps are not: charts
+ * `lookup()` their namespace's ConfigMaps as markers and settings, and a confined release's
+ * reads stay in its namespace anyway.
+ */
+const SENSITIVE: ReadonlySet<string> = new Set(['secrets']);
 /** Read-only subresources helm's readiness checks may ask for; every other subresource is refused. */
 const READABLE_SUBRESOURCES: ReadonlySet<string> = new Set(['status', 'scale']);
 
@@ -64,15 +75,26 @@ function describe(r: ResourceRequest, scope: ResourceScope | undefined): string 
 export function decide(req: ApiRequest, policy: GatewayPolicy, scope: ResourceScope | undefined): Decision {
   if (req.type === 'discovery') return forward;
   if (req.type === 'other') return refuse(`the path ${req.path} is not one helm needs`);
-  if (req.subresource !== undefined && !(req.verb === 'get' && READABLE_SUBRESOURCES.has(req.subresource)))
-    return refuse(`${req.verb} of the subresource ${req.resource}/${req.subresource} is not one helm needs`);
-  if (req.verb === 'deletecollection') return refuse(`deleting every ${req.resource} at once is not one helm needs`);
+  const unneeded = neverNeeded(req);
+  if (unneeded !== undefined) return unneeded;
   if (policy.confineWrites) {
     const confined = confinement(req, policy, scope);
     if (confined !== undefined) return confined;
   }
+  if (policy.allowKinds !== undefined && isWrite(req.verb)) {
+    const listed = allowList(req, policy, policy.allowKinds, scope);
+    if (listed !== undefined) return listed;
+  }
   if (req.group === '' && SENSITIVE.has(req.resource) && req.subresource === undefined) return sensitive(req, policy);
   return forward;
+}
+
+/** What helm never asks for: subresources other than reading status or scale, collection deletes. */
+function neverNeeded(req: ResourceRequest): Decision | undefined {
+  if (req.subresource !== undefined && !(req.verb === 'get' && READABLE_SUBRESOURCES.has(req.subresource)))
+    return refuse(`${req.verb} of the subresource ${req.resource}/${req.subresource} is not one helm needs`);
+  if (req.verb === 'deletecollection') return refuse(`deleting every ${req.resource} at once is not one helm needs`);
+  return undefined;
 }
 
 /** confineToNamespace: a decision for requests outside the namespace, undefined for those inside it. */
@@ -88,6 +110,22 @@ function confinement(req: ResourceRequest, policy: GatewayPolicy, scope: Resourc
   const kind = qualifiedKind(scope.kind, req.group);
   if (policy.allowClusterScoped.includes(kind)) return undefined;
   return refuse(`${describe(req, scope)} is cluster-scoped, and this watch allows no ${kind} (allowClusterScoped)`);
+}
+
+/** helm's storage record names of `release` (`sh.helm.release.v1.<release>.v<revision>`). */
+export const storagePrefix = (release: string): string => `sh.helm.release.v1.${release}.v`;
+
+/** `allowKinds`: a decision for a write of a kind the list does not name, undefined for one it does. */
+function allowList(req: ResourceRequest, policy: GatewayPolicy, allowKinds: readonly string[], scope: ResourceScope | undefined): Decision | undefined {
+  if (scope === undefined) return refuse(`${describe(req, scope)}: the kind is not served, so it cannot be checked against allowKinds`);
+  const kind = qualifiedKind(scope.kind, req.group);
+  if (allowKinds.includes(kind)) return undefined;
+  if (kind === 'Secret' && req.subresource === undefined) {
+    // helm's release records: by name where the path has one, by the body where it does not.
+    if (req.name === undefined) return req.verb === 'create' ? { action: 'check-storage-record' } : refuse(`${describe(req, scope)}: Secret is not in this watch's allowKinds`);
+    if (policy.releases.some((r) => req.name?.startsWith(storagePrefix(r)) === true)) return undefined;
+  }
+  return refuse(`${describe(req, scope)}: ${kind} is not in this watch's allowKinds`);
 }
 
 /** Whether a list or watch selects only the storage records of one of the policy's releases. */
@@ -120,7 +158,7 @@ export interface ObjectMeta {
 }
 
 /**
- * Pure: whether helm may see this Secret or ConfigMap: a storage record of one of the policy's
+ * Pure: whether helm may see this Secret: a storage record of one of the policy's
  * releases, an object one of them made (helm's ownership annotations, which only a writer of the
  * object can set), or one its namespace opted in with the readable label. Always in the policy's
  * namespace.
@@ -130,14 +168,14 @@ export function readable(meta: ObjectMeta, policy: GatewayPolicy): boolean {
   const labels = meta.labels ?? {};
   const annotations = meta.annotations ?? {};
   const storageOf = labels.owner === 'helm' ? labels.name : undefined;
-  if (storageOf !== undefined && policy.releases.includes(storageOf) && (meta.name ?? '').startsWith(`sh.helm.release.v1.${storageOf}.v`)) return true;
+  if (storageOf !== undefined && policy.releases.includes(storageOf) && (meta.name ?? '').startsWith(storagePrefix(storageOf))) return true;
   const madeBy = annotations['meta.helm.sh/release-name'];
   if (madeBy !== undefined && policy.releases.includes(madeBy) && annotations['meta.helm.sh/release-namespace'] === policy.namespace) return true;
   return labels[policy.readableLabel.key] === policy.readableLabel.value;
 }
 
 /**
- * Pure: whether helm may change (update, patch, delete) this existing Secret or ConfigMap: one it
+ * Pure: whether helm may change (update, patch, delete) this existing Secret: one it
  * may read, or a hook of the namespace. helm makes hooks without its ownership annotations and
  * deletes them itself (`before-hook-creation`, `hook-succeeded`), so they cannot be told apart
  * by release; a hook is the chart's own bookkeeping in the tenant's namespace.
@@ -145,4 +183,10 @@ export function readable(meta: ObjectMeta, policy: GatewayPolicy): boolean {
 export function changeable(meta: ObjectMeta, policy: GatewayPolicy): boolean {
   if (readable(meta, policy)) return true;
   return meta.namespace === policy.namespace && (meta.annotations ?? {})['helm.sh/hook'] !== undefined;
+}
+
+/** Pure: whether a Secret's metadata is one of the policy's releases' storage records (labels and name). */
+export function isStorageRecord(meta: ObjectMeta, policy: GatewayPolicy): boolean {
+  const release = meta.labels?.owner === 'helm' ? meta.labels.name : undefined;
+  return release !== undefined && policy.releases.includes(release) && (meta.name ?? '').startsWith(storagePrefix(release));
 }

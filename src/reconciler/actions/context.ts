@@ -86,6 +86,11 @@ export async function helmStep(ctx: ActionContext, reason: Reason, step: () => P
  * retries, unless helm was cancelled by shutdown or by a reload restarting the controller: that
  * is not the release failing, or restarts during long upgrades would end in Stalled.
  */
+const REFUSAL_REASONS: Readonly<Record<NonNullable<HelmFailure['refusedBy']>, Reason>> = {
+  confinement: Reason.NamespaceConfinementViolation,
+  allowKinds: Reason.KindNotAllowed,
+};
+
 export function failureOf(ctx: ActionContext, err: unknown, how: { reason: Reason; event: string; counts?: Desired; notDeployed?: boolean }): Outcome {
   if (lostLeadership(ctx.signal)) return { kind: 'cancelled', cause: err };
   const counted = ctx.signal.aborted ? undefined : how.counts;
@@ -93,7 +98,7 @@ export function failureOf(ctx: ActionContext, err: unknown, how: { reason: Reaso
   return {
     kind: 'helm-failed',
     // The gateway's refusal is the cause whatever helm was doing: say so, as the pre-flight would.
-    reason: failure.confinement === true ? Reason.NamespaceConfinementViolation : how.reason,
+    reason: failure.refusedBy === undefined ? how.reason : REFUSAL_REASONS[failure.refusedBy],
     event: how.event,
     failure,
     cause: err,

@@ -18,6 +18,9 @@ const CRDS = fixtureChart('tenant-crds');
 const CONFINED: TestKind = { group: 'gateway.example.com', version: 'v1', kind: 'Extras', plural: 'extras' };
 const CONFINED_CRDS: TestKind = { group: 'gateway.example.com', version: 'v1', kind: 'Gadgetry', plural: 'gadgetries' };
 const AS_SA: TestKind = { group: 'gateway.example.com', version: 'v1', kind: 'SaExtras', plural: 'saextras' };
+const LISTED: TestKind = { group: 'gateway.example.com', version: 'v1', kind: 'Listed', plural: 'listeds' };
+/** Renders one ConfigMap of its own (and whatever `extraDeploy` adds): `allowKinds: [ConfigMap]` fits it. */
+const CONFIGMAP_ONLY = fixtureChart('tenant-extras');
 const watch = (k: TestKind, chart: string, extra: string): string => `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${chart}, ${extra}}`;
 
 const CANARY = `canary-${Math.random().toString(36).slice(2)}-victim`;
@@ -45,6 +48,7 @@ describe('the helm gateway against a hostile CR author', () => {
   const confined = new CRs(kc, CONFINED);
   const confinedCrds = new CRs(kc, CONFINED_CRDS);
   const asSa = new CRs(kc, AS_SA);
+  const listed = new CRs(kc, LISTED);
   let tenant: Awaited<ReturnType<typeof createNamespace>>;
   let victim: Awaited<ReturnType<typeof createNamespace>>;
   let op: RunningOperator;
@@ -75,11 +79,15 @@ describe('the helm gateway against a hostile CR author', () => {
   const withReason = (crs: CRs, name: string, reason: string): Promise<CR> =>
     waitFor(`${crs.kind.kind} ${name} to report ${reason}`, async () => {
       const cr = await crs.get(tenant.name, name);
-      return cr?.status?.conditions?.some((c) => c.reason === reason && c.status === 'True') === true ? cr : undefined;
+      if (cr?.status?.conditions?.some((c) => c.reason === reason && c.status === 'True') === true) return cr;
+      // Shown in the timeout's message: what the CR said instead.
+      throw new Error(`conditions: ${JSON.stringify(cr?.status?.conditions ?? [])}`);
     }, { timeoutMs: 90_000 });
 
   beforeAll(async () => {
-    await Promise.all([ensureCrd(kc, CONFINED), ensureCrd(kc, CONFINED_CRDS), ensureCrd(kc, AS_SA)]);
+    await Promise.all([ensureCrd(kc, CONFINED), ensureCrd(kc, CONFINED_CRDS), ensureCrd(kc, AS_SA), ensureCrd(kc, LISTED)]);
+    // Cluster-scoped, so a kept cluster may still have it from a run whose attack got through.
+    await kc.makeApiClient(ApiextensionsV1Api).deleteCustomResourceDefinition({ name: 'gadgets.tenant.example.com' }).catch(() => undefined);
     tenant = await createNamespace(kc, 'tenant');
     victim = await createNamespace(kc, 'victim');
     await core.createNamespacedSecret({ namespace: victim.name, body: { metadata: { name: 'db' }, stringData: { password: CANARY } } });
@@ -99,6 +107,7 @@ describe('the helm gateway against a hostile CR author', () => {
       watch(CONFINED, EXTRAS, 'confineToNamespace: true'),
       watch(CONFINED_CRDS, CRDS, 'confineToNamespace: true'),
       watch(AS_SA, EXTRAS, 'serviceAccountName: deployer'),
+      watch(LISTED, CONFIGMAP_ONLY, 'allowKinds: [ConfigMap]'),
       '',
     ].join('\n');
     op = await startOperator({ watches, namespaces: [tenant.name] });
@@ -108,6 +117,7 @@ describe('the helm gateway against a hostile CR author', () => {
     await Promise.all([tenant.remove(), victim.remove()]);
     // Only there if an attack got through (the test then failed): leave no cluster-admin behind.
     for (const name of ['gw-lookup-crb', 'gw-items-crb']) await rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
+    await kc.makeApiClient(ApiextensionsV1Api).deleteCustomResourceDefinition({ name: 'gadgets.tenant.example.com' }).catch(() => undefined);
   });
 
   it('refuses a ClusterRoleBinding to cluster-admin that only the real install renders (lookup), and creates nothing outside', async () => {
@@ -157,6 +167,16 @@ describe('the helm gateway against a hostile CR author', () => {
     await asSa.waitForCondition(tenant.name, 'sa-reader', { type: 'Deployed', status: 'True' });
     expect((await configMapData('sa-loot-internal'))?.loot).toBe('{}');
     for (const s of spellings(INTERNAL)) expect(await tenantReadable()).not.toContain(s);
+  });
+
+  it("writes only the kinds the watch's allowKinds lists (helm's own release records aside)", async () => {
+    await listed.create(tenant.name, 'plain', {});
+    await listed.waitForCondition(tenant.name, 'plain', { type: 'Deployed', status: 'True' });
+    const attack = 'apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: planted-sa}';
+    await listed.create(tenant.name, 'sneaky', { extraDeploy: [attack] });
+    const cr = await withReason(listed, 'sneaky', 'KindNotAllowed');
+    expect(JSON.stringify(cr.status?.conditions)).toContain("ServiceAccount is not in this watch's allowKinds");
+    await expect(core.readNamespacedServiceAccount({ namespace: tenant.name, name: 'planted-sa' })).rejects.toSatisfy((err: unknown) => isStatus(err, 404));
   });
 
   it('keeps what charts rely on: a password kept with lookup of its own Secret survives upgrades', async () => {

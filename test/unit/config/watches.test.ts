@@ -352,6 +352,18 @@ describe('parseWatches: entry problems', () => {
     ]);
   });
 
+  it('allowKinds: the kinds helm may write for the watch, strictly validated; absent means any', async () => {
+    expect((await parse(lines(...NGINX, '  allowKinds: [Deployment.apps, Service, ConfigMap]')))[0]).toMatchObject({ allowKinds: ['Deployment.apps', 'Service', 'ConfigMap'] });
+    expect((await parse(lines(...NGINX)))[0]).not.toHaveProperty('allowKinds');
+    expect(await messagesOf(lines(...NGINX, '  allowKinds: [deployment, 3]'))).toEqual([
+      'watches.yaml:5:16: entry 0 (example.com/v1alpha1, Kind=Nginx): field "allowKinds[0]": expected "Kind" (core group) or "Kind.group", got string "deployment"',
+      'watches.yaml:5:28: entry 0 (example.com/v1alpha1, Kind=Nginx): field "allowKinds[1]": expected "Kind" (core group) or "Kind.group", got number 3',
+    ]);
+    expect(await messagesOf(lines(...NGINX, '  allowKinds: []'))).toEqual([
+      'watches.yaml:5:15: entry 0 (example.com/v1alpha1, Kind=Nginx): field "allowKinds": an empty list would refuse every object of every release; list the kinds the chart renders, or remove the key',
+    ]);
+  });
+
   it('adoptReleases (the operator-sdk migration switch) is off unless set to true, and strictly a boolean', async () => {
     expect((await parse(lines(...NGINX, '  adoptReleases: true')))[0]).toMatchObject({ adoptReleases: true });
     expect((await parse(lines(...NGINX)))[0]).not.toHaveProperty('adoptReleases');

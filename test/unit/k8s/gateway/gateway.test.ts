@@ -78,7 +78,7 @@ describe('HelmApiGateway', () => {
     });
     dir = await mkdtemp(path.join(tmpdir(), 'gateway-test-'));
     const scopes = (group: string, _version: string, resource: string) =>
-      Promise.resolve(group === 'rbac.authorization.k8s.io' && resource === 'clusterrolebindings' ? { kind: 'ClusterRoleBinding', namespaced: false } : { kind: 'X', namespaced: true });
+      Promise.resolve(group === 'rbac.authorization.k8s.io' && resource === 'clusterrolebindings' ? { kind: 'ClusterRoleBinding', namespaced: false } : { kind: resource === 'secrets' ? 'Secret' : 'X', namespaced: true });
     gateway = await HelmApiGateway.start({ kubeConfig: kc, scopes, dir: path.join(dir, 'grants') });
   });
   afterAll(async () => {
@@ -156,6 +156,23 @@ describe('HelmApiGateway', () => {
       expect((await call(t, 'PATCH', '/api/v1/namespaces/tenant-a/secrets/new-one', { body: '{"a":1}' })).status).toBe(201);
       expect((await call(t, 'PATCH', '/api/v1/namespaces/tenant-a/secrets/mine', { body: '{"a":1}' })).status).toBe(201);
     });
+  });
+
+  it("under allowKinds without Secret, creates only helm's own release record, judged by a dry run of the same create", async () => {
+    const grant = await gateway.grant({ ...policy, confineWrites: false, allowKinds: ['ConfigMap'] });
+    const token = (JSON.parse(await readFile(grant.kubeconfig, 'utf8')) as { clusters: { cluster: { server: string } }[] }).clusters[0]!.cluster.server.split('/').pop()!;
+    try {
+      seen.length = 0;
+      const record = { kind: 'Secret', metadata: { name: 'sh.helm.release.v1.web.v1', labels: { owner: 'helm', name: 'web' } } };
+      expect((await call(token, 'POST', '/api/v1/namespaces/tenant-a/secrets', { body: JSON.stringify(record) })).status).toBe(201);
+      expect(seen.map((x) => x.url)).toEqual(['/api/v1/namespaces/tenant-a/secrets?dryRun=All', '/api/v1/namespaces/tenant-a/secrets']);
+      seen.length = 0;
+      const other = { kind: 'Secret', metadata: { name: 'planted', labels: { owner: 'helm', name: 'web' } } };
+      expect((await call(token, 'POST', '/api/v1/namespaces/tenant-a/secrets', { body: JSON.stringify(other) })).status).toBe(403);
+      expect(seen.map((x) => x.url)).toEqual(['/api/v1/namespaces/tenant-a/secrets?dryRun=All']);
+    } finally {
+      await grant.close();
+    }
   });
 
   it('streams a watch as it comes and ends it upstream when helm goes away', async () => {

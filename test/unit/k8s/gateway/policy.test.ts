@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { normalizedUrl, parseApiRequest } from '../../../../src/k8s/gateway/api-request.js';
-import { changeable, decide, readable, REFUSAL_PREFIX, type GatewayPolicy, type ResourceScope } from '../../../../src/k8s/gateway/policy.js';
+import { changeable, decide, isStorageRecord, readable, REFUSAL_PREFIX, type GatewayPolicy, type ResourceScope } from '../../../../src/k8s/gateway/policy.js';
 
 const LABEL = { key: 'helm.sdk.operatorframework.io/values-source', value: 'true' };
 const confined: GatewayPolicy = { namespace: 'tenant-a', releases: ['web'], confineWrites: true, allowClusterScoped: [], readableLabel: LABEL };
@@ -14,6 +14,7 @@ const SCOPES: Readonly<Record<string, ResourceScope>> = {
   '/v1/configmaps': { kind: 'ConfigMap', namespaced: true },
   '/v1/namespaces': { kind: 'Namespace', namespaced: false },
   'apps/v1/deployments': { kind: 'Deployment', namespaced: true },
+  '/v1/serviceaccounts': { kind: 'ServiceAccount', namespaced: true },
 };
 
 function decision(method: string, url: string, policy: GatewayPolicy = confined) {
@@ -89,17 +90,19 @@ describe('decide under confineToNamespace', () => {
   });
 });
 
-describe('decide for Secrets and ConfigMaps (confined or impersonating)', () => {
+describe('decide for Secrets (confined or impersonating)', () => {
   for (const policy of [confined, impersonating]) {
     it(`inspects reads and changes ${policy.confineWrites ? 'when confined' : 'when impersonating'}`, () => {
       expect(decision('GET', '/api/v1/namespaces/tenant-a/secrets/db', policy)).toEqual({ action: 'inspect' });
-      expect(decision('GET', '/api/v1/namespaces/tenant-a/configmaps', policy)).toEqual({ action: 'inspect' });
+      expect(decision('GET', '/api/v1/namespaces/tenant-a/secrets', policy)).toEqual({ action: 'inspect' });
+      // ConfigMaps are charts' markers and settings: read as any other kind of the namespace.
+      expect(decision('GET', '/api/v1/namespaces/tenant-a/configmaps/marker', policy)).toEqual({ action: 'forward' });
       expect(decision('GET', '/api/v1/namespaces/tenant-a/secrets?labelSelector=name%3Dweb%2Cowner%3Dhelm', policy)).toEqual({ action: 'forward' });
       expect(decision('GET', '/api/v1/namespaces/tenant-a/secrets?labelSelector=name%3Dother%2Cowner%3Dhelm', policy)).toEqual({ action: 'inspect' });
       expect(decision('GET', '/api/v1/namespaces/tenant-a/secrets?watch=1', policy)).toMatchObject({ action: 'refuse' });
       expect(decision('POST', '/api/v1/namespaces/tenant-a/secrets', policy)).toEqual({ action: 'forward' });
       expect(decision('PATCH', '/api/v1/namespaces/tenant-a/secrets/db', policy)).toEqual({ action: 'check-target' });
-      expect(decision('DELETE', '/api/v1/namespaces/tenant-a/configmaps/c', policy)).toEqual({ action: 'check-target' });
+      expect(decision('DELETE', '/api/v1/namespaces/tenant-a/secrets/c', policy)).toEqual({ action: 'check-target' });
     });
   }
   it('inspects Secret reads of other namespaces when only impersonating', () => {
@@ -133,5 +136,28 @@ describe('changeable', () => {
     expect(readable(hook, confined)).toBe(false);
     expect(changeable({ ...hook, namespace: 'tenant-b' }, confined)).toBe(false);
     expect(changeable({ namespace: 'tenant-a', name: 'db' }, confined)).toBe(false);
+  });
+});
+
+describe('decide under allowKinds', () => {
+  const listed: GatewayPolicy = { ...impersonating, allowKinds: ['Deployment.apps', 'ConfigMap'] };
+  it('lets helm write the listed kinds and refuses any other, even in its own namespace', () => {
+    expect(decision('PATCH', '/apis/apps/v1/namespaces/tenant-a/deployments/web', listed)).toEqual({ action: 'forward' });
+    expect(decision('POST', '/api/v1/namespaces/tenant-a/configmaps', listed)).toEqual({ action: 'forward' });
+    const sa = decision('POST', '/api/v1/namespaces/tenant-a/serviceaccounts', listed);
+    expect(sa).toMatchObject({ action: 'refuse' });
+    expect(sa.action === 'refuse' && sa.message).toContain("ServiceAccount is not in this watch's allowKinds");
+    expect(decision('POST', '/apis/evil.example.com/v1/namespaces/tenant-a/things', listed)).toMatchObject({ action: 'refuse' });
+    expect(decision('GET', '/api/v1/namespaces/tenant-a/serviceaccounts/x', listed)).toEqual({ action: 'forward' });
+  });
+  it("always lets helm keep its own release records, and only those, when Secret is not listed", () => {
+    expect(decision('PUT', '/api/v1/namespaces/tenant-a/secrets/sh.helm.release.v1.web.v2', listed)).toEqual({ action: 'check-target' });
+    expect(decision('DELETE', '/api/v1/namespaces/tenant-a/secrets/sh.helm.release.v1.web.v1', listed)).toEqual({ action: 'check-target' });
+    expect(decision('POST', '/api/v1/namespaces/tenant-a/secrets', listed)).toEqual({ action: 'check-storage-record' });
+    expect(decision('PATCH', '/api/v1/namespaces/tenant-a/secrets/web-password', listed)).toMatchObject({ action: 'refuse' });
+    expect(decision('PUT', '/api/v1/namespaces/tenant-a/secrets/sh.helm.release.v1.other.v1', listed)).toMatchObject({ action: 'refuse' });
+    expect(isStorageRecord({ name: 'sh.helm.release.v1.web.v3', namespace: 'tenant-a', labels: { owner: 'helm', name: 'web' } }, listed)).toBe(true);
+    expect(isStorageRecord({ name: 'web-password', namespace: 'tenant-a', labels: { owner: 'helm', name: 'web' } }, listed)).toBe(false);
+    expect(isStorageRecord({ name: 'sh.helm.release.v1.web.v3', namespace: 'tenant-a' }, listed)).toBe(false);
   });
 });
