@@ -41,14 +41,15 @@ const kind = (name: string): TestKind => ({ group: GROUP, version: 'v1', kind: n
 
 /**
  * README, Multi-tenant clusters, "Lock-down (the multi-tenant recommendation)": every watch acts as
- * the ServiceAccount `deployer` of the CR's namespace (`--default-service-account`), and confinement
- * as defense in depth (`confineToNamespace`, which the helm gateway enforces on every request helm
- * makes). `sensitiveValues` is the chart author's, in both configurations.
+ * the ServiceAccount `deployer` of the CR's namespace (`--default-service-account`), with the helm
+ * gateway's defense in depth: `confineToNamespace`, and `allowKinds` listing the kinds a
+ * bitnami-style chart renders (its ConfigMap, its password Secret, a hook Job). `sensitiveValues` is
+ * the chart author's, in both configurations.
  */
 export const RECOMMENDED: Configuration = {
   name: 'recommended',
-  description: `--default-service-account ${DEPLOYER} + confineToNamespace: true (README, Multi-tenant clusters)`,
-  watchFields: ['confineToNamespace: true', 'sensitiveValues: [auth]'],
+  description: `--default-service-account ${DEPLOYER} + confineToNamespace + allowKinds (README, Multi-tenant clusters)`,
+  watchFields: ['confineToNamespace: true', 'allowKinds: [ConfigMap, Secret, Job.batch]', 'sensitiveValues: [auth]'],
   args: ['--default-service-account', DEPLOYER],
   extras: kind('LockedExtras'),
   gadgets: kind('LockedGadgets'),
