@@ -74,6 +74,10 @@ test-tutorial: deps tools ## The README's operator-author tutorial from `npm pac
 test-chaos: deps tools ## Fault-injection and fuzz tier on its own control plane (kills the apiserver/etcd, the operator, helm); prints its report.
 	npx vitest run --project chaos
 
+.PHONY: test-redteam
+test-redteam: deps tools ## Red-team tier on its own control plane: a tenant's attacks (crash, starve, escalate, read, leak, takeover) on the operator process in the recommended and the default configuration; prints "N attacks, N held".
+	npx vitest run --project redteam
+
 .PHONY: test-unit
 test-unit: deps ## Run the unit tests only (no cluster).
 	npx vitest run --project unit

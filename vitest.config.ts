@@ -58,6 +58,19 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        extends: true,
+        test: {
+          // A hostile tenant's attacks on the operator process, on their own control plane
+          // (`make test-redteam`): prints "N attacks, N held" (docs/redteam.md).
+          name: 'redteam',
+          include: ['test/redteam/**/*.test.ts'],
+          globalSetup: ['test/redteam/global-setup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 240_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

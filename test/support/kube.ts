@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, type KubeConfig, setHeaderOptions } from '@kubernetes/client-node';
 import { inject } from 'vitest';
+import { isStatus } from '../../src/k8s/errors.js';
 import { PooledKubeConfig } from '../../src/k8s/kubeconfig.js';
 
 /** The operator's own KubeConfig (one connection pool), so every test exercises it. */
@@ -37,6 +38,17 @@ export async function waitFor<T>(
   }
   const why = lastError instanceof Error ? `; last error: ${lastError.message}` : '';
   throw new Error(`timed out after ${timeoutMs}ms waiting for ${description}${why}`);
+}
+
+/** Whether `read` finds the object: false on NotFound, any other error thrown. */
+export async function exists(read: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await read();
+    return true;
+  } catch (err) {
+    if (isStatus(err, 404)) return false;
+    throw err;
+  }
 }
 
 export const uniqueName = (prefix: string): string => `${prefix}-${randomBytes(3).toString('hex')}`;

@@ -19,7 +19,7 @@ import {
 import { expect } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
 import { PRIMARY_RESOURCE } from '../../../src/reconciler/ownership.js';
-import { waitFor } from '../../support/kube.js';
+import { exists, waitFor } from '../../support/kube.js';
 import { ROOT, type TestKind } from '../../support/operator.js';
 import type { Cluster } from './harness.js';
 
@@ -78,16 +78,6 @@ interface Workload {
 }
 const podSpec = (w: Workload): V1PodSpec => w.spec?.template?.spec as V1PodSpec;
 const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
-
-async function exists(read: () => Promise<unknown>): Promise<boolean> {
-  try {
-    await read();
-    return true;
-  } catch (err) {
-    if (isStatus(err, 404)) return false;
-    throw err;
-  }
-}
 
 /** Every object of the release ready. */
 const ALL_READY = { status: 'True', message: /^\d+\/\d+ ready$/ } as const;
