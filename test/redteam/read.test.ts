@@ -16,10 +16,6 @@ import { DEPLOYER } from './support/tenancy.js';
 const loot = (name: string, namespace: string, secret: string): string =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\ndata:\n  loot: {{ (lookup "v1" "Secret" "${namespace}" "${secret}") | toJson | quote }}`;
 
-/** What v8 needs and the gateway does not do yet (found by this tier, docs/redteam.md). */
-const TOKEN_SECRETS =
-  'the helm gateway reads back a Secret "this release made" (helm\'s ownership annotations), but the data of a kubernetes.io/service-account-token Secret is the token controller\'s: refuse creating such Secrets, or do not count them as the release\'s own';
-
 /** A kubeconfig for the same API server authenticated by a bearer token alone. */
 function withToken(admin: KubeConfig, token: string): KubeConfig {
   const kc = new KubeConfig();
@@ -63,7 +59,7 @@ againstEachConfiguration('reads', (target, config) => {
     expect(target.tenancy.leaked(await readable(), ['victim', 'internal'])).toEqual([]);
   });
 
-  attack(target, { id: 'v8', title: `a ${DEPLOYER} token Secret the release creates, read back by lookup on the next upgrade`, kind: 'read', missing: TOKEN_SECRETS }, async () => {
+  attack(target, { id: 'v8', title: `a ${DEPLOYER} token Secret the release creates, read back by lookup on the next upgrade`, kind: 'read' }, async () => {
     const tokenSecret = `apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-token\n  annotations: {kubernetes.io/service-account.name: ${DEPLOYER}}\ntype: kubernetes.io/service-account-token`;
     const outcome = await steal('minter', [tokenSecret]);
     if (!outcome.startsWith('Deployed/')) return; // the token Secret was refused: nothing to read back
