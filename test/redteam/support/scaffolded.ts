@@ -20,7 +20,8 @@ export interface ScaffoldedWatch {
 /** The entry `create api --helm-chart <chart>` adds to watches.yaml (its GVK aside). */
 export async function scaffoldedWatch(chart: string): Promise<ScaffoldedWatch> {
   const helm = new HelmClient({ binary: inject('helmBin') });
-  const values = readHelmYaml(await readFile(path.join(chart, 'values.yaml'), 'utf8')) ?? {};
+  const valuesYaml = await readFile(path.join(chart, 'values.yaml'), 'utf8').catch(() => '');
+  const values = readHelmYaml(valuesYaml) ?? {};
   const { allowKinds } = await chartRbac({}, { helm, library: scaffoldLibrary }, chart, values);
   const names = apiNames({ group: 'scaffolded', version: 'v1', kind: 'Scaffolded' }, 'example.com');
   const [entry] = parse(watchEntry(names, path.basename(chart), allowKinds)) as ScaffoldedWatch[];

@@ -257,9 +257,10 @@ export function againstEachConfiguration(topic: string, attacks: (target: Target
 /**
  * What an attack tries: to crash or freeze the operator, starve other tenants, escalate beyond the
  * tenant's rights, read what the tenant may not, leak a secret into status, events or the log, take
- * over a release, or (the operator author's mistake) load an unsafe chart.
+ * over a release, hide what helm created from the CR's inventory, or (the operator author's
+ * mistake) load an unsafe chart.
  */
-export type AttackKind = 'crash' | 'starve' | 'escalate' | 'read' | 'leak' | 'takeover' | 'load';
+export type AttackKind = 'crash' | 'starve' | 'escalate' | 'read' | 'leak' | 'takeover' | 'load' | 'hide';
 
 export interface AttackOptions {
   /** The issue's item (`1a`, `2c`, …) or `v<n>` for a variant of ours. */
