@@ -67,7 +67,7 @@ test-olm: deps tools ## Opt-in: install the sample's bundle through OLM (built f
 	npx vitest run --project olm
 
 .PHONY: test-tutorial
-test-tutorial: deps tools ## The README's operator-author tutorial from `npm pack`, step by step: init, create api, make run, docker-build (podman), deploy, bundle, OLM (its own control plane).
+test-tutorial: deps tools ## The operator-author tutorial (docs/tutorial.md) from `npm pack`, step by step: init, create api, make run, docker-build (podman), deploy, bundle, OLM (its own control plane).
 	npx vitest run --project tutorial
 
 .PHONY: test-chaos

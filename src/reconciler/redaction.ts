@@ -9,7 +9,7 @@ export const REDACTED = '[redacted]';
 
 /**
  * Shorter values are not redacted: replacing every "no" or "80" in a message would make it
- * unreadable, and a secret that short is no secret. Documented in the README.
+ * unreadable, and a secret that short is no secret. Documented in docs/multi-tenancy.md#redaction.
  */
 export const MIN_REDACTED_LENGTH = 4;
 

@@ -56,6 +56,7 @@ async function inputsKey(): Promise<string> {
   const files = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md'].map((f) => path.join(REPO, f));
   await walk(path.join(REPO, 'src'), files);
   await walk(path.join(REPO, 'hack'), files);
+  await walk(path.join(REPO, 'docs'), files); // package.json `files` ships the pages README.md links
   const h = createHash('sha256');
   for (const f of files.sort()) h.update(path.relative(REPO, f)).update('\0').update(await readFile(f));
   return h.digest('hex').slice(0, 16);

@@ -1,8 +1,8 @@
 /**
- * The operator-sdk Helm tutorial as the README's "A new operator from any chart" section gives it:
+ * The operator-sdk Helm tutorial as docs/tutorial.md gives it (the README shows its first steps):
  * the tutorial tier runs these very commands (tutorial.test.ts), and a unit test
- * (test/unit/project/readme-tutorial.test.ts) checks that the README's block lists exactly them, in
- * this order. The chart repository URL is the README's; the tier substitutes the one it serves.
+ * (test/unit/project/tutorial-docs.test.ts) checks that the page's block lists exactly them, in
+ * this order. The chart repository URL is the page's; the tier substitutes the one it serves.
  */
 const IMG = 'example.com/nginx-operator:v0.0.1';
 
@@ -42,8 +42,8 @@ export const T = {
   registryDown: 'make registry-down',
 } as const;
 
-/** The README block's commands, in order (what a reader types; the tier runs each). */
-export const README_SCRIPT: readonly string[] = [
+/** The docs/tutorial.md block's commands, in order (what a reader types; the tier runs each). */
+export const TUTORIAL_SCRIPT: readonly string[] = [
   T.installCli,
   T.mkdir,
   T.init,

@@ -1,11 +1,11 @@
 /**
- * The operator-sdk Helm tutorial, as a new operator author runs it from this repository's README
+ * The operator-sdk Helm tutorial, as a new operator author runs it from this repository's docs/tutorial.md
  * (issue 26): in a fresh empty directory, from the `npm pack` tarball, with no helm or kubectl on
- * PATH and no helm repositories configured (session.ts). Each step is one `it`, in README order;
+ * PATH and no helm repositories configured (session.ts). Each step is one `it`, in the page's order;
  * after a failed step the rest are skipped, so the first failure names the step, with the command's
  * exit status and the tail of its output (full logs in the work directory, kept on failure).
  *
- * The commands are the README's "A new operator from any chart" block (tutorial-commands.ts; a unit
+ * The commands are docs/tutorial.md's block (tutorial-commands.ts; a unit
  * test keeps the two equal), with two substitutions: the chart repository's port (the test serves
  * it on a free one) and the operator's metrics and probe ports (free ones; others may run on this
  * machine).
@@ -14,7 +14,7 @@
  * Running and Ready without running anything), named TEST_CLUSTER_NAME (default
  * helm-operator-tutorial); `make deploy` counts as available when the Deployment's Available
  * condition is True and its pod template runs the image `make docker-build` built (present in
- * podman's storage). That the image itself works is shown by the README's `podman run` recipe: the
+ * podman's storage). That the image itself works is shown by the tutorial's `podman run` step: the
  * operator in the image, against this cluster, uninstalls the sample's release when it is deleted.
  */
 import { createHash } from 'node:crypto';
@@ -70,12 +70,12 @@ function step(name: string, fn: () => Promise<void>, timeoutMs = 5 * MIN): void 
   }, timeoutMs);
 }
 
-/** The README's command with this run's repository URL. */
+/** The page's command with this run's repository URL. */
 const typed = (command: string): string => command.replaceAll(T.repoUrl, repo?.url ?? T.repoUrl);
 const sh = (command: string, timeoutMs = 5 * MIN, cwd = project): Promise<string> => session.ok(typed(command), { cwd, timeoutMs });
 
 /**
- * An `eval "$(...)"` line of the README, run as typed (under `set -e`: a line of the output that is
+ * An `eval "$(...)"` line of the page, run as typed (under `set -e`: a line of the output that is
  * not a command fails it), its exports then carried into the session: what the next commands of the
  * user's shell see.
  */

@@ -18,7 +18,7 @@ export const CRDS_CHART = fixtureChart('tenant-crds');
 
 export interface Configuration {
   readonly name: 'recommended' | 'default' | 'scaffolded';
-  /** What the README says about it. */
+  /** What docs/multi-tenancy.md says about it. */
   readonly description: string;
   /** Fields of each watch entry of this configuration (flow-mapping syntax), given the entry's chart. */
   readonly watchFields: readonly string[] | ((chart: string) => Promise<readonly string[]>);
@@ -41,7 +41,7 @@ const HEAP_MB = 768;
 const kind = (name: string): TestKind => ({ group: GROUP, version: 'v1', kind: name, plural: `${name.toLowerCase()}s` });
 
 /**
- * README, Multi-tenant clusters, "Lock-down (the multi-tenant recommendation)": every watch acts as
+ * docs/multi-tenancy.md, "Lock-down" (the multi-tenant recommendation): every watch acts as
  * the ServiceAccount `deployer` of the CR's namespace (`--default-service-account`), with the helm
  * gateway's defense in depth: `confineToNamespace`, and `allowKinds` listing the kinds a
  * bitnami-style chart renders (its ConfigMap, its password Secret, a hook Job). `sensitiveValues` is
@@ -49,14 +49,14 @@ const kind = (name: string): TestKind => ({ group: GROUP, version: 'v1', kind: n
  */
 export const RECOMMENDED: Configuration = {
   name: 'recommended',
-  description: `--default-service-account ${DEPLOYER} + confineToNamespace + allowKinds (README, Multi-tenant clusters)`,
+  description: `--default-service-account ${DEPLOYER} + confineToNamespace + allowKinds (docs/multi-tenancy.md)`,
   watchFields: ['confineToNamespace: true', 'allowKinds: [ConfigMap, Secret, Job.batch]', 'sensitiveValues: [auth]'],
   args: ['--default-service-account', DEPLOYER],
   extras: kind('LockedExtras'),
   gadgets: kind('LockedGadgets'),
 };
 
-/** No tenancy option: CR authors get the operator's rights, as the README says (and operator-sdk does). */
+/** No tenancy option: CR authors get the operator's rights, as docs/multi-tenancy.md says (and operator-sdk does). */
 export const DEFAULT: Configuration = {
   name: 'default',
   description: 'no tenancy options',
@@ -281,7 +281,7 @@ export interface AttackOptions {
 }
 
 /**
- * The README says the default configuration gives CR authors the operator's rights: escalation and
+ * docs/multi-tenancy.md says the default configuration gives CR authors the operator's rights: escalation and
  * reads succeed there by design; the scaffolded one stops only the escalations that need a kind the
  * chart does not render.
  */
