@@ -235,8 +235,17 @@ export const HELM_YAML_OPTIONS = {
 } as const satisfies ParseOptions & DocumentOptions & SchemaOptions;
 
 export interface ReadOptions {
-  /** Aliases a document may expand (a values file from a CR's namespace is untrusted input). */
+  /**
+   * Aliases a document may expand, per anchor (the `yaml` package's measure; -1: no limit). 100 by
+   * default: a values file from a CR's namespace is untrusted input.
+   */
   readonly maxAliasCount?: number;
+  /**
+   * Nodes the document may have once its aliases are expanded (what JSON of it holds). go-yaml v2
+   * bounds the same thing by a ratio of aliases to nodes decoded, which lets a small document expand
+   * to millions of nodes; a bound of our own keeps reading it within the operator's memory.
+   */
+  readonly maxNodes?: number;
 }
 
 const firstError = (doc: Document.Parsed): HelmYamlError | undefined => {
@@ -260,13 +269,38 @@ export function readHelmYaml(text: string, options: ReadOptions = {}): unknown {
  * error gives what could be read of it: the stream is one helm already applied.
  */
 export function readHelmYamlStream(text: string, options: ReadOptions = {}): unknown[] {
-  return parseAllDocuments(text, HELM_YAML_OPTIONS).map((d) => {
+  return splitHelmStream(text).map((chunk) => {
+    // go-yaml reads the first document of a chunk (a `--- x` line inside it starts another).
+    const [doc] = parseAllDocuments(chunk, HELM_YAML_OPTIONS);
+    if (doc === undefined) return null;
     try {
-      return toPlain(d, options);
+      return toPlain(doc, options);
     } catch {
       return undefined;
     }
   });
+}
+
+/** Go's unicode.IsSpace, which JavaScript's `\s` is not quite (U+0085 in, U+FEFF out). */
+const GO_SPACE = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
+const SEPARATOR_LINE = new RegExp(`^---${GO_SPACE}*$`, 'u');
+
+/**
+ * Pure: a stream cut into documents where helm's apply cuts it (apimachinery's YAMLReader: a line
+ * that is `---` and then only white space), not where a YAML parser does. The two disagree (a `---`
+ * line inside a quoted scalar; `--- # comment`), and what helm creates is what its cut gives.
+ */
+export function splitHelmStream(text: string): string[] {
+  const chunks: string[] = [];
+  let current: string[] = [];
+  for (const line of text.split(/(?<=\n)/)) {
+    if (SEPARATOR_LINE.test(line)) {
+      chunks.push(current.join(''));
+      current = [];
+    } else current.push(line);
+  }
+  chunks.push(current.join(''));
+  return chunks;
 }
 
 /** Pure: the document tree (comments kept) with helm's scalars, e.g. to write it back. */
@@ -281,10 +315,33 @@ export function newHelmYamlDocument(value: unknown): Document {
 }
 
 function toPlain(doc: Document.Parsed, options: ReadOptions): unknown {
+  let value: unknown;
   try {
-    return doc.toJS({ maxAliasCount: options.maxAliasCount ?? 100 });
+    // toJS shares an anchor's value among its aliases: linear in the text whatever the expansion.
+    value = doc.toJS({ maxAliasCount: options.maxAliasCount ?? 100 });
   } catch (err) {
     if (err instanceof HelmYamlError) throw err;
     throw new HelmYamlError(err instanceof Error ? err.message : String(err));
   }
+  if (options.maxNodes !== undefined && !withinNodes(value, options.maxNodes)) {
+    throw new HelmYamlError(`the document expands to more than ${options.maxNodes} nodes through its aliases (or an alias contains itself)`);
+  }
+  return value;
+}
+
+/**
+ * Pure: whether `value`, its shared parts counted each time they are reached (as JSON would write
+ * them), has at most `max` nodes. Iterative and stops at `max`, so a cycle or an exponential
+ * expansion costs `max` steps.
+ */
+export function withinNodes(value: unknown, max: number): boolean {
+  const stack: unknown[] = [value];
+  let count = 0;
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (++count > max) return false;
+    if (typeof v !== 'object' || v === null) continue;
+    for (const child of Array.isArray(v) ? (v as unknown[]) : Object.values(v)) stack.push(child);
+  }
+  return true;
 }

@@ -57,8 +57,17 @@ function toObject(doc: unknown): ManifestObject[] {
  * name or annotation would keep the whole text alive as long as the reconciler keeps the object.
  */
 export function parseManifest(manifest: string): ManifestObject[] {
-  return readHelmYamlStream(manifest).flatMap((d) => toObject(viaJson(d)));
+  return readHelmYamlStream(manifest, MANIFEST_READ).flatMap((d) => toObject(viaJson(d)));
 }
+
+/**
+ * A manifest is helm's own output, read by helm with go-yaml v2, which takes any number of aliases
+ * in a document of up to 400,000 decoded nodes (and fewer in larger ones): a reader stopping at 100
+ * aliases would drop a document helm applied and hide its objects from the inventory and the
+ * confinement check. Expansion is bounded by nodes instead: 2,000,000 nodes are more than 3 MiB of
+ * JSON, beyond the API server's request limit, so no object that could be created is dropped.
+ */
+const MANIFEST_READ = { maxAliasCount: -1, maxNodes: 2_000_000 } as const;
 
 function viaJson(value: unknown): unknown {
   const json = JSON.stringify(value) as string | undefined;

@@ -1,5 +1,6 @@
 /** `create api`: the plan for one kind (pure; the chart is already fetched and rendered). */
 import { create, insert, type Plan } from './machinery/index.js';
+import type { AllowKinds } from './allow-kinds.js';
 import type { ApiNames } from './names.js';
 import type { ChartFile } from '../config/chart.js';
 import {
@@ -23,6 +24,8 @@ export interface ApiPlanInputs {
   /** The sample CR's YAML text. */
   readonly sample: string;
   readonly rbac: Omit<RbacFragmentInputs, 'names' | 'chartName'>;
+  /** The watch's `allowKinds`; undefined writes none. */
+  readonly allowKinds?: AllowKinds;
   /** The README's Tenancy entry (tenant-values.ts); undefined when the README has no Tenancy marker. */
   readonly tenancy?: readonly string[];
 }
@@ -35,7 +38,7 @@ export function apiPlan(a: ApiPlanInputs): Plan {
     ...a.chartFiles.map((f) => create(`helm-charts/${a.chartName}/${f.path}`, f.data)),
     create(`config/crd/bases/${crdFile}`, crd({ ...a.crd, names: n, chartName: a.chartName })),
     create(`config/samples/${sampleFile}`, a.sample),
-    insert('watches.yaml', 'watch', watchEntry(n, a.chartName)),
+    insert('watches.yaml', 'watch', watchEntry(n, a.chartName, a.allowKinds)),
     insert('config/crd/kustomization.yaml', 'crdkustomizeresource', `- bases/${crdFile}\n`),
     insert('config/samples/kustomization.yaml', 'manifestskustomizesamples', `- ${sampleFile}\n`),
     insert('config/rbac/role.yaml', 'rules', rbacFragment({ names: n, chartName: a.chartName, ...a.rbac }), true),

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { readHelmYaml } from '../config/helm-yaml.js';
 import { HelmError, type HelmClient } from '../helm/index.js';
+import { allowKinds, type AllowKinds } from './allow-kinds.js';
 import { apiPlan, type ApiPlanInputs } from './api-plan.js';
 import { readChartFiles } from './chart-files.js';
 import { renderedObjects, renderWith, resolveKinds } from './chart-kinds.js';
@@ -142,8 +143,9 @@ function specSchema(o: CreateApiOptions, lib: ScaffoldLibrary, valuesSchema: str
 
 const readOptional = (p: string): Promise<string | undefined> => readFile(p, 'utf8').catch(() => undefined);
 
-interface ChartRbac {
+export interface ChartRbac {
   readonly rules: ApiPlanInputs['rbac'];
+  readonly allowKinds: AllowKinds;
   /** Lines for the CLI's report. */
   readonly notes: readonly string[];
 }
@@ -152,10 +154,11 @@ interface ChartRbac {
 type Rbac = ReturnType<ScaffoldLibrary['rulesForObjects']>;
 
 /**
- * The chart's RBAC rules: render it (defaults, then each values file), then with its `false`
- * switches turned on for what CRs could switch on; map the kinds, derive the rules.
+ * The chart's RBAC rules and the watch's `allowKinds`: render it (defaults, then each values file),
+ * then with its `false` switches turned on for what CRs could switch on; map the kinds, derive the
+ * rules. `values`: its values.yaml, parsed.
  */
-async function chartRbac(o: CreateApiOptions, deps: CreateApiDeps, chartDir: string, values: unknown): Promise<ChartRbac> {
+export async function chartRbac(o: Pick<CreateApiOptions, 'valuesFiles' | 'rbac'>, deps: CreateApiDeps, chartDir: string, values: unknown): Promise<ChartRbac> {
   const valuesFiles = o.valuesFiles ?? [];
   const objects = await renderedObjects(deps.helm, chartDir, valuesFiles);
   const optional = await optionalKinds((v) => renderWith(deps.helm, chartDir, v), values, objects);
@@ -166,7 +169,9 @@ async function chartRbac(o: CreateApiOptions, deps: CreateApiDeps, chartDir: str
   const grant = o.rbac === 'all-values';
   const withValues = valuesFiles.length === 0 ? 'its default values' : `its default values and ${valuesFiles.map((f) => path.basename(f)).join(', ')}`;
   const explored = optional.found > optional.tried ? ` (the first ${optional.tried} of its ${optional.found} false switches tried)` : '';
+  const allow = allowKinds(objects, optional.groups, grant);
   return {
+    allowKinds: allow,
     rules: {
       rules: rbac.rules,
       unresolved: rbac.unresolved,
@@ -181,6 +186,7 @@ async function chartRbac(o: CreateApiOptions, deps: CreateApiDeps, chartDir: str
       ...rbac.notes.map((n) => `RBAC: ${n}`),
       ...rbac.unresolved.map((u) => `RBAC: could not resolve ${u}: add its rule to config/rbac/role.yaml by hand`),
       ...extra.map((e) => `RBAC: with ${e.when} it also renders ${kindList(e.rules)}: ${grant ? 'granted (--rbac=all-values)' : 'commented rules in config/rbac/role.yaml (--rbac=all-values grants them)'}`),
+      `allowKinds: ${allow.kinds.length === 0 ? 'none written (the chart rendered no object)' : allow.kinds.join(', ')}${allow.optional.length === 0 ? '' : ` (other values' kinds commented: ${allow.optional.flatMap((g) => g.kinds).join(', ')})`}`,
       ...(optional.unrenderable.length === 0 ? [] : [`RBAC: could not render with ${optional.unrenderable.map((t) => `${t}=true`).join(', ')} alone${explored}`]),
     ],
   };
@@ -206,7 +212,7 @@ export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promi
     const rbac = await chartRbac(o, deps, chart.dir, parseValues(valuesYaml));
     const warnings = conv.warnings.map((w) => `${w.path}: ${w.message}`);
     const chartFiles = await readChartFiles(chart.dir);
-    const tenancy = tenancySentences(chart.name, tenantValues(chartTemplates(chartFiles), parseValues(valuesYaml)), grantedResources(rbac.rules.rules));
+    const tenancy = tenancySentences(chart.name, tenantValues(chartTemplates(chartFiles), parseValues(valuesYaml)), grantedResources(rbac.rules.rules), rbac.allowKinds.kinds);
     const readme = await readOptional(path.join(o.root, 'README.md'));
     const plan = apiPlan({
       names: n,
@@ -219,6 +225,7 @@ export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promi
         { header: `Sample ${n.kind}: its spec is the values of helm-charts/${chart.name} (its values.yaml, comments kept).` },
       ),
       rbac: rbac.rules,
+      allowKinds: rbac.allowKinds,
       ...(readme?.includes(markerText('tenancy')) === true ? { tenancy } : {}),
     });
     if (exists(project, n)) await checkExisting(o, n, plan);

@@ -132,15 +132,24 @@ export function describeTenantValue(v: TenantValue): string {
  * the operator's generated rules then lend a CR author, and the remedy. `kinds`: the resources the
  * generated ClusterRole grants for this chart.
  */
-export function tenancySentences(chartName: string, found: readonly TenantValue[], kinds: readonly string[]): string[] {
+/**
+ * `kinds`: the resources the generated role grants; `allowKinds`: the watch's (empty when none is
+ * written), which the helm gateway enforces on every object helm writes whatever the RBAC grants.
+ */
+export function tenancySentences(chartName: string, found: readonly TenantValue[], kinds: readonly string[], allowKinds: readonly string[] = []): string[] {
   const granted = [...new Set([...kinds, 'secrets'])].join(', ');
   const values =
     found.length === 0
       ? `no value of ${chartName} is rendered with tpl or is an extraDeploy-style list; CR authors still choose every value it has`
       : `CR authors can write templates or whole objects through ${found.length} value(s) of ${chartName}: ${found.map(describeTenantValue).join('; ')}`;
+  const creates = found.length === 0 ? 'can make the chart create' : 'that sets them creates';
+  const what =
+    allowKinds.length === 0
+      ? `what config/rbac/role.yaml grants (${granted})`
+      : `objects of the kinds the watch's allowKinds lists (${allowKinds.join(', ')}; the helm gateway refuses any other)`;
   return [
     values,
-    `acting as the operator (no ServiceAccount), a CR ${found.length === 0 ? 'can make the chart create' : 'that sets them creates'} what config/rbac/role.yaml grants (${granted}) in every namespace, and reads through lookup() whatever the operator may read, every Secret of the cluster included`,
+    `acting as the operator (no ServiceAccount), a CR ${creates} ${what} in every namespace, and reads through lookup() whatever the operator may read, every Secret of the cluster included`,
     "the boundary is impersonation: run the operator with --default-service-account <name>, or set serviceAccountName on this watch, and the API server bounds each CR by that ServiceAccount of its namespace",
   ];
 }

@@ -3,13 +3,15 @@
  * renders `extraDeploy` with `tpl` (as bitnami's do), a ClusterRoleBinding of itself to
  * cluster-admin, in each of the ways that beat a check made on a second render or with a parser
  * other than helm's; and objects in another namespace or RBAC in its own. Each test asserts on the
- * cluster: the binding absent and the tenant still unable to read a Secret.
+ * cluster: the binding absent and the tenant still unable to read a Secret. Also run against the
+ * watch entry `create api` writes (its `allowKinds`), which stops what needs a kind the chart does
+ * not render.
  */
 import { randomBytes } from 'node:crypto';
 import { ApiextensionsV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { exists } from '../support/kube.js';
-import { againstEachConfiguration, attack, clusterRoleBindingCreated, discard } from './support/target.js';
+import { againstEachConfiguration, attack, clusterRoleBindingCreated, CONFIGURATIONS, discard, SCAFFOLDED } from './support/target.js';
 import { TENANT_USER } from './support/tenancy.js';
 
 const bindingName = (id: string): string => `redteam-${id}-${randomBytes(3).toString('hex')}`;
@@ -78,7 +80,7 @@ againstEachConfiguration('escalation', (target, config) => {
     await expectNoEscalation('aliased', binding);
   });
 
-  attack(target, { id: '2e', title: "a CustomResourceDefinition from the chart's crds/ (cluster-scoped, never templated)", kind: 'escalate' }, async () => {
+  attack(target, { id: '2e', title: "a CustomResourceDefinition from the chart's crds/ (cluster-scoped, never templated)", kind: 'escalate', chartKindsOnly: true }, async () => {
     const crd = 'gadgets.tenant.example.com';
     const ext = target.tenancy.admin.makeApiClient(ApiextensionsV1Api);
     const gadgets = target.crs(config.gadgets);
@@ -92,7 +94,7 @@ againstEachConfiguration('escalation', (target, config) => {
     expect(created, `CRD ${crd} created`).toBe(false);
   });
 
-  attack(target, { id: 'v5', title: "a ConfigMap planted in another namespace (the victim's)", kind: 'escalate' }, async () => {
+  attack(target, { id: 'v5', title: "a ConfigMap planted in another namespace (the victim's)", kind: 'escalate', chartKindsOnly: true }, async () => {
     const plant = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: planted, namespace: ${target.tenancy.victim}}\ndata: {x: planted}`;
     await target.crs().create(a(), 'planter', { extraDeploy: [plant] });
     await target.settle('planter');
@@ -113,4 +115,4 @@ againstEachConfiguration('escalation', (target, config) => {
     }
     expect(bound, `RoleBinding self-admin of ${TENANT_USER} to admin in ${a()}`).toBe(false);
   });
-});
+}, [...CONFIGURATIONS, SCAFFOLDED]);

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { spawnOperator, watchesFile } from '../integration/production/support.js';
-import { againstEachConfiguration, attack, EXTRAS_CHART } from './support/target.js';
+import { againstEachConfiguration, attack, EXTRAS_CHART, watchFieldsOf } from './support/target.js';
 
 /** A copy of the tenant-extras chart with `change` applied to it, in a temp dir. */
 async function unsafeChart(change: (dir: string) => Promise<void>): Promise<{ dir: string; remove: () => Promise<void> }> {
@@ -24,7 +24,7 @@ againstEachConfiguration('unsafe charts at load', (target, config) => {
 
   /** Runs an operator on `chart` alone; expects it to exit non-zero, saying `mention`, before it starts any controller. */
   const refusedAtLoad = async (chart: string, mention: RegExp): Promise<void> => {
-    const w = await watchesFile(`- {group: ${config.extras.group}, version: v1, kind: UnsafeExtras, chart: ${chart}, ${config.watchFields.join(', ')}}\n`);
+    const w = await watchesFile(`- {group: ${config.extras.group}, version: v1, kind: UnsafeExtras, chart: ${chart}, ${(await watchFieldsOf(config, chart)).join(', ')}}\n`);
     const p = spawnOperator({ watchesFile: w.file, namespace: target.tenancy.a });
     try {
       const started = p.waitForLog('the controllers to start', (l) => l.msg === 'All controllers started and synced', 90_000).then(

@@ -223,7 +223,10 @@ describe('the operator-sdk Helm tutorial from the npm package, with no helm or k
     expect(out).toMatch(/note: helm: none on PATH .* the runtime's pinned helm/);
     // The dependency, vendored once (not a directory and a .tgz).
     expect(await readdir(path.join(project, 'helm-charts/nginx/charts'))).toEqual(['common']);
-    expect(parse(await readFile(path.join(project, 'watches.yaml'), 'utf8'))).toEqual([{ group: GROUP, version: 'v1', kind: 'Nginx', chart: 'helm-charts/nginx' }]);
+    // allowKinds: the kinds the chart renders; an Ingress only with ingress.enabled=true, so not listed.
+    const watches = parse(await readFile(path.join(project, 'watches.yaml'), 'utf8')) as { allowKinds?: string[] }[];
+    expect(watches).toEqual([{ group: GROUP, version: 'v1', kind: 'Nginx', chart: 'helm-charts/nginx', allowKinds: expect.arrayContaining(['Deployment.apps', 'Service']) as unknown }]);
+    expect(watches[0]?.allowKinds).not.toContain('Ingress.networking.k8s.io');
     expect(await readFile(path.join(project, 'config/rbac/role.yaml'), 'utf8')).toMatch(/# with ingress\.enabled=true:/);
     // Nothing was written into the user's helm configuration.
     expect((await readdir(session.home, { recursive: true })).filter((f) => f.endsWith('repositories.yaml'))).toEqual([]);

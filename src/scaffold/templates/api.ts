@@ -1,5 +1,6 @@
 /** What `create api` writes per kind: the CRD, the watch, kustomization entries, RBAC rules, PROJECT entry. */
 import { stringify } from 'yaml';
+import type { AllowKinds } from '../allow-kinds.js';
 import type { ApiNames } from '../names.js';
 import type { OpenApiSchema, PolicyRule } from '../ports.js';
 
@@ -75,8 +76,24 @@ export function crd(c: CrdInputs): string {
   return `${header.join('\n')}\n---\n${stringify(object, { lineWidth: 0 })}`;
 }
 
-export const watchEntry = (n: ApiNames, chartName: string): string =>
-  `- group: ${n.fullGroup}\n  version: ${n.version}\n  kind: ${n.kind}\n  chart: helm-charts/${chartName}\n`;
+/**
+ * The watches.yaml entry. `allow`: the kinds helm may write for its CRs (`allowKinds`), with the
+ * kinds that other values render as comments; omitted when the chart rendered no object (an empty
+ * `allowKinds` would refuse every release).
+ */
+export function watchEntry(n: ApiNames, chartName: string, allow?: AllowKinds): string {
+  const head = `- group: ${n.fullGroup}\n  version: ${n.version}\n  kind: ${n.kind}\n  chart: helm-charts/${chartName}\n`;
+  if (allow === undefined || allow.kinds.length === 0) return head;
+  return [
+    head.trimEnd(),
+    '  # The only kinds helm may create, change or delete for these CRs: what the chart renders. Any',
+    "  # other (a CR author's extraDeploy, say) is refused: ReleaseFailed=True, reason KindNotAllowed.",
+    '  allowKinds:',
+    ...allow.kinds.map((k) => `  - ${k}`),
+    ...allow.optional.flatMap((g) => [`  # with ${g.when} the chart also renders:`, ...g.kinds.map((k) => `  # - ${k}`)]),
+    '',
+  ].join('\n');
+}
 
 export const projectResource = (n: ApiNames): string =>
   `- api:\n    crdVersion: v1\n    namespaced: true\n  domain: ${n.domain}\n  group: ${n.group}\n  kind: ${n.kind}\n  version: ${n.version}\n`;

@@ -297,7 +297,9 @@ installs every release with its own identity, so a CR author gets, through the c
 \`config/rbac/role.yaml\` grants the operator: its kinds in every namespace, and every Secret of the
 cluster (helm's release storage needs them), readable through \`lookup()\`. A value the chart renders
 with \`tpl\` or an \`extraDeploy\`-style list lets them write any object or template; \`create api\`
-lists such values below.
+lists such values below. The \`allowKinds\` that \`create api\` writes into each watch (the kinds its
+chart renders) narrows what such a value can create to those kinds: helm's other writes are refused
+(\`ReleaseFailed=True\`, reason \`KindNotAllowed\`). Add a kind there when a new chart version renders it.
 
 The boundary is impersonation, enforced by the API server: run the operator with
 \`--default-service-account <name>\` (or set \`serviceAccountName\` on a watch) and each release is

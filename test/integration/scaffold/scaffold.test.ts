@@ -229,7 +229,18 @@ describe('a project with a kind per remote source, a subchart and a typed schema
     // No --helm-chart: helm's starter chart, its spec schema inferred from values.yaml.
     await cli(dir, 'create', 'api', '--group', 'starter', '--version', 'v1alpha1', '--kind', 'Starter');
 
-    const watches = parse(await readFile(path.join(dir, 'watches.yaml'), 'utf8')) as { kind: string; chart: string }[];
+    const watchesText = await readFile(path.join(dir, 'watches.yaml'), 'utf8');
+    const watches = parse(watchesText) as { kind: string; chart: string; allowKinds?: string[] }[];
+    // Each watch allows the kinds its chart renders with its defaults (a subchart's included); the
+    // starter's Ingress, only rendered with ingress.enabled=true, is named in a comment.
+    expect(Object.fromEntries(watches.map((w) => [w.kind, w.allowKinds]))).toMatchObject({
+      WebTgz: ['ConfigMap', 'ServiceAccount'],
+      Parent: ['ConfigMap', 'ServiceAccount'],
+      Reader: ['ClusterRole.rbac.authorization.k8s.io', 'ConfigMap'],
+      Starter: expect.arrayContaining(['Deployment.apps', 'Pod', 'Service', 'ServiceAccount']) as unknown,
+    });
+    expect(watches.find((w) => w.kind === 'Starter')?.allowKinds).not.toContain('Ingress.networking.k8s.io');
+    expect(watchesText).toMatch(/# with ingress\.enabled=true the chart also renders:\n {2}# - Ingress\.networking\.k8s\.io/);
     expect(watches.map((w) => `${w.kind}=${w.chart}`)).toEqual([
       'WebTgz=helm-charts/scaffold-web',
       'WebRepo=helm-charts/scaffold-web',

@@ -12,8 +12,9 @@ export const REPORT_FILE = path.join(REPORT_DIR, 'redteam-report.json');
 
 /**
  * `holds`: the attack must fail in this configuration (a crash, a starvation, a leak, or any attack
- * on the recommended configuration). `by-design`: docs/multi-tenancy.md says this configuration does not
- * protect against it (escalation and reads in the default configuration); it is run and its
+ * on the recommended configuration). `by-design`: docs/multi-tenancy.md says this configuration does
+ * not protect against it (escalation and reads in the default configuration, reads and escalation
+ * through the chart's own kinds in the scaffolded one); it is run and its
  * outcome shown, never counted as held.
  */
 export type Expectation = 'holds' | 'by-design';
@@ -102,7 +103,7 @@ export function formatReport(r: RedteamReport): string {
     ...perConfig,
     `${r.attacks} attacks, ${r.held} held`,
     '',
-    `not protected by design in the default configuration (docs/multi-tenancy.md): ${r.byDesign} run, ${r.byDesignSucceeded} succeeded`,
+    `not protected by design in the default and scaffolded configurations (docs/multi-tenancy.md): ${r.byDesign} run, ${r.byDesignSucceeded} succeeded`,
     ...byDesign.map(line),
     `wall time: ${(r.wallTimeMs / 1000).toFixed(1)}s; report: ${path.relative(process.cwd(), REPORT_FILE)}`,
     '',

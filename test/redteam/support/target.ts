@@ -10,17 +10,18 @@ import { spawnOperator, watchesFile, type OperatorProcess } from '../../integrat
 import { exists, waitFor, type WaitOptions } from '../../support/kube.js';
 import { CRs, ensureCrd, fixtureChart, type CR, type TestKind } from '../../support/operator.js';
 import { recordAttack, type Expectation } from './report.js';
+import { scaffoldedFields, scaffoldedWatch } from './scaffolded.js';
 import { DEPLOYER, GROUP, Tenancy } from './tenancy.js';
 
 export const EXTRAS_CHART = fixtureChart('tenant-extras');
 export const CRDS_CHART = fixtureChart('tenant-crds');
 
 export interface Configuration {
-  readonly name: 'recommended' | 'default';
+  readonly name: 'recommended' | 'default' | 'scaffolded';
   /** What docs/multi-tenancy.md says about it. */
   readonly description: string;
-  /** Fields every watch entry of this configuration has (flow-mapping syntax). */
-  readonly watchFields: readonly string[];
+  /** Fields of each watch entry of this configuration (flow-mapping syntax), given the entry's chart. */
+  readonly watchFields: readonly string[] | ((chart: string) => Promise<readonly string[]>);
   readonly args: readonly string[];
   /** The kind whose chart is tenant-extras (bitnami-style `extraDeploy` through `tpl`). */
   readonly extras: TestKind;
@@ -65,11 +66,28 @@ export const DEFAULT: Configuration = {
   gadgets: kind('OpenGadgets'),
 };
 
+/**
+ * What `create api` writes for each chart and nothing else: `allowKinds`, the kinds the chart
+ * renders with its defaults (the extras chart: its ConfigMap; the gadgets chart: its CRD too).
+ */
+export const SCAFFOLDED: Configuration = {
+  name: 'scaffolded',
+  description: "create api's watch entry: allowKinds (the chart's kinds), no other tenancy option",
+  watchFields: async (chart) => [...scaffoldedFields(await scaffoldedWatch(chart)), 'sensitiveValues: [auth]'],
+  args: [],
+  extras: kind('ScaffoldedExtras'),
+  gadgets: kind('ScaffoldedGadgets'),
+};
+
 export const CONFIGURATIONS: readonly Configuration[] = [RECOMMENDED, DEFAULT];
 
-function watches(c: Configuration): string {
-  const entry = (k: TestKind, chart: string): string => `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${chart}, ${c.watchFields.join(', ')}}`;
-  return `${entry(c.extras, EXTRAS_CHART)}\n${entry(c.gadgets, CRDS_CHART)}\n`;
+/** The fields of configuration `c`'s watch entry for `chart`. */
+export const watchFieldsOf = async (c: Configuration, chart: string): Promise<readonly string[]> => (typeof c.watchFields === 'function' ? c.watchFields(chart) : c.watchFields);
+
+async function watches(c: Configuration): Promise<string> {
+  const entry = async (k: TestKind, chart: string): Promise<string> =>
+    `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${chart}, ${(await watchFieldsOf(c, chart)).join(', ')}}`;
+  return `${await entry(c.extras, EXTRAS_CHART)}\n${await entry(c.gadgets, CRDS_CHART)}\n`;
 }
 
 /** Why a probe of /healthz failed, or undefined when it answered 200 within 2 s. */
@@ -170,7 +188,7 @@ export class Target {
     this.#tenancy = await Tenancy.create();
     await ensureCrd(this.#tenancy.admin, this.config.extras);
     await ensureCrd(this.#tenancy.admin, this.config.gadgets);
-    this.#watches = await watchesFile(watches(this.config));
+    this.#watches = await watchesFile(await watches(this.config));
     await this.#start();
   }
 
@@ -224,8 +242,8 @@ export class Target {
  * One describe per configuration, `topic` and the configuration in its title, with its own
  * tenants and operator process (set up before, torn down after); `attacks` registers the tests.
  */
-export function againstEachConfiguration(topic: string, attacks: (target: Target, config: Configuration) => void): void {
-  for (const config of CONFIGURATIONS) {
+export function againstEachConfiguration(topic: string, attacks: (target: Target, config: Configuration) => void, configurations: readonly Configuration[] = CONFIGURATIONS): void {
+  for (const config of configurations) {
     describe(`${topic}, ${config.name} configuration (${config.description})`, () => {
       const target = new Target(config);
       beforeAll(() => target.setUp(), 240_000);
@@ -239,9 +257,10 @@ export function againstEachConfiguration(topic: string, attacks: (target: Target
 /**
  * What an attack tries: to crash or freeze the operator, starve other tenants, escalate beyond the
  * tenant's rights, read what the tenant may not, leak a secret into status, events or the log, take
- * over a release, or (the operator author's mistake) load an unsafe chart.
+ * over a release, hide what helm created from the CR's inventory, or (the operator author's
+ * mistake) load an unsafe chart.
  */
-export type AttackKind = 'crash' | 'starve' | 'escalate' | 'read' | 'leak' | 'takeover' | 'load';
+export type AttackKind = 'crash' | 'starve' | 'escalate' | 'read' | 'leak' | 'takeover' | 'load' | 'hide';
 
 export interface AttackOptions {
   /** The issue's item (`1a`, `2c`, …) or `v<n>` for a variant of ours. */
@@ -254,11 +273,23 @@ export interface AttackOptions {
    */
   readonly missing?: string;
   readonly timeoutMs?: number;
+  /**
+   * The attack writes only kinds the chart renders itself (a ConfigMap elsewhere, the chart's own
+   * CRD): an allow-list of the chart's kinds cannot tell it from the chart's objects.
+   */
+  readonly chartKindsOnly?: boolean;
 }
 
-/** docs/multi-tenancy.md says the default configuration gives CR authors the operator's rights: escalation and reads succeed there by design. */
-export const expectationOf = (config: Configuration, k: AttackKind): Expectation =>
-  config.name === 'default' && (k === 'escalate' || k === 'read') ? 'by-design' : 'holds';
+/**
+ * docs/multi-tenancy.md says the default configuration gives CR authors the operator's rights: escalation and
+ * reads succeed there by design; the scaffolded one stops only the escalations that need a kind the
+ * chart does not render.
+ */
+export function expectationOf(config: Configuration, o: Pick<AttackOptions, 'kind' | 'chartKindsOnly'>): Expectation {
+  if (config.name === 'default') return o.kind === 'escalate' || o.kind === 'read' ? 'by-design' : 'holds';
+  if (config.name === 'scaffolded') return o.kind === 'read' || (o.kind === 'escalate' && o.chartKindsOnly === true) ? 'by-design' : 'holds';
+  return 'holds';
+}
 
 const isAssertion = (err: unknown): boolean => err instanceof Error && err.name === 'AssertionError';
 const firstLine = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n')[0]?.slice(0, 300) ?? '';
@@ -270,7 +301,7 @@ const firstLine = (err: unknown): string => (err instanceof Error ? err.message 
  */
 export function attack(target: Target, o: AttackOptions, perform: () => Promise<void>): void {
   const { id, title } = o;
-  const expectation = expectationOf(target.config, o.kind);
+  const expectation = expectationOf(target.config, o);
   // Only an attack that must hold waits for a protection; a by-design run passes either way.
   const missing = expectation === 'holds' ? o.missing : undefined;
   const test = missing === undefined ? it : it.fails;

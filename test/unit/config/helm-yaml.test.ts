@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { HelmYamlError, readHelmYaml, readHelmYamlStream } from '../../../src/config/helm-yaml.js';
+import { HelmYamlError, readHelmYaml, readHelmYamlStream, splitHelmStream } from '../../../src/config/helm-yaml.js';
 
 /**
  * Every row is what sigs.k8s.io/yaml v1.6.0 (go-yaml v2.4.3, as linked into helm v4.1.4) makes of
@@ -161,6 +161,16 @@ describe('readHelmYamlStream', () => {
   it('reads every document of a manifest, empty ones as null/undefined', () => {
     const docs = readHelmYamlStream('a: 0400\n---\n---\nb: on\n');
     expect(docs.filter((d) => d !== null && d !== undefined)).toEqual([{ a: 256 }, { b: true }]);
+  });
+
+  it("cuts documents where helm's apply does (a line of `---` and white space only) and reads the first document of each, as go-yaml does", () => {
+    // Neither `--- # c` nor `...` is a cut to helm: the chunk's first document is all it applies, so
+    // the inventory must not list a ClusterRoleBinding that a YAML parser's own cut would find.
+    for (const marker of ['--- # c', '...']) {
+      const stream = `kind: ConfigMap\nmetadata: {name: a}\n${marker}\nkind: ClusterRoleBinding\nmetadata: {name: phantom}\n`;
+      expect(readHelmYamlStream(stream)).toEqual([{ kind: 'ConfigMap', metadata: { name: 'a' } }]);
+    }
+    expect(splitHelmStream('a: 1\n--- # c\nb: 2\n---  \r\nc: 3\n---\u00a0\nd: 4\n---x\n')).toEqual(['a: 1\n--- # c\nb: 2\n', 'c: 3\n', 'd: 4\n---x\n']);
   });
 
   it('skips what cannot be read instead of throwing (helm applied the stream already)', () => {

@@ -103,6 +103,20 @@ describe('parseManifest', () => {
     expect(names(parseManifest('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a'))).toEqual(['ConfigMap/a']);
   });
 
+  it('reads a document with more than 100 aliases, as helm does (issue 32: such an object was hidden from the inventory)', () => {
+    const aliases = Array.from({ length: 120 }, (_, i) => `    a${i}: *v`).join('\n');
+    const manifest = `apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: hidden\n  annotations:\n    anchor: &v "x"\n${aliases}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: after\n`;
+    const [crb, cm] = parseManifest(manifest);
+    expect(names([crb!, cm!])).toEqual(['ClusterRoleBinding/hidden', 'ConfigMap/after']);
+    expect(crb!.annotations.a119).toBe('x');
+  });
+
+  it('drops, in bounded time, a document whose aliases expand beyond what the API server could take (billion laughs)', () => {
+    const levels = Array.from({ length: 9 }, (_, i) => `  l${i + 1}: &l${i + 1} [${Array.from({ length: 10 }, () => `*l${i}`).join(', ')}]`).join('\n');
+    const manifest = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: laughs\ndata:\n  l0: &l0 "lol"\n${levels}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: after\n`;
+    expect(names(parseManifest(manifest))).toEqual(['ConfigMap/after']);
+  });
+
   it('reads flow-style (JSON) documents', () => {
     expect(names(parseManifest('{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"}}'))).toEqual(['Secret/s']);
   });

@@ -53,4 +53,10 @@ describe('values a CR author writes templates or objects through', () => {
     expect(remedy).toContain('serviceAccountName');
     expect(tenancySentences('plain', [], [])[0]).toContain('no value of plain is rendered with tpl');
   });
+
+  it("names the watch's allowKinds, not the role's grants, when create api writes them", () => {
+    const [, grant] = tenancySentences('web', [], ['configmaps', 'deployments.apps'], ['ConfigMap', 'Deployment.apps']);
+    expect(grant).toContain("objects of the kinds the watch's allowKinds lists (ConfigMap, Deployment.apps; the helm gateway refuses any other) in every namespace");
+    expect(grant).not.toContain('role.yaml grants');
+  });
 });
