@@ -3,7 +3,7 @@
  * releases through one shared helm client.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Watch } from '../config/watches.js';
+import type { Watch } from '../config/watch.js';
 import type { HelmClient } from '../helm/index.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
