@@ -5,7 +5,7 @@
 import os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseDuration } from '../config/duration.js';
-import { isServiceAccountName, periodFloorProblem } from '../config/watches.js';
+import { isServiceAccountName, periodFloorProblem } from '../config/watches-schema.js';
 import { BindAddressError, parseBindAddress } from '../telemetry/health.js';
 
 /** A parsed listen address; undefined host = every interface. */
@@ -75,7 +75,7 @@ export const duration = (raw: string): number => {
   }
 };
 
-/** A period flag: a duration of 0 (off, when `zero` allows it) or at least the floor (config/watches.ts). */
+/** A period flag: a duration of 0 (off, when `zero` allows it) or at least the floor (config/watches-schema.ts). */
 const period = (flag: string, zero = true) => (raw: string): number => {
   const ms = duration(raw);
   const problem = periodFloorProblem(ms, zero);

@@ -14,7 +14,9 @@
  * 5. Lost leadership: cancel in-flight reconciles at once, exit 1 (controller-runtime does the same):
  *    another replica may already be acting.
  */
-import { loadWatches, WatchesError, type Watch } from '../config/watches.js';
+import type { Watch } from '../config/watch.js';
+import { loadWatches } from '../config/watches.js';
+import { WatchesError } from '../config/watches-problems.js';
 import { ConfigReloader, watchConfigFiles, type ConfigWatcher } from '../config/reload.js';
 import { HelmClient } from '../helm/index.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';

@@ -25,7 +25,9 @@ import { watch, type FSWatcher } from 'chokidar';
 import { Backoff, systemClock, type BackoffOptions, type Clock, type Timer } from '../runtime/backoff.js';
 import type { Logger } from '../telemetry/logger.js';
 import { ChartError, loadChartInfo } from './chart.js';
-import { chartRefusal, parseWatches, WatchesError, type Watch } from './watches.js';
+import type { Watch } from './watch.js';
+import { chartRefusal, parseWatches } from './watches.js';
+import { WatchesError } from './watches-problems.js';
 
 export type ChangeSource = 'config' | 'chart';
 

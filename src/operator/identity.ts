@@ -4,7 +4,7 @@
  * impersonation is a boundary the API server enforces; a watch that runs as the operator lends its
  * rights to whoever may create a CR, through any chart value rendered with `tpl`.
  */
-import type { Watch } from '../config/watches.js';
+import type { Watch } from '../config/watch.js';
 
 export type ActingIdentity =
   | { readonly kind: 'operator' }

@@ -3,7 +3,8 @@
  * releases through one shared helm client.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Watch } from '../config/watches.js';
+import type { Watch } from '../config/watch.js';
+import { restartingChanges } from '../config/watch-restart.js';
 import type { HelmClient } from '../helm/index.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -86,8 +87,8 @@ export class Operator {
   readonly #valuesSources: ValuesSources;
   /** Owner type (`apiVersion|Kind` or `Kind.group`) → controller name, for dependents' events. */
   readonly #owners = new Map<string, string>();
-  /** Controller name → identity of the watch it runs. */
-  readonly #applied = new Map<string, string>();
+  /** Controller name → the watch it runs. */
+  readonly #applied = new Map<string, Watch>();
   readonly #recorders = new Map<string, KubeEventRecorder>();
   /** Started with the operator: confined and impersonating watches' helm talks to it (docs/adr/0045). */
   #gateway: { readonly server: HelmApiGateway; readonly dir: string } | undefined;
@@ -162,7 +163,7 @@ export class Operator {
     const watches = listed.map((w) => withDefaultServiceAccount(w, this.o.defaultServiceAccount));
     const wanted = new Map(watches.map((w, i) => [names[i] ?? w.kind, w]));
     const removed = this.manager.names().filter((n) => !wanted.has(n));
-    const changed = [...wanted].filter(([n, w]) => this.#applied.has(n) && this.#applied.get(n) !== watchIdentity(w)).map(([n]) => n);
+    const changed = [...wanted].filter(([n, w]) => needsRestart(this.#applied.get(n), w)).map(([n]) => n);
     const added = [...wanted.keys()].filter((n) => !this.#applied.has(n));
     for (const name of [...removed, ...changed]) {
       await this.manager.remove(name);
@@ -175,7 +176,7 @@ export class Operator {
       const watch = wanted.get(name);
       if (watch === undefined) continue;
       await this.manager.add(await this.#controller(watch, name));
-      this.#applied.set(name, watchIdentity(watch));
+      this.#applied.set(name, watch);
       this.#reportIdentity(name, watch);
       if (watch.watchDependentResources) {
         const apiVersion = watch.group === '' ? watch.version : `${watch.group}/${watch.version}`;
@@ -268,8 +269,5 @@ export class Operator {
   }
 }
 
-/** What makes two watch entries equivalent for a running controller (the source line is not part of it). */
-function watchIdentity(w: Watch): string {
-  const { source: _source, ...rest } = w;
-  return JSON.stringify(rest);
-}
+/** Whether a running controller (none: `undefined`) must be restarted to run `next` (config/watch-restart.ts). */
+const needsRestart = (running: Watch | undefined, next: Watch): boolean => running !== undefined && restartingChanges(running, next).length > 0;

@@ -3,7 +3,7 @@
  * under its spec, under the watch's overrides) and the fingerprint that says whether the deployed
  * revision already has them. Input no retry can fix comes back as a `refused` outcome.
  */
-import type { Watch } from '../config/watches.js';
+import type { Watch } from '../config/watch.js';
 import type { CustomResource } from '../k8s/custom-resources.js';
 import { isStatus } from '../k8s/errors.js';
 import type { Desired } from './actions/context.js';

@@ -6,7 +6,7 @@
  * A period of 0 turns resyncs off and stays 0.
  *
  * Periods have floors (docs/adr/0046): the operator's own settings may not go below
- * `MIN_RECONCILE_PERIOD_MS` (config/watches.ts: refused at load), and a CR's annotation, which the tenant
+ * `MIN_RECONCILE_PERIOD_MS` (config/watches-schema.ts: refused at load), and a CR's annotation, which the tenant
  * writes, not below {@link DEFAULT_ANNOTATION_PERIOD_FLOOR_MS} or the period its watch would
  * otherwise use, whichever is shorter (raised to it, with a warning).
  */

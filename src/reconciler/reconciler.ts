@@ -5,7 +5,7 @@
  * turns the outcome into status with `summarize`, and writes the status once, on the way out.
  */
 import { randomBytes } from 'node:crypto';
-import type { Watch } from '../config/watches.js';
+import type { Watch } from '../config/watch.js';
 import type { CustomResource } from '../k8s/custom-resources.js';
 import { describeError } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/events.js';

@@ -3,7 +3,7 @@
  * Actions return an Outcome (outcome.ts) for everything they expect, failures included; what they
  * throw is unexpected (an API error) and ends the reconcile as a ReconcileError.
  */
-import type { Watch } from '../../config/watches.js';
+import type { Watch } from '../../config/watch.js';
 import type { CustomResource } from '../../k8s/custom-resources.js';
 import { lostLeadership } from '../../runtime/reconcile.js';
 import type { Logger } from '../../telemetry/logger.js';

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigReloader, configurationHash, watchConfigFiles, type ConfigWatcher } from '../../../src/config/reload.js';
-import type { Watch } from '../../../src/config/watches.js';
+import type { Watch } from '../../../src/config/watch.js';
 import { ManualClock } from '../../../src/runtime/backoff.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 

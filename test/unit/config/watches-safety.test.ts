@@ -8,7 +8,9 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseWatches, WatchesError, type Watch } from '../../../src/config/watches.js';
+import type { Watch } from '../../../src/config/watch.js';
+import { parseWatches } from '../../../src/config/watches.js';
+import { WatchesError } from '../../../src/config/watches-problems.js';
 
 let tmp: string;
 let chart: string;

@@ -4,14 +4,11 @@ import { join } from 'node:path';
 import { create } from 'tar';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadChartInfo } from '../../../src/config/chart.js';
-import {
-  closestName,
-  expandEnv,
-  loadWatches,
-  parseWatches,
-  WatchesError,
-  type Watch,
-} from '../../../src/config/watches.js';
+import { closestName } from '../../../src/config/closest-name.js';
+import { expandEnv } from '../../../src/config/env-expansion.js';
+import type { Watch } from '../../../src/config/watch.js';
+import { loadWatches, parseWatches } from '../../../src/config/watches.js';
+import { WatchesError } from '../../../src/config/watches-problems.js';
 
 let tmp: string;
 

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseWatches, WatchesError } from '../../../src/config/watches.js';
+import { parseWatches } from '../../../src/config/watches.js';
+import { WatchesError } from '../../../src/config/watches-problems.js';
 import { reportFuzz } from '../../support/fuzz-report.js';
 
 const SEED = 20261123;

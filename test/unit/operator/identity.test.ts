@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Watch } from '../../../src/config/watches.js';
+import type { Watch } from '../../../src/config/watch.js';
 import { actingIdentity, identityLabel, ownIdentityWarning, withDefaultServiceAccount } from '../../../src/operator/identity.js';
 
 const watch = (extra: Partial<Watch> = {}): Watch => ({ group: 'apps.example.com', version: 'v1', kind: 'App', ...extra }) as Watch;

@@ -1,0 +1,63 @@
+/** One entry of watches.yaml as the operator runs it: what the reconciler and the controllers read. */
+import type { ChartInfo } from './chart.js';
+import type { LabelSelector } from './selector.js';
+
+export interface Watch {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly chart: ChartInfo;
+  /** Whether to watch the release's resources and repair drift; default true. */
+  readonly watchDependentResources: boolean;
+  /**
+   * Ours, the migration switch from operator-sdk's Helm operator: a CR takes over the release of
+   * its name and chart that this operator did not install. Left out (false) by default, when such
+   * a release is reported `ReleaseNotOwned` and never upgraded nor uninstalled (ADR 0042).
+   */
+  readonly adoptReleases?: boolean;
+  /** After `$VAR`/`${VAR}` expansion (unset variables expand to ""); `--set-string` semantics. */
+  readonly overrideValues: Readonly<Record<string, string>>;
+  readonly selector?: LabelSelector;
+  /** `selector` in query form; '' selects everything. */
+  readonly labelSelector: string;
+  /** Undefined when absent or zero: both mean "use the operator-wide reconcile period". */
+  readonly reconcilePeriodMs?: number;
+  /** Integer >= 1; undefined means the operator-wide default. */
+  readonly maxConcurrentReconciles?: number;
+  /**
+   * How the `confineToNamespace` pre-flight renders the release: 'client' (offline `helm
+   * template`) or 'server' (helm's server-side dry run, as the release's identity, so `lookup()`
+   * sees the cluster). '' / absent / 'none' all mean 'client'; 'server' is refused without
+   * `confineToNamespace: true`, the only render there is.
+   */
+  readonly dryRunOption: 'client' | 'server';
+  /**
+   * Ours: helm and every write to the release's objects run as this ServiceAccount of the CR's
+   * namespace (impersonation), so its RBAC, not the operator's, bounds what a CR can create.
+   */
+  readonly serviceAccountName?: string;
+  /**
+   * Ours: refuse, before helm runs, a release that renders an object into another namespace or
+   * a cluster-scoped object whose kind is not in `allowClusterScoped`.
+   */
+  readonly confineToNamespace: boolean;
+  /** `Kind` (core group) or `Kind.group`: cluster-scoped kinds a confined release may create. */
+  readonly allowClusterScoped: readonly string[];
+  /**
+   * Ours: `Kind` (core group) or `Kind.group`: the only kinds helm may create, change or delete
+   * for a CR of this watch, enforced by the helm gateway (docs/adr/0045); undefined: any kind.
+   */
+  readonly allowKinds?: readonly string[];
+  /**
+   * Ours: dotted value paths (`auth.password`, `tls`) whose values, whatever set them (spec,
+   * overrideValues, values-from), never show in status, events or logs, error text included.
+   */
+  readonly sensitiveValues: readonly string[];
+  /**
+   * Ours: let helm fetch what the chart's (and subcharts') `values.schema.json` references outside
+   * itself (`$ref` to http(s) or file URLs) at every install and upgrade; refused by default.
+   */
+  readonly allowSchemaRefs: boolean;
+  /** Where the entry was defined; `index` is 0-based, `line` 1-based. */
+  readonly source: { readonly file: string; readonly index: number; readonly line: number };
+}
