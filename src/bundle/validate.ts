@@ -9,18 +9,8 @@ import { gzipSync } from 'node:zlib';
 import { parseAllDocuments } from 'yaml';
 import { isPlainObject } from '../util/plain-object.js';
 import { checkDeprecatedApis } from './deprecated-apis.js';
+import type { Finding } from './finding.js';
 import { get, INSTALL_MODES, groupOf, isK8sObject, objs as arr, REGISTRY_V1_KINDS, versionOf, type K8sObject } from './types.js';
-
-export type Check = 'format' | 'objects' | 'bundle' | 'csv' | 'crd' | 'operatorhub' | 'capabilities' | 'good-practices' | 'alpha-deprecated-apis';
-export interface Finding {
-  readonly level: 'error' | 'warning';
-  readonly check: Check;
-  /** Relative to the bundle directory. */
-  readonly file: string;
-  /** Dotted field path inside the file, when the finding is about a field. */
-  readonly path?: string;
-  readonly message: string;
-}
 
 export interface BundleFile { readonly path: string; readonly text: string }
 export interface BundleFiles {
