@@ -34,7 +34,8 @@ export const LAYERS = {
   olm: ['k8s', 'config', 'telemetry', 'util'],
   // scaffold runs helm (pull, template, dependency build) through helm's entry point, as the operator
   // does; helm's release storage, process table and verbs' internals stay the operator's.
-  scaffold: ['bundle', 'machinery', 'k8s', 'config', 'telemetry', 'util', 'src/helm/index.ts', 'src/helm/locate.ts', 'src/helm/errors.ts', 'src/helm/types.ts'],
+  // chart-helm.ts: the port helm's split per verb gives scaffold (issue 34 item 3).
+  scaffold: ['bundle', 'machinery', 'k8s', 'config', 'telemetry', 'util', ...['index', 'chart-helm', 'locate', 'errors', 'types'].map((m) => `src/helm/${m}.ts`)],
 };
 
 const escape = (/** @type {string} */ s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
