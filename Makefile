@@ -48,7 +48,8 @@ pack: deps ## Write the package tarball helm-operator-ts-<version>.tgz (npm pack
 	npm pack --loglevel=error
 
 .PHONY: lint
-lint: deps ## Lint and type-check.
+lint: deps ## Lint and type-check, and check the import rules (docs/adr/0048-import-rules.md).
+	npm run --silent lint:imports
 	npx tsc -p tsconfig.json --noEmit
 	npx eslint .
 

@@ -4,8 +4,8 @@
  */
 import { basename } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { applyPlan, formatPlan, formatResults } from '../scaffold/machinery/index.js';
-import { readProject } from '../scaffold/project.js';
+import { applyPlan, formatPlan, formatResults } from '../machinery/index.js';
+import { readProject } from '../machinery/project.js';
 import { BundleInputError } from './csv.js';
 import { generateBundle } from './generate.js';
 import { kustomizeManifests } from './kustomize-manifests.js';

@@ -4,8 +4,9 @@
  * bundle's CSV and its other manifests. What the Deployment's ServiceAccount is granted moves into
  * the CSV (`permissions`, `clusterPermissions`), the way OLM expects to create it.
  */
+import { isPlainObject } from '../util/plain-object.js';
 import { ownedEntries, type OwnedCrd } from './descriptors.js';
-import { BUILDER, get, groupOf, isObj, objs, PROJECT_LAYOUT, REGISTRY_V1_KINDS, versionOf, type K8sObject, type Obj } from './types.js';
+import { BUILDER, get, groupOf, objs, PROJECT_LAYOUT, REGISTRY_V1_KINDS, versionOf, type K8sObject, type Obj } from './types.js';
 
 export class BundleInputError extends Error {
   override readonly name = 'BundleInputError';
@@ -48,7 +49,7 @@ function boundToServiceAccounts(binding: K8sObject, sas: ReadonlySet<string>): s
 
 function roleRefOf(binding: K8sObject): { kind: string; name: string } | undefined {
   const ref = binding['roleRef'];
-  return isObj(ref) && typeof ref['kind'] === 'string' && typeof ref['name'] === 'string' ? { kind: ref['kind'], name: ref['name'] } : undefined;
+  return isPlainObject(ref) && typeof ref['kind'] === 'string' && typeof ref['name'] === 'string' ? { kind: ref['kind'], name: ref['name'] } : undefined;
 }
 
 interface Permission { serviceAccountName: string; rules: unknown[] }
@@ -119,8 +120,8 @@ function mergeOwned(generated: OwnedCrd[], base: unknown): OwnedCrd[] {
 
 function isExampleOf(o: K8sObject, crds: readonly K8sObject[]): boolean {
   return crds.some((crd) => {
-    const spec = isObj(crd['spec']) ? crd['spec'] : {};
-    const names = isObj(spec['names']) ? spec['names'] : {};
+    const spec = isPlainObject(crd['spec']) ? crd['spec'] : {};
+    const names = isPlainObject(spec['names']) ? spec['names'] : {};
     return spec['group'] === groupOf(o.apiVersion) && names['kind'] === o.kind;
   });
 }
@@ -195,7 +196,7 @@ export function buildBundle(input: BundleInput): BundleContent {
   const csv = clone(base);
   csv.metadata = { ...csv.metadata, name: `${input.packageName}.v${input.version}`, annotations: csvAnnotations(base, samples, input) };
   delete csv.metadata.namespace;
-  const spec = isObj(csv['spec']) ? csv['spec'] : {};
+  const spec = isPlainObject(csv['spec']) ? csv['spec'] : {};
   csv['spec'] = spec;
   spec['version'] = input.version;
   spec['customresourcedefinitions'] = { owned: mergeOwned(crds.flatMap(ownedEntries), spec['customresourcedefinitions']) };
@@ -205,7 +206,7 @@ export function buildBundle(input: BundleInput): BundleContent {
       deployments: deployments.map((d) => ({
         name: d.metadata.name,
         ...(d.metadata.labels === undefined ? {} : { label: clone(d.metadata.labels) }),
-        spec: withWatchNamespaceFromOlm(isObj(d['spec']) ? d['spec'] : {}),
+        spec: withWatchNamespaceFromOlm(isPlainObject(d['spec']) ? d['spec'] : {}),
       })),
       ...(rbac.permissions.size > 0 ? { permissions: toPermissions(rbac.permissions) } : {}),
       ...(rbac.clusterPermissions.size > 0 ? { clusterPermissions: toPermissions(rbac.clusterPermissions) } : {}),
@@ -219,8 +220,8 @@ export function buildBundle(input: BundleInput): BundleContent {
 export function manifestFileName(o: K8sObject, packageName: string): string {
   if (o.kind === 'ClusterServiceVersion') return `${packageName}.clusterserviceversion.yaml`;
   if (o.kind === 'CustomResourceDefinition') {
-    const spec = isObj(o['spec']) ? o['spec'] : {};
-    const names = isObj(spec['names']) ? spec['names'] : {};
+    const spec = isPlainObject(o['spec']) ? o['spec'] : {};
+    const names = isPlainObject(spec['names']) ? spec['names'] : {};
     return `${String(spec['group'])}_${String(names['plural'])}.yaml`;
   }
   const group = groupOf(o.apiVersion);

@@ -6,7 +6,7 @@
  * CSV's minKubeVersion is at or past the removal, else a warning (a bundle for any version).
  */
 import semver from 'semver';
-import type { Finding } from './validate.js';
+import type { Finding } from './finding.js';
 import { get, objs, type K8sObject } from './types.js';
 
 interface Manifest {

@@ -4,7 +4,8 @@
  * becomes the conditions status descriptor. Generic on purpose: it works on a typed CRD from
  * values.schema.json and on a schemaless one (then there are simply no descriptors).
  */
-import { isObj, type K8sObject, type Obj } from './types.js';
+import { isPlainObject } from '../util/plain-object.js';
+import type { K8sObject, Obj } from './types.js';
 
 export interface Descriptor {
   path: string;
@@ -29,14 +30,14 @@ export function displayNameOf(key: string): string {
   return words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join(' ');
 }
 
-const propertiesOf = (schema: unknown): Obj => (isObj(schema) && isObj(schema['properties']) ? schema['properties'] : {});
+const propertiesOf = (schema: unknown): Obj => (isPlainObject(schema) && isPlainObject(schema['properties']) ? schema['properties'] : {});
 
 export function specDescriptors(schema: unknown): Descriptor[] {
   const spec = propertiesOf(schema)['spec'];
   return Object.entries(propertiesOf(spec))
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([key, prop]) => {
-      const description = isObj(prop) && typeof prop['description'] === 'string' ? prop['description'] : undefined;
+      const description = isPlainObject(prop) && typeof prop['description'] === 'string' ? prop['description'] : undefined;
       return { path: key, displayName: displayNameOf(key), ...(description === undefined ? {} : { description }) };
     });
 }
@@ -50,15 +51,15 @@ export function statusDescriptors(schema: unknown): Descriptor[] {
 
 /** One entry per served version of the CRD. */
 export function ownedEntries(crd: K8sObject): OwnedCrd[] {
-  const spec = isObj(crd['spec']) ? crd['spec'] : {};
-  const names = isObj(spec['names']) ? spec['names'] : {};
+  const spec = isPlainObject(crd['spec']) ? crd['spec'] : {};
+  const names = isPlainObject(spec['names']) ? spec['names'] : {};
   const kind = typeof names['kind'] === 'string' ? names['kind'] : '';
-  const versions = Array.isArray(spec['versions']) ? spec['versions'].filter(isObj) : [];
+  const versions = Array.isArray(spec['versions']) ? spec['versions'].filter(isPlainObject) : [];
   return versions
     .filter((v) => v['served'] !== false)
     .map((v) => {
-      const schema = isObj(v['schema']) ? v['schema']['openAPIV3Schema'] : undefined;
-      const top = isObj(schema) && typeof schema['description'] === 'string' ? schema['description'] : undefined;
+      const schema = isPlainObject(v['schema']) ? v['schema']['openAPIV3Schema'] : undefined;
+      const top = isPlainObject(schema) && typeof schema['description'] === 'string' ? schema['description'] : undefined;
       const spec = specDescriptors(schema);
       const status = statusDescriptors(schema);
       return {

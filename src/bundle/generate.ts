@@ -1,6 +1,6 @@
 /** `generate bundle` as a plan: every file of `bundle/` plus `bundle.Dockerfile`, regenerated on each run. */
 import { stringify } from 'yaml';
-import { create, type Plan } from '../scaffold/machinery/index.js';
+import { create, type Plan } from '../machinery/index.js';
 import { BundleInputError, buildBundle, manifestFileName, type BundleInput } from './csv.js';
 import { annotationsYaml, bundleDockerfile, bundleDockerignore } from './metadata.js';
 import { isScorecardConfig, scorecardConfig } from './scorecard.js';

@@ -3,7 +3,7 @@
  * user edits (written only when absent: their edits survive every later run) and its kustomization.
  */
 import { posix } from 'node:path';
-import { create, type Plan } from '../scaffold/machinery/index.js';
+import { create, type Plan } from '../machinery/index.js';
 import { displayNameOf } from './descriptors.js';
 import { scorecardKustomize } from './scorecard.js';
 

@@ -5,7 +5,7 @@
  * kustomize output to `bundle/tests/scorecard/config.yaml` (the default one when there is none).
  */
 import { stringify } from 'yaml';
-import { create, type Plan } from '../scaffold/machinery/index.js';
+import { create, type Plan } from '../machinery/index.js';
 import type { K8sObject } from './types.js';
 
 export const SCORECARD_API_VERSION = 'scorecard.operatorframework.io/v1alpha3';

@@ -1,4 +1,6 @@
 /** The shapes the bundle generator and validator share. Manifests are plain parsed YAML. */
+import { isPlainObject } from '../util/plain-object.js';
+
 export type Obj = Record<string, unknown>;
 
 export interface K8sObject extends Obj {
@@ -7,10 +9,8 @@ export interface K8sObject extends Obj {
   metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> } & Obj;
 }
 
-export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 export function isK8sObject(v: unknown): v is K8sObject {
-  return isObj(v) && typeof v['apiVersion'] === 'string' && typeof v['kind'] === 'string' && isObj(v['metadata']) && typeof v['metadata']['name'] === 'string';
+  return isPlainObject(v) && typeof v['apiVersion'] === 'string' && typeof v['kind'] === 'string' && isPlainObject(v['metadata']) && typeof v['metadata']['name'] === 'string';
 }
 
 export const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
@@ -18,9 +18,9 @@ export const versionOf = (apiVersion: string): string => apiVersion.slice(apiVer
 
 /** The value at a path of plain objects, or undefined. */
 export const get = (o: unknown, ...path: string[]): unknown =>
-  path.reduce<unknown>((v, k) => (isObj(v) ? v[k] : Array.isArray(v) ? (v as unknown[])[Number(k)] : undefined), o);
+  path.reduce<unknown>((v, k) => (isPlainObject(v) ? v[k] : Array.isArray(v) ? (v as unknown[])[Number(k)] : undefined), o);
 /** The object entries of an array value, or []. */
-export const objs = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter(isObj) : []);
+export const objs = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter(isPlainObject) : []);
 
 /** Kinds a registry+v1 bundle may carry besides the CSV and CRDs (operator-registry's supported_resources.go). */
 export const REGISTRY_V1_KINDS: ReadonlySet<string> = new Set([

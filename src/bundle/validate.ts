@@ -7,19 +7,10 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { parseAllDocuments } from 'yaml';
+import { isPlainObject } from '../util/plain-object.js';
 import { checkDeprecatedApis } from './deprecated-apis.js';
-import { get, INSTALL_MODES, groupOf, isK8sObject, isObj, objs as arr, REGISTRY_V1_KINDS, versionOf, type K8sObject } from './types.js';
-
-export type Check = 'format' | 'objects' | 'bundle' | 'csv' | 'crd' | 'operatorhub' | 'capabilities' | 'good-practices' | 'alpha-deprecated-apis';
-export interface Finding {
-  readonly level: 'error' | 'warning';
-  readonly check: Check;
-  /** Relative to the bundle directory. */
-  readonly file: string;
-  /** Dotted field path inside the file, when the finding is about a field. */
-  readonly path?: string;
-  readonly message: string;
-}
+import type { Finding } from './finding.js';
+import { get, INSTALL_MODES, groupOf, isK8sObject, objs as arr, REGISTRY_V1_KINDS, versionOf, type K8sObject } from './types.js';
 
 export interface BundleFile { readonly path: string; readonly text: string }
 export interface BundleFiles {
@@ -85,7 +76,7 @@ function checkFormat(b: BundleFiles, out: Finding[]): Record<string, string> {
     return {};
   }
   const doc: unknown = parseAllDocuments(f.text)[0]?.toJS();
-  const ann = isObj(doc) && isObj(doc['annotations']) ? (doc['annotations'] as Record<string, string>) : {};
+  const ann = isPlainObject(doc) && isPlainObject(doc['annotations']) ? (doc['annotations'] as Record<string, string>) : {};
   const need = (key: string, expected?: string): void => {
     const v = ann[key];
     if (v === undefined || v === '') out.push({ level: 'error', check: 'format', file, path: `annotations.${key}`, message: `${key} is missing` });

@@ -2,6 +2,7 @@
  * Kubernetes `metav1.LabelSelector`: validation with the API server's rules, and conversion to the
  * `labelSelector=` query form used for list/watch requests.
  */
+import { isPlainObject } from '../util/plain-object.js';
 
 export type LabelSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
 
@@ -42,8 +43,6 @@ const NAME_RULE =
 
 type Path = readonly (string | number)[];
 type Sink = (path: Path, message: string) => void;
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function describe(v: unknown): string {
   if (v === null || v === undefined) return 'null';
@@ -88,7 +87,7 @@ function reportUnknownFields(obj: Record<string, unknown>, known: readonly strin
 
 function checkMatchLabels(value: unknown, report: Sink): Record<string, string> | undefined {
   if (value === null || value === undefined) return undefined;
-  if (!isRecord(value)) {
+  if (!isPlainObject(value)) {
     report(['matchLabels'], `must be a map of label keys to values, got ${describe(value)}`);
     return undefined;
   }
@@ -141,7 +140,7 @@ function checkOperatorValues(operator: LabelSelectorOperator, values: readonly s
 }
 
 function checkRequirement(value: unknown, path: Path, report: Sink): LabelSelectorRequirement | undefined {
-  if (!isRecord(value)) {
+  if (!isPlainObject(value)) {
     report(path, `must be a map with key, operator and values, got ${describe(value)}`);
     return undefined;
   }
@@ -180,7 +179,7 @@ export function validateLabelSelector(value: unknown): LabelSelectorValidation {
   if (value === null || value === undefined) return { ok: true, selector: {} };
   const problems: SelectorProblem[] = [];
   const report: Sink = (path, message) => problems.push({ path, message });
-  if (!isRecord(value)) {
+  if (!isPlainObject(value)) {
     report([], `must be a map with matchLabels and/or matchExpressions, got ${describe(value)}`);
     return { ok: false, problems };
   }

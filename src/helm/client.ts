@@ -4,6 +4,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { ExecaError, execa } from 'execa';
 import { silentLogger, type Logger } from '../telemetry/logger.js';
+import type { HelmExecution } from '../telemetry/metric-hooks.js';
+// Part of the client's options (`observer`); declared in telemetry, which must not import helm.
+export type { HelmExecution } from '../telemetry/metric-hooks.js';
 import {
   createArgs,
   dependencyBuildArgs,
@@ -28,13 +31,6 @@ import { instanceEnded, markedProcesses, pidEnded, selfInstance, startTime, type
 import { LiveReleases } from './live-releases.js';
 import { HelmOutputError, parseDryRunManifest, parseHelmVersion, parseHistoryJson, parseMetadataJson, parseReleaseJson, uninstalledRelease } from './parse.js';
 import type { HelmVersion, HistoryEntry, Release } from './types.js';
-
-/** One helm process, reported after it ends (metrics; tests count spawns with it). */
-export interface HelmExecution {
-  readonly verb: string;
-  readonly outcome: 'success' | 'error';
-  readonly durationMs: number;
-}
 
 export interface HelmClientOptions {
   /** Path of the helm executable (v3 ≥ 3.13 or v4). */

@@ -1,4 +1,5 @@
 import semver from 'semver';
+import { isPlainObject } from '../util/plain-object.js';
 import { RELEASE_STATUSES, type HelmVersion, type HistoryEntry, type Release, type ReleaseChart, type ReleaseStatus } from './types.js';
 
 /**
@@ -25,8 +26,6 @@ export class HelmOutputError extends Error {
 }
 
 type Json = Record<string, unknown>;
-
-const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function field(obj: Json, key: string, where: string): unknown {
   if (!(key in obj)) throw new HelmOutputError(`${where}: missing "${key}"`);
@@ -79,7 +78,7 @@ export function parseJsonOutput(stdout: string, where: string): unknown {
 }
 
 function parseChartMetadata(chart: unknown, where: string): ReleaseChart | undefined {
-  if (!isRecord(chart) || !isRecord(chart.metadata)) return undefined;
+  if (!isPlainObject(chart) || !isPlainObject(chart.metadata)) return undefined;
   const md = chart.metadata;
   const appVersion = optionalString(md, 'appVersion', `${where}.chart.metadata`);
   return {
@@ -95,9 +94,9 @@ export type ReleaseWithoutChart = Omit<Release, 'chart'> & { readonly chart?: Re
 /** Parses `helm install|upgrade|status -o json`. `chart` is absent for `status`. */
 export function parseReleaseJson(stdout: string, where: string): ReleaseWithoutChart {
   const doc = parseJsonOutput(stdout, where);
-  if (!isRecord(doc)) throw new HelmOutputError(`${where}: not a JSON object`);
+  if (!isPlainObject(doc)) throw new HelmOutputError(`${where}: not a JSON object`);
   const info = field(doc, 'info', where);
-  if (!isRecord(info)) throw new HelmOutputError(`${where}: "info" is not an object`);
+  if (!isPlainObject(info)) throw new HelmOutputError(`${where}: "info" is not an object`);
   const chart = parseChartMetadata(doc.chart, where);
   const firstDeployed = optionalString(info, 'first_deployed', `${where}.info`);
   const lastDeployed = optionalString(info, 'last_deployed', `${where}.info`);
@@ -122,13 +121,13 @@ export function parseReleaseJson(stdout: string, where: string): ReleaseWithoutC
  */
 export function parseDryRunManifest(stdout: string, where: string): string {
   const doc = parseJsonOutput(stdout, where);
-  if (!isRecord(doc)) throw new HelmOutputError(`${where}: not a JSON object`);
+  if (!isPlainObject(doc)) throw new HelmOutputError(`${where}: not a JSON object`);
   const hooks = doc.hooks ?? [];
   if (!Array.isArray(hooks)) throw new HelmOutputError(`${where}: "hooks" is not a list`);
   let out = `${(optionalString(doc, 'manifest', where) ?? '').trim()}\n`;
   hooks.forEach((hook: unknown, i) => {
     const at = `${where}.hooks[${i}]`;
-    if (!isRecord(hook)) throw new HelmOutputError(`${at}: not an object`);
+    if (!isPlainObject(hook)) throw new HelmOutputError(`${at}: not an object`);
     out += `---\n# Source: ${optionalString(hook, 'path', at) ?? ''}\n${optionalString(hook, 'manifest', at) ?? ''}\n`;
   });
   return out;
@@ -146,7 +145,7 @@ const SYSTEM_LABELS: ReadonlySet<string> = new Set(['name', 'owner', 'status', '
 
 function userLabels(v: unknown, where: string): Record<string, string> | undefined {
   if (v === undefined || v === null) return undefined;
-  if (!isRecord(v)) throw new HelmOutputError(`${where}: "labels" is not an object`);
+  if (!isPlainObject(v)) throw new HelmOutputError(`${where}: "labels" is not an object`);
   const out: Record<string, string> = {};
   for (const [k, val] of Object.entries(v)) {
     if (typeof val !== 'string') throw new HelmOutputError(`${where}: label "${k}" is not a string`);
@@ -161,7 +160,7 @@ function userLabels(v: unknown, where: string): Record<string, string> | undefin
  */
 export function parseMetadataJson(stdout: string, where: string): ReleaseMetadata {
   const doc = parseJsonOutput(stdout, where);
-  if (!isRecord(doc)) throw new HelmOutputError(`${where}: not a JSON object`);
+  if (!isPlainObject(doc)) throw new HelmOutputError(`${where}: not a JSON object`);
   const appVersion = optionalString(doc, 'appVersion', where);
   const labels = userLabels(doc.labels, where);
   return {
@@ -181,7 +180,7 @@ export function parseHistoryJson(stdout: string, where: string): HistoryEntry[] 
   if (!Array.isArray(doc)) throw new HelmOutputError(`${where}: not a JSON array`);
   return doc.map((row: unknown, i): HistoryEntry => {
     const at = `${where}[${i}]`;
-    if (!isRecord(row)) throw new HelmOutputError(`${at}: not an object`);
+    if (!isPlainObject(row)) throw new HelmOutputError(`${at}: not an object`);
     return {
       revision: requireRevision(row, 'revision', at),
       status: toReleaseStatus(requireString(row, 'status', at)),

@@ -5,7 +5,7 @@
  * finally uninstall an administrator's release by naming a CR after it (ADR 0042).
  */
 import { parseManifest, renderedBody } from './inventory.js';
-import { isPlainObject } from './values.js';
+import { isPlainObject } from '../util/plain-object.js';
 
 /** Why a release is handed to the CR. */
 export type AdoptionGround =

@@ -14,7 +14,8 @@ import { valuesAt, type Redactor } from './redaction.js';
 import { releaseNameProblem } from './release-name.js';
 import { RELEASE_LABELS } from './state.js';
 import { composeReferencedValues, deepMerge, type ComposedValues, notOptedIn, parseValuesFrom, secretStrings, VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL, type ValuesReference, type ValuesSourcePort } from './values-from.js';
-import { fingerprint, isPlainObject, keyedFingerprint, mergeValues, type Values } from './values.js';
+import { isPlainObject } from '../util/plain-object.js';
+import { fingerprint, keyedFingerprint, mergeValues, type Values } from './values.js';
 
 export type Refusal = Extract<Outcome, { kind: 'refused' }>;
 

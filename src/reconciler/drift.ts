@@ -3,7 +3,7 @@
  * an HPA's replicas, injected sidecars, labels others added) are not drift.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { isPlainObject } from './values.js';
+import { isPlainObject } from '../util/plain-object.js';
 
 /** Server-managed metadata that never counts as drift. */
 const IGNORED_METADATA = new Set(['resourceVersion', 'managedFields', 'generation', 'uid', 'creationTimestamp', 'selfLink']);

@@ -15,7 +15,7 @@
  * live object's own field sets, so no schema is needed.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { isPlainObject } from './values.js';
+import { isPlainObject } from '../util/plain-object.js';
 
 /** A FieldsV1 set: nested keys, `{}` for a leaf. */
 export interface FieldSet {

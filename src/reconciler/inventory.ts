@@ -3,7 +3,7 @@
  * (which can exceed the object size limit and would expose rendered Secrets to CR readers).
  */
 import { readHelmYamlStream } from '../config/helm-yaml.js';
-import { isPlainObject } from './values.js';
+import { isPlainObject } from '../util/plain-object.js';
 
 export interface InventoryEntry {
   readonly apiVersion: string;

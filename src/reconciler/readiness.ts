@@ -9,7 +9,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { InventoryEntry } from './inventory.js';
-import { isPlainObject } from './values.js';
+import { isPlainObject } from '../util/plain-object.js';
 
 export interface ObjectReadiness {
   readonly ready: boolean;

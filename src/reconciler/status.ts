@@ -5,7 +5,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { removeCondition, setCondition, type Condition, type ConditionInput } from './conditions.js';
 import type { InventoryEntry } from './inventory.js';
-import { isPlainObject } from './values.js';
+import { isPlainObject } from '../util/plain-object.js';
 
 export interface DeployedRelease {
   readonly name: string;

@@ -13,7 +13,8 @@ import { readHelmYaml } from '../config/helm-yaml.js';
 import { parseValuePath, valuePathProblem } from '../config/value-path.js';
 import { bracketDepth, VALUES_FROM_LIMITS, VALUES_LIMITS, valuesProblem } from './limits.js';
 import { leafStrings } from './redaction.js';
-import { isPlainObject, setValueAt, type Values } from './values.js';
+import { isPlainObject } from '../util/plain-object.js';
+import { setValueAt, type Values } from './values.js';
 
 export const VALUES_FROM_ANNOTATION = 'helm.sdk.operatorframework.io/values-from';
 /** A Secret's or ConfigMap's opt-in to being referenced (and watched: src/operator/values-sources.ts). */

@@ -3,12 +3,10 @@
  * wins), and the fingerprint that decides whether helm has anything to do.
  */
 import { createHash, createHmac } from 'node:crypto';
+import { isPlainObject } from '../util/plain-object.js';
 import { isValueIndex, parseValuePath, VALUE_PATH_LIMITS, ValuePathError, type ValuePath } from '../config/value-path.js';
 
 export type Values = Record<string, unknown>;
-
-export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** An own, plain data property even for `__proto__`: like helm's Go maps, never the prototype. */
 const setOwn = (node: object, key: string | number, value: unknown): void => {

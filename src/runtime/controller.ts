@@ -21,10 +21,11 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../telemetry/logger.js';
+import type { ControllerMetrics } from '../telemetry/metric-hooks.js';
 import { systemClock, type Clock, type ItemBackoffOptions } from './backoff.js';
 import { dropManagedFields, Informer, objectKey, summarize, type EventSource, type ObjectSummary } from './informer.js';
 import { LeadershipLostCancellation, TerminalError, parseRequestKey, requestKey, type ControllerHandle, type Reconciler, type Request, type Result } from './reconcile.js';
-import { WorkQueue, noopWorkqueueMetrics, type Priority, type WorkqueueMetrics } from './workqueue.js';
+import { WorkQueue, noopWorkqueueMetrics, type Priority } from './workqueue.js';
 
 export interface ResourceDescriptor {
   /** '' for the core group. */
@@ -33,24 +34,6 @@ export interface ResourceDescriptor {
   readonly kind: string;
   readonly plural: string;
   readonly namespaced: boolean;
-}
-
-/** controller-runtime's `result` label of `controller_runtime_reconcile_total`. */
-export type ReconcileResultLabel = 'success' | 'error' | 'requeue' | 'requeue_after';
-
-/**
- * Hooks for controller-runtime's `controller_runtime_*` metrics; a Prometheus module implements them.
- * `register` runs once per controller so every series can start at 0.
- */
-export interface ControllerMetrics {
-  register(controller: string, maxConcurrentReconciles: number): void;
-  reconcileTotal(controller: string, result: ReconcileResultLabel): void;
-  reconcileError(controller: string): void;
-  terminalReconcileError(controller: string): void;
-  reconcileTime(controller: string, seconds: number): void;
-  activeWorkers(controller: string, active: number): void;
-  /** The workqueue metrics of this controller's queue (`name` = controller). */
-  workqueue(controller: string): WorkqueueMetrics;
 }
 
 export const noopControllerMetrics: ControllerMetrics = {

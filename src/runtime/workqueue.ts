@@ -26,28 +26,10 @@
  * `undefined`; queued and delayed keys are dropped; later adds are ignored). Keys already handed out
  * stay processing until their `done()`; `shutDownWithDrain()` also waits for that.
  */
+import type { WorkqueueMetrics } from '../telemetry/metric-hooks.js';
 import { ItemBackoff, systemClock, type Clock, type ItemBackoffOptions, type Timer } from './backoff.js';
 import { FairQueue } from './fair-queue.js';
 import { parseRequestKey } from './reconcile.js';
-
-/**
- * Hooks for controller-runtime's `workqueue_*` metrics, bound to one queue (its `name` label):
- * adds_total, depth, queue_duration_seconds, work_duration_seconds and retries_total. Unfinished-work
- * gauges are read on scrape through {@link WorkQueue.unfinishedWorkSeconds} and
- * {@link WorkQueue.longestRunningProcessorSeconds}.
- */
-export interface WorkqueueMetrics {
-  /** A key was accepted (not deduplicated away). */
-  add(): void;
-  /** Keys waiting to be handed out, after every change. */
-  depth(depth: number): void;
-  /** Seconds a key waited between being added and being handed out. */
-  queueDuration(seconds: number): void;
-  /** Seconds between a key being handed out and its `done()`. */
-  workDuration(seconds: number): void;
-  /** `addRateLimited` was called. */
-  retry(): void;
-}
 
 export const noopWorkqueueMetrics: WorkqueueMetrics = {
   add: () => undefined,

@@ -1,5 +1,5 @@
 /** `create api`: the plan for one kind (pure; the chart is already fetched and rendered). */
-import { create, insert, type Plan } from './machinery/index.js';
+import { create, insert, type Plan } from '../machinery/index.js';
 import type { AllowKinds } from './allow-kinds.js';
 import type { ApiNames } from './names.js';
 import type { ChartFile } from '../config/chart.js';

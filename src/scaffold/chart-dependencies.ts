@@ -9,6 +9,7 @@ import path from 'node:path';
 import semver from 'semver';
 import { parse, stringify } from 'yaml';
 import type { HelmClient } from '../helm/index.js';
+import { isPlainObject } from '../util/plain-object.js';
 
 export interface Dependency {
   readonly name: string;
@@ -28,11 +29,9 @@ export interface RepositoryEntry {
   readonly [field: string]: unknown;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** Pure: Chart.yaml's `dependencies` that name a chart (others are helm's to reject). */
 export function declaredDependencies(raw: readonly unknown[]): Dependency[] {
-  return raw.filter(isObject).flatMap((d) =>
+  return raw.filter(isPlainObject).flatMap((d) =>
     typeof d.name === 'string' && d.name !== ''
       ? [{ name: d.name, ...(typeof d.version === 'string' ? { version: d.version } : {}), ...(typeof d.repository === 'string' ? { repository: d.repository } : {}) }]
       : [],
@@ -73,7 +72,7 @@ export async function vendoredCharts(chartDir: string): Promise<Vendored[]> {
     if (e.isFile() && e.name.endsWith('.tgz')) out.push({ archive: e.name });
     if (!e.isDirectory()) continue;
     const meta: unknown = await readFile(path.join(charts, e.name, 'Chart.yaml'), 'utf8').then((t) => parse(t) as unknown, () => undefined);
-    if (isObject(meta) && typeof meta.name === 'string') out.push({ dir: e.name, name: meta.name, version: typeof meta.version === 'string' ? meta.version : '' });
+    if (isPlainObject(meta) && typeof meta.name === 'string') out.push({ dir: e.name, name: meta.name, version: typeof meta.version === 'string' ? meta.version : '' });
   }
   return out;
 }
@@ -110,8 +109,8 @@ export function dependencyRepositories(deps: readonly Dependency[], user: readon
 /** Pure: the entries of a repositories.yaml (malformed ones dropped). */
 export function parseRepositories(text: string): RepositoryEntry[] {
   const doc: unknown = parse(text);
-  const repos = isObject(doc) && Array.isArray(doc.repositories) ? doc.repositories : [];
-  return repos.filter((r): r is RepositoryEntry => isObject(r) && typeof r.name === 'string' && typeof r.url === 'string');
+  const repos = isPlainObject(doc) && Array.isArray(doc.repositories) ? doc.repositories : [];
+  return repos.filter((r): r is RepositoryEntry => isPlainObject(r) && typeof r.name === 'string' && typeof r.url === 'string');
 }
 
 /**

@@ -10,8 +10,8 @@ import { loadKubeConfig } from '../k8s/kubeconfig.js';
 import { createApi, type CreateApiOptions } from './create-api.js';
 import { initProject } from './init-project.js';
 import { scaffoldLibrary } from './library.js';
-import { formatPlan, formatResults } from './machinery/index.js';
-import { readProject } from './project.js';
+import { formatPlan, formatResults } from '../machinery/index.js';
+import { readProject } from '../machinery/project.js';
 import type { RuntimeIdentity } from './runtime-identity.js';
 
 

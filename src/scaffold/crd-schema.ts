@@ -4,7 +4,7 @@
  * `status` as this operator writes it. Pure: no I/O, never throws on odd input (it warns).
  * See docs/adr/0013-typed-crd-from-values-schema.md.
  */
-import { isPlainObject } from '../reconciler/values.js';
+import { isPlainObject } from '../util/plain-object.js';
 import { PRESERVE, openSchema, type OpenApiSchema } from './openapi.js';
 import { convertValuesSchema, type SchemaWarning } from './values-schema.js';
 

@@ -4,9 +4,9 @@ import { ChartRenderError } from './chart-kinds.js';
 import { ChartSourceError } from './chart-source.js';
 import { CreateApiError } from './create-api.js';
 import { InitError } from './init-project.js';
-import { InvalidPlanError, MarkerNotFoundError, ScaffoldConflictError } from './machinery/index.js';
+import { InvalidPlanError, MarkerNotFoundError, ScaffoldConflictError } from '../machinery/index.js';
 import { InvalidNameError } from './names.js';
-import { ProjectError } from './project.js';
+import { ProjectError } from '../machinery/project.js';
 import { RuntimeSourceError } from './runtime-source.js';
 import { InvalidValuesError } from './sample.js';
 

@@ -5,7 +5,7 @@
  */
 import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { applyPlan, type FileResult, type Plan } from './machinery/index.js';
+import { applyPlan, type FileResult, type Plan } from '../machinery/index.js';
 import { initPlan } from './init.js';
 import type { RuntimeIdentity } from './runtime-identity.js';
 import { chooseRuntimeSource, installProject, probeRegistry, vendorRuntime, type RegistryAnswer, type RuntimeSource } from './runtime-source.js';

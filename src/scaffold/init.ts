@@ -1,5 +1,5 @@
 /** `helm-operator init`: the plan of a new project (pure). */
-import { create, type Plan } from './machinery/index.js';
+import { create, type Plan } from '../machinery/index.js';
 import { validateDomain, validateProjectName } from './names.js';
 import { makefile, dockerfile, readme } from './templates/build.js';
 import { configFiles } from './templates/config.js';

@@ -4,7 +4,7 @@
  * every `default` when it accepts a CRD.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { isPlainObject } from '../reconciler/values.js';
+import { isPlainObject } from '../util/plain-object.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 

@@ -4,7 +4,7 @@
  * and repair its objects. Never `*`: operator-sdk grants `verbs: ["*"]` per API group, which turns
  * every Helm operator into a near cluster-admin.
  */
-import { isPlainObject } from '../reconciler/values.js';
+import { isPlainObject } from '../util/plain-object.js';
 
 export interface ResourceInfo {
   readonly group: string;

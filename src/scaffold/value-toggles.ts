@@ -3,11 +3,10 @@
  * `autoscaling.enabled`, `metrics.serviceMonitor.enabled`). Turning one on is how a CR makes the
  * chart render a kind its defaults do not, which the operator's RBAC must then allow. Pure.
  */
+import { isPlainObject } from '../util/plain-object.js';
 
 /** A value's path as keys (a key may itself contain dots, so it is not a dotted string). */
 export type ValuePath = readonly string[];
-
-const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** How a path reads in messages and in role.yaml: `ingress.enabled`, or `a."b.c"` for a key with dots. */
 export const formatPath = (p: ValuePath): string => p.map((k) => (/^[A-Za-z0-9_-]+$/.test(k) ? k : JSON.stringify(k))).join('.');
@@ -19,7 +18,7 @@ export const formatPath = (p: ValuePath): string => p.map((k) => (/^[A-Za-z0-9_-
 export function falseToggles(values: unknown, max = Number.POSITIVE_INFINITY): ValuePath[] {
   const out: ValuePath[] = [];
   const walk = (v: unknown, at: ValuePath): void => {
-    if (!isMap(v)) return;
+    if (!isPlainObject(v)) return;
     for (const [k, child] of Object.entries(v)) {
       if (out.length >= max) return;
       if (child === false) out.push([...at, k]);
@@ -39,7 +38,7 @@ export function switchedOn(paths: readonly ValuePath[]): Record<string, unknown>
     let node = root;
     for (const k of p.slice(0, -1)) {
       const next = node[k];
-      const child: Record<string, unknown> = isMap(next) ? next : {};
+      const child: Record<string, unknown> = isPlainObject(next) ? next : {};
       node[k] = child;
       node = child;
     }

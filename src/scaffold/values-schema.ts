@@ -6,7 +6,7 @@
  * merged values on every install and upgrade. See docs/adr/0013-typed-crd-from-values-schema.md.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { isPlainObject } from '../reconciler/values.js';
+import { isPlainObject } from '../util/plain-object.js';
 import { INT_OR_STRING, PRESERVE, compilePattern, openSchema, whyNotFits, type JsonValue, type OpenApiSchema, type OpenApiType } from './openapi.js';
 
 export interface SchemaWarning {

@@ -15,10 +15,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { HelmExecution } from '../helm/client.js';
-import type { ControllerMetrics, ReconcileResultLabel } from '../runtime/controller.js';
-import type { WorkqueueMetrics } from '../runtime/workqueue.js';
 import type { Logger } from './logger.js';
+import type { ControllerMetrics, HelmExecution, ReconcileResultLabel, WorkqueueMetrics } from './metric-hooks.js';
 
 export const RECONCILE_RESULTS: readonly ReconcileResultLabel[] = ['success', 'error', 'requeue', 'requeue_after'];
 

@@ -5,7 +5,7 @@ import { generateBundle } from '../../src/bundle/generate.js';
 import { baseCsv } from '../../src/bundle/kustomize-manifests.js';
 import type { K8sObject } from '../../src/bundle/types.js';
 import type { BundleFiles } from '../../src/bundle/validate.js';
-import type { CreateOp } from '../../src/scaffold/machinery/index.js';
+import type { CreateOp } from '../../src/machinery/index.js';
 
 const docs = (text: string): K8sObject[] => text.split(/^---$/m).map((d) => parse(d) as K8sObject);
 

@@ -1,6 +1,6 @@
 /** The scaffolded project's Makefile, Dockerfile and README (see docs/adr/0014). */
 import path from 'node:path';
-import { markerText } from '../machinery/index.js';
+import { markerText } from '../../machinery/index.js';
 import { vendoredRuntime, type ProjectInputs } from './project.js';
 
 const mk = (s: string): string => s.replace(/^ {4}/gm, '\t');

@@ -2,7 +2,7 @@
  * Project-level files `init` writes: PROJECT, watches.yaml, Makefile, Dockerfile, README.md,
  * .gitignore, and the kustomize files that `create api` later extends at their markers.
  */
-import { markerText } from '../machinery/index.js';
+import { markerText } from '../../machinery/index.js';
 
 export interface ProjectInputs {
   readonly projectName: string;

@@ -4,7 +4,8 @@ import { buildBundle } from '../../../src/bundle/csv.js';
 import { ownedEntries } from '../../../src/bundle/descriptors.js';
 import { generateBundle } from '../../../src/bundle/generate.js';
 import { scorecardKustomize } from '../../../src/bundle/scorecard.js';
-import { get, isObj, type K8sObject } from '../../../src/bundle/types.js';
+import { get, type K8sObject } from '../../../src/bundle/types.js';
+import { isPlainObject } from '../../../src/util/plain-object.js';
 import { kustomizeManifests } from '../../../src/bundle/kustomize-manifests.js';
 import { formatFindings, validateBundle } from '../../../src/bundle/validate.js';
 import { asBundleFiles, brokenBundle, brokenCases, DEPRECATED_API_MESSAGES, deprecatedApiBundle, generateFixture, kustomizeOutput } from '../../support/bundle-fixture.js';
@@ -44,7 +45,7 @@ describe('generate bundle', () => {
   it('keeps the user’s edits of the base CSV, and is byte-stable apart from createdAt', () => {
     const objects = kustomizeOutput();
     const base = objects[0]!;
-    const spec = isObj(base['spec']) ? base['spec'] : {};
+    const spec = isPlainObject(base['spec']) ? base['spec'] : {};
     spec['displayName'] = 'My Demo';
     spec['customresourcedefinitions'] = { owned: [{ name: 'webs.example.com', version: 'v1alpha1', displayName: 'Web Site' }] };
     const { csv } = buildBundle({ objects, version: '0.1.0', packageName: 'demo-operator', createdAt: 'T', builderVersion: '0.1.0' });

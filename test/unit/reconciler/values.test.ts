@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import {
   canonicalJson,
   fingerprint,
-  isPlainObject,
   keyedFingerprint,
   mergeValues,
   setValueAt,
@@ -20,20 +19,6 @@ function deepFreeze<T>(v: T): T {
   }
   return v;
 }
-
-describe('isPlainObject', () => {
-  it.each([
-    [{}, true],
-    [{ a: 1 }, true],
-    [[], false],
-    [null, false],
-    [undefined, false],
-    ['x', false],
-    [1, false],
-  ])('%j → %s', (v, want) => {
-    expect(isPlainObject(v)).toBe(want);
-  });
-});
 
 describe('mergeValues', () => {
   it('with no overrides returns an equal copy, not the same object', () => {

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/runtime/backoff.js';
-import { WorkQueue, type WorkqueueMetrics } from '../../../src/runtime/workqueue.js';
+import { WorkQueue } from '../../../src/runtime/workqueue.js';
+import type { WorkqueueMetrics } from '../../../src/telemetry/metric-hooks.js';
 
 /** Lets pending promise callbacks run. */
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -4,7 +4,7 @@ import { apiPlan } from '../../../src/scaffold/api-plan.js';
 import { objectsOfManifest, resolveKinds } from '../../../src/scaffold/chart-kinds.js';
 import { builtinResourceInfo } from '../../../src/scaffold/rbac.js';
 import { apiNames } from '../../../src/scaffold/names.js';
-import { upsertFramedAtMarker, type CreateOp, type InsertOp } from '../../../src/scaffold/machinery/index.js';
+import { upsertFramedAtMarker, type CreateOp, type InsertOp } from '../../../src/machinery/index.js';
 
 const names = apiNames({ group: 'cache', version: 'v1alpha1', kind: 'Memcached' }, 'example.com');
 const inputs: Parameters<typeof apiPlan>[0] = {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { applyPlan, insertAtMarker, type CreateOp } from '../../../src/scaffold/machinery/index.js';
+import { applyPlan, insertAtMarker, type CreateOp } from '../../../src/machinery/index.js';
 import { initPlan } from '../../../src/scaffold/init.js';
 import { configFiles } from '../../../src/scaffold/templates/config.js';
 import { crdKustomization, managerRole, samplesKustomization, watchesFile } from '../../../src/scaffold/templates/project.js';

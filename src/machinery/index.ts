@@ -1,4 +1,7 @@
-/** Scaffold machinery: plans as data (generators are pure), one idempotent writer. */
+/**
+ * The authoring commands' machinery (kubebuilder's pkg/machinery): plans as data (generators are
+ * pure), one idempotent writer. scaffold and bundle both build on it; it imports neither.
+ */
 export { create, insert, markerText } from './plan.js';
 export type { CreateOp, FileOp, IfExists, InsertOp, Plan } from './plan.js';
 export { insertAtMarker, MarkerNotFoundError, upsertFramedAtMarker } from './markers.js';

@@ -1,4 +1,7 @@
-/** Reading an existing project: PROJECT (domain, name, resources) and the charts watches.yaml names. */
+/**
+ * Reading an existing project: PROJECT (domain, name, resources) and the charts watches.yaml names.
+ * Beside the machinery because scaffold (`create api`) and bundle (the package name) both read it.
+ */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'yaml';

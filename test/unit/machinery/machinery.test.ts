@@ -15,7 +15,7 @@ import {
   ScaffoldConflictError,
   STATE_FILE,
   type Plan,
-} from '../../../src/scaffold/machinery/index.js';
+} from '../../../src/machinery/index.js';
 
 let root: string;
 beforeEach(async () => {
