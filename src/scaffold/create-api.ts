@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { readHelmYaml } from '../config/helm-yaml.js';
-import { HelmError, type HelmClient } from '../helm/index.js';
+import type { ChartHelm } from '../helm/chart-helm.js';
+import { HelmError } from '../helm/errors.js';
 import { apiPlan, type ApiPlanInputs } from './api-plan.js';
 import { readChartFiles } from './chart-files.js';
 import { renderedObjects, renderWith, resolveKinds } from './chart-kinds.js';
@@ -47,7 +48,7 @@ export interface CreateApiOptions {
 }
 
 export interface CreateApiDeps {
-  readonly helm: HelmClient;
+  readonly helm: ChartHelm;
   readonly library: ScaffoldLibrary;
   /** The cluster for discovery; undefined maps kinds with the built-in table only. */
   readonly kubeConfig?: KubeConfig;
@@ -72,7 +73,7 @@ const kindOnDisk = (p: string): 'directory' | 'file' | undefined => {
   return statSync(p).isDirectory() ? 'directory' : 'file';
 };
 
-async function obtainChart(o: CreateApiOptions, helm: HelmClient, workDir: string): Promise<FetchedChart> {
+async function obtainChart(o: CreateApiOptions, helm: ChartHelm, workDir: string): Promise<FetchedChart> {
   if (o.helmChart === undefined) {
     if (o.helmChartRepo !== undefined || o.helmChartVersion !== undefined)
       throw new CreateApiError('--helm-chart-repo and --helm-chart-version need --helm-chart (the chart to fetch)');

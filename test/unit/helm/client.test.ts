@@ -7,7 +7,11 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { execa } from 'execa';
-import { clientThrottleEnv, goRuntimeEnv, HELM_MEMORY_LIMIT, HelmClient, toHelmError, valuesDirOwner, inheritedEnv, INSTANCE_ENV, type HelmClientOptions, type HelmExecution } from '../../../src/helm/client.js';
+import { HelmClient, type HelmClientOptions, type HelmExecution } from '../../../src/helm/client.js';
+import { clientThrottleEnv, inheritedEnv, INSTANCE_ENV } from '../../../src/helm/environment.js';
+import { toHelmError } from '../../../src/helm/error-mapping.js';
+import { goRuntimeEnv, HELM_MEMORY_LIMIT } from '../../../src/helm/go-runtime.js';
+import { valuesDirOwner } from '../../../src/helm/values-file.js';
 import { HelmError } from '../../../src/helm/errors.js';
 import { selfInstance, startTime } from '../../../src/helm/instance.js';
 import { REDACTED, Redactor } from '../../../src/reconciler/redaction.js';
@@ -206,7 +210,7 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
         [1, 'superseded', 'tiny-0.1.0', '1.0.0', 'Install complete'],
         [2, 'deployed', 'tiny-0.2.0', '1.0.0', 'Upgrade complete'],
       ]);
-      expect((await c.history('web', 'ns1', 1)).map((h) => h.revision)).toEqual([2]);
+      expect((await c.history('web', 'ns1', { max: 1 })).map((h) => h.revision)).toEqual([2]);
     });
 
     it('uninstall of a missing release is found: false', async () => {
@@ -325,15 +329,15 @@ describe('cancellation and observation (stand-in helm that hangs)', () => {
     expect(c.executions).toBe(2);
   });
 
-  it('counts a release as running until its cancelled helm has exited, for every identity of the client', async () => {
+  it('counts a release as running until its cancelled helm has exited, whoever it acts as', async () => {
     const running = path.join(work, 'upgrade-running');
     const c = new HelmClient({ binary: await writeFakeHelm(work), tmpDir: work, extraEnv: { FAKE_HELM_STARTED: running, FAKE_HELM_SLOW_EXIT: '1' } });
     const ac = new AbortController();
     expect(c.running('web', 'demo')).toBe(false);
-    const pending = c.upgrade({ ...releaseOpts, chart, values: {}, signal: ac.signal });
+    const grant = { kubeconfig: path.join(work, 'grant.kubeconfig'), cacheDir: path.join(work, 'grant-cache') };
+    const pending = c.upgrade({ ...releaseOpts, chart, values: {}, signal: ac.signal, impersonate: 'system:serviceaccount:demo:deployer', grant });
     await vi.waitFor(() => access(running), { timeout: 5_000, interval: 20 });
     expect(c.running('web', 'demo')).toBe(true);
-    expect(c.as('system:serviceaccount:demo:deployer').running('web', 'demo')).toBe(true);
     expect(c.running('web', 'other')).toBe(false);
     expect(c.running('api', 'demo')).toBe(false);
     ac.abort();
@@ -347,7 +351,7 @@ describe('cancellation and observation (stand-in helm that hangs)', () => {
     const running = path.join(work, 'status-running');
     const c = new HelmClient({ binary: await writeFakeHelm(work), tmpDir: work, extraEnv: { FAKE_HELM_STARTED: running } });
     const ac = new AbortController();
-    const pending = c.status('web', 'demo', ac.signal);
+    const pending = c.status('web', 'demo', { signal: ac.signal });
     await vi.waitFor(() => access(running), { timeout: 5_000, interval: 20 });
     expect(c.running('web', 'demo')).toBe(false);
     ac.abort();

@@ -1,0 +1,62 @@
+/** What every verb is given and every call may say: the options common to all verbs, and their run contexts. */
+import type { HelmMajor } from './args.js';
+import { identityOf, type CallIdentity } from './connection.js';
+import { throwIfAborted } from './error-mapping.js';
+import type { HelmRunner, RunContext } from './runner.js';
+import { DEFAULT_TIMEOUT_MS, PROCESS_MARGIN_MS, READ_DEADLINE_MS } from './timeouts.js';
+import type { HelmVersion } from './types.js';
+
+export interface CallOptions extends CallIdentity {
+  /** helm's `--timeout` for this call; the process deadline is this plus {@link PROCESS_MARGIN_MS}. */
+  readonly timeoutMs?: number;
+  /** Aborting sends helm SIGTERM (it records the release state and exits); the call rejects with `Canceled`. */
+  readonly signal?: AbortSignal;
+  /**
+   * Masks the values that must not show in the error (secrets): applied to helm's raw stderr,
+   * before anything collapses or shortens it into the error's summary.
+   */
+  readonly redact?: (text: string) => string;
+}
+
+/** Options of the verbs that read a release: helm gives them no `--timeout`, they have a fixed deadline. */
+export type ReadOptions = Omit<CallOptions, 'timeoutMs'>;
+
+/** A verb's collaborators: the process runner, the binary's version, helm's default `--timeout`. */
+export interface VerbContext {
+  readonly runner: HelmRunner;
+  /** The binary's major version (detected once); a pre-aborted `signal` rejects with `Canceled` first. */
+  major(signal?: AbortSignal): Promise<HelmMajor>;
+  readonly defaultTimeoutMs: number;
+}
+
+export function verbContext(runner: HelmRunner, version: () => Promise<HelmVersion>, defaultTimeoutMs = DEFAULT_TIMEOUT_MS): VerbContext {
+  return {
+    runner,
+    defaultTimeoutMs,
+    major: async (signal) => {
+      throwIfAborted(signal, 'version');
+      return (await version()).major;
+    },
+  };
+}
+
+const common = (opts: CallOptions): Pick<RunContext, 'signal' | 'redact' | 'identity'> => ({
+  ...(opts.signal ? { signal: opts.signal } : {}),
+  ...(opts.redact ? { redact: opts.redact } : {}),
+  identity: identityOf(opts),
+});
+
+/** Verbs without a cluster (and without helm's `--timeout`): a fixed deadline, or the caller's. */
+export function offlineContext(opts: CallOptions): RunContext {
+  return { deadlineMs: opts.timeoutMs ?? READ_DEADLINE_MS, ...common(opts) };
+}
+
+/** Run context of a verb on `release`; `timeoutMs` undefined means a read verb with the fixed deadline. */
+export function releaseContext(opts: CallOptions & { readonly release: string; readonly namespace: string }, timeoutMs: number | undefined): RunContext {
+  return {
+    release: opts.release,
+    namespace: opts.namespace,
+    deadlineMs: timeoutMs === undefined ? READ_DEADLINE_MS : timeoutMs + PROCESS_MARGIN_MS,
+    ...common(opts),
+  };
+}
