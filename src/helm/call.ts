@@ -18,6 +18,16 @@ export interface CallOptions extends CallIdentity {
   readonly redact?: (text: string) => string;
 }
 
+/** A chart rendered with values as `release` of `namespace`: what install, upgrade, template and the server dry run are given. */
+export interface ChartCallOptions extends CallOptions {
+  readonly release: string;
+  readonly namespace: string;
+  /** Path of the chart (directory or archive). */
+  readonly chart: string;
+  /** Written to a private 0600 JSON file for `--values`, removed when the call ends. */
+  readonly values: Readonly<Record<string, unknown>>;
+}
+
 /** Options of the verbs that read a release: helm gives them no `--timeout`, they have a fixed deadline. */
 export type ReadOptions = Omit<CallOptions, 'timeoutMs'>;
 

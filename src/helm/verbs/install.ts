@@ -1,17 +1,11 @@
 import { installArgs } from '../args.js';
-import { releaseContext, type CallOptions, type VerbContext } from '../call.js';
+import { releaseContext, type ChartCallOptions, type VerbContext } from '../call.js';
 import { parsed } from '../error-mapping.js';
 import { HelmError } from '../errors.js';
 import { parseReleaseJson } from '../parse.js';
 import type { Release } from '../types.js';
 
-export interface InstallOptions extends CallOptions {
-  readonly release: string;
-  readonly namespace: string;
-  /** Path of the chart (directory or archive). */
-  readonly chart: string;
-  /** Written to a private 0600 JSON file for `--values`, removed when the call ends. */
-  readonly values: Readonly<Record<string, unknown>>;
+export interface InstallOptions extends ChartCallOptions {
   /** Release labels (`--labels`); Kubernetes label syntax, not helm's reserved keys. */
   readonly labels?: Readonly<Record<string, string>>;
   /** Wait for readiness (v3 `--wait`, v4 `--wait=watcher`). Default false. */

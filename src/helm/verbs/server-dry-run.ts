@@ -1,16 +1,9 @@
 import { serverDryRunArgs } from '../args.js';
-import { releaseContext, type CallOptions, type VerbContext } from '../call.js';
+import { releaseContext, type ChartCallOptions, type VerbContext } from '../call.js';
 import { parsed } from '../error-mapping.js';
 import { parseDryRunManifest } from '../parse.js';
 
-export interface ServerDryRunOptions extends CallOptions {
-  readonly release: string;
-  readonly namespace: string;
-  /** Path of the chart (directory or archive). */
-  readonly chart: string;
-  /** Written to a private 0600 JSON file for `--values`, removed when the call ends. */
-  readonly values: Readonly<Record<string, unknown>>;
-}
+export type ServerDryRunOptions = ChartCallOptions;
 
 /**
  * helm's server-side dry run of installing `release`, or upgrading it when it exists (`helm

@@ -1,8 +1,7 @@
 import { templateArgs } from '../args.js';
-import { releaseContext, type VerbContext } from '../call.js';
-import type { InstallOptions } from './install.js';
+import { releaseContext, type ChartCallOptions, type VerbContext } from '../call.js';
 
-export interface TemplateOptions extends InstallOptions {
+export interface TemplateOptions extends ChartCallOptions {
   readonly kubeVersion?: string;
   readonly apiVersions?: readonly string[];
   readonly includeCrds?: boolean;
@@ -13,7 +12,7 @@ export interface TemplateOptions extends InstallOptions {
 /**
  * `helm template`: the rendered manifest (hooks and tests included, CRDs only with
  * `includeCrds`), client-side with no cluster contact. Fails like install would on schema and
- * render errors. `labels`, `wait`, `force` and `timeoutMs` do not apply.
+ * render errors. `timeoutMs` does not apply.
  */
 export async function template(h: VerbContext, opts: TemplateOptions): Promise<string> {
   await h.major(opts.signal);
