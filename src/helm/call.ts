@@ -61,6 +61,16 @@ export function offlineContext(opts: CallOptions): RunContext {
   return { deadlineMs: opts.timeoutMs ?? READ_DEADLINE_MS, ...common(opts) };
 }
 
+/** What a verb that changes `release` starts with: the binary's major version, helm's `--timeout` and the run context. */
+export async function writerCall(
+  h: VerbContext,
+  opts: CallOptions & { readonly release: string; readonly namespace: string },
+): Promise<{ readonly major: HelmMajor; readonly timeoutMs: number; readonly ctx: RunContext }> {
+  const major = await h.major(opts.signal);
+  const timeoutMs = opts.timeoutMs ?? h.defaultTimeoutMs;
+  return { major, timeoutMs, ctx: releaseContext(opts, timeoutMs) };
+}
+
 /** Run context of a verb on `release`; `timeoutMs` undefined means a read verb with the fixed deadline. */
 export function releaseContext(opts: CallOptions & { readonly release: string; readonly namespace: string }, timeoutMs: number | undefined): RunContext {
   return {

@@ -1,5 +1,5 @@
 import { rollbackArgs } from '../args.js';
-import { releaseContext, type CallOptions, type VerbContext } from '../call.js';
+import { writerCall, type CallOptions, type VerbContext } from '../call.js';
 
 export interface RollbackOptions extends CallOptions {
   readonly release: string;
@@ -14,7 +14,6 @@ export interface RollbackOptions extends CallOptions {
 
 /** `helm rollback` to `revision` (default: the previous one). */
 export async function rollback(h: VerbContext, opts: RollbackOptions): Promise<void> {
-  const major = await h.major(opts.signal);
-  const timeoutMs = opts.timeoutMs ?? h.defaultTimeoutMs;
-  await h.runner.run('rollback', rollbackArgs({ ...opts, timeoutMs }, major), releaseContext(opts, timeoutMs));
+  const { major, timeoutMs, ctx } = await writerCall(h, opts);
+  await h.runner.run('rollback', rollbackArgs({ ...opts, timeoutMs }, major), ctx);
 }

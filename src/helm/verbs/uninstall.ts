@@ -1,5 +1,5 @@
 import { uninstallArgs } from '../args.js';
-import { releaseContext, type CallOptions, type VerbContext } from '../call.js';
+import { writerCall, type CallOptions, type VerbContext } from '../call.js';
 import { isHelmError } from '../errors.js';
 import { uninstalledRelease } from '../parse.js';
 
@@ -22,8 +22,7 @@ export interface UninstallOptions extends CallOptions {
 
 /** `helm uninstall`; a release that does not exist is `{ found: false }`, not an error. */
 export async function uninstall(h: VerbContext, opts: UninstallOptions): Promise<{ found: boolean }> {
-  const major = await h.major(opts.signal);
-  const timeoutMs = opts.timeoutMs ?? h.defaultTimeoutMs;
+  const { major, timeoutMs, ctx } = await writerCall(h, opts);
   try {
     const { onUninstalled } = opts;
     const onLine =
@@ -33,7 +32,7 @@ export async function uninstall(h: VerbContext, opts: UninstallOptions): Promise
             const release = uninstalledRelease(line);
             if (release !== undefined) onUninstalled(release);
           };
-    await h.runner.run('uninstall', uninstallArgs({ ...opts, timeoutMs }, major), { ...releaseContext(opts, timeoutMs), ...(onLine ? { onLine } : {}) });
+    await h.runner.run('uninstall', uninstallArgs({ ...opts, timeoutMs }, major), { ...ctx, ...(onLine ? { onLine } : {}) });
     return { found: true };
   } catch (err) {
     if (isHelmError(err, 'ReleaseNotFound')) return { found: false };

@@ -1,7 +1,8 @@
 import { upgradeArgs } from '../args.js';
-import { releaseContext, type VerbContext } from '../call.js';
+import type { VerbContext } from '../call.js';
 import type { Release } from '../types.js';
-import { releaseOutput, type InstallOptions } from './install.js';
+import { applyChart } from './apply-chart.js';
+import type { InstallOptions } from './install.js';
 
 export interface UpgradeOptions extends InstallOptions {
   /**
@@ -15,11 +16,6 @@ export interface UpgradeOptions extends InstallOptions {
 }
 
 /** `helm upgrade` (never `--install`) with exactly `values` over the chart defaults. */
-export async function upgrade(h: VerbContext, opts: UpgradeOptions): Promise<Release> {
-  const major = await h.major(opts.signal);
-  const timeoutMs = opts.timeoutMs ?? h.defaultTimeoutMs;
-  const stdout = await h.runner.withValuesFile(opts.values, (valuesFile) =>
-    h.runner.run('upgrade', upgradeArgs({ ...opts, valuesFile, timeoutMs }, major), releaseContext(opts, timeoutMs)),
-  );
-  return releaseOutput(stdout, 'upgrade');
+export function upgrade(h: VerbContext, opts: UpgradeOptions): Promise<Release> {
+  return applyChart(h, 'upgrade', opts, upgradeArgs);
 }

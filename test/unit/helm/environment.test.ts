@@ -1,23 +1,15 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { HelmClient } from '../../../src/helm/client.js';
 import { connectionFor } from '../../../src/helm/connection.js';
 import { clientThrottleEnv, helmEnv, inheritedEnv, INSTANCE_ENV } from '../../../src/helm/environment.js';
 import { goRuntimeEnv, HELM_MEMORY_LIMIT } from '../../../src/helm/go-runtime.js';
 import { selfInstance } from '../../../src/helm/instance.js';
-import { writeFakeHelm } from './helpers.js';
+import { workDirPerTest, writeFakeHelm } from './helpers.js';
 
-let work: string;
-
-beforeEach(async () => {
-  work = await mkdtemp(path.join(tmpdir(), 'helm-env-test-'));
-});
-
-afterEach(async () => {
-  await rm(work, { recursive: true, force: true });
-});
+let work = '';
+workDirPerTest('helm-env-test-', (dir) => (work = dir));
 
 describe('helm\'s client-side throttle', () => {
   it('raises client-go\'s 5 requests/s unless the operator\'s environment sets it', () => {

@@ -1,21 +1,11 @@
 import { execa } from 'execa';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { toHelmError } from '../../../src/helm/error-mapping.js';
 import { REDACTED, Redactor } from '../../../src/reconciler/redaction.js';
-import { writeFakeHelm } from './helpers.js';
+import { workDirPerTest, writeFakeHelm } from './helpers.js';
 
-let work: string;
-
-beforeEach(async () => {
-  work = await mkdtemp(path.join(tmpdir(), 'helm-errmap-test-'));
-});
-
-afterEach(async () => {
-  await rm(work, { recursive: true, force: true });
-});
+let work = '';
+workDirPerTest('helm-errmap-test-', (dir) => (work = dir));
 
 describe('execa failures as HelmErrors: deadline, text and redaction', () => {
   it('our own process deadline is a Timeout (real execa error from a hanging process)', async () => {

@@ -1,21 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HelmClient } from '../../../src/helm/client.js';
 import { INSTANCE_ENV } from '../../../src/helm/environment.js';
 import { selfInstance, startTime } from '../../../src/helm/instance.js';
+import { workDirPerTest } from './helpers.js';
 
-let work: string;
-
-beforeEach(async () => {
-  work = await mkdtemp(path.join(tmpdir(), 'helm-orphans-test-'));
-});
-
-afterEach(async () => {
-  await rm(work, { recursive: true, force: true });
-});
+let work = '';
+workDirPerTest('helm-orphans-test-', (dir) => (work = dir));
 
 describe.runIf(process.platform === 'linux')('helm processes left by a killed operator process', () => {
   const children: ChildProcess[] = [];

@@ -1,20 +1,13 @@
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { selfInstance, startTime } from '../../../src/helm/instance.js';
 import { removeStaleValuesDirs, valuesDirOwner, withValuesFile } from '../../../src/helm/values-file.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
+import { workDirPerTest } from './helpers.js';
 
-let work: string;
-
-beforeEach(async () => {
-  work = await mkdtemp(path.join(tmpdir(), 'helm-values-test-'));
-});
-
-afterEach(async () => {
-  await rm(work, { recursive: true, force: true });
-});
+let work = '';
+workDirPerTest('helm-values-test-', (dir) => (work = dir));
 
 /** The values directories left in `tmp`. */
 async function valuesDirs(tmp: string): Promise<string[]> {
