@@ -1,33 +1,35 @@
 /** Fits the helm client to the reconciler's port, and maps helm's error reasons to retry policy. */
-import { HelmError, type HelmClient, type HelmErrorReason } from '../helm/index.js';
+import { HelmError, type CallIdentity, type HelmClient, type HelmErrorReason } from '../helm/index.js';
 import type { HelmApiGateway } from '../k8s/gateway/gateway.js';
 import type { HelmFailure, HelmPort, Identity } from '../reconciler/helm-port.js';
 
 /**
  * `gateway`: where calls whose identity names a gateway policy go (docs/adr/0045); each such call
- * gets a grant of its own, revoked when the helm process ends.
+ * gets a grant of its own, revoked when the helm process ends. Whom helm acts as is decided here
+ * alone, per call; src/helm/connection.ts turns it into helm's flags and environment.
  */
 export function helmPort(client: HelmClient, gateway?: HelmApiGateway): HelmPort {
-  const via = async <T>(identity: Identity, releases: readonly string[], fn: (c: HelmClient) => Promise<T>): Promise<T> => {
+  const via = async <T>(identity: Identity, releases: readonly string[], fn: (call: CallIdentity) => Promise<T>): Promise<T> => {
+    const user: CallIdentity = identity.impersonate === undefined ? {} : { impersonate: identity.impersonate };
     const policy = identity.gateway;
-    if (policy === undefined) return fn(client.as(identity.impersonate));
+    if (policy === undefined) return fn(user);
     if (gateway === undefined) throw new Error('a gateway policy was given, but the operator runs no helm gateway');
     const grant = await gateway.grant({ ...policy, releases: [...new Set([...policy.releases, ...releases])] });
     try {
-      return await fn(client.through(grant.kubeconfig, grant.cacheDir).as(identity.impersonate));
+      return await fn({ ...user, grant: { kubeconfig: grant.kubeconfig, cacheDir: grant.cacheDir } });
     } finally {
       await grant.close();
     }
   };
   return {
     major: async () => (await client.version()).major,
-    install: (r) => via(r, [r.release], (c) => c.install(r)),
-    upgrade: (r) => via(r, [r.release], (c) => c.upgrade(r)),
-    uninstall: (r) => via(r, [r.release, ...(r.also ?? [])], (c) => c.uninstall(r)),
-    rollback: (r) => via(r, [r.release], (c) => c.rollback(r)),
-    status: (release, namespace, identity) => via(identity ?? {}, [release], (c) => c.status(release, namespace)),
+    install: (r) => via(r, [r.release], (call) => client.install({ ...r, ...call })),
+    upgrade: (r) => via(r, [r.release], (call) => client.upgrade({ ...r, ...call })),
+    uninstall: (r) => via(r, [r.release, ...(r.also ?? [])], (call) => client.uninstall({ ...r, ...call })),
+    rollback: (r) => via(r, [r.release], (call) => client.rollback({ ...r, ...call })),
+    status: (release, namespace, identity) => via(identity ?? {}, [release], (call) => client.status(release, namespace, call)),
     // `helm template` is offline, so only the server dry run acts as someone.
-    render: (r) => (r.dryRun === 'server' ? via(r, [r.release], (c) => c.serverDryRun(r)) : client.template(r)),
+    render: (r) => (r.dryRun === 'server' ? via(r, [r.release], (call) => client.serverDryRun({ ...r, ...call })) : client.template(r)),
     running: (release, namespace) => client.running(release, namespace),
   };
 }

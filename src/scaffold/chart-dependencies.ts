@@ -8,7 +8,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import semver from 'semver';
 import { parse, stringify } from 'yaml';
-import type { HelmClient } from '../helm/index.js';
+import type { ChartHelm } from '../helm/chart-helm.js';
 import { isPlainObject } from '../util/plain-object.js';
 
 export interface Dependency {
@@ -126,7 +126,7 @@ export async function privateRepositoryEnv(dir: string, entries: readonly Reposi
 }
 
 /** The user's repository entries, where their helm keeps them (`helm env`), or none. */
-export async function userRepositories(helm: HelmClient): Promise<RepositoryEntry[]> {
+export async function userRepositories(helm: ChartHelm): Promise<RepositoryEntry[]> {
   const file = await helm.env('HELM_REPOSITORY_CONFIG');
   const text = await readFile(file, 'utf8').catch(() => undefined);
   return text === undefined ? [] : parseRepositories(text);

@@ -6,7 +6,8 @@
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { readHelmYamlStream } from '../config/helm-yaml.js';
-import { HelmError, type HelmClient } from '../helm/index.js';
+import type { ChartHelm } from '../helm/chart-helm.js';
+import { HelmError } from '../helm/errors.js';
 import { NoKindMatchError, parseApiVersion, RestMapper } from '../k8s/restmapper.js';
 import type { RenderedObject, ResourceInfo } from './ports.js';
 
@@ -59,13 +60,13 @@ export function objectsOfManifest(manifest: string): RenderedObject[] {
 }
 
 /** The objects of one `helm template` of `chartDir` (CRDs included), `values` over its defaults, then `valuesFiles`. */
-export async function renderWith(helm: HelmClient, chartDir: string, values: Record<string, unknown>, valuesFiles: readonly string[] = []): Promise<RenderedObject[]> {
+export async function renderWith(helm: ChartHelm, chartDir: string, values: Record<string, unknown>, valuesFiles: readonly string[] = []): Promise<RenderedObject[]> {
   const manifest = await helm.template({ release: 'release-name', namespace: 'default', chart: chartDir, values, includeCrds: true, extraValuesFiles: valuesFiles });
   return objectsOfManifest(manifest);
 }
 
 /** Renders `chartDir` with its defaults, then with each values file; the union of the objects. */
-export async function renderedObjects(helm: HelmClient, chartDir: string, valuesFiles: readonly string[]): Promise<RenderedObject[]> {
+export async function renderedObjects(helm: ChartHelm, chartDir: string, valuesFiles: readonly string[]): Promise<RenderedObject[]> {
   const sets: (readonly string[])[] = [[], ...valuesFiles.map((f) => [path.resolve(f)])];
   const all: RenderedObject[] = [];
   for (const files of sets) {

@@ -10,7 +10,8 @@ import path from 'node:path';
 import { x as untar } from 'tar';
 import { readHelmYaml } from '../config/helm-yaml.js';
 import { isWithin, linkProblem, loadChartInfo, resolveLink, ChartError } from '../config/chart.js';
-import { HelmError, type HelmClient } from '../helm/index.js';
+import type { ChartHelm } from '../helm/chart-helm.js';
+import { HelmError } from '../helm/errors.js';
 import {
   declaredDependencies,
   dependencyRepositories,
@@ -135,7 +136,7 @@ async function onlyChild(dir: string, what: string): Promise<string> {
   return path.join(dir, first.name);
 }
 
-async function materialize(helm: HelmClient, source: ChartSource, opts: FetchOptions): Promise<string> {
+async function materialize(helm: ChartHelm, source: ChartSource, opts: FetchOptions): Promise<string> {
   const dest = path.join(opts.workDir, 'chart');
   await mkdir(dest, { recursive: true });
   switch (source.kind) {
@@ -170,7 +171,7 @@ async function materialize(helm: HelmClient, source: ChartSource, opts: FetchOpt
  * user's helm homes (registry logins, in the config home, still apply). An entry for the `--repo`
  * URL would make helm look for its index in that cache instead of fetching it.
  */
-async function pullingHelm(helm: HelmClient, source: Extract<ChartSource, { kind: 'remote' }>, workDir: string): Promise<HelmClient> {
+async function pullingHelm(helm: ChartHelm, source: Extract<ChartSource, { kind: 'remote' }>, workDir: string): Promise<ChartHelm> {
   const alias = source.repo === undefined && !REMOTE_SCHEMES.test(source.chart);
   if (alias) return helm;
   return helm.withEnv(await privateRepositoryEnv(path.join(workDir, 'pull-repositories'), []));
@@ -221,7 +222,7 @@ export function localDependencies(
  * a repository carries them): `helm dependency build` with a private repositories file naming the
  * repositories Chart.yaml refers to, so no `helm repo add` is needed.
  */
-async function buildDependencies(helm: HelmClient, dir: string, opts: FetchOptions): Promise<void> {
+async function buildDependencies(helm: ChartHelm, dir: string, opts: FetchOptions): Promise<void> {
   const deps = declaredDependencies(await dependenciesOf(dir));
   const vendored = await vendoredCharts(dir);
   if (deps.every((d) => isVendored(d, vendored))) return;
@@ -238,7 +239,7 @@ async function buildDependencies(helm: HelmClient, dir: string, opts: FetchOptio
 }
 
 /** Fetches the chart into `opts.workDir` and vendors its dependencies into `charts/`. */
-export async function fetchChart(helm: HelmClient, source: ChartSource, opts: FetchOptions): Promise<FetchedChart> {
+export async function fetchChart(helm: ChartHelm, source: ChartSource, opts: FetchOptions): Promise<FetchedChart> {
   const dir = await materialize(helm, source, opts);
   try {
     await stat(path.join(dir, 'Chart.yaml'));

@@ -4,7 +4,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '../k8s/client-node.js';
-import { HelmClient } from '../helm/index.js';
+import { ChartHelm } from '../helm/chart-helm.js';
 import { locateHelm } from '../helm/locate.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
 import { createApi, type CreateApiOptions } from './create-api.js';
@@ -41,10 +41,10 @@ function discoveryConfig(): KubeConfig | undefined {
 /** The package's tool bootstrap, which pins and fetches helm (shipped in the npm package). */
 const TOOLS_SCRIPT = fileURLToPath(new URL('../../hack/tools.sh', import.meta.url));
 
-async function helmFor(f: CommonScaffoldFlags): Promise<{ helm: HelmClient; notes: string[] }> {
+async function helmFor(f: CommonScaffoldFlags): Promise<{ helm: ChartHelm; notes: string[] }> {
   const located = await locateHelm({ ...(f.helmBinary === undefined ? {} : { flag: f.helmBinary }), env: process.env, toolsScript: TOOLS_SCRIPT, progress: process.stderr });
   const notes = located.source === 'pinned' ? [`helm: none on PATH and HELM_BIN unset; using the runtime's pinned helm ${located.binary}`] : [];
-  return { helm: new HelmClient({ binary: located.binary, userHelmHome: true }), notes };
+  return { helm: new ChartHelm({ binary: located.binary, userHelmHome: true }), notes };
 }
 
 async function createApiReport(f: CreateApiFlags): Promise<string> {

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { readHelmYaml } from '../config/helm-yaml.js';
-import { HelmError, type HelmClient } from '../helm/index.js';
+import type { ChartHelm } from '../helm/chart-helm.js';
+import { HelmError } from '../helm/errors.js';
 import { allowKinds, type AllowKinds } from './allow-kinds.js';
 import { apiPlan, type ApiPlanInputs } from './api-plan.js';
 import { readChartFiles } from './chart-files.js';
@@ -48,7 +49,7 @@ export interface CreateApiOptions {
 }
 
 export interface CreateApiDeps {
-  readonly helm: HelmClient;
+  readonly helm: ChartHelm;
   readonly library: ScaffoldLibrary;
   /** The cluster for discovery; undefined maps kinds with the built-in table only. */
   readonly kubeConfig?: KubeConfig;
@@ -73,7 +74,7 @@ const kindOnDisk = (p: string): 'directory' | 'file' | undefined => {
   return statSync(p).isDirectory() ? 'directory' : 'file';
 };
 
-async function obtainChart(o: CreateApiOptions, helm: HelmClient, workDir: string): Promise<FetchedChart> {
+async function obtainChart(o: CreateApiOptions, helm: ChartHelm, workDir: string): Promise<FetchedChart> {
   if (o.helmChart === undefined) {
     if (o.helmChartRepo !== undefined || o.helmChartVersion !== undefined)
       throw new CreateApiError('--helm-chart-repo and --helm-chart-version need --helm-chart (the chart to fetch)');

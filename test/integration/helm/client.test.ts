@@ -96,7 +96,7 @@ describe.each(binaries)('HelmClient with helm v$major', ({ major, bin }) => {
       [2, 'superseded', 'tiny-0.2.0'],
       [3, 'deployed', 'tiny-0.2.0'],
     ]);
-    expect((await client.history('web', ns.name, 1)).map((e) => e.revision)).toEqual([3]);
+    expect((await client.history('web', ns.name, { max: 1 })).map((e) => e.revision)).toEqual([3]);
   });
 
   it('release storage reads several releases\' records with one request, as it reads one', async () => {

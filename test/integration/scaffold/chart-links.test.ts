@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { create } from 'tar';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { HelmClient } from '../../../src/helm/index.js';
+import { ChartHelm } from '../../../src/helm/chart-helm.js';
 import { ChartSourceError } from '../../../src/scaffold/chart-source.js';
 import { createApi } from '../../../src/scaffold/create-api.js';
 import { initProject } from '../../../src/scaffold/init-project.js';
@@ -54,7 +54,7 @@ describe('create api: symbolic links in the chart', () => {
   }
 
   const api = (kind: string, helmChart: string) =>
-    createApi({ root, group: 'links', version: 'v1', kind, helmChart }, { helm: new HelmClient({ binary: inject('helmBin'), tmpDir: work }), library: scaffoldLibrary });
+    createApi({ root, group: 'links', version: 'v1', kind, helmChart }, { helm: new ChartHelm({ binary: inject('helmBin'), tmpDir: work }), library: scaffoldLibrary });
 
   /** Every file the project holds, read whole: none may carry the host's /etc/passwd. */
   async function projectText(): Promise<string> {

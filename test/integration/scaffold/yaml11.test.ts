@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { ApiextensionsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readHelmYaml } from '../../../src/config/helm-yaml.js';
-import { HelmClient } from '../../../src/helm/index.js';
+import { ChartHelm } from '../../../src/helm/chart-helm.js';
 import { createApi } from '../../../src/scaffold/create-api.js';
 import { scaffoldLibrary } from '../../../src/scaffold/library.js';
 import { createNamespace, testKubeConfig, uniqueName, waitFor } from '../../support/kube.js';
@@ -33,7 +33,7 @@ describe('create api from a values.yaml with YAML 1.1 scalars', () => {
 
   beforeAll(async () => {
     root = await initFilesOnly('yaml11');
-    const helm = new HelmClient({ binary: inject('helmBin'), tmpDir: root });
+    const helm = new ChartHelm({ binary: inject('helmBin'), tmpDir: root });
     const result = await createApi(
       { root, group: prefix, version: 'v1', kind: 'Reader', helmChart: fixtureChart('yaml11'), dryRun: true },
       { helm, library: scaffoldLibrary },

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { inject } from 'vitest';
 import { parse } from 'yaml';
 import { readHelmYaml } from '../../../src/config/helm-yaml.js';
-import { HelmClient } from '../../../src/helm/index.js';
+import { ChartHelm } from '../../../src/helm/chart-helm.js';
 import { chartRbac } from '../../../src/scaffold/create-api.js';
 import { scaffoldLibrary } from '../../../src/scaffold/library.js';
 import { apiNames } from '../../../src/scaffold/names.js';
@@ -19,7 +19,7 @@ export interface ScaffoldedWatch {
 
 /** The entry `create api --helm-chart <chart>` adds to watches.yaml (its GVK aside). */
 export async function scaffoldedWatch(chart: string): Promise<ScaffoldedWatch> {
-  const helm = new HelmClient({ binary: inject('helmBin') });
+  const helm = new ChartHelm({ binary: inject('helmBin') });
   const valuesYaml = await readFile(path.join(chart, 'values.yaml'), 'utf8').catch(() => '');
   const values = readHelmYaml(valuesYaml) ?? {};
   const { allowKinds } = await chartRbac({}, { helm, library: scaffoldLibrary }, chart, values);

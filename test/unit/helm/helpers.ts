@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach } from 'vitest';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -97,4 +99,16 @@ export async function writeUnreachableKubeconfig(dir: string): Promise<string> {
     { mode: 0o600 },
   );
   return file;
+}
+
+/** A fresh directory for each test (named `prefix…`), given to `use` before it and removed after it. */
+export function workDirPerTest(prefix: string, use: (dir: string) => void): void {
+  let dir: string | undefined;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), prefix));
+    use(dir);
+  });
+  afterEach(async () => {
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
 }

@@ -27,12 +27,10 @@ describe('helmPort.render', () => {
         calls.push('template');
         return Promise.resolve('offline');
       },
-      as: (user: string | undefined) => ({
-        serverDryRun: () => {
-          calls.push(`server dry run as ${user ?? 'the operator'}`);
-          return Promise.resolve('server');
-        },
-      }),
+      serverDryRun: (r: { impersonate?: string }) => {
+        calls.push(`server dry run as ${r.impersonate ?? 'the operator'}`);
+        return Promise.resolve('server');
+      },
     };
     return fake as unknown as HelmClient;
   }

@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HelmClient } from '../../../src/helm/index.js';
+import { ChartHelm } from '../../../src/helm/chart-helm.js';
 import { classifyChartSource, fetchChart, localDependencies } from '../../../src/scaffold/chart-source.js';
 import { HELM_BINARIES, writeTinyChart } from '../helm/helpers.js';
 
@@ -60,7 +60,7 @@ describe.runIf(HELM_BINARIES.length > 0)('fetchChart of a chart directory with a
       const chartYaml = `${await readFile(path.join(app, 'Chart.yaml'), 'utf8')}dependencies:\n  - name: lib\n    version: 0.2.0\n    repository: file://../lib\n`;
       await writeFile(path.join(app, 'Chart.yaml'), chartYaml);
       const scratch = await mkdtemp(path.join(work, 'scratch-'));
-      const helm = new HelmClient({ binary: HELM_BINARIES[0]!.bin, tmpDir: work });
+      const helm = new ChartHelm({ binary: HELM_BINARIES[0]!.bin, tmpDir: work });
       const fetched = await fetchChart(helm, { kind: 'directory', path: app }, { workDir: scratch });
       expect(fetched.name).toBe('app');
       expect(await readdir(path.join(fetched.dir, 'charts'))).toEqual(['lib-0.2.0.tgz']);

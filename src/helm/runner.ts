@@ -1,0 +1,149 @@
+/**
+ * Runs one helm process: an argument array (no shell), the environment of environment.ts, a
+ * deadline, the process table of the release writers, and any failure turned into a HelmError.
+ */
+import { tmpdir } from 'node:os';
+import { execa } from 'execa';
+import { silentLogger, type Logger } from '../telemetry/logger.js';
+import { withConnectionArgs } from './args.js';
+import { connectionFor, type CallIdentity, type Connection } from './connection.js';
+import { helmEnv, type HelmEnvOptions } from './environment.js';
+import { throwIfAborted, toHelmError } from './error-mapping.js';
+import { LiveReleases } from './live-releases.js';
+import { FORCE_KILL_AFTER_MS } from './timeouts.js';
+import { withValuesFile } from './values-file.js';
+import type { HelmExecution } from '../telemetry/metric-hooks.js';
+
+// Part of the runner's options (`observer`); declared in telemetry, which must not import helm.
+export type { HelmExecution } from '../telemetry/metric-hooks.js';
+
+export interface RunnerOptions extends Connection, Partial<HelmEnvOptions> {
+  /** Path of the helm executable (v3 ≥ 3.13 or v4). */
+  readonly binary: string;
+  readonly log?: Logger;
+  /** Writable directory for helm's cache/config/data homes and the values files. Default `os.tmpdir()`. */
+  readonly tmpDir?: string;
+  readonly observer?: (e: HelmExecution) => void;
+}
+
+/** One process's run: its deadline, whom it acts as, and what sees its output. */
+export interface RunContext {
+  readonly release?: string;
+  readonly namespace?: string;
+  /** Process deadline in ms. */
+  readonly deadlineMs: number;
+  readonly signal?: AbortSignal;
+  readonly identity?: CallIdentity;
+  /** Sees each line of stdout as helm prints it. */
+  readonly onLine?: (line: string) => void;
+  readonly redact?: (text: string) => string;
+}
+
+/** Verbs that change a release: {@link HelmRunner.running} reports their live processes. */
+const RELEASE_WRITERS: ReadonlySet<string> = new Set(['install', 'upgrade', 'rollback', 'uninstall']);
+const MAX_BUFFER = 64 * 1024 * 1024;
+/** Verbs that never talk to a cluster, so get no `--kube-*` flags. */
+const OFFLINE_VERBS: ReadonlySet<string> = new Set(['template', 'version', 'pull', 'dependency', 'create', 'lint', 'env']);
+
+export class HelmRunner {
+  readonly binary: string;
+  readonly tmpDir: string;
+  readonly log: Logger;
+  readonly #opts: RunnerOptions;
+  #executions = 0;
+  /** Shared with every runner made by {@link withEnv}: one process table. */
+  readonly #live: LiveReleases;
+
+  constructor(opts: RunnerOptions, live = new LiveReleases()) {
+    this.#opts = opts;
+    this.binary = opts.binary;
+    this.tmpDir = opts.tmpDir ?? tmpdir();
+    this.log = opts.log ?? silentLogger();
+    this.#live = live;
+  }
+
+  /** Whether helm runs with the invoking user's helm homes (the scaffolding CLI), not private ones. */
+  get userHelmHome(): boolean {
+    return this.#opts.userHelmHome === true;
+  }
+
+  /** The same binary with more environment; the process table carries over. */
+  withEnv(env: Readonly<Record<string, string>>): HelmRunner {
+    return new HelmRunner({ ...this.#opts, extraEnv: { ...this.#opts.extraEnv, ...env } }, this.#live);
+  }
+
+  /** Whether a helm process that changes `release` has not exited yet, a cancelled one included. */
+  running(release: string, namespace: string): boolean {
+    return this.#live.has(namespace, release);
+  }
+
+  /** helm processes started so far. */
+  get executions(): number {
+    return this.#executions;
+  }
+
+  /** {@link withValuesFile} under this runner's tmpDir. */
+  withValuesFile<T>(values: Readonly<Record<string, unknown>>, fn: (file: string) => Promise<T>): Promise<T> {
+    return withValuesFile(this.tmpDir, values, fn);
+  }
+
+  /** Spawns helm once; resolves with stdout, rejects with a HelmError. */
+  async run(verb: string, verbArgs: string[], ctx: RunContext): Promise<string> {
+    throwIfAborted(ctx.signal, verb);
+    const connection = connectionFor(this.#opts, ctx.identity);
+    const args = OFFLINE_VERBS.has(verb) ? verbArgs : withConnectionArgs(verbArgs, connection);
+    const started = performance.now();
+    this.#executions++;
+    const untrack = RELEASE_WRITERS.has(verb) && ctx.release !== undefined && ctx.namespace !== undefined ? this.#live.track(ctx.namespace, ctx.release) : undefined;
+    let outcome: HelmExecution['outcome'] = 'error';
+    let reason: string | undefined;
+    try {
+      const result = await execa(this.binary, args, {
+        timeout: ctx.deadlineMs,
+        killSignal: 'SIGTERM',
+        forceKillAfterDelay: FORCE_KILL_AFTER_MS,
+        ...(ctx.signal ? { cancelSignal: ctx.signal } : {}),
+        env: helmEnv({ ...this.#opts, tmpDir: this.tmpDir }, connection),
+        extendEnv: false,
+        maxBuffer: MAX_BUFFER,
+        stdin: 'ignore',
+        ...(ctx.onLine === undefined ? {} : { stdout: this.#lineObserver(ctx.onLine) }),
+        reject: true,
+      });
+      outcome = 'success';
+      return result.stdout;
+    } catch (err) {
+      const helmErr = toHelmError(verb, err, ctx.deadlineMs, ctx.redact);
+      reason = helmErr.reason;
+      throw helmErr;
+    } finally {
+      untrack?.();
+      const durationMs = Math.round(performance.now() - started);
+      this.log.debug({ verb, release: ctx.release, namespace: ctx.namespace, durationMs, outcome, reason }, 'helm command finished');
+      this.#notify({ verb, outcome, durationMs });
+    }
+  }
+
+  /** An execa transform that shows each stdout line to `onLine` as it arrives and keeps it in the output. */
+  #lineObserver(onLine: (line: string) => void): (line: unknown) => Generator<unknown, void, void> {
+    const log = this.log;
+    return function* (line: unknown) {
+      try {
+        if (typeof line === 'string') onLine(line);
+      } catch (err) {
+        // A caller's bug must not fail the helm command that is running.
+        log.warn({ error: err }, 'helm output observer threw');
+      }
+      yield line;
+    };
+  }
+
+  #notify(e: HelmExecution): void {
+    try {
+      this.#opts.observer?.(e);
+    } catch (err) {
+      // A metrics bug must not turn a helm success into a failure.
+      this.log.warn({ error: err, verb: e.verb }, 'helm execution observer threw');
+    }
+  }
+}

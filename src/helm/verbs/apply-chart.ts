@@ -1,0 +1,22 @@
+/** What install and upgrade share: a chart and values applied as a release's next revision, and the release helm prints. */
+import type { HelmMajor } from '../args.js';
+import { writerCall, type ChartCallOptions, type VerbContext } from '../call.js';
+import { parsed } from '../error-mapping.js';
+import { HelmError } from '../errors.js';
+import { parseReleaseJson } from '../parse.js';
+import type { Release } from '../types.js';
+
+/** Runs `verb` with the argv `args` builds from `opts`, its values file and helm's `--timeout`. */
+export async function applyChart<O extends ChartCallOptions>(
+  h: VerbContext,
+  verb: 'install' | 'upgrade',
+  opts: O,
+  args: (o: O & { readonly valuesFile: string; readonly timeoutMs: number }, major: HelmMajor) => string[],
+): Promise<Release> {
+  const { major, timeoutMs, ctx } = await writerCall(h, opts);
+  const stdout = await h.runner.withValuesFile(opts.values, (valuesFile) => h.runner.run(verb, args({ ...opts, valuesFile, timeoutMs }, major), ctx));
+  const rel = parsed(verb, () => parseReleaseJson(stdout, verb));
+  const chart = rel.chart;
+  if (chart === undefined) throw new HelmError({ reason: 'Unknown', verb, summary: 'unexpected helm output: no chart metadata' });
+  return { ...rel, chart };
+}
