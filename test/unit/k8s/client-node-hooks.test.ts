@@ -64,7 +64,8 @@ describe('client-node hooks', () => {
     expect(Object.keys(slim).sort()).toEqual([...exported, 'default'].sort());
   });
 
-  it('the operator loads no copy of undici but the npm one it uses', () => {
+  // A process importing the whole operator under tsx: seconds when idle, tens of seconds loaded.
+  it('the operator loads no copy of undici but the npm one it uses', { timeout: 60_000 }, () => {
     // A fresh process (tsx for the sources): in this one, vitest has loaded both already.
     const script = [
       `const { trimClientNode } = await import(${JSON.stringify(new URL('../client-node-hooks.ts', slimDir).href)});`,

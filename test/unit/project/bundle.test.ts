@@ -39,13 +39,14 @@ describe('the bundled executable', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('runs on its own, with the package version built in', async () => {
+  // Each spawns node on the bundle: seconds when idle, tens of seconds on a loaded machine.
+  it('runs on its own, with the package version built in', { timeout: 60_000 }, async () => {
     // Copied away from the repository: nothing may resolve from its node_modules/ or package.json.
     const { stdout } = await run(process.execPath, [path.join(dir, 'helm-operator.js'), '--version'], { cwd: os.tmpdir() });
     expect(stdout.trim()).toBe(VERSION);
   });
 
-  it('writes human-readable logs with --zap-devel (pino-pretty in this thread: no worker files needed)', async () => {
+  it('writes human-readable logs with --zap-devel (pino-pretty in this thread: no worker files needed)', { timeout: 60_000 }, async () => {
     const kubeconfig = path.join(dir, 'unreachable.kubeconfig');
     await writeFile(kubeconfig, UNREACHABLE_KUBECONFIG);
     const args = ['run', '--zap-devel', '--kubeconfig', kubeconfig, '--watches-file', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--helm-binary', '/nonexistent/helm'];
