@@ -41,7 +41,7 @@ tools: ## Build or fetch helm, kubectl and the test control plane binaries into 
 
 .PHONY: build
 build: deps ## Compile the TypeScript into dist/.
-	npx tsc -p tsconfig.build.json
+	npm run build --silent
 
 .PHONY: pack
 pack: deps ## Write the package tarball helm-operator-ts-<version>.tgz (npm pack; prepack builds dist/): install it with npm install -g ./<tgz>.

@@ -12,7 +12,7 @@
  * values.schema.json using $ref, enum, required and default, and helm's starter chart (no
  * --helm-chart); operated as its ServiceAccount.
  */
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -130,6 +130,21 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await rm(work, { recursive: true, force: true });
+});
+
+describe('the packed runtime', () => {
+  /** Every file below `dir`, by its path relative to `dir`, with its text. */
+  const tree = async (dir: string): Promise<Record<string, string>> => {
+    const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+    const files = entries.filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name)));
+    return Object.fromEntries(await Promise.all(files.sort().map(async (f) => [f, await readFile(path.join(dir, f), 'utf8')] as const)));
+  };
+
+  it("ships the scaffold's templates as they are in src/ (the build copies them into dist/)", async () => {
+    const shipped = await tree(path.join(pkg.nodeModules, 'helm-operator-ts/dist/scaffold/templates/files'));
+    expect(Object.keys(shipped)).toContain('Makefile.tmpl');
+    expect(shipped).toEqual(await tree(path.join(REPO, 'src/scaffold/templates/files')));
+  });
 });
 
 describe('a project from a local chart directory, with the runtime its own make installs', () => {
