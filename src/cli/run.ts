@@ -21,13 +21,9 @@ import { loadKubeConfig } from '../k8s/kubeconfig.js';
 import { loadFingerprintKey } from '../operator/fingerprint-key.js';
 import { Operator } from '../operator/operator.js';
 import type { StopOptions } from '../runtime/controller.js';
-import {
-  defaultIdentity,
-  KubeLeaseLock,
-  LeaderElectionConfigError,
-  leaderElectionNamespace,
-  LeaderElector,
-} from '../runtime/leader.js';
+import { LeaderElector } from '../runtime/leader.js';
+import { KubeLeaseLock } from '../runtime/lease-lock.js';
+import { defaultIdentity, LeaderElectionConfigError, leaderElectionNamespace } from '../runtime/pod-identity.js';
 import { healthHandler, listenHttp, ping, type Checker, type HttpListener } from '../telemetry/health.js';
 import { makeLogger, prettyDestination, type Logger } from '../telemetry/logger.js';
 import { metricsHandler, OperatorMetrics } from '../telemetry/metrics.js';

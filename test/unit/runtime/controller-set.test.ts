@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DuplicateControllerError, Manager, type Runnable } from '../../../src/runtime/manager.js';
+import { ControllerSet, DuplicateControllerError, type ManagedController } from '../../../src/runtime/controller-set.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 
-class FakeRunnable implements Runnable {
+class FakeRunnable implements ManagedController {
   started = 0;
   stopped = 0;
   synced = false;
@@ -27,9 +27,9 @@ class FakeRunnable implements Runnable {
   }
 }
 
-const manager = () => new Manager<FakeRunnable>({ log: silentLogger() });
+const manager = () => new ControllerSet<FakeRunnable>({ log: silentLogger() });
 
-describe('Manager', () => {
+describe('ControllerSet', () => {
   it('starts and stops every controller; hasSynced waits for all', async () => {
     const m = manager();
     const a = new FakeRunnable('a');

@@ -1,15 +1,16 @@
 /**
- * Runs a set of controllers together. Controllers added while the manager runs start at once, so a
- * watches.yaml reload can add and remove kinds without a restart. Leader election and health
- * endpoints wrap this later.
+ * The running controllers, by name. Controllers added while the set runs start at once, so a
+ * watches.yaml reload can add and remove kinds without a restart. When the set runs is the
+ * manager's decision (manager.ts: leader election, shutdown).
  */
 import type { Logger } from '../telemetry/logger.js';
+import type { StopOptions } from './controller.js';
 
-/** What the manager needs of a controller; {@link Controller} implements it. */
-export interface Runnable {
+/** What the set needs of a controller; `Controller` implements it. */
+export interface ManagedController {
   readonly name: string;
   start(): Promise<void>;
-  stop(): Promise<void>;
+  stop(how?: StopOptions): Promise<void>;
   hasSynced(): boolean;
 }
 
@@ -17,7 +18,7 @@ export class DuplicateControllerError extends Error {
   override readonly name = 'DuplicateControllerError';
 }
 
-export class Manager<C extends Runnable = Runnable> {
+export class ControllerSet<C extends ManagedController = ManagedController> {
   readonly #controllers = new Map<string, C>();
   readonly #log: Logger;
   #running = false;
@@ -27,7 +28,7 @@ export class Manager<C extends Runnable = Runnable> {
   }
 
   /**
-   * Registers `controller`; if the manager is running, also starts it and resolves once it has
+   * Registers `controller`; if the set is running, also starts it and resolves once it has
    * synced (a failed start unregisters it again and rejects).
    */
   async add(controller: C): Promise<void> {
@@ -74,10 +75,13 @@ export class Manager<C extends Runnable = Runnable> {
     throw failed.reason;
   }
 
-  /** Stops every controller concurrently (each bounded by its own shutdown timeout). */
-  async stop(): Promise<void> {
+  /**
+   * Stops every controller concurrently: gracefully, each bounded by `how.timeoutMs` or its own
+   * shutdown timeout, or cancelling at once (lost leadership).
+   */
+  async stop(how?: StopOptions): Promise<void> {
     this.#running = false;
-    const results = await Promise.allSettled([...this.#controllers.values()].map((c) => c.stop()));
+    const results = await Promise.allSettled([...this.#controllers.values()].map((c) => c.stop(how)));
     for (const r of results) if (r.status === 'rejected') this.#log.error({ error: r.reason }, 'a controller failed to stop');
   }
 
