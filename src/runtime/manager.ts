@@ -145,8 +145,9 @@ export class Manager {
    */
   async run(stop: AbortSignal): Promise<void> {
     if (this.#state !== 'idle') throw new Error('Manager.run() may be called once');
-    const servers = await this.#startServers();
+    const servers: HttpListener[] = [];
     try {
+      await this.#startServers(servers);
       await this.#lifecycle(stop);
     } finally {
       this.#state = 'stopped';
@@ -222,10 +223,10 @@ export class Manager {
     await this.#o.configWatch?.stop();
   }
 
-  async #startServers(): Promise<HttpListener[]> {
+  /** Starts the servers into `servers` (which the caller closes, also when one fails to listen). */
+  async #startServers(servers: HttpListener[]): Promise<void> {
     const { metricsServer, healthProbeBindAddress, log } = this.#o;
     const listen = this.#o.listen ?? listenHttp;
-    const servers: HttpListener[] = [];
     try {
       if (metricsServer !== undefined) {
         const server = await listen(metricsServer.bind, metricsServer.handler);
@@ -242,9 +243,7 @@ export class Manager {
         log.info({ bindAddress: formatBind(healthProbeBindAddress), address: server.address }, 'Serving health probe server');
       }
     } catch (err) {
-      await Promise.all(servers.map((s) => s.close()));
       throw new ListenError(`cannot listen: ${(err as Error).message}`, { cause: err });
     }
-    return servers;
   }
 }
