@@ -5,16 +5,7 @@ import { LeadershipLostError, ListenError, Manager, type ConfigWatch, type Elect
 import type { HttpListener } from '../../../src/telemetry/health.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 
-/** A promise and its resolvers, to decide from the test when a fake's call settles. */
-function deferred<T = void>() {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
+const deferred = <T = void>() => Promise.withResolvers<T>();
 
 /** The controllers: `start` settles when the test says so. */
 class FakeWork implements LeaderWork {
