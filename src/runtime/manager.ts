@@ -116,16 +116,16 @@ export class Manager {
   readonly #o: ManagerOptions;
   readonly #clock: Clock;
   #state: ManagerState = 'idle';
+  #ran = false;
   #started = false;
   #settle: Timer | undefined;
-  #resolveStarted!: () => void;
+  readonly #startedOnce = Promise.withResolvers<undefined>();
   /** Resolves once the controllers have started and synced (never, if the manager stops first). */
-  readonly started: Promise<void>;
+  readonly started: Promise<undefined> = this.#startedOnce.promise;
 
   constructor(options: ManagerOptions) {
     this.#o = options;
     this.#clock = options.clock ?? systemClock;
-    this.started = new Promise((resolve) => (this.#resolveStarted = resolve));
   }
 
   get state(): ManagerState {
@@ -144,7 +144,8 @@ export class Manager {
    * with {@link LeadershipLostError}, after cancelling). Call once.
    */
   async run(stop: AbortSignal): Promise<void> {
-    if (this.#state !== 'idle') throw new Error('Manager.run() may be called once');
+    if (this.#ran) throw new Error('Manager.run() may be called once');
+    this.#ran = true;
     const servers: HttpListener[] = [];
     try {
       await this.#startServers(servers);
@@ -183,7 +184,7 @@ export class Manager {
       log.info('All controllers started and synced');
       if (!stop.aborted) this.#o.configWatch?.start();
       this.#settleAfterTakeover();
-      this.#resolveStarted();
+      this.#startedOnce.resolve(undefined);
     });
     const lost = elector?.lost ?? never;
     const event = await Promise.race([starting.then(() => never), aborted(stop).then(() => 'stop' as const), lost.then(() => 'lost' as const)]);

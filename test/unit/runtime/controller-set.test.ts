@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { StopOptions } from '../../../src/runtime/controller.js';
 import { ControllerSet, DuplicateControllerError, type ManagedController } from '../../../src/runtime/controller-set.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 
@@ -18,8 +19,10 @@ class FakeRunnable implements ManagedController {
     this.synced = true;
     return Promise.resolve();
   }
-  stop(): Promise<void> {
+  stoppedWith: (StopOptions | undefined)[] = [];
+  stop(how?: StopOptions): Promise<void> {
     this.stopped++;
+    this.stoppedWith.push(how);
     return Promise.resolve();
   }
   hasSynced(): boolean {
@@ -43,8 +46,10 @@ describe('ControllerSet', () => {
     expect(m.hasSynced()).toBe(true);
     b.synced = false;
     expect(m.hasSynced()).toBe(false);
-    await m.stop();
+    const lost: StopOptions = { timeoutMs: 0, leadershipLost: true };
+    await m.stop(lost);
     expect([a.stopped, b.stopped]).toEqual([1, 1]);
+    expect([a.stoppedWith, b.stoppedWith]).toEqual([[lost], [lost]]);
   });
 
   it('starts a controller added while running, and remove() stops it', async () => {
