@@ -10,6 +10,7 @@ import { parseApiVersion, type RestMapper } from '../k8s/restmapper.js';
 import type { InventoryEntry } from '../reconciler/inventory.js';
 import { CHART_LABEL, ownersOf } from '../reconciler/ownership.js';
 import type { CachedObject, DependentsPort } from '../reconciler/release-objects.js';
+import { TIMED_OUT, withDeadline } from '../runtime/deadline.js';
 import { dropManagedFields, Informer } from '../runtime/informer.js';
 import type { Priority } from '../runtime/workqueue.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -142,21 +143,14 @@ export class DependentWatcher implements DependentsPort {
   /** Never rejects: a kind that cannot be listed (RBAC, say) is read with GETs instead. */
   async #started(apiVersion: string, kind: string, informers: readonly Informer[]): Promise<void> {
     const timeout = this.o.syncTimeoutMs ?? 10_000;
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => {
-        resolve('timeout');
-      }, timeout);
-    });
     // Settles either way, so a stop() before the first LIST leaves no unhandled rejection behind.
     const synced = Promise.all(informers.map((i) => i.start())).then(
       () => 'synced' as const,
       (err: unknown) => err,
     );
-    const outcome = await Promise.race([synced, expired]);
-    clearTimeout(timer);
+    const outcome = await withDeadline(synced, timeout);
     if (outcome !== 'synced') {
-      this.o.log.warn({ apiVersion, kind, error: outcome === 'timeout' ? `not synced within ${timeout}ms` : outcome }, 'Dependent watch not ready; reading objects directly');
+      this.o.log.warn({ apiVersion, kind, error: outcome === TIMED_OUT ? `not synced within ${timeout}ms` : outcome }, 'Dependent watch not ready; reading objects directly');
     }
   }
 }

@@ -15,9 +15,9 @@ import { KubeEventRecorder } from '../k8s/events.js';
 import { ObjectClient } from '../k8s/objects.js';
 import { parseApiVersion, RestMapper } from '../k8s/restmapper.js';
 import { ReleaseStorage } from '../helm/storage.js';
-import { Controller } from '../runtime/controller.js';
+import { Controller, type StopOptions } from '../runtime/controller.js';
 import { keepMetadataOnly } from '../runtime/informer.js';
-import { Manager } from '../runtime/manager.js';
+import { ControllerSet } from '../runtime/controller-set.js';
 import type { Priority } from '../runtime/workqueue.js';
 import { ownerType } from '../reconciler/ownership.js';
 import { HelmReconciler, type ReconcilerMetrics } from '../reconciler/reconciler.js';
@@ -80,7 +80,7 @@ export function controllerNames(watches: readonly Watch[]): string[] {
 }
 
 export class Operator {
-  readonly manager: Manager<Controller>;
+  readonly manager: ControllerSet<Controller>;
   readonly #mapper: RestMapper;
   readonly #storage: ReleaseStorage;
   readonly #objects: ObjectClient;
@@ -95,7 +95,7 @@ export class Operator {
   #gateway: { readonly server: HelmApiGateway; readonly dir: string } | undefined;
 
   constructor(private readonly o: OperatorOptions) {
-    this.manager = new Manager<Controller>({ log: o.log });
+    this.manager = new ControllerSet<Controller>({ log: o.log });
     this.#mapper = new RestMapper(o.kubeConfig);
     this.#storage = new ReleaseStorage(o.kubeConfig);
     this.#objects = new ObjectClient(o.kubeConfig, this.#mapper);
@@ -201,8 +201,9 @@ export class Operator {
     await this.apply(watches);
   }
 
-  async stop(): Promise<void> {
-    await this.manager.stop();
+  /** Stops the controllers (see {@link StopOptions}: a graceful shutdown or lost leadership), then the rest. */
+  async stop(how?: StopOptions): Promise<void> {
+    await this.manager.stop(how);
     const gateway = this.#gateway;
     this.#gateway = undefined;
     if (gateway !== undefined) {

@@ -23,6 +23,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../telemetry/logger.js';
 import type { ControllerMetrics } from '../telemetry/metric-hooks.js';
 import { systemClock, type Clock, type ItemBackoffOptions } from './backoff.js';
+import { TIMED_OUT, withDeadline } from './deadline.js';
 import { dropManagedFields, Informer, objectKey, summarize, type EventSource, type ObjectSummary } from './informer.js';
 import { LeadershipLostCancellation, TerminalError, parseRequestKey, requestKey, type ControllerHandle, type Reconciler, type Request, type Result } from './reconcile.js';
 import { WorkQueue, noopWorkqueueMetrics, type Priority } from './workqueue.js';
@@ -332,7 +333,7 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
   async #waitForSync(): Promise<void> {
     const timeoutMs = this.#options.cacheSyncTimeoutMs ?? 120_000;
     const synced = Promise.all([...this.#sources.values()].map((s) => s.start()));
-    const inTime = await settlesWithin(synced, timeoutMs, this.#clock);
+    const inTime = (await withDeadline(synced, timeoutMs, this.#clock)) !== TIMED_OUT;
     if (!inTime) throw new CacheSyncTimeoutError(`controller ${this.name}: caches did not sync within ${timeoutMs} ms`);
   }
 
@@ -341,11 +342,11 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     this.#queue.shutDown();
     await this.#stopSources();
     const workers = Promise.all(this.#workers);
-    let finished = timeoutMs > 0 && (await settlesWithin(workers, timeoutMs, this.#clock));
+    let finished = timeoutMs > 0 && ((await withDeadline(workers, timeoutMs, this.#clock)) !== TIMED_OUT);
     if (!finished) {
       if (this.#active > 0) this.#log.warn({ inFlight: this.#active, timeoutMs }, 'Cancelling in-flight reconciles');
       this.#abort.abort(leadershipLost ? new LeadershipLostCancellation(`controller ${this.name} lost leadership`) : undefined);
-      finished = await settlesWithin(workers, abortGraceMs, this.#clock);
+      finished = (await withDeadline(workers, abortGraceMs, this.#clock)) !== TIMED_OUT;
     }
     this.#state = 'stopped';
     if (finished) this.#log.info('All workers finished');
@@ -412,20 +413,5 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     }
     this.#queue.addRateLimited(key);
     log.error({ error: err, requeues: this.#queue.numRequeues(key) }, 'Reconciler error');
-  }
-}
-
-/** Whether `promise` settles within `ms`; a rejection inside the window is rethrown. */
-async function settlesWithin(promise: Promise<unknown>, ms: number, clock: Clock): Promise<boolean> {
-  let timer: { cancel(): void } | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = clock.setTimeout(() => {
-      resolve(false);
-    }, ms);
-  });
-  try {
-    return await Promise.race([promise.then(() => true as const), timeout]);
-  } finally {
-    timer?.cancel();
   }
 }

@@ -12,18 +12,13 @@
  * - `release()` (graceful shutdown) writes an empty holder with a 1 s duration, as client-go's
  *   `ReleaseOnCancel`, so a standby takes over on its next retry instead of after 15 s.
  *
- * Time comes from a {@link Clock}, so the state machine is unit-tested with a ManualClock and an
- * in-memory {@link LeaseLock}.
+ * This module is the state machine only: time comes from a {@link Clock} and the Lease from a
+ * {@link LeaseLock}, so it is unit-tested with a ManualClock and an in-memory lock. The Lease I/O is
+ * lease-lock.ts; where the Lease lives and who this replica is, pod-identity.ts.
  */
-import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import os from 'node:os';
-import type { V1Lease, V1LeaseSpec } from '@kubernetes/client-node';
-import { HttpMethod, V1MicroTime, type KubeConfig } from '../k8s/client-node.js';
-import { RawClient, resourcePath } from '../k8s/raw-client.js';
-import { isConflict, isNotFound } from '../k8s/errors.js';
 import type { Logger } from '../telemetry/logger.js';
 import { systemClock, type Clock, type Timer } from './backoff.js';
+import { TIMED_OUT, withDeadline } from './deadline.js';
 
 /** The Lease fields leader election uses; times are epoch milliseconds. */
 export interface LeaseRecord {
@@ -45,7 +40,7 @@ export class LeaseConflictError extends Error {
   override readonly name = 'LeaseConflictError';
 }
 
-/** Storage of the lease record; {@link KubeLeaseLock} is the real one. */
+/** Storage of the lease record; `KubeLeaseLock` (lease-lock.ts) is the real one. */
 export interface LeaseLock {
   /** `namespace/name`, for logs. */
   readonly description: string;
@@ -55,122 +50,6 @@ export interface LeaseLock {
   create(record: LeaseRecord): Promise<VersionedLease>;
   /** @throws {LeaseConflictError} when `resourceVersion` is stale. */
   update(record: LeaseRecord, resourceVersion: string): Promise<VersionedLease>;
-}
-
-const micro = (ms: number): V1MicroTime => new V1MicroTime(ms);
-
-/** A MicroTime arrives as a string even though the model types it as V1MicroTime (a Date). */
-function epochMs(raw: unknown): number {
-  if (raw instanceof Date) return raw.getTime();
-  if (typeof raw !== 'string') return 0;
-  const ms = Date.parse(raw);
-  return Number.isNaN(ms) ? 0 : ms;
-}
-
-export function leaseRecordFromSpec(spec: V1LeaseSpec | undefined): LeaseRecord {
-  return {
-    holderIdentity: spec?.holderIdentity ?? '',
-    leaseDurationSeconds: spec?.leaseDurationSeconds ?? 0,
-    acquireTime: epochMs(spec?.acquireTime),
-    renewTime: epochMs(spec?.renewTime),
-    leaseTransitions: spec?.leaseTransitions ?? 0,
-  };
-}
-
-export function leaseSpecFromRecord(r: LeaseRecord): V1LeaseSpec {
-  return {
-    holderIdentity: r.holderIdentity,
-    leaseDurationSeconds: r.leaseDurationSeconds,
-    acquireTime: micro(r.acquireTime),
-    renewTime: micro(r.renewTime),
-    leaseTransitions: r.leaseTransitions,
-  };
-}
-
-/** The Lease `namespace/name` through the coordination.k8s.io/v1 API. */
-export class KubeLeaseLock implements LeaseLock {
-  readonly description: string;
-  readonly #raw: RawClient;
-  readonly #collection: string;
-
-  constructor(
-    kc: KubeConfig,
-    readonly namespace: string,
-    readonly name: string,
-  ) {
-    this.#raw = kc.makeApiClient(RawClient);
-    this.#collection = resourcePath({ group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace });
-    this.description = `${namespace}/${name}`;
-  }
-
-  async get(): Promise<VersionedLease | undefined> {
-    try {
-      return this.#versioned((await this.#raw.request(HttpMethod.GET, this.#path())) as V1Lease);
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
-  }
-
-  async create(record: LeaseRecord): Promise<VersionedLease> {
-    const body: V1Lease = { metadata: { name: this.name, namespace: this.namespace }, spec: leaseSpecFromRecord(record) };
-    try {
-      return this.#versioned((await this.#raw.request(HttpMethod.POST, this.#collection, { body })) as V1Lease);
-    } catch (err) {
-      if (isConflict(err)) throw new LeaseConflictError(`lease ${this.description} was created by another candidate`, { cause: err });
-      throw err;
-    }
-  }
-
-  async update(record: LeaseRecord, resourceVersion: string): Promise<VersionedLease> {
-    const body: V1Lease = {
-      metadata: { name: this.name, namespace: this.namespace, resourceVersion },
-      spec: leaseSpecFromRecord(record),
-    };
-    try {
-      return this.#versioned((await this.#raw.request(HttpMethod.PUT, this.#path(), { body })) as V1Lease);
-    } catch (err) {
-      if (isConflict(err)) throw new LeaseConflictError(`lease ${this.description} was updated by another candidate`, { cause: err });
-      throw err;
-    }
-  }
-
-  #path(): string {
-    return `${this.#collection}/${encodeURIComponent(this.name)}`;
-  }
-
-  #versioned(lease: V1Lease): VersionedLease {
-    return { record: leaseRecordFromSpec(lease.spec), resourceVersion: lease.metadata?.resourceVersion ?? '' };
-  }
-}
-
-/** client-go's identity shape: hostname, underscore, a random UUID (unique per process start). */
-export function defaultIdentity(): string {
-  return `${os.hostname()}_${randomUUID()}`;
-}
-
-export const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
-
-export class LeaderElectionConfigError extends Error {
-  override readonly name = 'LeaderElectionConfigError';
-}
-
-/**
- * The namespace of the Lease: the flag when given, else the pod's own namespace when running in a
- * cluster; outside a cluster without the flag there is no safe default, so that is an error.
- */
-export async function leaderElectionNamespace(flag: string | undefined, namespaceFile = SERVICE_ACCOUNT_NAMESPACE_FILE): Promise<string> {
-  if (flag !== undefined && flag !== '') return flag;
-  let ns: string;
-  try {
-    ns = (await readFile(namespaceFile, 'utf8')).trim();
-  } catch {
-    throw new LeaderElectionConfigError(
-      `--leader-election-namespace is required with --leader-elect when not running in a cluster (${namespaceFile} does not exist)`,
-    );
-  }
-  if (ns === '') throw new LeaderElectionConfigError(`--leader-election-namespace is required: ${namespaceFile} is empty`);
-  return ns;
 }
 
 export interface LeaderElectorOptions {
@@ -309,7 +188,7 @@ export class LeaderElector {
     const lease = this.#o.lock.description;
     try {
       const done = await withDeadline(this.#o.lock.update(record, this.#resourceVersion), this.#renewDeadlineMs, this.#clock);
-      if (done === undefined) this.#o.log.warn({ lease }, 'timed out releasing the leader lease');
+      if (done === TIMED_OUT) this.#o.log.warn({ lease }, 'timed out releasing the leader lease');
       else this.#o.log.info({ lease, identity: this.identity }, 'released leader lease');
     } catch (err) {
       this.#o.log.warn({ lease, error: err }, 'failed to release the leader lease');
@@ -375,7 +254,8 @@ export class LeaderElector {
   /** One round of client-go's tryAcquireOrRenew, bounded by the renew deadline. */
   async #tryAcquireOrRenew(): Promise<Attempt> {
     try {
-      return (await withDeadline(this.#attempt(), this.#renewDeadlineMs, this.#clock)) ?? 'failed';
+      const attempt = await withDeadline(this.#attempt(), this.#renewDeadlineMs, this.#clock);
+      return attempt === TIMED_OUT ? 'failed' : attempt;
     } catch (err) {
       const level = err instanceof LeaseConflictError ? 'debug' : 'warn';
       this.#o.log[level]({ lease: this.#o.lock.description, error: err }, 'error updating the leader lease');
@@ -419,20 +299,4 @@ function sameRecord(a: LeaseRecord, b: LeaseRecord): boolean {
     a.renewTime === b.renewTime &&
     a.leaseTransitions === b.leaseTransitions
   );
-}
-
-/** `promise`'s value, or undefined if it does not settle within `ms` (a later settlement is ignored). */
-async function withDeadline<T>(promise: Promise<T>, ms: number, clock: Clock): Promise<T | undefined> {
-  let timer: Timer | undefined;
-  const expired = new Promise<undefined>((resolve) => {
-    timer = clock.setTimeout(() => {
-      resolve(undefined);
-    }, ms);
-  });
-  promise.catch(() => undefined); // a rejection after the deadline is not "unhandled"
-  try {
-    return await Promise.race([promise, expired]);
-  } finally {
-    timer?.cancel();
-  }
 }

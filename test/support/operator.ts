@@ -17,14 +17,14 @@ import {
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { inject } from 'vitest';
-import { loadWatches } from '../../src/config/watches.js';
 import { HelmClient } from '../../src/helm/index.js';
 import { isStatus } from '../../src/k8s/errors.js';
-import { Operator } from '../../src/operator/operator.js';
+import { assembleOperator, type LeaderElectionSettings } from '../../src/operator/assemble.js';
+import type { Operator } from '../../src/operator/operator.js';
 import type { Condition } from '../../src/reconciler/conditions.js';
 import { makeLogger, type Logger } from '../../src/telemetry/logger.js';
 import { OperatorMetrics } from '../../src/telemetry/metrics.js';
-import { testKubeConfig, waitFor, type WaitOptions } from './kube.js';
+import { waitFor, type WaitOptions } from './kube.js';
 import { total } from './prometheus.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -120,48 +120,48 @@ export interface StartOptions {
   readonly defaultServiceAccount?: string;
   /** The key of the fingerprint status shows; the operator's per-process default when unset. */
   readonly fingerprintKey?: Uint8Array;
+  /** `--leader-elect` and its settings: the controllers start once this process holds the Lease. */
+  readonly leaderElection?: LeaderElectionSettings;
 }
 
-/** The keys of `o` that are set, so optional options pass on as absent rather than `undefined`. */
-function setOnly<T extends object, K extends keyof T>(o: T, keys: readonly K[]): { [P in K]?: Exclude<T[P], undefined> } {
-  return Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]])) as { [P in K]?: Exclude<T[P], undefined> };
-}
-
+/**
+ * Builds the operator as `helm-operator run` does (operator/assemble.ts: helm's version probe, the
+ * clean-up of a killed predecessor's helm, queue metrics, the elector when asked) and runs it with
+ * its manager until `stop()`, which shuts down as SIGTERM would.
+ */
 export async function startOperator(options: StartOptions): Promise<RunningOperator> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'operator-test-'));
   const file = path.join(dir, 'watches.yaml');
   await writeFile(file, options.watches);
-  const watches = await loadWatches(file);
-  const kubeconfig = inject('kubeconfigPath');
   const log = options.log ?? makeLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const kc = testKubeConfig();
-  const metrics = new OperatorMetrics({ version: 'test', processMetrics: false });
-  const helm = new HelmClient({
-    binary: options.helmBin ?? inject('helmBin'),
-    kubeconfig,
-    log,
-    observer: metrics.helmExecution,
-    ...(options.helmTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.helmTimeoutMs }),
-  });
-  const operator = new Operator({
-    kubeConfig: kc,
-    helm,
-    log,
-    defaultReconcilePeriodMs: options.reconcilePeriodMs ?? 60_000,
-    maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
-    namespaces: options.namespaces ?? [],
-    metrics,
-    releaseMetrics: metrics,
-    identityMetrics: metrics,
-    ...setOnly(options, ['annotationPeriodFloorMs', 'maxConcurrentReconcilesPerNamespace', 'gracefulShutdownTimeoutMs', 'defaultServiceAccount', 'fingerprintKey']),
-  });
-  await operator.start(watches);
+  const { manager, operator, helm, metrics } = await assembleOperator(
+    {
+      watchesFile: file,
+      kubeconfig: inject('kubeconfigPath'),
+      helmBinary: options.helmBin ?? inject('helmBin'),
+      helmTimeoutMs: options.helmTimeoutMs,
+      reconcilePeriodMs: options.reconcilePeriodMs ?? 60_000,
+      annotationReconcilePeriodFloorMs: options.annotationPeriodFloorMs,
+      maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
+      maxConcurrentReconcilesPerNamespace: options.maxConcurrentReconcilesPerNamespace,
+      namespaces: options.namespaces ?? [],
+      gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs,
+      defaultServiceAccount: options.defaultServiceAccount,
+      leaderElection: options.leaderElection,
+      fingerprintKey: options.fingerprintKey,
+    },
+    { log, version: 'test', processMetrics: false },
+  );
+  const stopping = new AbortController();
+  const running = manager.run(stopping.signal);
+  await Promise.race([manager.started, running]);
   return {
     operator,
     helm,
     metrics,
     stop: async () => {
-      await operator.stop();
+      stopping.abort();
+      await running;
       await rm(dir, { recursive: true, force: true });
     },
   };

@@ -1,16 +1,8 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/runtime/backoff.js';
 import {
-  defaultIdentity,
-  LeaderElectionConfigError,
-  leaderElectionNamespace,
   LeaderElector,
   LeaseConflictError,
-  leaseRecordFromSpec,
-  leaseSpecFromRecord,
   type LeaseLock,
   type LeaseRecord,
   type LeaderElectorOptions,
@@ -281,43 +273,5 @@ describe('LeaderElector', () => {
     expect(make({ renewDeadlineMs: 2_000, retryPeriodMs: 2_000 })).toThrow(/1.2/);
     expect(make({ identity: '' })).toThrow(/identity/);
     expect(make({})).not.toThrow();
-  });
-});
-
-describe('Lease spec conversion', () => {
-  it('writes MicroTime with microsecond precision and reads it back from the string the API returns', () => {
-    const ms = Date.parse('2026-11-22T10:53:09.892Z');
-    const spec = leaseSpecFromRecord({ holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: ms, renewTime: ms, leaseTransitions: 2 });
-    const json = JSON.parse(JSON.stringify(spec)) as Record<string, unknown>;
-    expect(json.renewTime).toBe('2026-11-22T10:53:09.892000Z');
-    expect(json.acquireTime).toBe('2026-11-22T10:53:09.892000Z');
-    // The generated client hands MicroTime fields back as plain strings.
-    expect(leaseRecordFromSpec(json as never)).toEqual({ holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: ms, renewTime: ms, leaseTransitions: 2 });
-  });
-
-  it('reads a missing or empty spec as a free lease', () => {
-    expect(leaseRecordFromSpec(undefined)).toEqual({ holderIdentity: '', leaseDurationSeconds: 0, acquireTime: 0, renewTime: 0, leaseTransitions: 0 });
-  });
-});
-
-describe('identity and namespace', () => {
-  it('identity is the hostname plus a random suffix, unique per process start', () => {
-    const a = defaultIdentity();
-    expect(a.startsWith(`${os.hostname()}_`)).toBe(true);
-    expect(defaultIdentity()).not.toBe(a);
-  });
-
-  it('uses the flag, else the pod namespace file, else fails with a clear error', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'leader-ns-'));
-    try {
-      const file = path.join(dir, 'namespace');
-      expect(await leaderElectionNamespace('flag-ns', file)).toBe('flag-ns');
-      await expect(leaderElectionNamespace(undefined, file)).rejects.toThrow(LeaderElectionConfigError);
-      await expect(leaderElectionNamespace('', file)).rejects.toThrow(/--leader-election-namespace is required .* not running in a cluster/);
-      await writeFile(file, 'operators\n');
-      expect(await leaderElectionNamespace(undefined, file)).toBe('operators');
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
   });
 });

@@ -1,0 +1,215 @@
+/**
+ * Builds the whole operator process from its settings: the watches, helm (after the version probe
+ * and the clean-up of a killed predecessor's processes and files), the metrics with the live
+ * queues, the leader elector, the fingerprint key, the {@link Operator}, and the {@link Manager}
+ * that runs them. `helm-operator run` and the integration tests both build through here, so the
+ * tests run the production wiring.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { ConfigReloader, watchConfigFiles, type ConfigWatcher } from '../config/reload.js';
+import type { Watch } from '../config/watch.js';
+import { loadWatches } from '../config/watches.js';
+import { HelmClient } from '../helm/index.js';
+import { loadKubeConfig } from '../k8s/kubeconfig.js';
+import { LeaderElector } from '../runtime/leader.js';
+import { KubeLeaseLock } from '../runtime/lease-lock.js';
+import { Manager, type ConfigWatch, type ListenAddress } from '../runtime/manager.js';
+import { defaultIdentity, LeaderElectionConfigError, leaderElectionNamespace } from '../runtime/pod-identity.js';
+import type { Logger } from '../telemetry/logger.js';
+import { metricsHandler, OperatorMetrics } from '../telemetry/metrics.js';
+import { loadFingerprintKey } from './fingerprint-key.js';
+import { Operator } from './operator.js';
+
+export interface LeaderElectionSettings {
+  /** Lease name. */
+  readonly id: string;
+  /** Undefined: the pod's namespace in a cluster, an error outside one. */
+  readonly namespace?: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+}
+
+/** What `run`'s flags decide (cli/flags.ts `RunOptions` is one); optional ones take the operator's defaults. */
+export interface OperatorSettings {
+  readonly watchesFile: string;
+  /** Reload watches.yaml and its charts on change. */
+  readonly watchConfig?: boolean;
+  /** Undefined: the default kubeconfig (KUBECONFIG, ~/.kube/config, in-cluster). */
+  readonly kubeconfig?: string;
+  readonly helmBinary: string;
+  readonly helmTimeoutMs?: number;
+  readonly reconcilePeriodMs: number;
+  readonly annotationReconcilePeriodFloorMs?: number;
+  readonly maxConcurrentReconciles: number;
+  readonly maxConcurrentReconcilesPerNamespace?: number;
+  /** Empty: every namespace. */
+  readonly namespaces: readonly string[];
+  readonly suppressOverrideValues?: boolean;
+  readonly gracefulShutdownTimeoutMs?: number;
+  readonly defaultServiceAccount?: string;
+  /** Undefined: no leader election. */
+  readonly leaderElection?: LeaderElectionSettings;
+  /** Undefined: no metrics server. */
+  readonly metricsBindAddress?: ListenAddress;
+  /** Undefined: no health probe server. */
+  readonly healthProbeBindAddress?: ListenAddress;
+  /** The fingerprint key (tests); undefined: the one of the operator's namespace (fingerprint-key.ts). */
+  readonly fingerprintKey?: Uint8Array;
+}
+
+export interface AssemblyContext {
+  readonly log: Logger;
+  /** The operator's version, for the log and the build-info metric. */
+  readonly version: string;
+  /** Node's process metrics in the registry; default true. */
+  readonly processMetrics?: boolean;
+}
+
+export interface AssembledOperator {
+  readonly manager: Manager;
+  readonly operator: Operator;
+  readonly helm: HelmClient;
+  readonly metrics: OperatorMetrics;
+  readonly watches: readonly Watch[];
+}
+
+/**
+ * @throws {WatchesError} for an unreadable or invalid watches file (before anything else runs).
+ * @throws {LeaderElectionConfigError} with leader election, outside a cluster, without a namespace.
+ */
+export async function assembleOperator(settings: OperatorSettings, context: AssemblyContext): Promise<AssembledOperator> {
+  const { log } = context;
+  // The file is read first, so a broken one fails before any I/O; the reloader hands later edits
+  // to the operator built below (an edit can only be seen once the manager has started it).
+  const reloader = settings.watchConfig === true
+    ? new ConfigReloader({ file: settings.watchesFile, log: log.child({ component: 'config-reload' }), apply: (watches) => operator.apply(watches) })
+    : undefined;
+  const watches = reloader === undefined ? await loadWatches(settings.watchesFile) : await reloader.initial();
+  const kubeConfig = loadKubeConfig(settings.kubeconfig);
+  const metrics = new OperatorMetrics({ version: context.version, ...(context.processMetrics === undefined ? {} : { processMetrics: context.processMetrics }) });
+  const { helm, helmVersion } = await startHelm(settings, metrics, log);
+  const le = settings.leaderElection;
+  const elector = le === undefined ? undefined : makeElector(le, { namespace: await leaderElectionNamespace(le.namespace), kubeConfig, metrics, log });
+  const fingerprintKey = settings.fingerprintKey ?? (await loadFingerprintKey(kubeConfig, await operatorNamespace(le?.namespace), log));
+  log.info(
+    {
+      version: context.version,
+      watches: watches.length,
+      helm: helmVersion,
+      namespaces: settings.namespaces.length === 0 ? 'all' : settings.namespaces,
+      ...(settings.defaultServiceAccount === undefined ? {} : { defaultServiceAccount: settings.defaultServiceAccount }),
+      ...(elector === undefined ? {} : { leaderElectionId: le?.id, identity: elector.identity }),
+    },
+    'Starting helm-operator',
+  );
+  const operator = new Operator({
+    kubeConfig,
+    helm,
+    log,
+    defaultReconcilePeriodMs: settings.reconcilePeriodMs,
+    annotationPeriodFloorMs: settings.annotationReconcilePeriodFloorMs,
+    maxConcurrentReconciles: settings.maxConcurrentReconciles,
+    maxConcurrentReconcilesPerNamespace: settings.maxConcurrentReconcilesPerNamespace,
+    namespaces: settings.namespaces,
+    suppressOverrideValues: settings.suppressOverrideValues,
+    metrics,
+    releaseMetrics: metrics,
+    gracefulShutdownTimeoutMs: settings.gracefulShutdownTimeoutMs,
+    defaultServiceAccount: settings.defaultServiceAccount,
+    identityMetrics: metrics,
+    fingerprintKey,
+  });
+  metrics.trackQueues(() => operator.manager.names().map((n) => [n, operator.manager.get(n)?.queue] as const));
+  const manager = managerOf(operator, watches, { settings, elector, reloader, metrics, log });
+  return { manager, operator, helm, metrics, watches };
+}
+
+/** helm, once its version answered and a killed predecessor's processes and files are gone. */
+async function startHelm(settings: OperatorSettings, metrics: OperatorMetrics, log: Logger): Promise<{ helm: HelmClient; helmVersion: string }> {
+  const helm = new HelmClient({
+    binary: settings.helmBinary,
+    log: log.child({ component: 'helm' }),
+    observer: metrics.helmExecution,
+    ...(settings.helmTimeoutMs === undefined ? {} : { defaultTimeoutMs: settings.helmTimeoutMs }),
+    ...(settings.kubeconfig === undefined ? {} : { kubeconfig: settings.kubeconfig }),
+  });
+  const { semver } = await helm.version();
+  // Before anything reconciles: a killed predecessor's helm must not change a release beside ours.
+  await helm.stopOrphans();
+  const stale = await helm.removeStaleValuesDirs();
+  if (stale.length > 0) log.warn({ removed: stale }, 'Removed helm values directories left behind by operator processes that were killed');
+  return { helm, helmVersion: semver };
+}
+
+function managerOf(
+  operator: Operator,
+  watches: readonly Watch[],
+  parts: { settings: OperatorSettings; elector: LeaderElector | undefined; reloader: ConfigReloader | undefined; metrics: OperatorMetrics; log: Logger },
+): Manager {
+  const { settings, elector, reloader, metrics, log } = parts;
+  const le = settings.leaderElection;
+  return new Manager({
+    log,
+    work: {
+      start: () => operator.start(watches),
+      stop: (how) => operator.stop(how),
+      hasSynced: () => operator.hasSynced(),
+      resyncAll: () => operator.resyncAll(),
+    },
+    elector,
+    // Twice the time the old leader may still believe it leads (see Manager's settleAfterTakeover).
+    settleAfterTakeoverMs: le === undefined ? undefined : 2 * (le.leaseDurationMs + le.renewDeadlineMs),
+    gracefulShutdownTimeoutMs: settings.gracefulShutdownTimeoutMs,
+    configWatch: reloader === undefined ? undefined : configWatch(reloader, settings.watchesFile, log),
+    metricsServer: settings.metricsBindAddress === undefined ? undefined : { bind: settings.metricsBindAddress, handler: metricsHandler(metrics, log) },
+    healthProbeBindAddress: settings.healthProbeBindAddress,
+  });
+}
+
+function makeElector(le: LeaderElectionSettings, on: { namespace: string; kubeConfig: KubeConfig; metrics: OperatorMetrics; log: Logger }): LeaderElector {
+  const { namespace, kubeConfig, metrics, log } = on;
+  metrics.leaderStatus(le.id, false);
+  return new LeaderElector({
+    lock: new KubeLeaseLock(kubeConfig, namespace, le.id),
+    identity: defaultIdentity(),
+    leaseDurationMs: le.leaseDurationMs,
+    renewDeadlineMs: le.renewDeadlineMs,
+    retryPeriodMs: le.retryPeriodMs,
+    log: log.child({ component: 'leader-election' }),
+    onLeadershipChange: (leading) => {
+      metrics.leaderStatus(le.id, leading);
+    },
+  });
+}
+
+/** The operator's own namespace, where the fingerprint key is: undefined out of a cluster without the flag. */
+async function operatorNamespace(flag: string | undefined): Promise<string | undefined> {
+  try {
+    return await leaderElectionNamespace(flag);
+  } catch (err) {
+    if (err instanceof LeaderElectionConfigError) return undefined;
+    throw err;
+  }
+}
+
+/** `--watch-config`: the reloader fed by file-system events while the controllers run. */
+function configWatch(reloader: ConfigReloader, file: string, log: Logger): ConfigWatch {
+  let watcher: ConfigWatcher | undefined;
+  return {
+    start: () => {
+      watcher = watchConfigFiles(reloader, file, log.child({ component: 'config-reload' }));
+      // Said once edits are seen, so whoever waits for this line can edit right after it.
+      void watcher.ready.then(() => {
+        log.info({ file, charts: reloader.chartPaths }, 'Watching the watches file and charts for changes');
+      });
+    },
+    stop: async () => {
+      const stopping = watcher;
+      watcher = undefined;
+      reloader.close();
+      await stopping?.close();
+      await reloader.idle();
+    },
+  };
+}
