@@ -19,10 +19,11 @@ import { keepMetadataOnly } from '../runtime/informer.js';
 import { Manager } from '../runtime/manager.js';
 import type { Priority } from '../runtime/workqueue.js';
 import { ownerType } from '../reconciler/ownership.js';
-import { HelmReconciler, type ReconcilerMetrics } from '../reconciler/reconciler.js';
+import type { ReconcilerMetrics } from '../reconciler/reconciler.js';
 import type { Logger } from '../telemetry/logger.js';
 import { DependentWatcher, type DependentOwner } from './dependents.js';
 import { describeHelmError, helmPort } from './helm-adapter.js';
+import { releaseReconciler } from './release-reconciler.js';
 import { actingIdentity, identityLabel, ownIdentityWarning, withDefaultServiceAccount } from './identity.js';
 import { ValuesSources } from './values-sources.js';
 
@@ -117,7 +118,7 @@ export class Operator {
   async #controller(watch: Watch, name: string): Promise<Controller> {
     const mapping = await this.#mapper.mapping(watch);
     const log = this.o.log;
-    const reconciler = new HelmReconciler({
+    const reconciler = releaseReconciler({
       watch,
       crs: new CustomResourceClient(this.o.kubeConfig, mapping, FIELD_MANAGER),
       helm: helmPort(this.o.helm, this.#gateway?.server),

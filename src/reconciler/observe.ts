@@ -5,7 +5,9 @@
  */
 import { adoptionGround } from './adoption.js';
 import type { HelmPort } from './helm-port.js';
+import type { Watch } from '../config/watches.js';
 import type { ReleaseStoragePort } from './ports.js';
+import { ownerKindLabel } from './release-name.js';
 import { determineReleaseState, type ReleaseRecord, type ReleaseState } from './state.js';
 
 export interface ReleaseOwner {
@@ -14,6 +16,11 @@ export interface ReleaseOwner {
   readonly ownerKind: string;
   /** The watch's `adoptReleases`: releases of its chart that this operator did not make are adopted. */
   readonly adoptReleases: boolean;
+}
+
+/** The owner of a watch's releases. */
+export function releaseOwnerOf(watch: Pick<Watch, 'kind' | 'group' | 'chart' | 'adoptReleases'>): ReleaseOwner {
+  return { chartName: watch.chart.name, ownerKind: ownerKindLabel(watch.kind, watch.group), adoptReleases: watch.adoptReleases === true };
 }
 
 /** `uid`: the CR instance's. `stored`: the release's records when the caller has read them already. */

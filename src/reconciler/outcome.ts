@@ -71,7 +71,9 @@ export type Outcome =
   /** Another CR's batched uninstall holds this release; the batch queues this CR again. */
   | { readonly kind: 'uninstall-held' }
   /** A deleted CR without our finalizer. */
-  | { readonly kind: 'let-go' };
+  | { readonly kind: 'let-go' }
+  /** Our finalizer was just added: that write's watch event brings the next reconcile. */
+  | { readonly kind: 'finalizer-added' };
 
 export interface Summary {
   readonly result: Result;
@@ -118,6 +120,7 @@ const SUMMARIES: { readonly [K in Outcome['kind']]: Summarizer<K> } = {
   cancelled: (_status, o) => ({ result: {}, error: o.cause instanceof Error ? o.cause : new Error(String(o.cause)), events: [] }),
   'uninstall-held': () => NOTHING,
   'let-go': () => NOTHING,
+  'finalizer-added': () => NOTHING,
   uninstalled: (status, o, input) => uninstalled(status, o, input),
   installed: (status, o, input) => deployedNow(status, o, input),
   upgraded: (status, o, input) => deployedNow(status, o, input),

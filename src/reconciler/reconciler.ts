@@ -3,16 +3,18 @@
  * Flux helm-controller's atomic release reconciler, ADR 0038): it reads the CR and its release,
  * asks the pure decisions of next-action.ts for one action, runs it (actions/, one file each),
  * turns the outcome into status with `summarize`, and writes the status once, on the way out.
+ * It is given every collaborator (src/operator wires them) and calls nothing above it: the CR's
+ * cached metadata comes with the request, and a write that brings its own watch event (adding
+ * the finalizer) ends the reconcile, as kube-rs's finalizer helper does (docs/adr/0053).
  */
 import { randomBytes } from 'node:crypto';
 import type { Watch } from '../config/watches.js';
 import type { CustomResource } from '../k8s/custom-resources.js';
 import { describeError } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/events.js';
-import type { ObjectClient } from '../k8s/objects.js';
 import { lostLeadership, TerminalError, type ControllerHandle, type ReconcileContext, type Reconciler, type Request, type Result } from '../runtime/reconcile.js';
 import { correctDrift } from './actions/correct-drift.js';
-import { FINALIZER, FINALIZERS, Uninstaller } from './actions/uninstall.js';
+import { FINALIZER, FINALIZERS } from './actions/uninstall.js';
 import { install } from './actions/install.js';
 import { unlock } from './actions/unlock.js';
 import { upgrade } from './actions/upgrade.js';
@@ -21,16 +23,13 @@ import { parseReleaseAnnotations } from './annotations.js';
 import { ConditionType, Reason } from './conditions.js';
 import { desiredState, invalidInput } from './desired.js';
 import { helmActingAs, type HelmFailure, type HelmPort } from './helm-port.js';
-import { ManifestCache } from './manifest-cache.js';
 import { admit, nextAction, type Action } from './next-action.js';
 import { adoptingMessage, notOwnedMessage } from './adoption.js';
-import { observeRelease, type ReleaseOwner } from './observe.js';
+import { observeRelease, releaseOwnerOf, type ReleaseOwner } from './observe.js';
 import { ReportedError, summarize, type Outcome, type Summary } from './outcome.js';
 import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, resyncAfterMs, withPeriodFloor } from './period.js';
-import type { CustomResourcesPort, ReconcilerMetrics, ReleaseStoragePort } from './ports.js';
+import type { CustomResourcesPort, ManifestsPort, ObjectReaderPort, ReconcilerMetrics, ReleaseObjectsPort, ReleaseStoragePort, UninstallPort } from './ports.js';
 import { Redactor } from './redaction.js';
-import { ownerKindLabel } from './release-name.js';
-import { ReleaseObjects, type DependentsPort } from './release-objects.js';
 import type { ReleaseRecord } from './state.js';
 import { missingServiceAccount } from './service-account.js';
 import { StatusDraft } from './status.js';
@@ -47,12 +46,17 @@ export interface HelmReconcilerOptions {
   readonly helm: HelmPort;
   readonly storage: ReleaseStoragePort;
   readonly events: EventRecorder;
-  /** Generic access to the release's objects (ownership, drift repair, uninstall-wait). */
-  readonly objects: ObjectClient;
+  /** The release's live objects (ownership, drift repair, readiness). */
+  readonly objects: ReleaseObjectsPort;
+  /** Reads the watch's ServiceAccount before helm acts as it. */
+  readonly reader: ObjectReaderPort;
+  /** The deployed manifest of each CR, kept between reconciles. */
+  readonly manifests: ManifestsPort;
+  readonly uninstaller: UninstallPort;
+  /** Drops what is kept about a CR whose release is gone (shared with the uninstaller's batches). */
+  readonly forget: (namespace: string, name: string) => void;
   /** Secrets and ConfigMaps that CRs take values from. */
   readonly valuesSources?: ValuesSourcePort;
-  /** The shared dependents cache; undefined when the watch turns dependent watches off. */
-  readonly dependents?: DependentsPort;
   readonly metrics?: ReconcilerMetrics;
   /** The controller's name, for metrics. */
   readonly controller?: string;
@@ -90,48 +94,24 @@ interface Reconcile {
 }
 
 export class HelmReconciler implements Reconciler {
-  readonly #ownerKind: string;
+  readonly #owner: ReleaseOwner;
   readonly #controller: string;
-  readonly #objects: ReleaseObjects;
-  readonly #manifests: ManifestCache;
-  readonly #uninstaller: Uninstaller;
   readonly #fingerprintKey: Uint8Array;
 
   constructor(private readonly o: HelmReconcilerOptions) {
     this.#fingerprintKey = o.fingerprintKey ?? PROCESS_FINGERPRINT_KEY;
-    this.#ownerKind = ownerKindLabel(o.watch.kind, o.watch.group);
+    this.#owner = releaseOwnerOf(o.watch);
     this.#controller = o.controller ?? o.watch.kind;
-    this.#manifests = new ManifestCache(o.isNamespaced);
-    this.#objects = new ReleaseObjects({
-      objects: o.objects,
-      ...(o.dependents === undefined ? {} : { dependents: o.dependents }),
-      events: o.events,
-      chartName: o.watch.chart.name,
-      onDriftCorrected: (kind) => o.metrics?.driftCorrected(this.#controller, kind),
-    });
-    this.#uninstaller = new Uninstaller({
-      owner: this.#releaseOwner(),
-      crs: o.crs,
-      events: o.events,
-      objects: o.objects,
-      forget: (namespace, name) => {
-        this.#forget(namespace, name);
-      },
-    });
-  }
-
-  #releaseOwner(): ReleaseOwner {
-    return { chartName: this.o.watch.chart.name, ownerKind: this.#ownerKind, adoptReleases: this.o.watch.adoptReleases === true };
   }
 
   async reconcile(request: Request, rc: ReconcileContext): Promise<Result> {
     // A batched uninstall holds this CR's release; the batch queues the CR again when it ends.
-    if (this.#uninstaller.isHeld(request.namespace, request.name)) return {};
-    const { cr, records } = await this.#read(request, rc.controller);
+    if (this.o.uninstaller.isHeld(request.namespace, request.name)) return {};
+    const { cr, records } = await this.#read(request, rc.cached);
     if (cr === undefined) {
       // Gone, whether or not our finalizer ran (removed by hand, or by a batch for its peer):
       // nothing kept for it may outlive it.
-      this.#forget(request.namespace, request.name);
+      this.o.forget(request.namespace, request.name);
       return {};
     }
     const r = this.#begin(cr, request, rc, records);
@@ -179,7 +159,7 @@ export class HelmReconciler implements Reconciler {
       case 'let-go':
         return { kind: 'let-go' };
       case 'finalize':
-        return this.#uninstaller.run(ctx, r.controller);
+        return this.o.uninstaller.run(ctx, r.controller);
       case 'pause':
         return { kind: 'paused' };
       case 'reconcile':
@@ -188,19 +168,21 @@ export class HelmReconciler implements Reconciler {
   }
 
   async #converge(r: Reconcile): Promise<Outcome> {
-    const invalid = invalidInput(r.ctx.cr, r.ctx.name) ?? (await missingServiceAccount(this.o.objects, r.ctx.namespace, this.o.watch.serviceAccountName));
+    const { cr } = r.ctx;
+    const invalid = invalidInput(cr, r.ctx.name) ?? (await missingServiceAccount(this.o.reader, r.ctx.namespace, this.o.watch.serviceAccountName));
     if (invalid !== undefined) return invalid;
-    // The release's records do not depend on the finalizer: one round trip for both.
-    const [cr, records] = await Promise.all([this.o.crs.addFinalizer(r.ctx.cr, FINALIZER), r.records()]);
-    const written = cr.metadata.resourceVersion;
-    // This reconcile goes on from the CR with its finalizer: that write's event needs no second one.
-    if (written !== undefined && written !== r.ctx.cr.metadata.resourceVersion) r.controller.expectOwnWrite({ namespace: r.ctx.namespace, name: r.ctx.name }, written);
+    if (!(cr.metadata.finalizers ?? []).includes(FINALIZER)) {
+      // Its watch event brings the next reconcile, which goes on from the CR as written.
+      await this.o.crs.addFinalizer(cr, FINALIZER);
+      return { kind: 'finalizer-added' };
+    }
+    const records = await r.records();
     const desired = await desiredState({
       cr,
       namespace: r.ctx.namespace,
       name: r.ctx.name,
       watch: this.o.watch,
-      ownerKind: this.#ownerKind,
+      ownerKind: this.#owner.ownerKind,
       helmMajor: await this.o.helm.major(),
       identity: r.ctx.subject.identity,
       valuesSources: this.o.valuesSources,
@@ -209,7 +191,7 @@ export class HelmReconciler implements Reconciler {
     });
     if ('kind' in desired) return desired;
     r.draft.rekeyFailures(desired.fingerprint, desired.keyedFingerprint);
-    const owner = this.#releaseOwner();
+    const owner = this.#owner;
     const at = { namespace: r.ctx.namespace, name: r.ctx.name, uid: r.ctx.uid, fingerprint: desired.fingerprint };
     let state = await observeRelease(r.ctx, owner, at, records);
     this.o.metrics?.releaseState(this.#controller, at.namespace, at.name, state.kind);
@@ -247,17 +229,17 @@ export class HelmReconciler implements Reconciler {
 
   /**
    * The CR (undefined: gone), and how to read its release's records. A CR the controller's cache no
-   * longer has is gone, as controller-runtime's cached client reads it. For a CR not being deleted,
-   * which is reconciled from those records, they are read alongside it: one round trip for both.
-   * A reconcile that ends before it needs them leaves that read unawaited, so its rejection is
-   * marked handled here.
+   * longer has is gone, as controller-runtime's cached client reads it. For a CR not being deleted
+   * and holding our finalizer, which is reconciled from those records, they are read alongside it:
+   * one round trip for both. A reconcile that ends before it needs them leaves that read
+   * unawaited, so its rejection is marked handled here.
    */
-  async #read(request: Request, controller: ControllerHandle): Promise<{ cr: CustomResource | undefined; records: () => Promise<ReleaseRecord[]> }> {
+  async #read(request: Request, cached: ReconcileContext['cached']): Promise<{ cr: CustomResource | undefined; records: () => Promise<ReleaseRecord[]> }> {
     const { namespace, name } = request;
     const read = (): Promise<ReleaseRecord[]> => this.#records(namespace, name);
-    const cached = controller.cache.get(namespace, name);
     if (cached === undefined) return { cr: undefined, records: read };
-    const early = cached.metadata?.deletionTimestamp === undefined ? read() : undefined;
+    const live = cached.metadata?.deletionTimestamp === undefined && (cached.metadata?.finalizers ?? []).includes(FINALIZER);
+    const early = live ? read() : undefined;
     early?.catch(() => undefined);
     return { cr: await this.o.crs.get(namespace, name), records: early === undefined ? read : () => early };
   }
@@ -269,7 +251,7 @@ export class HelmReconciler implements Reconciler {
    * Secrets (see ReleaseStoragePort.deployed). Else every record.
    */
   async #records(namespace: string, name: string): Promise<ReleaseRecord[]> {
-    const known = this.#manifests.revision(namespace, name);
+    const known = this.o.manifests.revision(namespace, name);
     const latest = known === undefined ? undefined : await this.o.storage.deployed(namespace, name, known);
     return latest ?? (await this.o.storage.records(namespace, name));
   }
@@ -294,9 +276,9 @@ export class HelmReconciler implements Reconciler {
       log: rc.log,
       helm: helmActingAs(this.o.helm, { ...(identity === undefined ? {} : { impersonate: identity }), redact, ...gatewayPolicy(w, namespace, name, identity) }),
       storage: this.o.storage,
-      objects: this.#objects,
+      objects: this.o.objects,
       subject: { cr, owner, log: rc.log, identity, redact },
-      manifests: this.#manifests,
+      manifests: this.o.manifests,
       watch: w,
       isNamespaced: this.o.isNamespaced,
       describeHelmError: this.o.describeHelmError,
@@ -325,7 +307,7 @@ export class HelmReconciler implements Reconciler {
    * cannot be written must not keep the CR from being deleted.
    */
   async #release(r: Reconcile): Promise<void> {
-    this.#forget(r.ctx.namespace, r.ctx.name);
+    this.o.forget(r.ctx.namespace, r.ctx.name);
     if ((r.ctx.cr.metadata.finalizers ?? []).every((f) => FINALIZERS.includes(f))) r.draft.discard();
     else {
       await this.#writeStatus(r).catch((err: unknown) => {
@@ -333,13 +315,6 @@ export class HelmReconciler implements Reconciler {
       });
     }
     await this.o.crs.removeFinalizers(r.ctx.cr, FINALIZERS);
-  }
-
-  /** Drops what this reconciler keeps about a CR whose release is gone. */
-  #forget(namespace: string, name: string): void {
-    this.#manifests.forget(namespace, name);
-    this.o.valuesSources?.track(namespace, name, []);
-    this.o.metrics?.forget(this.#controller, namespace, name);
   }
 
   /**

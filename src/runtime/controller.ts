@@ -167,8 +167,6 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
   readonly #abort = new AbortController();
   /** Keyed by namespace; '' is the single all-namespaces (or cluster-scoped) source. */
   readonly #sources = new Map<string, EventSource<T>>();
-  /** Key → resourceVersion of the reconciler's own write whose event needs no reconcile. */
-  readonly #ownWrites = new Map<string, string>();
   #state: State = 'new';
   #workers: Promise<void>[] = [];
   #active = 0;
@@ -233,17 +231,6 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
   }
 
   /**
-   * Declares the object of `request` at `resourceVersion` the reconciler's own write, made by a
-   * reconcile that goes on from that very state (a finalizer it added on its way to an install):
-   * that version's update event queues nothing, where it would queue a second reconcile of a state
-   * the first one handled. Any other version of the object is handled as usual and drops the
-   * expectation.
-   */
-  expectOwnWrite(request: Request, resourceVersion: string): void {
-    this.#ownWrites.set(requestKey(request), resourceVersion);
-  }
-
-  /**
    * Queues a reconcile of `request` now, or after `afterMs`: from other sources than the controller's
    * own kind (dependents, values sources, a batched uninstall's peers). `low`: handed out after every
    * `normal` key (see workqueue.ts), for changes that only refresh a status, such as a dependent's.
@@ -274,9 +261,6 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     cache: { get: (namespace, name) => this.cache.get(namespace, name), list: (namespace) => this.cache.list(namespace) },
     enqueue: (request) => {
       this.enqueue(request);
-    },
-    expectOwnWrite: (request, resourceVersion) => {
-      this.expectOwnWrite(request, resourceVersion);
     },
   };
 
@@ -322,23 +306,12 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
       this.#enqueueObject(obj, source.hasSynced() ? 'normal' : 'low');
     });
     source.onUpdate((obj, old) => {
-      if (this.#isOwnWrite(obj)) return;
       if (isMeaningfulUpdate(obj, old)) this.#enqueueObject(obj);
     });
     source.onDelete((obj) => {
-      this.#ownWrites.delete(objectKey(obj));
       this.#enqueueObject(obj);
     });
     return source;
-  }
-
-  /** Whether `obj` is the version {@link expectOwnWrite} announced; any version of it ends the expectation. */
-  #isOwnWrite(obj: KubernetesObject): boolean {
-    const key = objectKey(obj);
-    const expected = this.#ownWrites.get(key);
-    if (expected === undefined) return false;
-    this.#ownWrites.delete(key);
-    return expected === obj.metadata?.resourceVersion;
   }
 
   #enqueueObject(obj: KubernetesObject, priority: Priority = 'normal'): void {
@@ -391,7 +364,8 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     const startedAt = this.#clock.now();
     this.#metrics.activeWorkers(this.name, ++this.#active);
     try {
-      const result = await this.#options.reconciler.reconcile(request, { signal: this.#abort.signal, reconcileID, log, controller: this.#handle });
+      const cached = this.cache.get(request.namespace, request.name);
+      const result = await this.#options.reconciler.reconcile(request, { signal: this.#abort.signal, reconcileID, log, cached, controller: this.#handle });
       this.#handleResult(key, result);
     } catch (err) {
       this.#handleError(key, err, log);
