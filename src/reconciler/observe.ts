@@ -8,7 +8,7 @@ import type { HelmPort } from './helm-port.js';
 import type { Watch } from '../config/watches.js';
 import type { ReleaseStoragePort } from './ports.js';
 import { ownerKindLabel } from './release-name.js';
-import { determineReleaseState, type ReleaseRecord, type ReleaseState } from './state.js';
+import { determineReleaseState, type ObservedState, type ReleaseRecord } from './state.js';
 
 export interface ReleaseOwner {
   readonly chartName: string;
@@ -29,7 +29,7 @@ export async function observeRelease(
   owner: ReleaseOwner,
   at: { readonly namespace: string; readonly name: string; readonly uid: string; readonly fingerprint: string },
   stored?: readonly ReleaseRecord[],
-): Promise<ReleaseState> {
+): Promise<ObservedState> {
   const records = stored ?? (await ports.storage.records(at.namespace, at.name));
   const state = determineReleaseState(records, { fingerprint: at.fingerprint, ownerKind: owner.ownerKind });
   if (state.kind !== 'Unmanaged') return state;

@@ -22,7 +22,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../telemetry/logger.js';
 import { systemClock, type Clock, type ItemBackoffOptions } from './backoff.js';
-import { dropManagedFields, Informer, objectKey, summarize, type EventSource, type ObjectSummary } from './informer.js';
+import { dropManagedFields, Informer, objectKey, objectSummary, type EventSource, type ObjectSummary } from './informer.js';
 import { LeadershipLostCancellation, TerminalError, parseRequestKey, requestKey, type ControllerHandle, type Reconciler, type Request, type Result } from './reconcile.js';
 import { WorkQueue, noopWorkqueueMetrics, type Priority, type WorkqueueMetrics } from './workqueue.js';
 
@@ -124,7 +124,7 @@ export class ControllerStateError extends Error {
 /** Whether an update event may matter to a reconcile; see the module comment. */
 export function isMeaningfulUpdate(obj: KubernetesObject, old: ObjectSummary | undefined): boolean {
   if (old === undefined) return true;
-  const cur = summarize(obj);
+  const cur = objectSummary(obj);
   // Kinds without metadata.generation (ConfigMap, Secret …) change content without bumping it.
   if (cur.generation === undefined) return cur.resourceVersion !== old.resourceVersion;
   return (

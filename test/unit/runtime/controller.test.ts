@@ -10,7 +10,7 @@ import {
   namespaceShare,
   type ControllerOptions,
 } from '../../../src/runtime/controller.js';
-import { summarize, type EventSource, type ObjectSummary } from '../../../src/runtime/informer.js';
+import { objectSummary, type EventSource, type ObjectSummary } from '../../../src/runtime/informer.js';
 import {
   lostLeadership,
   TerminalError,
@@ -79,7 +79,7 @@ class FakeSource implements EventSource {
   }
   update(obj: KubernetesObject, old: KubernetesObject): void {
     this.objects.set(`${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`, obj);
-    for (const h of this.updates) h(obj, summarize(old));
+    for (const h of this.updates) h(obj, objectSummary(old));
   }
   delete(obj: KubernetesObject): void {
     this.objects.delete(`${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`);
@@ -178,7 +178,7 @@ describe('isMeaningfulUpdate', () => {
   const with_ = (meta: Meta) => revise(base, meta);
 
   it('ignores status-only changes (resourceVersion moves, nothing else)', () => {
-    expect(isMeaningfulUpdate(with_({ resourceVersion: '2', managedFields: [] }), summarize(base))).toBe(false);
+    expect(isMeaningfulUpdate(with_({ resourceVersion: '2', managedFields: [] }), objectSummary(base))).toBe(false);
   });
 
   it.each([
@@ -188,12 +188,12 @@ describe('isMeaningfulUpdate', () => {
     ['finalizers', { finalizers: [] }],
     ['deletionTimestamp', { deletionTimestamp: new Date('2026-01-01T00:00:00Z') }],
   ])('reacts to %s', (_what, meta) => {
-    expect(isMeaningfulUpdate(with_({ resourceVersion: '2', ...meta }), summarize(base))).toBe(true);
+    expect(isMeaningfulUpdate(with_({ resourceVersion: '2', ...meta }), objectSummary(base))).toBe(true);
   });
 
   it('reacts to anything for kinds without generation, and when the old version is unknown', () => {
     const cm = { metadata: { name: 'c', resourceVersion: '1' } };
-    expect(isMeaningfulUpdate({ metadata: { name: 'c', resourceVersion: '2' } }, summarize(cm))).toBe(true);
+    expect(isMeaningfulUpdate({ metadata: { name: 'c', resourceVersion: '2' } }, objectSummary(cm))).toBe(true);
     expect(isMeaningfulUpdate(base, undefined)).toBe(true);
   });
 });
