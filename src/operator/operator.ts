@@ -125,7 +125,7 @@ export class Operator {
       storage: this.#storage,
       events: this.#recorder(name),
       objects: this.#objects,
-      valuesSources: this.#valuesSources.forController(name),
+      valuesSources: this.#valuesSources,
       ...(watch.watchDependentResources ? { dependents: this.#dependents } : {}),
       ...(this.o.releaseMetrics === undefined ? {} : { metrics: this.o.releaseMetrics }),
       controller: name,
@@ -150,6 +150,7 @@ export class Operator {
       ...(this.o.metrics === undefined ? {} : { metrics: this.o.metrics }),
       // Reconciles GET their CR; the cache serves only the batched uninstall's metadata.
       cacheTransform: keepMetadataOnly,
+      onObject: this.#valuesSources.indexer(name),
     });
   }
 

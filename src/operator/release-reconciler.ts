@@ -26,7 +26,6 @@ export function releaseReconciler(o: ReleaseReconcilerOptions): HelmReconciler {
   const manifests = new ManifestCache(o.isNamespaced);
   const forget = (namespace: string, name: string): void => {
     manifests.forget(namespace, name);
-    o.valuesSources?.track(namespace, name, []);
     o.metrics?.forget(o.controller, namespace, name);
   };
   const objects = new ReleaseObjects({

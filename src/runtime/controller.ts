@@ -97,6 +97,11 @@ export interface ControllerOptions<T extends KubernetesObject = KubernetesObject
    * read only for metadata (the handlers only ever read metadata).
    */
   readonly cacheTransform?: (obj: T) => T;
+  /**
+   * Told of each object the cache adds, updates or deletes (`deleted`), before it is queued: for
+   * indexes kept over the kind's objects (which CRs refer to which values source).
+   */
+  readonly onObject?: (obj: T, deleted: boolean) => void;
   /** Builds the event source of one namespace (undefined = all); default an {@link Informer}. For tests. */
   readonly sourceFactory?: (namespace: string | undefined) => EventSource<T>;
 }
@@ -300,15 +305,18 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
         transform: o.cacheTransform ?? dropManagedFields,
       });
     source.onAdd((obj) => {
+      o.onObject?.(obj, false);
       // The objects of the first LIST wait behind what happens meanwhile, as controller-runtime's
       // priority queue has them: after a restart with many CRs, an edit or a new CR is not served
       // last. Adds after the first LIST (new objects, a re-list) are events like any other.
       this.#enqueueObject(obj, source.hasSynced() ? 'normal' : 'low');
     });
     source.onUpdate((obj, old) => {
+      o.onObject?.(obj, false);
       if (isMeaningfulUpdate(obj, old)) this.#enqueueObject(obj);
     });
     source.onDelete((obj) => {
+      o.onObject?.(obj, true);
       this.#enqueueObject(obj);
     });
     return source;

@@ -285,6 +285,18 @@ describe('Controller event handling', () => {
     expect(reconciler.calls[2]?.context.cached).toBeUndefined();
   });
 
+  it('tells onObject of every object event, deletes included, even those that queue nothing', async () => {
+    const seen: string[] = [];
+    const { controller, source } = setup({ onObject: (obj, deleted) => seen.push(`${obj.metadata?.resourceVersion ?? ''}${deleted ? ' deleted' : ''}`) });
+    await controller.start();
+    const v1 = widget('a');
+    source().add(v1);
+    const v2 = { ...revise(v1, { resourceVersion: '2' }), status: { ok: true } };
+    source().update(v2, v1);
+    source().delete(v2);
+    expect(seen).toEqual([v1.metadata?.resourceVersion ?? '', '2', '2 deleted']);
+  });
+
   it('enqueue() accepts requests from other sources, now or later', async () => {
     const { controller, reconciler, clock } = setup();
     await controller.start();
