@@ -19,7 +19,7 @@ import { keepMetadataOnly } from '../runtime/informer.js';
 import { Manager } from '../runtime/manager.js';
 import type { Priority } from '../runtime/workqueue.js';
 import { ownerType } from '../reconciler/ownership.js';
-import type { ReconcilerMetrics } from '../reconciler/reconciler.js';
+import type { ReconcilerMetrics } from '../reconciler/ports.js';
 import type { Logger } from '../telemetry/logger.js';
 import { DependentWatcher, type DependentOwner } from './dependents.js';
 import { describeHelmError, helmPort } from './helm-adapter.js';

@@ -6,7 +6,7 @@
 import { adoptionGround } from './adoption.js';
 import type { HelmPort } from './helm-port.js';
 import type { Watch } from '../config/watches.js';
-import type { ReleaseStoragePort } from './ports.js';
+import type { ManifestsPort, ReleaseStoragePort } from './ports.js';
 import { ownerKindLabel } from './release-name.js';
 import { determineReleaseState, type ObservedState, type ReleaseRecord } from './state.js';
 
@@ -52,4 +52,20 @@ export async function ownsRelease(
 ): Promise<boolean> {
   const state = await observeRelease(ports, owner, { ...at, fingerprint: '' }, stored);
   return state.kind !== 'Conflict' && state.kind !== 'NotOwned' && state.kind !== 'Absent';
+}
+
+/**
+ * The release's records for deciding its state. When the reconciler last saw revision N deployed
+ * (its manifest is kept) and N is still the latest and deployed, that record alone: the state it
+ * decides is the one the whole history gives, read with two GETs instead of a LIST of the
+ * namespace's Secrets (see ReleaseStoragePort.deployed). Else every record.
+ */
+export async function readRecords(
+  ports: { readonly storage: ReleaseStoragePort; readonly manifests: Pick<ManifestsPort, 'revision'> },
+  namespace: string,
+  name: string,
+): Promise<ReleaseRecord[]> {
+  const known = ports.manifests.revision(namespace, name);
+  const latest = known === undefined ? undefined : await ports.storage.deployed(namespace, name, known);
+  return latest ?? (await ports.storage.records(namespace, name));
 }

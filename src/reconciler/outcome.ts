@@ -145,8 +145,13 @@ const SUMMARIES: { readonly [K in Outcome['kind']]: Summarizer<K> } = {
 /** Outcomes of a CR past the pause gate and not being deleted: it is being reconciled. */
 const RECONCILING = new Set<Outcome['kind']>(['installed', 'upgraded', 'in-sync', 'helm-failed', 'refused', 'stalled', 'unlocked']);
 
+/** Outcomes of an action still under way (or of one not begun): Reconciling stays as it is. */
+const UNDER_WAY = new Set<Outcome['kind']>(['helm-busy', 'cancelled', 'uninstall-held', 'finalizer-added']);
+
 /** Pure: writes `outcome` into the draft; says what to record and how the reconcile ends. */
 export function summarize(status: StatusDraft, outcome: Outcome, input: SummaryInput): Summary {
+  const waiting = outcome.kind === 'uninstalled' && outcome.remaining.length > 0;
+  if (!UNDER_WAY.has(outcome.kind) && !waiting) status.removeCondition(ConditionType.Reconciling);
   if (RECONCILING.has(outcome.kind) && !input.deleting) {
     status.removeCondition(ConditionType.Paused);
     status.setCondition({ type: ConditionType.Initialized, status: 'True', reason: Reason.Reconciled, message: '' });

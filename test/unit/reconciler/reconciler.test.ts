@@ -57,6 +57,11 @@ class FakeCustomResources implements CustomResourcesPort {
     this.#crs.set(`${cr.metadata.namespace ?? ''}/${cr.metadata.name}`, stored);
   }
 
+  /** The CR as stored now (not a copy). */
+  stored(namespace: string, name: string): CustomResource | undefined {
+    return this.#crs.get(`${namespace}/${name}`);
+  }
+
   /** The CR as the controller's metadata-only cache holds it. */
   cached(namespace: string, name: string): CachedCustomResource | undefined {
     const cr = this.#crs.get(`${namespace}/${name}`);
@@ -174,7 +179,16 @@ function setup() {
   };
   const status = async () => readStatus((await crs.get(NS, NAME))?.status);
   const condition = async (type: string) => (await status()).conditions.find((c) => c.type === type);
-  return { reconcile, cr, crs, helm, storage, objects, events: recorder.events, valuesSources, forgotten, status, condition };
+  /** The Reconciling condition as stored whenever helm is called, as `{status, reason, message}`. */
+  const reconcilingDuringHelm = (): unknown[] => {
+    const seen: unknown[] = [];
+    helm.during = () => {
+      const c = readStatus(crs.stored(NS, NAME)?.status).conditions.find((x) => x.type === ConditionType.Reconciling);
+      seen.push(c === undefined ? undefined : { status: c.status, reason: c.reason, message: c.message });
+    };
+    return seen;
+  };
+  return { reconcilingDuringHelm, reconcile, cr, crs, helm, storage, objects, events: recorder.events, valuesSources, forgotten, status, condition };
 }
 
 describe('HelmReconciler', () => {
@@ -190,10 +204,14 @@ describe('HelmReconciler', () => {
   it('installs a CR that has its finalizer, and reports it in status and an event', async () => {
     const t = setup();
     t.cr({ finalizers: [FINALIZER] });
+    const whileHelmRan = t.reconcilingDuringHelm();
     expect(await t.reconcile()).toMatchObject({ requeueAfterMs: expect.any(Number) as number });
     expect(t.helm.methods()).toEqual(['install']);
     expect(t.helm.callsOf('install')[0]).toMatchObject({ release: NAME, namespace: NS, chart: CHART.path, values: { replicas: 2 } });
-    expect(t.crs.writes).toEqual(['patchStatus']);
+    // Reconciling was written before helm ran, and the outcome's write cleared it.
+    expect(t.crs.writes).toEqual(['patchStatus', 'patchStatus']);
+    expect(whileHelmRan).toEqual([{ status: 'True', reason: Reason.Progressing, message: `Installing release ${NAME}` }]);
+    expect(await t.condition(ConditionType.Reconciling)).toBeUndefined();
     expect(await t.condition(ConditionType.Deployed)).toMatchObject({ status: 'True', reason: Reason.InstallSuccessful });
     expect(await t.condition(ConditionType.Ready)).toMatchObject({ status: 'True' });
     expect((await t.status()).deployedRelease).toMatchObject({ name: NAME, revision: 1 });
@@ -205,8 +223,10 @@ describe('HelmReconciler', () => {
     t.cr({ finalizers: [FINALIZER] });
     t.storage.set(NS, NAME, [record(1, 'deployed', { [RELEASE_LABELS.ownerKind]: OWNER_KIND, [RELEASE_LABELS.fingerprint]: 'before' })]);
     t.helm.release = { ...t.helm.release, revision: 2 };
+    const whileHelmRan = t.reconcilingDuringHelm();
     await t.reconcile();
     expect(t.helm.methods()).toEqual(['upgrade']);
+    expect(whileHelmRan).toEqual([expect.objectContaining({ status: 'True', message: `Upgrading release ${NAME} from revision 1` })]);
     expect(await t.condition(ConditionType.Deployed)).toMatchObject({ status: 'True', reason: Reason.UpgradeSuccessful });
     expect((await t.status()).deployedRelease).toMatchObject({ revision: 2 });
   });
@@ -230,8 +250,8 @@ describe('HelmReconciler', () => {
     t.storage.set(NS, NAME, [record(1, 'deployed')]);
     expect(await t.reconcile()).toEqual({});
     expect(t.helm.callsOf('uninstall')).toEqual([expect.objectContaining({ release: NAME, namespace: NS })]);
-    // Only our finalizer held it: it is gone with it, so no status is written first.
-    expect(t.crs.writes).toEqual(['removeFinalizers']);
+    // Reconciling before helm; then, as only our finalizer held the CR, nothing more before it goes.
+    expect(t.crs.writes).toEqual(['patchStatus', 'removeFinalizers']);
     expect(await t.crs.get(NS, NAME)).toBeUndefined();
     expect(t.forgotten).toEqual([`${NS}/${NAME}`]);
     expect(t.events).toContainEqual(expect.objectContaining({ type: 'Normal', reason: Reason.UninstallSuccessful }));
