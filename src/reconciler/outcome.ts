@@ -148,7 +148,7 @@ const RECONCILING = new Set<Outcome['kind']>(['installed', 'upgraded', 'in-sync'
 /** Outcomes of an action still under way (or of one not begun): Reconciling stays as it is. */
 const UNDER_WAY = new Set<Outcome['kind']>(['helm-busy', 'cancelled', 'uninstall-held', 'finalizer-added']);
 
-/** Pure: writes `outcome` into the draft; says what to record and how the reconcile ends. */
+/** Writes `outcome` into the draft (nothing else: no I/O); says what to record and how the reconcile ends. */
 export function summarize(status: StatusDraft, outcome: Outcome, input: SummaryInput): Summary {
   const waiting = outcome.kind === 'uninstalled' && outcome.remaining.length > 0;
   if (!UNDER_WAY.has(outcome.kind) && !waiting) status.removeCondition(ConditionType.Reconciling);
