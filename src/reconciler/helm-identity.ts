@@ -3,12 +3,17 @@
  * (impersonated), through the helm gateway when the watch confines its releases or acts as a
  * ServiceAccount (docs/adr/0045); none of it for a watch that acts as the operator itself.
  */
-import type { Watch } from '../config/watches.js';
 import type { GatewayPolicy } from '../k8s/gateway/policy.js';
 import { helmActingAs, type HelmPort } from './helm-port.js';
 import { VALUES_SOURCE_LABEL } from './values-from.js';
 
-type IdentityWatch = Pick<Watch, 'serviceAccountName' | 'confineToNamespace' | 'allowClusterScoped' | 'allowKinds'>;
+/** What a watch says of who its releases' helm acts as (see the Watch type's fields of these names). */
+interface IdentityWatch {
+  readonly serviceAccountName?: string;
+  readonly confineToNamespace: boolean;
+  readonly allowClusterScoped: readonly string[];
+  readonly allowKinds?: readonly string[];
+}
 
 /** helm for the CR at `namespace/name` as its watch says, every failure's text passed through `redact`; and the user it acts as. */
 export function helmActingFor(helm: HelmPort, w: IdentityWatch, at: { readonly namespace: string; readonly name: string }, redact: (text: string) => string): { helm: HelmPort; identity: string | undefined } {
@@ -22,7 +27,7 @@ export function helmActingFor(helm: HelmPort, w: IdentityWatch, at: { readonly n
  * `lookup()` must not read Secrets its values-from references could not): none otherwise, and helm
  * talks to the API server directly as in operator-sdk (docs/adr/0045).
  */
-export function gatewayPolicy(w: Pick<Watch, 'confineToNamespace' | 'allowClusterScoped' | 'allowKinds'>, namespace: string, release: string, identity: string | undefined): { gateway?: GatewayPolicy } {
+export function gatewayPolicy(w: Omit<IdentityWatch, 'serviceAccountName'>, namespace: string, release: string, identity: string | undefined): { gateway?: GatewayPolicy } {
   if (!w.confineToNamespace && identity === undefined && w.allowKinds === undefined) return {};
   return {
     gateway: {

@@ -5,7 +5,6 @@
  */
 import { adoptionGround } from './adoption.js';
 import type { HelmPort } from './helm-port.js';
-import type { Watch } from '../config/watches.js';
 import type { ManifestsPort, ReleaseStoragePort } from './ports.js';
 import { ownerKindLabel } from './release-name.js';
 import { determineReleaseState, type ObservedState, type ReleaseRecord } from './state.js';
@@ -19,7 +18,7 @@ export interface ReleaseOwner {
 }
 
 /** The owner of a watch's releases. */
-export function releaseOwnerOf(watch: Pick<Watch, 'kind' | 'group' | 'chart' | 'adoptReleases'>): ReleaseOwner {
+export function releaseOwnerOf(watch: { readonly kind: string; readonly group: string; readonly chart: { readonly name: string }; readonly adoptReleases?: boolean }): ReleaseOwner {
   return { chartName: watch.chart.name, ownerKind: ownerKindLabel(watch.kind, watch.group), adoptReleases: watch.adoptReleases === true };
 }
 

@@ -4,7 +4,6 @@
  * outcome, the actions) have tests of their own; these fail when the reconciler wires them wrong.
  */
 import { describe, expect, it } from 'vitest';
-import type { Watch } from '../../../src/config/watches.js';
 import type { CachedCustomResource, CustomResource } from '../../../src/k8s/custom-resources.js';
 import type { EventRecorder, EventTarget, EventType } from '../../../src/k8s/events.js';
 import type { ObjectRef } from '../../../src/k8s/objects.js';
@@ -14,7 +13,7 @@ import { ManifestCache } from '../../../src/reconciler/manifest-cache.js';
 import { releaseOwnerOf } from '../../../src/reconciler/observe.js';
 import { ReportedError } from '../../../src/reconciler/outcome.js';
 import type { CustomResourcesPort, ObjectReaderPort } from '../../../src/reconciler/ports.js';
-import { HelmReconciler } from '../../../src/reconciler/reconciler.js';
+import { HelmReconciler, type HelmReconcilerOptions } from '../../../src/reconciler/reconciler.js';
 import { RELEASE_LABELS } from '../../../src/reconciler/state.js';
 import { readStatus } from '../../../src/reconciler/status.js';
 import { VALUES_FROM_ANNOTATION, type ValuesReference, type ValuesSource, type ValuesSourcePort } from '../../../src/reconciler/values-from.js';
@@ -27,7 +26,7 @@ const NS = 'apps';
 const NAME = 'web';
 const PERIOD_MS = 600_000;
 
-const WATCH: Watch = {
+const WATCH: HelmReconcilerOptions['watch'] = {
   group: 'example.com',
   version: 'v1',
   kind: 'Nginx',
