@@ -20,11 +20,12 @@ import { keepMetadataOnly } from '../runtime/informer.js';
 import { ControllerSet } from '../runtime/controller-set.js';
 import type { Priority } from '../runtime/workqueue.js';
 import { ownerType } from '../reconciler/ownership.js';
-import { HelmReconciler, type ReconcilerMetrics } from '../reconciler/reconciler.js';
+import type { ReconcilerMetrics } from '../reconciler/ports.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { ControllerMetrics } from '../telemetry/metric-hooks.js';
 import { DependentWatcher, type DependentOwner } from './dependents.js';
 import { describeHelmError, helmPort } from './helm-adapter.js';
+import { releaseReconciler } from './release-reconciler.js';
 import { actingIdentity, identityLabel, ownIdentityWarning, withDefaultServiceAccount } from './identity.js';
 import { ValuesSources } from './values-sources.js';
 
@@ -119,14 +120,14 @@ export class Operator {
   async #controller(watch: Watch, name: string): Promise<Controller> {
     const mapping = await this.#mapper.mapping(watch);
     const log = this.o.log;
-    const reconciler = new HelmReconciler({
+    const reconciler = releaseReconciler({
       watch,
       crs: new CustomResourceClient(this.o.kubeConfig, mapping, FIELD_MANAGER),
       helm: helmPort(this.o.helm, this.#gateway?.server),
       storage: this.#storage,
       events: this.#recorder(name),
       objects: this.#objects,
-      valuesSources: this.#valuesSources.forController(name),
+      valuesSources: this.#valuesSources,
       ...(watch.watchDependentResources ? { dependents: this.#dependents } : {}),
       ...(this.o.releaseMetrics === undefined ? {} : { metrics: this.o.releaseMetrics }),
       controller: name,
@@ -151,6 +152,7 @@ export class Operator {
       ...(this.o.metrics === undefined ? {} : { metrics: this.o.metrics }),
       // Reconciles GET their CR; the cache serves only the batched uninstall's metadata.
       cacheTransform: keepMetadataOnly,
+      onObject: this.#valuesSources.indexer(name),
     });
   }
 

@@ -6,13 +6,14 @@
  * `helm.sdk.operatorframework.io/values-source: "true"`, and only started once some CR refers to
  * a Secret or ConfigMap. An unlabelled reference still works (unless the watch sets a
  * ServiceAccount: then the label is the object's opt-in, and it is read as that ServiceAccount);
- * its changes are picked up at the CR's reconcile period. Which CR refers to which object is learned from each reconcile (level-based:
- * after a restart the initial reconcile of every CR rebuilds it).
+ * its changes are picked up at the CR's reconcile period. Which CR refers to which object is an
+ * index kept from each controller's CR events (as Flux indexes its cache): an add or update
+ * re-reads the CR's values-from annotation, a delete drops it, and a re-list rebuilds it.
  */
 import { HttpMethod, type KubeConfig, type KubernetesObject } from '../k8s/client-node.js';
 import { isNotFound } from '../k8s/errors.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
-import { VALUES_SOURCE_LABEL, type ValuesReference, type ValuesSource, type ValuesSourcePort } from '../reconciler/values-from.js';
+import { parseValuesFrom, VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL, type ValuesReference, type ValuesSource, type ValuesSourcePort } from '../reconciler/values-from.js';
 import { Informer } from '../runtime/informer.js';
 import type { Request } from '../runtime/reconcile.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -30,7 +31,7 @@ type Kind = ValuesReference['kind'];
 const objectKey = (kind: Kind, namespace: string, name: string): string => `${kind}/${namespace}/${name}`;
 const crKey = (controller: string, namespace: string, name: string): string => `${controller}\u0000${namespace}\u0000${name}`;
 
-export class ValuesSources {
+export class ValuesSources implements ValuesSourcePort {
   readonly #raw: RawClient;
   /** Referenced object → the CRs (controller, namespace, name) that refer to it. */
   readonly #referrers = new Map<string, Set<string>>();
@@ -42,13 +43,15 @@ export class ValuesSources {
     this.#raw = o.kubeConfig.makeApiClient(RawClient);
   }
 
-  /** The port one controller's reconciler uses. */
-  forController(controller: string): ValuesSourcePort {
-    return {
-      read: (kind, namespace, name, as) => this.read(kind, namespace, name, as),
-      track: (namespace, name, refs) => {
-        this.track(controller, { namespace, name }, refs);
-      },
+  /**
+   * Keeps the index of one controller's CRs: given each CR its cache adds, updates or deletes. A
+   * CR whose annotation does not parse refers to nothing (its reconcile says why).
+   */
+  indexer(controller: string): (cr: KubernetesObject, deleted: boolean) => void {
+    return (cr, deleted) => {
+      const { namespace = '', name = '', annotations } = cr.metadata ?? {};
+      const parsed = deleted ? { refs: [] } : parseValuesFrom(annotations?.[VALUES_FROM_ANNOTATION]);
+      this.#track(controller, { namespace, name }, 'refs' in parsed ? parsed.refs : []);
     };
   }
 
@@ -69,7 +72,7 @@ export class ValuesSources {
     }
   }
 
-  track(controller: string, cr: Request, refs: readonly ValuesReference[]): void {
+  #track(controller: string, cr: Request, refs: readonly ValuesReference[]): void {
     const who = crKey(controller, cr.namespace, cr.name);
     for (const key of this.#references.get(who) ?? []) {
       const set = this.#referrers.get(key);

@@ -14,6 +14,8 @@ export const ConditionType = {
   Stalled: 'Stalled',
   /** Ours: objects differ from the release manifest and the API server refused to restore them. */
   Drifted: 'Drifted',
+  /** Flux's: an install, upgrade or uninstall is under way (written before it starts). */
+  Reconciling: 'Reconciling',
 } as const;
 export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
 
@@ -44,6 +46,7 @@ export const Reason = {
   /** The helm gateway refused a kind the watch's `allowKinds` does not list. */
   KindNotAllowed: 'KindNotAllowed',
   ServiceAccountNotFound: 'ServiceAccountNotFound',
+  Progressing: 'Progressing',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 

@@ -65,11 +65,7 @@ export async function desiredState(d: DesiredInput): Promise<Desired | Refusal> 
  */
 async function referencedValues(d: DesiredInput): Promise<{ values: Values } | Refusal> {
   const parsed = parseValuesFrom(d.cr.metadata.annotations?.[VALUES_FROM_ANNOTATION]);
-  if ('problem' in parsed) {
-    d.valuesSources?.track(d.namespace, d.name, []);
-    return refusal(Reason.InvalidValuesReference, parsed.problem, { retry: false, event: false });
-  }
-  d.valuesSources?.track(d.namespace, d.name, parsed.refs);
+  if ('problem' in parsed) return refusal(Reason.InvalidValuesReference, parsed.problem, { retry: false, event: false });
   if (parsed.refs.length === 0) return { values: {} };
   const sources = d.valuesSources;
   if (sources === undefined) throw new Error('values from Secrets and ConfigMaps are not available in this operator');

@@ -4,6 +4,7 @@
  * under the same name starts a new release whose revision 1 is not the old one's.
  */
 import { inventoryOf, parseManifest, type InventoryEntry } from './inventory.js';
+import type { ManifestsPort } from './ports.js';
 import type { DesiredObject } from './release-objects.js';
 
 export type IsNamespaced = (apiVersion: string, kind: string) => Promise<boolean>;
@@ -14,7 +15,7 @@ interface Entry {
   readonly objects: DesiredObject[];
 }
 
-export class ManifestCache {
+export class ManifestCache implements ManifestsPort {
   readonly #entries = new Map<string, Entry>();
 
   constructor(private readonly isNamespaced: IsNamespaced) {}

@@ -4,7 +4,7 @@
  * lives in actions/, one file each; the reconciler runs what these pick and nothing else.
  */
 import type { FailedAttempts } from './status.js';
-import type { ReleaseRecord, ReleaseState } from './state.js';
+import type { ObservedState, ReleaseRecord } from './state.js';
 
 /**
  * Failed installs or upgrades of one desired state (same spec, overrides and chart) before the
@@ -41,7 +41,7 @@ export function admit(a: Admission): Gate {
 
 /** What a reconcile of a live CR knows once it has read the release. */
 export interface Observed {
-  readonly state: ReleaseState;
+  readonly state: ObservedState;
   /** The desired chart, values and helm major, as status counts failures of it (keyed: see values.ts keyedFingerprint). */
   readonly fingerprint: string;
   /** Failed attempts as the CR's status counts them. */
@@ -72,8 +72,6 @@ export function nextAction(o: Observed): Action {
       return state.lastGood === undefined ? { kind: 'unlock', latest: state.latest } : { kind: 'unlock', latest: state.latest, lastGood: state.lastGood };
     case 'InSync':
       return { kind: 'correct-drift', deployed: state.deployed };
-    case 'Unmanaged':
-      throw new Error('unreachable: an unmanaged release is adopted or found not owned before deciding');
     case 'Absent':
     case 'FailedInstall':
     case 'OutOfSync':
@@ -81,7 +79,7 @@ export function nextAction(o: Observed): Action {
   }
 }
 
-function installOrUpgrade(state: Extract<ReleaseState, { kind: 'Absent' | 'FailedInstall' | 'OutOfSync' }>, spent: number | undefined): Action {
+function installOrUpgrade(state: Extract<ObservedState, { kind: 'Absent' | 'FailedInstall' | 'OutOfSync' }>, spent: number | undefined): Action {
   if (spent !== undefined) return { kind: 'stall', count: spent };
   if (state.kind === 'OutOfSync') return { kind: 'upgrade', from: state.deployed ?? state.latest };
   return { kind: 'install', leftovers: state.kind === 'FailedInstall' };

@@ -5,8 +5,9 @@
  */
 import { adoptionGround } from './adoption.js';
 import type { HelmPort } from './helm-port.js';
-import type { ReleaseStoragePort } from './ports.js';
-import { determineReleaseState, type ReleaseRecord, type ReleaseState } from './state.js';
+import type { ManifestsPort, ReleaseStoragePort } from './ports.js';
+import { ownerKindLabel } from './release-name.js';
+import { determineReleaseState, type ObservedState, type ReleaseRecord } from './state.js';
 
 export interface ReleaseOwner {
   readonly chartName: string;
@@ -16,13 +17,18 @@ export interface ReleaseOwner {
   readonly adoptReleases: boolean;
 }
 
+/** The owner of a watch's releases. */
+export function releaseOwnerOf(watch: { readonly kind: string; readonly group: string; readonly chart: { readonly name: string }; readonly adoptReleases?: boolean }): ReleaseOwner {
+  return { chartName: watch.chart.name, ownerKind: ownerKindLabel(watch.kind, watch.group), adoptReleases: watch.adoptReleases === true };
+}
+
 /** `uid`: the CR instance's. `stored`: the release's records when the caller has read them already. */
 export async function observeRelease(
   ports: { readonly helm: Pick<HelmPort, 'status'>; readonly storage: Pick<ReleaseStoragePort, 'records'> },
   owner: ReleaseOwner,
   at: { readonly namespace: string; readonly name: string; readonly uid: string; readonly fingerprint: string },
   stored?: readonly ReleaseRecord[],
-): Promise<ReleaseState> {
+): Promise<ObservedState> {
   const records = stored ?? (await ports.storage.records(at.namespace, at.name));
   const state = determineReleaseState(records, { fingerprint: at.fingerprint, ownerKind: owner.ownerKind });
   if (state.kind !== 'Unmanaged') return state;
@@ -45,4 +51,20 @@ export async function ownsRelease(
 ): Promise<boolean> {
   const state = await observeRelease(ports, owner, { ...at, fingerprint: '' }, stored);
   return state.kind !== 'Conflict' && state.kind !== 'NotOwned' && state.kind !== 'Absent';
+}
+
+/**
+ * The release's records for deciding its state. When the reconciler last saw revision N deployed
+ * (its manifest is kept) and N is still the latest and deployed, that record alone: the state it
+ * decides is the one the whole history gives, read with two GETs instead of a LIST of the
+ * namespace's Secrets (see ReleaseStoragePort.deployed). Else every record.
+ */
+export async function readRecords(
+  ports: { readonly storage: ReleaseStoragePort; readonly manifests: Pick<ManifestsPort, 'revision'> },
+  namespace: string,
+  name: string,
+): Promise<ReleaseRecord[]> {
+  const known = ports.manifests.revision(namespace, name);
+  const latest = known === undefined ? undefined : await ports.storage.deployed(namespace, name, known);
+  return latest ?? (await ports.storage.records(namespace, name));
 }

@@ -71,7 +71,9 @@ export type Outcome =
   /** Another CR's batched uninstall holds this release; the batch queues this CR again. */
   | { readonly kind: 'uninstall-held' }
   /** A deleted CR without our finalizer. */
-  | { readonly kind: 'let-go' };
+  | { readonly kind: 'let-go' }
+  /** Our finalizer was just added: that write's watch event brings the next reconcile. */
+  | { readonly kind: 'finalizer-added' };
 
 export interface Summary {
   readonly result: Result;
@@ -118,6 +120,7 @@ const SUMMARIES: { readonly [K in Outcome['kind']]: Summarizer<K> } = {
   cancelled: (_status, o) => ({ result: {}, error: o.cause instanceof Error ? o.cause : new Error(String(o.cause)), events: [] }),
   'uninstall-held': () => NOTHING,
   'let-go': () => NOTHING,
+  'finalizer-added': () => NOTHING,
   uninstalled: (status, o, input) => uninstalled(status, o, input),
   installed: (status, o, input) => deployedNow(status, o, input),
   upgraded: (status, o, input) => deployedNow(status, o, input),
@@ -142,8 +145,13 @@ const SUMMARIES: { readonly [K in Outcome['kind']]: Summarizer<K> } = {
 /** Outcomes of a CR past the pause gate and not being deleted: it is being reconciled. */
 const RECONCILING = new Set<Outcome['kind']>(['installed', 'upgraded', 'in-sync', 'helm-failed', 'refused', 'stalled', 'unlocked']);
 
-/** Pure: writes `outcome` into the draft; says what to record and how the reconcile ends. */
+/** Outcomes of an action still under way (or of one not begun): Reconciling stays as it is. */
+const UNDER_WAY = new Set<Outcome['kind']>(['helm-busy', 'cancelled', 'uninstall-held', 'finalizer-added']);
+
+/** Writes `outcome` into the draft (nothing else: no I/O); says what to record and how the reconcile ends. */
 export function summarize(status: StatusDraft, outcome: Outcome, input: SummaryInput): Summary {
+  const waiting = outcome.kind === 'uninstalled' && outcome.remaining.length > 0;
+  if (!UNDER_WAY.has(outcome.kind) && !waiting) status.removeCondition(ConditionType.Reconciling);
   if (RECONCILING.has(outcome.kind) && !input.deleting) {
     status.removeCondition(ConditionType.Paused);
     status.setCondition({ type: ConditionType.Initialized, status: 'True', reason: Reason.Reconciled, message: '' });

@@ -1,9 +1,16 @@
 /**
- * What the reconciler needs from the world besides helm (helm-port.ts): release storage, the
- * release's objects, metrics. The operator wires concrete clients in; unit tests wire fakes.
+ * What the reconciler needs from the world besides helm (helm-port.ts): its CRs, release storage,
+ * the release's objects, metrics. Each port is an interface of what the reconciler asks, nothing
+ * more: the operator wires concrete clients in (src/operator), unit tests wire fakes.
  */
-import type { CustomResourceClient } from '../k8s/custom-resources.js';
-import type { ReleaseObjects } from './release-objects.js';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { CachedCustomResource, CustomResource } from '../k8s/custom-resources.js';
+import type { ObjectRef } from '../k8s/objects.js';
+import type { ControllerHandle } from '../runtime/reconcile.js';
+import type { ActionContext } from './actions/context.js';
+import type { Outcome } from './outcome.js';
+import type { DesiredObject, DriftReport, SeenObjects, Subject } from './release-objects.js';
+import type { ReadinessSummary } from './readiness.js';
 import type { ReleaseRecord } from './state.js';
 
 export interface ReleaseStoragePort {
@@ -14,10 +21,46 @@ export interface ReleaseStoragePort {
 }
 
 /** What the reconciler does with the CRs of its kind (src/k8s/custom-resources.ts implements it). */
-export type CustomResourcesPort = Pick<CustomResourceClient, 'get' | 'addFinalizer' | 'removeFinalizers' | 'patchStatus'>;
+export interface CustomResourcesPort {
+  /** undefined when the CR does not exist. */
+  get(namespace: string, name: string): Promise<CustomResource | undefined>;
+  /** The CR with `finalizer` in its list (unchanged when it was there already). */
+  addFinalizer(cr: CustomResource, finalizer: string): Promise<CustomResource>;
+  /** Removes `finalizers` from the instance `cr.metadata.uid` only; nothing when it is gone. */
+  removeFinalizers(cr: CachedCustomResource, finalizers: readonly string[]): Promise<void>;
+  /** Merge-patches the status subresource; false when the CR is gone. */
+  patchStatus(namespace: string, name: string, status: Record<string, unknown>): Promise<boolean>;
+}
+
+/** Reads single objects by reference (the watch's ServiceAccount, uninstall-wait's leftovers). */
+export interface ObjectReaderPort {
+  /** undefined when the object does not exist. */
+  get(ref: ObjectRef): Promise<KubernetesObject | undefined>;
+}
 
 /** What actions do with the release's live objects (release-objects.ts implements it). */
-export type ReleaseObjectsPort = Pick<ReleaseObjects, 'adopt' | 'repairDrift' | 'readiness'>;
+export interface ReleaseObjectsPort {
+  adopt(s: Subject, desired: readonly DesiredObject[], options?: { readonly created?: boolean }): Promise<SeenObjects>;
+  repairDrift(s: Subject, desired: readonly DesiredObject[]): Promise<DriftReport>;
+  readiness(desired: readonly DesiredObject[], seen?: SeenObjects): Promise<ReadinessSummary>;
+}
+
+/** The parsed manifest of each CR's deployed revision (manifest-cache.ts implements it). */
+export interface ManifestsPort {
+  /** The revision last kept for the CR at `namespace/name`, whichever instance it was. */
+  revision(namespace: string, name: string): number | undefined;
+  /** The objects of `revision`, when they were kept for this very CR instance. */
+  get(namespace: string, name: string, uid: string, revision: number): DesiredObject[] | undefined;
+  remember(name: string, uid: string, release: { readonly namespace: string; readonly revision: number; readonly manifest: string }): Promise<DesiredObject[]>;
+  forget(namespace: string, name: string): void;
+}
+
+/** Uninstalls deleted CRs' releases, batching a namespace's (actions/uninstall.ts implements it). */
+export interface UninstallPort {
+  /** Whether a batched uninstall running now holds the release of `namespace/name`. */
+  isHeld(namespace: string, name: string): boolean;
+  run(ctx: ActionContext, controller: ControllerHandle): Promise<Outcome>;
+}
 
 /** Release-level metrics (src/telemetry/metrics.ts implements them). */
 export interface ReconcilerMetrics {

@@ -3,16 +3,18 @@
  * Flux helm-controller's atomic release reconciler, ADR 0038): it reads the CR and its release,
  * asks the pure decisions of next-action.ts for one action, runs it (actions/, one file each),
  * turns the outcome into status with `summarize`, and writes the status once, on the way out.
+ * It is given every collaborator (src/operator wires them) and calls nothing above it: the CR's
+ * cached metadata comes with the request, and a write that brings its own watch event (adding
+ * the finalizer) ends the reconcile, as kube-rs's finalizer helper does (docs/adr/0053).
  */
 import { randomBytes } from 'node:crypto';
 import type { Watch } from '../config/watch.js';
 import type { CustomResource } from '../k8s/custom-resources.js';
 import { describeError } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/events.js';
-import type { ObjectClient } from '../k8s/objects.js';
-import { lostLeadership, TerminalError, type ControllerHandle, type ReconcileContext, type Reconciler, type Request, type Result } from '../runtime/reconcile.js';
+import { TerminalError, type ControllerHandle, type ReconcileContext, type Reconciler, type Request, type Result } from '../runtime/reconcile.js';
 import { correctDrift } from './actions/correct-drift.js';
-import { FINALIZER, FINALIZERS, Uninstaller } from './actions/uninstall.js';
+import { FINALIZER, FINALIZERS } from './actions/uninstall.js';
 import { install } from './actions/install.js';
 import { unlock } from './actions/unlock.js';
 import { upgrade } from './actions/upgrade.js';
@@ -20,26 +22,23 @@ import type { ActionContext, Desired } from './actions/context.js';
 import { parseReleaseAnnotations } from './annotations.js';
 import { ConditionType, Reason } from './conditions.js';
 import { desiredState, invalidInput } from './desired.js';
-import { helmActingAs, type HelmFailure, type HelmPort } from './helm-port.js';
-import { ManifestCache } from './manifest-cache.js';
+import type { HelmFailure, HelmPort } from './helm-port.js';
+import { helmActingFor } from './helm-identity.js';
 import { admit, nextAction, type Action } from './next-action.js';
 import { adoptingMessage, notOwnedMessage } from './adoption.js';
-import { observeRelease, type ReleaseOwner } from './observe.js';
-import { ReportedError, summarize, type Outcome, type Summary } from './outcome.js';
+import { observeRelease, readRecords, releaseOwnerOf, type ReleaseOwner } from './observe.js';
+import { summarize, type Outcome, type Summary } from './outcome.js';
 import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, resyncAfterMs, withPeriodFloor } from './period.js';
-import type { CustomResourcesPort, ReconcilerMetrics, ReleaseStoragePort } from './ports.js';
-import { Redactor } from './redaction.js';
-import { ownerKindLabel } from './release-name.js';
-import { ReleaseObjects, type DependentsPort } from './release-objects.js';
+import type { CustomResourcesPort, ManifestsPort, ObjectReaderPort, ReconcilerMetrics, ReleaseObjectsPort, ReleaseStoragePort, UninstallPort } from './ports.js';
+import { redactedError, Redactor } from './redaction.js';
 import type { ReleaseRecord } from './state.js';
 import { missingServiceAccount } from './service-account.js';
 import { StatusDraft } from './status.js';
-import { VALUES_SOURCE_LABEL, type ValuesSourcePort } from './values-from.js';
-import type { GatewayPolicy } from '../k8s/gateway/policy.js';
+import { StatusWriter } from './status-writer.js';
+import type { ValuesSourcePort } from './values-from.js';
 
 export { FINALIZER, LEGACY_FINALIZER } from './actions/uninstall.js';
 export { MAX_FAILED_ATTEMPTS } from './next-action.js';
-export type { ReconcilerMetrics, ReleaseStoragePort } from './ports.js';
 
 export interface HelmReconcilerOptions {
   readonly watch: Watch;
@@ -47,12 +46,17 @@ export interface HelmReconcilerOptions {
   readonly helm: HelmPort;
   readonly storage: ReleaseStoragePort;
   readonly events: EventRecorder;
-  /** Generic access to the release's objects (ownership, drift repair, uninstall-wait). */
-  readonly objects: ObjectClient;
+  /** The release's live objects (ownership, drift repair, readiness). */
+  readonly objects: ReleaseObjectsPort;
+  /** Reads the watch's ServiceAccount before helm acts as it. */
+  readonly reader: ObjectReaderPort;
+  /** The deployed manifest of each CR, kept between reconciles. */
+  readonly manifests: ManifestsPort;
+  readonly uninstaller: UninstallPort;
+  /** Drops what is kept about a CR whose release is gone (shared with the uninstaller's batches). */
+  readonly forget: (namespace: string, name: string) => void;
   /** Secrets and ConfigMaps that CRs take values from. */
   readonly valuesSources?: ValuesSourcePort;
-  /** The shared dependents cache; undefined when the watch turns dependent watches off. */
-  readonly dependents?: DependentsPort;
   readonly metrics?: ReconcilerMetrics;
   /** The controller's name, for metrics. */
   readonly controller?: string;
@@ -82,56 +86,31 @@ const MAX_ACTIONS = 2;
 /** One reconcile: the actions' view of the CR, and what only the reconciler handles. */
 interface Reconcile {
   readonly ctx: ActionContext;
-  readonly draft: StatusDraft;
-  readonly redactor: Redactor;
+  readonly status: StatusWriter;
   readonly controller: ControllerHandle;
   /** The release's storage records: read as the reconcile started (see #read), or now. */
   readonly records: () => Promise<ReleaseRecord[]>;
 }
 
 export class HelmReconciler implements Reconciler {
-  readonly #ownerKind: string;
+  readonly #owner: ReleaseOwner;
   readonly #controller: string;
-  readonly #objects: ReleaseObjects;
-  readonly #manifests: ManifestCache;
-  readonly #uninstaller: Uninstaller;
   readonly #fingerprintKey: Uint8Array;
 
   constructor(private readonly o: HelmReconcilerOptions) {
     this.#fingerprintKey = o.fingerprintKey ?? PROCESS_FINGERPRINT_KEY;
-    this.#ownerKind = ownerKindLabel(o.watch.kind, o.watch.group);
+    this.#owner = releaseOwnerOf(o.watch);
     this.#controller = o.controller ?? o.watch.kind;
-    this.#manifests = new ManifestCache(o.isNamespaced);
-    this.#objects = new ReleaseObjects({
-      objects: o.objects,
-      ...(o.dependents === undefined ? {} : { dependents: o.dependents }),
-      events: o.events,
-      chartName: o.watch.chart.name,
-      onDriftCorrected: (kind) => o.metrics?.driftCorrected(this.#controller, kind),
-    });
-    this.#uninstaller = new Uninstaller({
-      owner: this.#releaseOwner(),
-      crs: o.crs,
-      events: o.events,
-      objects: o.objects,
-      forget: (namespace, name) => {
-        this.#forget(namespace, name);
-      },
-    });
-  }
-
-  #releaseOwner(): ReleaseOwner {
-    return { chartName: this.o.watch.chart.name, ownerKind: this.#ownerKind, adoptReleases: this.o.watch.adoptReleases === true };
   }
 
   async reconcile(request: Request, rc: ReconcileContext): Promise<Result> {
     // A batched uninstall holds this CR's release; the batch queues the CR again when it ends.
-    if (this.#uninstaller.isHeld(request.namespace, request.name)) return {};
-    const { cr, records } = await this.#read(request, rc.controller);
+    if (this.o.uninstaller.isHeld(request.namespace, request.name)) return {};
+    const { cr, records } = await this.#read(request, rc.cached);
     if (cr === undefined) {
       // Gone, whether or not our finalizer ran (removed by hand, or by a batch for its peer):
       // nothing kept for it may outlive it.
-      this.#forget(request.namespace, request.name);
+      this.o.forget(request.namespace, request.name);
       return {};
     }
     const r = this.#begin(cr, request, rc, records);
@@ -139,7 +118,7 @@ export class HelmReconciler implements Reconciler {
     let summary: Summary;
     try {
       outcome = await this.#decideAndAct(r);
-      summary = summarize(r.draft, outcome, {
+      summary = summarize(r.status.draft, outcome, {
         name: r.ctx.name,
         generation: cr.metadata.generation,
         deleting: cr.metadata.deletionTimestamp !== undefined,
@@ -147,18 +126,19 @@ export class HelmReconciler implements Reconciler {
       });
     } catch (err) {
       // Not an outcome any action expects (an API server error, a bug): retried with backoff.
-      if (!(err instanceof TerminalError)) r.draft.setCondition({ type: ConditionType.Irreconcilable, status: 'True', reason: Reason.ReconcileError, message: describeError(err) });
+      if (!(err instanceof TerminalError)) r.status.draft.setCondition({ type: ConditionType.Irreconcilable, status: 'True', reason: Reason.ReconcileError, message: describeError(err) });
       summary = { result: {}, error: err instanceof Error ? err : new Error(String(err)), events: [] };
     }
     for (const e of summary.events) r.ctx.event(e.type, e.reason, e.message);
     if (outcome?.kind === 'uninstalled' && outcome.remaining.length === 0) {
+      this.o.forget(r.ctx.namespace, r.ctx.name);
       // A finalizer that cannot be removed yet (a conflict, the API server away) is retried with backoff.
-      await this.#release(r).catch((err: unknown) => {
-        throw redactedError(err, r.redactor);
+      await r.status.release().catch((err: unknown) => {
+        throw redactedError(err, r.status.redactor);
       });
-    } else await this.#writeStatusUnlessCancelled(r);
+    } else await r.status.finish();
     // The controller logs it, causes included (helm's stderr quotes values).
-    if (summary.error !== undefined) throw redactedError(summary.error, r.redactor);
+    if (summary.error !== undefined) throw redactedError(summary.error, r.status.redactor);
     return summary.result;
   }
 
@@ -179,7 +159,8 @@ export class HelmReconciler implements Reconciler {
       case 'let-go':
         return { kind: 'let-go' };
       case 'finalize':
-        return this.#uninstaller.run(ctx, r.controller);
+        await r.status.progress(`Uninstalling release ${ctx.name}`);
+        return this.o.uninstaller.run(ctx, r.controller);
       case 'pause':
         return { kind: 'paused' };
       case 'reconcile':
@@ -188,41 +169,44 @@ export class HelmReconciler implements Reconciler {
   }
 
   async #converge(r: Reconcile): Promise<Outcome> {
-    const invalid = invalidInput(r.ctx.cr, r.ctx.name) ?? (await missingServiceAccount(this.o.objects, r.ctx.namespace, this.o.watch.serviceAccountName));
+    const { cr } = r.ctx;
+    const invalid = invalidInput(cr, r.ctx.name) ?? (await missingServiceAccount(this.o.reader, r.ctx.namespace, this.o.watch.serviceAccountName));
     if (invalid !== undefined) return invalid;
-    // The release's records do not depend on the finalizer: one round trip for both.
-    const [cr, records] = await Promise.all([this.o.crs.addFinalizer(r.ctx.cr, FINALIZER), r.records()]);
-    const written = cr.metadata.resourceVersion;
-    // This reconcile goes on from the CR with its finalizer: that write's event needs no second one.
-    if (written !== undefined && written !== r.ctx.cr.metadata.resourceVersion) r.controller.expectOwnWrite({ namespace: r.ctx.namespace, name: r.ctx.name }, written);
+    if (!(cr.metadata.finalizers ?? []).includes(FINALIZER)) {
+      // Its watch event brings the next reconcile, which goes on from the CR as written.
+      await this.o.crs.addFinalizer(cr, FINALIZER);
+      return { kind: 'finalizer-added' };
+    }
+    const records = await r.records();
     const desired = await desiredState({
       cr,
       namespace: r.ctx.namespace,
       name: r.ctx.name,
       watch: this.o.watch,
-      ownerKind: this.#ownerKind,
+      ownerKind: this.#owner.ownerKind,
       helmMajor: await this.o.helm.major(),
       identity: r.ctx.subject.identity,
       valuesSources: this.o.valuesSources,
-      redact: r.redactor,
+      redact: r.status.redactor,
       fingerprintKey: this.#fingerprintKey,
     });
     if ('kind' in desired) return desired;
-    r.draft.rekeyFailures(desired.fingerprint, desired.keyedFingerprint);
-    const owner = this.#releaseOwner();
+    r.status.draft.rekeyFailures(desired.fingerprint, desired.keyedFingerprint);
+    const owner = this.#owner;
     const at = { namespace: r.ctx.namespace, name: r.ctx.name, uid: r.ctx.uid, fingerprint: desired.fingerprint };
     let state = await observeRelease(r.ctx, owner, at, records);
     this.o.metrics?.releaseState(this.#controller, at.namespace, at.name, state.kind);
     noteAdoption(r.ctx, state);
     for (let n = 1; ; n++) {
-      const outcome = await this.#act(r.ctx, nextAction({ state, fingerprint: desired.keyedFingerprint, failedAttempts: r.draft.current.failedAttempts }), desired);
+      const outcome = await this.#act(r, nextAction({ state, fingerprint: desired.keyedFingerprint, failedAttempts: r.status.draft.current.failedAttempts }), desired);
       if (outcome.kind !== 'unlocked') return outcome;
       state = await observeRelease(r.ctx, owner, at);
       if (state.kind === 'Locked' || n >= MAX_ACTIONS) throw new Error(`release ${at.name} is still ${state.kind === 'Locked' ? state.latest.status : state.kind} after unlocking it`);
     }
   }
 
-  #act(ctx: ActionContext, action: Action, desired: Desired): Promise<Outcome> {
+  async #act(r: Reconcile, action: Action, desired: Desired): Promise<Outcome> {
+    const { ctx } = r;
     switch (action.kind) {
       case 'report-conflict': {
         const message = `release name "${ctx.name}" in namespace "${ctx.namespace}" is already used by ${action.ownerKind}; rename this resource or delete the other one`;
@@ -237,8 +221,10 @@ export class HelmReconciler implements Reconciler {
       case 'unlock':
         return unlock(ctx, action.latest, action.lastGood);
       case 'install':
+        await r.status.progress(`Installing release ${ctx.name}`);
         return install(ctx, desired, { leftovers: action.leftovers });
       case 'upgrade':
+        await r.status.progress(`Upgrading release ${ctx.name} from revision ${action.from.revision}`);
         return upgrade(ctx, desired, action.from);
       case 'correct-drift':
         return correctDrift(ctx, action.deployed);
@@ -247,39 +233,27 @@ export class HelmReconciler implements Reconciler {
 
   /**
    * The CR (undefined: gone), and how to read its release's records. A CR the controller's cache no
-   * longer has is gone, as controller-runtime's cached client reads it. For a CR not being deleted,
-   * which is reconciled from those records, they are read alongside it: one round trip for both.
-   * A reconcile that ends before it needs them leaves that read unawaited, so its rejection is
-   * marked handled here.
+   * longer has is gone, as controller-runtime's cached client reads it. For a CR not being deleted
+   * and holding our finalizer, which is reconciled from those records, they are read alongside it:
+   * one round trip for both. A reconcile that ends before it needs them leaves that read
+   * unawaited, so its rejection is marked handled here.
    */
-  async #read(request: Request, controller: ControllerHandle): Promise<{ cr: CustomResource | undefined; records: () => Promise<ReleaseRecord[]> }> {
+  async #read(request: Request, cached: ReconcileContext['cached']): Promise<{ cr: CustomResource | undefined; records: () => Promise<ReleaseRecord[]> }> {
     const { namespace, name } = request;
-    const read = (): Promise<ReleaseRecord[]> => this.#records(namespace, name);
-    const cached = controller.cache.get(namespace, name);
+    const read = (): Promise<ReleaseRecord[]> => readRecords(this.o, namespace, name);
     if (cached === undefined) return { cr: undefined, records: read };
-    const early = cached.metadata?.deletionTimestamp === undefined ? read() : undefined;
+    const live = cached.metadata?.deletionTimestamp === undefined && (cached.metadata?.finalizers ?? []).includes(FINALIZER);
+    const early = live ? read() : undefined;
     early?.catch(() => undefined);
     return { cr: await this.o.crs.get(namespace, name), records: early === undefined ? read : () => early };
-  }
-
-  /**
-   * The release's records for deciding its state. When this reconciler last saw revision N
-   * deployed and N is still the latest and deployed, that record alone: the state it decides is
-   * the one the whole history gives, read with two GETs instead of a LIST of the namespace's
-   * Secrets (see ReleaseStoragePort.deployed). Else every record.
-   */
-  async #records(namespace: string, name: string): Promise<ReleaseRecord[]> {
-    const known = this.#manifests.revision(namespace, name);
-    const latest = known === undefined ? undefined : await this.o.storage.deployed(namespace, name, known);
-    return latest ?? (await this.o.storage.records(namespace, name));
   }
 
   #begin(cr: CustomResource, request: Request, rc: ReconcileContext, records: () => Promise<ReleaseRecord[]>): Reconcile {
     const { namespace, name } = request;
     const w = this.o.watch;
-    const identity = serviceAccountUser(namespace, w.serviceAccountName);
     const redactor = new Redactor();
     const redact = (text: string): string => redactor.text(text);
+    const { helm, identity } = helmActingFor(this.o.helm, w, request, redact);
     const draft = new StatusDraft(cr.status, this.o.now, redact);
     const uid = cr.metadata.uid ?? '';
     const owner = { apiVersion: w.group === '' ? w.version : `${w.group}/${w.version}`, kind: w.kind, group: w.group, namespace, name, uid };
@@ -292,11 +266,11 @@ export class HelmReconciler implements Reconciler {
       status: draft.current,
       signal: rc.signal,
       log: rc.log,
-      helm: helmActingAs(this.o.helm, { ...(identity === undefined ? {} : { impersonate: identity }), redact, ...gatewayPolicy(w, namespace, name, identity) }),
+      helm,
       storage: this.o.storage,
-      objects: this.#objects,
+      objects: this.o.objects,
       subject: { cr, owner, log: rc.log, identity, redact },
-      manifests: this.#manifests,
+      manifests: this.o.manifests,
       watch: w,
       isNamespaced: this.o.isNamespaced,
       describeHelmError: this.o.describeHelmError,
@@ -306,7 +280,7 @@ export class HelmReconciler implements Reconciler {
       },
       redact,
     };
-    return { ctx, draft, redactor, controller: rc.controller, records };
+    return { ctx, status: new StatusWriter(this.o.crs, ctx, draft, redactor), controller: rc.controller, records };
   }
 
   #annotationFloorMs(): number {
@@ -317,95 +291,9 @@ export class HelmReconciler implements Reconciler {
   #period(ctx: ActionContext): number {
     return resyncAfterMs({ annotationMs: ctx.annotations.reconcilePeriodMs, watchMs: this.o.watch.reconcilePeriodMs, defaultMs: this.o.defaultReconcilePeriodMs });
   }
-
-  /**
-   * The release is gone: the status goes first (once the finalizer is off, the CR may vanish at any
-   * moment), then our finalizers. When no other finalizer holds the CR it is gone as soon as ours
-   * is off, and its status with it: nothing is written. The write is best effort: a status that
-   * cannot be written must not keep the CR from being deleted.
-   */
-  async #release(r: Reconcile): Promise<void> {
-    this.#forget(r.ctx.namespace, r.ctx.name);
-    if ((r.ctx.cr.metadata.finalizers ?? []).every((f) => FINALIZERS.includes(f))) r.draft.discard();
-    else {
-      await this.#writeStatus(r).catch((err: unknown) => {
-        r.ctx.event('Warning', 'StatusWriteFailed', describeError(err));
-      });
-    }
-    await this.o.crs.removeFinalizers(r.ctx.cr, FINALIZERS);
-  }
-
-  /** Drops what this reconciler keeps about a CR whose release is gone. */
-  #forget(namespace: string, name: string): void {
-    this.#manifests.forget(namespace, name);
-    this.o.valuesSources?.track(namespace, name, []);
-    this.o.metrics?.forget(this.#controller, namespace, name);
-  }
-
-  /**
-   * A reconcile cancelled because leadership was lost writes nothing: another replica may already
-   * be reconciling this CR, and this draft would overwrite its status. (Shutting down, the replica
-   * still leads: what its cancelled reconcile did is reported.)
-   */
-  async #writeStatusUnlessCancelled(r: Reconcile): Promise<void> {
-    if (lostLeadership(r.ctx.signal)) {
-      r.ctx.log.debug('Reconcile cancelled by lost leadership: status left to the new leader');
-      return;
-    }
-    await this.#writeStatus(r).catch((err: unknown) => {
-      // Status is where users look; when it cannot be written, an event must say why.
-      r.ctx.event('Warning', 'StatusWriteFailed', describeError(err));
-      throw redactedError(err, r.redactor);
-    });
-  }
-
-  async #writeStatus(r: Reconcile): Promise<void> {
-    const patch = r.draft.patch();
-    if (Object.keys(patch).length === 0) return;
-    await this.o.crs.patchStatus(r.ctx.namespace, r.ctx.name, r.redactor.deep(patch));
-    r.draft.markWritten();
-  }
-}
-
-/**
- * The error a reconcile ends with, as the controller may log it: without the sensitive values its
- * message or causes quote. Its kind (terminal or not) is kept; its causes go, as they are raw
- * helm or API server text. Unchanged when the CR has nothing sensitive.
- */
-function redactedError(err: unknown, redact: Redactor): unknown {
-  if (redact.empty) return err;
-  const message = redact.text(err instanceof Error ? err.message : describeError(err));
-  if (err instanceof ReportedError) return new ReportedError(message);
-  if (err instanceof TerminalError || (err instanceof Error && err.cause instanceof TerminalError)) return new TerminalError(message);
-  return new Error(message);
 }
 
 /** A takeover of a release this operator did not install is never silent: an event says who allowed it. */
 function noteAdoption(ctx: ActionContext, state: Awaited<ReturnType<typeof observeRelease>>): void {
   if (state.kind === 'OutOfSync' && state.adopted !== undefined) ctx.event('Normal', 'AdoptingRelease', adoptingMessage(ctx.name, state.adopted));
-}
-
-/** The user a ServiceAccount of the CR's namespace authenticates as, for impersonation. */
-/**
- * Pure: the helm gateway policy of a release, for watches whose releases must stay within their
- * namespace (`confineToNamespace`) or to some kinds (`allowKinds`), or whose identity is not the operator's (a ServiceAccount: then
- * `lookup()` must not read Secrets its values-from references could not): none otherwise, and helm
- * talks to the API server directly as in operator-sdk (docs/adr/0045).
- */
-export function gatewayPolicy(w: Pick<Watch, 'confineToNamespace' | 'allowClusterScoped' | 'allowKinds'>, namespace: string, release: string, identity: string | undefined): { gateway?: GatewayPolicy } {
-  if (!w.confineToNamespace && identity === undefined && w.allowKinds === undefined) return {};
-  return {
-    gateway: {
-      namespace,
-      releases: [release],
-      confineWrites: w.confineToNamespace,
-      allowClusterScoped: w.allowClusterScoped,
-      readableLabel: { key: VALUES_SOURCE_LABEL, value: 'true' },
-      ...(w.allowKinds === undefined ? {} : { allowKinds: w.allowKinds }),
-    },
-  };
-}
-
-export function serviceAccountUser(namespace: string, serviceAccount: string | undefined): string | undefined {
-  return serviceAccount === undefined ? undefined : `system:serviceaccount:${namespace}:${serviceAccount}`;
 }

@@ -4,6 +4,9 @@
  * (`Invalid value: "<value>"`), and those errors become condition messages, events and log lines;
  * each such text is passed through a Redactor first. Pure.
  */
+import { describeError } from '../k8s/errors.js';
+import { TerminalError } from '../runtime/reconcile.js';
+import { ReportedError } from './outcome.js';
 
 export const REDACTED = '[redacted]';
 
@@ -189,4 +192,17 @@ function mask(text: string, ranges: ReadonlyArray<readonly [number, number]>): s
     pos = end;
   }
   return out + text.slice(pos);
+}
+
+/**
+ * The error a reconcile ends with, as the controller may log it: without the sensitive values its
+ * message or causes quote. Its kind (terminal or not) is kept; its causes go, as they are raw
+ * helm or API server text. Unchanged when the CR has nothing sensitive.
+ */
+export function redactedError(err: unknown, redact: Redactor): unknown {
+  if (redact.empty) return err;
+  const message = redact.text(err instanceof Error ? err.message : describeError(err));
+  if (err instanceof ReportedError) return new ReportedError(message);
+  if (err instanceof TerminalError || (err instanceof Error && err.cause instanceof TerminalError)) return new TerminalError(message);
+  return new Error(message);
 }

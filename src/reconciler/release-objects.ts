@@ -13,6 +13,7 @@ import { applyWouldChange, changedPaths, driftedPaths } from './drift.js';
 import { takeOver, type ManagedFieldsEntry } from './field-takeover.js';
 import { renderedBody, type InventoryEntry, type ManifestObject } from './inventory.js';
 import { createdOwnershipPatch, ownershipPatch, type Owner } from './ownership.js';
+import type { ReleaseObjectsPort } from './ports.js';
 import { objectReadiness, summarizeReadiness, type ObjectReadiness, type ReadinessSummary } from './readiness.js';
 
 /** helm's field manager: drift repairs apply the chart's fields as helm itself would. */
@@ -77,7 +78,7 @@ const OBJECTS_IN_FLIGHT = 4;
 /** Repairs apply exactly what helm would, as helm, taking over what others changed. */
 const HELM_APPLY = { fieldManager: HELM_FIELD_MANAGER, force: true } as const;
 
-export class ReleaseObjects {
+export class ReleaseObjects implements ReleaseObjectsPort {
   /**
    * The resourceVersion at which each manifest object was last found to match the live object:
    * a steady-state reconcile then skips the comparison and the dry run, and a difference the API

@@ -5,15 +5,15 @@
  * still apply. A missing one is said once per reconcile period, naming what to create.
  */
 import { isStatus } from '../k8s/errors.js';
-import type { ObjectClient } from '../k8s/objects.js';
 import { Reason } from './conditions.js';
 import type { Outcome } from './outcome.js';
+import type { ObjectReaderPort } from './ports.js';
 
 type Refusal = Extract<Outcome, { kind: 'refused' }>;
 
 /** Undefined when `serviceAccount` (undefined: the operator acts itself) exists in `namespace`. */
 export async function missingServiceAccount(
-  objects: Pick<ObjectClient, 'get'>,
+  objects: ObjectReaderPort,
   namespace: string,
   serviceAccount: string | undefined,
 ): Promise<Refusal | undefined> {

@@ -37,10 +37,14 @@ export type ReleaseState =
   /** Deployed with exactly the desired state: helm has nothing to do. */
   | { readonly kind: 'InSync'; readonly deployed: ReleaseRecord };
 
+/** A state as observe.ts settles it: an unmanaged release is adopted, not owned, or gone by then. */
+export type ObservedState = Exclude<ReleaseState, { readonly kind: 'Unmanaged' }>;
+
 /** A revision some operation began and never finished. */
 const isUnfinished = (s: ReleaseStatus): boolean => s.startsWith('pending-') || s === 'uninstalling' || s === 'unknown';
 
-export interface Desired {
+/** What the labels of a release in the desired state say. */
+export interface ExpectedLabels {
   readonly fingerprint: string;
   readonly ownerKind: string;
 }
@@ -49,7 +53,7 @@ export interface Desired {
  * Decides the state from the release's revisions (any order). Pending revisions are treated as
  * abandoned: only the leader reconciles, one key at a time, so no other operation can be running.
  */
-export function determineReleaseState(records: readonly ReleaseRecord[], desired: Desired): ReleaseState {
+export function determineReleaseState(records: readonly ReleaseRecord[], desired: ExpectedLabels): ReleaseState {
   const history = [...records].sort((a, b) => b.revision - a.revision);
   const latest = history[0];
   if (latest === undefined || latest.status === 'uninstalled') return { kind: 'Absent' };

@@ -42,15 +42,16 @@ export interface ValuesSource {
   readonly optedIn: boolean;
 }
 
-/** Reads the referenced objects and learns which CR refers to which (src/operator implements it). */
+/**
+ * Reads the referenced objects (src/operator implements it). Which CR refers to which is indexed
+ * from the CRs' watch events there, not learned from reconciles.
+ */
 export interface ValuesSourcePort {
   /**
    * The object, or undefined when it does not exist. With `as`, read as that user (its RBAC
    * applies: a Forbidden rejects).
    */
   read(kind: ValuesReference['kind'], namespace: string, name: string, as?: string): Promise<ValuesSource | undefined>;
-  /** The references the CR holds now, so that a change of one of those objects reconciles it. */
-  track(namespace: string, name: string, refs: readonly ValuesReference[]): void;
 }
 
 export const referenceName = (r: Pick<ValuesReference, 'kind' | 'name'>): string => `${r.kind} ${r.name}`;

@@ -24,7 +24,7 @@ import type { Logger } from '../telemetry/logger.js';
 import type { ControllerMetrics } from '../telemetry/metric-hooks.js';
 import { systemClock, type Clock, type ItemBackoffOptions } from './backoff.js';
 import { TIMED_OUT, withDeadline } from './deadline.js';
-import { dropManagedFields, Informer, objectKey, summarize, type EventSource, type ObjectSummary } from './informer.js';
+import { dropManagedFields, Informer, objectKey, objectSummary, type EventSource, type ObjectSummary } from './informer.js';
 import { LeadershipLostCancellation, TerminalError, parseRequestKey, requestKey, type ControllerHandle, type Reconciler, type Request, type Result } from './reconcile.js';
 import { WorkQueue, noopWorkqueueMetrics, type Priority } from './workqueue.js';
 
@@ -81,6 +81,11 @@ export interface ControllerOptions<T extends KubernetesObject = KubernetesObject
    * read only for metadata (the handlers only ever read metadata).
    */
   readonly cacheTransform?: (obj: T) => T;
+  /**
+   * Told of each object the cache adds, updates or deletes (`deleted`), before it is queued: for
+   * indexes kept over the kind's objects (which CRs refer to which values source).
+   */
+  readonly onObject?: (obj: T, deleted: boolean) => void;
   /** Builds the event source of one namespace (undefined = all); default an {@link Informer}. For tests. */
   readonly sourceFactory?: (namespace: string | undefined) => EventSource<T>;
 }
@@ -108,7 +113,7 @@ export class ControllerStateError extends Error {
 /** Whether an update event may matter to a reconcile; see the module comment. */
 export function isMeaningfulUpdate(obj: KubernetesObject, old: ObjectSummary | undefined): boolean {
   if (old === undefined) return true;
-  const cur = summarize(obj);
+  const cur = objectSummary(obj);
   // Kinds without metadata.generation (ConfigMap, Secret …) change content without bumping it.
   if (cur.generation === undefined) return cur.resourceVersion !== old.resourceVersion;
   return (
@@ -151,8 +156,6 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
   readonly #abort = new AbortController();
   /** Keyed by namespace; '' is the single all-namespaces (or cluster-scoped) source. */
   readonly #sources = new Map<string, EventSource<T>>();
-  /** Key → resourceVersion of the reconciler's own write whose event needs no reconcile. */
-  readonly #ownWrites = new Map<string, string>();
   #state: State = 'new';
   #workers: Promise<void>[] = [];
   #active = 0;
@@ -217,17 +220,6 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
   }
 
   /**
-   * Declares the object of `request` at `resourceVersion` the reconciler's own write, made by a
-   * reconcile that goes on from that very state (a finalizer it added on its way to an install):
-   * that version's update event queues nothing, where it would queue a second reconcile of a state
-   * the first one handled. Any other version of the object is handled as usual and drops the
-   * expectation.
-   */
-  expectOwnWrite(request: Request, resourceVersion: string): void {
-    this.#ownWrites.set(requestKey(request), resourceVersion);
-  }
-
-  /**
    * Queues a reconcile of `request` now, or after `afterMs`: from other sources than the controller's
    * own kind (dependents, values sources, a batched uninstall's peers). `low`: handed out after every
    * `normal` key (see workqueue.ts), for changes that only refresh a status, such as a dependent's.
@@ -258,9 +250,6 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     cache: { get: (namespace, name) => this.cache.get(namespace, name), list: (namespace) => this.cache.list(namespace) },
     enqueue: (request) => {
       this.enqueue(request);
-    },
-    expectOwnWrite: (request, resourceVersion) => {
-      this.expectOwnWrite(request, resourceVersion);
     },
   };
 
@@ -300,29 +289,21 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
         transform: o.cacheTransform ?? dropManagedFields,
       });
     source.onAdd((obj) => {
+      o.onObject?.(obj, false);
       // The objects of the first LIST wait behind what happens meanwhile, as controller-runtime's
       // priority queue has them: after a restart with many CRs, an edit or a new CR is not served
       // last. Adds after the first LIST (new objects, a re-list) are events like any other.
       this.#enqueueObject(obj, source.hasSynced() ? 'normal' : 'low');
     });
     source.onUpdate((obj, old) => {
-      if (this.#isOwnWrite(obj)) return;
+      o.onObject?.(obj, false);
       if (isMeaningfulUpdate(obj, old)) this.#enqueueObject(obj);
     });
     source.onDelete((obj) => {
-      this.#ownWrites.delete(objectKey(obj));
+      o.onObject?.(obj, true);
       this.#enqueueObject(obj);
     });
     return source;
-  }
-
-  /** Whether `obj` is the version {@link expectOwnWrite} announced; any version of it ends the expectation. */
-  #isOwnWrite(obj: KubernetesObject): boolean {
-    const key = objectKey(obj);
-    const expected = this.#ownWrites.get(key);
-    if (expected === undefined) return false;
-    this.#ownWrites.delete(key);
-    return expected === obj.metadata?.resourceVersion;
   }
 
   #enqueueObject(obj: KubernetesObject, priority: Priority = 'normal'): void {
@@ -375,7 +356,8 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     const startedAt = this.#clock.now();
     this.#metrics.activeWorkers(this.name, ++this.#active);
     try {
-      const result = await this.#options.reconciler.reconcile(request, { signal: this.#abort.signal, reconcileID, log, controller: this.#handle });
+      const cached = this.cache.get(request.namespace, request.name);
+      const result = await this.#options.reconciler.reconcile(request, { signal: this.#abort.signal, reconcileID, log, cached, controller: this.#handle });
       this.#handleResult(key, result);
     } catch (err) {
       this.#handleError(key, err, log);

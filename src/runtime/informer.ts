@@ -41,7 +41,7 @@ export interface ObjectSummary {
   readonly deletionTimestamp?: string;
 }
 
-export function summarize(obj: KubernetesObject): ObjectSummary {
+export function objectSummary(obj: KubernetesObject): ObjectSummary {
   const m = obj.metadata;
   // Watch events carry JSON strings; the generated clients would give a Date. Normalize to a string.
   const deletion = m?.deletionTimestamp as unknown;
@@ -287,7 +287,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
   };
 
   readonly #added = (obj: T): void => {
-    this.#lastSeen?.set(objectKey(obj), summarize(obj));
+    this.#lastSeen?.set(objectKey(obj), objectSummary(obj));
     this.#emit(this.#addHandlers, [obj]);
   };
 
@@ -296,7 +296,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
     if (this.#lastSeen !== undefined) {
       const key = objectKey(obj);
       old = this.#lastSeen.get(key);
-      this.#lastSeen.set(key, summarize(obj));
+      this.#lastSeen.set(key, objectSummary(obj));
     }
     this.#emit(this.#updateHandlers, [obj, old]);
   };

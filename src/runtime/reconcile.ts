@@ -42,8 +42,6 @@ export interface ControllerHandle {
   };
   /** Queues a reconcile of `request` (another object of the kind). */
   enqueue(request: Request): void;
-  /** Declares `resourceVersion` of `request` the reconcile's own write, which it goes on from (no second reconcile for it). */
-  expectOwnWrite(request: Request, resourceVersion: string): void;
 }
 
 export interface ReconcileContext {
@@ -53,6 +51,11 @@ export interface ReconcileContext {
   readonly reconcileID: string;
   /** Carries controller, namespace, name and reconcileID. */
   readonly log: Logger;
+  /**
+   * The requested object as the controller's cache holds it when the reconcile starts; undefined:
+   * not there (deleted). It comes with the request, as the reconciler must not call back for it.
+   */
+  readonly cached: KubernetesObject | undefined;
   readonly controller: ControllerHandle;
 }
 

@@ -10,9 +10,8 @@ import type { Logger } from '../../telemetry/logger.js';
 import type { ReleaseAnnotations } from '../annotations.js';
 import { Reason } from '../conditions.js';
 import type { HelmFailure, HelmPort, ReleaseRequest } from '../helm-port.js';
-import type { ManifestCache } from '../manifest-cache.js';
 import type { Outcome } from '../outcome.js';
-import type { ReleaseObjectsPort, ReleaseStoragePort } from '../ports.js';
+import type { ManifestsPort, ReleaseObjectsPort, ReleaseStoragePort } from '../ports.js';
 import type { Subject as ObjectsSubject } from '../release-objects.js';
 import type { HelmStatus } from '../status.js';
 import type { Values } from '../values.js';
@@ -47,7 +46,7 @@ export interface ActionContext {
   readonly objects: ReleaseObjectsPort;
   /** The CR as owner of the release's objects, for ReleaseObjects. */
   readonly subject: ObjectsSubject;
-  readonly manifests: ManifestCache;
+  readonly manifests: ManifestsPort;
   readonly watch: Pick<Watch, 'chart' | 'overrideValues' | 'confineToNamespace' | 'allowClusterScoped' | 'dryRunOption'>;
   readonly isNamespaced: (apiVersion: string, kind: string) => Promise<boolean>;
   readonly describeHelmError: (err: unknown) => HelmFailure;

@@ -9,7 +9,7 @@ import type { DesiredObject } from '../release-objects.js';
 import type { ReleaseRecord } from '../state.js';
 import type { DeployedRelease } from '../status.js';
 import type { ActionContext } from './context.js';
-import { deployedRelease, inventoryOf } from './deployment.js';
+import { deployedRelease, entriesOf } from './deployment.js';
 
 export async function correctDrift(ctx: ActionContext, deployed: ReleaseRecord): Promise<Outcome> {
   const { objects, release } = await deployedObjects(ctx, deployed);
@@ -18,7 +18,7 @@ export async function correctDrift(ctx: ActionContext, deployed: ReleaseRecord):
   // events would not be routed back here until the next periodic reconcile.
   const seen = await ctx.objects.adopt(ctx.subject, objects);
   const ready = await ctx.objects.readiness(objects, seen);
-  const deployment = { ...(release === undefined ? {} : { release }), inventory: inventoryOf(objects), ready };
+  const deployment = { ...(release === undefined ? {} : { release }), inventory: entriesOf(objects), ready };
   return { kind: 'in-sync', revision: deployed.revision, deployment, drift };
 }
 

@@ -11,10 +11,10 @@ import type { ActionContext } from './context.js';
 export async function deploymentOf(ctx: ActionContext, release: ReleaseInfo, options: { readonly created: boolean }): Promise<Deployment & { release: DeployedRelease }> {
   const objects = await ctx.manifests.remember(ctx.name, ctx.uid, release);
   const seen = await ctx.objects.adopt(ctx.subject, objects, { created: options.created });
-  return { release: deployedRelease(release), inventory: inventoryOf(objects), ready: await ctx.objects.readiness(objects, seen) };
+  return { release: deployedRelease(release), inventory: entriesOf(objects), ready: await ctx.objects.readiness(objects, seen) };
 }
 
-export const inventoryOf = (objects: readonly DesiredObject[]): Deployment['inventory'] => objects.map((o) => o.entry);
+export const entriesOf = (objects: readonly DesiredObject[]): Deployment['inventory'] => objects.map((o) => o.entry);
 
 export function deployedRelease(r: ReleaseInfo): DeployedRelease {
   return {

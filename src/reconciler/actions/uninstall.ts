@@ -7,7 +7,6 @@
 import type { CachedCustomResource } from '../../k8s/custom-resources.js';
 import { describeError } from '../../k8s/errors.js';
 import type { EventRecorder } from '../../k8s/events.js';
-import type { ObjectClient } from '../../k8s/objects.js';
 import { boundedRunner } from '../../runtime/bounded.js';
 import { lostLeadership, type ControllerHandle } from '../../runtime/reconcile.js';
 import { parseReleaseAnnotations } from '../annotations.js';
@@ -15,7 +14,7 @@ import { Reason } from '../conditions.js';
 import type { InventoryEntry } from '../inventory.js';
 import { ownsRelease, type ReleaseOwner } from '../observe.js';
 import type { Outcome } from '../outcome.js';
-import type { CustomResourcesPort } from '../ports.js';
+import type { CustomResourcesPort, ObjectReaderPort, UninstallPort } from '../ports.js';
 import { releaseNameProblem } from '../release-name.js';
 import { UninstallClaims, type Batch } from '../uninstall-claims.js';
 import { failureOf, type ActionContext } from './context.js';
@@ -36,14 +35,14 @@ export interface UninstallerOptions {
   readonly crs: Pick<CustomResourcesPort, 'removeFinalizers'>;
   readonly events: EventRecorder;
   /** Reads the release's objects, for uninstall-wait. */
-  readonly objects: Pick<ObjectClient, 'get'>;
+  readonly objects: ObjectReaderPort;
   /** Drops what the reconciler keeps about a CR whose release is gone. */
   readonly forget: (namespace: string, name: string) => void;
 }
 
 type Gone = { readonly found: boolean };
 
-export class Uninstaller {
+export class Uninstaller implements UninstallPort {
   readonly #claims = new UninstallClaims();
 
   constructor(private readonly o: UninstallerOptions) {}

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { admit, MAX_FAILED_ATTEMPTS, nextAction, retriesSpent, type Admission, type Observed } from '../../../src/reconciler/next-action.js';
-import type { ReleaseRecord, ReleaseState } from '../../../src/reconciler/state.js';
+import type { ObservedState, ReleaseRecord } from '../../../src/reconciler/state.js';
 
 const FP = 'f'.repeat(40);
 const rec = (revision: number, status: ReleaseRecord['status']): ReleaseRecord => ({ revision, status, labels: {} });
-const observed = (state: ReleaseState, failedAttempts?: Observed['failedAttempts']): Observed => ({ state, fingerprint: FP, failedAttempts });
+const observed = (state: ObservedState, failedAttempts?: Observed['failedAttempts']): Observed => ({ state, fingerprint: FP, failedAttempts });
 const spent = { fingerprint: FP, count: MAX_FAILED_ATTEMPTS };
 
 describe('admit', () => {
@@ -91,10 +91,6 @@ describe('nextAction', () => {
   it('tries again once the spec or chart changed, or while attempts are left', () => {
     expect(nextAction(observed({ kind: 'Absent' }, { fingerprint: '0'.repeat(40), count: 9 })).kind).toBe('install');
     expect(nextAction(observed({ kind: 'Absent' }, { fingerprint: FP, count: MAX_FAILED_ATTEMPTS - 1 })).kind).toBe('install');
-  });
-
-  it('refuses to decide on an unmanaged release: it is adopted or found not owned first', () => {
-    expect(() => nextAction(observed({ kind: 'Unmanaged', latest: rec(1, 'deployed') }))).toThrow(/unreachable/);
   });
 });
 

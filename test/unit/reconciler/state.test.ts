@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   determineReleaseState,
   RELEASE_LABELS,
-  type Desired,
+  type ExpectedLabels,
   type ReleaseRecord,
   type ReleaseState,
   type ReleaseStatus,
@@ -11,7 +11,7 @@ import {
 const OURS = 'Nginx.example.com';
 const WANT = 'f'.repeat(40);
 const OLD = '0'.repeat(40);
-const desired: Desired = { fingerprint: WANT, ownerKind: OURS };
+const desired: ExpectedLabels = { fingerprint: WANT, ownerKind: OURS };
 
 /** A revision written by this operator for `ownerKind` with fingerprint `fp` (omit with null). */
 function rec(revision: number, status: ReleaseStatus, fp: string | null = WANT, ownerKind: string | null = OURS): ReleaseRecord {
@@ -28,7 +28,7 @@ function permutations<T>(items: readonly T[]): T[][] {
 }
 
 /** The state must not depend on the order helm's storage lists the Secrets in. */
-function expectState(records: readonly ReleaseRecord[], expected: ReleaseState, want: Desired = desired): void {
+function expectState(records: readonly ReleaseRecord[], expected: ReleaseState, want: ExpectedLabels = desired): void {
   for (const order of permutations(records)) {
     expect(determineReleaseState(order, want)).toStrictEqual(expected);
   }

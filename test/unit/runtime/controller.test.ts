@@ -10,7 +10,7 @@ import {
   namespaceShare,
   type ControllerOptions,
 } from '../../../src/runtime/controller.js';
-import { summarize, type EventSource, type ObjectSummary } from '../../../src/runtime/informer.js';
+import { objectSummary, type EventSource, type ObjectSummary } from '../../../src/runtime/informer.js';
 import {
   lostLeadership,
   TerminalError,
@@ -79,7 +79,7 @@ class FakeSource implements EventSource {
   }
   update(obj: KubernetesObject, old: KubernetesObject): void {
     this.objects.set(`${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`, obj);
-    for (const h of this.updates) h(obj, summarize(old));
+    for (const h of this.updates) h(obj, objectSummary(old));
   }
   delete(obj: KubernetesObject): void {
     this.objects.delete(`${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`);
@@ -178,7 +178,7 @@ describe('isMeaningfulUpdate', () => {
   const with_ = (meta: Meta) => revise(base, meta);
 
   it('ignores status-only changes (resourceVersion moves, nothing else)', () => {
-    expect(isMeaningfulUpdate(with_({ resourceVersion: '2', managedFields: [] }), summarize(base))).toBe(false);
+    expect(isMeaningfulUpdate(with_({ resourceVersion: '2', managedFields: [] }), objectSummary(base))).toBe(false);
   });
 
   it.each([
@@ -188,12 +188,12 @@ describe('isMeaningfulUpdate', () => {
     ['finalizers', { finalizers: [] }],
     ['deletionTimestamp', { deletionTimestamp: new Date('2026-01-01T00:00:00Z') }],
   ])('reacts to %s', (_what, meta) => {
-    expect(isMeaningfulUpdate(with_({ resourceVersion: '2', ...meta }), summarize(base))).toBe(true);
+    expect(isMeaningfulUpdate(with_({ resourceVersion: '2', ...meta }), objectSummary(base))).toBe(true);
   });
 
   it('reacts to anything for kinds without generation, and when the old version is unknown', () => {
     const cm = { metadata: { name: 'c', resourceVersion: '1' } };
-    expect(isMeaningfulUpdate({ metadata: { name: 'c', resourceVersion: '2' } }, summarize(cm))).toBe(true);
+    expect(isMeaningfulUpdate({ metadata: { name: 'c', resourceVersion: '2' } }, objectSummary(cm))).toBe(true);
     expect(isMeaningfulUpdate(base, undefined)).toBe(true);
   });
 });
@@ -268,30 +268,33 @@ describe('Controller event handling', () => {
     await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(3); });
   });
 
-  it('queues nothing for the version a reconcile announced as its own write, and everything else as usual', async () => {
+  it('hands each reconcile its object as the cache holds it, and reconciles the write of a finalizer again', async () => {
     const { controller, reconciler, source } = setup();
     await controller.start();
     const v1 = widget('a');
     source().add(v1);
     await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
-    // The reconcile added a finalizer (resourceVersion 2) and went on from there.
-    controller.expectOwnWrite({ namespace: 'ns1', name: 'a' }, '2');
+    expect(reconciler.calls[0]?.context.cached).toEqual(v1);
+    // The reconcile added a finalizer and returned: that write's event brings the next reconcile.
     const v2 = revise(v1, { resourceVersion: '2', finalizers: ['f'] });
     source().update(v2, v1);
-    await settle();
-    expect(reconciler.calls).toHaveLength(1);
-    // The expectation is used up: the same kind of change by someone else is reconciled.
-    const v3 = revise(v2, { resourceVersion: '3', finalizers: ['f', 'g'] });
-    source().update(v3, v2);
     await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(2); });
-    // A version other than the announced one is reconciled, and drops the expectation.
-    controller.expectOwnWrite({ namespace: 'ns1', name: 'a' }, '5');
-    const v4 = revise(v3, { resourceVersion: '4', finalizers: ['f'] });
-    source().update(v4, v3);
+    expect(reconciler.calls[1]?.context.cached).toEqual(v2);
+    source().delete(v2);
     await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(3); });
-    const v5 = revise(v4, { resourceVersion: '5', finalizers: [] });
-    source().update(v5, v4);
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(4); });
+    expect(reconciler.calls[2]?.context.cached).toBeUndefined();
+  });
+
+  it('tells onObject of every object event, deletes included, even those that queue nothing', async () => {
+    const seen: string[] = [];
+    const { controller, source } = setup({ onObject: (obj, deleted) => seen.push(`${obj.metadata?.resourceVersion ?? ''}${deleted ? ' deleted' : ''}`) });
+    await controller.start();
+    const v1 = widget('a');
+    source().add(v1);
+    const v2 = { ...revise(v1, { resourceVersion: '2' }), status: { ok: true } };
+    source().update(v2, v1);
+    source().delete(v2);
+    expect(seen).toEqual([v1.metadata?.resourceVersion ?? '', '2', '2 deleted']);
   });
 
   it('enqueue() accepts requests from other sources, now or later', async () => {

@@ -1,0 +1,40 @@
+/**
+ * Builds one watch's reconciler and the collaborators it is given: its manifest cache, the
+ * release's objects, the uninstaller, and what is forgotten of a CR whose release is gone. The
+ * reconciler builds none of them, so its orchestration is tested against fakes of the same ports.
+ */
+import type { ObjectClient } from '../k8s/objects.js';
+import { Uninstaller } from '../reconciler/actions/uninstall.js';
+import { ManifestCache } from '../reconciler/manifest-cache.js';
+import { releaseOwnerOf } from '../reconciler/observe.js';
+import { HelmReconciler, type HelmReconcilerOptions } from '../reconciler/reconciler.js';
+import { ReleaseObjects, type DependentsPort } from '../reconciler/release-objects.js';
+
+type Built = 'objects' | 'reader' | 'manifests' | 'uninstaller' | 'forget';
+
+export interface ReleaseReconcilerOptions extends Omit<HelmReconcilerOptions, Built> {
+  /** Generic access to the release's objects (ownership, drift repair, uninstall-wait). */
+  readonly objects: ObjectClient;
+  /** The shared dependents cache; undefined when the watch turns dependent watches off. */
+  readonly dependents?: DependentsPort;
+  /** The controller's name, for metrics. */
+  readonly controller: string;
+}
+
+export function releaseReconciler(o: ReleaseReconcilerOptions): HelmReconciler {
+  const { objects: client, dependents, ...rest } = o;
+  const manifests = new ManifestCache(o.isNamespaced);
+  const forget = (namespace: string, name: string): void => {
+    manifests.forget(namespace, name);
+    o.metrics?.forget(o.controller, namespace, name);
+  };
+  const objects = new ReleaseObjects({
+    objects: client,
+    ...(dependents === undefined ? {} : { dependents }),
+    events: o.events,
+    chartName: o.watch.chart.name,
+    onDriftCorrected: (kind) => o.metrics?.driftCorrected(o.controller, kind),
+  });
+  const uninstaller = new Uninstaller({ owner: releaseOwnerOf(o.watch), crs: o.crs, events: o.events, objects: client, forget });
+  return new HelmReconciler({ ...rest, objects, reader: client, manifests, uninstaller, forget });
+}

@@ -1,0 +1,75 @@
+/**
+ * How one reconcile's status reaches its CR: the draft is written once, on the way out (not at all
+ * after leadership was lost); a long helm action is shown before it starts (Reconciling); and a CR
+ * whose release is gone gets its last status before its finalizers go, or none when nobody is left
+ * to read it.
+ */
+import { describeError } from '../k8s/errors.js';
+import { lostLeadership } from '../runtime/reconcile.js';
+import { FINALIZERS } from './actions/uninstall.js';
+import type { ActionContext } from './actions/context.js';
+import { ConditionType, Reason } from './conditions.js';
+import type { CustomResourcesPort } from './ports.js';
+import { redactedError, type Redactor } from './redaction.js';
+import type { StatusDraft } from './status.js';
+
+export class StatusWriter {
+  constructor(
+    private readonly crs: Pick<CustomResourcesPort, 'patchStatus' | 'removeFinalizers'>,
+    private readonly ctx: ActionContext,
+    readonly draft: StatusDraft,
+    readonly redactor: Redactor,
+  ) {}
+
+  /**
+   * Shows a long helm action while it runs, as Flux marks Reconciling before each action; the
+   * outcome's write clears it (summarize). Best effort: a status that cannot be written must not
+   * keep helm from running.
+   */
+  async progress(message: string): Promise<void> {
+    this.draft.setCondition({ type: ConditionType.Reconciling, status: 'True', reason: Reason.Progressing, message });
+    await this.#write().catch((err: unknown) => {
+      this.ctx.log.info({ error: this.ctx.redact(describeError(err)) }, 'Could not mark the CR Reconciling');
+    });
+  }
+
+  /**
+   * The draft, on the way out. A reconcile cancelled because leadership was lost writes nothing:
+   * another replica may already be reconciling this CR, and this draft would overwrite its status.
+   * (Shutting down, the replica still leads: what its cancelled reconcile did is reported.)
+   */
+  async finish(): Promise<void> {
+    if (lostLeadership(this.ctx.signal)) {
+      this.ctx.log.debug('Reconcile cancelled by lost leadership: status left to the new leader');
+      return;
+    }
+    await this.#write().catch((err: unknown) => {
+      // Status is where users look; when it cannot be written, an event must say why.
+      this.ctx.event('Warning', 'StatusWriteFailed', describeError(err));
+      throw redactedError(err, this.redactor);
+    });
+  }
+
+  /**
+   * The release is gone: the status goes first (once the finalizer is off, the CR may vanish at any
+   * moment), then our finalizers. When no other finalizer holds the CR it is gone as soon as ours
+   * is off, and its status with it: nothing is written. The write is best effort: a status that
+   * cannot be written must not keep the CR from being deleted.
+   */
+  async release(): Promise<void> {
+    if ((this.ctx.cr.metadata.finalizers ?? []).every((f) => FINALIZERS.includes(f))) this.draft.discard();
+    else {
+      await this.#write().catch((err: unknown) => {
+        this.ctx.event('Warning', 'StatusWriteFailed', describeError(err));
+      });
+    }
+    await this.crs.removeFinalizers(this.ctx.cr, FINALIZERS);
+  }
+
+  async #write(): Promise<void> {
+    const patch = this.draft.patch();
+    if (Object.keys(patch).length === 0) return;
+    await this.crs.patchStatus(this.ctx.namespace, this.ctx.name, this.redactor.deep(patch));
+    this.draft.markWritten();
+  }
+}

@@ -1,0 +1,278 @@
+/**
+ * The reconciler's orchestration against fakes of every port: which port is asked what, in which
+ * order, and what reaches status, events and the queue. The decisions themselves (next-action,
+ * outcome, the actions) have tests of their own; these fail when the reconciler wires them wrong.
+ */
+import { describe, expect, it } from 'vitest';
+import type { CachedCustomResource, CustomResource } from '../../../src/k8s/custom-resources.js';
+import type { EventRecorder, EventTarget, EventType } from '../../../src/k8s/events.js';
+import type { ObjectRef } from '../../../src/k8s/objects.js';
+import { FINALIZER, Uninstaller } from '../../../src/reconciler/actions/uninstall.js';
+import { ConditionType, Reason } from '../../../src/reconciler/conditions.js';
+import { ManifestCache } from '../../../src/reconciler/manifest-cache.js';
+import { releaseOwnerOf } from '../../../src/reconciler/observe.js';
+import { ReportedError } from '../../../src/reconciler/outcome.js';
+import type { CustomResourcesPort, ObjectReaderPort } from '../../../src/reconciler/ports.js';
+import { HelmReconciler, type HelmReconcilerOptions } from '../../../src/reconciler/reconciler.js';
+import { RELEASE_LABELS } from '../../../src/reconciler/state.js';
+import { readStatus } from '../../../src/reconciler/status.js';
+import { VALUES_FROM_ANNOTATION, type ValuesReference, type ValuesSource, type ValuesSourcePort } from '../../../src/reconciler/values-from.js';
+import { keepMetadataOnly } from '../../../src/runtime/informer.js';
+import type { Result } from '../../../src/runtime/reconcile.js';
+import { silentLogger } from '../../../src/telemetry/logger.js';
+import { CHART, describeHelmError, FakeController, FakeHelm, FakeHelmError, FakeObjects, FakeStorage, fakeIsNamespaced, record, type RecordedEvent } from './actions/fakes.js';
+
+const NS = 'apps';
+const NAME = 'web';
+const PERIOD_MS = 600_000;
+
+const WATCH: HelmReconcilerOptions['watch'] = {
+  group: 'example.com',
+  version: 'v1',
+  kind: 'Nginx',
+  chart: CHART,
+  watchDependentResources: true,
+  overrideValues: {},
+  labelSelector: '',
+  dryRunOption: 'client',
+  confineToNamespace: false,
+  allowClusterScoped: [],
+  sensitiveValues: [],
+  allowSchemaRefs: false,
+  source: { file: 'watches.yaml', index: 0, line: 1 },
+};
+const OWNER_KIND = releaseOwnerOf(WATCH).ownerKind;
+
+/** The CRs of the kind as the API server keeps them: finalizers, status, deletion. */
+class FakeCustomResources implements CustomResourcesPort {
+  readonly #crs = new Map<string, CustomResource>();
+  readonly statusPatches: Record<string, unknown>[] = [];
+  readonly writes: string[] = [];
+  #version = 1;
+
+  put(cr: CustomResource): void {
+    const stored = structuredClone(cr);
+    stored.metadata.resourceVersion = String(this.#version++);
+    this.#crs.set(`${cr.metadata.namespace ?? ''}/${cr.metadata.name}`, stored);
+  }
+
+  /** The CR as stored now (not a copy). */
+  stored(namespace: string, name: string): CustomResource | undefined {
+    return this.#crs.get(`${namespace}/${name}`);
+  }
+
+  /** The CR as the controller's metadata-only cache holds it. */
+  cached(namespace: string, name: string): CachedCustomResource | undefined {
+    const cr = this.#crs.get(`${namespace}/${name}`);
+    return cr === undefined ? undefined : keepMetadataOnly(structuredClone(cr));
+  }
+
+  get(namespace: string, name: string): Promise<CustomResource | undefined> {
+    const cr = this.#crs.get(`${namespace}/${name}`);
+    return Promise.resolve(cr === undefined ? undefined : structuredClone(cr));
+  }
+
+  addFinalizer(cr: CustomResource, finalizer: string): Promise<CustomResource> {
+    this.writes.push(`addFinalizer ${finalizer}`);
+    const stored = structuredClone(this.#stored(cr.metadata.namespace ?? '', cr.metadata.name));
+    stored.metadata.finalizers = [...(stored.metadata.finalizers ?? []), finalizer];
+    this.put(stored);
+    return this.get(cr.metadata.namespace ?? '', cr.metadata.name) as Promise<CustomResource>;
+  }
+
+  removeFinalizers(cr: CachedCustomResource, finalizers: readonly string[]): Promise<void> {
+    this.writes.push('removeFinalizers');
+    const key = `${cr.metadata.namespace ?? ''}/${cr.metadata.name}`;
+    const stored = structuredClone(this.#stored(cr.metadata.namespace ?? '', cr.metadata.name));
+    stored.metadata.finalizers = (stored.metadata.finalizers ?? []).filter((f) => !finalizers.includes(f));
+    if (stored.metadata.finalizers.length === 0 && stored.metadata.deletionTimestamp !== undefined) this.#crs.delete(key);
+    else this.put(stored);
+    return Promise.resolve();
+  }
+
+  patchStatus(namespace: string, name: string, status: Record<string, unknown>): Promise<boolean> {
+    this.writes.push('patchStatus');
+    this.statusPatches.push(status);
+    const stored = this.#crs.get(`${namespace}/${name}`);
+    if (stored === undefined) return Promise.resolve(false);
+    // A JSON merge patch of the status' top-level keys: null removes one.
+    const merged = Object.entries({ ...stored.status, ...status }).filter(([, v]) => v !== null);
+    this.put({ ...stored, status: Object.fromEntries(merged) });
+    return Promise.resolve(true);
+  }
+
+  #stored(namespace: string, name: string): CustomResource {
+    const cr = this.#crs.get(`${namespace}/${name}`);
+    if (cr === undefined) throw new Error(`${namespace}/${name} not found`);
+    return cr;
+  }
+}
+
+class RecordingEvents implements EventRecorder {
+  readonly events: RecordedEvent[] = [];
+  record(_target: EventTarget, type: EventType, reason: string, message: string): void {
+    this.events.push({ type, reason, message });
+  }
+}
+
+/** Secrets and ConfigMaps by `Kind/name`; which were read, as `Kind/name as`. */
+class FakeValuesSources implements ValuesSourcePort {
+  readonly objects = new Map<string, ValuesSource>();
+  readonly reads: string[] = [];
+  read(kind: ValuesReference['kind'], _namespace: string, name: string, as?: string): Promise<ValuesSource | undefined> {
+    this.reads.push(`${kind}/${name} as ${as ?? 'operator'}`);
+    return Promise.resolve(this.objects.get(`${kind}/${name}`));
+  }
+}
+
+const noObjects: ObjectReaderPort = { get: (_ref: ObjectRef) => Promise.resolve(undefined) };
+
+function setup() {
+  const storage = new FakeStorage();
+  const helm = new FakeHelm(storage);
+  const objects = new FakeObjects();
+  const crs = new FakeCustomResources();
+  const recorder = new RecordingEvents();
+  const valuesSources = new FakeValuesSources();
+  const controller = new FakeController();
+  const manifests = new ManifestCache(fakeIsNamespaced());
+  const forgotten: string[] = [];
+  const forget = (namespace: string, name: string): void => {
+    manifests.forget(namespace, name);
+    forgotten.push(`${namespace}/${name}`);
+  };
+  const uninstaller = new Uninstaller({ owner: releaseOwnerOf(WATCH), crs, events: recorder, objects: noObjects, forget });
+  const reconciler = new HelmReconciler({
+    watch: WATCH,
+    crs,
+    helm,
+    storage,
+    events: recorder,
+    objects,
+    reader: noObjects,
+    manifests,
+    uninstaller,
+    forget,
+    valuesSources,
+    isNamespaced: fakeIsNamespaced(),
+    describeHelmError,
+    defaultReconcilePeriodMs: PERIOD_MS,
+  });
+  const reconcile = (): Promise<Result> =>
+    reconciler.reconcile({ namespace: NS, name: NAME }, { signal: new AbortController().signal, reconcileID: 'r1', log: silentLogger(), cached: crs.cached(NS, NAME), controller });
+  const cr = (o: { finalizers?: string[]; annotations?: Record<string, string>; deleting?: boolean } = {}): void => {
+    crs.put({
+      apiVersion: 'example.com/v1',
+      kind: 'Nginx',
+      metadata: {
+        name: NAME,
+        namespace: NS,
+        uid: 'uid-web',
+        generation: 1,
+        ...(o.finalizers === undefined ? {} : { finalizers: o.finalizers }),
+        ...(o.annotations === undefined ? {} : { annotations: o.annotations }),
+        ...(o.deleting === true ? { deletionTimestamp: new Date('2026-01-01T00:00:00Z') } : {}),
+      },
+      spec: { replicas: 2 },
+    });
+  };
+  const status = async () => readStatus((await crs.get(NS, NAME))?.status);
+  const condition = async (type: string) => (await status()).conditions.find((c) => c.type === type);
+  /** The Reconciling condition as stored whenever helm is called, as `{status, reason, message}`. */
+  const reconcilingDuringHelm = (): unknown[] => {
+    const seen: unknown[] = [];
+    helm.during = () => {
+      const c = readStatus(crs.stored(NS, NAME)?.status).conditions.find((x) => x.type === ConditionType.Reconciling);
+      seen.push(c === undefined ? undefined : { status: c.status, reason: c.reason, message: c.message });
+    };
+    return seen;
+  };
+  return { reconcilingDuringHelm, reconcile, cr, crs, helm, storage, objects, events: recorder.events, valuesSources, forgotten, status, condition };
+}
+
+describe('HelmReconciler', () => {
+  it('adds its finalizer and returns, leaving the install to the reconcile that write brings', async () => {
+    const t = setup();
+    t.cr();
+    expect(await t.reconcile()).toEqual({});
+    expect(t.crs.writes).toEqual([`addFinalizer ${FINALIZER}`]);
+    expect(t.helm.calls).toEqual([]);
+    expect((await t.crs.get(NS, NAME))?.metadata.finalizers).toEqual([FINALIZER]);
+  });
+
+  it('installs a CR that has its finalizer, and reports it in status and an event', async () => {
+    const t = setup();
+    t.cr({ finalizers: [FINALIZER] });
+    const whileHelmRan = t.reconcilingDuringHelm();
+    expect(await t.reconcile()).toMatchObject({ requeueAfterMs: expect.any(Number) as number });
+    expect(t.helm.methods()).toEqual(['install']);
+    expect(t.helm.callsOf('install')[0]).toMatchObject({ release: NAME, namespace: NS, chart: CHART.path, values: { replicas: 2 } });
+    // Reconciling was written before helm ran, and the outcome's write cleared it.
+    expect(t.crs.writes).toEqual(['patchStatus', 'patchStatus']);
+    expect(whileHelmRan).toEqual([{ status: 'True', reason: Reason.Progressing, message: `Installing release ${NAME}` }]);
+    expect(await t.condition(ConditionType.Reconciling)).toBeUndefined();
+    expect(await t.condition(ConditionType.Deployed)).toMatchObject({ status: 'True', reason: Reason.InstallSuccessful });
+    expect(await t.condition(ConditionType.Ready)).toMatchObject({ status: 'True' });
+    expect((await t.status()).deployedRelease).toMatchObject({ name: NAME, revision: 1 });
+    expect(t.events).toContainEqual(expect.objectContaining({ type: 'Normal', reason: Reason.InstallSuccessful }));
+  });
+
+  it('upgrades a release deployed with other values', async () => {
+    const t = setup();
+    t.cr({ finalizers: [FINALIZER] });
+    t.storage.set(NS, NAME, [record(1, 'deployed', { [RELEASE_LABELS.ownerKind]: OWNER_KIND, [RELEASE_LABELS.fingerprint]: 'before' })]);
+    t.helm.release = { ...t.helm.release, revision: 2 };
+    const whileHelmRan = t.reconcilingDuringHelm();
+    await t.reconcile();
+    expect(t.helm.methods()).toEqual(['upgrade']);
+    expect(whileHelmRan).toEqual([expect.objectContaining({ status: 'True', message: `Upgrading release ${NAME} from revision 1` })]);
+    expect(await t.condition(ConditionType.Deployed)).toMatchObject({ status: 'True', reason: Reason.UpgradeSuccessful });
+    expect((await t.status()).deployedRelease).toMatchObject({ revision: 2 });
+  });
+
+  it('runs no helm and writes nothing when the deployed release has the desired values', async () => {
+    const t = setup();
+    t.cr({ finalizers: [FINALIZER] });
+    await t.reconcile();
+    const installed = t.helm.callsOf('install')[0];
+    t.storage.set(NS, NAME, [record(1, 'deployed', installed?.labels)]);
+    const writes = t.crs.writes.length;
+    expect(await t.reconcile()).toMatchObject({ requeueAfterMs: expect.any(Number) as number });
+    expect(t.helm.methods()).toEqual(['install']);
+    expect(t.objects.repaired).toHaveLength(1);
+    expect(t.crs.writes).toHaveLength(writes);
+  });
+
+  it('uninstalls a deleted CR, then removes its finalizer and forgets it', async () => {
+    const t = setup();
+    t.cr({ finalizers: [FINALIZER], deleting: true });
+    t.storage.set(NS, NAME, [record(1, 'deployed')]);
+    expect(await t.reconcile()).toEqual({});
+    expect(t.helm.callsOf('uninstall')).toEqual([expect.objectContaining({ release: NAME, namespace: NS })]);
+    // Reconciling before helm; then, as only our finalizer held the CR, nothing more before it goes.
+    expect(t.crs.writes).toEqual(['patchStatus', 'removeFinalizers']);
+    expect(await t.crs.get(NS, NAME)).toBeUndefined();
+    expect(t.forgotten).toEqual([`${NS}/${NAME}`]);
+    expect(t.events).toContainEqual(expect.objectContaining({ type: 'Normal', reason: Reason.UninstallSuccessful }));
+  });
+
+  it('maps a failed install to ReleaseFailed, a counted attempt, a Warning and a retry', async () => {
+    const t = setup();
+    t.cr({ finalizers: [FINALIZER] });
+    t.helm.fail('install', new FakeHelmError('chart exploded'));
+    await expect(t.reconcile()).rejects.toBeInstanceOf(ReportedError);
+    expect(await t.condition(ConditionType.ReleaseFailed)).toMatchObject({ status: 'True', reason: Reason.InstallError, message: 'chart exploded' });
+    expect((await t.status()).failedAttempts?.count).toBe(1);
+    expect(t.events).toContainEqual({ type: 'Warning', reason: 'InstallFailed', message: 'chart exploded' });
+  });
+
+  // Which CR a Secret's change goes to is indexed from the CRs' events (src/operator/values-sources.ts).
+  it('takes values from the referenced Secret, under the spec', async () => {
+    const t = setup();
+    t.valuesSources.objects.set('Secret/db', { data: { password: 's3cret' }, optedIn: true });
+    t.cr({ finalizers: [FINALIZER], annotations: { [VALUES_FROM_ANNOTATION]: '- {kind: Secret, name: db, key: password, targetPath: auth.password}' } });
+    await t.reconcile();
+    expect(t.helm.callsOf('install')[0]?.values).toEqual({ replicas: 2, auth: { password: 's3cret' } });
+    expect(t.valuesSources.reads).toEqual(['Secret/db as operator']);
+  });
+});
