@@ -5,7 +5,7 @@
  */
 import { inventoryOf, parseManifest, type InventoryEntry } from './inventory.js';
 import type { ManifestsPort } from './ports.js';
-import type { DesiredObject } from './release-objects.js';
+import type { DesiredObject } from './release-object-types.js';
 
 export type IsNamespaced = (apiVersion: string, kind: string) => Promise<boolean>;
 

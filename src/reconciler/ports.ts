@@ -6,10 +6,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { CachedCustomResource, CustomResource } from '../k8s/custom-resources.js';
 import type { ObjectRef } from '../k8s/objects.js';
-import type { ControllerHandle } from '../runtime/reconcile.js';
-import type { ActionContext } from './actions/context.js';
-import type { Outcome } from './outcome.js';
-import type { DesiredObject, DriftReport, SeenObjects, Subject } from './release-objects.js';
+import type { DesiredObject, DriftReport, SeenObjects, Subject } from './release-object-types.js';
 import type { ReadinessSummary } from './readiness.js';
 import type { ReleaseRecord } from './state.js';
 
@@ -53,13 +50,6 @@ export interface ManifestsPort {
   get(namespace: string, name: string, uid: string, revision: number): DesiredObject[] | undefined;
   remember(name: string, uid: string, release: { readonly namespace: string; readonly revision: number; readonly manifest: string }): Promise<DesiredObject[]>;
   forget(namespace: string, name: string): void;
-}
-
-/** Uninstalls deleted CRs' releases, batching a namespace's (actions/uninstall.ts implements it). */
-export interface UninstallPort {
-  /** Whether a batched uninstall running now holds the release of `namespace/name`. */
-  isHeld(namespace: string, name: string): boolean;
-  run(ctx: ActionContext, controller: ControllerHandle): Promise<Outcome>;
 }
 
 /** Release-level metrics (src/telemetry/metrics.ts implements them). */

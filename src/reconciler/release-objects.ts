@@ -5,15 +5,15 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { describeError, isStatus } from '../k8s/errors.js';
-import type { EventRecorder, EventTarget } from '../k8s/events.js';
+import type { EventRecorder } from '../k8s/events.js';
 import type { ObjectClient } from '../k8s/objects.js';
 import { mapBounded } from '../runtime/bounded.js';
-import type { Logger } from '../telemetry/logger.js';
 import { applyWouldChange, changedPaths, driftedPaths } from './drift.js';
 import { takeOver, type ManagedFieldsEntry } from './field-takeover.js';
 import { renderedBody, type InventoryEntry, type ManifestObject } from './inventory.js';
-import { createdOwnershipPatch, ownershipPatch, type Owner } from './ownership.js';
+import { createdOwnershipPatch, ownershipPatch } from './ownership.js';
 import type { ReleaseObjectsPort } from './ports.js';
+import type { DesiredObject, DriftReport, SeenObjects, Subject } from './release-object-types.js';
 import { objectReadiness, summarizeReadiness, type ObjectReadiness, type ReadinessSummary } from './readiness.js';
 
 /** helm's field manager: drift repairs apply the chart's fields as helm itself would. */
@@ -40,32 +40,6 @@ export interface ReleaseObjectsOptions {
   readonly events: EventRecorder;
   readonly chartName: string;
   readonly onDriftCorrected?: (kind: string) => void;
-}
-
-export interface Subject {
-  readonly cr: EventTarget;
-  readonly owner: Owner;
-  readonly log: Logger;
-  /** The user every write acts as (per-CR identity); undefined: the operator itself. */
-  readonly identity?: string | undefined;
-  /** Hides sensitive values in what goes to events and logs (API server errors quote values). */
-  readonly redact?: (text: string) => string;
-}
-
-/** Live objects of a release by their inventory entry, as a step just read or wrote them. */
-export type SeenObjects = Map<InventoryEntry, KubernetesObject>;
-
-/** One object of the release: where it lives and what the chart rendered for it. */
-export interface DesiredObject {
-  readonly entry: InventoryEntry;
-  readonly rendered: ManifestObject;
-}
-
-/** What one pass of drift repair did. */
-export interface DriftReport {
-  readonly repaired: number;
-  /** Objects the API server would not let us restore, with its message. */
-  readonly failures: { readonly object: string; readonly message: string }[];
 }
 
 type RepairOutcome = { readonly kind: 'unchanged' } | { readonly kind: 'repaired' | 'failed'; readonly message: string };

@@ -12,7 +12,7 @@ import { Reason } from '../conditions.js';
 import type { HelmFailure, HelmPort, ReleaseRequest } from '../helm-port.js';
 import type { Outcome } from '../outcome.js';
 import type { ManifestsPort, ReleaseObjectsPort, ReleaseStoragePort } from '../ports.js';
-import type { Subject as ObjectsSubject } from '../release-objects.js';
+import type { Subject as ObjectsSubject } from '../release-object-types.js';
 import type { HelmStatus } from '../status.js';
 import type { Values } from '../values.js';
 

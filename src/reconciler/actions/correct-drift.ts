@@ -5,7 +5,7 @@
  */
 import { countFailedRepair, driftRepairStopped } from '../drift-budget.js';
 import type { DriftResult, Outcome } from '../outcome.js';
-import type { DesiredObject } from '../release-objects.js';
+import type { DesiredObject } from '../release-object-types.js';
 import type { ReleaseRecord } from '../state.js';
 import type { DeployedRelease } from '../status.js';
 import type { ActionContext } from './context.js';

@@ -4,7 +4,7 @@
  */
 import type { ReleaseInfo } from '../helm-port.js';
 import type { Deployment } from '../outcome.js';
-import type { DesiredObject } from '../release-objects.js';
+import type { DesiredObject } from '../release-object-types.js';
 import type { DeployedRelease } from '../status.js';
 import type { ActionContext } from './context.js';
 

@@ -14,10 +14,18 @@ import { Reason } from '../conditions.js';
 import type { InventoryEntry } from '../inventory.js';
 import { ownsRelease, type ReleaseOwner } from '../observe.js';
 import type { Outcome } from '../outcome.js';
-import type { CustomResourcesPort, ObjectReaderPort, UninstallPort } from '../ports.js';
+import type { CustomResourcesPort, ObjectReaderPort } from '../ports.js';
 import { releaseNameProblem } from '../release-name.js';
 import { UninstallClaims, type Batch } from '../uninstall-claims.js';
 import { failureOf, type ActionContext } from './context.js';
+
+/** Uninstalls deleted CRs' releases, batching a namespace's (implemented below). */
+export interface UninstallPort {
+  /** Whether a batched uninstall running now holds the release of `namespace/name`. */
+  isHeld(namespace: string, name: string): boolean;
+  run(ctx: ActionContext, controller: ControllerHandle): Promise<Outcome>;
+}
+
 
 export const FINALIZER = 'helm.sdk.operatorframework.io/uninstall-release';
 /** operator-sdk's earlier name; still honoured and removed on delete. */

@@ -10,7 +10,7 @@ import type { InventoryEntry } from '../../../../src/reconciler/inventory.js';
 import { NoKindMatchError } from '../../../../src/k8s/restmapper.js';
 import { ManifestCache } from '../../../../src/reconciler/manifest-cache.js';
 import type { ReleaseObjectsPort, ReleaseStoragePort } from '../../../../src/reconciler/ports.js';
-import type { DesiredObject, DriftReport, SeenObjects, Subject } from '../../../../src/reconciler/release-objects.js';
+import type { DesiredObject, DriftReport, SeenObjects, Subject } from '../../../../src/reconciler/release-object-types.js';
 import type { ReadinessSummary } from '../../../../src/reconciler/readiness.js';
 import { RELEASE_LABELS, type ReleaseRecord, type ReleaseStatus } from '../../../../src/reconciler/state.js';
 import type { HelmStatus } from '../../../../src/reconciler/status.js';

@@ -1,0 +1,35 @@
+/**
+ * What the reconciler and the release objects' port say to each other about a release's objects
+ * (a module of its own so that the port and its implementation import it, not each other).
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { EventTarget } from '../k8s/events.js';
+import type { Logger } from '../telemetry/logger.js';
+import type { InventoryEntry, ManifestObject } from './inventory.js';
+import type { Owner } from './ownership.js';
+
+export interface Subject {
+  readonly cr: EventTarget;
+  readonly owner: Owner;
+  readonly log: Logger;
+  /** The user every write acts as (per-CR identity); undefined: the operator itself. */
+  readonly identity?: string | undefined;
+  /** Hides sensitive values in what goes to events and logs (API server errors quote values). */
+  readonly redact?: (text: string) => string;
+}
+
+/** Live objects of a release by their inventory entry, as a step just read or wrote them. */
+export type SeenObjects = Map<InventoryEntry, KubernetesObject>;
+
+/** One object of the release: where it lives and what the chart rendered for it. */
+export interface DesiredObject {
+  readonly entry: InventoryEntry;
+  readonly rendered: ManifestObject;
+}
+
+/** What one pass of drift repair did. */
+export interface DriftReport {
+  readonly repaired: number;
+  /** Objects the API server would not let us restore, with its message. */
+  readonly failures: { readonly object: string; readonly message: string }[];
+}
