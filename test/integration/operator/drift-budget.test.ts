@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
 import { denyInNamespace, type DenyingPolicy } from '../../support/admission.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { condition, CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
+import { activity, condition, CRs, ensureCrd, fixtureChart, startOperator, waitForReconciles, type RunningOperator, type TestKind } from '../../support/operator.js';
 
 const ZOO: TestKind = { group: 'drift.example.com', version: 'v1', kind: 'Zoo', plural: 'zoos' };
 const PERIOD = { 'helm.sdk.operatorframework.io/reconcile-period': '1s' };
@@ -84,7 +84,7 @@ describe('the drift repair budget', () => {
     expect(failed).toBe(5);
 
     // Reconciles every second: none retries the recreation, counts or warns again.
-    await new Promise((r) => setTimeout(r, 5 * 1_000 + 1_500));
+    await waitForReconciles(op, 'zoo-controller', await activity(op), 5);
     expect({ failed: await eventCount('DriftRepairFailed'), exhausted: await eventCount('RetriesExhausted') }).toEqual({ failed, exhausted: 1 });
     const later = await zoos.get(ns.name, 'locked');
     expect(later?.status).toMatchObject({ driftRepairFailures: { revision: 1, count: 5 } });
@@ -93,7 +93,7 @@ describe('the drift repair budget', () => {
 
     // Stopped means stopped: with the policy gone, the ConfigMap is still not recreated by drift repair.
     await policy?.unbind();
-    await new Promise((r) => setTimeout(r, 3 * 1_000 + 1_500));
+    await waitForReconciles(op, 'zoo-controller', await activity(op), 3);
     expect(await configMapExists()).toBe(false);
   });
 
