@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
 import type { Condition } from '../../../src/reconciler/conditions.js';
 import { CHART_LABEL, PRIMARY_RESOURCE, PRIMARY_RESOURCE_TYPE } from '../../../src/reconciler/ownership.js';
-import { denyInNamespace, type DenyingPolicy } from '../../support/admission.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import {
   activity,
@@ -352,81 +351,4 @@ describe('drift repair of hand edits', () => {
       });
     });
   }
-});
-
-/**
- * A repair the API server refuses (here an admission policy) is reported and retried with backoff,
- * without blocking the release: its spec changes still upgrade.
- */
-describe('drift repair the API server refuses', () => {
-  const kc = testKubeConfig();
-  const zoos = new CRs(kc, ZOO);
-  const core = kc.makeApiClient(CoreV1Api);
-  let ns: Awaited<ReturnType<typeof createNamespace>>;
-  let op: RunningOperator;
-  let policy: DenyingPolicy | undefined;
-
-  beforeAll(async () => {
-    await ensureCrd(kc, ZOO);
-    ns = await createNamespace(kc, 'drift-refused');
-    op = await startOperator({
-      watches: `- {group: ${ZOO.group}, version: ${ZOO.version}, kind: ${ZOO.kind}, chart: ${fixtureChart('drift-zoo')}}\n`,
-      namespaces: [ns.name],
-      // Its CRs ask for 1s resyncs; the default floor (30s) would raise them.
-      annotationPeriodFloorMs: 1_000,
-    });
-    await zoos.create(ns.name, 'frozen', {});
-    await zoos.waitForCondition(ns.name, 'frozen', { type: 'Ready', status: 'True' });
-    // Once a ConfigMap is in staging, nothing may move it back to production.
-    policy = await denyInNamespace(kc, ns.name, `zoo-mode-${Date.now().toString(36)}`, {
-      resources: ['configmaps'],
-      operations: ['UPDATE'],
-      expression: "!(has(oldObject.data) && oldObject.data[?'mode'].orValue('') == 'staging' && has(object.data) && object.data[?'mode'].orValue('') == 'production')",
-      message: 'a staging ConfigMap may not be promoted back to production',
-    });
-  });
-  afterAll(async () => {
-    await op.stop();
-    await policy?.remove();
-    await ns.remove();
-  });
-
-  it('reports DriftRepairFailed with the object and the API message, backs off, stops, and still upgrades', async () => {
-    // The policy takes a moment to be enforced: edit until an attempt to restore production is refused.
-    await waitFor(
-      'the edit to be refused back to production',
-      async () => {
-        await core.patchNamespacedConfigMap(
-          { namespace: ns.name, name: 'frozen-config', body: { data: { mode: 'staging' } } },
-          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-        );
-        const cr = await zoos.get(ns.name, 'frozen');
-        return condition(cr, 'Drifted')?.reason === 'DriftRepairFailed' ? cr : undefined;
-      },
-      { timeoutMs: 60_000, intervalMs: 1_000 },
-    );
-    const cr = await zoos.get(ns.name, 'frozen');
-    const drifted = condition(cr, 'Drifted');
-    expect(drifted?.status).toBe('True');
-    expect(drifted?.message).toContain(`ConfigMap ${ns.name}/frozen-config`);
-    expect(drifted?.message).toContain('a staging ConfigMap may not be promoted back to production');
-    expect(condition(cr, 'Deployed')?.status).toBe('True');
-    expect(condition(cr, 'Irreconcilable')?.status).toBe('False');
-    const event = await zoos.waitForEvent(ns.name, 'frozen', 'DriftRepairFailed');
-    expect(event.type).toBe('Warning');
-    expect(event.message).toContain('may not be promoted back to production');
-
-    // Retries back off and stop (1 + 2 + 4 + 8 s of backoff between the first five attempts).
-    const stalled = await zoos.waitForCondition(ns.name, 'frozen', { type: 'Drifted', status: 'True', reason: 'RetriesExhausted' }, { timeoutMs: 90_000 });
-    expect(condition(stalled, 'Drifted')?.message).toContain(`ConfigMap ${ns.name}/frozen-config`);
-
-    // A spec change still upgrades, and the new revision starts with no drift.
-    await zoos.patch(ns.name, 'frozen', { spec: { mode: 'staging' } });
-    const upgraded = await waitFor('revision 2', async () => {
-      const c = await zoos.get(ns.name, 'frozen');
-      return c?.status?.deployedRelease?.revision === 2 ? c : undefined;
-    });
-    expect(condition(upgraded, 'Drifted')).toBeUndefined();
-    expect(condition(upgraded, 'Deployed')).toMatchObject({ status: 'True', reason: 'UpgradeSuccessful' });
-  });
 });
