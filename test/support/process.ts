@@ -1,5 +1,6 @@
 /** The operator (and other long-running commands) as separate OS processes in their own process groups. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { inject } from 'vitest';
@@ -57,6 +58,25 @@ export async function waitForExit(p: OperatorProcess, timeoutMs = 30_000): Promi
     throw err;
   }
   return p.exited;
+}
+
+/** Whether a process of group `pgid` still runs (Linux /proc; zombies, which nothing may reap here, do not count). */
+async function groupRunning(pgid: number): Promise<boolean> {
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so read after the last ')'.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(pgrp) === pgid && state !== 'Z') return true;
+  }
+  return false;
+}
+
+/** Waits until every process of `p`'s group (the helm it ran too) has ended: nothing of it can write any more. */
+export async function waitForGroupGone(p: OperatorProcess, timeoutMs = 30_000): Promise<void> {
+  const pgid = p.child.pid;
+  if (pgid === undefined) return;
+  await waitFor(`process group ${pgid} to end`, async () => !(await groupRunning(pgid)), { timeoutMs, intervalMs: 50 });
 }
 
 export interface Child {

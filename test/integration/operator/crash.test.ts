@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ReleaseStorage } from '../../../src/helm/storage.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { CRs, ensureCrd, fixtureChart, startOperator, type TestKind } from '../../support/operator.js';
-import { startOperatorProcess, waitForExit, type OperatorProcess } from '../../support/process.js';
+import { startOperatorProcess, waitForExit, waitForGroupGone, type OperatorProcess } from '../../support/process.js';
 
 const SLOW: TestKind = { group: 'test.example.com', version: 'v1', kind: 'SlowApp', plural: 'slowapps' };
 
@@ -49,7 +49,8 @@ describe('crash recovery', () => {
     );
     running.crash();
     await waitForExit(running);
-    await new Promise((r) => setTimeout(r, 1_000));
+    // The helm it ran dies with it: once the group is gone, nothing can finish the install.
+    await waitForGroupGone(running);
     expect((await storage.records(ns.name, 'app')).map((r) => r.status)).toEqual(['pending-install']);
 
     running = start();

@@ -31,7 +31,6 @@ describe('graceful shutdown during a helm upgrade', () => {
   /** Starts an operator, installs `name`, patches its spec and waits until helm is mid-upgrade. */
   async function upgradeInFlight(name: string, args: string[] = []) {
     const op = spawnOperator({ watchesFile: watches.file, namespace: ns.name, args });
-    await op.waitForLog('the controllers to start', (l) => l.msg === 'All controllers started and synced');
     await crs.create(ns.name, name, { message: 'v1' });
     await crs.waitForCondition(ns.name, name, { type: 'Deployed', status: 'True', reason: 'InstallSuccessful' });
     await crs.patch(ns.name, name, { spec: { message: 'v2' } });
@@ -57,20 +56,19 @@ describe('graceful shutdown during a helm upgrade', () => {
     const deployed = cr?.status?.conditions?.find((c) => c.type === 'Deployed');
     expect(deployed).toMatchObject({ status: 'True', reason: 'UpgradeSuccessful' });
     expect(cr?.status?.deployedRelease?.revision).toBe(2);
-    const shutdown = op.lines.find((l) => l.msg === 'Shutdown signal received, waiting for all workers to finish');
-    expect(shutdown).toMatchObject({ inFlight: 1, timeoutMs: 30_000 });
-    expect(op.lines.some((l) => l.msg === 'Cancelling in-flight reconciles')).toBe(false);
-    expect(op.lines.some((l) => l.msg === 'All workers finished')).toBe(true);
+    // Within the default graceful timeout (30 s), the in-flight upgrade was neither cut nor rolled back.
     expect(tookMs).toBeLessThan(30_000);
+    expect((await crs.events(ns.name, 'app')).map((e) => e.reason)).not.toContain('UpgradeFailed');
   });
 
   it('when --graceful-shutdown-timeout expires first, helm is cancelled cleanly: exit 0, the release is not left pending', { timeout: 120_000 }, async () => {
     const op = await upgradeInFlight('cut', ['--graceful-shutdown-timeout', '1s']);
     const exit = await op.stop(60_000);
     expect(exit, op.dump()).toEqual({ code: 0, signal: null });
-    expect(op.lines.some((l) => l.msg === 'Cancelling in-flight reconciles')).toBe(true);
     const records = await storage.records(ns.name, 'cut');
     expect(records.some((r) => r.status.startsWith('pending')), JSON.stringify(records)).toBe(false);
+    // Cut: the upgrade never deployed revision 2.
+    expect(records.map((r) => `${r.revision}:${r.status}`), JSON.stringify(records)).not.toContain('2:deployed');
     // A cancelled upgrade is not the release failing: it spends none of the retry budget, so
     // restarts during long upgrades never add up to Stalled.
     const cr = await crs.get(ns.name, 'cut');

@@ -1,6 +1,9 @@
 /**
  * Small in-memory fakes of the ports an action acts through, and an ActionContext built from them.
  * Each fake records what it was asked; helm can be told to fail a given call with a given error.
+ * FakeHelm keeps FakeStorage as helm keeps its storage Secrets: an install, upgrade or rollback that
+ * succeeds stores its revision (the one before it superseded), an uninstall removes the release. A call
+ * made to fail stores nothing: the test sets what a failed helm left behind, as that differs by case.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ActionContext, Desired } from '../../../../src/reconciler/actions/context.js';
@@ -117,11 +120,13 @@ export class FakeHelm implements HelmPort {
 
   async install(request: ReleaseRequest): Promise<ReleaseInfo> {
     await this.#enter({ method: 'install', request });
+    this.storage?.store(request.namespace, request.release, { revision: this.release.revision, status: this.release.status, labels: request.labels });
     return this.#info(request.release, request.namespace);
   }
 
   async upgrade(request: UpgradeRequest): Promise<ReleaseInfo> {
     await this.#enter({ method: 'upgrade', request });
+    this.storage?.store(request.namespace, request.release, { revision: this.release.revision, status: this.release.status, labels: request.labels });
     return this.#info(request.release, request.namespace);
   }
 
@@ -137,6 +142,7 @@ export class FakeHelm implements HelmPort {
 
   async rollback(request: RollbackRequest): Promise<void> {
     await this.#enter({ method: 'rollback', request });
+    this.storage?.rollBack(request.namespace, request.release, request.revision);
   }
 
   async status(release: string, namespace: string): Promise<ReleaseInfo | undefined> {
@@ -191,6 +197,22 @@ export class FakeStorage implements ReleaseStoragePort {
 
   remove(namespace: string, release: string): void {
     this.#releases.delete(`${namespace}/${release}`);
+  }
+
+  /** Stores a new revision as helm does: a deployed one supersedes the revision that was deployed. */
+  store(namespace: string, release: string, next: ReleaseRecord): void {
+    const kept = (this.#releases.get(`${namespace}/${release}`) ?? []).filter((r) => r.revision !== next.revision);
+    const superseded = next.status === 'deployed' ? kept.map((r) => (r.status === 'deployed' ? { ...r, status: 'superseded' as const } : r)) : kept;
+    this.#releases.set(`${namespace}/${release}`, [...superseded, next]);
+  }
+
+  /** A rollback as helm makes it: a new deployed revision with the labels of the one rolled back to. */
+  rollBack(namespace: string, release: string, to: number): void {
+    const records = this.#releases.get(`${namespace}/${release}`) ?? [];
+    const target = records.find((r) => r.revision === to);
+    if (target === undefined) return;
+    const latest = Math.max(...records.map((r) => r.revision));
+    this.store(namespace, release, { ...target, revision: latest + 1, status: 'deployed' });
   }
 
   records(namespace: string, release: string): Promise<ReleaseRecord[]> {

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { install } from '../../../../src/reconciler/actions/install.js';
 import { Reason } from '../../../../src/reconciler/conditions.js';
+import { determineReleaseState } from '../../../../src/reconciler/state.js';
 import { LeadershipLostCancellation } from '../../../../src/runtime/reconcile.js';
-import { CHART, desired, entries, FakeHelmError, harness, manifestOf, NAME, NAMESPACE, READY, record, UID } from './fakes.js';
+import { CHART, desired, entries, FakeHelmError, harness, manifestOf, NAME, NAMESPACE, OWNER_KIND, READY, record, UID } from './fakes.js';
 
 const INVENTORY = [
   { apiVersion: 'v1', kind: 'ConfigMap', namespace: NAMESPACE, name: 'web-config' },
@@ -27,6 +28,15 @@ describe('install', () => {
     expect(h.helm.callsOf('install')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, chart: CHART.path, values: d.values, labels: d.labels, signal: h.ctx.signal }]);
   });
 
+  it('stores a release the next reconcile finds in sync with the desired state', async () => {
+    const h = harness();
+    const d = desired('fp-3');
+    await install(h.ctx, d, { leftovers: false });
+    const stored = await h.storage.records(NAMESPACE, NAME);
+    expect(stored).toStrictEqual([{ revision: 1, status: 'deployed', labels: d.labels }]);
+    expect(determineReleaseState(stored, { fingerprint: d.fingerprint, ownerKind: OWNER_KIND })).toStrictEqual({ kind: 'InSync', deployed: stored[0] });
+  });
+
   it('adopts the objects as just created, keeps the manifest for this CR instance and hands what adopt saw to readiness', async () => {
     const h = harness();
     await install(h.ctx, desired(), { leftovers: false });
@@ -41,10 +51,13 @@ describe('install', () => {
 
   it('records one OverrideValuesInUse event per watches.yaml override before helm runs', async () => {
     const h = harness({ watch: { overrideValues: { 'image.tag': 'v2', replicas: '3' } } });
+    // Noted here and asserted after: an expect thrown inside helm would be caught by install as a helm failure.
+    const eventsWhenHelmRan: number[] = [];
     h.helm.during = () => {
-      expect(h.events).toHaveLength(2);
+      eventsWhenHelmRan.push(h.events.length);
     };
     await install(h.ctx, desired(), { leftovers: false });
+    expect(eventsWhenHelmRan).toStrictEqual([2]);
     expect(h.events).toStrictEqual([
       { type: 'Warning', reason: 'OverrideValuesInUse', message: 'Chart value "image.tag" overridden to "v2" by operator\'s watches.yaml' },
       { type: 'Warning', reason: 'OverrideValuesInUse', message: 'Chart value "replicas" overridden to "3" by operator\'s watches.yaml' },

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { upgrade } from '../../../../src/reconciler/actions/upgrade.js';
 import { Reason } from '../../../../src/reconciler/conditions.js';
+import { determineReleaseState } from '../../../../src/reconciler/state.js';
 import { LeadershipLostCancellation } from '../../../../src/runtime/reconcile.js';
-import { CHART, desired, entries, FakeHelmError, harness, manifestOf, NAME, NAMESPACE, READY, record, UID, type Harness } from './fakes.js';
+import { CHART, desired, entries, FakeHelmError, harness, manifestOf, NAME, NAMESPACE, OWNER_KIND, READY, record, UID, type Harness } from './fakes.js';
 
 const UPGRADE_FORCE = 'helm.sdk.operatorframework.io/upgrade-force';
 const ROLLBACK_FORCE = 'helm.sdk.operatorframework.io/rollback-force';
@@ -36,6 +37,21 @@ describe('upgrade', () => {
     expect(entries(h.manifests.get(NAMESPACE, NAME, UID, 3))).toHaveLength(1);
   });
 
+  it('stores a revision that supersedes the deployed one, in sync with the desired state', async () => {
+    const h = harness();
+    h.storage.set(NAMESPACE, NAME, [record(1, 'superseded'), record(2, 'deployed')]);
+    h.helm.release = { ...h.helm.release, revision: 3 };
+    const d = desired('fp-4');
+    await upgrade(h.ctx, d, record(2, 'deployed'));
+    const stored = await h.storage.records(NAMESPACE, NAME);
+    expect(stored.map((r) => [r.revision, r.status])).toStrictEqual([
+      [1, 'superseded'],
+      [2, 'superseded'],
+      [3, 'deployed'],
+    ]);
+    expect(determineReleaseState(stored, { fingerprint: d.fingerprint, ownerKind: OWNER_KIND })).toMatchObject({ kind: 'InSync', deployed: { revision: 3 } });
+  });
+
   it('forces the upgrade when the CR asks for it', async () => {
     const h = harness({ annotations: { [UPGRADE_FORCE]: 'true' } });
     await upgrade(h.ctx, desired(), record(2, 'deployed'));
@@ -44,10 +60,13 @@ describe('upgrade', () => {
 
   it('records the OverrideValuesInUse events before helm upgrades', async () => {
     const h = harness({ watch: { overrideValues: { 'image.tag': 'v2' } } });
+    // Noted here and asserted after: an expect thrown inside helm would be caught by upgrade as a helm failure.
+    const eventsWhenHelmRan: string[][] = [];
     h.helm.during = () => {
-      expect(h.events.map((e) => e.reason)).toStrictEqual(['OverrideValuesInUse']);
+      eventsWhenHelmRan.push(h.events.map((e) => e.reason));
     };
     await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    expect(eventsWhenHelmRan).toStrictEqual([['OverrideValuesInUse']]);
     expect(h.events).toStrictEqual([{ type: 'Warning', reason: 'OverrideValuesInUse', message: 'Chart value "image.tag" overridden to "v2" by operator\'s watches.yaml' }]);
   });
 
