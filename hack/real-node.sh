@@ -272,7 +272,7 @@ EOF
 }
 
 cmd_up() {
-  local cluster_dir=$1 kubeconfig=$2 port start=$SECONDS
+  local cluster_dir=$1 kubeconfig=$2 port images start=$SECONDS
   need_root
   [ -f "$STATE/owner" ] || die "hack/real-node.sh prepare did not run"
   load_tools
@@ -293,8 +293,9 @@ cmd_up() {
   start_daemon containerd "$CONTAINERD_DIR/containerd" --config "$STATE/containerd/config.toml"
   wait_for 30 "containerd" "$CTR" --address "$SOCK" version
   "$CTR" --address "$SOCK" -n k8s.io images import --no-unpack=false "$PAUSE_DIR/pause.tar" >/dev/null
-  "$CTR" --address "$SOCK" -n k8s.io images ls -q | grep -qx "$PAUSE_IMAGE" ||
-    die "the pause image did not import as $PAUSE_IMAGE"
+  # Not `ctr ... | grep -q`: grep's early exit would make ctr fail with SIGPIPE under pipefail.
+  images=$("$CTR" --address "$SOCK" -n k8s.io images ls -q)
+  grep -qx "$PAUSE_IMAGE" <<<"$images" || die "the pause image did not import as $PAUSE_IMAGE (images: $images)"
   start_daemon kubelet "$KUBELET_BIN" --config "$STATE/kubelet.yaml" --kubeconfig "$STATE/kubelet.kubeconfig" \
     --root-dir "$STATE/kubelet" --cert-dir "$STATE/kubelet/pki" --hostname-override "$NODE" --node-ip "$NODE_IP" \
     --node-labels "$TAINT_KEY=true" --v 1
