@@ -83,14 +83,8 @@ check_loopback() {
   done
 }
 
-wait_for() { # wait_for <seconds> <description> <command...>
-  local limit=$1 what=$2 start=$SECONDS
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS - start < limit)) || die "timed out after ${limit}s waiting for $what"
-    sleep 1
-  done
-}
+# shellcheck source=wait-for.sh
+. "$HACK_DIR/wait-for.sh"
 
 # The fake node advertises what real charts request (most public ones set ephemeral-storage
 # requests or limits; without it in allocatable such a pod stays Pending, Insufficient

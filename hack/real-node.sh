@@ -55,14 +55,9 @@ load_tools() {
   SOCK=$STATE/containerd/containerd.sock
 }
 
-wait_for() { # wait_for <seconds> <description> <command...>
-  local limit=$1 what=$2 start=$SECONDS
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS - start < limit)) || die "timed out after ${limit}s waiting for $what (logs: $STATE/logs)"
-    sleep 1
-  done
-}
+# shellcheck source=wait-for.sh
+. "$HACK_DIR/wait-for.sh"
+WAIT_FOR_HINT="logs: $STATE/logs"
 
 # --- prepare: what the control plane needs to exist before it starts ------------------------------
 
