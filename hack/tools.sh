@@ -214,6 +214,7 @@ build_pause() {
   local out=$1
   go_env
   (cd "$HACK_DIR/pause" && go build -ldflags "-s -w" -o "$out/pause" .)
+  bash "$HACK_DIR/image.sh" install
   eval "$(bash "$HACK_DIR/image.sh" env)"
   cp "$HACK_DIR/pause/Containerfile" "$out/Containerfile"
   podman build --quiet --pull=never --network=none -t "$PAUSE_IMAGE" -f "$out/Containerfile" "$out" >/dev/null
