@@ -77,8 +77,8 @@ cmd_prepare() {
   ip link show "$BRIDGE" >/dev/null 2>&1 && die "bridge $BRIDGE exists but no real node is recorded in $STATE; delete it (ip link del $BRIDGE) if nothing else uses it"
   rm -rf "$STATE" && mkdir -p "$STATE/logs" "$STATE/pids"
   echo "$owner" >"$STATE/owner"
-  # What `down` restores or removes: the sysctls as they are now, the host paths that do not exist yet,
-  # the kubelet chains that no one has made yet.
+  # What `down` restores or removes: the sysctls as they are now, the host paths that do not exist
+  # yet, the network namespaces already there (kept).
   for p in $SYSCTLS; do
     if v=$(sysctl -n "$p" 2>/dev/null); then printf '%s=%s\n' "$p" "$v"; fi
   done >"$STATE/sysctls.before"
