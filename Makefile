@@ -133,7 +133,7 @@ image-base: ## With podman: make the Dockerfile's base images available, buildin
 	bash hack/image.sh base
 
 .PHONY: docker-push
-docker-push: ## Push the operator image IMG with CONTAINER_TOOL.
+docker-push: ## Push the operator image IMG with CONTAINER_TOOL (plain HTTP to a registry on 127.0.0.1 or localhost).
 	$(PODMAN_ENV) $(CONTAINER_TOOL) push $(PUSH_FLAGS) $(IMG)
 
 .PHONY: docker-lint
