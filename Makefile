@@ -19,6 +19,10 @@ PODMAN_ENV = $(if $(filter podman,$(CONTAINER_TOOL)),eval "$$(bash hack/image.sh
 DOCKERFILE_UTILS_VERSION ?= 0.16.3
 # `make undeploy ignore-not-found=true` / `make uninstall ignore-not-found=true`: no error for objects already gone.
 ignore-not-found ?= false
+# REAL_NODE=1: cluster-up adds a real node (root; docs/real-node.md), deploy puts the operator on it.
+REAL_NODE ?=
+# podman speaks plain HTTP to a registry on this machine (hack/registry.sh) only when told to.
+PUSH_FLAGS ?= $(if $(and $(filter podman,$(CONTAINER_TOOL)),$(filter 127.0.0.1:% localhost:%,$(IMG))),--tls-verify=false)
 
 ##@ General
 
@@ -79,6 +83,11 @@ test-chaos: deps tools ## Fault-injection and fuzz tier on its own control plane
 test-redteam: deps tools ## Red-team tier on its own control plane: a tenant's attacks (crash, starve, escalate, read, leak, takeover) on the operator process in the recommended and the default configuration; prints "N attacks, N held".
 	npx vitest run --project redteam
 
+.PHONY: test-real-node
+test-real-node: deps tools ## Root: the tutorial's docker-build, docker-push, deploy, undeploy on a control plane with a real node (its own; docs/real-node.md).
+	bash hack/tools.sh real-node
+	npx vitest run --project real-node
+
 .PHONY: test-unit
 test-unit: deps ## Run the unit tests only (no cluster).
 	npx vitest run --project unit
@@ -102,8 +111,8 @@ run: build ## Run the operator against the current kube context, or a local test
 ##@ Test control plane
 
 .PHONY: cluster-up
-cluster-up: ## Start a local control plane (etcd, apiserver, controller-manager, scheduler, kwok) on 127.0.0.1; prints `export KUBECONFIG=...`.
-	@bash hack/cluster.sh up --export
+cluster-up: ## Start a local control plane (etcd, apiserver, controller-manager, scheduler, kwok) on 127.0.0.1; prints `export KUBECONFIG=...`. REAL_NODE=1: and a real node.
+	@bash hack/cluster.sh up --export $(if $(REAL_NODE),--real-node)
 
 .PHONY: cluster-down
 cluster-down: ## Stop the local control plane.
@@ -125,8 +134,8 @@ image-base: ## With podman: make the Dockerfile's base images available, buildin
 	bash hack/image.sh base
 
 .PHONY: docker-push
-docker-push: ## Push the operator image IMG with CONTAINER_TOOL.
-	$(CONTAINER_TOOL) push $(IMG)
+docker-push: ## Push the operator image IMG with CONTAINER_TOOL (plain HTTP to a registry on 127.0.0.1 or localhost).
+	$(PODMAN_ENV) $(CONTAINER_TOOL) push $(PUSH_FLAGS) $(IMG)
 
 .PHONY: docker-lint
 docker-lint: ## Lint the Dockerfile (dockerfile-utils from the npm registry) and check its invariants.
@@ -151,8 +160,8 @@ uninstall: ## Uninstall the CRDs: their custom resources first (needs the operat
 	IGNORE_NOT_FOUND=$(ignore-not-found) bash hack/deploy.sh delete config/crd
 
 .PHONY: deploy
-deploy: ## Deploy the operator with image IMG (config/default: namespace, CRDs, RBAC, Deployment, metrics Service).
-	bash hack/deploy.sh apply config/default $(IMG)
+deploy: ## Deploy the operator with image IMG (config/default: namespace, CRDs, RBAC, Deployment, metrics Service). REAL_NODE=1: on the real node.
+	REAL_NODE=$(REAL_NODE) bash hack/deploy.sh apply config/default $(IMG)
 
 .PHONY: run-as-deployed
 run-as-deployed: build ## Run the operator locally as the ServiceAccount deploy created (its RBAC exactly; for clusters that fake pods).

@@ -71,6 +71,19 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        extends: true,
+        test: {
+          // Root: a control plane with a real node (kubelet + containerd) and the tutorial's deploy
+          // path on it (`make test-real-node`; docs/real-node.md). Its own cluster: one real node per machine.
+          name: 'real-node',
+          include: ['test/real-node/**/*.test.ts'],
+          globalSetup: ['test/real-node/global-setup.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 600_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # A real Kubernetes control plane on 127.0.0.1 for development and tests: etcd, kube-apiserver,
 # kube-controller-manager and kube-scheduler built from source, with kwok faking one Node so
-# Deployments become Available without a kubelet.
+# Deployments become Available without a kubelet. kwok manages only the Nodes annotated
+# kwok.x-k8s.io/node=fake, so a real kubelet's Node stays its own.
 #
-#   hack/cluster.sh up [--name N] [--port P] [--export]
+#   hack/cluster.sh up [--name N] [--port P] [--export] [--real-node]
 #                                             start (or reuse) a cluster; prints the kubeconfig path last,
 #                                             or with --export the line `export KUBECONFIG=<path>` (what
 #                                             `make cluster-up` prints: eval "$(make -s cluster-up)")
-#   hack/cluster.sh down [--name N]           delete it
+#                                             --real-node: also one real node (kubelet, containerd, CNI
+#                                             bridge, kube-proxy; root; one per machine), tainted
+#                                             helm-operator.io/real-node=true:NoSchedule (docs/real-node.md)
+#   hack/cluster.sh down [--name N]           delete it (and its real node, restoring the host)
 #   hack/cluster.sh kubeconfig [--name N]     print the kubeconfig path of a running cluster
 #   hack/cluster.sh status [--name N]         exit 0 when the cluster answers
 #
@@ -23,6 +27,7 @@ CACHE_ROOT=${HELM_OPERATOR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/helm-opera
 NAME=${CLUSTER_NAME:-helm-operator-dev}
 PORT=${CLUSTER_PORT:-0}
 EXPORT=false
+REAL_NODE=false
 NODE_NAME=kwok-node-0
 NODE_PODS=${NODE_PODS:-250}
 [[ $NODE_PODS =~ ^[1-9][0-9]*$ ]] || { printf 'error: NODE_PODS must be a positive integer, got "%s"\n' "$NODE_PODS" >&2; exit 2; }
@@ -36,6 +41,7 @@ parse_flags() {
       --name) NAME=${2:?--name needs a value}; shift 2 ;;
       --port) PORT=${2:?--port needs a value}; shift 2 ;;
       --export) EXPORT=true; shift ;;
+      --real-node) REAL_NODE=true; shift ;;
       *) die "unknown flag '$1'" ;;
     esac
   done
@@ -77,14 +83,8 @@ check_loopback() {
   done
 }
 
-wait_for() { # wait_for <seconds> <description> <command...>
-  local limit=$1 what=$2 start=$SECONDS
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS - start < limit)) || die "timed out after ${limit}s waiting for $what"
-    sleep 1
-  done
-}
+# shellcheck source=wait-for.sh
+. "$HACK_DIR/wait-for.sh"
 
 # The fake node advertises what real charts request (most public ones set ephemeral-storage
 # requests or limits; without it in allocatable such a pod stays Pending, Insufficient
@@ -112,13 +112,55 @@ EOF
   wait_for 60 "the default ServiceAccount" kc get serviceaccount default -n default
 }
 
+# kwok-controller manages only the fake Node (kwokctl's binary runtime has it manage every Node, and
+# would report a real node's pods Running without a container).
+kwokctl_config() {
+  cat <<EOF
+kind: KwokctlConfiguration
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+options:
+  runtime: binary
+  bindAddress: 127.0.0.1
+  kubeApiserverPort: $PORT
+EOF
+  [ "$REAL_NODE" = false ] || bash "$HACK_DIR/real-node.sh" apiserver-options
+  cat <<EOF
+componentsPatches:
+- name: kwok-controller
+  extraArgs:
+  - key: manage-all-nodes
+    value: "false"
+  - key: manage-nodes-with-annotation-selector
+    value: kwok.x-k8s.io/node=fake
+EOF
+  [ -n "${SERVICE_CIDR:-}" ] || [ "$REAL_NODE" = true ] || return 0
+  printf -- '- name: kube-apiserver\n  extraArgs:\n'
+  [ -z "${SERVICE_CIDR:-}" ] || printf '  - key: service-cluster-ip-range\n    value: %s\n' "$SERVICE_CIDR"
+  [ "$REAL_NODE" = false ] || bash "$HACK_DIR/real-node.sh" apiserver-args "$CLUSTER_DIR"
+}
+
+cleanup_failed_up() {
+  [ "$REAL_NODE" = false ] || down_real_node >&2 || true
+  "$KWOKCTL_BIN" delete cluster --name "$NAME" >/dev/null 2>&1 || true
+}
+
+# The real node of this cluster, if it has one (its owner file names the cluster).
+down_real_node() {
+  [ "$(bash "$HACK_DIR/real-node.sh" owner 2>/dev/null || true)" = "$NAME" ] || return 0
+  bash "$HACK_DIR/real-node.sh" down
+}
+
 cmd_up() {
   load_tools
   if answers; then
+    if [ "$REAL_NODE" = true ] && [ "$(bash "$HACK_DIR/real-node.sh" owner 2>/dev/null || true)" != "$NAME" ]; then
+      die "cluster '$NAME' is running without a real node; take it down first (hack/cluster.sh down --name $NAME)"
+    fi
     log "cluster '$NAME' is already running"
     print_kubeconfig
     return 0
   fi
+  down_real_node
   if [ -d "$CLUSTER_DIR" ]; then
     log "cluster '$NAME' has state but does not answer; deleting it first"
     "$KWOKCTL_BIN" delete cluster --name "$NAME" >&2 || rm -rf "$CLUSTER_DIR"
@@ -128,25 +170,13 @@ cmd_up() {
   fi
   mkdir -p "$WORKDIR"
   local config="$WORKDIR/kwokctl-$NAME.yaml" start=$SECONDS
-  cat >"$config" <<EOF
-kind: KwokctlConfiguration
-apiVersion: config.kwok.x-k8s.io/v1alpha1
-options:
-  runtime: binary
-  bindAddress: 127.0.0.1
-  kubeApiserverPort: $PORT
-EOF
-  if [ -n "${SERVICE_CIDR:-}" ]; then
-    cat >>"$config" <<EOF
-componentsPatches:
-- name: kube-apiserver
-  extraArgs:
-  - key: service-cluster-ip-range
-    value: $SERVICE_CIDR
-EOF
-  fi
   # Ctrl-C or a failure half-way leaves processes behind: take down what this call started.
-  trap 'log "start-up of cluster '"'$NAME'"' failed or was interrupted; cleaning up"; "$KWOKCTL_BIN" delete cluster --name "$NAME" >/dev/null 2>&1 || true' ERR INT TERM
+  trap 'log "start-up of cluster '"'$NAME'"' failed or was interrupted; cleaning up"; cleanup_failed_up' ERR INT TERM
+  if [ "$REAL_NODE" = true ]; then
+    bash "$HACK_DIR/registry.sh" up >/dev/null
+    bash "$HACK_DIR/real-node.sh" prepare "$NAME"
+  fi
+  kwokctl_config >"$config"
   log "starting cluster '$NAME' (apiserver port: ${PORT/#0/any free})"
   PATH="$(dirname "$KUBECTL_BIN"):$PATH" "$KWOKCTL_BIN" -c "$config" create cluster \
     --name "$NAME" --runtime binary --kubeconfig "" --wait 120s --timeout 180s \
@@ -158,6 +188,7 @@ EOF
   wait_for 60 "the apiserver to answer /readyz" answers
   register_node
   check_loopback
+  [ "$REAL_NODE" = false ] || bash "$HACK_DIR/real-node.sh" up "$CLUSTER_DIR" "$KUBECONFIG_PATH"
   trap - ERR INT TERM
   log "cluster '$NAME' is up in $((SECONDS - start))s"
   print_kubeconfig
@@ -165,6 +196,8 @@ EOF
 
 cmd_down() {
   load_tools
+  # The node first: its kubelet and kube-proxy would otherwise retry a vanished apiserver.
+  down_real_node
   if [ ! -d "$CLUSTER_DIR" ]; then
     log "cluster '$NAME' does not exist"
     return 0
@@ -182,7 +215,7 @@ main() {
     down) cmd_down ;;
     kubeconfig) load_tools; answers || die "cluster '$NAME' is not running (make cluster-up)"; echo "$KUBECONFIG_PATH" ;;
     status) load_tools; answers ;;
-    *) die "usage: hack/cluster.sh up|down|kubeconfig|status [--name N] [--port P] [--export]" ;;
+    *) die "usage: hack/cluster.sh up|down|kubeconfig|status [--name N] [--port P] [--export] [--real-node]" ;;
   esac
 }
 

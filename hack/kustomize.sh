@@ -8,6 +8,8 @@
 # in a temporary directory whose only content is `resources: [<dir>]` plus an `images:` entry that
 # renames the placeholder image "controller" (config/manager/manager.yaml). This is what kubebuilder's
 # `kustomize edit set image` achieves, minus the edit of config/manager/kustomization.yaml.
+# REAL_NODE=1 adds a patch that puts the operator's Deployment on hack/cluster.sh's real node
+# (its nodeSelector and a toleration of its taint; docs/real-node.md).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -35,6 +37,16 @@ image_entry() {
   [ -z "$digest" ] || printf '    digest: %s\n' "$digest"
 }
 
+real_node_patch() {
+  cat <<'EOF'
+patches:
+  - target: {kind: Deployment, labelSelector: control-plane=controller-manager}
+    patch: |-
+      - {op: add, path: /spec/template/spec/nodeSelector, value: {helm-operator.io/real-node: "true"}}
+      - {op: add, path: /spec/template/spec/tolerations, value: [{key: helm-operator.io/real-node, operator: Exists, effect: NoSchedule}]}
+EOF
+}
+
 cmd_build() {
   local dir=${1:?usage: hack/kustomize.sh build <dir> [image]} img=${2:-}
   bash "$ROOT/hack/tools.sh" kubectl >&2
@@ -53,6 +65,7 @@ cmd_build() {
   {
     printf '# Temporary overlay written by hack/kustomize.sh\nresources:\n  - %s\n' "$base"
     image_entry "$img"
+    [ -z "${REAL_NODE:-}" ] || real_node_patch
   } >"$overlay/kustomization.yaml"
   "$KUBECTL_BIN" kustomize "$overlay"
 }

@@ -11,6 +11,11 @@
 # reference judge, and catalog-serve, opm serve on a loopback address), and opt-in:
 #   operator-sdk-helm   operator-sdk's helm-operator, the peer `make bench-compare` measures against
 #   olm                 OLM's `olm` and `catalog` operators and its CRDs (crds/), for `make test-olm`
+#   kubelet             kubelet and kube-proxy, from the same Kubernetes module and version as k8s
+#   containerd          containerd v2, its runc v2 shim and ctr, from the Go module proxy
+#   pause               the pod sandbox's pause program (hack/pause) and a FROM-scratch image of it (pause.tar)
+#   node-packages       runc, the CNI plugins, iptables, conntrack and socat from apt, when missing (root)
+#   real-node           all four: what `hack/cluster.sh up --real-node` runs (docs/real-node.md)
 # Cache root: $HELM_OPERATOR_CACHE_DIR (default ${XDG_CACHE_HOME:-~/.cache}/helm-operator-ts).
 # Versions: hack/versions.env ($TOOLS_VERSIONS_FILE replaces it, for tests of this script).
 #
@@ -61,7 +66,10 @@ component_dir() {
     registry) echo "$CACHE_ROOT/registry-$REGISTRY_VERSION-$(go_tag)" ;;
     operator-sdk-helm) echo "$CACHE_ROOT/operator-sdk-helm-$OPERATOR_SDK_VERSION-$(go_tag)" ;;
     olm) echo "$CACHE_ROOT/olm-$OLM_VERSION-$(go_tag)" ;;
-    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s etcd kwok registry olm-validate operator-sdk-helm olm)" ;;
+    kubelet) echo "$CACHE_ROOT/kubelet-$K8S_VERSION-$(go_tag)" ;;
+    containerd) echo "$CACHE_ROOT/containerd-$CONTAINERD_VERSION-$(go_tag)" ;;
+    pause) echo "$CACHE_ROOT/pause-$(pause_source_digest)-$(go_tag)" ;;
+    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s etcd kwok registry olm-validate operator-sdk-helm olm kubelet containerd pause node-packages real-node)" ;;
   esac
 }
 
@@ -78,6 +86,9 @@ component_bins() {
     operator-sdk-helm) echo "helm-operator" ;;
     olm-validate) echo "olm-validate opm catalog-serve" ;;
     olm) echo "olm catalog" ;;
+    kubelet) echo "kubelet kube-proxy" ;;
+    containerd) echo "containerd containerd-shim-runc-v2 ctr" ;;
+    pause) echo "pause" ;;
   esac
 }
 
@@ -149,10 +160,13 @@ writable_module_copy() {
   cp -a "$src/." "$2/" && chmod -R u+w "$2"
 }
 
-build_k8s() {
+# Kubernetes commands $2... of module k8s.io/kubernetes@$K8S_VERSION into $1, in a wrapper module of
+# their own (work directory per output, so the control plane and the node binaries build concurrently).
+build_k8s_cmds() {
   local out=$1 work gomod staging minor ld p
+  shift
   go_env
-  work="$CACHE_ROOT/work/k8s-$K8S_VERSION"
+  work="$CACHE_ROOT/work/$(basename "${out%.tmp}")"
   rm -rf "$work" && mkdir -p "$work"
   cd "$work"
   go mod init local.build/k8sbins >/dev/null 2>&1
@@ -172,9 +186,62 @@ build_k8s() {
     ld+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
     ld+=" -X $p.gitCommit=0000000000000000000000000000000000000000 -X $p.buildDate=1970-01-01T00:00:00Z"
   done
-  GOFLAGS="$GOFLAGS -mod=mod" go build -p 2 -tags selinux,notest -ldflags "$ld" -o "$out/" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
+  GOFLAGS="$GOFLAGS -mod=mod" go build -p 2 -tags selinux,notest -ldflags "$ld" -o "$out/" "${@/#/k8s.io/kubernetes/cmd/}"
   cd / && rm -rf "$work"
+}
+
+build_k8s() { build_k8s_cmds "$1" kube-apiserver kube-controller-manager kube-scheduler; }
+
+# The real node's kubelet and kube-proxy: same module, version and flags as the control plane.
+build_kubelet() { build_k8s_cmds "$1" kubelet kube-proxy; }
+
+# containerd v2 as its release builds it, minus cgo (no btrfs snapshotter, which a node here does not use).
+build_containerd() {
+  local out=$1 v=$CONTAINERD_VERSION pkg=github.com/containerd/containerd/v2
+  go_env
+  GOBIN="$out" go install -ldflags "-s -w -X $pkg/version.Version=$v -X $pkg/version.Revision=$v" \
+    "$pkg/cmd/containerd@$v" "$pkg/cmd/containerd-shim-runc-v2@$v" "$pkg/cmd/ctr@$v"
+}
+
+# hack/pause is our own program: its source names the cache directory, as hack/olm's does.
+pause_source_digest() {
+  cat "$HACK_DIR"/pause/*.go "$HACK_DIR/pause/go.mod" "$HACK_DIR/pause/Containerfile" | sha256sum | cut -c1-12
+}
+
+# The sandbox image every pod starts from, built here (no registry serves registry.k8s.io/pause):
+# the static binary, then a FROM-scratch image of it saved as an archive that `ctr images import` reads.
+build_pause() {
+  local out=$1
+  go_env
+  (cd "$HACK_DIR/pause" && go build -ldflags "-s -w" -o "$out/pause" .)
+  bash "$HACK_DIR/image.sh" install
+  eval "$(bash "$HACK_DIR/image.sh" env)"
+  cp "$HACK_DIR/pause/Containerfile" "$out/Containerfile"
+  podman build --quiet --pull=never --network=none -t "$PAUSE_IMAGE" -f "$out/Containerfile" "$out" >/dev/null
+  rm -f "$out/Containerfile"
+  podman save --quiet --format oci-archive -o "$out/pause.tar" "$PAUSE_IMAGE"
+}
+
+# What the real node takes from Debian rather than source: runc (containerd's runtime, as on most
+# distributions), the CNI plugins, iptables and conntrack (kube-proxy), socat (the apiserver relay).
+# Not cached here: apt-get installs them system-wide, only those missing.
+NODE_PACKAGES="runc:runc containernetworking-plugins:/usr/lib/cni/bridge iptables:iptables conntrack:conntrack socat:socat"
+ensure_node_packages() {
+  local missing=() entry pkg probe
+  for entry in $NODE_PACKAGES; do
+    pkg=${entry%%:*}
+    probe=${entry#*:}
+    if [ "${probe#/}" != "$probe" ]; then [ -x "$probe" ] && continue; else command -v "$probe" >/dev/null 2>&1 && continue; fi
+    missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  [ "$(id -u)" = 0 ] || die "missing ${missing[*]}: install them (apt-get install ${missing[*]}) or run this as root"
+  log "node-packages: installing ${missing[*]} with apt-get"
+  # A clean machine has no package lists yet: update once, only when the install cannot find them.
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >&2; then
+    apt-get update -q >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >&2
+  fi
 }
 
 build_etcd() {
@@ -313,6 +380,14 @@ ensure() {
   exec {fd}>&-
 }
 
+ensure_any() {
+  case "$1" in
+    node-packages) ensure_node_packages ;;
+    real-node) ensure_node_packages; for c in kubelet containerd pause; do ensure "$c"; done ;;
+    *) ensure "$1" ;;
+  esac
+}
+
 print_env() {
   local k8s etcd kwok
   k8s=$(component_dir k8s)
@@ -334,6 +409,11 @@ export OLM_VALIDATE_BIN="$(component_dir olm-validate)/olm-validate"
 export OPM_BIN="$(component_dir olm-validate)/opm"
 export CATALOG_SERVE_BIN="$(component_dir olm-validate)/catalog-serve"
 export OLM_DIR="$(component_dir olm)"
+export KUBELET_BIN="$(component_dir kubelet)/kubelet"
+export KUBE_PROXY_BIN="$(component_dir kubelet)/kube-proxy"
+export CONTAINERD_DIR="$(component_dir containerd)"
+export PAUSE_DIR="$(component_dir pause)"
+export PAUSE_IMAGE="$PAUSE_IMAGE"
 EOF
 }
 
@@ -355,7 +435,7 @@ main() {
     node-dir) node_dir ;;
     env) print_env ;;
     all) for c in node helm etcd kwok k8s helm3 registry olm-validate; do ensure "$c"; done ;;
-    *) for c in "$@"; do ensure "$c"; done ;;
+    *) for c in "$@"; do ensure_any "$c"; done ;;
   esac
 }
 

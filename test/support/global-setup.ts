@@ -47,11 +47,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
 /**
  * Provides the tool paths and the kubeconfig of cluster `name` (started unless `reuse` names a
  * kubeconfig); the returned teardown deletes a cluster this call started, unless KEEP_CLUSTER=1.
- * `env` reaches hack/cluster.sh (e.g. SERVICE_CIDR).
+ * `env` reaches hack/cluster.sh (e.g. SERVICE_CIDR), `upArgs` its `up` (e.g. --real-node).
  */
 export async function startTestCluster(
   project: TestProject,
-  o: { name: string; reuse?: string | undefined; env?: Readonly<Record<string, string>> },
+  o: { name: string; reuse?: string | undefined; env?: Readonly<Record<string, string>>; upArgs?: readonly string[] },
 ): Promise<() => Promise<void>> {
   const tools = await toolPaths();
   project.provide('helmBin', tools.HELM_BIN ?? '');
@@ -67,7 +67,7 @@ export async function startTestCluster(
     () => true,
     () => false,
   );
-  const lines = (await hack('cluster.sh', ['up', '--name', o.name], env)).split('\n');
+  const lines = (await hack('cluster.sh', ['up', '--name', o.name, ...(o.upArgs ?? [])], env)).split('\n');
   project.provide('kubeconfigPath', lines[lines.length - 1] ?? '');
   return async () => {
     if (alreadyUp || process.env.KEEP_CLUSTER === '1') return;

@@ -236,6 +236,8 @@ describe('Makefile deployment targets', () => {
     expect(makefile).toMatch(/^IMG \?= controller:latest$/m);
     expect(makefile).toMatch(/^CONTAINER_TOOL \?= docker$/m);
     expect(makefile).toMatch(/^\t\$\(CONTAINER_TOOL\) build -t \$\(IMG\) \.$/m);
-    expect(makefile).toMatch(/^\t\$\(CONTAINER_TOOL\) push \$\(IMG\)$/m);
+    // As the scaffold's: podman pushes to a loopback registry over plain HTTP only when told to.
+    expect(makefile).toMatch(/^\t\$\(PODMAN_ENV\) \$\(CONTAINER_TOOL\) push \$\(PUSH_FLAGS\) \$\(IMG\)$/m);
+    expect(makefile).toMatch(/^PUSH_FLAGS \?= \$\(if \$\(and \$\(filter podman,\$\(CONTAINER_TOOL\)\),\$\(filter 127\.0\.0\.1:% localhost:%,\$\(IMG\)\)\),--tls-verify=false\)$/m);
   });
 });

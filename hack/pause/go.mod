@@ -1,0 +1,3 @@
+module helm-operator-ts/hack/pause
+
+go 1.26

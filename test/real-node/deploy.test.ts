@@ -1,0 +1,169 @@
+/**
+ * The tutorial's deployment path on a control plane with a real node (`hack/cluster.sh up
+ * --real-node`, docs/real-node.md): `make docker-build docker-push IMG=<loopback registry>/...`, then
+ * `make deploy IMG=... REAL_NODE=1`. The operator pod runs in containerd under the Deployment's real
+ * settings, its probes pass at the kubelet, it reconciles the sample to Ready=True with nginx pods
+ * (the stand-in image, pulled through containerd's registry mirror) running on the real node, and
+ * `make undeploy` leaves no release and no object. Last, `down` leaves the host as it found it.
+ *
+ * Root only (containerd, kubelet, host networking); its own cluster (one real node per machine).
+ */
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { DEPLOYED, exec, gone, kubectl, ROOT } from '../support/deploy.js';
+import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
+import { CRs, NGINX } from '../support/operator.js';
+import { sample } from '../support/prometheus.js';
+import { REAL_NODE_CLUSTER } from './global-setup.js';
+
+const NODE = 'real-node-0';
+const TAINT = 'helm-operator.io/real-node';
+const POD_NET = /^10\.244\.0\.\d+$/;
+const SAMPLE = 'nginx-sample';
+
+const make = (...args: string[]): Promise<string> => exec('make', ['--no-print-directory', ...args], 900_000);
+const hack = (script: string, ...args: string[]): Promise<string> => exec('bash', [path.join(ROOT, 'hack', script), ...args], 600_000);
+
+/** containerd's tasks (running containers) of the pods' namespace, by container id. */
+async function tasks(): Promise<Map<string, { pid: number; status: string }>> {
+  // Rows are "<64 hex id> <pid> <STATUS>"; ctr's warnings (cgroup v1 deprecation) are not.
+  const out = await hack('real-node.sh', 'ctr', 'tasks', 'ls');
+  const rows = [...out.matchAll(/^([0-9a-f]{64})\s+(\d+)\s+([A-Z]+)\s*$/gm)];
+  return new Map(rows.map(([, id, pid, status]) => [id ?? '', { pid: Number(pid), status: status ?? '' }]));
+}
+
+/** The containerd id of a pod's container ("containerd://<id>" in its status). */
+function containerId(pod: V1Pod, container: string): string {
+  const status = pod.status?.containerStatuses?.find((c) => c.name === container);
+  const id = /^containerd:\/\/([0-9a-f]{64})$/.exec(status?.containerID ?? '')?.[1];
+  if (id === undefined) throw new Error(`pod ${pod.metadata?.name}: container ${container} has no containerd id (${status?.containerID})`);
+  return id;
+}
+
+/** What makes a pod's container real: a RUNNING containerd task whose process is on this host, in a kubepods cgroup. */
+async function realContainer(pod: V1Pod, container: string): Promise<{ pid: number; uid: string }> {
+  const id = containerId(pod, container);
+  const task = (await tasks()).get(id);
+  if (task?.status !== 'RUNNING') throw new Error(`container ${id} is not a RUNNING containerd task: ${JSON.stringify(task)}`);
+  const cgroup = await readFile(`/proc/${task.pid}/cgroup`, 'utf8');
+  if (!cgroup.includes('/kubepods/')) throw new Error(`process ${task.pid} is not in a kubepods cgroup: ${cgroup}`);
+  const uid = /^Uid:\s+(\d+)/m.exec(await readFile(`/proc/${task.pid}/status`, 'utf8'))?.[1] ?? '';
+  return { pid: task.pid, uid };
+}
+
+describe('make docker-build docker-push deploy undeploy on a real node', () => {
+  const kc = testKubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
+  const ext = kc.makeApiClient(ApiextensionsV1Api);
+  const crs = new CRs(kc, NGINX);
+  let img = '';
+  let ns: { name: string; remove: () => Promise<void> } | undefined;
+
+  const operatorPod = async (): Promise<V1Pod | undefined> =>
+    (await core.listNamespacedPod({ namespace: DEPLOYED.namespace, labelSelector: 'control-plane=controller-manager' })).items.find(
+      (p) => p.metadata?.deletionTimestamp === undefined,
+    );
+  const samplePods = async (): Promise<V1Pod[]> =>
+    (await core.listNamespacedPod({ namespace: ns?.name ?? '', labelSelector: `app.kubernetes.io/instance=${SAMPLE}` })).items;
+  const ready = (p: V1Pod | undefined): boolean => p?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+
+  beforeAll(async () => {
+    const registry = /^export REGISTRY=(\S+)$/m.exec(await hack('registry.sh', 'up'))?.[1];
+    if (registry === undefined) throw new Error('hack/registry.sh up printed no REGISTRY');
+    img = `${registry}/helm-operator:real-node`;
+    ns = await createNamespace(kc, 'real-node');
+  });
+
+  let clusterDown = false;
+
+  afterAll(async () => {
+    if (clusterDown) return;
+    // A failed run must not leave the operator deployed (its pod would keep the node busy).
+    await make('undeploy', 'ignore-not-found=true').catch(() => undefined);
+    await ns?.remove();
+  }, 300_000);
+
+  it('the cluster has the real node beside the fake one, tainted so only pods that tolerate it go there', async () => {
+    const node = await core.readNode({ name: NODE });
+    expect(node.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    expect(node.spec?.taints).toContainEqual(expect.objectContaining({ key: TAINT, effect: 'NoSchedule' }));
+    expect(node.status?.addresses).toContainEqual({ type: 'InternalIP', address: '10.244.0.1' });
+    expect(node.status?.nodeInfo?.containerRuntimeVersion).toMatch(/^containerd:\/\/v?2\./);
+  });
+
+  it('make docker-build docker-push IMG=<loopback registry>/... builds the image and pushes it', async () => {
+    await make('docker-build', 'docker-push', `IMG=${img}`, 'CONTAINER_TOOL=podman');
+    // The stand-in that the sample chart's default image name resolves to (docs/real-node.md).
+    const chart = parse(await readFile(path.join(ROOT, 'helm-charts/nginx/Chart.yaml'), 'utf8')) as { appVersion: string };
+    await hack('stand-ins.sh', 'push', `nginx:${chart.appVersion}`);
+  });
+
+  it('make deploy IMG=... REAL_NODE=1: the operator pod runs in containerd on the real node, its probes pass', async () => {
+    await make('deploy', `IMG=${img}`, 'REAL_NODE=1');
+    const pod = await waitFor('the operator pod to be Ready', async () => {
+      const p = await operatorPod();
+      return ready(p) ? p : undefined;
+    }, { timeoutMs: 180_000 });
+    expect(pod.spec?.nodeName).toBe(NODE);
+    expect(pod.status?.podIP).toMatch(POD_NET);
+    // The image's uid 1001 runs the process, in the pod's cgroup: a container, not kwok's report of one.
+    expect((await realContainer(pod, 'manager')).uid).toBe('1001');
+    // The kubelet's prober: both probes have succeeded (liveness first runs at 15 s), without a restart.
+    const probes = await waitFor('a successful liveness probe of the operator', async () => {
+      const text = await kubectl('get', '--raw', `/api/v1/nodes/${NODE}/proxy/metrics/probes`);
+      const want = { pod: pod.metadata?.name ?? '', container: 'manager', result: 'successful' };
+      return (sample(text, 'prober_probe_total', { ...want, probe_type: 'Liveness' }) ?? 0) >= 1 ? text : undefined;
+    }, { timeoutMs: 90_000, intervalMs: 2_000 });
+    expect(sample(probes, 'prober_probe_total', { pod: pod.metadata?.name ?? '', container: 'manager', probe_type: 'Readiness', result: 'successful' })).toBeGreaterThanOrEqual(1);
+    expect((await operatorPod())?.status?.containerStatuses?.[0]?.restartCount).toBe(0);
+  });
+
+  it('the sample, with the real node in its values, is Ready=True with its nginx pods running there', async () => {
+    const namespace = ns?.name ?? '';
+    const cr = parse(await readFile(path.join(ROOT, DEPLOYED.sample), 'utf8')) as { spec: Record<string, unknown> };
+    cr.spec.nodeSelector = { [TAINT]: 'true' };
+    cr.spec.tolerations = [{ key: TAINT, operator: 'Exists', effect: 'NoSchedule' }];
+    const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'real-node-sample-')), 'sample.yaml');
+    await writeFile(file, stringify(cr));
+    await kubectl('apply', '-n', namespace, '-f', file);
+    await crs.waitForCondition(namespace, SAMPLE, { type: 'Ready', status: 'True' }, { timeoutMs: 180_000 });
+    const pods = await samplePods();
+    expect(pods).toHaveLength(cr.spec.replicaCount as number);
+    for (const pod of pods) {
+      expect(pod.spec?.nodeName).toBe(NODE);
+      expect(ready(pod)).toBe(true);
+      expect(pod.status?.podIP).toMatch(POD_NET);
+      // The chart's uid 101; the image came through containerd's docker.io mirror (the loopback registry).
+      expect((await realContainer(pod, 'nginx')).uid).toBe('101');
+      expect(pod.status?.containerStatuses?.[0]?.imageID).toMatch(/^docker\.io\/library\/nginx@sha256:/);
+      // nginx answers on the pod's bridge address, from the host.
+      expect((await fetch(`http://${pod.status?.podIP}:8080/healthz`)).status).toBe(200);
+    }
+  });
+
+  it('make undeploy leaves no release and no object, and the node runs no container', async () => {
+    const namespace = ns?.name ?? '';
+    await make('undeploy');
+    expect((await core.listSecretForAllNamespaces({ labelSelector: 'owner=helm' })).items.map((s) => s.metadata?.name)).toEqual([]);
+    expect(await crs.get(namespace, SAMPLE)).toBeUndefined();
+    expect(await gone(() => apps.readNamespacedDeployment({ name: SAMPLE, namespace }))).toBe(true);
+    expect(await gone(() => ext.readCustomResourceDefinition({ name: DEPLOYED.crd }))).toBe(true);
+    await waitFor(`namespace ${DEPLOYED.namespace} to be deleted`, () => gone(() => core.readNamespace({ name: DEPLOYED.namespace })), { timeoutMs: 120_000 });
+    await waitFor('the real node to run no pod', async () => (await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${NODE}` })).items.length === 0, {
+      timeoutMs: 120_000,
+    });
+    await waitFor('containerd to run no container', async () => (await tasks()).size === 0, { timeoutMs: 60_000 });
+  });
+
+  it('hack/cluster.sh down leaves the host as it found it (processes, mounts, netns, bridge, iptables, cgroups, sysctls, paths)', async () => {
+    await ns?.remove();
+    await hack('cluster.sh', 'down', '--name', REAL_NODE_CLUSTER);
+    clusterDown = true;
+    await hack('real-node.sh', 'check-host', inject('hostStateBefore'));
+  });
+});
