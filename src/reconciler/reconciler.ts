@@ -14,7 +14,7 @@ import { describeError } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/events.js';
 import { TerminalError, type ControllerHandle, type ReconcileContext, type Reconciler, type Request, type Result } from '../runtime/reconcile.js';
 import { correctDrift } from './actions/correct-drift.js';
-import { FINALIZER, FINALIZERS } from './actions/uninstall.js';
+import { FINALIZER, FINALIZERS, type UninstallPort } from './actions/uninstall.js';
 import { install } from './actions/install.js';
 import { unlock } from './actions/unlock.js';
 import { upgrade } from './actions/upgrade.js';
@@ -30,7 +30,6 @@ import { observeRelease, readRecords, releaseOwnerOf, type ReleaseOwner } from '
 import { summarize, type Outcome, type Summary } from './outcome.js';
 import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, resyncAfterMs, withPeriodFloor } from './period.js';
 import type { CustomResourcesPort, ManifestsPort, ObjectReaderPort, ReconcilerMetrics, ReleaseObjectsPort, ReleaseStoragePort } from './ports.js';
-import type { UninstallPort } from './actions/uninstall.js';
 import { redactedError, Redactor } from './redaction.js';
 import type { ReleaseRecord } from './state.js';
 import { missingServiceAccount } from './service-account.js';

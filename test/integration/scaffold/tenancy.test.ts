@@ -32,8 +32,9 @@ describe('create api on a chart whose values CR authors can write templates thro
     expect(tenancy[0]).toContain('extraDeploy: a list of objects, rendered with tpl (templates/extra-list.yaml)');
     expect(tenancy[0]).toContain('commonAnnotations: rendered with tpl (templates/configmap.yaml)');
     expect(tenancy[0]).toContain('metrics.extraManifests: a list of objects');
-    // The chart renders ConfigMaps with its defaults: that is what role.yaml grants for it, plus helm's Secrets.
-    expect(tenancy[1]).toContain('config/rbac/role.yaml grants (configmaps, secrets) in every namespace');
+    // The chart renders ConfigMaps with its defaults: the watch's allowKinds, which the gateway holds
+    // such values to whatever role.yaml grants (ConfigMaps, and Secrets for helm's records).
+    expect(tenancy[1]).toContain("objects of the kinds the watch's allowKinds lists (ConfigMap; the helm gateway refuses any other) in every namespace");
     expect(tenancy[2]).toContain('--default-service-account <name>');
   });
 

@@ -8,6 +8,7 @@ import { ConfigReloader, configurationHash, watchConfigFiles, type ConfigWatcher
 import type { Watch } from '../../../src/config/watch.js';
 import { ManualClock } from '../../../src/runtime/backoff.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
+import { watchOf } from '../../support/watch.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const NGINX = path.join(ROOT, 'helm-charts/nginx');
@@ -114,21 +115,7 @@ describe('ConfigReloader', () => {
 
   it('on a chart event re-reads the charts and applies only when a chart digest changed', async () => {
     let digest = 'sha256:aaa';
-    const watch = (): Watch => ({
-      group: 'example.com',
-      version: 'v1alpha1',
-      kind: 'Nginx',
-      chart: { path: NGINX, format: 'directory', name: 'nginx', version: '0.1.0', digest },
-      watchDependentResources: true,
-      overrideValues: {},
-      labelSelector: '',
-      dryRunOption: 'client',
-      confineToNamespace: false,
-      allowClusterScoped: [],
-      sensitiveValues: [],
-      allowSchemaRefs: false,
-      source: { file: FILE, index: 0, line: 1 },
-    });
+    const watch = (): Watch => watchOf({ path: NGINX, format: 'directory', name: 'nginx', version: '0.1.0', digest }, { version: 'v1alpha1', source: { file: FILE, index: 0, line: 1 } });
     const parse = vi.fn(() => Promise.resolve([watch()]));
     const t = setup(entry('Nginx', NGINX), { parse });
     await t.reloader.initial();

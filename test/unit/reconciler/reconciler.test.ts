@@ -20,27 +20,14 @@ import { VALUES_FROM_ANNOTATION, type ValuesReference, type ValuesSource, type V
 import { keepMetadataOnly } from '../../../src/runtime/informer.js';
 import type { Result } from '../../../src/runtime/reconcile.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
+import { watchOf } from '../../support/watch.js';
 import { CHART, describeHelmError, FakeController, FakeHelm, FakeHelmError, FakeObjects, FakeStorage, fakeIsNamespaced, record, type RecordedEvent } from './actions/fakes.js';
 
 const NS = 'apps';
 const NAME = 'web';
 const PERIOD_MS = 600_000;
 
-const WATCH: HelmReconcilerOptions['watch'] = {
-  group: 'example.com',
-  version: 'v1',
-  kind: 'Nginx',
-  chart: CHART,
-  watchDependentResources: true,
-  overrideValues: {},
-  labelSelector: '',
-  dryRunOption: 'client',
-  confineToNamespace: false,
-  allowClusterScoped: [],
-  sensitiveValues: [],
-  allowSchemaRefs: false,
-  source: { file: 'watches.yaml', index: 0, line: 1 },
-};
+const WATCH: HelmReconcilerOptions['watch'] = watchOf(CHART);
 const OWNER_KIND = releaseOwnerOf(WATCH).ownerKind;
 
 /** The CRs of the kind as the API server keeps them: finalizers, status, deletion. */
