@@ -8,14 +8,14 @@ import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { HttpMethod, type KubeConfig } from '../k8s/client-node.js';
 import { isNotFound } from '../k8s/errors.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
+import { storageSecretName } from '../util/release-storage-name.js';
 import { RELEASE_STATUSES, type ReleaseRecord, type ReleaseStatus } from './types.js';
+
+export { storageSecretName };
 
 const HELM_OWNED_LABELS = new Set(['owner', 'name', 'status', 'version', 'createdAt', 'modifiedAt']);
 const METADATA_ONLY = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 const OBJECT_METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
-
-/** The `secret` driver's name for one revision of a release. */
-export const storageSecretName = (release: string, revision: number): string => `sh.helm.release.v1.${release}.v${revision}`;
 
 /**
  * Pure: the release's latest record, from the labels of its revision `revision` (undefined: no

@@ -4,6 +4,7 @@
  * from the request itself, so no second render and no manifest parser stands between the check and
  * what is applied (docs/adr/0045). Pure.
  */
+import { storagePrefix } from '../../util/release-storage-name.js';
 import { isWrite, type ApiRequest, type ResourceRequest } from './api-request.js';
 
 export interface GatewayPolicy {
@@ -112,8 +113,6 @@ function confinement(req: ResourceRequest, policy: GatewayPolicy, scope: Resourc
   return refuse(`${describe(req, scope)} is cluster-scoped, and this watch allows no ${kind} (allowClusterScoped)`);
 }
 
-/** helm's storage record names of `release` (`sh.helm.release.v1.<release>.v<revision>`). */
-export const storagePrefix = (release: string): string => `sh.helm.release.v1.${release}.v`;
 
 /** `allowKinds`: a decision for a write of a kind the list does not name, undefined for one it does. */
 function allowList(req: ResourceRequest, policy: GatewayPolicy, allowKinds: readonly string[], scope: ResourceScope | undefined): Decision | undefined {
