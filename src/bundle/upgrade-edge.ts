@@ -4,6 +4,7 @@
  * previous version is on disk, so `make bundle VERSION=0.0.2` after 0.0.1 writes
  * `replaces: <package>.v0.0.1`. Pure. See docs/adr/0057-chart-updates-and-bundle-upgrades.md.
  */
+import semver from 'semver';
 import { isPlainObject } from '../util/plain-object.js';
 
 /** What the previous bundle's CSV says about itself. */
@@ -17,28 +18,6 @@ export interface UpgradeEdge {
   /** The CSV name to write as `spec.replaces`; undefined writes none. */
   readonly replaces?: string;
   readonly notes: readonly string[];
-}
-
-/** Semantic versions compared by precedence (semver.org §11), build metadata ignored. */
-export function compareSemver(a: string, b: string): number {
-  const parse = (v: string): { core: number[]; pre: string[] } => {
-    const [main = '', pre] = v.split('+')[0]?.split(/-(.*)/s) ?? [];
-    return { core: main.split('.').map(Number), pre: pre === undefined || pre === '' ? [] : pre.split('.') };
-  };
-  const x = parse(a);
-  const y = parse(b);
-  for (let i = 0; i < 3; i++) if ((x.core[i] ?? 0) !== (y.core[i] ?? 0)) return (x.core[i] ?? 0) - (y.core[i] ?? 0);
-  if (x.pre.length === 0 || y.pre.length === 0) return y.pre.length - x.pre.length;
-  for (let i = 0; i < Math.min(x.pre.length, y.pre.length); i++) {
-    const p = x.pre[i] ?? '';
-    const q = y.pre[i] ?? '';
-    if (p === q) continue;
-    const numeric = /^\d+$/;
-    if (numeric.test(p) && numeric.test(q)) return Number(p) - Number(q);
-    if (numeric.test(p) !== numeric.test(q)) return numeric.test(p) ? -1 : 1;
-    return p < q ? -1 : 1;
-  }
-  return x.pre.length - y.pre.length;
 }
 
 /** The previous bundle's CSV (parsed YAML), if it is one. */
@@ -61,7 +40,8 @@ export function upgradeEdge(o: { packageName: string; version: string; baseRepla
   const p = o.previous;
   if (p === undefined) return { notes: [] };
   if (!p.name.startsWith(`${o.packageName}.v`)) return { notes: [`no replaces: the bundle directory held ${p.name}, not a version of package ${o.packageName}`] };
-  const order = compareSemver(p.version, o.version);
+  if (semver.valid(p.version) === null) return { notes: [`no replaces: the bundle directory held ${p.name}, whose version ${p.version} is not semantic`] };
+  const order = semver.compare(p.version, o.version);
   if (order === 0) return p.replaces === undefined ? { notes: [] } : { replaces: p.replaces, notes: [`replaces ${p.replaces}: kept from the bundle of the same version`] };
   if (order > 0) return { notes: [`no replaces: the bundle directory held ${p.name}, newer than ${o.version} (set spec.replaces in the base CSV to choose one)`] };
   return { replaces: p.name, notes: [`replaces ${p.name}: the previous bundle (an upgrade edge for OLM)`] };
