@@ -2,13 +2,16 @@
  * The bundle commands as the CLI calls them: read the kustomize output, plan, write through the
  * scaffold machinery's writer, and return what to print.
  */
-import { basename } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { readFile } from 'node:fs/promises';
+import path, { basename } from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
 import { applyPlan, formatPlan, formatResults } from '../machinery/index.js';
 import { readProject } from '../machinery/project.js';
-import { BundleInputError } from './csv.js';
+import { BundleInputError, manifestFileName } from './csv.js';
+import { isPlainObject } from '../util/plain-object.js';
 import { generateBundle } from './generate.js';
 import { kustomizeManifests } from './kustomize-manifests.js';
+import { previousCsv, upgradeEdge, type UpgradeEdge } from './upgrade-edge.js';
 import { isK8sObject, type K8sObject } from './types.js';
 import { formatFindings, readBundleDir, validateBundle } from './validate.js';
 
@@ -59,10 +62,29 @@ export interface GenerateBundleFlags extends WriteFlags {
   readonly now: Date;
 }
 
+/** `replaces` from the CSV the previous `generate bundle` left in the output directory (upgrade-edge.ts). */
+async function edgeFromDisk(f: GenerateBundleFlags, pkg: string, objects: readonly K8sObject[]): Promise<UpgradeEdge> {
+  const file = path.join(f.root, f.outputDir, 'manifests', manifestFileName({ apiVersion: '', kind: 'ClusterServiceVersion', metadata: { name: '' } }, pkg));
+  const text = await readFile(file, 'utf8').catch(() => undefined);
+  let previous: unknown;
+  try {
+    previous = text === undefined ? undefined : parse(text);
+  } catch {
+    previous = undefined; // a CSV that no longer parses is regenerated; it names no edge
+  }
+  const base = objects.find((o) => o.kind === 'ClusterServiceVersion')?.['spec'];
+  const baseReplaces = isPlainObject(base) && typeof base['replaces'] === 'string' ? base['replaces'] : undefined;
+  const prev = previousCsv(previous);
+  return upgradeEdge({ packageName: pkg, version: f.version, ...(baseReplaces === undefined ? {} : { baseReplaces }), ...(prev === undefined ? {} : { previous: prev }) });
+}
+
 export async function runGenerateBundle(f: GenerateBundleFlags): Promise<string> {
   const pkg = await packageName(f.root, f.packageName);
+  const objects = parseObjects(f.input, f.inputName);
+  const edge = await edgeFromDisk(f, pkg, objects);
   const { plan, notes } = generateBundle({
-    objects: parseObjects(f.input, f.inputName),
+    objects,
+    ...(edge.replaces === undefined ? {} : { replaces: edge.replaces }),
     version: f.version,
     packageName: pkg,
     createdAt: f.now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
@@ -74,7 +96,7 @@ export async function runGenerateBundle(f: GenerateBundleFlags): Promise<string>
   });
   // The bundle is output, not a file the user owns: always regenerated.
   const results = await applyPlan(f.root, plan, { force: true, dryRun: f.dryRun });
-  return [...report(results, plan, f.dryRun), ...notes.map((n) => `note: ${n}`)].join('\n');
+  return [...report(results, plan, f.dryRun), ...[...edge.notes, ...notes].map((n) => `note: ${n}`)].join('\n');
 }
 
 export async function runBundleValidate(dir: string, opts: { selectOptional?: string; output: 'text' | 'json' }): Promise<{ text: string; ok: boolean }> {

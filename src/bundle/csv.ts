@@ -20,6 +20,8 @@ export interface BundleInput {
   readonly createdAt: string;
   readonly builderVersion: string;
   readonly useImageDigests?: boolean;
+  /** `spec.replaces`: the CSV this one upgrades (upgrade-edge.ts); undefined keeps the base CSV's. */
+  readonly replaces?: string;
 }
 
 export interface BundleContent {
@@ -199,6 +201,7 @@ export function buildBundle(input: BundleInput): BundleContent {
   const spec = isPlainObject(csv['spec']) ? csv['spec'] : {};
   csv['spec'] = spec;
   spec['version'] = input.version;
+  if (input.replaces !== undefined) spec['replaces'] = input.replaces;
   spec['customresourcedefinitions'] = { owned: mergeOwned(crds.flatMap(ownedEntries), spec['customresourcedefinitions']) };
   spec['install'] = {
     strategy: 'deployment',

@@ -1,9 +1,9 @@
 /**
- * `helm-operator olm install | status | uninstall`, `run bundle` and `cleanup`: operator-sdk's
+ * `helm-operator olm install | status | uninstall`, `run bundle`, `run bundle-upgrade` and `cleanup`: operator-sdk's
  * command shapes and flags (docs/adr/0033); flags → src/olm.
  */
 import { Command, Option } from 'commander';
-import type { CleanupFlags, OlmFlags, RunBundleFlags } from '../olm/commands.js';
+import type { CleanupFlags, OlmFlags, RunBundleFlags, RunBundleUpgradeFlags } from '../olm/commands.js';
 import { boolOption, duration } from './flags.js';
 
 type Action<T> = (flags: T) => Promise<void>;
@@ -44,6 +44,19 @@ export function defineRunBundleCommand(action: Action<RunBundleFlags>): Command 
     .action((ref: string, o: Raw) =>
       action({ ref, timeoutMs: o.timeout, useHttp: o.useHttp, skipTlsVerify: o.skipTlsVerify, ...optional({ namespace: o.namespace, installMode: o.installMode, kubeconfig: o.kubeconfig }) }),
     );
+}
+
+export function defineRunBundleUpgradeCommand(action: Action<RunBundleUpgradeFlags>): Command {
+  type Raw = { namespace?: string; timeout: number; useHttp: boolean; skipTlsVerify: boolean; kubeconfig?: string };
+  return new Command('bundle-upgrade')
+    .description("Upgrade an operator that 'run bundle' installed to the bundle given: a bundle image or a bundle directory of a newer version")
+    .argument('<bundle>', 'bundle image or bundle directory')
+    .addOption(namespace())
+    .addOption(timeout())
+    .option('--use-http', 'pull the bundle image from a plain-HTTP registry', false)
+    .option('--skip-tls-verify', "pull the bundle image without checking the registry's TLS certificate", false)
+    .addOption(kubeconfig())
+    .action((ref: string, o: Raw) => action({ ref, timeoutMs: o.timeout, useHttp: o.useHttp, skipTlsVerify: o.skipTlsVerify, ...optional({ namespace: o.namespace, kubeconfig: o.kubeconfig }) }));
 }
 
 export function defineCleanupCommand(action: Action<CleanupFlags>): Command {

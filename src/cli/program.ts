@@ -8,7 +8,7 @@ import { KubeConfigError } from '../k8s/kubeconfig.js';
 import { NoKindMatchError } from '../k8s/restmapper.js';
 import { defineBundleCommand, defineGenerateCommand } from './bundle.js';
 import { defineRunCommand } from './flags.js';
-import { defineCleanupCommand, defineOlmCommand, defineRunBundleCommand } from './olm.js';
+import { defineCleanupCommand, defineOlmCommand, defineRunBundleCommand, defineRunBundleUpgradeCommand } from './olm.js';
 import { defineCreateCommand, defineInitCommand } from './scaffold.js';
 import { run, StartupError } from './run.js';
 import { VERSION } from './version.js';
@@ -40,7 +40,11 @@ async function main(argv: readonly string[]): Promise<void> {
     // Program options only before the subcommand: `create api --version v1alpha1` is the API version.
     .enablePositionalOptions()
     .showHelpAfterError('(run with --help for usage)');
-  program.addCommand(defineRunCommand(run).addCommand(defineRunBundleCommand(async (f) => { print(await (await olm()).runBundleCommand(f)); })));
+  program.addCommand(
+    defineRunCommand(run)
+      .addCommand(defineRunBundleCommand(async (f) => { print(await (await olm()).runBundleCommand(f)); }))
+      .addCommand(defineRunBundleUpgradeCommand(async (f) => { print(await (await olm()).runBundleUpgradeCommand(f)); })),
+  );
   program.addCommand(
     defineInitCommand(async (f) => {
       const [{ runInit }, { runtimeIdentity }] = await Promise.all([scaffold(), import('../scaffold/runtime-identity.js')]);

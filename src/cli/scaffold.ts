@@ -19,6 +19,7 @@ interface RawFlags {
   plainHttp: boolean;
   helmBinary?: string;
   force: boolean;
+  allowBreaking: boolean;
   dryRun: boolean;
 }
 
@@ -83,7 +84,8 @@ function apiOptions(cmd: Command): Command {
     .option('--plain-http', 'fetch from an OCI registry or repository over plain HTTP', false)
     .option('--helm-binary <path>', "helm executable (default: $HELM_BIN, else helm on PATH, else the runtime's pinned helm, fetched into its tool cache)")
     .option('--plugins <keys>', "operator-sdk's plugin keys, accepted for its helm plugin only: helm, helm.sdk.operatorframework.io/v1", parsePlugins)
-    .option('--force', 'overwrite files you edited, regenerate an existing API', false)
+    .option('--force', 'overwrite files you edited, regenerate an existing API (a chart update: the new chart, CRD, sample, RBAC, watch)', false)
+    .option('--allow-breaking', "with --force: write a CRD schema that OLM v1's upgrade-safety checks refuse (removed fields, changed types, ...)", false)
     .option('--dry-run', 'print the plan and what would change; write nothing', false);
 }
 
@@ -94,6 +96,7 @@ function common(raw: RawFlags): CreateApiFlags {
     root: process.cwd(),
     ...(raw.helmBinary === undefined ? {} : { helmBinary: raw.helmBinary }),
     force: raw.force,
+    allowBreaking: raw.allowBreaking,
     dryRun: raw.dryRun,
     crdSchema: raw.crdSchema,
     valuesFiles: raw.values,

@@ -85,19 +85,23 @@ export function catalogYaml(b: Pick<RenderedBundle, 'name' | 'packageName' | 'bl
   return docs.map((d) => `---\n${stringify(d)}`).join('');
 }
 
-const catalogDir = (c: Cluster, namespace: string, pkg: string): string => path.join(clusterStateDir(c.server), 'catalogs', `${namespace}.${pkg}`);
+export const catalogDir = (c: Cluster, namespace: string, pkg: string): string => path.join(clusterStateDir(c.server), 'catalogs', `${namespace}.${pkg}`);
 
-async function requireOlm(c: Cluster): Promise<void> {
+/** OLM installed and its operators running, on a cluster whose catalogs this machine serves (see runBundle). */
+export async function requireOlm(c: Cluster): Promise<void> {
   if ((await c.get(CRDS, `subscriptions.${OLM_GROUP}`)) === undefined) {
     throw new OlmError('OLM is not installed in this cluster (no subscriptions.operators.coreos.com CRD): run helm-operator olm install first');
   }
   if (!(await c.runsPods()) && (await runningPid(clusterStateDir(c.server), 'olm-operator')) === undefined) {
     throw new OlmError("OLM's operators are not running on this machine for this cluster: helm-operator olm status shows what is missing; olm uninstall, then olm install");
   }
+  if (await c.runsPods()) {
+    throw new OlmError("this cluster's nodes run containers: serving the bundle's catalog from a registry pod (operator-sdk's way) is not implemented yet; run bundle works on clusters whose nodes run no containers (the local control plane), where the catalog is served from this machine");
+  }
 }
 
 /** catalog-serve on a loopback port, detached; resolves with its address once it listens. */
-async function serveCatalog(tools: OlmTools, dir: string, timeoutMs: number): Promise<string> {
+export async function serveCatalog(tools: OlmTools, dir: string, timeoutMs: number): Promise<string> {
   await stopProcess(dir, 'catalog-serve');
   await rm(path.join(dir, 'catalog-serve.log'), { force: true });
   await startDetached(dir, { name: 'catalog-serve', bin: tools.catalogServe, args: [path.join(dir, 'catalog')], env: process.env });
@@ -123,16 +127,22 @@ async function serveBundleCatalog(tools: OlmTools, dir: string, bundle: Rendered
   return serveCatalog(tools, dir, timeoutMs);
 }
 
+export const catalogSourceName = (pkg: string): string => `${pkg}-catalog`;
+
+/** The CatalogSource of the catalog served at `address` (no registry pod: OLM dials the address). */
+export const catalogSourceObject = (pkg: string, namespace: string, address: string): Obj =>
+  ({
+    apiVersion: `${OLM_GROUP}/v1alpha1`, kind: 'CatalogSource', metadata: { name: catalogSourceName(pkg), namespace, labels: { ...MANAGED_BY, [PACKAGE_LABEL]: pkg } },
+    spec: { sourceType: 'grpc', address, displayName: `${pkg} (run bundle)`, publisher: 'helm-operator' },
+  });
+
 /** CatalogSource, OperatorGroup (unless the namespace has one) and Subscription, as operator-sdk creates them. */
 async function subscribe(c: Cluster, bundle: RenderedBundle, at: { namespace: string; address: string; mode: InstallMode }, log: (line: string) => void): Promise<void> {
   const { namespace, address, mode } = at;
   const labels = { ...MANAGED_BY, [PACKAGE_LABEL]: bundle.packageName };
-  const catalogSource = `${bundle.packageName}-catalog`;
+  const catalogSource = catalogSourceName(bundle.packageName);
   await c.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  await c.apply({
-    apiVersion: `${OLM_GROUP}/v1alpha1`, kind: 'CatalogSource', metadata: { name: catalogSource, namespace, labels },
-    spec: { sourceType: 'grpc', address, displayName: `${bundle.packageName} (run bundle)`, publisher: 'helm-operator' },
-  } as Obj);
+  await c.apply(catalogSourceObject(bundle.packageName, namespace, address));
   const [group] = await c.list(olmResource('operatorgroups', namespace, 'v1'));
   if (group === undefined) {
     const spec = mode.targetNamespaces === undefined ? {} : { targetNamespaces: [...mode.targetNamespaces] };
@@ -149,7 +159,7 @@ async function subscribe(c: Cluster, bundle: RenderedBundle, at: { namespace: st
 }
 
 /** Until the CSV is Succeeded; Failed or the timeout is an error with OLM's reason (and the Subscription's, when no CSV came). */
-async function waitForCsv(c: Cluster, namespace: string, name: string, timeoutMs: number): Promise<void> {
+export async function waitForCsv(c: Cluster, namespace: string, name: string, timeoutMs: number): Promise<void> {
   let last: Obj | undefined;
   const done = await poll(async () => {
     last = await c.get(olmResource('clusterserviceversions', namespace), name);
@@ -168,9 +178,6 @@ export async function runBundle(c: Cluster, ref: string, o: RunBundleOptions, lo
   const source = bundleSource(ref);
   const namespace = o.namespace ?? c.namespace;
   await requireOlm(c);
-  if (await c.runsPods()) {
-    throw new OlmError("this cluster's nodes run containers: serving the bundle's catalog from a registry pod (operator-sdk's way) is not implemented yet; run bundle works on clusters whose nodes run no containers (the local control plane), where the catalog is served from this machine");
-  }
   const tools = await olmTools();
   const bundle = await renderBundle(tools.opm, source, o);
   const mode = chooseInstallMode(bundle.installModes, namespace, o.installMode);

@@ -1,6 +1,7 @@
 /** The OLM commands as the CLI calls them: the cluster connection, progress on stderr, what to print. */
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
 import { cleanup, runBundle } from './bundle.js';
+import { runBundleUpgrade } from './bundle-upgrade.js';
 import { Cluster } from './cluster.js';
 import { olmInstall, olmStatus, olmUninstall } from './olm.js';
 
@@ -20,6 +21,8 @@ export interface RunBundleFlags {
   readonly skipTlsVerify: boolean;
   readonly kubeconfig?: string;
 }
+
+export type RunBundleUpgradeFlags = Omit<RunBundleFlags, 'installMode'>;
 
 export interface CleanupFlags {
   readonly packageName: string;
@@ -41,4 +44,5 @@ export const olmInstallCommand = (f: OlmFlags): Promise<string> => olmInstall(cl
 export const olmStatusCommand = (f: OlmFlags): Promise<string> => olmStatus(cluster(f.kubeconfig), f);
 export const olmUninstallCommand = (f: OlmFlags): Promise<string> => olmUninstall(cluster(f.kubeconfig), f, progress);
 export const runBundleCommand = (f: RunBundleFlags): Promise<string> => runBundle(cluster(f.kubeconfig), f.ref, f, progress);
+export const runBundleUpgradeCommand = (f: RunBundleUpgradeFlags): Promise<string> => runBundleUpgrade(cluster(f.kubeconfig), f.ref, f, progress);
 export const cleanupCommand = (f: CleanupFlags): Promise<string> => cleanup(cluster(f.kubeconfig), f.packageName, f, progress);

@@ -28,6 +28,8 @@ export interface ApiPlanInputs {
   readonly allowKinds?: AllowKinds;
   /** The README's Tenancy entry (tenant-values.ts); undefined when the README has no Tenancy marker. */
   readonly tenancy?: readonly string[];
+  /** watches.yaml with this kind's entry regenerated (watch-entry-update.ts); undefined: the entry is inserted. */
+  readonly watches?: string;
 }
 
 export function apiPlan(a: ApiPlanInputs): Plan {
@@ -38,6 +40,7 @@ export function apiPlan(a: ApiPlanInputs): Plan {
     ...a.chartFiles.map((f) => create(`helm-charts/${a.chartName}/${f.path}`, f.data)),
     create(`config/crd/bases/${crdFile}`, crd({ ...a.crd, names: n, chartName: a.chartName })),
     create(`config/samples/${sampleFile}`, a.sample),
+    ...(a.watches === undefined ? [] : [create('watches.yaml', a.watches)]),
     insert('watches.yaml', 'watch', watchEntry(n, a.chartName, a.allowKinds)),
     insert('config/crd/kustomization.yaml', 'crdkustomizeresource', `- bases/${crdFile}\n`),
     insert('config/samples/kustomization.yaml', 'manifestskustomizesamples', `- ${sampleFile}\n`),

@@ -21,7 +21,9 @@ import { optionalKinds } from './optional-kinds.js';
 import type { RbacMode } from './rbac-modes.js';
 import type { PolicyRule, RenderedObject, ScaffoldLibrary, SchemaConversion } from './ports.js';
 import { readProject, watchedChart, type ProjectConfig } from '../machinery/project.js';
-import { apiVersionOf } from './templates/api.js';
+import { apiVersionOf, crdFileName, watchEntry } from './templates/api.js';
+import { checkCrdUpdate, removeStaleChartFiles, staleChartFiles, unsafeCrdChanges, type StaleChartFiles } from './chart-update.js';
+import { updateWatchEntry } from './watch-entry-update.js';
 import { tenancySentences, tenantValues, type TemplateText } from './tenant-values.js';
 import type { ChartFile } from '../config/chart.js';
 
@@ -45,6 +47,8 @@ export interface CreateApiOptions {
   readonly rbac?: RbacMode;
   readonly plainHttp?: boolean;
   readonly force?: boolean;
+  /** With --force over an existing kind: write a CRD that OLM v1's upgrade-safety checks refuse. */
+  readonly allowBreaking?: boolean;
   readonly dryRun?: boolean;
 }
 
@@ -201,6 +205,23 @@ const kindList = (rules: readonly PolicyRule[]): string => grantedResources(rule
 const chartTemplates = (files: readonly ChartFile[]): TemplateText[] =>
   files.filter((f) => f.path.startsWith('templates/') && /\.(ya?ml|tpl|txt|json)$/.test(f.path)).map((f) => ({ path: f.path, text: Buffer.from(f.data).toString('utf8') }));
 
+/** A chart update regenerates the kind's watch entry in place: its chart and allowKinds change, the author's keys stay. */
+async function regeneratedWatch(root: string, n: ApiNames, chartName: string, allow: AllowKinds): Promise<string | undefined> {
+  return updateWatchEntry((await readOptional(path.join(root, 'watches.yaml'))) ?? '', n, watchEntry(n, chartName, allow));
+}
+
+/**
+ * `create api` over a kind the project has (a chart update), before anything is written: --force
+ * or no change, a CRD that OLM v1's upgrade-safety checks accept (or --allow-breaking), and the old
+ * chart's files the new one lacks.
+ */
+async function chartUpdate(o: CreateApiOptions, n: ApiNames, plan: Plan, chart: FetchedChart): Promise<{ notes: string[]; stale: StaleChartFiles }> {
+  await checkExisting(o, n, plan);
+  const crdFile = `config/crd/bases/${crdFileName(n)}`;
+  const notes = checkCrdUpdate(await unsafeCrdChanges(o.root, plan, crdFile), { crdFile, chart: `${chart.name} ${chart.version}`, allowBreaking: o.allowBreaking === true });
+  return { notes, stale: await staleChartFiles(o.root, plan, `helm-charts/${chart.name}`) };
+}
+
 export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promise<CreateApiResult> {
   const project = await readProject(o.root);
   if (o.kind !== undefined || o.helmChart === undefined) namesFor(o, project, o.kind?.toLowerCase() ?? 'x'); // flags first, before any fetch
@@ -215,6 +236,8 @@ export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promi
     const chartFiles = await readChartFiles(chart.dir);
     const tenancy = tenancySentences(chart.name, tenantValues(chartTemplates(chartFiles), parseValues(valuesYaml)), grantedResources(rbac.rules.rules), rbac.allowKinds.kinds);
     const readme = await readOptional(path.join(o.root, 'README.md'));
+    const existing = exists(project, n);
+    const watches = existing ? await regeneratedWatch(o.root, n, chart.name, rbac.allowKinds) : undefined;
     const plan = apiPlan({
       names: n,
       chartName: chart.name,
@@ -228,10 +251,12 @@ export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promi
       rbac: rbac.rules,
       allowKinds: rbac.allowKinds,
       ...(readme?.includes(markerText('tenancy')) === true ? { tenancy } : {}),
+      ...(watches === undefined ? {} : { watches }),
     });
-    if (exists(project, n)) await checkExisting(o, n, plan);
+    const update = existing ? await chartUpdate(o, n, plan, chart) : { notes: [], stale: { remove: [], keep: [] } };
     const results = await applyPlan(o.root, plan, { force: o.force === true, dryRun: o.dryRun === true });
-    return { names: n, chartName: chart.name, results, plan, notes: [...warnings.map((w) => `CRD schema: ${w}`), ...rbac.notes, ...tenancy.map((t) => `Tenancy: ${t}`)] };
+    const removed = await removeStaleChartFiles(o.root, update.stale, o.dryRun === true);
+    return { names: n, chartName: chart.name, results, plan, notes: [...warnings.map((w) => `CRD schema: ${w}`), ...rbac.notes, ...tenancy.map((t) => `Tenancy: ${t}`), ...update.notes, ...removed] };
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }

@@ -385,8 +385,8 @@ function openness(node: Raw, hasProperties: boolean, c: Context): OpenApiSchema 
   return { [PRESERVE]: true };
 }
 
-/** `.image.tag`, or `["app.kubernetes.io/name"]` for keys that are not identifiers. */
-const fieldPath = (name: string): string => (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`);
+/** `.image.tag`, or `["app.kubernetes.io/name"]` for keys that are not identifiers (warnings and crd-upgrade-safety.ts). */
+export const fieldPath = (name: string): string => (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`);
 
 /**
  * helm validates the CR's spec merged over values.yaml, so a key values.yaml sets is not required
