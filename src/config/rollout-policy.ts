@@ -3,7 +3,7 @@
  * contents, `overrideValues`, helm major) is shipped to the releases, in waves gated by health
  * (docs/adr/0056). A CR's own spec change is never held by it.
  */
-import { isMap, type Node } from 'yaml';
+import { isMap, type Node, type YAMLMap } from 'yaml';
 import { closestName } from './closest-name.js';
 import { DurationError, parseDuration } from './duration.js';
 import { validateLabelSelector, type LabelSelector } from './selector.js';
@@ -53,6 +53,20 @@ export function readRollout(ctx: EntryContext, node: Node | undefined): RolloutP
     fail(ctx, node, 'rollout', `expected a map of ${KEYS.join(', ')}, got ${describe(node)}`);
     return undefined;
   }
+  const { fields, ok } = keysOf(ctx, node);
+  const r = new Reader(ctx, fields);
+  const policy: RolloutPolicy = {
+    canary: r.canary(),
+    waveSize: r.amount('waveSize', 1) ?? DEFAULT_ROLLOUT.waveSize,
+    healthTimeoutMs: r.duration('healthTimeout', 1_000) ?? DEFAULT_ROLLOUT.healthTimeoutMs,
+    stableForMs: r.duration('stableFor', 0) ?? DEFAULT_ROLLOUT.stableForMs,
+    failureBudget: r.amount('failureBudget', 0) ?? DEFAULT_ROLLOUT.failureBudget,
+    pauseBetweenWavesMs: r.duration('pauseBetweenWaves', 0) ?? DEFAULT_ROLLOUT.pauseBetweenWavesMs,
+  };
+  return ok && r.ok ? policy : undefined;
+}
+
+function keysOf(ctx: EntryContext, node: YAMLMap): { fields: Partial<Record<Key, Node>>; ok: boolean } {
   const fields: Partial<Record<Key, Node>> = {};
   let ok = true;
   for (const pair of node.items) {
@@ -67,16 +81,7 @@ export function readRollout(ctx: EntryContext, node: Node | undefined): RolloutP
     const value = deref(ctx.pc.doc, pair.value);
     if (value !== undefined) fields[key as Key] = value;
   }
-  const r = new Reader(ctx, fields);
-  const policy: RolloutPolicy = {
-    canary: r.canary(),
-    waveSize: r.amount('waveSize', 1) ?? DEFAULT_ROLLOUT.waveSize,
-    healthTimeoutMs: r.duration('healthTimeout', 1_000) ?? DEFAULT_ROLLOUT.healthTimeoutMs,
-    stableForMs: r.duration('stableFor', 0) ?? DEFAULT_ROLLOUT.stableForMs,
-    failureBudget: r.amount('failureBudget', 0) ?? DEFAULT_ROLLOUT.failureBudget,
-    pauseBetweenWavesMs: r.duration('pauseBetweenWaves', 0) ?? DEFAULT_ROLLOUT.pauseBetweenWavesMs,
-  };
-  return ok && r.ok ? policy : undefined;
+  return { fields, ok };
 }
 
 class Reader {
@@ -87,10 +92,9 @@ class Reader {
     private readonly fields: Partial<Record<Key, Node>>,
   ) {}
 
-  #fail(node: Node | undefined, key: Key, reason: string): undefined {
+  #fail(node: Node | undefined, key: Key, reason: string): void {
     fail(this.ctx, node, `rollout.${key}`, reason);
     this.ok = false;
-    return undefined;
   }
 
   canary(): RolloutPolicy['canary'] {
@@ -102,8 +106,10 @@ class Reader {
     }
     if (!isEmpty(selectorNode) && selectorNode !== undefined) return this.#selector(selectorNode) ?? DEFAULT_ROLLOUT.canary;
     const amount = this.amount('canary', 0);
-    if (amount !== undefined && 'percent' in amount) return this.#fail(countNode, 'canary', 'expected a whole number of CRs (0 for none), not a percentage') ?? DEFAULT_ROLLOUT.canary;
-    return amount ?? DEFAULT_ROLLOUT.canary;
+    if (amount === undefined) return DEFAULT_ROLLOUT.canary;
+    if ('count' in amount) return amount;
+    this.#fail(countNode, 'canary', 'expected a whole number of CRs (0 for none), not a percentage');
+    return DEFAULT_ROLLOUT.canary;
   }
 
   #selector(node: Node): RolloutPolicy['canary'] | undefined {
@@ -123,20 +129,26 @@ class Reader {
     const percent = typeof value === 'string' ? /^(\d{1,3})%$/.exec(value) : null;
     const n = percent === null ? NaN : Number(percent[1]);
     if (n >= 1 && n <= 100) return { percent: n };
-    return this.#fail(node, key, `expected a whole number of at least ${min} or a percentage such as "25%", got ${describe(node)}`);
+    this.#fail(node, key, `expected a whole number of at least ${min} or a percentage such as "25%", got ${describe(node)}`);
+    return undefined;
   }
 
   duration(key: Key, minMs: number): number | undefined {
     const node = this.fields[key];
     if (isEmpty(node)) return undefined;
     const value = scalarValue(node);
-    if (typeof value !== 'string') return this.#fail(node, key, `expected a duration string such as "30s" or "5m", got ${describe(node)}`);
+    if (typeof value !== 'string') {
+      this.#fail(node, key, `expected a duration string such as "30s" or "5m", got ${describe(node)}`);
+      return undefined;
+    }
     try {
       const ms = parseDuration(value);
-      return ms >= minMs ? ms : this.#fail(node, key, `${quote(value)} is shorter than ${minMs} ms`);
+      if (ms >= minMs) return ms;
+      this.#fail(node, key, `${quote(value)} is shorter than ${minMs / 1000}s`);
     } catch (err) {
       if (!(err instanceof DurationError)) throw err;
-      return this.#fail(node, key, err.message);
+      this.#fail(node, key, err.message);
     }
+    return undefined;
   }
 }

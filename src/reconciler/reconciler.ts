@@ -218,9 +218,11 @@ export class HelmReconciler implements Reconciler {
   /** A fleet-only upgrade waits for its wave (rollout.ts); what any action leaves is noted for the rollout. */
   async #throughRollout(r: Reconcile, action: Action, desired: Desired): Promise<Outcome> {
     const upgrade = action.kind === 'upgrade' ? action.from : undefined;
-    const held = upgrade === undefined ? undefined : await this.#rollout.hold(r.status.draft, r.ctx, upgrade, desired, r.controller);
+    const held = upgrade === undefined ? undefined : await this.#rollout.hold(r.status.draft, { namespace: r.ctx.namespace, name: r.ctx.name, controller: r.controller }, upgrade, desired);
     const outcome = held ?? (await this.#act(r, action, desired));
-    const event = (reason: string, message: string): void => r.ctx.event('Warning', reason, message);
+    const event = (reason: string, message: string): void => {
+      r.ctx.event('Warning', reason, message);
+    };
     r.wakeMs = this.#rollout.note(r.status.draft, outcome, desired, { fleetOnly: upgrade !== undefined && Rollout.fleetOnly(upgrade, desired), event });
     this.#rollout.report(r.controller, desired.fleetRevision);
     return outcome;

@@ -30,12 +30,13 @@ export function memberState(m: Member, target: string, policy: RolloutPolicy, no
   const attempt = m.attempt?.fleetRevision === target ? m.attempt : undefined;
   if (attempt?.failed === true) return { kind: 'failed' };
   if (m.fleetRevision !== target) return { kind: 'pending' };
+  // On the target by an install or its own change, not moved by the rollout: nothing to gate on.
+  if (attempt === undefined) return { kind: 'healthy', stableAtMs: 0 };
   if (m.ready?.status === 'True') {
-    const stableAtMs = Math.max(m.ready.sinceMs, attempt?.atMs ?? 0) + policy.stableForMs;
+    const stableAtMs = Math.max(m.ready.sinceMs, attempt.atMs) + policy.stableForMs;
     return stableAtMs <= nowMs ? { kind: 'healthy', stableAtMs } : { kind: 'progressing', untilMs: stableAtMs };
   }
-  const startMs = attempt?.atMs ?? m.ready?.sinceMs ?? nowMs;
-  const untilMs = startMs + policy.healthTimeoutMs;
+  const untilMs = attempt.atMs + policy.healthTimeoutMs;
   return untilMs < nowMs ? { kind: 'failed' } : { kind: 'progressing', untilMs };
 }
 

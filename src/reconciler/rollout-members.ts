@@ -9,7 +9,7 @@ import { isPlainObject } from '../util/plain-object.js';
 import { ConditionType } from './conditions.js';
 import { parseReleaseAnnotations } from './annotations.js';
 import type { Member } from './rollout-gate.js';
-import { readRolloutStatus } from './status.js';
+import { readRolloutStatus, type RolloutAttempt } from './status.js';
 
 /** Cache transform: metadata (as keepMetadataOnly keeps it), the rollout status and the Ready condition. */
 export function keepForRollout<T extends KubernetesObject>(obj: T): T {
@@ -27,22 +27,23 @@ export function keepForRollout<T extends KubernetesObject>(obj: T): T {
  */
 export function memberOf(obj: KubernetesObject): Member | undefined {
   const md = obj.metadata;
-  if (md?.name === undefined || md.deletionTimestamp !== undefined) return undefined;
-  if (parseReleaseAnnotations(md.annotations).paused) return undefined;
-  const status = (obj as { status?: unknown }).status;
+  if (md?.name === undefined || md.deletionTimestamp !== undefined || parseReleaseAnnotations(md.annotations).paused) return undefined;
+  const status: unknown = (obj as { status?: unknown }).status;
   if (!isPlainObject(status)) return undefined;
   const rollout = readRolloutStatus(status.rollout);
-  const readyRaw = Array.isArray(status.conditions) ? status.conditions.find((c) => isPlainObject(c) && c.type === ConditionType.Ready) : undefined;
-  if (rollout === undefined && readyRaw === undefined) return undefined;
-  const ready = isPlainObject(readyRaw) && typeof readyRaw.status === 'string' ? { status: readyRaw.status, sinceMs: timeMs(readyRaw.lastTransitionTime) } : undefined;
-  const a = rollout?.attempt;
-  return {
-    key: `${md.namespace ?? ''}/${md.name}`,
-    labels: md.labels ?? {},
-    ...(rollout?.fleetRevision === undefined ? {} : { fleetRevision: rollout.fleetRevision }),
-    ...(a === undefined ? {} : { attempt: { fleetRevision: a.fleetRevision, atMs: timeMs(a.at), failed: a.failure !== undefined } }),
-    ...(ready === undefined ? {} : { ready }),
-  };
+  const ready = readyOf(status.conditions);
+  if (rollout === undefined && ready === undefined) return undefined;
+  const attempt = attemptOf(rollout?.attempt);
+  return { key: `${md.namespace ?? ''}/${md.name}`, labels: md.labels ?? {}, fleetRevision: rollout?.fleetRevision, attempt, ready };
+}
+
+function attemptOf(a: RolloutAttempt | undefined): Member['attempt'] {
+  return a === undefined ? undefined : { fleetRevision: a.fleetRevision, atMs: timeMs(a.at), failed: a.failure !== undefined };
+}
+
+function readyOf(conditions: unknown): Member['ready'] {
+  const c: unknown = Array.isArray(conditions) ? conditions.find((x) => isPlainObject(x) && x.type === ConditionType.Ready) : undefined;
+  return isPlainObject(c) && typeof c.status === 'string' ? { status: c.status, sinceMs: timeMs(c.lastTransitionTime) } : undefined;
 }
 
 const timeMs = (t: unknown): number => {

@@ -66,9 +66,10 @@ export class Rollout {
   }
 
   /** undefined: go on with the upgrade; else why this CR waits, and when to look again. */
-  async hold(draft: StatusDraft, key: { namespace: string; name: string }, from: ReleaseRecord, desired: Desired, controller: ControllerHandle): Promise<Held | undefined> {
+  async hold(draft: StatusDraft, at: { namespace: string; name: string; controller: ControllerHandle }, from: ReleaseRecord, desired: Desired): Promise<Held | undefined> {
     if (!Rollout.fleetOnly(from, desired)) return undefined;
-    const self = `${key.namespace}/${key.name}`;
+    const { controller } = at;
+    const self = `${at.namespace}/${at.name}`;
     const members = this.#members(controller);
     if (!members.some((m) => m.key === self)) members.push({ key: self, labels: {} });
     const paused = (await this.o.control?.paused()) ?? false;
@@ -91,41 +92,51 @@ export class Rollout {
   note(draft: StatusDraft, outcome: Outcome, desired: Desired, how: { fleetOnly: boolean; event: (reason: string, message: string) => void }): number | undefined {
     const target = desired.fleetRevision;
     const now = this.#now();
-    const prior = draft.current.rollout;
-    const onTarget = (attempt: RolloutStatus['attempt']): RolloutStatus => withoutUndefined({ fleetRevision: target, chartDigest: this.o.chartDigest, attempt });
     switch (outcome.kind) {
       case 'installed':
       case 'upgraded': {
-        draft.setRollout(onTarget({ fleetRevision: target, at: now.toISOString() }));
+        // Only a CR the rollout moved is held to its health gate: an install or the CR's own change is its own business.
+        const moved = outcome.kind === 'upgraded' && how.fleetOnly;
+        draft.setRollout(this.#onTarget(target, moved ? { fleetRevision: target, at: now.toISOString() } : undefined));
         draft.removeCondition(ConditionType.Rollout);
-        return outcome.deployment.ready.status === 'True' ? undefined : this.#policy.healthTimeoutMs + 1_000;
+        return !moved || outcome.deployment.ready.status === 'True' ? undefined : this.#policy.healthTimeoutMs + 1_000;
       }
-      case 'in-sync': {
-        const attempt = prior?.attempt?.fleetRevision === target ? prior.attempt : undefined;
-        if (attempt === undefined || attempt.failure !== undefined || outcome.deployment.ready.status === 'True') {
-          draft.setRollout(onTarget(prior?.attempt));
-          if (attempt?.failure === undefined) draft.removeCondition(ConditionType.Rollout);
-          return undefined;
-        }
-        const leftMs = Date.parse(attempt.at) + this.#policy.healthTimeoutMs - now.getTime();
-        if (leftMs > 0) {
-          draft.setRollout(onTarget(attempt));
-          return leftMs + 1_000;
-        }
-        const failure = `not Ready within ${this.#policy.healthTimeoutMs / 1000}s of the upgrade: ${outcome.deployment.ready.message}`;
-        draft.setRollout(onTarget({ ...attempt, failure }));
-        this.#failed(draft, target, failure, how.event);
-        return undefined;
-      }
+      case 'in-sync':
+        return this.#inSync(draft, target, outcome.deployment.ready, how.event);
       case 'helm-failed': {
         if (!how.fleetOnly || outcome.fingerprint === undefined) return undefined;
-        draft.setRollout(withoutUndefined({ ...prior, attempt: { fleetRevision: target, at: now.toISOString(), failure: outcome.failure.summary } }));
+        const attempt = { fleetRevision: target, at: now.toISOString(), failure: outcome.failure.summary };
+        draft.setRollout(withoutUndefined({ ...draft.current.rollout, attempt }));
         this.#failed(draft, target, outcome.failure.summary, how.event);
         return undefined;
       }
       default:
         return undefined;
     }
+  }
+
+  /** On the target: healthy, still within its health timeout (look again when it ends), or failed now. */
+  #inSync(draft: StatusDraft, target: string, ready: { status: string; message: string }, event: (reason: string, message: string) => void): number | undefined {
+    const prior = draft.current.rollout?.attempt;
+    const attempt = prior?.fleetRevision === target ? prior : undefined;
+    if (attempt === undefined || attempt.failure !== undefined || ready.status === 'True') {
+      draft.setRollout(this.#onTarget(target, prior));
+      if (attempt?.failure === undefined) draft.removeCondition(ConditionType.Rollout);
+      return undefined;
+    }
+    const leftMs = Date.parse(attempt.at) + this.#policy.healthTimeoutMs - this.#now().getTime();
+    if (leftMs > 0) {
+      draft.setRollout(this.#onTarget(target, attempt));
+      return leftMs + 1_000;
+    }
+    const failure = `not Ready within ${this.#policy.healthTimeoutMs / 1000}s of the upgrade: ${ready.message}`;
+    draft.setRollout(this.#onTarget(target, { ...attempt, failure }));
+    this.#failed(draft, target, failure, event);
+    return undefined;
+  }
+
+  #onTarget(target: string, attempt: RolloutStatus['attempt']): RolloutStatus {
+    return withoutUndefined({ fleetRevision: target, chartDigest: this.o.chartDigest, attempt });
   }
 
   #failed(draft: StatusDraft, target: string, failure: string, event: (reason: string, message: string) => void): void {
