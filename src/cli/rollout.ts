@@ -3,11 +3,13 @@
  * rollout`: everything is read from the cluster (the CRs' status, helm's release records, the
  * pause Lease), so it works beside any replica of the operator, or none.
  */
-import { ApiextensionsV1Api, CustomObjectsApi, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { Command, Option } from 'commander';
 import { HelmClient } from '../helm/index.js';
 import { ReleaseStorage } from '../helm/storage.js';
+import { HttpMethod, type KubeConfig } from '../k8s/client-node.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
+import { RawClient, resourcePath } from '../k8s/raw-client.js';
 import { RolloutControl } from '../operator/rollout-control.js';
 import { ConditionType } from '../reconciler/conditions.js';
 import { readStatus, type HelmStatus } from '../reconciler/status.js';
@@ -80,7 +82,8 @@ async function findKind(kc: KubeConfig, spec: string): Promise<KindRef> {
   const dot = spec.indexOf('.');
   const kind = dot < 0 ? spec : spec.slice(0, dot);
   const group = dot < 0 ? undefined : spec.slice(dot + 1);
-  const crds = (await kc.makeApiClient(ApiextensionsV1Api).listCustomResourceDefinition()).items;
+  const path = resourcePath({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' });
+  const crds = ((await kc.makeApiClient(RawClient).request(HttpMethod.GET, path)) as { items: V1CustomResourceDefinition[] }).items;
   const found = crds.filter((c) => c.spec.names.kind === kind && (group === undefined || c.spec.group === group));
   if (found.length === 0) throw new RolloutError(`no CustomResourceDefinition of kind ${spec} in the cluster`);
   if (found.length > 1) throw new RolloutError(`kind ${kind} is served by ${found.map((c) => c.spec.group).join(', ')}: say which with --kind ${kind}.<group>`);
@@ -90,11 +93,9 @@ async function findKind(kc: KubeConfig, spec: string): Promise<KindRef> {
 }
 
 async function listCRs(kc: KubeConfig, ref: KindRef, namespace: string | undefined): Promise<Listed[]> {
-  const api = kc.makeApiClient(CustomObjectsApi);
   const { group, version, plural } = ref;
-  const list = (namespace === undefined ? await api.listClusterCustomObject({ group, version, plural }) : await api.listNamespacedCustomObject({ group, version, plural, namespace })) as {
-    items: { metadata: { namespace?: string; name: string }; status?: unknown }[];
-  };
+  const path = resourcePath({ group, version, plural, ...(namespace === undefined ? {} : { namespace }) });
+  const list = (await kc.makeApiClient(RawClient).request(HttpMethod.GET, path)) as { items: { metadata: { namespace?: string; name: string }; status?: unknown }[] };
   return list.items
     .map((i) => ({ namespace: i.metadata.namespace ?? '', name: i.metadata.name, status: readStatus(i.status) }))
     .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
@@ -109,26 +110,33 @@ const failedOnDeployed = (s: HelmStatus): boolean => s.rollout?.attempt?.failure
 /** Pure: the report `rollout status` prints. */
 export function statusText(ref: { kind: string; group: string }, crs: readonly Listed[], paused: boolean | undefined): string {
   const failed = crs.filter((c) => c.status.rollout?.attempt?.failure !== undefined && rolloutCondition(c.status)?.reason === 'RolloutFailed');
-  const reasons = new Set(crs.map((c) => rolloutCondition(c.status)?.reason).filter((r) => r !== undefined));
-  const revisions = new Map<string, number>();
-  for (const c of crs) {
-    const key = `${c.status.rollout?.fleetRevision ?? 'unknown'}  chart ${c.status.deployedRelease?.chartVersion ?? '-'}`;
-    revisions.set(key, (revisions.get(key) ?? 0) + 1);
-  }
-  const state =
-    paused === true || reasons.has('RolloutPaused') ? 'paused'
-    : reasons.has('RolloutHalted') ? `halted: ${failed.length} CR${failed.length === 1 ? '' : 's'} failed, beyond the failure budget`
-    : reasons.size > 0 ? 'in progress'
-    : 'complete';
-  const lines = [`rollout of ${ref.kind}.${ref.group}: ${state}`, `${crs.length} CRs by fleet revision:`];
-  for (const [key, n] of [...revisions].sort()) lines.push(`  ${key}: ${n}`);
-  for (const c of failed) lines.push(`failed: ${c.namespace}/${c.name}: ${c.status.rollout?.attempt?.failure ?? ''}`);
   const waiting = crs.filter((c) => rolloutCondition(c.status) !== undefined && !failed.includes(c));
-  if (waiting.length > 0) lines.push(`waiting: ${waiting.length} (first: ${waiting[0]?.namespace}/${waiting[0]?.name}: ${rolloutCondition(waiting[0]?.status ?? { conditions: [] })?.message ?? ''})`);
-  lines.push(`NAMESPACE/NAME  CHART  FLEET  READY  ROLLOUT`);
-  for (const c of crs) lines.push(`${c.namespace}/${c.name}  ${c.status.deployedRelease?.chartVersion ?? '-'}  ${c.status.rollout?.fleetRevision ?? '-'}  ${readyOf(c.status)}  ${rolloutCondition(c.status)?.reason ?? '-'}`);
+  const lines = [`rollout of ${ref.kind}.${ref.group}: ${stateOf(crs, failed.length, paused)}`, `${crs.length} CRs by fleet revision:`, ...byRevision(crs)];
+  for (const c of failed) lines.push(`failed: ${c.namespace}/${c.name}: ${c.status.rollout?.attempt?.failure ?? ''}`);
+  const first = waiting[0];
+  if (first !== undefined) lines.push(`waiting: ${waiting.length} (first: ${first.namespace}/${first.name}: ${rolloutCondition(first.status)?.message ?? ''})`);
+  lines.push('NAMESPACE/NAME  CHART  FLEET  READY  ROLLOUT', ...crs.map(row));
   return lines.join('\n');
 }
+
+function stateOf(crs: readonly Listed[], failed: number, paused: boolean | undefined): string {
+  const reasons = new Set(crs.map((c) => rolloutCondition(c.status)?.reason));
+  reasons.delete(undefined);
+  if (paused === true || reasons.has('RolloutPaused')) return 'paused';
+  if (reasons.has('RolloutHalted')) return `halted: ${failed} CR${failed === 1 ? '' : 's'} failed, beyond the failure budget`;
+  return reasons.size > 0 ? 'in progress' : 'complete';
+}
+
+const chartOf = (c: Listed): string => c.status.deployedRelease?.chartVersion ?? '-';
+const fleetOf = (c: Listed): string => c.status.rollout?.fleetRevision ?? '-';
+
+function byRevision(crs: readonly Listed[]): string[] {
+  const counts = new Map<string, number>();
+  for (const c of crs) counts.set(`${fleetOf(c)}  chart ${chartOf(c)}`, (counts.get(`${fleetOf(c)}  chart ${chartOf(c)}`) ?? 0) + 1);
+  return [...counts].sort().map(([key, n]) => `  ${key}: ${n}`);
+}
+
+const row = (c: Listed): string => `${c.namespace}/${c.name}  ${chartOf(c)}  ${fleetOf(c)}  ${readyOf(c.status)}  ${rolloutCondition(c.status)?.reason ?? '-'}`;
 
 /**
  * Rolls each CR still serving the revision it failed back to the one before it (helm rollback, as

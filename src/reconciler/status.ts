@@ -106,9 +106,20 @@ function readDriftRepairFailures(d: unknown): DriftRepairFailures | undefined {
 export function statusPatch(before: HelmStatus, after: HelmStatus): Record<string, unknown> {
   const patch: Record<string, unknown> = {};
   for (const key of OWNED_KEYS) {
-    if (!isDeepStrictEqual(before[key], after[key])) patch[key] = after[key] ?? null;
+    if (!isDeepStrictEqual(before[key], after[key])) patch[key] = withRemovals(before[key], after[key]) ?? null;
   }
   return patch;
+}
+
+/**
+ * `after`, with null for each field of `before` it dropped, at any depth: a merge patch merges
+ * objects, so a field left out (an attempt's `failure`) would otherwise stay on the server.
+ */
+function withRemovals(before: unknown, after: unknown): unknown {
+  if (!isPlainObject(before) || !isPlainObject(after)) return after;
+  const out: Record<string, unknown> = { ...after };
+  for (const k of Object.keys(before)) out[k] = k in after ? withRemovals(before[k], after[k]) : null;
+  return out;
 }
 
 export class StatusDraft {
