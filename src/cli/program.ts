@@ -10,12 +10,13 @@ import { defineBundleCommand, defineGenerateCommand } from './bundle.js';
 import { defineRunCommand } from './flags.js';
 import { defineCleanupCommand, defineOlmCommand, defineRunBundleCommand, defineRunBundleUpgradeCommand } from './olm.js';
 import { defineCreateCommand, defineInitCommand } from './scaffold.js';
+import { defineRolloutCommand, RolloutError } from './rollout.js';
 import { run, StartupError } from './run.js';
 import { VERSION } from './version.js';
 
 /** Errors a user fixes by editing input or setup: print the message alone, exit 1. */
 async function isUserFacing(err: unknown): Promise<boolean> {
-  if (err instanceof StartupError || err instanceof KubeConfigError || err instanceof NoKindMatchError || err instanceof HelmError) return true;
+  if (err instanceof StartupError || err instanceof RolloutError || err instanceof KubeConfigError || err instanceof NoKindMatchError || err instanceof HelmError) return true;
   const [{ isScaffoldUserError }, { BundleInputError }, { SelectorError }, { OlmError }] = await Promise.all([
     import('../scaffold/errors.js'),
     import('../bundle/csv.js'),
@@ -74,6 +75,7 @@ async function main(argv: readonly string[]): Promise<void> {
     }),
   );
   program.addCommand(defineCleanupCommand(async (f) => { print(await (await olm()).cleanupCommand(f)); }));
+  program.addCommand(defineRolloutCommand(async (f) => { print(await (await import('./rollout.js')).rolloutCommand(f)); }));
   program.command('version').description('Print the version').action(() => {
     process.stdout.write(`helm-operator ${VERSION}\n`);
   });

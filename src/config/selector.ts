@@ -224,3 +224,22 @@ export function labelSelectorToString(selector: LabelSelector): string {
     .map((r) => r.text)
     .join(',');
 }
+
+/** Whether an object with `labels` is selected, as the API server matches a validated selector. */
+export function selectorMatches(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
+  const has = (key: string): boolean => Object.hasOwn(labels, key);
+  if (Object.entries(selector.matchLabels ?? {}).some(([k, v]) => !has(k) || labels[k] !== v)) return false;
+  return (selector.matchExpressions ?? []).every((req) => {
+    const values = req.values ?? [];
+    switch (req.operator) {
+      case 'In':
+        return has(req.key) && values.includes(labels[req.key] ?? '');
+      case 'NotIn':
+        return !has(req.key) || !values.includes(labels[req.key] ?? '');
+      case 'Exists':
+        return has(req.key);
+      case 'DoesNotExist':
+        return !has(req.key);
+    }
+  });
+}

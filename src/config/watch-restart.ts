@@ -34,6 +34,7 @@ export const WATCH_FIELD_CHANGES: Readonly<Record<keyof Watch, OnWatchChange>> =
   allowKinds: 'restart',
   sensitiveValues: 'restart',
   allowSchemaRefs: 'restart',
+  rollout: 'restart',
   // Where the entry sits in the file: moving it, or editing the lines above, changes nothing.
   source: 'ignore',
 };

@@ -1,5 +1,6 @@
 /** One entry of watches.yaml as the operator runs it: what the reconciler and the controllers read. */
 import type { ChartInfo } from './chart.js';
+import type { RolloutPolicy } from './rollout-policy.js';
 import type { LabelSelector } from './selector.js';
 
 export interface Watch {
@@ -58,6 +59,8 @@ export interface Watch {
    * itself (`$ref` to http(s) or file URLs) at every install and upgrade; refused by default.
    */
   readonly allowSchemaRefs: boolean;
+  /** Ours: how a change reaching every CR at once ships (docs/rollouts.md); undefined: DEFAULT_ROLLOUT. */
+  readonly rollout?: RolloutPolicy;
   /** Where the entry was defined; `index` is 0-based, `line` 1-based. */
   readonly source: { readonly file: string; readonly index: number; readonly line: number };
 }

@@ -19,6 +19,7 @@ export const FIELDS = [
   'allowClusterScoped',
   'allowKinds',
   'allowSchemaRefs',
+  'rollout',
 ] as const;
 export type FieldName = (typeof FIELDS)[number];
 

@@ -16,6 +16,7 @@ import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Docum
 import { ChartError, loadChartInfo, type ChartInfo } from './chart.js';
 import { readOverrideValues } from './override-values.js';
 import { labelSelectorToString } from './selector.js';
+import { readRollout } from './rollout-policy.js';
 import { readDryRun, readTenancy } from './tenancy-fields.js';
 import type { Watch } from './watch.js';
 import { collectFields, readBoolean, readGroup, readKind, readMaxConcurrent, readReconcilePeriod, readSelector, readString, readValuePaths, readVersion } from './watch-fields.js';
@@ -67,6 +68,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
   const reconcilePeriodMs = readReconcilePeriod(ctx, fields);
   const maxConcurrentReconciles = readMaxConcurrent(ctx, fields);
   const tenancy = readTenancy(ctx, fields);
+  const rollout = readRollout(ctx, fields.rollout);
   // Optional fields are left out rather than set to undefined, so `'selector' in watch` means something.
   const rest = {
     watchDependentResources: readBoolean(ctx, fields, 'watchDependentResources', true),
@@ -80,6 +82,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
     dryRunOption: readDryRun(ctx, fields, tenancy.confineToNamespace),
     ...tenancy,
     allowSchemaRefs: readBoolean(ctx, fields, 'allowSchemaRefs', false),
+    ...(rollout === undefined ? {} : { rollout }),
   };
   return { index, line: posLine(pc, node), node, ctx, group, version, kind, chartPath: chartPath === '' ? undefined : chartPath, rest };
 }

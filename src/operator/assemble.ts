@@ -91,7 +91,8 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
   const { helm, helmVersion } = await startHelm(settings, metrics, log);
   const le = settings.leaderElection;
   const elector = le === undefined ? undefined : makeElector(le, { namespace: await leaderElectionNamespace(le.namespace), kubeConfig, metrics, log });
-  const fingerprintKey = settings.fingerprintKey ?? (await loadFingerprintKey(kubeConfig, await operatorNamespace(le?.namespace), log));
+  const ownNamespace = await operatorNamespace(le?.namespace);
+  const fingerprintKey = settings.fingerprintKey ?? (await loadFingerprintKey(kubeConfig, ownNamespace, log));
   log.info(
     {
       version: context.version,
@@ -119,6 +120,7 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
     defaultServiceAccount: settings.defaultServiceAccount,
     identityMetrics: metrics,
     fingerprintKey,
+    ...(ownNamespace === undefined ? {} : { operatorNamespace: ownNamespace }),
   });
   metrics.trackQueues(() => operator.manager.names().map((n) => [n, operator.manager.get(n)?.queue] as const));
   const manager = managerOf(operator, watches, { settings, elector, reloader, metrics, log });

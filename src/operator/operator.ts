@@ -16,7 +16,7 @@ import { ObjectClient } from '../k8s/objects.js';
 import { parseApiVersion, RestMapper } from '../k8s/restmapper.js';
 import { ReleaseStorage } from '../helm/storage.js';
 import { Controller, type StopOptions } from '../runtime/controller.js';
-import { keepMetadataOnly } from '../runtime/informer.js';
+import { keepForRollout } from '../reconciler/rollout-members.js';
 import { ControllerSet } from '../runtime/controller-set.js';
 import type { Priority } from '../runtime/workqueue.js';
 import { ownerType } from '../reconciler/ownership.js';
@@ -26,6 +26,7 @@ import type { ControllerMetrics } from '../telemetry/metric-hooks.js';
 import { DependentWatcher, type DependentOwner } from './dependents.js';
 import { describeHelmError, helmPort } from './helm-adapter.js';
 import { releaseReconciler } from './release-reconciler.js';
+import { RolloutControl } from './rollout-control.js';
 import { actingIdentity, identityLabel, ownIdentityWarning, withDefaultServiceAccount } from './identity.js';
 import { ValuesSources } from './values-sources.js';
 
@@ -65,6 +66,8 @@ export interface OperatorOptions {
   readonly defaultServiceAccount?: string;
   /** `helm_operator_watch_identity`: who each running watch acts as. */
   readonly identityMetrics?: WatchIdentityMetrics;
+  /** Where the rollout switches are (rollout-control.ts); undefined: rollouts cannot be paused. */
+  readonly operatorNamespace?: string;
 }
 
 export interface WatchIdentityMetrics {
@@ -137,6 +140,7 @@ export class Operator {
       ...(this.o.annotationPeriodFloorMs === undefined ? {} : { annotationPeriodFloorMs: this.o.annotationPeriodFloorMs }),
       suppressOverrideValues: this.o.suppressOverrideValues === true,
       ...(this.o.fingerprintKey === undefined ? {} : { fingerprintKey: this.o.fingerprintKey }),
+      ...(this.o.operatorNamespace === undefined ? {} : { rolloutControl: new RolloutControl(this.o.kubeConfig, this.o.operatorNamespace, watch) }),
     });
     return new Controller({
       name,
@@ -150,8 +154,8 @@ export class Operator {
       reconciler,
       log,
       ...(this.o.metrics === undefined ? {} : { metrics: this.o.metrics }),
-      // Reconciles GET their CR; the cache serves only the batched uninstall's metadata.
-      cacheTransform: keepMetadataOnly,
+      // Reconciles GET their CR; the cache serves the batched uninstall's metadata and the rollout gate.
+      cacheTransform: keepForRollout,
       onObject: this.#valuesSources.indexer(name),
     });
   }

@@ -16,6 +16,8 @@ export const ConditionType = {
   Drifted: 'Drifted',
   /** Flux's: an install, upgrade or uninstall is under way (written before it starts). */
   Reconciling: 'Reconciling',
+  /** Ours: a fleet change (a new chart) waits for its wave, was halted, or failed on this CR (docs/rollouts.md). */
+  Rollout: 'Rollout',
 } as const;
 export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
 
@@ -47,6 +49,10 @@ export const Reason = {
   KindNotAllowed: 'KindNotAllowed',
   ServiceAccountNotFound: 'ServiceAccountNotFound',
   Progressing: 'Progressing',
+  RolloutWaiting: 'RolloutWaiting',
+  RolloutPaused: 'RolloutPaused',
+  RolloutHalted: 'RolloutHalted',
+  RolloutFailed: 'RolloutFailed',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 

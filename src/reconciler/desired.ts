@@ -15,6 +15,7 @@ import { releaseNameProblem } from './release-name.js';
 import { RELEASE_LABELS } from './state.js';
 import { composeReferencedValues, deepMerge, type ComposedValues, notOptedIn, parseValuesFrom, secretStrings, VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL, type ValuesReference, type ValuesSourcePort } from './values-from.js';
 import { isPlainObject } from '../util/plain-object.js';
+import { fleetRevision, ownValuesDigest } from './fleet.js';
 import { fingerprint, keyedFingerprint, mergeValues, type Values } from './values.js';
 
 export type Refusal = Extract<Outcome, { kind: 'refused' }>;
@@ -52,10 +53,14 @@ export async function desiredState(d: DesiredInput): Promise<Desired | Refusal> 
   const referenced = await referencedValues(d);
   if ('kind' in referenced) return referenced;
   const spec = isPlainObject(d.cr.spec) ? d.cr.spec : {};
-  const values = mergeValues(deepMerge(referenced.values, spec), d.watch.overrideValues);
+  const own = deepMerge(referenced.values, spec);
+  const values = mergeValues(own, d.watch.overrideValues);
   d.redact.add(valuesAt(values, d.watch.sensitiveValues));
   const fp = fingerprint({ chartDigest: d.watch.chart.digest, values, helmMajor: d.helmMajor });
-  return { values, fingerprint: fp, keyedFingerprint: keyedFingerprint(d.fingerprintKey, fp), labels: { [RELEASE_LABELS.fingerprint]: fp, [RELEASE_LABELS.ownerKind]: d.ownerKind } };
+  const fleet = fleetRevision(d.fingerprintKey, { chartDigest: d.watch.chart.digest, overrideValues: d.watch.overrideValues, helmMajor: d.helmMajor });
+  const ownDigest = ownValuesDigest(own);
+  const labels = { [RELEASE_LABELS.fingerprint]: fp, [RELEASE_LABELS.ownerKind]: d.ownerKind, [RELEASE_LABELS.fleetRevision]: fleet, [RELEASE_LABELS.ownValues]: ownDigest };
+  return { values, fingerprint: fp, keyedFingerprint: keyedFingerprint(d.fingerprintKey, fp), fleetRevision: fleet, ownDigest, labels };
 }
 
 /**

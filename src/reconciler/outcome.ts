@@ -59,6 +59,8 @@ export type Outcome =
       readonly recheck?: 'period';
     }
   | { readonly kind: 'stalled'; readonly count: number }
+  /** A fleet change this CR's wave may not take yet (rollout.ts); the release serving is left as it is. */
+  | { readonly kind: 'rollout-held'; readonly reason: Reason; readonly message: string; readonly retryAfterMs?: number }
   /** A pending revision was undone: decide again. */
   | { readonly kind: 'unlocked' }
   | { readonly kind: 'paused' }
@@ -138,12 +140,16 @@ const SUMMARIES: { readonly [K in Outcome['kind']]: Summarizer<K> } = {
     stalled(status, o.count, input);
     return { result: { requeueAfterMs: input.periodMs }, events: [] };
   },
+  'rollout-held': (status, o, input) => {
+    status.setCondition({ type: ConditionType.Rollout, status: 'False', reason: o.reason, message: o.message });
+    return { result: { requeueAfterMs: o.retryAfterMs ?? input.periodMs }, events: [] };
+  },
   // The reconciler decides again and never ends on this outcome.
   unlocked: () => NOTHING,
 };
 
 /** Outcomes of a CR past the pause gate and not being deleted: it is being reconciled. */
-const RECONCILING = new Set<Outcome['kind']>(['installed', 'upgraded', 'in-sync', 'helm-failed', 'refused', 'stalled', 'unlocked']);
+const RECONCILING = new Set<Outcome['kind']>(['installed', 'upgraded', 'in-sync', 'helm-failed', 'refused', 'stalled', 'unlocked', 'rollout-held']);
 
 /** Outcomes of an action still under way (or of one not begun): Reconciling stays as it is. */
 const UNDER_WAY = new Set<Outcome['kind']>(['helm-busy', 'cancelled', 'uninstall-held', 'finalizer-added']);

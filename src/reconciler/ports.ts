@@ -8,6 +8,7 @@ import type { CachedCustomResource, CustomResource } from '../k8s/custom-resourc
 import type { ObjectRef } from '../k8s/objects.js';
 import type { DesiredObject, DriftReport, SeenObjects, Subject } from './release-object-types.js';
 import type { ReadinessSummary } from './readiness.js';
+import type { RolloutProgress } from './rollout.js';
 import type { ReleaseRecord } from './state.js';
 
 export interface ReleaseStoragePort {
@@ -59,4 +60,6 @@ export interface ReconcilerMetrics {
   forget(controller: string, namespace: string, name: string): void;
   /** Drops every CR of a controller that was stopped (a watches.yaml reload removed or restarted it). */
   forgetController(controller: string): void;
+  /** The progress of the controller's rollout (rollout.ts), after each look at it. */
+  rollout?(controller: string, progress: RolloutProgress): void;
 }

@@ -34,6 +34,7 @@ import { redactedError, Redactor } from './redaction.js';
 import type { ReleaseRecord } from './state.js';
 import { missingServiceAccount } from './service-account.js';
 import { StatusDraft } from './status.js';
+import { Rollout, wakeSooner, type RolloutControlPort } from './rollout.js';
 import { StatusWriter } from './status-writer.js';
 import type { ValuesSourcePort } from './values-from.js';
 
@@ -75,6 +76,8 @@ export interface HelmReconcilerOptions {
    */
   readonly fingerprintKey?: Uint8Array;
   readonly now?: () => Date;
+  /** The admin's pause of this watch's rollout (docs/rollouts.md); undefined: never paused. */
+  readonly rolloutControl?: RolloutControlPort;
 }
 
 /** The fingerprint key of reconcilers not given one: stable for this process only. */
@@ -90,17 +93,23 @@ interface Reconcile {
   readonly controller: ControllerHandle;
   /** The release's storage records: read as the reconcile started (see #read), or now. */
   readonly records: () => Promise<ReleaseRecord[]>;
+  /** When the rollout wants this CR looked at again (its health still undecided). */
+  wakeMs?: number;
 }
 
 export class HelmReconciler implements Reconciler {
   readonly #owner: ReleaseOwner;
   readonly #controller: string;
   readonly #fingerprintKey: Uint8Array;
+  readonly #rollout: Rollout;
 
   constructor(private readonly o: HelmReconcilerOptions) {
     this.#fingerprintKey = o.fingerprintKey ?? PROCESS_FINGERPRINT_KEY;
     this.#owner = releaseOwnerOf(o.watch);
     this.#controller = o.controller ?? o.watch.kind;
+    const { chart, rollout: policy } = o.watch;
+    const { rolloutControl: control, metrics, now } = o;
+    this.#rollout = new Rollout({ controller: this.#controller, policy, chartDigest: chart.digest, chartVersion: chart.version, control, metrics, now });
   }
 
   async reconcile(request: Request, rc: ReconcileContext): Promise<Result> {
@@ -129,6 +138,7 @@ export class HelmReconciler implements Reconciler {
       if (!(err instanceof TerminalError)) r.status.draft.setCondition({ type: ConditionType.Irreconcilable, status: 'True', reason: Reason.ReconcileError, message: describeError(err) });
       summary = { result: {}, error: err instanceof Error ? err : new Error(String(err)), events: [] };
     }
+    summary = wakeSooner(summary, r.wakeMs);
     for (const e of summary.events) r.ctx.event(e.type, e.reason, e.message);
     if (outcome?.kind === 'uninstalled' && outcome.remaining.length === 0) {
       this.o.forget(r.ctx.namespace, r.ctx.name);
@@ -198,11 +208,24 @@ export class HelmReconciler implements Reconciler {
     this.o.metrics?.releaseState(this.#controller, at.namespace, at.name, state.kind);
     noteAdoption(r.ctx, state);
     for (let n = 1; ; n++) {
-      const outcome = await this.#act(r, nextAction({ state, fingerprint: desired.keyedFingerprint, failedAttempts: r.status.draft.current.failedAttempts }), desired);
+      const outcome = await this.#throughRollout(r, nextAction({ state, fingerprint: desired.keyedFingerprint, failedAttempts: r.status.draft.current.failedAttempts }), desired);
       if (outcome.kind !== 'unlocked') return outcome;
       state = await observeRelease(r.ctx, owner, at);
       if (state.kind === 'Locked' || n >= MAX_ACTIONS) throw new Error(`release ${at.name} is still ${state.kind === 'Locked' ? state.latest.status : state.kind} after unlocking it`);
     }
+  }
+
+  /** A fleet-only upgrade waits for its wave (rollout.ts); what any action leaves is noted for the rollout. */
+  async #throughRollout(r: Reconcile, action: Action, desired: Desired): Promise<Outcome> {
+    const upgrade = action.kind === 'upgrade' ? action.from : undefined;
+    const held = upgrade === undefined ? undefined : await this.#rollout.hold(r.status.draft, { namespace: r.ctx.namespace, name: r.ctx.name, controller: r.controller }, upgrade, desired);
+    const outcome = held ?? (await this.#act(r, action, desired));
+    const event = (reason: string, message: string): void => {
+      r.ctx.event('Warning', reason, message);
+    };
+    r.wakeMs = this.#rollout.note(r.status.draft, outcome, desired, { fleetOnly: upgrade !== undefined && Rollout.fleetOnly(upgrade, desired), event });
+    this.#rollout.report(r.controller, desired.fleetRevision);
+    return outcome;
   }
 
   async #act(r: Reconcile, action: Action, desired: Desired): Promise<Outcome> {

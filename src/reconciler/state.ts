@@ -11,6 +11,10 @@ export type { ReleaseRecord, ReleaseStatus };
 export const RELEASE_LABELS = {
   fingerprint: 'helm.sdk.operatorframework.io/fingerprint',
   ownerKind: 'helm.sdk.operatorframework.io/owner-kind',
+  /** The fleet revision (fleet.ts) the revision was made from. */
+  fleetRevision: 'helm.sdk.operatorframework.io/fleet-revision',
+  /** A digest of the CR's own values the revision was made from (fleet.ts). */
+  ownValues: 'helm.sdk.operatorframework.io/own-values',
 } as const;
 
 export type ReleaseState =

@@ -30,6 +30,23 @@ export interface DriftRepairFailures {
   readonly count: number;
 }
 
+/** The last time this CR was moved to a fleet revision (docs/adr/0056), and whether that failed. */
+export interface RolloutAttempt {
+  readonly fleetRevision: string;
+  /** RFC 3339: when helm deployed it (the health timeout counts from here). */
+  readonly at: string;
+  /** Why it failed (helm's error, or not Ready in time): the rollout counts it against its budget. */
+  readonly failure?: string;
+}
+
+/** Which fleet revision and chart the deployed release was made from, and the CR's last attempt. */
+export interface RolloutStatus {
+  readonly fleetRevision?: string;
+  /** `sha256:<hex>` over the chart's files (config/chart.ts). */
+  readonly chartDigest?: string;
+  readonly attempt?: RolloutAttempt;
+}
+
 export interface HelmStatus {
   conditions: Condition[];
   failedAttempts?: FailedAttempts;
@@ -37,10 +54,11 @@ export interface HelmStatus {
   deployedRelease?: DeployedRelease;
   inventory?: InventoryEntry[];
   observedGeneration?: number;
+  rollout?: RolloutStatus;
 }
 
 /** The fields of status this operator writes (a typed CRD must declare each of them). */
-export const OWNED_KEYS = ['conditions', 'deployedRelease', 'inventory', 'observedGeneration', 'failedAttempts', 'driftRepairFailures'] as const;
+export const OWNED_KEYS = ['conditions', 'deployedRelease', 'inventory', 'observedGeneration', 'failedAttempts', 'driftRepairFailures', 'rollout'] as const;
 
 /** Pure: the owned fields of a CR's status as found on the server, tolerating anything malformed. */
 export function readStatus(raw: unknown): HelmStatus {
@@ -56,7 +74,24 @@ export function readStatus(raw: unknown): HelmStatus {
   }
   const drift = readDriftRepairFailures(s.driftRepairFailures);
   if (drift !== undefined) status.driftRepairFailures = drift;
+  const rollout = readRolloutStatus(s.rollout);
+  if (rollout !== undefined) status.rollout = rollout;
   return status;
+}
+
+/** Pure: the rollout fields of a status as found on the server (also read from the controller's cache). */
+export function readRolloutStatus(r: unknown): RolloutStatus | undefined {
+  if (!isPlainObject(r)) return undefined;
+  const a = r.attempt;
+  const attempt: RolloutAttempt | undefined =
+    isPlainObject(a) && typeof a.fleetRevision === 'string' && typeof a.at === 'string'
+      ? { fleetRevision: a.fleetRevision, at: a.at, ...(typeof a.failure === 'string' ? { failure: a.failure } : {}) }
+      : undefined;
+  return {
+    ...(typeof r.fleetRevision === 'string' ? { fleetRevision: r.fleetRevision } : {}),
+    ...(typeof r.chartDigest === 'string' ? { chartDigest: r.chartDigest } : {}),
+    ...(attempt === undefined ? {} : { attempt }),
+  };
 }
 
 function readDriftRepairFailures(d: unknown): DriftRepairFailures | undefined {
@@ -71,9 +106,20 @@ function readDriftRepairFailures(d: unknown): DriftRepairFailures | undefined {
 export function statusPatch(before: HelmStatus, after: HelmStatus): Record<string, unknown> {
   const patch: Record<string, unknown> = {};
   for (const key of OWNED_KEYS) {
-    if (!isDeepStrictEqual(before[key], after[key])) patch[key] = after[key] ?? null;
+    if (!isDeepStrictEqual(before[key], after[key])) patch[key] = withRemovals(before[key], after[key]) ?? null;
   }
   return patch;
+}
+
+/**
+ * `after`, with null for each field of `before` it dropped, at any depth: a merge patch merges
+ * objects, so a field left out (an attempt's `failure`) would otherwise stay on the server.
+ */
+function withRemovals(before: unknown, after: unknown): unknown {
+  if (!isPlainObject(before) || !isPlainObject(after)) return after;
+  const out: Record<string, unknown> = { ...after };
+  for (const k of Object.keys(before)) out[k] = k in after ? withRemovals(before[k], after[k]) : null;
+  return out;
 }
 
 export class StatusDraft {
@@ -136,6 +182,10 @@ export class StatusDraft {
 
   setDriftRepairFailures(failures: DriftRepairFailures): void {
     this.#next.driftRepairFailures = failures;
+  }
+
+  setRollout(rollout: RolloutStatus): void {
+    this.#next.rollout = rollout;
   }
 
   clearDriftRepairFailures(): void {

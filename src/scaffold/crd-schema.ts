@@ -207,6 +207,18 @@ export function statusSchema(): OpenApiSchema {
           count: { type: 'integer' },
         },
       },
+      rollout: {
+        description: 'Which fleet revision (chart contents and operator-level values) the deployed release was made from, and the last move to one (docs/rollouts.md).',
+        type: 'object',
+        properties: {
+          fleetRevision: str('The fleet revision of the deployed release.'),
+          chartDigest: str("The digest of the chart's files the deployed release was made from."),
+          attempt: {
+            type: 'object',
+            properties: { fleetRevision: str('The fleet revision last moved to.'), at: { type: 'string', format: 'date-time' }, failure: str('Why it failed; absent when it did not.') },
+          },
+        },
+      },
     },
   };
 }

@@ -45,6 +45,17 @@ export interface OperatorMetricsOptions {
   readonly processMetrics?: boolean;
 }
 
+/** A rollout's progress (the reconciler's RolloutProgress, by shape). */
+export interface RolloutSample {
+  readonly target: string;
+  readonly chartVersion: string;
+  readonly total: number;
+  readonly onTarget: number;
+  readonly failed: number;
+  readonly halted: boolean;
+  readonly paused: boolean;
+}
+
 export class OperatorMetrics implements ControllerMetrics {
   readonly registry = new Registry();
   readonly #reconcileTotal: Counter<'controller' | 'result'>;
@@ -71,6 +82,8 @@ export class OperatorMetrics implements ControllerMetrics {
   readonly #releaseStates = new Map<string, Map<string, string>>();
   /** controller → every state label ever reported, so an emptied state reads 0 instead of vanishing. */
   readonly #statesSeen = new Map<string, Set<string>>();
+  /** controller → its rollout's progress as last seen (reconciler/rollout.ts). */
+  readonly #rollouts = new Map<string, RolloutSample>();
 
   constructor(options: OperatorMetricsOptions) {
     const registers = [this.registry];
@@ -213,6 +226,32 @@ export class OperatorMetrics implements ControllerMetrics {
       labelNames: ['controller', 'kind'],
       registers,
     });
+    const rollouts = this.#rollouts;
+    new Gauge({
+      name: 'helm_operator_rollout_releases',
+      help: 'CRs of a controller by where its rollout of the current chart (fleet_revision, chart_version) left them: on_target, pending, failed',
+      labelNames: ['controller', 'fleet_revision', 'chart_version', 'state'],
+      registers,
+      collect(this: Gauge<'controller' | 'fleet_revision' | 'chart_version' | 'state'>) {
+        this.reset();
+        for (const [controller, r] of rollouts) {
+          const base = { controller, fleet_revision: r.target, chart_version: r.chartVersion };
+          this.set({ ...base, state: 'on_target' }, r.onTarget);
+          this.set({ ...base, state: 'pending' }, r.total - r.onTarget - r.failed);
+          this.set({ ...base, state: 'failed' }, r.failed);
+        }
+      },
+    });
+    new Gauge({
+      name: 'helm_operator_rollout_halted',
+      help: 'Whether a controller\'s rollout is halted (1: failures beyond the budget) or paused (2), else 0',
+      labelNames: ['controller'],
+      registers,
+      collect(this: Gauge<'controller'>) {
+        this.reset();
+        for (const [controller, r] of rollouts) this.set({ controller }, r.halted ? 1 : r.paused ? 2 : 0);
+      },
+    });
     const identities = this.#identities;
     new Gauge({
       name: 'helm_operator_watch_identity',
@@ -333,6 +372,7 @@ export class OperatorMetrics implements ControllerMetrics {
    * deleted meanwhile would otherwise be counted for good).
    */
   forgetController(controller: string): void {
+    this.#rollouts.delete(controller);
     this.#releaseStates.delete(controller);
     this.#statesSeen.delete(controller);
   }
@@ -341,6 +381,11 @@ export class OperatorMetrics implements ControllerMetrics {
   watchIdentity(controller: string, labels?: { readonly kind: string; readonly identity: string }): void {
     if (labels === undefined) this.#identities.delete(controller);
     else this.#identities.set(controller, labels);
+  }
+
+  /** The progress of a controller's rollout, as its last reconcile saw it. */
+  rollout(controller: string, sample: RolloutSample): void {
+    this.#rollouts.set(controller, sample);
   }
 
   /** One release resource of `kind` was repaired after drifting. */

@@ -25,7 +25,11 @@ export interface Desired {
   readonly fingerprint: string;
   /** The fingerprint under the operator's key: what status shows and counts failed attempts by. */
   readonly keyedFingerprint: string;
-  /** Labels on helm's release storage (fingerprint, owner kind). */
+  /** Of the part every CR of the watch shares (fleet.ts): what a waved rollout ships. */
+  readonly fleetRevision: string;
+  /** Of the CR's own values (fleet.ts): unchanged when only the fleet part changed. */
+  readonly ownDigest: string;
+  /** Labels on helm's release storage (fingerprint, owner kind, fleet revision, own values). */
   readonly labels: Readonly<Record<string, string>>;
 }
 

@@ -29,6 +29,7 @@ const printerColumns = [
   { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
   { name: 'Deployed', type: 'string', jsonPath: '.status.conditions[?(@.type=="Deployed")].status' },
   { name: 'Revision', type: 'integer', jsonPath: '.status.deployedRelease.revision' },
+  { name: 'Chart', type: 'string', jsonPath: '.status.deployedRelease.chartVersion' },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   { name: 'Message', type: 'string', priority: 1, jsonPath: '.status.conditions[?(@.type=="Ready")].message' },
 ];

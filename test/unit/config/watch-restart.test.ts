@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_ROLLOUT } from '../../../src/config/rollout-policy.js';
 import type { Watch } from '../../../src/config/watch.js';
 import { restartingChanges, WATCH_FIELD_CHANGES } from '../../../src/config/watch-restart.js';
 import { parseWatches } from '../../../src/config/watches.js';
@@ -31,6 +32,7 @@ const EVERY_KEY: Record<FieldName, string> = {
   allowClusterScoped: '[ClusterRole.rbac.authorization.k8s.io]',
   allowKinds: '[ConfigMap, ClusterRole.rbac.authorization.k8s.io]',
   allowSchemaRefs: 'true',
+  rollout: '{ canary: 2, waveSize: "10%" }',
 };
 
 describe('WATCH_FIELD_CHANGES', () => {
@@ -84,6 +86,7 @@ const RUNNING: Required<Watch> = {
   allowKinds: ['ConfigMap'],
   sensitiveValues: [],
   allowSchemaRefs: false,
+  rollout: DEFAULT_ROLLOUT,
   source: { file: 'watches.yaml', index: 0, line: 1 },
 };
 const OTHER: Required<Watch> = {
@@ -105,6 +108,7 @@ const OTHER: Required<Watch> = {
   allowKinds: ['Secret'],
   sensitiveValues: ['auth.password'],
   allowSchemaRefs: true,
+  rollout: { ...DEFAULT_ROLLOUT, canary: { count: 0 } },
   source: { file: 'watches.yaml', index: 3, line: 12 },
 };
 

@@ -91,6 +91,12 @@ describe('statusPatch', () => {
     expect(statusPatch(full, after)).toStrictEqual({ deployedRelease: { ...release, revision: 3 } });
   });
 
+  it('sets to null what a changed key dropped, at any depth (a merge patch would keep it)', () => {
+    const failed: HelmStatus = { conditions: [], rollout: { fleetRevision: 'a', attempt: { fleetRevision: 'b', at: T0, failure: 'not Ready' } } };
+    const after: HelmStatus = { conditions: [], rollout: { fleetRevision: 'b', attempt: { fleetRevision: 'b', at: T0 } } };
+    expect(statusPatch(failed, after)).toStrictEqual({ rollout: { fleetRevision: 'b', attempt: { fleetRevision: 'b', at: T0, failure: null } } });
+  });
+
   it('carries the whole conditions list when one condition changes (a merge patch replaces lists)', () => {
     const after: HelmStatus = { ...structuredClone(full), conditions: [initCond, { ...deployedCond, message: 'new notes' }] };
     expect(statusPatch(full, after)).toStrictEqual({ conditions: [initCond, { ...deployedCond, message: 'new notes' }] });

@@ -35,7 +35,7 @@ describe('apiPlan', () => {
     expect(crd.spec.names.shortNames).toEqual(['mc']);
     expect(crd.spec.scope).toBe('Namespaced');
     const v = crd.spec.versions[0]!;
-    expect(v.additionalPrinterColumns.map((c) => c.name)).toEqual(['Ready', 'Reason', 'Deployed', 'Revision', 'Age', 'Message']);
+    expect(v.additionalPrinterColumns.map((c) => c.name)).toEqual(['Ready', 'Reason', 'Deployed', 'Revision', 'Chart', 'Age', 'Message']);
     expect(v.subresources).toEqual({ status: {} });
     expect(v.schema.openAPIV3Schema.properties.spec.properties).toEqual({ replicas: { type: 'integer', default: 1 } });
   });

@@ -37,6 +37,8 @@ export const desired = (fingerprint = 'fp-1'): Desired => ({
   values: { replicas: 2 },
   fingerprint,
   keyedFingerprint: `keyed-${fingerprint}`,
+  fleetRevision: 'fleet-1',
+  ownDigest: 'own-1',
   labels: { [RELEASE_LABELS.fingerprint]: fingerprint, [RELEASE_LABELS.ownerKind]: OWNER_KIND },
 });
 

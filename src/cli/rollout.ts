@@ -1,0 +1,161 @@
+/**
+ * `helm-operator rollout status|pause|resume|undo --kind K [-n NS]`, in the spirit of `kubectl
+ * rollout`: everything is read from the cluster (the CRs' status, helm's release records, the
+ * pause Lease), so it works beside any replica of the operator, or none.
+ */
+import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { Command, Option } from 'commander';
+import { HelmClient } from '../helm/index.js';
+import { ReleaseStorage } from '../helm/storage.js';
+import { HttpMethod, type KubeConfig } from '../k8s/client-node.js';
+import { loadKubeConfig } from '../k8s/kubeconfig.js';
+import { RawClient, resourcePath } from '../k8s/raw-client.js';
+import { RolloutControl } from '../operator/rollout-control.js';
+import { ConditionType } from '../reconciler/conditions.js';
+import { readStatus, type HelmStatus } from '../reconciler/status.js';
+import { makeLogger } from '../telemetry/logger.js';
+
+export const ROLLOUT_VERBS = ['status', 'pause', 'resume', 'undo'] as const;
+export type RolloutVerb = (typeof ROLLOUT_VERBS)[number];
+
+export interface RolloutFlags {
+  readonly verb: RolloutVerb;
+  /** `Kind` or `Kind.group`. */
+  readonly kind: string;
+  readonly namespace?: string;
+  /** Where the operator keeps its pause Lease (its own namespace). */
+  readonly operatorNamespace?: string;
+  readonly kubeconfig?: string;
+  readonly helmBinary: string;
+}
+
+/** Input the user fixes: printed alone. */
+export class RolloutError extends Error {
+  override readonly name = 'RolloutError';
+}
+
+export function defineRolloutCommand(action: (f: RolloutFlags) => Promise<void>): Command {
+  type Raw = { kind: string; namespace?: string; operatorNamespace?: string; kubeconfig?: string; helmBinary: string };
+  return new Command('rollout')
+    .description("Show, pause, resume or undo the rollout of a new chart over a kind's CRs (docs/rollouts.md)")
+    .addArgument(new Command().createArgument('<verb>', 'status, pause, resume or undo').choices(ROLLOUT_VERBS))
+    .requiredOption('--kind <kind>', 'the watched kind, as Kind or Kind.group')
+    .addOption(new Option('-n, --namespace <namespace>', 'only the CRs of this namespace (default: all)'))
+    .addOption(new Option('--operator-namespace <namespace>', "the operator's namespace, where the pause switch is (required by pause and resume)").env('OPERATOR_NAMESPACE'))
+    .addOption(new Option('--kubeconfig <file>', 'path to the kubeconfig file to use for CLI requests'))
+    .option('--helm-binary <path>', 'the helm executable undo rolls back with', process.env.HELM_BIN ?? 'helm')
+    .action((verb: RolloutVerb, o: Raw) => action({ verb, ...o }));
+}
+
+interface KindRef {
+  readonly kind: string;
+  readonly group: string;
+  readonly version: string;
+  readonly plural: string;
+}
+
+interface Listed {
+  readonly namespace: string;
+  readonly name: string;
+  readonly status: HelmStatus;
+}
+
+export async function rolloutCommand(f: RolloutFlags): Promise<string> {
+  const kc = loadKubeConfig(f.kubeconfig);
+  const ref = await findKind(kc, f.kind);
+  const control = f.operatorNamespace === undefined ? undefined : new RolloutControl(kc, f.operatorNamespace, ref);
+  switch (f.verb) {
+    case 'pause':
+    case 'resume': {
+      if (control === undefined) throw new RolloutError(`rollout ${f.verb} needs --operator-namespace (or OPERATOR_NAMESPACE): the switch is a Lease there`);
+      await control.set(f.verb === 'pause');
+      return `rollout of ${ref.kind}.${ref.group} ${f.verb === 'pause' ? 'paused' : 'resumed'}`;
+    }
+    case 'status':
+      return statusText(ref, await listCRs(kc, ref, f.namespace), await control?.paused());
+    case 'undo':
+      return undo(kc, f, await listCRs(kc, ref, f.namespace));
+  }
+}
+
+async function findKind(kc: KubeConfig, spec: string): Promise<KindRef> {
+  const dot = spec.indexOf('.');
+  const kind = dot < 0 ? spec : spec.slice(0, dot);
+  const group = dot < 0 ? undefined : spec.slice(dot + 1);
+  const path = resourcePath({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' });
+  const crds = ((await kc.makeApiClient(RawClient).request(HttpMethod.GET, path)) as { items: V1CustomResourceDefinition[] }).items;
+  const found = crds.filter((c) => c.spec.names.kind === kind && (group === undefined || c.spec.group === group));
+  if (found.length === 0) throw new RolloutError(`no CustomResourceDefinition of kind ${spec} in the cluster`);
+  if (found.length > 1) throw new RolloutError(`kind ${kind} is served by ${found.map((c) => c.spec.group).join(', ')}: say which with --kind ${kind}.<group>`);
+  const crd = found[0] as V1CustomResourceDefinition;
+  const version = crd.spec.versions.find((v) => v.storage)?.name ?? crd.spec.versions[0]?.name ?? '';
+  return { kind, group: crd.spec.group, version, plural: crd.spec.names.plural };
+}
+
+async function listCRs(kc: KubeConfig, ref: KindRef, namespace: string | undefined): Promise<Listed[]> {
+  const { group, version, plural } = ref;
+  const path = resourcePath({ group, version, plural, ...(namespace === undefined ? {} : { namespace }) });
+  const list = (await kc.makeApiClient(RawClient).request(HttpMethod.GET, path)) as { items: { metadata: { namespace?: string; name: string }; status?: unknown }[] };
+  return list.items
+    .map((i) => ({ namespace: i.metadata.namespace ?? '', name: i.metadata.name, status: readStatus(i.status) }))
+    .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+}
+
+const rolloutCondition = (s: HelmStatus): { reason: string; message: string } | undefined => s.conditions.find((c) => c.type === ConditionType.Rollout);
+const readyOf = (s: HelmStatus): string => s.conditions.find((c) => c.type === ConditionType.Ready)?.status ?? '-';
+
+/** A CR whose deployed release is the revision it failed: what `undo` moves back. */
+const failedOnDeployed = (s: HelmStatus): boolean => s.rollout?.attempt?.failure !== undefined && s.rollout.fleetRevision === s.rollout.attempt.fleetRevision;
+
+/** Pure: the report `rollout status` prints. */
+export function statusText(ref: { kind: string; group: string }, crs: readonly Listed[], paused: boolean | undefined): string {
+  const failed = crs.filter((c) => c.status.rollout?.attempt?.failure !== undefined && rolloutCondition(c.status)?.reason === 'RolloutFailed');
+  const waiting = crs.filter((c) => rolloutCondition(c.status) !== undefined && !failed.includes(c));
+  const lines = [`rollout of ${ref.kind}.${ref.group}: ${stateOf(crs, failed.length, paused)}`, `${crs.length} CRs by fleet revision:`, ...byRevision(crs)];
+  for (const c of failed) lines.push(`failed: ${c.namespace}/${c.name}: ${c.status.rollout?.attempt?.failure ?? ''}`);
+  const first = waiting[0];
+  if (first !== undefined) lines.push(`waiting: ${waiting.length} (first: ${first.namespace}/${first.name}: ${rolloutCondition(first.status)?.message ?? ''})`);
+  lines.push('NAMESPACE/NAME  CHART  FLEET  READY  ROLLOUT', ...crs.map(row));
+  return lines.join('\n');
+}
+
+function stateOf(crs: readonly Listed[], failed: number, paused: boolean | undefined): string {
+  const reasons = new Set(crs.map((c) => rolloutCondition(c.status)?.reason));
+  reasons.delete(undefined);
+  if (paused === true || reasons.has('RolloutPaused')) return 'paused';
+  if (reasons.has('RolloutHalted')) return `halted: ${failed} CR${failed === 1 ? '' : 's'} failed, beyond the failure budget`;
+  return reasons.size > 0 ? 'in progress' : 'complete';
+}
+
+const chartOf = (c: Listed): string => c.status.deployedRelease?.chartVersion ?? '-';
+const fleetOf = (c: Listed): string => c.status.rollout?.fleetRevision ?? '-';
+
+function byRevision(crs: readonly Listed[]): string[] {
+  const counts = new Map<string, number>();
+  for (const c of crs) counts.set(`${fleetOf(c)}  chart ${chartOf(c)}`, (counts.get(`${fleetOf(c)}  chart ${chartOf(c)}`) ?? 0) + 1);
+  return [...counts].sort().map(([key, n]) => `  ${key}: ${n}`);
+}
+
+const row = (c: Listed): string => `${c.namespace}/${c.name}  ${chartOf(c)}  ${fleetOf(c)}  ${readyOf(c.status)}  ${rolloutCondition(c.status)?.reason ?? '-'}`;
+
+/**
+ * Rolls each CR still serving the revision it failed back to the one before it (helm rollback, as
+ * the operator's own remediation does); the operator then holds it at the older revision, since it
+ * failed the fleet revision, until a newer chart.
+ */
+async function undo(kc: KubeConfig, f: RolloutFlags, crs: readonly Listed[]): Promise<string> {
+  const helm = new HelmClient({ binary: f.helmBinary, log: makeLogger({ level: 'silent' }), ...(f.kubeconfig === undefined ? {} : { kubeconfig: f.kubeconfig }) });
+  const storage = new ReleaseStorage(kc);
+  const lines: string[] = [];
+  for (const c of crs.filter((x) => failedOnDeployed(x.status))) {
+    const records = (await storage.records(c.namespace, c.name)).sort((a, b) => b.revision - a.revision);
+    const before = records.slice(1).find((r) => r.status === 'superseded' || r.status === 'deployed');
+    if (before === undefined) {
+      lines.push(`${c.namespace}/${c.name}: no earlier revision to go back to`);
+      continue;
+    }
+    await helm.rollback({ release: c.name, namespace: c.namespace, revision: before.revision });
+    lines.push(`${c.namespace}/${c.name}: rolled back to revision ${before.revision}`);
+  }
+  return lines.length === 0 ? 'nothing to undo: no CR serves a revision it failed' : lines.join('\n');
+}

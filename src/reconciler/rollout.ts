@@ -1,0 +1,172 @@
+/**
+ * A watch's waved rollout, as one reconcile meets it (docs/adr/0056): `hold` asks the pure gate
+ * (rollout-gate.ts) whether an upgrade that ships only a fleet change may run now; `note` writes
+ * into status which fleet revision the release was made from and whether this CR failed it (helm
+ * failed, or not Ready within the health timeout). Everything it decides by is in the cluster (the
+ * controller's cache of the kind, the release record, the pause flag), so a restart or a new
+ * leader goes on where the rollout was, and a release already on the target reads InSync.
+ */
+import { DEFAULT_ROLLOUT, type RolloutPolicy } from '../config/rollout-policy.js';
+import type { ControllerHandle } from '../runtime/reconcile.js';
+import type { Desired } from './actions/context.js';
+import { ConditionType, Reason } from './conditions.js';
+import type { Outcome, Summary } from './outcome.js';
+import { gate, progress, type Member, type Progress } from './rollout-gate.js';
+import { memberOf } from './rollout-members.js';
+import { RELEASE_LABELS, type ReleaseRecord } from './state.js';
+import type { RolloutStatus, StatusDraft } from './status.js';
+
+/** Admin-only rollout switches, kept in the cluster (src/operator/rollout-control.ts). */
+export interface RolloutControlPort {
+  paused(): Promise<boolean>;
+}
+
+/** What a metrics sink is told after each look at the rollout. */
+export interface RolloutProgress extends Progress {
+  readonly target: string;
+  readonly chartVersion: string;
+  readonly paused: boolean;
+}
+
+export interface RolloutOptions {
+  readonly controller: string;
+  readonly policy: RolloutPolicy | undefined;
+  readonly chartDigest: string;
+  readonly chartVersion: string;
+  readonly control?: RolloutControlPort;
+  readonly metrics?: { rollout?(controller: string, progress: RolloutProgress): void };
+  readonly now?: () => Date;
+}
+
+export type Held = Extract<Outcome, { kind: 'rollout-held' }>;
+
+/** The longest a CR waiting on other CRs goes without looking again. */
+const MAX_POLL_MS = 30_000;
+const MIN_POLL_MS = 2_000;
+
+export class Rollout {
+  readonly #policy: RolloutPolicy;
+  readonly #now: () => Date;
+  readonly #pollMs: number;
+  #paused = false;
+  #reportedAtMs = 0;
+
+  constructor(private readonly o: RolloutOptions) {
+    this.#policy = o.policy ?? DEFAULT_ROLLOUT;
+    this.#now = o.now ?? (() => new Date());
+    this.#pollMs = Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, this.#policy.stableForMs));
+  }
+
+  /** Whether upgrading from `from` to `desired` ships only a fleet change (the CR's own values are those of `from`). */
+  static fleetOnly(from: ReleaseRecord, desired: Desired): boolean {
+    const fleet = from.labels[RELEASE_LABELS.fleetRevision];
+    const own = from.labels[RELEASE_LABELS.ownValues];
+    // A release made before rollouts has neither label: its upgrade is taken as the fleet's.
+    return fleet !== desired.fleetRevision && (own === undefined || own === desired.ownDigest);
+  }
+
+  /** undefined: go on with the upgrade; else why this CR waits, and when to look again. */
+  async hold(draft: StatusDraft, at: { namespace: string; name: string; controller: ControllerHandle }, from: ReleaseRecord, desired: Desired): Promise<Held | undefined> {
+    if (!Rollout.fleetOnly(from, desired)) return undefined;
+    const { controller } = at;
+    const self = `${at.namespace}/${at.name}`;
+    const members = this.#members(controller);
+    if (!members.some((m) => m.key === self)) members.push({ key: self, labels: {} });
+    const paused = (await this.o.control?.paused()) ?? false;
+    const nowMs = this.#now().getTime();
+    this.report(controller, desired.fleetRevision, paused, members);
+    const verdict = gate({ policy: this.#policy, target: desired.fleetRevision, members, self, paused, nowMs, pollMs: this.#pollMs });
+    if (verdict.kind === 'go') return undefined;
+    // The release serving is `from`: status says so, whatever an undo or a failed upgrade left.
+    const deployedFleet = from.labels[RELEASE_LABELS.fleetRevision];
+    const prior = draft.current.rollout;
+    if (deployedFleet !== prior?.fleetRevision) draft.setRollout(withoutUndefined({ fleetRevision: deployedFleet, attempt: prior?.attempt }));
+    return { kind: 'rollout-held', reason: Reason[verdict.reason], message: verdict.message, ...(verdict.retryAfterMs === undefined ? {} : { retryAfterMs: verdict.retryAfterMs }) };
+  }
+
+  /**
+   * Status after the reconcile's action: the fleet revision of what is deployed, and this CR's
+   * attempt of the target. Returns when to look again for a CR whose health is still undecided.
+   * `fleetOnly`: the action was an upgrade shipping only the fleet change (its failure is the rollout's).
+   */
+  note(draft: StatusDraft, outcome: Outcome, desired: Desired, how: { fleetOnly: boolean; event: (reason: string, message: string) => void }): number | undefined {
+    const target = desired.fleetRevision;
+    const now = this.#now();
+    switch (outcome.kind) {
+      case 'installed':
+      case 'upgraded': {
+        // Only a CR the rollout moved is held to its health gate: an install or the CR's own change is its own business.
+        const moved = outcome.kind === 'upgraded' && how.fleetOnly;
+        draft.setRollout(this.#onTarget(target, moved ? { fleetRevision: target, at: now.toISOString() } : undefined));
+        draft.removeCondition(ConditionType.Rollout);
+        return !moved || outcome.deployment.ready.status === 'True' ? undefined : this.#policy.healthTimeoutMs + 1_000;
+      }
+      case 'in-sync':
+        return this.#inSync(draft, target, outcome.deployment.ready, how.event);
+      case 'helm-failed': {
+        if (!how.fleetOnly || outcome.fingerprint === undefined) return undefined;
+        const attempt = { fleetRevision: target, at: now.toISOString(), failure: outcome.failure.summary };
+        draft.setRollout(withoutUndefined({ ...draft.current.rollout, attempt }));
+        this.#failed(draft, target, outcome.failure.summary, how.event);
+        return undefined;
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /** On the target: healthy, still within its health timeout (look again when it ends), or failed now. */
+  #inSync(draft: StatusDraft, target: string, ready: { status: string; message: string }, event: (reason: string, message: string) => void): number | undefined {
+    const prior = draft.current.rollout?.attempt;
+    const attempt = prior?.fleetRevision === target ? prior : undefined;
+    if (attempt === undefined || attempt.failure !== undefined || ready.status === 'True') {
+      draft.setRollout(this.#onTarget(target, prior));
+      if (attempt?.failure === undefined) draft.removeCondition(ConditionType.Rollout);
+      return undefined;
+    }
+    const leftMs = Date.parse(attempt.at) + this.#policy.healthTimeoutMs - this.#now().getTime();
+    if (leftMs > 0) {
+      draft.setRollout(this.#onTarget(target, attempt));
+      return leftMs + 1_000;
+    }
+    const failure = `not Ready within ${this.#policy.healthTimeoutMs / 1000}s of the upgrade: ${ready.message}`;
+    draft.setRollout(this.#onTarget(target, { ...attempt, failure }));
+    this.#failed(draft, target, failure, event);
+    return undefined;
+  }
+
+  #onTarget(target: string, attempt: RolloutStatus['attempt']): RolloutStatus {
+    return withoutUndefined({ fleetRevision: target, chartDigest: this.o.chartDigest, attempt });
+  }
+
+  #failed(draft: StatusDraft, target: string, failure: string, event: (reason: string, message: string) => void): void {
+    const message = `fleet revision ${target} (chart ${this.o.chartVersion}) failed on this CR: ${failure}`;
+    draft.setCondition({ type: ConditionType.Rollout, status: 'False', reason: Reason.RolloutFailed, message });
+    event(Reason.RolloutFailed, message);
+  }
+
+  #members(controller: ControllerHandle): Member[] {
+    return controller.cache.list('').flatMap((obj) => memberOf(obj) ?? []);
+  }
+
+  /** The rollout's progress for metrics, at most once a second (it walks the whole cache). */
+  report(controller: ControllerHandle, target: string, paused = this.#paused, members?: readonly Member[]): void {
+    this.#paused = paused;
+    const nowMs = this.#now().getTime();
+    if (this.o.metrics?.rollout === undefined || (members === undefined && nowMs - this.#reportedAtMs < 1_000)) return;
+    this.#reportedAtMs = nowMs;
+    const p = progress(members ?? this.#members(controller), target, this.#policy, nowMs);
+    this.o.metrics.rollout(this.o.controller, { ...p, target, chartVersion: this.o.chartVersion, paused });
+  }
+}
+
+/** The sooner of the summary's requeue and the rollout's `wakeMs` (an error keeps its backoff). */
+export function wakeSooner(summary: Summary, wakeMs: number | undefined): Summary {
+  const after = summary.result.requeueAfterMs;
+  if (wakeMs === undefined || summary.error !== undefined || (after !== undefined && after <= wakeMs)) return summary;
+  return { ...summary, result: { requeueAfterMs: wakeMs } };
+}
+
+function withoutUndefined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
