@@ -224,3 +224,22 @@ export function labelSelectorToString(selector: LabelSelector): string {
     .map((r) => r.text)
     .join(',');
 }
+
+/** Pure: whether `labels` satisfy every requirement of `selector` (the empty selector matches everything). */
+export function selectorMatches(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
+  const byLabel = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+  return byLabel && (selector.matchExpressions ?? []).every((r) => requirementMatches(r, labels[r.key]));
+}
+
+function requirementMatches(req: LabelSelectorRequirement, value: string | undefined): boolean {
+  switch (req.operator) {
+    case 'In':
+      return value !== undefined && (req.values ?? []).includes(value);
+    case 'NotIn':
+      return value === undefined || !(req.values ?? []).includes(value);
+    case 'Exists':
+      return value !== undefined;
+    case 'DoesNotExist':
+      return value === undefined;
+  }
+}

@@ -34,6 +34,9 @@ export const WATCH_FIELD_CHANGES: Readonly<Record<keyof Watch, OnWatchChange>> =
   allowKinds: 'restart',
   sensitiveValues: 'restart',
   allowSchemaRefs: 'restart',
+  // A rule change resets the fight records too (their key holds the rules' fingerprint).
+  driftIgnore: 'restart',
+  allowDriftIgnoreAnnotation: 'restart',
   // Where the entry sits in the file: moving it, or editing the lines above, changes nothing.
   source: 'ignore',
 };

@@ -19,6 +19,8 @@ export const FIELDS = [
   'allowClusterScoped',
   'allowKinds',
   'allowSchemaRefs',
+  'driftIgnore',
+  'allowDriftIgnoreAnnotation',
 ] as const;
 export type FieldName = (typeof FIELDS)[number];
 

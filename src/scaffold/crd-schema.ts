@@ -207,6 +207,32 @@ export function statusSchema(): OpenApiSchema {
           count: { type: 'integer' },
         },
       },
+      driftFights: {
+        description: 'Fields drift repair restored after another field manager wrote them; one restored 3 times within 10 minutes and written again is a fight (conflict: true) and no longer restored, until an upgrade, a spec change or a change of the drift ignore rules.',
+        type: 'object',
+        properties: {
+          revision: { type: 'integer', description: 'The deployed revision the restores were counted at.' },
+          generation: { type: 'integer', description: 'The metadata.generation of the CR the restores were counted at.' },
+          rules: str('The fingerprint of the drift ignore rules in force.'),
+          fields: {
+            type: 'array',
+            maxItems: 16,
+            items: {
+              type: 'object',
+              properties: {
+                kind: { type: 'string' },
+                namespace: { type: 'string' },
+                name: { type: 'string' },
+                path: str('The field, as an RFC 6901 JSON pointer.'),
+                manager: str('The other field manager that wrote it before each restore.'),
+                restores: { type: 'integer' },
+                since: str('When the first counted restore was made.'),
+                conflict: { type: 'boolean', description: 'A fight: the field is no longer restored.' },
+              },
+            },
+          },
+        },
+      },
     },
   };
 }

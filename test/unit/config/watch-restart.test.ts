@@ -31,6 +31,8 @@ const EVERY_KEY: Record<FieldName, string> = {
   allowClusterScoped: '[ClusterRole.rbac.authorization.k8s.io]',
   allowKinds: '[ConfigMap, ClusterRole.rbac.authorization.k8s.io]',
   allowSchemaRefs: 'true',
+  driftIgnore: '[{ paths: [/spec/replicas] }]',
+  allowDriftIgnoreAnnotation: 'true',
 };
 
 describe('WATCH_FIELD_CHANGES', () => {
@@ -84,6 +86,8 @@ const RUNNING: Required<Watch> = {
   allowKinds: ['ConfigMap'],
   sensitiveValues: [],
   allowSchemaRefs: false,
+  driftIgnore: [{ paths: ['/spec/replicas'] }],
+  allowDriftIgnoreAnnotation: false,
   source: { file: 'watches.yaml', index: 0, line: 1 },
 };
 const OTHER: Required<Watch> = {
@@ -105,6 +109,8 @@ const OTHER: Required<Watch> = {
   allowKinds: ['Secret'],
   sensitiveValues: ['auth.password'],
   allowSchemaRefs: true,
+  driftIgnore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }],
+  allowDriftIgnoreAnnotation: true,
   source: { file: 'watches.yaml', index: 3, line: 12 },
 };
 
