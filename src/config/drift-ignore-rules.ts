@@ -111,9 +111,8 @@ function checkPaths(value: unknown, at: readonly (string | number)[], report: Re
   }
   const paths: string[] = [];
   value.forEach((p: unknown, i) => {
-    if (typeof p !== 'string') return report([...at, i], `expected a JSON pointer string, got ${describe(p)}`);
-    const parsed = parsePointer(p);
-    if (parsed.ok) paths.push(p);
+    const parsed = typeof p === 'string' ? parsePointer(p) : { ok: false as const, message: `expected a JSON pointer string, got ${describe(p)}` };
+    if (parsed.ok) paths.push(p as string);
     else report([...at, i], parsed.message);
   });
   return paths.length === value.length ? paths : undefined;
@@ -126,17 +125,24 @@ function checkTarget(value: unknown, at: readonly (string | number)[], report: R
   }
   const target: { kind?: string; name?: string; labelSelector?: LabelSelector } = {};
   for (const [key, v] of Object.entries(value)) {
+    const here = [...at, key];
     if (key === 'kind') {
       if (typeof v === 'string' && KIND.test(v)) target.kind = v;
-      else report([...at, key], `expected a kind such as "Deployment", got ${describe(v)}`);
+      else report(here, `expected a kind such as "Deployment", got ${describe(v)}`);
     } else if (key === 'name') {
       if (typeof v === 'string' && v !== '' && v.length <= 253) target.name = v;
-      else report([...at, key], `expected an object name, got ${describe(v)}`);
+      else report(here, `expected an object name, got ${describe(v)}`);
     } else if (key === 'labelSelector') {
-      const result = validateLabelSelector(v);
-      if (result.ok) target.labelSelector = result.selector;
-      else for (const p of result.problems) report([...at, key, ...p.path], p.message);
-    } else report([...at, key], `unknown field ${JSON.stringify(key)}; a target has kind, name and labelSelector`);
+      const selector = checkSelector(v, here, report);
+      if (selector !== undefined) target.labelSelector = selector;
+    } else report(here, `unknown field ${JSON.stringify(key)}; a target has kind, name and labelSelector`);
   }
   return target;
+}
+
+function checkSelector(value: unknown, at: readonly (string | number)[], report: Report): LabelSelector | undefined {
+  const result = validateLabelSelector(value);
+  if (result.ok) return result.selector;
+  for (const p of result.problems) report([...at, ...p.path], p.message);
+  return undefined;
 }

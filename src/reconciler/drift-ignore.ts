@@ -58,7 +58,7 @@ export function withLiveFields<T>(desired: T, live: unknown, paths: readonly Fie
     if (last === undefined) continue;
     const liveValue = at(live, path);
     if (isPlainObject(parent) && Object.hasOwn(parent, String(last))) {
-      if (liveValue === undefined) delete parent[String(last)];
+      if (liveValue === undefined) Reflect.deleteProperty(parent, String(last));
       else parent[String(last)] = structuredClone(liveValue);
     } else if (Array.isArray(parent)) {
       const i = index(last);
@@ -97,20 +97,25 @@ export function annotationRules(raw: string | undefined, allowed: boolean): Anno
   if (raw === undefined || raw.trim() === '') return { rules: [] };
   const name = ANNOTATIONS.driftIgnore;
   if (!allowed) return { rules: [], problem: `annotation ${name} is not obeyed: the watch does not set allowDriftIgnoreAnnotation: true; every field the chart sets is repaired` };
-  const { maxLength, maxBrackets } = ANNOTATION_LIMITS;
-  if (raw.length > maxLength) return { rules: [], problem: `annotation ${name} is ${raw.length} characters long, more than ${maxLength}` };
-  if (bracketDepth(raw, maxBrackets) > maxBrackets) return { rules: [], problem: `annotation ${name} nests more than ${maxBrackets} brackets` };
-  let doc: unknown;
-  try {
-    doc = readHelmYaml(raw, { maxAliasCount: 0 });
-  } catch (err) {
-    return { rules: [], problem: `annotation ${name} is not valid YAML: ${(err as Error).message.split('\n')[0] ?? ''}` };
-  }
-  const result = validateDriftIgnoreRules(doc, ANNOTATION_LIMITS);
+  const doc = readAnnotation(raw);
+  if (typeof doc === 'string') return { rules: [], problem: `annotation ${name} ${doc}; nothing of it is obeyed until it is fixed` };
+  const result = validateDriftIgnoreRules(doc.value, ANNOTATION_LIMITS);
   if (result.ok) return { rules: result.rules };
   const first = result.problems[0];
   const where = first === undefined || first.path.length === 0 ? '' : ` at ${first.path.join('.')}`;
   return { rules: [], problem: `annotation ${name}${where}: ${first?.message ?? 'invalid'}; nothing of it is obeyed until it is fixed` };
+}
+
+/** The annotation's YAML, its length and nesting checked first; a string says what is wrong. */
+function readAnnotation(raw: string): { value: unknown } | string {
+  const { maxLength, maxBrackets } = ANNOTATION_LIMITS;
+  if (raw.length > maxLength) return `is ${raw.length} characters long, more than ${maxLength}`;
+  if (bracketDepth(raw, maxBrackets) > maxBrackets) return `nests more than ${maxBrackets} brackets`;
+  try {
+    return { value: readHelmYaml(raw, { maxAliasCount: 0 }) };
+  } catch (err) {
+    return `is not valid YAML: ${(err as Error).message.split('\n')[0] ?? ''}`;
+  }
 }
 
 /** Pure: a short fingerprint of the rules in force, so a change of them starts fight detection over. */

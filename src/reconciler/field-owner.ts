@@ -14,7 +14,7 @@ import { isPlainObject } from '../util/plain-object.js';
  */
 export function otherManagerOf(entries: readonly ManagedFieldsEntry[], live: unknown, path: FieldPath, ours: readonly string[]): string | undefined {
   const owners = entries.filter(
-    (e) => e.manager !== undefined && !ours.includes(e.manager) && (e.subresource ?? '') === '' && isPlainObject(e.fieldsV1) && owns(e.fieldsV1 as FieldSet, live, path),
+    (e) => e.manager !== undefined && !ours.includes(e.manager) && (e.subresource ?? '') === '' && isPlainObject(e.fieldsV1) && owns(e.fieldsV1, live, path),
   );
   owners.sort((a, b) => (b.time ?? '').localeCompare(a.time ?? ''));
   return owners[0]?.manager;
