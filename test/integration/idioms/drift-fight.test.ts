@@ -78,6 +78,13 @@ describe('drift repair next to a controller that owns a field the chart renders'
     return { writes: () => writes, done };
   };
 
+  const installedWithInjector = async (kind: CRs, release: string) => {
+    await kind.create(ns.name, release, {});
+    await kind.waitForCondition(ns.name, release, { type: 'Deployed', status: 'True' });
+    const stop = new AbortController();
+    return { stop, injector: runInjector(release, stop.signal) };
+  };
+
   /** A hand edit of another field of the same object, and its repair. */
   const editAndRepair = async (release: string): Promise<void> => {
     await edit(release, 'kubectl-edit', { op: 'replace', path: '/webhooks/0/timeoutSeconds', value: 30 });
@@ -106,10 +113,7 @@ describe('drift repair next to a controller that owns a field the chart renders'
   });
 
   it('without a rule: restores the field a bounded number of times, then leaves it to the other manager and says so', async () => {
-    await fight.create(ns.name, 'vault', {});
-    await fight.waitForCondition(ns.name, 'vault', { type: 'Deployed', status: 'True' });
-    const stop = new AbortController();
-    const injector = runInjector('vault', stop.signal);
+    const { stop, injector } = await installedWithInjector(fight, 'vault');
     try {
       const cr = await fight.waitForCondition(ns.name, 'vault', { type: 'Drifted', status: 'True', reason: 'DriftConflict' }, { timeoutMs: 90_000 });
       const message = condition(cr, 'Drifted')?.message ?? '';
@@ -146,10 +150,7 @@ describe('drift repair next to a controller that owns a field the chart renders'
   });
 
   it('with an ignore rule: never restores the field nor reports it, and still repairs the rest', async () => {
-    await ignored.create(ns.name, 'vault-ignored', {});
-    await ignored.waitForCondition(ns.name, 'vault-ignored', { type: 'Deployed', status: 'True' });
-    const stop = new AbortController();
-    const injector = runInjector('vault-ignored', stop.signal);
+    const { stop, injector } = await installedWithInjector(ignored, 'vault-ignored');
     try {
       await waitFor('the injector to have written its CA', async () => caBundleOf(await read('vault-ignored')) === CA_BUNDLE);
       // The repair of this edit is a reconcile of the object after the injector's write.
