@@ -40,12 +40,12 @@ export class DriftRepairPolicy implements RepairPolicy {
     return [...byRules, ...heldPaths(this.#fights, fightObject(d.entry)).flatMap(tokens)];
   }
 
-  judge(entry: InventoryEntry, rewrites: readonly FieldRewrite[]): readonly FieldPath[] {
+  judge(entry: InventoryEntry, rewrites: readonly FieldRewrite[]): { hold: FieldPath[]; found: number } {
     const found = rewrites.map((r) => ({ path: formatPointer(r.path), manager: r.manager }));
     const j = judgeRewrites(this.#fights, fightObject(entry), found, this.now());
     this.#fights = j.fights;
     this.#declared.push(...j.declared);
-    return j.hold.flatMap(tokens);
+    return { hold: j.hold.flatMap(tokens), found: j.declared.length };
   }
 }
 

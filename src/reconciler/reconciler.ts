@@ -130,7 +130,6 @@ export class HelmReconciler implements Reconciler {
       summary = { result: {}, error: err instanceof Error ? err : new Error(String(err)), events: [] };
     }
     for (const e of summary.events) r.ctx.event(e.type, e.reason, e.message);
-    this.#countConflicts(outcome);
     if (outcome?.kind === 'uninstalled' && outcome.remaining.length === 0) {
       this.o.forget(r.ctx.namespace, r.ctx.name);
       // A finalizer that cannot be removed yet (a conflict, the API server away) is retried with backoff.
@@ -282,10 +281,6 @@ export class HelmReconciler implements Reconciler {
       redact,
     };
     return { ctx, status: new StatusWriter(this.o.crs, ctx, draft, redactor), controller: rc.controller, records };
-  }
-
-  #countConflicts(outcome: Outcome | undefined): void {
-    if (outcome?.kind === 'in-sync') for (const f of outcome.fields?.declared ?? []) this.o.metrics?.driftConflict(this.#controller, f.kind);
   }
 
   #annotationFloorMs(): number {

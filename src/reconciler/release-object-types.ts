@@ -48,6 +48,6 @@ export interface FieldRewrite {
 export interface RepairPolicy {
   /** Fields of `d` left as they are live, neither drift nor restored. */
   ignored(d: DesiredObject): readonly FieldPath[];
-  /** Of the fields about to be restored on `entry`, those to leave as they are: a fight. */
-  judge(entry: InventoryEntry, rewrites: readonly FieldRewrite[]): readonly FieldPath[];
+  /** Of the fields about to be restored on `entry`, those to leave as they are (fights), and how many of those are new. */
+  judge(entry: InventoryEntry, rewrites: readonly FieldRewrite[]): { readonly hold: readonly FieldPath[]; readonly found: number };
 }

@@ -42,6 +42,8 @@ export interface ReleaseObjectsOptions {
   readonly events: EventRecorder;
   readonly chartName: string;
   readonly onDriftCorrected?: (kind: string) => void;
+  /** A fight over a field of an object of `kind` was found (drift-fight.ts). */
+  readonly onDriftConflict?: (kind: string) => void;
 }
 
 type RepairOutcome = { readonly kind: 'unchanged' } | { readonly kind: 'repaired' | 'failed'; readonly message: string };
@@ -169,7 +171,7 @@ export class ReleaseObjects implements ReleaseObjectsPort {
     if (dryRun !== undefined && !applyWouldChange(dryRun, current)) return this.#verify(d, current, ignored);
     if (dryRun !== undefined && how.policy !== undefined) {
       const restoring = changedFields(current, dryRun);
-      const held = how.policy.judge(d.entry, rewritesOf(current, restoring));
+      const held = this.#fights(d.entry, how.policy, current, restoring);
       if (held.length > 0) {
         ignored = [...ignored, ...held];
         if (restoring.every((p) => held.some((h) => isWithin(p, h)))) return this.#verify(d, current, ignored);
@@ -186,6 +188,13 @@ export class ReleaseObjects implements ReleaseObjectsPort {
     if (changed.length === 0) return UNCHANGED;
     const shown = changed.slice(0, 3).join(', ') + (changed.length > 3 ? `, …and ${changed.length - 3} more` : '');
     return { kind: 'repaired', message: `Restored ${shown} of ${describeEntry(d.entry)} to the release manifest` };
+  }
+
+  /** The fields about to be restored that the policy finds fought over, to be left as they are. */
+  #fights(entry: InventoryEntry, policy: RepairPolicy, current: KubernetesObject, restoring: readonly FieldPath[]): readonly FieldPath[] {
+    const { hold, found } = policy.judge(entry, rewritesOf(current, restoring));
+    for (let i = 0; i < found; i++) this.o.onDriftConflict?.(entry.kind);
+    return hold;
   }
 
   /** Remembers that `obj`, at its resourceVersion, matches the manifest object of `d` but the fields `ignored`. */
