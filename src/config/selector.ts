@@ -225,21 +225,21 @@ export function labelSelectorToString(selector: LabelSelector): string {
     .join(',');
 }
 
-/** Whether an object with `labels` is selected, as the API server matches a validated selector. */
+/** Pure: whether `labels` satisfy every requirement of `selector` (the empty selector matches everything). */
 export function selectorMatches(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
-  const has = (key: string): boolean => Object.hasOwn(labels, key);
-  if (Object.entries(selector.matchLabels ?? {}).some(([k, v]) => !has(k) || labels[k] !== v)) return false;
-  return (selector.matchExpressions ?? []).every((req) => {
-    const values = req.values ?? [];
-    switch (req.operator) {
-      case 'In':
-        return has(req.key) && values.includes(labels[req.key] ?? '');
-      case 'NotIn':
-        return !has(req.key) || !values.includes(labels[req.key] ?? '');
-      case 'Exists':
-        return has(req.key);
-      case 'DoesNotExist':
-        return !has(req.key);
-    }
-  });
+  const byLabel = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+  return byLabel && (selector.matchExpressions ?? []).every((r) => requirementMatches(r, labels[r.key]));
+}
+
+function requirementMatches(req: LabelSelectorRequirement, value: string | undefined): boolean {
+  switch (req.operator) {
+    case 'In':
+      return value !== undefined && (req.values ?? []).includes(value);
+    case 'NotIn':
+      return value === undefined || !(req.values ?? []).includes(value);
+    case 'Exists':
+      return value !== undefined;
+    case 'DoesNotExist':
+      return value === undefined;
+  }
 }

@@ -5,6 +5,7 @@
  */
 import { isSeq, type Node } from 'yaml';
 import { closestName } from './closest-name.js';
+import { validateDriftIgnoreRules, WATCH_DRIFT_IGNORE_LIMITS, type DriftIgnoreRule } from './drift-ignore-rules.js';
 import { DurationError, parseDuration } from './duration.js';
 import { validateLabelSelector, type LabelSelector } from './selector.js';
 import { addProblem, fail, quote, type EntryContext } from './watches-problems.js';
@@ -160,3 +161,20 @@ export function readSelector(ctx: EntryContext, fields: FieldNodes): LabelSelect
 
 const pathText = (path: readonly (string | number)[]): string =>
   path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('');
+
+/** `driftIgnore`: rules whose every problem is reported at the line of the value it is about. */
+export function readDriftIgnore(ctx: EntryContext, fields: FieldNodes): readonly DriftIgnoreRule[] {
+  const node = fields.driftIgnore;
+  if (isEmpty(node) || node === undefined) return [];
+  let value: unknown;
+  try {
+    value = node.toJS(ctx.pc.doc);
+  } catch (err) {
+    fail(ctx, node, 'driftIgnore', (err as Error).message);
+    return [];
+  }
+  const result = validateDriftIgnoreRules(value, WATCH_DRIFT_IGNORE_LIMITS);
+  if (result.ok) return result.rules;
+  for (const p of result.problems) fail(ctx, nodeAt(ctx.pc.doc, node, p.path), `driftIgnore${pathText(p.path)}`, p.message);
+  return [];
+}

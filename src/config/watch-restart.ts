@@ -35,6 +35,9 @@ export const WATCH_FIELD_CHANGES: Readonly<Record<keyof Watch, OnWatchChange>> =
   sensitiveValues: 'restart',
   allowSchemaRefs: 'restart',
   rollout: 'restart',
+  // A rule change resets the fight records too (their key holds the rules' fingerprint).
+  driftIgnore: 'restart',
+  allowDriftIgnoreAnnotation: 'restart',
   // Where the entry sits in the file: moving it, or editing the lines above, changes nothing.
   source: 'ignore',
 };

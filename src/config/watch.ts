@@ -1,6 +1,7 @@
 /** One entry of watches.yaml as the operator runs it: what the reconciler and the controllers read. */
 import type { ChartInfo } from './chart.js';
 import type { RolloutPolicy } from './rollout-policy.js';
+import type { DriftIgnoreRule } from './drift-ignore-rules.js';
 import type { LabelSelector } from './selector.js';
 
 export interface Watch {
@@ -61,6 +62,16 @@ export interface Watch {
   readonly allowSchemaRefs: boolean;
   /** Ours: how a change reaching every CR at once ships (docs/rollouts.md); undefined: DEFAULT_ROLLOUT. */
   readonly rollout?: RolloutPolicy;
+  /**
+   * Ours: fields of the release's objects that drift repair neither reports nor restores (RFC 6901
+   * pointers, optionally scoped to a kind, name or label selector; docs/adr/0055). Absent: none.
+   */
+  readonly driftIgnore?: readonly DriftIgnoreRule[];
+  /**
+   * Ours: obey a CR's `drift-ignore` annotation (rules for its own release). Absent or false: the
+   * annotation is refused with a condition and everything the chart sets is repaired.
+   */
+  readonly allowDriftIgnoreAnnotation?: boolean;
   /** Where the entry was defined; `index` is 0-based, `line` 1-based. */
   readonly source: { readonly file: string; readonly index: number; readonly line: number };
 }

@@ -20,6 +20,8 @@ export const FIELDS = [
   'allowKinds',
   'allowSchemaRefs',
   'rollout',
+  'driftIgnore',
+  'allowDriftIgnoreAnnotation',
 ] as const;
 export type FieldName = (typeof FIELDS)[number];
 

@@ -34,6 +34,7 @@ export function releaseReconciler(o: ReleaseReconcilerOptions): HelmReconciler {
     events: o.events,
     chartName: o.watch.chart.name,
     onDriftCorrected: (kind) => o.metrics?.driftCorrected(o.controller, kind),
+    onDriftConflict: (kind) => o.metrics?.driftConflict(o.controller, kind),
   });
   const uninstaller = new Uninstaller({ owner: releaseOwnerOf(o.watch), crs: o.crs, events: o.events, objects: client, forget });
   return new HelmReconciler({ ...rest, objects, reader: client, manifests, uninstaller, forget });

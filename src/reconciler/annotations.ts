@@ -16,6 +16,8 @@ export const ANNOTATIONS = {
   paused: `${PREFIX}paused`,
   /** Ours: "false" leaves hand edits of the release's objects alone (no drift repair). */
   driftRepair: `${PREFIX}drift-repair`,
+  /** Ours: drift ignore rules for this CR's release, obeyed when the watch allows it (drift-ignore.ts). */
+  driftIgnore: `${PREFIX}drift-ignore`,
 } as const;
 
 export interface ReleaseAnnotations {

@@ -41,6 +41,10 @@ export const Reason = {
   Uninstalling: 'Uninstalling',
   RetriesExhausted: 'RetriesExhausted',
   DriftRepairFailed: 'DriftRepairFailed',
+  /** Another field manager rewrites a field after each repair: it is no longer restored (drift-fight.ts). */
+  DriftConflict: 'DriftConflict',
+  /** The CR's drift-ignore annotation is malformed, or the watch does not obey it. */
+  DriftIgnoreRefused: 'DriftIgnoreRefused',
   ValuesReferenceNotFound: 'ValuesReferenceNotFound',
   InvalidValuesReference: 'InvalidValuesReference',
   ValuesReferenceNotAllowed: 'ValuesReferenceNotAllowed',

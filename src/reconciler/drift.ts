@@ -8,6 +8,14 @@ import { isPlainObject } from '../util/plain-object.js';
 /** Server-managed metadata that never counts as drift. */
 const IGNORED_METADATA = new Set(['resourceVersion', 'managedFields', 'generation', 'uid', 'creationTimestamp', 'selfLink']);
 
+/** A field's place in an object: keys and list indexes from the root. */
+export type FieldPath = readonly (string | number)[];
+
+/** `.spec.template.spec.containers[0].image`, as events and conditions name a field. */
+export function dottedPath(path: FieldPath): string {
+  return path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('') || '.';
+}
+
 /**
  * Pure: the paths where `desired` is not contained in `live`: every key of a desired object must be
  * in the live object with a contained value, and lists must have the same length, items compared
@@ -15,20 +23,24 @@ const IGNORED_METADATA = new Set(['resourceVersion', 'managedFields', 'generatio
  * filter: the API server normalises some values (quantities, defaults inside lists), so a path
  * reported here is confirmed by a server-side dry run before anything is changed.
  */
-export function driftedPaths(desired: unknown, live: unknown, path = ''): string[] {
+export function driftedPaths(desired: unknown, live: unknown): string[] {
+  return driftedFields(desired, live, []).map(dottedPath);
+}
+
+function driftedFields(desired: unknown, live: unknown, path: FieldPath): FieldPath[] {
   if (isPlainObject(desired)) {
-    if (!isPlainObject(live)) return [path || '.'];
+    if (!isPlainObject(live)) return [path];
     return Object.entries(desired).flatMap(([key, value]) => {
-      if (path === '' && key === 'status') return [];
-      if (path === '.metadata' && IGNORED_METADATA.has(key)) return [];
-      return driftedPaths(value, live[key], `${path}.${key}`);
+      if (path.length === 0 && key === 'status') return [];
+      if (path.length === 1 && path[0] === 'metadata' && IGNORED_METADATA.has(key)) return [];
+      return driftedFields(value, live[key], [...path, key]);
     });
   }
   if (Array.isArray(desired)) {
     // A longer live list is suspect too: extra entries may be someone else's (a sidecar in a keyed
     // list, which the dry run then clears) or drift (a verb added to an atomic list).
     if (!Array.isArray(live) || live.length !== desired.length) return [path];
-    return desired.flatMap((item, i) => driftedPaths(item, live[i], `${path}[${i}]`));
+    return desired.flatMap((item, i) => driftedFields(item, live[i], [...path, i]));
   }
   if (desired === null) return live === null || live === undefined ? [] : [path];
   return isDeepStrictEqual(desired, live) ? [] : [path];
@@ -54,14 +66,19 @@ export function applyWouldChange(dryRunResult: unknown, live: unknown): boolean 
  * `500m` for `0.5`): those were never drift. Lists of equal length are compared item by item.
  */
 export function changedPaths(before: unknown, after: unknown): string[] {
-  return differences(comparable(before), comparable(after), '');
+  return changedFields(before, after).map(dottedPath);
 }
 
-function differences(a: unknown, b: unknown, path: string): string[] {
+/** Pure: {@link changedPaths} as field paths, for naming a field's manager or a JSON pointer. */
+export function changedFields(before: unknown, after: unknown): FieldPath[] {
+  return differences(comparable(before), comparable(after), []);
+}
+
+function differences(a: unknown, b: unknown, path: FieldPath): FieldPath[] {
   if (isPlainObject(a) && isPlainObject(b)) {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    return [...keys].flatMap((key) => differences(a[key], b[key], `${path}.${key}`));
+    return [...keys].flatMap((key) => differences(a[key], b[key], [...path, key]));
   }
-  if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) return a.flatMap((item, i) => differences(item, b[i], `${path}[${i}]`));
-  return isDeepStrictEqual(a, b) ? [] : [path || '.'];
+  if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) return a.flatMap((item, i) => differences(item, b[i], [...path, i]));
+  return isDeepStrictEqual(a, b) ? [] : [path];
 }

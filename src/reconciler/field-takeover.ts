@@ -151,7 +151,7 @@ function claimedMapList(desired: readonly unknown[], live: readonly unknown[], o
   return claimed;
 }
 
-function parseKey(fieldKey: string): Record<string, unknown> | undefined {
+export function parseKey(fieldKey: string): Record<string, unknown> | undefined {
   try {
     const key: unknown = JSON.parse(fieldKey.slice(2));
     return isPlainObject(key) ? key : undefined;
@@ -164,7 +164,7 @@ function parseKey(fieldKey: string): Record<string, unknown> | undefined {
  * Whether a list item has this key. A key field the item leaves out matches: the API server
  * defaults some key fields (a port's `protocol`) before it records them.
  */
-function keyMatches(key: Readonly<Record<string, unknown>>, item: unknown): boolean {
+export function keyMatches(key: Readonly<Record<string, unknown>>, item: unknown): boolean {
   if (!isPlainObject(item)) return false;
   const present = Object.entries(key).filter(([k]) => item[k] !== undefined);
   return present.length > 0 && present.every(([k, v]) => isDeepStrictEqual(item[k], v));

@@ -9,7 +9,8 @@ import type { HelmFailure } from './helm-port.js';
 import type { InventoryEntry } from './inventory.js';
 import { MAX_FAILED_ATTEMPTS } from './next-action.js';
 import { failedReadiness, type ReadinessSummary } from './readiness.js';
-import type { DeployedRelease, DriftRepairFailures, StatusDraft } from './status.js';
+import { conflictMessage } from './drift-fight.js';
+import type { DeployedRelease, DriftFightField, DriftFights, DriftRepairFailures, StatusDraft } from './status.js';
 
 /** The release as an install, an upgrade or a steady-state pass left it. */
 export interface Deployment {
@@ -29,9 +30,19 @@ export type DriftResult =
   /** This pass spent the budget: said once, then repair stops until an upgrade or a spec change. */
   | { readonly kind: 'exhausted'; readonly record: DriftRepairFailures; readonly message: string };
 
+/** What drift repair did with single fields: fights (drift-fight.ts) and a refused ignore annotation. */
+export interface DriftFieldsReport {
+  /** undefined: repair is off, nothing is counted. */
+  readonly fights: DriftFights | undefined;
+  /** Fights found by this pass: one Warning event each. */
+  readonly declared: readonly DriftFightField[];
+  /** Why the CR's drift-ignore annotation is not obeyed. */
+  readonly refused?: string;
+}
+
 export type Outcome =
   | { readonly kind: 'installed' | 'upgraded'; readonly deployment: Deployment & { readonly release: DeployedRelease }; readonly notes: string }
-  | { readonly kind: 'in-sync'; readonly revision: number; readonly deployment: Deployment; readonly drift: DriftResult }
+  | { readonly kind: 'in-sync'; readonly revision: number; readonly deployment: Deployment; readonly drift: DriftResult; readonly fields?: DriftFieldsReport }
   | {
       readonly kind: 'helm-failed';
       readonly reason: Reason;
@@ -201,9 +212,10 @@ function inSync(status: StatusDraft, o: Extract<Outcome, { kind: 'in-sync' }>, i
   const kept = prior?.status === 'True' ? prior : undefined;
   const drift = o.drift;
   applyDrift(status, drift);
+  const fieldEvents = o.fields === undefined ? [] : applyDriftFields(status, drift, o.fields);
   const message = kept?.message ?? `Release ${input.name} revision ${o.revision} deployed`;
   deployed(status, { reason, message, ...(kept === undefined ? {} : { deployedReason: kept.reason }) }, o.deployment);
-  const events = drift.kind === 'exhausted' ? [{ type: 'Warning' as const, reason: Reason.RetriesExhausted, message: drift.message }] : [];
+  const events = [...(drift.kind === 'exhausted' ? [{ type: 'Warning' as const, reason: Reason.RetriesExhausted, message: drift.message }] : []), ...fieldEvents];
   // The release stays deployed and its other objects were handled; back off and try again.
   if (drift.kind === 'failing') return { result: {}, error: new ReportedError(drift.summary), events };
   status.setObservedGeneration(input.generation);
@@ -243,7 +255,28 @@ function applyDrift(status: StatusDraft, drift: DriftResult): void {
 
 function driftSettled(status: StatusDraft): void {
   status.clearDriftRepairFailures();
+  status.setDriftFights(undefined);
   status.removeCondition(ConditionType.Drifted);
+}
+
+/**
+ * Fights are kept in status; while the rest of the release is settled, Drifted says which fields
+ * are no longer restored and how to settle each, else that the ignore annotation is refused.
+ * A failing repair's condition says more urgent things and wins.
+ */
+function applyDriftFields(status: StatusDraft, drift: DriftResult, r: DriftFieldsReport): Summary['events'] {
+  status.setDriftFights(r.fights);
+  const conflicts = r.fights?.fields.filter((f) => f.conflict === true) ?? [];
+  const events: Summary['events'][number][] = r.declared.map((f) => ({ type: 'Warning', reason: Reason.DriftConflict, message: conflictMessage(f) }));
+  if (drift.kind !== 'settled') return events;
+  if (conflicts.length > 0) {
+    status.setCondition({ type: ConditionType.Drifted, status: 'True', reason: Reason.DriftConflict, message: conflicts.map(conflictMessage).join('; ') });
+  } else if (r.refused !== undefined) {
+    const prior = status.current.conditions.find((c) => c.type === ConditionType.Drifted);
+    status.setCondition({ type: ConditionType.Drifted, status: 'False', reason: Reason.DriftIgnoreRefused, message: r.refused });
+    if (prior?.reason !== Reason.DriftIgnoreRefused || prior.message !== r.refused) events.push({ type: 'Warning', reason: Reason.DriftIgnoreRefused, message: r.refused });
+  }
+  return events;
 }
 
 function stalled(status: StatusDraft, count: number, input: SummaryInput): void {

@@ -6,7 +6,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { CachedCustomResource, CustomResource } from '../k8s/custom-resources.js';
 import type { ObjectRef } from '../k8s/objects.js';
-import type { DesiredObject, DriftReport, SeenObjects, Subject } from './release-object-types.js';
+import type { DesiredObject, DriftReport, RepairPolicy, SeenObjects, Subject } from './release-object-types.js';
 import type { ReadinessSummary } from './readiness.js';
 import type { RolloutProgress } from './rollout.js';
 import type { ReleaseRecord } from './state.js';
@@ -39,7 +39,7 @@ export interface ObjectReaderPort {
 /** What actions do with the release's live objects (release-objects.ts implements it). */
 export interface ReleaseObjectsPort {
   adopt(s: Subject, desired: readonly DesiredObject[], options?: { readonly created?: boolean }): Promise<SeenObjects>;
-  repairDrift(s: Subject, desired: readonly DesiredObject[]): Promise<DriftReport>;
+  repairDrift(s: Subject, desired: readonly DesiredObject[], policy?: RepairPolicy): Promise<DriftReport>;
   readiness(desired: readonly DesiredObject[], seen?: SeenObjects): Promise<ReadinessSummary>;
 }
 
@@ -57,6 +57,7 @@ export interface ManifestsPort {
 export interface ReconcilerMetrics {
   releaseState(controller: string, namespace: string, name: string, state: string): void;
   driftCorrected(controller: string, kind: string): void;
+  driftConflict(controller: string, kind: string): void;
   forget(controller: string, namespace: string, name: string): void;
   /** Drops every CR of a controller that was stopped (a watches.yaml reload removed or restarted it). */
   forgetController(controller: string): void;

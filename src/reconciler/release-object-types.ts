@@ -5,6 +5,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { EventTarget } from '../k8s/events.js';
 import type { Logger } from '../telemetry/logger.js';
+import type { FieldPath } from './drift.js';
 import type { InventoryEntry, ManifestObject } from './inventory.js';
 import type { Owner } from './ownership.js';
 
@@ -32,4 +33,21 @@ export interface DriftReport {
   readonly repaired: number;
   /** Objects the API server would not let us restore, with its message. */
   readonly failures: { readonly object: string; readonly message: string }[];
+}
+
+/** A field about to be restored, and the other field manager that wrote the value it replaces. */
+export interface FieldRewrite {
+  readonly path: FieldPath;
+  readonly manager: string;
+}
+
+/**
+ * How one drift repair pass treats single fields (drift-policy.ts builds it from the ignore rules
+ * and the fight records); without one, every field the chart sets is restored.
+ */
+export interface RepairPolicy {
+  /** Fields of `d` left as they are live, neither drift nor restored. */
+  ignored(d: DesiredObject): readonly FieldPath[];
+  /** Of the fields about to be restored on `entry`, those to leave as they are (fights), and how many of those are new. */
+  judge(entry: InventoryEntry, rewrites: readonly FieldRewrite[]): { readonly hold: readonly FieldPath[]; readonly found: number };
 }

@@ -8,12 +8,14 @@ import { describeError, isStatus } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/events.js';
 import type { ObjectClient } from '../k8s/objects.js';
 import { mapBounded } from '../runtime/bounded.js';
-import { applyWouldChange, changedPaths, driftedPaths } from './drift.js';
+import { applyWouldChange, changedFields, changedPaths, driftedPaths, type FieldPath } from './drift.js';
+import { isWithin, withLiveFields } from './drift-ignore.js';
+import { otherManagerOf } from './field-owner.js';
 import { takeOver, type ManagedFieldsEntry } from './field-takeover.js';
 import { renderedBody, type InventoryEntry, type ManifestObject } from './inventory.js';
 import { createdOwnershipPatch, ownershipPatch } from './ownership.js';
 import type { ReleaseObjectsPort } from './ports.js';
-import type { DesiredObject, DriftReport, SeenObjects, Subject } from './release-object-types.js';
+import type { DesiredObject, DriftReport, RepairPolicy, SeenObjects, Subject } from './release-object-types.js';
 import { objectReadiness, summarizeReadiness, type ObjectReadiness, type ReadinessSummary } from './readiness.js';
 
 /** helm's field manager: drift repairs apply the chart's fields as helm itself would. */
@@ -40,6 +42,8 @@ export interface ReleaseObjectsOptions {
   readonly events: EventRecorder;
   readonly chartName: string;
   readonly onDriftCorrected?: (kind: string) => void;
+  /** A fight over a field of an object of `kind` was found (drift-fight.ts). */
+  readonly onDriftConflict?: (kind: string) => void;
 }
 
 type RepairOutcome = { readonly kind: 'unchanged' } | { readonly kind: 'repaired' | 'failed'; readonly message: string };
@@ -57,9 +61,10 @@ export class ReleaseObjects implements ReleaseObjectsPort {
    * The resourceVersion at which each manifest object was last found to match the live object:
    * a steady-state reconcile then skips the comparison and the dry run, and a difference the API
    * server normalises away is judged once per object version, never repaired again and again.
-   * Keyed by the manifest object, so a new revision starts afresh and old entries are collected.
+   * Keyed by the manifest object, so a new revision starts afresh and old entries are collected;
+   * the fields left alone are part of the value, so a change of them judges the object again.
    */
-  readonly #verified = new WeakMap<ManifestObject, string | undefined>();
+  readonly #verified = new WeakMap<ManifestObject, string>();
 
   constructor(private readonly o: ReleaseObjectsOptions) {}
 
@@ -99,13 +104,13 @@ export class ReleaseObjects implements ReleaseObjectsPort {
    * Puts back what differs from the manifest: missing objects and fields the chart sets. A repair
    * the API server rejects is reported in the result, not thrown: it must not block the release.
    */
-  async repairDrift(s: Subject, desired: readonly DesiredObject[]): Promise<DriftReport> {
+  async repairDrift(s: Subject, desired: readonly DesiredObject[], policy?: RepairPolicy): Promise<DriftReport> {
     let repaired = 0;
     const failures: DriftReport['failures'] = [];
     for (const d of desired) {
       let outcome: RepairOutcome;
       try {
-        outcome = await this.#repairOne(s, d);
+        outcome = await this.#repairOne(s, d, policy);
       } catch (err) {
         outcome = { kind: 'failed', message: describeError(err) };
       }
@@ -135,29 +140,48 @@ export class ReleaseObjects implements ReleaseObjectsPort {
     return summarizeReadiness(results);
   }
 
-  async #repairOne(s: Subject, d: DesiredObject): Promise<RepairOutcome> {
+  async #repairOne(s: Subject, d: DesiredObject, policy: RepairPolicy | undefined): Promise<RepairOutcome> {
     const live = await this.#live(d.entry, true);
+    const ignored = policy?.ignored(d) ?? [];
     // The steady state: this very version of the object was found to match (no manifest parse).
-    if (live !== undefined && this.#verified.get(d.rendered) === live.metadata?.resourceVersion) return UNCHANGED;
-    const desired = asHelmApplies(renderedBody(d.rendered), d.entry.namespace, s.owner);
+    if (live !== undefined && this.#verified.get(d.rendered) === verifiedAs(live, ignored)) return UNCHANGED;
+    const rendered = asHelmApplies(renderedBody(d.rendered), d.entry.namespace, s.owner);
     if (live === undefined) {
       // Born with its owner and chart label: the label-filtered watch sees it from the first event.
-      await this.o.objects.as(s.identity).apply(withOwnership(desired, this.#ownership(s, d, undefined)), HELM_APPLY);
+      // Whole, ignored fields included: there is nobody else's value to keep.
+      await this.o.objects.as(s.identity).apply(withOwnership(rendered, this.#ownership(s, d, undefined)), HELM_APPLY);
       return { kind: 'repaired', message: `Recreated ${describeEntry(d.entry)}, which had been deleted` };
     }
-    if (driftedPaths(desired, live).length === 0) return this.#verify(d, live);
-    return this.#restore(d, desired, this.o.objects.as(s.identity));
+    if (driftedPaths(withLiveFields(rendered, live, ignored), live).length === 0) return this.#verify(d, live, ignored);
+    return this.#restore(d, { rendered, ignored, policy }, this.o.objects.as(s.identity));
   }
 
-  /** Restores the fields the chart sets of an object that looks drifted in the cache. */
-  async #restore(d: DesiredObject, desired: KubernetesObject, writer: ObjectClient): Promise<RepairOutcome> {
+  /**
+   * Restores the fields the chart sets of an object that looks drifted in the cache, but those
+   * ignored and those the policy finds another controller fighting over, which keep their live value.
+   */
+  async #restore(d: DesiredObject, how: { rendered: KubernetesObject; ignored: readonly FieldPath[]; policy: RepairPolicy | undefined }, writer: ObjectClient): Promise<RepairOutcome> {
     // The cache may lag behind the server: what the server will say is compared with what it has.
     const current = await this.o.objects.get(d.entry);
     if (current === undefined) return UNCHANGED;
-    if (driftedPaths(desired, current).length === 0 || !(await this.#applyWouldChange(writer, desired, current))) return this.#verify(d, current);
-    if (!(await this.#claimFields(writer, d.entry, desired, current))) return UNCHANGED;
+    let ignored = how.ignored;
+    let desired = withLiveFields(how.rendered, current, ignored);
+    if (driftedPaths(desired, current).length === 0) return this.#verify(d, current, ignored);
+    const dryRun = await this.#dryRun(writer, desired);
+    if (dryRun !== undefined && !applyWouldChange(dryRun, current)) return this.#verify(d, current, ignored);
+    if (dryRun !== undefined && how.policy !== undefined) {
+      const restoring = changedFields(current, dryRun);
+      const held = this.#fights(d.entry, how.policy, current, restoring);
+      if (held.length > 0) {
+        ignored = [...ignored, ...held];
+        if (restoring.every((p) => held.some((h) => isWithin(p, h)))) return this.#verify(d, current, ignored);
+        desired = withLiveFields(how.rendered, current, ignored);
+      }
+    }
+    // Fields left alone are not claimed from their managers: the apply keeps their value, not more.
+    if (!(await this.#claimFields(writer, d.entry, withLiveFields(desired, undefined, ignored), current))) return UNCHANGED;
     const result = await writer.apply(desired, HELM_APPLY);
-    this.#verify(d, result);
+    this.#verify(d, result, ignored);
     // The event names what the server changed, not what the comparison with the manifest flagged
     // (fields the server omits, like `false` and `[]`); an apply that changed nothing is no repair.
     const changed = changedPaths(current, result);
@@ -166,22 +190,30 @@ export class ReleaseObjects implements ReleaseObjectsPort {
     return { kind: 'repaired', message: `Restored ${shown} of ${describeEntry(d.entry)} to the release manifest` };
   }
 
-  /** Remembers that `obj`, at its resourceVersion, matches the manifest object of `d`. */
-  #verify(d: DesiredObject, obj: KubernetesObject): RepairOutcome {
-    this.#verified.set(d.rendered, obj.metadata?.resourceVersion);
+  /** The fields about to be restored that the policy finds fought over, to be left as they are. */
+  #fights(entry: InventoryEntry, policy: RepairPolicy, current: KubernetesObject, restoring: readonly FieldPath[]): readonly FieldPath[] {
+    const { hold, found } = policy.judge(entry, rewritesOf(current, restoring));
+    for (let i = 0; i < found; i++) this.o.onDriftConflict?.(entry.kind);
+    return hold;
+  }
+
+  /** Remembers that `obj`, at its resourceVersion, matches the manifest object of `d` but the fields `ignored`. */
+  #verify(d: DesiredObject, obj: KubernetesObject, ignored: readonly FieldPath[]): RepairOutcome {
+    this.#verified.set(d.rendered, verifiedAs(obj, ignored));
     return UNCHANGED;
   }
 
   /**
    * The API server normalises values (defaults, quantities, int-or-string), so only a dry run of
-   * the apply says whether it would change the object. A dry run the server rejects means it
-   * would: typically two entries where the chart has one, which the field claim below resolves.
+   * the apply says whether it would change the object, and what. undefined when the server rejects
+   * it, which means it would change it: typically two entries where the chart has one, which the
+   * field claim below resolves.
    */
-  async #applyWouldChange(writer: ObjectClient, desired: KubernetesObject, live: KubernetesObject): Promise<boolean> {
+  async #dryRun(writer: ObjectClient, desired: KubernetesObject): Promise<KubernetesObject | undefined> {
     try {
-      return applyWouldChange(await writer.apply(desired, { ...HELM_APPLY, dryRun: true }), live);
+      return await writer.apply(desired, { ...HELM_APPLY, dryRun: true });
     } catch (err) {
-      if (isStatus(err, 422) || isStatus(err, 409)) return true;
+      if (isStatus(err, 422) || isStatus(err, 409)) return undefined;
       throw err;
     }
   }
@@ -212,6 +244,20 @@ export class ReleaseObjects implements ReleaseObjectsPort {
     if (cached?.known === true && (cached.object !== undefined || !confirmAbsence)) return cached.object;
     return this.o.objects.get(entry);
   }
+}
+
+/** What {@link ReleaseObjects.#verified} holds: the object's version and the fields left alone. */
+function verifiedAs(obj: KubernetesObject, ignored: readonly FieldPath[]): string {
+  return ignored.length === 0 ? (obj.metadata?.resourceVersion ?? '') : `${obj.metadata?.resourceVersion ?? ''} ${JSON.stringify(ignored)}`;
+}
+
+/** The fields about to be restored that another field manager than the repair's own wrote, and who. */
+function rewritesOf(current: KubernetesObject, paths: readonly FieldPath[]): { path: FieldPath; manager: string }[] {
+  const entries = (current.metadata?.managedFields ?? []) as ManagedFieldsEntry[];
+  return paths.flatMap((path) => {
+    const manager = otherManagerOf(entries, current, path, [HELM_FIELD_MANAGER, OPERATOR_FIELD_MANAGER]);
+    return manager === undefined ? [] : [{ path, manager }];
+  });
 }
 
 function uniqueKinds(desired: readonly DesiredObject[]): { apiVersion: string; kind: string }[] {

@@ -47,10 +47,36 @@ export interface RolloutStatus {
   readonly attempt?: RolloutAttempt;
 }
 
+/** One field of one object that drift repair restored after another field manager wrote it (drift-fight.ts). */
+export interface DriftFightField {
+  readonly kind: string;
+  readonly namespace?: string;
+  readonly name: string;
+  /** RFC 6901 pointer. */
+  readonly path: string;
+  /** The other field manager that wrote the field before each restore. */
+  readonly manager: string;
+  readonly restores: number;
+  /** When the first of these restores was made (RFC 3339). */
+  readonly since: string;
+  /** A fight: the field is no longer restored. */
+  readonly conflict?: boolean;
+}
+
+/** The fields drift repair restored and who undid them, for one deployed revision, spec generation and set of ignore rules. */
+export interface DriftFights {
+  readonly revision: number;
+  readonly generation?: number;
+  /** The fingerprint of the ignore rules in force. */
+  readonly rules: string;
+  readonly fields: readonly DriftFightField[];
+}
+
 export interface HelmStatus {
   conditions: Condition[];
   failedAttempts?: FailedAttempts;
   driftRepairFailures?: DriftRepairFailures;
+  driftFights?: DriftFights;
   deployedRelease?: DeployedRelease;
   inventory?: InventoryEntry[];
   observedGeneration?: number;
@@ -58,7 +84,7 @@ export interface HelmStatus {
 }
 
 /** The fields of status this operator writes (a typed CRD must declare each of them). */
-export const OWNED_KEYS = ['conditions', 'deployedRelease', 'inventory', 'observedGeneration', 'failedAttempts', 'driftRepairFailures', 'rollout'] as const;
+export const OWNED_KEYS = ['conditions', 'deployedRelease', 'inventory', 'observedGeneration', 'failedAttempts', 'driftRepairFailures', 'rollout', 'driftFights'] as const;
 
 /** Pure: the owned fields of a CR's status as found on the server, tolerating anything malformed. */
 export function readStatus(raw: unknown): HelmStatus {
@@ -76,6 +102,8 @@ export function readStatus(raw: unknown): HelmStatus {
   if (drift !== undefined) status.driftRepairFailures = drift;
   const rollout = readRolloutStatus(s.rollout);
   if (rollout !== undefined) status.rollout = rollout;
+  const fights = readDriftFights(s.driftFights);
+  if (fights !== undefined) status.driftFights = fights;
   return status;
 }
 
@@ -92,6 +120,15 @@ export function readRolloutStatus(r: unknown): RolloutStatus | undefined {
     ...(typeof r.chartDigest === 'string' ? { chartDigest: r.chartDigest } : {}),
     ...(attempt === undefined ? {} : { attempt }),
   };
+}
+
+function readDriftFights(d: unknown): DriftFights | undefined {
+  if (!isPlainObject(d) || typeof d.revision !== 'number' || typeof d.rules !== 'string' || !Array.isArray(d.fields)) return undefined;
+  const fields = d.fields.filter(
+    (f): f is Record<string, unknown> =>
+      isPlainObject(f) && typeof f.kind === 'string' && typeof f.name === 'string' && typeof f.path === 'string' && typeof f.manager === 'string' && typeof f.restores === 'number' && typeof f.since === 'string',
+  );
+  return { revision: d.revision, ...(typeof d.generation === 'number' ? { generation: d.generation } : {}), rules: d.rules, fields: fields as unknown as DriftFightField[] };
 }
 
 function readDriftRepairFailures(d: unknown): DriftRepairFailures | undefined {
@@ -190,6 +227,12 @@ export class StatusDraft {
 
   clearDriftRepairFailures(): void {
     delete this.#next.driftRepairFailures;
+  }
+
+  /** undefined: nothing was restored after another manager's write (or repair starts afresh). */
+  setDriftFights(fights: DriftFights | undefined): void {
+    if (fights === undefined || fights.fields.length === 0) delete this.#next.driftFights;
+    else this.#next.driftFights = fights;
   }
 
   setObservedGeneration(generation: number | undefined): void {

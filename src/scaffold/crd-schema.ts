@@ -138,6 +138,11 @@ function agreeObjects(a: Record<string, OpenApiSchema> | undefined, b: Record<st
 }
 
 const str = (description: string): OpenApiSchema => ({ type: 'string', description });
+/** What drift repair's records in status are counted for: a deployed revision and spec generation. */
+const countedAt = (what: string): Record<string, OpenApiSchema> => ({
+  revision: { type: 'integer', description: `The deployed revision the ${what} were counted at.` },
+  generation: { type: 'integer', description: `The metadata.generation of the CR the ${what} were counted at.` },
+});
 
 /**
  * The status this operator writes (src/reconciler/status.ts), typed so `kubectl explain` and
@@ -202,8 +207,7 @@ export function statusSchema(): OpenApiSchema {
         description: 'Consecutive reconciles whose drift repair the API server refused, for one deployed revision and spec generation; repair stops after 5 until an upgrade or a spec change.',
         type: 'object',
         properties: {
-          revision: { type: 'integer', description: 'The deployed revision whose objects could not be restored.' },
-          generation: { type: 'integer', description: 'The metadata.generation of the CR the failures were counted at.' },
+          ...countedAt('failures'),
           count: { type: 'integer' },
         },
       },
@@ -216,6 +220,31 @@ export function statusSchema(): OpenApiSchema {
           attempt: {
             type: 'object',
             properties: { fleetRevision: str('The fleet revision last moved to.'), at: { type: 'string', format: 'date-time' }, failure: str('Why it failed; absent when it did not.') },
+          },
+        },
+      },
+      driftFights: {
+        description: 'Fields drift repair restored after another field manager wrote them; one restored 3 times within 10 minutes and written again is a fight (conflict: true) and no longer restored, until an upgrade, a spec change or a change of the drift ignore rules.',
+        type: 'object',
+        properties: {
+          ...countedAt('restores'),
+          rules: str('The fingerprint of the drift ignore rules in force.'),
+          fields: {
+            type: 'array',
+            maxItems: 16,
+            items: {
+              type: 'object',
+              properties: {
+                kind: { type: 'string' },
+                namespace: { type: 'string' },
+                name: { type: 'string' },
+                path: str('The field, as an RFC 6901 JSON pointer.'),
+                manager: str('The other field manager that wrote it before each restore.'),
+                restores: { type: 'integer' },
+                since: str('When the first counted restore was made.'),
+                conflict: { type: 'boolean', description: 'A fight: the field is no longer restored.' },
+              },
+            },
           },
         },
       },

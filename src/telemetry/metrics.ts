@@ -74,6 +74,7 @@ export class OperatorMetrics implements ControllerMetrics {
   readonly #helmExecutions: Counter<'verb' | 'outcome'>;
   readonly #helmDuration: Histogram<'verb'>;
   readonly #drift: Counter<'controller' | 'kind'>;
+  readonly #driftConflicts: Counter<'controller' | 'kind'>;
   /** Controller → labels of its `helm_operator_watch_identity` series. */
   readonly #identities = new Map<string, { readonly kind: string; readonly identity: string }>();
   readonly #queues = new Map<string, WorkqueueMetrics>();
@@ -252,6 +253,12 @@ export class OperatorMetrics implements ControllerMetrics {
         for (const [controller, r] of rollouts) this.set({ controller }, r.halted ? 1 : r.paused ? 2 : 0);
       },
     });
+    this.#driftConflicts = new Counter({
+      name: 'helm_operator_drift_conflicts_total',
+      help: 'Fields of release resources no longer restored because another field manager rewrote them after each repair (a fight), by controller and resource kind',
+      labelNames: ['controller', 'kind'],
+      registers,
+    });
     const identities = this.#identities;
     new Gauge({
       name: 'helm_operator_watch_identity',
@@ -391,6 +398,11 @@ export class OperatorMetrics implements ControllerMetrics {
   /** One release resource of `kind` was repaired after drifting. */
   driftCorrected(controller: string, kind: string): void {
     this.#drift.inc({ controller, kind });
+  }
+
+  /** A fight over a field of a release resource of `kind` was found; the field is no longer restored. */
+  driftConflict(controller: string, kind: string): void {
+    this.#driftConflicts.inc({ controller, kind });
   }
 
   /** The exposition text of every metric. */

@@ -51,7 +51,7 @@ export interface ActionContext {
   /** The CR as owner of the release's objects, for ReleaseObjects. */
   readonly subject: ObjectsSubject;
   readonly manifests: ManifestsPort;
-  readonly watch: Pick<Watch, 'chart' | 'overrideValues' | 'confineToNamespace' | 'allowClusterScoped' | 'dryRunOption'>;
+  readonly watch: Pick<Watch, 'chart' | 'overrideValues' | 'confineToNamespace' | 'allowClusterScoped' | 'dryRunOption' | 'driftIgnore' | 'allowDriftIgnoreAnnotation'>;
   readonly isNamespaced: (apiVersion: string, kind: string) => Promise<boolean>;
   readonly describeHelmError: (err: unknown) => HelmFailure;
   /** Mask values in OverrideValuesInUse events (`--suppress-override-values`). */

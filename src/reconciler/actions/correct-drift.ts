@@ -3,8 +3,11 @@
  * from the install or upgrade; fetched from helm only after a restart), drift is repaired unless
  * the CR turns that off, and readiness is summarised.
  */
+import { ANNOTATIONS } from '../annotations.js';
 import { countFailedRepair, driftRepairStopped } from '../drift-budget.js';
-import type { DriftResult, Outcome } from '../outcome.js';
+import { annotationRules, rulesFingerprint } from '../drift-ignore.js';
+import { DriftRepairPolicy } from '../drift-policy.js';
+import type { DriftFieldsReport, DriftResult, Outcome } from '../outcome.js';
 import type { DesiredObject } from '../release-object-types.js';
 import type { ReleaseRecord } from '../state.js';
 import type { DeployedRelease } from '../status.js';
@@ -13,13 +16,24 @@ import { deployedRelease, entriesOf } from './deployment.js';
 
 export async function correctDrift(ctx: ActionContext, deployed: ReleaseRecord): Promise<Outcome> {
   const { objects, release } = await deployedObjects(ctx, deployed);
-  const drift: DriftResult = ctx.annotations.driftRepair ? await repair(ctx, deployed.revision, objects) : { kind: 'settled' };
+  const fromCR = annotationRules(ctx.cr.metadata.annotations?.[ANNOTATIONS.driftIgnore], ctx.watch.allowDriftIgnoreAnnotation === true);
+  const rules = [...(ctx.watch.driftIgnore ?? []), ...fromCR.rules];
+  const key = { revision: deployed.revision, generation: ctx.cr.metadata.generation, rules: rulesFingerprint(rules) };
+  const policy = new DriftRepairPolicy(rules, ctx.status.driftFights, key);
+  const drift: DriftResult = ctx.annotations.driftRepair ? await repair(ctx, deployed.revision, objects, policy) : { kind: 'settled' };
+  const fields: DriftFieldsReport = {
+    fights: ctx.annotations.driftRepair ? policy.fights : undefined,
+    declared: policy.declared,
+    ...(fromCR.problem === undefined ? {} : { refused: fromCR.problem }),
+  };
+  // Left out when there is nothing to say nor to clear: the common case.
+  const quiet = fields.fights?.fields.length === 0 && fromCR.problem === undefined && ctx.status.driftFights === undefined;
   // After the repair: a recreated object needs its owner and chart label at once, or its own
   // events would not be routed back here until the next periodic reconcile.
   const seen = await ctx.objects.adopt(ctx.subject, objects);
   const ready = await ctx.objects.readiness(objects, seen);
   const deployment = { ...(release === undefined ? {} : { release }), inventory: entriesOf(objects), ready };
-  return { kind: 'in-sync', revision: deployed.revision, deployment, drift };
+  return { kind: 'in-sync', revision: deployed.revision, deployment, drift, ...(quiet ? {} : { fields }) };
 }
 
 /** The deployed revision's objects: kept from this CR instance's last install or upgrade, else read from helm. */
@@ -35,10 +49,10 @@ async function deployedObjects(ctx: ActionContext, deployed: ReleaseRecord): Pro
  * What the API server refuses is retried with backoff up to the retry budget (drift-budget.ts);
  * the pass that spends it says so once, and repair then stops until an upgrade or a spec change.
  */
-async function repair(ctx: ActionContext, revision: number, objects: readonly DesiredObject[]): Promise<DriftResult> {
+async function repair(ctx: ActionContext, revision: number, objects: readonly DesiredObject[], policy: DriftRepairPolicy): Promise<DriftResult> {
   const key = { revision, generation: ctx.cr.metadata.generation };
   if (driftRepairStopped(ctx.status.driftRepairFailures, key)) return { kind: 'stopped' };
-  const report = await ctx.objects.repairDrift(ctx.subject, objects);
+  const report = await ctx.objects.repairDrift(ctx.subject, objects, policy);
   if (report.failures.length === 0) return { kind: 'settled' };
   const { record, exhausted } = countFailedRepair(ctx.status.driftRepairFailures, key);
   const summary = report.failures.map((f) => `${f.object}: ${f.message}`).join('; ');

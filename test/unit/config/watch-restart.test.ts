@@ -33,6 +33,8 @@ const EVERY_KEY: Record<FieldName, string> = {
   allowKinds: '[ConfigMap, ClusterRole.rbac.authorization.k8s.io]',
   allowSchemaRefs: 'true',
   rollout: '{ canary: 2, waveSize: "10%" }',
+  driftIgnore: '[{ paths: [/spec/replicas] }]',
+  allowDriftIgnoreAnnotation: 'true',
 };
 
 describe('WATCH_FIELD_CHANGES', () => {
@@ -87,6 +89,8 @@ const RUNNING: Required<Watch> = {
   sensitiveValues: [],
   allowSchemaRefs: false,
   rollout: DEFAULT_ROLLOUT,
+  driftIgnore: [{ paths: ['/spec/replicas'] }],
+  allowDriftIgnoreAnnotation: false,
   source: { file: 'watches.yaml', index: 0, line: 1 },
 };
 const OTHER: Required<Watch> = {
@@ -109,6 +113,8 @@ const OTHER: Required<Watch> = {
   sensitiveValues: ['auth.password'],
   allowSchemaRefs: true,
   rollout: { ...DEFAULT_ROLLOUT, canary: { count: 0 } },
+  driftIgnore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }],
+  allowDriftIgnoreAnnotation: true,
   source: { file: 'watches.yaml', index: 3, line: 12 },
 };
 

@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { applyPlan, insertAtMarker, type CreateOp } from '../../../src/machinery/index.js';
 import { initPlan } from '../../../src/scaffold/init.js';
+import { apiNames } from '../../../src/scaffold/names.js';
+import { watchEntry } from '../../../src/scaffold/templates/api.js';
 import { configFiles } from '../../../src/scaffold/templates/config.js';
 import { crdKustomization, managerRole, samplesKustomization, watchesFile } from '../../../src/scaffold/templates/project.js';
 
@@ -23,7 +25,10 @@ describe("init's config/ templates", () => {
     expect(parse(crdK)).toEqual(parse(readFileSync(path.join(repo, 'config/crd/kustomization.yaml'), 'utf8')));
     const samplesK = insertAtMarker(samplesKustomization(), 's', 'manifestskustomizesamples', '- example.com_v1alpha1_nginx.yaml\n');
     expect(parse(samplesK)).toEqual(parse(readFileSync(path.join(repo, 'config/samples/kustomization.yaml'), 'utf8')));
-    const watches = insertAtMarker(watchesFile(), 'w', 'watch', '- group: example.com\n  version: v1alpha1\n  kind: Nginx\n  chart: helm-charts/nginx\n');
+    // This repository's RBAC grants every kind the chart renders with any values, as --rbac=all-values does.
+    const allKinds = ['ConfigMap', 'Deployment.apps', 'HorizontalPodAutoscaler.autoscaling', 'Ingress.networking.k8s.io', 'Service', 'ServiceAccount'];
+    const entry = watchEntry(apiNames({ group: '', version: 'v1alpha1', kind: 'Nginx' }, 'example.com'), 'nginx', { kinds: allKinds, optional: [] });
+    const watches = insertAtMarker(watchesFile(), 'w', 'watch', entry);
     expect(watches).toBe(readFileSync(path.join(repo, 'watches.yaml'), 'utf8'));
     const role = parse(managerRole({ projectName: 'helm-operator' })) as { rules: unknown[] };
     const repoRole = parse(readFileSync(path.join(repo, 'config/rbac/role.yaml'), 'utf8')) as { rules: unknown[] };
