@@ -36,6 +36,8 @@ export interface ReleaseRequest extends Identity {
   readonly labels: Readonly<Record<string, string>>;
   readonly signal?: AbortSignal;
   readonly description?: string;
+  /** Changes the rendered manifest before helm applies it (render-ownership.ts). */
+  readonly postRender?: (manifest: string) => Promise<string>;
 }
 
 export interface HelmPort {

@@ -2,7 +2,7 @@
 import { Reason } from '../conditions.js';
 import type { ReleaseInfo } from '../helm-port.js';
 import type { Outcome } from '../outcome.js';
-import { failureOf, helmStep, overrideEvents, releaseRequest, type ActionContext, type Desired } from './context.js';
+import { failureOf, helmStep, overrideEvents, applyRequest, type ActionContext, type Desired } from './context.js';
 import { deploymentOf } from './deployment.js';
 import { checkConfinement } from './preflight.js';
 import { removeFailedInstall } from './remediate.js';
@@ -17,7 +17,7 @@ export async function install(ctx: ActionContext, desired: Desired, options: { r
   overrideEvents(ctx);
   let release: ReleaseInfo;
   try {
-    release = await ctx.helm.install(releaseRequest(ctx, desired));
+    release = await ctx.helm.install(applyRequest(ctx, desired));
   } catch (err) {
     const outcome = failureOf(ctx, err, { reason: Reason.InstallError, event: 'InstallFailed', notDeployed: true, counts: desired });
     if (outcome.kind !== 'cancelled') await removeFailedInstall(ctx);
