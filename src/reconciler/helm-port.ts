@@ -94,6 +94,8 @@ export interface HelmFailure {
    * to (NamespaceConfinementViolation), or of a kind its watch's `allowKinds` does not list.
    */
   readonly refusedBy?: 'confinement' | 'allowKinds';
+  /** An install refused because the release name has history already (someone's release, or a failed one). */
+  readonly nameInUse?: true;
 }
 
 /**

@@ -26,6 +26,7 @@ import type { HelmFailure, HelmPort } from './helm-port.js';
 import { helmActingFor } from './helm-identity.js';
 import { admit, nextAction, type Action } from './next-action.js';
 import { adoptingMessage, notOwnedMessage } from './adoption.js';
+import { isFirstInstall } from './first-install.js';
 import { observeRelease, readRecords, releaseOwnerOf, type ReleaseOwner } from './observe.js';
 import { summarize, type Outcome, type Summary } from './outcome.js';
 import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, resyncAfterMs, withPeriodFloor } from './period.js';
@@ -33,7 +34,7 @@ import type { CustomResourcesPort, ManifestsPort, ObjectReaderPort, ReconcilerMe
 import { redactedError, Redactor } from './redaction.js';
 import type { ReleaseRecord } from './state.js';
 import { missingServiceAccount } from './service-account.js';
-import { StatusDraft } from './status.js';
+import { readStatus, StatusDraft } from './status.js';
 import { StatusWriter } from './status-writer.js';
 import type { ValuesSourcePort } from './values-from.js';
 
@@ -177,7 +178,6 @@ export class HelmReconciler implements Reconciler {
       await this.o.crs.addFinalizer(cr, FINALIZER);
       return { kind: 'finalizer-added' };
     }
-    const records = await r.records();
     const desired = await desiredState({
       cr,
       namespace: r.ctx.namespace,
@@ -192,9 +192,14 @@ export class HelmReconciler implements Reconciler {
     });
     if ('kind' in desired) return desired;
     r.status.draft.rekeyFailures(desired.fingerprint, desired.keyedFingerprint);
+    return (await this.#firstInstall(r, desired)) ?? this.#fromStorage(r, desired);
+  }
+
+  /** Decides from the release's records what to do, and does it (an unlock, then once more). */
+  async #fromStorage(r: Reconcile, desired: Desired): Promise<Outcome> {
     const owner = this.#owner;
     const at = { namespace: r.ctx.namespace, name: r.ctx.name, uid: r.ctx.uid, fingerprint: desired.fingerprint };
-    let state = await observeRelease(r.ctx, owner, at, records);
+    let state = await observeRelease(r.ctx, owner, at, await r.records());
     this.o.metrics?.releaseState(this.#controller, at.namespace, at.name, state.kind);
     noteAdoption(r.ctx, state);
     for (let n = 1; ; n++) {
@@ -203,6 +208,14 @@ export class HelmReconciler implements Reconciler {
       state = await observeRelease(r.ctx, owner, at);
       if (state.kind === 'Locked' || n >= MAX_ACTIONS) throw new Error(`release ${at.name} is still ${state.kind === 'Locked' ? state.latest.status : state.kind} after unlocking it`);
     }
+  }
+
+  /** A CR that never had a release is installed without a read of the storage (isFirstInstall); undefined: helm found the name in use, or not a first install. */
+  async #firstInstall(r: Reconcile, desired: Desired): Promise<Outcome | undefined> {
+    if (!isFirstInstall(r.ctx.status)) return undefined;
+    this.o.metrics?.releaseState(this.#controller, r.ctx.namespace, r.ctx.name, 'Absent');
+    await r.status.progress(`Installing release ${r.ctx.name}`);
+    return install(r.ctx, desired, { presumedAbsent: true });
   }
 
   async #act(r: Reconcile, action: Action, desired: Desired): Promise<Outcome> {
@@ -242,7 +255,9 @@ export class HelmReconciler implements Reconciler {
     const { namespace, name } = request;
     const read = (): Promise<ReleaseRecord[]> => readRecords(this.o, namespace, name);
     if (cached === undefined) return { cr: undefined, records: read };
-    const live = cached.metadata?.deletionTimestamp === undefined && (cached.metadata?.finalizers ?? []).includes(FINALIZER);
+    // A CR about to be installed for the first time reads no records (isFirstInstall).
+    const live =
+      cached.metadata?.deletionTimestamp === undefined && (cached.metadata?.finalizers ?? []).includes(FINALIZER) && !isFirstInstall(readStatus((cached as { status?: unknown }).status));
     const early = live ? read() : undefined;
     early?.catch(() => undefined);
     return { cr: await this.o.crs.get(namespace, name), records: early === undefined ? read : () => early };
