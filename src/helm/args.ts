@@ -32,6 +32,8 @@ export interface InstallArgsOptions extends TimedArgsBase {
   /** Wait for resources to become ready (v3 `--wait`, v4 `--wait=watcher`). */
   readonly wait?: boolean;
   readonly description?: string;
+  /** `--post-renderer` and its args (post-render.ts). */
+  readonly postRenderFlags?: readonly string[];
 }
 
 export interface UpgradeArgsOptions extends InstallArgsOptions {
@@ -186,6 +188,7 @@ function chartFlags(opts: InstallArgsOptions, major: HelmMajor): string[] {
   if (opts.wait === true) args.push(waitFlag(major));
   if (opts.labels !== undefined && Object.keys(opts.labels).length > 0) args.push('--labels', formatLabels(opts.labels));
   if (opts.description !== undefined && opts.description !== '') args.push(`--description=${opts.description}`);
+  if (opts.postRenderFlags !== undefined) args.push(...opts.postRenderFlags);
   return args;
 }
 

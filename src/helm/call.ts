@@ -2,6 +2,7 @@
 import type { HelmMajor } from './args.js';
 import { identityOf, type CallIdentity } from './connection.js';
 import { throwIfAborted } from './error-mapping.js';
+import type { PostRender } from './post-render.js';
 import type { HelmRunner, RunContext } from './runner.js';
 import { DEFAULT_TIMEOUT_MS, PROCESS_MARGIN_MS, READ_DEADLINE_MS } from './timeouts.js';
 import type { HelmVersion } from './types.js';
@@ -26,6 +27,8 @@ export interface ChartCallOptions extends CallOptions {
   readonly chart: string;
   /** Written to a private 0600 JSON file for `--values`, removed when the call ends. */
   readonly values: Readonly<Record<string, unknown>>;
+  /** Changes the rendered manifest before helm applies it (install and upgrade only; post-render.ts). */
+  readonly postRender?: PostRender;
 }
 
 /** Options of the verbs that read a release: helm gives them no `--timeout`, they have a fixed deadline. */

@@ -81,6 +81,9 @@ export interface HelmEnvOptions {
 export function helmEnv(o: HelmEnvOptions, connection: Connection, env: Readonly<Record<string, string | undefined>> = process.env): Record<string, string> {
   const base = { ...inheritedEnv(env), ...clientThrottleEnv(env), ...goRuntimeEnv(env), ...o.extraEnv };
   if (o.userHelmHome === true) return { ...base, [INSTANCE_ENV]: selfInstance() };
-  const owned = { ...helmHomes(o.tmpDir), ...connectionEnv(connection, path.join(o.tmpDir, 'helm')), HELM_DRIVER: o.driver ?? 'secret' };
+  const homes = helmHomes(o.tmpDir);
+  // The post-renderer plugin lives in the private data home's plugins (post-render.ts); a plugin path set for the operator comes after it.
+  const plugins: Record<string, string> = env.HELM_PLUGINS === undefined ? {} : { HELM_PLUGINS: [path.join(homes.HELM_DATA_HOME, 'plugins'), env.HELM_PLUGINS].join(path.delimiter) };
+  const owned = { ...homes, ...plugins, ...connectionEnv(connection, path.join(o.tmpDir, 'helm')), HELM_DRIVER: o.driver ?? 'secret' };
   return { ...base, ...owned, [INSTANCE_ENV]: selfInstance() };
 }

@@ -68,6 +68,9 @@ export class HelmError extends Error {
 export const isHelmError = (err: unknown, reason?: HelmErrorReason): err is HelmError =>
   err instanceof HelmError && (reason === undefined || err.reason === reason);
 
+/** helm install's refusal when the release name has any history (helm 3: "re-use", helm 4: "reuse"). */
+export const NAME_IN_USE = /cannot re-?use a name that is still in use/i;
+
 /**
  * stderr patterns, first match wins, so the order matters: a bad Chart.yaml also says "error
  * converting YAML to JSON" (ChartInvalid before RenderFailed), a failed create may end in "context
@@ -112,7 +115,7 @@ const PATTERNS: ReadonlyArray<readonly [HelmErrorReason, RegExp]> = [
   ],
   [
     'ResourceConflict',
-    /exists and cannot be imported into the current release|cannot re-?use a name that is still in use|conflict occurred while applying|Apply failed with \d+ conflicts?|already exists/i,
+    new RegExp(`exists and cannot be imported into the current release|${NAME_IN_USE.source}|conflict occurred while applying|Apply failed with \\d+ conflicts?|already exists`, 'i'),
   ],
   ['Timeout', /context deadline exceeded|timed out waiting for the condition/i],
   ['Canceled', /context canceled|has been cancell?ed/i],

@@ -5,11 +5,12 @@
 import { tmpdir } from 'node:os';
 import { execa } from 'execa';
 import { silentLogger, type Logger } from '../telemetry/logger.js';
-import { withConnectionArgs } from './args.js';
+import { withConnectionArgs, type HelmMajor } from './args.js';
 import { connectionFor, type CallIdentity, type Connection } from './connection.js';
-import { helmEnv, type HelmEnvOptions } from './environment.js';
+import { helmEnv, helmHomes, type HelmEnvOptions } from './environment.js';
 import { throwIfAborted, toHelmError } from './error-mapping.js';
 import { LiveReleases } from './live-releases.js';
+import { PostRenderServer, type PostRender } from './post-render.js';
 import { FORCE_KILL_AFTER_MS } from './timeouts.js';
 import { withValuesFile } from './values-file.js';
 import type { HelmExecution } from '../telemetry/metric-hooks.js';
@@ -53,13 +54,16 @@ export class HelmRunner {
   #executions = 0;
   /** Shared with every runner made by {@link withEnv}: one process table. */
   readonly #live: LiveReleases;
+  /** Shared like {@link #live}: one loopback listener for every runner's post-renders. */
+  readonly #postRender: PostRenderServer;
 
-  constructor(opts: RunnerOptions, live = new LiveReleases()) {
+  constructor(opts: RunnerOptions, live = new LiveReleases(), postRender?: PostRenderServer) {
     this.#opts = opts;
     this.binary = opts.binary;
     this.tmpDir = opts.tmpDir ?? tmpdir();
     this.log = opts.log ?? silentLogger();
     this.#live = live;
+    this.#postRender = postRender ?? new PostRenderServer(helmHomes(this.tmpDir).HELM_DATA_HOME);
   }
 
   /** Whether helm runs with the invoking user's helm homes (the scaffolding CLI), not private ones. */
@@ -69,7 +73,12 @@ export class HelmRunner {
 
   /** The same binary with more environment; the process table carries over. */
   withEnv(env: Readonly<Record<string, string>>): HelmRunner {
-    return new HelmRunner({ ...this.#opts, extraEnv: { ...this.#opts.extraEnv, ...env } }, this.#live);
+    return new HelmRunner({ ...this.#opts, extraEnv: { ...this.#opts.extraEnv, ...env } }, this.#live, this.#postRender);
+  }
+
+  /** Runs `fn` with the flags that make helm post-render through `render` (see post-render.ts); `dir`: the run's private directory. */
+  withPostRender<T>(dir: string, render: PostRender, major: HelmMajor, fn: (flags: string[]) => Promise<T>): Promise<T> {
+    return this.#postRender.with(dir, render, major, fn);
   }
 
   /** Whether a helm process that changes `release` has not exited yet, a cancelled one included. */

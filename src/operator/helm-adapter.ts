@@ -1,5 +1,5 @@
 /** Fits the helm client to the reconciler's port, and maps helm's error reasons to retry policy. */
-import { HelmError, type CallIdentity, type HelmClient, type HelmErrorReason } from '../helm/index.js';
+import { HelmError, NAME_IN_USE, type CallIdentity, type HelmClient, type HelmErrorReason } from '../helm/index.js';
 import type { HelmApiGateway } from '../k8s/gateway/gateway.js';
 import type { HelmFailure, HelmPort, Identity } from '../reconciler/helm-port.js';
 
@@ -41,7 +41,8 @@ export function describeHelmError(err: unknown): HelmFailure {
   if (err instanceof HelmError) {
     // The gateway's own words (policy.ts) say which rule refused.
     const refusedBy = err.reason !== 'ConfinementViolation' ? undefined : /allowKinds/.test(err.summary) ? 'allowKinds' : 'confinement';
-    return { summary: err.summary, retryable: !INPUT_ERRORS.has(err.reason), ...(refusedBy === undefined ? {} : { refusedBy }) };
+    const nameInUse = err.reason === 'ResourceConflict' && NAME_IN_USE.test(err.summary);
+    return { summary: err.summary, retryable: !INPUT_ERRORS.has(err.reason), ...(refusedBy === undefined ? {} : { refusedBy }), ...(nameInUse ? { nameInUse } : {}) };
   }
   return { summary: err instanceof Error ? err.message : String(err), retryable: true };
 }

@@ -36,6 +36,8 @@ export interface ReleaseRequest extends Identity {
   readonly labels: Readonly<Record<string, string>>;
   readonly signal?: AbortSignal;
   readonly description?: string;
+  /** Changes the rendered manifest before helm applies it (render-ownership.ts). */
+  readonly postRender?: (manifest: string) => Promise<string>;
 }
 
 export interface HelmPort {
@@ -92,6 +94,8 @@ export interface HelmFailure {
    * to (NamespaceConfinementViolation), or of a kind its watch's `allowKinds` does not list.
    */
   readonly refusedBy?: 'confinement' | 'allowKinds';
+  /** An install refused because the release name has history already (someone's release, or a failed one). */
+  readonly nameInUse?: true;
 }
 
 /**

@@ -67,7 +67,7 @@ export function parseManifest(manifest: string): ManifestObject[] {
  * confinement check. Expansion is bounded by nodes instead: 2,000,000 nodes are more than 3 MiB of
  * JSON, beyond the API server's request limit, so no object that could be created is dropped.
  */
-const MANIFEST_READ = { maxAliasCount: -1, maxNodes: 2_000_000 } as const;
+export const MANIFEST_READ = { maxAliasCount: -1, maxNodes: 2_000_000 } as const;
 
 function viaJson(value: unknown): unknown {
   const json = JSON.stringify(value) as string | undefined;

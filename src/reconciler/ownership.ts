@@ -99,6 +99,15 @@ export function createdOwnershipPatch(input: Omit<OwnershipInput, 'live'>): Json
   ];
 }
 
+/**
+ * Pure: the ownership metadata an object is rendered with (render-ownership.ts), so that helm
+ * creates it owned: the chart label, and an owner reference or the owner annotations.
+ */
+export function renderedOwnership(input: Omit<OwnershipInput, 'live'>): Pick<NonNullable<KubernetesObject['metadata']>, 'labels' | 'annotations' | 'ownerReferences'> {
+  const { labels, annotations, ownerReferences } = ownershipMetadata({ ...input, live: undefined }, canOwn(input.entry, input.owner, input.renderedAnnotations ?? {})) ?? {};
+  return { labels, ...(annotations === undefined ? {} : { annotations }), ...(ownerReferences === undefined ? {} : { ownerReferences }) };
+}
+
 /** RFC 6901: `~` and `/` in a key. */
 const escapeJsonPointer = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
 

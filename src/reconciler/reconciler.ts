@@ -26,6 +26,7 @@ import type { HelmFailure, HelmPort } from './helm-port.js';
 import { helmActingFor } from './helm-identity.js';
 import { admit, nextAction, type Action } from './next-action.js';
 import { adoptingMessage, notOwnedMessage } from './adoption.js';
+import { isFirstInstall } from './first-install.js';
 import { observeRelease, readRecords, releaseOwnerOf, type ReleaseOwner } from './observe.js';
 import { summarize, type Outcome, type Summary } from './outcome.js';
 import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, resyncAfterMs, withPeriodFloor } from './period.js';
@@ -33,7 +34,7 @@ import type { CustomResourcesPort, ManifestsPort, ObjectReaderPort, ReconcilerMe
 import { redactedError, Redactor } from './redaction.js';
 import type { ReleaseRecord } from './state.js';
 import { missingServiceAccount } from './service-account.js';
-import { StatusDraft } from './status.js';
+import { readStatus, StatusDraft } from './status.js';
 import { Rollout, wakeSooner, type RolloutControlPort } from './rollout.js';
 import { StatusWriter } from './status-writer.js';
 import type { ValuesSourcePort } from './values-from.js';
@@ -187,7 +188,6 @@ export class HelmReconciler implements Reconciler {
       await this.o.crs.addFinalizer(cr, FINALIZER);
       return { kind: 'finalizer-added' };
     }
-    const records = await r.records();
     const desired = await desiredState({
       cr,
       namespace: r.ctx.namespace,
@@ -202,9 +202,14 @@ export class HelmReconciler implements Reconciler {
     });
     if ('kind' in desired) return desired;
     r.status.draft.rekeyFailures(desired.fingerprint, desired.keyedFingerprint);
+    return (await this.#firstInstall(r, desired)) ?? this.#fromStorage(r, desired);
+  }
+
+  /** Decides from the release's records what to do, and does it (an unlock, then once more). */
+  async #fromStorage(r: Reconcile, desired: Desired): Promise<Outcome> {
     const owner = this.#owner;
     const at = { namespace: r.ctx.namespace, name: r.ctx.name, uid: r.ctx.uid, fingerprint: desired.fingerprint };
-    let state = await observeRelease(r.ctx, owner, at, records);
+    let state = await observeRelease(r.ctx, owner, at, await r.records());
     this.o.metrics?.releaseState(this.#controller, at.namespace, at.name, state.kind);
     noteAdoption(r.ctx, state);
     for (let n = 1; ; n++) {
@@ -220,12 +225,27 @@ export class HelmReconciler implements Reconciler {
     const upgrade = action.kind === 'upgrade' ? action.from : undefined;
     const held = upgrade === undefined ? undefined : await this.#rollout.hold(r.status.draft, { namespace: r.ctx.namespace, name: r.ctx.name, controller: r.controller }, upgrade, desired);
     const outcome = held ?? (await this.#act(r, action, desired));
+    return this.#noted(r, outcome, desired, upgrade !== undefined && Rollout.fleetOnly(upgrade, desired));
+  }
+
+  /** Notes what an action left for the rollout (status.rollout, its wake-up, its metrics). */
+  #noted(r: Reconcile, outcome: Outcome, desired: Desired, fleetOnly: boolean): Outcome {
     const event = (reason: string, message: string): void => {
       r.ctx.event('Warning', reason, message);
     };
-    r.wakeMs = this.#rollout.note(r.status.draft, outcome, desired, { fleetOnly: upgrade !== undefined && Rollout.fleetOnly(upgrade, desired), event });
+    r.wakeMs = this.#rollout.note(r.status.draft, outcome, desired, { fleetOnly, event });
     this.#rollout.report(r.controller, desired.fleetRevision);
     return outcome;
+  }
+
+  /** A CR that never had a release is installed without a read of the storage (isFirstInstall); undefined: helm found the name in use, or not a first install. */
+  async #firstInstall(r: Reconcile, desired: Desired): Promise<Outcome | undefined> {
+    if (!isFirstInstall(r.ctx.status)) return undefined;
+    this.o.metrics?.releaseState(this.#controller, r.ctx.namespace, r.ctx.name, 'Absent');
+    await r.status.progress(`Installing release ${r.ctx.name}`);
+    const outcome = await install(r.ctx, desired, { presumedAbsent: true });
+    // Helm found the name in use: the records decide, and the rollout notes that path's outcome.
+    return outcome === undefined ? undefined : this.#noted(r, outcome, desired, false);
   }
 
   async #act(r: Reconcile, action: Action, desired: Desired): Promise<Outcome> {
@@ -265,7 +285,9 @@ export class HelmReconciler implements Reconciler {
     const { namespace, name } = request;
     const read = (): Promise<ReleaseRecord[]> => readRecords(this.o, namespace, name);
     if (cached === undefined) return { cr: undefined, records: read };
-    const live = cached.metadata?.deletionTimestamp === undefined && (cached.metadata?.finalizers ?? []).includes(FINALIZER);
+    // A CR about to be installed for the first time reads no records (isFirstInstall).
+    const live =
+      cached.metadata?.deletionTimestamp === undefined && (cached.metadata?.finalizers ?? []).includes(FINALIZER) && !isFirstInstall(readStatus((cached as { status?: unknown }).status));
     const early = live ? read() : undefined;
     early?.catch(() => undefined);
     return { cr: await this.o.crs.get(namespace, name), records: early === undefined ? read : () => early };

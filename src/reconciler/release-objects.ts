@@ -77,6 +77,8 @@ export class ReleaseObjects implements ReleaseObjectsPort {
     await this.o.dependents?.watch(uniqueKinds(desired));
     const seen: SeenObjects = new Map();
     await mapBounded(desired, OBJECTS_IN_FLIGHT, async (d) => {
+      // Rendered with its ownership (render-ownership.ts): helm applied it with the object.
+      if (this.#ownership(s, d, renderedBody(d.rendered)) === undefined) return;
       const current = (options.created === true ? await this.#stampCreated(s, d) : undefined) ?? (await this.#stamp(s, d));
       if (current !== undefined) seen.set(d.entry, current);
     });

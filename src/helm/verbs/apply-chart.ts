@@ -1,4 +1,5 @@
 /** What install and upgrade share: a chart and values applied as a release's next revision, and the release helm prints. */
+import path from 'node:path';
 import type { HelmMajor } from '../args.js';
 import { writerCall, type ChartCallOptions, type VerbContext } from '../call.js';
 import { parsed } from '../error-mapping.js';
@@ -11,10 +12,17 @@ export async function applyChart<O extends ChartCallOptions>(
   h: VerbContext,
   verb: 'install' | 'upgrade',
   opts: O,
-  args: (o: O & { readonly valuesFile: string; readonly timeoutMs: number }, major: HelmMajor) => string[],
+  args: (o: O & { readonly valuesFile: string; readonly timeoutMs: number; readonly postRenderFlags?: readonly string[] }, major: HelmMajor) => string[],
 ): Promise<Release> {
   const { major, timeoutMs, ctx } = await writerCall(h, opts);
-  const stdout = await h.runner.withValuesFile(opts.values, (valuesFile) => h.runner.run(verb, args({ ...opts, valuesFile, timeoutMs }, major), ctx));
+  const stdout = await h.runner.withValuesFile(opts.values, (valuesFile) => {
+    const render = opts.postRender;
+    if (render === undefined) return h.runner.run(verb, args({ ...opts, valuesFile, timeoutMs }, major), ctx);
+    // The values file's private directory is the post-render exchange's too.
+    return h.runner.withPostRender(path.dirname(valuesFile), render, major, (postRenderFlags) =>
+      h.runner.run(verb, args({ ...opts, valuesFile, timeoutMs, postRenderFlags }, major), ctx),
+    );
+  });
   const rel = parsed(verb, () => parseReleaseJson(stdout, verb));
   const chart = rel.chart;
   if (chart === undefined) throw new HelmError({ reason: 'Unknown', verb, summary: 'unexpected helm output: no chart metadata' });

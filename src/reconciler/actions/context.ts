@@ -11,6 +11,7 @@ import type { ReleaseAnnotations } from '../annotations.js';
 import { Reason } from '../conditions.js';
 import type { HelmFailure, HelmPort, ReleaseRequest } from '../helm-port.js';
 import type { Outcome } from '../outcome.js';
+import { stampOwnership } from '../render-ownership.js';
 import type { ManifestsPort, ReleaseObjectsPort, ReleaseStoragePort } from '../ports.js';
 import type { Subject as ObjectsSubject } from '../release-object-types.js';
 import type { HelmStatus } from '../status.js';
@@ -62,9 +63,15 @@ export interface ActionContext {
   redact(text: string): string;
 }
 
-/** The install or upgrade helm is asked for. */
+/** The chart, values and release labels of an install or upgrade (and of the pre-flight render). */
 export function releaseRequest(ctx: ActionContext, desired: Desired): ReleaseRequest {
   return { release: ctx.name, namespace: ctx.namespace, chart: ctx.watch.chart.path, values: desired.values, labels: desired.labels, signal: ctx.signal };
+}
+
+/** The install or upgrade helm is asked for: its objects rendered owned by the CR (render-ownership.ts). */
+export function applyRequest(ctx: ActionContext, desired: Desired): ReleaseRequest {
+  const stamp = { owner: ctx.subject.owner, chartName: ctx.watch.chart.name, namespace: ctx.namespace, isNamespaced: ctx.isNamespaced };
+  return { ...releaseRequest(ctx, desired), postRender: (manifest) => stampOwnership(manifest, stamp) };
 }
 
 /**

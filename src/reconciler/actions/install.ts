@@ -2,13 +2,21 @@
 import { Reason } from '../conditions.js';
 import type { ReleaseInfo } from '../helm-port.js';
 import type { Outcome } from '../outcome.js';
-import { failureOf, helmStep, overrideEvents, releaseRequest, type ActionContext, type Desired } from './context.js';
+import { failureOf, helmStep, overrideEvents, applyRequest, type ActionContext, type Desired } from './context.js';
 import { deploymentOf } from './deployment.js';
 import { checkConfinement } from './preflight.js';
 import { removeFailedInstall } from './remediate.js';
 
-export async function install(ctx: ActionContext, desired: Desired, options: { readonly leftovers: boolean }): Promise<Outcome> {
-  if (options.leftovers) {
+export async function install(ctx: ActionContext, desired: Desired, options: { readonly leftovers: boolean }): Promise<Outcome>;
+/**
+ * `presumedAbsent`: a CR that never had a release (see isFirstInstall) is installed without reading
+ * the release storage first (ADR 0060). helm's own check then refuses a name with any history, and
+ * the install resolves undefined: the caller reads the storage and decides as for any CR. Nothing
+ * is removed, as that release is not this install's.
+ */
+export async function install(ctx: ActionContext, desired: Desired, options: { readonly presumedAbsent: true }): Promise<Outcome | undefined>;
+export async function install(ctx: ActionContext, desired: Desired, options: { readonly leftovers?: boolean; readonly presumedAbsent?: true }): Promise<Outcome | undefined> {
+  if (options.leftovers === true) {
     const failed = await helmStep(ctx, Reason.InstallError, () => ctx.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, signal: ctx.signal }));
     if (failed !== undefined) return failed;
   }
@@ -17,8 +25,9 @@ export async function install(ctx: ActionContext, desired: Desired, options: { r
   overrideEvents(ctx);
   let release: ReleaseInfo;
   try {
-    release = await ctx.helm.install(releaseRequest(ctx, desired));
+    release = await ctx.helm.install(applyRequest(ctx, desired));
   } catch (err) {
+    if (options.presumedAbsent === true && ctx.describeHelmError(err).nameInUse === true && !ctx.signal.aborted) return undefined;
     const outcome = failureOf(ctx, err, { reason: Reason.InstallError, event: 'InstallFailed', notDeployed: true, counts: desired });
     if (outcome.kind !== 'cancelled') await removeFailedInstall(ctx);
     return outcome;

@@ -3,7 +3,7 @@ import { Reason } from '../conditions.js';
 import type { ReleaseInfo } from '../helm-port.js';
 import type { Outcome } from '../outcome.js';
 import type { ReleaseRecord } from '../state.js';
-import { failureOf, overrideEvents, releaseRequest, type ActionContext, type Desired } from './context.js';
+import { failureOf, overrideEvents, applyRequest, type ActionContext, type Desired } from './context.js';
 import { deploymentOf } from './deployment.js';
 import { checkConfinement } from './preflight.js';
 import { rollbackFailedUpgrade } from './remediate.js';
@@ -15,7 +15,7 @@ export async function upgrade(ctx: ActionContext, desired: Desired, from: Releas
   overrideEvents(ctx);
   let release: ReleaseInfo;
   try {
-    release = await ctx.helm.upgrade({ ...releaseRequest(ctx, desired), force: ctx.annotations.upgradeForce });
+    release = await ctx.helm.upgrade({ ...applyRequest(ctx, desired), force: ctx.annotations.upgradeForce });
   } catch (err) {
     const outcome = failureOf(ctx, err, { reason: Reason.UpgradeError, event: 'UpgradeFailed', counts: desired });
     if (outcome.kind !== 'cancelled') await rollbackFailedUpgrade(ctx, from);

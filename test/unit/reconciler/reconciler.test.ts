@@ -147,7 +147,7 @@ function setup() {
   });
   const reconcile = (): Promise<Result> =>
     reconciler.reconcile({ namespace: NS, name: NAME }, { signal: new AbortController().signal, reconcileID: 'r1', log: silentLogger(), cached: crs.cached(NS, NAME), controller });
-  const cr = (o: { finalizers?: string[]; annotations?: Record<string, string>; deleting?: boolean } = {}): void => {
+  const cr = (o: { finalizers?: string[]; annotations?: Record<string, string>; deleting?: boolean; status?: Record<string, unknown> } = {}): void => {
     crs.put({
       apiVersion: 'example.com/v1',
       kind: 'Nginx',
@@ -161,6 +161,7 @@ function setup() {
         ...(o.deleting === true ? { deletionTimestamp: new Date('2026-01-01T00:00:00Z') } : {}),
       },
       spec: { replicas: 2 },
+      ...(o.status === undefined ? {} : { status: o.status }),
     });
   };
   const status = async () => readStatus((await crs.get(NS, NAME))?.status);
@@ -202,11 +203,24 @@ describe('HelmReconciler', () => {
     expect(await t.condition(ConditionType.Ready)).toMatchObject({ status: 'True' });
     expect((await t.status()).deployedRelease).toMatchObject({ name: NAME, revision: 1 });
     expect(t.events).toContainEqual(expect.objectContaining({ type: 'Normal', reason: Reason.InstallSuccessful }));
+    // A CR that never had a release is installed without a read of the release storage (ADR 0060).
+    expect(t.storage.reads).toEqual([]);
+  });
+
+  it("installs a new CR whose name has a release only after helm refused: nothing is removed, the storage decides", async () => {
+    const t = setup();
+    t.cr({ finalizers: [FINALIZER] });
+    t.storage.set(NS, NAME, [record(1, 'deployed', { [RELEASE_LABELS.ownerKind]: OWNER_KIND, [RELEASE_LABELS.fingerprint]: 'before' })]);
+    t.helm.release = { ...t.helm.release, revision: 2 };
+    await t.reconcile();
+    expect(t.helm.methods()).toEqual(['install', 'upgrade']);
+    expect(await t.condition(ConditionType.Deployed)).toMatchObject({ status: 'True', reason: Reason.UpgradeSuccessful });
+    expect(t.events.filter((e) => e.type === 'Warning')).toEqual([]);
   });
 
   it('upgrades a release deployed with other values', async () => {
     const t = setup();
-    t.cr({ finalizers: [FINALIZER] });
+    t.cr({ finalizers: [FINALIZER], status: { deployedRelease: { name: NAME, namespace: NS, revision: 1, chart: CHART.name, chartVersion: CHART.version } } });
     t.storage.set(NS, NAME, [record(1, 'deployed', { [RELEASE_LABELS.ownerKind]: OWNER_KIND, [RELEASE_LABELS.fingerprint]: 'before' })]);
     t.helm.release = { ...t.helm.release, revision: 2 };
     const whileHelmRan = t.reconcilingDuringHelm();

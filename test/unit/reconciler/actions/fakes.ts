@@ -10,6 +10,7 @@ import type { ActionContext, Desired } from '../../../../src/reconciler/actions/
 import { parseReleaseAnnotations } from '../../../../src/reconciler/annotations.js';
 import type { HelmFailure, HelmPort, ReleaseInfo, ReleaseRequest } from '../../../../src/reconciler/helm-port.js';
 import type { InventoryEntry } from '../../../../src/reconciler/inventory.js';
+import { NAME_IN_USE } from '../../../../src/helm/errors.js';
 import { NoKindMatchError } from '../../../../src/k8s/restmapper.js';
 import { ManifestCache } from '../../../../src/reconciler/manifest-cache.js';
 import type { ReleaseObjectsPort, ReleaseStoragePort } from '../../../../src/reconciler/ports.js';
@@ -122,6 +123,8 @@ export class FakeHelm implements HelmPort {
 
   async install(request: ReleaseRequest): Promise<ReleaseInfo> {
     await this.#enter({ method: 'install', request });
+    // As helm's own check before an install: any history of the name refuses it.
+    if (this.storage?.hasHistory(request.namespace, request.release) === true) throw new FakeHelmError('INSTALLATION FAILED: cannot re-use a name that is still in use');
     this.storage?.store(request.namespace, request.release, { revision: this.release.revision, status: this.release.status, labels: request.labels });
     return this.#info(request.release, request.namespace);
   }
@@ -182,7 +185,10 @@ export class FakeHelmError extends Error {
   override readonly name = 'FakeHelmError';
 }
 
-export const describeHelmError = (err: unknown): HelmFailure => ({ summary: err instanceof Error ? err.message : String(err), retryable: true });
+export const describeHelmError = (err: unknown): HelmFailure => {
+  const summary = err instanceof Error ? err.message : String(err);
+  return { summary, retryable: true, ...(NAME_IN_USE.test(summary) ? { nameInUse: true } : {}) };
+};
 
 // ---------------------------------------------------------------------------------------------
 // release storage
@@ -199,6 +205,11 @@ export class FakeStorage implements ReleaseStoragePort {
 
   remove(namespace: string, release: string): void {
     this.#releases.delete(`${namespace}/${release}`);
+  }
+
+  /** Whether any revision is stored, as helm's install checks (not a read of the reconciler's). */
+  hasHistory(namespace: string, release: string): boolean {
+    return (this.#releases.get(`${namespace}/${release}`) ?? []).length > 0;
   }
 
   /** Stores a new revision as helm does: a deployed one supersedes the revision that was deployed. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { install } from '../../../../src/reconciler/actions/install.js';
 import { Reason } from '../../../../src/reconciler/conditions.js';
+import { CHART_LABEL } from '../../../../src/reconciler/ownership.js';
 import { determineReleaseState } from '../../../../src/reconciler/state.js';
 import { LeadershipLostCancellation } from '../../../../src/runtime/reconcile.js';
 import { CHART, desired, entries, FakeHelmError, harness, manifestOf, NAME, NAMESPACE, OWNER_KIND, READY, record, UID } from './fakes.js';
@@ -25,7 +26,16 @@ describe('install', () => {
       notes: 'Thanks for installing',
     });
     expect(h.helm.methods()).toStrictEqual(['install']);
-    expect(h.helm.callsOf('install')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, chart: CHART.path, values: d.values, labels: d.labels, signal: h.ctx.signal }]);
+    expect(h.helm.callsOf('install')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, chart: CHART.path, values: d.values, labels: d.labels, signal: h.ctx.signal, postRender: expect.any(Function) as unknown }]);
+  });
+
+  it("has helm create the release's objects owned by the CR (render-ownership.ts)", async () => {
+    const h = harness();
+    await install(h.ctx, desired(), { leftovers: false });
+    const rendered = await h.helm.callsOf('install')[0]?.postRender?.('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n');
+    const meta = (JSON.parse(rendered ?? '{}') as { metadata?: { labels?: unknown; ownerReferences?: unknown } }).metadata;
+    expect(meta?.labels).toStrictEqual({ [CHART_LABEL]: CHART.name });
+    expect(meta?.ownerReferences).toStrictEqual([expect.objectContaining({ uid: h.ctx.uid, controller: true }) as unknown]);
   });
 
   it('stores a release the next reconcile finds in sync with the desired state', async () => {

@@ -32,7 +32,7 @@ describe('upgrade', () => {
       },
       notes: 'upgraded',
     });
-    expect(h.helm.callsOf('upgrade')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, chart: CHART.path, values: d.values, labels: d.labels, signal: h.ctx.signal, force: false }]);
+    expect(h.helm.callsOf('upgrade')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, chart: CHART.path, values: d.values, labels: d.labels, signal: h.ctx.signal, postRender: expect.any(Function) as unknown, force: false }]);
     expect(h.objects.adopted.map((a) => a.options)).toStrictEqual([{ created: false }]);
     expect(entries(h.manifests.get(NAMESPACE, NAME, UID, 3))).toHaveLength(1);
   });

@@ -1,0 +1,55 @@
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createNamespace, testKubeConfig } from '../../support/kube.js';
+import { CRs, ensureCrd, NGINX, NGINX_CHART, startOperator, type RunningOperator } from '../../support/operator.js';
+
+/**
+ * Not a test: the per-verb request counts of one converge of MEASURE_N CRs, written to
+ * /tmp/apireq-measure-<MEASURE_LABEL>.json for docs/benchmarks.md ("Requests per CR at converge").
+ * Skipped unless MEASURE_N is set; the assertion on them is requests-per-release.test.ts.
+ */
+const run = promisify(execFile);
+const N = Number(process.env.MEASURE_N ?? '0');
+const scrape = async (): Promise<Map<string, number>> => {
+  const { stdout } = await run(inject('kubectlBin'), ['--kubeconfig', inject('kubeconfigPath'), 'get', '--raw', '/metrics'], { maxBuffer: 256 * 1024 * 1024 });
+  const counts = new Map<string, number>();
+  for (const line of stdout.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const labels = new Map([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']));
+    const sub = labels.get('subresource') ?? '';
+    const key = `${labels.get('verb') ?? ''} ${labels.get('resource') ?? ''}${sub === '' ? '' : `/${sub}`}`;
+    counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return counts;
+};
+describe.skipIf(N === 0)('requests of one converge, by verb', () => {
+  const kc = testKubeConfig();
+  const nginx = new CRs(kc, NGINX);
+  let ns: Awaited<ReturnType<typeof createNamespace>>;
+  let op: RunningOperator;
+  beforeAll(async () => {
+    await ensureCrd(kc, NGINX);
+    ns = await createNamespace(kc, 'measure');
+    op = await startOperator({ watches: `- {group: example.com, version: v1alpha1, kind: Nginx, chart: ${NGINX_CHART}}\n`, namespaces: [ns.name], maxConcurrentReconciles: 4 });
+  });
+  afterAll(async () => {
+    await op.stop();
+    await ns.remove();
+  });
+  it('counts', async () => {
+    const before = await scrape();
+    const names = Array.from({ length: N }, (_, i) => `m-${i}`);
+    await Promise.all(names.map((name) => nginx.create(ns.name, name, { replicaCount: 1 })));
+    for (const name of names) await nginx.waitForCondition(ns.name, name, { type: 'Deployed', status: 'True' });
+    const after = await scrape();
+    const out: Record<string, number> = {};
+    for (const [k, v] of after) {
+      const d = v - (before.get(k) ?? 0);
+      if (d !== 0) out[k] = d;
+    }
+    await writeFile(`/tmp/apireq-measure-${process.env.MEASURE_LABEL ?? 'x'}.json`, JSON.stringify({ n: N, counts: out }, null, 1));
+    expect(N).toBeGreaterThan(0);
+  }, 600_000);
+});

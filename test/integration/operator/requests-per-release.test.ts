@@ -1,0 +1,58 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { AppsV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { CHART_LABEL } from '../../../src/reconciler/ownership.js';
+import { createNamespace, testKubeConfig } from '../../support/kube.js';
+import { CRs, ensureCrd, NGINX, NGINX_CHART, startOperator, type RunningOperator } from '../../support/operator.js';
+import { total } from '../../support/prometheus.js';
+
+const run = promisify(execFile);
+const CRS = 3;
+/** The kinds the nginx chart renders with its defaults. */
+const KINDS = ['configmaps', 'services', 'serviceaccounts', 'deployments'] as const;
+
+/**
+ * API requests of an install, counted by the API server (`apiserver_request_total`, all clients: the
+ * cluster's own controllers write Pods and status subresources, not these): the operator must not
+ * come back to each object helm created (ADR 0060), nor LIST the namespace's Secrets itself.
+ */
+describe('API requests per install', () => {
+  const kc = testKubeConfig();
+  const nginx = new CRs(kc, NGINX);
+  let ns: Awaited<ReturnType<typeof createNamespace>>;
+  let op: RunningOperator;
+
+  const metrics = async (): Promise<string> =>
+    (await run(inject('kubectlBin'), ['--kubeconfig', inject('kubeconfigPath'), 'get', '--raw', '/metrics'], { timeout: 30_000, maxBuffer: 64 * 1024 * 1024 })).stdout;
+  const count = (text: string, verb: string, resource: string): number => total(text, 'apiserver_request_total', { verb, resource, subresource: '' });
+
+  beforeAll(async () => {
+    await ensureCrd(kc, NGINX);
+    ns = await createNamespace(kc, 'requests');
+    op = await startOperator({ watches: `- {group: example.com, version: v1alpha1, kind: Nginx, chart: ${NGINX_CHART}}\n`, namespaces: [ns.name] });
+  });
+  afterAll(async () => {
+    await op.stop();
+    await ns.remove();
+  });
+
+  it('creates each object owned, with no PATCH after helm and no Secret LIST but helm’s own', async () => {
+    const before = await metrics();
+    const names = Array.from({ length: CRS }, (_, i) => `web-${i}`);
+    await Promise.all(names.map((name) => nginx.create(ns.name, name, { replicaCount: 1 })));
+    for (const name of names) await nginx.waitForCondition(ns.name, name, { type: 'Deployed', status: 'True' });
+    const after = await metrics();
+    const delta = (verb: string, resource: string): number => count(after, verb, resource) - count(before, verb, resource);
+
+    const perKind = Object.fromEntries(KINDS.map((k) => [k, { APPLY: delta('APPLY', k), PATCH: delta('PATCH', k) }]));
+    expect(perKind).toEqual(Object.fromEntries(KINDS.map((k) => [k, { APPLY: CRS, PATCH: 0 }])));
+    // helm's own: the history LIST before the install, the record's create and its status update.
+    expect({ LIST: delta('LIST', 'secrets'), POST: delta('POST', 'secrets'), PUT: delta('PUT', 'secrets') }).toEqual({ LIST: CRS, POST: CRS, PUT: CRS });
+
+    // And the objects are owned as before: the chart label and a controller reference to their CR.
+    const d = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace: ns.name, name: 'web-0-nginx' });
+    expect(d.metadata?.labels?.[CHART_LABEL]).toBe('nginx');
+    expect(d.metadata?.ownerReferences).toEqual([expect.objectContaining({ kind: 'Nginx', name: 'web-0', controller: true, blockOwnerDeletion: true })]);
+  });
+});

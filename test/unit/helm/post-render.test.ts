@@ -1,0 +1,63 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PLUGIN_NAME, pluginsDir, PostRenderServer } from '../../../src/helm/post-render.js';
+
+const run = promisify(execFile);
+let tmp: string;
+let server: PostRenderServer;
+
+beforeAll(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'post-render-'));
+  server = new PostRenderServer(path.join(tmp, 'data'));
+});
+afterAll(async () => {
+  await server.close();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+/** Runs the script as helm 3 would: the manifest on stdin, the flags' args after the path. */
+async function asHelm3(flags: string[], manifest: string): Promise<string> {
+  const [, script, ...rest] = flags;
+  const args = rest.filter((_, i) => i % 2 === 1);
+  const child = run(script ?? '', args);
+  child.child.stdin?.end(manifest);
+  return (await child).stdout;
+}
+
+describe('PostRenderServer', () => {
+  it("gives helm the operator's rendering of the manifest, through the script helm 3 runs", async () => {
+    const dir = await mkdtemp(path.join(tmp, 'run-'));
+    const out = await server.with(dir, (m) => Promise.resolve(m.toUpperCase()), 3, (flags) => asHelm3(flags, 'kind: ConfigMap\n'));
+    expect(out).toBe('KIND: CONFIGMAP\n');
+  });
+
+  it('fails the post-render, with the reason on stderr, when rendering throws: helm then applies nothing', async () => {
+    const dir = await mkdtemp(path.join(tmp, 'run-'));
+    const failed = server.with(dir, () => Promise.reject(new Error('bad\nmanifest')), 3, (flags) => asHelm3(flags, 'x'));
+    await expect(failed).rejects.toMatchObject({ code: 1, stdout: '', stderr: 'helm-operator post-renderer: bad manifest\n' });
+  });
+
+  it('answers nothing to a token it did not give, or after the run ended', async () => {
+    const dir = await mkdtemp(path.join(tmp, 'run-'));
+    let saved: string[] = [];
+    await server.with(dir, (m) => Promise.resolve(m), 3, (flags) => {
+      saved = flags;
+      return Promise.resolve();
+    });
+    await expect(asHelm3(saved, 'x')).rejects.toMatchObject({ code: 1, stdout: '', stderr: 'helm-operator post-renderer: unknown or expired run\n' });
+  });
+
+  it('names the helm 4 plugin it wrote, whose command is the same script', async () => {
+    const dir = await mkdtemp(path.join(tmp, 'run-'));
+    const flags = await server.with(dir, (m) => Promise.resolve(m), 4, (f) => Promise.resolve(f));
+    expect(flags.slice(0, 2)).toEqual(['--post-renderer', PLUGIN_NAME]);
+    expect(flags.filter((_, i) => i >= 2 && i % 2 === 0)).toEqual(['--post-renderer-args', '--post-renderer-args', '--post-renderer-args']);
+    const plugin = await readFile(path.join(pluginsDir(path.join(tmp, 'data')), PLUGIN_NAME, 'plugin.yaml'), 'utf8');
+    expect(plugin).toContain('type: postrenderer/v1');
+    expect(plugin).toContain('${HELM_PLUGIN_DIR}/post-render.sh');
+  });
+});
