@@ -4,6 +4,7 @@
  * container (what makes it real rather than kwok's report).
  */
 import { readFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { DEPLOYED, exec, ROOT } from '../support/deploy.js';
@@ -58,4 +59,21 @@ export async function realContainer(pod: V1Pod, container: string): Promise<{ pi
   if (!cgroup.includes('/kubepods/')) throw new Error(`process ${task.pid} is not in a kubepods cgroup: ${cgroup}`);
   const uid = /^Uid:\s+(\d+)/m.exec(await readFile(`/proc/${task.pid}/status`, 'utf8'))?.[1] ?? '';
   return { pid: task.pid, uid };
+}
+
+/** Where the real node's kubelet writes pod logs (hack/real-node.sh: podLogsDir). */
+const POD_LOGS = path.join(
+  process.env.HELM_OPERATOR_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'helm-operator-ts'),
+  'real-node/pod-logs',
+);
+
+/** A container's first run's output, by stream, from the kubelet's log file (`kubectl logs` merges them). */
+export async function podLog(pod: V1Pod, container: string): Promise<{ stdout: string; stderr: string }> {
+  const file = path.join(POD_LOGS, `${pod.metadata?.namespace}_${pod.metadata?.name}_${pod.metadata?.uid}`, container, '0.log');
+  const out = { stdout: '', stderr: '' };
+  // CRI lines: "<time> <stream> <F|P> <text>"; P is a partial line, continued by the next.
+  for (const [, stream, tag, text] of (await readFile(file, 'utf8')).matchAll(/^\S+ (stdout|stderr) ([FP]) ?(.*)$/gm)) {
+    out[stream as 'stdout' | 'stderr'] += `${text}${tag === 'F' ? '\n' : ''}`;
+  }
+  return out;
 }

@@ -5,6 +5,7 @@
  * per machine).
  */
 import './deploy.suite.js';
+import './image.suite.js';
 import './operators.suite.js';
 import './token.suite.js';
 import './host.suite.js';
