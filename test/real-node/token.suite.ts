@@ -36,7 +36,9 @@ describe.runIf(process.env.REAL_NODE_SLOW === '1')('the projected ServiceAccount
     const [pod] = (await operatorPods(kc)).filter(ready);
     if (pod === undefined) throw new Error('no Ready operator pod');
     const { pid } = await realContainer(pod, 'manager');
-    return { pod: pod.metadata?.name ?? '', token: (await readFile(`/proc/${pid}/root${SA_DIR}/token`, 'utf8')).trim() };
+    // /var/run is an absolute symlink to /run in the image, which /proc/<pid>/root would resolve on the host.
+    const file = `/proc/${pid}/root${SA_DIR.replace(/^\/var\/run\//, '/run/')}/token`;
+    return { pod: pod.metadata?.name ?? '', token: (await readFile(file, 'utf8')).trim() };
   };
   const authenticates = async (token: string): Promise<boolean> =>
     (await kc.makeApiClient(AuthenticationV1Api).createTokenReview({ body: { spec: { token } } })).status?.authenticated === true;
