@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { AuthenticationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPLOYED, kubectl } from '../support/deploy.js';
+import { helmByHand, releaseByHand } from '../support/helm.js';
 import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
 import { condition, CRs, NGINX } from '../support/operator.js';
 import { make, operatorImage, operatorPods, ready, realContainer } from './node.js';
@@ -87,11 +88,15 @@ describe.runIf(process.env.REAL_NODE_SLOW === '1')('the projected ServiceAccount
     await crs.create(ns.name, 'after', {});
     await crs.waitForCondition(ns.name, 'after', { type: 'Deployed', status: 'True' }, { timeoutMs: 120_000 });
     await crs.patch(ns.name, 'before', { spec: { replicaCount: 2 } });
-    const upgraded = await waitFor('the upgrade of "before" to revision 2', async () => {
+    const upgraded = await waitFor('the upgrade of "before" deployed', async () => {
       const cr = await crs.get(ns.name, 'before');
-      return cr?.status?.deployedRelease?.revision === 2 && condition(cr, 'Deployed')?.status === 'True' ? cr : undefined;
-    }, { timeoutMs: 120_000 });
-    expect(upgraded.status?.deployedRelease?.revision).toBe(2);
+      return (cr?.status?.deployedRelease?.revision ?? 0) >= 2 && condition(cr, 'Deployed')?.status === 'True' ? cr : undefined;
+    }, { timeoutMs: 180_000 });
+    // The upgrade's values are the release's, and no revision is left pending. (One run saw the first
+    // upgrade attempt end "context canceled", rolled back and retried: revision 4; see docs/real-node.md.)
+    const release = await releaseByHand('before', ns.name);
+    expect(release).toMatchObject({ revision: upgraded.status?.deployedRelease?.revision, status: 'deployed', values: { replicaCount: 2 } });
+    expect((await helmByHand('history', 'before', '-n', ns.name))).not.toMatch(/pending/);
     const pod = await core.readNamespacedPod({ name: first.pod, namespace: DEPLOYED.namespace });
     expect(pod.status?.containerStatuses?.[0]?.restartCount).toBe(0);
   }, (EXPIRY_SECONDS * 2 + 600) * 1000);
