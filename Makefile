@@ -63,8 +63,9 @@ test: deps tools ## Run all tests: lint, unit, then integration and e2e against 
 	npx vitest run --project unit --project integration
 
 .PHONY: test-image
-test-image: deps tools ## Build the operator image with podman and run it against a real control plane (test/e2e/image.test.ts).
-	npx vitest run --project integration test/e2e/image.test.ts
+test-image: deps tools ## Root: build the operator image with podman, push it, and run it in-cluster on a real node (test/real-node/image.suite.ts).
+	bash hack/tools.sh real-node
+	npx vitest run --project real-node -t 'builds the image and pushes it|the operator image'
 
 .PHONY: test-olm
 test-olm: deps tools ## Opt-in: install the sample's bundle through OLM (built from source; its own control plane).
@@ -84,7 +85,7 @@ test-redteam: deps tools ## Red-team tier on its own control plane: a tenant's a
 	npx vitest run --project redteam
 
 .PHONY: test-real-node
-test-real-node: deps tools ## Root: the tutorial's docker-build, docker-push, deploy, undeploy on a control plane with a real node (its own; docs/real-node.md).
+test-real-node: deps tools ## Root: on a control plane with a real node (its own): the tutorial's deploy, the image, leader election, rolling update, OOM kill as real pods (docs/real-node.md).
 	bash hack/tools.sh real-node
 	npx vitest run --project real-node
 

@@ -74,8 +74,9 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          // Root: a control plane with a real node (kubelet + containerd) and the tutorial's deploy
-          // path on it (`make test-real-node`; docs/real-node.md). Its own cluster: one real node per machine.
+          // Root: a control plane with a real node (kubelet + containerd): the tutorial's deploy path,
+          // the image, leader election, rolling update, OOM kill on it (`make test-real-node`;
+          // docs/real-node.md). Its own cluster: one real node per machine. tier.test.ts orders the suites.
           name: 'real-node',
           include: ['test/real-node/**/*.test.ts'],
           globalSetup: ['test/real-node/global-setup.ts'],

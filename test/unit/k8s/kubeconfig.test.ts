@@ -1,7 +1,7 @@
 /**
  * A kubeconfig that cannot be used is a one-line KubeConfigError naming the file (the CLI prints it
  * without a stack). Permission denied is covered where it happens, by running the image as uid
- * 1001 (test/e2e/image.test.ts): these tests run as root, which reads any file.
+ * 1001 (test/real-node/image.suite.ts): these tests run as root, which reads any file.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';

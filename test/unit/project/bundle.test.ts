@@ -1,7 +1,7 @@
 /**
  * The bundled executable the image runs (hack/bundle.ts, docs/adr/0023): built here into a
- * temporary directory, then checked for what it is for. The image test (test/e2e/image.test.ts)
- * runs it against a real control plane.
+ * temporary directory, then checked for what it is for. The image test (test/real-node/image.suite.ts)
+ * runs it in-cluster on a real node.
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';

@@ -4,7 +4,7 @@
  * `make deploy IMG=... REAL_NODE=1`. The operator pod runs in containerd under the Deployment's real
  * settings, its probes pass at the kubelet, it reconciles the sample to Ready=True with nginx pods
  * (the stand-in image, pulled through containerd's registry mirror) running on the real node, and
- * `make undeploy` leaves no release and no object. Last, `down` leaves the host as it found it.
+ * `make undeploy` leaves no release and no object.
  *
  * Root only (containerd, kubelet, host networking); its own cluster (one real node per machine).
  */
@@ -12,48 +12,15 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { DEPLOYED, exec, gone, kubectl, ROOT } from '../support/deploy.js';
+import { DEPLOYED, gone, kubectl, ROOT } from '../support/deploy.js';
 import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
 import { CRs, NGINX } from '../support/operator.js';
 import { sample } from '../support/prometheus.js';
-import { REAL_NODE_CLUSTER } from './global-setup.js';
+import { hack, make, NODE, operatorImage, operatorPods, POD_NET, ready, realContainer, TAINT, tasks } from './node.js';
 
-const NODE = 'real-node-0';
-const TAINT = 'helm-operator.io/real-node';
-const POD_NET = /^10\.244\.0\.\d+$/;
 const SAMPLE = 'nginx-sample';
-
-const make = (...args: string[]): Promise<string> => exec('make', ['--no-print-directory', ...args], 900_000);
-const hack = (script: string, ...args: string[]): Promise<string> => exec('bash', [path.join(ROOT, 'hack', script), ...args], 600_000);
-
-/** containerd's tasks (running containers) of the pods' namespace, by container id. */
-async function tasks(): Promise<Map<string, { pid: number; status: string }>> {
-  // Rows are "<64 hex id> <pid> <STATUS>"; ctr's warnings (cgroup v1 deprecation) are not.
-  const out = await hack('real-node.sh', 'ctr', 'tasks', 'ls');
-  const rows = [...out.matchAll(/^([0-9a-f]{64})\s+(\d+)\s+([A-Z]+)\s*$/gm)];
-  return new Map(rows.map(([, id, pid, status]) => [id ?? '', { pid: Number(pid), status: status ?? '' }]));
-}
-
-/** The containerd id of a pod's container ("containerd://<id>" in its status). */
-function containerId(pod: V1Pod, container: string): string {
-  const status = pod.status?.containerStatuses?.find((c) => c.name === container);
-  const id = /^containerd:\/\/([0-9a-f]{64})$/.exec(status?.containerID ?? '')?.[1];
-  if (id === undefined) throw new Error(`pod ${pod.metadata?.name}: container ${container} has no containerd id (${status?.containerID})`);
-  return id;
-}
-
-/** What makes a pod's container real: a RUNNING containerd task whose process is on this host, in a kubepods cgroup. */
-async function realContainer(pod: V1Pod, container: string): Promise<{ pid: number; uid: string }> {
-  const id = containerId(pod, container);
-  const task = (await tasks()).get(id);
-  if (task?.status !== 'RUNNING') throw new Error(`container ${id} is not a RUNNING containerd task: ${JSON.stringify(task)}`);
-  const cgroup = await readFile(`/proc/${task.pid}/cgroup`, 'utf8');
-  if (!cgroup.includes('/kubepods/')) throw new Error(`process ${task.pid} is not in a kubepods cgroup: ${cgroup}`);
-  const uid = /^Uid:\s+(\d+)/m.exec(await readFile(`/proc/${task.pid}/status`, 'utf8'))?.[1] ?? '';
-  return { pid: task.pid, uid };
-}
 
 describe('make docker-build docker-push deploy undeploy on a real node', () => {
   const kc = testKubeConfig();
@@ -64,25 +31,16 @@ describe('make docker-build docker-push deploy undeploy on a real node', () => {
   let img = '';
   let ns: { name: string; remove: () => Promise<void> } | undefined;
 
-  const operatorPod = async (): Promise<V1Pod | undefined> =>
-    (await core.listNamespacedPod({ namespace: DEPLOYED.namespace, labelSelector: 'control-plane=controller-manager' })).items.find(
-      (p) => p.metadata?.deletionTimestamp === undefined,
-    );
+  const operatorPod = async (): Promise<V1Pod | undefined> => (await operatorPods(kc))[0];
   const samplePods = async (): Promise<V1Pod[]> =>
     (await core.listNamespacedPod({ namespace: ns?.name ?? '', labelSelector: `app.kubernetes.io/instance=${SAMPLE}` })).items;
-  const ready = (p: V1Pod | undefined): boolean => p?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 
   beforeAll(async () => {
-    const registry = /^export REGISTRY=(\S+)$/m.exec(await hack('registry.sh', 'up'))?.[1];
-    if (registry === undefined) throw new Error('hack/registry.sh up printed no REGISTRY');
-    img = `${registry}/helm-operator:real-node`;
+    img = await operatorImage();
     ns = await createNamespace(kc, 'real-node');
   });
 
-  let clusterDown = false;
-
   afterAll(async () => {
-    if (clusterDown) return;
     // A failed run must not leave the operator deployed (its pod would keep the node busy).
     await make('undeploy', 'ignore-not-found=true').catch(() => undefined);
     await ns?.remove();
@@ -158,12 +116,5 @@ describe('make docker-build docker-push deploy undeploy on a real node', () => {
       timeoutMs: 120_000,
     });
     await waitFor('containerd to run no container', async () => (await tasks()).size === 0, { timeoutMs: 60_000 });
-  });
-
-  it('hack/cluster.sh down leaves the host as it found it (processes, mounts, netns, bridge, iptables, cgroups, sysctls, paths)', async () => {
-    await ns?.remove();
-    await hack('cluster.sh', 'down', '--name', REAL_NODE_CLUSTER);
-    clusterDown = true;
-    await hack('real-node.sh', 'check-host', inject('hostStateBefore'));
   });
 });
