@@ -2,7 +2,7 @@
  * Side by side with operator-sdk's helm-operator (issue 15):
  *
  *   make bench-compare [BENCH_ARGS="--n 20 --idle-seconds 20"]
- *   npm run bench -- --compare [--n 100,1000] [--rounds 2] [--concurrency 2] [--idle-seconds 90] [--tries 5]
+ *   npm run bench -- --compare [--n 100,1000] [--rounds 2] [--concurrency 2|auto] [--idle-seconds 90] [--tries 5]
  *                             [--out DIR] [--only ours|operator-sdk] [--service-cidr 10.0.0.0/16] [--keep-cluster]
  *                             [--cpu-limit 1 --memory-limit 512Mi]
  *
@@ -61,7 +61,8 @@ export interface Options {
   /** Each N is a run of its own (rounds, table and files), on the same cluster. */
   readonly ns: readonly number[];
   readonly rounds: number;
-  readonly concurrency: number;
+  /** `auto`: neither gets --max-concurrent-reconciles (ours tunes itself, operator-sdk's default is 2). */
+  readonly concurrency: number | 'auto';
   readonly idleSeconds: number;
   readonly tries: number;
   readonly out: string;
@@ -98,7 +99,7 @@ function parseOptions(argv: readonly string[]): Options {
   const o: Options = {
     ns: a.n.split(',').map((v) => positive('n', v.trim())),
     rounds: positive('rounds', a.rounds),
-    concurrency: positive('concurrency', a.concurrency),
+    concurrency: a.concurrency === 'auto' ? 'auto' : positive('concurrency', a.concurrency),
     idleSeconds: positive('idle-seconds', a['idle-seconds']),
     tries: positive('tries', a.tries),
     out: a.out,

@@ -23,7 +23,8 @@ export type OperatorName = 'ours' | 'operator-sdk';
 export interface OperatorSetup {
   readonly kubeconfig: string;
   readonly chart: string;
-  readonly concurrency: number;
+  /** `auto`: no --max-concurrent-reconciles, so ours tunes itself and operator-sdk runs its default (2). */
+  readonly concurrency: number | 'auto';
   /** Where logs, watches files and (ours) CPU profiles go. */
   readonly workDir: string;
   /** ours: the bundled CLI (hack/bundle.ts, as in the image) and node flags; the helm binary it runs. */
@@ -119,7 +120,7 @@ export async function startOperator(name: OperatorName, namespace: string, setup
     '--watches-file', watches,
     '--metrics-bind-address', `127.0.0.1:${metricsPort}`,
     '--health-probe-bind-address', `127.0.0.1:${healthPort}`,
-    '--max-concurrent-reconciles', String(setup.concurrency),
+    ...(setup.concurrency === 'auto' ? [] : ['--max-concurrent-reconciles', String(setup.concurrency)]),
     '--zap-log-level', 'error',
   ];
   // Both keep helm's caches and config under HOME: a fresh one each, so neither starts warm.

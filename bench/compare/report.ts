@@ -13,7 +13,7 @@ import type { LowerBound, OperatorRound, Phase } from './scenarios.js';
 export interface CompareResult {
   readonly startedAt: string;
   readonly n: number;
-  readonly concurrency: number;
+  readonly concurrency: number | 'auto';
   readonly rounds: number;
   readonly idleSeconds: number;
   readonly tries: number;
@@ -174,7 +174,7 @@ const fmt = (x: number | undefined): string => {
 /** A Markdown table, so the same text goes to the terminal and to docs/benchmarks.md. */
 export function table(result: CompareResult): string {
   const lines = [
-    `N=${result.n}, concurrency ${result.concurrency}, ${result.rounds} interleaved round(s), idle ${result.idleSeconds} s, ${result.tries} tries for latencies` +
+    `N=${result.n}, concurrency ${result.concurrency === 'auto' ? 'auto (ours self-tuned, operator-sdk its default 2)' : result.concurrency}, ${result.rounds} interleaved round(s), idle ${result.idleSeconds} s, ${result.tries} tries for latencies` +
       (result.limits === undefined ? '' : `; each operator limited to ${limitText(result.limits)} (a cgroup, helm children included; the control plane outside it)`),
     '',
     '| metric | unit | ours | operator-sdk | ratio | lower bound | target |',
