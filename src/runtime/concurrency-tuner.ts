@@ -22,10 +22,15 @@ export interface TunerBounds {
   readonly max: number;
 }
 
-/** What the limit starts from and stays within, for `cpus` CPUs (a cgroup quota, or the host's). */
+/**
+ * What the limit starts from and stays within, for `cpus` CPUs (a cgroup quota, or the host's):
+ * two helm runs per CPU to start with (a run waits on the API server for much of its time), and at
+ * most four per CPU, at least six: each helm process holds 50-60 MiB, which a pod's memory limit
+ * (the tuner does not read it) must still fit.
+ */
 export function tunerBounds(cpus: number): TunerBounds {
-  const initial = Math.max(1, Math.ceil(cpus));
-  return { initial, min: 1, max: Math.max(8, 4 * initial) };
+  const whole = Math.max(1, Math.ceil(cpus));
+  return { initial: 2 * whole, min: 1, max: Math.max(6, 4 * whole) };
 }
 
 export interface TunerState {

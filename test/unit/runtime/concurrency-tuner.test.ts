@@ -7,10 +7,10 @@ const quiet: Observations = { helmMs: {}, apiMs: [], throttled: 0, saturated: fa
 const measured: TunerState = { limit: 4, helmBaselineMs: { install: 1000 }, apiBaselineMs: 10 };
 
 describe('tunerBounds', () => {
-  it('starts from the CPUs the limit allows, never below one, and may grow to four times that', () => {
-    expect(tunerBounds(1)).toEqual({ initial: 1, min: 1, max: 8 });
-    expect(tunerBounds(0.5)).toEqual({ initial: 1, min: 1, max: 8 });
-    expect(tunerBounds(2.5)).toEqual({ initial: 3, min: 1, max: 12 });
+  it('starts from two runs per CPU the limit allows and may grow to four per CPU, at least six', () => {
+    expect(tunerBounds(1)).toEqual({ initial: 2, min: 1, max: 6 });
+    expect(tunerBounds(0.5)).toEqual({ initial: 2, min: 1, max: 6 });
+    expect(tunerBounds(2.5)).toEqual({ initial: 6, min: 1, max: 12 });
   });
 });
 
