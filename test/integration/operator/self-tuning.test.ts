@@ -3,14 +3,11 @@
  * whose width starts from the CPU limit of the operator's cgroup and tunes itself; the controllers'
  * workers are the ceiling. CRs of two kinds converge through it, and the width is a metric.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tunerBounds } from '../../../src/runtime/concurrency-tuner.js';
 import { cpuLimit } from '../../../src/runtime/cpu-limit.js';
 import { createNamespace, testKubeConfig } from '../../support/kube.js';
-import { CRs, ensureCrd, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
+import { CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
 import { sample } from '../../support/prometheus.js';
 
 const APPLES: TestKind = { group: 'tuning.example.com', version: 'v1', kind: 'Apple', plural: 'apples' };
@@ -19,18 +16,12 @@ const PEARS: TestKind = { group: 'tuning.example.com', version: 'v1', kind: 'Pea
 describe('self-tuning concurrency', () => {
   const kc = testKubeConfig();
   const kinds = [new CRs(kc, APPLES), new CRs(kc, PEARS)];
-  let dir = '';
   let ns: Awaited<ReturnType<typeof createNamespace>>;
   let op: RunningOperator;
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'self-tuning-'));
-    const chart = path.join(dir, 'tiny');
-    await mkdir(path.join(chart, 'templates'), { recursive: true });
-    await writeFile(path.join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: tiny\nversion: 0.1.0\n');
-    await writeFile(path.join(chart, 'templates', 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-tiny\ndata:\n  a: "1"\n');
-    await ensureCrd(kc, APPLES);
-    await ensureCrd(kc, PEARS);
+    const chart = fixtureChart('tenant-app');
+    for (const kind of [APPLES, PEARS]) await ensureCrd(kc, kind);
     ns = await createNamespace(kc, 'self-tuning');
     op = await startOperator({
       watches: [APPLES, PEARS].map((k) => `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${chart}}\n`).join(''),
@@ -41,7 +32,6 @@ describe('self-tuning concurrency', () => {
   afterAll(async () => {
     await op.stop();
     await ns.remove();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('converges CRs of two kinds through the tuned gate and exposes its width', async () => {
