@@ -50,7 +50,7 @@ interface Cycle {
 interface ChurnResult {
   readonly startedAt: string;
   readonly n: number;
-  readonly concurrency: number;
+  readonly concurrency: number | 'auto';
   readonly settleSeconds: number;
   readonly machine: { readonly cpus: number; readonly memGiB: number };
   readonly nodeOptions: string;

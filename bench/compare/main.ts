@@ -2,8 +2,9 @@
  * Side by side with operator-sdk's helm-operator (issue 15):
  *
  *   make bench-compare [BENCH_ARGS="--n 20 --idle-seconds 20"]
- *   npm run bench -- --compare [--n 100,1000] [--rounds 2] [--concurrency 2] [--idle-seconds 90] [--tries 5]
+ *   npm run bench -- --compare [--n 100,1000] [--rounds 2] [--concurrency 2|auto] [--idle-seconds 90] [--tries 5]
  *                             [--out DIR] [--only ours|operator-sdk] [--service-cidr 10.0.0.0/16] [--keep-cluster]
+ *                             [--cpu-limit 1 --memory-limit 512Mi]
  *
  * Builds (once, cached) operator-sdk's helm-operator at the version pinned in hack/versions.env,
  * starts one test cluster (CLUSTER_NAME, default helm-operator-bench; stopped at the end unless it
@@ -21,6 +22,11 @@
  * other on the same cluster, with its own files. Runs above ~200 CRs need a wider Service range
  * than the cluster's default /24: then the cluster starts with 10.0.0.0/16 unless --service-cidr
  * (or SERVICE_CIDR) says otherwise; a cluster already running keeps its own.
+ *
+ * --cpu-limit and --memory-limit (together; Kubernetes quantities): each operator runs as a pod with
+ * those `resources.limits` would, in a cgroup of its own (cgroup.ts) that its helm children share,
+ * the control plane outside it; the table adds the cgroup's CPU and throttled time per phase, and
+ * the files are named compare-N<n>-limit-<cpu>cpu-<mem>mi.* (docs/adr/0058-limited-bench-mode.md).
  */
 import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -28,6 +34,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
+import { parseCpus, parseMemory, type Limits } from './cgroup.js';
 import { IMAGE_NODE_OPTIONS, startOperator, type OperatorName, type OperatorSetup } from './operators.js';
 import { svgChart, table, type CompareResult } from './report.js';
 import { createNamespace, deleteNamespace, lowerBound, podsNeeded, runScenarios, type LowerBound, type OperatorRound, type ScenarioSetup } from './scenarios.js';
@@ -54,13 +61,16 @@ export interface Options {
   /** Each N is a run of its own (rounds, table and files), on the same cluster. */
   readonly ns: readonly number[];
   readonly rounds: number;
-  readonly concurrency: number;
+  /** `auto`: neither gets --max-concurrent-reconciles (ours tunes itself, operator-sdk's default is 2). */
+  readonly concurrency: number | 'auto';
   readonly idleSeconds: number;
   readonly tries: number;
   readonly out: string;
   readonly only: OperatorName | undefined;
   readonly serviceCidr: string;
   readonly keepCluster: boolean;
+  /** Each operator in a cgroup with these limits; undefined: today's unlimited mode. */
+  readonly limits?: Limits;
 }
 
 /** Services the cluster's default /24 Service range holds, with room for the cluster's own. */
@@ -81,24 +91,33 @@ function parseOptions(argv: readonly string[]): Options {
       only: { type: 'string' },
       'service-cidr': { type: 'string', default: process.env.SERVICE_CIDR ?? '' },
       'keep-cluster': { type: 'boolean', default: false },
+      'cpu-limit': { type: 'string' },
+      'memory-limit': { type: 'string' },
     },
     strict: true,
   });
   const o: Options = {
     ns: a.n.split(',').map((v) => positive('n', v.trim())),
     rounds: positive('rounds', a.rounds),
-    concurrency: positive('concurrency', a.concurrency),
+    concurrency: a.concurrency === 'auto' ? 'auto' : positive('concurrency', a.concurrency),
     idleSeconds: positive('idle-seconds', a['idle-seconds']),
     tries: positive('tries', a.tries),
     out: a.out,
     only: a.only === undefined ? undefined : parseOnly(a.only),
     serviceCidr: a['service-cidr'],
     keepCluster: a['keep-cluster'],
+    ...limitsOption(a['cpu-limit'], a['memory-limit']),
   };
   if (2 * o.tries > Math.min(...o.ns)) throw new Error(`--n must be at least 2 × --tries (${2 * o.tries}): each latency try uses its own CR`);
   // The cluster's default Service range (/24) holds ~250 Services: a larger N gets a /16 unless told otherwise.
   if (o.serviceCidr === '' && Math.max(...o.ns) > SERVICES_IN_DEFAULT_RANGE) return { ...o, serviceCidr: WIDE_SERVICE_CIDR };
   return o;
+}
+
+function limitsOption(cpu: string | undefined, memory: string | undefined): { limits?: Limits } {
+  if (cpu === undefined && memory === undefined) return {};
+  if (cpu === undefined || memory === undefined) throw new Error('--cpu-limit and --memory-limit go together (a pod has both limits), e.g. --cpu-limit 1 --memory-limit 512Mi');
+  return { limits: { cpus: parseCpus('--cpu-limit', cpu), memoryBytes: parseMemory('--memory-limit', memory) } };
 }
 
 function parseOnly(v: string): OperatorName {
@@ -173,6 +192,7 @@ export async function prepare(o: Options): Promise<Prepared> {
       oursNodeOptions: [...IMAGE_NODE_OPTIONS, ...(process.env.OPERATOR_NODE_OPTIONS ?? '').split(/\s+/).filter((f) => f !== '')],
       helmBin,
       sdkBin,
+      ...(o.limits === undefined ? {} : { limits: o.limits }),
     },
     // n: set per run by compare().
     scenario: { kc, kubeconfig, kubectl, helmBin, chart, n: 0, idleSeconds: o.idleSeconds, tries: o.tries, workDir },
@@ -250,6 +270,7 @@ export async function compare(argv: readonly string[]): Promise<void> {
           ours: m.ours,
           sdk: m.sdk,
           lowerBound: m.bounds,
+          ...(o.limits === undefined ? {} : { limits: o.limits }),
         }, final);
       };
       let last: Measured | undefined;
@@ -265,7 +286,8 @@ export async function compare(argv: readonly string[]): Promise<void> {
 }
 
 async function writeResults(o: Options, result: CompareResult, final: boolean): Promise<void> {
-  const base = path.join(o.out, `compare-N${result.n}`);
+  const limit = result.limits === undefined ? '' : `-limit-${result.limits.cpus}cpu-${Math.round(result.limits.memoryBytes / 1024 ** 2)}mi`;
+  const base = path.join(o.out, `compare-N${result.n}${limit}`);
   const text = `${table(result)}\n\nmachine before: ${result.machine.uptimeBefore}\nmachine after:  ${result.machine.uptimeAfter}\n`;
   await writeFile(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
   await writeFile(`${base}.md`, text);

@@ -9,6 +9,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { LimitCgroup, type CgroupReading, type Limits } from './cgroup.js';
 import { TreeSampler } from './procs.js';
 
 /**
@@ -22,7 +23,8 @@ export type OperatorName = 'ours' | 'operator-sdk';
 export interface OperatorSetup {
   readonly kubeconfig: string;
   readonly chart: string;
-  readonly concurrency: number;
+  /** `auto`: no --max-concurrent-reconciles, so ours tunes itself and operator-sdk runs its default (2). */
+  readonly concurrency: number | 'auto';
   /** Where logs, watches files and (ours) CPU profiles go. */
   readonly workDir: string;
   /** ours: the bundled CLI (hack/bundle.ts, as in the image) and node flags; the helm binary it runs. */
@@ -31,6 +33,8 @@ export interface OperatorSetup {
   readonly helmBin: string;
   /** operator-sdk's helm-operator binary. */
   readonly sdkBin: string;
+  /** Each operator in a cgroup of its own with these limits (cgroup.ts); undefined: no limit. */
+  readonly limits?: Limits;
 }
 
 export interface RunningOperator {
@@ -39,6 +43,8 @@ export interface RunningOperator {
   readonly sampler: TreeSampler;
   /** helm processes our operator ran so far (its own metric); undefined for operator-sdk (in-process helm). */
   helmExecutions(): Promise<number | undefined>;
+  /** Its cgroup's counters, when it runs under `limits`. */
+  readonly cgroup?: { read(): CgroupReading };
   /** Our operator's /metrics exposition (undefined for operator-sdk, or when it does not answer). */
   metrics(): Promise<string | undefined>;
   stop(): Promise<void>;
@@ -79,6 +85,31 @@ export function sumCounter(exposition: string, metric: string): number {
   return sum;
 }
 
+/** Spawns the operator (inside its cgroup under `limits`), its output into operator.log. */
+function launch(name: OperatorName, setup: OperatorSetup, run: { readonly args: readonly string[]; readonly env: NodeJS.ProcessEnv; readonly dir: string }): { child: ChildProcess; cgroup: LimitCgroup | undefined } {
+  const { env, dir } = run;
+  const [command, args] =
+    name === 'ours'
+      ? [process.execPath, [...setup.oursNodeOptions, setup.oursMain, 'run', ...run.args, '--helm-binary', setup.helmBin]]
+      : [setup.sdkBin, ['run', ...run.args, '--leader-elect=false']];
+  const cgroup = setup.limits === undefined ? undefined : LimitCgroup.create(`helm-operator-bench-${process.pid}-${name}`, setup.limits);
+  const inCgroup = cgroup?.wrap(command, args) ?? { command, args };
+  const child = spawn(inCgroup.command, inCgroup.args, { env, cwd: dir });
+  const log = createWriteStream(path.join(dir, 'operator.log'));
+  child.stdout.pipe(log);
+  child.stderr.pipe(log);
+  return { child, cgroup };
+}
+
+/** Until `/readyz` answers 200; throws if the process exits first or after 2 min. */
+async function untilReady(child: ChildProcess, healthPort: number, failure: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while ((await get(`http://127.0.0.1:${healthPort}/readyz`))?.status !== 200) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${failure} (exit code ${child.exitCode})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 export async function startOperator(name: OperatorName, namespace: string, setup: OperatorSetup): Promise<RunningOperator> {
   const dir = path.join(setup.workDir, `${name}-${namespace}`);
   await mkdir(dir, { recursive: true });
@@ -89,28 +120,22 @@ export async function startOperator(name: OperatorName, namespace: string, setup
     '--watches-file', watches,
     '--metrics-bind-address', `127.0.0.1:${metricsPort}`,
     '--health-probe-bind-address', `127.0.0.1:${healthPort}`,
-    '--max-concurrent-reconciles', String(setup.concurrency),
+    ...(setup.concurrency === 'auto' ? [] : ['--max-concurrent-reconciles', String(setup.concurrency)]),
     '--zap-log-level', 'error',
   ];
   // Both keep helm's caches and config under HOME: a fresh one each, so neither starts warm.
   const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: setup.kubeconfig, WATCH_NAMESPACE: namespace, HOME: dir };
   delete env.NODE_OPTIONS;
-  const child: ChildProcess =
-    name === 'ours'
-      ? spawn(process.execPath, [...setup.oursNodeOptions, setup.oursMain, 'run', ...common, '--helm-binary', setup.helmBin], { env, cwd: dir })
-      : spawn(setup.sdkBin, ['run', ...common, '--leader-elect=false'], { env, cwd: dir });
-  const log = createWriteStream(path.join(dir, 'operator.log'));
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
+  const { child, cgroup } = launch(name, setup, { args: common, env, dir });
   const exited = new Promise<void>((resolve) => child.once('exit', () => { resolve(); }));
   const pid = child.pid;
-  if (pid === undefined) throw new Error(`${name}: could not start (see ${dir}/operator.log)`);
-  const deadline = Date.now() + 120_000;
-  while ((await get(`http://127.0.0.1:${healthPort}/readyz`))?.status !== 200) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      throw new Error(`${name} did not become ready (exit code ${child.exitCode}); see ${dir}/operator.log`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  try {
+    if (pid === undefined) throw new Error(`${name}: could not start (see ${dir}/operator.log)`);
+    await untilReady(child, healthPort, `${name} did not become ready; see ${dir}/operator.log`);
+  } catch (err) {
+    child.kill('SIGKILL');
+    cgroup?.remove();
+    throw err;
   }
   const sampler = new TreeSampler(pid, 250);
   sampler.start();
@@ -118,6 +143,7 @@ export async function startOperator(name: OperatorName, namespace: string, setup
     name,
     pid,
     sampler,
+    ...(cgroup === undefined ? {} : { cgroup }),
     metrics: async () => (name === 'ours' ? (await get(`http://127.0.0.1:${metricsPort}/metrics`))?.text : undefined),
     helmExecutions: async () => {
       if (name !== 'ours') return undefined;
@@ -132,6 +158,7 @@ export async function startOperator(name: OperatorName, namespace: string, setup
       }, 40_000);
       await exited;
       clearTimeout(killer);
+      cgroup?.remove();
     },
   };
 }

@@ -7,12 +7,13 @@
  * maintained charting library instead of hand-written SVG.
  */
 import { init } from 'echarts';
-import type { LowerBound, OperatorRound } from './scenarios.js';
+import type { Limits } from './cgroup.js';
+import type { LowerBound, OperatorRound, Phase } from './scenarios.js';
 
 export interface CompareResult {
   readonly startedAt: string;
   readonly n: number;
-  readonly concurrency: number;
+  readonly concurrency: number | 'auto';
   readonly rounds: number;
   readonly idleSeconds: number;
   readonly tries: number;
@@ -21,6 +22,8 @@ export interface CompareResult {
   readonly ours: readonly OperatorRound[];
   readonly sdk: readonly OperatorRound[];
   readonly lowerBound: readonly LowerBound[];
+  /** `--cpu-limit` / `--memory-limit`: each operator ran in a cgroup with these; absent: no limit. */
+  readonly limits?: Limits;
 }
 
 export interface Row {
@@ -58,6 +61,8 @@ interface Metric {
   readonly lowerBound?: (l: LowerBound) => number;
   /** `n`: the run's number of CRs, for targets that depend on it. */
   readonly target?: (row: Omit<Row, 'target'>, n: number) => { text: string; met: boolean };
+  /** Only in a run under `--cpu-limit` (the cgroup's counters). */
+  readonly limited?: true;
 }
 
 const METRICS: readonly Metric[] = [
@@ -73,6 +78,9 @@ const METRICS: readonly Metric[] = [
   },
   { metric: 'CPU during converge (helm children included)', unit: 'CPU-s', of: (r) => r.converge.process.cpuSeconds },
   { metric: '  of which the operator process itself', unit: 'CPU-s', of: (r) => r.converge.process.rootCpuSeconds },
+  { metric: '  CPU during converge, cgroup (cpuacct)', unit: 'CPU-s', of: (r) => r.converge.cgroup?.cpuSeconds ?? NaN, limited: true },
+  { metric: '  throttled time during converge', unit: 's', of: (r) => r.converge.cgroup?.throttledSeconds ?? NaN, limited: true },
+  { metric: '  throttled periods during converge', unit: '%', of: (r) => throttledShare(r.converge), limited: true },
   { metric: 'helm processes during converge', unit: 'proc', of: (r) => r.converge.helmExecutions ?? r.converge.process.children.helm ?? 0 },
   { metric: 'API requests during converge', unit: 'req', of: (r) => r.converge.apiRequests },
   {
@@ -83,6 +91,13 @@ const METRICS: readonly Metric[] = [
     target: (row) => ({ text: 'ratio ≤ 1.0', met: row.ratio <= 1 }),
   },
   { metric: 'CPU during delete-all', unit: 'CPU-s', of: (r) => r.deleteAll.process.cpuSeconds },
+  { metric: '  throttled time during delete-all', unit: 's', of: (r) => r.deleteAll.cgroup?.throttledSeconds ?? NaN, limited: true },
+  {
+    metric: 'cgroup memory peak (page cache included)',
+    unit: 'MiB',
+    of: (r) => Math.max(r.converge.cgroup?.memoryPeakBytes ?? NaN, r.deleteAll.cgroup?.memoryPeakBytes ?? NaN) / MiB,
+    limited: true,
+  },
   {
     metric: 'operator RSS when ready, before CRs',
     unit: 'MiB',
@@ -124,8 +139,16 @@ const METRICS: readonly Metric[] = [
   { metric: 'drift: Deployment deleted → back, p95', unit: 'ms', of: (r) => percentile(r.driftMs, 95) },
 ];
 
+/** Percent of the phase's CFS periods in which the quota ran out. */
+function throttledShare(p: Phase): number {
+  return p.cgroup === undefined || p.cgroup.periods === 0 ? NaN : (100 * p.cgroup.throttledPeriods) / p.cgroup.periods;
+}
+
+/** `1 CPU, 512 MiB`. */
+export const limitText = (l: Limits): string => `${l.cpus} CPU, ${Math.round(l.memoryBytes / MiB)} MiB`;
+
 export function rows(result: CompareResult): Row[] {
-  return METRICS.map((m) => {
+  return METRICS.filter((m) => m.limited !== true || result.limits !== undefined).map((m) => {
     const ours = result.ours.map(m.of);
     const sdk = result.sdk.map(m.of);
     const ratios = ours.map((o, i) => o / (sdk[i] ?? NaN));
@@ -151,7 +174,8 @@ const fmt = (x: number | undefined): string => {
 /** A Markdown table, so the same text goes to the terminal and to docs/benchmarks.md. */
 export function table(result: CompareResult): string {
   const lines = [
-    `N=${result.n}, concurrency ${result.concurrency}, ${result.rounds} interleaved round(s), idle ${result.idleSeconds} s, ${result.tries} tries for latencies`,
+    `N=${result.n}, concurrency ${result.concurrency === 'auto' ? 'auto (ours self-tuned, operator-sdk its default 2)' : result.concurrency}, ${result.rounds} interleaved round(s), idle ${result.idleSeconds} s, ${result.tries} tries for latencies` +
+      (result.limits === undefined ? '' : `; each operator limited to ${limitText(result.limits)} (a cgroup, helm children included; the control plane outside it)`),
     '',
     '| metric | unit | ours | operator-sdk | ratio | lower bound | target |',
     '|---|---|---:|---:|---:|---:|---|',
@@ -169,7 +193,7 @@ export function svgChart(result: CompareResult): string {
   const chart = init(null, null, { renderer: 'svg', ssr: true, width: 900, height: 80 + data.length * 28 });
   chart.setOption({
     animation: false,
-    title: { text: `ours ÷ operator-sdk helm-operator, N=${result.n} (< 1 is better)`, left: 'center', textStyle: { fontSize: 14 } },
+    title: { text: `ours ÷ operator-sdk helm-operator, N=${result.n}${result.limits === undefined ? '' : `, each limited to ${limitText(result.limits)}`} (< 1 is better)`, left: 'center', textStyle: { fontSize: 14 } },
     grid: { left: 330, right: 60, top: 40, bottom: 30 },
     xAxis: { type: 'log', logBase: 10, min: 0.01, max: 10, axisLabel: { formatter: '{value}×' } },
     yAxis: { type: 'category', data: data.map((r) => r.metric), axisLabel: { fontSize: 11 } },

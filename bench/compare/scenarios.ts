@@ -25,6 +25,7 @@ import { HttpMethod, PatchStrategy, type KubeConfig } from '@kubernetes/client-n
 import { RawClient, resourcePath } from '../../src/k8s/raw-client.js';
 import { mapBounded } from '../../src/runtime/bounded.js';
 import { apiRequests, delta, deploymentSettled, isDeployed, NamespaceWatch, NGINX, total } from './cluster.js';
+import { usageBetween, type CgroupUsage } from './cgroup.js';
 import type { RunningOperator } from './operators.js';
 import type { Window } from './procs.js';
 
@@ -60,6 +61,8 @@ export interface Phase {
   readonly apiRequestsByVerb: Readonly<Record<string, number>>;
   /** helm processes our operator ran in the phase (its metric); undefined for operator-sdk. */
   readonly helmExecutions?: number;
+  /** Under `--cpu-limit`: the cgroup's CPU and throttling in the phase, and its memory peak so far. */
+  readonly cgroup?: CgroupUsage & { readonly memoryPeakBytes: number; readonly memoryLimitHits: number };
 }
 
 export interface OperatorRound {
@@ -85,11 +88,13 @@ const names = (n: number): string[] => Array.from({ length: n }, (_, i) => crNam
 async function phase(s: ScenarioSetup, op: RunningOperator, act: () => Promise<void>): Promise<Phase> {
   const requestsBefore = await apiRequests(s.kubectl, s.kubeconfig);
   const helmBefore = await op.helmExecutions();
+  const cgroupBefore = op.cgroup?.read();
   const from = await op.sampler.mark();
   const t0 = performance.now();
   await act();
   const seconds = (performance.now() - t0) / 1000;
   const to = await op.sampler.mark();
+  const cgroupAfter = op.cgroup?.read();
   const helmAfter = await op.helmExecutions();
   const byVerb = delta(requestsBefore, await apiRequests(s.kubectl, s.kubeconfig));
   return {
@@ -98,6 +103,9 @@ async function phase(s: ScenarioSetup, op: RunningOperator, act: () => Promise<v
     apiRequests: total(byVerb),
     apiRequestsByVerb: byVerb,
     ...(helmBefore === undefined || helmAfter === undefined ? {} : { helmExecutions: helmAfter - helmBefore }),
+    ...(cgroupBefore === undefined || cgroupAfter === undefined
+      ? {}
+      : { cgroup: { ...usageBetween(cgroupBefore, cgroupAfter), memoryPeakBytes: cgroupAfter.memoryPeakBytes, memoryLimitHits: cgroupAfter.memoryLimitHits } }),
   };
 }
 

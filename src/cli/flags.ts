@@ -30,6 +30,8 @@ export interface RunOptions {
   /** The shortest `reconcile-period` a CR's annotation may ask for (a shorter one is raised, with a warning). */
   readonly annotationReconcilePeriodFloorMs: number;
   readonly maxConcurrentReconciles: number;
+  /** The flag was not given: the number of reconciles in flight tunes itself (ADR 0059), up from the CPU limit. */
+  readonly selfTuningConcurrency: boolean;
   /** Undefined: all workers but one when several namespaces are watched (ADR 0041). */
   readonly maxConcurrentReconcilesPerNamespace?: number;
   /** helm's `--timeout` for every install, upgrade, rollback and uninstall (hooks and waits included). */
@@ -124,7 +126,7 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
     )
     .option(
       '--max-concurrent-reconciles <n>',
-      'default maximum number of concurrent reconciles per kind',
+      'maximum number of concurrent reconciles per kind; unset, the number tunes itself, starting from the CPU limit',
       positiveInt('--max-concurrent-reconciles'),
       os.availableParallelism(),
     )
@@ -207,6 +209,7 @@ export function toRunOptions(raw: Record<string, unknown>, given: (flag: string)
     reconcilePeriodMs: raw.reconcilePeriod as number,
     annotationReconcilePeriodFloorMs: raw.annotationReconcilePeriodFloor as number,
     maxConcurrentReconciles: raw.maxConcurrentReconciles as number,
+    selfTuningConcurrency: !given('max-concurrent-reconciles'),
     ...optional('maxConcurrentReconcilesPerNamespace', raw.maxConcurrentReconcilesPerNamespace as number | undefined),
     helmTimeoutMs: helmTimeout(raw.helmTimeout as number),
     suppressOverrideValues: raw.suppressOverrideValues === true,

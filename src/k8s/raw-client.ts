@@ -35,6 +35,15 @@ export interface RawRequest {
   readonly accept?: string;
 }
 
+/** The status and latency of each answered request, for the concurrency tuner (one observer per process). */
+export type ApiRequestObserver = (status: number, durationMs: number) => void;
+let observer: ApiRequestObserver | undefined;
+
+/** Sets (undefined: clears) the process's observer of every RawClient request. */
+export function observeApiRequests(fn: ApiRequestObserver | undefined): void {
+  observer = fn;
+}
+
 export class RawClient {
   constructor(private readonly config: Configuration) {}
 
@@ -64,7 +73,9 @@ export class RawClient {
     let ctx = request;
     await this.config.authMethods.default?.applySecurityAuthentication(ctx);
     for (const m of this.config.middleware) ctx = await m.pre(ctx).toPromise();
+    const started = performance.now();
     let response = await this.config.httpApi.send(ctx).toPromise();
+    observer?.(response.httpStatusCode, performance.now() - started);
     for (const m of this.config.middleware) response = await m.post(response).toPromise();
     return { status: response.httpStatusCode, text: await response.body.text(), headers: response.headers };
   }

@@ -11,6 +11,9 @@ import type { Watch } from '../config/watch.js';
 import { loadWatches } from '../config/watches.js';
 import { HelmClient } from '../helm/index.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
+import { observeApiRequests } from '../k8s/raw-client.js';
+import { ConcurrencyTuner, tunerBounds } from '../runtime/concurrency-tuner.js';
+import { cpuLimit } from '../runtime/cpu-limit.js';
 import { LeaderElector } from '../runtime/leader.js';
 import { KubeLeaseLock } from '../runtime/lease-lock.js';
 import { Manager, type ConfigWatch, type ListenAddress } from '../runtime/manager.js';
@@ -42,6 +45,8 @@ export interface OperatorSettings {
   readonly reconcilePeriodMs: number;
   readonly annotationReconcilePeriodFloorMs?: number;
   readonly maxConcurrentReconciles: number;
+  /** `--max-concurrent-reconciles` not given: the reconciles in flight tune themselves (ADR 0059); default false. */
+  readonly selfTuningConcurrency?: boolean;
   readonly maxConcurrentReconcilesPerNamespace?: number;
   /** Empty: every namespace. */
   readonly namespaces: readonly string[];
@@ -88,7 +93,8 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
   const watches = reloader === undefined ? await loadWatches(settings.watchesFile) : await reloader.initial();
   const kubeConfig = loadKubeConfig(settings.kubeconfig);
   const metrics = new OperatorMetrics({ version: context.version, ...(context.processMetrics === undefined ? {} : { processMetrics: context.processMetrics }) });
-  const { helm, helmVersion } = await startHelm(settings, metrics, log);
+  const tuner = settings.selfTuningConcurrency === true ? await selfTuning(metrics, log) : undefined;
+  const { helm, helmVersion } = await startHelm(settings, metrics, log, tuner);
   const le = settings.leaderElection;
   const elector = le === undefined ? undefined : makeElector(le, { namespace: await leaderElectionNamespace(le.namespace), kubeConfig, metrics, log });
   const ownNamespace = await operatorNamespace(le?.namespace);
@@ -110,7 +116,7 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
     log,
     defaultReconcilePeriodMs: settings.reconcilePeriodMs,
     annotationPeriodFloorMs: settings.annotationReconcilePeriodFloorMs,
-    maxConcurrentReconciles: settings.maxConcurrentReconciles,
+    ...concurrency(settings, tuner),
     maxConcurrentReconcilesPerNamespace: settings.maxConcurrentReconcilesPerNamespace,
     namespaces: settings.namespaces,
     suppressOverrideValues: settings.suppressOverrideValues,
@@ -123,16 +129,19 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
     ...(ownNamespace === undefined ? {} : { operatorNamespace: ownNamespace }),
   });
   metrics.trackQueues(() => operator.manager.names().map((n) => [n, operator.manager.get(n)?.queue] as const));
-  const manager = managerOf(operator, watches, { settings, elector, reloader, metrics, log });
+  const manager = managerOf(operator, watches, { settings, elector, reloader, metrics, log, tuner });
   return { manager, operator, helm, metrics, watches };
 }
 
 /** helm, once its version answered and a killed predecessor's processes and files are gone. */
-async function startHelm(settings: OperatorSettings, metrics: OperatorMetrics, log: Logger): Promise<{ helm: HelmClient; helmVersion: string }> {
+async function startHelm(settings: OperatorSettings, metrics: OperatorMetrics, log: Logger, tuner: ConcurrencyTuner | undefined): Promise<{ helm: HelmClient; helmVersion: string }> {
   const helm = new HelmClient({
     binary: settings.helmBinary,
     log: log.child({ component: 'helm' }),
-    observer: metrics.helmExecution,
+    observer: tuner === undefined ? metrics.helmExecution : (e) => {
+      metrics.helmExecution(e);
+      tuner.observeHelm(e);
+    },
     ...(settings.helmTimeoutMs === undefined ? {} : { defaultTimeoutMs: settings.helmTimeoutMs }),
     ...(settings.kubeconfig === undefined ? {} : { kubeconfig: settings.kubeconfig }),
   });
@@ -144,18 +153,53 @@ async function startHelm(settings: OperatorSettings, metrics: OperatorMetrics, l
   return { helm, helmVersion: semver };
 }
 
+/** Self-tuned, the workers are the ceiling and the tuner's gate the number in flight. */
+function concurrency(settings: OperatorSettings, tuner: ConcurrencyTuner | undefined): { maxConcurrentReconciles: number; concurrencyGate?: ConcurrencyTuner['gate'] } {
+  if (tuner === undefined) return { maxConcurrentReconciles: settings.maxConcurrentReconciles };
+  return { maxConcurrentReconciles: tuner.bounds.max, concurrencyGate: tuner.gate };
+}
+
+/** The tuner of `--max-concurrent-reconciles` left unset: from the cgroup's CPU limit, into the metric and the log. */
+async function selfTuning(metrics: OperatorMetrics, log: Logger): Promise<ConcurrencyTuner> {
+  const cpus = await cpuLimit();
+  const bounds = tunerBounds(cpus.cpus);
+  const tlog = log.child({ component: 'concurrency' });
+  const tuner = new ConcurrencyTuner({
+    bounds,
+    onChange: (limit, reason) => {
+      metrics.concurrencyLimit(limit);
+      tlog.debug({ limit, reason }, 'Concurrency limit changed');
+    },
+  });
+  metrics.concurrencyLimit(bounds.initial);
+  tlog.info({ cpus: cpus.cpus, cpuSource: cpus.source, ...bounds }, 'Reconciles in flight tune themselves (--max-concurrent-reconciles pins them)');
+  return tuner;
+}
+
 function managerOf(
   operator: Operator,
   watches: readonly Watch[],
-  parts: { settings: OperatorSettings; elector: LeaderElector | undefined; reloader: ConfigReloader | undefined; metrics: OperatorMetrics; log: Logger },
+  parts: { settings: OperatorSettings; elector: LeaderElector | undefined; reloader: ConfigReloader | undefined; metrics: OperatorMetrics; log: Logger; tuner: ConcurrencyTuner | undefined },
 ): Manager {
-  const { settings, elector, reloader, metrics, log } = parts;
+  const { settings, elector, reloader, metrics, log, tuner } = parts;
   const le = settings.leaderElection;
   return new Manager({
     log,
     work: {
-      start: () => operator.start(watches),
-      stop: (how) => operator.stop(how),
+      start: () => {
+        if (tuner !== undefined) {
+          observeApiRequests((status, ms) => {
+            tuner.observeApi(status, ms);
+          });
+          tuner.start();
+        }
+        return operator.start(watches);
+      },
+      stop: async (how) => {
+        await operator.stop(how);
+        tuner?.stop();
+        if (tuner !== undefined) observeApiRequests(undefined);
+      },
       hasSynced: () => operator.hasSynced(),
       resyncAll: () => operator.resyncAll(),
     },

@@ -43,6 +43,8 @@ export interface OperatorOptions {
   /** `--annotation-reconcile-period-floor`; the reconciler's default when unset. */
   readonly annotationPeriodFloorMs?: number;
   readonly maxConcurrentReconciles: number;
+  /** The self-tuned gate (concurrency-tuner.ts) of every kind whose watch does not pin maxConcurrentReconciles. */
+  readonly concurrencyGate?: { acquire(): Promise<() => void> };
   /** Reconciles of one namespace at once per kind (`--max-concurrent-reconciles-per-namespace`); default: see `namespaceShare`. */
   readonly maxConcurrentReconcilesPerNamespace?: number;
   /** Empty: every namespace. */
@@ -120,6 +122,13 @@ export class Operator {
     });
   }
 
+  /** A watch's own maxConcurrentReconciles pins its kind; otherwise the operator's, through the tuned gate if any. */
+  #concurrency(watch: Watch): { maxConcurrentReconciles: number; gate?: { acquire(): Promise<() => void> } } {
+    if (watch.maxConcurrentReconciles !== undefined) return { maxConcurrentReconciles: watch.maxConcurrentReconciles };
+    const gate = this.o.concurrencyGate;
+    return { maxConcurrentReconciles: this.o.maxConcurrentReconciles, ...(gate === undefined ? {} : { gate }) };
+  }
+
   async #controller(watch: Watch, name: string): Promise<Controller> {
     const mapping = await this.#mapper.mapping(watch);
     const log = this.o.log;
@@ -148,7 +157,7 @@ export class Operator {
       resource: mapping,
       namespaces: this.o.namespaces,
       ...(watch.labelSelector === '' ? {} : { labelSelector: watch.labelSelector }),
-      maxConcurrentReconciles: watch.maxConcurrentReconciles ?? this.o.maxConcurrentReconciles,
+      ...this.#concurrency(watch),
       ...(this.o.maxConcurrentReconcilesPerNamespace === undefined ? {} : { maxConcurrentReconcilesPerNamespace: this.o.maxConcurrentReconcilesPerNamespace }),
       ...(this.o.gracefulShutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: this.o.gracefulShutdownTimeoutMs }),
       reconciler,

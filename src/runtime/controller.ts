@@ -65,6 +65,11 @@ export interface ControllerOptions<T extends KubernetesObject = KubernetesObject
   readonly maxConcurrentReconciles: number;
   /** Reconciles of one namespace at once, at most; default {@link namespaceShare}. */
   readonly maxConcurrentReconcilesPerNamespace?: number;
+  /**
+   * A gate every reconcile passes, shared by the controllers of every kind: the self-tuned number in
+   * flight (concurrency-tuner.ts), below `maxConcurrentReconciles` workers. Undefined: the workers alone.
+   */
+  readonly gate?: { acquire(): Promise<() => void> };
   readonly reconciler: Reconciler;
   readonly log: Logger;
   /** Backoff of failed reconciles; default base 1 s, cap 5 min. */
@@ -341,9 +346,12 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
 
   async #worker(): Promise<void> {
     for (let key = await this.#queue.get(); key !== undefined; key = await this.#queue.get()) {
+      // Taken after the key, so an idle worker holds no slot another kind could use.
+      const release = await this.#options.gate?.acquire();
       try {
         await this.#reconcileKey(key);
       } finally {
+        release?.();
         this.#queue.done(key);
       }
     }

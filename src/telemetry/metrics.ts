@@ -73,6 +73,7 @@ export class OperatorMetrics implements ControllerMetrics {
   readonly #leader: Gauge<'name'>;
   readonly #helmExecutions: Counter<'verb' | 'outcome'>;
   readonly #helmDuration: Histogram<'verb'>;
+  readonly #concurrencyLimit: Gauge;
   readonly #drift: Counter<'controller' | 'kind'>;
   readonly #driftConflicts: Counter<'controller' | 'kind'>;
   /** Controller → labels of its `helm_operator_watch_identity` series. */
@@ -204,6 +205,11 @@ export class OperatorMetrics implements ControllerMetrics {
       labelNames: ['verb'],
       buckets: HELM_BUCKETS,
       registers,
+    });
+    this.#concurrencyLimit = new Gauge({
+      name: 'helm_operator_concurrency_limit',
+      help: 'Reconciles (helm runs) allowed in flight across every kind, as self-tuned (absent when --max-concurrent-reconciles pins it)',
+      registers: [],
     });
     const releaseStates = this.#releaseStates;
     const statesSeen = this.#statesSeen;
@@ -356,6 +362,12 @@ export class OperatorMetrics implements ControllerMetrics {
   readonly helmExecution = (e: HelmExecution): void => {
     this.#helmExecutions.inc({ verb: e.verb, outcome: e.outcome });
     this.#helmDuration.observe({ verb: e.verb }, e.durationMs / 1000);
+  };
+
+  /** `helm_operator_concurrency_limit`: registered on the first value, so a pinned operator has no such series. */
+  readonly concurrencyLimit = (limit: number): void => {
+    if (this.registry.getSingleMetric('helm_operator_concurrency_limit') === undefined) this.registry.registerMetric(this.#concurrencyLimit);
+    this.#concurrencyLimit.set(limit);
   };
 
   /** Records the release state a CR's reconcile found (it replaces the CR's previous state). */

@@ -107,6 +107,8 @@ export interface StartOptions {
   /** The shortest reconcile-period a CR's annotation may ask for; the operator's default (30 s) when unset. */
   readonly annotationPeriodFloorMs?: number;
   readonly maxConcurrentReconciles?: number;
+  /** `--max-concurrent-reconciles` left unset: reconciles in flight tune themselves (ADR 0059). */
+  readonly selfTuningConcurrency?: boolean;
   /** `--max-concurrent-reconciles-per-namespace`; the operator's default when unset. */
   readonly maxConcurrentReconcilesPerNamespace?: number;
   /** `--helm-timeout`; helm's 5 minutes when unset. */
@@ -143,6 +145,7 @@ export async function startOperator(options: StartOptions): Promise<RunningOpera
       reconcilePeriodMs: options.reconcilePeriodMs ?? 60_000,
       annotationReconcilePeriodFloorMs: options.annotationPeriodFloorMs,
       maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
+      selfTuningConcurrency: options.selfTuningConcurrency,
       maxConcurrentReconcilesPerNamespace: options.maxConcurrentReconcilesPerNamespace,
       namespaces: options.namespaces ?? [],
       gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs,

@@ -113,6 +113,12 @@ describe('run flags', () => {
     expect(o.leaderElection).toMatchObject({ leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 1_000 });
   });
 
+  it('reconciles in flight tune themselves unless --max-concurrent-reconciles pins them', async () => {
+    expect((await parse([])).selfTuningConcurrency).toBe(true);
+    const pinned = await parse(['--max-concurrent-reconciles', '3']);
+    expect(pinned).toMatchObject({ selfTuningConcurrency: false, maxConcurrentReconciles: 3 });
+  });
+
   it('tenant fairness: --max-concurrent-reconciles-per-namespace (unset by default) and --helm-timeout (5m, at least 1s)', async () => {
     const defaults = await parse([]);
     expect(defaults.maxConcurrentReconcilesPerNamespace).toBeUndefined();

@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { KubeConfig, V1ObjectMeta } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AdaptiveGate } from '../../../src/runtime/adaptive-gate.js';
 import { ManualClock } from '../../../src/runtime/backoff.js';
 import {
   CacheSyncTimeoutError,
@@ -419,6 +420,35 @@ describe('Controller concurrency', () => {
     await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(10); });
     expect(reconciler.maxActive).toBe(3);
     await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(0); });
+  });
+
+  it('passes every reconcile through a gate shared by the controllers of several kinds, as it widens', async () => {
+    const gate = new AdaptiveGate(2);
+    const a = setup({ maxConcurrentReconciles: 4, namespaces: ['ns1'], gate });
+    const b = setup({ name: 'gadget', maxConcurrentReconciles: 4, namespaces: ['ns1'], gate });
+    const hold = deferred();
+    let live = 0;
+    let peak = 0;
+    for (const { reconciler } of [a, b]) reconciler.behaviour = async () => {
+      peak = Math.max(peak, ++live);
+      await hold.promise;
+      live--;
+      return {};
+    };
+    await Promise.all([a.controller.start(), b.controller.start()]);
+    for (let i = 0; i < 3; i++) {
+      a.source().add(widget(`a${i}`));
+      b.source().add(widget(`b${i}`));
+    }
+    await vi.waitFor(() => { expect(gate.running).toBe(2); });
+    await settle();
+    expect(a.reconciler.calls.length + b.reconciler.calls.length).toBe(2);
+    gate.limit = 3;
+    await vi.waitFor(() => { expect(a.reconciler.calls.length + b.reconciler.calls.length).toBe(3); });
+    hold.resolve();
+    await vi.waitFor(() => { expect(a.reconciler.calls.length + b.reconciler.calls.length).toBe(6); });
+    expect(peak).toBe(3);
+    await vi.waitFor(() => { expect(gate.running).toBe(0); });
   });
 
   it('never reconciles one key twice at once; an event during a reconcile runs once afterwards', async () => {

@@ -16,6 +16,14 @@ describe('OperatorMetrics', () => {
     expect(await m.metrics()).toContain('controller_runtime_reconcile_total');
   });
 
+  it('exposes the self-tuned concurrency limit once set, and no such series when it is pinned', async () => {
+    const m = fresh();
+    expect(await m.metrics()).not.toContain('helm_operator_concurrency_limit');
+    m.concurrencyLimit(2);
+    m.concurrencyLimit(5);
+    expect(sample(await m.metrics(), 'helm_operator_concurrency_limit', {})).toBe(5);
+  });
+
   it('registers every controller-runtime and helm-operator metric name', async () => {
     const m = fresh();
     m.register('c', 1);
