@@ -99,17 +99,7 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
   const elector = le === undefined ? undefined : makeElector(le, { namespace: await leaderElectionNamespace(le.namespace), kubeConfig, metrics, log });
   const ownNamespace = await operatorNamespace(le?.namespace);
   const fingerprintKey = settings.fingerprintKey ?? (await loadFingerprintKey(kubeConfig, ownNamespace, log));
-  log.info(
-    {
-      version: context.version,
-      watches: watches.length,
-      helm: helmVersion,
-      namespaces: settings.namespaces.length === 0 ? 'all' : settings.namespaces,
-      ...(settings.defaultServiceAccount === undefined ? {} : { defaultServiceAccount: settings.defaultServiceAccount }),
-      ...(elector === undefined ? {} : { leaderElectionId: le?.id, identity: elector.identity }),
-    },
-    'Starting helm-operator',
-  );
+  logStart(log, { version: context.version, watches: watches.length, helmVersion, settings, elector, leaderElectionId: le?.id });
   const operator = new Operator({
     kubeConfig,
     helm,
@@ -131,6 +121,24 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
   metrics.trackQueues(() => operator.manager.names().map((n) => [n, operator.manager.get(n)?.queue] as const));
   const manager = managerOf(operator, watches, { settings, elector, reloader, metrics, log, tuner });
   return { manager, operator, helm, metrics, watches };
+}
+
+function logStart(
+  log: Logger,
+  o: { version: string; watches: number; helmVersion: string; settings: OperatorSettings; elector: { identity: string } | undefined; leaderElectionId: string | undefined },
+): void {
+  const { settings, elector } = o;
+  log.info(
+    {
+      version: o.version,
+      watches: o.watches,
+      helm: o.helmVersion,
+      namespaces: settings.namespaces.length === 0 ? 'all' : settings.namespaces,
+      ...(settings.defaultServiceAccount === undefined ? {} : { defaultServiceAccount: settings.defaultServiceAccount }),
+      ...(elector === undefined ? {} : { leaderElectionId: o.leaderElectionId, identity: elector.identity }),
+    },
+    'Starting helm-operator',
+  );
 }
 
 /** helm, once its version answered and a killed predecessor's processes and files are gone. */

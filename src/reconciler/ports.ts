@@ -8,7 +8,7 @@ import type { CachedCustomResource, CustomResource } from '../k8s/custom-resourc
 import type { ObjectRef } from '../k8s/objects.js';
 import type { DesiredObject, DriftReport, RepairPolicy, SeenObjects, Subject } from './release-object-types.js';
 import type { ReadinessSummary } from './readiness.js';
-import type { RolloutProgress } from './rollout.js';
+import type { RolloutProgress } from './rollout-gate.js';
 import type { ReleaseRecord } from './state.js';
 
 export interface ReleaseStoragePort {

@@ -124,3 +124,10 @@ function earlierWaves(g: GateInput, all: readonly Member[][], w: number): Verdic
   }
   return { kind: 'go' };
 }
+
+/** What a metrics sink is told after each look at the rollout. */
+export interface RolloutProgress extends Progress {
+  readonly target: string;
+  readonly chartVersion: string;
+  readonly paused: boolean;
+}

@@ -11,7 +11,7 @@ import type { ControllerHandle } from '../runtime/reconcile.js';
 import type { Desired } from './actions/context.js';
 import { ConditionType, Reason } from './conditions.js';
 import type { Outcome, Summary } from './outcome.js';
-import { gate, progress, type Member, type Progress } from './rollout-gate.js';
+import { gate, progress, type Member, type RolloutProgress } from './rollout-gate.js';
 import { memberOf } from './rollout-members.js';
 import { RELEASE_LABELS, type ReleaseRecord } from './state.js';
 import type { RolloutStatus, StatusDraft } from './status.js';
@@ -19,13 +19,6 @@ import type { RolloutStatus, StatusDraft } from './status.js';
 /** Admin-only rollout switches, kept in the cluster (src/operator/rollout-control.ts). */
 export interface RolloutControlPort {
   paused(): Promise<boolean>;
-}
-
-/** What a metrics sink is told after each look at the rollout. */
-export interface RolloutProgress extends Progress {
-  readonly target: string;
-  readonly chartVersion: string;
-  readonly paused: boolean;
 }
 
 export interface RolloutOptions {
