@@ -10,6 +10,8 @@
  *                            releases left behind and the operator's memory, see bench/churn.ts
  *   npm run bench -- --fairness [...]  a second tenant's CR while one tenant floods CRs or its hooks
  *                            hang, against an idle operator, see bench/fairness.ts
+ *   npm run bench -- --rollout [...]   chart v2 over N CRs at the default rollout policy and all at
+ *                            once: time and the API server's peak request rate, see bench/rollout.ts
  *
  * 1. Drift repair latency: delete the release's Deployment, time until it is back (20 tries);
  *    reference: the API round trip of creating a Deployment ourselves and seeing it in a watch.
@@ -54,6 +56,7 @@ import { makeLogger } from '../src/telemetry/logger.js';
 import { churn } from './churn.js';
 import { compare } from './compare/main.js';
 import { fairness } from './fairness.js';
+import { rollout } from './rollout.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -390,7 +393,7 @@ async function main(): Promise<void> {
   }
 }
 
-const modes = { '--compare': compare, '--churn': churn, '--fairness': fairness } as const;
+const modes = { '--compare': compare, '--churn': churn, '--fairness': fairness, '--rollout': rollout } as const;
 const mode = Object.entries(modes).find(([flag]) => process.argv.includes(flag))?.[1];
 const entry = mode === undefined ? main() : mode(process.argv.slice(2));
 entry.then(

@@ -23,6 +23,8 @@ export type OperatorName = 'ours' | 'operator-sdk';
 export interface OperatorSetup {
   readonly kubeconfig: string;
   readonly chart: string;
+  /** More keys of the watches.yaml entry, indented by two spaces (e.g. `  rollout: {...}\n`). */
+  readonly watchesExtra?: string;
   /** `auto`: no --max-concurrent-reconciles, so ours tunes itself and operator-sdk runs its default (2). */
   readonly concurrency: number | 'auto';
   /** Where logs, watches files and (ours) CPU profiles go. */
@@ -114,7 +116,7 @@ export async function startOperator(name: OperatorName, namespace: string, setup
   const dir = path.join(setup.workDir, `${name}-${namespace}`);
   await mkdir(dir, { recursive: true });
   const watches = path.join(dir, 'watches.yaml');
-  await writeFile(watches, `- group: example.com\n  version: v1alpha1\n  kind: Nginx\n  chart: ${setup.chart}\n`);
+  await writeFile(watches, `- group: example.com\n  version: v1alpha1\n  kind: Nginx\n  chart: ${setup.chart}\n${setup.watchesExtra ?? ''}`);
   const [metricsPort, healthPort] = [await freePort(), await freePort()];
   const common = [
     '--watches-file', watches,
