@@ -31,6 +31,7 @@ import { createNamespace, crName, deleteNamespace, SPEC } from './compare/scenar
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
+const BASELINE_MS = 5_000;
 
 const say = (msg: string): void => {
   process.stderr.write(`[bench-rollout ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
@@ -69,6 +70,19 @@ export function rates(samples: readonly Sample[], ownPerInterval = 1): number[] 
   return out;
 }
 
+/** Requests from the first sample to the last, less the sampler's own scrapes (one per interval). */
+export function requestsIn(samples: readonly Sample[]): number {
+  const first = samples[0];
+  const last = samples.at(-1);
+  return first === undefined || last === undefined ? 0 : Math.max(0, last.requests - first.requests - (samples.length - 1));
+}
+
+/** {@link requestsIn} per second. */
+export function meanRate(samples: readonly Sample[]): number {
+  const seconds = ((samples.at(-1)?.atMs ?? 0) - (samples[0]?.atMs ?? 0)) / 1000;
+  return seconds > 0 ? requestsIn(samples) / seconds : NaN;
+}
+
 /** Whether a CR runs `chartVersion` and its operator says it is Ready. */
 export function onChart(cr: KubernetesObject, chartVersion: string): boolean {
   const status = (cr as { status?: { deployedRelease?: { chartVersion?: string }; conditions?: { type: string; status: string }[] } }).status;
@@ -82,11 +96,17 @@ export interface PolicyResult {
   readonly seconds: number;
   /** Of which: until the new operator answered /readyz. */
   readonly startupSeconds: number;
+  /** The API server with no operator running, just before. */
+  readonly baselineRequestsPerSecond: number;
   readonly peakRequestsPerSecond: number;
+  /** The peak once the new operator answered /readyz: the rollout without the start-up's lists. */
+  readonly peakAfterStartupRequestsPerSecond: number;
   readonly meanRequestsPerSecond: number;
   readonly apiRequests: number;
   /** helm processes the v2 operator ran (its own metric). */
   readonly helmExecutions: number;
+  /** Each interval's rate, from the start on v2. */
+  readonly ratesPerSecond: readonly number[];
 }
 
 export interface RolloutResult {
@@ -228,24 +248,29 @@ async function onePolicy(r: Run, policy: Policy): Promise<PolicyResult> {
     say(`${policy.name}: v1 settled; the operator starts on v2`);
     const sampler = new RequestSampler(proxyUrl);
     await sampler.start();
+    // The control plane's own rate with no operator running: what the peaks stand on.
+    await new Promise((resolve) => setTimeout(resolve, BASELINE_MS));
+    const baselineEnd = sampler.samples.length;
     const t0 = performance.now();
     const v2 = await startOperator('ours', ns, { ...setup, chart: charts.v2.path });
     try {
       const ready = performance.now();
       const done = await watch.until(`${n} CRs Ready on ${charts.v2.version}`, all(charts.v2.version), timeoutMs);
       const samples = await sampler.stop();
-      const rs = rates(samples);
-      const first = samples[0];
-      const last = samples.at(-1);
+      const during = samples.slice(baselineEnd - 1);
+      const rs = rates(during);
       const result: PolicyResult = {
         policy: policy.name,
         namespace: ns,
         seconds: (done - t0) / 1000,
         startupSeconds: (ready - t0) / 1000,
+        baselineRequestsPerSecond: meanRate(samples.slice(0, baselineEnd)),
         peakRequestsPerSecond: Math.max(0, ...rs),
-        meanRequestsPerSecond: first === undefined || last === undefined ? NaN : (last.requests - first.requests - (samples.length - 1)) / ((last.atMs - first.atMs) / 1000),
-        apiRequests: first === undefined || last === undefined ? NaN : last.requests - first.requests - (samples.length - 1),
+        peakAfterStartupRequestsPerSecond: Math.max(0, ...rates(during.filter((x) => x.atMs >= ready))),
+        meanRequestsPerSecond: meanRate(during),
+        apiRequests: requestsIn(during),
         helmExecutions: (await v2.helmExecutions()) ?? NaN,
+        ratesPerSecond: rs.map((x) => Math.round(x)),
       };
       say(`${policy.name}: ${result.seconds.toFixed(1)} s, peak ${result.peakRequestsPerSecond.toFixed(0)} requests/s`);
       return result;
@@ -267,11 +292,11 @@ export function table(r: RolloutResult): string {
     `load before: ${r.machine.uptimeBefore}`,
     `load after:  ${r.machine.uptimeAfter}`,
     '',
-    '| policy | v2 start → every CR Ready on v2 | vs all at once | of which operator start-up | peak API requests/s | vs all at once | mean requests/s | API requests | helm processes |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| policy | v2 start → every CR Ready on v2 | vs all at once | of which operator start-up | peak API requests/s | vs all at once | peak after start-up | mean requests/s | idle cluster requests/s | API requests | helm processes |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...r.results.map(
       (x) =>
-        `| ${x.policy} | ${x.seconds.toFixed(1)} s | ${ratio(x.seconds, ref?.seconds)} | ${x.startupSeconds.toFixed(1)} s | ${x.peakRequestsPerSecond.toFixed(0)} | ${ratio(x.peakRequestsPerSecond, ref?.peakRequestsPerSecond)} | ${x.meanRequestsPerSecond.toFixed(1)} | ${x.apiRequests} | ${x.helmExecutions} |`,
+        `| ${x.policy} | ${x.seconds.toFixed(1)} s | ${ratio(x.seconds, ref?.seconds)} | ${x.startupSeconds.toFixed(1)} s | ${x.peakRequestsPerSecond.toFixed(0)} | ${ratio(x.peakRequestsPerSecond, ref?.peakRequestsPerSecond)} | ${x.peakAfterStartupRequestsPerSecond.toFixed(0)} | ${x.meanRequestsPerSecond.toFixed(1)} | ${x.baselineRequestsPerSecond.toFixed(1)} | ${x.apiRequests} | ${x.helmExecutions} |`,
     ),
   ].join('\n');
 }

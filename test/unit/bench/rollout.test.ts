@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextMinor, onChart, rates } from '../../../bench/rollout.js';
+import { meanRate, nextMinor, onChart, rates, requestsIn } from '../../../bench/rollout.js';
 
 describe('rates', () => {
   it('gives each interval its requests per second, less the scrape it holds', () => {
@@ -14,6 +14,24 @@ describe('rates', () => {
   it('is empty below two samples, and never negative', () => {
     expect(rates([{ atMs: 0, requests: 5 }])).toEqual([]);
     expect(rates([{ atMs: 0, requests: 5 }, { atMs: 1_000, requests: 5 }])).toEqual([0]);
+  });
+});
+
+describe('requestsIn and meanRate', () => {
+  const samples = [
+    { atMs: 0, requests: 100 },
+    { atMs: 1_000, requests: 111 },
+    { atMs: 4_000, requests: 151 },
+  ];
+
+  it('count the requests between the first and the last sample, less one scrape per interval', () => {
+    expect(requestsIn(samples)).toBe(49);
+    expect(meanRate(samples)).toBe(12.25);
+  });
+
+  it('have nothing to say about fewer than two samples', () => {
+    expect(requestsIn([])).toBe(0);
+    expect(meanRate([{ atMs: 0, requests: 5 }])).toBeNaN();
   });
 });
 
