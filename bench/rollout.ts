@@ -322,7 +322,8 @@ export async function rollout(argv: readonly string[]): Promise<void> {
     concurrency: a.concurrency === 'auto' ? 'auto' : positive('concurrency', a.concurrency),
     idleSeconds: 1,
     tries: 0,
-    out: a.out,
+    // The operator runs in its own directory: a relative --out would not reach its watches file.
+    out: path.resolve(a.out),
     only: 'ours',
     serviceCidr: process.env.SERVICE_CIDR ?? (n > 200 ? '10.0.0.0/16' : ''),
     keepCluster: a['keep-cluster'],
@@ -343,7 +344,7 @@ export async function rollout(argv: readonly string[]): Promise<void> {
       commit: (await run('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).catch(() => ({ stdout: 'unknown' }))).stdout.trim(),
       results,
     };
-    const base = path.join(a.out, `rollout-N${n}`);
+    const base = path.join(path.resolve(a.out), `rollout-N${n}`);
     await writeFile(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
     await writeFile(`${base}.md`, `${table(result)}\n`);
     process.stdout.write(`\n${table(result)}\n\nwrote ${base}.{json,md}\n`);
