@@ -17,14 +17,23 @@ export async function applyChart<O extends ChartCallOptions>(
   const { major, timeoutMs, ctx } = await writerCall(h, opts);
   const stdout = await h.runner.withValuesFile(opts.values, (valuesFile) => {
     const render = opts.postRender;
-    if (render === undefined) return h.runner.run(verb, args({ ...opts, valuesFile, timeoutMs }, major), ctx);
+    const plain = (): Promise<string> => h.runner.run(verb, args({ ...opts, valuesFile, timeoutMs }, major), ctx);
+    if (render === undefined) return plain();
     // The values file's private directory is the post-render exchange's too.
-    return h.runner.withPostRender(path.dirname(valuesFile), render, major, (postRenderFlags) =>
-      h.runner.run(verb, args({ ...opts, valuesFile, timeoutMs, postRenderFlags }, major), ctx),
-    );
+    return h.runner
+      .withPostRender(path.dirname(valuesFile), render, major, (postRenderFlags) => h.runner.run(verb, args({ ...opts, valuesFile, timeoutMs, postRenderFlags }, major), ctx))
+      .catch((err: unknown) => {
+        // Only the post-render path re-reads the rendered templates (kyaml), before anything is
+        // stored or applied: a chart it cannot read goes without, its objects owned by a PATCH after.
+        if (!unreadableForPostRender(err)) throw err;
+        return plain();
+      });
   });
   const rel = parsed(verb, () => parseReleaseJson(stdout, verb));
   const chart = rel.chart;
   if (chart === undefined) throw new HelmError({ reason: 'Unknown', verb, summary: 'unexpected helm output: no chart metadata' });
   return { ...rel, chart };
 }
+
+/** helm 4 refuses a post-render of templates its post-render parser cannot read ("error merging manifests"). */
+export const unreadableForPostRender = (err: unknown): boolean => err instanceof HelmError && /error merging manifests/.test(err.summary);

@@ -320,7 +320,7 @@ describe('a project with a kind per remote source, a subchart and a typed schema
     await apply(cr('  mode: fast\n  users: [{name: me}]\n'));
     const stored = JSON.parse(await kubectl('get', `readers.typed.${DOMAIN}`, 'schema-check', '-n', ns!.name, '-o', 'json')) as Cr;
     expect(stored.spec).toMatchObject({ mode: 'fast', replicas: 2, users: [{ name: 'me', team: 'platform' }] });
-    expect(await kubectl('get', 'rdr', '-n', ns!.name)).toMatch(/READY\s+REASON\s+DEPLOYED\s+REVISION\s+AGE/);
+    expect(await kubectl('get', 'rdr', '-n', ns!.name)).toMatch(/READY\s+REASON\s+DEPLOYED\s+REVISION\s+CHART\s+AGE/);
     await kubectl('delete', `readers.typed.${DOMAIN}`, 'schema-check', '-n', ns!.name);
   });
 
