@@ -1,29 +1,16 @@
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createNamespace, testKubeConfig } from '../../support/kube.js';
 import { CRs, ensureCrd, NGINX, NGINX_CHART, startOperator, type RunningOperator } from '../../support/operator.js';
+import { apiRequests } from '../../../bench/compare/cluster.js';
 
 /**
  * Not a test: the per-verb request counts of one converge of MEASURE_N CRs, written to
  * /tmp/apireq-measure-<MEASURE_LABEL>.json for docs/benchmarks.md ("Requests per CR at converge").
  * Skipped unless MEASURE_N is set; the assertion on them is requests-per-release.test.ts.
  */
-const run = promisify(execFile);
 const N = Number(process.env.MEASURE_N ?? '0');
-const scrape = async (): Promise<Map<string, number>> => {
-  const { stdout } = await run(inject('kubectlBin'), ['--kubeconfig', inject('kubeconfigPath'), 'get', '--raw', '/metrics'], { maxBuffer: 256 * 1024 * 1024 });
-  const counts = new Map<string, number>();
-  for (const line of stdout.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
-    const labels = new Map([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']));
-    const sub = labels.get('subresource') ?? '';
-    const key = `${labels.get('verb') ?? ''} ${labels.get('resource') ?? ''}${sub === '' ? '' : `/${sub}`}`;
-    counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
-  }
-  return counts;
-};
+const scrape = (): Promise<Map<string, number>> => apiRequests(inject('kubectlBin'), inject('kubeconfigPath'));
 describe.skipIf(N === 0)('requests of one converge, by verb', () => {
   const kc = testKubeConfig();
   const nginx = new CRs(kc, NGINX);
