@@ -1,3 +1,5 @@
+import { AdaptiveGate } from './adaptive-gate.js';
+
 /**
  * `fn` over `items` with at most `width` calls in flight, results in the order of `items`. For
  * independent round trips (one per object of a release) whose latency would otherwise add up, at a
@@ -25,18 +27,11 @@ export async function mapBounded<T, R>(items: readonly T[], width: number, fn: (
  */
 export function boundedRunner(width: number): <R>(fn: () => Promise<R>) => Promise<R> {
   if (!Number.isInteger(width) || width < 1) throw new RangeError(`width must be a positive integer, got ${width}`);
-  let running = 0;
-  const waiting: (() => void)[] = [];
-  // A finished call hands its slot straight to the next waiter, so a call arriving meanwhile
-  // cannot take it too.
-  const release = (): void => {
-    const next = waiting.shift();
-    if (next === undefined) running--;
-    else next();
-  };
+  // The tuner's gate at a width that never changes: a finished call hands its slot straight to the
+  // next waiter, so a call arriving meanwhile cannot take it too.
+  const gate = new AdaptiveGate(width);
   return async <R>(fn: () => Promise<R>): Promise<R> => {
-    if (running < width) running++;
-    else await new Promise<void>((resolve) => waiting.push(resolve));
+    const release = await gate.acquire();
     try {
       return await fn();
     } finally {
