@@ -3,6 +3,7 @@
  * next operator on the same helm homes must stop that helm before it reconciles: two helm
  * processes changing one release at once is what ADR 0036 exists to prevent.
  */
+import { BatchV1Api } from '@kubernetes/client-node';
 import { readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -80,6 +81,14 @@ describe('a helm left running by a SIGKILLed operator', () => {
     // About a minute of pre-upgrade hook Jobs: A's helm upgrade is still running long after A is gone.
     await crs.patch(ns.name, 'app', { spec: { upgradeHookJobs: 60, message: 'second' } });
     const orphan = await waitFor('A to run helm upgrade', () => Promise.resolve(helmWriters('app', ns.name).find((h) => h.ppid === a.child.pid && h.verb === 'upgrade')), {
+      timeoutMs: 60_000,
+      intervalMs: 50,
+    });
+    // Not before its first hook Job exists: until then helm may still be calling A's post-renderer
+    // (ADR 0060), and a helm whose post-renderer dies with A fails on its own; only one past
+    // rendering outlives A.
+    const batch = kc.makeApiClient(BatchV1Api);
+    await waitFor('A\'s helm to run its pre-upgrade hooks', async () => (await batch.listNamespacedJob({ namespace: ns.name })).items.some((j) => j.metadata?.name?.startsWith('app-pre-upgrade-')), {
       timeoutMs: 60_000,
       intervalMs: 50,
     });
