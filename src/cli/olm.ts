@@ -22,27 +22,32 @@ export function defineOlmCommand(actions: { install: Action<OlmFlags>; status: A
       .addOption(timeout())
       .option('--olm-namespace <namespace>', 'namespace where OLM is installed', 'olm')
       .addOption(kubeconfig());
-  type Raw = { version?: string; timeout: number; olmNamespace: string; kubeconfig?: string };
-  const flags = (o: Raw): OlmFlags => ({ timeoutMs: o.timeout, olmNamespace: o.olmNamespace, ...optional({ version: o.version, kubeconfig: o.kubeconfig }) });
-  olm.addCommand(common(new Command('install').description('Install Operator Lifecycle Manager in your cluster'), 'version of OLM to install (default: the pinned one, built from source)').action((o: Raw) => actions.install(flags(o))));
+  type Raw = { version?: string; image?: string; timeout: number; olmNamespace: string; kubeconfig?: string };
+  const flags = (o: Raw): OlmFlags => ({ timeoutMs: o.timeout, olmNamespace: o.olmNamespace, ...optional({ version: o.version, image: o.image, kubeconfig: o.kubeconfig }) });
+  olm.addCommand(
+    common(new Command('install').description('Install Operator Lifecycle Manager in your cluster'), 'version of OLM to install (default: the pinned one, built from source)')
+      .option('--image <ref>', "OLM's image, on a cluster whose nodes run containers (default: quay.io/operator-framework/olm:<version>; hack/olm-images.sh builds it here)")
+      .action((o: Raw) => actions.install(flags(o))),
+  );
   olm.addCommand(common(new Command('status').description('Get the status of the Operator Lifecycle Manager installation in your cluster'), 'version of OLM installed on the cluster').action((o: Raw) => actions.status(flags(o))));
   olm.addCommand(common(new Command('uninstall').description('Uninstall Operator Lifecycle Manager from your cluster'), 'version of OLM resources to uninstall').action((o: Raw) => actions.uninstall(flags(o))));
   return olm;
 }
 
 export function defineRunBundleCommand(action: Action<RunBundleFlags>): Command {
-  type Raw = { namespace?: string; timeout: number; installMode?: string; useHttp: boolean; skipTlsVerify: boolean; kubeconfig?: string };
+  type Raw = { namespace?: string; timeout: number; installMode?: string; indexImage?: string; useHttp: boolean; skipTlsVerify: boolean; kubeconfig?: string };
   return new Command('bundle')
     .description('Deploy an operator in the bundle format with OLM: a bundle image (<registry>/<repository>:<tag>) or a bundle directory (./bundle)')
     .argument('<bundle>', 'bundle image or bundle directory')
     .addOption(namespace())
     .addOption(timeout())
     .option('--install-mode <mode>', "install mode: AllNamespaces, OwnNamespace, SingleNamespace=<ns> or MultiNamespace=<ns1>,<ns2> (default: AllNamespaces when the CSV supports it, else OwnNamespace)")
+    .option('--index-image <ref>', "the opm image the registry pod serves the bundle's catalog with, on a cluster whose nodes run containers (default: quay.io/operator-framework/opm:<pinned version>; hack/olm-images.sh builds it here)")
     .option('--use-http', 'pull the bundle image from a plain-HTTP registry', false)
     .option('--skip-tls-verify', "pull the bundle image without checking the registry's TLS certificate", false)
     .addOption(kubeconfig())
     .action((ref: string, o: Raw) =>
-      action({ ref, timeoutMs: o.timeout, useHttp: o.useHttp, skipTlsVerify: o.skipTlsVerify, ...optional({ namespace: o.namespace, installMode: o.installMode, kubeconfig: o.kubeconfig }) }),
+      action({ ref, timeoutMs: o.timeout, useHttp: o.useHttp, skipTlsVerify: o.skipTlsVerify, ...optional({ namespace: o.namespace, installMode: o.installMode, indexImage: o.indexImage, kubeconfig: o.kubeconfig }) }),
     );
 }
 

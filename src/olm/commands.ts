@@ -7,6 +7,7 @@ import { olmInstall, olmStatus, olmUninstall } from './olm.js';
 
 export interface OlmFlags {
   readonly version?: string;
+  readonly image?: string;
   readonly timeoutMs: number;
   readonly olmNamespace: string;
   readonly kubeconfig?: string;
@@ -17,6 +18,7 @@ export interface RunBundleFlags {
   readonly namespace?: string;
   readonly timeoutMs: number;
   readonly installMode?: string;
+  readonly indexImage?: string;
   readonly useHttp: boolean;
   readonly skipTlsVerify: boolean;
   readonly kubeconfig?: string;
