@@ -62,6 +62,7 @@ export async function runBundleUpgrade(c: Cluster, ref: string, o: Omit<RunBundl
   const source = bundleSource(ref);
   const namespace = o.namespace ?? c.namespace;
   await requireOlm(c);
+  if (await c.runsPods()) throw new OlmError("run bundle-upgrade on a cluster whose nodes run containers is not implemented yet (run bundle's catalog is in a registry pod there): cleanup, then run bundle the newer bundle");
   const tools = await olmTools();
   const bundle = await renderBundle(tools.opm, source, o);
   const { sub, installed } = await subscriptionOf(c, namespace, bundle.packageName);

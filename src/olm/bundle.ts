@@ -16,7 +16,9 @@ import { Cluster, OLM_GROUP, olmResource, poll, type Obj } from './cluster.js';
 import type { ResourceRef } from '../k8s/raw-client.js';
 import { OlmError } from './errors.js';
 import { chooseInstallMode, type InstallMode } from './install-mode.js';
+import { defaultOpmImage } from './in-cluster.js';
 import { clusterStateDir, logFile, logTail, runningPid, startDetached, stopProcess } from './local-processes.js';
+import { deleteRegistryPods, ownByCatalogSource, startRegistryPod, type RegistryPod } from './registry-pod.js';
 import { olmTools, type OlmTools } from './tools.js';
 
 export const OPERATOR_GROUP = 'helm-operator-og';
@@ -29,6 +31,8 @@ export interface RunBundleOptions {
   readonly namespace?: string;
   readonly timeoutMs: number;
   readonly installMode?: string;
+  /** The opm image of the registry pod, on a cluster whose nodes run containers (operator-sdk's --index-image). */
+  readonly indexImage?: string;
   readonly useHttp: boolean;
   readonly skipTlsVerify: boolean;
 }
@@ -69,10 +73,20 @@ export async function renderBundle(opm: string, source: { ref: string }, o: Pick
   return {
     name: String(blob.name),
     packageName: String(blob.package),
-    blob,
+    blob: inlineBundle(blob),
     installModes: spec.installModes ?? [],
     ownedCrds: (spec.customresourcedefinitions?.owned ?? []).map((c) => c.name),
   };
+}
+
+/**
+ * The olm.bundle blob without its image (pure): OLM installs a catalog bundle that has no image from
+ * the manifests embedded in it (olm.bundle.object); with one, it first unpacks the image in a Job
+ * whose pod needs OLM's util image and a node that runs containers, to read what opm render read.
+ */
+export function inlineBundle(blob: Record<string, unknown>): Record<string, unknown> {
+  const { image: _image, ...inline } = blob;
+  return inline;
 }
 
 /** A file-based catalog of the one bundle: package, one channel, the bundle (pure). */
@@ -95,9 +109,6 @@ export async function requireOlm(c: Cluster): Promise<void> {
   if (!(await c.runsPods()) && (await runningPid(clusterStateDir(c.server), 'olm-operator')) === undefined) {
     throw new OlmError("OLM's operators are not running on this machine for this cluster: helm-operator olm status shows what is missing; olm uninstall, then olm install");
   }
-  if (await c.runsPods()) {
-    throw new OlmError("this cluster's nodes run containers: serving the bundle's catalog from a registry pod (operator-sdk's way) is not implemented yet; run bundle works on clusters whose nodes run no containers (the local control plane), where the catalog is served from this machine");
-  }
 }
 
 /** catalog-serve on a loopback port, detached; resolves with its address once it listens. */
@@ -117,15 +128,21 @@ export async function serveCatalog(tools: OlmTools, dir: string, timeoutMs: numb
 
 const nameOf = (o: Obj): string => o.metadata?.name ?? '';
 
-/** The one-bundle catalog, validated, served from this machine; resolves with the server's address. */
-async function serveBundleCatalog(tools: OlmTools, dir: string, bundle: RenderedBundle, timeoutMs: number): Promise<string> {
+/** The one-bundle catalog in `dir`, validated; resolves with its YAML. */
+async function writeCatalog(tools: OlmTools, dir: string, bundle: RenderedBundle): Promise<string> {
+  const yaml = catalogYaml(bundle);
   await rm(path.join(dir, 'catalog'), { recursive: true, force: true });
   await mkdir(path.join(dir, 'catalog', bundle.packageName), { recursive: true });
-  await writeFile(path.join(dir, 'catalog', bundle.packageName, 'catalog.yaml'), catalogYaml(bundle));
+  await writeFile(path.join(dir, 'catalog', bundle.packageName, 'catalog.yaml'), yaml);
   const valid = await execa(tools.opm, ['validate', path.join(dir, 'catalog')], { reject: false });
   if (valid.exitCode !== 0) throw new OlmError(`the catalog of ${bundle.name} is not valid (opm validate): ${valid.stderr.trim()}`);
-  return serveCatalog(tools, dir, timeoutMs);
+  return yaml;
 }
+
+/** The registry pod of a package: what its ConfigMap, pod and CatalogSource are named and labelled. */
+const registryPod = (bundle: RenderedBundle, namespace: string, catalog: string, opmImage: string): RegistryPod => ({
+  name: catalogSourceName(bundle.packageName), namespace, packageName: bundle.packageName, catalog, opmImage, labels: { ...MANAGED_BY, [PACKAGE_LABEL]: bundle.packageName },
+});
 
 export const catalogSourceName = (pkg: string): string => `${pkg}-catalog`;
 
@@ -182,9 +199,22 @@ export async function runBundle(c: Cluster, ref: string, o: RunBundleOptions, lo
   const bundle = await renderBundle(tools.opm, source, o);
   const mode = chooseInstallMode(bundle.installModes, namespace, o.installMode);
   const dir = catalogDir(c, namespace, bundle.packageName);
-  const address = await serveBundleCatalog(tools, dir, bundle, o.timeoutMs);
-  log(`serving the catalog of ${bundle.name} on ${address} (catalog-serve on this machine; log: ${path.join(dir, 'catalog-serve.log')})`);
-  await subscribe(c, bundle, { namespace, address, mode }, log);
+  const catalog = await writeCatalog(tools, dir, bundle);
+  if (!(await c.runsPods())) {
+    if (o.indexImage !== undefined) throw new OlmError(`--index-image ${o.indexImage}: this cluster's nodes run no containers (kwok's fake nodes), so the catalog is served from this machine; omit --index-image`);
+    const address = await serveCatalog(tools, dir, o.timeoutMs);
+    log(`serving the catalog of ${bundle.name} on ${address} (catalog-serve on this machine; log: ${path.join(dir, 'catalog-serve.log')})`);
+    await subscribe(c, bundle, { namespace, address, mode }, log);
+  } else {
+    // As operator-sdk: a registry pod from the opm image serves the catalog; the CatalogSource names its address and owns it.
+    const registry = registryPod(bundle, namespace, catalog, o.indexImage ?? defaultOpmImage());
+    await c.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+    const address = await startRegistryPod(c, registry, o.timeoutMs, log);
+    log(`registry pod ${namespace}/${registry.name} serves the catalog of ${bundle.name} on ${address}`);
+    await subscribe(c, bundle, { namespace, address, mode }, log);
+    const source = await c.get(olmResource('catalogsources', namespace), catalogSourceName(bundle.packageName));
+    if (source !== undefined) await ownByCatalogSource(c, registry, source);
+  }
   await waitForCsv(c, namespace, bundle.name, o.timeoutMs);
   return `OLM has successfully installed "${bundle.name}" in namespace ${namespace}`;
 }
@@ -276,6 +306,7 @@ export async function cleanup(c: Cluster, pkg: string, o: CleanupOptions, log: (
   await deleteAll(c, { ref: olmResource('clusterserviceversions', namespace), kind: 'clusterserviceversion' }, csvs, log);
   await deleteAll(c, { ref: olmResource('catalogsources', namespace), kind: 'catalogsource' }, catalogs.map(nameOf), log);
   if (await stopProcess(dir, 'catalog-serve')) log('catalog-serve stopped');
+  await deleteRegistryPods(c, { namespace, selector: `${PACKAGE_LABEL}=${pkg}`, timeoutMs: o.timeoutMs }, log);
   await rm(dir, { recursive: true, force: true });
   const crdsToo = o.deleteAll || o.deleteCrds;
   if (crdsToo) await deleteAll(c, { ref: CRDS, kind: 'customresourcedefinition (and its custom resources)' }, crds, log);

@@ -130,11 +130,13 @@ export function registryObjects(o: { name: string; namespace: string; packageNam
       securityContext: RESTRICTED.pod, ...PLACEMENT, automountServiceAccountToken: false,
       containers: [{
         name: 'registry-grpc', image: o.opmImage, imagePullPolicy: 'IfNotPresent', securityContext: RESTRICTED.container,
-        command: ['/bin/opm', 'serve', '/configs', '--port', String(REGISTRY_PORT), '--cache-dir', '/tmp/cache'],
+        // No --cache-dir: opm builds its cache in a temporary directory (the emptyDir at /tmp) at each start.
+        command: ['/bin/opm', 'serve', '/configs', '--port', String(REGISTRY_PORT)],
         ports: [{ name: 'grpc', containerPort: REGISTRY_PORT }],
         readinessProbe: { tcpSocket: { port: REGISTRY_PORT }, periodSeconds: 2 },
         resources: { requests: { cpu: '10m', memory: '50Mi' } },
-        volumeMounts: [{ name: 'catalog', mountPath: `/configs/${o.packageName}` }, { name: 'tmp', mountPath: '/tmp' }],
+        // subPath: the file alone; a ConfigMap volume's ..data directories would be read as catalog content.
+        volumeMounts: [{ name: 'catalog', mountPath: `/configs/${o.packageName}/catalog.yaml`, subPath: 'catalog.yaml' }, { name: 'tmp', mountPath: '/tmp' }],
       }],
       volumes: [{ name: 'catalog', configMap: { name: o.name } }, { name: 'tmp', emptyDir: {} }],
     },
