@@ -8,4 +8,5 @@ import './deploy.suite.js';
 import './image.suite.js';
 import './operators.suite.js';
 import './token.suite.js';
+import './olm.suite.js';
 import './host.suite.js';
