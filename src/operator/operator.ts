@@ -44,7 +44,7 @@ export interface OperatorOptions {
   readonly annotationPeriodFloorMs?: number;
   readonly maxConcurrentReconciles: number;
   /** The self-tuned gate (concurrency-tuner.ts) of every kind whose watch does not pin maxConcurrentReconciles. */
-  readonly concurrencyGate?: { acquire(): Promise<() => void>; readonly limit: number };
+  readonly concurrencyGate?: { acquire(): Promise<() => void> };
   /** Reconciles of one namespace at once per kind (`--max-concurrent-reconciles-per-namespace`); default: see `namespaceShare`. */
   readonly maxConcurrentReconcilesPerNamespace?: number;
   /** Empty: every namespace. */
@@ -125,16 +125,10 @@ export class Operator {
   }
 
   /** A watch's own maxConcurrentReconciles pins its kind; otherwise the operator's, through the tuned gate if any. */
-  #concurrency(watch: Watch): { maxConcurrentReconciles: number; gate?: OperatorOptions['concurrencyGate'] } {
+  #concurrency(watch: Watch): { maxConcurrentReconciles: number; gate?: { acquire(): Promise<() => void> } } {
     if (watch.maxConcurrentReconciles !== undefined) return { maxConcurrentReconciles: watch.maxConcurrentReconciles };
     const gate = this.o.concurrencyGate;
     return { maxConcurrentReconciles: this.o.maxConcurrentReconciles, ...(gate === undefined ? {} : { gate }) };
-  }
-
-  /** How many helm runs of this kind may run at once now: the tuned limit, or the pinned workers. */
-  #helmSlots(watch: Watch): () => number {
-    const { maxConcurrentReconciles, gate } = this.#concurrency(watch);
-    return gate === undefined ? () => maxConcurrentReconciles : () => Math.min(maxConcurrentReconciles, gate.limit);
   }
 
   async #controller(watch: Watch, name: string): Promise<Controller> {
@@ -147,7 +141,8 @@ export class Operator {
       storage: this.#storage,
       events: this.#recorder(name),
       objects: this.#objects,
-      helmSlots: this.#helmSlots(watch),
+      // The workers: pinned, or the tuner's ceiling (its gate decides how many batches run at once).
+      uninstallLanes: this.#concurrency(watch).maxConcurrentReconciles,
       valuesSources: this.#valuesSources,
       ...(watch.watchDependentResources ? { dependents: this.#dependents } : {}),
       ...(this.o.releaseMetrics === undefined ? {} : { metrics: this.o.releaseMetrics }),

@@ -2,8 +2,8 @@
  * How many releases one `helm uninstall a b c` takes (ADR 0063). helm uninstalls the releases of
  * one process one after the other, so a batch of all of a namespace's deleted CRs serialises a
  * bulk delete behind one process while the other helm slots stay idle. The deleted CRs are split
- * over the helm runs that may run at once instead: each batch still saves a process start per
- * release it takes along, and all slots work.
+ * into as many batches as the kind has workers instead, which the concurrency gate lets run side
+ * by side: each batch still saves a process start per release it takes along.
  */
 
 /** Releases per `helm uninstall` at most: one slow or failing batch must not hold many CRs. */
@@ -11,10 +11,11 @@ export const UNINSTALL_BATCH_MAX = 20;
 
 /**
  * Releases for a batch starting now, itself included: `deleting` CRs of the namespace wait for an
- * uninstall (this one included) and `slots` helm runs may run at once (the tuned limit, or the
- * pinned workers).
+ * uninstall (this one included), split into `lanes` batches. The lanes are the kind's workers, not
+ * the tuned number in flight: that number changes while the batches run (it rises as work waits),
+ * and batches sized for today's two slots would leave the later ones nothing to take.
  */
-export function uninstallBatchSize(deleting: number, slots: number): number {
-  const share = Math.ceil(deleting / Math.max(1, Math.floor(slots)));
+export function uninstallBatchSize(deleting: number, lanes: number): number {
+  const share = Math.ceil(deleting / Math.max(1, Math.floor(lanes)));
   return Math.min(UNINSTALL_BATCH_MAX, Math.max(1, share));
 }

@@ -44,8 +44,8 @@ export interface UninstallerOptions {
   readonly objects: ObjectReaderPort;
   /** Drops what the reconciler keeps about a CR whose release is gone. */
   readonly forget: (namespace: string, name: string) => void;
-  /** How many helm runs may run at once now; the namespace's deleted CRs are split over them. Default 1. */
-  readonly helmSlots?: () => number;
+  /** How many batches the namespace's deleted CRs are split into, to run side by side (the workers). Default 1. */
+  readonly lanes?: number;
 }
 
 type Gone = { readonly found: boolean };
@@ -180,7 +180,7 @@ export class Uninstaller implements UninstallPort {
   #claimPeers(ctx: ActionContext, controller: ControllerHandle): Batch {
     const batch = this.#claims.begin(ctx.namespace);
     const eligible = controller.cache.list(ctx.namespace).flatMap((cr) => this.#peer(ctx, cr.metadata ?? {}));
-    const size = uninstallBatchSize(eligible.length + 1, this.o.helmSlots?.() ?? 1);
+    const size = uninstallBatchSize(eligible.length + 1, this.o.lanes ?? 1);
     for (const { name, uid } of eligible) {
       if (batch.names.length >= size - 1) break;
       batch.claim(name, uid);

@@ -48,7 +48,7 @@ interface Setup {
   readonly failRemoval: Set<string>;
 }
 
-function setup(o: { annotations?: Record<string, string>; inventory?: InventoryEntry[]; adoptReleases?: boolean; helmSlots?: number } = {}): Setup {
+function setup(o: { annotations?: Record<string, string>; inventory?: InventoryEntry[]; adoptReleases?: boolean; lanes?: number } = {}): Setup {
   const h = harness({
     ...(o.annotations === undefined ? {} : { annotations: o.annotations }),
     ...(o.inventory === undefined ? {} : { status: { inventory: o.inventory } }),
@@ -79,7 +79,7 @@ function setup(o: { annotations?: Record<string, string>; inventory?: InventoryE
     forget: (namespace, name) => {
       forgotten.push(`${namespace}/${name}`);
     },
-    ...(o.helmSlots === undefined ? {} : { helmSlots: () => o.helmSlots ?? 1 }),
+    ...(o.lanes === undefined ? {} : { lanes: o.lanes }),
   });
   return { h, controller, uninstaller, removed, peerEvents, forgotten, live, failRemoval };
 }
@@ -454,9 +454,9 @@ describe('Uninstaller', () => {
       expect(s.removed).toHaveLength(19);
     });
 
-    it('splits a bulk delete over the helm runs that may run at once: helm uninstalls a batch\'s releases one after the other', async () => {
-      // 12 CRs deleted, 4 helm slots: this batch takes 3 releases, and leaves 9 for three more batches.
-      const s = setup({ helmSlots: 4 });
+    it('splits a bulk delete over the workers: helm uninstalls a batch\'s releases one after the other', async () => {
+      // 12 CRs deleted, 4 workers: this batch takes 3 releases, and leaves 9 for three more batches.
+      const s = setup({ lanes: 4 });
       const names = Array.from({ length: 11 }, (_, i) => `peer-${String(i).padStart(2, '0')}`);
       addPeers(s, names);
       await s.uninstaller.run(s.h.ctx, s.controller);
