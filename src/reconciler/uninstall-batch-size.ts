@@ -10,6 +10,13 @@
 export const UNINSTALL_BATCH_MAX = 20;
 
 /**
+ * Releases a batch takes at least when there are that many: a helm process's start costs about
+ * as much as uninstalling a release or two, and deletions arrive over ~100 ms, so the first
+ * reconciles of a bulk delete see few of them and would otherwise run one process per release.
+ */
+export const UNINSTALL_BATCH_MIN = 4;
+
+/**
  * Releases for a batch starting now, itself included: `deleting` CRs of the namespace wait for an
  * uninstall (this one included), split into `lanes` batches. The lanes are the kind's workers, not
  * the tuned number in flight: that number changes while the batches run (it rises as work waits),
@@ -17,5 +24,5 @@ export const UNINSTALL_BATCH_MAX = 20;
  */
 export function uninstallBatchSize(deleting: number, lanes: number): number {
   const share = Math.ceil(deleting / Math.max(1, Math.floor(lanes)));
-  return Math.min(UNINSTALL_BATCH_MAX, Math.max(1, share));
+  return Math.min(UNINSTALL_BATCH_MAX, Math.max(1, Math.min(deleting, UNINSTALL_BATCH_MIN), share));
 }

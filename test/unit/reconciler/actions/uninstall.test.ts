@@ -455,18 +455,21 @@ describe('Uninstaller', () => {
     });
 
     it('splits a bulk delete over the workers: helm uninstalls a batch\'s releases one after the other', async () => {
-      // 12 CRs deleted, 4 workers: this batch takes 3 releases, and leaves 9 for three more batches.
+      // 20 CRs deleted, 4 workers: this batch takes 5 releases, and leaves 15 for three more batches.
       const s = setup({ lanes: 4 });
-      const names = Array.from({ length: 11 }, (_, i) => `peer-${String(i).padStart(2, '0')}`);
+      const names = Array.from({ length: 19 }, (_, i) => `peer-${String(i).padStart(2, '0')}`);
       addPeers(s, names);
       await s.uninstaller.run(s.h.ctx, s.controller);
-      expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(names.slice(0, 2));
-      expect(s.removed).toHaveLength(2);
+      expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(names.slice(0, 4));
+      expect(s.removed).toHaveLength(4);
     });
 
     it('sizes a batch from the CRs no batch holds yet, at most 20 releases', () => {
-      expect(uninstallBatchSize(12, 4)).toBe(3);
-      expect(uninstallBatchSize(13, 4)).toBe(4);
+      expect(uninstallBatchSize(20, 4)).toBe(5);
+      expect(uninstallBatchSize(21, 4)).toBe(6);
+      // Few at once (the first of a bulk delete): at least four, a process start each is dear.
+      expect(uninstallBatchSize(12, 6)).toBe(4);
+      expect(uninstallBatchSize(3, 6)).toBe(3);
       expect(uninstallBatchSize(1, 6)).toBe(1);
       expect(uninstallBatchSize(1000, 6)).toBe(20);
       // One slot (or a nonsense count): the whole namespace, as one batch, up to 20.
