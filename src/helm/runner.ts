@@ -31,6 +31,8 @@ export interface RunnerOptions extends Connection, Partial<HelmEnvOptions> {
 export interface RunContext {
   readonly release?: string;
   readonly namespace?: string;
+  /** Releases the process works on one after the other (`helm uninstall a b c`); 1 when absent. */
+  readonly releases?: number;
   /** Process deadline in ms. */
   readonly deadlineMs: number;
   readonly signal?: AbortSignal;
@@ -129,7 +131,7 @@ export class HelmRunner {
       untrack?.();
       const durationMs = Math.round(performance.now() - started);
       this.log.debug({ verb, release: ctx.release, namespace: ctx.namespace, durationMs, outcome, reason }, 'helm command finished');
-      this.#notify({ verb, outcome, durationMs });
+      this.#notify({ verb, outcome, durationMs, ...(ctx.releases === undefined ? {} : { releases: ctx.releases }) });
     }
   }
 

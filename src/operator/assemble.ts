@@ -112,6 +112,7 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
     suppressOverrideValues: settings.suppressOverrideValues,
     metrics,
     releaseMetrics: metrics,
+    eventMetrics: metrics,
     gracefulShutdownTimeoutMs: settings.gracefulShutdownTimeoutMs,
     defaultServiceAccount: settings.defaultServiceAccount,
     identityMetrics: metrics,

@@ -54,6 +54,8 @@ export interface OperatorOptions {
   readonly metrics?: ControllerMetrics;
   /** Release-level metrics (states, drift corrections). */
   readonly releaseMetrics?: ReconcilerMetrics;
+  /** Counts Events not written (a flood about one CR, or too many queued). */
+  readonly eventMetrics?: { eventDropped(controller: string, reason: string): void };
   /**
    * How long a controller stopped by a watches.yaml reload lets its in-flight reconciles (helm
    * operations) finish before cancelling them (`--graceful-shutdown-timeout`); default 30 s.
@@ -139,6 +141,8 @@ export class Operator {
       storage: this.#storage,
       events: this.#recorder(name),
       objects: this.#objects,
+      // The workers: pinned, or the tuner's ceiling (its gate decides how many batches run at once).
+      uninstallLanes: this.#concurrency(watch).maxConcurrentReconciles,
       valuesSources: this.#valuesSources,
       ...(watch.watchDependentResources ? { dependents: this.#dependents } : {}),
       ...(this.o.releaseMetrics === undefined ? {} : { metrics: this.o.releaseMetrics }),
@@ -247,7 +251,7 @@ export class Operator {
   #recorder(controller: string): KubeEventRecorder {
     let recorder = this.#recorders.get(controller);
     if (recorder === undefined) {
-      recorder = new KubeEventRecorder(this.o.kubeConfig, controller, this.o.log);
+      recorder = new KubeEventRecorder(this.o.kubeConfig, controller, this.o.log, { onDropped: (reason) => this.o.eventMetrics?.eventDropped(controller, reason) });
       this.#recorders.set(controller, recorder);
     }
     return recorder;

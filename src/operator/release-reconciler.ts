@@ -19,10 +19,12 @@ export interface ReleaseReconcilerOptions extends Omit<HelmReconcilerOptions, Bu
   readonly dependents?: DependentsPort;
   /** The controller's name, for metrics. */
   readonly controller: string;
+  /** How many batches a namespace's bulk delete is split into (the kind's workers). */
+  readonly uninstallLanes?: number;
 }
 
 export function releaseReconciler(o: ReleaseReconcilerOptions): HelmReconciler {
-  const { objects: client, dependents, ...rest } = o;
+  const { objects: client, dependents, uninstallLanes, ...rest } = o;
   const manifests = new ManifestCache(o.isNamespaced);
   const forget = (namespace: string, name: string): void => {
     manifests.forget(namespace, name);
@@ -36,6 +38,6 @@ export function releaseReconciler(o: ReleaseReconcilerOptions): HelmReconciler {
     onDriftCorrected: (kind) => o.metrics?.driftCorrected(o.controller, kind),
     onDriftConflict: (kind) => o.metrics?.driftConflict(o.controller, kind),
   });
-  const uninstaller = new Uninstaller({ owner: releaseOwnerOf(o.watch), crs: o.crs, events: o.events, objects: client, forget });
+  const uninstaller = new Uninstaller({ owner: releaseOwnerOf(o.watch), crs: o.crs, events: o.events, objects: client, forget, ...(uninstallLanes === undefined ? {} : { lanes: uninstallLanes }) });
   return new HelmReconciler({ ...rest, objects, reader: client, manifests, uninstaller, forget });
 }

@@ -141,9 +141,12 @@ export class ConcurrencyTuner {
     return this.#state.limit;
   }
 
-  /** A helm process ended (the helm runner's observer). */
-  observeHelm(e: { readonly verb: string; readonly durationMs: number }): void {
-    if (RELEASE_RUNS.has(e.verb)) (this.#helmMs[e.verb] ??= []).push(e.durationMs);
+  /**
+   * A helm process ended (the helm runner's observer). A batched uninstall counts as its time per
+   * release: a batch of ten is not a run ten times slower than its baseline.
+   */
+  observeHelm(e: { readonly verb: string; readonly durationMs: number; readonly releases?: number }): void {
+    if (RELEASE_RUNS.has(e.verb)) (this.#helmMs[e.verb] ??= []).push(e.durationMs / Math.max(1, e.releases ?? 1));
   }
 
   /** An API request was answered. */

@@ -4,7 +4,9 @@
  * quota, and helm's child processes count against it, so the concurrency tuner starts from it
  * rather than from the host's core count (docs/adr/0059-self-tuning-concurrency.md).
  *
- * The parsers are pure; `cpuLimit` is the thin read of /proc and /sys. The benchmark's cgroups
+ * The cgroup directories come from /proc/self/mountinfo, as a container sees them (in a pod the
+ * mount point shows the container's own cgroup, not the host's tree). The parsers are pure;
+ * `cpuLimit` is the thin read of /proc and /sys. The benchmark's cgroups
  * (bench/compare/cgroup.ts) parse /proc/self/cgroup and do the quota arithmetic with the same functions.
  */
 import { readFile } from 'node:fs/promises';
@@ -82,32 +84,98 @@ export interface CpuLimit {
 
 const readText = (file: string): Promise<string | undefined> => readFile(file, 'utf8').then((t) => t, () => undefined);
 
+/** A cgroup filesystem mounted in this process's mount namespace (one line of /proc/self/mountinfo). */
+export interface CgroupMount {
+  /** The cgroup directory this mount shows at its mount point (`/` unless a container's view). */
+  readonly root: string;
+  readonly mountPoint: string;
+  readonly version: 1 | 2;
+  /** v1: the controllers of the hierarchy (`cpu`, `cpuacct`, …); v2: none. */
+  readonly controllers: readonly string[];
+}
+
+/** mountinfo escapes space, tab, newline and backslash as octal (`\040`). */
+const unescapeMountPath = (p: string): string => p.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+
+/** The cgroup (v1) and cgroup2 mounts of a /proc/<pid>/mountinfo. */
+export function parseCgroupMounts(text: string): CgroupMount[] {
+  const out: CgroupMount[] = [];
+  for (const line of text.split('\n')) {
+    const [before, after] = line.split(' - ');
+    if (before === undefined || after === undefined) continue;
+    const fields = before.trim().split(' ');
+    const [fsType, , superOptions] = after.trim().split(' ');
+    const root = fields[3];
+    const mountPoint = fields[4];
+    if (root === undefined || mountPoint === undefined) continue;
+    if (fsType === 'cgroup2') out.push({ root: unescapeMountPath(root), mountPoint: unescapeMountPath(mountPoint), version: 2, controllers: [] });
+    if (fsType === 'cgroup') {
+      const controllers = (superOptions ?? '').split(',').filter((o) => o !== 'rw' && o !== 'ro' && !o.includes('='));
+      out.push({ root: unescapeMountPath(root), mountPoint: unescapeMountPath(mountPoint), version: 1, controllers });
+    }
+  }
+  return out;
+}
+
+/** Where the cgroup filesystems are when /proc/self/mountinfo cannot be read: the host's usual mounts. */
+const DEFAULT_MOUNTS: readonly CgroupMount[] = [
+  { root: '/', mountPoint: '/sys/fs/cgroup/cpu', version: 1, controllers: ['cpu'] },
+  { root: '/', mountPoint: '/sys/fs/cgroup', version: 2, controllers: [] },
+];
+
 /**
- * The CPU limit of this process's cgroup, walking up to the root (a quota on a parent limits the
- * children too; the smallest wins). Any file that cannot be read counts as no quota there.
+ * The directories whose quota limits a process in `cgroupPath`, from its own up to the mount point.
+ * In a pod the mount shows the container's own cgroup at the mount point (its `root` is the
+ * container's cgroup path, or `/` with a cgroup namespace), so the path is taken relative to the
+ * mount's root: joining the full path onto the mount point names a directory that does not exist
+ * there, and the pod's limit would go unseen. A path outside the mount's root (another namespace's
+ * view) is the mount point itself, the only cgroup the container can see.
  */
-export async function cpuLimit(root = '/sys/fs/cgroup'): Promise<CpuLimit> {
+export function cgroupDirs(cgroupPath: string, mount: CgroupMount): string[] {
+  const root = mount.root === '/' ? '' : mount.root.replace(/\/$/, '');
+  const inside = root === '' ? cgroupPath : cgroupPath === root ? '/' : cgroupPath.startsWith(`${root}/`) ? cgroupPath.slice(root.length) : '/';
+  return ancestors(inside).map((dir) => (dir === '/' ? mount.mountPoint : path.join(mount.mountPoint, dir)));
+}
+
+/** Files the limit is read from; tests point them at a pod-like tree. */
+export interface CpuLimitSources {
+  readonly procCgroup: string;
+  readonly mountinfo: string;
+}
+
+const PROC_SELF: CpuLimitSources = { procCgroup: '/proc/self/cgroup', mountinfo: '/proc/self/mountinfo' };
+
+/**
+ * The CPU limit of this process's cgroup, walking up to the top of what is mounted (a quota on a
+ * parent limits the children too; the smallest wins). v1's `cpu` controller is read first (on a
+ * hybrid host v2 has no cpu controller). Any file that cannot be read counts as no quota there.
+ */
+export async function cpuLimit(sources: CpuLimitSources = PROC_SELF): Promise<CpuLimit> {
   const host: CpuLimit = { cpus: os.availableParallelism(), source: 'host' };
-  const memberships = parseProcCgroup((await readText('/proc/self/cgroup')) ?? '');
-  const v1 = cgroupPathOf(memberships, 'cpu');
-  const v2 = cgroupPathOf(memberships);
-  const quotas: number[] = [];
-  if (v1 !== undefined) {
-    for (const dir of ancestors(v1)) {
-      const [quota, period] = await Promise.all([readText(path.join(root, 'cpu', dir, 'cpu.cfs_quota_us')), readText(path.join(root, 'cpu', dir, 'cpu.cfs_period_us'))]);
-      const cpus = cpusOfQuota(Number(quota), Number(period));
-      if (cpus !== undefined) quotas.push(cpus);
-    }
-    if (quotas.length > 0) return { cpus: Math.min(host.cpus, ...quotas), source: 'cgroup-v1' };
-  }
-  if (v2 !== undefined) {
-    for (const dir of ancestors(v2)) {
-      const cpus = parseCpuMax((await readText(path.join(root, dir, 'cpu.max'))) ?? 'max');
-      if (cpus !== undefined) quotas.push(cpus);
-    }
-    if (quotas.length > 0) return { cpus: Math.min(host.cpus, ...quotas), source: 'cgroup-v2' };
-  }
+  const memberships = parseProcCgroup((await readText(sources.procCgroup)) ?? '');
+  const mountinfo = await readText(sources.mountinfo);
+  const mounts = mountinfo === undefined ? DEFAULT_MOUNTS : parseCgroupMounts(mountinfo);
+  const v1 = await smallestQuota(cgroupPathOf(memberships, 'cpu'), mounts.find((m) => m.version === 1 && m.controllers.includes('cpu')), readV1Quota);
+  if (v1 !== undefined) return { cpus: Math.min(host.cpus, v1), source: 'cgroup-v1' };
+  const v2 = await smallestQuota(cgroupPathOf(memberships), mounts.find((m) => m.version === 2), readV2Quota);
+  if (v2 !== undefined) return { cpus: Math.min(host.cpus, v2), source: 'cgroup-v2' };
   return host;
+}
+
+async function readV1Quota(dir: string): Promise<number | undefined> {
+  const [quota, period] = await Promise.all([readText(path.join(dir, 'cpu.cfs_quota_us')), readText(path.join(dir, 'cpu.cfs_period_us'))]);
+  return cpusOfQuota(Number(quota), Number(period));
+}
+
+async function readV2Quota(dir: string): Promise<number | undefined> {
+  return parseCpuMax((await readText(path.join(dir, 'cpu.max'))) ?? 'max');
+}
+
+/** The smallest quota from the process's cgroup up to the mount point; undefined when none has one. */
+async function smallestQuota(cgroupPath: string | undefined, mount: CgroupMount | undefined, read: (dir: string) => Promise<number | undefined>): Promise<number | undefined> {
+  if (cgroupPath === undefined || mount === undefined) return undefined;
+  const quotas = (await Promise.all(cgroupDirs(cgroupPath, mount).map(read))).filter((q): q is number => q !== undefined);
+  return quotas.length === 0 ? undefined : Math.min(...quotas);
 }
 
 /** `/a/b` → `/a/b`, `/a`, `/`. */

@@ -46,4 +46,6 @@ export interface HelmExecution {
   readonly verb: string;
   readonly outcome: 'success' | 'error';
   readonly durationMs: number;
+  /** Releases the process worked on, one after the other (a batched uninstall's); 1 when absent. */
+  readonly releases?: number;
 }

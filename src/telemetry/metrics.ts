@@ -76,6 +76,7 @@ export class OperatorMetrics implements ControllerMetrics {
   readonly #concurrencyLimit: Gauge;
   readonly #drift: Counter<'controller' | 'kind'>;
   readonly #driftConflicts: Counter<'controller' | 'kind'>;
+  readonly #eventsDropped: Counter<'controller' | 'reason'>;
   /** Controller → labels of its `helm_operator_watch_identity` series. */
   readonly #identities = new Map<string, { readonly kind: string; readonly identity: string }>();
   readonly #queues = new Map<string, WorkqueueMetrics>();
@@ -265,6 +266,12 @@ export class OperatorMetrics implements ControllerMetrics {
       labelNames: ['controller', 'kind'],
       registers,
     });
+    this.#eventsDropped = new Counter({
+      name: 'helm_operator_events_dropped_total',
+      help: 'Kubernetes Events not written, by controller and reason: rate-limited (one object flooding its token bucket, as client-go\'s spam filter) or queue-full',
+      labelNames: ['controller', 'reason'],
+      registers,
+    });
     const identities = this.#identities;
     new Gauge({
       name: 'helm_operator_watch_identity',
@@ -415,6 +422,11 @@ export class OperatorMetrics implements ControllerMetrics {
   /** A fight over a field of a release resource of `kind` was found; the field is no longer restored. */
   driftConflict(controller: string, kind: string): void {
     this.#driftConflicts.inc({ controller, kind });
+  }
+
+  /** An Event about a CR of `controller` was not written. */
+  eventDropped(controller: string, reason: string): void {
+    this.#eventsDropped.inc({ controller, reason });
   }
 
   /** The exposition text of every metric. */

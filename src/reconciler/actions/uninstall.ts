@@ -16,6 +16,7 @@ import { ownsRelease, type ReleaseOwner } from '../observe.js';
 import type { Outcome } from '../outcome.js';
 import type { CustomResourcesPort, ObjectReaderPort } from '../ports.js';
 import { releaseNameProblem } from '../release-name.js';
+import { uninstallBatchSize } from '../uninstall-batch-size.js';
 import { UninstallClaims, type Batch } from '../uninstall-claims.js';
 import { failureOf, type ActionContext } from './context.js';
 
@@ -32,9 +33,6 @@ export const FINALIZER = 'helm.sdk.operatorframework.io/uninstall-release';
 export const LEGACY_FINALIZER = 'helm.sdk.operatorframework.io/uninstall-helm-release';
 export const FINALIZERS: readonly string[] = [FINALIZER, LEGACY_FINALIZER];
 
-/** Releases per `helm uninstall a b c`: one slow or failing batch must not hold many CRs. */
-const UNINSTALL_BATCH_MAX = 20;
-
 /** Finalizer removals a batch does for its peers at a time (see #completePeer). */
 const PEER_WRITES_IN_FLIGHT = 4;
 
@@ -46,6 +44,8 @@ export interface UninstallerOptions {
   readonly objects: ObjectReaderPort;
   /** Drops what the reconciler keeps about a CR whose release is gone. */
   readonly forget: (namespace: string, name: string) => void;
+  /** How many batches the namespace's deleted CRs are split into, to run side by side (the workers). Default 1. */
+  readonly lanes?: number;
 }
 
 type Gone = { readonly found: boolean };
@@ -179,20 +179,28 @@ export class Uninstaller implements UninstallPort {
    */
   #claimPeers(ctx: ActionContext, controller: ControllerHandle): Batch {
     const batch = this.#claims.begin(ctx.namespace);
-    for (const cr of controller.cache.list(ctx.namespace)) {
-      if (batch.names.length >= UNINSTALL_BATCH_MAX - 1) break;
-      const { name, uid, deletionTimestamp, finalizers } = cr.metadata ?? {};
-      const eligible =
-        name !== undefined &&
-        name !== ctx.name &&
-        uid !== undefined &&
-        deletionTimestamp !== undefined &&
-        (finalizers ?? []).some((f) => FINALIZERS.includes(f)) &&
-        releaseNameProblem(name) === undefined &&
-        !ctx.helm.running(name, ctx.namespace);
-      if (eligible) batch.claim(name, uid);
+    const eligible = controller.cache.list(ctx.namespace).flatMap((cr) => this.#peer(ctx, cr.metadata ?? {}));
+    const size = uninstallBatchSize(eligible.length + 1, this.o.lanes ?? 1);
+    for (const { name, uid } of eligible) {
+      if (batch.names.length >= size - 1) break;
+      batch.claim(name, uid);
     }
     return batch;
+  }
+
+  /** `[the CR]` when its release may join this CR's batch, else `[]`. */
+  #peer(ctx: ActionContext, meta: { name?: string; uid?: string; deletionTimestamp?: unknown; finalizers?: string[] }): { name: string; uid: string }[] {
+    const { name, uid, deletionTimestamp, finalizers } = meta;
+    const eligible =
+      name !== undefined &&
+      name !== ctx.name &&
+      uid !== undefined &&
+      deletionTimestamp !== undefined &&
+      (finalizers ?? []).some((f) => FINALIZERS.includes(f)) &&
+      releaseNameProblem(name) === undefined &&
+      !this.isHeld(ctx.namespace, name) &&
+      !ctx.helm.running(name, ctx.namespace);
+    return eligible ? [{ name, uid }] : [];
   }
 
   /** The inventory objects that still exist, as `Kind/name`. */

@@ -90,7 +90,7 @@ describe('KubeEventRecorder', () => {
   it('forgets Events past the aggregation window: a repeat then starts a new Event', async () => {
     server = new SlowEventsServer();
     server.release();
-    const recorder = new KubeEventRecorder(loopbackKubeConfig(await server.listen()), 'nginx-controller', silentLogger(), 100);
+    const recorder = new KubeEventRecorder(loopbackKubeConfig(await server.listen()), 'nginx-controller', silentLogger(), { limits: { windowMs: 100 } });
     recorder.record(cr('a'), 'Normal', 'UninstallSuccessful', 'Uninstalled release a');
     recorder.record(cr('b'), 'Normal', 'UninstallSuccessful', 'Uninstalled release b');
     await recorder.flush(10_000);

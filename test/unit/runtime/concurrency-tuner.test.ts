@@ -117,4 +117,16 @@ describe('ConcurrencyTuner', () => {
     ]);
     for (const release of held) release();
   });
+
+  it('takes a batched uninstall at its time per release: ten releases in ten seconds are not a slow run', () => {
+    const tuner = new ConcurrencyTuner({ bounds });
+    for (const ms of [1000, 1000, 1000]) tuner.observeHelm({ verb: 'uninstall', durationMs: ms });
+    expect(tuner.tick()).toBe('hold');
+    for (const ms of [10_000, 9_000, 11_000]) tuner.observeHelm({ verb: 'uninstall', durationMs: ms, releases: 10 });
+    expect(tuner.tick()).toBe('hold');
+    expect(tuner.limit).toBe(bounds.initial);
+    // The same durations for one release each are past the knee.
+    for (const ms of [10_000, 9_000, 11_000]) tuner.observeHelm({ verb: 'uninstall', durationMs: ms });
+    expect(tuner.tick()).toBe('slower');
+  });
 });

@@ -41,6 +41,17 @@ describe("init's config/ templates", () => {
     expect(files['config/manager/manager.yaml']).toContain('--leader-election-id=memcached-operator');
     expect(Object.values(files).join('\n')).not.toMatch(/helm-operator-system|name: helm-operator\b/);
   });
+
+  it('leaves --max-concurrent-reconciles off the manager, so the deployed operator tunes itself within its CPU limit (ADR 0059)', () => {
+    const docs = parseAllDocuments(configFiles({ projectName: 'memcached-operator' })['config/manager/manager.yaml']!).map((d) => d.toJS() as { kind?: string });
+    type Deployment = { spec: { template: { spec: { containers: { name: string; args?: string[]; resources?: { limits?: { cpu?: string } } }[] } } } };
+    const deployment = docs.find((d) => d.kind === 'Deployment') as Deployment | undefined;
+    const manager = deployment?.spec.template.spec.containers.find((c) => c.name === 'manager');
+    expect(manager?.args).toBeDefined();
+    expect(manager?.args?.filter((a) => a.startsWith('--max-concurrent-reconciles'))).toEqual([]);
+    // The limit the tuner starts from and stays within.
+    expect(manager?.resources?.limits?.cpu).toBe('1');
+  });
 });
 
 describe('initPlan', () => {

@@ -5,6 +5,7 @@ import { Reason } from '../../../../src/reconciler/conditions.js';
 import type { InventoryEntry } from '../../../../src/reconciler/inventory.js';
 import type { Outcome } from '../../../../src/reconciler/outcome.js';
 import { RELEASE_LABELS } from '../../../../src/reconciler/state.js';
+import { uninstallBatchSize } from '../../../../src/reconciler/uninstall-batch-size.js';
 import { LeadershipLostCancellation } from '../../../../src/runtime/reconcile.js';
 import { CHART, FakeController, FakeHelmError, harness, NAME, NAMESPACE, OWNER_KIND, record, UID, type Harness } from './fakes.js';
 
@@ -47,7 +48,7 @@ interface Setup {
   readonly failRemoval: Set<string>;
 }
 
-function setup(o: { annotations?: Record<string, string>; inventory?: InventoryEntry[]; adoptReleases?: boolean } = {}): Setup {
+function setup(o: { annotations?: Record<string, string>; inventory?: InventoryEntry[]; adoptReleases?: boolean; lanes?: number } = {}): Setup {
   const h = harness({
     ...(o.annotations === undefined ? {} : { annotations: o.annotations }),
     ...(o.inventory === undefined ? {} : { status: { inventory: o.inventory } }),
@@ -78,6 +79,7 @@ function setup(o: { annotations?: Record<string, string>; inventory?: InventoryE
     forget: (namespace, name) => {
       forgotten.push(`${namespace}/${name}`);
     },
+    ...(o.lanes === undefined ? {} : { lanes: o.lanes }),
   });
   return { h, controller, uninstaller, removed, peerEvents, forgotten, live, failRemoval };
 }
@@ -450,6 +452,29 @@ describe('Uninstaller', () => {
       expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(names.slice(0, 19));
       expect(s.controller.enqueued).toHaveLength(19);
       expect(s.removed).toHaveLength(19);
+    });
+
+    it('splits a bulk delete over the workers: helm uninstalls a batch\'s releases one after the other', async () => {
+      // 20 CRs deleted, 4 workers: this batch takes 5 releases, and leaves 15 for three more batches.
+      const s = setup({ lanes: 4 });
+      const names = Array.from({ length: 19 }, (_, i) => `peer-${String(i).padStart(2, '0')}`);
+      addPeers(s, names);
+      await s.uninstaller.run(s.h.ctx, s.controller);
+      expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(names.slice(0, 4));
+      expect(s.removed).toHaveLength(4);
+    });
+
+    it('sizes a batch from the CRs no batch holds yet, at most 20 releases', () => {
+      expect(uninstallBatchSize(20, 4)).toBe(5);
+      expect(uninstallBatchSize(21, 4)).toBe(6);
+      // Few at once (the first of a bulk delete): at least four, a process start each is dear.
+      expect(uninstallBatchSize(12, 6)).toBe(4);
+      expect(uninstallBatchSize(3, 6)).toBe(3);
+      expect(uninstallBatchSize(1, 6)).toBe(1);
+      expect(uninstallBatchSize(1000, 6)).toBe(20);
+      // One slot (or a nonsense count): the whole namespace, as one batch, up to 20.
+      expect(uninstallBatchSize(7, 1)).toBe(7);
+      expect(uninstallBatchSize(7, 0)).toBe(7);
     });
   });
 });
