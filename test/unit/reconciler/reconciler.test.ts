@@ -21,7 +21,7 @@ import { keepMetadataOnly } from '../../../src/runtime/informer.js';
 import type { Result } from '../../../src/runtime/reconcile.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 import { watchOf } from '../../support/watch.js';
-import { CHART, describeHelmError, FakeController, FakeHelm, FakeHelmError, FakeObjects, FakeStorage, fakeIsNamespaced, record, type RecordedEvent } from './actions/fakes.js';
+import { CHART, describeHelmError, FakeController, FakeHelm, FakeHelmError, FakeObjects, FakeStorage, fakeIsNamespaced, record } from './actions/fakes.js';
 
 const NS = 'apps';
 const NAME = 'web';
@@ -95,10 +95,13 @@ class FakeCustomResources implements CustomResourcesPort {
   }
 }
 
+/** The events recorded, as `{type, reason, message}`; `about`: the name of each event's CR. */
 class RecordingEvents implements EventRecorder {
-  readonly events: RecordedEvent[] = [];
-  record(_target: EventTarget, type: EventType, reason: string, message: string): void {
+  readonly events: { readonly type: EventType; readonly reason: string; readonly message: string }[] = [];
+  readonly about: string[] = [];
+  record(target: EventTarget, type: EventType, reason: string, message: string): void {
     this.events.push({ type, reason, message });
+    this.about.push(target.metadata?.name ?? '?');
   }
 }
 
@@ -128,7 +131,7 @@ function setup() {
     manifests.forget(namespace, name);
     forgotten.push(`${namespace}/${name}`);
   };
-  const uninstaller = new Uninstaller({ owner: releaseOwnerOf(WATCH), crs, events: recorder, objects: noObjects, forget });
+  const uninstaller = new Uninstaller({ owner: releaseOwnerOf(WATCH), crs, objects: noObjects, forget });
   const reconciler = new HelmReconciler({
     watch: WATCH,
     crs,

@@ -35,10 +35,11 @@ const cr = (name: string, o: CrOptions = {}): KubernetesObject => ({
 interface Setup {
   readonly h: Harness;
   readonly controller: FakeController;
-  readonly uninstaller: Uninstaller;
+  /** The Uninstaller, the peer events its outcomes carry moved to `peerEvents`. */
+  readonly uninstaller: Pick<Uninstaller, 'run' | 'isHeld'>;
   /** Finalizer removals, as `name: finalizers`. */
   readonly removed: string[];
-  /** Events recorded on peers, as `name type reason: message`. */
+  /** Events the outcomes carry about peers, as `name type reason: message`. */
   readonly peerEvents: string[];
   readonly forgotten: string[];
   /** `Kind/name` of the release objects that still exist. */
@@ -59,7 +60,7 @@ function setup(o: { annotations?: Record<string, string>; inventory?: InventoryE
   const forgotten: string[] = [];
   const live = new Set<string>();
   const failRemoval = new Set<string>();
-  const uninstaller = new Uninstaller({
+  const real = new Uninstaller({
     owner: { chartName: CHART.name, ownerKind: OWNER_KIND, adoptReleases: o.adoptReleases === true },
     crs: {
       removeFinalizers: (target, finalizers) => {
@@ -69,16 +70,19 @@ function setup(o: { annotations?: Record<string, string>; inventory?: InventoryE
         return Promise.resolve();
       },
     },
-    events: {
-      record: (target, type, reason, message) => {
-        peerEvents.push(`${target.metadata?.name ?? '?'} ${type} ${reason}: ${message}`);
-      },
-    },
     objects: { get: (ref) => Promise.resolve(live.has(`${ref.kind}/${ref.name}`) ? { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name } } : undefined) },
     forget: (namespace, name) => {
       forgotten.push(`${namespace}/${name}`);
     },
   });
+  const uninstaller = {
+    isHeld: (namespace: string, name: string): boolean => real.isHeld(namespace, name),
+    run: async (...args: Parameters<Uninstaller['run']>): Promise<Outcome> => {
+      const { events = [], ...outcome } = await real.run(...args);
+      for (const e of events) peerEvents.push(`${e.about?.metadata?.name ?? '?'} ${e.type} ${e.reason}: ${e.message}`);
+      return outcome;
+    },
+  };
   return { h, controller, uninstaller, removed, peerEvents, forgotten, live, failRemoval };
 }
 
@@ -238,23 +242,17 @@ describe('Uninstaller', () => {
       expect(s.removed).toStrictEqual([`cache: ${ALL_FINALIZERS}`, `db: ${ALL_FINALIZERS}`]);
     });
 
-    it('records the peer event on the peer itself', async () => {
+    it('has the peer event recorded on the peer itself', async () => {
       const s = setup();
       addPeers(s, ['db']);
-      const targets: unknown[] = [];
       const uninstaller = new Uninstaller({
         owner: { chartName: CHART.name, ownerKind: OWNER_KIND, adoptReleases: false },
         crs: { removeFinalizers: () => Promise.resolve() },
-        events: {
-          record: (target) => {
-            targets.push(target);
-          },
-        },
         objects: { get: () => Promise.resolve(undefined) },
         forget: () => undefined,
       });
-      await uninstaller.run(s.h.ctx, s.controller);
-      expect(targets).toStrictEqual([s.controller.cache.get(NAMESPACE, 'db')]);
+      const outcome = await uninstaller.run(s.h.ctx, s.controller);
+      expect(outcome.events?.map((e) => e.about)).toStrictEqual([s.controller.cache.get(NAMESPACE, 'db')]);
     });
 
     it('takes along peers holding only operator-sdk\'s earlier finalizer', async () => {
