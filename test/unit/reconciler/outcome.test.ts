@@ -225,4 +225,26 @@ describe('summarize', () => {
     expect(conditions(d).Stalled?.status).toBe('True');
     expect(conditions(d).ReleaseFailed).toStrictEqual({ status: 'True', reason: 'UninstallError', message: 'boom' });
   });
+
+  it('is pure: decides from the status as found, changes nothing of it, and says what to change', () => {
+    const found = draft({ failedAttempts: { fingerprint: FP, count: 1 }, conditions: [cond('Drifted', 'False', 'DriftIgnoreRefused', 'bad rule')] }).current;
+    const before = structuredClone(found);
+    const outcomes: Outcome[] = [
+      helmFailed({ fingerprint: FP }),
+      { kind: 'in-sync', revision: 3, deployment: { inventory, ready }, drift: { kind: 'settled' }, fields: { fights: undefined, declared: [], refused: 'bad rule' } },
+      { kind: 'installed', deployment: { release, inventory, ready }, notes: '' },
+    ];
+    const decided = outcomes.map((o) => decide(Object.freeze(found), o, input));
+    expect(found).toStrictEqual(before);
+    expect(decided[0]?.status).toContainEqual({ failedAttempts: { fingerprint: FP, count: 2 } });
+    // The refused annotation was said already (the condition as found): no second event.
+    expect(decided[1]?.events).toStrictEqual([]);
+    expect(decided[2]?.status).toContainEqual({ observedGeneration: 3 });
+  });
+
+  it('puts the events an outcome carries before its own', () => {
+    const carried = { type: 'Warning' as const, reason: 'RollbackSuccessful', message: 'Rolled release web back to revision 1' };
+    const s = decide(draft().current, { ...helmFailed(), events: [carried] }, input);
+    expect(s.events).toStrictEqual([carried, { type: 'Warning', reason: 'UpgradeFailed', message: 'boom' }]);
+  });
 });
