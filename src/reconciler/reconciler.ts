@@ -2,7 +2,8 @@
  * Reconciles one CR of a watched kind into a helm release, level-based and idempotent (the shape of
  * Flux helm-controller's atomic release reconciler, ADR 0038): it reads the CR and its release,
  * asks the pure decisions of next-action.ts for one action, runs it (actions/, one file each),
- * turns the outcome into status with `summarize`, and writes the status once, on the way out.
+ * turns the outcome into status and events with the pure `summarize`, and writes both once, on
+ * the way out: actions return their events on the outcome, they record none (docs/adr/0062).
  * It is given every collaborator (src/operator wires them) and calls nothing above it: the CR's
  * cached metadata comes with the request, and a write that brings its own watch event (adding
  * the finalizer) ends the reconcile, as kube-rs's finalizer helper does (docs/adr/0053).
