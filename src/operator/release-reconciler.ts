@@ -33,11 +33,10 @@ export function releaseReconciler(o: ReleaseReconcilerOptions): HelmReconciler {
   const objects = new ReleaseObjects({
     objects: client,
     ...(dependents === undefined ? {} : { dependents }),
-    events: o.events,
     chartName: o.watch.chart.name,
     onDriftCorrected: (kind) => o.metrics?.driftCorrected(o.controller, kind),
     onDriftConflict: (kind) => o.metrics?.driftConflict(o.controller, kind),
   });
-  const uninstaller = new Uninstaller({ owner: releaseOwnerOf(o.watch), crs: o.crs, events: o.events, objects: client, forget, ...(uninstallLanes === undefined ? {} : { lanes: uninstallLanes }) });
+  const uninstaller = new Uninstaller({ owner: releaseOwnerOf(o.watch), crs: o.crs, objects: client, forget, ...(uninstallLanes === undefined ? {} : { lanes: uninstallLanes }) });
   return new HelmReconciler({ ...rest, objects, reader: client, manifests, uninstaller, forget });
 }

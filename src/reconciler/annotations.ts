@@ -27,6 +27,8 @@ export interface ReleaseAnnotations {
   readonly paused: boolean;
   readonly driftRepair: boolean;
   readonly reconcilePeriodMs?: number;
+  /** The drift-ignore annotation as written: drift-ignore.ts parses it, if the watch allows it. */
+  readonly driftIgnore?: string;
   /** One message per annotation whose value was not understood. */
   readonly problems: readonly string[];
 }
@@ -64,6 +66,7 @@ export function parseReleaseAnnotations(annotations: Readonly<Record<string, str
     paused: bool(ANNOTATIONS.paused, false),
     driftRepair: bool(ANNOTATIONS.driftRepair, true),
     ...(reconcilePeriodMs === undefined ? {} : { reconcilePeriodMs }),
+    ...(a[ANNOTATIONS.driftIgnore] === undefined ? {} : { driftIgnore: a[ANNOTATIONS.driftIgnore] }),
     problems,
   };
 }

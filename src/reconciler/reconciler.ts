@@ -2,41 +2,38 @@
  * Reconciles one CR of a watched kind into a helm release, level-based and idempotent (the shape of
  * Flux helm-controller's atomic release reconciler, ADR 0038): it reads the CR and its release,
  * asks the pure decisions of next-action.ts for one action, runs it (actions/, one file each),
- * turns the outcome into status with `summarize`, and writes the status once, on the way out.
+ * turns the outcome into status and events with the pure `summarize`, and writes both once, on
+ * the way out: actions return their events on the outcome, they record none (docs/adr/0062).
  * It is given every collaborator (src/operator wires them) and calls nothing above it: the CR's
  * cached metadata comes with the request, and a write that brings its own watch event (adding
  * the finalizer) ends the reconcile, as kube-rs's finalizer helper does (docs/adr/0053).
  */
 import { randomBytes } from 'node:crypto';
 import type { Watch } from '../config/watch.js';
-import type { CustomResource } from '../k8s/custom-resources.js';
 import { describeError } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/events.js';
-import { TerminalError, type ControllerHandle, type ReconcileContext, type Reconciler, type Request, type Result } from '../runtime/reconcile.js';
+import { TerminalError, type ReconcileContext, type Reconciler, type Request, type Result } from '../runtime/reconcile.js';
 import { correctDrift } from './actions/correct-drift.js';
 import { FINALIZER, FINALIZERS, type UninstallPort } from './actions/uninstall.js';
 import { install } from './actions/install.js';
 import { unlock } from './actions/unlock.js';
 import { upgrade } from './actions/upgrade.js';
-import type { ActionContext, Desired } from './actions/context.js';
-import { parseReleaseAnnotations } from './annotations.js';
+import type { Desired } from './actions/context.js';
 import { ConditionType, Reason } from './conditions.js';
 import { desiredState, invalidInput } from './desired.js';
 import type { HelmFailure, HelmPort } from './helm-port.js';
-import { helmActingFor } from './helm-identity.js';
 import { admit, nextAction, type Action } from './next-action.js';
 import { adoptingMessage, notOwnedMessage } from './adoption.js';
 import { isFirstInstall } from './first-install.js';
-import { observeRelease, readRecords, releaseOwnerOf, type ReleaseOwner } from './observe.js';
-import { summarize, type Outcome, type Summary } from './outcome.js';
-import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, resyncAfterMs, withPeriodFloor } from './period.js';
+import { observeRelease, releaseOwnerOf, type ReleaseOwner } from './observe.js';
+import { withEvents, type CrEvent, type Outcome, type Summary } from './outcome.js';
+import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, resyncAfterMs } from './period.js';
 import type { CustomResourcesPort, ManifestsPort, ObjectReaderPort, ReconcilerMetrics, ReleaseObjectsPort, ReleaseStoragePort } from './ports.js';
-import { redactedError, Redactor } from './redaction.js';
-import type { ReleaseRecord } from './state.js';
+import { beginReconcile, readCR, type Reconcile } from './reconcile-scope.js';
+import { redactedError } from './redaction.js';
 import { missingServiceAccount } from './service-account.js';
-import { readStatus, StatusDraft } from './status.js';
 import { Rollout, wakeSooner, type RolloutControlPort } from './rollout.js';
-import { StatusWriter } from './status-writer.js';
+import { summarize } from './summarize.js';
 import type { ValuesSourcePort } from './values-from.js';
 
 export { FINALIZER, LEGACY_FINALIZER } from './actions/uninstall.js';
@@ -87,17 +84,6 @@ const PROCESS_FINGERPRINT_KEY = randomBytes(32);
 /** Decisions per reconcile: an unlock is followed by one more, never by a loop. */
 const MAX_ACTIONS = 2;
 
-/** One reconcile: the actions' view of the CR, and what only the reconciler handles. */
-interface Reconcile {
-  readonly ctx: ActionContext;
-  readonly status: StatusWriter;
-  readonly controller: ControllerHandle;
-  /** The release's storage records: read as the reconcile started (see #read), or now. */
-  readonly records: () => Promise<ReleaseRecord[]>;
-  /** When the rollout wants this CR looked at again (its health still undecided). */
-  wakeMs?: number;
-}
-
 export class HelmReconciler implements Reconciler {
   readonly #owner: ReleaseOwner;
   readonly #controller: string;
@@ -116,32 +102,23 @@ export class HelmReconciler implements Reconciler {
   async reconcile(request: Request, rc: ReconcileContext): Promise<Result> {
     // A batched uninstall holds this CR's release; the batch queues the CR again when it ends.
     if (this.o.uninstaller.isHeld(request.namespace, request.name)) return {};
-    const { cr, records } = await this.#read(request, rc.cached);
+    const { cr, records } = await readCR(this.o, request, rc.cached);
     if (cr === undefined) {
       // Gone, whether or not our finalizer ran (removed by hand, or by a batch for its peer):
       // nothing kept for it may outlive it.
       this.o.forget(request.namespace, request.name);
       return {};
     }
-    const r = this.#begin(cr, request, rc, records);
-    let outcome: Outcome | undefined;
-    let summary: Summary;
-    try {
-      outcome = await this.#decideAndAct(r);
-      summary = summarize(r.status.draft, outcome, {
-        name: r.ctx.name,
-        generation: cr.metadata.generation,
-        deleting: cr.metadata.deletionTimestamp !== undefined,
-        periodMs: this.#period(r.ctx),
-      });
-    } catch (err) {
-      // Not an outcome any action expects (an API server error, a bug): retried with backoff.
-      if (!(err instanceof TerminalError)) r.status.draft.setCondition({ type: ConditionType.Irreconcilable, status: 'True', reason: Reason.ReconcileError, message: describeError(err) });
-      summary = { result: {}, error: err instanceof Error ? err : new Error(String(err)), events: [] };
-    }
-    summary = wakeSooner(summary, r.wakeMs);
-    for (const e of summary.events) r.ctx.event(e.type, e.reason, e.message);
-    if (outcome?.kind === 'uninstalled' && outcome.remaining.length === 0) {
+    const r = beginReconcile(this.o, cr, { request, rc, records, annotationFloorMs: this.#annotationFloorMs() });
+    const ended = await this.#decideAndAct(r).then(
+      (outcome) => ({ outcome }),
+      (thrown: unknown) => ({ thrown }),
+    );
+    const summary = wakeSooner(this.#summary(r, ended), r.wakeMs);
+    // The one place a reconcile's status and events are written: what summarize decided.
+    r.status.draft.apply(summary.status);
+    summary.events.forEach(r.record);
+    if ('outcome' in ended && ended.outcome.kind === 'uninstalled' && ended.outcome.remaining.length === 0) {
       this.o.forget(r.ctx.namespace, r.ctx.name);
       // A finalizer that cannot be removed yet (a conflict, the API server away) is retried with backoff.
       await r.status.release().catch((err: unknown) => {
@@ -153,35 +130,48 @@ export class HelmReconciler implements Reconciler {
     return summary.result;
   }
 
+  /** What `outcome` means for the CR; what no action expects (an API server error, a bug) is retried with backoff. */
+  #summary(r: Reconcile, ended: { outcome: Outcome } | { thrown: unknown }): Summary {
+    if ('outcome' in ended) {
+      const { metadata } = r.cr;
+      const input = { name: r.ctx.name, generation: metadata.generation, deleting: metadata.deletionTimestamp !== undefined, periodMs: this.#period(r) };
+      return summarize(r.status.draft.current, ended.outcome, input);
+    }
+    const { thrown } = ended;
+    const error = thrown instanceof Error ? thrown : new Error(String(thrown));
+    const irreconcilable = { type: ConditionType.Irreconcilable, status: 'True' as const, reason: Reason.ReconcileError, message: describeError(thrown) };
+    return { status: thrown instanceof TerminalError ? [] : [{ set: irreconcilable }], result: {}, error, events: [] };
+  }
+
   /** The gate, then for a live CR its desired state and release, then the actions they pick. */
   async #decideAndAct(r: Reconcile): Promise<Outcome> {
     const { ctx } = r;
-    const { metadata } = ctx.cr;
+    const { metadata } = r.cr;
     const gate = admit({
       helmRunning: ctx.helm.running(ctx.name, ctx.namespace),
       deleting: metadata.deletionTimestamp !== undefined,
       finalizer: (metadata.finalizers ?? []).some((f) => FINALIZERS.includes(f)),
       paused: ctx.annotations.paused,
     });
-    if (gate !== 'wait-for-helm') for (const problem of ctx.annotations.problems) ctx.event('Warning', 'InvalidAnnotation', problem);
+    const invalid: CrEvent[] = gate === 'wait-for-helm' ? [] : ctx.annotations.problems.map((message) => ({ type: 'Warning', reason: 'InvalidAnnotation', message }));
     switch (gate) {
       case 'wait-for-helm':
         return { kind: 'helm-busy' };
       case 'let-go':
-        return { kind: 'let-go' };
+        return withEvents({ kind: 'let-go' }, invalid);
       case 'finalize':
         await r.status.progress(`Uninstalling release ${ctx.name}`);
-        return this.o.uninstaller.run(ctx, r.controller);
+        return withEvents(await this.o.uninstaller.run(ctx, r.controller), invalid);
       case 'pause':
-        return { kind: 'paused' };
+        return withEvents({ kind: 'paused' }, invalid);
       case 'reconcile':
-        return this.#converge(r);
+        return withEvents(await this.#converge(r), invalid);
     }
   }
 
   async #converge(r: Reconcile): Promise<Outcome> {
-    const { cr } = r.ctx;
-    const invalid = invalidInput(cr, r.ctx.name) ?? (await missingServiceAccount(this.o.reader, r.ctx.namespace, this.o.watch.serviceAccountName));
+    const { cr, ctx } = r;
+    const invalid = invalidInput(cr, ctx.name) ?? (await missingServiceAccount(this.o.reader, ctx.namespace, this.o.watch.serviceAccountName));
     if (invalid !== undefined) return invalid;
     if (!(cr.metadata.finalizers ?? []).includes(FINALIZER)) {
       // Its watch event brings the next reconcile, which goes on from the CR as written.
@@ -190,12 +180,12 @@ export class HelmReconciler implements Reconciler {
     }
     const desired = await desiredState({
       cr,
-      namespace: r.ctx.namespace,
-      name: r.ctx.name,
+      namespace: ctx.namespace,
+      name: ctx.name,
       watch: this.o.watch,
       ownerKind: this.#owner.ownerKind,
       helmMajor: await this.o.helm.major(),
-      identity: r.ctx.subject.identity,
+      identity: ctx.identity,
       valuesSources: this.o.valuesSources,
       redact: r.status.redactor,
       fingerprintKey: this.#fingerprintKey,
@@ -211,10 +201,12 @@ export class HelmReconciler implements Reconciler {
     const at = { namespace: r.ctx.namespace, name: r.ctx.name, uid: r.ctx.uid, fingerprint: desired.fingerprint };
     let state = await observeRelease(r.ctx, owner, at, await r.records());
     this.o.metrics?.releaseState(this.#controller, at.namespace, at.name, state.kind);
-    noteAdoption(r.ctx, state);
+    // A takeover of a release this operator did not install is never silent: an event says who allowed it.
+    const events: CrEvent[] = state.kind === 'OutOfSync' && state.adopted !== undefined ? [{ type: 'Normal', reason: 'AdoptingRelease', message: adoptingMessage(at.name, state.adopted) }] : [];
     for (let n = 1; ; n++) {
       const outcome = await this.#throughRollout(r, nextAction({ state, fingerprint: desired.keyedFingerprint, failedAttempts: r.status.draft.current.failedAttempts }), desired);
-      if (outcome.kind !== 'unlocked') return outcome;
+      if (outcome.kind !== 'unlocked') return withEvents(outcome, events);
+      events.push(...(outcome.events ?? []));
       state = await observeRelease(r.ctx, owner, at);
       if (state.kind === 'Locked' || n >= MAX_ACTIONS) throw new Error(`release ${at.name} is still ${state.kind === 'Locked' ? state.latest.status : state.kind} after unlocking it`);
     }
@@ -228,14 +220,15 @@ export class HelmReconciler implements Reconciler {
     return this.#noted(r, outcome, desired, upgrade !== undefined && Rollout.fleetOnly(upgrade, desired));
   }
 
-  /** Notes what an action left for the rollout (status.rollout, its wake-up, its metrics). */
+  /** Notes what an action left for the rollout (status.rollout, its wake-up, its metrics); its events go with the outcome. */
   #noted(r: Reconcile, outcome: Outcome, desired: Desired, fleetOnly: boolean): Outcome {
+    const events: CrEvent[] = [];
     const event = (reason: string, message: string): void => {
-      r.ctx.event('Warning', reason, message);
+      events.push({ type: 'Warning', reason, message });
     };
     r.wakeMs = this.#rollout.note(r.status.draft, outcome, desired, { fleetOnly, event });
     this.#rollout.report(r.controller, desired.fleetRevision);
-    return outcome;
+    return events.length === 0 ? outcome : { ...outcome, events: [...(outcome.events ?? []), ...events] };
   }
 
   /** A CR that never had a release is installed without a read of the storage (isFirstInstall); undefined: helm found the name in use, or not a first install. */
@@ -253,14 +246,14 @@ export class HelmReconciler implements Reconciler {
     switch (action.kind) {
       case 'report-conflict': {
         const message = `release name "${ctx.name}" in namespace "${ctx.namespace}" is already used by ${action.ownerKind}; rename this resource or delete the other one`;
-        return Promise.resolve({ kind: 'refused', reason: Reason.ReleaseNameConflict, message, retry: false, event: true, stage: 'release' });
+        return { kind: 'refused', reason: Reason.ReleaseNameConflict, message, retry: false, event: true, stage: 'release' };
       }
       case 'report-not-owned': {
         const message = notOwnedMessage({ namespace: ctx.namespace, name: ctx.name, kind: this.o.watch.kind, chart: action.chart });
-        return Promise.resolve({ kind: 'refused', reason: Reason.ReleaseNotOwned, message, retry: false, event: true, stage: 'release', recheck: 'period' });
+        return { kind: 'refused', reason: Reason.ReleaseNotOwned, message, retry: false, event: true, stage: 'release', recheck: 'period' };
       }
       case 'stall':
-        return Promise.resolve({ kind: 'stalled', count: action.count });
+        return { kind: 'stalled', count: action.count };
       case 'unlock':
         return unlock(ctx, action.latest, action.lastGood);
       case 'install':
@@ -274,71 +267,12 @@ export class HelmReconciler implements Reconciler {
     }
   }
 
-  /**
-   * The CR (undefined: gone), and how to read its release's records. A CR the controller's cache no
-   * longer has is gone, as controller-runtime's cached client reads it. For a CR not being deleted
-   * and holding our finalizer, which is reconciled from those records, they are read alongside it:
-   * one round trip for both. A reconcile that ends before it needs them leaves that read
-   * unawaited, so its rejection is marked handled here.
-   */
-  async #read(request: Request, cached: ReconcileContext['cached']): Promise<{ cr: CustomResource | undefined; records: () => Promise<ReleaseRecord[]> }> {
-    const { namespace, name } = request;
-    const read = (): Promise<ReleaseRecord[]> => readRecords(this.o, namespace, name);
-    if (cached === undefined) return { cr: undefined, records: read };
-    // A CR about to be installed for the first time reads no records (isFirstInstall).
-    const live =
-      cached.metadata?.deletionTimestamp === undefined && (cached.metadata?.finalizers ?? []).includes(FINALIZER) && !isFirstInstall(readStatus((cached as { status?: unknown }).status));
-    const early = live ? read() : undefined;
-    early?.catch(() => undefined);
-    return { cr: await this.o.crs.get(namespace, name), records: early === undefined ? read : () => early };
-  }
-
-  #begin(cr: CustomResource, request: Request, rc: ReconcileContext, records: () => Promise<ReleaseRecord[]>): Reconcile {
-    const { namespace, name } = request;
-    const w = this.o.watch;
-    const redactor = new Redactor();
-    const redact = (text: string): string => redactor.text(text);
-    const { helm, identity } = helmActingFor(this.o.helm, w, request, redact);
-    const draft = new StatusDraft(cr.status, this.o.now, redact);
-    const uid = cr.metadata.uid ?? '';
-    const owner = { apiVersion: w.group === '' ? w.version : `${w.group}/${w.version}`, kind: w.kind, group: w.group, namespace, name, uid };
-    const ctx: ActionContext = {
-      cr,
-      namespace,
-      name,
-      uid,
-      annotations: withPeriodFloor(parseReleaseAnnotations(cr.metadata.annotations), this.#annotationFloorMs()),
-      status: draft.current,
-      signal: rc.signal,
-      log: rc.log,
-      helm,
-      storage: this.o.storage,
-      objects: this.o.objects,
-      subject: { cr, owner, log: rc.log, identity, redact },
-      manifests: this.o.manifests,
-      watch: w,
-      isNamespaced: this.o.isNamespaced,
-      describeHelmError: this.o.describeHelmError,
-      suppressOverrideValues: this.o.suppressOverrideValues === true,
-      event: (type, reason, message) => {
-        this.o.events.record(cr, type, reason, redact(message));
-      },
-      redact,
-    };
-    return { ctx, status: new StatusWriter(this.o.crs, ctx, draft, redactor), controller: rc.controller, records };
-  }
-
   #annotationFloorMs(): number {
     const sources = { watchMs: this.o.watch.reconcilePeriodMs, defaultMs: this.o.defaultReconcilePeriodMs };
     return annotationFloorMs(sources, this.o.annotationPeriodFloorMs ?? DEFAULT_ANNOTATION_PERIOD_FLOOR_MS);
   }
 
-  #period(ctx: ActionContext): number {
-    return resyncAfterMs({ annotationMs: ctx.annotations.reconcilePeriodMs, watchMs: this.o.watch.reconcilePeriodMs, defaultMs: this.o.defaultReconcilePeriodMs });
+  #period(r: Reconcile): number {
+    return resyncAfterMs({ annotationMs: r.ctx.annotations.reconcilePeriodMs, watchMs: this.o.watch.reconcilePeriodMs, defaultMs: this.o.defaultReconcilePeriodMs });
   }
-}
-
-/** A takeover of a release this operator did not install is never silent: an event says who allowed it. */
-function noteAdoption(ctx: ActionContext, state: Awaited<ReturnType<typeof observeRelease>>): void {
-  if (state.kind === 'OutOfSync' && state.adopted !== undefined) ctx.event('Normal', 'AdoptingRelease', adoptingMessage(ctx.name, state.adopted));
 }

@@ -3,14 +3,13 @@
  * (a module of its own so that the port and its implementation import it, not each other).
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { EventTarget } from '../k8s/events.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { FieldPath } from './drift.js';
 import type { InventoryEntry, ManifestObject } from './inventory.js';
+import type { CrEvent } from './outcome.js';
 import type { Owner } from './ownership.js';
 
 export interface Subject {
-  readonly cr: EventTarget;
   readonly owner: Owner;
   readonly log: Logger;
   /** The user every write acts as (per-CR identity); undefined: the operator itself. */
@@ -33,6 +32,8 @@ export interface DriftReport {
   readonly repaired: number;
   /** Objects the API server would not let us restore, with its message. */
   readonly failures: { readonly object: string; readonly message: string }[];
+  /** One per object restored or not: the reconciler records them with the outcome. */
+  readonly events: readonly CrEvent[];
 }
 
 /** A field about to be restored, and the other field manager that wrote the value it replaces. */

@@ -5,7 +5,6 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { describeError, isStatus } from '../k8s/errors.js';
-import type { EventRecorder } from '../k8s/events.js';
 import type { ObjectClient } from '../k8s/objects.js';
 import { mapBounded } from '../runtime/bounded.js';
 import { applyWouldChange, changedFields, changedPaths, driftedPaths, type FieldPath } from './drift.js';
@@ -14,6 +13,7 @@ import { otherManagerOf } from './field-owner.js';
 import { takeOver, type ManagedFieldsEntry } from './field-takeover.js';
 import { renderedBody, type InventoryEntry, type ManifestObject } from './inventory.js';
 import { createdOwnershipPatch, ownershipPatch } from './ownership.js';
+import type { CrEvent } from './outcome.js';
 import type { ReleaseObjectsPort } from './ports.js';
 import type { DesiredObject, DriftReport, RepairPolicy, SeenObjects, Subject } from './release-object-types.js';
 import { objectReadiness, summarizeReadiness, type ObjectReadiness, type ReadinessSummary } from './readiness.js';
@@ -39,7 +39,6 @@ export interface ReleaseObjectsOptions {
   readonly objects: ObjectClient;
   /** undefined when the watch sets watchDependentResources: false; objects are then read with GETs. */
   readonly dependents?: DependentsPort;
-  readonly events: EventRecorder;
   readonly chartName: string;
   readonly onDriftCorrected?: (kind: string) => void;
   /** A fight over a field of an object of `kind` was found (drift-fight.ts). */
@@ -109,6 +108,7 @@ export class ReleaseObjects implements ReleaseObjectsPort {
   async repairDrift(s: Subject, desired: readonly DesiredObject[], policy?: RepairPolicy): Promise<DriftReport> {
     let repaired = 0;
     const failures: DriftReport['failures'] = [];
+    const events: CrEvent[] = [];
     for (const d of desired) {
       let outcome: RepairOutcome;
       try {
@@ -122,15 +122,15 @@ export class ReleaseObjects implements ReleaseObjectsPort {
       if (outcome.kind === 'failed') {
         failures.push({ object: what, message });
         s.log.warn({ object: what, error: message }, 'Drift repair failed');
-        this.o.events.record(s.cr, 'Warning', 'DriftRepairFailed', `Could not restore ${what} to the release manifest: ${message}`);
+        events.push({ type: 'Warning', reason: 'DriftRepairFailed', message: `Could not restore ${what} to the release manifest: ${message}` });
         continue;
       }
       repaired++;
       this.o.onDriftCorrected?.(d.entry.kind);
       s.log.info({ object: what }, 'Drift corrected');
-      this.o.events.record(s.cr, 'Normal', 'DriftCorrected', message);
+      events.push({ type: 'Normal', reason: 'DriftCorrected', message });
     }
-    return { repaired, failures };
+    return { repaired, failures, events };
   }
 
   /** `seen`: objects just read or written (see {@link adopt}); the others come from the cache or a GET. */

@@ -4,32 +4,48 @@
  * whose release is gone gets its last status before its finalizers go, or none when nobody is left
  * to read it.
  */
+import type { CustomResource } from '../k8s/custom-resources.js';
 import { describeError } from '../k8s/errors.js';
 import { lostLeadership } from '../runtime/reconcile.js';
 import { FINALIZERS } from './actions/uninstall.js';
 import type { ActionContext } from './actions/context.js';
 import { ConditionType, Reason } from './conditions.js';
+import type { CrEvent } from './outcome.js';
 import type { CustomResourcesPort } from './ports.js';
 import { redactedError, type Redactor } from './redaction.js';
 import type { StatusDraft } from './status.js';
 
+export interface StatusWriterOptions {
+  readonly crs: Pick<CustomResourcesPort, 'patchStatus' | 'removeFinalizers'>;
+  /** The CR as read: its finalizers, for `release`. */
+  readonly cr: CustomResource;
+  readonly ctx: Pick<ActionContext, 'namespace' | 'name' | 'signal' | 'log' | 'redact'>;
+  readonly draft: StatusDraft;
+  readonly redactor: Redactor;
+  /** The reconcile's one event writer. */
+  readonly record: (event: CrEvent) => void;
+}
+
 export class StatusWriter {
-  constructor(
-    private readonly crs: Pick<CustomResourcesPort, 'patchStatus' | 'removeFinalizers'>,
-    private readonly ctx: ActionContext,
-    readonly draft: StatusDraft,
-    readonly redactor: Redactor,
-  ) {}
+  readonly draft: StatusDraft;
+  readonly redactor: Redactor;
+  readonly #o: StatusWriterOptions;
+
+  constructor(o: StatusWriterOptions) {
+    this.#o = o;
+    this.draft = o.draft;
+    this.redactor = o.redactor;
+  }
 
   /**
-   * Shows a long helm action while it runs, as Flux marks Reconciling before each action; the
+   * Shows a long helm action before it starts, as Flux marks Reconciling before each action; the
    * outcome's write clears it (summarize). Best effort: a status that cannot be written must not
    * keep helm from running.
    */
   async progress(message: string): Promise<void> {
     this.draft.setCondition({ type: ConditionType.Reconciling, status: 'True', reason: Reason.Progressing, message });
     await this.#write().catch((err: unknown) => {
-      this.ctx.log.info({ error: this.ctx.redact(describeError(err)) }, 'Could not mark the CR Reconciling');
+      this.#o.ctx.log.info({ error: this.#o.ctx.redact(describeError(err)) }, 'Could not mark the CR Reconciling');
     });
   }
 
@@ -39,13 +55,12 @@ export class StatusWriter {
    * (Shutting down, the replica still leads: what its cancelled reconcile did is reported.)
    */
   async finish(): Promise<void> {
-    if (lostLeadership(this.ctx.signal)) {
-      this.ctx.log.debug('Reconcile cancelled by lost leadership: status left to the new leader');
+    if (lostLeadership(this.#o.ctx.signal)) {
+      this.#o.ctx.log.debug('Reconcile cancelled by lost leadership: status left to the new leader');
       return;
     }
     await this.#write().catch((err: unknown) => {
-      // Status is where users look; when it cannot be written, an event must say why.
-      this.ctx.event('Warning', 'StatusWriteFailed', describeError(err));
+      this.#writeFailed(err);
       throw redactedError(err, this.redactor);
     });
   }
@@ -57,19 +72,24 @@ export class StatusWriter {
    * cannot be written must not keep the CR from being deleted.
    */
   async release(): Promise<void> {
-    if ((this.ctx.cr.metadata.finalizers ?? []).every((f) => FINALIZERS.includes(f))) this.draft.discard();
+    if ((this.#o.cr.metadata.finalizers ?? []).every((f) => FINALIZERS.includes(f))) this.draft.discard();
     else {
       await this.#write().catch((err: unknown) => {
-        this.ctx.event('Warning', 'StatusWriteFailed', describeError(err));
+        this.#writeFailed(err);
       });
     }
-    await this.crs.removeFinalizers(this.ctx.cr, FINALIZERS);
+    await this.#o.crs.removeFinalizers(this.#o.cr, FINALIZERS);
+  }
+
+  /** Status is where users look; when it cannot be written, an event must say why. */
+  #writeFailed(err: unknown): void {
+    this.#o.record({ type: 'Warning', reason: 'StatusWriteFailed', message: describeError(err) });
   }
 
   async #write(): Promise<void> {
     const patch = this.draft.patch();
     if (Object.keys(patch).length === 0) return;
-    await this.crs.patchStatus(this.ctx.namespace, this.ctx.name, this.redactor.deep(patch));
+    await this.#o.crs.patchStatus(this.#o.ctx.namespace, this.#o.ctx.name, this.redactor.deep(patch));
     this.draft.markWritten();
   }
 }

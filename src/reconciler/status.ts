@@ -159,6 +159,25 @@ function withRemovals(before: unknown, after: unknown): unknown {
   return out;
 }
 
+/**
+ * One change to the owned status, as `summarize` decides it: data, applied by the draft in order
+ * (conditions get their transition time and redaction there, not where they are decided).
+ */
+export type StatusEdit =
+  | { readonly set: ConditionInput }
+  | { readonly remove: string }
+  | { readonly release: DeployedRelease | undefined; readonly inventory: InventoryEntry[] | undefined }
+  | { readonly failedAttempts: FailedAttempts | undefined }
+  | { readonly driftRepairFailures: DriftRepairFailures | undefined }
+  | { readonly driftFights: DriftFights | undefined }
+  /** undefined: left as it is (a CR read without a generation). */
+  | { readonly observedGeneration: number | undefined };
+
+/** Pure: the failed attempts after one more failure of `fingerprint`; a new fingerprint starts again at 1. */
+export function countFailure(prior: FailedAttempts | undefined, fingerprint: string): FailedAttempts {
+  return { fingerprint, count: prior?.fingerprint === fingerprint ? prior.count + 1 : 1 };
+}
+
 export class StatusDraft {
   #written: HelmStatus;
   #next: HelmStatus;
@@ -195,12 +214,22 @@ export class StatusDraft {
     else this.#next.inventory = inventory;
   }
 
-  /** Counts a failed install or upgrade of `fingerprint`; a new fingerprint starts again at 1. */
-  recordFailure(fingerprint: string): number {
-    const prior = this.#next.failedAttempts;
-    const count = prior?.fingerprint === fingerprint ? prior.count + 1 : 1;
-    this.#next.failedAttempts = { fingerprint, count };
-    return count;
+  /** Applies what `summarize` decided, in its order. */
+  apply(edits: readonly StatusEdit[]): void {
+    for (const e of edits) {
+      if ('set' in e) this.setCondition(e.set);
+      else if ('remove' in e) this.removeCondition(e.remove);
+      else if ('release' in e) this.setRelease(e.release, e.inventory);
+      else if ('observedGeneration' in e) this.setObservedGeneration(e.observedGeneration);
+      else if ('failedAttempts' in e) {
+        if (e.failedAttempts === undefined) delete this.#next.failedAttempts;
+        else this.#next.failedAttempts = e.failedAttempts;
+      } else if ('driftRepairFailures' in e) {
+        if (e.driftRepairFailures === undefined) delete this.#next.driftRepairFailures;
+        else this.#next.driftRepairFailures = e.driftRepairFailures;
+      } else if (e.driftFights === undefined || e.driftFights.fields.length === 0) delete this.#next.driftFights;
+      else this.#next.driftFights = e.driftFights;
+    }
   }
 
   /**
@@ -213,30 +242,12 @@ export class StatusDraft {
     if (prior?.fingerprint === from) this.#next.failedAttempts = { fingerprint: to, count: prior.count };
   }
 
-  clearFailures(): void {
-    delete this.#next.failedAttempts;
-  }
-
-  setDriftRepairFailures(failures: DriftRepairFailures): void {
-    this.#next.driftRepairFailures = failures;
+  setObservedGeneration(generation: number | undefined): void {
+    if (generation !== undefined) this.#next.observedGeneration = generation;
   }
 
   setRollout(rollout: RolloutStatus): void {
     this.#next.rollout = rollout;
-  }
-
-  clearDriftRepairFailures(): void {
-    delete this.#next.driftRepairFailures;
-  }
-
-  /** undefined: nothing was restored after another manager's write (or repair starts afresh). */
-  setDriftFights(fights: DriftFights | undefined): void {
-    if (fights === undefined || fights.fields.length === 0) delete this.#next.driftFights;
-    else this.#next.driftFights = fights;
-  }
-
-  setObservedGeneration(generation: number | undefined): void {
-    if (generation !== undefined) this.#next.observedGeneration = generation;
   }
 
   /** What to send so the server holds the draft; empty when it already does. */

@@ -41,6 +41,8 @@ export interface TestKind {
 }
 
 export const NGINX: TestKind = { group: 'example.com', version: 'v1alpha1', kind: 'Nginx', plural: 'nginxes' };
+/** The kind of test/fixtures/charts/slow-upgrade: pre-upgrade hook Jobs, about a second each; installs are fast. */
+export const SLOW_UPGRADE: TestKind = { group: 'prod.helm-operator.example.com', version: 'v1', kind: 'SlowUpgrade', plural: 'slowupgrades' };
 
 /** Installs the CRD of `kind` (status subresource, schemaless spec) unless it exists, and waits until it is served. */
 export async function ensureCrd(kc: KubeConfig, kind: TestKind): Promise<void> {

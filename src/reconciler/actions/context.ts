@@ -4,13 +4,13 @@
  * throw is unexpected (an API error) and ends the reconcile as a ReconcileError.
  */
 import type { Watch } from '../../config/watch.js';
-import type { CustomResource } from '../../k8s/custom-resources.js';
 import { lostLeadership } from '../../runtime/reconcile.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { ReleaseAnnotations } from '../annotations.js';
 import { Reason } from '../conditions.js';
 import type { HelmFailure, HelmPort, ReleaseRequest } from '../helm-port.js';
-import type { Outcome } from '../outcome.js';
+import { withEvents, type CrEvent, type Outcome } from '../outcome.js';
+import type { Owner } from '../ownership.js';
 import { stampOwnership } from '../render-ownership.js';
 import type { ManifestsPort, ReleaseObjectsPort, ReleaseStoragePort } from '../ports.js';
 import type { Subject as ObjectsSubject } from '../release-object-types.js';
@@ -34,33 +34,47 @@ export interface Desired {
   readonly labels: Readonly<Record<string, string>>;
 }
 
+/**
+ * Each fact about the CR has one way in: its key (namespace, name, uid) and generation, its
+ * annotations and status as parsed, and the watch's group, version and kind for what it owns
+ * (ownerOf). Actions record no events: what they did travels on the Outcome they return.
+ */
 export interface ActionContext {
-  readonly cr: CustomResource;
   readonly namespace: string;
   readonly name: string;
   /** The CR instance: a CR deleted and created again under its name has a new UID. */
   readonly uid: string;
+  readonly generation: number | undefined;
   readonly annotations: ReleaseAnnotations;
   /** The CR's status as this reconcile found it. */
   readonly status: Readonly<HelmStatus>;
   readonly signal: AbortSignal;
   readonly log: Logger;
-  /** helm, acting as the watch's ServiceAccount when it names one. */
+  /** Hides sensitive values in text meant for logs (API server errors quote values). */
+  redact(text: string): string;
+  /** The user helm and every write act as (the watch's ServiceAccount); undefined: the operator itself. */
+  readonly identity: string | undefined;
+  /** helm, acting as `identity`. */
   readonly helm: HelmPort;
   readonly storage: ReleaseStoragePort;
   readonly objects: ReleaseObjectsPort;
-  /** The CR as owner of the release's objects, for ReleaseObjects. */
-  readonly subject: ObjectsSubject;
   readonly manifests: ManifestsPort;
-  readonly watch: Pick<Watch, 'chart' | 'overrideValues' | 'confineToNamespace' | 'allowClusterScoped' | 'dryRunOption' | 'driftIgnore' | 'allowDriftIgnoreAnnotation'>;
+  readonly watch: Pick<Watch, 'group' | 'version' | 'kind' | 'chart' | 'overrideValues' | 'confineToNamespace' | 'allowClusterScoped' | 'dryRunOption' | 'driftIgnore' | 'allowDriftIgnoreAnnotation'>;
   readonly isNamespaced: (apiVersion: string, kind: string) => Promise<boolean>;
   readonly describeHelmError: (err: unknown) => HelmFailure;
   /** Mask values in OverrideValuesInUse events (`--suppress-override-values`). */
   readonly suppressOverrideValues: boolean;
-  /** Records an event about the CR; sensitive values are hidden on the way. */
-  event(type: 'Normal' | 'Warning', reason: string, message: string): void;
-  /** Hides sensitive values in text meant for logs. */
-  redact(text: string): string;
+}
+
+/** The CR as owner of the release's objects. */
+export function ownerOf(ctx: Pick<ActionContext, 'watch' | 'namespace' | 'name' | 'uid'>): Owner {
+  const { group, version, kind } = ctx.watch;
+  return { apiVersion: group === '' ? version : `${group}/${version}`, kind, group, namespace: ctx.namespace, name: ctx.name, uid: ctx.uid };
+}
+
+/** Who acts on the release's objects, and for which CR (ReleaseObjectsPort). */
+export function subjectOf(ctx: ActionContext): ObjectsSubject {
+  return { owner: ownerOf(ctx), log: ctx.log, identity: ctx.identity, redact: (text) => ctx.redact(text) };
 }
 
 /** The chart, values and release labels of an install or upgrade (and of the pre-flight render). */
@@ -70,7 +84,7 @@ export function releaseRequest(ctx: ActionContext, desired: Desired): ReleaseReq
 
 /** The install or upgrade helm is asked for: its objects rendered owned by the CR (render-ownership.ts). */
 export function applyRequest(ctx: ActionContext, desired: Desired): ReleaseRequest {
-  const stamp = { owner: ctx.subject.owner, chartName: ctx.watch.chart.name, namespace: ctx.namespace, isNamespaced: ctx.isNamespaced };
+  const stamp = { owner: ownerOf(ctx), chartName: ctx.watch.chart.name, namespace: ctx.namespace, isNamespaced: ctx.isNamespaced };
   return { ...releaseRequest(ctx, desired), postRender: (manifest) => stampOwnership(manifest, stamp) };
 }
 
@@ -126,10 +140,15 @@ export function cleanupSignal(ctx: ActionContext): AbortSignal {
   return ctx.signal.aborted ? AbortSignal.timeout(SHUTDOWN_CLEANUP_MS) : ctx.signal;
 }
 
-/** One Warning event per watches.yaml override, as operator-sdk records before each install or upgrade. */
-export function overrideEvents(ctx: ActionContext): void {
-  for (const [key, value] of Object.entries(ctx.watch.overrideValues)) {
+/**
+ * One Warning event per watches.yaml override, as operator-sdk records for each install or
+ * upgrade: on the outcome of one helm ran (not of one refused before it, nor cancelled by lost leadership).
+ */
+export function withOverrideEvents(ctx: ActionContext, outcome: Outcome): Outcome {
+  if (outcome.kind === 'cancelled') return outcome;
+  const events = Object.entries(ctx.watch.overrideValues).map(([key, value]): CrEvent => {
     const shown = ctx.suppressOverrideValues ? '****' : value;
-    ctx.event('Warning', 'OverrideValuesInUse', `Chart value "${key}" overridden to "${shown}" by operator's watches.yaml`);
-  }
+    return { type: 'Warning', reason: 'OverrideValuesInUse', message: `Chart value "${key}" overridden to "${shown}" by operator's watches.yaml` };
+  });
+  return withEvents(outcome, events);
 }

@@ -3,24 +3,23 @@
  * from the install or upgrade; fetched from helm only after a restart), drift is repaired unless
  * the CR turns that off, and readiness is summarised.
  */
-import { ANNOTATIONS } from '../annotations.js';
 import { countFailedRepair, driftRepairStopped } from '../drift-budget.js';
 import { annotationRules, rulesFingerprint } from '../drift-ignore.js';
 import { DriftRepairPolicy } from '../drift-policy.js';
-import type { DriftFieldsReport, DriftResult, Outcome } from '../outcome.js';
+import type { CrEvent, DriftFieldsReport, DriftResult, Outcome } from '../outcome.js';
 import type { DesiredObject } from '../release-object-types.js';
 import type { ReleaseRecord } from '../state.js';
 import type { DeployedRelease } from '../status.js';
-import type { ActionContext } from './context.js';
+import { subjectOf, type ActionContext } from './context.js';
 import { deployedRelease, entriesOf } from './deployment.js';
 
 export async function correctDrift(ctx: ActionContext, deployed: ReleaseRecord): Promise<Outcome> {
   const { objects, release } = await deployedObjects(ctx, deployed);
-  const fromCR = annotationRules(ctx.cr.metadata.annotations?.[ANNOTATIONS.driftIgnore], ctx.watch.allowDriftIgnoreAnnotation === true);
+  const fromCR = annotationRules(ctx.annotations.driftIgnore, ctx.watch.allowDriftIgnoreAnnotation === true);
   const rules = [...(ctx.watch.driftIgnore ?? []), ...fromCR.rules];
-  const key = { revision: deployed.revision, generation: ctx.cr.metadata.generation, rules: rulesFingerprint(rules) };
+  const key = { revision: deployed.revision, generation: ctx.generation, rules: rulesFingerprint(rules) };
   const policy = new DriftRepairPolicy(rules, ctx.status.driftFights, key);
-  const drift: DriftResult = ctx.annotations.driftRepair ? await repair(ctx, deployed.revision, objects, policy) : { kind: 'settled' };
+  const { drift, events } = ctx.annotations.driftRepair ? await repair(ctx, deployed.revision, objects, policy) : { drift: { kind: 'settled' } as const, events: [] };
   const fields: DriftFieldsReport = {
     fights: ctx.annotations.driftRepair ? policy.fights : undefined,
     declared: policy.declared,
@@ -30,10 +29,10 @@ export async function correctDrift(ctx: ActionContext, deployed: ReleaseRecord):
   const quiet = fields.fights?.fields.length === 0 && fromCR.problem === undefined && ctx.status.driftFights === undefined;
   // After the repair: a recreated object needs its owner and chart label at once, or its own
   // events would not be routed back here until the next periodic reconcile.
-  const seen = await ctx.objects.adopt(ctx.subject, objects);
+  const seen = await ctx.objects.adopt(subjectOf(ctx), objects);
   const ready = await ctx.objects.readiness(objects, seen);
   const deployment = { ...(release === undefined ? {} : { release }), inventory: entriesOf(objects), ready };
-  return { kind: 'in-sync', revision: deployed.revision, deployment, drift, ...(quiet ? {} : { fields }) };
+  return { kind: 'in-sync', revision: deployed.revision, deployment, drift, ...(quiet ? {} : { fields }), ...(events.length === 0 ? {} : { events }) };
 }
 
 /** The deployed revision's objects: kept from this CR instance's last install or upgrade, else read from helm. */
@@ -48,14 +47,16 @@ async function deployedObjects(ctx: ActionContext, deployed: ReleaseRecord): Pro
 /**
  * What the API server refuses is retried with backoff up to the retry budget (drift-budget.ts);
  * the pass that spends it says so once, and repair then stops until an upgrade or a spec change.
+ * `events`: one per object restored or not.
  */
-async function repair(ctx: ActionContext, revision: number, objects: readonly DesiredObject[], policy: DriftRepairPolicy): Promise<DriftResult> {
-  const key = { revision, generation: ctx.cr.metadata.generation };
-  if (driftRepairStopped(ctx.status.driftRepairFailures, key)) return { kind: 'stopped' };
-  const report = await ctx.objects.repairDrift(ctx.subject, objects, policy);
-  if (report.failures.length === 0) return { kind: 'settled' };
+async function repair(ctx: ActionContext, revision: number, objects: readonly DesiredObject[], policy: DriftRepairPolicy): Promise<{ drift: DriftResult; events: readonly CrEvent[] }> {
+  const key = { revision, generation: ctx.generation };
+  if (driftRepairStopped(ctx.status.driftRepairFailures, key)) return { drift: { kind: 'stopped' }, events: [] };
+  const { failures, events } = await ctx.objects.repairDrift(subjectOf(ctx), objects, policy);
+  if (failures.length === 0) return { drift: { kind: 'settled' }, events };
   const { record, exhausted } = countFailedRepair(ctx.status.driftRepairFailures, key);
-  const summary = report.failures.map((f) => `${f.object}: ${f.message}`).join('; ');
-  if (!exhausted) return { kind: 'failing', record, summary };
-  return { kind: 'exhausted', record, message: `Drift repair of revision ${revision} failed ${record.count} times; it stays stopped until an upgrade or a spec change: ${summary}` };
+  const summary = failures.map((f) => `${f.object}: ${f.message}`).join('; ');
+  if (!exhausted) return { drift: { kind: 'failing', record, summary }, events };
+  const message = `Drift repair of revision ${revision} failed ${record.count} times; it stays stopped until an upgrade or a spec change: ${summary}`;
+  return { drift: { kind: 'exhausted', record, message }, events };
 }

@@ -6,11 +6,11 @@ import type { ReleaseInfo } from '../helm-port.js';
 import type { Deployment } from '../outcome.js';
 import type { DesiredObject } from '../release-object-types.js';
 import type { DeployedRelease } from '../status.js';
-import type { ActionContext } from './context.js';
+import { subjectOf, type ActionContext } from './context.js';
 
 export async function deploymentOf(ctx: ActionContext, release: ReleaseInfo, options: { readonly created: boolean }): Promise<Deployment & { release: DeployedRelease }> {
   const objects = await ctx.manifests.remember(ctx.name, ctx.uid, release);
-  const seen = await ctx.objects.adopt(ctx.subject, objects, { created: options.created });
+  const seen = await ctx.objects.adopt(subjectOf(ctx), objects, { created: options.created });
   return { release: deployedRelease(release), inventory: entriesOf(objects), ready: await ctx.objects.readiness(objects, seen) };
 }
 

@@ -2,7 +2,7 @@
 import { Reason } from '../conditions.js';
 import type { ReleaseInfo } from '../helm-port.js';
 import type { Outcome } from '../outcome.js';
-import { failureOf, helmStep, overrideEvents, applyRequest, type ActionContext, type Desired } from './context.js';
+import { failureOf, helmStep, applyRequest, withOverrideEvents, type ActionContext, type Desired } from './context.js';
 import { deploymentOf } from './deployment.js';
 import { checkConfinement } from './preflight.js';
 import { removeFailedInstall } from './remediate.js';
@@ -22,7 +22,6 @@ export async function install(ctx: ActionContext, desired: Desired, options: { r
   }
   const refused = await checkConfinement(ctx, desired, Reason.InstallError);
   if (refused !== undefined) return refused;
-  overrideEvents(ctx);
   let release: ReleaseInfo;
   try {
     release = await ctx.helm.install(applyRequest(ctx, desired));
@@ -30,7 +29,7 @@ export async function install(ctx: ActionContext, desired: Desired, options: { r
     if (options.presumedAbsent === true && ctx.describeHelmError(err).nameInUse === true && !ctx.signal.aborted) return undefined;
     const outcome = failureOf(ctx, err, { reason: Reason.InstallError, event: 'InstallFailed', notDeployed: true, counts: desired });
     if (outcome.kind !== 'cancelled') await removeFailedInstall(ctx);
-    return outcome;
+    return withOverrideEvents(ctx, outcome);
   }
-  return { kind: 'installed', deployment: await deploymentOf(ctx, release, { created: true }), notes: release.notes };
+  return withOverrideEvents(ctx, { kind: 'installed', deployment: await deploymentOf(ctx, release, { created: true }), notes: release.notes });
 }

@@ -3,6 +3,7 @@
  * helm accepts: a failed install's release is removed (helm#3338), a failed upgrade is rolled back
  * to the revision that was serving.
  */
+import type { CrEvent } from '../outcome.js';
 import type { ReleaseRecord } from '../state.js';
 import { cleanupSignal, type ActionContext } from './context.js';
 
@@ -20,12 +21,13 @@ export async function removeFailedInstall(ctx: ActionContext): Promise<void> {
  * fields where a plain rollback works (operator-sdk#6494, helm-operator-plugins#421): it falls
  * back to a plain one instead of leaving the release failed. A new revision that is deployed is no
  * failure: a cancelled helm that finished its upgrade anyway must not be undone (ADR 0036).
+ * Resolves to the event that says what was done, if anything was.
  */
-export async function rollbackFailedUpgrade(ctx: ActionContext, before: ReleaseRecord): Promise<void> {
+export async function rollbackFailedUpgrade(ctx: ActionContext, before: ReleaseRecord): Promise<CrEvent[]> {
   const records = await ctx.storage.records(ctx.namespace, ctx.name);
   const latest = records.reduce<ReleaseRecord | undefined>((a, r) => (a === undefined || r.revision > a.revision ? r : a), undefined);
-  if (latest === undefined || latest.revision <= before.revision || latest.status === 'deployed') return;
-  if (!(before.status === 'deployed' || before.status === 'superseded')) return;
+  if (latest === undefined || latest.revision <= before.revision || latest.status === 'deployed') return [];
+  if (!(before.status === 'deployed' || before.status === 'superseded')) return [];
   const attempts = ctx.annotations.rollbackForce ? [true, false] : [false];
   const errors: string[] = [];
   const signal = cleanupSignal(ctx);
@@ -33,11 +35,10 @@ export async function rollbackFailedUpgrade(ctx: ActionContext, before: ReleaseR
     try {
       await ctx.helm.rollback({ release: ctx.name, namespace: ctx.namespace, revision: before.revision, force, signal });
       const how = force ? '' : errors.length > 0 ? ' without force, after the forced rollback failed' : '';
-      ctx.event('Warning', 'RollbackSuccessful', `Rolled release ${ctx.name} back to revision ${before.revision}${how}`);
-      return;
+      return [{ type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${ctx.name} back to revision ${before.revision}${how}` }];
     } catch (err) {
       errors.push(ctx.describeHelmError(err).summary);
     }
   }
-  ctx.event('Warning', 'RollbackFailed', `Rollback of ${ctx.name} to revision ${before.revision} failed: ${errors.join('; then: ')}`);
+  return [{ type: 'Warning', reason: 'RollbackFailed', message: `Rollback of ${ctx.name} to revision ${before.revision} failed: ${errors.join('; then: ')}` }];
 }

@@ -6,14 +6,13 @@
  */
 import type { CachedCustomResource } from '../../k8s/custom-resources.js';
 import { describeError } from '../../k8s/errors.js';
-import type { EventRecorder } from '../../k8s/events.js';
 import { boundedRunner } from '../../runtime/bounded.js';
 import { lostLeadership, type ControllerHandle } from '../../runtime/reconcile.js';
 import { parseReleaseAnnotations } from '../annotations.js';
 import { Reason } from '../conditions.js';
 import type { InventoryEntry } from '../inventory.js';
 import { ownsRelease, type ReleaseOwner } from '../observe.js';
-import type { Outcome } from '../outcome.js';
+import { withEvents, type CrEvent, type Outcome } from '../outcome.js';
 import type { CustomResourcesPort, ObjectReaderPort } from '../ports.js';
 import { releaseNameProblem } from '../release-name.js';
 import { uninstallBatchSize } from '../uninstall-batch-size.js';
@@ -39,7 +38,6 @@ const PEER_WRITES_IN_FLIGHT = 4;
 export interface UninstallerOptions {
   readonly owner: ReleaseOwner;
   readonly crs: Pick<CustomResourcesPort, 'removeFinalizers'>;
-  readonly events: EventRecorder;
   /** Reads the release's objects, for uninstall-wait. */
   readonly objects: ObjectReaderPort;
   /** Drops what the reconciler keeps about a CR whose release is gone. */
@@ -63,17 +61,19 @@ export class Uninstaller implements UninstallPort {
   /**
    * Uninstalls the CR's release unless it is not ours or already gone; with uninstall-wait, then
    * waits for its objects. `uninstall-held` while another CR's batch holds it: that batch queues
-   * this CR again when it ends, and this worker is free for other CRs meanwhile.
+   * this CR again when it ends, and this worker is free for other CRs meanwhile. The outcome
+   * carries the events of the peers a batch finished, whatever became of this CR's own release.
    */
   async run(ctx: ActionContext, controller: ControllerHandle): Promise<Outcome> {
     if (this.isHeld(ctx.namespace, ctx.name)) return { kind: 'uninstall-held' };
+    const peers: CrEvent[] = [];
     const gone = await this.#claims.finalizing(`${ctx.namespace}/${ctx.name}`, async (): Promise<Gone | Outcome> =>
       // A release this CR never owned (ADR 0042) is left as it is: the finalizer just goes.
-      (await ownsRelease(ctx, this.o.owner, ctx)) ? await this.#uninstall(ctx, controller) : { found: false },
+      (await ownsRelease(ctx, this.o.owner, ctx)) ? await this.#uninstall(ctx, controller, peers) : { found: false },
     );
-    if ('kind' in gone) return gone;
+    if ('kind' in gone) return withEvents(gone, peers);
     const remaining = ctx.annotations.uninstallWait ? await this.#remaining(ctx.status.inventory ?? []) : [];
-    return { kind: 'uninstalled', found: gone.found, remaining };
+    return withEvents({ kind: 'uninstalled', found: gone.found, remaining }, peers);
   }
 
   /**
@@ -84,10 +84,10 @@ export class Uninstaller implements UninstallPort {
    * stops), this CR's release is uninstalled alone, with its own error, and every peer whose
    * release is still there does its own in its reconcile.
    */
-  async #uninstall(ctx: ActionContext, controller: ControllerHandle): Promise<Gone | Outcome> {
+  async #uninstall(ctx: ActionContext, controller: ControllerHandle, peerEvents: CrEvent[]): Promise<Gone | Outcome> {
     const batch = this.#claimPeers(ctx, controller);
     try {
-      return await this.#uninstallWith(ctx, controller, batch);
+      return await this.#uninstallWith(ctx, controller, batch, peerEvents);
     } finally {
       // Whatever ended this reconcile, no peer waits forever and no claim outlives the batch; each
       // peer still here is reconciled again and finds its release as it is.
@@ -95,7 +95,7 @@ export class Uninstaller implements UninstallPort {
     }
   }
 
-  async #uninstallWith(ctx: ActionContext, controller: ControllerHandle, batch: Batch): Promise<Gone | Outcome> {
+  async #uninstallWith(ctx: ActionContext, controller: ControllerHandle, batch: Batch, peerEvents: CrEvent[]): Promise<Gone | Outcome> {
     const peers = await this.#ownedPeers(ctx, controller, batch);
     const single = async (): Promise<Gone | Outcome> => {
       try {
@@ -108,7 +108,7 @@ export class Uninstaller implements UninstallPort {
     const finishing = new Map<string, Promise<void>>();
     const gate = boundedRunner(PEER_WRITES_IN_FLIGHT);
     const finish = (name: string): void => {
-      if (peers.includes(name) && !finishing.has(name)) finishing.set(name, gate(() => this.#completePeer(ctx, controller, name, batch)));
+      if (peers.includes(name) && !finishing.has(name)) finishing.set(name, gate(() => this.#completePeer(ctx, controller, name, { batch, events: peerEvents })));
     };
     const ok = await this.#batchUninstall(ctx, peers, finish);
     // After a success every peer's release is gone, whether or not helm's output said so.
@@ -149,17 +149,18 @@ export class Uninstaller implements UninstallPort {
   }
 
   /**
-   * For a peer whose release the batch uninstalled, reports the uninstall and does what its own
+   * For a peer whose release the batch uninstalled, notes its event and does what its own
    * reconcile would do next, from the cache and without reading it again: removes the finalizer.
    * That only where nobody reads a status afterwards (no other finalizer, no uninstall-wait); the
    * others, and any whose write fails, are left to their own reconcile after the batch, which
    * finds the release gone in storage (the claim keeps it from running before the batch ends).
    */
-  async #completePeer(ctx: ActionContext, controller: ControllerHandle, name: string, batch: Batch): Promise<void> {
+  async #completePeer(ctx: ActionContext, controller: ControllerHandle, name: string, of: { readonly batch: Batch; readonly events: CrEvent[] }): Promise<void> {
+    const { batch, events } = of;
     const cr = controller.cache.get(ctx.namespace, name) as CachedCustomResource | undefined;
     // Only the instance the batch claimed: another CR that took the name has a release of its own.
     if (cr !== undefined && batch.holds(name, cr.metadata.uid) && !lostLeadership(ctx.signal)) {
-      this.o.events.record(cr, 'Normal', Reason.UninstallSuccessful, `Uninstalled release ${name}`);
+      events.push({ type: 'Normal', reason: Reason.UninstallSuccessful, message: `Uninstalled release ${name}`, about: cr });
       const finalizers = cr.metadata.finalizers ?? [];
       if (finalizers.every((f) => FINALIZERS.includes(f)) && !parseReleaseAnnotations(cr.metadata.annotations).uninstallWait) {
         try {

@@ -6,10 +6,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadWatches } from '../../../src/config/watches.js';
 import { ReleaseStorage } from '../../../src/helm/storage.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
+import { CRs, ensureCrd, fixtureChart, startOperator, SLOW_UPGRADE as SLOW, type RunningOperator } from '../../support/operator.js';
 
-/** test/fixtures/charts/slow-upgrade: pre-upgrade hook Jobs, about a second each; installs are fast. */
-const SLOW: TestKind = { group: 'prod.helm-operator.example.com', version: 'v1', kind: 'SlowUpgrade', plural: 'slowupgrades' };
 /** How long the restarted controller lets its reconciles run before cancelling them (then 5 s more). */
 const STOP_TIMEOUT_MS = 3_000;
 /** Enough hook Jobs (about a second each) that the upgrade outlives the controller's stop. */

@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReleaseStorage } from '../../../src/helm/storage.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { CRs, ensureCrd, fixtureChart, type TestKind } from '../../support/operator.js';
+import { CRs, ensureCrd, fixtureChart, SLOW_UPGRADE as SLOW } from '../../support/operator.js';
 import { killAll, spawnOperator, watchEntry, watchesFile } from './support.js';
-
-/** A kind whose chart runs ~6 s of pre-upgrade hook Jobs (test/fixtures/charts/slow-upgrade); installs are fast. */
-const SLOW: TestKind = { group: 'prod.helm-operator.example.com', version: 'v1', kind: 'SlowUpgrade', plural: 'slowupgrades' };
 
 describe('graceful shutdown during a helm upgrade', () => {
   const kc = testKubeConfig();

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { TerminalError } from '../../../src/runtime/reconcile.js';
 import type { Condition } from '../../../src/reconciler/conditions.js';
 import { MAX_FAILED_ATTEMPTS } from '../../../src/reconciler/next-action.js';
-import { HELM_EXIT_POLL_MS, ReportedError, summarize, UNINSTALL_WAIT_POLL_MS, type Deployment, type Outcome, type SummaryInput } from '../../../src/reconciler/outcome.js';
+import { HELM_EXIT_POLL_MS, ReportedError, UNINSTALL_WAIT_POLL_MS, type Deployment, type Outcome, type Summary, type SummaryInput } from '../../../src/reconciler/outcome.js';
+import { summarize as decide } from '../../../src/reconciler/summarize.js';
 import { StatusDraft, type DeployedRelease } from '../../../src/reconciler/status.js';
 
 const T0 = '2026-01-01T00:00:00.000Z';
@@ -14,6 +15,12 @@ const inventory = [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'demo
 const ready: Deployment['ready'] = { status: 'True', reason: 'Ready', message: '1/1 ready', ready: 1, total: 1 };
 const cond = (type: string, status: Condition['status'], reason = 'R', message = ''): Condition => ({ type, status, reason, message, lastTransitionTime: T0 });
 
+/** `summarize`, its status edits applied to `d` as the reconciler applies them: the assertions read the draft. */
+const summarize = (d: StatusDraft, outcome: Outcome, i: SummaryInput): Omit<Summary, 'status'> => {
+  const { status, ...rest } = decide(d.current, outcome, i);
+  d.apply(status);
+  return rest;
+};
 const draft = (status: Record<string, unknown> = {}): StatusDraft => new StatusDraft({ conditions: [], ...status }, now);
 const conditions = (d: StatusDraft): Record<string, { status: string; reason: string; message: string }> =>
   Object.fromEntries(d.current.conditions.map((c) => [c.type, { status: c.status, reason: c.reason, message: c.message }]));
@@ -217,5 +224,27 @@ describe('summarize', () => {
     expect(conditions(d).Initialized).toBeUndefined();
     expect(conditions(d).Stalled?.status).toBe('True');
     expect(conditions(d).ReleaseFailed).toStrictEqual({ status: 'True', reason: 'UninstallError', message: 'boom' });
+  });
+
+  it('is pure: decides from the status as found, changes nothing of it, and says what to change', () => {
+    const found = draft({ failedAttempts: { fingerprint: FP, count: 1 }, conditions: [cond('Drifted', 'False', 'DriftIgnoreRefused', 'bad rule')] }).current;
+    const before = structuredClone(found);
+    const outcomes: Outcome[] = [
+      helmFailed({ fingerprint: FP }),
+      { kind: 'in-sync', revision: 3, deployment: { inventory, ready }, drift: { kind: 'settled' }, fields: { fights: undefined, declared: [], refused: 'bad rule' } },
+      { kind: 'installed', deployment: { release, inventory, ready }, notes: '' },
+    ];
+    const decided = outcomes.map((o) => decide(Object.freeze(found), o, input));
+    expect(found).toStrictEqual(before);
+    expect(decided[0]?.status).toContainEqual({ failedAttempts: { fingerprint: FP, count: 2 } });
+    // The refused annotation was said already (the condition as found): no second event.
+    expect(decided[1]?.events).toStrictEqual([]);
+    expect(decided[2]?.status).toContainEqual({ observedGeneration: 3 });
+  });
+
+  it('puts the events an outcome carries before its own', () => {
+    const carried = { type: 'Warning' as const, reason: 'RollbackSuccessful', message: 'Rolled release web back to revision 1' };
+    const s = decide(draft().current, { ...helmFailed(), events: [carried] }, input);
+    expect(s.events).toStrictEqual([carried, { type: 'Warning', reason: 'UpgradeFailed', message: 'boom' }]);
   });
 });

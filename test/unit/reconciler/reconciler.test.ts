@@ -21,7 +21,7 @@ import { keepMetadataOnly } from '../../../src/runtime/informer.js';
 import type { Result } from '../../../src/runtime/reconcile.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 import { watchOf } from '../../support/watch.js';
-import { CHART, describeHelmError, FakeController, FakeHelm, FakeHelmError, FakeObjects, FakeStorage, fakeIsNamespaced, record, type RecordedEvent } from './actions/fakes.js';
+import { CHART, describeHelmError, FakeController, FakeHelm, FakeHelmError, FakeObjects, FakeStorage, fakeIsNamespaced, record } from './actions/fakes.js';
 
 const NS = 'apps';
 const NAME = 'web';
@@ -95,10 +95,13 @@ class FakeCustomResources implements CustomResourcesPort {
   }
 }
 
+/** The events recorded, as `{type, reason, message}`; `about`: the name of each event's CR. */
 class RecordingEvents implements EventRecorder {
-  readonly events: RecordedEvent[] = [];
-  record(_target: EventTarget, type: EventType, reason: string, message: string): void {
+  readonly events: { readonly type: EventType; readonly reason: string; readonly message: string }[] = [];
+  readonly about: string[] = [];
+  record(target: EventTarget, type: EventType, reason: string, message: string): void {
     this.events.push({ type, reason, message });
+    this.about.push(target.metadata?.name ?? '?');
   }
 }
 
@@ -114,7 +117,7 @@ class FakeValuesSources implements ValuesSourcePort {
 
 const noObjects: ObjectReaderPort = { get: (_ref: ObjectRef) => Promise.resolve(undefined) };
 
-function setup() {
+function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']> } = {}) {
   const storage = new FakeStorage();
   const helm = new FakeHelm(storage);
   const objects = new FakeObjects();
@@ -128,9 +131,9 @@ function setup() {
     manifests.forget(namespace, name);
     forgotten.push(`${namespace}/${name}`);
   };
-  const uninstaller = new Uninstaller({ owner: releaseOwnerOf(WATCH), crs, events: recorder, objects: noObjects, forget });
+  const uninstaller = new Uninstaller({ owner: releaseOwnerOf(WATCH), crs, objects: noObjects, forget });
   const reconciler = new HelmReconciler({
-    watch: WATCH,
+    watch: { ...WATCH, ...o.watch },
     crs,
     helm,
     storage,
@@ -275,5 +278,71 @@ describe('HelmReconciler', () => {
     await t.reconcile();
     expect(t.helm.callsOf('install')[0]?.values).toEqual({ replicas: 2, auth: { password: 's3cret' } });
     expect(t.valuesSources.reads).toEqual(['Secret/db as operator']);
+  });
+
+  describe('events: all from the outcome, recorded on the way out', () => {
+    const owned = (fingerprint: string): Record<string, string> => ({ [RELEASE_LABELS.ownerKind]: OWNER_KIND, [RELEASE_LABELS.fingerprint]: fingerprint });
+    /** The events recorded while helm ran, as counts: none, as every event waits for the outcome. */
+    const recordedDuringHelm = (t: ReturnType<typeof setup>): number[] => {
+      const seen: number[] = [];
+      t.helm.during = () => {
+        seen.push(t.events.length);
+      };
+      return seen;
+    };
+    const reasons = (t: ReturnType<typeof setup>): string[] => t.events.map((e) => `${e.type} ${e.reason}`);
+
+    it('an install: a bad annotation, the watch\'s overrides, then the install', async () => {
+      const t = setup({ watch: { overrideValues: { 'image.tag': 'v2' } } });
+      t.cr({ finalizers: [FINALIZER], annotations: { 'helm.sdk.operatorframework.io/upgrade-force': 'maybe' } });
+      const during = recordedDuringHelm(t);
+      await t.reconcile();
+      expect(during).toEqual([0]);
+      expect(reasons(t)).toEqual(['Warning InvalidAnnotation', 'Warning OverrideValuesInUse', `Normal ${Reason.InstallSuccessful}`]);
+    });
+
+    it('an unlock and the upgrade after it', async () => {
+      const t = setup();
+      t.cr({ finalizers: [FINALIZER], status: { deployedRelease: { name: NAME, namespace: NS, revision: 1, chart: CHART.name, chartVersion: CHART.version } } });
+      t.storage.set(NS, NAME, [record(1, 'deployed', owned('before')), record(2, 'pending-upgrade', owned('before'))]);
+      t.helm.release = { ...t.helm.release, revision: 4 };
+      const during = recordedDuringHelm(t);
+      await t.reconcile();
+      expect(t.helm.methods()).toEqual(['rollback', 'upgrade']);
+      expect(during).toEqual([0, 0]);
+      expect(reasons(t)).toEqual(['Warning ReleaseUnlocked', `Normal ${Reason.UpgradeSuccessful}`]);
+    });
+
+    it('a failed upgrade of the fleet: the rollback, the rollout\'s failure, then the upgrade\'s', async () => {
+      const t = setup();
+      t.cr({ finalizers: [FINALIZER], status: { deployedRelease: { name: NAME, namespace: NS, revision: 1, chart: CHART.name, chartVersion: CHART.version } } });
+      t.storage.set(NS, NAME, [record(1, 'deployed', owned('before'))]);
+      t.helm.fail('upgrade', new FakeHelmError('upgrade: field is immutable'));
+      t.helm.during = (call) => {
+        // What a failed helm upgrade leaves: a failed revision 2.
+        if (call.method === 'upgrade') t.storage.set(NS, NAME, [record(1, 'deployed', owned('before')), record(2, 'failed', owned('after'))]);
+      };
+      await expect(t.reconcile()).rejects.toBeInstanceOf(ReportedError);
+      expect(t.helm.methods()).toEqual(['upgrade', 'rollback']);
+      expect(reasons(t)).toEqual(['Warning RollbackSuccessful', 'Warning RolloutFailed', 'Warning UpgradeFailed']);
+    });
+
+    it('an uninstall', async () => {
+      const t = setup();
+      t.cr({ finalizers: [FINALIZER], deleting: true });
+      t.storage.set(NS, NAME, [record(1, 'deployed')]);
+      const during = recordedDuringHelm(t);
+      await t.reconcile();
+      expect(during).toEqual([0]);
+      expect(reasons(t)).toEqual([`Normal ${Reason.UninstallSuccessful}`]);
+    });
+
+    it('a paused CR with a bad annotation: only the annotation\'s', async () => {
+      const t = setup();
+      t.cr({ finalizers: [FINALIZER], annotations: { 'helm.sdk.operatorframework.io/paused': 'true', 'helm.sdk.operatorframework.io/rollback-force': 'perhaps' } });
+      await t.reconcile();
+      expect(t.helm.calls).toEqual([]);
+      expect(reasons(t)).toEqual(['Warning InvalidAnnotation']);
+    });
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MAX_MESSAGE_LENGTH, type Condition } from '../../../src/reconciler/conditions.js';
 import { REDACTED, Redactor } from '../../../src/reconciler/redaction.js';
 import type { InventoryEntry } from '../../../src/reconciler/inventory.js';
-import { readStatus, StatusDraft, statusPatch, type DeployedRelease, type HelmStatus } from '../../../src/reconciler/status.js';
+import { countFailure, readStatus, StatusDraft, statusPatch, type DeployedRelease, type HelmStatus } from '../../../src/reconciler/status.js';
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = new Date('2026-01-01T00:05:00.000Z');
@@ -264,15 +264,19 @@ describe('StatusDraft failed attempts', () => {
     draft.rekeyFailures('plain', 'keyed');
     expect(draft.current.failedAttempts).toEqual({ fingerprint: 'keyed', count: 4 });
     expect(draft.patch()).toEqual({ failedAttempts: { fingerprint: 'keyed', count: 4 } });
-    expect(draft.recordFailure('keyed')).toBe(5);
+    expect(countFailure(draft.current.failedAttempts, 'keyed').count).toBe(5);
   });
 
   it('counts failures per desired state and starts again for a new one', () => {
     const draft = new StatusDraft({ failedAttempts: { fingerprint: 'a', count: 2 } });
-    expect(draft.recordFailure('a')).toBe(3);
-    expect(draft.recordFailure('b')).toBe(1);
+    const a = countFailure(draft.current.failedAttempts, 'a');
+    expect(a.count).toBe(3);
+    draft.apply([{ failedAttempts: a }]);
+    const b = countFailure(draft.current.failedAttempts, 'b');
+    expect(b.count).toBe(1);
+    draft.apply([{ failedAttempts: b }]);
     expect(draft.patch()).toEqual({ failedAttempts: { fingerprint: 'b', count: 1 } });
-    draft.clearFailures();
+    draft.apply([{ failedAttempts: undefined }]);
     expect(draft.patch()).toEqual({ failedAttempts: null });
   });
 

@@ -13,6 +13,7 @@ import type { InventoryEntry } from '../../../../src/reconciler/inventory.js';
 import { NAME_IN_USE } from '../../../../src/helm/errors.js';
 import { NoKindMatchError } from '../../../../src/k8s/restmapper.js';
 import { ManifestCache } from '../../../../src/reconciler/manifest-cache.js';
+import type { CrEvent, Outcome } from '../../../../src/reconciler/outcome.js';
 import type { ReleaseObjectsPort, ReleaseStoragePort } from '../../../../src/reconciler/ports.js';
 import type { DesiredObject, DriftReport, SeenObjects, Subject } from '../../../../src/reconciler/release-object-types.js';
 import type { ReadinessSummary } from '../../../../src/reconciler/readiness.js';
@@ -271,7 +272,7 @@ export class FakeObjects implements ReleaseObjectsPort {
   repairDrift(_s: Subject, desired: readonly DesiredObject[]): Promise<DriftReport> {
     this.order.push('repairDrift');
     this.repaired.push(desired);
-    return Promise.resolve({ repaired: 0, failures: this.repairFailures });
+    return Promise.resolve({ repaired: 0, failures: this.repairFailures, events: [] });
   }
 
   readiness(_desired: readonly DesiredObject[], seen?: SeenObjects): Promise<ReadinessSummary> {
@@ -300,12 +301,6 @@ export function fakeIsNamespaced(o: { clusterScoped?: readonly string[]; unserve
 // ---------------------------------------------------------------------------------------------
 // the context
 
-export interface RecordedEvent {
-  readonly type: 'Normal' | 'Warning';
-  readonly reason: string;
-  readonly message: string;
-}
-
 export interface HarnessOptions {
   readonly name?: string;
   readonly uid?: string;
@@ -327,7 +322,6 @@ export interface Harness {
   readonly storage: FakeStorage;
   readonly objects: FakeObjects;
   readonly manifests: ManifestCache;
-  readonly events: RecordedEvent[];
   /** Aborts ctx.signal. */
   readonly abort: AbortController;
   /** The kinds isNamespaced was asked about, as `apiVersion kind`. */
@@ -350,28 +344,19 @@ function scopesNoting(o: HarnessOptions, lookups: string[]): ActionContext['isNa
   };
 }
 
-const crOf = (name: string, uid: string, o: HarnessOptions): ActionContext['cr'] => ({
-  apiVersion: 'example.com/v1',
-  kind: 'Nginx',
-  metadata: { name, namespace: NAMESPACE, uid, ...(o.generation === undefined ? {} : { generation: o.generation }), annotations: { ...o.annotations } },
-  spec: { replicas: 2 },
-});
-
 export function harness(o: HarnessOptions = {}): Harness {
   const name = o.name ?? NAME;
   const uid = o.uid ?? UID;
   const scopeLookups: string[] = [];
   const isNamespaced = scopesNoting(o, scopeLookups);
   const { helm, storage, objects, manifests } = o.shared ?? newPorts(isNamespaced);
-  const events: RecordedEvent[] = [];
   const abort = new AbortController();
-  const cr = crOf(name, uid, o);
   const log = silentLogger();
   const ctx: ActionContext = {
-    cr,
     namespace: NAMESPACE,
     name,
     uid,
+    generation: o.generation,
     annotations: parseReleaseAnnotations(o.annotations),
     status: { conditions: [], ...o.status },
     signal: abort.signal,
@@ -379,19 +364,19 @@ export function harness(o: HarnessOptions = {}): Harness {
     helm,
     storage,
     objects,
-    subject: { cr, owner: { apiVersion: 'example.com/v1', kind: 'Nginx', group: 'example.com', namespace: NAMESPACE, name, uid }, log },
+    identity: undefined,
     manifests,
-    watch: { chart: CHART, overrideValues: {}, confineToNamespace: false, allowClusterScoped: [], dryRunOption: 'client', ...o.watch },
+    watch: { group: 'example.com', version: 'v1', kind: 'Nginx', chart: CHART, overrideValues: {}, confineToNamespace: false, allowClusterScoped: [], dryRunOption: 'client', ...o.watch },
     isNamespaced,
     describeHelmError,
-    suppressOverrideValues: o.suppressOverrideValues === true,
-    event: (type, reason, message) => {
-      events.push({ type, reason, message });
-    },
     redact: (text) => text,
+    suppressOverrideValues: o.suppressOverrideValues === true,
   };
-  return { ctx, helm, storage, objects, manifests, events, abort, scopeLookups };
+  return { ctx, helm, storage, objects, manifests, abort, scopeLookups };
 }
+
+/** The events an action's outcome carries for the reconciler to record (none: []). */
+export const eventsOf = (outcome: Outcome | undefined): readonly CrEvent[] => outcome?.events ?? [];
 
 /** The entries of the objects a manifest cache kept, for comparing with an inventory. */
 export const entries = (objects: readonly DesiredObject[] | undefined): InventoryEntry[] => (objects ?? []).map((d) => d.entry);

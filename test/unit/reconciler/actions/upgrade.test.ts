@@ -3,7 +3,7 @@ import { upgrade } from '../../../../src/reconciler/actions/upgrade.js';
 import { Reason } from '../../../../src/reconciler/conditions.js';
 import { determineReleaseState } from '../../../../src/reconciler/state.js';
 import { LeadershipLostCancellation } from '../../../../src/runtime/reconcile.js';
-import { CHART, desired, entries, FakeHelmError, harness, manifestOf, NAME, NAMESPACE, OWNER_KIND, READY, record, UID, type Harness } from './fakes.js';
+import { CHART, desired, entries, eventsOf, FakeHelmError, harness, manifestOf, NAME, NAMESPACE, OWNER_KIND, READY, record, UID, type Harness } from './fakes.js';
 
 const UPGRADE_FORCE = 'helm.sdk.operatorframework.io/upgrade-force';
 const ROLLBACK_FORCE = 'helm.sdk.operatorframework.io/rollback-force';
@@ -58,16 +58,11 @@ describe('upgrade', () => {
     expect(h.helm.callsOf('upgrade')[0]?.force).toBe(true);
   });
 
-  it('records the OverrideValuesInUse events before helm upgrades', async () => {
+  it('reports the OverrideValuesInUse events with the upgrade helm ran', async () => {
     const h = harness({ watch: { overrideValues: { 'image.tag': 'v2' } } });
-    // Noted here and asserted after: an expect thrown inside helm would be caught by upgrade as a helm failure.
-    const eventsWhenHelmRan: string[][] = [];
-    h.helm.during = () => {
-      eventsWhenHelmRan.push(h.events.map((e) => e.reason));
-    };
-    await upgrade(h.ctx, desired(), record(2, 'deployed'));
-    expect(eventsWhenHelmRan).toStrictEqual([['OverrideValuesInUse']]);
-    expect(h.events).toStrictEqual([{ type: 'Warning', reason: 'OverrideValuesInUse', message: 'Chart value "image.tag" overridden to "v2" by operator\'s watches.yaml' }]);
+    const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    expect(h.helm.methods()).toStrictEqual(['upgrade']);
+    expect(eventsOf(outcome)).toStrictEqual([{ type: 'Warning', reason: 'OverrideValuesInUse', message: 'Chart value "image.tag" overridden to "v2" by operator\'s watches.yaml' }]);
   });
 
   it('reports a failed upgrade as an UpgradeError counted against the desired state, still deployed', async () => {
@@ -80,16 +75,17 @@ describe('upgrade', () => {
       failure: { summary: 'upgrade: cannot patch Deployment "web": field is immutable', retryable: true },
       cause: error,
       fingerprint: 'keyed-fp-9',
+      events: [{ type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2` }],
     });
     expect(h.objects.adopted).toStrictEqual([]);
   });
 
   it('rolls a failed upgrade that stored a new revision back to the one that was serving, forced by default', async () => {
     const { h } = failingUpgrade({ left: 'failed' });
-    await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
     expect(h.helm.methods()).toStrictEqual(['upgrade', 'rollback']);
     expect(h.helm.callsOf('rollback')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, revision: 2, force: true, signal: h.ctx.signal }]);
-    expect(h.events).toStrictEqual([{ type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2` }]);
+    expect(eventsOf(outcome)).toStrictEqual([{ type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2` }]);
   });
 
   it('rolls back a pending revision the failed upgrade left', async () => {
@@ -111,7 +107,7 @@ describe('upgrade', () => {
     const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
     expect(outcome.kind).toBe('helm-failed');
     expect(h.helm.methods()).toStrictEqual(['upgrade']);
-    expect(h.events).toStrictEqual([]);
+    expect(eventsOf(outcome)).toStrictEqual([]);
   });
 
   it('rolls nothing back when the failed upgrade stored no new revision', async () => {
@@ -120,7 +116,7 @@ describe('upgrade', () => {
     expect(outcome.kind).toBe('helm-failed');
     expect(h.storage.reads).toStrictEqual([`${NAMESPACE}/${NAME}`]);
     expect(h.helm.methods()).toStrictEqual(['upgrade']);
-    expect(h.events).toStrictEqual([]);
+    expect(eventsOf(outcome)).toStrictEqual([]);
   });
 
   it('rolls nothing back to a revision that was not serving (from a failed latest)', async () => {
@@ -133,20 +129,20 @@ describe('upgrade', () => {
 
   it('rolls back without force when the CR turns forced rollbacks off', async () => {
     const { h } = failingUpgrade({ annotations: { [ROLLBACK_FORCE]: 'false' }, left: 'failed' });
-    await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
     expect(h.helm.callsOf('rollback').map((r) => r.force)).toStrictEqual([false]);
-    expect(h.events).toStrictEqual([{ type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2` }]);
+    expect(eventsOf(outcome)).toStrictEqual([{ type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2` }]);
   });
 
   it('falls back to a plain rollback when the forced one fails', async () => {
     const { h } = failingUpgrade({ left: 'failed' });
     h.helm.fail('rollback', new FakeHelmError('rollback: Service "web" is invalid: spec.clusterIP: field is immutable'), 1);
-    await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
     expect(h.helm.callsOf('rollback').map((r) => [r.revision, r.force])).toStrictEqual([
       [2, true],
       [2, false],
     ]);
-    expect(h.events).toStrictEqual([
+    expect(eventsOf(outcome)).toStrictEqual([
       { type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2 without force, after the forced rollback failed` },
     ]);
   });
@@ -160,7 +156,7 @@ describe('upgrade', () => {
     const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
     expect(outcome).toMatchObject({ kind: 'helm-failed', reason: Reason.UpgradeError, event: 'UpgradeFailed' });
     expect(h.helm.callsOf('rollback').map((r) => r.force)).toStrictEqual([true, false]);
-    expect(h.events).toStrictEqual([
+    expect(eventsOf(outcome)).toStrictEqual([
       { type: 'Warning', reason: 'RollbackFailed', message: `Rollback of ${NAME} to revision 2 failed: rollback failure 1; then: rollback failure 2` },
     ]);
   });
@@ -168,9 +164,9 @@ describe('upgrade', () => {
   it('reports the one error of a failed plain rollback', async () => {
     const { h } = failingUpgrade({ annotations: { [ROLLBACK_FORCE]: 'false' }, left: 'failed' });
     h.helm.fail('rollback', new FakeHelmError('rollback: no'));
-    await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
     expect(h.helm.callsOf('rollback')).toHaveLength(1);
-    expect(h.events).toStrictEqual([{ type: 'Warning', reason: 'RollbackFailed', message: `Rollback of ${NAME} to revision 2 failed: rollback: no` }]);
+    expect(eventsOf(outcome)).toStrictEqual([{ type: 'Warning', reason: 'RollbackFailed', message: `Rollback of ${NAME} to revision 2 failed: rollback: no` }]);
   });
 
   it('does not count an upgrade cancelled by shutdown, and rolls it back with a live signal', async () => {
@@ -179,7 +175,14 @@ describe('upgrade', () => {
       if (call.method === 'upgrade') h.abort.abort(new Error('shutting down'));
     };
     const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
-    expect(outcome).toStrictEqual({ kind: 'helm-failed', reason: Reason.UpgradeError, event: 'UpgradeFailed', failure: { summary: error.message, retryable: true }, cause: error });
+    expect(outcome).toStrictEqual({
+      kind: 'helm-failed',
+      reason: Reason.UpgradeError,
+      event: 'UpgradeFailed',
+      failure: { summary: error.message, retryable: true },
+      cause: error,
+      events: [{ type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2` }],
+    });
     const rollback = h.helm.callsOf('rollback');
     expect(rollback).toHaveLength(1);
     expect(rollback[0]?.signal).not.toBe(h.ctx.signal);
@@ -194,7 +197,6 @@ describe('upgrade', () => {
     expect(await upgrade(h.ctx, desired(), record(2, 'deployed'))).toStrictEqual({ kind: 'cancelled', cause: error });
     expect(h.helm.methods()).toStrictEqual(['upgrade']);
     expect(h.storage.reads).toStrictEqual([]);
-    expect(h.events).toStrictEqual([]);
   });
 
   it('checks confinement first: a refused release is not upgraded', async () => {

@@ -1,0 +1,110 @@
+/**
+ * What one reconcile works with: its CR as read (with the release's records read alongside when
+ * they will be needed), the actions' view of it, the status writer, and the one event writer that
+ * records the reconcile's events (the outcome's, and a failed status write's), redacted, about the
+ * CR or the peer an event names.
+ */
+import type { Watch } from '../config/watch.js';
+import type { CustomResource } from '../k8s/custom-resources.js';
+import type { EventRecorder } from '../k8s/events.js';
+import type { ControllerHandle, ReconcileContext, Request } from '../runtime/reconcile.js';
+import { FINALIZER } from './actions/uninstall.js';
+import type { ActionContext } from './actions/context.js';
+import { parseReleaseAnnotations } from './annotations.js';
+import { isFirstInstall } from './first-install.js';
+import type { HelmFailure, HelmPort } from './helm-port.js';
+import { helmActingFor } from './helm-identity.js';
+import { readRecords } from './observe.js';
+import type { CrEvent } from './outcome.js';
+import { withPeriodFloor } from './period.js';
+import type { CustomResourcesPort, ManifestsPort, ReleaseObjectsPort, ReleaseStoragePort } from './ports.js';
+import { Redactor } from './redaction.js';
+import type { ReleaseRecord } from './state.js';
+import { readStatus, StatusDraft } from './status.js';
+import { StatusWriter } from './status-writer.js';
+
+/** One reconcile: the actions' view of the CR, and what only the reconciler handles. */
+export interface Reconcile {
+  readonly cr: CustomResource;
+  readonly ctx: ActionContext;
+  readonly status: StatusWriter;
+  readonly controller: ControllerHandle;
+  /** The release's storage records: read as the reconcile started (see readCR), or now. */
+  readonly records: () => Promise<ReleaseRecord[]>;
+  /** The one event writer: the summary's events, on the way out. */
+  readonly record: (event: CrEvent) => void;
+  /** When the rollout wants this CR looked at again (its health still undecided). */
+  wakeMs?: number;
+}
+
+export interface ScopePorts {
+  readonly watch: Watch;
+  readonly crs: CustomResourcesPort;
+  readonly helm: HelmPort;
+  readonly storage: ReleaseStoragePort;
+  readonly objects: ReleaseObjectsPort;
+  readonly manifests: ManifestsPort;
+  readonly events: EventRecorder;
+  readonly isNamespaced: (apiVersion: string, kind: string) => Promise<boolean>;
+  readonly describeHelmError: (err: unknown) => HelmFailure;
+  readonly now?: () => Date;
+  readonly suppressOverrideValues?: boolean;
+}
+
+/**
+ * The CR (undefined: gone), and how to read its release's records. A CR the controller's cache no
+ * longer has is gone, as controller-runtime's cached client reads it. For a CR not being deleted
+ * and holding our finalizer, which is reconciled from those records, they are read alongside it:
+ * one round trip for both. A reconcile that ends before it needs them leaves that read
+ * unawaited, so its rejection is marked handled here.
+ */
+export async function readCR(
+  ports: Pick<ScopePorts, 'crs' | 'storage' | 'manifests'>,
+  request: Request,
+  cached: ReconcileContext['cached'],
+): Promise<{ cr: CustomResource | undefined; records: () => Promise<ReleaseRecord[]> }> {
+  const { namespace, name } = request;
+  const read = (): Promise<ReleaseRecord[]> => readRecords(ports, namespace, name);
+  if (cached === undefined) return { cr: undefined, records: read };
+  // A CR about to be installed for the first time reads no records (isFirstInstall).
+  const live =
+    cached.metadata?.deletionTimestamp === undefined && (cached.metadata?.finalizers ?? []).includes(FINALIZER) && !isFirstInstall(readStatus((cached as { status?: unknown }).status));
+  const early = live ? read() : undefined;
+  early?.catch(() => undefined);
+  return { cr: await ports.crs.get(namespace, name), records: early === undefined ? read : () => early };
+}
+
+/** `annotationFloorMs`: the shortest reconcile period the CR's annotation may ask for (period.ts). */
+export function beginReconcile(ports: ScopePorts, cr: CustomResource, at: { request: Request; rc: ReconcileContext; records: () => Promise<ReleaseRecord[]>; annotationFloorMs: number }): Reconcile {
+  const { request, rc } = at;
+  const { namespace, name } = request;
+  const redactor = new Redactor();
+  const redact = (text: string): string => redactor.text(text);
+  const { helm, identity } = helmActingFor(ports.helm, ports.watch, request, redact);
+  const draft = new StatusDraft(cr.status, ports.now, redact);
+  const record = (e: CrEvent): void => {
+    ports.events.record(e.about ?? cr, e.type, e.reason, redact(e.message));
+  };
+  const ctx: ActionContext = {
+    namespace,
+    name,
+    uid: cr.metadata.uid ?? '',
+    generation: cr.metadata.generation,
+    annotations: withPeriodFloor(parseReleaseAnnotations(cr.metadata.annotations), at.annotationFloorMs),
+    status: draft.current,
+    signal: rc.signal,
+    log: rc.log,
+    redact,
+    identity,
+    helm,
+    storage: ports.storage,
+    objects: ports.objects,
+    manifests: ports.manifests,
+    watch: ports.watch,
+    isNamespaced: ports.isNamespaced,
+    describeHelmError: ports.describeHelmError,
+    suppressOverrideValues: ports.suppressOverrideValues === true,
+  };
+  const status = new StatusWriter({ crs: ports.crs, cr, ctx, draft, redactor, record });
+  return { cr, ctx, status, controller: rc.controller, records: at.records, record };
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { ReleaseStorage } from '../../../src/helm/storage.js';
+import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
+import { condition, CRs, ensureCrd, fixtureChart, SLOW_UPGRADE as SLOW, startOperator } from '../../support/operator.js';
+
+/**
+ * A long helm action is shown while it runs, as Flux marks Reconciling before each action: the CR
+ * says `Reconciling=True/Progressing` with what runs before helm is done, and the outcome's write
+ * removes it (StatusWriter.progress, summarize).
+ */
+describe('the Reconciling condition during a long upgrade', () => {
+  it('says what runs while helm upgrades, and nothing once the upgrade is reported', { timeout: 180_000 }, async () => {
+    const kc = testKubeConfig();
+    await ensureCrd(kc, SLOW);
+    const ns = await createNamespace(kc, 'progress');
+    const op = await startOperator({ watches: `- {group: ${SLOW.group}, version: ${SLOW.version}, kind: ${SLOW.kind}, chart: ${fixtureChart('slow-upgrade')}}\n`, namespaces: [ns.name] });
+    const crs = new CRs(kc, SLOW);
+    try {
+      await crs.create(ns.name, 'app', { message: 'v1' });
+      const installed = await crs.waitForCondition(ns.name, 'app', { type: 'Deployed', status: 'True', reason: 'InstallSuccessful' });
+      expect(condition(installed, 'Reconciling')).toBeUndefined();
+
+      await crs.patch(ns.name, 'app', { spec: { message: 'v2' } });
+      const during = await crs.waitForCondition(ns.name, 'app', { type: 'Reconciling', status: 'True', reason: 'Progressing' }, { intervalMs: 200 });
+      expect(condition(during, 'Reconciling')?.message).toBe('Upgrading release app from revision 1');
+      // Seen before helm was done: revision 2 is not deployed yet (its hook Jobs take seconds).
+      const deployed = (await new ReleaseStorage(kc).records(ns.name, 'app')).filter((r) => r.status === 'deployed');
+      expect(deployed.map((r) => r.revision)).toEqual([1]);
+      expect(condition(during, 'Deployed')?.reason).toBe('InstallSuccessful');
+
+      const upgraded = await crs.waitForCondition(ns.name, 'app', { type: 'Deployed', status: 'True', reason: 'UpgradeSuccessful' }, { timeoutMs: 120_000 });
+      expect(condition(upgraded, 'Reconciling')).toBeUndefined();
+      await waitFor('the upgrade event', async () => (await crs.events(ns.name, 'app')).some((e) => e.reason === 'UpgradeSuccessful'));
+    } finally {
+      await op.stop();
+      await ns.remove();
+    }
+  });
+});
