@@ -14,7 +14,7 @@ import type { Outcome, Summary } from './outcome.js';
 import { gate, progress, type Member, type RolloutProgress } from './rollout-gate.js';
 import { memberOf } from './rollout-members.js';
 import { RELEASE_LABELS, type ReleaseRecord } from './state.js';
-import type { RolloutStatus, StatusDraft } from './status.js';
+import type { RolloutAttempt, RolloutStatus, StatusDraft } from './status.js';
 
 /** Admin-only rollout switches, kept in the cluster (src/operator/rollout-control.ts). */
 export interface RolloutControlPort {
@@ -110,10 +110,10 @@ export class Rollout {
 
   /** On the target: healthy, still within its health timeout (look again when it ends), or failed now. */
   #inSync(draft: StatusDraft, target: string, ready: { status: string; message: string }, event: (reason: string, message: string) => void): number | undefined {
-    const prior = draft.current.rollout?.attempt;
-    const attempt = prior?.fleetRevision === target ? prior : undefined;
+    const prior = draft.current.rollout;
+    const attempt = attemptOnTarget(prior, target, this.#now());
     if (attempt === undefined || attempt.failure !== undefined || ready.status === 'True') {
-      draft.setRollout(this.#onTarget(target, prior));
+      draft.setRollout(this.#onTarget(target, attempt ?? prior?.attempt));
       if (attempt?.failure === undefined) draft.removeCondition(ConditionType.Rollout);
       return undefined;
     }
@@ -151,6 +151,18 @@ export class Rollout {
     const p = progress(members ?? this.#members(controller), target, this.#policy, nowMs);
     this.o.metrics.rollout(this.o.controller, { ...p, target, chartVersion: this.o.chartVersion, paused });
   }
+}
+
+/**
+ * The attempt of `target` a CR found on it is held to. A release on the target while status still
+ * names another deployed fleet revision was moved there by a reconcile that never wrote its status:
+ * an operator SIGKILLed mid-wave whose helm, past its post-render call, finished the upgrade as an
+ * orphan. Its health window starts when the next reconcile sees it, so the wave still waits for it
+ * (counted healthy unseen, the next wave started before it was ever Ready; docs/adr/0061).
+ */
+export function attemptOnTarget(prior: RolloutStatus | undefined, target: string, now: Date): RolloutAttempt | undefined {
+  if (prior?.attempt?.fleetRevision === target) return prior.attempt;
+  return prior?.fleetRevision !== undefined && prior.fleetRevision !== target ? { fleetRevision: target, at: now.toISOString() } : undefined;
 }
 
 /** The sooner of the summary's requeue and the rollout's `wakeMs` (an error keeps its backoff). */

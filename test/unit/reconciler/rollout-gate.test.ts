@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_ROLLOUT, type RolloutPolicy } from '../../../src/config/rollout-policy.js';
 import { gate, memberState, progress, waves, type GateInput, type Member } from '../../../src/reconciler/rollout-gate.js';
 import { keepForRollout, memberOf } from '../../../src/reconciler/rollout-members.js';
+import { attemptOnTarget } from '../../../src/reconciler/rollout.js';
 
 const T = 'v3';
 const NOW = 1_000_000;
@@ -135,5 +136,28 @@ describe('rollout members from the cache', () => {
     });
     expect(memberOf({ ...cr, metadata: { ...cr.metadata, deletionTimestamp: new Date() } })).toBeUndefined();
     expect(memberOf({ ...cr, metadata: { ...cr.metadata, annotations: { 'helm.sdk.operatorframework.io/paused': 'true' } } })).toBeUndefined();
+  });
+
+  it('keeps a paused CR that failed an attempt: its failure still halts the waves (rollout undo pauses it)', () => {
+    const failedCR = { ...cr, status: { ...cr.status, rollout: { fleetRevision: 'v3', attempt: { fleetRevision: 'v3', at: '2026-01-01T00:00:05Z', failure: 'not Ready' } } } };
+    const paused = { ...failedCR, metadata: { ...cr.metadata, annotations: { 'helm.sdk.operatorframework.io/paused': 'true' } } };
+    expect(memberOf(paused)?.attempt?.failed).toBe(true);
+    const others = ['b', 'c'].map((n) => old(n));
+    expect(ask('b', [memberOf(paused) as Member, ...others], { target: 'v3' })).toMatchObject({ kind: 'wait', reason: 'RolloutHalted' });
+  });
+});
+
+describe('attemptOnTarget', () => {
+  const at = new Date('2026-01-01T00:01:00Z');
+  it('keeps the attempt of the target', () => {
+    const attempt = { fleetRevision: 'v3', at: '2026-01-01T00:00:05Z' };
+    expect(attemptOnTarget({ fleetRevision: 'v3', attempt }, 'v3', at)).toBe(attempt);
+  });
+  it('starts the health window now for a release found on the target while status names another (its upgrade never noted)', () => {
+    expect(attemptOnTarget({ fleetRevision: 'v1', attempt: { fleetRevision: 'v2', at: '2026-01-01T00:00:05Z', failure: 'x' } }, 'v3', at)).toEqual({ fleetRevision: 'v3', at: at.toISOString() });
+  });
+  it('has none for a CR that status never placed (installed at the target, or made before rollouts)', () => {
+    expect(attemptOnTarget(undefined, 'v3', at)).toBeUndefined();
+    expect(attemptOnTarget({ fleetRevision: 'v3' }, 'v3', at)).toBeUndefined();
   });
 });
