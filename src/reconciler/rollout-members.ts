@@ -5,6 +5,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { keepMetadataOnly } from '../runtime/informer.js';
+import type { ControllerHandle } from '../runtime/reconcile.js';
 import { isPlainObject } from '../util/plain-object.js';
 import { ConditionType } from './conditions.js';
 import { parseReleaseAnnotations } from './annotations.js';
@@ -44,6 +45,11 @@ export function memberOf(obj: KubernetesObject): Member | undefined {
  */
 function pausedOut(annotations: Record<string, string> | undefined, attempt: Member['attempt']): boolean {
   return parseReleaseAnnotations(annotations).paused && attempt?.failed !== true;
+}
+
+/** Every CR of the kind in the controller's cache, as the gate sees it. */
+export function cachedMembers(controller: ControllerHandle): Member[] {
+  return controller.cache.list('').flatMap((obj) => memberOf(obj) ?? []);
 }
 
 function attemptOf(a: RolloutAttempt | undefined): Member['attempt'] {
