@@ -35,6 +35,7 @@ export interface RolloutOptions {
 
 export type Held = Extract<Outcome, { kind: 'rollout-held' }>;
 
+/** What a reconcile tells the rollout besides its outcome: which CR, and where to wake others. */
 export interface NoteContext {
   readonly fleetOnly: boolean;
   readonly event: (reason: string, message: string) => void;
@@ -105,15 +106,19 @@ export class Rollout {
     const before = draft.current.rollout?.attempt;
     const failedBefore = before?.fleetRevision === target && before.failure !== undefined;
     const step = this.#step(draft, outcome, target, how);
-    const rollout = draft.current.rollout;
+    this.#wake(draft.current.rollout, target, how, { failedBefore, decideInMs: step.decideInMs });
+    return step.requeueMs;
+  }
+
+  /** Hands this CR's state, as this reconcile leaves it, to the waker. */
+  #wake(rollout: RolloutStatus | undefined, target: string, how: NoteContext, o: { failedBefore: boolean; decideInMs: number | undefined }): void {
     const cached = how.controller.cache.get(how.at.namespace, how.at.name);
     const self = cached === undefined ? undefined : memberOf({ ...cached, status: { ...(cached as { status?: object }).status, rollout } } as KubernetesObject);
-    if (self !== undefined) {
-      const members = this.#members(how.controller).map((m) => (m.key === self.key ? self : m));
-      const newlyFailed = !failedBefore && rollout?.attempt?.fleetRevision === target && rollout.attempt.failure !== undefined;
-      this.#waker.after(how.controller, members, self, { target, newlyFailed, ...(step.decideInMs === undefined ? {} : { decideInMs: step.decideInMs }) });
-    }
-    return step.requeueMs;
+    // Only a CR the rollout moved to the target can decide a wave (and walking the cache is O(CRs)).
+    if (self?.attempt?.fleetRevision !== target) return;
+    const members = this.#members(how.controller).map((m) => (m.key === self.key ? self : m));
+    const newlyFailed = !o.failedBefore && self.attempt.failed;
+    this.#waker.after(how.controller, members, self, { target, newlyFailed, ...(o.decideInMs === undefined ? {} : { decideInMs: o.decideInMs }) });
   }
 
   #step(draft: StatusDraft, outcome: Outcome, target: string, how: NoteContext): Step {
@@ -164,7 +169,7 @@ export class Rollout {
     return {};
   }
 
-  /** Until a Ready CR has been Ready for `stableFor` since its attempt (when its reconcile wakes the next wave); undefined: it has. */
+  /** Until a Ready CR has been Ready for `stableFor` since its attempt (the waker looks then, as the gate counts it); undefined: it has. */
   #untilStable(draft: StatusDraft, attempt: RolloutAttempt): number | undefined {
     const was = draft.current.conditions.find((c) => c.type === ConditionType.Ready);
     const nowMs = this.#now().getTime();
