@@ -14,6 +14,10 @@ import { RolloutControl } from '../operator/rollout-control.js';
 import { ConditionType } from '../reconciler/conditions.js';
 import { readStatus, type HelmStatus } from '../reconciler/status.js';
 import { makeLogger } from '../telemetry/logger.js';
+import { whilePaused } from './undo-fence.js';
+
+/** How long `undo` waits for the operator to confirm a CR's pause before it rolls back without (none running). */
+const UNDO_ACK_TIMEOUT_MS = 30_000;
 
 export const ROLLOUT_VERBS = ['status', 'pause', 'resume', 'undo'] as const;
 export type RolloutVerb = (typeof ROLLOUT_VERBS)[number];
@@ -74,7 +78,7 @@ export async function rolloutCommand(f: RolloutFlags): Promise<string> {
     case 'status':
       return statusText(ref, await listCRs(kc, ref, f.namespace), await control?.paused());
     case 'undo':
-      return undo(kc, f, await listCRs(kc, ref, f.namespace));
+      return undo(kc, ref, f, await listCRs(kc, ref, f.namespace));
   }
 }
 
@@ -140,10 +144,10 @@ const row = (c: Listed): string => `${c.namespace}/${c.name}  ${chartOf(c)}  ${f
 
 /**
  * Rolls each CR still serving the revision it failed back to the one before it (helm rollback, as
- * the operator's own remediation does); the operator then holds it at the older revision, since it
- * failed the fleet revision, until a newer chart.
+ * the operator's own remediation does), with the CR paused meanwhile (undo-fence.ts); the operator
+ * then holds it at the older revision, since it failed the fleet revision, until a newer chart.
  */
-async function undo(kc: KubeConfig, f: RolloutFlags, crs: readonly Listed[]): Promise<string> {
+async function undo(kc: KubeConfig, ref: KindRef, f: RolloutFlags, crs: readonly Listed[]): Promise<string> {
   const helm = new HelmClient({ binary: f.helmBinary, log: makeLogger({ level: 'silent' }), ...(f.kubeconfig === undefined ? {} : { kubeconfig: f.kubeconfig }) });
   const storage = new ReleaseStorage(kc);
   const lines: string[] = [];
@@ -154,8 +158,13 @@ async function undo(kc: KubeConfig, f: RolloutFlags, crs: readonly Listed[]): Pr
       lines.push(`${c.namespace}/${c.name}: no earlier revision to go back to`);
       continue;
     }
-    await helm.rollback({ release: c.name, namespace: c.namespace, revision: before.revision });
-    lines.push(`${c.namespace}/${c.name}: rolled back to revision ${before.revision}`);
+    const cr = { ...ref, namespace: c.namespace, name: c.name };
+    const { confirmed } = await whilePaused(kc, cr, { ackTimeoutMs: UNDO_ACK_TIMEOUT_MS }, async (fence) => {
+      await helm.rollback({ release: c.name, namespace: c.namespace, revision: before.revision });
+      return fence;
+    });
+    const unconfirmed = confirmed ? '' : ` (no operator confirmed the pause within ${UNDO_ACK_TIMEOUT_MS / 1000}s: rolled back without it)`;
+    lines.push(`${c.namespace}/${c.name}: rolled back to revision ${before.revision}${unconfirmed}`);
   }
   return lines.length === 0 ? 'nothing to undo: no CR serves a revision it failed' : lines.join('\n');
 }

@@ -226,7 +226,7 @@ export class HelmReconciler implements Reconciler {
     const event = (reason: string, message: string): void => {
       events.push({ type: 'Warning', reason, message });
     };
-    r.wakeMs = this.#rollout.note(r.status.draft, outcome, desired, { fleetOnly, event });
+    r.wakeMs = this.#rollout.note(r.status.draft, outcome, desired, { fleetOnly, event, controller: r.controller, at: { namespace: r.ctx.namespace, name: r.ctx.name } });
     this.#rollout.report(r.controller, desired.fleetRevision);
     return events.length === 0 ? outcome : { ...outcome, events: [...(outcome.events ?? []), ...events] };
   }

@@ -80,6 +80,9 @@ export interface GateInput {
   readonly pollMs: number;
 }
 
+/** How long a CR waiting for earlier waves goes without looking, unless their last CR wakes it. */
+export const WAITING_FALLBACK_MS = 30_000;
+
 export type WaitReason = 'RolloutPaused' | 'RolloutFailed' | 'RolloutHalted' | 'RolloutWaiting';
 
 export type Verdict = { readonly kind: 'go' } | { readonly kind: 'wait'; readonly reason: WaitReason; readonly message: string; readonly retryAfterMs?: number };
@@ -111,8 +114,8 @@ function earlierWaves(g: GateInput, all: readonly Member[][], w: number): Verdic
     const notDone = states.filter((s) => s.kind === 'pending' || s.kind === 'progressing');
     if (notDone.length > 0) {
       const healthy = states.filter((s) => s.kind === 'healthy').length;
-      const soonest = Math.min(...notDone.map((s) => (s.kind === 'progressing' ? s.untilMs - g.nowMs : Infinity)));
-      const retryAfterMs = Math.max(1_000, Math.min(soonest, g.pollMs * (w - i)));
+      // The last CR of the waves before wakes this one (nextTurn): this is only the fallback.
+      const retryAfterMs = Math.max(WAITING_FALLBACK_MS, g.pollMs * (w - i));
       const message = `waiting for wave ${i + 1} of ${all.length} (${healthy} of ${wave.length} healthy on fleet revision ${g.target}); this CR is in wave ${w + 1}`;
       return { kind: 'wait', reason: 'RolloutWaiting', message, retryAfterMs };
     }
@@ -123,6 +126,32 @@ function earlierWaves(g: GateInput, all: readonly Member[][], w: number): Verdic
     return { kind: 'wait', reason: 'RolloutWaiting', message: `wave ${w + 1} of ${all.length} starts after the pause between waves`, retryAfterMs: Math.max(1_000, startAtMs - g.nowMs) };
   }
   return { kind: 'go' };
+}
+
+/** Whom a decided CR wakes (docs/adr/0061): the CRs the rollout may move next, or tell it halted. */
+export type Turn =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'halted'; readonly wake: readonly Member[] }
+  /** Every earlier wave is decided: `wake` (the next wave's CRs not yet moved) may start at `atMs`. */
+  | { readonly kind: 'next'; readonly wake: readonly Member[]; readonly atMs: number };
+
+/**
+ * The next wave, once the last CR of the ones before it is decided (healthy or failed): woken then
+ * by that CR's reconcile, the waiting CRs need not look at every health window of the wave under
+ * way, which cost each of them a reconcile (a GET, a LIST, often a status write) per window.
+ */
+export function nextTurn(members: readonly Member[], target: string, policy: RolloutPolicy, nowMs: number): Turn {
+  const pendingOf = (ms: readonly Member[]): Member[] => ms.filter((m) => memberState(m, target, policy, nowMs).kind === 'pending');
+  if (progress(members, target, policy, nowMs).halted) return { kind: 'halted', wake: pendingOf(members) };
+  let releaseAtMs = 0;
+  for (const wave of waves(members, policy)) {
+    const states = wave.map((m) => memberState(m, target, policy, nowMs));
+    if (states.some((s) => s.kind === 'progressing')) return { kind: 'none' };
+    const wake = pendingOf(wave);
+    if (wake.length > 0) return { kind: 'next', wake, atMs: releaseAtMs === 0 ? 0 : releaseAtMs + policy.pauseBetweenWavesMs };
+    for (const s of states) if (s.kind === 'healthy') releaseAtMs = Math.max(releaseAtMs, s.stableAtMs);
+  }
+  return { kind: 'none' };
 }
 
 /** What a metrics sink is told after each look at the rollout. */

@@ -5,6 +5,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { keepMetadataOnly } from '../runtime/informer.js';
+import type { ControllerHandle } from '../runtime/reconcile.js';
 import { isPlainObject } from '../util/plain-object.js';
 import { ConditionType } from './conditions.js';
 import { parseReleaseAnnotations } from './annotations.js';
@@ -23,18 +24,32 @@ export function keepForRollout<T extends KubernetesObject>(obj: T): T {
 
 /**
  * The gate's view of a cached CR; undefined for one outside the rollout: being deleted, paused by
- * its annotation, or never deployed (it installs straight at the target).
+ * its annotation (unless it failed an attempt), or never deployed (it installs straight at the target).
  */
 export function memberOf(obj: KubernetesObject): Member | undefined {
   const md = obj.metadata;
-  if (md?.name === undefined || md.deletionTimestamp !== undefined || parseReleaseAnnotations(md.annotations).paused) return undefined;
+  if (md?.name === undefined || md.deletionTimestamp !== undefined) return undefined;
   const status: unknown = (obj as { status?: unknown }).status;
   if (!isPlainObject(status)) return undefined;
   const rollout = readRolloutStatus(status.rollout);
   const ready = readyOf(status.conditions);
   if (rollout === undefined && ready === undefined) return undefined;
   const attempt = attemptOf(rollout?.attempt);
+  if (pausedOut(md.annotations, attempt)) return undefined;
   return { key: `${md.namespace ?? ''}/${md.name}`, labels: md.labels ?? {}, fleetRevision: rollout?.fleetRevision, attempt, ready };
+}
+
+/**
+ * A paused CR would hold its wave forever, so it is left out; but a failure it recorded stands:
+ * pausing a failed CR (as `rollout undo` does while it rolls it back) must not un-halt the waves.
+ */
+function pausedOut(annotations: Record<string, string> | undefined, attempt: Member['attempt']): boolean {
+  return parseReleaseAnnotations(annotations).paused && attempt?.failed !== true;
+}
+
+/** Every CR of the kind in the controller's cache, as the gate sees it. */
+export function cachedMembers(controller: ControllerHandle): Member[] {
+  return controller.cache.list('').flatMap((obj) => memberOf(obj) ?? []);
 }
 
 function attemptOf(a: RolloutAttempt | undefined): Member['attempt'] {

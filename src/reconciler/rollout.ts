@@ -7,14 +7,16 @@
  * leader goes on where the rollout was, and a release already on the target reads InSync.
  */
 import { DEFAULT_ROLLOUT, type RolloutPolicy } from '../config/rollout-policy.js';
-import type { ControllerHandle } from '../runtime/reconcile.js';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { ControllerHandle, Request } from '../runtime/reconcile.js';
 import type { Desired } from './actions/context.js';
 import { ConditionType, Reason } from './conditions.js';
 import type { Outcome, Summary } from './outcome.js';
 import { gate, progress, type Member, type RolloutProgress } from './rollout-gate.js';
-import { memberOf } from './rollout-members.js';
+import { cachedMembers, memberOf } from './rollout-members.js';
+import { DECIDE_MARGIN_MS, WaveWaker } from './rollout-waker.js';
 import { RELEASE_LABELS, type ReleaseRecord } from './state.js';
-import type { RolloutStatus, StatusDraft } from './status.js';
+import type { RolloutAttempt, RolloutStatus, StatusDraft } from './status.js';
 
 /** Admin-only rollout switches, kept in the cluster (src/operator/rollout-control.ts). */
 export interface RolloutControlPort {
@@ -33,6 +35,20 @@ export interface RolloutOptions {
 
 export type Held = Extract<Outcome, { kind: 'rollout-held' }>;
 
+/** What a reconcile tells the rollout besides its outcome: which CR, and where to wake others. */
+export interface NoteContext {
+  readonly fleetOnly: boolean;
+  readonly event: (reason: string, message: string) => void;
+  readonly controller: ControllerHandle;
+  readonly at: Request;
+}
+
+/** What noting a reconcile asks for: this CR looked at again (`requeueMs`), or the waker to look when its health window ends (`decideInMs`). */
+interface Step {
+  readonly requeueMs?: number;
+  readonly decideInMs?: number;
+}
+
 /** The longest a CR waiting on other CRs goes without looking again. */
 const MAX_POLL_MS = 30_000;
 const MIN_POLL_MS = 2_000;
@@ -41,6 +57,7 @@ export class Rollout {
   readonly #policy: RolloutPolicy;
   readonly #now: () => Date;
   readonly #pollMs: number;
+  readonly #waker: WaveWaker;
   #paused = false;
   #reportedAtMs = 0;
 
@@ -48,6 +65,7 @@ export class Rollout {
     this.#policy = o.policy ?? DEFAULT_ROLLOUT;
     this.#now = o.now ?? (() => new Date());
     this.#pollMs = Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, this.#policy.stableForMs));
+    this.#waker = new WaveWaker(this.#policy, () => this.#now().getTime());
   }
 
   /** Whether upgrading from `from` to `desired` ships only a fleet change (the CR's own values are those of `from`). */
@@ -79,11 +97,31 @@ export class Rollout {
 
   /**
    * Status after the reconcile's action: the fleet revision of what is deployed, and this CR's
-   * attempt of the target. Returns when to look again for a CR whose health is still undecided.
+   * attempt of the target; then the waves this CR's state lets go are woken (rollout-waker.ts).
+   * Returns when to look again at a CR whose health is still undecided (to record a timeout).
    * `fleetOnly`: the action was an upgrade shipping only the fleet change (its failure is the rollout's).
    */
-  note(draft: StatusDraft, outcome: Outcome, desired: Desired, how: { fleetOnly: boolean; event: (reason: string, message: string) => void }): number | undefined {
+  note(draft: StatusDraft, outcome: Outcome, desired: Desired, how: NoteContext): number | undefined {
     const target = desired.fleetRevision;
+    const before = draft.current.rollout?.attempt;
+    const failedBefore = before?.fleetRevision === target && before.failure !== undefined;
+    const step = this.#step(draft, outcome, target, how);
+    this.#wake(draft.current.rollout, target, how, { failedBefore, decideInMs: step.decideInMs });
+    return step.requeueMs;
+  }
+
+  /** Hands this CR's state, as this reconcile leaves it, to the waker. */
+  #wake(rollout: RolloutStatus | undefined, target: string, how: NoteContext, o: { failedBefore: boolean; decideInMs: number | undefined }): void {
+    const cached = how.controller.cache.get(how.at.namespace, how.at.name);
+    const self = cached === undefined ? undefined : memberOf({ ...cached, status: { ...(cached as { status?: object }).status, rollout } } as KubernetesObject);
+    // Only a CR the rollout moved to the target can decide a wave (and walking the cache is O(CRs)).
+    if (self?.attempt?.fleetRevision !== target) return;
+    const members = this.#members(how.controller).map((m) => (m.key === self.key ? self : m));
+    const newlyFailed = !o.failedBefore && self.attempt.failed;
+    this.#waker.after(how.controller, members, self, { target, newlyFailed, ...(o.decideInMs === undefined ? {} : { decideInMs: o.decideInMs }) });
+  }
+
+  #step(draft: StatusDraft, outcome: Outcome, target: string, how: NoteContext): Step {
     const now = this.#now();
     switch (outcome.kind) {
       case 'installed':
@@ -92,40 +130,52 @@ export class Rollout {
         const moved = outcome.kind === 'upgraded' && how.fleetOnly;
         draft.setRollout(this.#onTarget(target, moved ? { fleetRevision: target, at: now.toISOString() } : undefined));
         draft.removeCondition(ConditionType.Rollout);
-        return !moved || outcome.deployment.ready.status === 'True' ? undefined : this.#policy.healthTimeoutMs + 1_000;
+        if (!moved) return {};
+        // Ready: decided once stable (the waker looks then); else this CR looks again at its timeout.
+        return outcome.deployment.ready.status === 'True' ? { decideInMs: this.#policy.stableForMs + DECIDE_MARGIN_MS } : { requeueMs: this.#policy.healthTimeoutMs + DECIDE_MARGIN_MS };
       }
       case 'in-sync':
         return this.#inSync(draft, target, outcome.deployment.ready, how.event);
       case 'helm-failed': {
-        if (!how.fleetOnly || outcome.fingerprint === undefined) return undefined;
+        if (!how.fleetOnly || outcome.fingerprint === undefined) return {};
         const attempt = { fleetRevision: target, at: now.toISOString(), failure: outcome.failure.summary };
         draft.setRollout(withoutUndefined({ ...draft.current.rollout, attempt }));
         this.#failed(draft, target, outcome.failure.summary, how.event);
-        return undefined;
+        return {};
       }
       default:
-        return undefined;
+        return {};
     }
   }
 
   /** On the target: healthy, still within its health timeout (look again when it ends), or failed now. */
-  #inSync(draft: StatusDraft, target: string, ready: { status: string; message: string }, event: (reason: string, message: string) => void): number | undefined {
-    const prior = draft.current.rollout?.attempt;
-    const attempt = prior?.fleetRevision === target ? prior : undefined;
+  #inSync(draft: StatusDraft, target: string, ready: { status: string; message: string }, event: (reason: string, message: string) => void): Step {
+    const prior = draft.current.rollout;
+    const attempt = attemptOnTarget(prior, target, this.#now());
     if (attempt === undefined || attempt.failure !== undefined || ready.status === 'True') {
-      draft.setRollout(this.#onTarget(target, prior));
+      draft.setRollout(this.#onTarget(target, attempt ?? prior?.attempt));
       if (attempt?.failure === undefined) draft.removeCondition(ConditionType.Rollout);
-      return undefined;
+      const decideInMs = attempt === undefined || attempt.failure !== undefined ? undefined : this.#untilStable(draft, attempt);
+      return decideInMs === undefined ? {} : { decideInMs };
     }
     const leftMs = Date.parse(attempt.at) + this.#policy.healthTimeoutMs - this.#now().getTime();
     if (leftMs > 0) {
       draft.setRollout(this.#onTarget(target, attempt));
-      return leftMs + 1_000;
+      return { requeueMs: leftMs + DECIDE_MARGIN_MS };
     }
     const failure = `not Ready within ${this.#policy.healthTimeoutMs / 1000}s of the upgrade: ${ready.message}`;
     draft.setRollout(this.#onTarget(target, { ...attempt, failure }));
     this.#failed(draft, target, failure, event);
-    return undefined;
+    return {};
+  }
+
+  /** Until a Ready CR has been Ready for `stableFor` since its attempt (the waker looks then, as the gate counts it); undefined: it has. */
+  #untilStable(draft: StatusDraft, attempt: RolloutAttempt): number | undefined {
+    const was = draft.current.conditions.find((c) => c.type === ConditionType.Ready);
+    const nowMs = this.#now().getTime();
+    const readySinceMs = was?.status === 'True' ? Date.parse(was.lastTransitionTime) : nowMs;
+    const leftMs = Math.max(readySinceMs, Date.parse(attempt.at)) + this.#policy.stableForMs - nowMs;
+    return leftMs > 0 ? leftMs + DECIDE_MARGIN_MS : undefined;
   }
 
   #onTarget(target: string, attempt: RolloutStatus['attempt']): RolloutStatus {
@@ -139,7 +189,7 @@ export class Rollout {
   }
 
   #members(controller: ControllerHandle): Member[] {
-    return controller.cache.list('').flatMap((obj) => memberOf(obj) ?? []);
+    return cachedMembers(controller);
   }
 
   /** The rollout's progress for metrics, at most once a second (it walks the whole cache). */
@@ -151,6 +201,18 @@ export class Rollout {
     const p = progress(members ?? this.#members(controller), target, this.#policy, nowMs);
     this.o.metrics.rollout(this.o.controller, { ...p, target, chartVersion: this.o.chartVersion, paused });
   }
+}
+
+/**
+ * The attempt of `target` a CR found on it is held to. A release on the target while status still
+ * names another deployed fleet revision was moved there by a reconcile that never wrote its status:
+ * an operator SIGKILLed mid-wave whose helm, past its post-render call, finished the upgrade as an
+ * orphan. Its health window starts when the next reconcile sees it, so the wave still waits for it
+ * (counted healthy unseen, the next wave started before it was ever Ready; docs/adr/0061).
+ */
+export function attemptOnTarget(prior: RolloutStatus | undefined, target: string, now: Date): RolloutAttempt | undefined {
+  if (prior?.attempt?.fleetRevision === target) return prior.attempt;
+  return prior?.fleetRevision !== undefined && prior.fleetRevision !== target ? { fleetRevision: target, at: now.toISOString() } : undefined;
 }
 
 /** The sooner of the summary's requeue and the rollout's `wakeMs` (an error keeps its backoff). */

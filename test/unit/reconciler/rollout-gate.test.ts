@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ROLLOUT, type RolloutPolicy } from '../../../src/config/rollout-policy.js';
-import { gate, memberState, progress, waves, type GateInput, type Member } from '../../../src/reconciler/rollout-gate.js';
+import { gate, memberState, nextTurn, progress, WAITING_FALLBACK_MS, waves, type GateInput, type Member } from '../../../src/reconciler/rollout-gate.js';
 import { keepForRollout, memberOf } from '../../../src/reconciler/rollout-members.js';
+import { attemptOnTarget } from '../../../src/reconciler/rollout.js';
 
 const T = 'v3';
 const NOW = 1_000_000;
@@ -48,9 +49,9 @@ describe('rollout gate', () => {
     expect(ask('a', members)).toEqual({ kind: 'go' });
     const waiting = ask('b', members);
     expect(waiting).toMatchObject({ kind: 'wait', reason: 'RolloutWaiting' });
-    // Ready for 4 of the 10 s it must stay Ready: look again when it has been for 10.
+    // Ready for 4 of the 10 s it must stay Ready: the canary's stable window wakes it (nextTurn); this is the fallback.
     const settling = ask('b', [moved('a', 4_000), old('b'), old('c')]);
-    expect(settling).toMatchObject({ kind: 'wait', reason: 'RolloutWaiting', retryAfterMs: 5_000 });
+    expect(settling).toMatchObject({ kind: 'wait', reason: 'RolloutWaiting', retryAfterMs: WAITING_FALLBACK_MS });
     expect(ask('b', [moved('a', 10_000), old('b'), old('c')])).toEqual({ kind: 'go' });
   });
 
@@ -135,5 +136,47 @@ describe('rollout members from the cache', () => {
     });
     expect(memberOf({ ...cr, metadata: { ...cr.metadata, deletionTimestamp: new Date() } })).toBeUndefined();
     expect(memberOf({ ...cr, metadata: { ...cr.metadata, annotations: { 'helm.sdk.operatorframework.io/paused': 'true' } } })).toBeUndefined();
+  });
+
+  it('keeps a paused CR that failed an attempt: its failure still halts the waves (rollout undo pauses it)', () => {
+    const failedCR = { ...cr, status: { ...cr.status, rollout: { fleetRevision: 'v3', attempt: { fleetRevision: 'v3', at: '2026-01-01T00:00:05Z', failure: 'not Ready' } } } };
+    const paused = { ...failedCR, metadata: { ...cr.metadata, annotations: { 'helm.sdk.operatorframework.io/paused': 'true' } } };
+    expect(memberOf(paused)?.attempt?.failed).toBe(true);
+    const others = ['b', 'c'].map((n) => old(n));
+    expect(ask('b', [memberOf(paused) as Member, ...others], { target: 'v3' })).toMatchObject({ kind: 'wait', reason: 'RolloutHalted' });
+  });
+});
+
+describe('nextTurn: whom a decided CR wakes', () => {
+  const keys = (t: ReturnType<typeof nextTurn>): string[] => ('wake' in t ? t.wake.map((m) => m.key) : []);
+  it('wakes nobody while a CR of the wave under way is undecided', () => {
+    expect(nextTurn([moved('a', 4_000), old('b'), old('c')], T, POLICY, NOW)).toEqual({ kind: 'none' });
+  });
+  it('wakes the next wave, only it, once every CR before it is decided', () => {
+    const t = nextTurn([moved('a', 20_000), old('b'), old('c'), old('d'), old('e')], T, POLICY, NOW);
+    expect(t.kind).toBe('next');
+    expect(keys(t)).toEqual(['ns/b', 'ns/c']);
+  });
+  it('wakes it after the pause between waves', () => {
+    // a stable since NOW-10s; a 25 s pause: NOW+15s.
+    expect(nextTurn([moved('a', 20_000), old('b')], T, { ...POLICY, pauseBetweenWavesMs: 25_000 }, NOW)).toMatchObject({ kind: 'next', atMs: NOW + 15_000 });
+  });
+  it('wakes every CR not moved when the rollout halts, to say so', () => {
+    expect(keys(nextTurn([failed('a'), old('b'), old('c')], T, POLICY, NOW))).toEqual(['ns/b', 'ns/c']);
+  });
+});
+
+describe('attemptOnTarget', () => {
+  const at = new Date('2026-01-01T00:01:00Z');
+  it('keeps the attempt of the target', () => {
+    const attempt = { fleetRevision: 'v3', at: '2026-01-01T00:00:05Z' };
+    expect(attemptOnTarget({ fleetRevision: 'v3', attempt }, 'v3', at)).toBe(attempt);
+  });
+  it('starts the health window now for a release found on the target while status names another (its upgrade never noted)', () => {
+    expect(attemptOnTarget({ fleetRevision: 'v1', attempt: { fleetRevision: 'v2', at: '2026-01-01T00:00:05Z', failure: 'x' } }, 'v3', at)).toEqual({ fleetRevision: 'v3', at: at.toISOString() });
+  });
+  it('has none for a CR that status never placed (installed at the target, or made before rollouts)', () => {
+    expect(attemptOnTarget(undefined, 'v3', at)).toBeUndefined();
+    expect(attemptOnTarget({ fleetRevision: 'v3' }, 'v3', at)).toBeUndefined();
   });
 });
