@@ -128,20 +128,22 @@ export async function serveCatalog(tools: OlmTools, dir: string, timeoutMs: numb
 
 const nameOf = (o: Obj): string => o.metadata?.name ?? '';
 
-/** The one-bundle catalog in `dir`, validated; resolves with its YAML. */
-async function writeCatalog(tools: OlmTools, dir: string, bundle: RenderedBundle): Promise<string> {
-  const yaml = catalogYaml(bundle);
+/** The catalog `yaml` of package `pkg` written to `dir` (what catalog-serve serves), validated with opm; `what` names it in the error. */
+export async function writeCatalog(tools: OlmTools, dir: string, c: { pkg: string; yaml: string; what: string }): Promise<string> {
   await rm(path.join(dir, 'catalog'), { recursive: true, force: true });
-  await mkdir(path.join(dir, 'catalog', bundle.packageName), { recursive: true });
-  await writeFile(path.join(dir, 'catalog', bundle.packageName, 'catalog.yaml'), yaml);
+  await mkdir(path.join(dir, 'catalog', c.pkg), { recursive: true });
+  await writeFile(path.join(dir, 'catalog', c.pkg, 'catalog.yaml'), c.yaml);
   const valid = await execa(tools.opm, ['validate', path.join(dir, 'catalog')], { reject: false });
-  if (valid.exitCode !== 0) throw new OlmError(`the catalog of ${bundle.name} is not valid (opm validate): ${valid.stderr.trim()}`);
-  return yaml;
+  if (valid.exitCode !== 0) throw new OlmError(`${c.what} is not valid (opm validate): ${valid.stderr.trim()}`);
+  return c.yaml;
 }
 
-/** The registry pod of a package: what its ConfigMap, pod and CatalogSource are named and labelled. */
-const registryPod = (bundle: RenderedBundle, namespace: string, catalog: string, opmImage: string): RegistryPod => ({
-  name: catalogSourceName(bundle.packageName), namespace, packageName: bundle.packageName, catalog, opmImage, labels: { ...MANAGED_BY, [PACKAGE_LABEL]: bundle.packageName },
+/** The label selector of a package's run bundle objects (CatalogSource, registry pods and their ConfigMaps). */
+export const packageSelector = (pkg: string): string => `${PACKAGE_LABEL}=${pkg}`;
+
+/** A registry pod of a package: its ConfigMap and pod are named `name` (by default the CatalogSource's name) and labelled for cleanup. */
+export const registryPod = (bundle: Pick<RenderedBundle, 'packageName'>, at: { namespace: string; catalog: string; opmImage: string; name?: string }): RegistryPod => ({
+  name: at.name ?? catalogSourceName(bundle.packageName), namespace: at.namespace, packageName: bundle.packageName, catalog: at.catalog, opmImage: at.opmImage, labels: { ...MANAGED_BY, [PACKAGE_LABEL]: bundle.packageName },
 });
 
 export const catalogSourceName = (pkg: string): string => `${pkg}-catalog`;
@@ -199,7 +201,7 @@ export async function runBundle(c: Cluster, ref: string, o: RunBundleOptions, lo
   const bundle = await renderBundle(tools.opm, source, o);
   const mode = chooseInstallMode(bundle.installModes, namespace, o.installMode);
   const dir = catalogDir(c, namespace, bundle.packageName);
-  const catalog = await writeCatalog(tools, dir, bundle);
+  const catalog = await writeCatalog(tools, dir, { pkg: bundle.packageName, yaml: catalogYaml(bundle), what: `the catalog of ${bundle.name}` });
   if (!(await c.runsPods())) {
     if (o.indexImage !== undefined) throw new OlmError(`--index-image ${o.indexImage}: this cluster's nodes run no containers (kwok's fake nodes), so the catalog is served from this machine; omit --index-image`);
     const address = await serveCatalog(tools, dir, o.timeoutMs);
@@ -207,7 +209,7 @@ export async function runBundle(c: Cluster, ref: string, o: RunBundleOptions, lo
     await subscribe(c, bundle, { namespace, address, mode }, log);
   } else {
     // As operator-sdk: a registry pod from the opm image serves the catalog; the CatalogSource names its address and owns it.
-    const registry = registryPod(bundle, namespace, catalog, o.indexImage ?? defaultOpmImage());
+    const registry = registryPod(bundle, { namespace, catalog, opmImage: o.indexImage ?? defaultOpmImage() });
     await c.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     const address = await startRegistryPod(c, registry, o.timeoutMs, log);
     log(`registry pod ${namespace}/${registry.name} serves the catalog of ${bundle.name} on ${address}`);
@@ -296,7 +298,7 @@ async function csvsGone(c: Cluster, w: { namespace: string; csvs: readonly strin
 export async function cleanup(c: Cluster, pkg: string, o: CleanupOptions, log: (line: string) => void): Promise<string> {
   const namespace = o.namespace ?? c.namespace;
   const { subs, csvs, crds } = await installedPackage(c, namespace, pkg);
-  const catalogs = await c.list(olmResource('catalogsources', namespace), `${PACKAGE_LABEL}=${pkg}`);
+  const catalogs = await c.list(olmResource('catalogsources', namespace), packageSelector(pkg));
   const dir = catalogDir(c, namespace, pkg);
   if (subs.length === 0 && catalogs.length === 0 && (await runningPid(dir, 'catalog-serve')) === undefined) {
     throw new OlmError(`no operator with package name ${pkg} found in namespace ${namespace} (no Subscription for it): nothing to clean up`);
@@ -306,7 +308,7 @@ export async function cleanup(c: Cluster, pkg: string, o: CleanupOptions, log: (
   await deleteAll(c, { ref: olmResource('clusterserviceversions', namespace), kind: 'clusterserviceversion' }, csvs, log);
   await deleteAll(c, { ref: olmResource('catalogsources', namespace), kind: 'catalogsource' }, catalogs.map(nameOf), log);
   if (await stopProcess(dir, 'catalog-serve')) log('catalog-serve stopped');
-  await deleteRegistryPods(c, { namespace, selector: `${PACKAGE_LABEL}=${pkg}`, timeoutMs: o.timeoutMs }, log);
+  await deleteRegistryPods(c, { namespace, selector: packageSelector(pkg), timeoutMs: o.timeoutMs }, log);
   await rm(dir, { recursive: true, force: true });
   const crdsToo = o.deleteAll || o.deleteCrds;
   if (crdsToo) await deleteAll(c, { ref: CRDS, kind: 'customresourcedefinition (and its custom resources)' }, crds, log);

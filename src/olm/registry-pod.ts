@@ -60,11 +60,30 @@ export async function ownByCatalogSource(c: Cluster, r: RegistryPod, catalogSour
   }
 }
 
-/** Deletes the registry pods and ConfigMaps labelled `selector` in the namespace and waits until the pods are gone. */
-export async function deleteRegistryPods(c: Cluster, at: { namespace: string; selector: string; timeoutMs: number }, log: (line: string) => void): Promise<void> {
+/**
+ * The registry pod labelled `selector` whose address the CatalogSource names (`address`): its name,
+ * its image, and the catalog it serves, read back from its ConfigMap. The cluster, not this machine,
+ * holds what `run bundle` served, so `run bundle-upgrade` works from any machine.
+ */
+export async function servingRegistryPod(c: Cluster, at: { namespace: string; selector: string; address: string }): Promise<{ name: string; opmImage: string; catalog: string } | undefined> {
+  const pods = await c.list(PODS(at.namespace), at.selector);
+  const pod = pods.find((p) => `${String(p.status?.podIP)}:${REGISTRY_PORT}` === at.address);
+  const name = pod?.metadata?.name;
+  if (name === undefined) return undefined;
+  const catalog = ((await c.get(CONFIGMAPS(at.namespace), name)) as { data?: Record<string, string> } | undefined)?.data?.['catalog.yaml'];
+  const image = (pod?.spec as { containers?: { image?: string }[] } | undefined)?.containers?.[0]?.image;
+  return catalog === undefined || image === undefined ? undefined : { name, opmImage: image, catalog };
+}
+
+/**
+ * Deletes the registry pods and ConfigMaps labelled `selector` in the namespace (but `except`, the
+ * one now serving) and waits until the pods are gone.
+ */
+export async function deleteRegistryPods(c: Cluster, at: { namespace: string; selector: string; timeoutMs: number; except?: string }, log: (line: string) => void): Promise<void> {
   const { namespace, selector, timeoutMs } = at;
-  const pods = await c.list(PODS(namespace), selector);
-  for (const cm of await c.list(CONFIGMAPS(namespace), selector)) await c.delete(CONFIGMAPS(namespace), cm.metadata?.name ?? '');
+  const other = (o: Obj): boolean => o.metadata?.name !== at.except;
+  const pods = (await c.list(PODS(namespace), selector)).filter(other);
+  for (const cm of (await c.list(CONFIGMAPS(namespace), selector)).filter(other)) await c.delete(CONFIGMAPS(namespace), cm.metadata?.name ?? '');
   for (const p of pods) if (await c.delete(PODS(namespace), p.metadata?.name ?? '')) log(`registry pod ${p.metadata?.name ?? ''} deleted`);
   await podsGone(c, namespace, pods.map((p) => p.metadata?.name ?? ''), timeoutMs);
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { CHANNEL, catalogYaml } from '../../../src/olm/bundle.js';
-import { upgradedCatalog } from '../../../src/olm/bundle-upgrade.js';
+import { upgradedCatalog, upgradeRegistryName } from '../../../src/olm/bundle-upgrade.js';
 
 const bundle = (v: string): { name: string; packageName: string; blob: Record<string, unknown> } => ({
   name: `demo.v${v}`,
@@ -26,5 +26,13 @@ describe('upgradedCatalog: the run bundle catalog with the next version', () => 
   it('refuses a catalog without the installed CSV or the package’s channel', () => {
     expect(() => upgradedCatalog(installed, bundle('0.0.2'), 'demo.v0.0.0')).toThrow(/does not hold the installed demo.v0.0.0: run cleanup demo, then run bundle/);
     expect(() => upgradedCatalog(installed, { ...bundle('0.0.2'), packageName: 'other' }, 'demo.v0.0.1')).toThrow(/has no channel of package other/);
+  });
+});
+
+describe('upgradeRegistryName: the registry pod of an upgrade, beside run bundle\'s', () => {
+  it('is the CatalogSource name and the version of the new bundle, a valid pod name', () => {
+    expect(upgradeRegistryName('demo', 'demo.v0.0.2')).toBe('demo-catalog-v0.0.2');
+    expect(upgradeRegistryName('demo', 'Other_Name+1')).toBe('demo-catalog-other-name-1');
+    expect(upgradeRegistryName('demo', `demo.v1.0.0-${'x'.repeat(300)}`)).toHaveLength(253);
   });
 });
