@@ -3,13 +3,15 @@
  * images here and pushes them to the loopback registry; `helm-operator olm install` runs olm-operator
  * and catalog-operator as Deployments of that image, their containers on the real node; `run bundle
  * <bundle image>` serves the catalog from a registry pod of the opm image, OLM installs the CSV and
- * its operator pod runs on the real node and reconciles a CR to Ready; `cleanup` and `olm uninstall`
- * leave nothing of either behind.
+ * its operator pod runs on the real node and reconciles CRs to Ready; `run bundle-upgrade` of a 0.0.2
+ * bundle (an operator image whose chart changed) moves the CatalogSource to a new registry pod, OLM
+ * replaces the CSV and its operator pod, and the CRs roll to the new chart; `cleanup` and `olm
+ * uninstall` leave nothing of either behind.
  *
  * After deploy.suite.ts in the tier (it builds and pushes the operator image); run alone, this builds
  * what is missing. Root only, like the tier.
  */
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type V1Pod } from '@kubernetes/client-node';
@@ -23,9 +25,13 @@ import { hack, make, NODE, operatorImage, POD_NET, ready, realContainer, registr
 
 const PACKAGE = 'helm-operator';
 const CSV = `${PACKAGE}.v0.0.1`;
-const SAMPLE = 'olm-sample';
+const CSV2 = `${PACKAGE}.v0.0.2`;
+/** Two CRs, so that the roll to the new chart goes through the rollout's waves (canary, then the rest). */
+const SAMPLES = ['olm-sample', 'olm-sample-2'];
+/** What the 0.0.2 operator image's chart changes: its version, and a key in the ConfigMap it renders. */
+const CHART2 = { version: '0.2.0', key: 'bundle-version', value: '0.0.2' };
 
-describe('OLM as pods on the real node: olm install, run bundle <image>, cleanup, olm uninstall', () => {
+describe('OLM as pods on the real node: olm install, run bundle <image>, run bundle-upgrade, cleanup, olm uninstall', () => {
   const kc = testKubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
@@ -34,6 +40,8 @@ describe('OLM as pods on the real node: olm install, run bundle <image>, cleanup
   const crs = new CRs(kc, NGINX);
   let ns = { name: '', remove: async (): Promise<void> => {} };
   let bundleImg = '';
+  /** Each CR's fleet revision and the operator pod before the upgrade. */
+  const before = { fleet: new Map<string, string>(), operatorPod: '' };
 
   const olmList = async (plural: string, namespace?: string): Promise<string[]> => {
     const list = (namespace === undefined
@@ -102,21 +110,83 @@ describe('OLM as pods on the real node: olm install, run bundle <image>, cleanup
     expect((await realPod(ns.name, 'control-plane=controller-manager', 'manager')).uid).toBe('1001');
   });
 
-  it("a CR of the bundle's kind is reconciled to Ready by the operator OLM installed, its nginx pods on the real node", async () => {
-    const cr = parse(await readFile(path.join(ROOT, DEPLOYED.sample), 'utf8')) as { metadata: { name: string }; spec: Record<string, unknown> };
-    cr.metadata.name = SAMPLE;
-    cr.spec.nodeSelector = { [TAINT]: 'true' };
-    cr.spec.tolerations = [{ key: TAINT, operator: 'Exists', effect: 'NoSchedule' }];
-    const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'olm-real-sample-')), 'sample.yaml');
-    await writeFile(file, stringify(cr));
-    await kubectl('apply', '-n', ns.name, '-f', file);
-    await crs.waitForCondition(ns.name, SAMPLE, { type: 'Ready', status: 'True' }, { timeoutMs: 180_000 });
-    const pods = await podsOnNode(ns.name, `app.kubernetes.io/instance=${SAMPLE}`);
-    expect(pods.length).toBe(cr.spec.replicaCount as number);
-    for (const pod of pods) expect((await realContainer(pod, 'nginx')).uid).toBe('101');
+  it("CRs of the bundle's kind are reconciled to Ready by the operator OLM installed, their nginx pods on the real node", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'olm-real-sample-'));
+    for (const [i, name] of SAMPLES.entries()) {
+      const cr = parse(await readFile(path.join(ROOT, DEPLOYED.sample), 'utf8')) as { metadata: { name: string }; spec: Record<string, unknown> };
+      cr.metadata.name = name;
+      if (i > 0) cr.spec.replicaCount = 1;
+      cr.spec.nodeSelector = { [TAINT]: 'true' };
+      cr.spec.tolerations = [{ key: TAINT, operator: 'Exists', effect: 'NoSchedule' }];
+      const file = path.join(dir, `${name}.yaml`);
+      await writeFile(file, stringify(cr));
+      await kubectl('apply', '-n', ns.name, '-f', file);
+      await crs.waitForCondition(ns.name, name, { type: 'Ready', status: 'True' }, { timeoutMs: 180_000 });
+      const pods = await podsOnNode(ns.name, `app.kubernetes.io/instance=${name}`);
+      expect(pods.length).toBe(cr.spec.replicaCount as number);
+      for (const pod of pods) expect((await realContainer(pod, 'nginx')).uid).toBe('101');
+      const status = (await crs.get(ns.name, name))?.status as { deployedRelease?: { chartVersion?: string }; rollout?: { fleetRevision?: string } } | undefined;
+      expect(status?.deployedRelease?.chartVersion).toBe('0.1.0');
+      before.fleet.set(name, status?.rollout?.fleetRevision ?? '');
+    }
+    before.operatorPod = (await realPod(ns.name, 'control-plane=controller-manager', 'manager')).pod.metadata?.name ?? '';
+  });
+
+  it('run bundle-upgrade <0.0.2 bundle image>: a new registry pod, CSV 0.0.2 Succeeded replacing 0.0.1, its operator pod on the real node, every CR rolled to the new chart', async () => {
+    // Operator image 0.0.2: the 0.0.1 image with a chart of a new version whose ConfigMap has one key more.
+    const reg = await registry();
+    const img2 = await operatorImage('real-node-0.0.2');
+    const ctx = await mkdtemp(path.join(os.tmpdir(), 'olm-real-chart2-'));
+    await cp(path.join(ROOT, 'helm-charts/nginx'), path.join(ctx, 'nginx'), { recursive: true });
+    const chartFile = path.join(ctx, 'nginx/Chart.yaml');
+    await writeFile(chartFile, (await readFile(chartFile, 'utf8')).replace(/^version: .*$/m, `version: ${CHART2.version}`));
+    // After the nginx.conf block scalar (indented 4), a key of `data:` (indented 2).
+    await appendFile(path.join(ctx, 'nginx/templates/configmap.yaml'), `  ${CHART2.key}: "${CHART2.value}"\n`);
+    await writeFile(path.join(ctx, 'Dockerfile'), `FROM ${await operatorImage()}\nCOPY nginx/ /opt/helm/helm-charts/nginx/\n`);
+    await hack('image.sh', 'build', img2, path.join(ctx, 'Dockerfile'), ctx);
+    await make('docker-push', `IMG=${img2}`, 'CONTAINER_TOOL=podman');
+    // make bundle VERSION=0.0.2 over the 0.0.1 bundle in bundle/ writes spec.replaces (docs/olm.md).
+    const bundleImg2 = `${reg}/${PACKAGE}-bundle:v0.0.2`;
+    await make('bundle', `IMG=${img2}`, 'VERSION=0.0.2', 'REAL_NODE=1');
+    await make('bundle-build', 'bundle-push', `BUNDLE_IMG=${bundleImg2}`, 'CONTAINER_TOOL=podman');
+
+    const out = await helmOperatorOk(['run', 'bundle-upgrade', bundleImg2, '--use-http', '-n', ns.name, '--timeout', '4m']);
+    expect(out).toContain(`Successfully upgraded to "${CSV2}"`);
+    const csv = await waitForCsvPhase(kc, { namespace: ns.name, name: CSV2 }, 'Succeeded');
+    expect(csv.spec.replaces).toBe(CSV);
+    // OLM deletes the replaced CSV once the new one succeeds.
+    await waitFor(`CSV ${CSV} gone`, async () => !(await olmList('clusterserviceversions', ns.name)).includes(`${ns.name}/${CSV}`), { timeoutMs: 120_000 });
+    // The new registry pod serves; the old one and its ConfigMap are gone.
+    const registryPod = await realPod(ns.name, `helm-operator.dev/run-bundle-package=${PACKAGE}`, 'registry-grpc');
+    expect(registryPod.pod.metadata?.name).toBe(`${PACKAGE}-catalog-v0.0.2`);
+    expect((await podsOnNode(ns.name, `helm-operator.dev/run-bundle-package=${PACKAGE}`)).length).toBe(1);
+    expect((await core.listNamespacedConfigMap({ namespace: ns.name, labelSelector: `helm-operator.dev/run-bundle-package=${PACKAGE}` })).items.map((c) => c.metadata?.name)).toEqual([`${PACKAGE}-catalog-v0.0.2`]);
+    // The operator pod of the new image replaced the old one on the real node.
+    const operator = await waitFor(`one Ready operator pod of ${img2} on ${NODE}`, async () => {
+      const pods = await podsOnNode(ns.name, 'control-plane=controller-manager');
+      const [p] = pods;
+      return pods.length === 1 && ready(p) && p?.spec?.containers[0]?.image === img2 ? p : undefined;
+    }, { timeoutMs: 180_000 });
+    expect(operator.metadata?.name).not.toBe(before.operatorPod);
+    expect((await realContainer(operator, 'manager')).uid).toBe('1001');
+    // Every CR: its release on the new chart, a new fleet revision, Ready, and the chart's change on the cluster.
+    for (const name of SAMPLES) {
+      const cr = await waitFor(`${name} on chart ${CHART2.version}, Ready`, async () => {
+        const c = (await crs.get(ns.name, name)) as { status?: { deployedRelease?: { chartVersion?: string; revision?: number }; rollout?: { fleetRevision?: string }; conditions?: { type: string; status: string }[] } } | undefined;
+        const ok = c?.status?.deployedRelease?.chartVersion === CHART2.version && c.status.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') === true;
+        return ok ? c : undefined;
+      }, { timeoutMs: 240_000 });
+      expect(cr.status?.deployedRelease?.revision).toBeGreaterThanOrEqual(2);
+      expect(cr.status?.rollout?.fleetRevision).not.toBe(before.fleet.get(name));
+      const [cm] = (await core.listNamespacedConfigMap({ namespace: ns.name, labelSelector: `app.kubernetes.io/instance=${name}` })).items;
+      expect(cm?.data?.[CHART2.key]).toBe(CHART2.value);
+    }
+  });
+
+  it('the CRs deleted while the operator runs: its finalizer uninstalls their releases', async () => {
     // Deleted while the operator runs, so its finalizer uninstalls the release (cleanup deletes the CRD after).
-    await crs.delete(ns.name, SAMPLE);
-    await crs.waitForGone(ns.name, SAMPLE, { timeoutMs: 120_000 });
+    for (const name of SAMPLES) await crs.delete(ns.name, name);
+    for (const name of SAMPLES) await crs.waitForGone(ns.name, name, { timeoutMs: 120_000 });
   });
 
   it('cleanup leaves no CSV, Subscription, CatalogSource, InstallPlan or pod of the package', async () => {
@@ -127,6 +197,7 @@ describe('OLM as pods on the real node: olm install, run bundle <image>, cleanup
     expect(await olmList('catalogsources', ns.name)).toEqual([]);
     expect(await olmList('installplans', ns.name)).toEqual([]);
     await waitFor(`no pod in ${ns.name}`, async () => (await core.listNamespacedPod({ namespace: ns.name })).items.length === 0, { timeoutMs: 120_000 });
+    expect((await core.listNamespacedConfigMap({ namespace: ns.name })).items.map((c) => c.metadata?.name)).toEqual(['kube-root-ca.crt']);
     expect(await gone(() => ext.readCustomResourceDefinition({ name: DEPLOYED.crd }))).toBe(true);
   });
 
