@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { bundleSource, catalogDir, catalogSourceName, catalogSourceObject, packageSelector, registryPod, renderBundle, requireOlm, serveCatalog, waitForCsv, writeCatalog, type RenderedBundle, type RunBundleOptions } from './bundle.js';
-import { olmResource, type Cluster, type Obj } from './cluster.js';
+import { olmResource, poll, type Cluster, type Obj } from './cluster.js';
 import { OlmError } from './errors.js';
 import { deleteRegistryPods, ownByCatalogSource, servingRegistryPod, startRegistryPod } from './registry-pod.js';
 import { olmTools, type OlmTools } from './tools.js';
@@ -43,12 +43,21 @@ export function upgradedCatalog(docs: readonly Doc[], bundle: Pick<RenderedBundl
   return [...upgraded, bundle.blob].map((d) => `---\n${stringify(d)}`).join('');
 }
 
+/**
+ * How long a Subscription may take to name the CSV it installed: OLM writes `installedCSV` in a
+ * later sync than the one that sees the CSV succeed, so a bundle-upgrade run right after run bundle
+ * may find it unset for a few seconds.
+ */
+const INSTALLED_CSV_WAIT_MS = 60_000;
+
 /** The package's Subscription in `namespace` and the CSV it has installed. */
-async function subscriptionOf(c: Cluster, namespace: string, pkg: string): Promise<{ sub: Obj; installed: string }> {
-  const subs = (await c.list(olmResource('subscriptions', namespace))).filter((s) => s.spec?.name === pkg);
-  const [sub] = subs;
-  if (sub === undefined) throw new OlmError(`no existing operator with package name ${pkg} found in namespace ${namespace} (no Subscription for it): install it with helm-operator run bundle first`);
+async function subscriptionOf(c: Cluster, namespace: string, pkg: string, timeoutMs: number): Promise<{ sub: Obj; installed: string }> {
+  const subscriptions = async (): Promise<Obj[]> => (await c.list(olmResource('subscriptions', namespace))).filter((s) => s.spec?.name === pkg);
+  const subs = await subscriptions();
+  const [first] = subs;
+  if (first === undefined) throw new OlmError(`no existing operator with package name ${pkg} found in namespace ${namespace} (no Subscription for it): install it with helm-operator run bundle first`);
   if (subs.length > 1) throw new OlmError(`${subs.length} Subscriptions for package ${pkg} in namespace ${namespace}: run bundle-upgrade upgrades exactly one`);
+  const sub = first.status?.installedCSV !== undefined ? first : ((await poll(async () => (await subscriptions()).find((s) => s.status?.installedCSV !== undefined), Math.min(timeoutMs, INSTALLED_CSV_WAIT_MS))) ?? first);
   const installed = sub.status?.installedCSV;
   if (installed === undefined) throw new OlmError(`Subscription ${namespace}/${sub.metadata?.name ?? ''} has installed no CSV yet: wait for run bundle to succeed (or run cleanup ${pkg})`);
   return { sub, installed };
@@ -118,7 +127,7 @@ export async function runBundleUpgrade(c: Cluster, ref: string, o: Omit<RunBundl
   await requireOlm(c);
   const tools = await olmTools();
   const bundle = await renderBundle(tools.opm, source, o);
-  const { sub, installed } = await subscriptionOf(c, namespace, bundle.packageName);
+  const { sub, installed } = await subscriptionOf(c, namespace, bundle.packageName, o.timeoutMs);
   log(`found Subscription ${sub.metadata?.name ?? ''} in namespace ${namespace}, which installed ${installed}`);
   if (installed === bundle.name) throw new OlmError(`${bundle.name} is already installed in namespace ${namespace}: run bundle-upgrade takes a bundle of a newer version (make bundle VERSION=<next>)`);
 
