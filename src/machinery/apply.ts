@@ -128,7 +128,13 @@ function resultOf(p: string, e: Entry): FileResult {
 function nextState(ws: Workspace, generated: ReadonlySet<string>): ScaffoldState {
   const files: Record<string, string> = { ...ws.state.files };
   for (const [p, e] of ws.entries) {
-    if (e.content === undefined || !generated.has(p)) continue;
+    if (e.content === undefined) continue;
+    if (!generated.has(p)) {
+      // Inserting at a marker keeps a file ours when it was ours before: its hash follows the
+      // insert, or the next run's regeneration of the same content would record it as a change.
+      if (e.original !== undefined && !ws.edited(p, e.original)) files[p] = sha256(e.content);
+      continue;
+    }
     const ours = e.original === undefined || !ws.edited(p, e.original) || ws.force || e.content.equals(e.original);
     if (ours && e.skipReason === undefined) files[p] = sha256(e.content);
   }

@@ -90,6 +90,19 @@ describe('applyPlan', () => {
     expect(actions(await applyPlan(root, [create('run.sh', 'v3\n')]))).toEqual({ 'run.sh': 'updated' });
   });
 
+  it('follows an insert into a file it wrote with its hash: a later regeneration of the same content changes no file, the state included', async () => {
+    // init writes the file, create api inserts its entry, the same create api again regenerates it whole.
+    await applyPlan(root, [create('watches.yaml', '# +kubebuilder:scaffold:watch\n')]);
+    await applyPlan(root, [insert('watches.yaml', 'watch', '- kind: A')]);
+    const state = await read(STATE_FILE);
+    expect(actions(await applyPlan(root, [create('watches.yaml', '- kind: A\n# +kubebuilder:scaffold:watch\n')]))).toEqual({ 'watches.yaml': 'unchanged' });
+    expect(await read(STATE_FILE)).toBe(state);
+    // A file the user edited stays theirs after an insert: its regeneration is skipped.
+    await writeFile(path.join(root, 'watches.yaml'), '- kind: Mine\n# +kubebuilder:scaffold:watch\n');
+    await applyPlan(root, [insert('watches.yaml', 'watch', '- kind: B')]);
+    expect(actions(await applyPlan(root, [create('watches.yaml', '- kind: B\n# +kubebuilder:scaffold:watch\n')]))).toEqual({ 'watches.yaml': 'skipped' });
+  });
+
   it('never overwrites a file it did not write, and skip-files stay the user\'s', async () => {
     await writeFile(path.join(root, 'a.txt'), 'user\n');
     expect(actions(await applyPlan(root, [create('a.txt', 'gen\n')]))).toEqual({ 'a.txt': 'skipped' });
