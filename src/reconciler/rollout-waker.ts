@@ -8,7 +8,7 @@
  * still looks again after WAITING_FALLBACK_MS.
  */
 import type { RolloutPolicy } from '../config/rollout-policy.js';
-import type { ControllerHandle } from '../runtime/reconcile.js';
+import { parseRequestKey, type ControllerHandle } from '../runtime/reconcile.js';
 import { memberState, nextTurn, type Member } from './rollout-gate.js';
 import { cachedMembers } from './rollout-members.js';
 
@@ -49,7 +49,7 @@ export class WaveWaker {
     for (const m of turn.wake) {
       if (this.#woken.keys.has(m.key)) continue;
       this.#woken.keys.add(m.key);
-      controller.enqueue(requestOf(m.key));
+      controller.enqueue(parseRequestKey(m.key));
     }
   }
 
@@ -76,8 +76,3 @@ export class WaveWaker {
 
 /** After a health window ends, so the look then finds it decided. */
 export const DECIDE_MARGIN_MS = 500;
-
-function requestOf(key: string): { namespace: string; name: string } {
-  const slash = key.indexOf('/');
-  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
-}
