@@ -17,6 +17,14 @@ import { expectIdle, Fleet, specFor } from './support/verdict.js';
 const COUNT = Number(process.env.CHAOS_FAILOVER_CRS ?? 40);
 const LEASE = ['--leader-election-lease-duration', '6s', '--leader-election-renew-deadline', '4s', '--leader-election-retry-period', '1s'];
 
+/** What each replica logged about the releases named in `problems`: a failure is explained where it is reported. */
+function storyOf(problems: string, replicas: Record<string, { lines: readonly Record<string, unknown>[] }>): string {
+  const names = new Set([...problems.matchAll(/\/(fo-\d+)/g)].map((m) => m[1]));
+  return Object.entries(replicas)
+    .flatMap(([who, r]) => [`--- ${who} on ${[...names].join(', ')} ---`, ...r.lines.filter((l) => names.has(String(l.name ?? l.release ?? ''))).slice(-60).map((l) => JSON.stringify(l))])
+    .join('\n');
+}
+
 describe('leader failover under load', () => {
   const kc = testKubeConfig();
   const outs: OperatorUnderTest[] = [];
@@ -61,7 +69,9 @@ describe('leader failover under load', () => {
       }
       signalAll(tree, 'SIGCONT');
       aExit = await Promise.race([a.exited, sleep(20_000).then(() => undefined)]);
-      const ms = await fleet.converge(240_000, frozenAt);
+      const ms = await fleet.converge(240_000, frozenAt).catch((err: unknown) => {
+        throw new Error(`${(err as Error).message}\n${storyOf(String(err), { a, b })}`, { cause: err });
+      });
 
       const runs = helm.stop();
       const of = (owner: string): HelmProcess[] => runs.filter((r) => r.owner === owner);
