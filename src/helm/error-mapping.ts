@@ -12,6 +12,11 @@ export function throwIfAborted(signal: AbortSignal | undefined, verb: string): v
   if (signal?.aborted === true) throw new HelmError({ reason: 'Canceled', verb, summary: 'canceled before helm was started', canceled: true });
 }
 
+/** A release writer refused because this process no longer holds its lease (runner.ts `fence`): Canceled, helm never started. */
+export function fencedOff(verb: string): HelmError {
+  return new HelmError({ reason: 'Canceled', verb, summary: 'not started: this replica no longer holds the leader lease', canceled: true });
+}
+
 /** `fn`'s parse of helm's output, an unexpected one as a HelmError. */
 export function parsed<T>(verb: string, fn: () => T): T {
   try {

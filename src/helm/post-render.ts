@@ -65,8 +65,14 @@ export class PostRenderServer {
   readonly #runs = new Map<string, Run>();
   #listening: Promise<Listening> | undefined;
 
-  /** `helmDataHome`: where the script and the helm 4 plugin are written (private to the operator). */
-  constructor(private readonly helmDataHome: string) {}
+  /**
+   * `helmDataHome`: where the script and the helm 4 plugin are written (private to the operator);
+   * `fence`: false refuses every post-render (the runner's `fence`: the lease is lost).
+   */
+  constructor(
+    private readonly helmDataHome: string,
+    private readonly fence?: () => boolean,
+  ) {}
 
   /**
    * Runs `fn` with the helm flags that post-render through `render`; `dir` is the run's private
@@ -138,6 +144,7 @@ export class PostRenderServer {
   /** `ok` once the rendered manifest is written; else a one-line reason (no manifest text in it). */
   async #answer(run: Run | undefined): Promise<string> {
     if (run === undefined) return 'unknown or expired run';
+    if (this.fence?.() === false) return 'this replica no longer holds the leader lease';
     try {
       const manifest = await readFile(path.join(run.dir, 'manifest'), 'utf8');
       if (manifest.length > MAX_MANIFEST_BYTES) return 'manifest too large';

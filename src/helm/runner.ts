@@ -8,7 +8,7 @@ import { silentLogger, type Logger } from '../telemetry/logger.js';
 import { withConnectionArgs, type HelmMajor } from './args.js';
 import { connectionFor, type CallIdentity, type Connection } from './connection.js';
 import { helmEnv, helmHomes, type HelmEnvOptions } from './environment.js';
-import { throwIfAborted, toHelmError } from './error-mapping.js';
+import { fencedOff, throwIfAborted, toHelmError } from './error-mapping.js';
 import { LiveReleases } from './live-releases.js';
 import { PostRenderServer, type PostRender } from './post-render.js';
 import { FORCE_KILL_AFTER_MS } from './timeouts.js';
@@ -25,6 +25,12 @@ export interface RunnerOptions extends Connection, Partial<HelmEnvOptions> {
   /** Writable directory for helm's cache/config/data homes and the values files. Default `os.tmpdir()`. */
   readonly tmpDir?: string;
   readonly observer?: (e: HelmExecution) => void;
+  /**
+   * Whether this process may still change releases (a leader election's lease), asked right before
+   * a release writer starts and before a post-render is answered: a replica that lost its lease
+   * while paused starts no helm, and a helm it started gets no rendered manifest to apply.
+   */
+  readonly fence?: () => boolean;
 }
 
 /** One process's run: its deadline, whom it acts as, and what sees its output. */
@@ -65,7 +71,7 @@ export class HelmRunner {
     this.tmpDir = opts.tmpDir ?? tmpdir();
     this.log = opts.log ?? silentLogger();
     this.#live = live;
-    this.#postRender = postRender ?? new PostRenderServer(helmHomes(this.tmpDir).HELM_DATA_HOME);
+    this.#postRender = postRender ?? new PostRenderServer(helmHomes(this.tmpDir).HELM_DATA_HOME, opts.fence);
   }
 
   /** Whether helm runs with the invoking user's helm homes (the scaffolding CLI), not private ones. */
@@ -100,12 +106,12 @@ export class HelmRunner {
 
   /** Spawns helm once; resolves with stdout, rejects with a HelmError. */
   async run(verb: string, verbArgs: string[], ctx: RunContext): Promise<string> {
-    throwIfAborted(ctx.signal, verb);
+    const writes = this.#admit(verb, ctx.signal);
     const connection = connectionFor(this.#opts, ctx.identity);
     const args = OFFLINE_VERBS.has(verb) ? verbArgs : withConnectionArgs(verbArgs, connection);
     const started = performance.now();
     this.#executions++;
-    const untrack = RELEASE_WRITERS.has(verb) && ctx.release !== undefined && ctx.namespace !== undefined ? this.#live.track(ctx.namespace, ctx.release) : undefined;
+    const untrack = writes && ctx.release !== undefined && ctx.namespace !== undefined ? this.#live.track(ctx.namespace, ctx.release) : undefined;
     let outcome: HelmExecution['outcome'] = 'error';
     let reason: string | undefined;
     try {
@@ -133,6 +139,14 @@ export class HelmRunner {
       this.log.debug({ verb, release: ctx.release, namespace: ctx.namespace, durationMs, outcome, reason }, 'helm command finished');
       this.#notify({ verb, outcome, durationMs, ...(ctx.releases === undefined ? {} : { releases: ctx.releases }) });
     }
+  }
+
+  /** Whether `verb` changes a release; throws Canceled when it may not start (aborted, or fenced off). */
+  #admit(verb: string, signal: AbortSignal | undefined): boolean {
+    throwIfAborted(signal, verb);
+    const writes = RELEASE_WRITERS.has(verb);
+    if (writes && this.#opts.fence?.() === false) throw fencedOff(verb);
+    return writes;
   }
 
   /** An execa transform that shows each stdout line to `onLine` as it arrives and keeps it in the output. */

@@ -94,9 +94,9 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
   const kubeConfig = loadKubeConfig(settings.kubeconfig);
   const metrics = new OperatorMetrics({ version: context.version, ...(context.processMetrics === undefined ? {} : { processMetrics: context.processMetrics }) });
   const tuner = settings.selfTuningConcurrency === true ? await selfTuning(metrics, log) : undefined;
-  const { helm, helmVersion } = await startHelm(settings, metrics, log, tuner);
   const le = settings.leaderElection;
   const elector = le === undefined ? undefined : makeElector(le, { namespace: await leaderElectionNamespace(le.namespace), kubeConfig, metrics, log });
+  const { helm, helmVersion } = await startHelm(settings, { metrics, log, tuner, elector });
   const ownNamespace = await operatorNamespace(le?.namespace);
   const fingerprintKey = settings.fingerprintKey ?? (await loadFingerprintKey(kubeConfig, ownNamespace, log));
   logStart(log, { version: context.version, watches: watches.length, helmVersion, settings, elector, leaderElectionId: le?.id });
@@ -143,8 +143,14 @@ function logStart(
 }
 
 /** helm, once its version answered and a killed predecessor's processes and files are gone. */
-async function startHelm(settings: OperatorSettings, metrics: OperatorMetrics, log: Logger, tuner: ConcurrencyTuner | undefined): Promise<{ helm: HelmClient; helmVersion: string }> {
+async function startHelm(
+  settings: OperatorSettings,
+  parts: { metrics: OperatorMetrics; log: Logger; tuner: ConcurrencyTuner | undefined; elector: LeaderElector | undefined },
+): Promise<{ helm: HelmClient; helmVersion: string }> {
+  const { metrics, log, tuner, elector } = parts;
   const helm = new HelmClient({
+    // With leader election, only a replica whose lease is still valid by its own clock changes a release.
+    ...(elector === undefined ? {} : { fence: () => elector.isLeader() }),
     binary: settings.helmBinary,
     log: log.child({ component: 'helm' }),
     observer: tuner === undefined ? metrics.helmExecution : (e) => {

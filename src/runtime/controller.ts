@@ -326,6 +326,8 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
   async #shutdown(timeoutMs: number, abortGraceMs: number, leadershipLost: boolean): Promise<void> {
     this.#log.info({ inFlight: this.#active, timeoutMs }, 'Shutdown signal received, waiting for all workers to finish');
     this.#queue.shutDown();
+    // Another replica may be reconciling already: cancel before anything is awaited.
+    if (leadershipLost) this.#abort.abort(new LeadershipLostCancellation(`controller ${this.name} lost leadership`));
     await this.#stopSources();
     const workers = Promise.all(this.#workers);
     let finished = timeoutMs > 0 && ((await withDeadline(workers, timeoutMs, this.#clock)) !== TIMED_OUT);

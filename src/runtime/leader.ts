@@ -93,6 +93,9 @@ export class LeaderElector {
   #state: State = 'idle';
   #observed: LeaseRecord | undefined;
   #observedAt = 0;
+  /** When the last successful acquire or renew was sent (our clock): the lease is ours until a renew deadline after it. */
+  #renewedAt = 0;
+  readonly #lostListeners: (() => void)[] = [];
   #resourceVersion = '';
   #lastHolderLogged: string | undefined;
   #retryTimer: Timer | undefined;
@@ -115,8 +118,24 @@ export class LeaderElector {
     this.lost = new Promise((resolve) => (this.#resolveLost = resolve));
   }
 
+  /**
+   * Whether this replica leads, by the clock as well as by the timers: a process that was paused
+   * (SIGSTOP, a VM stall, a long GC) past the renew deadline may run callbacks before its deadline
+   * timer fires, and must not act as leader in them. Noticing that here loses leadership at once.
+   */
   isLeader(): boolean {
-    return this.#state === 'leading';
+    if (this.#state !== 'leading') return false;
+    if (this.#clock.now() - this.#renewedAt < this.#renewDeadlineMs) return true;
+    this.#lose(`no renewal of the lease ${this.#o.lock.description} for the renew deadline of ${this.#renewDeadlineMs} ms (was the process paused?)`);
+    return false;
+  }
+
+  /**
+   * Calls `listener` synchronously the moment leadership is lost, before {@link lost} resolves:
+   * whatever must stop before any other callback runs (in-flight reconciles) is stopped there.
+   */
+  onLost(listener: () => void): void {
+    this.#lostListeners.push(listener);
   }
 
   /** The holder of the lease as last read ('' when none). */
@@ -227,6 +246,13 @@ export class LeaderElector {
     this.#state = 'lost';
     this.#stopTimers();
     this.#o.log.error({ lease: this.#o.lock.description, identity: this.identity, reason }, 'leader election lost');
+    for (const listener of this.#lostListeners) {
+      try {
+        listener();
+      } catch (err) {
+        this.#o.log.error({ error: err }, 'a leadership-lost listener threw');
+      }
+    }
     this.#o.onLeadershipChange?.(false);
     this.#resolveLost(new LeaderElectionLostError(`leader election lost: ${reason}`));
   }
@@ -271,6 +297,7 @@ export class LeaderElector {
       const record = { holderIdentity: this.identity, leaseDurationSeconds: durationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 };
       const created = await this.#o.lock.create(record);
       this.#observe(created.record, created.resourceVersion, now);
+      this.#renewedAt = now;
       return 'acquired';
     }
     this.#observe(current.record, current.resourceVersion, now);
@@ -287,6 +314,7 @@ export class LeaderElector {
     };
     const updated = await this.#o.lock.update(record, current.resourceVersion);
     this.#observe(updated.record, updated.resourceVersion, now);
+    this.#renewedAt = now;
     return 'acquired';
   }
 }

@@ -39,7 +39,10 @@ export interface Elector {
   readonly identity: string;
   /** Resolves with the reason once leadership, after being acquired, is lost. */
   readonly lost: Promise<Error>;
+  /** Whether it leads now (by the clock too: noticing an expired lease loses it, see leader.ts). */
   isLeader(): boolean;
+  /** `listener` runs synchronously when leadership is lost, before {@link lost} resolves. */
+  onLost(listener: () => void): void;
   /** True once leading; false if `signal` aborts first. */
   acquire(signal: AbortSignal): Promise<boolean>;
   /** Stops renewing and gives the Lease up if held. */
@@ -126,6 +129,16 @@ export class Manager {
   constructor(options: ManagerOptions) {
     this.#o = options;
     this.#clock = options.clock ?? systemClock;
+    // Cancelled in the same tick as the loss, not after `lost` resolves: a callback queued
+    // meanwhile (a thawed process runs its I/O before its timers) must find its reconcile aborted
+    // and start no helm process. run() awaits the same stop.
+    options.elector?.onLost(() => {
+      void this.#cancelForLostLeadership();
+    });
+  }
+
+  #cancelForLostLeadership(): Promise<void> {
+    return this.#o.work.stop({ timeoutMs: 0, abortGraceMs: LOST_LEADERSHIP_ABORT_GRACE_MS, leadershipLost: true });
   }
 
   get state(): ManagerState {
@@ -192,7 +205,7 @@ export class Manager {
     await this.#stopWatching();
     if (event === 'lost') {
       // Another replica may be reconciling already: cancel at once instead of finishing.
-      await work.stop({ timeoutMs: 0, abortGraceMs: LOST_LEADERSHIP_ABORT_GRACE_MS, leadershipLost: true });
+      await this.#cancelForLostLeadership();
       await starting.catch(() => undefined);
       throw new LeadershipLostError((await lost).message);
     }

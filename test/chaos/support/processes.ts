@@ -49,14 +49,19 @@ export function cmdline(pid: number): string[] {
   return (readProc(pid, 'cmdline') ?? '').split('\0').filter((a) => a !== '');
 }
 
-/** Every live descendant of `pid` (children first-level before theirs). */
-export function descendants(pid: number): number[] {
+/** Each live process's parent, read from /proc once. */
+function parents(): Map<number, number> {
   const parentOf = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const f = statFields(Number(entry));
     if (f !== undefined) parentOf.set(Number(entry), Number(f[1]));
   }
+  return parentOf;
+}
+
+/** Every live descendant of `pid` (children first-level before theirs). */
+export function descendants(pid: number, parentOf = parents()): number[] {
   const out: number[] = [];
   let frontier = [pid];
   while (frontier.length > 0) {
@@ -68,12 +73,12 @@ export function descendants(pid: number): number[] {
 }
 
 /** helm processes the operator `pid` runs right now, with their verb (install, upgrade, …). */
-export function helmChildren(pid: number): { pid: number; verb: string; args: string[] }[] {
+export function helmChildren(pid: number, parentOf = parents()): { pid: number; verb: string; args: string[]; children: number }[] {
   const helm = inject('helmBin');
-  return descendants(pid)
+  return descendants(pid, parentOf)
     .map((p) => ({ pid: p, args: cmdline(p) }))
     .filter((p) => p.args[0] === helm || path.basename(p.args[0] ?? '') === 'helm')
-    .map((p) => ({ ...p, verb: p.args[1] ?? '' }));
+    .map((p) => ({ ...p, verb: p.args[1] ?? '', children: [...parentOf.values()].filter((pp) => pp === p.pid).length }));
 }
 
 /** Sends `signal` to each of `pids`, skipping those already gone. */
@@ -175,6 +180,11 @@ export interface HelmProcess {
   readonly release: string;
   readonly first: number;
   last: number;
+  /**
+   * When it was seen without a child process: helm's only children are its post-renderer, so a
+   * helm seen with one is parked in the operator's post-render (nothing stored or applied yet).
+   */
+  readonly unparked: number[];
 }
 
 /**
@@ -196,16 +206,16 @@ export class HelmSampler {
 
   sample(): void {
     const now = Date.now();
+    const parentOf = parents();
     for (const [owner, pid] of Object.entries(this.owners())) {
       if (!alive(pid)) continue;
-      for (const h of helmChildren(pid)) {
-        const known = this.seen.get(h.pid);
-        if (known !== undefined) {
-          known.last = now;
-          continue;
-        }
+      for (const h of helmChildren(pid, parentOf)) {
+        if (h.verb === 'version') continue;
         const release = h.args[h.args.indexOf('--') + 1] ?? '';
-        if (h.verb !== 'version') this.seen.set(h.pid, { owner, pid: h.pid, verb: h.verb, release, first: now, last: now });
+        const known = this.seen.get(h.pid) ?? { owner, pid: h.pid, verb: h.verb, release, first: now, last: now, unparked: [] };
+        this.seen.set(h.pid, known);
+        known.last = now;
+        if (h.children === 0) known.unparked.push(now);
       }
     }
   }

@@ -110,6 +110,19 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
     expect(c.executions).toBe(1);
   });
 
+  it('a closed fence (the lease is lost) refuses release writers without spawning helm; reads still run', async () => {
+    let open = true;
+    const c = client({ fence: () => open });
+    await c.version();
+    open = false;
+    const err = await helmRejection(c.uninstall({ release: 'r1', namespace: 'ns' }));
+    expect(err.reason).toBe('Canceled');
+    expect(err.message).toMatch(/no longer holds the leader lease/);
+    expect(c.executions).toBe(1);
+    await c.template({ ...releaseOpts, chart, values: {} });
+    expect(c.executions).toBe(2);
+  });
+
   it('logs verb, release, namespace, duration and outcome at debug, never values', async () => {
     const lines: string[] = [];
     const sink = new Writable({

@@ -51,6 +51,20 @@ describe('PostRenderServer', () => {
     await expect(asHelm3(saved, 'x')).rejects.toMatchObject({ code: 1, stdout: '', stderr: 'helm-operator post-renderer: unknown or expired run\n' });
   });
 
+  it('refuses every post-render once its fence closes (the lease is lost): helm then applies nothing', async () => {
+    let open = true;
+    const fenced = new PostRenderServer(path.join(tmp, 'fenced-data'), () => open);
+    try {
+      const dir = await mkdtemp(path.join(tmp, 'run-'));
+      await expect(fenced.with(dir, (m) => Promise.resolve(m), 3, (flags) => asHelm3(flags, 'a\n'))).resolves.toBe('a\n');
+      open = false;
+      const refused = fenced.with(dir, (m) => Promise.resolve(m), 3, (flags) => asHelm3(flags, 'a\n'));
+      await expect(refused).rejects.toMatchObject({ code: 1, stdout: '', stderr: 'helm-operator post-renderer: this replica no longer holds the leader lease\n' });
+    } finally {
+      await fenced.close();
+    }
+  });
+
   it('names the helm 4 plugin it wrote, whose command is the same script', async () => {
     const dir = await mkdtemp(path.join(tmp, 'run-'));
     const flags = await server.with(dir, (m) => Promise.resolve(m), 4, (f) => Promise.resolve(f));

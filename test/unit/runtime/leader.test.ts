@@ -178,6 +178,35 @@ describe('LeaderElector', () => {
     expect(store.record).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1, acquireTime: 22_000 });
   });
 
+  it('a process paused past the renew deadline is no leader by its clock, before its deadline timer runs', async () => {
+    const manual = new ManualClock(0);
+    // A thawed process: the time jumped, and none of its timers has run yet.
+    let jump = 0;
+    const clock = { now: () => manual.now() + jump, setTimeout: (cb: () => void, ms: number) => manual.setTimeout(cb, ms) };
+    const store = new LeaseStore();
+    const { e, changes } = elector(manual, new FakeLock(store), 'a', { clock });
+    await e.acquire();
+    await advance(manual, 2_000); // renewed at t=2s
+    let cancelledInTick = false;
+    e.onLost(() => (cancelledInTick = true));
+    jump = 10_000; // the renewal was sent at t=2s; now t=12s
+    expect(e.isLeader()).toBe(false);
+    expect(cancelledInTick).toBe(true);
+    expect(changes).toEqual([true, false]);
+    expect((await e.lost).message).toMatch(/renew deadline .*paused/);
+  });
+
+  it('within the renew deadline since the last renewal, the clock keeps it the leader', async () => {
+    const manual = new ManualClock(0);
+    let jump = 0;
+    const clock = { now: () => manual.now() + jump, setTimeout: (cb: () => void, ms: number) => manual.setTimeout(cb, ms) };
+    const { e } = elector(manual, new FakeLock(new LeaseStore()), 'a', { clock });
+    await e.acquire();
+    await advance(manual, 2_000);
+    jump = 9_999; // renewal sent at t=2s; now t=11.999s
+    expect(e.isLeader()).toBe(true);
+  });
+
   it('loses leadership at once when a read shows another holder', async () => {
     const clock = new ManualClock(0);
     const store = new LeaseStore();

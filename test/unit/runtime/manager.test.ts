@@ -53,9 +53,14 @@ class FakeElector implements Elector {
     this.leading = true;
     this.#won.resolve(true);
   }
+  readonly #listeners: (() => void)[] = [];
   lose(reason: string): void {
     this.leading = false;
+    for (const l of this.#listeners) l();
     this.#lost.resolve(new Error(reason));
+  }
+  onLost(listener: () => void): void {
+    this.#listeners.push(listener);
   }
   isLeader(): boolean {
     return this.leading;
@@ -263,6 +268,8 @@ describe('Manager with leader election', () => {
     work.starting.resolve();
     await manager.started;
     elector.lose('the lease is now held by other');
+    // In the same tick: nothing queued meanwhile may find its reconcile still running.
+    expect(work.stops).toEqual([{ timeoutMs: 0, abortGraceMs: 3_000, leadershipLost: true }]);
     await expect(run).rejects.toThrow(LeadershipLostError);
     await expect(run).rejects.toThrow('the lease is now held by other');
     expect(work.stops[0]).toEqual({ timeoutMs: 0, abortGraceMs: 3_000, leadershipLost: true });
