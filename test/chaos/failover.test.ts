@@ -78,7 +78,8 @@ describe('leader failover under load', () => {
 
       const runs = helm.stop();
       const of = (owner: string): HelmProcess[] => runs.filter((r) => r.owner === owner);
-      const afterLoss = of('a').filter((r) => r.first > leadAt);
+      // By fork time: a child forked just before the freeze execs helm only after the thaw.
+      const afterLoss = of('a').filter((r) => r.started > leadAt);
       // Sampled every 10 ms: two processes seen alive in overlapping windows ran at the same time,
       // unless the old leader's was parked in its post-render all along (helm has stored and
       // applied nothing before it; the operator, frozen, could not answer) and was gone soon after

@@ -37,6 +37,15 @@ export function cpuSeconds(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS_PER_SECOND;
 }
 
+/** When `pid` was forked, as epoch ms (to the 10 ms of the clock tick); undefined when it is gone. */
+export function startedAt(pid: number): number | undefined {
+  const f = statFields(pid);
+  if (f === undefined) return undefined;
+  const uptime = readFileSync('/proc/uptime', 'utf8');
+  const bootedAt = Date.now() - Number(uptime.split(' ')[0]) * 1000;
+  return Math.round(bootedAt + (Number(f[19]) * 1000) / CLOCK_TICKS_PER_SECOND);
+}
+
 /** Average CPU use of `pid` (1 = one full core) over `ms`. */
 export async function cpuUse(pid: number, ms = 5_000): Promise<number> {
   const before = cpuSeconds(pid);
@@ -178,6 +187,8 @@ export interface HelmProcess {
   readonly pid: number;
   readonly verb: string;
   readonly release: string;
+  /** When it was forked (epoch ms, from /proc, to 10 ms): a child seen first after a thaw may have been forked before the freeze, exec'ing helm only once thawed. */
+  readonly started: number;
   readonly first: number;
   last: number;
   /**
@@ -212,7 +223,7 @@ export class HelmSampler {
       for (const h of helmChildren(pid, parentOf)) {
         if (h.verb === 'version') continue;
         const release = h.args[h.args.indexOf('--') + 1] ?? '';
-        const known = this.seen.get(h.pid) ?? { owner, pid: h.pid, verb: h.verb, release, first: now, last: now, unparked: [] };
+        const known = this.seen.get(h.pid) ?? { owner, pid: h.pid, verb: h.verb, release, started: startedAt(h.pid) ?? now, first: now, last: now, unparked: [] };
         this.seen.set(h.pid, known);
         known.last = now;
         if (h.children === 0) known.unparked.push(now);
