@@ -91,7 +91,8 @@ describe('leader failover under load', () => {
           .map((y) => `${x.release}: a ${x.verb} and b ${y.verb}`),
       );
       expect(aExit, `the thawed leader exits\n${a.dump().slice(-3000)}`).toEqual({ code: 1, signal: null });
-      expect(afterLoss.map((r) => `${r.release} ${r.verb}`), 'helm runs by the old leader after the new one led').toEqual([]);
+      const late = afterLoss.map((r) => `${r.release} ${r.verb}`);
+      expect(late, `helm runs by the old leader after the new one led (at ${leadAt}; thawed at ${thawedAt}): ${afterLoss.map((r) => `${r.release} forked at ${r.started}, seen ${r.first}-${r.last}`).join('; ')}\n${storyOf(late.map((l) => `/${l}`).join(' '), { a })}`).toEqual([]);
       if (frozen === 'operator') expect(overlaps, 'keys worked on by both replicas at once').toEqual([]);
       // A frozen helm process is a writer no lease can fence: helm's release storage has no owner
       // check, so the new leader unlocks (rolls back / removes) a pending release while the frozen
