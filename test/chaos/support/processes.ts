@@ -81,11 +81,16 @@ export function descendants(pid: number, parentOf = parents()): number[] {
   return out;
 }
 
-/** helm processes the operator `pid` runs right now, with their verb (install, upgrade, …). */
+/**
+ * helm processes the operator `pid` runs right now, with their verb (install, upgrade, …): its
+ * children only (it spawns helm without a shell). A child of helm itself, forked and not yet
+ * exec'd, shows helm's command line too, and is no helm run.
+ */
 export function helmChildren(pid: number, parentOf = parents()): { pid: number; verb: string; args: string[]; children: number }[] {
   const helm = inject('helmBin');
-  return descendants(pid, parentOf)
-    .map((p) => ({ pid: p, args: cmdline(p) }))
+  return [...parentOf]
+    .filter(([, ppid]) => ppid === pid)
+    .map(([child]) => ({ pid: child, args: cmdline(child) }))
     .filter((p) => p.args[0] === helm || path.basename(p.args[0] ?? '') === 'helm')
     .map((p) => ({ ...p, verb: p.args[1] ?? '', children: [...parentOf.values()].filter((pp) => pp === p.pid).length }));
 }
