@@ -48,7 +48,12 @@ describe('API requests per install', () => {
     const perKind = Object.fromEntries(KINDS.map((k) => [k, { APPLY: delta('APPLY', k), PATCH: delta('PATCH', k) }]));
     expect(perKind).toEqual(Object.fromEntries(KINDS.map((k) => [k, { APPLY: CRS, PATCH: 0 }])));
     // helm's own: the history LIST before the install, the record's create and its status update.
-    expect({ LIST: delta('LIST', 'secrets'), POST: delta('POST', 'secrets'), PUT: delta('PUT', 'secrets') }).toEqual({ LIST: CRS, POST: CRS, PUT: CRS });
+    expect({ POST: delta('POST', 'secrets'), PUT: delta('PUT', 'secrets') }).toEqual({ POST: CRS, PUT: CRS });
+    // The count is the API server's, of every client: the namespace controller, still emptying a
+    // namespace an earlier test file deleted, LISTs its Secrets too (one extra seen in a full run).
+    // A LIST of the operator's own per install would add CRS.
+    expect(delta('LIST', 'secrets')).toBeGreaterThanOrEqual(CRS);
+    expect(delta('LIST', 'secrets'), 'a Secret LIST per install besides helm’s').toBeLessThan(2 * CRS);
 
     // And the objects are owned as before: the chart label and a controller reference to their CR.
     const d = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace: ns.name, name: 'web-0-nginx' });
