@@ -14,4 +14,12 @@ export const FINDINGS: readonly Finding[] = [
     regressionTest:
       'test/integration/operator/crash.test.ts "a reconcile cancelled mid-install (lost leadership) leaves the release and the status to the next leader"; test/chaos/failover.test.ts',
   },
+  {
+    title:
+      'split brain after leader failover, by timing: a thawed old leader ran its I/O callbacks before its renew-deadline timer, so queued reconciles started ' +
+      '`helm install` after the standby led, and a helm parked in the frozen operator\'s post-render applied (and, cancelled, wrote `failed` over the new leader\'s release) once answered',
+    fix: 'src/runtime/leader.ts: leadership is also checked by the clock and lost at once past the renew deadline, with synchronous onLost listeners (the manager cancels reconciles in that tick); src/helm/runner.ts and post-render.ts: a fence refuses release writers and post-renders once the lease is lost (ADR 0065)',
+    regressionTest:
+      'test/unit/runtime/leader.test.ts "a process paused past the renew deadline …"; test/unit/runtime/manager.test.ts; test/unit/helm/client.test.ts and post-render.test.ts (the fence); test/chaos/failover.test.ts',
+  },
 ];
