@@ -114,8 +114,9 @@ export class HelmRunner {
     const untrack = writes && ctx.release !== undefined && ctx.namespace !== undefined ? this.#live.track(ctx.namespace, ctx.release) : undefined;
     let outcome: HelmExecution['outcome'] = 'error';
     let reason: string | undefined;
+    const fenced = { off: false };
     try {
-      const result = await execa(this.binary, args, {
+      const subprocess = execa(this.binary, args, {
         timeout: ctx.deadlineMs,
         killSignal: 'SIGTERM',
         forceKillAfterDelay: FORCE_KILL_AFTER_MS,
@@ -127,10 +128,12 @@ export class HelmRunner {
         ...(ctx.onLine === undefined ? {} : { stdout: this.#lineObserver(ctx.onLine) }),
         reject: true,
       });
+      if (writes) this.#fenceAfterSpawn(subprocess, fenced);
+      const result = await subprocess;
       outcome = 'success';
       return result.stdout;
     } catch (err) {
-      const helmErr = toHelmError(verb, err, ctx.deadlineMs, ctx.redact);
+      const helmErr = fenced.off ? fencedOff(verb) : toHelmError(verb, err, ctx.deadlineMs, ctx.redact);
       reason = helmErr.reason;
       throw helmErr;
     } finally {
@@ -139,6 +142,18 @@ export class HelmRunner {
       this.log.debug({ verb, release: ctx.release, namespace: ctx.namespace, durationMs, outcome, reason }, 'helm command finished');
       this.#notify({ verb, outcome, durationMs, ...(ctx.releases === undefined ? {} : { releases: ctx.releases }) });
     }
+  }
+
+  /**
+   * The fence asked again once helm is forked: a process paused between the first check and the
+   * fork (SIGSTOP, a VM stall) resumes in the middle of that synchronous stretch, and its clock
+   * then says the lease is gone. helm is killed before it has done anything (uninstall and
+   * rollback, which no post-render fences, write as soon as they start).
+   */
+  #fenceAfterSpawn(subprocess: { kill(signal: NodeJS.Signals): boolean }, fenced: { off: boolean }): void {
+    if (this.#opts.fence?.() !== false) return;
+    fenced.off = true;
+    subprocess.kill('SIGKILL');
   }
 
   /** Whether `verb` changes a release; throws Canceled when it may not start (aborted, or fenced off). */

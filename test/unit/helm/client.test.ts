@@ -123,6 +123,17 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
     expect(c.executions).toBe(2);
   });
 
+  it('a fence that closes between the check and the fork (the process paused there) kills the writer it forked', async () => {
+    let asked = 0;
+    const c = client({ fence: () => ++asked === 1 });
+    await c.version();
+    const err = await helmRejection(c.uninstall({ release: 'r1', namespace: 'ns' }));
+    expect(asked).toBe(2);
+    expect(err.reason).toBe('Canceled');
+    expect(err.message).toMatch(/no longer holds the leader lease/);
+    expect(c.executions).toBe(2);
+  });
+
   it('logs verb, release, namespace, duration and outcome at debug, never values', async () => {
     const lines: string[] = [];
     const sink = new Writable({
