@@ -9,4 +9,5 @@ import './image.suite.js';
 import './operators.suite.js';
 import './token.suite.js';
 import './olm.suite.js';
+import './scaffold.suite.js';
 import './host.suite.js';
