@@ -90,6 +90,18 @@ export function judgeRewrites(fights: DriftFights, object: FightObject, rewrites
   return { fights: { ...fights, fields: bounded(fields) }, hold, declared };
 }
 
+/**
+ * Pure: the records as they stand when the restores `judged` counted did not happen (the object
+ * changed before the repair's write, or the write changed nothing): those of `before`, with the
+ * fights `judged` declared, which rest on restores made earlier. Counting an attempt as a restore
+ * would make a few conflicting writes in a row (a Deployment's status updates while it rolls out)
+ * look like a fight.
+ */
+export function unrestored(before: DriftFights, judged: Judgement): DriftFights {
+  const declared = (f: DriftFightField): boolean => judged.declared.some((d) => d.kind === f.kind && d.name === f.name && d.namespace === f.namespace && d.path === f.path);
+  return { ...before, fields: bounded([...before.fields.filter((f) => !declared(f)), ...judged.declared]) };
+}
+
 function bounded(fields: readonly DriftFightField[]): DriftFightField[] {
   if (fields.length <= MAX_FIGHT_FIELDS) return [...fields];
   const conflicts = fields.filter((f) => f.conflict === true);

@@ -5,7 +5,7 @@
  */
 import { formatPointer, parsePointer, type DriftIgnoreRule } from '../config/drift-ignore-rules.js';
 import type { FieldPath } from './drift.js';
-import { fightsFor, heldPaths, judgeRewrites, type FightKey, type FightObject } from './drift-fight.js';
+import { fightsFor, heldPaths, judgeRewrites, unrestored, type FightKey, type FightObject } from './drift-fight.js';
 import { ignoredFields, type RuleSubject } from './drift-ignore.js';
 import { renderedBody, type InventoryEntry } from './inventory.js';
 import type { DesiredObject, FieldRewrite, RepairPolicy } from './release-object-types.js';
@@ -40,12 +40,13 @@ export class DriftRepairPolicy implements RepairPolicy {
     return [...byRules, ...heldPaths(this.#fights, fightObject(d.entry)).flatMap(tokens)];
   }
 
-  judge(entry: InventoryEntry, rewrites: readonly FieldRewrite[]): { hold: FieldPath[]; found: number } {
+  judge(entry: InventoryEntry, rewrites: readonly FieldRewrite[]): { hold: FieldPath[]; found: number; notRestored: () => void } {
     const found = rewrites.map((r) => ({ path: formatPointer(r.path), manager: r.manager }));
-    const j = judgeRewrites(this.#fights, fightObject(entry), found, this.now());
+    const before = this.#fights;
+    const j = judgeRewrites(before, fightObject(entry), found, this.now());
     this.#fights = j.fights;
     this.#declared.push(...j.declared);
-    return { hold: j.hold.flatMap(tokens), found: j.declared.length };
+    return { hold: j.hold.flatMap(tokens), found: j.declared.length, notRestored: () => (this.#fights = unrestored(before, j)) };
   }
 }
 

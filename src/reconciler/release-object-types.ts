@@ -49,6 +49,10 @@ export interface FieldRewrite {
 export interface RepairPolicy {
   /** Fields of `d` left as they are live, neither drift nor restored. */
   ignored(d: DesiredObject): readonly FieldPath[];
-  /** Of the fields about to be restored on `entry`, those to leave as they are (fights), and how many of those are new. */
-  judge(entry: InventoryEntry, rewrites: readonly FieldRewrite[]): { readonly hold: readonly FieldPath[]; readonly found: number };
+  /**
+   * Of the fields about to be restored on `entry`, those to leave as they are (fights), and how
+   * many of those are new. Each other rewrite counts as a restore unless `notRestored` is called:
+   * the repair's write did not go through or changed nothing.
+   */
+  judge(entry: InventoryEntry, rewrites: readonly FieldRewrite[]): { readonly hold: readonly FieldPath[]; readonly found: number; readonly notRestored: () => void };
 }

@@ -171,9 +171,11 @@ export class ReleaseObjects implements ReleaseObjectsPort {
     if (driftedPaths(desired, current).length === 0) return this.#verify(d, current, ignored);
     const dryRun = await this.#dryRun(writer, desired);
     if (dryRun !== undefined && !applyWouldChange(dryRun, current)) return this.#verify(d, current, ignored);
+    let notRestored = (): void => {};
     if (dryRun !== undefined && how.policy !== undefined) {
       const restoring = changedFields(current, dryRun);
-      const held = this.#fights(d.entry, how.policy, current, restoring);
+      const { held, notRestored: forget } = this.#fights(d.entry, how.policy, current, restoring);
+      notRestored = forget;
       if (held.length > 0) {
         ignored = [...ignored, ...held];
         if (restoring.every((p) => held.some((h) => isWithin(p, h)))) return this.#verify(d, current, ignored);
@@ -181,22 +183,33 @@ export class ReleaseObjects implements ReleaseObjectsPort {
       }
     }
     // Fields left alone are not claimed from their managers: the apply keeps their value, not more.
-    if (!(await this.#claimFields(writer, d.entry, withLiveFields(desired, undefined, ignored), current))) return UNCHANGED;
-    const result = await writer.apply(desired, HELM_APPLY);
+    // The object changed since the GET (its status, while a Deployment rolls out): nothing was
+    // restored, and its own event brings the next reconcile.
+    if (!(await this.#claimFields(writer, d.entry, withLiveFields(desired, undefined, ignored), current))) {
+      notRestored();
+      return UNCHANGED;
+    }
+    const result = await writer.apply(desired, HELM_APPLY).catch((err: unknown) => {
+      notRestored();
+      throw err;
+    });
     this.#verify(d, result, ignored);
     // The event names what the server changed, not what the comparison with the manifest flagged
     // (fields the server omits, like `false` and `[]`); an apply that changed nothing is no repair.
     const changed = changedPaths(current, result);
-    if (changed.length === 0) return UNCHANGED;
+    if (changed.length === 0) {
+      notRestored();
+      return UNCHANGED;
+    }
     const shown = changed.slice(0, 3).join(', ') + (changed.length > 3 ? `, …and ${changed.length - 3} more` : '');
     return { kind: 'repaired', message: `Restored ${shown} of ${describeEntry(d.entry)} to the release manifest` };
   }
 
-  /** The fields about to be restored that the policy finds fought over, to be left as they are. */
-  #fights(entry: InventoryEntry, policy: RepairPolicy, current: KubernetesObject, restoring: readonly FieldPath[]): readonly FieldPath[] {
-    const { hold, found } = policy.judge(entry, rewritesOf(current, restoring));
+  /** The fields about to be restored that the policy finds fought over, to be left as they are, and how to uncount the rest. */
+  #fights(entry: InventoryEntry, policy: RepairPolicy, current: KubernetesObject, restoring: readonly FieldPath[]): { held: readonly FieldPath[]; notRestored: () => void } {
+    const { hold, found, notRestored } = policy.judge(entry, rewritesOf(current, restoring));
     for (let i = 0; i < found; i++) this.o.onDriftConflict?.(entry.kind);
-    return hold;
+    return { held: hold, notRestored };
   }
 
   /** Remembers that `obj`, at its resourceVersion, matches the manifest object of `d` but the fields `ignored`. */

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { conflictMessage, FIGHT_RESTORES, FIGHT_WINDOW_MS, fightsFor, heldPaths, judgeRewrites, MAX_FIGHT_FIELDS, type FightKey } from '../../../src/reconciler/drift-fight.js';
+import { conflictMessage, FIGHT_RESTORES, FIGHT_WINDOW_MS, fightsFor, heldPaths, judgeRewrites, MAX_FIGHT_FIELDS, unrestored, type FightKey } from '../../../src/reconciler/drift-fight.js';
+import { DriftRepairPolicy } from '../../../src/reconciler/drift-policy.js';
+import type { InventoryEntry } from '../../../src/reconciler/inventory.js';
 import { otherManagerOf } from '../../../src/reconciler/field-owner.js';
 import type { ManagedFieldsEntry } from '../../../src/reconciler/field-takeover.js';
 import type { DriftFights } from '../../../src/reconciler/status.js';
@@ -59,6 +61,46 @@ describe('judgeRewrites', () => {
     for (let i = 0; i < MAX_FIGHT_FIELDS + 5; i++) fights = judgeRewrites(fights, CFG, [{ path: `/f${i}`, manager: 'm' }], at(i)).fights;
     expect(fights.fields).toHaveLength(MAX_FIGHT_FIELDS);
     expect(fights.fields[0]).toMatchObject({ path: CA, conflict: true });
+  });
+});
+
+describe('unrestored', () => {
+  it('uncounts the restores of a judgement whose write did not happen', () => {
+    const before = restore(FIGHT_RESTORES - 1).fights;
+    const attempt = judgeRewrites(before, CFG, [{ path: CA, manager: 'vault-injector' }], at(60_000));
+    expect(attempt.fights.fields[0]?.restores).toBe(FIGHT_RESTORES);
+    expect(unrestored(before, attempt)).toEqual(before);
+  });
+
+  it('keeps a fight the judgement declared: it rests on restores made earlier', () => {
+    const before = restore(FIGHT_RESTORES).fights;
+    const fight = judgeRewrites(before, CFG, [{ path: CA, manager: 'vault-injector' }, { path: '/metadata/labels', manager: 'kubectl' }], at(60_000));
+    const after = unrestored(before, fight);
+    expect(heldPaths(after, CFG)).toEqual([CA]);
+    expect(after.fields).toHaveLength(1);
+  });
+});
+
+describe('DriftRepairPolicy', () => {
+  const entry: InventoryEntry = { apiVersion: 'admissionregistration.k8s.io/v1', kind: CFG.kind, namespace: '', name: CFG.name };
+  const ca = ['webhooks', 0, 'clientConfig', 'caBundle'];
+
+  it('declares no fight over attempts whose writes did not go through, however many (a Deployment rolling out)', () => {
+    const policy = new DriftRepairPolicy([], undefined, KEY, () => T0);
+    for (let i = 0; i < 3 * FIGHT_RESTORES; i++) {
+      const j = policy.judge(entry, [{ path: ca, manager: 'kubectl-patch' }]);
+      expect(j.hold).toEqual([]);
+      j.notRestored();
+    }
+    expect(policy.declared).toEqual([]);
+    expect(policy.fights.fields).toEqual([]);
+  });
+
+  it('declares a fight after FIGHT_RESTORES restores that went through', () => {
+    const policy = new DriftRepairPolicy([], undefined, KEY, () => T0);
+    for (let i = 0; i < FIGHT_RESTORES; i++) expect(policy.judge(entry, [{ path: ca, manager: 'vault-injector' }]).hold).toEqual([]);
+    // The held path comes back as parsed pointer tokens.
+    expect(policy.judge(entry, [{ path: ca, manager: 'vault-injector' }])).toMatchObject({ hold: [ca.map(String)], found: 1 });
   });
 });
 
