@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type RbacV1Subject, type V1Pod } from '@kubernetes/client-node';
 import { DEPLOYED, exec, ROOT } from '../support/deploy.js';
 
 export const NODE = 'real-node-0';
@@ -76,4 +76,38 @@ export async function podLog(pod: V1Pod, container: string): Promise<{ stdout: s
     out[stream as 'stdout' | 'stderr'] += `${text}${tag === 'F' ? '\n' : ''}`;
   }
   return out;
+}
+
+export interface Account {
+  readonly name: string;
+  readonly namespace: string;
+}
+
+/** The RBAC bindings naming a ServiceAccount, as "<binding> -> <Kind>/<role>" (namespaced ones prefixed "<namespace>/"). */
+export async function accountBindings(kc: KubeConfig, account: Account): Promise<{ cluster: string[]; local: string[] }> {
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  const names = (s: RbacV1Subject): boolean => s.kind === 'ServiceAccount' && s.name === account.name && s.namespace === account.namespace;
+  const cluster = (await rbac.listClusterRoleBinding()).items.filter((b) => (b.subjects ?? []).some(names));
+  const local = (await rbac.listRoleBindingForAllNamespaces()).items.filter((b) => (b.subjects ?? []).some(names));
+  return {
+    cluster: cluster.map((b) => `${b.metadata?.name} -> ${b.roleRef.kind}/${b.roleRef.name}`),
+    local: local.map((b) => `${b.metadata?.namespace}/${b.metadata?.name} -> ${b.roleRef.kind}/${b.roleRef.name}`),
+  };
+}
+
+/** What the API server's authorizer grants a ServiceAccount, its groups included, in `namespace`. */
+export function accountCan(kc: KubeConfig, account: Account, namespace: string): (verb: string, group: string, resource: string) => Promise<boolean> {
+  const authz = kc.makeApiClient(AuthorizationV1Api);
+  return async (verb, group, resource) =>
+    (
+      await authz.createSubjectAccessReview({
+        body: {
+          spec: {
+            user: `system:serviceaccount:${account.namespace}:${account.name}`,
+            groups: ['system:serviceaccounts', `system:serviceaccounts:${account.namespace}`, 'system:authenticated'],
+            resourceAttributes: { verb, group, resource, namespace },
+          },
+        },
+      })
+    ).status?.allowed === true;
 }

@@ -7,17 +7,17 @@
  *
  * After deploy.suite.ts, which builds and pushes the image (tier.test.ts runs them in order).
  */
-import { AppsV1Api, AuthorizationV1Api, CoordinationV1Api, CoreV1Api, RbacAuthorizationV1Api, type RbacV1Subject, type V1ContainerStatus, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, type V1ContainerStatus, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPLOYED, exec, kubectl } from '../support/deploy.js';
 import { helmByHand } from '../support/helm.js';
 import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
 import { condition, CRs, NGINX, type CR } from '../support/operator.js';
 import { sample } from '../support/prometheus.js';
-import { make, NODE, operatorImage, operatorPods, ready } from './node.js';
+import { accountBindings, accountCan, make, NODE, operatorImage, operatorPods, ready } from './node.js';
 
 const LEASE = 'helm-operator';
-const ACCOUNT = { kind: 'ServiceAccount', name: DEPLOYED.serviceAccount, namespace: DEPLOYED.namespace };
+const ACCOUNT = { name: DEPLOYED.serviceAccount, namespace: DEPLOYED.namespace };
 const OPERATOR = ['-n', DEPLOYED.namespace] as const;
 const names = (prefix: string, count: number): string[] => Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
 const deployed = (cr: CR): boolean => condition(cr, 'Deployed')?.status === 'True';
@@ -90,30 +90,11 @@ describe('the operator as real pods: leader election, a rolling update, an OOM k
       expect(pod.spec?.serviceAccountName).toBe(DEPLOYED.serviceAccount);
       expect(pod.spec?.nodeName).toBe(NODE);
     }
-    const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-    const isAccount = (s: RbacV1Subject): boolean => s.kind === ACCOUNT.kind && s.name === ACCOUNT.name && s.namespace === ACCOUNT.namespace;
-    const cluster = (await rbac.listClusterRoleBinding()).items.filter((b) => (b.subjects ?? []).some(isAccount));
-    const local = (await rbac.listRoleBindingForAllNamespaces()).items.filter((b) => (b.subjects ?? []).some(isAccount));
-    expect(cluster.map((b) => `${b.metadata?.name} -> ${b.roleRef.kind}/${b.roleRef.name}`)).toEqual([
-      'helm-operator-manager-rolebinding -> ClusterRole/helm-operator-manager-role',
-    ]);
-    expect(local.map((b) => `${b.metadata?.namespace}/${b.metadata?.name} -> ${b.roleRef.kind}/${b.roleRef.name}`)).toEqual([
-      `${DEPLOYED.namespace}/helm-operator-leader-election-rolebinding -> Role/helm-operator-leader-election-role`,
-    ]);
+    const bindings = await accountBindings(kc, ACCOUNT);
+    expect(bindings.cluster).toEqual(['helm-operator-manager-rolebinding -> ClusterRole/helm-operator-manager-role']);
+    expect(bindings.local).toEqual([`${DEPLOYED.namespace}/helm-operator-leader-election-rolebinding -> Role/helm-operator-leader-election-role`]);
     // What the API server's authorizer says (the account's groups included): nothing beyond those roles.
-    const authz = kc.makeApiClient(AuthorizationV1Api);
-    const can = async (verb: string, group: string, resource: string): Promise<boolean> =>
-      (
-        await authz.createSubjectAccessReview({
-          body: {
-            spec: {
-              user: `system:serviceaccount:${ACCOUNT.namespace}:${ACCOUNT.name}`,
-              groups: ['system:serviceaccounts', `system:serviceaccounts:${ACCOUNT.namespace}`, 'system:authenticated'],
-              resourceAttributes: { verb, group, resource, namespace: ns.name },
-            },
-          },
-        })
-      ).status?.allowed === true;
+    const can = accountCan(kc, ACCOUNT, ns.name);
     expect(await can('*', '*', '*')).toBe(false);
     expect(await can('create', 'rbac.authorization.k8s.io', 'clusterrolebindings')).toBe(false);
     expect(await can('list', '', 'nodes')).toBe(false);

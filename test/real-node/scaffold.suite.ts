@@ -13,14 +13,14 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { AppsV1Api, AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type RbacV1Subject, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { gone } from '../support/deploy.js';
 import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
 import { childEnv, exec, runtimePackage, type RuntimePackage } from '../support/scaffold.js';
 import { REAL_NODE_CLUSTER } from './global-setup.js';
-import { hack, NODE, POD_NET, ready, realContainer, registry, TAINT, tasks } from './node.js';
+import { accountBindings, accountCan, hack, NODE, POD_NET, ready, realContainer, registry, TAINT, tasks } from './node.js';
 
 const PROJECT = 'site-operator';
 const SYSTEM = `${PROJECT}-system`;
@@ -119,27 +119,10 @@ describe("a scaffolded project's operator as a real pod, with only its generated
   }, 300_000);
 
   it('its ServiceAccount is bound to the generated roles only, and the API server grants nothing more', async () => {
-    const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-    const isAccount = (s: RbacV1Subject): boolean => s.kind === 'ServiceAccount' && s.name === ACCOUNT && s.namespace === SYSTEM;
-    const cluster = (await rbac.listClusterRoleBinding()).items.filter((b) => (b.subjects ?? []).some(isAccount));
-    const local = (await rbac.listRoleBindingForAllNamespaces()).items.filter((b) => (b.subjects ?? []).some(isAccount));
-    expect(cluster.map((b) => `${b.metadata?.name} -> ${b.roleRef.kind}/${b.roleRef.name}`)).toEqual([`${PROJECT}-manager-rolebinding -> ClusterRole/${PROJECT}-manager-role`]);
-    expect(local.map((b) => `${b.metadata?.namespace}/${b.metadata?.name} -> ${b.roleRef.kind}/${b.roleRef.name}`)).toEqual([
-      `${SYSTEM}/${PROJECT}-leader-election-rolebinding -> Role/${PROJECT}-leader-election-role`,
-    ]);
-    const authz = kc.makeApiClient(AuthorizationV1Api);
-    const can = async (verb: string, group: string, resource: string): Promise<boolean> =>
-      (
-        await authz.createSubjectAccessReview({
-          body: {
-            spec: {
-              user: `system:serviceaccount:${SYSTEM}:${ACCOUNT}`,
-              groups: ['system:serviceaccounts', `system:serviceaccounts:${SYSTEM}`, 'system:authenticated'],
-              resourceAttributes: { verb, group, resource, namespace: ns.name },
-            },
-          },
-        })
-      ).status?.allowed === true;
+    const bindings = await accountBindings(kc, { name: ACCOUNT, namespace: SYSTEM });
+    expect(bindings.cluster).toEqual([`${PROJECT}-manager-rolebinding -> ClusterRole/${PROJECT}-manager-role`]);
+    expect(bindings.local).toEqual([`${SYSTEM}/${PROJECT}-leader-election-rolebinding -> Role/${PROJECT}-leader-election-role`]);
+    const can = accountCan(kc, { name: ACCOUNT, namespace: SYSTEM }, ns.name);
     expect(await can('*', '*', '*')).toBe(false);
     expect(await can('create', 'rbac.authorization.k8s.io', 'clusterrolebindings')).toBe(false);
     expect(await can('list', '', 'nodes')).toBe(false);
