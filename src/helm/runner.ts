@@ -114,7 +114,7 @@ export class HelmRunner {
     const untrack = writes && ctx.release !== undefined && ctx.namespace !== undefined ? this.#live.track(ctx.namespace, ctx.release) : undefined;
     let outcome: HelmExecution['outcome'] = 'error';
     let reason: string | undefined;
-    const fenced = { off: false };
+    let fenced = false;
     try {
       const subprocess = execa(this.binary, args, {
         timeout: ctx.deadlineMs,
@@ -128,12 +128,12 @@ export class HelmRunner {
         ...(ctx.onLine === undefined ? {} : { stdout: this.#lineObserver(ctx.onLine) }),
         reject: true,
       });
-      if (writes) this.#fenceAfterSpawn(subprocess, fenced);
+      fenced = writes && this.#killIfFenced(subprocess);
       const result = await subprocess;
       outcome = 'success';
       return result.stdout;
     } catch (err) {
-      const helmErr = fenced.off ? fencedOff(verb) : toHelmError(verb, err, ctx.deadlineMs, ctx.redact);
+      const helmErr = fenced ? fencedOff(verb) : toHelmError(verb, err, ctx.deadlineMs, ctx.redact);
       reason = helmErr.reason;
       throw helmErr;
     } finally {
@@ -148,12 +148,12 @@ export class HelmRunner {
    * The fence asked again once helm is forked: a process paused between the first check and the
    * fork (SIGSTOP, a VM stall) resumes in the middle of that synchronous stretch, and its clock
    * then says the lease is gone. helm is killed before it has done anything (uninstall and
-   * rollback, which no post-render fences, write as soon as they start).
+   * rollback, which no post-render fences, write as soon as they start). True when it killed helm.
    */
-  #fenceAfterSpawn(subprocess: { kill(signal: NodeJS.Signals): boolean }, fenced: { off: boolean }): void {
-    if (this.#opts.fence?.() !== false) return;
-    fenced.off = true;
+  #killIfFenced(subprocess: { kill(signal: NodeJS.Signals): boolean }): boolean {
+    if (this.#opts.fence?.() !== false) return false;
     subprocess.kill('SIGKILL');
+    return true;
   }
 
   /** Whether `verb` changes a release; throws Canceled when it may not start (aborted, or fenced off). */

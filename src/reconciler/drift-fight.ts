@@ -91,15 +91,17 @@ export function judgeRewrites(fights: DriftFights, object: FightObject, rewrites
 }
 
 /**
- * Pure: the records as they stand when the restores `judged` counted did not happen (the object
- * changed before the repair's write, or the write changed nothing): those of `before`, with the
- * fights `judged` declared, which rest on restores made earlier. Counting an attempt as a restore
- * would make a few conflicting writes in a row (a Deployment's status updates while it rolls out)
- * look like a fight.
+ * Pure: `now` with the restores a judgement counted on `object`'s `paths` taken back (the object
+ * changed before the repair's write, or the write changed nothing): those records return to what
+ * they were `before` that judgement. A fight it declared stays, since it rests on restores made
+ * earlier; records of other objects and fields are left as they are. Counting an attempt as a
+ * restore would make a few conflicting writes in a row (a Deployment's status updates while it
+ * rolls out) look like a fight.
  */
-export function unrestored(before: DriftFights, judged: Judgement): DriftFights {
-  const declared = (f: DriftFightField): boolean => judged.declared.some((d) => d.kind === f.kind && d.name === f.name && d.namespace === f.namespace && d.path === f.path);
-  return { ...before, fields: bounded([...before.fields.filter((f) => !declared(f)), ...judged.declared]) };
+export function unrestored(now: DriftFights, before: DriftFights, object: FightObject, paths: readonly string[]): DriftFights {
+  const counted = new Set(now.fields.filter((f) => f.conflict !== true && sameObject(f, object) && paths.includes(f.path)).map((f) => f.path));
+  const taken = (f: DriftFightField): boolean => sameObject(f, object) && counted.has(f.path);
+  return { ...now, fields: bounded([...now.fields.filter((f) => !taken(f)), ...before.fields.filter(taken)]) };
 }
 
 function bounded(fields: readonly DriftFightField[]): DriftFightField[] {

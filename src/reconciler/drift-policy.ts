@@ -43,10 +43,14 @@ export class DriftRepairPolicy implements RepairPolicy {
   judge(entry: InventoryEntry, rewrites: readonly FieldRewrite[]): { hold: FieldPath[]; found: number; notRestored: () => void } {
     const found = rewrites.map((r) => ({ path: formatPointer(r.path), manager: r.manager }));
     const before = this.#fights;
-    const j = judgeRewrites(before, fightObject(entry), found, this.now());
+    const object = fightObject(entry);
+    const j = judgeRewrites(before, object, found, this.now());
     this.#fights = j.fights;
     this.#declared.push(...j.declared);
-    return { hold: j.hold.flatMap(tokens), found: j.declared.length, notRestored: () => (this.#fights = unrestored(before, j)) };
+    const notRestored = (): void => {
+      this.#fights = unrestored(this.#fights, before, object, found.map((f) => f.path));
+    };
+    return { hold: j.hold.flatMap(tokens), found: j.declared.length, notRestored };
   }
 }
 

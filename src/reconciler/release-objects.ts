@@ -171,36 +171,41 @@ export class ReleaseObjects implements ReleaseObjectsPort {
     if (driftedPaths(desired, current).length === 0) return this.#verify(d, current, ignored);
     const dryRun = await this.#dryRun(writer, desired);
     if (dryRun !== undefined && !applyWouldChange(dryRun, current)) return this.#verify(d, current, ignored);
-    let notRestored = (): void => {};
+    let notRestored: (() => void) | undefined;
     if (dryRun !== undefined && how.policy !== undefined) {
       const restoring = changedFields(current, dryRun);
-      const { held, notRestored: forget } = this.#fights(d.entry, how.policy, current, restoring);
-      notRestored = forget;
+      const judged = this.#fights(d.entry, how.policy, current, restoring);
+      const held = judged.held;
+      notRestored = judged.notRestored;
       if (held.length > 0) {
         ignored = [...ignored, ...held];
         if (restoring.every((p) => held.some((h) => isWithin(p, h)))) return this.#verify(d, current, ignored);
         desired = withLiveFields(how.rendered, current, ignored);
       }
     }
-    // Fields left alone are not claimed from their managers: the apply keeps their value, not more.
-    // The object changed since the GET (its status, while a Deployment rolls out): nothing was
-    // restored, and its own event brings the next reconcile.
-    if (!(await this.#claimFields(writer, d.entry, withLiveFields(desired, undefined, ignored), current))) {
-      notRestored();
-      return UNCHANGED;
-    }
-    const result = await writer.apply(desired, HELM_APPLY).catch((err: unknown) => {
-      notRestored();
+    // Only a write that changed the object restored anything: a claim that found it changed since
+    // the GET (its status, while a Deployment rolls out), a failed apply, or an apply that changed
+    // nothing is not counted toward a fight.
+    const outcome = await this.#write(d, writer, { desired, ignored, current }).catch((err: unknown) => {
+      notRestored?.();
       throw err;
     });
+    if (outcome === UNCHANGED) notRestored?.();
+    return outcome;
+  }
+
+  /** Claims the chart's fields and applies `desired` over `current`; UNCHANGED when that changed nothing. */
+  async #write(d: DesiredObject, writer: ObjectClient, w: { desired: KubernetesObject; ignored: readonly FieldPath[]; current: KubernetesObject }): Promise<RepairOutcome> {
+    const { desired, ignored, current } = w;
+    // Fields left alone are not claimed from their managers: the apply keeps their value, not more.
+    // False when the object changed since the GET: its own event brings the next reconcile.
+    if (!(await this.#claimFields(writer, d.entry, withLiveFields(desired, undefined, ignored), current))) return UNCHANGED;
+    const result = await writer.apply(desired, HELM_APPLY);
     this.#verify(d, result, ignored);
     // The event names what the server changed, not what the comparison with the manifest flagged
     // (fields the server omits, like `false` and `[]`); an apply that changed nothing is no repair.
     const changed = changedPaths(current, result);
-    if (changed.length === 0) {
-      notRestored();
-      return UNCHANGED;
-    }
+    if (changed.length === 0) return UNCHANGED;
     const shown = changed.slice(0, 3).join(', ') + (changed.length > 3 ? `, …and ${changed.length - 3} more` : '');
     return { kind: 'repaired', message: `Restored ${shown} of ${describeEntry(d.entry)} to the release manifest` };
   }

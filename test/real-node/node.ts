@@ -26,9 +26,9 @@ export async function registry(): Promise<string> {
 /** The operator image the deploy suite builds and pushes (`make docker-build docker-push`), by tag. */
 export const operatorImage = async (tag = 'real-node'): Promise<string> => `${await registry()}/helm-operator:${tag}`;
 
-/** The operator's pods that are not being deleted. */
-export async function operatorPods(kc: KubeConfig): Promise<V1Pod[]> {
-  const pods = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: DEPLOYED.namespace, labelSelector: 'control-plane=controller-manager' });
+/** The operator's pods that are not being deleted (config/default's label; this repository's namespace unless told). */
+export async function operatorPods(kc: KubeConfig, namespace: string = DEPLOYED.namespace): Promise<V1Pod[]> {
+  const pods = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace, labelSelector: 'control-plane=controller-manager' });
   return pods.items.filter((p) => p.metadata?.deletionTimestamp === undefined);
 }
 

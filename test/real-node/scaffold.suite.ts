@@ -10,17 +10,18 @@
  * (`make run-as-deployed`); here the token, the in-cluster config and the project's Dockerfile and
  * manager.yaml are the kubelet's.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { AppsV1Api, CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parse, stringify } from 'yaml';
+import { parse } from 'yaml';
 import { gone } from '../support/deploy.js';
 import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
+import { CRs } from '../support/operator.js';
 import { childEnv, exec, runtimePackage, type RuntimePackage } from '../support/scaffold.js';
 import { REAL_NODE_CLUSTER } from './global-setup.js';
-import { accountBindings, accountCan, hack, NODE, POD_NET, ready, realContainer, registry, TAINT, tasks } from './node.js';
+import { accountBindings, accountCan, hack, NODE, operatorPods, POD_NET, ready, realContainer, registry, TAINT, tasks } from './node.js';
 
 const PROJECT = 'site-operator';
 const SYSTEM = `${PROJECT}-system`;
@@ -28,23 +29,12 @@ const ACCOUNT = `${PROJECT}-controller-manager`;
 const KIND = { group: 'demo.real.example.com', version: 'v1alpha1', kind: 'Site', plural: 'sites' } as const;
 const CR = 'site-sample';
 
-interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-}
-
-/** The project's operator pods that are not being deleted. */
-async function managerPods(kc: KubeConfig): Promise<V1Pod[]> {
-  const pods = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: SYSTEM, labelSelector: 'control-plane=controller-manager' });
-  return pods.items.filter((p) => p.metadata?.deletionTimestamp === undefined);
-}
-
 describe("a scaffolded project's operator as a real pod, with only its generated RBAC", () => {
   const kc = testKubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
+  const crs = new CRs(kc, KIND);
+  const conditions = async (): Promise<unknown> => (await crs.get(ns.name, CR))?.status?.conditions;
   let pkg: RuntimePackage;
   let work = '';
   let dir = '';
@@ -61,11 +51,6 @@ describe("a scaffolded project's operator as a real pod, with only its generated
     });
   const cli = (...args: string[]): Promise<string> => exec(pkg.bin, args, { cwd: dir, env: env() });
   const make = (...args: string[]): Promise<string> => exec('make', ['--no-print-directory', ...args], { cwd: dir, env: env(), timeoutMs: 900_000 });
-  const kubectl = (...args: string[]): Promise<string> => exec(inject('kubectlBin'), args, { cwd: dir, env: env(), timeoutMs: 120_000 });
-  const conditions = async (): Promise<Condition[]> => {
-    const out = await kubectl('get', `${KIND.plural}.${KIND.group}`, CR, '-n', ns.name, '-o', 'json', '--ignore-not-found');
-    return out.trim() === '' ? [] : ((JSON.parse(out) as { status?: { conditions?: Condition[] } }).status?.conditions ?? []);
-  };
 
   beforeAll(async () => {
     pkg = await runtimePackage();
@@ -109,7 +94,7 @@ describe("a scaffolded project's operator as a real pod, with only its generated
   it('make deploy IMG=... REAL_NODE=1: the pod runs on the real node as uid 1001 and is Ready', async () => {
     await make('deploy', `IMG=${img}`, 'REAL_NODE=1');
     const pod = await waitFor('the project\'s operator pod to be Ready', async () => {
-      const [p] = await managerPods(kc);
+      const [p] = await operatorPods(kc, SYSTEM);
       return ready(p) ? p : undefined;
     }, { timeoutMs: 240_000, intervalMs: 1_000 });
     expect(pod.spec?.nodeName).toBe(NODE);
@@ -135,19 +120,13 @@ describe("a scaffolded project's operator as a real pod, with only its generated
   it("a CR whose values put its pods on the real node is Ready=True, its nginx running there", async () => {
     const samples = parse(await readFile(path.join(dir, 'config/samples/kustomization.yaml'), 'utf8')) as { resources: string[] };
     expect(samples.resources).toHaveLength(1);
-    const cr = parse(await readFile(path.join(dir, 'config/samples', samples.resources[0] ?? ''), 'utf8')) as { kind: string; metadata?: object; spec?: Record<string, unknown> };
-    expect(cr.kind).toBe(KIND.kind);
-    cr.metadata = { name: CR, namespace: ns.name };
-    cr.spec = { ...cr.spec, nodeSelector: { [TAINT]: 'true' }, tolerations: [{ key: TAINT, operator: 'Exists', effect: 'NoSchedule' }] };
-    const file = path.join(work, 'cr.yaml');
-    await writeFile(file, stringify(cr));
-    await kubectl('apply', '-f', file);
-    await waitFor(`${KIND.plural}/${CR} Ready=True`, async () => {
-      const all = await conditions();
-      const failed = all.find((c) => c.type === 'ReleaseFailed' && c.status === 'True');
-      if (failed !== undefined) throw new Error(`release failed: ${failed.reason ?? ''} ${failed.message ?? ''}`);
-      return all.some((c) => c.type === 'Ready' && c.status === 'True');
-    }, { timeoutMs: 240_000, intervalMs: 1_000 });
+    const sample = parse(await readFile(path.join(dir, 'config/samples', samples.resources[0] ?? ''), 'utf8')) as { kind: string; spec?: Record<string, unknown> };
+    expect(sample.kind).toBe(KIND.kind);
+    await crs.create(ns.name, CR, { ...sample.spec, nodeSelector: { [TAINT]: 'true' }, tolerations: [{ key: TAINT, operator: 'Exists', effect: 'NoSchedule' }] });
+    // On a timeout, the conditions say why (a Forbidden names the missing rule).
+    await crs.waitForCondition(ns.name, CR, { type: 'Ready', status: 'True' }, { timeoutMs: 240_000, intervalMs: 1_000 }).catch(async (err: unknown) => {
+      throw new Error(`${String(err)}; conditions: ${JSON.stringify(await conditions())}`);
+    });
     const pods = (await core.listNamespacedPod({ namespace: ns.name, labelSelector: `app.kubernetes.io/instance=${CR}` })).items;
     expect(pods.length).toBeGreaterThanOrEqual(1);
     for (const pod of pods) {
@@ -157,12 +136,13 @@ describe("a scaffolded project's operator as a real pod, with only its generated
       expect((await fetch(`http://${pod.status?.podIP}:80/`)).status).toBe(200);
     }
     // The operator worked with what it was granted: no restart, nothing Forbidden on its way.
-    expect((await managerPods(kc))[0]?.status?.containerStatuses?.[0]?.restartCount).toBe(0);
+    expect((await operatorPods(kc, SYSTEM))[0]?.status?.containerStatuses?.[0]?.restartCount).toBe(0);
     expect(JSON.stringify(await conditions())).not.toMatch(/forbidden/i);
   }, 300_000);
 
   it('deleting the CR uninstalls its release; make undeploy leaves no object and no container', async () => {
-    await kubectl('delete', `${KIND.plural}.${KIND.group}`, CR, '-n', ns.name, '--wait=true', '--timeout=120s');
+    await crs.delete(ns.name, CR);
+    await crs.waitForGone(ns.name, CR, { timeoutMs: 120_000 });
     expect((await core.listNamespacedSecret({ namespace: ns.name, labelSelector: 'owner=helm' })).items).toEqual([]);
     expect((await apps.listNamespacedDeployment({ namespace: ns.name })).items.map((d) => d.metadata?.name)).toEqual([]);
     await make('undeploy');

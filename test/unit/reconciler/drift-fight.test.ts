@@ -69,13 +69,13 @@ describe('unrestored', () => {
     const before = restore(FIGHT_RESTORES - 1).fights;
     const attempt = judgeRewrites(before, CFG, [{ path: CA, manager: 'vault-injector' }], at(60_000));
     expect(attempt.fights.fields[0]?.restores).toBe(FIGHT_RESTORES);
-    expect(unrestored(before, attempt)).toEqual(before);
+    expect(unrestored(attempt.fights, before, CFG, [CA])).toEqual(before);
   });
 
   it('keeps a fight the judgement declared: it rests on restores made earlier', () => {
     const before = restore(FIGHT_RESTORES).fights;
     const fight = judgeRewrites(before, CFG, [{ path: CA, manager: 'vault-injector' }, { path: '/metadata/labels', manager: 'kubectl' }], at(60_000));
-    const after = unrestored(before, fight);
+    const after = unrestored(fight.fights, before, CFG, [CA, '/metadata/labels']);
     expect(heldPaths(after, CFG)).toEqual([CA]);
     expect(after.fields).toHaveLength(1);
   });
@@ -94,6 +94,14 @@ describe('DriftRepairPolicy', () => {
     }
     expect(policy.declared).toEqual([]);
     expect(policy.fights.fields).toEqual([]);
+  });
+
+  it("takes back only its own judgement's counts: another object's restore judged meanwhile stays", () => {
+    const policy = new DriftRepairPolicy([], undefined, KEY, () => T0);
+    const mine = policy.judge(entry, [{ path: ca, manager: 'kubectl-patch' }]);
+    policy.judge({ ...entry, name: 'other' }, [{ path: ca, manager: 'kubectl-patch' }]);
+    mine.notRestored();
+    expect(policy.fights.fields.map((f) => `${f.name} ${f.restores}`)).toEqual(['other 1']);
   });
 
   it('declares a fight after FIGHT_RESTORES restores that went through', () => {
