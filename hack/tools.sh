@@ -261,14 +261,14 @@ build_etcd() {
 build_kwok() {
   local out=$1
   go_env
-  GOBIN="$out" go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
+  GOBIN="$out" go install -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
 }
 
 # The CNCF distribution registry: a real OCI registry on 127.0.0.1 for `helm push` / `helm pull oci://`.
 build_registry() {
   local out=$1
   go_env
-  GOBIN="$out" go install "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION"
+  GOBIN="$out" go install -ldflags "-s -w" "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION"
 }
 
 # operator-sdk's helm-operator, built in a writable copy of its module source: the module's own
@@ -388,6 +388,32 @@ ensure_any() {
   esac
 }
 
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$child"; done
+  kill -TERM "$1" 2>/dev/null || true
+}
+
+# What `all` builds. node and helm are fetched in seconds; the Go builds take minutes and leave a
+# core idle whenever one links (single-threaded) or waits on the module proxy, so they run in two
+# lanes of about equal length (k8s ~390 s cold after etcd; kwok, helm3, registry and olm-validate
+# ~110-160 s each). The go caches are safe to share between concurrent builds.
+ensure_all() {
+  local a b rc=0
+  ensure node
+  ensure helm
+  (for c in etcd k8s; do ensure "$c"; done) &
+  a=$!
+  (for c in kwok helm3 registry olm-validate; do ensure "$c"; done) &
+  b=$!
+  # A script's background jobs (and the go they start) ignore SIGINT: stop both lanes' trees ourselves.
+  trap 'kill_tree "$a"; kill_tree "$b"; exit 130' INT TERM
+  wait "$a" || rc=1
+  wait "$b" || rc=1
+  trap - INT TERM
+  [ "$rc" -eq 0 ] || die "a component failed to build (its error is above)"
+}
+
 print_env() {
   local k8s etcd kwok
   k8s=$(component_dir k8s)
@@ -434,7 +460,7 @@ main() {
     path) component_dir "${2:?usage: tools.sh path <component>}" ;;
     node-dir) node_dir ;;
     env) print_env ;;
-    all) for c in node helm etcd kwok k8s helm3 registry olm-validate; do ensure "$c"; done ;;
+    all) ensure_all ;;
     *) for c in "$@"; do ensure_any "$c"; done ;;
   esac
 }
