@@ -388,32 +388,6 @@ ensure_any() {
   esac
 }
 
-kill_tree() {
-  local child
-  for child in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$child"; done
-  kill -TERM "$1" 2>/dev/null || true
-}
-
-# What `all` builds. node and helm are fetched in seconds; the Go builds take minutes and leave a
-# core idle whenever one links (single-threaded) or waits on the module proxy, so they run in two
-# lanes of about equal length (k8s ~390 s cold after etcd; kwok, helm3, registry and olm-validate
-# ~110-160 s each). The go caches are safe to share between concurrent builds.
-ensure_all() {
-  local a b rc=0
-  ensure node
-  ensure helm
-  (for c in etcd k8s; do ensure "$c"; done) &
-  a=$!
-  (for c in kwok helm3 registry olm-validate; do ensure "$c"; done) &
-  b=$!
-  # A script's background jobs (and the go they start) ignore SIGINT: stop both lanes' trees ourselves.
-  trap 'kill_tree "$a"; kill_tree "$b"; exit 130' INT TERM
-  wait "$a" || rc=1
-  wait "$b" || rc=1
-  trap - INT TERM
-  [ "$rc" -eq 0 ] || die "a component failed to build (its error is above)"
-}
-
 print_env() {
   local k8s etcd kwok
   k8s=$(component_dir k8s)
@@ -460,7 +434,7 @@ main() {
     path) component_dir "${2:?usage: tools.sh path <component>}" ;;
     node-dir) node_dir ;;
     env) print_env ;;
-    all) ensure_all ;;
+    all) for c in node helm etcd kwok k8s helm3 registry olm-validate; do ensure "$c"; done ;;
     *) for c in "$@"; do ensure_any "$c"; done ;;
   esac
 }
