@@ -64,9 +64,16 @@ describe('run bundle 0.0.1, then run bundle-upgrade 0.0.2', () => {
     expect(upgraded.spec.replaces).toBe(csvName('0.0.1'));
     await waitFor(`CSV ${csvName('0.0.1')} deleted by OLM`, async () => readCsv(kc, ns, csvName('0.0.1')).then(() => false, () => true), { timeoutMs: 120_000 });
 
+    // The catalog operator records the upgrade on the Subscription in a sync of its own, which may
+    // come after the new CSV succeeded and the old one is gone (seen once on a slower machine).
     type Sub = { status?: { installedCSV?: string; currentCSV?: string } };
-    const subs = (await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: OLM_GROUP, version: 'v1alpha1', plural: 'subscriptions', namespace: ns })) as { items: Sub[] };
-    expect(subs.items.map((s) => s.status?.installedCSV)).toEqual([csvName('0.0.2')]);
+    let installed: (string | undefined)[] = [];
+    await waitFor(`the Subscription to report ${csvName('0.0.2')} installed`, async () => {
+      const subs = (await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: OLM_GROUP, version: 'v1alpha1', plural: 'subscriptions', namespace: ns })) as { items: Sub[] };
+      installed = subs.items.map((s) => s.status?.installedCSV);
+      return installed.length === 1 && installed[0] === csvName('0.0.2');
+    }, { timeoutMs: 120_000 }).catch(() => undefined);
+    expect(installed).toEqual([csvName('0.0.2')]);
     const deployment = await apps.readNamespacedDeployment({ name: DEPLOYED.deployment, namespace: ns });
     expect(deployment.spec?.template.spec?.containers.map((c) => c.image)).toEqual([IMG('0.0.2')]);
     expect(deployment.metadata?.labels).toMatchObject({ 'olm.owner': csvName('0.0.2') });
