@@ -12,7 +12,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import { parseAllDocuments, stringify } from 'yaml';
-import { Cluster, OLM_GROUP, olmResource, poll, type Obj } from './cluster.js';
+import { Cluster, OLM_GROUP, olmResource, poll, type Obj, type ObjStatus } from './cluster.js';
 import type { ResourceRef } from '../k8s/raw-client.js';
 import { OlmError } from './errors.js';
 import { chooseInstallMode, type InstallMode } from './install-mode.js';
@@ -177,20 +177,37 @@ async function subscribe(c: Cluster, bundle: RenderedBundle, at: { namespace: st
   log(`created Subscription ${bundle.name}-sub; waiting for ClusterServiceVersion ${namespace}/${bundle.name} to succeed`);
 }
 
-/** Until the CSV is Succeeded; Failed or the timeout is an error with OLM's reason (and the Subscription's, when no CSV came). */
+/**
+ * Failed reasons OLM leaves by itself: in the Failed phase it checks the CSV's requirements again
+ * and goes back to Pending once they are met. A replacing CSV meets `RequirementsNotMet` ("requirements
+ * no longer met") while the ServiceAccount and CRDs it shares with the CSV it replaces are still
+ * that one's; operator-sdk gives up there, and a `run bundle-upgrade` that OLM would have finished
+ * fails.
+ */
+const PASSING_FAILURES: ReadonlySet<string> = new Set(['RequirementsNotMet']);
+
+/** Pure: what a CSV's status means to a wait for it: Succeeded, failed for good (with OLM's reason), or not yet. */
+export function csvProgress(status: ObjStatus | undefined): 'succeeded' | 'waiting' | { readonly failed: string } {
+  if (status?.phase === 'Succeeded') return 'succeeded';
+  if (status?.phase === 'Failed' && !PASSING_FAILURES.has(status.reason ?? '')) return { failed: `${status.reason ?? ''} ${status.message ?? ''}`.trim() || 'no reason given' };
+  return 'waiting';
+}
+
+/** Until the CSV is Succeeded; failing for good or the timeout is an error with OLM's reason (and the Subscription's, when no CSV came). */
 export async function waitForCsv(c: Cluster, namespace: string, name: string, timeoutMs: number): Promise<void> {
   let last: Obj | undefined;
   const done = await poll(async () => {
     last = await c.get(olmResource('clusterserviceversions', namespace), name);
-    const s = last?.status;
-    if (s?.phase === 'Failed') throw new OlmError(`ClusterServiceVersion ${namespace}/${name} failed: ${s.reason ?? ''} ${s.message ?? ''}`);
-    return s?.phase === 'Succeeded' ? true : undefined;
+    const progress = csvProgress(last?.status);
+    if (typeof progress === 'object') throw new OlmError(`ClusterServiceVersion ${namespace}/${name} failed: ${progress.failed}`);
+    return progress === 'succeeded' ? true : undefined;
   }, timeoutMs);
   if (done !== undefined) return;
   const sub = await c.get(olmResource('subscriptions', namespace), `${name}-sub`);
   const why = (sub?.status?.conditions ?? []).filter((x) => x.status === 'True').map((x) => `${x.type}: ${x.message ?? x.reason ?? ''}`);
   const s = last?.status;
-  throw new OlmError(`ClusterServiceVersion ${namespace}/${name} did not succeed within ${timeoutMs / 1000}s (phase: ${s?.phase ?? 'not created'} ${s?.message ?? ''})${why.length > 0 ? `; subscription: ${why.join('; ')}` : ''}`);
+  const phase = [s?.phase ?? 'not created', s?.reason, s?.message].filter((x) => x !== undefined && x !== '').join(' ');
+  throw new OlmError(`ClusterServiceVersion ${namespace}/${name} did not succeed within ${timeoutMs / 1000}s (phase: ${phase})${why.length > 0 ? `; subscription: ${why.join('; ')}` : ''}`);
 }
 
 export async function runBundle(c: Cluster, ref: string, o: RunBundleOptions, log: (line: string) => void): Promise<string> {

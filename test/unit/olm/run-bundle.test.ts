@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { bundleSource, catalogYaml, csvsNotGoneMessage } from '../../../src/olm/bundle.js';
+import { bundleSource, catalogYaml, csvProgress, csvsNotGoneMessage } from '../../../src/olm/bundle.js';
 import { chooseInstallMode, parseInstallMode } from '../../../src/olm/install-mode.js';
 import { checkVersion, formatTable } from '../../../src/olm/olm.js';
 
@@ -86,5 +86,19 @@ describe('cleanup: what holds a CSV that is not gone in time', () => {
   it('says a CSV was never deleted, and names no OLM log where OLM runs in the cluster', () => {
     const msg = csvsNotGoneMessage([{ metadata: { name: 'a.v1' } }], 60_000, undefined);
     expect(msg).toBe('ClusterServiceVersions were not gone within 60s:\n  a.v1: not being deleted');
+  });
+});
+
+describe('waiting for a CSV (run bundle, run bundle-upgrade)', () => {
+  it('ends on Succeeded, fails at once on a Failed OLM does not leave, and waits through RequirementsNotMet', () => {
+    expect(csvProgress({ phase: 'Succeeded' })).toBe('succeeded');
+    expect(csvProgress(undefined)).toBe('waiting');
+    expect(csvProgress({ phase: 'Installing', reason: 'InstallWaiting' })).toBe('waiting');
+    // A replacing CSV, while the ServiceAccount is still the replaced one's: OLM goes on from there.
+    expect(csvProgress({ phase: 'Failed', reason: 'RequirementsNotMet', message: 'requirements no longer met' })).toBe('waiting');
+    expect(csvProgress({ phase: 'Failed', reason: 'UnsupportedOperatorGroup', message: 'OwnNamespace InstallModeType not supported' })).toEqual({
+      failed: 'UnsupportedOperatorGroup OwnNamespace InstallModeType not supported',
+    });
+    expect(csvProgress({ phase: 'Failed' })).toEqual({ failed: 'no reason given' });
   });
 });
