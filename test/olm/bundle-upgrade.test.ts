@@ -67,9 +67,10 @@ describe('run bundle 0.0.1, then run bundle-upgrade 0.0.2', () => {
     // The catalog operator records the upgrade on the Subscription in a sync of its own, which may
     // come after the new CSV succeeded and the old one is gone (seen once on a slower machine).
     type Sub = { status?: { installedCSV?: string; currentCSV?: string } };
+    const custom = kc.makeApiClient(CustomObjectsApi);
     let installed: (string | undefined)[] = [];
     await waitFor(`the Subscription to report ${csvName('0.0.2')} installed`, async () => {
-      const subs = (await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: OLM_GROUP, version: 'v1alpha1', plural: 'subscriptions', namespace: ns })) as { items: Sub[] };
+      const subs = (await custom.listNamespacedCustomObject({ group: OLM_GROUP, version: 'v1alpha1', plural: 'subscriptions', namespace: ns })) as { items: Sub[] };
       installed = subs.items.map((s) => s.status?.installedCSV);
       return installed.length === 1 && installed[0] === csvName('0.0.2');
     }, { timeoutMs: 120_000 }).catch(() => undefined);
