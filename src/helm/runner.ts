@@ -26,11 +26,19 @@ export interface RunnerOptions extends Connection, Partial<HelmEnvOptions> {
   readonly tmpDir?: string;
   readonly observer?: (e: HelmExecution) => void;
   /**
-   * Whether this process may still change releases (a leader election's lease), asked right before
-   * a release writer starts and before a post-render is answered: a replica that lost its lease
-   * while paused starts no helm, and a helm it started gets no rendered manifest to apply.
+   * The leader election's lease, when there is one: asked right before a release writer starts,
+   * again once it is forked, and before a post-render is answered. A replica that lost its lease
+   * while paused starts no helm, kills one it forked, and gives none a rendered manifest to apply.
    */
-  readonly fence?: () => boolean;
+  readonly fence?: LeaseFence;
+}
+
+/** Whether this process still holds its leader lease (runtime/leader.ts answers both questions). */
+export interface LeaseFence {
+  /** By the clock, with no side effect: cheap enough to ask between a fork and the kill it may call for. */
+  holds(): boolean;
+  /** The same, declaring the loss when the lease is gone, which cancels every reconcile before it returns. */
+  check(): boolean;
 }
 
 /** One process's run: its deadline, whom it acts as, and what sees its output. */
@@ -71,7 +79,7 @@ export class HelmRunner {
     this.tmpDir = opts.tmpDir ?? tmpdir();
     this.log = opts.log ?? silentLogger();
     this.#live = live;
-    this.#postRender = postRender ?? new PostRenderServer(helmHomes(this.tmpDir).HELM_DATA_HOME, opts.fence);
+    this.#postRender = postRender ?? new PostRenderServer(helmHomes(this.tmpDir).HELM_DATA_HOME, opts.fence === undefined ? undefined : () => opts.fence?.check() !== false);
   }
 
   /** Whether helm runs with the invoking user's helm homes (the scaffolding CLI), not private ones. */
@@ -128,7 +136,7 @@ export class HelmRunner {
         ...(ctx.onLine === undefined ? {} : { stdout: this.#lineObserver(ctx.onLine) }),
         reject: true,
       });
-      fenced = writes && this.#killIfFenced(subprocess);
+      fenced = this.#killIfFenced(subprocess, writes, ctx.signal);
       const result = await subprocess;
       outcome = 'success';
       return result.stdout;
@@ -148,19 +156,32 @@ export class HelmRunner {
    * The fence asked again once helm is forked: a process paused between the first check and the
    * fork (SIGSTOP, a VM stall) resumes in the middle of that synchronous stretch, and its clock
    * then says the lease is gone. helm is killed before it has done anything (uninstall and
-   * rollback, which no post-render fences, write as soon as they start). True when it killed helm.
+   * rollback, which no post-render fences, write as soon as they start); so is a reconcile's read.
+   * Killed first, then the loss declared: declaring it cancels every reconcile, which on a thawed
+   * machine busy with everything that thawed with it takes long enough for helm to get going.
+   * True when it killed helm.
    */
-  #killIfFenced(subprocess: { kill(signal: NodeJS.Signals): boolean }): boolean {
-    if (this.#opts.fence?.() !== false) return false;
+  #killIfFenced(subprocess: { kill(signal: NodeJS.Signals): boolean }, writes: boolean, signal: AbortSignal | undefined): boolean {
+    const fence = this.#opts.fence;
+    if (fence === undefined || (!writes && signal === undefined) || fence.holds()) return false;
     subprocess.kill('SIGKILL');
+    fence.check();
     return true;
   }
 
-  /** Whether `verb` changes a release; throws Canceled when it may not start (aborted, or fenced off). */
+  /**
+   * Whether `verb` changes a release; throws Canceled when it may not start (aborted, or fenced off).
+   * The fence is asked first, for every verb: past the renew deadline that question is what declares
+   * the lease lost, and the loss aborts every reconcile's signal in the same tick. A thawed
+   * replica's reconcile that reaches a read before any timer has run is then refused by its
+   * aborted signal, like its writes by the fence. Reads outside a reconcile (`helm version` while
+   * standing by) have no signal and run.
+   */
   #admit(verb: string, signal: AbortSignal | undefined): boolean {
+    const open = this.#opts.fence?.check() !== false;
     throwIfAborted(signal, verb);
     const writes = RELEASE_WRITERS.has(verb);
-    if (writes && this.#opts.fence?.() === false) throw fencedOff(verb);
+    if (writes && !open) throw fencedOff(verb);
     return writes;
   }
 

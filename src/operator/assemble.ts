@@ -150,7 +150,7 @@ async function startHelm(
   const { metrics, log, tuner, elector } = parts;
   const helm = new HelmClient({
     // With leader election, only a replica whose lease is still valid by its own clock changes a release.
-    ...(elector === undefined ? {} : { fence: () => elector.isLeader() }),
+    ...(elector === undefined ? {} : { fence: { holds: () => elector.holdsLease(), check: () => elector.isLeader() } }),
     binary: settings.helmBinary,
     log: log.child({ component: 'helm' }),
     observer: tuner === undefined ? metrics.helmExecution : (e) => {

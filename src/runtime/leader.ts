@@ -119,13 +119,21 @@ export class LeaderElector {
   }
 
   /**
+   * Whether this replica leads and its clock says the lease is still its own, with no side effect:
+   * unlike {@link isLeader}, it never declares the loss.
+   */
+  holdsLease(): boolean {
+    return this.#state === 'leading' && this.#clock.now() - this.#renewedAt < this.#renewDeadlineMs;
+  }
+
+  /**
    * Whether this replica leads, by the clock as well as by the timers: a process that was paused
    * (SIGSTOP, a VM stall, a long GC) past the renew deadline may run callbacks before its deadline
    * timer fires, and must not act as leader in them. Noticing that here loses leadership at once.
    */
   isLeader(): boolean {
     if (this.#state !== 'leading') return false;
-    if (this.#clock.now() - this.#renewedAt < this.#renewDeadlineMs) return true;
+    if (this.holdsLease()) return true;
     this.#lose(`no renewal of the lease ${this.#o.lock.description} for the renew deadline of ${this.#renewDeadlineMs} ms (was the process paused?)`);
     return false;
   }

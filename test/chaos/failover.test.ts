@@ -79,7 +79,13 @@ describe('leader failover under load', () => {
       const runs = helm.stop();
       const of = (owner: string): HelmProcess[] => runs.filter((r) => r.owner === owner);
       // By fork time: a child forked just before the freeze execs helm only after the thaw.
-      const afterLoss = of('a').filter((r) => r.started > leadAt);
+      const forkedAfterLoss = of('a').filter((r) => r.started > leadAt);
+      // Except one killed before its first request: paused between the fence's check and the fork,
+      // the old leader resumes, forks, asks the fence again and kills it (runner.ts). helm starts
+      // for 150 ms or more before it connects, longer on a machine busy with all that thawed.
+      const killedAtFork = (r: HelmProcess): boolean => !r.connected && r.last <= thawedAt + PARKED_EXIT_MS;
+      const afterLoss = forkedAfterLoss.filter((r) => !killedAtFork(r));
+      if (forkedAfterLoss.length > afterLoss.length) console.log(`helm forked by the old leader after the loss and killed before its first request: ${forkedAfterLoss.filter(killedAtFork).map((r) => `${r.release} ${r.verb}, seen ${r.first - r.started}-${r.last - r.started} ms after its fork`).join('; ')}`);
       // Sampled every 10 ms: two processes seen alive in overlapping windows ran at the same time,
       // unless the old leader's was parked in its post-render all along (helm has stored and
       // applied nothing before it; the operator, frozen, could not answer) and was gone soon after
@@ -92,7 +98,7 @@ describe('leader failover under load', () => {
       );
       expect(aExit, `the thawed leader exits\n${a.dump().slice(-3000)}`).toEqual({ code: 1, signal: null });
       const late = afterLoss.map((r) => `${r.release} ${r.verb}`);
-      expect(late, `helm runs by the old leader after the new one led (at ${leadAt}; thawed at ${thawedAt}): ${afterLoss.map((r) => `${r.release} forked at ${r.started}, seen ${r.first}-${r.last}`).join('; ')}\n${storyOf(late.map((l) => `/${l}`).join(' '), { a })}`).toEqual([]);
+      expect(late, `helm runs by the old leader after the new one led (at ${leadAt}; thawed at ${thawedAt}): ${afterLoss.map((r) => `${r.release} forked at ${r.started}, seen ${r.first}-${r.last}${r.connected ? ', connected' : ''}`).join('; ')}\n${storyOf(late.map((l) => `/${l}`).join(' '), { a })}`).toEqual([]);
       if (frozen === 'operator') expect(overlaps, 'keys worked on by both replicas at once').toEqual([]);
       // A frozen helm process is a writer no lease can fence: helm's release storage has no owner
       // check, so the new leader unlocks (rolls back / removes) a pending release while the frozen
@@ -100,6 +106,8 @@ describe('leader failover under load', () => {
       // (docs/chaos.md, open findings).
       else if (overlaps.length > 0) console.log(`frozen helm processes overlapping the new leader's work: ${overlaps.join('; ')}`);
       expect(of('b').length).toBeGreaterThan(0);
+      // The sampler sees helm's connection at all (else killedAtFork would excuse anything).
+      expect(of('b').filter((r) => r.connected).length, 'helm runs of the new leader seen connected').toBeGreaterThan(0);
       recordFault(kind, true, ms);
     } catch (err) {
       helm.stop();

@@ -1,24 +1,38 @@
 import type { Reporter, TestModule } from 'vitest/node';
 
+/** How much of a failure's first error line a `failed test:` line keeps. */
+const MESSAGE_CHARS = 400;
+
+/** The first line of an error's message, trimmed, without terminal colours. */
+function firstLine(message: string | undefined): string {
+  // eslint-disable-next-line no-control-regex -- vitest colours some messages
+  const line = (message ?? '').replace(/\x1b\[[0-9;]*m/g, '').split('\n').find((l) => l.trim() !== '') ?? '';
+  return line.length > MESSAGE_CHARS ? `${line.slice(0, MESSAGE_CHARS)}…` : line.trim();
+}
+
 /**
- * Prints the closing line `N passed, N failed, N skipped` that CI reads; vitest's own summary
- * has another shape. A module that failed to load counts as one failure.
+ * Prints, last, a `failed test: <file> > <test>: <first error line>` line per failure and the
+ * closing line `N passed, N failed, N skipped` that CI reads; vitest's own summary has another
+ * shape and sits far above what a tier prints after it (the chaos report), so `.ci/run` repeats
+ * the `failed test:` lines at the very end of a failed tier. A module that failed to load counts as
+ * one failure.
  */
 export default class PlainSummaryReporter implements Reporter {
   onTestRunEnd(modules: readonly TestModule[], unhandledErrors: readonly unknown[]): void {
     let passed = 0;
-    let failed = unhandledErrors.length;
     let skipped = 0;
+    const failures = unhandledErrors.map((e) => `failed test: (unhandled error): ${firstLine(e instanceof Error ? e.message : String(e))}`);
     for (const mod of modules) {
       const tests = [...mod.children.allTests()];
-      if (tests.length === 0 && mod.state() === 'failed') failed++;
+      if (tests.length === 0 && mod.state() === 'failed') failures.push(`failed test: ${mod.relativeModuleId}: ${firstLine(mod.errors()[0]?.message)}`);
       for (const t of tests) {
-        const state = t.result().state;
-        if (state === 'passed') passed++;
-        else if (state === 'failed') failed++;
+        const result = t.result();
+        if (result.state === 'passed') passed++;
+        else if (result.state === 'failed') failures.push(`failed test: ${mod.relativeModuleId} > ${t.fullName}: ${firstLine(result.errors[0]?.message)}`);
         else skipped++;
       }
     }
-    process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
+    const lines = [...failures, `${passed} passed, ${failures.length} failed, ${skipped} skipped`];
+    process.stdout.write(`\n${lines.join('\n')}\n`);
   }
 }

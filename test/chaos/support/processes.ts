@@ -201,6 +201,21 @@ export interface HelmProcess {
    * helm seen with one is parked in the operator's post-render (nothing stored or applied yet).
    */
   readonly unparked: number[];
+  /**
+   * Whether it was ever seen with a socket of its own (beyond stdio, which libuv makes of socket
+   * pairs): helm opens one to the API server for its first request and keeps it. One never seen
+   * with any made no request before it was gone.
+   */
+  connected: boolean;
+}
+
+/** Whether `pid` has a socket open on a descriptor above stdio. */
+function hasOwnSocket(pid: number): boolean {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => Number(fd) > 2 && readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:'));
+  } catch {
+    return false; // gone meanwhile
+  }
 }
 
 /**
@@ -228,10 +243,11 @@ export class HelmSampler {
       for (const h of helmChildren(pid, parentOf)) {
         if (h.verb === 'version') continue;
         const release = h.args[h.args.indexOf('--') + 1] ?? '';
-        const known = this.seen.get(h.pid) ?? { owner, pid: h.pid, verb: h.verb, release, started: startedAt(h.pid) ?? now, first: now, last: now, unparked: [] };
+        const known = this.seen.get(h.pid) ?? { owner, pid: h.pid, verb: h.verb, release, started: startedAt(h.pid) ?? now, first: now, last: now, unparked: [], connected: false };
         this.seen.set(h.pid, known);
         known.last = now;
         if (h.children === 0) known.unparked.push(now);
+        if (!known.connected) known.connected = hasOwnSocket(h.pid);
       }
     }
   }

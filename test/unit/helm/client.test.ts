@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HelmClient, type HelmClientOptions, type HelmExecution } from '../../../src/helm/client.js';
 import { HelmError } from '../../../src/helm/errors.js';
+import type { LeaseFence } from '../../../src/helm/runner.js';
 import { HELM_BINARIES, writeFakeHelm, writeTinyChart, writeUnreachableKubeconfig } from './helpers.js';
 import { helmRejection } from '../../support/helm.js';
 
@@ -110,11 +111,32 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
     expect(c.executions).toBe(1);
   });
 
-  it('a closed fence (the lease is lost) refuses release writers without spawning helm; reads still run', async () => {
-    let open = true;
-    const c = client({ fence: () => open });
+  /**
+   * A lease as the manager wires it: held for the first `heldFor` questions (either kind), then
+   * gone; `check` then declares the loss, which aborts the reconciles in the same tick.
+   */
+  const lease = (heldFor: number): { fence: LeaseFence; reconcile: AbortController; asked: string[] } => {
+    const reconcile = new AbortController();
+    const asked: string[] = [];
+    const answer = (how: string): boolean => {
+      asked.push(how);
+      return asked.length <= heldFor;
+    };
+    const fence: LeaseFence = {
+      holds: () => answer('holds'),
+      check: () => {
+        if (answer('check')) return true;
+        reconcile.abort(new Error('leadership lost'));
+        return false;
+      },
+    };
+    return { fence, reconcile, asked };
+  };
+
+  it('a closed fence (the lease is lost) refuses release writers without spawning helm; reads outside a reconcile still run', async () => {
+    const l = lease(1);
+    const c = client({ fence: l.fence });
     await c.version();
-    open = false;
     const err = await helmRejection(c.uninstall({ release: 'r1', namespace: 'ns' }));
     expect(err.reason).toBe('Canceled');
     expect(err.message).toMatch(/no longer holds the leader lease/);
@@ -123,12 +145,34 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
     expect(c.executions).toBe(2);
   });
 
-  it('a fence that closes between the check and the fork (the process paused there) kills the writer it forked', async () => {
-    let asked = 0;
-    const c = client({ fence: () => ++asked === 1 });
+  it('a fence that closes between the check and the fork (the process paused there) kills the writer it forked, then declares the loss', async () => {
+    const l = lease(2);
+    const c = client({ fence: l.fence });
+    await c.version(); // one check
+    const err = await helmRejection(c.uninstall({ release: 'r1', namespace: 'ns', signal: l.reconcile.signal }));
+    expect(l.asked).toEqual(['check', 'check', 'holds', 'check']);
+    expect(l.reconcile.signal.aborted).toBe(true);
+    expect(err.reason).toBe('Canceled');
+    expect(err.message).toMatch(/no longer holds the leader lease/);
+    expect(c.executions).toBe(2);
+  });
+
+  it("a reconcile's read is refused by the check that finds the lease lost: the loss aborts its signal first", async () => {
+    const l = lease(1);
+    const c = client({ fence: l.fence });
+    await c.version(); // no signal: a standby's reads run
+    const err = await helmRejection(c.template({ ...releaseOpts, chart, values: {}, signal: l.reconcile.signal }));
+    expect(err.reason).toBe('Canceled');
+    expect(l.reconcile.signal.aborted).toBe(true);
+    expect(c.executions).toBe(1);
+  });
+
+  it("a fence that closes between the check and the fork kills a reconcile's read it forked", async () => {
+    const l = lease(2);
+    const c = client({ fence: l.fence });
     await c.version();
-    const err = await helmRejection(c.uninstall({ release: 'r1', namespace: 'ns' }));
-    expect(asked).toBe(2);
+    const err = await helmRejection(c.template({ ...releaseOpts, chart, values: {}, signal: l.reconcile.signal }));
+    expect(l.asked).toEqual(['check', 'check', 'holds', 'check']);
     expect(err.reason).toBe('Canceled');
     expect(err.message).toMatch(/no longer holds the leader lease/);
     expect(c.executions).toBe(2);

@@ -190,6 +190,9 @@ describe('LeaderElector', () => {
     let cancelledInTick = false;
     e.onLost(() => (cancelledInTick = true));
     jump = 10_000; // the renewal was sent at t=2s; now t=12s
+    // The side-effect-free question (the helm runner's, between a fork and a kill) declares nothing.
+    expect(e.holdsLease()).toBe(false);
+    expect(cancelledInTick).toBe(false);
     expect(e.isLeader()).toBe(false);
     expect(cancelledInTick).toBe(true);
     expect(changes).toEqual([true, false]);
@@ -204,6 +207,7 @@ describe('LeaderElector', () => {
     await e.acquire();
     await advance(manual, 2_000);
     jump = 9_999; // renewal sent at t=2s; now t=11.999s
+    expect(e.holdsLease()).toBe(true);
     expect(e.isLeader()).toBe(true);
   });
 
