@@ -9,6 +9,7 @@
  */
 export { HelmClient } from './client.js';
 export type { HelmClientOptions, HelmExecution } from './client.js';
+export type { LeaseFence } from './runner.js';
 export type { ReadOptions } from './call.js';
 export type { CallIdentity, GatewayGrant } from './connection.js';
 export type { HistoryOptions } from './verbs/history.js';

@@ -7,7 +7,7 @@ import { RELEASE_STATUSES, type HelmVersion, type HistoryEntry, type Release, ty
  * values (`config`) and the chart's templates and default values, which `install -o json` prints
  * too, never leave this module. Field paths (same in v3 and v4, Go `release.Release` tags):
  * `name`, `namespace`, `version`, `info.{status,description,notes,first_deployed,last_deployed}`,
- * `manifest`, `hooks[].{path,manifest}` (read only from dry runs), `chart.metadata.{name,version,appVersion}`
+ * `manifest`, `hooks[].events` (whether any runs on uninstall), `hooks[].{path,manifest}` (read only from dry runs), `chart.metadata.{name,version,appVersion}`
  * (install/upgrade only: `status` strips the chart, so it comes from `get metadata`'s `chart`,
  * `version`, `appVersion`).
  */
@@ -88,6 +88,21 @@ function parseChartMetadata(chart: unknown, where: string): ReleaseChart | undef
   };
 }
 
+/** helm's hook events that an uninstall runs. */
+const DELETE_HOOK_EVENTS: ReadonlySet<string> = new Set(['pre-delete', 'post-delete']);
+
+/** Whether any of a release's `hooks` (absent: none, helm omits an empty list) runs on uninstall. */
+function hasDeleteHooks(hooks: unknown, where: string): boolean {
+  if (hooks === undefined || hooks === null) return false;
+  if (!Array.isArray(hooks)) throw new HelmOutputError(`${where}: "hooks" is not a list`);
+  return hooks.some((hook: unknown, i) => {
+    if (!isPlainObject(hook)) throw new HelmOutputError(`${where}.hooks[${i}]: not an object`);
+    const events = hook.events ?? [];
+    if (!Array.isArray(events)) throw new HelmOutputError(`${where}.hooks[${i}]: "events" is not a list`);
+    return events.some((e) => typeof e === 'string' && DELETE_HOOK_EVENTS.has(e));
+  });
+}
+
 /** A release without its chart: what `helm status -o json` provides. */
 export type ReleaseWithoutChart = Omit<Release, 'chart'> & { readonly chart?: ReleaseChart };
 
@@ -107,6 +122,7 @@ export function parseReleaseJson(stdout: string, where: string): ReleaseWithoutC
     status: toReleaseStatus(requireString(info, 'status', `${where}.info`)),
     notes: optionalString(info, 'notes', `${where}.info`) ?? '',
     manifest: optionalString(doc, 'manifest', where) ?? '',
+    deleteHooks: hasDeleteHooks(doc.hooks, where),
     description: optionalString(info, 'description', `${where}.info`) ?? '',
     ...(firstDeployed !== undefined ? { firstDeployed } : {}),
     ...(lastDeployed !== undefined ? { lastDeployed } : {}),

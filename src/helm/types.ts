@@ -38,6 +38,11 @@ export interface Release {
   readonly notes: string;
   /** The rendered manifest (hooks excluded); empty when the chart renders nothing. */
   readonly manifest: string;
+  /**
+   * Whether a hook of the revision runs when it is uninstalled (`pre-delete`, `post-delete`), from
+   * helm's JSON output (install, upgrade, status); absent when not known.
+   */
+  readonly deleteHooks?: boolean;
   /** helm's description of the revision ("Install complete", "Upgrade complete", or ours). */
   readonly description: string;
   /** RFC 3339 timestamps as helm prints them. */

@@ -9,7 +9,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { ConfigReloader, watchConfigFiles, type ConfigWatcher } from '../config/reload.js';
 import type { Watch } from '../config/watch.js';
 import { loadWatches } from '../config/watches.js';
-import { HelmClient } from '../helm/index.js';
+import { HelmClient, type LeaseFence } from '../helm/index.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
 import { observeApiRequests } from '../k8s/raw-client.js';
 import { ConcurrencyTuner, tunerBounds } from '../runtime/concurrency-tuner.js';
@@ -96,13 +96,16 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
   const tuner = settings.selfTuningConcurrency === true ? await selfTuning(metrics, log) : undefined;
   const le = settings.leaderElection;
   const elector = le === undefined ? undefined : makeElector(le, { namespace: await leaderElectionNamespace(le.namespace), kubeConfig, metrics, log });
-  const { helm, helmVersion } = await startHelm(settings, { metrics, log, tuner, elector });
+  // With leader election, only a replica whose lease is still valid by its own clock changes a release.
+  const fence: LeaseFence | undefined = elector === undefined ? undefined : { holds: () => elector.holdsLease(), check: () => elector.isLeader() };
+  const { helm, helmVersion } = await startHelm(settings, { metrics, log, tuner, fence });
   const ownNamespace = await operatorNamespace(le?.namespace);
   const fingerprintKey = settings.fingerprintKey ?? (await loadFingerprintKey(kubeConfig, ownNamespace, log));
   logStart(log, { version: context.version, watches: watches.length, helmVersion, settings, elector, leaderElectionId: le?.id });
   const operator = new Operator({
     kubeConfig,
     helm,
+    ...(fence === undefined ? {} : { fence }),
     log,
     defaultReconcilePeriodMs: settings.reconcilePeriodMs,
     annotationPeriodFloorMs: settings.annotationReconcilePeriodFloorMs,
@@ -145,12 +148,11 @@ function logStart(
 /** helm, once its version answered and a killed predecessor's processes and files are gone. */
 async function startHelm(
   settings: OperatorSettings,
-  parts: { metrics: OperatorMetrics; log: Logger; tuner: ConcurrencyTuner | undefined; elector: LeaderElector | undefined },
+  parts: { metrics: OperatorMetrics; log: Logger; tuner: ConcurrencyTuner | undefined; fence: LeaseFence | undefined },
 ): Promise<{ helm: HelmClient; helmVersion: string }> {
-  const { metrics, log, tuner, elector } = parts;
+  const { metrics, log, tuner, fence } = parts;
   const helm = new HelmClient({
-    // With leader election, only a replica whose lease is still valid by its own clock changes a release.
-    ...(elector === undefined ? {} : { fence: { holds: () => elector.holdsLease(), check: () => elector.isLeader() } }),
+    ...(fence === undefined ? {} : { fence }),
     binary: settings.helmBinary,
     log: log.child({ component: 'helm' }),
     observer: tuner === undefined ? metrics.helmExecution : (e) => {

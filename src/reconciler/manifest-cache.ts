@@ -4,14 +4,13 @@
  * under the same name starts a new release whose revision 1 is not the old one's.
  */
 import { inventoryOf, parseManifest, type InventoryEntry } from './inventory.js';
-import type { ManifestsPort } from './ports.js';
+import type { KeptRelease, KeptRevision, ManifestsPort } from './ports.js';
 import type { DesiredObject } from './release-object-types.js';
 
 export type IsNamespaced = (apiVersion: string, kind: string) => Promise<boolean>;
 
-interface Entry {
+interface Entry extends KeptRevision {
   readonly uid: string;
-  readonly revision: number;
   readonly objects: DesiredObject[];
 }
 
@@ -31,12 +30,18 @@ export class ManifestCache implements ManifestsPort {
     return entry?.uid === uid && entry.revision === revision ? entry.objects : undefined;
   }
 
+  /** The revision last kept for this very CR instance, with its objects and whether it has delete hooks. */
+  kept(namespace: string, name: string, uid: string): KeptRevision | undefined {
+    const entry = this.#entries.get(`${namespace}/${name}`);
+    return entry?.uid === uid ? entry : undefined;
+  }
+
   /** Parses a release's manifest, pairs each object with where it lives, and keeps it for CR `uid`. */
-  async remember(name: string, uid: string, release: { readonly namespace: string; readonly revision: number; readonly manifest: string }): Promise<DesiredObject[]> {
+  async remember(name: string, uid: string, release: KeptRelease): Promise<DesiredObject[]> {
     const rendered = parseManifest(release.manifest);
     const entries = await inventoryOf(rendered, release.namespace, this.isNamespaced);
     const objects = rendered.map((r, i) => ({ rendered: r, entry: entries[i] as InventoryEntry }));
-    this.#entries.set(`${release.namespace}/${name}`, { uid, revision: release.revision, objects });
+    this.#entries.set(`${release.namespace}/${name}`, { uid, revision: release.revision, objects, deleteHooks: release.deleteHooks });
     return objects;
   }
 

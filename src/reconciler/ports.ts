@@ -13,6 +13,8 @@ import type { ReleaseRecord } from './state.js';
 
 export interface ReleaseStoragePort {
   records(namespace: string, release: string): Promise<ReleaseRecord[]>;
+  /** Deletes the storage of revisions `revisions` of `release` (a revision already gone is no error). */
+  deleteRevisions(namespace: string, release: string, revisions: readonly number[]): Promise<void>;
   recordsOf(namespace: string, releases: readonly string[]): Promise<Map<string, ReleaseRecord[]>>;
   /** The record of revision `revision` alone, when it is still the latest and deployed; else undefined. */
   deployed(namespace: string, release: string, revision: number): Promise<ReleaseRecord[] | undefined>;
@@ -49,8 +51,27 @@ export interface ManifestsPort {
   revision(namespace: string, name: string): number | undefined;
   /** The objects of `revision`, when they were kept for this very CR instance. */
   get(namespace: string, name: string, uid: string, revision: number): DesiredObject[] | undefined;
-  remember(name: string, uid: string, release: { readonly namespace: string; readonly revision: number; readonly manifest: string }): Promise<DesiredObject[]>;
+  /** The revision last kept for this very CR instance. */
+  kept(namespace: string, name: string, uid: string): KeptRevision | undefined;
+  remember(name: string, uid: string, release: KeptRelease): Promise<DesiredObject[]>;
   forget(namespace: string, name: string): void;
+}
+
+/** What a release revision as helm reported it gives the manifest cache. */
+export interface KeptRelease {
+  readonly namespace: string;
+  readonly revision: number;
+  readonly manifest: string;
+  /** Absent: not known. */
+  readonly deleteHooks?: boolean | undefined;
+}
+
+/** A revision the manifest cache keeps for a CR instance. */
+export interface KeptRevision {
+  readonly revision: number;
+  readonly objects: readonly DesiredObject[];
+  /** Whether a hook runs when it is uninstalled; undefined when helm did not say. */
+  readonly deleteHooks: boolean | undefined;
 }
 
 /** Release-level metrics (src/telemetry/metrics.ts implements them). */

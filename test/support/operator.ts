@@ -228,8 +228,9 @@ export class CRs {
     )) as CR;
   }
 
-  async delete(namespace: string, name: string): Promise<void> {
-    await this.#api.deleteNamespacedCustomObject({ ...this.#ref(namespace), name });
+  /** `propagationPolicy`: as `kubectl delete --cascade=orphan|foreground|background`. */
+  async delete(namespace: string, name: string, propagationPolicy?: 'Orphan' | 'Foreground' | 'Background'): Promise<void> {
+    await this.#api.deleteNamespacedCustomObject({ ...this.#ref(namespace), name, ...(propagationPolicy === undefined ? {} : { propagationPolicy }) });
   }
 
   /** Deletes every CR of the namespace with one request, as `kubectl delete <kind> --all` marks them all at once. */

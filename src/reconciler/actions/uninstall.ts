@@ -1,5 +1,7 @@
 /**
- * Uninstalls a deleted CR's release. The releases of other CRs of its namespace that are being
+ * Uninstalls a deleted CR's release: where nothing would differ from helm's uninstall, by deleting
+ * its storage and leaving its CR-owned objects to the garbage collector (uninstall-route.ts).
+ * Otherwise with helm, and then the releases of other CRs of its namespace that are being
  * deleted too go in the same `helm uninstall a b c`: a helm process costs more than uninstalling a
  * small release, and `kubectl delete --all` deletes many at once. Which CRs a batch holds is
  * claimed per CR instance (UID) and forgotten when the batch ends (uninstall-claims.ts).
@@ -15,8 +17,10 @@ import { ownsRelease, type ReleaseOwner } from '../observe.js';
 import { withEvents, type CrEvent, type Outcome } from '../outcome.js';
 import type { CustomResourcesPort, ObjectReaderPort } from '../ports.js';
 import { releaseNameProblem } from '../release-name.js';
+import type { ReleaseRecord } from '../state.js';
 import { uninstallBatchSize } from '../uninstall-batch-size.js';
 import { UninstallClaims, type Batch } from '../uninstall-claims.js';
+import { liveOwnershipProblem, uninstallRoute } from '../uninstall-route.js';
 import { failureOf, type ActionContext } from './context.js';
 
 /** Uninstalls deleted CRs' releases, batching a namespace's (implemented below). */
@@ -67,13 +71,49 @@ export class Uninstaller implements UninstallPort {
   async run(ctx: ActionContext, controller: ControllerHandle): Promise<Outcome> {
     if (this.isHeld(ctx.namespace, ctx.name)) return { kind: 'uninstall-held' };
     const peers: CrEvent[] = [];
-    const gone = await this.#claims.finalizing(`${ctx.namespace}/${ctx.name}`, async (): Promise<Gone | Outcome> =>
+    const gone = await this.#claims.finalizing(`${ctx.namespace}/${ctx.name}`, async (): Promise<Gone | Outcome> => {
+      const records = await ctx.storage.records(ctx.namespace, ctx.name);
       // A release this CR never owned (ADR 0042) is left as it is: the finalizer just goes.
-      (await ownsRelease(ctx, this.o.owner, ctx)) ? await this.#uninstall(ctx, controller, peers) : { found: false },
-    );
+      if (!(await ownsRelease(ctx, this.o.owner, ctx, records))) return { found: false };
+      return (await this.#collect(ctx, controller, records)) ?? (await this.#uninstall(ctx, controller, peers));
+    });
     if ('kind' in gone) return withEvents(gone, peers);
     const remaining = ctx.annotations.uninstallWait ? await this.#remaining(ctx.status.inventory ?? []) : [];
     return withEvents({ kind: 'uninstalled', found: gone.found, remaining }, peers);
+  }
+
+  /**
+   * Uninstalls the release by deleting its storage alone, leaving its objects to the garbage
+   * collector once the CR is gone (uninstall-route.ts, ADR 0066); undefined when helm must do it.
+   */
+  async #collect(ctx: ActionContext, controller: ControllerHandle, records: readonly ReleaseRecord[]): Promise<Gone | Outcome | undefined> {
+    const cr = controller.cache.get(ctx.namespace, ctx.name) as CachedCustomResource | undefined;
+    const kept = ctx.manifests.kept(ctx.namespace, ctx.name, ctx.uid);
+    const route = uninstallRoute({
+      cr: { namespace: ctx.namespace, finalizers: cr?.metadata.finalizers ?? [] },
+      ownFinalizers: FINALIZERS,
+      uninstallWait: ctx.annotations.uninstallWait,
+      impersonates: ctx.identity !== undefined,
+      records,
+      kept,
+    });
+    if (route.by === 'helm' || kept === undefined) {
+      ctx.log.debug({ because: route.by === 'helm' ? route.because : 'nothing kept' }, 'Uninstalling with helm');
+      return undefined;
+    }
+    const live = await Promise.all(kept.objects.map(async (o) => this.o.objects.get(o.entry)));
+    const problem = liveOwnershipProblem(kept.objects, live, ctx.uid);
+    if (problem !== undefined) {
+      ctx.log.debug({ because: problem }, 'Uninstalling with helm');
+      return undefined;
+    }
+    try {
+      await ctx.storage.deleteRevisions(ctx.namespace, ctx.name, route.revisions);
+    } catch (err) {
+      return failureOf(ctx, err, { reason: Reason.UninstallError, event: 'ReleaseOperationFailed' });
+    }
+    ctx.log.info({ revisions: route.revisions.length, objects: kept.objects.length }, "Uninstalled the release; its objects are the garbage collector's once the CR is gone");
+    return { found: true };
   }
 
   /**

@@ -248,6 +248,7 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
         chart: { name: 'tiny', version: '0.2.0', appVersion: '1.0.0' },
         notes: 'notes 2',
         manifest: 'a: 2\n',
+        deleteHooks: false,
         description: 'Upgrade complete',
         firstDeployed: '2026-01-01T00:00:00Z',
         lastDeployed: '2026-01-02T00:00:00Z',

@@ -22,6 +22,7 @@ describe.each(['helm-v4.1.4', 'helm-v3.21.4'])('%s JSON', (v) => {
       status: 'deployed',
       notes: 'hello',
       manifest: 'a: 2\n',
+      deleteHooks: false,
       description: 'Upgrade complete',
       firstDeployed: '2026-01-01T00:00:00Z',
       lastDeployed: '2026-01-02T00:00:00Z',
@@ -117,7 +118,16 @@ describe('validators reject what helm does not print', () => {
 
   it('maps an unknown status to unknown and defaults omitted strings', () => {
     const rel = parseReleaseJson('{"name":"x","namespace":"n","version":1,"info":{"status":"brand-new"}}', 'status');
-    expect(rel).toEqual({ name: 'x', namespace: 'n', revision: 1, status: 'unknown', notes: '', manifest: '', description: '' });
+    expect(rel).toEqual({ name: 'x', namespace: 'n', revision: 1, status: 'unknown', notes: '', manifest: '', deleteHooks: false, description: '' });
+  });
+
+  it('tells whether a hook runs on uninstall from hooks[].events', () => {
+    const doc = (hooks: unknown): string => JSON.stringify({ name: 'x', namespace: 'n', version: 1, info: { status: 'deployed' }, hooks });
+    expect(parseReleaseJson(doc([{ name: 'a', events: ['pre-install', 'post-upgrade'] }, { name: 'b' }]), 'status').deleteHooks).toBe(false);
+    expect(parseReleaseJson(doc([{ name: 'a', events: ['pre-install'] }, { name: 'b', events: ['post-delete'] }]), 'status').deleteHooks).toBe(true);
+    expect(parseReleaseJson(doc([{ name: 'a', events: ['pre-delete'] }]), 'install').deleteHooks).toBe(true);
+    expect(() => parseReleaseJson(doc({ events: ['pre-delete'] }), 'status')).toThrow(/"hooks" is not a list/);
+    expect(() => parseReleaseJson(doc([{ events: 'pre-delete' }]), 'status')).toThrow(/hooks\[0\]: "events" is not a list/);
   });
 
   it('skips a line printed before the JSON document', () => {

@@ -208,6 +208,18 @@ export class FakeStorage implements ReleaseStoragePort {
     this.#releases.delete(`${namespace}/${release}`);
   }
 
+  /** Revisions deleted by deleteRevisions, as `namespace/name@revision`. */
+  readonly deleted: string[] = [];
+
+  deleteRevisions(namespace: string, release: string, revisions: readonly number[]): Promise<void> {
+    const key = `${namespace}/${release}`;
+    this.deleted.push(...revisions.map((r) => `${key}@${r}`));
+    const left = (this.#releases.get(key) ?? []).filter((r) => !revisions.includes(r.revision));
+    if (left.length === 0) this.#releases.delete(key);
+    else this.#releases.set(key, left);
+    return Promise.resolve();
+  }
+
   /** Whether any revision is stored, as helm's install checks (not a read of the reconciler's). */
   hasHistory(namespace: string, release: string): boolean {
     return (this.#releases.get(`${namespace}/${release}`) ?? []).length > 0;

@@ -49,7 +49,7 @@ interface Setup {
   readonly failRemoval: Set<string>;
 }
 
-function setup(o: { annotations?: Record<string, string>; inventory?: InventoryEntry[]; adoptReleases?: boolean; lanes?: number } = {}): Setup {
+function setup(o: { annotations?: Record<string, string>; inventory?: InventoryEntry[]; adoptReleases?: boolean; lanes?: number; liveOwners?: readonly string[] } = {}): Setup {
   const h = harness({
     ...(o.annotations === undefined ? {} : { annotations: o.annotations }),
     ...(o.inventory === undefined ? {} : { status: { inventory: o.inventory } }),
@@ -71,7 +71,12 @@ function setup(o: { annotations?: Record<string, string>; inventory?: InventoryE
         return Promise.resolve();
       },
     },
-    objects: { get: (ref) => Promise.resolve(live.has(`${ref.kind}/${ref.name}`) ? { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name } } : undefined) },
+    objects: {
+      get: (ref) => {
+        const ownerReferences = (o.liveOwners ?? []).map((uid) => ({ apiVersion: 'example.com/v1', kind: 'Nginx', name: NAME, uid }));
+        return Promise.resolve(live.has(`${ref.kind}/${ref.name}`) ? { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, ownerReferences } } : undefined);
+      },
+    },
     forget: (namespace, name) => {
       forgotten.push(`${namespace}/${name}`);
     },
@@ -177,6 +182,54 @@ describe('Uninstaller', () => {
       };
       s.h.helm.fail('uninstall', error);
       expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({ kind: 'cancelled', cause: error });
+    });
+  });
+
+  describe('by the garbage collector (uninstall-route.ts)', () => {
+    const MANIFEST = ['a', 'b'].map((n) => `---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${n}\n`).join('');
+    /** The deployed revision 2 as this process read it from helm, and its objects live, owned by `owners`. */
+    const collectable = async (o: Parameters<typeof setup>[0] & { deleteHooks?: boolean | undefined; revision?: number } = {}): Promise<Setup> => {
+      const s = setup({ liveOwners: [UID], ...o });
+      await s.h.manifests.remember(NAME, UID, { namespace: NAMESPACE, revision: o.revision ?? 2, manifest: MANIFEST, deleteHooks: 'deleteHooks' in o ? o.deleteHooks : false });
+      s.live.add('ConfigMap/a').add('ConfigMap/b');
+      return s;
+    };
+
+    it('deletes every stored revision and runs no helm when the CR alone owns each object and no hook runs on uninstall', async () => {
+      const s = await collectable();
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(s.h.helm.calls).toStrictEqual([]);
+      expect(s.h.storage.deleted).toStrictEqual([`${NAMESPACE}/${NAME}@1`, `${NAMESPACE}/${NAME}@2`]);
+    });
+
+    it.each([
+      ['a hook runs on uninstall', { deleteHooks: true }],
+      ['whether a hook runs on uninstall is not known', { deleteHooks: undefined }],
+      ['the revision read is not the latest', { revision: 1 }],
+      ['uninstall-wait', { annotations: { [UNINSTALL_WAIT]: 'true' } }],
+      ['an object has another owner too', { liveOwners: [UID, 'uid-other'] }],
+      ['an object is not owned by the CR', { liveOwners: [] }],
+    ] as const)('uninstalls with helm when %s', async (_, o) => {
+      const s = await collectable(o);
+      await s.uninstaller.run(s.h.ctx, s.controller);
+      expect(s.h.helm.methods()).toContain('uninstall');
+      expect(s.h.storage.deleted).toStrictEqual([]);
+    });
+
+    it('uninstalls with helm when the CR is deleted with --cascade=orphan (the collector would keep every object)', async () => {
+      const s = await collectable();
+      s.controller.put(cr(NAME, { uid: UID, finalizers: [FINALIZER, 'orphan'] }));
+      await s.uninstaller.run(s.h.ctx, s.controller);
+      expect(s.h.helm.methods()).toContain('uninstall');
+    });
+
+    it('reports a storage delete the API server refused as an UninstallError, and removes nothing', async () => {
+      const s = await collectable();
+      const refused = new Error('secrets "sh.helm.release.v1.x.v1" is forbidden');
+      s.h.storage.deleteRevisions = () => Promise.reject(refused);
+      const outcome = await s.uninstaller.run(s.h.ctx, s.controller);
+      expect(outcome).toMatchObject({ kind: 'helm-failed', reason: Reason.UninstallError });
+      expect(s.h.helm.calls).toStrictEqual([]);
     });
   });
 
