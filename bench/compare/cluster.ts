@@ -38,16 +38,18 @@ export function deploymentSettled(d: KubernetesObject): boolean {
   return [status.replicas, status.updatedReplicas, status.availableReplicas].every((n) => (n ?? 0) === want);
 }
 
-/** Watches a namespace's Nginx CRs and Deployments; `until` resolves when a predicate over them holds. */
+/** Watches a namespace's Nginx CRs, Deployments and Services; `until` resolves when a predicate over them holds. */
 export class NamespaceWatch {
   readonly crs: Informer;
   readonly deployments: Informer;
+  readonly services: Informer;
   readonly #waiters = new Set<() => void>();
 
   constructor(kc: KubeConfig, namespace: string) {
     this.crs = new Informer(kc, { resource: { ...NGINX, namespace } });
     this.deployments = new Informer(kc, { resource: { group: 'apps', version: 'v1', plural: 'deployments', namespace } });
-    for (const i of [this.crs, this.deployments]) {
+    this.services = new Informer(kc, { resource: { group: '', version: 'v1', plural: 'services', namespace } });
+    for (const i of this.#all()) {
       const wake = (): void => {
         for (const w of this.#waiters) w();
       };
@@ -57,12 +59,16 @@ export class NamespaceWatch {
     }
   }
 
+  #all(): Informer[] {
+    return [this.crs, this.deployments, this.services];
+  }
+
   async start(): Promise<void> {
-    await Promise.all([this.crs.start(), this.deployments.start()]);
+    await Promise.all(this.#all().map(async (i) => i.start()));
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.crs.stop(), this.deployments.stop()]);
+    await Promise.all(this.#all().map(async (i) => i.stop()));
   }
 
   /** Resolves with performance.now() at the first event after which `holds()` is true. */

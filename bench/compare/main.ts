@@ -102,7 +102,8 @@ function parseOptions(argv: readonly string[]): Options {
     concurrency: a.concurrency === 'auto' ? 'auto' : positive('concurrency', a.concurrency),
     idleSeconds: positive('idle-seconds', a['idle-seconds']),
     tries: positive('tries', a.tries),
-    out: a.out,
+    // Absolute: the operators run in work directories of their own below it.
+    out: path.resolve(a.out),
     only: a.only === undefined ? undefined : parseOnly(a.only),
     serviceCidr: a['service-cidr'],
     keepCluster: a['keep-cluster'],

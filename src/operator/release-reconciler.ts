@@ -37,6 +37,13 @@ export function releaseReconciler(o: ReleaseReconcilerOptions): HelmReconciler {
     onDriftCorrected: (kind) => o.metrics?.driftCorrected(o.controller, kind),
     onDriftConflict: (kind) => o.metrics?.driftConflict(o.controller, kind),
   });
-  const uninstaller = new Uninstaller({ owner: releaseOwnerOf(o.watch), crs: o.crs, objects: client, forget, ...(uninstallLanes === undefined ? {} : { lanes: uninstallLanes }) });
+  const uninstaller = new Uninstaller({
+    owner: releaseOwnerOf(o.watch),
+    crs: o.crs,
+    objects: client,
+    forget,
+    onUninstalled: (by, count) => o.metrics?.releasesUninstalled(o.controller, by, count),
+    ...(uninstallLanes === undefined ? {} : { lanes: uninstallLanes }),
+  });
   return new HelmReconciler({ ...rest, objects, reader: client, manifests, uninstaller, forget });
 }

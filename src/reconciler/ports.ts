@@ -74,11 +74,16 @@ export interface KeptRevision {
   readonly deleteHooks: boolean | undefined;
 }
 
+/** How a deleted CR's release went: `helm uninstall`, or its storage deleted and its objects left to the garbage collector. */
+export type UninstalledBy = 'helm' | 'collector';
+
 /** Release-level metrics (src/telemetry/metrics.ts implements them). */
 export interface ReconcilerMetrics {
   releaseState(controller: string, namespace: string, name: string, state: string): void;
   driftCorrected(controller: string, kind: string): void;
   driftConflict(controller: string, kind: string): void;
+  /** Releases of deleted CRs uninstalled, by `helm uninstall` or by the garbage collector (ADR 0066). */
+  releasesUninstalled(controller: string, by: UninstalledBy, count: number): void;
   forget(controller: string, namespace: string, name: string): void;
   /** Drops every CR of a controller that was stopped (a watches.yaml reload removed or restarted it). */
   forgetController(controller: string): void;

@@ -76,6 +76,7 @@ export class OperatorMetrics implements ControllerMetrics {
   readonly #concurrencyLimit: Gauge;
   readonly #drift: Counter<'controller' | 'kind'>;
   readonly #driftConflicts: Counter<'controller' | 'kind'>;
+  readonly #uninstalled: Counter<'controller' | 'by'>;
   readonly #eventsDropped: Counter<'controller' | 'reason'>;
   /** Controller → labels of its `helm_operator_watch_identity` series. */
   readonly #identities = new Map<string, { readonly kind: string; readonly identity: string }>();
@@ -266,6 +267,12 @@ export class OperatorMetrics implements ControllerMetrics {
       labelNames: ['controller', 'kind'],
       registers,
     });
+    this.#uninstalled = new Counter({
+      name: 'helm_operator_releases_uninstalled_total',
+      help: 'Releases of deleted CRs uninstalled, by controller and how: helm (helm uninstall) or collector (helm storage deleted, the CR-owned objects left to the garbage collector)',
+      labelNames: ['controller', 'by'],
+      registers,
+    });
     this.#eventsDropped = new Counter({
       name: 'helm_operator_events_dropped_total',
       help: 'Kubernetes Events not written, by controller and reason: rate-limited (one object flooding its token bucket, as client-go\'s spam filter) or queue-full',
@@ -422,6 +429,11 @@ export class OperatorMetrics implements ControllerMetrics {
   /** A fight over a field of a release resource of `kind` was found; the field is no longer restored. */
   driftConflict(controller: string, kind: string): void {
     this.#driftConflicts.inc({ controller, kind });
+  }
+
+  /** `count` releases of deleted CRs of `controller` uninstalled `by` helm or the garbage collector. */
+  releasesUninstalled(controller: string, by: 'helm' | 'collector', count: number): void {
+    this.#uninstalled.inc({ controller, by }, count);
   }
 
   /** An Event about a CR of `controller` was not written. */

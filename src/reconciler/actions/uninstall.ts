@@ -15,7 +15,7 @@ import { Reason } from '../conditions.js';
 import type { InventoryEntry } from '../inventory.js';
 import { ownsRelease, type ReleaseOwner } from '../observe.js';
 import { withEvents, type CrEvent, type Outcome } from '../outcome.js';
-import type { CustomResourcesPort, ObjectReaderPort } from '../ports.js';
+import type { CustomResourcesPort, ObjectReaderPort, UninstalledBy } from '../ports.js';
 import { releaseNameProblem } from '../release-name.js';
 import type { ReleaseRecord } from '../state.js';
 import { uninstallBatchSize } from '../uninstall-batch-size.js';
@@ -48,9 +48,12 @@ export interface UninstallerOptions {
   readonly forget: (namespace: string, name: string) => void;
   /** How many batches the namespace's deleted CRs are split into, to run side by side (the workers). Default 1. */
   readonly lanes?: number;
+  /** Counts releases uninstalled, this CR's and a batch's peers', by how. */
+  readonly onUninstalled?: (by: UninstalledBy, count: number) => void;
 }
 
-type Gone = { readonly found: boolean };
+/** `by`: how a release that was found went. */
+type Gone = { readonly found: false } | { readonly found: true; readonly by: UninstalledBy };
 
 export class Uninstaller implements UninstallPort {
   readonly #claims = new UninstallClaims();
@@ -78,6 +81,7 @@ export class Uninstaller implements UninstallPort {
       return (await this.#collect(ctx, controller, records)) ?? (await this.#uninstall(ctx, controller, peers));
     });
     if ('kind' in gone) return withEvents(gone, peers);
+    if (gone.found) this.o.onUninstalled?.(gone.by, 1);
     const remaining = ctx.annotations.uninstallWait ? await this.#remaining(ctx.status.inventory ?? []) : [];
     return withEvents({ kind: 'uninstalled', found: gone.found, remaining }, peers);
   }
@@ -113,7 +117,7 @@ export class Uninstaller implements UninstallPort {
       return failureOf(ctx, err, { reason: Reason.UninstallError, event: 'ReleaseOperationFailed' });
     }
     ctx.log.info({ revisions: route.revisions.length, objects: kept.objects.length }, "Uninstalled the release; its objects are the garbage collector's once the CR is gone");
-    return { found: true };
+    return { found: true, by: 'collector' };
   }
 
   /**
@@ -139,7 +143,8 @@ export class Uninstaller implements UninstallPort {
     const peers = await this.#ownedPeers(ctx, controller, batch);
     const single = async (): Promise<Gone | Outcome> => {
       try {
-        return await ctx.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, signal: ctx.signal });
+        const { found } = await ctx.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, signal: ctx.signal });
+        return found ? { found, by: 'helm' } : { found };
       } catch (err) {
         return failureOf(ctx, err, { reason: Reason.UninstallError, event: 'ReleaseOperationFailed' });
       }
@@ -154,10 +159,10 @@ export class Uninstaller implements UninstallPort {
     // After a success every peer's release is gone, whether or not helm's output said so.
     if (ok) peers.forEach(finish);
     await Promise.all(finishing.values());
-    if (ok) return { found: true };
+    if (ok) return { found: true, by: 'helm' };
     // This release was ours when the batch started: gone now, by the batch or by this call.
     const alone = await single();
-    return 'kind' in alone ? alone : { found: true };
+    return 'kind' in alone ? alone : { found: true, by: 'helm' };
   }
 
   /** `helm uninstall` of this CR's release and `peers`; false when any of them may still be there. */
@@ -201,6 +206,7 @@ export class Uninstaller implements UninstallPort {
     // Only the instance the batch claimed: another CR that took the name has a release of its own.
     if (cr !== undefined && batch.holds(name, cr.metadata.uid) && !lostLeadership(ctx.signal)) {
       events.push({ type: 'Normal', reason: Reason.UninstallSuccessful, message: `Uninstalled release ${name}`, about: cr });
+      this.o.onUninstalled?.('helm', 1);
       const finalizers = cr.metadata.finalizers ?? [];
       if (finalizers.every((f) => FINALIZERS.includes(f)) && !parseReleaseAnnotations(cr.metadata.annotations).uninstallWait) {
         try {

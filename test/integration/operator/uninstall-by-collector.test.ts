@@ -21,6 +21,7 @@ describe('uninstall by the garbage collector', () => {
   let op: RunningOperator;
 
   const uninstalls = async (): Promise<number> => total(await op.metrics.metrics(), 'helm_operator_helm_executions_total', { verb: 'uninstall' });
+  const uninstalledBy = async (by: string): Promise<number> => total(await op.metrics.metrics(), 'helm_operator_releases_uninstalled_total', { by });
   /** What is left of release `name`: its storage Secrets and the objects the nginx chart renders for it. */
   const leftOf = async (name: string): Promise<string[]> => {
     const secrets = await core.listNamespacedSecret({ namespace: ns.name, labelSelector: `owner=helm,name=${name}` });
@@ -57,6 +58,7 @@ describe('uninstall by the garbage collector', () => {
     const names = ['gc-0', 'gc-1', 'gc-2'];
     await installed(names);
     const before = await uninstalls();
+    const collectedBefore = await uninstalledBy('collector');
     await nginx.deleteAll(ns.name);
     for (const name of names) {
       await nginx.waitForGone(ns.name, name);
@@ -65,6 +67,7 @@ describe('uninstall by the garbage collector', () => {
     }
     for (const name of names) await waitFor(`${name}'s release and objects gone`, async () => (await leftOf(name)).length === 0, { timeoutMs: 60_000 });
     expect(await uninstalls()).toBe(before);
+    expect(await uninstalledBy('collector')).toBe(collectedBefore + names.length);
   });
 
   // The collector strips the CR's owner references from its dependents for an orphaning delete,

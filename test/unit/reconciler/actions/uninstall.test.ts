@@ -47,6 +47,8 @@ interface Setup {
   readonly live: Set<string>;
   /** Makes removeFinalizers fail for these CRs. */
   readonly failRemoval: Set<string>;
+  /** What onUninstalled counted, as `by count`. */
+  readonly counted: string[];
 }
 
 function setup(o: { annotations?: Record<string, string>; inventory?: InventoryEntry[]; adoptReleases?: boolean; lanes?: number; liveOwners?: readonly string[] } = {}): Setup {
@@ -61,7 +63,9 @@ function setup(o: { annotations?: Record<string, string>; inventory?: InventoryE
   const forgotten: string[] = [];
   const live = new Set<string>();
   const failRemoval = new Set<string>();
+  const counted: string[] = [];
   const real = new Uninstaller({
+    onUninstalled: (by, count) => counted.push(`${by} ${count}`),
     owner: { chartName: CHART.name, ownerKind: OWNER_KIND, adoptReleases: o.adoptReleases === true },
     crs: {
       removeFinalizers: (target, finalizers) => {
@@ -90,7 +94,7 @@ function setup(o: { annotations?: Record<string, string>; inventory?: InventoryE
       return outcome;
     },
   };
-  return { h, controller, uninstaller, removed, peerEvents, forgotten, live, failRemoval };
+  return { h, controller, uninstaller, removed, peerEvents, forgotten, live, failRemoval, counted };
 }
 
 /** Peers being deleted with our finalizer, their releases ours. */
@@ -200,6 +204,7 @@ describe('Uninstaller', () => {
       expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
       expect(s.h.helm.calls).toStrictEqual([]);
       expect(s.h.storage.deleted).toStrictEqual([`${NAMESPACE}/${NAME}@1`, `${NAMESPACE}/${NAME}@2`]);
+      expect(s.counted).toStrictEqual(['collector 1']);
     });
 
     it.each([
@@ -214,6 +219,7 @@ describe('Uninstaller', () => {
       await s.uninstaller.run(s.h.ctx, s.controller);
       expect(s.h.helm.methods()).toContain('uninstall');
       expect(s.h.storage.deleted).toStrictEqual([]);
+      expect(s.counted).toStrictEqual(['helm 1']);
     });
 
     it('uninstalls with helm when the CR is deleted with --cascade=orphan (the collector would keep every object)', async () => {
