@@ -8,7 +8,7 @@
  * 3. spec change: `replicaCount` of one CR 2 → 3 → its Deployment's `spec.replicas` is 3 (one CR per try);
  * 4. drift: delete one CR's Deployment → a Deployment of that name with another uid exists;
  * 5. delete-all: delete every CR → every CR, Deployment and Service gone (finalizers: the releases
- *    are uninstalled; ours may leave the objects to the garbage collector, ADR 0066).
+ *    are uninstalled).
  *
  * Settling is not the operator's work: at N=1000 the controller-manager (20 requests/s by default)
  * is still creating Pods minutes after the last CR is Deployed, and an operator whose later phases
@@ -192,8 +192,8 @@ export async function runScenarios(s: ScenarioSetup, op: RunningOperator, ns: st
       await mapBounded(all, 10, async (name) => {
         await raw.request(HttpMethod.DELETE, `${crs}/${name}`);
       });
-      // The releases' objects too: operator-sdk's helm deletes them before it lets the CR go, ours
-      // may leave them to the garbage collector after it (ADR 0066).
+      // The releases' objects too: an uninstall that left them to the garbage collector would end
+      // its CRs sooner and its objects later (ADR 0066).
       const gone = (): boolean => [watch.crs, watch.deployments, watch.services].every((i) => i.list().length === 0);
       await watch.until('every CR and its Deployment and Service to be gone', gone, timeoutMs);
     });

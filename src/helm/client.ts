@@ -53,6 +53,14 @@ export class HelmClient {
     return this.#runner.running(release, namespace);
   }
 
+  /**
+   * Whether this process may still change releases: false once its leader lease is lost (asking
+   * declares the loss, as before a release writer starts). For release changes made without helm.
+   */
+  mayChangeReleases(): boolean {
+    return this.#runner.mayChangeReleases();
+  }
+
   /** helm processes started so far (every verb, `version` included). */
   get executions(): number {
     return this.#runner.executions;

@@ -102,6 +102,11 @@ export class HelmRunner {
     return this.#live.has(namespace, release);
   }
 
+  /** The fence's check (true without leader election): see HelmClient.mayChangeReleases. */
+  mayChangeReleases(): boolean {
+    return this.#opts.fence?.check() !== false;
+  }
+
   /** helm processes started so far. */
   get executions(): number {
     return this.#executions;

@@ -65,6 +65,21 @@ export class ObjectClient {
   }
 
   /**
+   * Deletes the object with background propagation, as `helm uninstall` does: the API server
+   * removes it at once (unless it has finalizers) and the garbage collector its dependents. False
+   * when it was gone already.
+   */
+  async delete(ref: ObjectRef): Promise<boolean> {
+    try {
+      await this.#raw.request(HttpMethod.DELETE, await this.#path(ref), this.#as({ query: { propagationPolicy: 'Background' } }));
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  }
+
+  /**
    * JSON merge patch of an existing object; never creates one. With `metadata.resourceVersion` in
    * the body it is also a compare-and-swap. Resolves with the patched object, or undefined when
    * the object is gone or changed.

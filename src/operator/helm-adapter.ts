@@ -31,6 +31,7 @@ export function helmPort(client: HelmClient, gateway?: HelmApiGateway): HelmPort
     // `helm template` is offline, so only the server dry run acts as someone.
     render: (r) => (r.dryRun === 'server' ? via(r, [r.release], (call) => client.serverDryRun({ ...r, ...call })) : client.template(r)),
     running: (release, namespace) => client.running(release, namespace),
+    mayChangeReleases: () => client.mayChangeReleases(),
   };
 }
 

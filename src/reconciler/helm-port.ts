@@ -83,6 +83,8 @@ export interface HelmPort {
    * stopped controller included: its `pending-*` revision is live, not abandoned.
    */
   running(release: string, namespace: string): boolean;
+  /** Whether this process may still change releases (its leader lease), asked before changing one without helm. */
+  mayChangeReleases(): boolean;
 }
 
 /** A helm failure as the reconciler sees it: a reason for conditions and whether a retry can help. */
@@ -114,5 +116,6 @@ export function helmActingAs(helm: HelmPort, identity: Identity): HelmPort {
     status: (release, namespace) => helm.status(release, namespace, identity),
     render: (r) => helm.render({ ...r, ...identity }),
     running: (release, namespace) => helm.running(release, namespace),
+    mayChangeReleases: () => helm.mayChangeReleases(),
   };
 }

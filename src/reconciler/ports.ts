@@ -38,6 +38,11 @@ export interface ObjectReaderPort {
   get(ref: ObjectRef): Promise<KubernetesObject | undefined>;
 }
 
+export interface ObjectDeleterPort {
+  /** Deletes with background propagation, as `helm uninstall` does; false when it was gone already. */
+  delete(ref: ObjectRef): Promise<boolean>;
+}
+
 /** What actions do with the release's live objects (release-objects.ts implements it). */
 export interface ReleaseObjectsPort {
   adopt(s: Subject, desired: readonly DesiredObject[], options?: { readonly created?: boolean }): Promise<SeenObjects>;
@@ -74,15 +79,15 @@ export interface KeptRevision {
   readonly deleteHooks: boolean | undefined;
 }
 
-/** How a deleted CR's release went: `helm uninstall`, or its storage deleted and its objects left to the garbage collector. */
-export type UninstalledBy = 'helm' | 'collector';
+/** Who deleted a deleted CR's release: a `helm uninstall`, or the operator itself without helm (ADR 0066). */
+export type UninstalledBy = 'helm' | 'operator';
 
 /** Release-level metrics (src/telemetry/metrics.ts implements them). */
 export interface ReconcilerMetrics {
   releaseState(controller: string, namespace: string, name: string, state: string): void;
   driftCorrected(controller: string, kind: string): void;
   driftConflict(controller: string, kind: string): void;
-  /** Releases of deleted CRs uninstalled, by `helm uninstall` or by the garbage collector (ADR 0066). */
+  /** Releases of deleted CRs uninstalled, by `helm uninstall` or by the operator without helm (ADR 0066). */
   releasesUninstalled(controller: string, by: UninstalledBy, count: number): void;
   forget(controller: string, namespace: string, name: string): void;
   /** Drops every CR of a controller that was stopped (a watches.yaml reload removed or restarted it). */

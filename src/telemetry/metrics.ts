@@ -269,7 +269,7 @@ export class OperatorMetrics implements ControllerMetrics {
     });
     this.#uninstalled = new Counter({
       name: 'helm_operator_releases_uninstalled_total',
-      help: 'Releases of deleted CRs uninstalled, by controller and how: helm (helm uninstall) or collector (helm storage deleted, the CR-owned objects left to the garbage collector)',
+      help: 'Releases of deleted CRs uninstalled, by controller and by whom: helm (a helm uninstall process) or operator (the same deletes made by the operator itself, for a release without delete hooks)',
       labelNames: ['controller', 'by'],
       registers,
     });
@@ -431,8 +431,8 @@ export class OperatorMetrics implements ControllerMetrics {
     this.#driftConflicts.inc({ controller, kind });
   }
 
-  /** `count` releases of deleted CRs of `controller` uninstalled `by` helm or the garbage collector. */
-  releasesUninstalled(controller: string, by: 'helm' | 'collector', count: number): void {
+  /** `count` releases of deleted CRs of `controller` uninstalled `by` a helm process or the operator itself. */
+  releasesUninstalled(controller: string, by: 'helm' | 'operator', count: number): void {
     this.#uninstalled.inc({ controller, by }, count);
   }
 

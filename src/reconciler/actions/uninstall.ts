@@ -1,7 +1,7 @@
 /**
- * Uninstalls a deleted CR's release: where nothing would differ from helm's uninstall, by deleting
- * its storage and leaving its CR-owned objects to the garbage collector (uninstall-route.ts).
- * Otherwise with helm, and then the releases of other CRs of its namespace that are being
+ * Uninstalls a deleted CR's release: where this process knows exactly what helm would delete, by
+ * making those deletes itself (uninstall-route.ts, ADR 0066). Otherwise with helm, and then the
+ * releases of other CRs of its namespace that are being
  * deleted too go in the same `helm uninstall a b c`: a helm process costs more than uninstalling a
  * small release, and `kubectl delete --all` deletes many at once. Which CRs a batch holds is
  * claimed per CR instance (UID) and forgotten when the batch ends (uninstall-claims.ts).
@@ -15,12 +15,12 @@ import { Reason } from '../conditions.js';
 import type { InventoryEntry } from '../inventory.js';
 import { ownsRelease, type ReleaseOwner } from '../observe.js';
 import { withEvents, type CrEvent, type Outcome } from '../outcome.js';
-import type { CustomResourcesPort, ObjectReaderPort, UninstalledBy } from '../ports.js';
+import type { CustomResourcesPort, ObjectDeleterPort, ObjectReaderPort, UninstalledBy } from '../ports.js';
 import { releaseNameProblem } from '../release-name.js';
 import type { ReleaseRecord } from '../state.js';
 import { uninstallBatchSize } from '../uninstall-batch-size.js';
 import { UninstallClaims, type Batch } from '../uninstall-claims.js';
-import { liveOwnershipProblem, uninstallRoute } from '../uninstall-route.js';
+import { uninstallRoute } from '../uninstall-route.js';
 import { failureOf, type ActionContext } from './context.js';
 
 /** Uninstalls deleted CRs' releases, batching a namespace's (implemented below). */
@@ -38,12 +38,19 @@ export const FINALIZERS: readonly string[] = [FINALIZER, LEGACY_FINALIZER];
 
 /** Finalizer removals a batch does for its peers at a time (see #completePeer). */
 const PEER_WRITES_IN_FLIGHT = 4;
+/** Object deletes one uninstall without helm has in flight (helm makes them one at a time). */
+const OBJECT_DELETES_IN_FLIGHT = 4;
+
+/** The leader lease was lost during an uninstall without helm: the rest is the next leader's. */
+class LeaseLostError extends Error {
+  override readonly name = 'LeaseLostError';
+}
 
 export interface UninstallerOptions {
   readonly owner: ReleaseOwner;
   readonly crs: Pick<CustomResourcesPort, 'removeFinalizers'>;
-  /** Reads the release's objects, for uninstall-wait. */
-  readonly objects: ObjectReaderPort;
+  /** Reads the release's objects (uninstall-wait) and deletes them (an uninstall without helm). */
+  readonly objects: ObjectReaderPort & ObjectDeleterPort;
   /** Drops what the reconciler keeps about a CR whose release is gone. */
   readonly forget: (namespace: string, name: string) => void;
   /** How many batches the namespace's deleted CRs are split into, to run side by side (the workers). Default 1. */
@@ -78,7 +85,7 @@ export class Uninstaller implements UninstallPort {
       const records = await ctx.storage.records(ctx.namespace, ctx.name);
       // A release this CR never owned (ADR 0042) is left as it is: the finalizer just goes.
       if (!(await ownsRelease(ctx, this.o.owner, ctx, records))) return { found: false };
-      return (await this.#collect(ctx, controller, records)) ?? (await this.#uninstall(ctx, controller, peers));
+      return (await this.#uninstallDirectly(ctx, records)) ?? (await this.#uninstall(ctx, controller, peers));
     });
     if ('kind' in gone) return withEvents(gone, peers);
     if (gone.found) this.o.onUninstalled?.(gone.by, 1);
@@ -87,28 +94,36 @@ export class Uninstaller implements UninstallPort {
   }
 
   /**
-   * Uninstalls the release by deleting its storage alone, leaving its objects to the garbage
-   * collector once the CR is gone (uninstall-route.ts, ADR 0066); undefined when helm must do it.
+   * Uninstalls the release without helm where this process knows exactly what helm would delete
+   * (uninstall-route.ts, ADR 0066): each object, then the storage, with the operator's own client.
+   * undefined when helm must do it, or finish it: an object whose delete fails for any reason but
+   * "already gone" leaves the rest to helm, which skips what is gone.
    */
-  async #collect(ctx: ActionContext, controller: ControllerHandle, records: readonly ReleaseRecord[]): Promise<Gone | Outcome | undefined> {
-    const cr = controller.cache.get(ctx.namespace, ctx.name) as CachedCustomResource | undefined;
-    const kept = ctx.manifests.kept(ctx.namespace, ctx.name, ctx.uid);
+  async #uninstallDirectly(ctx: ActionContext, records: readonly ReleaseRecord[]): Promise<Gone | Outcome | undefined> {
     const route = uninstallRoute({
-      cr: { namespace: ctx.namespace, finalizers: cr?.metadata.finalizers ?? [] },
-      ownFinalizers: FINALIZERS,
-      uninstallWait: ctx.annotations.uninstallWait,
       impersonates: ctx.identity !== undefined,
+      helmRunning: ctx.helm.running(ctx.name, ctx.namespace),
       records,
-      kept,
+      kept: ctx.manifests.kept(ctx.namespace, ctx.name, ctx.uid),
     });
-    if (route.by === 'helm' || kept === undefined) {
-      ctx.log.debug({ because: route.by === 'helm' ? route.because : 'nothing kept' }, 'Uninstalling with helm');
+    if (route.by === 'helm') {
+      ctx.log.debug({ because: route.because }, 'Uninstalling with helm');
       return undefined;
     }
-    const live = await Promise.all(kept.objects.map(async (o) => this.o.objects.get(o.entry)));
-    const problem = liveOwnershipProblem(kept.objects, live, ctx.uid);
-    if (problem !== undefined) {
-      ctx.log.debug({ because: problem }, 'Uninstalling with helm');
+    const gate = boundedRunner(OBJECT_DELETES_IN_FLIGHT);
+    try {
+      await Promise.all(
+        route.objects.map(async (o) =>
+          gate(async () => {
+            // Asked before each delete, as helm's runner asks before a writer: another replica may own the name now.
+            if (!ctx.helm.mayChangeReleases() || ctx.signal.aborted) throw new LeaseLostError();
+            await this.o.objects.delete(o.entry);
+          }),
+        ),
+      );
+    } catch (err) {
+      if (err instanceof LeaseLostError || ctx.signal.aborted) return { kind: 'cancelled', cause: err };
+      ctx.log.info({ error: ctx.redact(describeError(err)) }, 'Deleting the release objects failed; uninstalling with helm');
       return undefined;
     }
     try {
@@ -116,8 +131,8 @@ export class Uninstaller implements UninstallPort {
     } catch (err) {
       return failureOf(ctx, err, { reason: Reason.UninstallError, event: 'ReleaseOperationFailed' });
     }
-    ctx.log.info({ revisions: route.revisions.length, objects: kept.objects.length }, "Uninstalled the release; its objects are the garbage collector's once the CR is gone");
-    return { found: true, by: 'collector' };
+    ctx.log.debug({ objects: route.objects.length, revisions: route.revisions.length }, 'Uninstalled the release without helm');
+    return { found: true, by: 'operator' };
   }
 
   /**

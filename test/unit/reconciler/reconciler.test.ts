@@ -12,7 +12,7 @@ import { ConditionType, Reason } from '../../../src/reconciler/conditions.js';
 import { ManifestCache } from '../../../src/reconciler/manifest-cache.js';
 import { releaseOwnerOf } from '../../../src/reconciler/observe.js';
 import { ReportedError } from '../../../src/reconciler/outcome.js';
-import type { CustomResourcesPort, ObjectReaderPort } from '../../../src/reconciler/ports.js';
+import type { CustomResourcesPort, ObjectDeleterPort, ObjectReaderPort } from '../../../src/reconciler/ports.js';
 import { HelmReconciler, type HelmReconcilerOptions } from '../../../src/reconciler/reconciler.js';
 import { RELEASE_LABELS } from '../../../src/reconciler/state.js';
 import { readStatus } from '../../../src/reconciler/status.js';
@@ -115,7 +115,7 @@ class FakeValuesSources implements ValuesSourcePort {
   }
 }
 
-const noObjects: ObjectReaderPort = { get: (_ref: ObjectRef) => Promise.resolve(undefined) };
+const noObjects: ObjectReaderPort & ObjectDeleterPort = { get: (_ref: ObjectRef) => Promise.resolve(undefined), delete: (_ref: ObjectRef) => Promise.resolve(false) };
 
 function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']> } = {}) {
   const storage = new FakeStorage();

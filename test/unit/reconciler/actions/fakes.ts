@@ -161,6 +161,13 @@ export class FakeHelm implements HelmPort {
     return this.rendered;
   }
 
+  /** What mayChangeReleases answers (false: the lease is lost). */
+  leaseHeld = true;
+
+  mayChangeReleases(): boolean {
+    return this.leaseHeld;
+  }
+
   running(release: string, namespace: string): boolean {
     return this.live.has(`${namespace}/${release}`);
   }

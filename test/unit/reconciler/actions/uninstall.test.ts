@@ -49,9 +49,13 @@ interface Setup {
   readonly failRemoval: Set<string>;
   /** What onUninstalled counted, as `by count`. */
   readonly counted: string[];
+  /** Objects deleted without helm, as `Kind/name`. */
+  readonly deletes: string[];
+  /** Makes the delete of these objects (`Kind/name`) fail. */
+  readonly failDelete: Set<string>;
 }
 
-function setup(o: { annotations?: Record<string, string>; inventory?: InventoryEntry[]; adoptReleases?: boolean; lanes?: number; liveOwners?: readonly string[] } = {}): Setup {
+function setup(o: { annotations?: Record<string, string>; inventory?: InventoryEntry[]; adoptReleases?: boolean; lanes?: number } = {}): Setup {
   const h = harness({
     ...(o.annotations === undefined ? {} : { annotations: o.annotations }),
     ...(o.inventory === undefined ? {} : { status: { inventory: o.inventory } }),
@@ -64,6 +68,8 @@ function setup(o: { annotations?: Record<string, string>; inventory?: InventoryE
   const live = new Set<string>();
   const failRemoval = new Set<string>();
   const counted: string[] = [];
+  const deletes: string[] = [];
+  const failDelete = new Set<string>();
   const real = new Uninstaller({
     onUninstalled: (by, count) => counted.push(`${by} ${count}`),
     owner: { chartName: CHART.name, ownerKind: OWNER_KIND, adoptReleases: o.adoptReleases === true },
@@ -76,9 +82,12 @@ function setup(o: { annotations?: Record<string, string>; inventory?: InventoryE
       },
     },
     objects: {
-      get: (ref) => {
-        const ownerReferences = (o.liveOwners ?? []).map((uid) => ({ apiVersion: 'example.com/v1', kind: 'Nginx', name: NAME, uid }));
-        return Promise.resolve(live.has(`${ref.kind}/${ref.name}`) ? { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, ownerReferences } } : undefined);
+      get: (ref) => Promise.resolve(live.has(`${ref.kind}/${ref.name}`) ? { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name } } : undefined),
+      delete: (ref) => {
+        const key = `${ref.kind}/${ref.name}`;
+        if (failDelete.has(key)) return Promise.reject(new Error(`${key}: forbidden`));
+        deletes.push(key);
+        return Promise.resolve(live.delete(key));
       },
     },
     forget: (namespace, name) => {
@@ -94,7 +103,7 @@ function setup(o: { annotations?: Record<string, string>; inventory?: InventoryE
       return outcome;
     },
   };
-  return { h, controller, uninstaller, removed, peerEvents, forgotten, live, failRemoval, counted };
+  return { h, controller, uninstaller, removed, peerEvents, forgotten, live, failRemoval, counted, deletes, failDelete };
 }
 
 /** Peers being deleted with our finalizer, their releases ours. */
@@ -189,52 +198,69 @@ describe('Uninstaller', () => {
     });
   });
 
-  describe('by the garbage collector (uninstall-route.ts)', () => {
-    const MANIFEST = ['a', 'b'].map((n) => `---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${n}\n`).join('');
-    /** The deployed revision 2 as this process read it from helm, and its objects live, owned by `owners`. */
-    const collectable = async (o: Parameters<typeof setup>[0] & { deleteHooks?: boolean | undefined; revision?: number } = {}): Promise<Setup> => {
-      const s = setup({ liveOwners: [UID], ...o });
+  describe('without helm (uninstall-route.ts)', () => {
+    const MANIFEST = [
+      ...['a', 'b'].map((n) => `---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${n}\n`),
+      '---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: kept\n  annotations:\n    helm.sh/resource-policy: keep\n',
+    ].join('');
+    /** The deployed revision 2 as this process read it from helm, its objects live. */
+    const known = async (o: Parameters<typeof setup>[0] & { deleteHooks?: boolean | undefined; revision?: number } = {}): Promise<Setup> => {
+      const s = setup(o);
       await s.h.manifests.remember(NAME, UID, { namespace: NAMESPACE, revision: o.revision ?? 2, manifest: MANIFEST, deleteHooks: 'deleteHooks' in o ? o.deleteHooks : false });
-      s.live.add('ConfigMap/a').add('ConfigMap/b');
+      s.live.add('ConfigMap/a').add('ConfigMap/b').add('Secret/kept');
       return s;
     };
 
-    it('deletes every stored revision and runs no helm when the CR alone owns each object and no hook runs on uninstall', async () => {
-      const s = await collectable();
+    it('deletes the objects helm would (not the kept one), then every stored revision, and runs no helm', async () => {
+      const s = await known();
       expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
       expect(s.h.helm.calls).toStrictEqual([]);
+      expect(s.deletes.sort()).toStrictEqual(['ConfigMap/a', 'ConfigMap/b']);
+      expect([...s.live]).toStrictEqual(['Secret/kept']);
       expect(s.h.storage.deleted).toStrictEqual([`${NAMESPACE}/${NAME}@1`, `${NAMESPACE}/${NAME}@2`]);
-      expect(s.counted).toStrictEqual(['collector 1']);
+      expect(s.counted).toStrictEqual(['operator 1']);
+    });
+
+    it('reports what is left with uninstall-wait, as after helm', async () => {
+      const s = await known({ annotations: { [UNINSTALL_WAIT]: 'true' }, inventory: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: NAMESPACE, name: 'a' }] });
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(s.h.helm.calls).toStrictEqual([]);
     });
 
     it.each([
       ['a hook runs on uninstall', { deleteHooks: true }],
       ['whether a hook runs on uninstall is not known', { deleteHooks: undefined }],
       ['the revision read is not the latest', { revision: 1 }],
-      ['uninstall-wait', { annotations: { [UNINSTALL_WAIT]: 'true' } }],
-      ['an object has another owner too', { liveOwners: [UID, 'uid-other'] }],
-      ['an object is not owned by the CR', { liveOwners: [] }],
     ] as const)('uninstalls with helm when %s', async (_, o) => {
-      const s = await collectable(o);
+      const s = await known(o);
       await s.uninstaller.run(s.h.ctx, s.controller);
       expect(s.h.helm.methods()).toContain('uninstall');
+      expect(s.deletes).toStrictEqual([]);
       expect(s.h.storage.deleted).toStrictEqual([]);
       expect(s.counted).toStrictEqual(['helm 1']);
     });
 
-    it('uninstalls with helm when the CR is deleted with --cascade=orphan (the collector would keep every object)', async () => {
-      const s = await collectable();
-      s.controller.put(cr(NAME, { uid: UID, finalizers: [FINALIZER, 'orphan'] }));
-      await s.uninstaller.run(s.h.ctx, s.controller);
+    it('leaves the rest to helm when a delete fails, keeping the storage for it', async () => {
+      const s = await known();
+      s.failDelete.add('ConfigMap/b');
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
       expect(s.h.helm.methods()).toContain('uninstall');
+      expect(s.h.storage.deleted).toStrictEqual([]);
     });
 
-    it('reports a storage delete the API server refused as an UninstallError, and removes nothing', async () => {
-      const s = await collectable();
-      const refused = new Error('secrets "sh.helm.release.v1.x.v1" is forbidden');
-      s.h.storage.deleteRevisions = () => Promise.reject(refused);
-      const outcome = await s.uninstaller.run(s.h.ctx, s.controller);
-      expect(outcome).toMatchObject({ kind: 'helm-failed', reason: Reason.UninstallError });
+    it('stops, deleting nothing more and reporting nothing, once the lease is lost', async () => {
+      const s = await known();
+      s.h.helm.leaseHeld = false;
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toMatchObject({ kind: 'cancelled' });
+      expect(s.deletes).toStrictEqual([]);
+      expect(s.h.helm.calls).toStrictEqual([]);
+      expect(s.h.storage.deleted).toStrictEqual([]);
+    });
+
+    it('reports a storage delete the API server refused as an UninstallError', async () => {
+      const s = await known();
+      s.h.storage.deleteRevisions = () => Promise.reject(new Error('secrets "sh.helm.release.v1.x.v1" is forbidden'));
+      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toMatchObject({ kind: 'helm-failed', reason: Reason.UninstallError });
       expect(s.h.helm.calls).toStrictEqual([]);
     });
   });
@@ -309,7 +335,7 @@ describe('Uninstaller', () => {
       const uninstaller = new Uninstaller({
         owner: { chartName: CHART.name, ownerKind: OWNER_KIND, adoptReleases: false },
         crs: { removeFinalizers: () => Promise.resolve() },
-        objects: { get: () => Promise.resolve(undefined) },
+        objects: { get: () => Promise.resolve(undefined), delete: () => Promise.resolve(false) },
         forget: () => undefined,
       });
       const outcome = await uninstaller.run(s.h.ctx, s.controller);
