@@ -3,6 +3,7 @@
  * during install, upgrade, rollback and uninstall at seeded random points, and the helm child
  * SIGKILLed alone. After each fault a fresh operator must converge every CR with no pending release.
  */
+import { AppsV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReleaseStorage } from '../../src/helm/storage.js';
 import { killAll, type OperatorProcess } from '../integration/production/support.js';
@@ -10,7 +11,7 @@ import { testKubeConfig, uniqueName } from '../support/kube.js';
 import { createNamespaces, helmRunning, operatorUnderTest, seededRandom, sleep, type OperatorUnderTest } from './support/harness.js';
 import { alive, helmChildren, killTree } from './support/processes.js';
 import { recordFault } from './support/report.js';
-import { expectIdle, Fleet, specFor } from './support/verdict.js';
+import { deploymentName, expectIdle, Fleet, specFor } from './support/verdict.js';
 
 const N = Number(process.env.CHAOS_KILLS ?? 3);
 const NS = uniqueName('chaos-kill');
@@ -20,6 +21,7 @@ describe('operator and helm SIGKILL', () => {
   const kc = testKubeConfig();
   const fleet = new Fleet(kc);
   const storage = new ReleaseStorage(kc);
+  const apps = kc.makeApiClient(AppsV1Api);
   const random = seededRandom(2);
   let out: OperatorUnderTest;
   let op: OperatorProcess;
@@ -126,11 +128,35 @@ describe('operator and helm SIGKILL', () => {
     await expectIdle(op.pid);
   });
 
-  it(`survives ${N} kills during uninstall`, async () => {
+  /**
+   * Waits until the operator is uninstalling `name`: with helm (a `helm uninstall` child), or by
+   * itself (ADR 0066: no helm, the release's Deployment already deleted, its storage maybe not yet).
+   */
+  async function uninstallUnderway(name: string, timeoutMs = 30_000): Promise<'helm' | 'operator'> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (helmChildren(op.pid).some((c) => c.verb === 'uninstall')) return 'helm';
+      const deployment = await apps.readNamespacedDeployment({ namespace: NS, name: deploymentName(name) }).then(
+        () => true,
+        () => false,
+      );
+      if (!deployment) return 'operator';
+      await sleep(2);
+    }
+    throw new Error(`the operator did not start uninstalling ${name} within ${timeoutMs} ms`);
+  }
+
+  it(`survives ${N} kills during uninstall, by helm or by the operator itself`, async () => {
     for (let i = 0; i < N; i++) {
-      await killDuring('operator SIGKILL: uninstall', 'uninstall', async () => {
-        await fleet.delete(NS, `inst-${i}`);
-      });
+      const name = `inst-${i}`;
+      await fleet.delete(NS, name);
+      // Frozen first (killTree), so a half-done uninstall without helm stays half done: objects
+      // deleted, storage left for the next operator, which has not read the release (helm then).
+      const by = await uninstallUnderway(name);
+      killTree(op.pid);
+      const killedAt = Date.now();
+      await op.exited;
+      await recover(`operator SIGKILL: uninstall (${by === 'helm' ? 'helm' : 'without helm'})`, killedAt);
     }
     await expectIdle(op.pid);
   });
