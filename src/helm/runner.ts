@@ -79,7 +79,7 @@ export class HelmRunner {
     this.tmpDir = opts.tmpDir ?? tmpdir();
     this.log = opts.log ?? silentLogger();
     this.#live = live;
-    this.#postRender = postRender ?? new PostRenderServer(helmHomes(this.tmpDir).HELM_DATA_HOME, opts.fence === undefined ? undefined : () => opts.fence?.check() !== false);
+    this.#postRender = postRender ?? new PostRenderServer(helmHomes(this.tmpDir).HELM_DATA_HOME, opts.fence === undefined ? undefined : () => this.mayChangeReleases());
   }
 
   /** Whether helm runs with the invoking user's helm homes (the scaffolding CLI), not private ones. */
@@ -183,7 +183,7 @@ export class HelmRunner {
    * standing by) have no signal and run.
    */
   #admit(verb: string, signal: AbortSignal | undefined): boolean {
-    const open = this.#opts.fence?.check() !== false;
+    const open = this.mayChangeReleases();
     throwIfAborted(signal, verb);
     const writes = RELEASE_WRITERS.has(verb);
     if (writes && !open) throw fencedOff(verb);

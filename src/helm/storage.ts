@@ -1,7 +1,7 @@
 /**
  * Reads a release's revisions from helm's storage (the `secret` driver's Secrets) without running
  * helm: the steady state of a reconcile must not spawn a process; and deletes them, for an
- * uninstall whose objects the garbage collector removes (ADR 0066). Only metadata is fetched (the
+ * uninstall made without helm (ADR 0066). Only metadata is fetched (the
  * apiserver's PartialObjectMetadata form), so the gzipped release payloads, which hold the values,
  * never reach this process.
  */
@@ -10,8 +10,6 @@ import { HttpMethod, type KubeConfig } from '../k8s/client-node.js';
 import { isNotFound } from '../k8s/errors.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
 import { storageSecretName } from '../util/release-storage-name.js';
-import { fencedOff } from './error-mapping.js';
-import type { LeaseFence } from './runner.js';
 import { RELEASE_STATUSES, type ReleaseRecord, type ReleaseStatus } from './types.js';
 
 export { storageSecretName };
@@ -52,22 +50,18 @@ export function recordFromLabels(labels: Readonly<Record<string, string>> | unde
 
 export class ReleaseStorage {
   readonly #raw: RawClient;
-  readonly #fence: LeaseFence | undefined;
 
-  /** `fence`: the leader lease, asked before each write (as the helm runner asks before a release writer). */
-  constructor(kc: KubeConfig, fence?: LeaseFence) {
+  constructor(kc: KubeConfig) {
     this.#raw = kc.makeApiClient(RawClient);
-    this.#fence = fence;
   }
 
   /**
    * Deletes the storage Secrets of revisions `revisions` of `release`, as `helm uninstall` does
-   * last, once its objects are deleted; a revision already gone is no error. Refused as Canceled,
-   * before each write, once the lease is lost: another replica may own the name now.
+   * last, once its objects are deleted; a revision already gone is no error. The caller asks the
+   * leader fence first (HelmClient.mayChangeReleases), as for the objects.
    */
   async deleteRevisions(namespace: string, release: string, revisions: readonly number[]): Promise<void> {
     for (const revision of revisions) {
-      if (this.#fence?.check() === false) throw fencedOff('uninstall');
       try {
         await this.#raw.request(HttpMethod.DELETE, `${resourcePath({ group: '', version: 'v1', plural: 'secrets', namespace })}/${storageSecretName(release, revision)}`);
       } catch (err) {

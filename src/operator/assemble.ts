@@ -105,7 +105,6 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
   const operator = new Operator({
     kubeConfig,
     helm,
-    ...(fence === undefined ? {} : { fence }),
     log,
     defaultReconcilePeriodMs: settings.reconcilePeriodMs,
     annotationPeriodFloorMs: settings.annotationReconcilePeriodFloorMs,

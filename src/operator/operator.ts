@@ -5,7 +5,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Watch } from '../config/watch.js';
 import { restartingChanges } from '../config/watch-restart.js';
-import type { HelmClient, LeaseFence } from '../helm/index.js';
+import type { HelmClient } from '../helm/index.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -38,8 +38,6 @@ const EVENT_FLUSH_MS = 2_000;
 export interface OperatorOptions {
   readonly kubeConfig: KubeConfig;
   readonly helm: HelmClient;
-  /** The leader lease, when leader election is on: release storage writes ask it, as helm's do. */
-  readonly fence?: LeaseFence;
   readonly log: Logger;
   readonly defaultReconcilePeriodMs: number;
   /** `--annotation-reconcile-period-floor`; the reconciler's default when unset. */
@@ -107,7 +105,7 @@ export class Operator {
   constructor(private readonly o: OperatorOptions) {
     this.manager = new ControllerSet<Controller>({ log: o.log });
     this.#mapper = new RestMapper(o.kubeConfig);
-    this.#storage = new ReleaseStorage(o.kubeConfig, o.fence);
+    this.#storage = new ReleaseStorage(o.kubeConfig);
     this.#objects = new ObjectClient(o.kubeConfig, this.#mapper);
     this.#valuesSources = new ValuesSources({
       kubeConfig: o.kubeConfig,

@@ -110,13 +110,16 @@ export class Uninstaller implements UninstallPort {
       ctx.log.debug({ because: route.because }, 'Uninstalling with helm');
       return undefined;
     }
+    // Asked before each write, as helm's runner asks before a writer: another replica may own the name now.
+    const fenced = (): void => {
+      if (!ctx.helm.mayChangeReleases() || ctx.signal.aborted) throw new LeaseLostError();
+    };
     const gate = boundedRunner(OBJECT_DELETES_IN_FLIGHT);
     try {
       await Promise.all(
         route.objects.map(async (o) =>
           gate(async () => {
-            // Asked before each delete, as helm's runner asks before a writer: another replica may own the name now.
-            if (!ctx.helm.mayChangeReleases() || ctx.signal.aborted) throw new LeaseLostError();
+            fenced();
             await this.o.objects.delete(o.entry);
           }),
         ),
@@ -127,8 +130,10 @@ export class Uninstaller implements UninstallPort {
       return undefined;
     }
     try {
+      fenced();
       await ctx.storage.deleteRevisions(ctx.namespace, ctx.name, route.revisions);
     } catch (err) {
+      if (err instanceof LeaseLostError) return { kind: 'cancelled', cause: err };
       return failureOf(ctx, err, { reason: Reason.UninstallError, event: 'ReleaseOperationFailed' });
     }
     ctx.log.debug({ objects: route.objects.length, revisions: route.revisions.length }, 'Uninstalled the release without helm');
