@@ -15,7 +15,9 @@
  * (default .cache/bench-compare), rewritten after every round, so a run cut short still leaves the
  * rounds it finished. OPERATOR_NODE_OPTIONS: extra node flags for our operator only (e.g.
  * "--cpu-prof --cpu-prof-dir=/tmp/prof"), after the image's (IMAGE_NODE_OPTIONS); OURS_DIST: an already built bundle directory
- * (`npm run bundle -- <dir>`) to run instead of bundling src/ (A/B runs of two revisions). Ours runs
+ * (`npm run bundle -- <dir>`) to run instead of bundling src/ (A/B runs of two revisions);
+ * BENCH_HELM_BIN: the helm executable instead of the tool cache's (a wrapper that times each helm
+ * process: hack/helm-timing-wrapper.sh, as ADR 0067 was measured). Ours runs
  * as the image runs it: the bundled executable (hack/bundle.ts) with the image's node flags.
  *
  * --n takes a comma-separated list (default 100,1000): each N is a run of its own, one after the
@@ -148,6 +150,9 @@ async function crdEstablished(kubectl: string, kubeconfig: string, name: string,
 }
 
 /** Tools, cluster, CRD and our compiled operator (also the churn benchmark's, bench/churn.ts). */
+/** BENCH_HELM_BIN (a timing wrapper, say), else the tool cache's helm. */
+const helmBinary = (tools: ReadonlyMap<string, string>): string => process.env.BENCH_HELM_BIN ?? tools.get('HELM_BIN') ?? 'helm';
+
 export async function prepare(o: Options): Promise<Prepared> {
   say('tools: helm, kubectl and operator-sdk helm-operator (built once through the Go module proxy, then cached)');
   await sh('bash', ['hack/tools.sh', 'helm', 'kubectl', ...(o.only === 'ours' ? [] : ['operator-sdk-helm'])]);
@@ -182,7 +187,7 @@ export async function prepare(o: Options): Promise<Prepared> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
   const chart = path.join(ROOT, 'helm-charts/nginx');
-  const helmBin = tools.get('HELM_BIN') ?? 'helm';
+  const helmBin = helmBinary(tools);
   return {
     setup: {
       kubeconfig,

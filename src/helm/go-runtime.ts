@@ -1,14 +1,14 @@
-/** A helm process's Go heap limit (see goRuntimeEnv): above the sample chart's ~64 MiB, well below the pod's limit. */
-export const HELM_MEMORY_LIMIT = '128MiB';
-
 /**
- * Go's garbage collector in helm's processes, unless the operator's environment sets GOGC or
- * GOMEMLIMIT itself. A helm process lives for one operation and allocates a few tens of MiB:
- * collecting along the way spends CPU on memory that exit frees anyway. GOGC=off with a memory
- * limit collects only as a process nears the limit, so a very large chart still runs in bounded
- * memory. Measured on the sample chart: ~18 % less helm CPU, converge ~8 % faster (ADR 0025).
+ * Go's scheduler in helm's processes: one P (`GOMAXPROCS=1`), unless the operator's environment
+ * sets GOMAXPROCS itself. The operator runs helm processes side by side, so its parallelism comes
+ * from processes; inside one, a second P only spins looking for work while helm waits on the API
+ * server, and that spinning is CPU the pod's limit charges. Go (≥ 1.25) derives GOMAXPROCS from a
+ * cgroup's CPU limit but never below 2, so under a 1-CPU limit helm would still run two.
+ *
+ * Go's collector is left at its default (ADR 0067, which replaces ADR 0025's `GOGC=off`): a
+ * process that never collects touches fresh pages instead, and on a machine where a page fault is
+ * dear that costs more than the collection it saves. Measured: docs/benchmarks.md.
  */
 export function goRuntimeEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  if (env.GOGC !== undefined || env.GOMEMLIMIT !== undefined) return {};
-  return { GOGC: 'off', GOMEMLIMIT: HELM_MEMORY_LIMIT };
+  return env.GOMAXPROCS === undefined ? { GOMAXPROCS: '1' } : {};
 }

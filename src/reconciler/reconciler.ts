@@ -160,8 +160,7 @@ export class HelmReconciler implements Reconciler {
       case 'let-go':
         return withEvents({ kind: 'let-go' }, invalid);
       case 'finalize':
-        await r.status.progress(`Uninstalling release ${ctx.name}`);
-        return withEvents(await this.o.uninstaller.run(ctx, r.controller), invalid);
+        return withEvents(await this.o.uninstaller.run(ctx, r.controller, () => r.status.progress(`Uninstalling release ${ctx.name}`)), invalid);
       case 'pause':
         return withEvents({ kind: 'paused' }, invalid);
       case 'reconcile':

@@ -27,7 +27,8 @@ import { failureOf, type ActionContext } from './context.js';
 export interface UninstallPort {
   /** Whether a batched uninstall running now holds the release of `namespace/name`. */
   isHeld(namespace: string, name: string): boolean;
-  run(ctx: ActionContext, controller: ControllerHandle): Promise<Outcome>;
+  /** `beforeHelm`: what to do before a helm process starts (not before an uninstall without one). */
+  run(ctx: ActionContext, controller: ControllerHandle, beforeHelm?: () => Promise<void>): Promise<Outcome>;
 }
 
 
@@ -77,15 +78,20 @@ export class Uninstaller implements UninstallPort {
    * waits for its objects. `uninstall-held` while another CR's batch holds it: that batch queues
    * this CR again when it ends, and this worker is free for other CRs meanwhile. The outcome
    * carries the events of the peers a batch finished, whatever became of this CR's own release.
+   * `beforeHelm` runs only when helm is to run (the reconciler marks the CR Reconciling then): an
+   * uninstall without helm is over in a few requests, and the CR goes with it.
    */
-  async run(ctx: ActionContext, controller: ControllerHandle): Promise<Outcome> {
+  async run(ctx: ActionContext, controller: ControllerHandle, beforeHelm: () => Promise<void> = async () => {}): Promise<Outcome> {
     if (this.isHeld(ctx.namespace, ctx.name)) return { kind: 'uninstall-held' };
     const peers: CrEvent[] = [];
     const gone = await this.#claims.finalizing(`${ctx.namespace}/${ctx.name}`, async (): Promise<Gone | Outcome> => {
       const records = await ctx.storage.records(ctx.namespace, ctx.name);
       // A release this CR never owned (ADR 0042) is left as it is: the finalizer just goes.
       if (!(await ownsRelease(ctx, this.o.owner, ctx, records))) return { found: false };
-      return (await this.#uninstallDirectly(ctx, records)) ?? (await this.#uninstall(ctx, controller, peers));
+      const direct = await this.#uninstallDirectly(ctx, records);
+      if (direct !== undefined) return direct;
+      await beforeHelm();
+      return this.#uninstall(ctx, controller, peers);
     });
     if ('kind' in gone) return withEvents(gone, peers);
     if (gone.found) this.o.onUninstalled?.(gone.by, 1);

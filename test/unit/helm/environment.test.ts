@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { HelmClient } from '../../../src/helm/client.js';
 import { connectionFor } from '../../../src/helm/connection.js';
 import { clientThrottleEnv, helmEnv, inheritedEnv, INSTANCE_ENV } from '../../../src/helm/environment.js';
-import { goRuntimeEnv, HELM_MEMORY_LIMIT } from '../../../src/helm/go-runtime.js';
+import { goRuntimeEnv } from '../../../src/helm/go-runtime.js';
 import { selfInstance } from '../../../src/helm/instance.js';
 import { workDirPerTest, writeFakeHelm } from './helpers.js';
 
@@ -28,20 +28,29 @@ describe('helm\'s client-side throttle', () => {
   });
 });
 
-describe('Go\'s garbage collector in helm processes', () => {
-  it('is off below a memory limit unless the operator\'s environment tunes it', () => {
-    expect(goRuntimeEnv({})).toEqual({ GOGC: 'off', GOMEMLIMIT: HELM_MEMORY_LIMIT });
-    expect(goRuntimeEnv({ GOGC: '100' })).toEqual({});
-    expect(goRuntimeEnv({ GOMEMLIMIT: '1GiB' })).toEqual({});
+describe('Go\'s scheduler in helm processes', () => {
+  it('runs one P unless the operator\'s environment sets GOMAXPROCS, and leaves the collector alone', () => {
+    expect(goRuntimeEnv({})).toEqual({ GOMAXPROCS: '1' });
+    expect(goRuntimeEnv({ GOMAXPROCS: '4' })).toEqual({});
+    expect(goRuntimeEnv({ GOGC: '400' })).toEqual({ GOMAXPROCS: '1' });
   });
 
-  it('reaches the helm process, below extraEnv', async () => {
-    const dump = path.join(work, 'env-gc');
-    const c = new HelmClient({ binary: await writeFakeHelm(work), tmpDir: work, extraEnv: { FAKE_HELM_ENV_DUMP: dump, GOMEMLIMIT: '64MiB' } });
+  it('reaches the helm process, below the operator\'s own GOMAXPROCS and extraEnv', async () => {
+    const dump = path.join(work, 'env-go');
+    const c = new HelmClient({ binary: await writeFakeHelm(work), tmpDir: work, extraEnv: { FAKE_HELM_ENV_DUMP: dump } });
     await c.version();
     const env = await readFile(dump, 'utf8');
-    expect(env).toMatch(/^GOGC=off$/m);
-    expect(env).toMatch(/^GOMEMLIMIT=64MiB$/m);
+    expect(env).toMatch(/^GOMAXPROCS=1$/m);
+    expect(env).not.toMatch(/^GOGC=/m);
+    expect(env).not.toMatch(/^GOMEMLIMIT=/m);
+    vi.stubEnv('GOMAXPROCS', '3');
+    try {
+      const dump2 = path.join(work, 'env-go-own');
+      await new HelmClient({ binary: await writeFakeHelm(work), tmpDir: work, extraEnv: { FAKE_HELM_ENV_DUMP: dump2 } }).version();
+      expect(await readFile(dump2, 'utf8')).toMatch(/^GOMAXPROCS=3$/m);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });
 

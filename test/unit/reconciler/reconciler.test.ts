@@ -178,7 +178,7 @@ function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']> } = {}) {
     };
     return seen;
   };
-  return { reconcilingDuringHelm, reconcile, cr, crs, helm, storage, objects, events: recorder.events, valuesSources, forgotten, status, condition };
+  return { reconcilingDuringHelm, reconcile, cr, crs, helm, storage, objects, manifests, events: recorder.events, valuesSources, forgotten, status, condition };
 }
 
 describe('HelmReconciler', () => {
@@ -258,6 +258,18 @@ describe('HelmReconciler', () => {
     expect(await t.crs.get(NS, NAME)).toBeUndefined();
     expect(t.forgotten).toEqual([`${NS}/${NAME}`]);
     expect(t.events).toContainEqual(expect.objectContaining({ type: 'Normal', reason: Reason.UninstallSuccessful }));
+  });
+
+  it('uninstalls a deleted CR without helm and without marking it Reconciling: the finalizer is the only write', async () => {
+    const t = setup();
+    t.cr({ finalizers: [FINALIZER], deleting: true });
+    t.storage.set(NS, NAME, [record(1, 'deployed')]);
+    await t.manifests.remember(NAME, 'uid-web', { namespace: NS, revision: 1, manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n', deleteHooks: false });
+    expect(await t.reconcile()).toEqual({});
+    expect(t.helm.calls).toEqual([]);
+    expect(t.storage.deleted).toEqual([`${NS}/${NAME}@1`]);
+    expect(t.crs.writes).toEqual(['removeFinalizers']);
+    expect(await t.crs.get(NS, NAME)).toBeUndefined();
   });
 
   it('maps a failed install to ReleaseFailed, a counted attempt, a Warning and a retry', async () => {
