@@ -149,10 +149,10 @@ async function crdEstablished(kubectl: string, kubeconfig: string, name: string,
   }
 }
 
-/** Tools, cluster, CRD and our compiled operator (also the churn benchmark's, bench/churn.ts). */
 /** BENCH_HELM_BIN (a timing wrapper, say), else the tool cache's helm. */
 const helmBinary = (tools: ReadonlyMap<string, string>): string => process.env.BENCH_HELM_BIN ?? tools.get('HELM_BIN') ?? 'helm';
 
+/** Tools, cluster, CRD and our compiled operator (also the churn benchmark's, bench/churn.ts). */
 export async function prepare(o: Options): Promise<Prepared> {
   say('tools: helm, kubectl and operator-sdk helm-operator (built once through the Go module proxy, then cached)');
   await sh('bash', ['hack/tools.sh', 'helm', 'kubectl', ...(o.only === 'ours' ? [] : ['operator-sdk-helm'])]);

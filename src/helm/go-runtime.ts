@@ -7,7 +7,7 @@
  *
  * Go's collector is left at its default (ADR 0067, which replaces ADR 0025's `GOGC=off`): a
  * process that never collects touches fresh pages instead, and on a machine where a page fault is
- * dear that costs more than the collection it saves. Measured: docs/benchmarks.md.
+ * dear that costs more than the collection it saves. Measured: ADR 0067.
  */
 export function goRuntimeEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
   return env.GOMAXPROCS === undefined ? { GOMAXPROCS: '1' } : {};
