@@ -3,7 +3,8 @@
 # cluster that KUBECONFIG (or ~/.kube/config's current context) points at. Used by
 # `make install / uninstall / deploy / undeploy`.
 #
-#   hack/deploy.sh apply  <dir> [image]   kubectl apply the manifests of <dir> (image: see hack/kustomize.sh)
+#   hack/deploy.sh apply  <dir> [image]   kubectl apply the manifests of <dir> (image: see hack/kustomize.sh),
+#                                         then wait until each of its CRDs is Established
 #   hack/deploy.sh delete <dir>           delete them, custom resources first (see below)
 #
 # Deleting a CRD deletes its custom resources, and each of those carries the operator's finalizer
@@ -14,13 +15,19 @@
 # their releases; only then does it delete the manifests, CRDs and operator included. When that
 # wait times out, it stops before deleting anything else and says what is left.
 #
+# `apply` returns only once the API server serves the custom resources of every CRD it applied, so
+# that `make install && kubectl apply -f config/samples/...` does not fail with "no matches for
+# kind": a CRD is Established a moment after it is created, not when `kubectl apply` returns.
+#
 # Environment: KUBECONFIG; IGNORE_NOT_FOUND=true|false (default false: like kubebuilder's
-# `make undeploy ignore-not-found=true`); DELETE_TIMEOUT (kubectl duration, default 120s).
+# `make undeploy ignore-not-found=true`); DELETE_TIMEOUT (kubectl duration, default 120s);
+# ESTABLISH_TIMEOUT (kubectl duration, default 60s).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 IGNORE_NOT_FOUND=${IGNORE_NOT_FOUND:-false}
 DELETE_TIMEOUT=${DELETE_TIMEOUT:-120s}
+ESTABLISH_TIMEOUT=${ESTABLISH_TIMEOUT:-60s}
 
 log() { printf '[deploy] %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
@@ -56,17 +63,31 @@ cmd_apply() {
   fi
   log "applying $dir${img:+ with image $img} to $(context)"
   printf '%s\n' "$manifests" | kubectl apply -f -
+  wait_established $(printf '%s\n' "$manifests" | crd_names)
+}
+
+wait_established() {
+  [ $# -gt 0 ] || return 0
+  if ! kubectl wait --for=condition=Established --timeout="$ESTABLISH_TIMEOUT" "${@/#/customresourcedefinition/}"; then
+    die "applied, but not every CRD is Established after $ESTABLISH_TIMEOUT; its conditions say why:
+$(kubectl get customresourcedefinition "$@" -o custom-columns='NAME:.metadata.name,CONDITIONS:.status.conditions[*].message' 2>&1 || true)"
+  fi
 }
 
 # Names of the CRDs among the manifests on stdin (kustomize output: top-level keys at column 0,
-# metadata's own keys indented by two) that exist in the cluster.
-existing_crds() {
-  local name
+# metadata's own keys indented by two).
+crd_names() {
   awk '/^---/ { kind = ""; meta = 0; next }
        /^kind: / { kind = $2 }
        /^metadata:/ { meta = 1; next }
        meta && /^  name: / { if (kind == "CustomResourceDefinition") print $2; meta = 0 }
-       /^[^ ]/ { meta = 0 }' |
+       /^[^ ]/ { meta = 0 }'
+}
+
+# Names of the CRDs among the manifests on stdin that exist in the cluster.
+existing_crds() {
+  local name
+  crd_names |
     while read -r name; do
       kubectl get customresourcedefinition "$name" --ignore-not-found -o name | sed 's|^.*/||'
     done

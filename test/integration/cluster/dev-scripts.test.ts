@@ -6,11 +6,11 @@
  * arguments (what it would listen on is the question, not what it reconciles).
  */
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createNamespace, testKubeConfig } from '../../support/kube.js';
 
@@ -77,6 +77,66 @@ describe('hack/deploy.sh (make install / deploy) without a reachable cluster', (
     expect(r.stderr).toContain(`cannot reach the cluster of dead (KUBECONFIG=${dead})`);
     expect(r.stderr).toContain("for a local control plane run 'make cluster-up' and then the 'export KUBECONFIG=...' line it prints");
     expect(r.stderr).not.toContain('hack/cluster.sh');
+  });
+});
+
+/** A CRD of `group` whose plural is `plural`, with the given kind. */
+function crdManifest(group: string, plural: string, kind: string): string {
+  return [
+    'apiVersion: apiextensions.k8s.io/v1',
+    'kind: CustomResourceDefinition',
+    `metadata: {name: ${plural}.${group}}`,
+    'spec:',
+    `  group: ${group}`,
+    `  names: {kind: ${kind}, listKind: ${kind}List, plural: ${plural}, singular: ${plural.replace(/s$/, '')}}`,
+    '  scope: Namespaced',
+    '  versions:',
+    '    - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}',
+    '',
+  ].join('\n');
+}
+
+/** A kustomization directory of the given CRD manifests. */
+async function crdDir(name: string, crds: readonly string[]): Promise<string> {
+  const dir = path.join(work, name);
+  await mkdir(dir, { recursive: true });
+  const files = crds.map((_, i) => `crd-${i}.yaml`);
+  await Promise.all(crds.map((c, i) => writeFile(path.join(dir, files[i]!), c)));
+  await writeFile(path.join(dir, 'kustomization.yaml'), `resources: [${files.join(', ')}]\n`);
+  return dir;
+}
+
+describe('hack/deploy.sh apply (make install) against the test cluster', () => {
+  const kc = testKubeConfig();
+  const api = kc.makeApiClient(ApiextensionsV1Api);
+  const group = `install-${process.pid}.dev-scripts.example.com`;
+  const env = { KUBECONFIG: inject('kubeconfigPath'), ESTABLISH_TIMEOUT: '10s' };
+  const established = async (name: string): Promise<string | undefined> =>
+    (await api.readCustomResourceDefinition({ name })).status?.conditions?.find((c) => c.type === 'Established')?.status;
+  afterAll(async () => {
+    for (const plural of ['widgets', 'gadgets', 'gizmos']) {
+      await api.deleteCustomResourceDefinition({ name: `${plural}.${group}` }).catch(() => undefined);
+    }
+  });
+
+  it('returns once every CRD it applied is Established, so the samples can be applied next', async () => {
+    const dir = await crdDir('install-ok', [crdManifest(group, 'widgets', 'Widget'), crdManifest(group, 'gadgets', 'Gadget')]);
+    const r = await bash('deploy.sh', ['apply', dir], env);
+    expect(r.code, r.stderr).toBe(0);
+    // Read once, right after the script returned: no waiting here, the script did it.
+    expect(await established(`widgets.${group}`)).toBe('True');
+    expect(await established(`gadgets.${group}`)).toBe('True');
+    expect(r.stdout).toContain(`customresourcedefinition.apiextensions.k8s.io/widgets.${group} condition met`);
+  });
+
+  it('fails with the CRD conditions when a CRD never becomes Established (a kind taken by another CRD of the group)', async () => {
+    // Same group and kind as widgets, another plural: the API server refuses the names (KindConflict).
+    const dir = await crdDir('install-conflict', [crdManifest(group, 'gizmos', 'Widget')]);
+    const r = await bash('deploy.sh', ['apply', dir], env);
+    expect(r.code).not.toBe(0);
+    expect(await established(`gizmos.${group}`)).not.toBe('True');
+    expect(r.stderr).toContain('applied, but not every CRD is Established after 10s');
+    expect(r.stderr).toMatch(new RegExp(`gizmos\\.${group.replaceAll('.', '\\.')}.*"Widget(List)?" is already in use`));
   });
 });
 
