@@ -77,11 +77,11 @@ export class CustomResourceClient {
   }
 
   /** Adds `finalizer` unless present, guarded by a `test` of the current list. */
-  async addFinalizer(cr: CustomResource, finalizer: string): Promise<CustomResource> {
+  async addFinalizer(cr: CachedCustomResource, finalizer: string): Promise<void> {
     let current = cr;
     for (let attempt = 0; ; attempt++) {
       const list = current.metadata.finalizers;
-      if (list?.includes(finalizer) === true) return current;
+      if (list?.includes(finalizer) === true) return;
       const body =
         list === undefined
           ? [
@@ -93,7 +93,8 @@ export class CustomResourceClient {
               { op: 'add', path: '/metadata/finalizers/-', value: finalizer },
             ];
       try {
-        return await this.#patch(this.#path(current.metadata.namespace ?? '', current.metadata.name), PatchStrategy.JsonPatch, body);
+        await this.#patch(this.#path(current.metadata.namespace ?? '', current.metadata.name), PatchStrategy.JsonPatch, body);
+        return;
       } catch (err) {
         if (!isTestFailed(err) || attempt >= 4) throw err;
         const fresh = await this.get(current.metadata.namespace ?? '', current.metadata.name);

@@ -24,8 +24,8 @@ export interface ReleaseStoragePort {
 export interface CustomResourcesPort {
   /** undefined when the CR does not exist. */
   get(namespace: string, name: string): Promise<CustomResource | undefined>;
-  /** The CR with `finalizer` in its list (unchanged when it was there already). */
-  addFinalizer(cr: CustomResource, finalizer: string): Promise<CustomResource>;
+  /** Puts `finalizer` in the CR's list (nothing when it is there already); `cr`'s metadata alone is read. */
+  addFinalizer(cr: CachedCustomResource, finalizer: string): Promise<void>;
   /** Removes `finalizers` from the instance `cr.metadata.uid` only; nothing when it is gone. */
   removeFinalizers(cr: CachedCustomResource, finalizers: readonly string[]): Promise<void>;
   /** Merge-patches the status subresource; false when the CR is gone. */

@@ -5,15 +5,16 @@
  * CR or the peer an event names.
  */
 import type { Watch } from '../config/watch.js';
-import type { CustomResource } from '../k8s/custom-resources.js';
+import type { CachedCustomResource, CustomResource } from '../k8s/custom-resources.js';
 import type { EventRecorder } from '../k8s/events.js';
 import type { ControllerHandle, ReconcileContext, Request } from '../runtime/reconcile.js';
-import { FINALIZER } from './actions/uninstall.js';
+import { FINALIZER, FINALIZERS } from './actions/uninstall.js';
 import type { ActionContext } from './actions/context.js';
 import { parseReleaseAnnotations } from './annotations.js';
 import { isFirstInstall } from './first-install.js';
 import type { HelmFailure, HelmPort } from './helm-port.js';
 import { helmActingFor } from './helm-identity.js';
+import { admit } from './next-action.js';
 import { readRecords } from './observe.js';
 import type { CrEvent } from './outcome.js';
 import { withPeriodFloor } from './period.js';
@@ -49,6 +50,7 @@ export interface ScopePorts {
   readonly describeHelmError: (err: unknown) => HelmFailure;
   readonly now?: () => Date;
   readonly suppressOverrideValues?: boolean;
+  readonly progressDelayMs?: number;
 }
 
 /**
@@ -72,6 +74,26 @@ export async function readCR(
   const early = live ? read() : undefined;
   early?.catch(() => undefined);
   return { cr: await ports.crs.get(namespace, name), records: early === undefined ? read : () => early };
+}
+
+/**
+ * Pure: the CR as cached, when all its reconcile has to do is add our finalizer: a live CR without
+ * it, not paused, nothing else holding it. That write needs the metadata alone, so the CR is not
+ * read (its watch event brings the reconcile that reads it and installs); a CR that turns out to be
+ * invalid gets the finalizer too, as operator-sdk's do, and lets it go when deleted (ADR 0068).
+ */
+export function finalizerFirst(request: Request, cached: ReconcileContext['cached'], helmRunning: boolean): CachedCustomResource | undefined {
+  const metadata = cached?.metadata;
+  if (cached === undefined || metadata === undefined) return undefined;
+  const finalizers = metadata.finalizers ?? [];
+  const gate = admit({
+    helmRunning,
+    deleting: metadata.deletionTimestamp !== undefined,
+    finalizer: finalizers.some((f) => FINALIZERS.includes(f)),
+    paused: parseReleaseAnnotations(metadata.annotations).paused,
+  });
+  if (gate !== 'reconcile' || finalizers.includes(FINALIZER)) return undefined;
+  return { apiVersion: cached.apiVersion ?? '', kind: cached.kind ?? '', metadata: { ...metadata, name: request.name, namespace: request.namespace } };
 }
 
 /** `annotationFloorMs`: the shortest reconcile period the CR's annotation may ask for (period.ts). */
@@ -105,6 +127,7 @@ export function beginReconcile(ports: ScopePorts, cr: CustomResource, at: { requ
     describeHelmError: ports.describeHelmError,
     suppressOverrideValues: ports.suppressOverrideValues === true,
   };
-  const status = new StatusWriter({ crs: ports.crs, cr, ctx, draft, redactor, record });
+  const delay = ports.progressDelayMs === undefined ? {} : { progressDelayMs: ports.progressDelayMs };
+  const status = new StatusWriter({ crs: ports.crs, cr, ctx, draft, redactor, record, ...delay });
   return { cr, ctx, status, controller: rc.controller, records: at.records, record };
 }

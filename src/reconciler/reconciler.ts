@@ -29,7 +29,7 @@ import { observeRelease, releaseOwnerOf, type ReleaseOwner } from './observe.js'
 import { withEvents, type CrEvent, type Outcome, type Summary } from './outcome.js';
 import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, resyncAfterMs } from './period.js';
 import type { CustomResourcesPort, ManifestsPort, ObjectReaderPort, ReconcilerMetrics, ReleaseObjectsPort, ReleaseStoragePort } from './ports.js';
-import { beginReconcile, readCR, type Reconcile } from './reconcile-scope.js';
+import { beginReconcile, finalizerFirst, readCR, type Reconcile } from './reconcile-scope.js';
 import { redactedError } from './redaction.js';
 import { missingServiceAccount } from './service-account.js';
 import { Rollout, wakeSooner, type RolloutControlPort } from './rollout.js';
@@ -66,6 +66,8 @@ export interface HelmReconcilerOptions {
   readonly defaultReconcilePeriodMs: number;
   /** The shortest `reconcile-period` a CR's annotation may ask for; default 30 s (period.ts). */
   readonly annotationPeriodFloorMs?: number;
+  /** How long a helm action runs before the CR shows it as Reconciling; default PROGRESS_DELAY_MS (status-writer.ts). */
+  readonly progressDelayMs?: number;
   /** Mask values in OverrideValuesInUse events (`--suppress-override-values`). */
   readonly suppressOverrideValues?: boolean;
   /**
@@ -102,6 +104,11 @@ export class HelmReconciler implements Reconciler {
   async reconcile(request: Request, rc: ReconcileContext): Promise<Result> {
     // A batched uninstall holds this CR's release; the batch queues the CR again when it ends.
     if (this.o.uninstaller.isHeld(request.namespace, request.name)) return {};
+    const first = finalizerFirst(request, rc.cached, this.o.helm.running(request.name, request.namespace));
+    if (first !== undefined) {
+      await this.o.crs.addFinalizer(first, FINALIZER);
+      return {};
+    }
     const { cr, records } = await readCR(this.o, request, rc.cached);
     if (cr === undefined) {
       // Gone, whether or not our finalizer ran (removed by hand, or by a batch for its peer):
@@ -160,7 +167,7 @@ export class HelmReconciler implements Reconciler {
       case 'let-go':
         return withEvents({ kind: 'let-go' }, invalid);
       case 'finalize':
-        return withEvents(await this.o.uninstaller.run(ctx, r.controller, () => r.status.progress(`Uninstalling release ${ctx.name}`)), invalid);
+        return withEvents(await this.o.uninstaller.run(ctx, r.controller, (helm) => r.status.during(`Uninstalling release ${ctx.name}`, helm)), invalid);
       case 'pause':
         return withEvents({ kind: 'paused' }, invalid);
       case 'reconcile':
@@ -173,7 +180,8 @@ export class HelmReconciler implements Reconciler {
     const invalid = invalidInput(cr, ctx.name) ?? (await missingServiceAccount(this.o.reader, ctx.namespace, this.o.watch.serviceAccountName));
     if (invalid !== undefined) return invalid;
     if (!(cr.metadata.finalizers ?? []).includes(FINALIZER)) {
-      // Its watch event brings the next reconcile, which goes on from the CR as written.
+      // The cache had it (finalizerFirst), the CR as read has not: someone removed it since. Its
+      // watch event brings the next reconcile, which goes on from the CR as written.
       await this.o.crs.addFinalizer(cr, FINALIZER);
       return { kind: 'finalizer-added' };
     }
@@ -234,8 +242,7 @@ export class HelmReconciler implements Reconciler {
   async #firstInstall(r: Reconcile, desired: Desired): Promise<Outcome | undefined> {
     if (!isFirstInstall(r.ctx.status)) return undefined;
     this.o.metrics?.releaseState(this.#controller, r.ctx.namespace, r.ctx.name, 'Absent');
-    await r.status.progress(`Installing release ${r.ctx.name}`);
-    const outcome = await install(r.ctx, desired, { presumedAbsent: true });
+    const outcome = await r.status.during(`Installing release ${r.ctx.name}`, () => install(r.ctx, desired, { presumedAbsent: true }));
     // Helm found the name in use: the records decide, and the rollout notes that path's outcome.
     return outcome === undefined ? undefined : this.#noted(r, outcome, desired, false);
   }
@@ -256,11 +263,9 @@ export class HelmReconciler implements Reconciler {
       case 'unlock':
         return unlock(ctx, action.latest, action.lastGood);
       case 'install':
-        await r.status.progress(`Installing release ${ctx.name}`);
-        return install(ctx, desired, { leftovers: action.leftovers });
+        return r.status.during(`Installing release ${ctx.name}`, () => install(ctx, desired, { leftovers: action.leftovers }));
       case 'upgrade':
-        await r.status.progress(`Upgrading release ${ctx.name} from revision ${action.from.revision}`);
-        return upgrade(ctx, desired, action.from);
+        return r.status.during(`Upgrading release ${ctx.name} from revision ${action.from.revision}`, () => upgrade(ctx, desired, action.from));
       case 'correct-drift':
         return correctDrift(ctx, action.deployed);
     }

@@ -1,6 +1,6 @@
 /**
  * How one reconcile's status reaches its CR: the draft is written once, on the way out (not at all
- * after leadership was lost); a long helm action is shown before it starts (Reconciling); and a CR
+ * after leadership was lost); a long helm action is shown while it runs (Reconciling); and a CR
  * whose release is gone gets its last status before its finalizers go, or none when nobody is left
  * to read it.
  */
@@ -24,7 +24,16 @@ export interface StatusWriterOptions {
   readonly redactor: Redactor;
   /** The reconcile's one event writer. */
   readonly record: (event: CrEvent) => void;
+  /** How long a helm action runs before it is shown (`during`); default {@link PROGRESS_DELAY_MS}. */
+  readonly progressDelayMs?: number;
 }
+
+/**
+ * A helm action that ends sooner is never shown as Reconciling: its outcome's write is the only one
+ * (ADR 0068). Most installs and upgrades of a bulk converge end within it; a chart with hooks or a
+ * slow API server shows its action after this long.
+ */
+export const PROGRESS_DELAY_MS = 2_000;
 
 export class StatusWriter {
   readonly draft: StatusDraft;
@@ -38,11 +47,33 @@ export class StatusWriter {
   }
 
   /**
-   * Shows a long helm action before it starts, as Flux marks Reconciling before each action; the
-   * outcome's write clears it (summarize). Best effort: a status that cannot be written must not
+   * Runs a helm action, shown as Reconciling once it has run for the progress delay (at once when
+   * that is 0), as Flux marks Reconciling for each action; the outcome's write clears it
+   * (summarize). It resolves after that write too, so the outcome's write comes after it.
+   */
+  async during<T>(message: string, action: () => Promise<T>): Promise<T> {
+    const delayMs = this.#o.progressDelayMs ?? PROGRESS_DELAY_MS;
+    if (delayMs <= 0) {
+      await this.#progress(message);
+      return action();
+    }
+    let shown: Promise<void> | undefined;
+    const timer = setTimeout(() => {
+      shown = this.#progress(message);
+    }, delayMs);
+    try {
+      return await action();
+    } finally {
+      clearTimeout(timer);
+      await shown;
+    }
+  }
+
+  /**
+   * Shows a helm action before it starts. Best effort: a status that cannot be written must not
    * keep helm from running.
    */
-  async progress(message: string): Promise<void> {
+  async #progress(message: string): Promise<void> {
     this.draft.setCondition({ type: ConditionType.Reconciling, status: 'True', reason: Reason.Progressing, message });
     await this.#write().catch((err: unknown) => {
       this.#o.ctx.log.info({ error: this.#o.ctx.redact(describeError(err)) }, 'Could not mark the CR Reconciling');

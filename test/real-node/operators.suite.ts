@@ -167,8 +167,9 @@ describe('the operator as real pods: leader election, a rolling update, an OOM k
       return s?.lastState?.terminated?.reason === 'OOMKilled' ? s : undefined;
     }, { timeoutMs: 180_000, intervalMs: 500 });
     expect(killed.lastState?.terminated?.exitCode).toBe(137);
-    // Killed mid-install: no release is deployed yet.
-    expect((await crs.list(ns.name)).filter(deployed)).toEqual([]);
+    // Killed before every install was done. How many finished first depends on helm's memory (with
+    // Go's collector on, ADR 0067, one or two may fit beside node before a third is killed).
+    expect((await crs.list(ns.name)).filter(deployed).length).toBeLessThan(releases.length);
     // In-place resize (the pod's resize subresource): the same pod, its container restarted by the kubelet.
     await kubectl(...OPERATOR, 'patch', `pod/${name}`, '--subresource', 'resize', '-p', JSON.stringify({
       spec: { containers: [{ name: 'manager', resources: { limits: { memory: '768Mi' }, requests: { memory: '256Mi' } } }] },

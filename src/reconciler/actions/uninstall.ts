@@ -24,11 +24,14 @@ import { uninstallRoute } from '../uninstall-route.js';
 import { failureOf, type ActionContext } from './context.js';
 
 /** Uninstalls deleted CRs' releases, batching a namespace's (implemented below). */
+/** Runs `helm`, the part of an action a helm process does, and resolves with its result. */
+export type AroundHelm = <T>(helm: () => Promise<T>) => Promise<T>;
+
 export interface UninstallPort {
   /** Whether a batched uninstall running now holds the release of `namespace/name`. */
   isHeld(namespace: string, name: string): boolean;
-  /** `beforeHelm`: what to do before a helm process starts (not before an uninstall without one). */
-  run(ctx: ActionContext, controller: ControllerHandle, beforeHelm?: () => Promise<void>): Promise<Outcome>;
+  /** `aroundHelm`: runs the helm process's part (not an uninstall without one), e.g. to show it while it lasts. */
+  run(ctx: ActionContext, controller: ControllerHandle, aroundHelm?: AroundHelm): Promise<Outcome>;
 }
 
 
@@ -78,10 +81,10 @@ export class Uninstaller implements UninstallPort {
    * waits for its objects. `uninstall-held` while another CR's batch holds it: that batch queues
    * this CR again when it ends, and this worker is free for other CRs meanwhile. The outcome
    * carries the events of the peers a batch finished, whatever became of this CR's own release.
-   * `beforeHelm` runs only when helm is to run (the reconciler marks the CR Reconciling then): an
+   * `aroundHelm` wraps only what helm does (the reconciler shows it as Reconciling if it lasts): an
    * uninstall without helm is over in a few requests, and the CR goes with it.
    */
-  async run(ctx: ActionContext, controller: ControllerHandle, beforeHelm: () => Promise<void> = async () => {}): Promise<Outcome> {
+  async run(ctx: ActionContext, controller: ControllerHandle, aroundHelm: AroundHelm = (helm) => helm()): Promise<Outcome> {
     if (this.isHeld(ctx.namespace, ctx.name)) return { kind: 'uninstall-held' };
     const peers: CrEvent[] = [];
     const gone = await this.#claims.finalizing(`${ctx.namespace}/${ctx.name}`, async (): Promise<Gone | Outcome> => {
@@ -90,8 +93,7 @@ export class Uninstaller implements UninstallPort {
       if (!(await ownsRelease(ctx, this.o.owner, ctx, records))) return { found: false };
       const direct = await this.#uninstallDirectly(ctx, records);
       if (direct !== undefined) return direct;
-      await beforeHelm();
-      return this.#uninstall(ctx, controller, peers);
+      return aroundHelm(() => this.#uninstall(ctx, controller, peers));
     });
     if ('kind' in gone) return withEvents(gone, peers);
     if (gone.found) this.o.onUninstalled?.(gone.by, 1);

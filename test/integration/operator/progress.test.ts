@@ -4,9 +4,10 @@ import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js'
 import { condition, CRs, ensureCrd, fixtureChart, SLOW_UPGRADE as SLOW, startOperator } from '../../support/operator.js';
 
 /**
- * A long helm action is shown while it runs, as Flux marks Reconciling before each action: the CR
- * says `Reconciling=True/Progressing` with what runs before helm is done, and the outcome's write
- * removes it (StatusWriter.progress, summarize).
+ * A long helm action is shown while it runs, as Flux marks Reconciling for each action: once it has
+ * run for the progress delay (2 s; this upgrade's hooks take about 6), the CR says
+ * `Reconciling=True/Progressing` with what runs before helm is done, and the outcome's write
+ * removes it (StatusWriter.during, summarize). A short action writes its outcome alone (unit tests).
  */
 describe('the Reconciling condition during a long upgrade', () => {
   it('says what runs while helm upgrades, and nothing once the upgrade is reported', { timeout: 180_000 }, async () => {

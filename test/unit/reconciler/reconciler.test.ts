@@ -3,7 +3,7 @@
  * order, and what reaches status, events and the queue. The decisions themselves (next-action,
  * outcome, the actions) have tests of their own; these fail when the reconciler wires them wrong.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { CachedCustomResource, CustomResource } from '../../../src/k8s/custom-resources.js';
 import type { EventRecorder, EventTarget, EventType } from '../../../src/k8s/events.js';
 import type { ObjectRef } from '../../../src/k8s/objects.js';
@@ -35,6 +35,8 @@ class FakeCustomResources implements CustomResourcesPort {
   readonly #crs = new Map<string, CustomResource>();
   readonly statusPatches: Record<string, unknown>[] = [];
   readonly writes: string[] = [];
+  /** How many times a CR was read (a GET of the API server's). */
+  reads = 0;
   #version = 1;
 
   put(cr: CustomResource): void {
@@ -55,16 +57,17 @@ class FakeCustomResources implements CustomResourcesPort {
   }
 
   get(namespace: string, name: string): Promise<CustomResource | undefined> {
+    this.reads++;
     const cr = this.#crs.get(`${namespace}/${name}`);
     return Promise.resolve(cr === undefined ? undefined : structuredClone(cr));
   }
 
-  addFinalizer(cr: CustomResource, finalizer: string): Promise<CustomResource> {
+  addFinalizer(cr: CachedCustomResource, finalizer: string): Promise<void> {
     this.writes.push(`addFinalizer ${finalizer}`);
     const stored = structuredClone(this.#stored(cr.metadata.namespace ?? '', cr.metadata.name));
     stored.metadata.finalizers = [...(stored.metadata.finalizers ?? []), finalizer];
     this.put(stored);
-    return this.get(cr.metadata.namespace ?? '', cr.metadata.name) as Promise<CustomResource>;
+    return Promise.resolve();
   }
 
   removeFinalizers(cr: CachedCustomResource, finalizers: readonly string[]): Promise<void> {
@@ -77,9 +80,13 @@ class FakeCustomResources implements CustomResourcesPort {
     return Promise.resolve();
   }
 
+  /** Called after each status patch is stored. */
+  afterStatusPatch: (() => void) | undefined;
+
   patchStatus(namespace: string, name: string, status: Record<string, unknown>): Promise<boolean> {
     this.writes.push('patchStatus');
     this.statusPatches.push(status);
+    queueMicrotask(() => this.afterStatusPatch?.());
     const stored = this.#crs.get(`${namespace}/${name}`);
     if (stored === undefined) return Promise.resolve(false);
     // A JSON merge patch of the status' top-level keys: null removes one.
@@ -117,7 +124,8 @@ class FakeValuesSources implements ValuesSourcePort {
 
 const noObjects: ObjectReaderPort & ObjectDeleterPort = { get: (_ref: ObjectRef) => Promise.resolve(undefined), delete: (_ref: ObjectRef) => Promise.resolve(false) };
 
-function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']> } = {}) {
+/** `progressDelayMs`: 0 shows each helm action as Reconciling before it starts. */
+function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']>; progressDelayMs?: number } = {}) {
   const storage = new FakeStorage();
   const helm = new FakeHelm(storage);
   const objects = new FakeObjects();
@@ -147,6 +155,7 @@ function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']> } = {}) {
     isNamespaced: fakeIsNamespaced(),
     describeHelmError,
     defaultReconcilePeriodMs: PERIOD_MS,
+    ...(o.progressDelayMs === undefined ? {} : { progressDelayMs: o.progressDelayMs }),
   });
   const reconcile = (): Promise<Result> =>
     reconciler.reconcile({ namespace: NS, name: NAME }, { signal: new AbortController().signal, reconcileID: 'r1', log: silentLogger(), cached: crs.cached(NS, NAME), controller });
@@ -187,12 +196,35 @@ describe('HelmReconciler', () => {
     t.cr();
     expect(await t.reconcile()).toEqual({});
     expect(t.crs.writes).toEqual([`addFinalizer ${FINALIZER}`]);
+    // From the cached metadata: the CR itself is read by the next reconcile, not by this one.
+    expect(t.crs.reads).toBe(0);
     expect(t.helm.calls).toEqual([]);
     expect((await t.crs.get(NS, NAME))?.metadata.finalizers).toEqual([FINALIZER]);
   });
 
-  it('installs a CR that has its finalizer, and reports it in status and an event', async () => {
+  it('adds no finalizer to a paused CR, nor to one being deleted', async () => {
+    const paused = setup();
+    paused.cr({ annotations: { 'helm.sdk.operatorframework.io/paused': 'true' } });
+    await paused.reconcile();
+    expect(paused.crs.writes).not.toContain(`addFinalizer ${FINALIZER}`);
+    const deleting = setup();
+    deleting.cr({ deleting: true, finalizers: ['someone.else/keep'] });
+    await deleting.reconcile();
+    expect(deleting.crs.writes).toEqual([]);
+  });
+
+  it('adds its finalizer to a CR whose spec it will refuse, and refuses it on the next reconcile', async () => {
     const t = setup();
+    t.crs.put({ apiVersion: 'example.com/v1', kind: 'Nginx', metadata: { name: NAME, namespace: NS, uid: 'uid-web', generation: 1 }, spec: ['not', 'an', 'object'] });
+    await t.reconcile();
+    expect(t.crs.writes).toEqual([`addFinalizer ${FINALIZER}`]);
+    await expect(t.reconcile()).rejects.toThrow('spec must be an object');
+    expect(await t.condition(ConditionType.Irreconcilable)).toMatchObject({ status: 'True', reason: Reason.InvalidSpec });
+    expect(t.helm.calls).toEqual([]);
+  });
+
+  it('installs a CR that has its finalizer, and reports it in status and an event', async () => {
+    const t = setup({ progressDelayMs: 0 });
     t.cr({ finalizers: [FINALIZER] });
     const whileHelmRan = t.reconcilingDuringHelm();
     expect(await t.reconcile()).toMatchObject({ requeueAfterMs: expect.any(Number) as number });
@@ -210,6 +242,34 @@ describe('HelmReconciler', () => {
     expect(t.storage.reads).toEqual([]);
   });
 
+  it('writes status once for an install that ends within the progress delay: no Reconciling first', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const t = setup();
+      t.cr({ finalizers: [FINALIZER] });
+      const whileHelmRan = t.reconcilingDuringHelm();
+      await t.reconcile();
+      expect(whileHelmRan).toEqual([undefined]);
+      expect(t.crs.writes).toEqual(['patchStatus']);
+      expect(await t.condition(ConditionType.Deployed)).toMatchObject({ status: 'True', reason: Reason.InstallSuccessful });
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('shows an install that outlasts the progress delay as Reconciling while it runs, then writes its outcome after that', async () => {
+    const t = setup({ progressDelayMs: 10 });
+    t.cr({ finalizers: [FINALIZER] });
+    // helm runs until the Reconciling write has landed.
+    t.helm.hold = new Promise((resolve) => (t.crs.afterStatusPatch = resolve));
+    await t.reconcile();
+    expect(t.crs.writes).toEqual(['patchStatus', 'patchStatus']);
+    expect(t.crs.statusPatches[0]).toMatchObject({ conditions: [expect.objectContaining({ type: ConditionType.Reconciling, status: 'True', message: `Installing release ${NAME}` })] });
+    expect(await t.condition(ConditionType.Reconciling)).toBeUndefined();
+    expect(await t.condition(ConditionType.Deployed)).toMatchObject({ status: 'True', reason: Reason.InstallSuccessful });
+  });
+
   it("installs a new CR whose name has a release only after helm refused: nothing is removed, the storage decides", async () => {
     const t = setup();
     t.cr({ finalizers: [FINALIZER] });
@@ -222,7 +282,7 @@ describe('HelmReconciler', () => {
   });
 
   it('upgrades a release deployed with other values', async () => {
-    const t = setup();
+    const t = setup({ progressDelayMs: 0 });
     t.cr({ finalizers: [FINALIZER], status: { deployedRelease: { name: NAME, namespace: NS, revision: 1, chart: CHART.name, chartVersion: CHART.version } } });
     t.storage.set(NS, NAME, [record(1, 'deployed', { [RELEASE_LABELS.ownerKind]: OWNER_KIND, [RELEASE_LABELS.fingerprint]: 'before' })]);
     t.helm.release = { ...t.helm.release, revision: 2 };
@@ -248,7 +308,7 @@ describe('HelmReconciler', () => {
   });
 
   it('uninstalls a deleted CR, then removes its finalizer and forgets it', async () => {
-    const t = setup();
+    const t = setup({ progressDelayMs: 0 });
     t.cr({ finalizers: [FINALIZER], deleting: true });
     t.storage.set(NS, NAME, [record(1, 'deployed')]);
     expect(await t.reconcile()).toEqual({});

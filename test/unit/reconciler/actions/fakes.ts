@@ -99,6 +99,8 @@ export class FakeHelm implements HelmPort {
   readonly live = new Set<string>();
   /** Runs as each call starts, before it fails or answers (to abort a signal mid-helm, say). */
   during: ((call: HelmCall) => void) | undefined;
+  /** Each call waits for it after `during`: a helm process that lasts until the test lets it end. */
+  hold: Promise<void> | undefined;
   readonly #failures = new Map<HelmMethod, Failure>();
   readonly #counts = new Map<HelmMethod, number>();
 
@@ -177,7 +179,7 @@ export class FakeHelm implements HelmPort {
     const n = (this.#counts.get(call.method) ?? 0) + 1;
     this.#counts.set(call.method, n);
     this.during?.(call);
-    await Promise.resolve();
+    await (this.hold ?? Promise.resolve());
     const failure = this.#failures.get(call.method);
     if (failure !== undefined && (failure.call === undefined || failure.call === n)) throw failure.error;
   }
