@@ -93,7 +93,9 @@ export function finalizerFirst(request: Request, cached: ReconcileContext['cache
     paused: parseReleaseAnnotations(metadata.annotations).paused,
   });
   if (gate !== 'reconcile' || finalizers.includes(FINALIZER)) return undefined;
-  return { apiVersion: cached.apiVersion ?? '', kind: cached.kind ?? '', metadata: { ...metadata, name: request.name, namespace: request.namespace } };
+  // What the finalizer patch reads: where the CR is, and the list its JSON patch tests.
+  const listed = metadata.finalizers === undefined ? {} : { finalizers: metadata.finalizers };
+  return { apiVersion: cached.apiVersion ?? '', kind: cached.kind ?? '', metadata: { name: request.name, namespace: request.namespace, ...listed } };
 }
 
 /** `annotationFloorMs`: the shortest reconcile period the CR's annotation may ask for (period.ts). */
