@@ -59,7 +59,8 @@ export class StatusWriter {
     }
     let shown: Promise<void> | undefined;
     const timer = setTimeout(() => {
-      shown = this.#progress(message);
+      // A cancelled reconcile (shutdown, lost leadership) is past showing anything: its helm is being stopped.
+      if (!this.#o.ctx.signal.aborted) shown = this.#progress(message);
     }, delayMs);
     try {
       return await action();

@@ -157,8 +157,10 @@ function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']>; progressDel
     defaultReconcilePeriodMs: PERIOD_MS,
     ...(o.progressDelayMs === undefined ? {} : { progressDelayMs: o.progressDelayMs }),
   });
+  /** The reconciles' cancellation (shutdown, lost leadership). */
+  const cancel = new AbortController();
   const reconcile = (): Promise<Result> =>
-    reconciler.reconcile({ namespace: NS, name: NAME }, { signal: new AbortController().signal, reconcileID: 'r1', log: silentLogger(), cached: crs.cached(NS, NAME), controller });
+    reconciler.reconcile({ namespace: NS, name: NAME }, { signal: cancel.signal, reconcileID: 'r1', log: silentLogger(), cached: crs.cached(NS, NAME), controller });
   const cr = (o: { finalizers?: string[]; annotations?: Record<string, string>; deleting?: boolean; status?: Record<string, unknown> } = {}): void => {
     crs.put({
       apiVersion: 'example.com/v1',
@@ -187,7 +189,7 @@ function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']>; progressDel
     };
     return seen;
   };
-  return { reconcilingDuringHelm, reconcile, cr, crs, helm, storage, objects, manifests, events: recorder.events, valuesSources, forgotten, status, condition };
+  return { cancel, reconcilingDuringHelm, reconcile, cr, crs, helm, storage, objects, manifests, events: recorder.events, valuesSources, forgotten, status, condition };
 }
 
 describe('HelmReconciler', () => {
@@ -268,6 +270,24 @@ describe('HelmReconciler', () => {
     expect(t.crs.statusPatches[0]).toMatchObject({ conditions: [expect.objectContaining({ type: ConditionType.Reconciling, status: 'True', message: `Installing release ${NAME}` })] });
     expect(await t.condition(ConditionType.Reconciling)).toBeUndefined();
     expect(await t.condition(ConditionType.Deployed)).toMatchObject({ status: 'True', reason: Reason.InstallSuccessful });
+  });
+
+  it('shows nothing for a helm action cancelled before the progress delay ran out', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const t = setup({ progressDelayMs: 10 });
+      t.cr({ finalizers: [FINALIZER] });
+      // Cancelled while helm runs, which then outlasts the delay.
+      t.helm.during = () => {
+        t.cancel.abort();
+        vi.advanceTimersByTime(1_000);
+      };
+      await t.reconcile().catch(() => undefined);
+      const shown = t.crs.statusPatches.flatMap((p) => readStatus(p).conditions).filter((c) => c.type === ConditionType.Reconciling && c.status === 'True');
+      expect(shown).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("installs a new CR whose name has a release only after helm refused: nothing is removed, the storage decides", async () => {
