@@ -44,7 +44,7 @@ export interface OperatorOptions {
   readonly annotationPeriodFloorMs?: number;
   readonly maxConcurrentReconciles: number;
   /** The self-tuned gate (concurrency-tuner.ts) of every kind whose watch does not pin maxConcurrentReconciles. */
-  readonly concurrencyGate?: { acquire(): Promise<() => void> };
+  readonly concurrencyGate?: { acquire(flow?: string): Promise<() => void> };
   /** Reconciles of one namespace at once per kind (`--max-concurrent-reconciles-per-namespace`); default: see `namespaceShare`. */
   readonly maxConcurrentReconcilesPerNamespace?: number;
   /** Empty: every namespace. */
@@ -125,7 +125,7 @@ export class Operator {
   }
 
   /** A watch's own maxConcurrentReconciles pins its kind; otherwise the operator's, through the tuned gate if any. */
-  #concurrency(watch: Watch): { maxConcurrentReconciles: number; gate?: { acquire(): Promise<() => void> } } {
+  #concurrency(watch: Watch): { maxConcurrentReconciles: number; gate?: { acquire(flow?: string): Promise<() => void> } } {
     if (watch.maxConcurrentReconciles !== undefined) return { maxConcurrentReconciles: watch.maxConcurrentReconciles };
     const gate = this.o.concurrencyGate;
     return { maxConcurrentReconciles: this.o.maxConcurrentReconciles, ...(gate === undefined ? {} : { gate }) };

@@ -134,7 +134,8 @@ export class ConcurrencyTuner {
     this.#windowMs = options.windowMs ?? 3_000;
     this.#onChange = options.onChange;
     this.#state = { limit: options.bounds.initial };
-    this.gate = new AdaptiveGate(options.bounds.initial);
+    // Past the tuned width only for a namespace holding no slot (adaptive-gate.ts), never past the ceiling of workers.
+    this.gate = new AdaptiveGate(options.bounds.initial, options.bounds.max);
   }
 
   get limit(): number {

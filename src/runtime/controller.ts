@@ -69,7 +69,7 @@ export interface ControllerOptions<T extends KubernetesObject = KubernetesObject
    * A gate every reconcile passes, shared by the controllers of every kind: the self-tuned number in
    * flight (concurrency-tuner.ts), below `maxConcurrentReconciles` workers. Undefined: the workers alone.
    */
-  readonly gate?: { acquire(): Promise<() => void> };
+  readonly gate?: { acquire(flow?: string): Promise<() => void> };
   readonly reconciler: Reconciler;
   readonly log: Logger;
   /** Backoff of failed reconciles; default base 1 s, cap 5 min. */
@@ -348,8 +348,9 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
 
   async #worker(): Promise<void> {
     for (let key = await this.#queue.get(); key !== undefined; key = await this.#queue.get()) {
-      // Taken after the key, so an idle worker holds no slot another kind could use.
-      const release = await this.#options.gate?.acquire();
+      // Taken after the key, so an idle worker holds no slot another kind could use; its namespace
+      // is its flow, so a namespace holding no slot is not held back by another's (adaptive-gate.ts).
+      const release = await this.#options.gate?.acquire(parseRequestKey(key).namespace);
       try {
         await this.#reconcileKey(key);
       } finally {

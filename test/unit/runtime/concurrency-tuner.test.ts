@@ -95,6 +95,48 @@ describe('AdaptiveGate', () => {
     expect(admitted).toBe(true);
     expect(() => (gate.limit = 0)).toThrow(RangeError);
   });
+
+  it("lets a namespace that holds no slot past a width another namespace fills (its installs hang), up to the ceiling", async () => {
+    const gate = new AdaptiveGate(2, 4);
+    // Tenant a's installs hang: they hold the whole width, and a's next one waits.
+    const held = [await gate.acquire('a'), await gate.acquire('a')];
+    let aThird = false;
+    void gate.acquire('a').then(() => (aThird = true));
+    // Tenant b holds nothing: in at once, past the width; its second waits like anyone's.
+    const b = await gate.acquire('b');
+    expect(gate.running).toBe(3);
+    let bSecond: (() => void) | undefined;
+    const bWaits = gate.acquire('b').then((release) => (bSecond = release));
+    // c as well, and then the ceiling holds even for a namespace with no slot.
+    const c = await gate.acquire('c');
+    let d = false;
+    const dIn = gate.acquire('d').then((release) => ((d = true), release));
+    await Promise.resolve();
+    expect({ running: gate.running, aThird, bSecond, d }).toEqual({ running: 4, aThird: false, bSecond: undefined, d: false });
+    // b's slot freed: b holds none again, so its waiting one is let in (still at the ceiling: d waits).
+    b();
+    await bWaits;
+    expect({ running: gate.running, d }).toEqual({ running: 4, d: false });
+    c();
+    (await dIn)();
+    expect(d).toBe(true);
+    for (const release of held) release();
+    bSecond?.();
+  });
+
+  it('keeps arrival order within the width when no namespace is named', async () => {
+    const gate = new AdaptiveGate(1, 4);
+    const first = await gate.acquire();
+    const order: string[] = [];
+    const x = gate.acquire().then((r) => (order.push('x'), r));
+    const y = gate.acquire().then((r) => (order.push('y'), r));
+    await Promise.resolve();
+    expect(order).toEqual([]);
+    first();
+    (await x)();
+    (await y)();
+    expect(order).toEqual(['x', 'y']);
+  });
 });
 
 describe('ConcurrencyTuner', () => {

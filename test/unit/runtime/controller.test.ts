@@ -451,6 +451,27 @@ describe('Controller concurrency', () => {
     await vi.waitFor(() => { expect(gate.running).toBe(0); });
   });
 
+  it("reconciles another namespace's CR while one namespace's hanging reconciles fill the tuned gate", async () => {
+    // The tuner narrowed the gate to 2 below 4 workers; ns1's installs hang on a hook.
+    const gate = new AdaptiveGate(2, 4);
+    const { controller, reconciler, sources } = setup({ maxConcurrentReconciles: 4, namespaces: ['ns1', 'ns2'], gate });
+    const hang = deferred();
+    reconciler.behaviour = async (req) => {
+      if (req.namespace === 'ns1') await hang.promise;
+      return {};
+    };
+    await controller.start();
+    const [ns1, ns2] = [sources.find((x) => x.namespace === 'ns1')!, sources.find((x) => x.namespace === 'ns2')!];
+    for (let i = 0; i < 3; i++) ns1.add(widget(`hang-${i}`));
+    await vi.waitFor(() => { expect(gate.running).toBe(2); });
+    ns2.add(widget('calm', { namespace: 'ns2' }));
+    await vi.waitFor(() => { expect(reconciler.calls.map((c) => `${c.request.namespace}/${c.request.name}`)).toContain('ns2/calm'); });
+    // ns1's third still waits for the width: the namespace with hanging work got no more slots.
+    expect(reconciler.calls.filter((c) => c.request.namespace === 'ns1')).toHaveLength(2);
+    hang.resolve();
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(4); });
+  });
+
   it('never reconciles one key twice at once; an event during a reconcile runs once afterwards', async () => {
     const { controller, reconciler, source } = setup({ maxConcurrentReconciles: 4 });
     const gate = deferred();
