@@ -99,8 +99,10 @@ describe('API requests of a rollout', () => {
     expect(waved['PUT secrets']).toBe(allAtOnce['PUT secrets']);
     // Each CR after the canary is held once (a GET, a LIST, a status write saying why), and its
     // upgrade's ConfigMap event coalesces less in a small wave (one more GET and LIST); a few more
-    // pause-switch reads. Measured (2026-11-28): +39 idle, +38 beside CI's early build. Waiting CRs
-    // that looked at every health window (the gate's fallback requeue at each poll) cost +79.
-    expect(own(waved) - own(allAtOnce)).toBeLessThanOrEqual(6 * (COUNT - 1) + 10);
+    // pause-switch reads. Measured (2026-11-28): +39 idle, +38 beside CI's early build, +56 inside
+    // a whole `make test` (17 more GETs of the CRs: the waves last longer under load, and events
+    // coalesce less). Waiting CRs that looked at every health window (the gate's fallback requeue
+    // at each poll) cost +79 idle, and more under load, where there are more windows.
+    expect(own(waved) - own(allAtOnce)).toBeLessThanOrEqual(8 * (COUNT - 1) + 10);
   });
 });
