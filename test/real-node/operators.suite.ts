@@ -179,8 +179,13 @@ describe('the operator as real pods: leader election, a rolling update, an OOM k
     await kubectl(...OPERATOR, 'patch', `pod/${name}`, '--subresource', 'resize', '-p', JSON.stringify({
       spec: { containers: [{ name: 'manager', resources: { limits: { memory: '768Mi' }, requests: { memory: '256Mi' } } }] },
     }));
-    const list = await converged(releases);
-    expect(list.map((cr) => `${cr.metadata.name}:${condition(cr, 'Ready')?.status}`)).toEqual(releases.map((r) => `${r}:True`));
+    await converged(releases);
+    // Ready follows Deployed: the install writes Deployed, its Deployment's status events bring Ready.
+    const list = await waitFor('every release Ready=True', async () => {
+      const now = await crs.list(ns.name);
+      return now.every((cr) => condition(cr, 'Ready')?.status === 'True') ? now : undefined;
+    }, { timeoutMs: 120_000, intervalMs: 1_000 });
+    expect(list.map((cr) => `${cr.metadata.name}:${condition(cr, 'Ready')?.status}`).sort()).toEqual(releases.map((r) => `${r}:True`).sort());
     const after = await manager(name);
     expect(after?.restartCount).toBeGreaterThanOrEqual(1);
     expect(after?.resources?.limits?.memory).toBe('768Mi');
