@@ -15,6 +15,7 @@ import { KubeEventRecorder } from '../k8s/events.js';
 import { ObjectClient } from '../k8s/objects.js';
 import { parseApiVersion, RestMapper } from '../k8s/restmapper.js';
 import { ReleaseStorage } from '../helm/storage.js';
+import type { ConcurrencyGate } from '../runtime/adaptive-gate.js';
 import { Controller, type StopOptions } from '../runtime/controller.js';
 import { keepForRollout } from '../reconciler/rollout-members.js';
 import { ControllerSet } from '../runtime/controller-set.js';
@@ -44,7 +45,7 @@ export interface OperatorOptions {
   readonly annotationPeriodFloorMs?: number;
   readonly maxConcurrentReconciles: number;
   /** The self-tuned gate (concurrency-tuner.ts) of every kind whose watch does not pin maxConcurrentReconciles. */
-  readonly concurrencyGate?: { acquire(flow?: string): Promise<() => void> };
+  readonly concurrencyGate?: ConcurrencyGate;
   /** Reconciles of one namespace at once per kind (`--max-concurrent-reconciles-per-namespace`); default: see `namespaceShare`. */
   readonly maxConcurrentReconcilesPerNamespace?: number;
   /** Empty: every namespace. */
@@ -125,7 +126,7 @@ export class Operator {
   }
 
   /** A watch's own maxConcurrentReconciles pins its kind; otherwise the operator's, through the tuned gate if any. */
-  #concurrency(watch: Watch): { maxConcurrentReconciles: number; gate?: { acquire(flow?: string): Promise<() => void> } } {
+  #concurrency(watch: Watch): { maxConcurrentReconciles: number; gate?: ConcurrencyGate } {
     if (watch.maxConcurrentReconciles !== undefined) return { maxConcurrentReconciles: watch.maxConcurrentReconciles };
     const gate = this.o.concurrencyGate;
     return { maxConcurrentReconciles: this.o.maxConcurrentReconciles, ...(gate === undefined ? {} : { gate }) };

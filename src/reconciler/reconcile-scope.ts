@@ -86,13 +86,15 @@ export function finalizerFirst(request: Request, cached: ReconcileContext['cache
   const metadata = cached?.metadata;
   if (cached === undefined || metadata === undefined) return undefined;
   const finalizers = metadata.finalizers ?? [];
+  // The common case, every reconcile of an installed CR, decided before the annotations are parsed.
+  if (finalizers.includes(FINALIZER)) return undefined;
   const gate = admit({
     helmRunning,
     deleting: metadata.deletionTimestamp !== undefined,
     finalizer: finalizers.some((f) => FINALIZERS.includes(f)),
     paused: parseReleaseAnnotations(metadata.annotations).paused,
   });
-  if (gate !== 'reconcile' || finalizers.includes(FINALIZER)) return undefined;
+  if (gate !== 'reconcile') return undefined;
   // What the finalizer patch reads: where the CR is, and the list its JSON patch tests.
   const listed = metadata.finalizers === undefined ? {} : { finalizers: metadata.finalizers };
   return { apiVersion: cached.apiVersion ?? '', kind: cached.kind ?? '', metadata: { name: request.name, namespace: request.namespace, ...listed } };

@@ -94,6 +94,9 @@ export class AdaptiveGate {
   }
 }
 
+/** What a controller needs of the gate: a slot per reconcile, named by its namespace. */
+export type ConcurrencyGate = Pick<AdaptiveGate, 'acquire'>;
+
 function checked(limit: number): number {
   if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`a gate's limit must be a positive integer, got ${limit}`);
   return limit;

@@ -22,6 +22,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../telemetry/logger.js';
 import type { ControllerMetrics } from '../telemetry/metric-hooks.js';
+import type { ConcurrencyGate } from './adaptive-gate.js';
 import { systemClock, type Clock, type ItemBackoffOptions } from './backoff.js';
 import { TIMED_OUT, withDeadline } from './deadline.js';
 import { dropManagedFields, Informer, objectKey, objectSummary, type EventSource, type ObjectSummary } from './informer.js';
@@ -69,7 +70,7 @@ export interface ControllerOptions<T extends KubernetesObject = KubernetesObject
    * A gate every reconcile passes, shared by the controllers of every kind: the self-tuned number in
    * flight (concurrency-tuner.ts), below `maxConcurrentReconciles` workers. Undefined: the workers alone.
    */
-  readonly gate?: { acquire(flow?: string): Promise<() => void> };
+  readonly gate?: ConcurrencyGate;
   readonly reconciler: Reconciler;
   readonly log: Logger;
   /** Backoff of failed reconciles; default base 1 s, cap 5 min. */

@@ -23,10 +23,10 @@ import { UninstallClaims, type Batch } from '../uninstall-claims.js';
 import { uninstallRoute } from '../uninstall-route.js';
 import { failureOf, type ActionContext } from './context.js';
 
-/** Uninstalls deleted CRs' releases, batching a namespace's (implemented below). */
 /** Runs `helm`, the part of an action a helm process does, and resolves with its result. */
 export type AroundHelm = <T>(helm: () => Promise<T>) => Promise<T>;
 
+/** Uninstalls deleted CRs' releases, batching a namespace's (implemented below). */
 export interface UninstallPort {
   /** Whether a batched uninstall running now holds the release of `namespace/name`. */
   isHeld(namespace: string, name: string): boolean;
