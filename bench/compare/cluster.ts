@@ -93,18 +93,54 @@ export class NamespaceWatch {
   }
 }
 
+/** The API server's /metrics text. */
+async function apiServerMetrics(kubectl: string, kubeconfig: string): Promise<string> {
+  return (await run(kubectl, ['--kubeconfig', kubeconfig, 'get', '--raw', '/metrics'], { maxBuffer: 256 * 1024 * 1024 })).stdout;
+}
+
+/** Pure: each sample of metric `name` in /metrics text, with its labels. */
+function* samples(metricsText: string, name: string): Generator<{ readonly labels: ReadonlyMap<string, string>; readonly value: number }> {
+  for (const line of metricsText.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const labels = new Map([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']));
+    yield { labels, value: Number(line.slice(line.lastIndexOf(' ') + 1)) };
+  }
+}
+
 /** `apiserver_request_total` by `verb resource`, from the API server's /metrics. */
 export async function apiRequests(kubectl: string, kubeconfig: string): Promise<Map<string, number>> {
-  const { stdout } = await run(kubectl, ['--kubeconfig', kubeconfig, 'get', '--raw', '/metrics'], { maxBuffer: 256 * 1024 * 1024 });
   const counts = new Map<string, number>();
-  for (const line of stdout.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
-    const labels = new Map([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']));
+  for (const { labels, value } of samples(await apiServerMetrics(kubectl, kubeconfig), 'apiserver_request_total')) {
     const sub = labels.get('subresource') ?? '';
     const key = `${labels.get('verb') ?? ''} ${labels.get('resource') ?? ''}${sub === '' ? '' : `/${sub}`}`;
-    counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+    counts.set(key, (counts.get(key) ?? 0) + value);
   }
   return counts;
+}
+
+/** Pure: the WATCH requests open on `resource` (`apiserver_longrunning_requests`), in an API server's /metrics text. */
+export function openWatches(metricsText: string, resource: string): number {
+  let open = 0;
+  for (const { labels, value } of samples(metricsText, 'apiserver_longrunning_requests')) {
+    if (labels.get('resource') === resource && labels.get('verb') === 'WATCH') open += value || 0;
+  }
+  return open;
+}
+
+/**
+ * Waits until the cluster's controllers watch `resource` (a CRD's plural) while no operator runs:
+ * the controller-manager's metadata informer, started at its discovery resync (every 30 s) after the
+ * CRD appears. Until then the garbage collector reads the owner named by each dependent's
+ * ownerReference with a GET, which the first operator measured would be charged with (about half
+ * of N GETs of the CRs in a converge). Returns how long it waited; undefined when it gave up.
+ */
+export async function controllersWatch(kubectl: string, kubeconfig: string, resource: string, timeoutMs = 120_000): Promise<number | undefined> {
+  const start = Date.now();
+  for (;;) {
+    if (openWatches(await apiServerMetrics(kubectl, kubeconfig), resource) > 0) return Date.now() - start;
+    if (Date.now() - start > timeoutMs) return undefined;
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
 }
 
 /** after − before, per key, leaving out zeros. */

@@ -36,6 +36,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
+import { controllersWatch } from './cluster.js';
 import { parseCpus, parseMemory, type Limits } from './cgroup.js';
 import { IMAGE_NODE_OPTIONS, startOperator, type OperatorName, type OperatorSetup } from './operators.js';
 import { svgChart, table, type CompareResult } from './report.js';
@@ -170,6 +171,8 @@ export async function prepare(o: Options): Promise<Prepared> {
   const kubectl = tools.get('KUBECTL_BIN') ?? 'kubectl';
   await sh(kubectl, ['--kubeconfig', kubeconfig, 'apply', '--server-side', '-f', 'config/crd/bases/example.com_nginxes.yaml']);
   await crdEstablished(kubectl, kubeconfig, 'nginxes.example.com');
+  const waited = await controllersWatch(kubectl, kubeconfig, 'nginxes');
+  say(waited === undefined ? 'the controller-manager does not watch nginxes after 120 s: the first run may count GETs of the CRs by its garbage collector' : `the controller-manager watches nginxes (waited ${Math.round(waited / 1000)} s)`);
   const room = (await sh(kubectl, ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'jsonpath={.items[*].status.allocatable.pods}']))
     .split(/\s+/)
     .reduce((sum, v) => sum + (Number(v) || 0), 0);

@@ -1,11 +1,12 @@
 import semver from 'semver';
+import { jsonDigest } from '../util/canonical-json.js';
 import { isPlainObject } from '../util/plain-object.js';
 import { RELEASE_STATUSES, type HelmVersion, type HistoryEntry, type Release, type ReleaseChart, type ReleaseStatus } from './types.js';
 
 /**
  * Validators for helm's JSON output. They copy out only the fields we use, so the release's
  * values (`config`) and the chart's templates and default values, which `install -o json` prints
- * too, never leave this module. Field paths (same in v3 and v4, Go `release.Release` tags):
+ * too, never leave this module: of the values, only their digest does. Field paths (same in v3 and v4, Go `release.Release` tags):
  * `name`, `namespace`, `version`, `info.{status,description,notes,first_deployed,last_deployed}`,
  * `manifest`, `hooks[].events` (whether any runs on uninstall), `hooks[].{path,manifest}` (read only from dry runs), `chart.metadata.{name,version,appVersion}`
  * (install/upgrade only: `status` strips the chart, so it comes from `get metadata`'s `chart`,
@@ -124,6 +125,8 @@ export function parseReleaseJson(stdout: string, where: string): ReleaseWithoutC
     manifest: optionalString(doc, 'manifest', where) ?? '',
     deleteHooks: hasDeleteHooks(doc.hooks, where),
     description: optionalString(info, 'description', `${where}.info`) ?? '',
+    // helm leaves out empty values (`omitempty`): none is {}.
+    valuesDigest: jsonDigest(doc.config ?? {}),
     ...(firstDeployed !== undefined ? { firstDeployed } : {}),
     ...(lastDeployed !== undefined ? { lastDeployed } : {}),
     ...(chart !== undefined ? { chart } : {}),

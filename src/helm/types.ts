@@ -43,6 +43,11 @@ export interface Release {
    * helm's JSON output (install, upgrade, status); absent when not known.
    */
   readonly deleteHooks?: boolean;
+  /**
+   * The digest (util/canonical-json.ts jsonDigest) of the values the revision was made with, as
+   * helm stored them (`config`: user-supplied, before the chart's defaults); absent when not known.
+   */
+  readonly valuesDigest?: string;
   /** helm's description of the revision ("Install complete", "Upgrade complete", or ours). */
   readonly description: string;
   /** RFC 3339 timestamps as helm prints them. */

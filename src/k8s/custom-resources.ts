@@ -1,12 +1,16 @@
 /**
  * Typed access to one custom resource kind: read, status writes and finalizer edits, each with the
  * content type the API server needs (client-node's generated methods pick the wrong one by default).
+ * What it read or wrote last of each CR is kept (version-memo.ts), so a read of the version the
+ * informer cache holds, or of one before our own last write, is answered without a request
+ * (ADR 0069, ADR 0071).
  */
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { HttpMethod, PatchStrategy, type KubeConfig, type KubernetesObject } from './client-node.js';
 import { isNotFound, isStatus } from './errors.js';
 import { RawClient, resourcePath } from './raw-client.js';
 import type { ResourceMapping } from './restmapper.js';
+import { VersionMemo, type VersionMemoLimits } from './version-memo.js';
 
 export interface CustomResource extends KubernetesObject {
   apiVersion: string;
@@ -22,15 +26,20 @@ export type CachedCustomResource = Pick<CustomResource, 'apiVersion' | 'kind' | 
 /** A JSON patch whose `test` failed (someone else changed the list first): re-read and retry. */
 const isTestFailed = (err: unknown): boolean => isStatus(err, 422) || isStatus(err, 409);
 
+const memoKey = (namespace: string, name: string): string => `${namespace}/${name}`;
+
 export class CustomResourceClient {
   readonly #raw: RawClient;
+  readonly #memo: VersionMemo<CustomResource>;
 
   constructor(
     kc: KubeConfig,
     readonly mapping: ResourceMapping,
     private readonly fieldManager: string,
+    memoLimits?: VersionMemoLimits,
   ) {
     this.#raw = kc.makeApiClient(RawClient);
+    this.#memo = new VersionMemo(memoLimits);
   }
 
   #path(namespace: string, name: string): string {
@@ -38,20 +47,39 @@ export class CustomResourceClient {
     return `${resourcePath({ group, version, plural, namespace })}/${encodeURIComponent(name)}`;
   }
 
-  /** A JSON patch or merge patch of the object (or of `path`/status) with our field manager. */
-  async #patch(path: string, contentType: PatchStrategy, body: unknown): Promise<CustomResource> {
+  /** A JSON patch or merge patch of the object (or of `path`/status) with our field manager; the CR as written is kept. */
+  async #patch(at: { namespace: string; name: string; status?: true }, contentType: PatchStrategy, body: unknown): Promise<CustomResource> {
+    const { namespace, name } = at;
     const query = { fieldManager: this.fieldManager };
-    return (await this.#raw.request(HttpMethod.PATCH, path, { query, body, contentType })) as CustomResource;
+    const path = `${this.#path(namespace, name)}${at.status === true ? '/status' : ''}`;
+    const written = (await this.#raw.request(HttpMethod.PATCH, path, { query, body, contentType })) as CustomResource;
+    this.#memo.remember(memoKey(namespace, name), written);
+    return written;
   }
 
-  /** undefined when the object no longer exists. */
-  async get(namespace: string, name: string): Promise<CustomResource | undefined> {
+  /**
+   * undefined when the object no longer exists. `version`: the resourceVersion the caller's cache
+   * holds; when this client last read or wrote that very version, or saw it before its last read or
+   * write, that last one is returned without a request.
+   */
+  async get(namespace: string, name: string, version?: string): Promise<CustomResource | undefined> {
+    const key = memoKey(namespace, name);
+    const known = this.#memo.recall(key, version);
+    if (known !== undefined) return known;
     try {
-      return (await this.#raw.request(HttpMethod.GET, this.#path(namespace, name))) as CustomResource;
+      const read = (await this.#raw.request(HttpMethod.GET, this.#path(namespace, name))) as CustomResource;
+      this.#memo.remember(key, read);
+      return read;
     } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
+      if (!isNotFound(err)) throw err;
+      this.#memo.forget(key);
+      return undefined;
     }
+  }
+
+  /** Drops what is kept of the CR (it is gone). */
+  forget(namespace: string, name: string): void {
+    this.#memo.forget(memoKey(namespace, name));
   }
 
   /**
@@ -62,7 +90,7 @@ export class CustomResourceClient {
    */
   async patchStatus(namespace: string, name: string, status: Record<string, unknown>): Promise<boolean> {
     try {
-      await this.#patch(`${this.#path(namespace, name)}/status`, PatchStrategy.MergePatch, { status });
+      await this.#patch({ namespace, name, status: true }, PatchStrategy.MergePatch, { status });
       return true;
     } catch (err) {
       if (!isNotFound(err)) throw err;
@@ -93,7 +121,7 @@ export class CustomResourceClient {
               { op: 'add', path: '/metadata/finalizers/-', value: finalizer },
             ];
       try {
-        await this.#patch(this.#path(current.metadata.namespace ?? '', current.metadata.name), PatchStrategy.JsonPatch, body);
+        await this.#patch({ namespace: current.metadata.namespace ?? '', name: current.metadata.name }, PatchStrategy.JsonPatch, body);
         return;
       } catch (err) {
         if (!isTestFailed(err) || attempt >= 4) throw err;
@@ -123,7 +151,9 @@ export class CustomResourceClient {
       ];
       const { namespace = '', name } = current.metadata;
       try {
-        await this.#patch(this.#path(namespace, name), PatchStrategy.JsonPatch, body);
+        await this.#patch({ namespace, name }, PatchStrategy.JsonPatch, body);
+        // Its last finalizer gone, the CR is about to vanish: nothing of it is worth keeping.
+        this.forget(namespace, name);
         return;
       } catch (err) {
         if (isNotFound(err)) return;

@@ -275,19 +275,9 @@ export class Operator {
     return this.manager.hasSynced();
   }
 
-  /** Queues a reconcile of every CR of every kind (after the queued work: low priority); how many. */
+  /** Queues a reconcile of every CR of every kind from what the API server holds (Controller.resync); how many. */
   resyncAll(): number {
-    let queued = 0;
-    for (const name of this.manager.names()) {
-      const controller = this.manager.get(name);
-      for (const cr of controller?.cache.list() ?? []) {
-        const { namespace = '', name: crName } = cr.metadata ?? {};
-        if (crName === undefined) continue;
-        controller?.enqueue({ namespace, name: crName }, { priority: 'low' });
-        queued++;
-      }
-    }
-    return queued;
+    return this.manager.names().reduce((queued, name) => queued + (this.manager.get(name)?.resync() ?? 0), 0);
   }
 }
 

@@ -28,6 +28,7 @@ export function releaseReconciler(o: ReleaseReconcilerOptions): HelmReconciler {
   const manifests = new ManifestCache(o.isNamespaced);
   const forget = (namespace: string, name: string): void => {
     manifests.forget(namespace, name);
+    o.crs.forget(namespace, name);
     o.metrics?.forget(o.controller, namespace, name);
   };
   const objects = new ReleaseObjects({

@@ -6,7 +6,8 @@
  * out in waves.
  */
 import { createHash } from 'node:crypto';
-import { canonicalJson, keyedFingerprint, RENDER_PROTOCOL, type Values } from './values.js';
+import { jsonDigest } from '../util/canonical-json.js';
+import { keyedFingerprint, RENDER_PROTOCOL, type Values } from './values.js';
 
 export interface FleetInput {
   readonly chartDigest: string;
@@ -31,5 +32,5 @@ export function fleetRevision(key: Uint8Array, f: FleetInput): string {
 
 /** The CR's own values (spec over values-from, before overrides), for the release label only. */
 export function ownValuesDigest(values: Values): string {
-  return createHash('sha256').update(canonicalJson(values)).digest('hex').slice(0, 40);
+  return jsonDigest(values);
 }

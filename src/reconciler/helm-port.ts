@@ -13,6 +13,8 @@ export interface ReleaseInfo {
   readonly chart: { readonly name: string; readonly version: string; readonly appVersion?: string };
   readonly notes: string;
   readonly manifest: string;
+  /** The digest of the values helm stored with the revision (util/canonical-json.ts jsonDigest); absent when not known. */
+  readonly valuesDigest?: string;
 }
 
 /** Who helm acts as, and through what: undefined is the operator itself, straight to the API server. */

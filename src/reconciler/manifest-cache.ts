@@ -4,7 +4,7 @@
  * under the same name starts a new release whose revision 1 is not the old one's.
  */
 import { inventoryOf, parseManifest, type InventoryEntry } from './inventory.js';
-import type { KeptRelease, KeptRevision, ManifestsPort } from './ports.js';
+import type { Confirmation, KeptRelease, KeptRevision, ManifestsPort } from './ports.js';
 import type { DesiredObject } from './release-object-types.js';
 
 export type IsNamespaced = (apiVersion: string, kind: string) => Promise<boolean>;
@@ -43,6 +43,31 @@ export class ManifestCache implements ManifestsPort {
     const objects = rendered.map((r, i) => ({ rendered: r, entry: entries[i] as InventoryEntry }));
     this.#entries.set(`${release.namespace}/${name}`, { uid, revision: release.revision, objects, deleteHooks: release.deleteHooks });
     return objects;
+  }
+
+  confirm(cr: { namespace: string; name: string; uid: string }, confirmation: Confirmation): void {
+    const key = `${cr.namespace}/${cr.name}`;
+    const entry = this.#entries.get(key);
+    const { record, atMs } = confirmation;
+    if (entry?.uid !== cr.uid || entry.revision !== record.revision || record.status !== 'deployed') return;
+    // Never moved back: a reconcile that read early must not shorten what a later one confirmed.
+    if (entry.confirmed !== undefined && entry.confirmed.atMs >= atMs) return;
+    this.#entries.set(key, { ...entry, confirmed: confirmation });
+  }
+
+  unconfirm(namespace: string, name: string): void {
+    this.#unconfirm(`${namespace}/${name}`);
+  }
+
+  unconfirmAll(): void {
+    for (const key of this.#entries.keys()) this.#unconfirm(key);
+  }
+
+  #unconfirm(key: string): void {
+    const entry = this.#entries.get(key);
+    if (entry?.confirmed === undefined) return;
+    const { confirmed: _dropped, ...rest } = entry;
+    this.#entries.set(key, rest);
   }
 
   forget(namespace: string, name: string): void {

@@ -3,11 +3,14 @@
  * owner label (installed by hand, or by operator-sdk), whether it runs our chart and this CR may
  * adopt it (adoption.ts): only when the watch says so or the release was made for this very CR.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { adoptionGround } from './adoption.js';
+import { PERIOD_JITTER } from './period.js';
+import { ReleaseChangedError } from './release-object-types.js';
 import type { HelmPort } from './helm-port.js';
-import type { ManifestsPort, ReleaseStoragePort } from './ports.js';
+import type { KeptRevision, ManifestsPort, ReleaseStoragePort } from './ports.js';
 import { ownerKindLabel } from './release-name.js';
-import { determineReleaseState, type ObservedState, type ReleaseRecord } from './state.js';
+import { determineReleaseState, latestRecord, type ObservedState, type ReleaseRecord } from './state.js';
 
 export interface ReleaseOwner {
   readonly chartName: string;
@@ -67,4 +70,52 @@ export async function readRecords(
   const known = ports.manifests.revision(namespace, name);
   const latest = known === undefined ? undefined : await ports.storage.deployed(namespace, name, known);
   return latest ?? (await ports.storage.records(namespace, name));
+}
+
+/**
+ * The longest a revision this process saw latest and deployed is taken as still so without reading
+ * the storage (ADR 0069): the reconciles a release's own objects bring while they become ready
+ * (a Deployment's status moves several times; under load they wait behind a converge's installs)
+ * report readiness from memory. Anything else they would do reads the storage first, so what is
+ * remembered only ever delays noticing a change made by hand that left the objects as they were.
+ */
+export const RECORDS_REMEMBERED_MS = 60_000;
+
+/**
+ * Pure: how long records are remembered for a CR whose reconcile period is `periodMs` (0: none).
+ * Shorter than the period by its jitter, so every periodic reconcile reads the storage, as before.
+ */
+export function recordsRememberedMs(periodMs: number): number {
+  return periodMs > 0 ? Math.min(RECORDS_REMEMBERED_MS, Math.floor(periodMs * (1 - PERIOD_JITTER))) : RECORDS_REMEMBERED_MS;
+}
+
+/** Pure: the kept revision's record, when it was confirmed less than `forMs` before `nowMs`; else undefined (read them). */
+export function rememberedRecords(kept: Pick<KeptRevision, 'confirmed'> | undefined, nowMs: number, forMs: number): ReleaseRecord[] | undefined {
+  const confirmed = kept?.confirmed;
+  if (confirmed === undefined) return undefined;
+  const age = nowMs - confirmed.atMs;
+  return age >= 0 && age < forMs ? [confirmed.record] : undefined;
+}
+
+/**
+ * Pure: whether `records` still show `remembered` as the latest revision, deployed, with the same
+ * labels: a release uninstalled and installed again by hand, or by another kind's CR of the same
+ * name, starts again at revision 1 with its own labels.
+ */
+export function stillDeployed(records: readonly ReleaseRecord[], remembered: ReleaseRecord): boolean {
+  const latest = latestRecord(records);
+  return latest?.revision === remembered.revision && latest.status === 'deployed' && isDeepStrictEqual(latest.labels, remembered.labels);
+}
+
+/**
+ * A check that `remembered` is still the release's latest and deployed revision (stillDeployed),
+ * read once however often it is awaited; it throws ReleaseChangedError when it is not. What a
+ * reconcile that went on from remembered records awaits before its first write.
+ */
+export function confirmedOnce(read: () => Promise<readonly ReleaseRecord[]>, release: string, remembered: ReleaseRecord): () => Promise<void> {
+  let confirmed: Promise<void> | undefined;
+  return () =>
+    (confirmed ??= read().then((records) => {
+      if (!stillDeployed(records, remembered)) throw new ReleaseChangedError(`revision ${remembered.revision} of release ${release} is no longer its latest deployed revision`, records);
+    }));
 }

@@ -26,8 +26,13 @@ export interface PeriodSources {
   readonly defaultMs: number;
 }
 
+/** Pure: the period that applies, before its jitter: the CR's annotation, else the watch's, else the operator's (0: none). */
+export function periodMs(sources: PeriodSources): number {
+  return sources.annotationMs ?? sources.watchMs ?? sources.defaultMs;
+}
+
 export function resyncAfterMs(sources: PeriodSources, random: () => number = Math.random): number {
-  const period = sources.annotationMs ?? sources.watchMs ?? sources.defaultMs;
+  const period = periodMs(sources);
   return period > 0 ? jitter(period, PERIOD_JITTER, random) : period;
 }
 

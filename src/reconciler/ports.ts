@@ -22,8 +22,14 @@ export interface ReleaseStoragePort {
 
 /** What the reconciler does with the CRs of its kind (src/k8s/custom-resources.ts implements it). */
 export interface CustomResourcesPort {
-  /** undefined when the CR does not exist. */
-  get(namespace: string, name: string): Promise<CustomResource | undefined>;
+  /**
+   * undefined when the CR does not exist. `version`: the resourceVersion the controller's cache
+   * holds, which the port may answer without a request when it last read or wrote that version, or
+   * a later one (ADR 0071): the answer is never older than the cache.
+   */
+  get(namespace: string, name: string, version?: string): Promise<CustomResource | undefined>;
+  /** Drops whatever the port keeps of a CR that is gone. */
+  forget(namespace: string, name: string): void;
   /** Puts `finalizer` in the CR's list (nothing when it is there already); `cr`'s metadata alone is read. */
   addFinalizer(cr: CachedCustomResource, finalizer: string): Promise<void>;
   /** Removes `finalizers` from the instance `cr.metadata.uid` only; nothing when it is gone. */
@@ -59,7 +65,23 @@ export interface ManifestsPort {
   /** The revision last kept for this very CR instance. */
   kept(namespace: string, name: string, uid: string): KeptRevision | undefined;
   remember(name: string, uid: string, release: KeptRelease): Promise<DesiredObject[]>;
+  /**
+   * Notes that the confirmation's record, the kept revision of this CR instance, was the release's
+   * latest and deployed at its `atMs` (read from storage, or just written by helm); nothing when
+   * another revision or instance is kept. A later reconcile may go on from it for a while (observe.ts rememberedRecords).
+   */
+  confirm(cr: { readonly namespace: string; readonly name: string; readonly uid: string }, confirmation: Confirmation): void;
+  /** Drops the confirmation: the release may have changed (helm ran and did not end deployed), the next reconcile reads it. */
+  unconfirm(namespace: string, name: string): void;
+  /** Drops every confirmation (a resync after a leadership takeover). */
+  unconfirmAll(): void;
   forget(namespace: string, name: string): void;
+}
+
+/** The kept revision's storage record, as this process last saw it latest and deployed. */
+export interface Confirmation {
+  readonly record: ReleaseRecord;
+  readonly atMs: number;
 }
 
 /** What a release revision as helm reported it gives the manifest cache. */
@@ -77,6 +99,8 @@ export interface KeptRevision {
   readonly objects: readonly DesiredObject[];
   /** Whether a hook runs when it is uninstalled; undefined when helm did not say. */
   readonly deleteHooks: boolean | undefined;
+  /** When this process last saw it the latest deployed revision; undefined: not since it was kept. */
+  readonly confirmed?: Confirmation | undefined;
 }
 
 /** Who deleted a deleted CR's release: a `helm uninstall`, or the operator itself without helm (ADR 0066). */

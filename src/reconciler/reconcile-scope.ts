@@ -4,6 +4,7 @@
  * records the reconcile's events (the outcome's, and a failed status write's), redacted, about the
  * CR or the peer an event names.
  */
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Watch } from '../config/watch.js';
 import type { CachedCustomResource, CustomResource } from '../k8s/custom-resources.js';
 import type { EventRecorder } from '../k8s/events.js';
@@ -15,7 +16,7 @@ import { isFirstInstall } from './first-install.js';
 import type { HelmFailure, HelmPort } from './helm-port.js';
 import { helmActingFor } from './helm-identity.js';
 import { admit } from './next-action.js';
-import { readRecords } from './observe.js';
+import { readRecords, rememberedRecords } from './observe.js';
 import type { CrEvent } from './outcome.js';
 import { withPeriodFloor } from './period.js';
 import type { CustomResourcesPort, ManifestsPort, ReleaseObjectsPort, ReleaseStoragePort } from './ports.js';
@@ -30,12 +31,26 @@ export interface Reconcile {
   readonly ctx: ActionContext;
   readonly status: StatusWriter;
   readonly controller: ControllerHandle;
-  /** The release's storage records: read as the reconcile started (see readCR), or now. */
-  readonly records: () => Promise<ReleaseRecord[]>;
+  /** The release's storage records this reconcile decides from (see readCR). */
+  readonly records: ReleaseRecords;
   /** The one event writer: the summary's events, on the way out. */
   readonly record: (event: CrEvent) => void;
   /** When the rollout wants this CR looked at again (its health still undecided). */
   wakeMs?: number;
+}
+
+/** The records a reconcile decides from, and where they came from. */
+export interface ReleaseRecords {
+  /** Read from storage as the reconcile started, or now; or remembered. */
+  readonly decide: () => Promise<ReleaseRecord[]>;
+  /**
+   * `decide` answers from this process's memory (observe.ts rememberedRecords): enough to report
+   * readiness, never to act on; `read` gets them from storage.
+   */
+  readonly remembered: boolean;
+  readonly read: () => Promise<ReleaseRecord[]>;
+  /** When the reconcile began reading them (a confirmation is dated from then). */
+  readonly sinceMs: number;
 }
 
 export interface ScopePorts {
@@ -54,26 +69,39 @@ export interface ScopePorts {
 }
 
 /**
- * The CR (undefined: gone), and how to read its release's records. A CR the controller's cache no
- * longer has is gone, as controller-runtime's cached client reads it. For a CR not being deleted
- * and holding our finalizer, which is reconciled from those records, they are read alongside it:
- * one round trip for both. A reconcile that ends before it needs them leaves that read
- * unawaited, so its rejection is marked handled here.
+ * The CR (undefined: gone), and the records of its release. A CR the controller's cache no longer
+ * has is gone, as controller-runtime's cached client reads it. The CR is read at the version the
+ * cache holds or later: the port answers that version from its own last read or write (ADR 0069).
+ * For a CR not being deleted and holding our finalizer, which is reconciled from those records,
+ * they are read alongside it (one round trip for both), or remembered when this process confirmed
+ * them a moment ago (rememberedRecords). A reconcile that ends before it needs them leaves that
+ * read unawaited, so its rejection is marked handled here.
  */
 export async function readCR(
   ports: Pick<ScopePorts, 'crs' | 'storage' | 'manifests'>,
   request: Request,
   cached: ReconcileContext['cached'],
-): Promise<{ cr: CustomResource | undefined; records: () => Promise<ReleaseRecord[]> }> {
+  clock: { readonly nowMs: number; readonly rememberMs: number },
+): Promise<{ cr: CustomResource | undefined; records: ReleaseRecords }> {
+  const { nowMs } = clock;
   const { namespace, name } = request;
   const read = (): Promise<ReleaseRecord[]> => readRecords(ports, namespace, name);
-  if (cached === undefined) return { cr: undefined, records: read };
-  // A CR about to be installed for the first time reads no records (isFirstInstall).
-  const live =
-    cached.metadata?.deletionTimestamp === undefined && (cached.metadata?.finalizers ?? []).includes(FINALIZER) && !isFirstInstall(readStatus((cached as { status?: unknown }).status));
-  const early = live ? read() : undefined;
+  const fromStorage = (decide: () => Promise<ReleaseRecord[]>): ReleaseRecords => ({ decide, remembered: false, read, sinceMs: nowMs });
+  const metadata = cached?.metadata;
+  if (cached === undefined || metadata === undefined) return { cr: undefined, records: fromStorage(read) };
+  const live = decidesFromRecords(cached);
+  const remembered = live ? rememberedRecords(ports.manifests.kept(namespace, name, metadata.uid ?? ''), nowMs, clock.rememberMs) : undefined;
+  const early = live && remembered === undefined ? read() : undefined;
   early?.catch(() => undefined);
-  return { cr: await ports.crs.get(namespace, name), records: early === undefined ? read : () => early };
+  const cr = await ports.crs.get(namespace, name, metadata.resourceVersion);
+  if (remembered !== undefined) return { cr, records: { decide: () => Promise.resolve(remembered), remembered: true, read, sinceMs: nowMs } };
+  return { cr, records: fromStorage(early === undefined ? read : () => early) };
+}
+
+/** A live CR holding our finalizer is reconciled from its records; one about to be installed for the first time reads none (isFirstInstall). */
+function decidesFromRecords(cached: KubernetesObject): boolean {
+  const metadata = cached.metadata ?? {};
+  return metadata.deletionTimestamp === undefined && (metadata.finalizers ?? []).includes(FINALIZER) && !isFirstInstall(readStatus((cached as { status?: unknown }).status));
 }
 
 /**
@@ -101,7 +129,7 @@ export function finalizerFirst(request: Request, cached: ReconcileContext['cache
 }
 
 /** `annotationFloorMs`: the shortest reconcile period the CR's annotation may ask for (period.ts). */
-export function beginReconcile(ports: ScopePorts, cr: CustomResource, at: { request: Request; rc: ReconcileContext; records: () => Promise<ReleaseRecord[]>; annotationFloorMs: number }): Reconcile {
+export function beginReconcile(ports: ScopePorts, cr: CustomResource, at: { request: Request; rc: ReconcileContext; records: ReleaseRecords; annotationFloorMs: number }): Reconcile {
   const { request, rc } = at;
   const { namespace, name } = request;
   const redactor = new Redactor();

@@ -25,9 +25,13 @@ import type { HelmFailure, HelmPort } from './helm-port.js';
 import { admit, nextAction, type Action } from './next-action.js';
 import { adoptingMessage, notOwnedMessage } from './adoption.js';
 import { isFirstInstall } from './first-install.js';
-import { observeRelease, releaseOwnerOf, type ReleaseOwner } from './observe.js';
+import { confirmedOnce, observeRelease, recordsRememberedMs, releaseOwnerOf, type ReleaseOwner } from './observe.js';
+import { ChangedOutsideError, CHANGED_OUTSIDE_EVENT } from './outside-change.js';
+import { ReleaseChangedError } from './release-object-types.js';
+import type { ObservedState, ReleaseRecord } from './state.js';
 import { withEvents, type CrEvent, type Outcome, type Summary } from './outcome.js';
-import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, resyncAfterMs } from './period.js';
+import { parseReleaseAnnotations } from './annotations.js';
+import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, periodMs, resyncAfterMs, withPeriodFloor, type PeriodSources } from './period.js';
 import type { CustomResourcesPort, ManifestsPort, ObjectReaderPort, ReconcilerMetrics, ReleaseObjectsPort, ReleaseStoragePort } from './ports.js';
 import { beginReconcile, finalizerFirst, readCR, type Reconcile } from './reconcile-scope.js';
 import { redactedError } from './redaction.js';
@@ -80,6 +84,17 @@ export interface HelmReconcilerOptions {
   readonly rolloutControl?: RolloutControlPort;
 }
 
+/** A release's state, and whether it was decided from remembered records (ADR 0069). */
+interface Seen {
+  readonly state: ObservedState;
+  readonly remembered: boolean;
+}
+
+/** A takeover of a release this operator did not install is never silent: an event says who allowed it. */
+function adoptionEvents(name: string, state: ObservedState): CrEvent[] {
+  return state.kind === 'OutOfSync' && state.adopted !== undefined ? [{ type: 'Normal', reason: 'AdoptingRelease', message: adoptingMessage(name, state.adopted) }] : [];
+}
+
 /** The fingerprint key of reconcilers not given one: stable for this process only. */
 const PROCESS_FINGERPRINT_KEY = randomBytes(32);
 
@@ -101,6 +116,11 @@ export class HelmReconciler implements Reconciler {
     this.#rollout = new Rollout({ controller: this.#controller, policy, chartDigest: chart.digest, chartVersion: chart.version, control, metrics, now });
   }
 
+  /** After a takeover a previous leader's helm may have written any release's records late: none is remembered. */
+  resync(): void {
+    this.o.manifests.unconfirmAll();
+  }
+
   async reconcile(request: Request, rc: ReconcileContext): Promise<Result> {
     // A batched uninstall holds this CR's release; the batch queues the CR again when it ends.
     if (this.o.uninstaller.isHeld(request.namespace, request.name)) return {};
@@ -109,7 +129,7 @@ export class HelmReconciler implements Reconciler {
       await this.o.crs.addFinalizer(first, FINALIZER);
       return {};
     }
-    const { cr, records } = await readCR(this.o, request, rc.cached);
+    const { cr, records } = await readCR(this.o, request, rc.cached, { nowMs: this.#nowMs(), rememberMs: this.#rememberMs(rc.cached) });
     if (cr === undefined) {
       // Gone, whether or not our finalizer ran (removed by hand, or by a batch for its peer):
       // nothing kept for it may outlive it.
@@ -199,31 +219,93 @@ export class HelmReconciler implements Reconciler {
     });
     if ('kind' in desired) return desired;
     r.status.draft.rekeyFailures(desired.fingerprint, desired.keyedFingerprint);
-    return (await this.#firstInstall(r, desired)) ?? this.#fromStorage(r, desired);
+    const outcome = (await this.#firstInstall(r, desired)) ?? (await this.#fromStorage(r, desired));
+    // helm has just written this revision, deployed: the reconciles its objects bring while they
+    // become ready may go on from it without reading the storage (ADR 0069). After anything else
+    // but a release found in sync (a failed upgrade, an unlock, a refusal), the storage is read.
+    if (outcome.kind === 'installed' || outcome.kind === 'upgraded') this.#confirm(r, { revision: outcome.deployment.release.revision, status: 'deployed', labels: desired.labels }, this.#nowMs());
+    else if (outcome.kind !== 'in-sync') this.o.manifests.unconfirm(r.ctx.namespace, r.ctx.name);
+    return outcome;
+  }
+
+  #confirmInSync(r: Reconcile, state: ObservedState): void {
+    if (state.kind === 'InSync') this.#confirm(r, state.deployed, r.records.sinceMs);
+  }
+
+  #confirm(r: Reconcile, record: ReleaseRecord, atMs: number): void {
+    this.o.manifests.confirm({ namespace: r.ctx.namespace, name: r.ctx.name, uid: r.ctx.uid }, { record, atMs });
+  }
+
+  /** How long this CR's release records may be remembered: within its reconcile period, from the annotations as cached. */
+  #rememberMs(cached: ReconcileContext['cached']): number {
+    const annotations = withPeriodFloor(parseReleaseAnnotations(cached?.metadata?.annotations), this.#annotationFloorMs());
+    return recordsRememberedMs(periodMs(this.#periodSources(annotations.reconcilePeriodMs)));
+  }
+
+  #nowMs(): number {
+    return (this.o.now?.() ?? new Date()).getTime();
   }
 
   /** Decides from the release's records what to do, and does it (an unlock, then once more). */
   async #fromStorage(r: Reconcile, desired: Desired): Promise<Outcome> {
-    const owner = this.#owner;
     const at = { namespace: r.ctx.namespace, name: r.ctx.name, uid: r.ctx.uid, fingerprint: desired.fingerprint };
-    let state = await observeRelease(r.ctx, owner, at, await r.records());
-    this.o.metrics?.releaseState(this.#controller, at.namespace, at.name, state.kind);
-    // A takeover of a release this operator did not install is never silent: an event says who allowed it.
-    const events: CrEvent[] = state.kind === 'OutOfSync' && state.adopted !== undefined ? [{ type: 'Normal', reason: 'AdoptingRelease', message: adoptingMessage(at.name, state.adopted) }] : [];
-    for (let n = 1; ; n++) {
-      const outcome = await this.#throughRollout(r, nextAction({ state, fingerprint: desired.keyedFingerprint, failedAttempts: r.status.draft.current.failedAttempts }), desired);
+    let seen = await this.#observe(r, at, r.records.decide, r.records.remembered);
+    const events = adoptionEvents(at.name, seen.state);
+    for (let unlocks = 0; ; ) {
+      const outcome = await this.#attempt(r, seen, desired);
+      if (outcome instanceof ReleaseChangedError || outcome instanceof ChangedOutsideError) {
+        seen = await this.#decideAgain(r, at, outcome, events);
+        continue;
+      }
+      // Read from storage and found in sync: remembered for the reconciles that follow (ADR 0069).
+      if (outcome.kind === 'in-sync' && !seen.remembered) this.#confirmInSync(r, seen.state);
       if (outcome.kind !== 'unlocked') return withEvents(outcome, events);
       events.push(...(outcome.events ?? []));
-      state = await observeRelease(r.ctx, owner, at);
-      if (state.kind === 'Locked' || n >= MAX_ACTIONS) throw new Error(`release ${at.name} is still ${state.kind === 'Locked' ? state.latest.status : state.kind} after unlocking it`);
+      seen = { state: await observeRelease(r.ctx, this.#owner, at), remembered: false };
+      if (seen.state.kind === 'Locked' || ++unlocks >= MAX_ACTIONS) throw new Error(`release ${at.name} is still ${seen.state.kind === 'Locked' ? seen.state.latest.status : seen.state.kind} after unlocking it`);
+    }
+  }
+
+  /**
+   * Nothing was written: a release changed since it was remembered is decided again from its
+   * records as read; one made outside the operator is out of sync (ADR 0070), and says so.
+   */
+  async #decideAgain(r: Reconcile, at: Parameters<typeof observeRelease>[2], err: ReleaseChangedError | ChangedOutsideError, events: CrEvent[]): Promise<Seen> {
+    if (err instanceof ChangedOutsideError) {
+      events.push({ type: 'Warning', reason: CHANGED_OUTSIDE_EVENT, message: err.message });
+      this.o.metrics?.releaseState(this.#controller, at.namespace, at.name, 'OutOfSync');
+      return { state: { kind: 'OutOfSync', latest: err.deployed, deployed: err.deployed }, remembered: false };
+    }
+    const seen = await this.#observe(r, at, () => Promise.resolve([...err.records]), false);
+    events.push(...adoptionEvents(at.name, seen.state));
+    return seen;
+  }
+
+  /** The release's state from `read`; remembered records only ever report a release in sync, and whatever else they say is read again. */
+  async #observe(r: Reconcile, at: Parameters<typeof observeRelease>[2], read: () => Promise<ReleaseRecord[]>, remembered: boolean): Promise<Seen> {
+    const state = await observeRelease(r.ctx, this.#owner, at, await read());
+    if (remembered && state.kind !== 'InSync') return this.#observe(r, at, r.records.read, false);
+    this.o.metrics?.releaseState(this.#controller, at.namespace, at.name, state.kind);
+    return { state, remembered };
+  }
+
+  /** The action the state picks, done; the error when remembered records turned out stale before anything was written. */
+  async #attempt(r: Reconcile, seen: Seen, desired: Desired): Promise<Outcome | ReleaseChangedError | ChangedOutsideError> {
+    const action = nextAction({ state: seen.state, fingerprint: desired.keyedFingerprint, failedAttempts: r.status.draft.current.failedAttempts });
+    const beforeWrite = seen.remembered && action.kind === 'correct-drift' ? confirmedOnce(r.records.read, r.ctx.name, action.deployed) : undefined;
+    try {
+      return await this.#throughRollout(r, action, desired, beforeWrite);
+    } catch (err) {
+      if ((beforeWrite !== undefined && err instanceof ReleaseChangedError) || err instanceof ChangedOutsideError) return err;
+      throw err;
     }
   }
 
   /** A fleet-only upgrade waits for its wave (rollout.ts); what any action leaves is noted for the rollout. */
-  async #throughRollout(r: Reconcile, action: Action, desired: Desired): Promise<Outcome> {
+  async #throughRollout(r: Reconcile, action: Action, desired: Desired, beforeWrite: (() => Promise<void>) | undefined): Promise<Outcome> {
     const upgrade = action.kind === 'upgrade' ? action.from : undefined;
     const held = upgrade === undefined ? undefined : await this.#rollout.hold(r.status.draft, { namespace: r.ctx.namespace, name: r.ctx.name, controller: r.controller }, upgrade, desired);
-    const outcome = held ?? (await this.#act(r, action, desired));
+    const outcome = held ?? (await this.#act(r, action, desired, beforeWrite));
     return this.#noted(r, outcome, desired, upgrade !== undefined && Rollout.fleetOnly(upgrade, desired));
   }
 
@@ -247,7 +329,8 @@ export class HelmReconciler implements Reconciler {
     return outcome === undefined ? undefined : this.#noted(r, outcome, desired, false);
   }
 
-  async #act(r: Reconcile, action: Action, desired: Desired): Promise<Outcome> {
+  /** `beforeWrite`: for a drift repair that goes on from remembered records (observe.ts confirmedOnce). */
+  async #act(r: Reconcile, action: Action, desired: Desired, beforeWrite?: () => Promise<void>): Promise<Outcome> {
     const { ctx } = r;
     switch (action.kind) {
       case 'report-conflict': {
@@ -267,7 +350,7 @@ export class HelmReconciler implements Reconciler {
       case 'upgrade':
         return r.status.during(`Upgrading release ${ctx.name} from revision ${action.from.revision}`, () => upgrade(ctx, desired, action.from));
       case 'correct-drift':
-        return correctDrift(ctx, action.deployed);
+        return correctDrift(ctx, action.deployed, desired, beforeWrite);
     }
   }
 
@@ -277,6 +360,10 @@ export class HelmReconciler implements Reconciler {
   }
 
   #period(r: Reconcile): number {
-    return resyncAfterMs({ annotationMs: r.ctx.annotations.reconcilePeriodMs, watchMs: this.o.watch.reconcilePeriodMs, defaultMs: this.o.defaultReconcilePeriodMs });
+    return resyncAfterMs(this.#periodSources(r.ctx.annotations.reconcilePeriodMs));
+  }
+
+  #periodSources(annotationMs: number | undefined): PeriodSources {
+    return { annotationMs, watchMs: this.o.watch.reconcilePeriodMs, defaultMs: this.o.defaultReconcilePeriodMs };
   }
 }

@@ -8,6 +8,7 @@ import type { FieldPath } from './drift.js';
 import type { InventoryEntry, ManifestObject } from './inventory.js';
 import type { CrEvent } from './outcome.js';
 import type { Owner } from './ownership.js';
+import type { ReleaseRecord } from './state.js';
 
 export interface Subject {
   readonly owner: Owner;
@@ -16,6 +17,27 @@ export interface Subject {
   readonly identity?: string | undefined;
   /** Hides sensitive values in what goes to events and logs (API server errors quote values). */
   readonly redact?: (text: string) => string;
+  /**
+   * Awaited before any write to the release's objects. It throws {@link ReleaseChangedError} when
+   * the revision being repaired towards is no longer the release's deployed one (ADR 0069).
+   */
+  readonly beforeWrite?: () => Promise<void>;
+}
+
+/**
+ * The release changed under a reconcile that went on from the records it remembered (ADR 0069):
+ * nothing was written, and the reconcile decides again from the records as stored.
+ */
+export class ReleaseChangedError extends Error {
+  override readonly name = 'ReleaseChangedError';
+
+  constructor(
+    message: string,
+    /** The records as just read, for the reconcile to decide from. */
+    readonly records: readonly ReleaseRecord[],
+  ) {
+    super(message);
+  }
 }
 
 /** Live objects of a release by their inventory entry, as a step just read or wrote them. */

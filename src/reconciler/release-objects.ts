@@ -45,6 +45,22 @@ export interface ReleaseObjectsOptions {
   readonly onDriftConflict?: (kind: string) => void;
 }
 
+/**
+ * What a subject's check before a write threw (ReleaseChangedError, or the storage read failing):
+ * it ends the whole pass as it is, never counted as the failed repair of one object.
+ */
+class NotWritten extends Error {
+  override readonly name = 'NotWritten';
+}
+
+async function checkedBeforeWrite(beforeWrite: Subject['beforeWrite']): Promise<void> {
+  try {
+    await beforeWrite?.();
+  } catch (err) {
+    throw new NotWritten('the check before a write failed', { cause: err });
+  }
+}
+
 type RepairOutcome = { readonly kind: 'unchanged' } | { readonly kind: 'repaired' | 'failed'; readonly message: string };
 const UNCHANGED: RepairOutcome = { kind: 'unchanged' };
 /**
@@ -88,8 +104,10 @@ export class ReleaseObjects implements ReleaseObjectsPort {
   async #stamp(s: Subject, d: DesiredObject): Promise<KubernetesObject | undefined> {
     const live = await this.#live(d.entry, true);
     const patch = this.#ownership(s, d, live);
+    if (patch === undefined || live === undefined) return live;
+    await s.beforeWrite?.();
     // A miss (object gone, or changed since read) is settled by the event that caused it.
-    return patch !== undefined && live !== undefined ? await this.o.objects.as(s.identity).mergePatch(patch, OPERATOR_FIELD_MANAGER) : live;
+    return this.o.objects.as(s.identity).mergePatch(patch, OPERATOR_FIELD_MANAGER);
   }
 
   /**
@@ -114,6 +132,7 @@ export class ReleaseObjects implements ReleaseObjectsPort {
       try {
         outcome = await this.#repairOne(s, d, policy);
       } catch (err) {
+        if (err instanceof NotWritten) throw err.cause instanceof Error ? err.cause : err;
         outcome = { kind: 'failed', message: describeError(err) };
       }
       if (outcome.kind === 'unchanged') continue;
@@ -149,20 +168,25 @@ export class ReleaseObjects implements ReleaseObjectsPort {
     if (live !== undefined && this.#verified.get(d.rendered) === verifiedAs(live, ignored)) return UNCHANGED;
     const rendered = asHelmApplies(renderedBody(d.rendered), d.entry.namespace, s.owner);
     if (live === undefined) {
+      await checkedBeforeWrite(s.beforeWrite);
       // Born with its owner and chart label: the label-filtered watch sees it from the first event.
       // Whole, ignored fields included: there is nobody else's value to keep.
       await this.o.objects.as(s.identity).apply(withOwnership(rendered, this.#ownership(s, d, undefined)), HELM_APPLY);
       return { kind: 'repaired', message: `Recreated ${describeEntry(d.entry)}, which had been deleted` };
     }
     if (driftedPaths(withLiveFields(rendered, live, ignored), live).length === 0) return this.#verify(d, live, ignored);
-    return this.#restore(d, { rendered, ignored, policy }, this.o.objects.as(s.identity));
+    return this.#restore(d, { rendered, ignored, policy, beforeWrite: s.beforeWrite }, this.o.objects.as(s.identity));
   }
 
   /**
    * Restores the fields the chart sets of an object that looks drifted in the cache, but those
    * ignored and those the policy finds another controller fighting over, which keep their live value.
    */
-  async #restore(d: DesiredObject, how: { rendered: KubernetesObject; ignored: readonly FieldPath[]; policy: RepairPolicy | undefined }, writer: ObjectClient): Promise<RepairOutcome> {
+  async #restore(
+    d: DesiredObject,
+    how: { rendered: KubernetesObject; ignored: readonly FieldPath[]; policy: RepairPolicy | undefined; beforeWrite: Subject['beforeWrite'] },
+    writer: ObjectClient,
+  ): Promise<RepairOutcome> {
     // The cache may lag behind the server: what the server will say is compared with what it has.
     const current = await this.o.objects.get(d.entry);
     if (current === undefined) return UNCHANGED;
@@ -171,6 +195,8 @@ export class ReleaseObjects implements ReleaseObjectsPort {
     if (driftedPaths(desired, current).length === 0) return this.#verify(d, current, ignored);
     const dryRun = await this.#dryRun(writer, desired);
     if (dryRun !== undefined && !applyWouldChange(dryRun, current)) return this.#verify(d, current, ignored);
+    // Before fights are counted: a write that the check stops must count for nothing.
+    await checkedBeforeWrite(how.beforeWrite);
     let notRestored: (() => void) | undefined;
     if (dryRun !== undefined && how.policy !== undefined) {
       const restoring = changedFields(current, dryRun);

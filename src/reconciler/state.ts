@@ -47,6 +47,11 @@ export type ObservedState = Exclude<ReleaseState, { readonly kind: 'Unmanaged' }
 /** A revision some operation began and never finished. */
 const isUnfinished = (s: ReleaseStatus): boolean => s.startsWith('pending-') || s === 'uninstalling' || s === 'unknown';
 
+/** Pure: the record of the highest revision; undefined when there is none. */
+export function latestRecord(records: readonly ReleaseRecord[]): ReleaseRecord | undefined {
+  return records.reduce<ReleaseRecord | undefined>((top, r) => (top === undefined || r.revision > top.revision ? r : top), undefined);
+}
+
 /** What the labels of a release in the desired state say. */
 export interface ExpectedLabels {
   readonly fingerprint: string;

@@ -8,7 +8,7 @@
  */
 import type { KeptRevision } from './ports.js';
 import type { DesiredObject } from './release-object-types.js';
-import type { ReleaseRecord } from './state.js';
+import { latestRecord, type ReleaseRecord } from './state.js';
 
 const RESOURCE_POLICY = 'helm.sh/resource-policy';
 /** Release states of an operation still in flight, which helm's uninstall handles. */
@@ -38,7 +38,7 @@ export function uninstallRoute(i: RouteInput): UninstallRoute {
   if (i.impersonates) return helm('the watch acts as a ServiceAccount of its own');
   if (i.helmRunning) return helm('a helm process still works on the release');
   if (i.kept === undefined) return helm('this process has not read the release');
-  const latest = i.records.reduce<ReleaseRecord | undefined>((a, r) => (a === undefined || r.revision > a.revision ? r : a), undefined);
+  const latest = latestRecord(i.records);
   if (latest === undefined) return helm('the release has no stored revision');
   if (latest.revision !== i.kept.revision) return helm(`revision ${latest.revision} is newer than the one read (${i.kept.revision})`);
   if (IN_FLIGHT.has(latest.status)) return helm(`revision ${latest.revision} is ${latest.status}`);

@@ -3,6 +3,7 @@
  * wins), and the fingerprint that decides whether helm has anything to do.
  */
 import { createHash, createHmac } from 'node:crypto';
+import { canonicalJson } from '../util/canonical-json.js';
 import { isPlainObject } from '../util/plain-object.js';
 import { isValueIndex, parseValuePath, VALUE_PATH_LIMITS, ValuePathError, type ValuePath } from '../config/value-path.js';
 
@@ -42,24 +43,6 @@ export function mergeValues(spec: Values, overrides: Readonly<Record<string, str
   // The keys were checked when watches.yaml was loaded: a bad one here is a bug, and throws.
   for (const [key, value] of Object.entries(overrides)) setValueAt(merged, parseValuePath(key), value);
   return merged;
-}
-
-/**
- * JSON with object keys sorted at every level, so equal values always serialise alike.
- * Numbers are already normalised by JSON (1 and 1.0 are one number), which is the lesson of
- * operator-sdk#5041, where int-vs-float comparisons caused endless upgrades.
- */
-export function canonicalJson(value: unknown): string {
-  // Array.from visits the holes an index past the end leaves (`a[2]`): null, as JSON.stringify writes them.
-  if (Array.isArray(value)) return `[${Array.from(value, canonicalJson).join(',')}]`;
-  if (isPlainObject(value)) {
-    const keys = Object.keys(value)
-      .filter((k) => value[k] !== undefined)
-      .sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
-  }
-  // Values come from JSON, so everything left is a string, number, boolean or null.
-  return value === undefined ? 'null' : JSON.stringify(value);
 }
 
 export interface FingerprintInput {

@@ -234,6 +234,22 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     this.#queue.addAfter(requestKey(request), options.afterMs ?? 0, options.priority);
   }
 
+  /**
+   * Queues every cached object once more (low priority: after the queued work), the reconciler
+   * having dropped what it remembers first (Reconciler.resync); how many.
+   */
+  resync(): number {
+    this.#options.reconciler.resync?.();
+    let queued = 0;
+    for (const obj of this.cache.list()) {
+      const { namespace = '', name } = obj.metadata ?? {};
+      if (name === undefined) continue;
+      this.enqueue({ namespace, name }, { priority: 'low' });
+      queued++;
+    }
+    return queued;
+  }
+
   /** True once every event source has completed its first LIST. */
   hasSynced(): boolean {
     if (this.#sources.size === 0) return false;

@@ -61,6 +61,12 @@ export interface ReconcileContext {
 
 export interface Reconciler {
   reconcile(request: Request, context: ReconcileContext): Promise<Result>;
+  /**
+   * A full resync is about to queue every key once more (after a leadership takeover): whatever
+   * the reconciler remembers of the cluster beyond the controller's cache is dropped, so each key
+   * is reconciled from what the API server holds.
+   */
+  resync?(): void;
 }
 
 /**

@@ -175,7 +175,7 @@ export async function startOperator(options: StartOptions): Promise<RunningOpera
 export interface CR {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace: string; generation?: number; finalizers?: string[]; annotations?: Record<string, string>; deletionTimestamp?: string; uid?: string };
+  metadata: { name: string; namespace: string; generation?: number; finalizers?: string[]; annotations?: Record<string, string>; deletionTimestamp?: string; uid?: string; resourceVersion?: string };
   spec?: Record<string, unknown>;
   status?: {
     conditions?: Condition[];

@@ -7,19 +7,26 @@ import { countFailedRepair, driftRepairStopped } from '../drift-budget.js';
 import { annotationRules, rulesFingerprint } from '../drift-ignore.js';
 import { DriftRepairPolicy } from '../drift-policy.js';
 import type { CrEvent, DriftFieldsReport, DriftResult, Outcome } from '../outcome.js';
-import type { DesiredObject } from '../release-object-types.js';
+import type { DesiredObject, Subject } from '../release-object-types.js';
 import type { ReleaseRecord } from '../state.js';
 import type { DeployedRelease } from '../status.js';
-import { subjectOf, type ActionContext } from './context.js';
+import { jsonDigest } from '../../util/canonical-json.js';
+import { changedOutside, ChangedOutsideError } from '../outside-change.js';
+import { subjectOf, type ActionContext, type Desired } from './context.js';
 import { deployedRelease, entriesOf } from './deployment.js';
 
-export async function correctDrift(ctx: ActionContext, deployed: ReleaseRecord): Promise<Outcome> {
-  const { objects, release } = await deployedObjects(ctx, deployed);
+/**
+ * `beforeWrite`: awaited before any write to the release's objects, when `deployed` was remembered
+ * rather than read (ADR 0069); it throws ReleaseChangedError when that revision is no longer deployed.
+ */
+export async function correctDrift(ctx: ActionContext, deployed: ReleaseRecord, desired: Pick<Desired, 'values'>, beforeWrite?: () => Promise<void>): Promise<Outcome> {
+  const subject = { ...subjectOf(ctx), ...(beforeWrite === undefined ? {} : { beforeWrite }) };
+  const { objects, release } = await deployedObjects(ctx, deployed, desired);
   const fromCR = annotationRules(ctx.annotations.driftIgnore, ctx.watch.allowDriftIgnoreAnnotation === true);
   const rules = [...(ctx.watch.driftIgnore ?? []), ...fromCR.rules];
   const key = { revision: deployed.revision, generation: ctx.generation, rules: rulesFingerprint(rules) };
   const policy = new DriftRepairPolicy(rules, ctx.status.driftFights, key);
-  const { drift, events } = ctx.annotations.driftRepair ? await repair(ctx, deployed.revision, objects, policy) : { drift: { kind: 'settled' } as const, events: [] };
+  const { drift, events } = ctx.annotations.driftRepair ? await repair(ctx, { subject, revision: deployed.revision }, objects, policy) : { drift: { kind: 'settled' } as const, events: [] };
   const fields: DriftFieldsReport = {
     fights: ctx.annotations.driftRepair ? policy.fights : undefined,
     declared: policy.declared,
@@ -29,18 +36,24 @@ export async function correctDrift(ctx: ActionContext, deployed: ReleaseRecord):
   const quiet = fields.fights?.fields.length === 0 && fromCR.problem === undefined && ctx.status.driftFights === undefined;
   // After the repair: a recreated object needs its owner and chart label at once, or its own
   // events would not be routed back here until the next periodic reconcile.
-  const seen = await ctx.objects.adopt(subjectOf(ctx), objects);
+  const seen = await ctx.objects.adopt(subject, objects);
   const ready = await ctx.objects.readiness(objects, seen);
   const deployment = { ...(release === undefined ? {} : { release }), inventory: entriesOf(objects), ready };
   return { kind: 'in-sync', revision: deployed.revision, deployment, drift, ...(quiet ? {} : { fields }), ...(events.length === 0 ? {} : { events }) };
 }
 
-/** The deployed revision's objects: kept from this CR instance's last install or upgrade, else read from helm. */
-async function deployedObjects(ctx: ActionContext, deployed: ReleaseRecord): Promise<{ objects: DesiredObject[]; release?: DeployedRelease }> {
+/**
+ * The deployed revision's objects: kept from this CR instance's last install or upgrade, else read
+ * from helm, which also says whether the revision was made from the desired state (ChangedOutsideError).
+ */
+async function deployedObjects(ctx: ActionContext, deployed: ReleaseRecord, desired: Pick<Desired, 'values'>): Promise<{ objects: DesiredObject[]; release?: DeployedRelease }> {
   const known = ctx.manifests.get(ctx.namespace, ctx.name, ctx.uid, deployed.revision);
   if (known !== undefined) return { objects: known };
   const release = await ctx.helm.status(ctx.name, ctx.namespace);
   if (release === undefined) throw new Error(`release ${ctx.name} vanished while being read`);
+  // Not kept: the next reconcile reads it again, until an upgrade makes a revision of ours.
+  const why = changedOutside(release, { valuesDigest: jsonDigest(desired.values), chart: ctx.watch.chart });
+  if (why !== undefined) throw new ChangedOutsideError(deployed, why);
   return { objects: await ctx.manifests.remember(ctx.name, ctx.uid, release), release: deployedRelease(release) };
 }
 
@@ -49,10 +62,16 @@ async function deployedObjects(ctx: ActionContext, deployed: ReleaseRecord): Pro
  * the pass that spends it says so once, and repair then stops until an upgrade or a spec change.
  * `events`: one per object restored or not.
  */
-async function repair(ctx: ActionContext, revision: number, objects: readonly DesiredObject[], policy: DriftRepairPolicy): Promise<{ drift: DriftResult; events: readonly CrEvent[] }> {
+async function repair(
+  ctx: ActionContext,
+  at: { readonly subject: Subject; readonly revision: number },
+  objects: readonly DesiredObject[],
+  policy: DriftRepairPolicy,
+): Promise<{ drift: DriftResult; events: readonly CrEvent[] }> {
+  const { revision } = at;
   const key = { revision, generation: ctx.generation };
   if (driftRepairStopped(ctx.status.driftRepairFailures, key)) return { drift: { kind: 'stopped' }, events: [] };
-  const { failures, events } = await ctx.objects.repairDrift(subjectOf(ctx), objects, policy);
+  const { failures, events } = await ctx.objects.repairDrift(at.subject, objects, policy);
   if (failures.length === 0) return { drift: { kind: 'settled' }, events };
   const { record, exhausted } = countFailedRepair(ctx.status.driftRepairFailures, key);
   const summary = failures.map((f) => `${f.object}: ${f.message}`).join('; ');

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
 import type { Condition } from '../../../src/reconciler/conditions.js';
 import { CHART_LABEL, PRIMARY_RESOURCE, PRIMARY_RESOURCE_TYPE } from '../../../src/reconciler/ownership.js';
+import { helmByHand, releaseByHand } from '../../support/helm.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import {
   activity,
@@ -82,6 +83,29 @@ describe('dependent watches, drift repair and readiness', () => {
     await waitFor('a DriftCorrected event that restored the Deployment', async () =>
       (await driftEvents('web')).some((m) => m.startsWith('Restored') && m.includes('Deployment')),
     );
+  });
+
+  it('installs again a release someone uninstalled by hand right after the operator last read it, instead of recreating its objects from memory (ADR 0069)', async () => {
+    await nginx.create(ns.name, 'byhand', { replicaCount: 2 });
+    await nginx.waitForCondition(ns.name, 'byhand', { type: 'Ready', status: 'True' });
+    const installed = await nginx.get(ns.name, 'byhand');
+    // A reconcile that finds nothing to do: the operator has just confirmed the release (or
+    // remembers helm's install), so the reconciles that follow go on from memory.
+    const since = await activity(op);
+    await apps.patchNamespacedDeployment({ namespace: ns.name, name: 'byhand-nginx', body: { metadata: { labels: { 'example.com/poke': '1' } } } }, merge);
+    await waitForReconciles(op, 'nginx-controller', since, 1);
+    await helmByHand('uninstall', 'byhand', '-n', ns.name, '--wait');
+    // The deleted objects bring a reconcile that would recreate them: it reads the storage first,
+    // finds no release, and installs one, so the objects are helm's again, with a release record.
+    const release = await waitFor('the release to be installed again', async () => {
+      const now = await releaseByHand('byhand', ns.name);
+      return now?.status === 'deployed' ? now : undefined;
+    });
+    expect(release).toMatchObject({ revision: 1, values: { replicaCount: 2 } });
+    const cr = await nginx.waitForCondition(ns.name, 'byhand', { type: 'Ready', status: 'True' });
+    expect(cr.metadata.uid).toBe(installed?.metadata.uid);
+    expect(condition(cr, 'Deployed')).toMatchObject({ status: 'True', reason: 'InstallSuccessful' });
+    expect((await deployment('byhand-nginx')).spec?.replicas).toBe(2);
   });
 
   it('grows informers with kinds, not with CRs', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deploymentSettled } from '../../../bench/compare/cluster.js';
+import { deploymentSettled, openWatches } from '../../../bench/compare/cluster.js';
 import { podsNeeded } from '../../../bench/compare/scenarios.js';
 
 const deployment = (replicas: number, status: Record<string, number> | undefined, generation = 2) => ({
@@ -34,5 +34,26 @@ describe('podsNeeded', () => {
   it('counts the sample spec replicas of every CR and one more per spec-change try', () => {
     expect(podsNeeded(1000, 3)).toBe(2003);
     expect(podsNeeded(100, 5)).toBe(205);
+  });
+});
+
+describe('openWatches', () => {
+  const metrics = [
+    '# TYPE apiserver_longrunning_requests gauge',
+    'apiserver_longrunning_requests{component="apiserver",group="example.com",resource="nginxes",scope="cluster",subresource="",verb="WATCH",version="v1alpha1"} 1',
+    'apiserver_longrunning_requests{component="apiserver",group="example.com",resource="nginxes",scope="namespace",subresource="",verb="WATCH",version="v1alpha1"} 2',
+    'apiserver_longrunning_requests{component="apiserver",group="",resource="pods",scope="namespace",subresource="log",verb="CONNECT",version="v1"} 4',
+    'apiserver_longrunning_requests{component="apiserver",group="",resource="secrets",scope="cluster",subresource="",verb="WATCH",version="v1"} 3',
+    'apiserver_request_total{code="200",resource="nginxes",verb="WATCH"} 9',
+  ].join('\n');
+
+  it('sums the open WATCH requests of one resource, at every scope', () => {
+    expect(openWatches(metrics, 'nginxes')).toBe(3);
+    expect(openWatches(metrics, 'secrets')).toBe(3);
+  });
+
+  it('counts nothing for a resource nobody watches, nor another verb or metric', () => {
+    expect(openWatches(metrics, 'widgets')).toBe(0);
+    expect(openWatches(metrics, 'pods')).toBe(0);
   });
 });

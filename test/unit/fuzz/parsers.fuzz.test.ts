@@ -13,7 +13,8 @@ import { invalidInput } from '../../../src/reconciler/desired.js';
 import { VALUES_LIMITS, valuesProblem } from '../../../src/reconciler/limits.js';
 import { leafStrings } from '../../../src/reconciler/redaction.js';
 import { composeReferencedValues, deepMerge, parseValuesFrom, secretStrings } from '../../../src/reconciler/values-from.js';
-import { canonicalJson, mergeValues, setValueAt, type Values } from '../../../src/reconciler/values.js';
+import { mergeValues, setValueAt, type Values } from '../../../src/reconciler/values.js';
+import { canonicalJson } from '../../../src/util/canonical-json.js';
 import { reportFuzz } from '../../support/fuzz-report.js';
 
 const SEED = 20261126;

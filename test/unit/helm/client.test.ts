@@ -10,6 +10,7 @@ import { HelmError } from '../../../src/helm/errors.js';
 import type { LeaseFence } from '../../../src/helm/runner.js';
 import { HELM_BINARIES, writeFakeHelm, writeTinyChart, writeUnreachableKubeconfig } from './helpers.js';
 import { helmRejection } from '../../support/helm.js';
+import { jsonDigest } from '../../../src/util/canonical-json.js';
 
 let work: string;
 let chart: string;
@@ -236,11 +237,12 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
       });
     }
 
-    it('status: latest revision with its chart from get metadata, no values', async () => {
+    it('status: latest revision with its chart from get metadata, of the values only their digest', async () => {
       const events: HelmExecution[] = [];
       const c = await memoryClient(events);
       const got = await c.status('web', 'ns1');
       expect(got).toEqual({
+        valuesDigest: jsonDigest({ password: 's3cret' }),
         name: 'web',
         namespace: 'ns1',
         revision: 2,

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { HelmOutputError, parseDryRunManifest, parseHelmVersion, parseHistoryJson, parseJsonOutput, parseMetadataJson, parseReleaseJson, uninstalledRelease } from '../../../src/helm/parse.js';
+import { jsonDigest } from '../../../src/util/canonical-json.js';
 
 /**
  * Real output of each binary (fixtures/helm-<version>-*.json), captured with the memory storage
@@ -13,9 +14,10 @@ const has = (name: string): boolean => existsSync(new URL(`./fixtures/${name}`, 
 describe.each(['helm-v4.1.4', 'helm-v3.21.4'])('%s JSON', (v) => {
   const present = has(`${v}-status.json`);
 
-  it.skipIf(!present)('status: everything but the chart, and never the values', () => {
+  it.skipIf(!present)('status: everything but the chart, and of the values only their digest', () => {
     const rel = parseReleaseJson(fixture(`${v}-status.json`), 'status');
     expect(rel).toEqual({
+      valuesDigest: jsonDigest({ password: 's3cret' }),
       name: 'web',
       namespace: 'ns1',
       revision: 2,
@@ -40,6 +42,13 @@ describe.each(['helm-v4.1.4', 'helm-v3.21.4'])('%s JSON', (v) => {
     expect(rel.manifest).toContain('kind: ConfigMap');
     expect(fixture(`${v}-install.json`)).toContain('"config":{"greeting":"hi"}');
     expect(Object.keys(rel)).not.toContain('config');
+    expect(rel.valuesDigest).toBe(jsonDigest({ greeting: 'hi' }));
+  });
+
+  it.skipIf(!present)('values helm leaves out (empty: `omitempty`) have the digest of no values', () => {
+    const doc = JSON.parse(fixture(`${v}-status.json`)) as Record<string, unknown>;
+    delete doc.config;
+    expect(parseReleaseJson(JSON.stringify(doc), 'status').valuesDigest).toBe(jsonDigest({}));
   });
 
   it.skipIf(!present)('get metadata', () => {
@@ -118,7 +127,7 @@ describe('validators reject what helm does not print', () => {
 
   it('maps an unknown status to unknown and defaults omitted strings', () => {
     const rel = parseReleaseJson('{"name":"x","namespace":"n","version":1,"info":{"status":"brand-new"}}', 'status');
-    expect(rel).toEqual({ name: 'x', namespace: 'n', revision: 1, status: 'unknown', notes: '', manifest: '', deleteHooks: false, description: '' });
+    expect(rel).toEqual({ name: 'x', namespace: 'n', revision: 1, status: 'unknown', notes: '', manifest: '', deleteHooks: false, description: '', valuesDigest: jsonDigest({}) });
   });
 
   it('tells whether a hook runs on uninstall from hooks[].events', () => {

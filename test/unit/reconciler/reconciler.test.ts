@@ -10,16 +10,19 @@ import type { ObjectRef } from '../../../src/k8s/objects.js';
 import { FINALIZER, Uninstaller } from '../../../src/reconciler/actions/uninstall.js';
 import { ConditionType, Reason } from '../../../src/reconciler/conditions.js';
 import { ManifestCache } from '../../../src/reconciler/manifest-cache.js';
-import { releaseOwnerOf } from '../../../src/reconciler/observe.js';
+import { MAX_FAILED_ATTEMPTS } from '../../../src/reconciler/next-action.js';
+import { CHANGED_OUTSIDE_EVENT } from '../../../src/reconciler/outside-change.js';
+import { RECORDS_REMEMBERED_MS, releaseOwnerOf } from '../../../src/reconciler/observe.js';
 import { ReportedError } from '../../../src/reconciler/outcome.js';
 import type { CustomResourcesPort, ObjectDeleterPort, ObjectReaderPort } from '../../../src/reconciler/ports.js';
 import { HelmReconciler, type HelmReconcilerOptions } from '../../../src/reconciler/reconciler.js';
 import { RELEASE_LABELS } from '../../../src/reconciler/state.js';
+import { keepForRollout } from '../../../src/reconciler/rollout-members.js';
 import { readStatus } from '../../../src/reconciler/status.js';
 import { VALUES_FROM_ANNOTATION, type ValuesReference, type ValuesSource, type ValuesSourcePort } from '../../../src/reconciler/values-from.js';
-import { keepMetadataOnly } from '../../../src/runtime/informer.js';
 import type { Result } from '../../../src/runtime/reconcile.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
+import { jsonDigest } from '../../../src/util/canonical-json.js';
 import { watchOf } from '../../support/watch.js';
 import { CHART, describeHelmError, FakeController, FakeHelm, FakeHelmError, FakeObjects, FakeStorage, fakeIsNamespaced, record } from './actions/fakes.js';
 
@@ -50,16 +53,24 @@ class FakeCustomResources implements CustomResourcesPort {
     return this.#crs.get(`${namespace}/${name}`);
   }
 
-  /** The CR as the controller's metadata-only cache holds it. */
+  /** The CR as the controller's cache holds it: metadata, the Ready condition, the rollout (operator.ts). */
   cached(namespace: string, name: string): CachedCustomResource | undefined {
     const cr = this.#crs.get(`${namespace}/${name}`);
-    return cr === undefined ? undefined : keepMetadataOnly(structuredClone(cr));
+    return cr === undefined ? undefined : keepForRollout(structuredClone(cr));
   }
 
-  get(namespace: string, name: string): Promise<CustomResource | undefined> {
+  /** The resourceVersion each read was told the cache holds. */
+  readonly readVersions: (string | undefined)[] = [];
+
+  get(namespace: string, name: string, version?: string): Promise<CustomResource | undefined> {
     this.reads++;
+    this.readVersions.push(version);
     const cr = this.#crs.get(`${namespace}/${name}`);
     return Promise.resolve(cr === undefined ? undefined : structuredClone(cr));
+  }
+
+  forget(): void {
+    // Nothing is kept here between reads.
   }
 
   addFinalizer(cr: CachedCustomResource, finalizer: string): Promise<void> {
@@ -125,7 +136,7 @@ class FakeValuesSources implements ValuesSourcePort {
 const noObjects: ObjectReaderPort & ObjectDeleterPort = { get: (_ref: ObjectRef) => Promise.resolve(undefined), delete: (_ref: ObjectRef) => Promise.resolve(false) };
 
 /** `progressDelayMs`: 0 shows each helm action as Reconciling before it starts. */
-function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']>; progressDelayMs?: number } = {}) {
+function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']>; progressDelayMs?: number; now?: () => Date } = {}) {
   const storage = new FakeStorage();
   const helm = new FakeHelm(storage);
   const objects = new FakeObjects();
@@ -156,6 +167,7 @@ function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']>; progressDel
     describeHelmError,
     defaultReconcilePeriodMs: PERIOD_MS,
     ...(o.progressDelayMs === undefined ? {} : { progressDelayMs: o.progressDelayMs }),
+    ...(o.now === undefined ? {} : { now: o.now }),
   });
   /** The reconciles' cancellation (shutdown, lost leadership). */
   const cancel = new AbortController();
@@ -189,7 +201,7 @@ function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']>; progressDel
     };
     return seen;
   };
-  return { cancel, reconcilingDuringHelm, reconcile, cr, crs, helm, storage, objects, manifests, events: recorder.events, valuesSources, forgotten, status, condition };
+  return { cancel, reconcilingDuringHelm, reconcile, reconciler, cr, crs, helm, storage, objects, manifests, events: recorder.events, valuesSources, forgotten, status, condition };
 }
 
 describe('HelmReconciler', () => {
@@ -202,6 +214,15 @@ describe('HelmReconciler', () => {
     expect(t.crs.reads).toBe(0);
     expect(t.helm.calls).toEqual([]);
     expect((await t.crs.get(NS, NAME))?.metadata.finalizers).toEqual([FINALIZER]);
+  });
+
+  it('reads its CR at the version the cache holds, which the port may answer from its own last read or write', async () => {
+    const t = setup({ progressDelayMs: 0 });
+    t.cr({ finalizers: [FINALIZER] });
+    const cachedVersion = t.crs.cached(NS, NAME)?.metadata.resourceVersion;
+    await t.reconcile();
+    expect(cachedVersion).toBeDefined();
+    expect(t.crs.readVersions).toEqual([cachedVersion]);
   });
 
   it('adds no finalizer to a paused CR, nor to one being deleted', async () => {
@@ -325,6 +346,177 @@ describe('HelmReconciler', () => {
     expect(t.helm.methods()).toEqual(['install']);
     expect(t.objects.repaired).toHaveLength(1);
     expect(t.crs.writes).toHaveLength(writes);
+  });
+
+  describe('records remembered after an install (ADR 0069)', () => {
+    /** An installed CR, its clock, and the storage reads counted from here on. */
+    async function installed() {
+      let nowMs = Date.parse('2026-11-28T12:00:00Z');
+      const t = setup({ now: () => new Date(nowMs) });
+      t.cr({ finalizers: [FINALIZER] });
+      await t.reconcile();
+      expect(t.helm.methods()).toEqual(['install']);
+      t.storage.reads.length = 0;
+      /** Stores the CR as `change` leaves a copy of it; the CR as it was. */
+      const edit = (change: (cr: CustomResource) => void): CustomResource => {
+        const cr = t.crs.stored(NS, NAME);
+        if (cr === undefined) throw new Error('no CR');
+        const next = structuredClone(cr);
+        change(next);
+        t.crs.put(next);
+        return cr;
+      };
+      return { t, edit, advance: (ms: number) => (nowMs += ms) };
+    }
+
+    it('reports readiness from the revision helm just wrote, without reading the storage', async () => {
+      const { t, advance } = await installed();
+      t.objects.ready = { status: 'False', reason: 'ResourcesNotReady', message: '1/2 ready', ready: 1, total: 2 };
+      advance(RECORDS_REMEMBERED_MS - 1);
+      await t.reconcile();
+      expect(t.storage.reads).toEqual([]);
+      expect(t.helm.methods()).toEqual(['install']);
+      expect(await t.condition(ConditionType.Ready)).toMatchObject({ status: 'False', message: expect.stringContaining('1/2 ready') as string });
+    });
+
+    it('reads the storage again once what it remembers is older than RECORDS_REMEMBERED_MS, and remembers that read', async () => {
+      const { t, advance } = await installed();
+      advance(RECORDS_REMEMBERED_MS);
+      await t.reconcile();
+      expect(t.storage.reads).toEqual([`${NS}/${NAME}`]);
+      // The read confirmed the revision again: the next reconcile goes on from it.
+      advance(1_000);
+      await t.reconcile();
+      expect(t.storage.reads).toEqual([`${NS}/${NAME}`]);
+    });
+
+    it('reads the storage before it repairs anything, and repairs nothing towards a revision upgraded by hand since', async () => {
+      const { t } = await installed();
+      const ours = t.helm.callsOf('install')[0]?.labels;
+      // `helm upgrade` by hand, with other values: revision 2 is deployed, and its objects changed.
+      t.storage.store(NS, NAME, record(2, 'deployed', { ...ours, [RELEASE_LABELS.fingerprint]: 'by-hand' }));
+      t.objects.drifted = 1;
+      t.helm.release = { ...t.helm.release, revision: 3 };
+      await t.reconcile();
+      expect(t.objects.written).toBe(0);
+      expect(t.storage.reads.length).toBeGreaterThan(0);
+      // Decided from storage: the release is upgraded back to the CR's values, as before ADR 0069.
+      expect(t.helm.methods()).toEqual(['install', 'upgrade']);
+      expect((await t.status()).deployedRelease).toMatchObject({ revision: 3 });
+    });
+
+    it('repairs nothing of a release uninstalled and installed again by hand up to the same revision', async () => {
+      const { t } = await installed();
+      // Revision 1 again, without this operator's labels: not ours to touch.
+      t.storage.set(NS, NAME, [record(1, 'deployed', {})]);
+      t.objects.drifted = 1;
+      await t.reconcile();
+      expect(t.objects.written).toBe(0);
+      expect(t.helm.methods()).toEqual(['install', 'status']);
+      expect(await t.condition(ConditionType.Irreconcilable)).toMatchObject({ status: 'True', reason: Reason.ReleaseNotOwned });
+    });
+
+    it('reads the storage after a failed upgrade, so a spec put back is not taken as in sync from memory', async () => {
+      const { t, edit } = await installed();
+      const { spec } = edit((cr) => {
+        cr.metadata.generation = 2;
+        cr.spec = { replicas: 5 };
+      });
+      t.helm.fail('upgrade', new FakeHelmError('UPGRADE FAILED: timed out'));
+      await t.reconcile().catch(() => undefined);
+      edit((cr) => {
+        cr.metadata.generation = 3;
+        cr.spec = spec;
+      });
+      t.storage.reads.length = 0;
+      await t.reconcile().catch(() => undefined);
+      expect(t.storage.reads.length).toBeGreaterThan(0);
+    });
+
+    it('repairs drift once the storage confirms the revision it remembered', async () => {
+      const { t } = await installed();
+      t.objects.drifted = 2;
+      await t.reconcile();
+      expect(t.objects.written).toBe(2);
+      // One confirmation for the whole pass, however many objects it writes.
+      expect(t.storage.reads).toEqual([`${NS}/${NAME}`]);
+      expect(t.helm.methods()).toEqual(['install']);
+    });
+
+    it('decides a changed spec from storage, never from memory', async () => {
+      const { t, edit } = await installed();
+      edit((cr) => {
+        cr.metadata.generation = 2;
+        cr.spec = { replicas: 5 };
+      });
+      t.helm.release = { ...t.helm.release, revision: 2 };
+      await t.reconcile();
+      expect(t.storage.reads.length).toBeGreaterThan(0);
+      expect(t.helm.methods()).toEqual(['install', 'upgrade']);
+    });
+
+    it('remembers nothing once told to resync (a leadership takeover): a late write of a previous leader is read', async () => {
+      const { t } = await installed();
+      t.reconciler.resync();
+      await t.reconcile();
+      expect(t.storage.reads).toEqual([`${NS}/${NAME}`]);
+    });
+
+    it('remembers nothing for a CR created again under the same name', async () => {
+      const { t, edit } = await installed();
+      edit((cr) => {
+        cr.metadata.uid = 'uid-web-2';
+      });
+      await t.reconcile();
+      expect(t.storage.reads.length).toBeGreaterThan(0);
+    });
+  });
+
+  describe('a revision made outside the operator (ADR 0070)', () => {
+    /** Installed; then revision 2 made by hand: helm carried the labels, fingerprint included, over to it. */
+    const upgradedByHand = async (made: { valuesDigest?: string; chartVersion?: string }) => {
+      const t = setup({ progressDelayMs: 0 });
+      t.cr({ finalizers: [FINALIZER] });
+      await t.reconcile();
+      const labels = t.helm.callsOf('install')[0]?.labels;
+      t.storage.set(NS, NAME, [record(1, 'superseded', labels), record(2, 'deployed', labels)]);
+      t.helm.release = { ...t.helm.release, revision: 2, ...made };
+      // What the install left remembered would answer until the next periodic reconcile.
+      t.reconciler.resync();
+      return t;
+    };
+
+    it('is upgraded back when helm stored it with other values, and a Warning says why', async () => {
+      const t = await upgradedByHand({ valuesDigest: jsonDigest({ replicas: 3 }) });
+      await t.reconcile();
+      expect(t.helm.methods()).toEqual(['install', 'status', 'upgrade']);
+      expect(t.helm.callsOf('upgrade')[0]?.values).toEqual({ replicas: 2 });
+      expect(t.events).toContainEqual({ type: 'Warning', reason: CHANGED_OUTSIDE_EVENT, message: expect.stringMatching(/^revision 2 was made outside the operator \(its values are not the ones this resource gives\)/) as string });
+      expect(await t.condition(ConditionType.Deployed)).toMatchObject({ status: 'True', reason: Reason.UpgradeSuccessful });
+    });
+
+    it('is upgraded back when made from another version of the chart', async () => {
+      const t = await upgradedByHand({ valuesDigest: jsonDigest({ replicas: 2 }), chartVersion: '9.9.9' });
+      await t.reconcile();
+      expect(t.helm.methods()).toEqual(['install', 'status', 'upgrade']);
+      expect(t.events).toContainEqual(expect.objectContaining({ reason: CHANGED_OUTSIDE_EVENT, message: expect.stringContaining(`its chart is ${CHART.name} 9.9.9, not ${CHART.name} ${CHART.version}`) as string }));
+    });
+
+    it('is in sync when helm stored it with the desired values and chart (a restarted operator reads every release so)', async () => {
+      const t = await upgradedByHand({ valuesDigest: jsonDigest({ replicas: 2 }) });
+      await t.reconcile();
+      await t.reconcile();
+      expect(t.helm.methods()).toEqual(['install', 'status']);
+      expect(t.events.filter((e) => e.type === 'Warning')).toEqual([]);
+    });
+
+    it('stops upgrading it back once the desired state has failed its retries', async () => {
+      const t = await upgradedByHand({ valuesDigest: jsonDigest({ replicas: 3 }) });
+      t.helm.fail('upgrade', new FakeHelmError('admission webhook denied'));
+      for (let i = 0; i < 8; i++) await t.reconcile().catch(() => undefined);
+      expect(t.helm.callsOf('upgrade')).toHaveLength(MAX_FAILED_ATTEMPTS);
+      expect(await t.condition(ConditionType.Stalled)).toMatchObject({ status: 'True' });
+    });
   });
 
   it('uninstalls a deleted CR, then removes its finalizer and forgets it', async () => {

@@ -1,7 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
-  canonicalJson,
   fingerprint,
   keyedFingerprint,
   mergeValues,
@@ -10,6 +9,7 @@ import {
   type Values,
 } from '../../../src/reconciler/values.js';
 import { ValuePathError } from '../../../src/config/value-path.js';
+import { canonicalJson } from '../../../src/util/canonical-json.js';
 
 /** Freezes `v` and everything below it, so any mutation throws (ES modules are strict). */
 function deepFreeze<T>(v: T): T {

@@ -115,6 +115,7 @@ class ScriptedReconciler implements Reconciler {
   readonly activeKeys = new Set<string>();
   overlap = 0;
   behaviour: (req: Request, ctx: ReconcileContext) => Promise<Result> = () => Promise.resolve({});
+  resync: (() => void) | undefined;
 
   async reconcile(request: Request, context: ReconcileContext): Promise<Result> {
     const key = `${request.namespace}/${request.name}`;
@@ -296,6 +297,24 @@ describe('Controller event handling', () => {
     source().update(v2, v1);
     source().delete(v2);
     expect(seen).toEqual([v1.metadata?.resourceVersion ?? '', '2', '2 deleted']);
+  });
+
+  it('resync() has the reconciler drop what it remembers, then queues every cached object once more', async () => {
+    const { controller, reconciler, source } = setup();
+    const order: string[] = [];
+    reconciler.resync = () => order.push('resync');
+    reconciler.behaviour = (req) => {
+      order.push(req.name);
+      return Promise.resolve({});
+    };
+    await controller.start();
+    source().add(widget('a'));
+    source().add(widget('b'));
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(2); });
+    order.length = 0;
+    expect(controller.resync()).toBe(2);
+    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(4); });
+    expect(order).toEqual(['resync', 'a', 'b']);
   });
 
   it('enqueue() accepts requests from other sources, now or later', async () => {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { correctDrift } from '../../../../src/reconciler/actions/correct-drift.js';
 import { DRIFT_REPAIR_ATTEMPTS } from '../../../../src/reconciler/drift-budget.js';
+import { ChangedOutsideError } from '../../../../src/reconciler/outside-change.js';
+import { jsonDigest } from '../../../../src/util/canonical-json.js';
 import type { DriftRepairFailures } from '../../../../src/reconciler/status.js';
 import { CHART, DEFAULT_MANIFEST, entries, harness, NAME, NAMESPACE, READY, record, UID, type Harness } from './fakes.js';
 
@@ -12,6 +14,8 @@ const FAILURES = [
   { object: 'Deployment apps/web', message: 'admission webhook denied the request' },
   { object: 'ConfigMap apps/web-config', message: 'forbidden' },
 ];
+/** What the desired state gives helm (its values' digest is compared with a revision read from helm). */
+const DESIRED = { values: { replicaCount: 2, image: { tag: '1.25' } } };
 const SUMMARY = 'Deployment apps/web: admission webhook denied the request; ConfigMap apps/web-config: forbidden';
 
 /** A CR at `generation` whose revision 2 is deployed, its manifest kept from an earlier pass. */
@@ -29,7 +33,7 @@ describe('correctDrift', () => {
   it('works from the kept manifest without helm, repairs, then adopts and summarises readiness', async () => {
     const h = await kept();
     const objects = h.manifests.get(NAMESPACE, NAME, UID, 2);
-    const outcome = await correctDrift(h.ctx, record(2, 'deployed'));
+    const outcome = await correctDrift(h.ctx, record(2, 'deployed'), DESIRED);
     expect(outcome).toStrictEqual({ kind: 'in-sync', revision: 2, deployment: { inventory: INVENTORY, ready: READY }, drift: { kind: 'settled' } });
     expect(h.helm.calls).toStrictEqual([]);
     expect(h.objects.repaired).toStrictEqual([objects]);
@@ -42,7 +46,7 @@ describe('correctDrift', () => {
   it('reads the release from helm when nothing is kept, reports it and keeps its manifest', async () => {
     const h = harness();
     h.helm.release = { ...h.helm.release, revision: 2 };
-    const outcome = await correctDrift(h.ctx, record(2, 'deployed'));
+    const outcome = await correctDrift(h.ctx, record(2, 'deployed'), DESIRED);
     expect(h.helm.callsOf('status')).toStrictEqual([{ release: NAME, namespace: NAMESPACE }]);
     expect(outcome).toStrictEqual({
       kind: 'in-sync',
@@ -62,23 +66,49 @@ describe('correctDrift', () => {
       const h = harness();
       h.helm.release = { ...h.helm.release, revision: 2 };
       await h.manifests.remember(NAME, uid, { namespace: NAMESPACE, revision, manifest: DEFAULT_MANIFEST });
-      const outcome = await correctDrift(h.ctx, record(2, 'deployed'));
+      const outcome = await correctDrift(h.ctx, record(2, 'deployed'), DESIRED);
       expect(h.helm.methods()).toStrictEqual(['status']);
       expect(outcome).toMatchObject({ kind: 'in-sync', deployment: { release: { revision: 2 } } });
     }
   });
 
+  it('reads a revision made from the desired values as in sync, whatever the order of their keys', async () => {
+    const h = harness();
+    h.helm.release = { ...h.helm.release, revision: 2, valuesDigest: jsonDigest({ image: { tag: '1.25' }, replicaCount: 2 }) };
+    const outcome = await correctDrift(h.ctx, record(2, 'deployed'), DESIRED);
+    expect(outcome).toMatchObject({ kind: 'in-sync', revision: 2 });
+  });
+
+  it('throws ChangedOutsideError for a revision helm stored with other values or another chart version, and keeps nothing of it', async () => {
+    for (const change of [{ valuesDigest: jsonDigest({ ...DESIRED.values, replicaCount: 3 }) }, { chartVersion: '1.2.4' }]) {
+      const h = harness();
+      h.helm.release = { ...h.helm.release, revision: 2, ...change };
+      const error = await correctDrift(h.ctx, record(2, 'deployed'), DESIRED).catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(ChangedOutsideError);
+      expect((error as ChangedOutsideError).deployed).toStrictEqual(record(2, 'deployed'));
+      expect(h.manifests.get(NAMESPACE, NAME, UID, 2)).toBeUndefined();
+      expect(h.objects.order).toStrictEqual([]);
+    }
+  });
+
+  it('never reads helm, so never compares, for a revision this process made', async () => {
+    const h = await kept();
+    h.helm.release = { ...h.helm.release, revision: 2, valuesDigest: 'other' };
+    expect(await correctDrift(h.ctx, record(2, 'deployed'), DESIRED)).toMatchObject({ kind: 'in-sync' });
+    expect(h.helm.calls).toStrictEqual([]);
+  });
+
   it('throws when the release vanished while being read', async () => {
     const h = harness();
     h.helm.exists = false;
-    await expect(correctDrift(h.ctx, record(2, 'deployed'))).rejects.toThrow(`release ${NAME} vanished while being read`);
+    await expect(correctDrift(h.ctx, record(2, 'deployed'), DESIRED)).rejects.toThrow(`release ${NAME} vanished while being read`);
     expect(h.objects.order).toStrictEqual([]);
   });
 
   it('repairs nothing when the CR turns drift repair off, but still adopts and summarises', async () => {
     const h = await kept({ annotations: { 'helm.sdk.operatorframework.io/drift-repair': 'false' }, failures: { revision: 2, generation: 4, count: 2 } });
     h.objects.repairFailures = FAILURES;
-    const outcome = await correctDrift(h.ctx, record(2, 'deployed'));
+    const outcome = await correctDrift(h.ctx, record(2, 'deployed'), DESIRED);
     expect(outcome).toMatchObject({ kind: 'in-sync', drift: { kind: 'settled' } });
     expect(h.objects.repaired).toStrictEqual([]);
     expect(h.objects.order).toStrictEqual(['adopt', 'readiness']);
@@ -87,7 +117,7 @@ describe('correctDrift', () => {
   it('reports failed repairs as failing, counted for this revision and generation', async () => {
     const h = await kept();
     h.objects.repairFailures = FAILURES;
-    const outcome = await correctDrift(h.ctx, record(2, 'deployed'));
+    const outcome = await correctDrift(h.ctx, record(2, 'deployed'), DESIRED);
     expect(outcome).toMatchObject({ kind: 'in-sync', revision: 2, drift: { kind: 'failing', record: { revision: 2, generation: 4, count: 1 }, summary: SUMMARY } });
     // The release's other objects are handled all the same.
     expect(h.objects.order).toStrictEqual(['repairDrift', 'adopt', 'readiness']);
@@ -96,7 +126,7 @@ describe('correctDrift', () => {
   it('counts on from earlier failures of the same revision and generation', async () => {
     const h = await kept({ failures: { revision: 2, generation: 4, count: 2 } });
     h.objects.repairFailures = FAILURES;
-    const outcome = await correctDrift(h.ctx, record(2, 'deployed'));
+    const outcome = await correctDrift(h.ctx, record(2, 'deployed'), DESIRED);
     expect(outcome).toMatchObject({ drift: { kind: 'failing', record: { revision: 2, generation: 4, count: 3 } } });
   });
 
@@ -107,7 +137,7 @@ describe('correctDrift', () => {
     ]) {
       const h = await kept({ failures });
       h.objects.repairFailures = FAILURES;
-      const outcome = await correctDrift(h.ctx, record(2, 'deployed'));
+      const outcome = await correctDrift(h.ctx, record(2, 'deployed'), DESIRED);
       expect(outcome).toMatchObject({ drift: { kind: 'failing', record: { revision: 2, generation: 4, count: 1 } } });
     }
   });
@@ -115,7 +145,7 @@ describe('correctDrift', () => {
   it('says once that the pass spending the budget exhausted it', async () => {
     const h = await kept({ failures: { revision: 2, generation: 4, count: DRIFT_REPAIR_ATTEMPTS - 1 } });
     h.objects.repairFailures = FAILURES;
-    const outcome = await correctDrift(h.ctx, record(2, 'deployed'));
+    const outcome = await correctDrift(h.ctx, record(2, 'deployed'), DESIRED);
     expect(outcome).toMatchObject({
       drift: {
         kind: 'exhausted',
@@ -128,7 +158,7 @@ describe('correctDrift', () => {
   it('stops repairing once the budget of this revision and generation is spent', async () => {
     const h = await kept({ failures: { revision: 2, generation: 4, count: DRIFT_REPAIR_ATTEMPTS } });
     h.objects.repairFailures = FAILURES;
-    const outcome = await correctDrift(h.ctx, record(2, 'deployed'));
+    const outcome = await correctDrift(h.ctx, record(2, 'deployed'), DESIRED);
     expect(outcome).toStrictEqual({ kind: 'in-sync', revision: 2, deployment: { inventory: INVENTORY, ready: READY }, drift: { kind: 'stopped' } });
     expect(h.objects.repaired).toStrictEqual([]);
     expect(h.objects.order).toStrictEqual(['adopt', 'readiness']);
@@ -136,7 +166,7 @@ describe('correctDrift', () => {
 
   it('settles when a repair works again, whatever failed before', async () => {
     const h = await kept({ failures: { revision: 2, generation: 4, count: 3 } });
-    const outcome = await correctDrift(h.ctx, record(2, 'deployed'));
+    const outcome = await correctDrift(h.ctx, record(2, 'deployed'), DESIRED);
     expect(outcome).toMatchObject({ drift: { kind: 'settled' } });
   });
 
@@ -144,7 +174,7 @@ describe('correctDrift', () => {
     const h = harness();
     await h.manifests.remember(NAME, UID, { namespace: NAMESPACE, revision: 2, manifest: DEFAULT_MANIFEST });
     h.objects.repairFailures = FAILURES;
-    const outcome = await correctDrift(h.ctx, record(2, 'deployed'));
+    const outcome = await correctDrift(h.ctx, record(2, 'deployed'), DESIRED);
     expect(outcome).toMatchObject({ drift: { kind: 'failing', record: { revision: 2, count: 1 } } });
     expect(outcome.kind === 'in-sync' && outcome.drift.kind === 'failing' ? outcome.drift.record : undefined).toStrictEqual({ revision: 2, count: 1 });
   });

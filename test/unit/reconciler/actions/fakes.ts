@@ -17,7 +17,7 @@ import type { CrEvent, Outcome } from '../../../../src/reconciler/outcome.js';
 import type { ReleaseObjectsPort, ReleaseStoragePort } from '../../../../src/reconciler/ports.js';
 import type { DesiredObject, DriftReport, SeenObjects, Subject } from '../../../../src/reconciler/release-object-types.js';
 import type { ReadinessSummary } from '../../../../src/reconciler/readiness.js';
-import { RELEASE_LABELS, type ReleaseRecord, type ReleaseStatus } from '../../../../src/reconciler/state.js';
+import { latestRecord, RELEASE_LABELS, type ReleaseRecord, type ReleaseStatus } from '../../../../src/reconciler/state.js';
 import type { HelmStatus } from '../../../../src/reconciler/status.js';
 import type { ControllerHandle, Request } from '../../../../src/runtime/reconcile.js';
 import { silentLogger } from '../../../../src/telemetry/logger.js';
@@ -87,7 +87,12 @@ interface Failure {
 export class FakeHelm implements HelmPort {
   readonly calls: HelmCall[] = [];
   /** What install, upgrade and status answer with (status: undefined when `exists` is false). */
-  release: { revision: number; manifest: string; notes: string; status: ReleaseStatus } = { revision: 1, manifest: DEFAULT_MANIFEST, notes: 'Thanks for installing', status: 'deployed' };
+  release: { revision: number; manifest: string; notes: string; status: ReleaseStatus; chartVersion?: string; valuesDigest?: string } = {
+    revision: 1,
+    manifest: DEFAULT_MANIFEST,
+    notes: 'Thanks for installing',
+    status: 'deployed',
+  };
   exists = true;
   /** What render answers with. */
   rendered = DEFAULT_MANIFEST;
@@ -185,8 +190,9 @@ export class FakeHelm implements HelmPort {
   }
 
   #info(name: string, namespace: string): ReleaseInfo {
-    const { revision, manifest, notes, status } = this.release;
-    return { name, namespace, revision, status, chart: { name: CHART.name, version: CHART.version, appVersion: CHART.appVersion }, notes, manifest };
+    const { revision, manifest, notes, status, chartVersion, valuesDigest } = this.release;
+    const chart = { name: CHART.name, version: chartVersion ?? CHART.version, appVersion: CHART.appVersion };
+    return { name, namespace, revision, status, chart, notes, manifest, ...(valuesDigest === undefined ? {} : { valuesDigest }) };
   }
 }
 
@@ -262,8 +268,7 @@ export class FakeStorage implements ReleaseStoragePort {
   }
 
   async deployed(namespace: string, release: string, revision: number): Promise<ReleaseRecord[] | undefined> {
-    const records = await this.records(namespace, release);
-    const latest = records.reduce<ReleaseRecord | undefined>((a, r) => (a === undefined || r.revision > a.revision ? r : a), undefined);
+    const latest = latestRecord(await this.records(namespace, release));
     return latest?.revision === revision && latest.status === 'deployed' ? [latest] : undefined;
   }
 }
@@ -283,6 +288,10 @@ export class FakeObjects implements ReleaseObjectsPort {
   readonly seen: SeenObjects = new Map();
   readonly readinessSeen: SeenObjects[] = [];
   readonly order: string[] = [];
+  /** Each repairDrift finds this many objects drifted and writes them, after the subject's beforeWrite. */
+  drifted = 0;
+  /** Objects written by repairDrift. */
+  written = 0;
 
   adopt(_s: Subject, desired: readonly DesiredObject[], options?: { readonly created?: boolean }): Promise<SeenObjects> {
     this.order.push('adopt');
@@ -290,10 +299,15 @@ export class FakeObjects implements ReleaseObjectsPort {
     return Promise.resolve(this.seen);
   }
 
-  repairDrift(_s: Subject, desired: readonly DesiredObject[]): Promise<DriftReport> {
+  async repairDrift(s: Subject, desired: readonly DesiredObject[]): Promise<DriftReport> {
     this.order.push('repairDrift');
     this.repaired.push(desired);
-    return Promise.resolve({ repaired: 0, failures: this.repairFailures, events: [] });
+    for (let i = 0; i < this.drifted; i++) {
+      // As ReleaseObjects: nothing is written before the subject's check has passed.
+      await s.beforeWrite?.();
+      this.written++;
+    }
+    return { repaired: this.drifted, failures: this.repairFailures, events: [] };
   }
 
   readiness(_desired: readonly DesiredObject[], seen?: SeenObjects): Promise<ReadinessSummary> {
