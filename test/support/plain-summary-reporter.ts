@@ -2,6 +2,20 @@ import type { Reporter, TestModule } from 'vitest/node';
 
 /** How much of a failure's first error line a `failed test:` line keeps. */
 const MESSAGE_CHARS = 400;
+/** How many of the slowest files the run lists (docs/development.md keeps the table). */
+const SLOWEST_FILES = 20;
+
+/** A file's own time: importing it, its setup files, and its tests and hooks (not time queued behind other files). */
+export function moduleSeconds(d: { readonly prepareDuration: number; readonly collectDuration: number; readonly setupDuration: number; readonly duration: number }): number {
+  return (d.prepareDuration + d.collectDuration + d.setupDuration + d.duration) / 1000;
+}
+
+/** `slowest files:` then one `  <seconds>s  <project> <file>` line each, slowest first. */
+export function slowestFiles(files: readonly { readonly project: string; readonly file: string; readonly seconds: number }[], count = SLOWEST_FILES): string[] {
+  const top = [...files].sort((a, b) => b.seconds - a.seconds).slice(0, count);
+  if (top.length === 0) return [];
+  return [`slowest files (${top.length} of ${files.length}):`, ...top.map((f) => `${f.seconds.toFixed(1).padStart(8)}s  ${f.project} ${f.file}`)];
+}
 
 /** The first line of an error's message, trimmed, without terminal colours. */
 function firstLine(message: string | undefined): string {
@@ -15,7 +29,7 @@ function firstLine(message: string | undefined): string {
  * closing line `N passed, N failed, N skipped` that CI reads; vitest's own summary has another
  * shape and sits far above what a tier prints after it (the chaos report), so `.ci/run` repeats
  * the `failed test:` lines at the very end of a failed tier. A module that failed to load counts as
- * one failure.
+ * one failure. Above them it lists the slowest files, so that every run measures where its time went.
  */
 export default class PlainSummaryReporter implements Reporter {
   onTestRunEnd(modules: readonly TestModule[], unhandledErrors: readonly unknown[]): void {
@@ -32,7 +46,8 @@ export default class PlainSummaryReporter implements Reporter {
         else skipped++;
       }
     }
-    const lines = [...failures, `${passed} passed, ${failures.length} failed, ${skipped} skipped`];
+    const timed = modules.map((m) => ({ project: m.project.name, file: m.relativeModuleId, seconds: moduleSeconds(m.diagnostic()) }));
+    const lines = [...slowestFiles(timed), ...failures, `${passed} passed, ${failures.length} failed, ${skipped} skipped`];
     process.stdout.write(`\n${lines.join('\n')}\n`);
   }
 }
