@@ -17,8 +17,8 @@ export const LAYERS = {
   telemetry: ['util'],
   // The API client: the bottom of the operator's layers.
   k8s: ['telemetry', 'util'],
-  // watches.yaml and charts as data. reload.ts retries with the runtime's clock and backoff (a
-  // leaf module): the one sideways import, because reload is the runtime loop that lives in config.
+  // watches.yaml and charts as data. reload.ts retries with the runtime's backoff (a leaf module; the
+  // clock is util's): the one sideways import, because reload is the runtime loop that lives in config.
   config: ['telemetry', 'util', 'src/runtime/backoff.ts'],
   // helm's release storage reads Secrets through the API client; helm never imports the runtime.
   helm: ['k8s', 'telemetry', 'util'],

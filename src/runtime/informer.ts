@@ -27,7 +27,8 @@ import {
 } from '../k8s/client-node.js';
 import { RawClient, resourcePath, type ResourceRef } from '../k8s/raw-client.js';
 import type { Logger } from '../telemetry/logger.js';
-import { Backoff, systemClock, type BackoffOptions, type Clock, type Timer } from './backoff.js';
+import { systemClock, type Clock, type Timer } from '../util/clock.js';
+import { Backoff, type BackoffOptions } from './backoff.js';
 
 export { resourcePath, type ResourceRef };
 

@@ -2,7 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { KubeConfig, V1ObjectMeta } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AdaptiveGate } from '../../../src/runtime/adaptive-gate.js';
-import { ManualClock } from '../../../src/runtime/backoff.js';
+import { ManualClock } from '../../../src/util/clock.js';
 import {
   CacheSyncTimeoutError,
   Controller,
