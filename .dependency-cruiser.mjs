@@ -64,6 +64,14 @@ export default {
       to: { circular: true },
     },
     {
+      name: 'reconciler-not-controller',
+      comment:
+        'src/reconciler never calls up into its controller (docs/adr/0073): it is handed its request, the cached object, a read-only cache and a request source (runtime/reconcile.ts, runtime/requeue-source.ts), never the controller, its queue or the manager',
+      severity: 'error',
+      from: { path: '^src/reconciler/' },
+      to: { path: '^src/runtime/(controller|controller-set|manager|workqueue|fair-queue)\\.ts$' },
+    },
+    {
       name: 'util-imports-nothing',
       comment: 'src/util is a leaf every layer may import: it imports no module, package or other util (node: builtins only)',
       severity: 'error',

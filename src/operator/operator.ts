@@ -17,6 +17,8 @@ import { parseApiVersion, RestMapper } from '../k8s/restmapper.js';
 import { ReleaseStorage } from '../helm/storage.js';
 import type { ConcurrencyGate } from '../runtime/adaptive-gate.js';
 import { Controller, type StopOptions } from '../runtime/controller.js';
+import type { CacheReader, Reconciler } from '../runtime/reconcile.js';
+import { RequeueSource } from '../runtime/requeue-source.js';
 import { keepForRollout } from '../reconciler/rollout-members.js';
 import { ControllerSet } from '../runtime/controller-set.js';
 import type { Priority } from '../runtime/workqueue.js';
@@ -135,8 +137,13 @@ export class Operator {
   async #controller(watch: Watch, name: string): Promise<Controller> {
     const mapping = await this.#mapper.mapping(watch);
     const log = this.o.log;
-    const reconciler = releaseReconciler({
+    // The reconciler's requests for other CRs of the kind (a rollout's next wave, a batch's peers):
+    // a source this controller drains while it runs and stops with it (docs/adr/0073).
+    const requests = new RequeueSource();
+    const reconciler = (cache: CacheReader): Reconciler => releaseReconciler({
       watch,
+      cache,
+      wakeups: requests,
       crs: new CustomResourceClient(this.o.kubeConfig, mapping, FIELD_MANAGER),
       helm: helmPort(this.o.helm, this.#gateway?.server),
       storage: this.#storage,
@@ -166,6 +173,7 @@ export class Operator {
       ...(this.o.maxConcurrentReconcilesPerNamespace === undefined ? {} : { maxConcurrentReconcilesPerNamespace: this.o.maxConcurrentReconcilesPerNamespace }),
       ...(this.o.gracefulShutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: this.o.gracefulShutdownTimeoutMs }),
       reconciler,
+      sources: [requests],
       log,
       ...(this.o.metrics === undefined ? {} : { metrics: this.o.metrics }),
       // Reconciles GET their CR; the cache serves the batched uninstall's metadata and the rollout gate.
