@@ -13,7 +13,8 @@ import { CustomResourceClient } from '../k8s/custom-resources.js';
 import { HelmApiGateway } from '../k8s/gateway/gateway.js';
 import { KubeEventRecorder } from '../k8s/events.js';
 import { ObjectClient } from '../k8s/objects.js';
-import { parseApiVersion, RestMapper } from '../k8s/restmapper.js';
+import { RestMapper } from '../k8s/restmapper.js';
+import { apiVersionOf, parseApiVersion, qualifiedKind } from '../util/group-kind.js';
 import { ReleaseStorage } from '../helm/storage.js';
 import type { ConcurrencyGate } from '../runtime/adaptive-gate.js';
 import { Controller, type StopOptions } from '../runtime/controller.js';
@@ -208,8 +209,7 @@ export class Operator {
       this.#applied.set(name, watch);
       this.#reportIdentity(name, watch);
       if (watch.watchDependentResources) {
-        const apiVersion = watch.group === '' ? watch.version : `${watch.group}/${watch.version}`;
-        this.#owners.set(`${apiVersion}|${watch.kind}`, name);
+        this.#owners.set(`${apiVersionOf(watch)}|${watch.kind}`, name);
         this.#owners.set(ownerType(watch), name);
       }
     }
@@ -250,7 +250,7 @@ export class Operator {
    * reports what runs, not what was configured.
    */
   #reportIdentity(controller: string, watch: Watch): void {
-    const kind = watch.group === '' ? watch.kind : `${watch.kind}.${watch.group}`;
+    const kind = qualifiedKind(watch.kind, watch.group);
     this.o.identityMetrics?.watchIdentity(controller, { kind, identity: identityLabel(actingIdentity(watch, undefined)) });
     const warning = ownIdentityWarning(watch, undefined);
     if (warning !== undefined) this.o.log.warn({ controller, kind, identity: 'operator' }, warning);

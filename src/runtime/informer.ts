@@ -15,6 +15,7 @@
  * `metadata.managedFields`, before it is cached), and shared with the cache: `structuredClone`
  * before mutating.
  */
+import { apiVersionOf } from '../util/group-kind.js';
 import type { V1ListMeta } from '@kubernetes/client-node';
 import {
   ApiException,
@@ -190,7 +191,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
       labelSelector: options.labelSelector,
       fieldSelector: options.fieldSelector,
       pageSize: options.pageSize ?? 500,
-      apiVersion: options.resource.group === '' ? options.resource.version : `${options.resource.group}/${options.resource.version}`,
+      apiVersion: apiVersionOf(options.resource),
       ...(options.transform === undefined ? {} : { transform: options.transform }),
     });
     const listFn = async (): Promise<KubernetesListObject<T>> => {
