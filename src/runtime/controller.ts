@@ -26,7 +26,7 @@ import type { Logger } from '../telemetry/logger.js';
 import type { ControllerMetrics } from '../telemetry/metric-hooks.js';
 import type { ConcurrencyGate } from './adaptive-gate.js';
 import { systemClock, type Clock, TIMED_OUT, withDeadline } from '../util/clock.js';
-import { type ItemBackoffOptions } from './backoff.js';
+import type { ItemBackoffOptions } from './backoff.js';
 import { dropManagedFields, Informer, objectKey, objectSummary, type EventSource, type ObjectSummary } from './informer.js';
 import { LeadershipLostCancellation, TerminalError, parseRequestKey, requestKey, type CacheReader, type Reconciler, type Request, type Result } from './reconcile.js';
 import type { RequestSource } from './requeue-source.js';
