@@ -17,8 +17,8 @@ export const LAYERS = {
   telemetry: ['util'],
   // The API client: the bottom of the operator's layers.
   k8s: ['telemetry', 'util'],
-  // watches.yaml and charts as data. reload.ts retries with the runtime's clock and backoff (a
-  // leaf module): the one sideways import, because reload is the runtime loop that lives in config.
+  // watches.yaml and charts as data. reload.ts retries with the runtime's backoff (a leaf module; the
+  // clock is util's): the one sideways import, because reload is the runtime loop that lives in config.
   config: ['telemetry', 'util', 'src/runtime/backoff.ts'],
   // helm's release storage reads Secrets through the API client; helm never imports the runtime.
   helm: ['k8s', 'telemetry', 'util'],
@@ -62,6 +62,14 @@ export default {
       severity: 'error',
       from: { path: '^src/' },
       to: { circular: true },
+    },
+    {
+      name: 'reconciler-not-controller',
+      comment:
+        'src/reconciler never calls up into its controller (docs/adr/0073): it is handed its request, the cached object, a read-only cache and a request source (runtime/reconcile.ts, runtime/requeue-source.ts), never the controller, its queue or the manager',
+      severity: 'error',
+      from: { path: '^src/reconciler/' },
+      to: { path: '^src/runtime/(controller|controller-set|manager|workqueue|fair-queue)\\.ts$' },
     },
     {
       name: 'util-imports-nothing',

@@ -4,9 +4,10 @@
  * bundle's CSV and its other manifests. What the Deployment's ServiceAccount is granted moves into
  * the CSV (`permissions`, `clusterPermissions`), the way OLM expects to create it.
  */
+import { groupOf, versionOf } from '../util/group-kind.js';
 import { isPlainObject } from '../util/plain-object.js';
 import { ownedEntries, type OwnedCrd } from './descriptors.js';
-import { BUILDER, get, groupOf, objs, PROJECT_LAYOUT, REGISTRY_V1_KINDS, versionOf, type K8sObject, type Obj } from './types.js';
+import { BUILDER, get, objs, PROJECT_LAYOUT, REGISTRY_V1_KINDS, type K8sObject, type Obj } from './types.js';
 
 export class BundleInputError extends Error {
   override readonly name = 'BundleInputError';

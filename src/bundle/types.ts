@@ -13,9 +13,6 @@ export function isK8sObject(v: unknown): v is K8sObject {
   return isPlainObject(v) && typeof v['apiVersion'] === 'string' && typeof v['kind'] === 'string' && isPlainObject(v['metadata']) && typeof v['metadata']['name'] === 'string';
 }
 
-export const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
-export const versionOf = (apiVersion: string): string => apiVersion.slice(apiVersion.indexOf('/') + 1);
-
 /** The value at a path of plain objects, or undefined. */
 export const get = (o: unknown, ...path: string[]): unknown =>
   path.reduce<unknown>((v, k) => (isPlainObject(v) ? v[k] : Array.isArray(v) ? (v as unknown[])[Number(k)] : undefined), o);

@@ -3,6 +3,7 @@
  * operator-registry validators), each finding with the file and field path it is about. The pure
  * core works on the bundle's files as data; {@link readBundleDir} is the I/O edge.
  */
+import { groupOf, versionOf } from '../util/group-kind.js';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -10,7 +11,7 @@ import { parseAllDocuments } from 'yaml';
 import { isPlainObject } from '../util/plain-object.js';
 import { checkDeprecatedApis } from './deprecated-apis.js';
 import type { Finding } from './finding.js';
-import { get, INSTALL_MODES, groupOf, isK8sObject, objs as arr, REGISTRY_V1_KINDS, versionOf, type K8sObject } from './types.js';
+import { get, INSTALL_MODES, isK8sObject, objs as arr, REGISTRY_V1_KINDS, type K8sObject } from './types.js';
 
 export interface BundleFile { readonly path: string; readonly text: string }
 export interface BundleFiles {

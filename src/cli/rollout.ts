@@ -3,6 +3,7 @@
  * rollout`: everything is read from the cluster (the CRs' status, helm's release records, the
  * pause Lease), so it works beside any replica of the operator, or none.
  */
+import { qualifiedKind } from '../util/group-kind.js';
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { Command, Option } from 'commander';
 import { HelmClient } from '../helm/index.js';
@@ -73,7 +74,7 @@ export async function rolloutCommand(f: RolloutFlags): Promise<string> {
     case 'resume': {
       if (control === undefined) throw new RolloutError(`rollout ${f.verb} needs --operator-namespace (or OPERATOR_NAMESPACE): the switch is a Lease there`);
       await control.set(f.verb === 'pause');
-      return `rollout of ${ref.kind}.${ref.group} ${f.verb === 'pause' ? 'paused' : 'resumed'}`;
+      return `rollout of ${qualifiedKind(ref.kind, ref.group)} ${f.verb === 'pause' ? 'paused' : 'resumed'}`;
     }
     case 'status':
       return statusText(ref, await listCRs(kc, ref, f.namespace), await control?.paused());
@@ -115,7 +116,7 @@ const failedOnDeployed = (s: HelmStatus): boolean => s.rollout?.attempt?.failure
 export function statusText(ref: { kind: string; group: string }, crs: readonly Listed[], paused: boolean | undefined): string {
   const failed = crs.filter((c) => c.status.rollout?.attempt?.failure !== undefined && rolloutCondition(c.status)?.reason === 'RolloutFailed');
   const waiting = crs.filter((c) => rolloutCondition(c.status) !== undefined && !failed.includes(c));
-  const lines = [`rollout of ${ref.kind}.${ref.group}: ${stateOf(crs, failed.length, paused)}`, `${crs.length} CRs by fleet revision:`, ...byRevision(crs)];
+  const lines = [`rollout of ${qualifiedKind(ref.kind, ref.group)}: ${stateOf(crs, failed.length, paused)}`, `${crs.length} CRs by fleet revision:`, ...byRevision(crs)];
   for (const c of failed) lines.push(`failed: ${c.namespace}/${c.name}: ${c.status.rollout?.attempt?.failure ?? ''}`);
   const first = waiting[0];
   if (first !== undefined) lines.push(`waiting: ${waiting.length} (first: ${first.namespace}/${first.name}: ${rolloutCondition(first.status)?.message ?? ''})`);

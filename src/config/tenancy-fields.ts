@@ -1,4 +1,5 @@
 /** The watches.yaml keys that bound what a CR's release may do and who it acts as (docs/adr/0040). */
+import { parseQualifiedKind } from '../util/group-kind.js';
 import { isSeq } from 'yaml';
 import type { Watch } from './watch.js';
 import { readBoolean, readString, type FieldNodes } from './watch-fields.js';
@@ -69,8 +70,9 @@ function readKindList(ctx: EntryContext, fields: FieldNodes, field: 'allowCluste
   node.items.forEach((item, i) => {
     const itemNode = deref(ctx.pc.doc, item);
     const value = scalarValue(itemNode);
-    const [kind = '', ...group] = typeof value === 'string' ? value.split('.') : [];
-    if (typeof value !== 'string' || !KIND.test(kind) || (group.length > 0 && !DNS1123_SUBDOMAIN.test(group.join('.')))) {
+    const { kind, group } = parseQualifiedKind(typeof value === 'string' ? value : '');
+    // `Kind.` names no group: only a kind with a dot has one to check.
+    if (typeof value !== 'string' || !KIND.test(kind) || (value.includes('.') && !DNS1123_SUBDOMAIN.test(group))) {
       fail(ctx, itemNode, `${field}[${i}]`, `expected "Kind" (core group) or "Kind.group", got ${describe(itemNode)}`);
       return;
     }

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { HttpMethod, PatchStrategy, type KubeConfig } from './client-node.js';
 import type { Logger } from '../telemetry/logger.js';
+import { withDeadline } from '../util/clock.js';
 import { describeError } from './errors.js';
 import { CLIENT_GO_LIMITS, EventCorrelator, type CorrelatorLimits } from './event-correlator.js';
 import { RawClient, resourcePath } from './raw-client.js';
@@ -82,8 +83,7 @@ export class KubeEventRecorder implements EventRecorder {
 
   /** Resolves once every event queued so far is written or dropped, or after `timeoutMs`. */
   async flush(timeoutMs: number): Promise<void> {
-    const timer = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref());
-    await Promise.race([Promise.all(this.#tails.values()).then(() => undefined), timer]);
+    await withDeadline(Promise.all(this.#tails.values()), timeoutMs);
   }
 
   /** Never rejects. Decides in the object's write order, so a repeat finds the Event just created. */

@@ -6,7 +6,8 @@
 import { HttpMethod, PatchStrategy, type KubeConfig, type KubernetesObject } from './client-node.js';
 import { isNotFound, isStatus } from './errors.js';
 import { RawClient, resourcePath, type RawRequest } from './raw-client.js';
-import { parseApiVersion, type RestMapper } from './restmapper.js';
+import type { RestMapper } from './restmapper.js';
+import { parseApiVersion } from '../util/group-kind.js';
 
 export interface ObjectRef {
   readonly apiVersion: string;

@@ -7,6 +7,7 @@ import type { V1APIResource, V1APIResourceList } from '@kubernetes/client-node';
 import { HttpMethod, type KubeConfig } from './client-node.js';
 import { isNotFound } from './errors.js';
 import { RawClient } from './raw-client.js';
+import { apiVersionOf, parseApiVersion } from '../util/group-kind.js';
 
 export interface GroupVersionKind {
   readonly group: string;
@@ -22,19 +23,8 @@ export interface ResourceMapping extends GroupVersionKind {
 export class NoKindMatchError extends Error {
   override readonly name = 'NoKindMatchError';
   constructor(readonly gvk: GroupVersionKind) {
-    const gv = gvk.group === '' ? gvk.version : `${gvk.group}/${gvk.version}`;
-    super(`no resource of kind "${gvk.kind}" is served at ${gv}: is its CustomResourceDefinition installed?`);
+    super(`no resource of kind "${gvk.kind}" is served at ${apiVersionOf(gvk)}: is its CustomResourceDefinition installed?`);
   }
-}
-
-export const apiVersionOf = (gvk: { group: string; version: string }): string =>
-  gvk.group === '' ? gvk.version : `${gvk.group}/${gvk.version}`;
-
-export function parseApiVersion(apiVersion: string): { group: string; version: string } {
-  const slash = apiVersion.indexOf('/');
-  return slash < 0
-    ? { group: '', version: apiVersion }
-    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
 /**

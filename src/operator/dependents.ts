@@ -6,11 +6,12 @@
  * The number of informers grows with the number of distinct kinds, never with the number of CRs.
  */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { parseApiVersion, type RestMapper } from '../k8s/restmapper.js';
+import type { RestMapper } from '../k8s/restmapper.js';
+import { parseApiVersion } from '../util/group-kind.js';
 import type { InventoryEntry } from '../reconciler/inventory.js';
 import { CHART_LABEL, ownersOf } from '../reconciler/ownership.js';
 import type { CachedObject, DependentsPort } from '../reconciler/release-objects.js';
-import { TIMED_OUT, withDeadline } from '../runtime/deadline.js';
+import { TIMED_OUT, withDeadline } from '../util/clock.js';
 import { dropManagedFields, Informer } from '../runtime/informer.js';
 import type { Priority } from '../runtime/workqueue.js';
 import type { Logger } from '../telemetry/logger.js';

@@ -4,6 +4,7 @@
  * impersonation is a boundary the API server enforces; a watch that runs as the operator lends its
  * rights to whoever may create a CR, through any chart value rendered with `tpl`.
  */
+import { qualifiedKind } from '../util/group-kind.js';
 import type { Watch } from '../config/watch.js';
 
 export type ActingIdentity =
@@ -34,7 +35,7 @@ export const identityLabel = (identity: ActingIdentity): string => (identity.kin
 /** The start warning for a watch that runs as the operator; undefined for one that impersonates. */
 export function ownIdentityWarning(watch: Pick<Watch, 'kind' | 'group' | 'serviceAccountName'>, defaultServiceAccount: string | undefined): string | undefined {
   if (actingIdentity(watch, defaultServiceAccount).kind !== 'operator') return undefined;
-  const kind = watch.group === '' ? watch.kind : `${watch.kind}.${watch.group}`;
+  const kind = qualifiedKind(watch.kind, watch.group);
   return (
     `Watch ${kind} runs helm with the operator's own identity: whoever may create a ${watch.kind} can create or read, through the chart ` +
     "(a value rendered with tpl, lookup), whatever the operator may. Set serviceAccountName on the watch, or run with --default-service-account, to act as a ServiceAccount of the CR's namespace"

@@ -13,10 +13,13 @@ import { CustomResourceClient } from '../k8s/custom-resources.js';
 import { HelmApiGateway } from '../k8s/gateway/gateway.js';
 import { KubeEventRecorder } from '../k8s/events.js';
 import { ObjectClient } from '../k8s/objects.js';
-import { parseApiVersion, RestMapper } from '../k8s/restmapper.js';
+import { RestMapper } from '../k8s/restmapper.js';
+import { apiVersionOf, parseApiVersion, qualifiedKind } from '../util/group-kind.js';
 import { ReleaseStorage } from '../helm/storage.js';
 import type { ConcurrencyGate } from '../runtime/adaptive-gate.js';
 import { Controller, type StopOptions } from '../runtime/controller.js';
+import type { CacheReader, Reconciler } from '../runtime/reconcile.js';
+import { RequeueSource } from '../runtime/requeue-source.js';
 import { keepForRollout } from '../reconciler/rollout-members.js';
 import { ControllerSet } from '../runtime/controller-set.js';
 import type { Priority } from '../runtime/workqueue.js';
@@ -135,8 +138,13 @@ export class Operator {
   async #controller(watch: Watch, name: string): Promise<Controller> {
     const mapping = await this.#mapper.mapping(watch);
     const log = this.o.log;
-    const reconciler = releaseReconciler({
+    // The reconciler's requests for other CRs of the kind (a rollout's next wave, a batch's peers):
+    // a source this controller drains while it runs and stops with it (docs/adr/0073).
+    const requests = new RequeueSource();
+    const reconciler = (cache: CacheReader): Reconciler => releaseReconciler({
       watch,
+      cache,
+      wakeups: requests,
       crs: new CustomResourceClient(this.o.kubeConfig, mapping, FIELD_MANAGER),
       helm: helmPort(this.o.helm, this.#gateway?.server),
       storage: this.#storage,
@@ -166,6 +174,7 @@ export class Operator {
       ...(this.o.maxConcurrentReconcilesPerNamespace === undefined ? {} : { maxConcurrentReconcilesPerNamespace: this.o.maxConcurrentReconcilesPerNamespace }),
       ...(this.o.gracefulShutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: this.o.gracefulShutdownTimeoutMs }),
       reconciler,
+      sources: [requests],
       log,
       ...(this.o.metrics === undefined ? {} : { metrics: this.o.metrics }),
       // Reconciles GET their CR; the cache serves the batched uninstall's metadata and the rollout gate.
@@ -200,8 +209,7 @@ export class Operator {
       this.#applied.set(name, watch);
       this.#reportIdentity(name, watch);
       if (watch.watchDependentResources) {
-        const apiVersion = watch.group === '' ? watch.version : `${watch.group}/${watch.version}`;
-        this.#owners.set(`${apiVersion}|${watch.kind}`, name);
+        this.#owners.set(`${apiVersionOf(watch)}|${watch.kind}`, name);
         this.#owners.set(ownerType(watch), name);
       }
     }
@@ -242,7 +250,7 @@ export class Operator {
    * reports what runs, not what was configured.
    */
   #reportIdentity(controller: string, watch: Watch): void {
-    const kind = watch.group === '' ? watch.kind : `${watch.kind}.${watch.group}`;
+    const kind = qualifiedKind(watch.kind, watch.group);
     this.o.identityMetrics?.watchIdentity(controller, { kind, identity: identityLabel(actingIdentity(watch, undefined)) });
     const warning = ownIdentityWarning(watch, undefined);
     if (warning !== undefined) this.o.log.warn({ controller, kind, identity: 'operator' }, warning);

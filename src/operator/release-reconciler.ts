@@ -42,6 +42,8 @@ export function releaseReconciler(o: ReleaseReconcilerOptions): HelmReconciler {
     owner: releaseOwnerOf(o.watch),
     crs: o.crs,
     objects: client,
+    cache: o.cache,
+    requeue: o.wakeups,
     forget,
     onUninstalled: (by, count) => o.metrics?.releasesUninstalled(o.controller, by, count),
     ...(uninstallLanes === undefined ? {} : { lanes: uninstallLanes }),

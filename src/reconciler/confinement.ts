@@ -4,6 +4,7 @@
  * ones (a ClusterRole, a webhook), unless the watch allows those kinds. Checked on the rendered
  * manifest, hooks included, before helm installs or upgrades anything.
  */
+import { qualifiedKindOf } from '../util/group-kind.js';
 import type { InventoryEntry } from './inventory.js';
 
 export interface ConfinementPolicy {
@@ -11,12 +12,6 @@ export interface ConfinementPolicy {
   readonly namespace: string;
   /** `Kind` (core group) or `Kind.group`. */
   readonly allowClusterScoped: readonly string[];
-}
-
-/** `Kind` for the core group, `Kind.group` otherwise, as in `allowClusterScoped`. */
-export function kindName(apiVersion: string, kind: string): string {
-  const slash = apiVersion.indexOf('/');
-  return slash < 0 ? kind : `${kind}.${apiVersion.slice(0, slash)}`;
 }
 
 /**
@@ -28,7 +23,7 @@ export function confinementViolations(entries: readonly InventoryEntry[], policy
   const violations: string[] = [];
   for (const e of entries) {
     if (e.namespace === '') {
-      if (!policy.allowClusterScoped.includes(kindName(e.apiVersion, e.kind))) violations.push(`${e.kind} ${e.name} (cluster-scoped)`);
+      if (!policy.allowClusterScoped.includes(qualifiedKindOf(e.apiVersion, e.kind))) violations.push(`${e.kind} ${e.name} (cluster-scoped)`);
     } else if (e.namespace !== policy.namespace) {
       violations.push(`${e.kind} ${e.namespace}/${e.name} (namespace ${e.namespace})`);
     }

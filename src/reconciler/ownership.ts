@@ -4,6 +4,7 @@
  * namespaces, `helm.sh/resource-policy: keep`), and the chart label everywhere, which is also what
  * the dependent watches select on.
  */
+import { qualifiedKind } from '../util/group-kind.js';
 import type { KubernetesObject, V1OwnerReference } from '@kubernetes/client-node';
 import type { JsonPatchOperation } from '../k8s/objects.js';
 import type { InventoryEntry } from './inventory.js';
@@ -22,7 +23,7 @@ export interface Owner {
   readonly uid: string;
 }
 
-export const ownerType = (owner: Pick<Owner, 'kind' | 'group'>): string => (owner.group === '' ? owner.kind : `${owner.kind}.${owner.group}`);
+export const ownerType = (owner: Pick<Owner, 'kind' | 'group'>): string => qualifiedKind(owner.kind, owner.group);
 
 /** Whether an owner reference may point at `owner` (GC only follows them within a namespace). */
 function canOwn(entry: InventoryEntry, owner: Owner, annotations: Readonly<Record<string, string>>): boolean {

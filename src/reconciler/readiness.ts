@@ -7,6 +7,7 @@
  * Live objects are read as plain JSON (as a watch delivers them): every field is checked for its
  * type, so a missing or malformed status reads as "not there yet", never as a crash.
  */
+import { groupOf } from '../util/group-kind.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { InventoryEntry } from './inventory.js';
 import { isPlainObject } from '../util/plain-object.js';
@@ -76,12 +77,6 @@ function conditions(status: Json): Condition[] {
 
 const condition = (status: Json, type: string): Condition | undefined => conditions(status).find((c) => c.type === type);
 const isTrue = (status: Json, type: string): boolean => condition(status, type)?.status === 'True';
-
-/** The API group of an apiVersion: "" for the core group ("v1"). */
-function groupOf(apiVersion: string): string {
-  const slash = apiVersion.indexOf('/');
-  return slash < 0 ? '' : apiVersion.slice(0, slash);
-}
 
 const result = (ready: boolean, message: string): ObjectReadiness => ({ ready, message });
 const label = (entry: InventoryEntry): string => `${entry.kind} ${entry.name}`;

@@ -8,7 +8,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Watch } from '../config/watch.js';
 import type { CachedCustomResource, CustomResource } from '../k8s/custom-resources.js';
 import type { EventRecorder } from '../k8s/events.js';
-import type { ControllerHandle, ReconcileContext, Request } from '../runtime/reconcile.js';
+import type { ReconcileContext, Request } from '../runtime/reconcile.js';
 import { FINALIZER, FINALIZERS } from './actions/uninstall.js';
 import type { ActionContext } from './actions/context.js';
 import { parseReleaseAnnotations } from './annotations.js';
@@ -30,7 +30,6 @@ export interface Reconcile {
   readonly cr: CustomResource;
   readonly ctx: ActionContext;
   readonly status: StatusWriter;
-  readonly controller: ControllerHandle;
   /** The release's storage records this reconcile decides from (see readCR). */
   readonly records: ReleaseRecords;
   /** The one event writer: the summary's events, on the way out. */
@@ -161,5 +160,5 @@ export function beginReconcile(ports: ScopePorts, cr: CustomResource, at: { requ
   };
   const delay = ports.progressDelayMs === undefined ? {} : { progressDelayMs: ports.progressDelayMs };
   const status = new StatusWriter({ crs: ports.crs, cr, ctx, draft, redactor, record, ...delay });
-  return { cr, ctx, status, controller: rc.controller, records: at.records, record };
+  return { cr, ctx, status, records: at.records, record };
 }

@@ -5,14 +5,18 @@
  * turns the outcome into status and events with the pure `summarize`, and writes both once, on
  * the way out: actions return their events on the outcome, they record none (docs/adr/0062).
  * It is given every collaborator (src/operator wires them) and calls nothing above it: the CR's
- * cached metadata comes with the request, and a write that brings its own watch event (adding
- * the finalizer) ends the reconcile, as kube-rs's finalizer helper does (docs/adr/0053).
+ * cached metadata comes with the request, a write that brings its own watch event (adding the
+ * finalizer) ends the reconcile, as kube-rs's finalizer helper does (docs/adr/0053), and a
+ * reconcile only returns its result. What it reads of other CRs comes from a read-only view of the
+ * controller's cache; the reconciles it asks for others (a rollout's next wave, a batch's peers)
+ * are requests into a source the controller drains, whose timers stop with it (docs/adr/0073).
  */
 import { randomBytes } from 'node:crypto';
 import type { Watch } from '../config/watch.js';
 import { describeError } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/events.js';
-import { TerminalError, type ReconcileContext, type Reconciler, type Request, type Result } from '../runtime/reconcile.js';
+import { TerminalError, type CacheReader, type ReconcileContext, type Reconciler, type Request, type Result } from '../runtime/reconcile.js';
+import type { Wakeups } from '../runtime/requeue-source.js';
 import { correctDrift } from './actions/correct-drift.js';
 import { FINALIZER, FINALIZERS, type UninstallPort } from './actions/uninstall.js';
 import { install } from './actions/install.js';
@@ -56,6 +60,10 @@ export interface HelmReconcilerOptions {
   /** The deployed manifest of each CR, kept between reconciles. */
   readonly manifests: ManifestsPort;
   readonly uninstaller: UninstallPort;
+  /** The controller's cache of the kind, read-only (the rollout gate reads every CR's status from it). */
+  readonly cache: CacheReader;
+  /** The controller's request source: the CRs the rollout wakes, and when it looks again. */
+  readonly wakeups: Wakeups;
   /** Drops what is kept about a CR whose release is gone (shared with the uninstaller's batches). */
   readonly forget: (namespace: string, name: string) => void;
   /** Secrets and ConfigMaps that CRs take values from. */
@@ -112,8 +120,8 @@ export class HelmReconciler implements Reconciler {
     this.#owner = releaseOwnerOf(o.watch);
     this.#controller = o.controller ?? o.watch.kind;
     const { chart, rollout: policy } = o.watch;
-    const { rolloutControl: control, metrics, now } = o;
-    this.#rollout = new Rollout({ controller: this.#controller, policy, chartDigest: chart.digest, chartVersion: chart.version, control, metrics, now });
+    const { rolloutControl: control, metrics, now, cache, wakeups } = o;
+    this.#rollout = new Rollout({ controller: this.#controller, cache, wakeups, policy, chartDigest: chart.digest, chartVersion: chart.version, control, metrics, now });
   }
 
   /** After a takeover a previous leader's helm may have written any release's records late: none is remembered. */
@@ -187,7 +195,7 @@ export class HelmReconciler implements Reconciler {
       case 'let-go':
         return withEvents({ kind: 'let-go' }, invalid);
       case 'finalize':
-        return withEvents(await this.o.uninstaller.run(ctx, r.controller, (helm) => r.status.during(`Uninstalling release ${ctx.name}`, helm)), invalid);
+        return withEvents(await this.o.uninstaller.run(ctx, (helm) => r.status.during(`Uninstalling release ${ctx.name}`, helm)), invalid);
       case 'pause':
         return withEvents({ kind: 'paused' }, invalid);
       case 'reconcile':
@@ -304,7 +312,7 @@ export class HelmReconciler implements Reconciler {
   /** A fleet-only upgrade waits for its wave (rollout.ts); what any action leaves is noted for the rollout. */
   async #throughRollout(r: Reconcile, action: Action, desired: Desired, beforeWrite: (() => Promise<void>) | undefined): Promise<Outcome> {
     const upgrade = action.kind === 'upgrade' ? action.from : undefined;
-    const held = upgrade === undefined ? undefined : await this.#rollout.hold(r.status.draft, { namespace: r.ctx.namespace, name: r.ctx.name, controller: r.controller }, upgrade, desired);
+    const held = upgrade === undefined ? undefined : await this.#rollout.hold(r.status.draft, { namespace: r.ctx.namespace, name: r.ctx.name }, upgrade, desired);
     const outcome = held ?? (await this.#act(r, action, desired, beforeWrite));
     return this.#noted(r, outcome, desired, upgrade !== undefined && Rollout.fleetOnly(upgrade, desired));
   }
@@ -315,8 +323,8 @@ export class HelmReconciler implements Reconciler {
     const event = (reason: string, message: string): void => {
       events.push({ type: 'Warning', reason, message });
     };
-    r.wakeMs = this.#rollout.note(r.status.draft, outcome, desired, { fleetOnly, event, controller: r.controller, at: { namespace: r.ctx.namespace, name: r.ctx.name } });
-    this.#rollout.report(r.controller, desired.fleetRevision);
+    r.wakeMs = this.#rollout.note(r.status.draft, outcome, desired, { fleetOnly, event, at: { namespace: r.ctx.namespace, name: r.ctx.name } });
+    this.#rollout.report(desired.fleetRevision);
     return events.length === 0 ? outcome : { ...outcome, events: [...(outcome.events ?? []), ...events] };
   }
 

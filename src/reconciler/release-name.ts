@@ -1,4 +1,5 @@
 /** Release naming: the CR's name, checked against helm's rules before helm ever sees it. */
+import { qualifiedKind } from '../util/group-kind.js';
 
 /** helm's own limit (the release Secret name and label values must fit). */
 export const MAX_RELEASE_NAME_LENGTH = 53;
@@ -24,7 +25,7 @@ export function releaseNameProblem(name: string): string | undefined {
  * Label values are capped at 63 characters; a longer one keeps its start and a hash of the whole.
  */
 export function ownerKindLabel(kind: string, group: string): string {
-  const full = group === '' ? kind : `${kind}.${group}`;
+  const full = qualifiedKind(kind, group);
   if (full.length <= 63 && DNS1123_LABEL.test(full.toLowerCase().replaceAll('.', '-'))) return full;
   let hash = 0;
   for (const ch of full) hash = (Math.imul(hash, 31) + ch.charCodeAt(0)) >>> 0;

@@ -5,7 +5,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { keepMetadataOnly } from '../runtime/informer.js';
-import type { ControllerHandle } from '../runtime/reconcile.js';
+import type { CacheReader } from '../runtime/reconcile.js';
 import { isPlainObject } from '../util/plain-object.js';
 import { ConditionType } from './conditions.js';
 import { parseReleaseAnnotations } from './annotations.js';
@@ -48,8 +48,8 @@ function pausedOut(annotations: Record<string, string> | undefined, attempt: Mem
 }
 
 /** Every CR of the kind in the controller's cache, as the gate sees it. */
-export function cachedMembers(controller: ControllerHandle): Member[] {
-  return controller.cache.list('').flatMap((obj) => memberOf(obj) ?? []);
+export function cachedMembers(cache: Pick<CacheReader, 'list'>): Member[] {
+  return cache.list().flatMap((obj) => memberOf(obj) ?? []);
 }
 
 function attemptOf(a: RolloutAttempt | undefined): Member['attempt'] {

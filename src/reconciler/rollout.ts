@@ -8,7 +8,8 @@
  */
 import { DEFAULT_ROLLOUT, type RolloutPolicy } from '../config/rollout-policy.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { ControllerHandle, Request } from '../runtime/reconcile.js';
+import type { CacheReader, Request } from '../runtime/reconcile.js';
+import type { Wakeups } from '../runtime/requeue-source.js';
 import type { Desired } from './actions/context.js';
 import { ConditionType, Reason } from './conditions.js';
 import type { Outcome, Summary } from './outcome.js';
@@ -25,6 +26,10 @@ export interface RolloutControlPort {
 
 export interface RolloutOptions {
   readonly controller: string;
+  /** The controller's cache of the kind, read-only: every CR's rollout status, as the gate decides by. */
+  readonly cache: CacheReader;
+  /** Where the waker asks for the CRs it wakes and for its look when a health window ends. */
+  readonly wakeups: Wakeups;
   readonly policy: RolloutPolicy | undefined;
   readonly chartDigest: string;
   readonly chartVersion: string;
@@ -39,7 +44,6 @@ export type Held = Extract<Outcome, { kind: 'rollout-held' }>;
 export interface NoteContext {
   readonly fleetOnly: boolean;
   readonly event: (reason: string, message: string) => void;
-  readonly controller: ControllerHandle;
   readonly at: Request;
 }
 
@@ -65,7 +69,7 @@ export class Rollout {
     this.#policy = o.policy ?? DEFAULT_ROLLOUT;
     this.#now = o.now ?? (() => new Date());
     this.#pollMs = Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, this.#policy.stableForMs));
-    this.#waker = new WaveWaker(this.#policy, () => this.#now().getTime());
+    this.#waker = new WaveWaker({ policy: this.#policy, wakeups: o.wakeups, members: () => this.#members(), now: () => this.#now().getTime() });
   }
 
   /** Whether upgrading from `from` to `desired` ships only a fleet change (the CR's own values are those of `from`). */
@@ -77,15 +81,14 @@ export class Rollout {
   }
 
   /** undefined: go on with the upgrade; else why this CR waits, and when to look again. */
-  async hold(draft: StatusDraft, at: { namespace: string; name: string; controller: ControllerHandle }, from: ReleaseRecord, desired: Desired): Promise<Held | undefined> {
+  async hold(draft: StatusDraft, at: Request, from: ReleaseRecord, desired: Desired): Promise<Held | undefined> {
     if (!Rollout.fleetOnly(from, desired)) return undefined;
-    const { controller } = at;
     const self = `${at.namespace}/${at.name}`;
-    const members = this.#members(controller);
+    const members = this.#members();
     if (!members.some((m) => m.key === self)) members.push({ key: self, labels: {} });
     const paused = (await this.o.control?.paused()) ?? false;
     const nowMs = this.#now().getTime();
-    this.report(controller, desired.fleetRevision, paused, members);
+    this.report(desired.fleetRevision, paused, members);
     const verdict = gate({ policy: this.#policy, target: desired.fleetRevision, members, self, paused, nowMs, pollMs: this.#pollMs });
     if (verdict.kind === 'go') return undefined;
     // The release serving is `from`: status says so, whatever an undo or a failed upgrade left.
@@ -112,13 +115,13 @@ export class Rollout {
 
   /** Hands this CR's state, as this reconcile leaves it, to the waker. */
   #wake(rollout: RolloutStatus | undefined, target: string, how: NoteContext, o: { failedBefore: boolean; decideInMs: number | undefined }): void {
-    const cached = how.controller.cache.get(how.at.namespace, how.at.name);
+    const cached = this.o.cache.get(how.at.namespace, how.at.name);
     const self = cached === undefined ? undefined : memberOf({ ...cached, status: { ...(cached as { status?: object }).status, rollout } } as KubernetesObject);
     // Only a CR the rollout moved to the target can decide a wave (and walking the cache is O(CRs)).
     if (self?.attempt?.fleetRevision !== target) return;
-    const members = this.#members(how.controller).map((m) => (m.key === self.key ? self : m));
+    const members = this.#members().map((m) => (m.key === self.key ? self : m));
     const newlyFailed = !o.failedBefore && self.attempt.failed;
-    this.#waker.after(how.controller, members, self, { target, newlyFailed, ...(o.decideInMs === undefined ? {} : { decideInMs: o.decideInMs }) });
+    this.#waker.after(members, self, { target, newlyFailed, ...(o.decideInMs === undefined ? {} : { decideInMs: o.decideInMs }) });
   }
 
   #step(draft: StatusDraft, outcome: Outcome, target: string, how: NoteContext): Step {
@@ -188,17 +191,17 @@ export class Rollout {
     event(Reason.RolloutFailed, message);
   }
 
-  #members(controller: ControllerHandle): Member[] {
-    return cachedMembers(controller);
+  #members(): Member[] {
+    return cachedMembers(this.o.cache);
   }
 
   /** The rollout's progress for metrics, at most once a second (it walks the whole cache). */
-  report(controller: ControllerHandle, target: string, paused = this.#paused, members?: readonly Member[]): void {
+  report(target: string, paused = this.#paused, members?: readonly Member[]): void {
     this.#paused = paused;
     const nowMs = this.#now().getTime();
     if (this.o.metrics?.rollout === undefined || (members === undefined && nowMs - this.#reportedAtMs < 1_000)) return;
     this.#reportedAtMs = nowMs;
-    const p = progress(members ?? this.#members(controller), target, this.#policy, nowMs);
+    const p = progress(members ?? this.#members(), target, this.#policy, nowMs);
     this.o.metrics.rollout(this.o.controller, { ...p, target, chartVersion: this.o.chartVersion, paused });
   }
 }

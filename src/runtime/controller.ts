@@ -1,7 +1,9 @@
 /**
- * A controller in controller-runtime's shape: event sources (one informer per watched namespace)
- * feed object keys into a {@link WorkQueue}; `maxConcurrentReconciles` workers take keys and call the
- * {@link Reconciler}. The queue guarantees a key is never reconciled twice at once.
+ * A controller in controller-runtime's shape: event sources (one informer per watched namespace,
+ * and the request sources of requeue-source.ts) feed object keys into a {@link WorkQueue};
+ * `maxConcurrentReconciles` workers take keys and call the {@link Reconciler}, which is handed its
+ * request and the cached object, never the controller. The queue guarantees a key is never
+ * reconciled twice at once.
  *
  * Result handling (as controller-runtime's `reconcileHandler`):
  * - thrown error → `addRateLimited` (per-key exponential backoff), logged as "Reconciler error";
@@ -23,10 +25,11 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../telemetry/logger.js';
 import type { ControllerMetrics } from '../telemetry/metric-hooks.js';
 import type { ConcurrencyGate } from './adaptive-gate.js';
-import { systemClock, type Clock, type ItemBackoffOptions } from './backoff.js';
-import { TIMED_OUT, withDeadline } from './deadline.js';
+import { systemClock, type Clock, TIMED_OUT, withDeadline } from '../util/clock.js';
+import type { ItemBackoffOptions } from './backoff.js';
 import { dropManagedFields, Informer, objectKey, objectSummary, type EventSource, type ObjectSummary } from './informer.js';
-import { LeadershipLostCancellation, TerminalError, parseRequestKey, requestKey, type ControllerHandle, type Reconciler, type Request, type Result } from './reconcile.js';
+import { LeadershipLostCancellation, TerminalError, parseRequestKey, requestKey, type CacheReader, type Reconciler, type Request, type Result } from './reconcile.js';
+import type { RequestSource } from './requeue-source.js';
 import { WorkQueue, noopWorkqueueMetrics, type Priority } from './workqueue.js';
 
 export interface ResourceDescriptor {
@@ -48,13 +51,6 @@ export const noopControllerMetrics: ControllerMetrics = {
   workqueue: () => noopWorkqueueMetrics,
 };
 
-/** Reads the controller's informer cache. Objects are shared: `structuredClone` before mutating. */
-export interface CacheReader<T extends KubernetesObject> {
-  /** `namespace` is '' for cluster-scoped objects. */
-  get(namespace: string, name: string): T | undefined;
-  list(namespace?: string): readonly T[];
-}
-
 export interface ControllerOptions<T extends KubernetesObject = KubernetesObject> {
   readonly name: string;
   readonly kubeConfig: KubeConfig;
@@ -71,7 +67,16 @@ export interface ControllerOptions<T extends KubernetesObject = KubernetesObject
    * flight (concurrency-tuner.ts), below `maxConcurrentReconciles` workers. Undefined: the workers alone.
    */
   readonly gate?: ConcurrencyGate;
-  readonly reconciler: Reconciler;
+  /**
+   * The reconciler, or how to build it from this controller's cache (read-only): a reconciler that
+   * reads other objects of the kind is handed the cache, never the controller.
+   */
+  readonly reconciler: Reconciler | ((cache: CacheReader<T>) => Reconciler);
+  /**
+   * Requests from elsewhere than the kind's informers (requeue-source.ts): drained into the queue
+   * from when the workers start until the controller stops, when they are stopped too.
+   */
+  readonly sources?: readonly RequestSource[];
   readonly log: Logger;
   /** Backoff of failed reconciles; default base 1 s, cap 5 min. */
   readonly queue?: { readonly backoff?: ItemBackoffOptions };
@@ -155,6 +160,7 @@ type State = 'new' | 'starting' | 'running' | 'stopped';
 export class Controller<T extends KubernetesObject = KubernetesObject> {
   readonly name: string;
   readonly #options: ControllerOptions<T>;
+  readonly #reconciler: Reconciler;
   readonly #clock: Clock;
   readonly #metrics: ControllerMetrics;
   readonly #log: Logger;
@@ -186,6 +192,7 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
       maxInFlightPerNamespace: this.#perNamespace,
     });
     this.#metrics.register(options.name, options.maxConcurrentReconciles);
+    this.#reconciler = typeof options.reconciler === 'function' ? options.reconciler(this.cache) : options.reconciler;
   }
 
   /**
@@ -202,12 +209,18 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
       await this.#waitForSync();
     } catch (err) {
       if (this.#stopping !== undefined) return;
+      this.#stopRequestSources();
       await this.#stopSources();
       this.#state = 'stopped';
       throw err;
     }
     if (this.#stopping !== undefined) return;
     this.#state = 'running';
+    for (const source of this.#options.sources ?? []) {
+      source.start((request) => {
+        this.enqueue(request);
+      });
+    }
     this.#log.info({ workerCount: this.#options.maxConcurrentReconciles, workersPerNamespace: this.#perNamespace }, 'Starting workers');
     this.#workers = Array.from({ length: this.#options.maxConcurrentReconciles }, () => this.#worker());
   }
@@ -227,7 +240,7 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
 
   /**
    * Queues a reconcile of `request` now, or after `afterMs`: from other sources than the controller's
-   * own kind (dependents, values sources, a batched uninstall's peers). `low`: handed out after every
+   * own kind (dependents, values sources, the request sources). `low`: handed out after every
    * `normal` key (see workqueue.ts), for changes that only refresh a status, such as a dependent's.
    */
   enqueue(request: Request, options: { readonly afterMs?: number; readonly priority?: Priority } = {}): void {
@@ -239,7 +252,7 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
    * having dropped what it remembers first (Reconciler.resync); how many.
    */
   resync(): number {
-    this.#options.reconciler.resync?.();
+    this.#reconciler.resync?.();
     let queued = 0;
     for (const obj of this.cache.list()) {
       const { namespace = '', name } = obj.metadata ?? {};
@@ -266,14 +279,6 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
   queueLength(): number {
     return this.#queue.len();
   }
-
-  /** What a reconcile may use of this controller (see ControllerHandle). */
-  readonly #handle: ControllerHandle = {
-    cache: { get: (namespace, name) => this.cache.get(namespace, name), list: (namespace) => this.cache.list(namespace) },
-    enqueue: (request) => {
-      this.enqueue(request);
-    },
-  };
 
   readonly cache: CacheReader<T> = {
     get: (namespace, name) => this.#sourceFor(namespace)?.get(name, namespace === '' ? undefined : namespace),
@@ -343,6 +348,8 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
   async #shutdown(timeoutMs: number, abortGraceMs: number, leadershipLost: boolean): Promise<void> {
     this.#log.info({ inFlight: this.#active, timeoutMs }, 'Shutdown signal received, waiting for all workers to finish');
     this.#queue.shutDown();
+    // No request source queues more, and none of their timers outlives the controller.
+    this.#stopRequestSources();
     // Another replica may be reconciling already: cancel before anything is awaited.
     if (leadershipLost) this.#abort.abort(new LeadershipLostCancellation(`controller ${this.name} lost leadership`));
     await this.#stopSources();
@@ -356,6 +363,10 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     this.#state = 'stopped';
     if (finished) this.#log.info('All workers finished');
     else this.#log.warn({ inFlight: this.#active, timeoutMs, abortGraceMs }, 'Reconciles still running after the shutdown timeout');
+  }
+
+  #stopRequestSources(): void {
+    for (const source of this.#options.sources ?? []) source.stop();
   }
 
   async #stopSources(): Promise<void> {
@@ -385,7 +396,7 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     this.#metrics.activeWorkers(this.name, ++this.#active);
     try {
       const cached = this.cache.get(request.namespace, request.name);
-      const result = await this.#options.reconciler.reconcile(request, { signal: this.#abort.signal, reconcileID, log, cached, controller: this.#handle });
+      const result = await this.#reconciler.reconcile(request, { signal: this.#abort.signal, reconcileID, log, cached });
       this.#handleResult(key, result);
     } catch (err) {
       this.#handleError(key, err, log);

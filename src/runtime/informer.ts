@@ -15,6 +15,7 @@
  * `metadata.managedFields`, before it is cached), and shared with the cache: `structuredClone`
  * before mutating.
  */
+import { apiVersionOf } from '../util/group-kind.js';
 import type { V1ListMeta } from '@kubernetes/client-node';
 import {
   ApiException,
@@ -27,7 +28,8 @@ import {
 } from '../k8s/client-node.js';
 import { RawClient, resourcePath, type ResourceRef } from '../k8s/raw-client.js';
 import type { Logger } from '../telemetry/logger.js';
-import { Backoff, systemClock, type BackoffOptions, type Clock, type Timer } from './backoff.js';
+import { systemClock, type Clock, type Timer } from '../util/clock.js';
+import { Backoff, type BackoffOptions } from './backoff.js';
 
 export { resourcePath, type ResourceRef };
 
@@ -189,7 +191,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
       labelSelector: options.labelSelector,
       fieldSelector: options.fieldSelector,
       pageSize: options.pageSize ?? 500,
-      apiVersion: options.resource.group === '' ? options.resource.version : `${options.resource.group}/${options.resource.version}`,
+      apiVersion: apiVersionOf(options.resource),
       ...(options.transform === undefined ? {} : { transform: options.transform }),
     });
     const listFn = async (): Promise<KubernetesListObject<T>> => {

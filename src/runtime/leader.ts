@@ -17,8 +17,7 @@
  * lease-lock.ts; where the Lease lives and who this replica is, pod-identity.ts.
  */
 import type { Logger } from '../telemetry/logger.js';
-import { systemClock, type Clock, type Timer } from './backoff.js';
-import { TIMED_OUT, withDeadline } from './deadline.js';
+import { systemClock, type Clock, type Timer, TIMED_OUT, withDeadline } from '../util/clock.js';
 
 /** The Lease fields leader election uses; times are epoch milliseconds. */
 export interface LeaseRecord {

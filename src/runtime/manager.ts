@@ -20,7 +20,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { healthHandler, listenHttp, ping, type Checker, type HttpListener } from '../telemetry/health.js';
 import type { Logger } from '../telemetry/logger.js';
-import { systemClock, type Clock, type Timer } from './backoff.js';
+import { systemClock, type Clock, type Timer } from '../util/clock.js';
 import type { StopOptions } from './controller.js';
 
 /** The work that runs only while leading: the operator's controllers. */

@@ -30,18 +30,15 @@ export class LeadershipLostCancellation extends Error {
 export const lostLeadership = (signal: AbortSignal): boolean => signal.aborted && signal.reason instanceof LeadershipLostCancellation;
 
 /**
- * The controller running a reconcile, as the reconcile may use it: its cache of the kind (objects
- * as the controller's transform keeps them) and its queue. Handed to each reconcile, so a
- * reconciler is built without its controller and never holds one.
+ * Reads the controller's cache of the kind (objects as the controller's transform keeps them).
+ * Objects are shared: `structuredClone` before mutating. A reconciler is handed this read-only view
+ * when it is built (as kube-rs hands a reconciler the controller's `store()`), never the controller.
  */
-export interface ControllerHandle {
-  readonly cache: {
-    /** `namespace` is '' for cluster-scoped objects. */
-    get(namespace: string, name: string): KubernetesObject | undefined;
-    list(namespace: string): readonly KubernetesObject[];
-  };
-  /** Queues a reconcile of `request` (another object of the kind). */
-  enqueue(request: Request): void;
+export interface CacheReader<T extends KubernetesObject = KubernetesObject> {
+  /** `namespace` is '' for cluster-scoped objects. */
+  get(namespace: string, name: string): T | undefined;
+  /** Undefined or '': every namespace. */
+  list(namespace?: string): readonly T[];
 }
 
 export interface ReconcileContext {
@@ -56,7 +53,6 @@ export interface ReconcileContext {
    * not there (deleted). It comes with the request, as the reconciler must not call back for it.
    */
   readonly cached: KubernetesObject | undefined;
-  readonly controller: ControllerHandle;
 }
 
 export interface Reconciler {

@@ -27,7 +27,8 @@
  * stay processing until their `done()`; `shutDownWithDrain()` also waits for that.
  */
 import type { WorkqueueMetrics } from '../telemetry/metric-hooks.js';
-import { ItemBackoff, systemClock, type Clock, type ItemBackoffOptions, type Timer } from './backoff.js';
+import { systemClock, type Clock, type Timer } from '../util/clock.js';
+import { ItemBackoff, type ItemBackoffOptions } from './backoff.js';
 import { FairQueue } from './fair-queue.js';
 import { parseRequestKey } from './reconcile.js';
 

@@ -4,7 +4,7 @@
  * that a CR author's `extraDeploy`-style value cannot make helm create a kind the chart never
  * renders (docs/adr/0040, 0045); the author edits the list like any other key.
  */
-import { parseApiVersion } from '../k8s/restmapper.js';
+import { qualifiedKindOf } from '../util/group-kind.js';
 import type { RenderedObject } from './ports.js';
 
 export interface AllowKinds {
@@ -14,12 +14,8 @@ export interface AllowKinds {
   readonly optional: readonly { readonly when: string; readonly kinds: readonly string[] }[];
 }
 
-export const qualifiedKind = (o: Pick<RenderedObject, 'apiVersion' | 'kind'>): string => {
-  const { group } = parseApiVersion(o.apiVersion);
-  return group === '' ? o.kind : `${o.kind}.${group}`;
-};
-
-const kindsOf = (objects: readonly RenderedObject[]): string[] => [...new Set(objects.map(qualifiedKind))].sort();
+/** As the gateway names the kind it checks (k8s/gateway/policy.ts): the same function. */
+const kindsOf = (objects: readonly RenderedObject[]): string[] => [...new Set(objects.map((o) => qualifiedKindOf(o.apiVersion, o.kind)))].sort();
 
 /**
  * `granted`: the optional kinds are allowed too (`--rbac=all-values`, which grants their RBAC);

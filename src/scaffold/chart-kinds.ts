@@ -8,7 +8,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { readHelmYamlStream } from '../config/helm-yaml.js';
 import type { ChartHelm } from '../helm/chart-helm.js';
 import { HelmError } from '../helm/errors.js';
-import { NoKindMatchError, parseApiVersion, RestMapper } from '../k8s/restmapper.js';
+import { NoKindMatchError, RestMapper } from '../k8s/restmapper.js';
+import { groupOf, parseApiVersion } from '../util/group-kind.js';
 import type { RenderedObject, ResourceInfo } from './ports.js';
 
 export class ChartRenderError extends Error {
@@ -109,7 +110,7 @@ const key = (apiVersion: string, kind: string): string => `${apiVersion}\0${kind
 function chartDefinitions(objects: readonly RenderedObject[]): (apiVersion: string, kind: string) => ResourceInfo | undefined {
   const byGroupKind = new Map<string, ResourceInfo>();
   for (const o of objects) if (o.defines !== undefined) byGroupKind.set(`${o.defines.group}\0${o.defines.kind}`, { group: o.defines.group, resource: o.defines.resource, namespaced: o.defines.namespaced });
-  return (apiVersion, kind) => byGroupKind.get(`${parseApiVersion(apiVersion).group}\0${kind}`);
+  return (apiVersion, kind) => byGroupKind.get(`${groupOf(apiVersion)}\0${kind}`);
 }
 
 /**

@@ -5,7 +5,8 @@
  * when nothing new appears), then one at a time to say which value enables which kind. A render
  * that fails (a switch that needs other values) is noted, never fatal.
  */
-import { groupOf, type RenderedObject } from './rbac.js';
+import { groupOf } from '../util/group-kind.js';
+import type { RenderedObject } from './rbac.js';
 import { falseToggles, formatPath, switchedOn, type ValuePath } from './value-toggles.js';
 
 /** Renders the chart with these values over its defaults; rejects when helm cannot. */

@@ -4,6 +4,7 @@
  * and repair its objects. Never `*`: operator-sdk grants `verbs: ["*"]` per API group, which turns
  * every Helm operator into a near cluster-admin.
  */
+import { groupOf } from '../util/group-kind.js';
 import { isPlainObject } from '../util/plain-object.js';
 
 export interface ResourceInfo {
@@ -120,12 +121,6 @@ const BUILTIN: Readonly<Record<string, Readonly<Record<string, readonly [string,
     VolumeAttributesClass: ['volumeattributesclasses', false],
   },
 };
-
-/** The API group of an apiVersion: `apps/v1` → `apps`, `v1` → `` (core). */
-export function groupOf(apiVersion: string): string {
-  const slash = apiVersion.lastIndexOf('/');
-  return slash < 0 ? '' : apiVersion.slice(0, slash);
-}
 
 /**
  * The resource of a built-in kind commonly found in charts, for any version of its group (so

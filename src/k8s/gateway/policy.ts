@@ -4,6 +4,7 @@
  * from the request itself, so no second render and no manifest parser stands between the check and
  * what is applied (docs/adr/0045). Pure.
  */
+import { qualifiedKind } from '../../util/group-kind.js';
 import { storagePrefix } from '../../util/release-storage-name.js';
 import { isWrite, type ApiRequest, type ResourceRequest } from './api-request.js';
 
@@ -62,9 +63,6 @@ const READABLE_SUBRESOURCES: ReadonlySet<string> = new Set(['status', 'scale']);
 const forward: Decision = { action: 'forward' };
 const hide: Decision = { action: 'hide' };
 const refuse = (message: string): Decision => ({ action: 'refuse', message: `${REFUSAL_PREFIX}: ${message}` });
-
-/** `Kind` for the core group, `Kind.group` otherwise. */
-export const qualifiedKind = (kind: string, group: string): string => (group === '' ? kind : `${kind}.${group}`);
 
 function describe(r: ResourceRequest, scope: ResourceScope | undefined): string {
   const what = scope === undefined ? `${r.resource}${r.group === '' ? '' : `.${r.group}`}` : qualifiedKind(scope.kind, r.group);

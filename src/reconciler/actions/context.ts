@@ -3,6 +3,7 @@
  * Actions return an Outcome (outcome.ts) for everything they expect, failures included; what they
  * throw is unexpected (an API error) and ends the reconcile as a ReconcileError.
  */
+import { apiVersionOf } from '../../util/group-kind.js';
 import type { Watch } from '../../config/watch.js';
 import { lostLeadership } from '../../runtime/reconcile.js';
 import type { Logger } from '../../telemetry/logger.js';
@@ -69,7 +70,7 @@ export interface ActionContext {
 /** The CR as owner of the release's objects. */
 export function ownerOf(ctx: Pick<ActionContext, 'watch' | 'namespace' | 'name' | 'uid'>): Owner {
   const { group, version, kind } = ctx.watch;
-  return { apiVersion: group === '' ? version : `${group}/${version}`, kind, group, namespace: ctx.namespace, name: ctx.name, uid: ctx.uid };
+  return { apiVersion: apiVersionOf({ group, version }), kind, group, namespace: ctx.namespace, name: ctx.name, uid: ctx.uid };
 }
 
 /** Who acts on the release's objects, and for which CR (ReleaseObjectsPort). */

@@ -9,7 +9,8 @@
 import type { CachedCustomResource } from '../../k8s/custom-resources.js';
 import { describeError } from '../../k8s/errors.js';
 import { boundedRunner } from '../../runtime/bounded.js';
-import { lostLeadership, type ControllerHandle } from '../../runtime/reconcile.js';
+import { lostLeadership, type CacheReader } from '../../runtime/reconcile.js';
+import type { Requeue } from '../../runtime/requeue-source.js';
 import { parseReleaseAnnotations } from '../annotations.js';
 import { Reason } from '../conditions.js';
 import type { InventoryEntry } from '../inventory.js';
@@ -31,7 +32,7 @@ export interface UninstallPort {
   /** Whether a batched uninstall running now holds the release of `namespace/name`. */
   isHeld(namespace: string, name: string): boolean;
   /** `aroundHelm`: runs the helm process's part (not an uninstall without one), e.g. to show it while it lasts. */
-  run(ctx: ActionContext, controller: ControllerHandle, aroundHelm?: AroundHelm): Promise<Outcome>;
+  run(ctx: ActionContext, aroundHelm?: AroundHelm): Promise<Outcome>;
 }
 
 
@@ -55,6 +56,10 @@ export interface UninstallerOptions {
   readonly crs: Pick<CustomResourcesPort, 'removeFinalizers'>;
   /** Reads the release's objects (uninstall-wait) and deletes them (an uninstall without helm). */
   readonly objects: ObjectReaderPort & ObjectDeleterPort;
+  /** The controller's cache of the kind, read-only: the namespace's CRs being deleted, the peers' metadata. */
+  readonly cache: Pick<CacheReader, 'get' | 'list'>;
+  /** Where a batch asks for its peers' reconciles when it ends (the controller's request source). */
+  readonly requeue: Requeue;
   /** Drops what the reconciler keeps about a CR whose release is gone. */
   readonly forget: (namespace: string, name: string) => void;
   /** How many batches the namespace's deleted CRs are split into, to run side by side (the workers). Default 1. */
@@ -84,7 +89,7 @@ export class Uninstaller implements UninstallPort {
    * `aroundHelm` wraps only what helm does (the reconciler shows it as Reconciling if it lasts): an
    * uninstall without helm is over in a few requests, and the CR goes with it.
    */
-  async run(ctx: ActionContext, controller: ControllerHandle, aroundHelm: AroundHelm = (helm) => helm()): Promise<Outcome> {
+  async run(ctx: ActionContext, aroundHelm: AroundHelm = (helm) => helm()): Promise<Outcome> {
     if (this.isHeld(ctx.namespace, ctx.name)) return { kind: 'uninstall-held' };
     const peers: CrEvent[] = [];
     const gone = await this.#claims.finalizing(`${ctx.namespace}/${ctx.name}`, async (): Promise<Gone | Outcome> => {
@@ -93,7 +98,7 @@ export class Uninstaller implements UninstallPort {
       if (!(await ownsRelease(ctx, this.o.owner, ctx, records))) return { found: false };
       const direct = await this.#uninstallDirectly(ctx, records);
       if (direct !== undefined) return direct;
-      return aroundHelm(() => this.#uninstall(ctx, controller, peers));
+      return aroundHelm(() => this.#uninstall(ctx, peers));
     });
     if ('kind' in gone) return withEvents(gone, peers);
     if (gone.found) this.o.onUninstalled?.(gone.by, 1);
@@ -156,19 +161,19 @@ export class Uninstaller implements UninstallPort {
    * stops), this CR's release is uninstalled alone, with its own error, and every peer whose
    * release is still there does its own in its reconcile.
    */
-  async #uninstall(ctx: ActionContext, controller: ControllerHandle, peerEvents: CrEvent[]): Promise<Gone | Outcome> {
-    const batch = this.#claimPeers(ctx, controller);
+  async #uninstall(ctx: ActionContext, peerEvents: CrEvent[]): Promise<Gone | Outcome> {
+    const batch = this.#claimPeers(ctx);
     try {
-      return await this.#uninstallWith(ctx, controller, batch, peerEvents);
+      return await this.#uninstallWith(ctx, batch, peerEvents);
     } finally {
       // Whatever ended this reconcile, no peer waits forever and no claim outlives the batch; each
       // peer still here is reconciled again and finds its release as it is.
-      for (const name of batch.end()) controller.enqueue({ namespace: ctx.namespace, name });
+      for (const name of batch.end()) this.o.requeue.request({ namespace: ctx.namespace, name });
     }
   }
 
-  async #uninstallWith(ctx: ActionContext, controller: ControllerHandle, batch: Batch, peerEvents: CrEvent[]): Promise<Gone | Outcome> {
-    const peers = await this.#ownedPeers(ctx, controller, batch);
+  async #uninstallWith(ctx: ActionContext, batch: Batch, peerEvents: CrEvent[]): Promise<Gone | Outcome> {
+    const peers = await this.#ownedPeers(ctx, batch);
     const single = async (): Promise<Gone | Outcome> => {
       try {
         const { found } = await ctx.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, signal: ctx.signal });
@@ -181,7 +186,7 @@ export class Uninstaller implements UninstallPort {
     const finishing = new Map<string, Promise<void>>();
     const gate = boundedRunner(PEER_WRITES_IN_FLIGHT);
     const finish = (name: string): void => {
-      if (peers.includes(name) && !finishing.has(name)) finishing.set(name, gate(() => this.#completePeer(ctx, controller, name, { batch, events: peerEvents })));
+      if (peers.includes(name) && !finishing.has(name)) finishing.set(name, gate(() => this.#completePeer(ctx, name, { batch, events: peerEvents })));
     };
     const ok = await this.#batchUninstall(ctx, peers, finish);
     // After a success every peer's release is gone, whether or not helm's output said so.
@@ -208,13 +213,13 @@ export class Uninstaller implements UninstallPort {
    * Those CRs of the batch whose releases are there and ours, each for the very instance the batch
    * claimed (a release may be ours for one CR's UID only): one storage read for all.
    */
-  async #ownedPeers(ctx: ActionContext, controller: ControllerHandle, batch: Batch): Promise<string[]> {
+  async #ownedPeers(ctx: ActionContext, batch: Batch): Promise<string[]> {
     const { names } = batch;
     if (names.length === 0) return [];
     const stored = await ctx.storage.recordsOf(ctx.namespace, names);
     const owned: string[] = [];
     for (const name of names) {
-      const uid = (controller.cache.get(ctx.namespace, name) as CachedCustomResource | undefined)?.metadata.uid;
+      const uid = (this.o.cache.get(ctx.namespace, name) as CachedCustomResource | undefined)?.metadata.uid;
       if (uid === undefined || !batch.holds(name, uid)) continue;
       if (await ownsRelease(ctx, this.o.owner, { namespace: ctx.namespace, name, uid }, stored.get(name) ?? [])) owned.push(name);
     }
@@ -228,9 +233,9 @@ export class Uninstaller implements UninstallPort {
    * others, and any whose write fails, are left to their own reconcile after the batch, which
    * finds the release gone in storage (the claim keeps it from running before the batch ends).
    */
-  async #completePeer(ctx: ActionContext, controller: ControllerHandle, name: string, of: { readonly batch: Batch; readonly events: CrEvent[] }): Promise<void> {
+  async #completePeer(ctx: ActionContext, name: string, of: { readonly batch: Batch; readonly events: CrEvent[] }): Promise<void> {
     const { batch, events } = of;
-    const cr = controller.cache.get(ctx.namespace, name) as CachedCustomResource | undefined;
+    const cr = this.o.cache.get(ctx.namespace, name) as CachedCustomResource | undefined;
     // Only the instance the batch claimed: another CR that took the name has a release of its own.
     if (cr !== undefined && batch.holds(name, cr.metadata.uid) && !lostLeadership(ctx.signal)) {
       events.push({ type: 'Normal', reason: Reason.UninstallSuccessful, message: `Uninstalled release ${name}`, about: cr });
@@ -252,9 +257,9 @@ export class Uninstaller implements UninstallPort {
    * along: their reconciles wait for the batch instead of running helm alongside. A release that
    * a helm process of ours still works on is left to its own CR, which waits for it (ADR 0036).
    */
-  #claimPeers(ctx: ActionContext, controller: ControllerHandle): Batch {
+  #claimPeers(ctx: ActionContext): Batch {
     const batch = this.#claims.begin(ctx.namespace);
-    const eligible = controller.cache.list(ctx.namespace).flatMap((cr) => this.#peer(ctx, cr.metadata ?? {}));
+    const eligible = this.o.cache.list(ctx.namespace).flatMap((cr) => this.#peer(ctx, cr.metadata ?? {}));
     const size = uninstallBatchSize(eligible.length + 1, this.o.lanes ?? 1);
     for (const { name, uid } of eligible) {
       if (batch.names.length >= size - 1) break;

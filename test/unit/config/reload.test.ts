@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigReloader, configurationHash, watchConfigFiles, type ConfigWatcher } from '../../../src/config/reload.js';
 import type { Watch } from '../../../src/config/watch.js';
-import { ManualClock } from '../../../src/runtime/backoff.js';
+import { ManualClock } from '../../../src/util/clock.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 import { watchOf } from '../../support/watch.js';
 

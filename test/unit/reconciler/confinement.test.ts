@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { confinementViolations, kindName } from '../../../src/reconciler/confinement.js';
+import { confinementViolations } from '../../../src/reconciler/confinement.js';
 
 describe('confinementViolations', () => {
   const policy = { namespace: 'team-a', allowClusterScoped: ['Namespace', 'ClusterRole.rbac.authorization.k8s.io'] };
@@ -34,8 +34,8 @@ describe('confinementViolations', () => {
     ]);
   });
 
-  it('spells kinds as Kind or Kind.group', () => {
-    expect(kindName('v1', 'Namespace')).toBe('Namespace');
-    expect(kindName('rbac.authorization.k8s.io/v1', 'ClusterRole')).toBe('ClusterRole.rbac.authorization.k8s.io');
+  it('matches kinds as Kind.group: a kind of another group is not allowed by its bare name', () => {
+    const bare = { namespace: 'team-a', allowClusterScoped: ['ClusterRole'] };
+    expect(confinementViolations([{ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', namespace: '', name: 'r' }], bare)).toEqual(['ClusterRole r (cluster-scoped)']);
   });
 });

@@ -24,7 +24,7 @@ import type { Result } from '../../../src/runtime/reconcile.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 import { jsonDigest } from '../../../src/util/canonical-json.js';
 import { watchOf } from '../../support/watch.js';
-import { CHART, describeHelmError, FakeController, FakeHelm, FakeHelmError, FakeObjects, FakeStorage, fakeIsNamespaced, record } from './actions/fakes.js';
+import { CHART, describeHelmError, FakeKind, FakeHelm, FakeHelmError, FakeObjects, FakeStorage, fakeIsNamespaced, record } from './actions/fakes.js';
 
 const NS = 'apps';
 const NAME = 'web';
@@ -143,14 +143,14 @@ function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']>; progressDel
   const crs = new FakeCustomResources();
   const recorder = new RecordingEvents();
   const valuesSources = new FakeValuesSources();
-  const controller = new FakeController();
+  const kind = new FakeKind();
   const manifests = new ManifestCache(fakeIsNamespaced());
   const forgotten: string[] = [];
   const forget = (namespace: string, name: string): void => {
     manifests.forget(namespace, name);
     forgotten.push(`${namespace}/${name}`);
   };
-  const uninstaller = new Uninstaller({ owner: releaseOwnerOf(WATCH), crs, objects: noObjects, forget });
+  const uninstaller = new Uninstaller({ owner: releaseOwnerOf(WATCH), crs, objects: noObjects, cache: kind, requeue: kind.requeue, forget });
   const reconciler = new HelmReconciler({
     watch: { ...WATCH, ...o.watch },
     crs,
@@ -161,6 +161,8 @@ function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']>; progressDel
     reader: noObjects,
     manifests,
     uninstaller,
+    cache: kind,
+    wakeups: { ...kind.requeue, at: () => ({ cancel: () => undefined }) },
     forget,
     valuesSources,
     isNamespaced: fakeIsNamespaced(),
@@ -172,7 +174,7 @@ function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']>; progressDel
   /** The reconciles' cancellation (shutdown, lost leadership). */
   const cancel = new AbortController();
   const reconcile = (): Promise<Result> =>
-    reconciler.reconcile({ namespace: NS, name: NAME }, { signal: cancel.signal, reconcileID: 'r1', log: silentLogger(), cached: crs.cached(NS, NAME), controller });
+    reconciler.reconcile({ namespace: NS, name: NAME }, { signal: cancel.signal, reconcileID: 'r1', log: silentLogger(), cached: crs.cached(NS, NAME) });
   const cr = (o: { finalizers?: string[]; annotations?: Record<string, string>; deleting?: boolean; status?: Record<string, unknown> } = {}): void => {
     crs.put({
       apiVersion: 'example.com/v1',

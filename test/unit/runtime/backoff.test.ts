@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Backoff, ItemBackoff, jitter, ManualClock } from '../../../src/runtime/backoff.js';
+import { ManualClock } from '../../../src/util/clock.js';
+import { Backoff, ItemBackoff, jitter } from '../../../src/runtime/backoff.js';
 
 describe('ItemBackoff', () => {
   it('doubles per consecutive failure from the base, up to the cap', () => {
@@ -67,36 +68,6 @@ describe('Backoff', () => {
     b.next();
     b.reset();
     expect(b.next()).toBe(5);
-  });
-});
-
-describe('ManualClock', () => {
-  it('fires due timers in time order, then scheduling order, and honours cancel', () => {
-    const clock = new ManualClock(1_000);
-    const fired: string[] = [];
-    clock.setTimeout(() => fired.push('b'), 20);
-    clock.setTimeout(() => fired.push('a'), 10);
-    clock.setTimeout(() => fired.push('b2'), 20);
-    const cancelled = clock.setTimeout(() => fired.push('never'), 5);
-    cancelled.cancel();
-    clock.advance(15);
-    expect(fired).toEqual(['a']);
-    expect(clock.now()).toBe(1_015);
-    clock.advance(5);
-    expect(fired).toEqual(['a', 'b', 'b2']);
-    expect(clock.pendingTimers()).toBe(0);
-  });
-
-  it('runs timers scheduled by callbacks when they fall due inside the window', () => {
-    const clock = new ManualClock();
-    const at: number[] = [];
-    clock.setTimeout(() => {
-      at.push(clock.now());
-      clock.setTimeout(() => at.push(clock.now()), 10);
-    }, 10);
-    clock.advance(25);
-    expect(at).toEqual([10, 20]);
-    expect(clock.now()).toBe(25);
   });
 });
 

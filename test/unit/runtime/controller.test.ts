@@ -2,7 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { KubeConfig, V1ObjectMeta } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AdaptiveGate } from '../../../src/runtime/adaptive-gate.js';
-import { ManualClock } from '../../../src/runtime/backoff.js';
+import { ManualClock } from '../../../src/util/clock.js';
 import {
   CacheSyncTimeoutError,
   Controller,
@@ -12,6 +12,7 @@ import {
   type ControllerOptions,
 } from '../../../src/runtime/controller.js';
 import { objectSummary, type EventSource, type ObjectSummary } from '../../../src/runtime/informer.js';
+import { RequeueSource } from '../../../src/runtime/requeue-source.js';
 import {
   lostLeadership,
   TerminalError,
@@ -325,6 +326,57 @@ describe('Controller event handling', () => {
     await vi.waitFor(() => { expect(reconciler.names()).toEqual(['x']); });
     clock.advance(5_000);
     await vi.waitFor(() => { expect(reconciler.calls.map((c) => c.request)).toContainEqual({ namespace: '', name: 'y' }); });
+  });
+});
+
+describe('Controller request sources (requeue-source.ts)', () => {
+  it('drains a registered source into its queue while it runs: a request made before start is dropped', async () => {
+    const clock = new ManualClock();
+    const requests = new RequeueSource(clock);
+    const { controller, reconciler } = setup({ clock, sources: [requests] });
+    requests.request({ namespace: 'ns1', name: 'early' });
+    await controller.start();
+    requests.request({ namespace: 'ns1', name: 'peer' });
+    requests.at(clock.now() + 1_000, () => {
+      requests.request({ namespace: 'ns1', name: 'next-wave' });
+    });
+    await vi.waitFor(() => { expect(reconciler.names()).toEqual(['peer']); });
+    clock.advance(1_000);
+    await vi.waitFor(() => { expect(reconciler.names()).toEqual(['peer', 'next-wave']); });
+  });
+
+  it('stops its sources when it stops: a look pending then never runs, nothing is queued after the clock passes it', async () => {
+    const clock = new ManualClock();
+    const requests = new RequeueSource(clock);
+    const { controller, reconciler } = setup({ clock, sources: [requests] });
+    await controller.start();
+    let looked = false;
+    requests.at(clock.now() + 5_000, () => {
+      looked = true;
+      requests.request({ namespace: 'ns1', name: 'next-wave' });
+    });
+    await controller.stop({ timeoutMs: 0 });
+    expect(clock.pendingTimers()).toBe(0);
+    clock.advance(10_000);
+    requests.request({ namespace: 'ns1', name: 'late-peer' });
+    await settle();
+    expect(looked).toBe(false);
+    expect(reconciler.calls).toHaveLength(0);
+  });
+
+  it('builds its reconciler from its cache: the reconciler reads the kind without holding the controller', async () => {
+    const seen: string[] = [];
+    const { controller, source } = setup({
+      reconciler: (cache) => ({
+        reconcile: (request) => {
+          seen.push(`${request.name}: ${cache.list('ns1').map((o) => o.metadata?.name).join(',')}`);
+          return Promise.resolve({});
+        },
+      }),
+    });
+    await controller.start();
+    source().add(widget('a'));
+    await vi.waitFor(() => { expect(seen).toEqual(['a: a']); });
   });
 });
 

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loopbackKubeConfig } from '../../support/loopback-kubeconfig.js';
-import { ManualClock } from '../../../src/runtime/backoff.js';
+import { ManualClock } from '../../../src/util/clock.js';
 import { Informer, InformerStoppedError, keepMetadataOnly, resourcePath, type ObjectSummary } from '../../../src/runtime/informer.js';
 
 interface Recorded {

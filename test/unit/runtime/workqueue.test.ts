@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/runtime/backoff.js';
+import { ManualClock } from '../../../src/util/clock.js';
 import { WorkQueue } from '../../../src/runtime/workqueue.js';
 import type { WorkqueueMetrics } from '../../../src/telemetry/metric-hooks.js';
 

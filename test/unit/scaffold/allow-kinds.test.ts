@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { parseApiRequest } from '../../../src/k8s/gateway/api-request.js';
+import { decide, type GatewayPolicy } from '../../../src/k8s/gateway/policy.js';
 import { allowKinds } from '../../../src/scaffold/allow-kinds.js';
 import { apiNames } from '../../../src/scaffold/names.js';
 import { watchEntry } from '../../../src/scaffold/templates/api.js';
@@ -18,6 +20,27 @@ describe('allowKinds (what create api writes into the watch)', () => {
     const optional = [{ when: 'ingress.enabled=true', objects: [o('networking.k8s.io/v1', 'Ingress'), o('v1', 'Service')] }];
     expect(allowKinds([o('v1', 'Service')], optional, false)).toEqual({ kinds: ['Service'], optional: [{ when: 'ingress.enabled=true', kinds: ['Ingress.networking.k8s.io'] }] });
     expect(allowKinds([o('v1', 'Service')], optional, true)).toEqual({ kinds: ['Ingress.networking.k8s.io', 'Service'], optional: [] });
+  });
+});
+
+describe('allowKinds and the helm gateway that enforces them', () => {
+  it('agree: helm may create every kind create api listed, and no other', () => {
+    const rendered = [
+      { ...o('apps/v1', 'Deployment'), path: '/apis/apps/v1/namespaces/ns/deployments', namespaced: true },
+      { ...o('v1', 'Service'), path: '/api/v1/namespaces/ns/services', namespaced: true },
+      { ...o('rbac.authorization.k8s.io/v1', 'ClusterRole'), path: '/apis/rbac.authorization.k8s.io/v1/clusterroles', namespaced: false },
+    ];
+    const policy: GatewayPolicy = {
+      namespace: 'ns',
+      releases: ['web'],
+      confineWrites: false,
+      allowClusterScoped: [],
+      readableLabel: { key: 'k', value: 'v' },
+      allowKinds: allowKinds(rendered, [], false).kinds,
+    };
+    const create = (path: string, kind: string, namespaced: boolean) => decide(parseApiRequest('POST', path), policy, { kind, namespaced });
+    for (const r of rendered) expect(create(r.path, r.kind, r.namespaced)).toEqual({ action: 'forward' });
+    expect(create('/apis/networking.k8s.io/v1/namespaces/ns/ingresses', 'Ingress', true)).toMatchObject({ action: 'refuse' });
   });
 });
 

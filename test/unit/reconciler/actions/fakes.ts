@@ -19,7 +19,8 @@ import type { DesiredObject, DriftReport, SeenObjects, Subject } from '../../../
 import type { ReadinessSummary } from '../../../../src/reconciler/readiness.js';
 import { latestRecord, RELEASE_LABELS, type ReleaseRecord, type ReleaseStatus } from '../../../../src/reconciler/state.js';
 import type { HelmStatus } from '../../../../src/reconciler/status.js';
-import type { ControllerHandle, Request } from '../../../../src/runtime/reconcile.js';
+import type { CacheReader, Request } from '../../../../src/runtime/reconcile.js';
+import type { Requeue } from '../../../../src/runtime/requeue-source.js';
 import { silentLogger } from '../../../../src/telemetry/logger.js';
 
 export const NAMESPACE = 'apps';
@@ -417,17 +418,27 @@ export const eventsOf = (outcome: Outcome | undefined): readonly CrEvent[] => ou
 export const entries = (objects: readonly DesiredObject[] | undefined): InventoryEntry[] => (objects ?? []).map((d) => d.entry);
 
 // ---------------------------------------------------------------------------------------------
-// the controller (for the Uninstaller)
+// the kind as the reconciler sees it (for the Uninstaller and the Rollout)
 
-export class FakeController implements ControllerHandle {
+/** The controller's cache of the kind (read-only to the reconciler) and the requests made into its source. */
+export class FakeKind implements CacheReader {
   readonly #objects = new Map<string, KubernetesObject>();
-  readonly enqueued: Request[] = [];
-  readonly expected: { request: Request; resourceVersion: string }[] = [];
-
-  readonly cache = {
-    get: (namespace: string, name: string): KubernetesObject | undefined => this.#objects.get(`${namespace}/${name}`),
-    list: (namespace: string): readonly KubernetesObject[] => [...this.#objects.values()].filter((o) => o.metadata?.namespace === namespace),
+  /** What was asked of the request source, in order. */
+  readonly requested: Request[] = [];
+  readonly requeue: Requeue = {
+    request: (request) => {
+      this.requested.push(request);
+    },
   };
+
+  get(namespace: string, name: string): KubernetesObject | undefined {
+    return this.#objects.get(`${namespace}/${name}`);
+  }
+
+  list(namespace?: string): readonly KubernetesObject[] {
+    const all = [...this.#objects.values()];
+    return namespace === undefined || namespace === '' ? all : all.filter((o) => o.metadata?.namespace === namespace);
+  }
 
   put(object: KubernetesObject): this {
     this.#objects.set(`${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`, object);
@@ -436,13 +447,5 @@ export class FakeController implements ControllerHandle {
 
   delete(namespace: string, name: string): void {
     this.#objects.delete(`${namespace}/${name}`);
-  }
-
-  enqueue(request: Request): void {
-    this.enqueued.push(request);
-  }
-
-  expectOwnWrite(request: Request, resourceVersion: string): void {
-    this.expected.push({ request, resourceVersion });
   }
 }

@@ -7,7 +7,7 @@ import type { Outcome } from '../../../../src/reconciler/outcome.js';
 import { RELEASE_LABELS } from '../../../../src/reconciler/state.js';
 import { uninstallBatchSize } from '../../../../src/reconciler/uninstall-batch-size.js';
 import { LeadershipLostCancellation } from '../../../../src/runtime/reconcile.js';
-import { CHART, FakeController, FakeHelmError, harness, NAME, NAMESPACE, OWNER_KIND, record, UID, type Harness } from './fakes.js';
+import { CHART, FakeKind, FakeHelmError, harness, NAME, NAMESPACE, OWNER_KIND, record, UID, type Harness } from './fakes.js';
 
 const UNINSTALL_WAIT = 'helm.sdk.operatorframework.io/uninstall-wait';
 const OTHERS = { [RELEASE_LABELS.ownerKind]: 'Redis.other.io' };
@@ -35,7 +35,8 @@ const cr = (name: string, o: CrOptions = {}): KubernetesObject => ({
 
 interface Setup {
   readonly h: Harness;
-  readonly controller: FakeController;
+  /** The controller's cache of the kind, and the requests the batches made. */
+  readonly kind: FakeKind;
   /** The Uninstaller, the peer events its outcomes carry moved to `peerEvents`. */
   readonly uninstaller: Pick<Uninstaller, 'run' | 'isHeld'>;
   /** Finalizer removals, as `name: finalizers`. */
@@ -61,7 +62,7 @@ function setup(o: { annotations?: Record<string, string>; inventory?: InventoryE
     ...(o.inventory === undefined ? {} : { status: { inventory: o.inventory } }),
   });
   h.storage.set(NAMESPACE, NAME, [record(1, 'superseded'), record(2, 'deployed')]);
-  const controller = new FakeController().put(cr(NAME, { uid: UID }));
+  const kind = new FakeKind().put(cr(NAME, { uid: UID }));
   const removed: string[] = [];
   const peerEvents: string[] = [];
   const forgotten: string[] = [];
@@ -90,6 +91,8 @@ function setup(o: { annotations?: Record<string, string>; inventory?: InventoryE
         return Promise.resolve(live.delete(key));
       },
     },
+    cache: kind,
+    requeue: kind.requeue,
     forget: (namespace, name) => {
       forgotten.push(`${namespace}/${name}`);
     },
@@ -103,13 +106,13 @@ function setup(o: { annotations?: Record<string, string>; inventory?: InventoryE
       return outcome;
     },
   };
-  return { h, controller, uninstaller, removed, peerEvents, forgotten, live, failRemoval, counted, deletes, failDelete };
+  return { h, kind, uninstaller, removed, peerEvents, forgotten, live, failRemoval, counted, deletes, failDelete };
 }
 
 /** Peers being deleted with our finalizer, their releases ours. */
 function addPeers(s: Setup, names: readonly string[], o: CrOptions = {}): void {
   for (const name of names) {
-    s.controller.put(cr(name, o));
+    s.kind.put(cr(name, o));
     s.h.storage.set(NAMESPACE, name, [record(1, 'deployed')]);
   }
 }
@@ -123,7 +126,7 @@ describe('Uninstaller', () => {
     it('does not uninstall a release another kind owns', async () => {
       const s = setup();
       s.h.storage.set(NAMESPACE, NAME, [record(1, 'deployed', OTHERS)]);
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: [] });
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: [] });
       expect(s.h.helm.calls).toStrictEqual([]);
     });
 
@@ -131,7 +134,7 @@ describe('Uninstaller', () => {
       for (const records of [[], [record(1, 'deployed'), record(2, 'uninstalled')]]) {
         const s = setup();
         s.h.storage.set(NAMESPACE, NAME, records);
-        expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: [] });
+        expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: [] });
         expect(s.h.helm.calls).toStrictEqual([]);
       }
     });
@@ -139,31 +142,31 @@ describe('Uninstaller', () => {
     it('leaves an unlabelled release of its chart alone (installed by hand): it was never adopted', async () => {
       const s = setup();
       s.h.storage.set(NAMESPACE, NAME, [record(1, 'deployed', {})]);
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: [] });
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: [] });
       expect(s.h.helm.methods()).toStrictEqual(['status']);
     });
 
     it('uninstalls an unlabelled release of its chart when the watch adopts such releases (from operator-sdk)', async () => {
       const s = setup({ adoptReleases: true });
       s.h.storage.set(NAMESPACE, NAME, [record(1, 'deployed', {})]);
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual(UNINSTALLED);
       expect(s.h.helm.methods()).toStrictEqual(['status', 'uninstall']);
     });
 
     it('uninstalls an unlabelled release whose storage names this very CR as owner (operator-sdk\'s), and no other CR\'s', async () => {
       const s = setup();
       s.h.storage.set(NAMESPACE, NAME, [{ ...record(1, 'deployed', {}), ownerUids: ['uid-of-another-instance'] }]);
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: [] });
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: [] });
       s.h.storage.set(NAMESPACE, NAME, [{ ...record(1, 'deployed', {}), ownerUids: [UID] }]);
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual(UNINSTALLED);
       expect(s.h.helm.methods()).toStrictEqual(['status', 'status', 'uninstall']);
     });
 
     it('uninstalls its release alone with one helm uninstall when no peer is being deleted', async () => {
       const s = setup();
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual(UNINSTALLED);
       expect(s.h.helm.callsOf('uninstall')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, signal: s.h.ctx.signal }]);
-      expect(s.controller.enqueued).toStrictEqual([]);
+      expect(s.kind.requested).toStrictEqual([]);
       expect(s.removed).toStrictEqual([]);
       expect(s.peerEvents).toStrictEqual([]);
     });
@@ -171,14 +174,14 @@ describe('Uninstaller', () => {
     it('reports the release as not found when helm found nothing to uninstall', async () => {
       const s = setup();
       s.h.helm.uninstallFound = false;
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: [] });
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: [] });
     });
 
     it('reports a failed uninstall as an UninstallError', async () => {
       const s = setup();
       const error = new FakeHelmError('uninstall: timed out');
       s.h.helm.fail('uninstall', error);
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual({
         kind: 'helm-failed',
         reason: Reason.UninstallError,
         event: 'ReleaseOperationFailed',
@@ -194,7 +197,7 @@ describe('Uninstaller', () => {
         s.h.abort.abort(new LeadershipLostCancellation('lease lost'));
       };
       s.h.helm.fail('uninstall', error);
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({ kind: 'cancelled', cause: error });
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual({ kind: 'cancelled', cause: error });
     });
   });
 
@@ -213,7 +216,7 @@ describe('Uninstaller', () => {
 
     it('deletes the objects helm would (not the kept one), then every stored revision, and runs no helm', async () => {
       const s = await known();
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual(UNINSTALLED);
       expect(s.h.helm.calls).toStrictEqual([]);
       expect(s.deletes.sort()).toStrictEqual(['ConfigMap/a', 'ConfigMap/b']);
       expect([...s.live]).toStrictEqual(['Secret/kept']);
@@ -223,7 +226,7 @@ describe('Uninstaller', () => {
 
     it('reports what is left with uninstall-wait, as after helm', async () => {
       const s = await known({ annotations: { [UNINSTALL_WAIT]: 'true' }, inventory: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: NAMESPACE, name: 'a' }] });
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual(UNINSTALLED);
       expect(s.h.helm.calls).toStrictEqual([]);
     });
 
@@ -233,7 +236,7 @@ describe('Uninstaller', () => {
       ['the revision read is not the latest', { revision: 1 }],
     ] as const)('uninstalls with helm when %s', async (_, o) => {
       const s = await known(o);
-      await s.uninstaller.run(s.h.ctx, s.controller);
+      await s.uninstaller.run(s.h.ctx);
       expect(s.h.helm.methods()).toContain('uninstall');
       expect(s.deletes).toStrictEqual([]);
       expect(s.h.storage.deleted).toStrictEqual([]);
@@ -243,7 +246,7 @@ describe('Uninstaller', () => {
     it('leaves the rest to helm when a delete fails, keeping the storage for it', async () => {
       const s = await known();
       s.failDelete.add('ConfigMap/b');
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual(UNINSTALLED);
       expect(s.h.helm.methods()).toContain('uninstall');
       expect(s.h.storage.deleted).toStrictEqual([]);
     });
@@ -251,7 +254,7 @@ describe('Uninstaller', () => {
     it('stops, deleting nothing more and reporting nothing, once the lease is lost', async () => {
       const s = await known();
       s.h.helm.leaseHeld = false;
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toMatchObject({ kind: 'cancelled' });
+      expect(await s.uninstaller.run(s.h.ctx)).toMatchObject({ kind: 'cancelled' });
       expect(s.deletes).toStrictEqual([]);
       expect(s.h.helm.calls).toStrictEqual([]);
       expect(s.h.storage.deleted).toStrictEqual([]);
@@ -260,7 +263,7 @@ describe('Uninstaller', () => {
     it('reports a storage delete the API server refused as an UninstallError', async () => {
       const s = await known();
       s.h.storage.deleteRevisions = () => Promise.reject(new Error('secrets "sh.helm.release.v1.x.v1" is forbidden'));
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toMatchObject({ kind: 'helm-failed', reason: Reason.UninstallError });
+      expect(await s.uninstaller.run(s.h.ctx)).toMatchObject({ kind: 'helm-failed', reason: Reason.UninstallError });
       expect(s.h.helm.calls).toStrictEqual([]);
     });
   });
@@ -275,25 +278,25 @@ describe('Uninstaller', () => {
     it('lists the inventory objects that still exist', async () => {
       const s = setup({ annotations: { [UNINSTALL_WAIT]: 'true' }, inventory });
       s.live.add('Deployment/web').add('Service/web');
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({ kind: 'uninstalled', found: true, remaining: ['Deployment/web', 'Service/web'] });
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual({ kind: 'uninstalled', found: true, remaining: ['Deployment/web', 'Service/web'] });
     });
 
     it('lists them also when the release was gone already', async () => {
       const s = setup({ annotations: { [UNINSTALL_WAIT]: 'true' }, inventory });
       s.h.storage.set(NAMESPACE, NAME, []);
       s.live.add('ConfigMap/web-config');
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: ['ConfigMap/web-config'] });
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: ['ConfigMap/web-config'] });
     });
 
     it('is done once none is left', async () => {
       const s = setup({ annotations: { [UNINSTALL_WAIT]: 'true' }, inventory });
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual(UNINSTALLED);
     });
 
     it('does not look without the annotation', async () => {
       const s = setup({ inventory });
       s.live.add('Deployment/web');
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual(UNINSTALLED);
     });
   });
 
@@ -303,9 +306,9 @@ describe('Uninstaller', () => {
       addPeers(s, ['cache', 'db']);
       let enqueuedDuringHelm = -1;
       s.h.helm.during = () => {
-        enqueuedDuringHelm = s.controller.enqueued.length;
+        enqueuedDuringHelm = s.kind.requested.length;
       };
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual(UNINSTALLED);
       const calls = s.h.helm.callsOf('uninstall');
       expect(calls).toHaveLength(1);
       expect(calls[0]).toMatchObject({ release: NAME, also: ['cache', 'db'], namespace: NAMESPACE, signal: s.h.ctx.signal });
@@ -314,7 +317,7 @@ describe('Uninstaller', () => {
       expect(s.forgotten).toStrictEqual([`${NAMESPACE}/cache`, `${NAMESPACE}/db`]);
       // Every claimed peer is queued again, once the batch is over.
       expect(enqueuedDuringHelm).toBe(0);
-      expect(s.controller.enqueued).toStrictEqual([
+      expect(s.kind.requested).toStrictEqual([
         { namespace: NAMESPACE, name: 'cache' },
         { namespace: NAMESPACE, name: 'db' },
       ]);
@@ -324,7 +327,7 @@ describe('Uninstaller', () => {
       const s = setup();
       addPeers(s, ['cache', 'db']);
       s.h.helm.onUninstall = () => ({ found: true });
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual(UNINSTALLED);
       expect(s.peerEvents).toStrictEqual([completed('cache'), completed('db')]);
       expect(s.removed).toStrictEqual([`cache: ${ALL_FINALIZERS}`, `db: ${ALL_FINALIZERS}`]);
     });
@@ -336,16 +339,18 @@ describe('Uninstaller', () => {
         owner: { chartName: CHART.name, ownerKind: OWNER_KIND, adoptReleases: false },
         crs: { removeFinalizers: () => Promise.resolve() },
         objects: { get: () => Promise.resolve(undefined), delete: () => Promise.resolve(false) },
+        cache: s.kind,
+        requeue: s.kind.requeue,
         forget: () => undefined,
       });
-      const outcome = await uninstaller.run(s.h.ctx, s.controller);
-      expect(outcome.events?.map((e) => e.about)).toStrictEqual([s.controller.cache.get(NAMESPACE, 'db')]);
+      const outcome = await uninstaller.run(s.h.ctx);
+      expect(outcome.events?.map((e) => e.about)).toStrictEqual([s.kind.get(NAMESPACE, 'db')]);
     });
 
     it('takes along peers holding only operator-sdk\'s earlier finalizer', async () => {
       const s = setup();
       addPeers(s, ['db'], { finalizers: [LEGACY_FINALIZER] });
-      await s.uninstaller.run(s.h.ctx, s.controller);
+      await s.uninstaller.run(s.h.ctx);
       expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(['db']);
       expect(s.removed).toStrictEqual([`db: ${ALL_FINALIZERS}`]);
     });
@@ -359,9 +364,9 @@ describe('Uninstaller', () => {
       const heldWhileHelmRan: boolean[] = [];
       s.h.helm.during = () => {
         heldWhileHelmRan.push(s.uninstaller.isHeld(NAMESPACE, 'db'), s.uninstaller.isHeld(NAMESPACE, NAME));
-        held = s.uninstaller.run(peer.ctx, s.controller);
+        held = s.uninstaller.run(peer.ctx);
       };
-      await s.uninstaller.run(s.h.ctx, s.controller);
+      await s.uninstaller.run(s.h.ctx);
       expect(heldWhileHelmRan).toStrictEqual([true, false]);
       expect(await held).toStrictEqual({ kind: 'uninstall-held' });
       expect(s.uninstaller.isHeld(NAMESPACE, 'db')).toBe(false);
@@ -371,16 +376,16 @@ describe('Uninstaller', () => {
     it('finishes the batch\'s peers only as far as nobody reads their status afterwards', async () => {
       const s = setup();
       addPeers(s, ['a-other']);
-      s.controller.put(cr('a-other', { finalizers: [FINALIZER, 'example.com/backup'] }));
+      s.kind.put(cr('a-other', { finalizers: [FINALIZER, 'example.com/backup'] }));
       addPeers(s, ['b-wait'], { annotations: { [UNINSTALL_WAIT]: 'true' } });
       addPeers(s, ['c-plain']);
-      await s.uninstaller.run(s.h.ctx, s.controller);
+      await s.uninstaller.run(s.h.ctx);
       expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(['a-other', 'b-wait', 'c-plain']);
       // The uninstall is reported on each; only the one with nothing else to do loses its finalizer.
       expect(s.peerEvents).toStrictEqual([completed('a-other'), completed('b-wait'), completed('c-plain')]);
       expect(s.removed).toStrictEqual([`c-plain: ${ALL_FINALIZERS}`]);
       expect(s.forgotten).toStrictEqual([`${NAMESPACE}/c-plain`]);
-      expect(s.controller.enqueued.map((r) => r.name)).toStrictEqual(['a-other', 'b-wait', 'c-plain']);
+      expect(s.kind.requested.map((r) => r.name)).toStrictEqual(['a-other', 'b-wait', 'c-plain']);
     });
 
     it('leaves out CRs not being deleted, without our finalizer, or with a name helm refuses', async () => {
@@ -388,9 +393,9 @@ describe('Uninstaller', () => {
       addPeers(s, ['live'], { deleting: false });
       addPeers(s, ['foreign'], { finalizers: ['example.com/other'] });
       addPeers(s, ['Bad_Name']);
-      await s.uninstaller.run(s.h.ctx, s.controller);
+      await s.uninstaller.run(s.h.ctx);
       expect(s.h.helm.callsOf('uninstall')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, signal: s.h.ctx.signal }]);
-      expect(s.controller.enqueued).toStrictEqual([]);
+      expect(s.kind.requested).toStrictEqual([]);
       expect(s.peerEvents).toStrictEqual([]);
     });
 
@@ -401,7 +406,7 @@ describe('Uninstaller', () => {
       const s = setup();
       addPeers(s, ['busy', 'db']);
       s.h.helm.live.add(`${NAMESPACE}/busy`);
-      await s.uninstaller.run(s.h.ctx, s.controller);
+      await s.uninstaller.run(s.h.ctx);
       expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(['db']);
       expect(s.removed).toStrictEqual([`db: ${ALL_FINALIZERS}`]);
     });
@@ -411,10 +416,10 @@ describe('Uninstaller', () => {
       addPeers(s, ['foreign', 'gone', 'db']);
       s.h.storage.set(NAMESPACE, 'foreign', [record(1, 'deployed', OTHERS)]);
       s.h.storage.set(NAMESPACE, 'gone', []);
-      await s.uninstaller.run(s.h.ctx, s.controller);
+      await s.uninstaller.run(s.h.ctx);
       expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(['db']);
       expect(s.peerEvents).toStrictEqual([completed('db')]);
-      expect(s.controller.enqueued.map((r) => r.name)).toStrictEqual(['foreign', 'gone', 'db']);
+      expect(s.kind.requested.map((r) => r.name)).toStrictEqual(['foreign', 'gone', 'db']);
     });
 
     it('takes along no peer whose release this operator did not make, unless made for that very peer', async () => {
@@ -423,43 +428,43 @@ describe('Uninstaller', () => {
       s.h.storage.set(NAMESPACE, 'by-hand', [record(1, 'deployed', {})]);
       s.h.storage.set(NAMESPACE, 'migrated', [{ ...record(1, 'deployed', {}), ownerUids: ['uid-migrated'] }]);
       s.h.storage.set(NAMESPACE, 'other-instance', [{ ...record(1, 'deployed', {}), ownerUids: ['uid-web'] }]);
-      await s.uninstaller.run(s.h.ctx, s.controller);
+      await s.uninstaller.run(s.h.ctx);
       expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(['migrated']);
       expect(s.peerEvents).toStrictEqual([completed('migrated')]);
-      expect(s.controller.enqueued.map((r) => r.name).sort()).toStrictEqual(['by-hand', 'migrated', 'other-instance']);
+      expect(s.kind.requested.map((r) => r.name).sort()).toStrictEqual(['by-hand', 'migrated', 'other-instance']);
     });
 
     it('uninstalls alone, as before, when every peer is left out', async () => {
       const s = setup();
       addPeers(s, ['foreign']);
       s.h.storage.set(NAMESPACE, 'foreign', [record(1, 'deployed', OTHERS)]);
-      await s.uninstaller.run(s.h.ctx, s.controller);
+      await s.uninstaller.run(s.h.ctx);
       expect(s.h.helm.callsOf('uninstall')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, signal: s.h.ctx.signal }]);
-      expect(s.controller.enqueued.map((r) => r.name)).toStrictEqual(['foreign']);
+      expect(s.kind.requested.map((r) => r.name)).toStrictEqual(['foreign']);
     });
 
     it('does not finish a peer created again under its name while the batch ran, or gone from the cache', async () => {
       const s = setup();
       addPeers(s, ['db', 'cache']);
       s.h.helm.during = () => {
-        s.controller.put(cr('db', { uid: 'uid-db-2' }));
-        s.controller.delete(NAMESPACE, 'cache');
+        s.kind.put(cr('db', { uid: 'uid-db-2' }));
+        s.kind.delete(NAMESPACE, 'cache');
       };
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual(UNINSTALLED);
       expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(['db', 'cache']);
       expect(s.peerEvents).toStrictEqual([]);
       expect(s.removed).toStrictEqual([]);
-      expect(s.controller.enqueued.map((r) => r.name)).toStrictEqual(['db', 'cache']);
+      expect(s.kind.requested.map((r) => r.name)).toStrictEqual(['db', 'cache']);
     });
 
     it('leaves a peer whose finalizer cannot be removed to its own reconcile', async () => {
       const s = setup();
       addPeers(s, ['cache', 'db']);
       s.failRemoval.add('cache');
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual(UNINSTALLED);
       expect(s.removed).toStrictEqual([`db: ${ALL_FINALIZERS}`]);
       expect(s.forgotten).toStrictEqual([`${NAMESPACE}/db`]);
-      expect(s.controller.enqueued.map((r) => r.name)).toStrictEqual(['cache', 'db']);
+      expect(s.kind.requested.map((r) => r.name)).toStrictEqual(['cache', 'db']);
     });
 
     it('finishes no peer when leadership is lost during the batch', async () => {
@@ -468,23 +473,23 @@ describe('Uninstaller', () => {
       s.h.helm.during = () => {
         s.h.abort.abort(new LeadershipLostCancellation('lease lost'));
       };
-      await s.uninstaller.run(s.h.ctx, s.controller);
+      await s.uninstaller.run(s.h.ctx);
       expect(s.peerEvents).toStrictEqual([]);
       expect(s.removed).toStrictEqual([]);
-      expect(s.controller.enqueued.map((r) => r.name)).toStrictEqual(['db']);
+      expect(s.kind.requested.map((r) => r.name)).toStrictEqual(['db']);
     });
 
     it('uninstalls this release alone when the batch fails, and leaves the peers to their own reconciles', async () => {
       const s = setup();
       addPeers(s, ['cache', 'db']);
       s.h.helm.fail('uninstall', new FakeHelmError('uninstall: cache: timed out'), 1);
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual(UNINSTALLED);
       const calls = s.h.helm.callsOf('uninstall');
       expect(calls.map((c) => c.also)).toStrictEqual([['cache', 'db'], undefined]);
       expect(calls[1]).toStrictEqual({ release: NAME, namespace: NAMESPACE, signal: s.h.ctx.signal });
       expect(s.peerEvents).toStrictEqual([]);
       expect(s.removed).toStrictEqual([]);
-      expect(s.controller.enqueued.map((r) => r.name)).toStrictEqual(['cache', 'db']);
+      expect(s.kind.requested.map((r) => r.name)).toStrictEqual(['cache', 'db']);
     });
 
     it('reports this release\'s own error when it fails alone after the batch', async () => {
@@ -492,7 +497,7 @@ describe('Uninstaller', () => {
       addPeers(s, ['db']);
       const error = new FakeHelmError('uninstall: forbidden');
       s.h.helm.fail('uninstall', error);
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual({
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual({
         kind: 'helm-failed',
         reason: Reason.UninstallError,
         event: 'ReleaseOperationFailed',
@@ -500,7 +505,7 @@ describe('Uninstaller', () => {
         cause: error,
       });
       expect(s.h.helm.callsOf('uninstall')).toHaveLength(2);
-      expect(s.controller.enqueued.map((r) => r.name)).toStrictEqual(['db']);
+      expect(s.kind.requested.map((r) => r.name)).toStrictEqual(['db']);
     });
 
     it('finishes the peers helm reported gone before a batch failed (helm 4 goes on past a failure)', async () => {
@@ -512,7 +517,7 @@ describe('Uninstaller', () => {
         call.request.onUninstalled?.('db');
         s.h.helm.fail('uninstall', new FakeHelmError('uninstall: cache: timed out'), 1);
       };
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual(UNINSTALLED);
       expect(s.h.helm.callsOf('uninstall').map((c) => c.also)).toStrictEqual([['cache', 'db'], undefined]);
       expect(s.peerEvents).toStrictEqual([completed('db')]);
       expect(s.removed).toStrictEqual([`db: ${ALL_FINALIZERS}`]);
@@ -523,7 +528,7 @@ describe('Uninstaller', () => {
       addPeers(s, ['db']);
       // helm 3 stops at the first release it does not find.
       s.h.helm.onUninstall = () => ({ found: false });
-      expect(await s.uninstaller.run(s.h.ctx, s.controller)).toStrictEqual(UNINSTALLED);
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual(UNINSTALLED);
       expect(s.h.helm.callsOf('uninstall').map((c) => c.also)).toStrictEqual([['db'], undefined]);
       expect(s.peerEvents).toStrictEqual([]);
       expect(s.removed).toStrictEqual([]);
@@ -533,9 +538,9 @@ describe('Uninstaller', () => {
       const s = setup();
       const names = Array.from({ length: 25 }, (_, i) => `peer-${String(i).padStart(2, '0')}`);
       addPeers(s, names);
-      await s.uninstaller.run(s.h.ctx, s.controller);
+      await s.uninstaller.run(s.h.ctx);
       expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(names.slice(0, 19));
-      expect(s.controller.enqueued).toHaveLength(19);
+      expect(s.kind.requested).toHaveLength(19);
       expect(s.removed).toHaveLength(19);
     });
 
@@ -544,7 +549,7 @@ describe('Uninstaller', () => {
       const s = setup({ lanes: 4 });
       const names = Array.from({ length: 19 }, (_, i) => `peer-${String(i).padStart(2, '0')}`);
       addPeers(s, names);
-      await s.uninstaller.run(s.h.ctx, s.controller);
+      await s.uninstaller.run(s.h.ctx);
       expect(s.h.helm.callsOf('uninstall')[0]?.also).toStrictEqual(names.slice(0, 4));
       expect(s.removed).toHaveLength(4);
     });
