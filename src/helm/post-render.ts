@@ -25,6 +25,8 @@ export const PLUGIN_NAME = 'helm-operator-post-render';
 /** The largest manifest read back from a run's directory (helm's own release limit is ~1 MiB compressed). */
 const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
 const MAX_TOKEN_LINE = 128;
+/** A refusal's one line: long enough for the fields of a conflict and how to settle them (upgrade-fields.ts). */
+const MAX_ANSWER = 1000;
 
 const SCRIPT = `#!/bin/bash
 # helm-operator's post-renderer: args <run dir> <port> <token>; see src/helm/post-render.ts.
@@ -151,7 +153,7 @@ export class PostRenderServer {
       await writeFile(path.join(run.dir, 'rendered'), await run.render(manifest), { mode: 0o600 });
       return 'ok';
     } catch (err) {
-      return (err instanceof Error ? err.message : String(err)).replaceAll(/\s+/g, ' ').slice(0, 300);
+      return (err instanceof Error ? err.message : String(err)).replaceAll(/\s+/g, ' ').slice(0, MAX_ANSWER);
     }
   }
 }
