@@ -318,7 +318,7 @@ function verifiedAs(obj: KubernetesObject, ignored: readonly FieldPath[]): strin
 function rewritesOf(current: KubernetesObject, paths: readonly FieldPath[]): { path: FieldPath; manager: string }[] {
   const entries = (current.metadata?.managedFields ?? []) as ManagedFieldsEntry[];
   return paths.flatMap((path) => {
-    const manager = otherManagerOf(entries, current, path, RELEASE_FIELD_MANAGERS);
+    const manager = otherManagerOf(entries, current, path, { ours: RELEASE_FIELD_MANAGERS });
     return manager === undefined ? [] : [{ path, manager }];
   });
 }

@@ -50,7 +50,7 @@ export function settleHeld<T extends Record<string, unknown>>(rendered: T, live:
   const carried: FieldPath[] = [];
   for (const path of held) {
     // A list entry cannot be left out of the list as a key can: it gets its live value instead.
-    const foreign = how.serverSide && isMapKey(rendered, path) && otherManagerOf(entries, live, path, how.ours) !== undefined;
+    const foreign = how.serverSide && isMapKey(rendered, path) && otherManagerOf(entries, live, path, { ours: how.ours, subresources: true }) !== undefined;
     (foreign ? leftOut : carried).push(path);
   }
   return withLiveFields(withLiveFields(rendered, live, carried), undefined, leftOut);

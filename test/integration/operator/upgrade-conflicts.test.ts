@@ -211,6 +211,11 @@ describe('upgrades next to other field managers (helm 4)', () => {
     await waitFor('strict to deploy revision 2', async () => (await strict.get(ns.name, 'strict'))?.status?.deployedRelease?.revision === 2);
     expect(await greetingOf('strict')).toBe('two');
     expect(await replicas('strict')).toBe(3);
+    // Left out of what helm applied: helm's manager does not own it (it did at install).
+    const deployment = await apps.readNamespacedDeployment({ namespace: ns.name, name: 'strict-app' });
+    const helmOwns = (deployment.metadata?.managedFields ?? []).filter((e) => e.manager === 'helm').map((e) => JSON.stringify(e.fieldsV1));
+    expect(helmOwns.length).toBeGreaterThan(0);
+    expect(helmOwns.some((f) => f.includes('f:replicas'))).toBe(false);
     expect(await history('strict')).toStrictEqual([
       { revision: 1, status: 'superseded' },
       { revision: 2, status: 'deployed' },

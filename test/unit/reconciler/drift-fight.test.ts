@@ -152,12 +152,12 @@ describe('otherManagerOf', () => {
   ];
 
   it('names the manager of a field inside a keyed list entry, and of an atomic list as a whole', () => {
-    expect(otherManagerOf(entries, live, ['webhooks', 0, 'clientConfig', 'caBundle'], ['helm'])).toBe('vault-injector');
-    expect(otherManagerOf(entries, live, ['webhooks', 0, 'rules', 0, 'operations'], [])).toBe('helm');
+    expect(otherManagerOf(entries, live, ['webhooks', 0, 'clientConfig', 'caBundle'], { ours: ['helm'] })).toBe('vault-injector');
+    expect(otherManagerOf(entries, live, ['webhooks', 0, 'rules', 0, 'operations'], { ours: [] })).toBe('helm');
   });
 
   it('names nobody for a field only the repair’s own managers hold, or nobody holds', () => {
-    expect(otherManagerOf(entries, live, ['webhooks', 0, 'rules'], ['helm'])).toBeUndefined();
-    expect(otherManagerOf(entries, live, ['metadata', 'labels'], ['helm'])).toBeUndefined();
+    expect(otherManagerOf(entries, live, ['webhooks', 0, 'rules'], { ours: ['helm'] })).toBeUndefined();
+    expect(otherManagerOf(entries, live, ['metadata', 'labels'], { ours: ['helm'] })).toBeUndefined();
   });
 });

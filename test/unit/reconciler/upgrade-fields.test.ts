@@ -43,6 +43,22 @@ describe('settleHeld', () => {
     expect(caOf(out)).toBe('by-hand-before');
   });
 
+  it('server-side: a field a subresource’s writer owns (kubectl scale’s replicas) is someone else’s too', () => {
+    const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, spec: { replicas: 1, paused: false } };
+    const scaled = {
+      ...deployment,
+      spec: { replicas: 3, paused: false },
+      metadata: {
+        name: 'web',
+        managedFields: [
+          { manager: 'helm', operation: 'Apply', apiVersion: 'apps/v1', fieldsV1: { 'f:spec': { 'f:paused': {} } } },
+          { manager: 'kubectl-scale', operation: 'Update', apiVersion: 'apps/v1', subresource: 'scale', fieldsV1: { 'f:spec': { 'f:replicas': {} } } },
+        ],
+      },
+    } as KubernetesObject;
+    expect(settleHeld(deployment, scaled, [['spec', 'replicas']], { serverSide: true, ours: OURS }).spec).toStrictEqual({ paused: false });
+  });
+
   it('client-side (helm 3, a forced replace): always the live value, never left out (a three-way merge would delete it)', () => {
     const out = settleHeld(rendered(), live('injected', 'vault-injector'), [CA], { serverSide: false, ours: OURS });
     expect(caOf(out)).toBe('injected');
