@@ -119,7 +119,7 @@ describe('upgrades next to other field managers (helm 4)', () => {
   });
   afterAll(async () => {
     await op.stop();
-    for (const release of ['ruled', 'fought', 'strict', 'adopted']) await admission.deleteMutatingWebhookConfiguration({ name: cfgName(release) }).catch(() => undefined);
+    for (const release of ['ruled', 'left', 'fought', 'strict', 'adopted']) await admission.deleteMutatingWebhookConfiguration({ name: cfgName(release) }).catch(() => undefined);
     await ns.remove();
   });
 
@@ -153,6 +153,32 @@ describe('upgrades next to other field managers (helm 4)', () => {
       expect((await history('ruled')).map((r) => r.status)).toStrictEqual(['superseded', 'superseded', 'deployed']);
       expect(await applyMethod('ruled')).toBe('ssa');
       expect((await ruled.events(ns.name, 'ruled')).map((e) => e.reason)).not.toContain('RollbackSuccessful');
+    } finally {
+      await injector.stop();
+    }
+  });
+
+  it('a release left on client-side apply (by the old fallback, a forced replace) moves back to server-side apply on its next upgrade, the CA kept', async () => {
+    const ruled = new CRs(kc, RULED);
+    await ruled.create(ns.name, 'left', { greeting: 'one' });
+    await ruled.waitForCondition(ns.name, 'left', { type: 'Deployed', status: 'True' });
+    const injector = runInjector('left');
+    try {
+      await waitFor('the injector to have written its CA', async () => (await caBundleOf('left')) === CA);
+      await helmByHand('upgrade', 'left', CHART, '-n', ns.name, '--reuse-values', '--force-replace', '--server-side=false');
+      expect(await applyMethod('left')).toBe('csa');
+      // The replace put the chart's empty caBundle back; the injector writes it again.
+      await waitFor('the injector to have written its CA again', async () => (await caBundleOf('left')) === CA);
+      const writes = injector.writes();
+      await ruled.patch(ns.name, 'left', { spec: { greeting: 'two' } });
+      await waitFor('left to deploy the new spec server-side', async () => {
+        const cr = await ruled.get(ns.name, 'left');
+        const deployed = condition(cr, 'Deployed')?.status === 'True' && cr?.status?.observedGeneration === cr?.metadata.generation;
+        return deployed && (await greetingOf('left')) === 'two' && (await applyMethod('left')) === 'ssa';
+      });
+      expect(await caBundleOf('left')).toBe(CA);
+      expect(injector.writes()).toBe(writes);
+      expect((await history('left')).map((r) => r.status)).not.toContain('failed');
     } finally {
       await injector.stop();
     }
