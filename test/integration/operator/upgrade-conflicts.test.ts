@@ -26,6 +26,8 @@ const FOUGHT = kindOf('Fought');
 const STRICT = kindOf('Strict');
 /** Adopts a release installed by hand with helm 3 (client-side apply), with the rule. */
 const ADOPTED = kindOf('Adopted');
+/** The same as RULED, for an operator that runs helm 3 (client-side apply). */
+const HELM3_RULED = kindOf('Helm3Ruled');
 const POINTER = '/webhooks/0/clientConfig/caBundle';
 const RULE = ['  driftIgnore:', `    - paths: [${POINTER}]`, '      target: {kind: MutatingWebhookConfiguration}'];
 const watches = [
@@ -36,6 +38,8 @@ const watches = [
 ]
   .flat()
   .join('\n');
+
+const helm3Watches = [`- group: ${HELM3_RULED.group}`, '  version: v1', `  kind: ${HELM3_RULED.kind}`, `  chart: ${CHART}`, ...RULE].join('\n');
 
 const CA = Buffer.from('-----BEGIN CERTIFICATE-----\nupgrade-conflicts test CA\n-----END CERTIFICATE-----\n').toString('base64');
 const INJECTOR = 'vault-injector';
@@ -49,7 +53,7 @@ interface Revision {
   readonly status: string;
 }
 
-describe('upgrades next to other field managers (helm 4)', () => {
+describe('upgrades next to other field managers', () => {
   const kc = testKubeConfig();
   const admission = kc.makeApiClient(AdmissionregistrationV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
@@ -113,13 +117,13 @@ describe('upgrades next to other field managers (helm 4)', () => {
   };
 
   beforeAll(async () => {
-    for (const k of [RULED, FOUGHT, STRICT, ADOPTED]) await ensureCrd(kc, k);
+    for (const k of [RULED, FOUGHT, STRICT, ADOPTED, HELM3_RULED]) await ensureCrd(kc, k);
     ns = await createNamespace(kc, 'upgrade-conflicts');
     op = await startOperator({ watches, namespaces: [ns.name] });
   });
   afterAll(async () => {
     await op.stop();
-    for (const release of ['ruled', 'left', 'fought', 'strict', 'adopted']) await admission.deleteMutatingWebhookConfiguration({ name: cfgName(release) }).catch(() => undefined);
+    for (const release of ['ruled', 'left', 'fought', 'strict', 'adopted', 'v3']) await admission.deleteMutatingWebhookConfiguration({ name: cfgName(release) }).catch(() => undefined);
     await ns.remove();
   });
 
@@ -155,6 +159,34 @@ describe('upgrades next to other field managers (helm 4)', () => {
       expect((await ruled.events(ns.name, 'ruled')).map((e) => e.reason)).not.toContain('RollbackSuccessful');
     } finally {
       await injector.stop();
+    }
+  });
+
+  it('helm 3 (client-side three-way merge): with an ignore rule a spec change keeps the injected CA, in one revision; a kubectl scale is taken back', async (ctx) => {
+    const helm3 = inject('helm3Bin');
+    if (helm3 === '') ctx.skip();
+    // Beside the helm 4 operator, on a kind of its own.
+    const op3 = await startOperator({ watches: helm3Watches, namespaces: [ns.name], helmBin: helm3 });
+    const v3 = new CRs(kc, HELM3_RULED);
+    let injector: ReturnType<typeof runInjector> | undefined;
+    try {
+      await v3.create(ns.name, 'v3', { greeting: 'one' }, NO_REPAIR);
+      await v3.waitForCondition(ns.name, 'v3', { type: 'Deployed', status: 'True' });
+      injector = runInjector('v3');
+      await waitFor('the injector to have written its CA', async () => (await caBundleOf('v3')) === CA);
+      await specChange(v3, 'v3', 'two', 2);
+      expect(await greetingOf('v3')).toBe('two');
+      expect(await caBundleOf('v3')).toBe(CA);
+      expect(injector.writes()).toBe(1);
+      await scale('v3', 3);
+      await specChange(v3, 'v3', 'three', 3);
+      expect(await replicas('v3')).toBe(1);
+      expect(await caBundleOf('v3')).toBe(CA);
+      expect(injector.writes()).toBe(1);
+      expect((await history('v3')).map((r) => r.status)).toStrictEqual(['superseded', 'superseded', 'deployed']);
+    } finally {
+      await injector?.stop();
+      await op3.stop();
     }
   });
 
