@@ -290,6 +290,19 @@ describe('upgrade', () => {
     });
   });
 
+  it("helm's own apply conflict: ResourceConflict with what settles it, not retried, not rolled back (its failed revision stays)", async () => {
+    const { h } = failingUpgrade({ left: 'failed' });
+    const text = 'UPGRADE FAILED: Apply failed with 1 conflict: conflict with "kubectl-scale" with subresource "scale" using apps/v1: .spec.replicas';
+    h.helm.fail('upgrade', new FakeHelmError(text));
+    const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    expect(outcome).toMatchObject({
+      kind: 'helm-failed',
+      reason: Reason.ResourceConflict,
+      failure: { summary: `${text}; to take such a field back set conflictPolicy: force on the watch, to leave it to its manager add a driftIgnore rule naming it`, retryable: false },
+    });
+    expect(h.helm.methods()).toStrictEqual(['upgrade']);
+  });
+
   it('checks confinement first: a refused release is not upgraded', async () => {
     const h = harness({ watch: { confineToNamespace: true } });
     h.helm.rendered = manifestOf([{ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'admin-too' }]);
