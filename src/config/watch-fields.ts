@@ -8,6 +8,7 @@ import { closestName } from './closest-name.js';
 import { validateDriftIgnoreRules, WATCH_DRIFT_IGNORE_LIMITS, type DriftIgnoreRule } from './drift-ignore-rules.js';
 import { DurationError, parseDuration } from './duration.js';
 import { validateLabelSelector, type LabelSelector } from './selector.js';
+import { CONFLICT_POLICIES, type ConflictPolicy } from './watch.js';
 import { addProblem, fail, quote, type EntryContext } from './watches-problems.js';
 import { DNS1035_LABEL, DNS1123_SUBDOMAIN, FIELDS, KIND, periodFloorProblem, type FieldName } from './watches-schema.js';
 import { deref, describe, isEmpty, nodeAt, scalarValue, valueNode } from './yaml-nodes.js';
@@ -91,6 +92,16 @@ export function readBoolean(ctx: EntryContext, fields: FieldNodes, field: FieldN
   if (typeof value === 'boolean') return value;
   fail(ctx, node, field, `expected true or false, got ${describe(node)}`);
   return fallback;
+}
+
+/** `conflictPolicy`: `force` or `fail`; undefined when absent (the default, `force`) or wrong (reported). */
+export function readConflictPolicy(ctx: EntryContext, fields: FieldNodes): ConflictPolicy | undefined {
+  const node = fields.conflictPolicy;
+  if (isEmpty(node)) return undefined;
+  const value = scalarValue(node);
+  if (typeof value === 'string' && (CONFLICT_POLICIES as readonly string[]).includes(value)) return value as ConflictPolicy;
+  fail(ctx, node, 'conflictPolicy', `expected "force" (an upgrade takes back the chart's fields from other field managers, the default) or "fail" (it stops with ResourceConflict), got ${describe(node)}`);
+  return undefined;
 }
 
 export function readReconcilePeriod(ctx: EntryContext, fields: FieldNodes): number | undefined {

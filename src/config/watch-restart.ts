@@ -38,6 +38,7 @@ export const WATCH_FIELD_CHANGES: Readonly<Record<keyof Watch, OnWatchChange>> =
   // A rule change resets the fight records too (their key holds the rules' fingerprint).
   driftIgnore: 'restart',
   allowDriftIgnoreAnnotation: 'restart',
+  conflictPolicy: 'restart',
   // Where the entry sits in the file: moving it, or editing the lines above, changes nothing.
   source: 'ignore',
 };

@@ -4,6 +4,10 @@ import type { RolloutPolicy } from './rollout-policy.js';
 import type { DriftIgnoreRule } from './drift-ignore-rules.js';
 import type { LabelSelector } from './selector.js';
 
+/** See `Watch.conflictPolicy`. */
+export type ConflictPolicy = 'force' | 'fail';
+export const CONFLICT_POLICIES: readonly ConflictPolicy[] = ['force', 'fail'];
+
 export interface Watch {
   readonly group: string;
   readonly version: string;
@@ -72,6 +76,12 @@ export interface Watch {
    * annotation is refused with a condition and everything the chart sets is repaired.
    */
   readonly allowDriftIgnoreAnnotation?: boolean;
+  /**
+   * Ours: what an upgrade does with a field the chart sets that another field manager took
+   * (docs/adr/0072). Absent: `force`, helm takes it back as drift repair would; `fail`: the upgrade
+   * stops before helm makes a revision, with ReleaseFailed/ResourceConflict naming the field.
+   */
+  readonly conflictPolicy?: ConflictPolicy;
   /** Where the entry was defined; `index` is 0-based, `line` 1-based. */
   readonly source: { readonly file: string; readonly index: number; readonly line: number };
 }

@@ -22,6 +22,7 @@ export const FIELDS = [
   'rollout',
   'driftIgnore',
   'allowDriftIgnoreAnnotation',
+  'conflictPolicy',
 ] as const;
 export type FieldName = (typeof FIELDS)[number];
 

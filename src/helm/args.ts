@@ -39,6 +39,11 @@ export interface InstallArgsOptions extends TimedArgsBase {
 export interface UpgradeArgsOptions extends InstallArgsOptions {
   /** Replace resources that cannot be patched (v3 `--force`, v4 `--force-replace --server-side=false`). */
   readonly force?: boolean;
+  /**
+   * v4, without `force`: `--force-conflicts`, the applied fields are taken from any other field
+   * manager that holds them (ADR 0072). v3 has no server-side apply, so no conflicts either.
+   */
+  readonly forceConflicts?: boolean;
   /** `--history-max`; helm's default is 10, 0 means unlimited. */
   readonly historyMax?: number;
 }
@@ -55,6 +60,7 @@ export interface RollbackArgsOptions extends TimedArgsBase {
   /** Target revision; omitted (or 0) means the previous one. */
   readonly revision?: number;
   readonly wait?: boolean;
+  /** v3 `--force` (replace); v4 `--force-conflicts`, server-side (never a client-side replace). */
   readonly force?: boolean;
   readonly historyMax?: number;
 }
@@ -147,10 +153,18 @@ const waitFlag = (major: HelmMajor): string => (major === 4 ? '--wait=watcher' :
  * v4 renamed `--force` to `--force-replace` (the old name prints a deprecation warning) and
  * refuses it with server-side apply, its default ("invalid operation: cannot use server-side apply
  * and force replace together", and the refused upgrade is still recorded as a `failed` revision).
- * So a forced v4 upgrade/rollback is client-side; later `--server-side=auto` upgrades follow the
- * release's recorded `apply_method` (`csa` from then on).
+ * So an upgrade the CR asks to force (`upgrade-force`) is client-side in v4.
  */
-const forceFlags = (major: HelmMajor): string[] => (major === 4 ? ['--force-replace', '--server-side=false'] : ['--force']);
+const forceReplaceFlags = (major: HelmMajor): string[] => (major === 4 ? ['--force-replace', '--server-side=false'] : ['--force']);
+
+/**
+ * Every other v4 upgrade and rollback says `--server-side=true` rather than helm's `auto`, which
+ * follows the release's recorded `apply_method`: a release applied client-side (by helm 3, by
+ * operator-sdk, by a forced upgrade) moves to server-side apply on its next upgrade, and helm moves
+ * its own client-side field ownership to its apply ownership as it does (ADR 0072).
+ * `--force-conflicts` takes the applied fields from other field managers.
+ */
+const serverSideFlags = (forceConflicts: boolean): string[] => ['--server-side=true', ...(forceConflicts ? ['--force-conflicts'] : [])];
 
 const nonNegativeInt = (what: string, n: number): string => {
   if (!Number.isInteger(n) || n < 0) throw new RangeError(`${what} must be a non-negative integer, got ${n}`);
@@ -203,7 +217,8 @@ export function installArgs(opts: InstallArgsOptions, major: HelmMajor): string[
  */
 export function upgradeArgs(opts: UpgradeArgsOptions, major: HelmMajor): string[] {
   const args = ['upgrade', ...chartFlags(opts, major), '--reset-values'];
-  if (opts.force === true) args.push(...forceFlags(major));
+  if (opts.force === true) args.push(...forceReplaceFlags(major));
+  else if (major === 4) args.push(...serverSideFlags(opts.forceConflicts === true));
   if (opts.historyMax !== undefined) args.push('--history-max', nonNegativeInt('historyMax', opts.historyMax));
   return [...args, '--', opts.release, opts.chart];
 }
@@ -221,7 +236,10 @@ export function uninstallArgs(opts: UninstallArgsOptions, major: HelmMajor): str
 export function rollbackArgs(opts: RollbackArgsOptions, major: HelmMajor): string[] {
   const args = ['rollback', '--namespace', opts.namespace, '--timeout', formatGoDuration(opts.timeoutMs)];
   if (opts.wait === true) args.push(waitFlag(major));
-  if (opts.force === true) args.push(...forceFlags(major));
+  // A forced v4 rollback takes the revision's fields back server-side: replacing objects would
+  // leave the release on client-side apply, where the next upgrade resets what others own.
+  if (major === 4) args.push(...serverSideFlags(opts.force === true));
+  else if (opts.force === true) args.push(...forceReplaceFlags(major));
   if (opts.historyMax !== undefined) args.push('--history-max', nonNegativeInt('historyMax', opts.historyMax));
   const positionals = [opts.release];
   if (opts.revision !== undefined && opts.revision !== 0) positionals.push(nonNegativeInt('revision', opts.revision));

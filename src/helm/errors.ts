@@ -70,6 +70,11 @@ export const isHelmError = (err: unknown, reason?: HelmErrorReason): err is Helm
 
 /** helm install's refusal when the release name has any history (helm 3: "re-use", helm 4: "reuse"). */
 export const NAME_IN_USE = /cannot re-?use a name that is still in use/i;
+/**
+ * A field another field manager holds: server-side apply's refusal, or the operator's own check
+ * before helm applies (`conflictPolicy: fail`, src/reconciler/upgrade-fields.ts).
+ */
+export const FIELD_CONFLICT = /Apply failed with \d+ conflicts?|conflict occurred while applying|field conflicts? under conflictPolicy/i;
 
 /**
  * stderr patterns, first match wins, so the order matters: a bad Chart.yaml also says "error
@@ -115,7 +120,7 @@ const PATTERNS: ReadonlyArray<readonly [HelmErrorReason, RegExp]> = [
   ],
   [
     'ResourceConflict',
-    new RegExp(`exists and cannot be imported into the current release|${NAME_IN_USE.source}|conflict occurred while applying|Apply failed with \\d+ conflicts?|already exists`, 'i'),
+    new RegExp(`exists and cannot be imported into the current release|${NAME_IN_USE.source}|${FIELD_CONFLICT.source}|already exists`, 'i'),
   ],
   ['Timeout', /context deadline exceeded|timed out waiting for the condition/i],
   ['Canceled', /context canceled|has been cancell?ed/i],

@@ -19,6 +19,6 @@ export type { ServerDryRunOptions } from './verbs/server-dry-run.js';
 export type { TemplateOptions } from './verbs/template.js';
 export type { UninstallOptions } from './verbs/uninstall.js';
 export type { UpgradeOptions } from './verbs/upgrade.js';
-export { HelmError, NAME_IN_USE } from './errors.js';
+export { FIELD_CONFLICT, HelmError, NAME_IN_USE } from './errors.js';
 export type { HelmErrorFlags, HelmErrorInit, HelmErrorReason } from './errors.js';
 export type { HelmVersion, HistoryEntry, Release, ReleaseChart, ReleaseStatus } from './types.js';

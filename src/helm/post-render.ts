@@ -16,6 +16,7 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import type { HelmMajor } from './args.js';
+import { classifyHelmError, HelmError } from './errors.js';
 
 /** Changes a rendered manifest (multi-document YAML) before helm applies it. */
 export type PostRender = (manifest: string) => Promise<string>;
@@ -25,6 +26,8 @@ export const PLUGIN_NAME = 'helm-operator-post-render';
 /** The largest manifest read back from a run's directory (helm's own release limit is ~1 MiB compressed). */
 const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
 const MAX_TOKEN_LINE = 128;
+/** A refusal's one line: long enough for the fields of a conflict and how to settle them (upgrade-fields.ts). */
+const MAX_ANSWER = 1000;
 
 const SCRIPT = `#!/bin/bash
 # helm-operator's post-renderer: args <run dir> <port> <token>; see src/helm/post-render.ts.
@@ -82,10 +85,22 @@ export class PostRenderServer {
     this.#listening ??= this.#listen();
     const { port, script } = await this.#listening;
     const token = randomBytes(24).toString('base64url');
-    this.#runs.set(token, { dir, render });
+    let refusal: string | undefined;
+    const tracked: PostRender = (manifest) =>
+      render(manifest).catch((err: unknown) => {
+        refusal = oneLine(err);
+        throw err;
+      });
+    this.#runs.set(token, { dir, render: tracked });
     try {
       const renderer = major === 4 ? ['--post-renderer', PLUGIN_NAME] : ['--post-renderer', script];
       return await fn([...renderer, ...[dir, String(port), token].flatMap((a) => ['--post-renderer-args', a])]);
+    } catch (err) {
+      // helm 4 reports a plugin's failure without its words ("plugin … exited with error"): the
+      // refusal is ours, so its own text is what the failure says, and what decides its reason.
+      if (refusal === undefined || !(err instanceof HelmError) || err.canceled || err.timedOut) throw err;
+      const reason = classifyHelmError(refusal, err.exitCode);
+      throw new HelmError({ reason: reason === 'Unknown' ? err.reason : reason, verb: err.verb, summary: refusal, ...(err.exitCode === undefined ? {} : { exitCode: err.exitCode }) });
     } finally {
       this.#runs.delete(token);
     }
@@ -151,7 +166,10 @@ export class PostRenderServer {
       await writeFile(path.join(run.dir, 'rendered'), await run.render(manifest), { mode: 0o600 });
       return 'ok';
     } catch (err) {
-      return (err instanceof Error ? err.message : String(err)).replaceAll(/\s+/g, ' ').slice(0, 300);
+      return oneLine(err);
     }
   }
 }
+
+/** A refusal as one line, bounded: what the script prints, and what the failure says. */
+const oneLine = (err: unknown): string => (err instanceof Error ? err.message : String(err)).replaceAll(/\s+/g, ' ').slice(0, MAX_ANSWER);

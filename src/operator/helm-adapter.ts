@@ -1,5 +1,5 @@
 /** Fits the helm client to the reconciler's port, and maps helm's error reasons to retry policy. */
-import { HelmError, NAME_IN_USE, type CallIdentity, type HelmClient, type HelmErrorReason } from '../helm/index.js';
+import { FIELD_CONFLICT, HelmError, NAME_IN_USE, type CallIdentity, type HelmClient, type HelmErrorReason } from '../helm/index.js';
 import type { HelmApiGateway } from '../k8s/gateway/gateway.js';
 import type { HelmFailure, HelmPort, Identity } from '../reconciler/helm-port.js';
 
@@ -43,7 +43,15 @@ export function describeHelmError(err: unknown): HelmFailure {
     // The gateway's own words (policy.ts) say which rule refused.
     const refusedBy = err.reason !== 'ConfinementViolation' ? undefined : /allowKinds/.test(err.summary) ? 'allowKinds' : 'confinement';
     const nameInUse = err.reason === 'ResourceConflict' && NAME_IN_USE.test(err.summary);
-    return { summary: err.summary, retryable: !INPUT_ERRORS.has(err.reason), ...(refusedBy === undefined ? {} : { refusedBy }), ...(nameInUse ? { nameInUse } : {}) };
+    // The same apply meets the same owner again: what settles it is a rule, a policy or a spec change.
+    const fieldConflict = err.reason === 'ResourceConflict' && FIELD_CONFLICT.test(err.summary);
+    return {
+      summary: err.summary,
+      retryable: !INPUT_ERRORS.has(err.reason) && !fieldConflict,
+      ...(refusedBy === undefined ? {} : { refusedBy }),
+      ...(nameInUse ? { nameInUse } : {}),
+      ...(fieldConflict ? { fieldConflict } : {}),
+    };
   }
   return { summary: err instanceof Error ? err.message : String(err), retryable: true };
 }

@@ -43,6 +43,11 @@ export const Reason = {
   DriftRepairFailed: 'DriftRepairFailed',
   /** Another field manager rewrites a field after each repair: it is no longer restored (drift-fight.ts). */
   DriftConflict: 'DriftConflict',
+  /**
+   * An upgrade would take a field the chart sets from another field manager, and the watch's
+   * `conflictPolicy: fail` says not to (upgrade-fields.ts); also helm's own apply conflict.
+   */
+  ResourceConflict: 'ResourceConflict',
   /** The CR's drift-ignore annotation is malformed, or the watch does not obey it. */
   DriftIgnoreRefused: 'DriftIgnoreRefused',
   ValuesReferenceNotFound: 'ValuesReferenceNotFound',

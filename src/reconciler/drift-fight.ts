@@ -4,7 +4,8 @@
  * decisions over records kept in the CR's status (so a restart remembers them): the same field of
  * the same object restored FIGHT_RESTORES times within FIGHT_WINDOW_MS, each time after the same
  * other field manager wrote it, and written by it again, is a fight; that field alone is then no
- * longer restored. Another deployed revision, spec generation or set of ignore rules starts over.
+ * longer restored, nor taken by an upgrade (upgrade-fields.ts). Another deployed revision or spec
+ * generation starts the counts over and keeps the fights; another set of ignore rules starts over.
  */
 import type { DriftFightField, DriftFights } from './status.js';
 
@@ -38,11 +39,16 @@ export interface Rewrite {
 
 const sameObject = (f: DriftFightField, o: FightObject): boolean => f.kind === o.kind && f.name === o.name && (f.namespace ?? '') === o.namespace;
 
-/** Pure: the records that hold for `key`; another key starts over with none. */
+/**
+ * Pure: the records that hold for `key`. Another revision or generation starts the counts over but
+ * keeps the fights found: the other manager still writes the field, and upgrades leave it to it
+ * too (docs/adr/0072). Other ignore rules start over with none: the rules may settle it now.
+ */
 export function fightsFor(prior: DriftFights | undefined, key: FightKey): DriftFights {
   const same = prior !== undefined && prior.revision === key.revision && (prior.generation ?? undefined) === (key.generation ?? undefined) && prior.rules === key.rules;
   if (same) return prior;
-  return { revision: key.revision, ...(key.generation === undefined ? {} : { generation: key.generation }), rules: key.rules, fields: [] };
+  const kept = prior !== undefined && prior.rules === key.rules ? prior.fields.filter((f) => f.conflict === true) : [];
+  return { revision: key.revision, ...(key.generation === undefined ? {} : { generation: key.generation }), rules: key.rules, fields: kept };
 }
 
 /** Pure: the fields of `object` that a fight took out of repair (pointers). */
@@ -124,8 +130,8 @@ export function conflictMessage(f: DriftFightField): string {
   const rule = `{paths: [${f.path}], target: {kind: ${f.kind}, name: ${f.name}}}`;
   return (
     `${object}: field ${f.path} is written by field manager "${f.manager}" again after each repair ` +
-    `(restored ${f.restores} times since ${f.since}); it is no longer restored until the release or the ignore rules change, ` +
-    `and the rest of the release still is. To leave it to "${f.manager}", add the rule ${rule} to the watch's driftIgnore ` +
+    `(restored ${f.restores} times since ${f.since}); it is no longer restored, nor taken by upgrades, until the ignore rules change, ` +
+    `and the rest of the release still is. To leave it to "${f.manager}" for good, add the rule ${rule} to the watch's driftIgnore ` +
     `(or to the CR's helm.sdk.operatorframework.io/drift-ignore annotation where the watch allows it)`
   );
 }

@@ -68,12 +68,18 @@ export function withLiveFields<T>(desired: T, live: unknown, paths: readonly Fie
   return out;
 }
 
+/** Pure: whether the field at `path` of `value` is a key of a map (not an entry of a list). */
+export function isMapKey(value: unknown, path: FieldPath): boolean {
+  return path.length > 0 && isPlainObject(at(value, path.slice(0, -1)));
+}
+
 function index(token: string | number): number | undefined {
   if (typeof token === 'number') return token;
   return /^(0|[1-9]\d*)$/.test(token) ? Number(token) : undefined;
 }
 
-function at(value: unknown, path: FieldPath): unknown {
+/** Pure: the value at `path` of `value`; undefined when there is none. */
+export function at(value: unknown, path: FieldPath): unknown {
   let current = value;
   for (const token of path) {
     if (isPlainObject(current)) current = current[String(token)];

@@ -10,11 +10,14 @@ import { isPlainObject } from '../util/plain-object.js';
 /**
  * Pure: the field manager that owns the field at `path` of `live`, other than those in `ours`
  * (the repair's own managers); the most recent writer when several do; undefined when nobody
- * else owns it (a status subresource's entries never count).
+ * else owns it. A subresource's entries count only with `subresources` (an upgrade asks: the
+ * `scale` subresource's writer, `kubectl scale` or an HPA, owns the object's `spec.replicas`);
+ * drift repair's fights are between writers of the object itself.
  */
-export function otherManagerOf(entries: readonly ManagedFieldsEntry[], live: unknown, path: FieldPath, ours: readonly string[]): string | undefined {
+export function otherManagerOf(entries: readonly ManagedFieldsEntry[], live: unknown, path: FieldPath, others: { readonly ours: readonly string[]; readonly subresources?: boolean }): string | undefined {
+  const { ours, subresources = false } = others;
   const owners = entries.filter(
-    (e) => e.manager !== undefined && !ours.includes(e.manager) && (e.subresource ?? '') === '' && isPlainObject(e.fieldsV1) && owns(e.fieldsV1, live, path),
+    (e) => e.manager !== undefined && !ours.includes(e.manager) && (subresources || (e.subresource ?? '') === '') && isPlainObject(e.fieldsV1) && owns(e.fieldsV1, live, path),
   );
   owners.sort((a, b) => (b.time ?? '').localeCompare(a.time ?? ''));
   return owners[0]?.manager;

@@ -45,7 +45,11 @@ export interface ReleaseRequest extends Identity {
 export interface HelmPort {
   major(): Promise<number>;
   install(request: ReleaseRequest): Promise<ReleaseInfo>;
-  upgrade(request: ReleaseRequest & { readonly force: boolean }): Promise<ReleaseInfo>;
+  /**
+   * `force`: replace what cannot be patched (the CR's `upgrade-force`). `forceConflicts`: a
+   * server-side apply (helm 4) takes the fields it applies from any other field manager.
+   */
+  upgrade(request: ReleaseRequest & { readonly force: boolean; readonly forceConflicts?: boolean }): Promise<ReleaseInfo>;
   /**
    * Resolves `found: false` when there was nothing to uninstall. With `also`, those releases of the
    * namespace go in the same helm process, after `release`; any failure rejects (some may be gone).
@@ -100,6 +104,8 @@ export interface HelmFailure {
   readonly refusedBy?: 'confinement' | 'allowKinds';
   /** An install refused because the release name has history already (someone's release, or a failed one). */
   readonly nameInUse?: true;
+  /** A field of the release's objects that another field manager holds stopped the apply (upgrade-fields.ts). */
+  readonly fieldConflict?: true;
 }
 
 /**

@@ -52,7 +52,13 @@ export interface CrEvent {
 export type Outcome = OutcomeKind & { readonly events?: readonly CrEvent[] };
 
 type OutcomeKind =
-  | { readonly kind: 'installed' | 'upgraded'; readonly deployment: Deployment & { readonly release: DeployedRelease }; readonly notes: string }
+  | {
+      readonly kind: 'installed' | 'upgraded';
+      readonly deployment: Deployment & { readonly release: DeployedRelease };
+      readonly notes: string;
+      /** The fights an upgrade left to their managers, kept for the new revision (drift-fight.ts fightsFor). */
+      readonly fights?: DriftFights;
+    }
   | { readonly kind: 'in-sync'; readonly revision: number; readonly deployment: Deployment; readonly drift: DriftResult; readonly fields?: DriftFieldsReport }
   | {
       readonly kind: 'helm-failed';

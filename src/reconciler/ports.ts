@@ -5,6 +5,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { CachedCustomResource, CustomResource } from '../k8s/custom-resources.js';
+import type { FieldConflict } from '../k8s/errors.js';
 import type { ObjectRef } from '../k8s/objects.js';
 import type { DesiredObject, DriftReport, RepairPolicy, SeenObjects, Subject } from './release-object-types.js';
 import type { ReadinessSummary } from './readiness.js';
@@ -54,6 +55,13 @@ export interface ReleaseObjectsPort {
   adopt(s: Subject, desired: readonly DesiredObject[], options?: { readonly created?: boolean }): Promise<SeenObjects>;
   repairDrift(s: Subject, desired: readonly DesiredObject[], policy?: RepairPolicy): Promise<DriftReport>;
   readiness(desired: readonly DesiredObject[], seen?: SeenObjects): Promise<ReadinessSummary>;
+  /** The object as the API server has it now, its managedFields included; undefined when there is none. */
+  current(ref: ObjectRef): Promise<KubernetesObject | undefined>;
+  /**
+   * The fields a server-side apply of `body` as helm's field manager, not forced, would take from
+   * other managers (a dry run as the subject; helm's and ours left out); empty when none would.
+   */
+  applyConflicts(s: Subject, body: KubernetesObject): Promise<FieldConflict[]>;
 }
 
 /** The parsed manifest of each CR's deployed revision (manifest-cache.ts implements it). */

@@ -4,8 +4,8 @@
  * The desired state is the manifest helm returned (kept per revision), so nothing is re-rendered.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { describeError, isStatus } from '../k8s/errors.js';
-import type { ObjectClient } from '../k8s/objects.js';
+import { describeError, fieldConflicts, isStatus, type FieldConflict } from '../k8s/errors.js';
+import type { ObjectClient, ObjectRef } from '../k8s/objects.js';
 import { mapBounded } from '../runtime/bounded.js';
 import { applyWouldChange, changedFields, changedPaths, driftedPaths, type FieldPath } from './drift.js';
 import { isWithin, withLiveFields } from './drift-ignore.js';
@@ -26,6 +26,8 @@ const HELM_RELEASE_NAME_ANNOTATION = 'meta.helm.sh/release-name';
 const HELM_RELEASE_NAMESPACE_ANNOTATION = 'meta.helm.sh/release-namespace';
 /** Ours, for the ownership metadata only. */
 export const OPERATOR_FIELD_MANAGER = 'helm-operator';
+/** The managers whose fields are the release's own: helm's, and ours (also operator-sdk's client-side one). */
+export const RELEASE_FIELD_MANAGERS: readonly string[] = [HELM_FIELD_MANAGER, OPERATOR_FIELD_MANAGER];
 
 export type CachedObject = { readonly known: true; readonly object: KubernetesObject | undefined } | { readonly known: false };
 
@@ -159,6 +161,21 @@ export class ReleaseObjects implements ReleaseObjectsPort {
       readiness: objectReadiness(d.entry, seen.get(d.entry) ?? (await this.#live(d.entry))),
     }));
     return summarizeReadiness(results);
+  }
+
+  current(ref: ObjectRef): Promise<KubernetesObject | undefined> {
+    return this.o.objects.get(ref);
+  }
+
+  async applyConflicts(s: Subject, body: KubernetesObject): Promise<FieldConflict[]> {
+    try {
+      await this.o.objects.as(s.identity).apply(body, { fieldManager: HELM_FIELD_MANAGER, force: false, dryRun: true });
+      return [];
+    } catch (err) {
+      // Anything else the apply would be refused for (a kind not served yet, an invalid field) is
+      // helm's to report, in its own words.
+      return fieldConflicts(err).filter((c) => !RELEASE_FIELD_MANAGERS.includes(c.manager));
+    }
   }
 
   async #repairOne(s: Subject, d: DesiredObject, policy: RepairPolicy | undefined): Promise<RepairOutcome> {
@@ -301,7 +318,7 @@ function verifiedAs(obj: KubernetesObject, ignored: readonly FieldPath[]): strin
 function rewritesOf(current: KubernetesObject, paths: readonly FieldPath[]): { path: FieldPath; manager: string }[] {
   const entries = (current.metadata?.managedFields ?? []) as ManagedFieldsEntry[];
   return paths.flatMap((path) => {
-    const manager = otherManagerOf(entries, current, path, [HELM_FIELD_MANAGER, OPERATOR_FIELD_MANAGER]);
+    const manager = otherManagerOf(entries, current, path, { ours: RELEASE_FIELD_MANAGERS });
     return manager === undefined ? [] : [{ path, manager }];
   });
 }

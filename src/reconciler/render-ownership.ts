@@ -68,6 +68,11 @@ async function stampDocument(chunk: string, ctx: StampContext): Promise<string |
   meta.labels = { ...meta.labels, ...own.labels };
   if (own.annotations !== undefined) meta.annotations = { ...annotations, ...own.annotations };
   if (own.ownerReferences !== undefined) meta.ownerReferences = own.ownerReferences;
+  return rewrittenDocument(chunk, doc);
+}
+
+/** `doc` in place of the document `chunk`, as JSON, with the chunk's comments. */
+export function rewrittenDocument(chunk: string, doc: unknown): string {
   // helm's `# Source:` comments stay: `helm get manifest` still says which template made what.
   const comments = chunk.split(/(?<=\n)/).filter((line) => /^\s*#/.test(line)).join('');
   return `${comments}${JSON.stringify(doc)}\n`;

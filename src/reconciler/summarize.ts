@@ -77,8 +77,10 @@ function deployedNow(o: Extract<Outcome, { kind: 'installed' | 'upgraded' }>, in
   const reason = o.kind === 'installed' ? Reason.InstallSuccessful : Reason.UpgradeSuccessful;
   const { release } = o.deployment;
   const message = o.notes.trim() === '' ? `Release ${release.name} revision ${release.revision} deployed` : o.notes;
-  // A new revision starts drift repair afresh.
-  const status = [...driftSettled(), ...deployed({ reason, message }, o.deployment), generation(input)];
+  // A new revision starts drift repair afresh, but for the fights the upgrade left to their managers.
+  const kept = o.fights !== undefined && o.fights.fields.length > 0 ? o.fights : undefined;
+  const drift: StatusEdit[] = kept === undefined ? driftSettled() : [{ driftRepairFailures: undefined }, { driftFights: kept }];
+  const status = [...drift, ...deployed({ reason, message }, o.deployment), generation(input)];
   const verb = o.kind === 'installed' ? 'Installed' : 'Upgraded';
   const chart = `${release.chart}-${release.chartVersion}`;
   return { status, result: { requeueAfterMs: input.periodMs }, events: [{ type: 'Normal', reason, message: `${verb} release ${release.name}: revision ${release.revision}, chart ${chart}` }] };

@@ -7,7 +7,7 @@ export interface RollbackOptions extends CallOptions {
   /** Target revision; omitted means the previous one. */
   readonly revision?: number;
   readonly wait?: boolean;
-  /** v3 `--force`, v4 `--force-replace --server-side=false` (see UpgradeOptions.force). */
+  /** v3 `--force` (replace); v4 `--force-conflicts`, server-side (see args.ts). */
   readonly force?: boolean;
   readonly historyMax?: number;
 }

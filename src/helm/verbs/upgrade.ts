@@ -7,10 +7,12 @@ import type { InstallOptions } from './install.js';
 export interface UpgradeOptions extends InstallOptions {
   /**
    * Replace what cannot be patched: v3 `--force`; v4 `--force-replace --server-side=false` (helm 4
-   * refuses force-replace with server-side apply, so this revision and later `auto` ones use
-   * client-side apply).
+   * refuses force-replace with server-side apply, so this revision is client-side; the next
+   * upgrade without it moves the release back, see args.ts).
    */
   readonly force?: boolean;
+  /** v4: take the applied fields from other field managers (`--force-conflicts`; see args.ts). */
+  readonly forceConflicts?: boolean;
   /** `--history-max`; helm's default is 10. */
   readonly historyMax?: number;
 }

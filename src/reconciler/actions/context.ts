@@ -3,12 +3,14 @@
  * Actions return an Outcome (outcome.ts) for everything they expect, failures included; what they
  * throw is unexpected (an API error) and ends the reconcile as a ReconcileError.
  */
-import { apiVersionOf } from '../../util/group-kind.js';
+import type { DriftIgnoreRule } from '../../config/drift-ignore-rules.js';
 import type { Watch } from '../../config/watch.js';
 import { lostLeadership } from '../../runtime/reconcile.js';
 import type { Logger } from '../../telemetry/logger.js';
+import { apiVersionOf } from '../../util/group-kind.js';
 import type { ReleaseAnnotations } from '../annotations.js';
 import { Reason } from '../conditions.js';
+import { annotationRules } from '../drift-ignore.js';
 import type { HelmFailure, HelmPort, ReleaseRequest } from '../helm-port.js';
 import { withEvents, type CrEvent, type Outcome } from '../outcome.js';
 import type { Owner } from '../ownership.js';
@@ -60,11 +62,21 @@ export interface ActionContext {
   readonly storage: ReleaseStoragePort;
   readonly objects: ReleaseObjectsPort;
   readonly manifests: ManifestsPort;
-  readonly watch: Pick<Watch, 'group' | 'version' | 'kind' | 'chart' | 'overrideValues' | 'confineToNamespace' | 'allowClusterScoped' | 'dryRunOption' | 'driftIgnore' | 'allowDriftIgnoreAnnotation'>;
+  readonly watch: Pick<Watch, 'group' | 'version' | 'kind' | 'chart' | 'overrideValues' | 'confineToNamespace' | 'allowClusterScoped' | 'dryRunOption' | 'driftIgnore' | 'allowDriftIgnoreAnnotation' | 'conflictPolicy'>;
   readonly isNamespaced: (apiVersion: string, kind: string) => Promise<boolean>;
   readonly describeHelmError: (err: unknown) => HelmFailure;
   /** Mask values in OverrideValuesInUse events (`--suppress-override-values`). */
   readonly suppressOverrideValues: boolean;
+}
+
+/**
+ * The drift ignore rules in force for the CR's release: the watch's, then the CR's annotation's
+ * where the watch obeys it (`refused` says why not, when it does not).
+ */
+export function driftIgnoreRules(ctx: Pick<ActionContext, 'watch' | 'annotations'>): { readonly rules: readonly DriftIgnoreRule[]; readonly refused?: string } {
+  const fromCR = annotationRules(ctx.annotations.driftIgnore, ctx.watch.allowDriftIgnoreAnnotation === true);
+  const rules = [...(ctx.watch.driftIgnore ?? []), ...fromCR.rules];
+  return fromCR.problem === undefined ? { rules } : { rules, refused: fromCR.problem };
 }
 
 /** The CR as owner of the release's objects. */

@@ -4,7 +4,7 @@
  * the CR turns that off, and readiness is summarised.
  */
 import { countFailedRepair, driftRepairStopped } from '../drift-budget.js';
-import { annotationRules, rulesFingerprint } from '../drift-ignore.js';
+import { rulesFingerprint } from '../drift-ignore.js';
 import { DriftRepairPolicy } from '../drift-policy.js';
 import type { CrEvent, DriftFieldsReport, DriftResult, Outcome } from '../outcome.js';
 import type { DesiredObject, Subject } from '../release-object-types.js';
@@ -12,7 +12,7 @@ import type { ReleaseRecord } from '../state.js';
 import type { DeployedRelease } from '../status.js';
 import { jsonDigest } from '../../util/canonical-json.js';
 import { changedOutside, ChangedOutsideError } from '../outside-change.js';
-import { subjectOf, type ActionContext, type Desired } from './context.js';
+import { driftIgnoreRules, subjectOf, type ActionContext, type Desired } from './context.js';
 import { deployedRelease, entriesOf } from './deployment.js';
 
 /**
@@ -22,18 +22,17 @@ import { deployedRelease, entriesOf } from './deployment.js';
 export async function correctDrift(ctx: ActionContext, deployed: ReleaseRecord, desired: Pick<Desired, 'values'>, beforeWrite?: () => Promise<void>): Promise<Outcome> {
   const subject = { ...subjectOf(ctx), ...(beforeWrite === undefined ? {} : { beforeWrite }) };
   const { objects, release } = await deployedObjects(ctx, deployed, desired);
-  const fromCR = annotationRules(ctx.annotations.driftIgnore, ctx.watch.allowDriftIgnoreAnnotation === true);
-  const rules = [...(ctx.watch.driftIgnore ?? []), ...fromCR.rules];
+  const { rules, refused } = driftIgnoreRules(ctx);
   const key = { revision: deployed.revision, generation: ctx.generation, rules: rulesFingerprint(rules) };
   const policy = new DriftRepairPolicy(rules, ctx.status.driftFights, key);
   const { drift, events } = ctx.annotations.driftRepair ? await repair(ctx, { subject, revision: deployed.revision }, objects, policy) : { drift: { kind: 'settled' } as const, events: [] };
   const fields: DriftFieldsReport = {
     fights: ctx.annotations.driftRepair ? policy.fights : undefined,
     declared: policy.declared,
-    ...(fromCR.problem === undefined ? {} : { refused: fromCR.problem }),
+    ...(refused === undefined ? {} : { refused }),
   };
   // Left out when there is nothing to say nor to clear: the common case.
-  const quiet = fields.fights?.fields.length === 0 && fromCR.problem === undefined && ctx.status.driftFights === undefined;
+  const quiet = fields.fights?.fields.length === 0 && refused === undefined && ctx.status.driftFights === undefined;
   // After the repair: a recreated object needs its owner and chart label at once, or its own
   // events would not be routed back here until the next periodic reconcile.
   const seen = await ctx.objects.adopt(subject, objects);

@@ -75,6 +75,18 @@ describe('watches.yaml driftIgnore', () => {
     expect(plain).not.toHaveProperty('allowDriftIgnoreAnnotation');
   });
 
+  it('reads conflictPolicy (absent: the default, force) and refuses another value with its place', async () => {
+    const [fail] = await parse(entry('  conflictPolicy: fail'));
+    expect(fail).toMatchObject({ conflictPolicy: 'fail' });
+    const [plain] = await parse(entry());
+    expect(plain).not.toHaveProperty('conflictPolicy');
+    const err = await parse(entry('  conflictPolicy: replace')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WatchesError);
+    expect((err as WatchesError).problems.map((p) => p.message)).toEqual([
+      'watches.yaml:5:19: entry 0 (example.com/v1, Kind=App): field "conflictPolicy": expected "force" (an upgrade takes back the chart\'s fields from other field managers, the default) or "fail" (it stops with ResourceConflict), got string "replace"',
+    ]);
+  });
+
   it('refuses a malformed pointer at load, with file:line of the pointer itself', async () => {
     const err = await parse(entry('  driftIgnore:', '    - paths:', '        - /spec/replicas', '        - spec.template', '      target: {kind: deployment}')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WatchesError);

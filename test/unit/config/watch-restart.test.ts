@@ -35,6 +35,7 @@ const EVERY_KEY: Record<FieldName, string> = {
   rollout: '{ canary: 2, waveSize: "10%" }',
   driftIgnore: '[{ paths: [/spec/replicas] }]',
   allowDriftIgnoreAnnotation: 'true',
+  conflictPolicy: 'fail',
 };
 
 describe('WATCH_FIELD_CHANGES', () => {
@@ -91,6 +92,7 @@ const RUNNING: Required<Watch> = {
   rollout: DEFAULT_ROLLOUT,
   driftIgnore: [{ paths: ['/spec/replicas'] }],
   allowDriftIgnoreAnnotation: false,
+  conflictPolicy: 'force',
   source: { file: 'watches.yaml', index: 0, line: 1 },
 };
 const OTHER: Required<Watch> = {
@@ -115,6 +117,7 @@ const OTHER: Required<Watch> = {
   rollout: { ...DEFAULT_ROLLOUT, canary: { count: 0 } },
   driftIgnore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }],
   allowDriftIgnoreAnnotation: true,
+  conflictPolicy: 'fail',
   source: { file: 'watches.yaml', index: 3, line: 12 },
 };
 

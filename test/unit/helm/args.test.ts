@@ -135,11 +135,22 @@ describe('upgradeArgs', () => {
     expect(args).toContain('--force-replace');
     // helm 4 refuses --force-replace together with server-side apply (its default).
     expect(args).toContain('--server-side=false');
-    expect(upgradeArgs(base, 4).some((a) => a.startsWith('--server-side'))).toBe(false);
+    expect(args).not.toContain('--server-side=true');
+    expect(args).not.toContain('--force-conflicts');
     expect(args).not.toContain('--force');
     expect(args).toContain('--wait=watcher');
     expect(args).toContain('--reset-values');
     expect(args).not.toContain('--install');
+  });
+
+  it('v4: server-side apply always (a client-side release moves over), --force-conflicts when asked', () => {
+    expect(upgradeArgs(base, 4).filter((a) => a.startsWith('--server-side') || a.startsWith('--force'))).toEqual(['--server-side=true']);
+    expect(upgradeArgs({ ...base, forceConflicts: true }, 4).filter((a) => a.startsWith('--server-side') || a.startsWith('--force'))).toEqual(['--server-side=true', '--force-conflicts']);
+    // The flags come before the terminator.
+    const args = upgradeArgs({ ...base, forceConflicts: true }, 4);
+    expect(args.indexOf('--force-conflicts')).toBeLessThan(args.indexOf('--'));
+    // helm 3 has no server-side apply.
+    expect(upgradeArgs({ ...base, forceConflicts: true }, 3).some((a) => a.startsWith('--server-side') || a === '--force-conflicts')).toBe(false);
   });
 
   it('rejects a bad historyMax', () => {
@@ -170,16 +181,16 @@ describe('uninstallArgs', () => {
 describe('rollbackArgs', () => {
   const o = { release: 'web', namespace: 'demo', timeoutMs: 300_000 };
   it('previous revision by default, explicit revision when given', () => {
-    expect(rollbackArgs(o, 4)).toEqual(['rollback', '--namespace', 'demo', '--timeout', '5m0s', '--', 'web']);
+    expect(rollbackArgs(o, 3)).toEqual(['rollback', '--namespace', 'demo', '--timeout', '5m0s', '--', 'web']);
+    expect(rollbackArgs(o, 4)).toEqual(['rollback', '--namespace', 'demo', '--timeout', '5m0s', '--server-side=true', '--', 'web']);
     expect(rollbackArgs({ ...o, revision: 3 }, 4).slice(-3)).toEqual(['--', 'web', '3']);
     expect(rollbackArgs({ ...o, revision: 0 }, 4).slice(-2)).toEqual(['--', 'web']);
   });
 
   it('force per version', () => {
     expect(rollbackArgs({ ...o, force: true }, 3)).toContain('--force');
-    expect(rollbackArgs({ ...o, force: true }, 4)).toEqual(
-      expect.arrayContaining(['--force-replace', '--server-side=false']),
-    );
+    // v4: never a client-side replace, which would leave the release on client-side apply.
+    expect(rollbackArgs({ ...o, force: true }, 4)).toEqual(['rollback', '--namespace', 'demo', '--timeout', '5m0s', '--server-side=true', '--force-conflicts', '--', 'web']);
     expect(rollbackArgs({ ...o, force: true }, 3)).not.toContain('--server-side=false');
     expect(rollbackArgs({ ...o, force: true }, 4)).not.toContain('--force');
   });

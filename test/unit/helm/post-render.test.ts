@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HelmError } from '../../../src/helm/errors.js';
 import { PLUGIN_NAME, pluginsDir, PostRenderServer } from '../../../src/helm/post-render.js';
 
 const run = promisify(execFile);
@@ -39,6 +40,20 @@ describe('PostRenderServer', () => {
     const dir = await mkdtemp(path.join(tmp, 'run-'));
     const failed = server.with(dir, () => Promise.reject(new Error('bad\nmanifest')), 3, (flags) => asHelm3(flags, 'x'));
     await expect(failed).rejects.toMatchObject({ code: 1, stdout: '', stderr: 'helm-operator post-renderer: bad manifest\n' });
+  });
+
+  it("a helm failure after the operator's render refused says what the render said, classified by it (helm 4 drops a plugin's stderr)", async () => {
+    const dir = await mkdtemp(path.join(tmp, 'run-'));
+    const wordless = new HelmError({ reason: 'Unknown', verb: 'upgrade', summary: 'error while running post render on files: failed to invoke post-renderer plugin "helm-operator-post-render": plugin "helm-operator-post-render" exited with error', exitCode: 1 });
+    const refusal = 'upgrade stopped before helm changed anything: 1 field conflict under conflictPolicy: fail: Deployment ns/web: field /spec/replicas is owned by field manager "kubectl"';
+    const failed = server.with(dir, () => Promise.reject(new Error(refusal)), 4, async (flags) => {
+      await asHelm3(['--post-renderer', path.join(pluginsDir(path.join(tmp, 'data')), PLUGIN_NAME, 'post-render.sh'), ...flags.slice(2)], 'x').catch(() => undefined);
+      throw wordless;
+    });
+    await expect(failed).rejects.toMatchObject({ name: 'HelmError', reason: 'ResourceConflict', verb: 'upgrade', summary: refusal, exitCode: 1 });
+    // Without a refusal of ours, helm's error is what it was.
+    const other = server.with(dir, (m) => Promise.resolve(m), 4, () => Promise.reject(wordless));
+    await expect(other).rejects.toBe(wordless);
   });
 
   it('answers nothing to a token it did not give, or after the run ended', async () => {

@@ -114,11 +114,19 @@ describe('DriftRepairPolicy', () => {
 
 describe('fightsFor', () => {
   it('keeps the records of the same revision, generation and rules; any change starts over', () => {
-    const fights = restore(FIGHT_RESTORES + 1).fights;
+    const fights = restore(FIGHT_RESTORES).fights;
     expect(fightsFor(fights, KEY)).toBe(fights);
     for (const key of [{ ...KEY, revision: 3 }, { ...KEY, generation: 4 }, { ...KEY, rules: 'r2' }]) {
       expect(fightsFor(fights, key).fields).toEqual([]);
     }
+  });
+
+  it('keeps a fight found across revisions and generations (upgrades leave it too), not across other rules', () => {
+    const fights = restore(FIGHT_RESTORES + 1).fights;
+    for (const key of [{ ...KEY, revision: 3 }, { ...KEY, generation: 4 }]) {
+      expect(fightsFor(fights, key)).toMatchObject({ revision: key.revision, generation: key.generation, fields: [{ path: CA, manager: 'vault-injector', conflict: true }] });
+    }
+    expect(fightsFor(fights, { ...KEY, rules: 'r2' }).fields).toEqual([]);
   });
 });
 
@@ -127,8 +135,8 @@ describe('conflictMessage', () => {
     const [f] = restore(FIGHT_RESTORES + 1).declared;
     expect(f && conflictMessage(f)).toBe(
       `MutatingWebhookConfiguration vault-agent-injector-cfg: field ${CA} is written by field manager "vault-injector" again after each repair ` +
-        `(restored ${FIGHT_RESTORES} times since ${T0.toISOString()}); it is no longer restored until the release or the ignore rules change, and the rest of the release still is. ` +
-        `To leave it to "vault-injector", add the rule {paths: [${CA}], target: {kind: MutatingWebhookConfiguration, name: vault-agent-injector-cfg}} to the watch's driftIgnore ` +
+        `(restored ${FIGHT_RESTORES} times since ${T0.toISOString()}); it is no longer restored, nor taken by upgrades, until the ignore rules change, and the rest of the release still is. ` +
+        `To leave it to "vault-injector" for good, add the rule {paths: [${CA}], target: {kind: MutatingWebhookConfiguration, name: vault-agent-injector-cfg}} to the watch's driftIgnore ` +
         '(or to the CR\'s helm.sdk.operatorframework.io/drift-ignore annotation where the watch allows it)',
     );
   });
@@ -144,12 +152,12 @@ describe('otherManagerOf', () => {
   ];
 
   it('names the manager of a field inside a keyed list entry, and of an atomic list as a whole', () => {
-    expect(otherManagerOf(entries, live, ['webhooks', 0, 'clientConfig', 'caBundle'], ['helm'])).toBe('vault-injector');
-    expect(otherManagerOf(entries, live, ['webhooks', 0, 'rules', 0, 'operations'], [])).toBe('helm');
+    expect(otherManagerOf(entries, live, ['webhooks', 0, 'clientConfig', 'caBundle'], { ours: ['helm'] })).toBe('vault-injector');
+    expect(otherManagerOf(entries, live, ['webhooks', 0, 'rules', 0, 'operations'], { ours: [] })).toBe('helm');
   });
 
   it('names nobody for a field only the repair’s own managers hold, or nobody holds', () => {
-    expect(otherManagerOf(entries, live, ['webhooks', 0, 'rules'], ['helm'])).toBeUndefined();
-    expect(otherManagerOf(entries, live, ['metadata', 'labels'], ['helm'])).toBeUndefined();
+    expect(otherManagerOf(entries, live, ['webhooks', 0, 'rules'], { ours: ['helm'] })).toBeUndefined();
+    expect(otherManagerOf(entries, live, ['metadata', 'labels'], { ours: ['helm'] })).toBeUndefined();
   });
 });

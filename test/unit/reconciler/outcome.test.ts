@@ -57,6 +57,29 @@ describe('summarize', () => {
     expect(s.events[0]?.message).toBe('Upgraded release web: revision 2, chart nginx-0.1.0');
   });
 
+  it('an upgrade keeps the fights it left to their managers, and the Drifted condition that names them; without any, drift starts afresh', () => {
+    const fight = { kind: 'MutatingWebhookConfiguration', name: 'cfg', path: '/webhooks/0/clientConfig/caBundle', manager: 'injector', restores: 3, since: T0, conflict: true };
+    const fights = { revision: 3, generation: 3, rules: 'r', fields: [fight] };
+    const found = { driftFights: { ...fights, revision: 2 }, driftRepairFailures: { revision: 2, count: 1 }, conditions: [cond('Drifted', 'True', 'DriftConflict', 'the fight')] };
+    const d = draft(found);
+    summarize(d, { kind: 'upgraded', deployment: { release, inventory, ready }, notes: '', fights }, input);
+    expect(d.current.driftFights).toStrictEqual(fights);
+    expect(d.current.driftRepairFailures).toBeUndefined();
+    expect(conditions(d).Drifted).toStrictEqual({ status: 'True', reason: 'DriftConflict', message: 'the fight' });
+    const afresh = draft(found);
+    summarize(afresh, { kind: 'upgraded', deployment: { release, inventory, ready }, notes: '' }, input);
+    expect(afresh.current.driftFights).toBeUndefined();
+    expect(conditions(afresh).Drifted).toBeUndefined();
+  });
+
+  it('a field conflict: ReleaseFailed/ResourceConflict with the message, terminal (not retried)', () => {
+    const d = draft();
+    const summary = 'upgrade stopped before helm changed anything: 1 field conflict under conflictPolicy: fail: …';
+    const s = summarize(d, helmFailed({ reason: 'ResourceConflict', failure: { summary, retryable: false, fieldConflict: true }, fingerprint: FP }), input);
+    expect(conditions(d).ReleaseFailed).toStrictEqual({ status: 'True', reason: 'ResourceConflict', message: summary });
+    expect(s.error).toBeInstanceOf(TerminalError);
+  });
+
   it('in sync keeps the Deployed message and reason of the install that made it true', () => {
     const d = draft({ conditions: [cond('Deployed', 'True', 'InstallSuccessful', 'the notes')] });
     const s = summarize(d, { kind: 'in-sync', revision: 3, deployment: { inventory, ready }, drift: { kind: 'settled' } }, input);

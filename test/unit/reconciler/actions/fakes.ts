@@ -10,7 +10,9 @@ import type { ActionContext, Desired } from '../../../../src/reconciler/actions/
 import { parseReleaseAnnotations } from '../../../../src/reconciler/annotations.js';
 import type { HelmFailure, HelmPort, ReleaseInfo, ReleaseRequest } from '../../../../src/reconciler/helm-port.js';
 import type { InventoryEntry } from '../../../../src/reconciler/inventory.js';
-import { NAME_IN_USE } from '../../../../src/helm/errors.js';
+import { FIELD_CONFLICT, NAME_IN_USE } from '../../../../src/helm/errors.js';
+import type { FieldConflict } from '../../../../src/k8s/errors.js';
+import type { ObjectRef } from '../../../../src/k8s/objects.js';
 import { NoKindMatchError } from '../../../../src/k8s/restmapper.js';
 import { ManifestCache } from '../../../../src/reconciler/manifest-cache.js';
 import type { CrEvent, Outcome } from '../../../../src/reconciler/outcome.js';
@@ -126,8 +128,11 @@ export class FakeHelm implements HelmPort {
     return this.calls.map((c) => c.method);
   }
 
+  /** What major answers (3 by default). */
+  helmMajor = 3;
+
   major(): Promise<number> {
-    return Promise.resolve(3);
+    return Promise.resolve(this.helmMajor);
   }
 
   async install(request: ReleaseRequest): Promise<ReleaseInfo> {
@@ -204,6 +209,7 @@ export class FakeHelmError extends Error {
 
 export const describeHelmError = (err: unknown): HelmFailure => {
   const summary = err instanceof Error ? err.message : String(err);
+  if (FIELD_CONFLICT.test(summary)) return { summary, retryable: false, fieldConflict: true };
   return { summary, retryable: true, ...(NAME_IN_USE.test(summary) ? { nameInUse: true } : {}) };
 };
 
@@ -315,6 +321,22 @@ export class FakeObjects implements ReleaseObjectsPort {
     this.order.push('readiness');
     this.readinessSeen.push(seen ?? new Map<InventoryEntry, KubernetesObject>());
     return Promise.resolve(this.ready);
+  }
+
+  /** The live objects `current` answers with, by `kind/namespace/name`. */
+  readonly live = new Map<string, KubernetesObject>();
+  /** What `applyConflicts` answers, by `kind/name`; the bodies it was asked about, in order. */
+  readonly conflicts = new Map<string, FieldConflict[]>();
+  readonly dryRuns: KubernetesObject[] = [];
+
+  current(ref: ObjectRef): Promise<KubernetesObject | undefined> {
+    this.order.push('current');
+    return Promise.resolve(this.live.get(`${ref.kind}/${ref.namespace}/${ref.name}`));
+  }
+
+  applyConflicts(_s: Subject, body: KubernetesObject): Promise<FieldConflict[]> {
+    this.dryRuns.push(body);
+    return Promise.resolve(this.conflicts.get(`${body.kind ?? ''}/${body.metadata?.name ?? ''}`) ?? []);
   }
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { upgrade } from '../../../../src/reconciler/actions/upgrade.js';
 import { Reason } from '../../../../src/reconciler/conditions.js';
+import { rulesFingerprint } from '../../../../src/reconciler/drift-ignore.js';
 import { determineReleaseState } from '../../../../src/reconciler/state.js';
 import { LeadershipLostCancellation } from '../../../../src/runtime/reconcile.js';
 import { CHART, desired, entries, eventsOf, FakeHelmError, harness, manifestOf, NAME, NAMESPACE, OWNER_KIND, READY, record, UID, type Harness } from './fakes.js';
@@ -32,7 +33,7 @@ describe('upgrade', () => {
       },
       notes: 'upgraded',
     });
-    expect(h.helm.callsOf('upgrade')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, chart: CHART.path, values: d.values, labels: d.labels, signal: h.ctx.signal, postRender: expect.any(Function) as unknown, force: false }]);
+    expect(h.helm.callsOf('upgrade')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, chart: CHART.path, values: d.values, labels: d.labels, signal: h.ctx.signal, postRender: expect.any(Function) as unknown, force: false, forceConflicts: false }]);
     expect(h.objects.adopted.map((a) => a.options)).toStrictEqual([{ created: false }]);
     expect(entries(h.manifests.get(NAMESPACE, NAME, UID, 3))).toHaveLength(1);
   });
@@ -197,6 +198,109 @@ describe('upgrade', () => {
     expect(await upgrade(h.ctx, desired(), record(2, 'deployed'))).toStrictEqual({ kind: 'cancelled', cause: error });
     expect(h.helm.methods()).toStrictEqual(['upgrade']);
     expect(h.storage.reads).toStrictEqual([]);
+  });
+
+  describe('fields another field manager holds (ADR 0072)', () => {
+    const CA = '/webhooks/0/clientConfig/caBundle';
+    const WEBHOOK = JSON.stringify({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: 'cfg' },
+      webhooks: [{ name: 'a.example.com', timeoutSeconds: 10, clientConfig: { caBundle: '' } }],
+    });
+    const injected = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: {
+        name: 'cfg',
+        managedFields: [
+          { manager: 'helm', operation: 'Apply', apiVersion: 'admissionregistration.k8s.io/v1', fieldsV1: { 'f:webhooks': { 'k:{"name":"a.example.com"}': { 'f:timeoutSeconds': {} } } } },
+          { manager: 'injector', operation: 'Update', apiVersion: 'admissionregistration.k8s.io/v1', fieldsV1: { 'f:webhooks': { 'k:{"name":"a.example.com"}': { 'f:clientConfig': { 'f:caBundle': {} } } } } },
+        ],
+      },
+      webhooks: [{ name: 'a.example.com', timeoutSeconds: 10, clientConfig: { caBundle: 'CA' } }],
+    };
+    const fight = { kind: 'MutatingWebhookConfiguration', name: 'cfg', path: CA, manager: 'injector', restores: 3, since: '2026-01-01T00:00:00Z', conflict: true };
+    /** What the upgrade's post-renderer makes of the chart's webhook, as a parsed object. */
+    const postRendered = async (h: Harness): Promise<Record<string, unknown>> => {
+      const render = h.helm.callsOf('upgrade')[0]?.postRender;
+      if (render === undefined) throw new Error('no post-renderer');
+      const doc = (await render(`${WEBHOOK}\n`)).split('\n').find((l) => l.startsWith('{'));
+      return JSON.parse(doc ?? '{}') as Record<string, unknown>;
+    };
+    const caBundleOf = (o: Record<string, unknown>): unknown => (o.webhooks as { clientConfig: Record<string, unknown> }[])[0]?.clientConfig.caBundle;
+
+    it('helm 4: applies server-side taking conflicts by default, and leaves out a field an ignore rule names that another manager owns', async () => {
+      const h = harness({ clusterScoped: ['MutatingWebhookConfiguration'], watch: { driftIgnore: [{ paths: [CA], target: { kind: 'MutatingWebhookConfiguration' } }] } });
+      h.helm.helmMajor = 4;
+      h.objects.live.set('MutatingWebhookConfiguration//cfg', injected);
+      await upgrade(h.ctx, desired(), record(2, 'deployed'));
+      expect(h.helm.callsOf('upgrade')[0]).toMatchObject({ force: false, forceConflicts: true });
+      const applied = await postRendered(h);
+      expect(caBundleOf(applied)).toBeUndefined();
+      expect((applied.webhooks as { timeoutSeconds: number }[])[0]?.timeoutSeconds).toBe(10);
+      // Stamped with its owner too.
+      expect((applied.metadata as { labels?: Record<string, string> }).labels).toBeDefined();
+    });
+
+    it('helm 3: carries the live value of a field in a reported fight', async () => {
+      const h = harness({ clusterScoped: ['MutatingWebhookConfiguration'], status: { driftFights: { revision: 2, rules: rulesFingerprint([]), fields: [fight] } } });
+      h.objects.live.set('MutatingWebhookConfiguration//cfg', injected);
+      h.helm.release = { ...h.helm.release, revision: 3 };
+      const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
+      expect(h.helm.callsOf('upgrade')[0]).toMatchObject({ force: false, forceConflicts: false });
+      expect(caBundleOf(await postRendered(h))).toBe('CA');
+      // The fight is kept for the new revision: the next upgrade leaves the field too.
+      expect(outcome).toMatchObject({ kind: 'upgraded', fights: { revision: 3, fields: [{ path: CA, manager: 'injector', conflict: true }] } });
+    });
+
+    it('reads no live object when nothing is held and the policy forces', async () => {
+      const h = harness();
+      h.helm.helmMajor = 4;
+      await upgrade(h.ctx, desired(), record(2, 'deployed'));
+      await postRendered(h).catch(() => undefined);
+      expect(h.objects.order).not.toContain('current');
+      expect(h.objects.dryRuns).toStrictEqual([]);
+    });
+
+    it('conflictPolicy: fail: a field another manager holds stops the upgrade before helm, as ResourceConflict, not retried, not rolled back', async () => {
+      const h = harness({ clusterScoped: ['MutatingWebhookConfiguration'], watch: { conflictPolicy: 'fail' } });
+      h.helm.helmMajor = 4;
+      h.objects.conflicts.set('MutatingWebhookConfiguration/cfg', [{ manager: 'kubectl', field: '.webhooks[name="a.example.com"].timeoutSeconds' }]);
+      h.storage.set(NAMESPACE, NAME, [record(1, 'superseded'), record(2, 'deployed')]);
+      // As helm: the post-renderer's failure fails the upgrade before a revision is stored.
+      let message = '';
+      h.helm.during = (call) => {
+        if (call.method !== 'upgrade') return;
+        const render = call.request.postRender;
+        h.helm.hold = (render === undefined ? Promise.resolve('') : render(`${WEBHOOK}\n`)).then(
+          () => undefined,
+          (err: unknown) => {
+            message = (err as Error).message;
+            h.helm.fail('upgrade', new FakeHelmError(`UPGRADE FAILED: error while running post render on files: helm-operator post-renderer: ${message}`));
+          },
+        );
+      };
+      const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
+      expect(h.helm.callsOf('upgrade')[0]).toMatchObject({ forceConflicts: false });
+      expect(message).toContain('MutatingWebhookConfiguration cfg: field /webhooks/0/timeoutSeconds is owned by field manager "kubectl"');
+      expect(outcome).toMatchObject({ kind: 'helm-failed', reason: Reason.ResourceConflict, failure: { retryable: false, fieldConflict: true } });
+      expect(h.helm.methods()).toStrictEqual(['upgrade']);
+      expect(eventsOf(outcome)).toStrictEqual([]);
+    });
+  });
+
+  it("helm's own apply conflict: ResourceConflict with what settles it, not retried, not rolled back (its failed revision stays)", async () => {
+    const { h } = failingUpgrade({ left: 'failed' });
+    const text = 'UPGRADE FAILED: Apply failed with 1 conflict: conflict with "kubectl-scale" with subresource "scale" using apps/v1: .spec.replicas';
+    h.helm.fail('upgrade', new FakeHelmError(text));
+    const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
+    expect(outcome).toMatchObject({
+      kind: 'helm-failed',
+      reason: Reason.ResourceConflict,
+      failure: { summary: `${text}; to take such a field back set conflictPolicy: force on the watch, to leave it to its manager add a driftIgnore rule naming it`, retryable: false },
+    });
+    expect(h.helm.methods()).toStrictEqual(['upgrade']);
   });
 
   it('checks confinement first: a refused release is not upgraded', async () => {
