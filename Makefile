@@ -85,8 +85,8 @@ test-olm: deps tools ## Opt-in: install the sample's bundle through OLM (built f
 	npx vitest run --project olm
 
 .PHONY: test-tutorial
-test-tutorial: deps tools ## The operator-author tutorial (docs/tutorial.md) from `npm pack`, step by step: init, create api, make run, docker-build (podman), deploy, bundle, OLM (its own control plane).
-	npx vitest run --project tutorial
+test-tutorial: deps tools ## The operator-author tutorial (docs/tutorial.md) from `npm pack`, step by step: init, create api, make run, docker-build (podman), deploy, bundle, OLM (its own control plane); then the scaffold end-to-end files (every chart source, make run/deploy/bundle of scaffolded projects).
+	npx vitest run --project tutorial --project scaffold-e2e
 
 .PHONY: test-chaos
 test-chaos: deps tools ## Fault-injection and fuzz tier on its own control plane (kills the apiserver/etcd, the operator, helm); prints its report.

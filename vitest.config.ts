@@ -18,6 +18,14 @@ const SERIAL_INTEGRATION = [
   'test/e2e/deploy.test.ts',
 ];
 
+/**
+ * The project-in-a-box path: this checkout packed and installed as a user installs it (`npm pack`,
+ * `npm ci`), projects scaffolded from every kind of chart source and driven through their own make
+ * (run, deploy, bundle, OLM's validators). It is a third of the integration tier's CPU, so it runs
+ * with the tutorial in `make test-tutorial` (CI's tier after `make test`), not in `make test`.
+ */
+const SCAFFOLD_E2E = ['test/integration/scaffold/scaffold.test.ts', 'test/integration/scaffold/chart-repository.test.ts', 'test/integration/scaffold/runtime-registry.test.ts'];
+
 /** A shared control plane, the real helm, and each file's own temporary directory (test/support/worker-tmpdir.ts). */
 const integration = {
   globalSetup: ['test/support/global-setup.ts'],
@@ -41,7 +49,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
-          exclude: SERIAL_INTEGRATION,
+          exclude: [...SERIAL_INTEGRATION, ...SCAFFOLD_E2E],
           ...integration,
           // Files keep to their own namespaces, kinds and cluster-scoped names, and mostly wait on the
           // API server and helm: three at a time on the shared control plane.
@@ -83,6 +91,11 @@ export default defineConfig({
           hookTimeout: 600_000,
           fileParallelism: false,
         },
+      },
+      {
+        extends: true,
+        // With the tutorial, in `make test-tutorial`: one at a time, on the integration tier's control plane.
+        test: { name: 'scaffold-e2e', include: SCAFFOLD_E2E, ...integration, fileParallelism: false },
       },
       {
         extends: true,
