@@ -1,5 +1,39 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Integration files that cannot share the control plane with other files running at the same time
+ * (docs/development.md, "Which files run alone"): they count the API server's cluster-wide requests,
+ * restart or reshape the cluster, delete a CRD others use, or load the machine enough to slow every
+ * file beside them. They run after the parallel files, one at a time, dev-scripts first and the
+ * deploy (which deletes and reinstalls the sample CRD) last.
+ */
+const SERIAL_INTEGRATION = [
+  'test/integration/cluster/dev-scripts.test.ts',
+  'test/integration/cluster/kwok-scope.test.ts',
+  'test/integration/operator/requests-per-release.test.ts',
+  'test/integration/operator/rollout-requests.test.ts',
+  'test/integration/operator/measure-requests.test.ts',
+  'test/integration/production/leader-election.test.ts',
+  'test/integration/operator/fairness.test.ts',
+  'test/e2e/deploy.test.ts',
+];
+
+/**
+ * The project-in-a-box path: this checkout packed and installed as a user installs it (`npm pack`,
+ * `npm ci`), projects scaffolded from every kind of chart source and driven through their own make
+ * (run, deploy, bundle, OLM's validators). It is a third of the integration tier's CPU, so it runs
+ * with the tutorial in `make test-tutorial` (CI's tier after `make test`), not in `make test`.
+ */
+const SCAFFOLD_E2E = ['test/integration/scaffold/scaffold.test.ts', 'test/integration/scaffold/chart-repository.test.ts', 'test/integration/scaffold/runtime-registry.test.ts'];
+
+/** A shared control plane, the real helm, and each file's own temporary directory (test/support/worker-tmpdir.ts). */
+const integration = {
+  globalSetup: ['test/support/global-setup.ts'],
+  setupFiles: ['test/support/worker-tmpdir.ts'],
+  testTimeout: 120_000,
+  hookTimeout: 180_000,
+};
+
 export default defineConfig({
   test: {
     reporters: ['default', './test/support/plain-summary-reporter.ts'],
@@ -7,18 +41,31 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'] },
+        // CPU-bound: first and alone, on both cores. Projects of one groupOrder run together, in order.
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], maxWorkers: 2, sequence: { groupOrder: 0 } },
       },
       {
         extends: true,
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
-          globalSetup: ['test/support/global-setup.ts'],
-          testTimeout: 120_000,
-          hookTimeout: 180_000,
-          // One shared control plane: files run one after another.
+          exclude: [...SERIAL_INTEGRATION, ...SCAFFOLD_E2E],
+          ...integration,
+          // Files keep to their own namespaces, kinds and cluster-scoped names, and mostly wait on the
+          // API server and helm: three at a time on the shared control plane.
+          maxWorkers: 3,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration-serial',
+          include: SERIAL_INTEGRATION,
+          ...integration,
           fileParallelism: false,
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
         },
       },
       {
@@ -44,6 +91,11 @@ export default defineConfig({
           hookTimeout: 600_000,
           fileParallelism: false,
         },
+      },
+      {
+        extends: true,
+        // With the tutorial, in `make test-tutorial`: one at a time, on the integration tier's control plane.
+        test: { name: 'scaffold-e2e', include: SCAFFOLD_E2E, ...integration, fileParallelism: false },
       },
       {
         extends: true,

@@ -15,6 +15,12 @@
  * second through a `kubectl proxy`, less the one scrape each interval holds; the peak is the largest
  * per-second rate of an interval. Writes rollout-N<n>.json and rollout-N<n>.md into --out
  * (default .cache/bench-rollout).
+ *
+ * The operator's own requests, by resource, from the start on v2 until every CR is Ready on it: its
+ * reads of the CRs and of their release records, its writes of their status and finalizers, and the
+ * pause switch (ADR 0061). Waiting for a wave must cost next to nothing: the default policy's count
+ * against all at once's is the figure (integration tests once bounded it; the bound held only on an
+ * idle machine, so it is measured here).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { cp, readFile, writeFile } from 'node:fs/promises';
@@ -24,7 +30,7 @@ import { parseArgs, promisify } from 'node:util';
 import { HttpMethod, type KubernetesObject } from '@kubernetes/client-node';
 import { RawClient, resourcePath } from '../src/k8s/raw-client.js';
 import { mapBounded } from '../src/runtime/bounded.js';
-import { deploymentSettled, NamespaceWatch, NGINX } from './compare/cluster.js';
+import { apiRequests, deploymentSettled, NamespaceWatch, NGINX } from './compare/cluster.js';
 import { prepare, positive, type Prepared } from './compare/main.js';
 import { startOperator, sumCounter } from './compare/operators.js';
 import { createNamespace, crName, deleteNamespace, SPEC } from './compare/scenarios.js';
@@ -83,6 +89,27 @@ export function meanRate(samples: readonly Sample[]): number {
   return seconds > 0 ? requestsIn(samples) / seconds : NaN;
 }
 
+/**
+ * Pure: the operator's own per-CR requests between two `apiRequests` readings (`VERB resource[/sub]`
+ * keys): GET and PATCH of the CRs (`plural`, any subresource), LIST of secrets (release records) and
+ * GET of leases (the pause switch).
+ */
+export function ownRequests(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>, plural: string): { readonly total: number; readonly recordLists: number } {
+  const isOwn = (verb: string, resource: string): boolean =>
+    ((verb === 'GET' || verb === 'PATCH') && resource === plural) || (verb === 'LIST' && resource === 'secrets') || (verb === 'GET' && resource === 'leases');
+  let total = 0;
+  let recordLists = 0;
+  for (const [key, value] of after) {
+    const [verb = '', path = ''] = key.split(' ');
+    const resource = path.split('/')[0] ?? '';
+    if (!isOwn(verb, resource)) continue;
+    const delta = value - (before.get(key) ?? 0);
+    total += delta;
+    if (verb === 'LIST') recordLists += delta;
+  }
+  return { total, recordLists };
+}
+
 /** Whether a CR runs `chartVersion` and its operator says it is Ready. */
 export function onChart(cr: KubernetesObject, chartVersion: string): boolean {
   const status = (cr as { status?: { deployedRelease?: { chartVersion?: string }; conditions?: { type: string; status: string }[] } }).status;
@@ -105,6 +132,9 @@ export interface PolicyResult {
   readonly apiRequests: number;
   /** helm processes the v2 operator ran (its own metric). */
   readonly helmExecutions: number;
+  /** The operator's own per-CR requests ({@link ownRequests}), and of them the LISTs of release records. */
+  readonly ownRequests: number;
+  readonly recordLists: number;
   /** Each interval's rate, from the start on v2. */
   readonly ratesPerSecond: readonly number[];
 }
@@ -251,12 +281,14 @@ async function onePolicy(r: Run, policy: Policy): Promise<PolicyResult> {
     // The control plane's own rate with no operator running: what the peaks stand on.
     await new Promise((resolve) => setTimeout(resolve, BASELINE_MS));
     const baselineEnd = sampler.samples.length;
+    const countsBefore = await apiRequests(s.kubectl, s.kubeconfig);
     const t0 = performance.now();
     const v2 = await startOperator('ours', ns, { ...setup, chart: charts.v2.path });
     try {
       const ready = performance.now();
       const done = await watch.until(`${n} CRs Ready on ${charts.v2.version}`, all(charts.v2.version), timeoutMs);
       const samples = await sampler.stop();
+      const own = ownRequests(countsBefore, await apiRequests(s.kubectl, s.kubeconfig), NGINX.plural);
       const during = samples.slice(baselineEnd - 1);
       const rs = rates(during);
       const result: PolicyResult = {
@@ -270,6 +302,8 @@ async function onePolicy(r: Run, policy: Policy): Promise<PolicyResult> {
         meanRequestsPerSecond: meanRate(during),
         apiRequests: requestsIn(during),
         helmExecutions: (await v2.helmExecutions()) ?? NaN,
+        ownRequests: own.total,
+        recordLists: own.recordLists,
         ratesPerSecond: rs.map((x) => Math.round(x)),
       };
       say(`${policy.name}: ${result.seconds.toFixed(1)} s, peak ${result.peakRequestsPerSecond.toFixed(0)} requests/s`);
@@ -292,11 +326,11 @@ export function table(r: RolloutResult): string {
     `load before: ${r.machine.uptimeBefore}`,
     `load after:  ${r.machine.uptimeAfter}`,
     '',
-    '| policy | v2 start → every CR Ready on v2 | vs all at once | of which operator start-up | peak API requests/s | vs all at once | peak after start-up | mean requests/s | idle cluster requests/s | API requests | helm processes |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| policy | v2 start → every CR Ready on v2 | vs all at once | of which operator start-up | peak API requests/s | vs all at once | peak after start-up | mean requests/s | idle cluster requests/s | API requests | helm processes | operator\'s own per-CR requests | vs all at once | of which release-record LISTs |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...r.results.map(
       (x) =>
-        `| ${x.policy} | ${x.seconds.toFixed(1)} s | ${ratio(x.seconds, ref?.seconds)} | ${x.startupSeconds.toFixed(1)} s | ${x.peakRequestsPerSecond.toFixed(0)} | ${ratio(x.peakRequestsPerSecond, ref?.peakRequestsPerSecond)} | ${x.peakAfterStartupRequestsPerSecond.toFixed(0)} | ${x.meanRequestsPerSecond.toFixed(1)} | ${x.baselineRequestsPerSecond.toFixed(1)} | ${x.apiRequests} | ${x.helmExecutions} |`,
+        `| ${x.policy} | ${x.seconds.toFixed(1)} s | ${ratio(x.seconds, ref?.seconds)} | ${x.startupSeconds.toFixed(1)} s | ${x.peakRequestsPerSecond.toFixed(0)} | ${ratio(x.peakRequestsPerSecond, ref?.peakRequestsPerSecond)} | ${x.peakAfterStartupRequestsPerSecond.toFixed(0)} | ${x.meanRequestsPerSecond.toFixed(1)} | ${x.baselineRequestsPerSecond.toFixed(1)} | ${x.apiRequests} | ${x.helmExecutions} | ${x.ownRequests} | ${ratio(x.ownRequests, ref?.ownRequests)} | ${x.recordLists} |`,
     ),
   ].join('\n');
 }

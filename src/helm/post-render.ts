@@ -12,7 +12,7 @@
  * empty or partial manifest is never applied.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import type { HelmMajor } from './args.js';
@@ -122,9 +122,8 @@ export class PostRenderServer {
     const pluginDir = path.join(pluginsDir(this.helmDataHome), PLUGIN_NAME);
     await mkdir(pluginDir, { recursive: true, mode: 0o700 });
     const script = path.join(pluginDir, 'post-render.sh');
-    await writeFile(script, SCRIPT, { mode: 0o700 });
-    await chmod(script, 0o700);
-    await writeFile(path.join(pluginDir, 'plugin.yaml'), PLUGIN_YAML, { mode: 0o600 });
+    await installFile(script, SCRIPT, 0o700);
+    await installFile(path.join(pluginDir, 'plugin.yaml'), PLUGIN_YAML, 0o600);
     const server = net.createServer((socket) => {
       this.#serve(socket);
     });
@@ -173,3 +172,15 @@ export class PostRenderServer {
 
 /** A refusal as one line, bounded: what the script prints, and what the failure says. */
 const oneLine = (err: unknown): string => (err instanceof Error ? err.message : String(err)).replaceAll(/\s+/g, ' ').slice(0, MAX_ANSWER);
+
+/**
+ * Writes `content` to `file` by a rename, unless it holds it already: another operator process on the
+ * same machine and temporary directory (a second replica in one pod's volume, tests side by side)
+ * may be running helm with this very plugin, and must never read a half-written one.
+ */
+export async function installFile(file: string, content: string, mode: number): Promise<void> {
+  if ((await readFile(file, 'utf8').catch(() => undefined)) === content) return;
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  await writeFile(tmp, content, { mode });
+  await rename(tmp, file);
+}

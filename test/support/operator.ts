@@ -5,6 +5,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import {
   ApiextensionsV1Api,
   CoreV1Api,
@@ -81,16 +82,39 @@ export async function ensureCrd(kc: KubeConfig, kind: TestKind): Promise<void> {
   } catch (err) {
     if (!isStatus(err, 409)) throw err;
     // A kept cluster may hold an older config/crd (printer columns, schema): tests read this one.
-    if (kind === NGINX) {
-      const current = await ext.readCustomResourceDefinition({ name });
-      body.metadata = Object.assign(body.metadata ?? {}, { name, resourceVersion: current.metadata?.resourceVersion });
-      await ext.replaceCustomResourceDefinition({ name, body });
-    }
+    if (kind === NGINX) await replaceUnlessSame(ext, body);
   }
   await waitFor(`CRD ${name} to be established`, async () => {
     const crd = await ext.readCustomResourceDefinition({ name });
     return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
   });
+}
+
+/**
+ * Replaces the CRD `body` names unless its spec is already `body`'s. Files run side by side: another
+ * may replace it between our read and our write (409), and then we read again.
+ */
+async function replaceUnlessSame(ext: ApiextensionsV1Api, body: V1CustomResourceDefinition): Promise<void> {
+  const name = body.metadata?.name ?? '';
+  for (let attempt = 1; ; attempt++) {
+    const current = await ext.readCustomResourceDefinition({ name });
+    if (isDeepStrictEqual(pick(current.spec, body.spec), body.spec)) return;
+    body.metadata = Object.assign(body.metadata ?? {}, { name, resourceVersion: current.metadata?.resourceVersion });
+    try {
+      await ext.replaceCustomResourceDefinition({ name, body });
+      return;
+    } catch (err) {
+      if (!isStatus(err, 409) || attempt >= 5) throw err;
+    }
+  }
+}
+
+/** `actual` reduced to the keys `wanted` sets, recursively: what the API server defaults is not a difference. */
+function pick(actual: unknown, wanted: unknown): unknown {
+  if (Array.isArray(wanted) && Array.isArray(actual)) return actual.map((a, i) => pick(a, wanted[i]));
+  if (typeof wanted !== 'object' || wanted === null || typeof actual !== 'object' || actual === null || Array.isArray(actual)) return actual;
+  const a = actual as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(wanted).filter((k) => k in a).map((k) => [k, pick(a[k], (wanted as Record<string, unknown>)[k])]));
 }
 
 export interface RunningOperator {

@@ -93,18 +93,59 @@ async function settle(tmp: string, dir: string, marker: string): Promise<void> {
 
 /**
  * Older packs and installs (earlier sources) go once a new one is complete: the cache keeps one.
- * Another process's work in progress (`*.tmp-<pid>`) is left alone.
+ * Another process's work in progress (`*.tmp-<pid>`) and the lock are left alone.
  */
 async function pruneExcept(keep: readonly string[]): Promise<void> {
   const names = new Set(keep.map((k) => path.basename(k)));
-  for (const e of await readdir(CACHE)) if (!names.has(e) && !/\.tmp-\d+$/.test(e)) await rm(path.join(CACHE, e), { recursive: true, force: true });
+  for (const e of await readdir(CACHE)) if (!names.has(e) && e !== 'pack.lock' && !/\.tmp-\d+$/.test(e)) await rm(path.join(CACHE, e), { recursive: true, force: true });
+}
+
+/** How long a test process waits for another's pack and install of the same checkout. */
+const PACK_LOCK_WAIT_MS = 15 * 60_000;
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * Runs `fn` while holding the cache's lock (a directory naming its holder's pid): integration files
+ * run side by side, and two `npm pack`s of one checkout would each empty the other's dist/ (its
+ * prepack). A lock whose holder died is taken over.
+ */
+async function withCacheLock<T>(fn: () => Promise<T>): Promise<T> {
+  await mkdir(CACHE, { recursive: true });
+  const lock = path.join(CACHE, 'pack.lock');
+  const deadline = Date.now() + PACK_LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      await mkdir(lock);
+      await writeFile(path.join(lock, 'pid'), String(process.pid));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = Number(await readFile(path.join(lock, 'pid'), 'utf8').catch(() => ''));
+    if (holder > 0 && !alive(holder)) await rm(lock, { recursive: true, force: true });
+    else if (Date.now() > deadline) throw new Error(`the runtime package's lock ${lock} is still held by pid ${holder || '?'} after ${PACK_LOCK_WAIT_MS / 60_000} min`);
+    else await new Promise((r) => setTimeout(r, 500));
+  }
+  try {
+    return await fn();
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
 }
 
 let cached: Promise<RuntimePackage> | undefined;
 
 /** The runtime package as a user gets it: packed from this checkout, installed from the tarball. */
 export function runtimePackage(): Promise<RuntimePackage> {
-  cached ??= (async () => {
+  cached ??= withCacheLock(async () => {
     const tarball = await packTarball();
     const sha = createHash('sha256').update(await readFile(tarball)).digest('hex').slice(0, 16);
     const prefix = path.join(CACHE, `install-${sha}`);
@@ -120,7 +161,7 @@ export function runtimePackage(): Promise<RuntimePackage> {
     await pruneExcept([path.dirname(tarball), prefix]);
     const nodeModules = path.join(prefix, 'node_modules');
     return { tarball, version, nodeModules, bin: path.join(nodeModules, '.bin', 'helm-operator') };
-  })();
+  });
   return cached;
 }
 

@@ -74,7 +74,7 @@ describe('CRs deleted and created again under the same names', () => {
   }
 
   it('leaves no release and no object behind, cycle after cycle of deleting all together', async () => {
-    const crNames = names('c', 24);
+    const crNames = names('c', 12);
     for (let cycle = 1; cycle <= 3; cycle++) {
       await createAll(crNames);
       await crs.deleteAll(ns.name);
@@ -83,7 +83,7 @@ describe('CRs deleted and created again under the same names', () => {
   });
 
   it('uninstalls each release when CRs deleted together come back and are deleted one at a time', async () => {
-    const crNames = names('s', 12);
+    const crNames = names('s', 6);
     await createAll(crNames);
     await crs.deleteAll(ns.name);
     await expectNothingLeft('s', 'the batched deletion');

@@ -5,6 +5,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { NGINX_CHART } from '../../support/operator.js';
 import { startOperatorProcess, waitForExit } from '../../support/process.js';
 
+/** These operators are meant to exit before they watch; should one not, it watches no other file's CRs. */
+const NO_NAMESPACE = { WATCH_NAMESPACE: 'cli-test-watches-nothing' };
+
 /** What a user sees when the input is wrong: the process exits non-zero with an actionable message. */
 describe('helm-operator run: bad input', () => {
   let dir = '';
@@ -29,7 +32,7 @@ describe('helm-operator run: bad input', () => {
         '',
       ].join('\n'),
     );
-    const p = startOperatorProcess(['run', '--watches-file', file, '--helm-binary', inject('helmBin')]);
+    const p = startOperatorProcess(['run', '--watches-file', file, '--helm-binary', inject('helmBin')], NO_NAMESPACE);
     const { code } = await waitForExit(p);
     expect(code).not.toBe(0);
     const out = p.output();
@@ -42,7 +45,7 @@ describe('helm-operator run: bad input', () => {
   it('exits non-zero when a chart does not exist', async () => {
     const file = path.join(dir, 'missing-chart.yaml');
     await writeFile(file, '- group: example.com\n  version: v1alpha1\n  kind: Nginx\n  chart: ./no-such-chart\n');
-    const p = startOperatorProcess(['run', '--watches-file', file, '--helm-binary', inject('helmBin')]);
+    const p = startOperatorProcess(['run', '--watches-file', file, '--helm-binary', inject('helmBin')], NO_NAMESPACE);
     const { code } = await waitForExit(p);
     expect(code).not.toBe(0);
     expect(p.output()).toMatch(/missing-chart\.yaml:4:\d+: .*field "chart".*no-such-chart/);
@@ -65,7 +68,7 @@ describe('helm-operator run: bad input', () => {
   it('exits non-zero with a clear message when the kind is not served', async () => {
     const file = path.join(dir, 'unserved.yaml');
     await writeFile(file, `- group: nowhere.example.com\n  version: v1\n  kind: Ghost\n  chart: ${NGINX_CHART}\n`);
-    const p = startOperatorProcess(['run', '--watches-file', file, '--helm-binary', inject('helmBin')]);
+    const p = startOperatorProcess(['run', '--watches-file', file, '--helm-binary', inject('helmBin')], NO_NAMESPACE);
     const { code } = await waitForExit(p);
     expect(code).not.toBe(0);
     expect(p.output()).toMatch(/no resource of kind "Ghost" is served at nowhere\.example\.com\/v1: is its CustomResourceDefinition installed\?/);

@@ -95,7 +95,8 @@ describe("helm's timeout ends an install whose hook never completes", () => {
 });
 
 describe('a tenant that floods CRs', () => {
-  const FLOOD = 100;
+  /** Twenty times the two workers: the flood lasts far longer than serving one CR. */
+  const FLOOD = 40;
   let flooding: Namespace;
   let other: Namespace;
   let op: RunningOperator;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { meanRate, nextMinor, onChart, rates, requestsIn } from '../../../bench/rollout.js';
+import { meanRate, nextMinor, onChart, ownRequests, rates, requestsIn } from '../../../bench/rollout.js';
 
 describe('rates', () => {
   it('gives each interval its requests per second, less the scrape it holds', () => {
@@ -61,5 +61,27 @@ describe('nextMinor', () => {
 
   it('refuses a version that is not semver', () => {
     expect(() => nextMinor('latest')).toThrow(/not semver/);
+  });
+});
+
+describe("the operator's own per-CR requests", () => {
+  it('counts reads and writes of the CRs (any subresource), release-record LISTs and pause-switch GETs, and nothing else', () => {
+    const before = new Map([
+      ['GET nginxes', 10],
+      ['LIST secrets', 5],
+      ['GET leases', 1],
+    ]);
+    const after = new Map([
+      ['GET nginxes', 12],
+      ['PATCH nginxes/status', 7],
+      ['PATCH nginxes', 1],
+      ['LIST secrets', 9],
+      ['GET leases', 2],
+      ['PUT secrets', 40],
+      ['GET secrets', 3],
+      ['LIST nginxes', 4],
+      ['PUT leases', 6],
+    ]);
+    expect(ownRequests(before, after, 'nginxes')).toEqual({ total: 2 + 7 + 1 + 4 + 1, recordLists: 4 });
   });
 });

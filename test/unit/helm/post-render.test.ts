@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HelmError } from '../../../src/helm/errors.js';
-import { PLUGIN_NAME, pluginsDir, PostRenderServer } from '../../../src/helm/post-render.js';
+import { installFile, PLUGIN_NAME, pluginsDir, PostRenderServer } from '../../../src/helm/post-render.js';
 
 const run = promisify(execFile);
 let tmp: string;
@@ -88,5 +88,25 @@ describe('PostRenderServer', () => {
     const plugin = await readFile(path.join(pluginsDir(path.join(tmp, 'data')), PLUGIN_NAME, 'plugin.yaml'), 'utf8');
     expect(plugin).toContain('type: postrenderer/v1');
     expect(plugin).toContain('${HELM_PLUGIN_DIR}/post-render.sh');
+  });
+});
+
+describe("the plugin's files", () => {
+  it('are replaced whole by a rename, never rewritten in place, and left alone when they hold the content already', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'plugin-files-'));
+    try {
+      const file = path.join(dir, 'post-render.sh');
+      await installFile(file, 'one', 0o700);
+      const first = await stat(file);
+      expect(first.mode & 0o777).toBe(0o700);
+      await installFile(file, 'one', 0o700);
+      expect((await stat(file)).ino, 'the same content is not written again').toBe(first.ino);
+      await installFile(file, 'two', 0o700);
+      expect((await stat(file)).ino, 'a new file, renamed over the old one').not.toBe(first.ino);
+      expect(await readFile(file, 'utf8')).toBe('two');
+      expect(await readdir(dir), 'no temporary file left').toEqual(['post-render.sh']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
