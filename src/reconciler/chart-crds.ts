@@ -38,6 +38,13 @@ export function holds(live: unknown, desired: unknown): boolean {
   return isDeepStrictEqual(live, desired);
 }
 
+/** The part of a CRD the chart decides: its spec, and the labels and annotations it sets (a controller-gen version, say). */
+const written = (crd: Readonly<Record<string, unknown>>): Record<string, unknown> => {
+  const metadata = isPlainObject(crd.metadata) ? crd.metadata : {};
+  const { labels, annotations } = metadata;
+  return { spec: crd.spec, metadata: { ...(labels === undefined ? {} : { labels }), ...(annotations === undefined ? {} : { annotations }) } };
+};
+
 const storedVersionsOf = (live: Readonly<Record<string, unknown>>): string[] => {
   const status = isPlainObject(live.status) ? live.status : {};
   return Array.isArray(status.storedVersions) ? status.storedVersions.filter((v): v is string => typeof v === 'string') : [];
@@ -57,7 +64,7 @@ export function planChartCrds(chart: readonly ChartCrd[], live: ReadonlyMap<stri
       applies.push({ kind: 'create', crd });
       continue;
     }
-    if (holds(current.spec, crd.object.spec)) continue;
+    if (holds(current, written(crd.object))) continue;
     const changes = crdUpgradeSafety(current, crd.object, storedVersionsOf(current));
     if (changes.length === 0) applies.push({ kind: 'replace', crd });
     else refusals.push({ crd, changes });

@@ -66,6 +66,11 @@ describe('a chart whose crds/ change', () => {
     removeNamespace = created.remove;
   });
   afterAll(async () => {
+    // A run that failed part way leaves CRs holding the operator's finalizer: uninstall them while it runs.
+    if (op !== undefined) {
+      await crs.deleteAll(ns);
+      for (const n of NAMES) await crs.waitForGone(ns, n, { timeoutMs: WAIT_MS });
+    }
     await op?.stop();
     await removeNamespace?.();
     await rm(dir, { recursive: true, force: true });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { chartCrds, type ChartCrd } from '../../../src/config/chart-crds.js';
 import { crdUpgradeSafety } from '../../../src/config/crd-upgrade-safety.js';
 import { applyChartCrds } from '../../../src/reconciler/actions/chart-crds.js';
+import { install } from '../../../src/reconciler/actions/install.js';
 import { upgrade } from '../../../src/reconciler/actions/upgrade.js';
 import { CRD_KIND, crdWriteRefusal, holds, planChartCrds, unsafeCrdMessage } from '../../../src/reconciler/chart-crds.js';
 import { Reason } from '../../../src/reconciler/conditions.js';
@@ -47,6 +48,11 @@ describe('planChartCrds: which of the chart CRDs change, and whether safely', ()
     expect(planChartCrds([chartCrd(v1)], new Map([[NAME, live(v1, ['v1'])]]))).toEqual({ kind: 'apply', applies: [] });
     const grown = crd({ v1: V1_PAGES });
     expect(planChartCrds([chartCrd(grown)], new Map([[NAME, live(v1, ['v1'])]]))).toEqual({ kind: 'apply', applies: [{ kind: 'replace', crd: chartCrd(grown) }] });
+    // An annotation the chart changes is the chart's too; one someone else added is not a change.
+    const annotated = { ...v1, metadata: { name: NAME, annotations: { 'controller-gen.kubebuilder.io/version': 'v0.17.0' } } };
+    expect(planChartCrds([chartCrd(annotated)], new Map([[NAME, live(v1, ['v1'])]]))).toEqual({ kind: 'apply', applies: [{ kind: 'replace', crd: chartCrd(annotated) }] });
+    const othersAdded = { ...v1, metadata: { name: NAME, annotations: { 'example.com/owner': 'team' } } };
+    expect(planChartCrds([chartCrd(v1)], new Map([[NAME, live(othersAdded, ['v1'])]]))).toEqual({ kind: 'apply', applies: [] });
   });
 
   it('refuses removing a version the cluster still stores objects in, though it is no longer the storage version', () => {
@@ -160,6 +166,15 @@ describe('applyChartCrds and the upgrade', () => {
     const h = harness({ watch: { ...withCrds(crd({ v1: V1_PAGES })), allowKinds: ['ConfigMap'] } });
     const outcome = await applyChartCrds({ ...h.ctx, crds: fakeCrds(new Map()) }, desired());
     expect(outcome.kind === 'stop' ? outcome.outcome : undefined).toMatchObject({ kind: 'helm-failed', reason: Reason.KindNotAllowed });
+  });
+
+  it('installs with --skip-crds under Skip, and leaves crds/ to helm otherwise', async () => {
+    const skip = harness({ watch: { crds: 'Skip' } });
+    await install(skip.ctx, desired(), { leftovers: false });
+    expect(skip.helm.callsOf('install')[0]).toMatchObject({ skipCrds: true });
+    const plain = harness();
+    await install(plain.ctx, desired(), { leftovers: false });
+    expect(plain.helm.callsOf('install')[0]).not.toHaveProperty('skipCrds');
   });
 
   it('isEstablished reads the Established condition', () => {
