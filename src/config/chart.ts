@@ -7,6 +7,7 @@ import { lstat, readdir, readFile, readlink, realpath, stat } from 'node:fs/prom
 import { isAbsolute, posix, relative, resolve, sep } from 'node:path';
 import type { ReadEntry } from 'tar';
 import { isScalar, parseDocument, type Document } from 'yaml';
+import { chartCrds, isCrdFile, type ChartCrd } from './chart-crds.js';
 
 export interface ChartInfo {
   /** Absolute path of the chart directory or archive. */
@@ -26,6 +27,8 @@ export interface ChartInfo {
    * upgrade. Absent when there are none.
    */
   readonly schemaRefs?: readonly SchemaRef[];
+  /** The CRDs of the chart's `crds/` (chart-crds.ts); absent when there are none. */
+  readonly crds?: readonly ChartCrd[];
 }
 
 /** A reference in a values schema that helm would load from somewhere else. */
@@ -391,7 +394,13 @@ async function chartSchemaRefs(chart: string, files: readonly ChartFile[], label
 /** The chart's identity from its files; `schemaRefs` only when there are some. */
 async function chartInfo(path: string, format: ChartInfo['format'], meta: ChartMetadata, files: readonly ChartFile[]): Promise<ChartInfo> {
   const schemaRefs = await chartSchemaRefs(path, files);
-  return { path, format, ...meta, digest: digestFiles(files), ...(schemaRefs.length === 0 ? {} : { schemaRefs }) };
+  let crds: ChartCrd[];
+  try {
+    crds = chartCrds(files.filter((f) => isCrdFile(f.path)).map((f) => ({ path: f.path, text: f.data.toString('utf8') })));
+  } catch (err) {
+    throw new ChartError('invalid-content', path, `chart ${quote(path)}: a file of crds/ is not YAML: ${(err as Error).message}`, { cause: err });
+  }
+  return { path, format, ...meta, digest: digestFiles(files), ...(schemaRefs.length === 0 ? {} : { schemaRefs }), ...(crds.length === 0 ? {} : { crds }) };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import { closestName } from './closest-name.js';
 import { validateDriftIgnoreRules, WATCH_DRIFT_IGNORE_LIMITS, type DriftIgnoreRule } from './drift-ignore-rules.js';
 import { DurationError, parseDuration } from './duration.js';
 import { validateLabelSelector, type LabelSelector } from './selector.js';
-import { CONFLICT_POLICIES, type ConflictPolicy } from './watch.js';
+import { CONFLICT_POLICIES, CRD_POLICIES, type ConflictPolicy, type CrdPolicy } from './watch.js';
 import { addProblem, fail, quote, type EntryContext } from './watches-problems.js';
 import { DNS1035_LABEL, DNS1123_SUBDOMAIN, FIELDS, KIND, periodFloorProblem, type FieldName } from './watches-schema.js';
 import { deref, describe, isEmpty, nodeAt, scalarValue, valueNode } from './yaml-nodes.js';
@@ -101,6 +101,16 @@ export function readConflictPolicy(ctx: EntryContext, fields: FieldNodes): Confl
   const value = scalarValue(node);
   if (typeof value === 'string' && (CONFLICT_POLICIES as readonly string[]).includes(value)) return value as ConflictPolicy;
   fail(ctx, node, 'conflictPolicy', `expected "force" (an upgrade takes back the chart's fields from other field managers, the default) or "fail" (it stops with ResourceConflict), got ${describe(node)}`);
+  return undefined;
+}
+
+/** `crds`: `Skip`, `Create` or `CreateReplace`; undefined when absent (the default, `Create`) or wrong (reported). */
+export function readCrdPolicy(ctx: EntryContext, fields: FieldNodes): CrdPolicy | undefined {
+  const node = fields.crds;
+  if (isEmpty(node)) return undefined;
+  const value = scalarValue(node);
+  if (typeof value === 'string' && (CRD_POLICIES as readonly string[]).includes(value)) return value as CrdPolicy;
+  fail(ctx, node, 'crds', `expected "Create" (the chart's crds/ created at install when missing, as helm does; the default), "CreateReplace" (also replaced at upgrade when OLM v1's upgrade-safety rules allow it) or "Skip" (never installed), got ${describe(node)}`);
   return undefined;
 }
 

@@ -39,6 +39,7 @@ export const WATCH_FIELD_CHANGES: Readonly<Record<keyof Watch, OnWatchChange>> =
   driftIgnore: 'restart',
   allowDriftIgnoreAnnotation: 'restart',
   conflictPolicy: 'restart',
+  crds: 'restart',
   // Where the entry sits in the file: moving it, or editing the lines above, changes nothing.
   source: 'ignore',
 };

@@ -8,6 +8,10 @@ import type { LabelSelector } from './selector.js';
 export type ConflictPolicy = 'force' | 'fail';
 export const CONFLICT_POLICIES: readonly ConflictPolicy[] = ['force', 'fail'];
 
+/** See `Watch.crds`; Flux's names. */
+export type CrdPolicy = 'Skip' | 'Create' | 'CreateReplace';
+export const CRD_POLICIES: readonly CrdPolicy[] = ['Skip', 'Create', 'CreateReplace'];
+
 export interface Watch {
   readonly group: string;
   readonly version: string;
@@ -82,6 +86,13 @@ export interface Watch {
    * stops before helm makes a revision, with ReleaseFailed/ResourceConflict naming the field.
    */
   readonly conflictPolicy?: ConflictPolicy;
+  /**
+   * Ours: what becomes of the chart's `crds/` (docs/adr/0075). Absent: `Create`, helm's own
+   * behaviour (created at install when missing, never changed after); `Skip`: never installed;
+   * `CreateReplace`: before an upgrade, each CRD that changed is checked with OLM v1's upgrade-safety
+   * rules against the live CRD and its stored versions, then applied, or the upgrade is refused.
+   */
+  readonly crds?: CrdPolicy;
   /** Where the entry was defined; `index` is 0-based, `line` 1-based. */
   readonly source: { readonly file: string; readonly index: number; readonly line: number };
 }

@@ -23,6 +23,7 @@ export const FIELDS = [
   'driftIgnore',
   'allowDriftIgnoreAnnotation',
   'conflictPolicy',
+  'crds',
 ] as const;
 export type FieldName = (typeof FIELDS)[number];
 

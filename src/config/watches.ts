@@ -19,7 +19,7 @@ import { labelSelectorToString } from './selector.js';
 import { readRollout } from './rollout-policy.js';
 import { readDryRun, readTenancy } from './tenancy-fields.js';
 import type { Watch } from './watch.js';
-import { collectFields, readBoolean, readConflictPolicy, readDriftIgnore, readGroup, readKind, readMaxConcurrent, readReconcilePeriod, readSelector, readString, readValuePaths, readVersion } from './watch-fields.js';
+import { collectFields, readBoolean, readConflictPolicy, readCrdPolicy, readDriftIgnore, readGroup, readKind, readMaxConcurrent, readReconcilePeriod, readSelector, readString, readValuePaths, readVersion } from './watch-fields.js';
 import { addProblem, byPosition, entryProblem, fail, gvkString, posLine, quote, WatchesError, yamlProblems, type EntryContext, type ParseContext } from './watches-problems.js';
 import { deref, describe, scalarValue } from './yaml-nodes.js';
 
@@ -71,6 +71,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
   const rollout = readRollout(ctx, fields.rollout);
   const driftIgnore = readDriftIgnore(ctx, fields);
   const conflictPolicy = readConflictPolicy(ctx, fields);
+  const crds = readCrdPolicy(ctx, fields);
   // Optional fields are left out rather than set to undefined, so `'selector' in watch` means something.
   const rest = {
     watchDependentResources: readBoolean(ctx, fields, 'watchDependentResources', true),
@@ -88,6 +89,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
     ...(driftIgnore.length === 0 ? {} : { driftIgnore }),
     ...(readBoolean(ctx, fields, 'allowDriftIgnoreAnnotation', false) ? { allowDriftIgnoreAnnotation: true } : {}),
     ...(conflictPolicy === undefined ? {} : { conflictPolicy }),
+    ...(crds === undefined ? {} : { crds }),
   };
   return { index, line: posLine(pc, node), node, ctx, group, version, kind, chartPath: chartPath === '' ? undefined : chartPath, rest };
 }

@@ -34,6 +34,8 @@ export interface InstallArgsOptions extends TimedArgsBase {
   readonly description?: string;
   /** `--post-renderer` and its args (post-render.ts). */
   readonly postRenderFlags?: readonly string[];
+  /** Install only: `--skip-crds`, the chart's `crds/` left out (a watch's `crds: Skip`). */
+  readonly skipCrds?: boolean;
 }
 
 export interface UpgradeArgsOptions extends InstallArgsOptions {
@@ -208,7 +210,7 @@ function chartFlags(opts: InstallArgsOptions, major: HelmMajor): string[] {
 
 /** `helm install` without `--wait` unless asked: success means "applied", as in operator-sdk. */
 export function installArgs(opts: InstallArgsOptions, major: HelmMajor): string[] {
-  return ['install', ...chartFlags(opts, major), '--', opts.release, opts.chart];
+  return ['install', ...chartFlags(opts, major), ...(opts.skipCrds === true ? ['--skip-crds'] : []), '--', opts.release, opts.chart];
 }
 
 /**

@@ -8,9 +8,10 @@ import { Uninstaller } from '../reconciler/actions/uninstall.js';
 import { ManifestCache } from '../reconciler/manifest-cache.js';
 import { releaseOwnerOf } from '../reconciler/observe.js';
 import { HelmReconciler, type HelmReconcilerOptions } from '../reconciler/reconciler.js';
+import { CrdsClient } from '../reconciler/crds-client.js';
 import { ReleaseObjects, type DependentsPort } from '../reconciler/release-objects.js';
 
-type Built = 'objects' | 'reader' | 'manifests' | 'uninstaller' | 'forget';
+type Built = 'objects' | 'reader' | 'manifests' | 'uninstaller' | 'forget' | 'crds';
 
 export interface ReleaseReconcilerOptions extends Omit<HelmReconcilerOptions, Built> {
   /** Generic access to the release's objects (ownership, drift repair, uninstall-wait). */
@@ -48,5 +49,5 @@ export function releaseReconciler(o: ReleaseReconcilerOptions): HelmReconciler {
     onUninstalled: (by, count) => o.metrics?.releasesUninstalled(o.controller, by, count),
     ...(uninstallLanes === undefined ? {} : { lanes: uninstallLanes }),
   });
-  return new HelmReconciler({ ...rest, objects, reader: client, manifests, uninstaller, forget });
+  return new HelmReconciler({ ...rest, objects, reader: client, manifests, uninstaller, forget, crds: new CrdsClient(client) });
 }

@@ -56,6 +56,10 @@ export const Reason = {
   NamespaceConfinementViolation: 'NamespaceConfinementViolation',
   /** The helm gateway refused a kind the watch's `allowKinds` does not list. */
   KindNotAllowed: 'KindNotAllowed',
+  /** `crds: CreateReplace`: a chart CRD's change OLM v1's upgrade-safety rules refuse; nothing was applied (chart-crds.ts). */
+  CRDUpgradeUnsafe: 'CRDUpgradeUnsafe',
+  /** `crds: CreateReplace`: a chart CRD was applied but never became Established; helm did not run. */
+  CRDNotEstablished: 'CRDNotEstablished',
   ServiceAccountNotFound: 'ServiceAccountNotFound',
   Progressing: 'Progressing',
   RolloutWaiting: 'RolloutWaiting',

@@ -40,6 +40,8 @@ export interface ReleaseRequest extends Identity {
   readonly description?: string;
   /** Changes the rendered manifest before helm applies it (render-ownership.ts). */
   readonly postRender?: (manifest: string) => Promise<string>;
+  /** Install only: leave the chart's `crds/` out (a watch's `crds: Skip`). */
+  readonly skipCrds?: boolean;
 }
 
 export interface HelmPort {

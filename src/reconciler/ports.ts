@@ -39,6 +39,16 @@ export interface CustomResourcesPort {
   patchStatus(namespace: string, name: string, status: Record<string, unknown>): Promise<boolean>;
 }
 
+/** The cluster's CustomResourceDefinitions, for a chart's `crds/` under `crds: CreateReplace` (chart-crds.ts). */
+export interface CrdsPort {
+  /** The CRD as the API server has it (status included); undefined when there is none. */
+  get(name: string): Promise<Readonly<Record<string, unknown>> | undefined>;
+  /** Server-side apply of `crd` as chart-crds.ts's field manager, forced, acting as `identity` (undefined: the operator). */
+  apply(identity: string | undefined, crd: Readonly<Record<string, unknown>>): Promise<void>;
+  /** Resolves true once the CRD is Established, false when it is not within the port's bound. */
+  established(name: string, signal: AbortSignal): Promise<boolean>;
+}
+
 /** Reads single objects by reference (the watch's ServiceAccount, uninstall-wait's leftovers). */
 export interface ObjectReaderPort {
   /** undefined when the object does not exist. */

@@ -19,7 +19,7 @@ import { admit } from './next-action.js';
 import { readRecords, rememberedRecords } from './observe.js';
 import type { CrEvent } from './outcome.js';
 import { withPeriodFloor } from './period.js';
-import type { CustomResourcesPort, ManifestsPort, ReleaseObjectsPort, ReleaseStoragePort } from './ports.js';
+import type { CrdsPort, CustomResourcesPort, ManifestsPort, ReleaseObjectsPort, ReleaseStoragePort } from './ports.js';
 import { Redactor } from './redaction.js';
 import type { ReleaseRecord } from './state.js';
 import { readStatus, StatusDraft } from './status.js';
@@ -59,6 +59,7 @@ export interface ScopePorts {
   readonly storage: ReleaseStoragePort;
   readonly objects: ReleaseObjectsPort;
   readonly manifests: ManifestsPort;
+  readonly crds?: CrdsPort;
   readonly events: EventRecorder;
   readonly isNamespaced: (apiVersion: string, kind: string) => Promise<boolean>;
   readonly describeHelmError: (err: unknown) => HelmFailure;
@@ -153,6 +154,7 @@ export function beginReconcile(ports: ScopePorts, cr: CustomResource, at: { requ
     storage: ports.storage,
     objects: ports.objects,
     manifests: ports.manifests,
+    ...(ports.crds === undefined ? {} : { crds: ports.crds }),
     watch: ports.watch,
     isNamespaced: ports.isNamespaced,
     describeHelmError: ports.describeHelmError,

@@ -36,7 +36,7 @@ import type { ObservedState, ReleaseRecord } from './state.js';
 import { withEvents, type CrEvent, type Outcome, type Summary } from './outcome.js';
 import { parseReleaseAnnotations } from './annotations.js';
 import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, periodMs, resyncAfterMs, withPeriodFloor, type PeriodSources } from './period.js';
-import type { CustomResourcesPort, ManifestsPort, ObjectReaderPort, ReconcilerMetrics, ReleaseObjectsPort, ReleaseStoragePort } from './ports.js';
+import type { CrdsPort, CustomResourcesPort, ManifestsPort, ObjectReaderPort, ReconcilerMetrics, ReleaseObjectsPort, ReleaseStoragePort } from './ports.js';
 import { beginReconcile, finalizerFirst, readCR, type Reconcile } from './reconcile-scope.js';
 import { redactedError } from './redaction.js';
 import { missingServiceAccount } from './service-account.js';
@@ -55,6 +55,8 @@ export interface HelmReconcilerOptions {
   readonly events: EventRecorder;
   /** The release's live objects (ownership, drift repair, readiness). */
   readonly objects: ReleaseObjectsPort;
+  /** The cluster's CRDs, for the chart's `crds/` under `crds: CreateReplace`; undefined: never replaced. */
+  readonly crds?: CrdsPort;
   /** Reads the watch's ServiceAccount before helm acts as it. */
   readonly reader: ObjectReaderPort;
   /** The deployed manifest of each CR, kept between reconciles. */

@@ -9,7 +9,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { readState, sha256, type Plan } from '../machinery/index.js';
-import { crdUpgradeSafety, formatUnsafeChanges, type UnsafeChange } from './crd-upgrade-safety.js';
+import { crdUpgradeSafety, formatUnsafeChanges, type UnsafeChange } from '../config/crd-upgrade-safety.js';
 
 /** The new CRD would break objects the old one accepted, and `--allow-breaking` was not given. Nothing was written. */
 export class UnsafeCrdUpdateError extends Error {

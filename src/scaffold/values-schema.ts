@@ -6,6 +6,7 @@
  * merged values on every install and upgrade. See docs/adr/0013-typed-crd-from-values-schema.md.
  */
 import { isDeepStrictEqual } from 'node:util';
+import { fieldPath } from '../util/field-path.js';
 import { isPlainObject } from '../util/plain-object.js';
 import { INT_OR_STRING, PRESERVE, compilePattern, openSchema, whyNotFits, type JsonValue, type OpenApiSchema, type OpenApiType } from './openapi.js';
 
@@ -385,8 +386,8 @@ function openness(node: Raw, hasProperties: boolean, c: Context): OpenApiSchema 
   return { [PRESERVE]: true };
 }
 
-/** `.image.tag`, or `["app.kubernetes.io/name"]` for keys that are not identifiers (warnings and crd-upgrade-safety.ts). */
-export const fieldPath = (name: string): string => (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`);
+/** `.image.tag`, or `["app.kubernetes.io/name"]` for keys that are not identifiers (src/util/field-path.ts). */
+export { fieldPath };
 
 /**
  * helm validates the CR's spec merged over values.yaml, so a key values.yaml sets is not required

@@ -11,6 +11,8 @@ export interface InstallOptions extends ChartCallOptions {
   /** Ignored on install (helm 3's install has no force flag). */
   readonly force?: boolean;
   readonly description?: string;
+  /** `--skip-crds`: the chart's `crds/` are not installed. */
+  readonly skipCrds?: boolean;
 }
 
 /** `helm install`; resolves with the new release (revision 1). */

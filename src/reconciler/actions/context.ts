@@ -15,7 +15,7 @@ import type { HelmFailure, HelmPort, ReleaseRequest } from '../helm-port.js';
 import { withEvents, type CrEvent, type Outcome } from '../outcome.js';
 import type { Owner } from '../ownership.js';
 import { stampOwnership } from '../render-ownership.js';
-import type { ManifestsPort, ReleaseObjectsPort, ReleaseStoragePort } from '../ports.js';
+import type { CrdsPort, ManifestsPort, ReleaseObjectsPort, ReleaseStoragePort } from '../ports.js';
 import type { Subject as ObjectsSubject } from '../release-object-types.js';
 import type { HelmStatus } from '../status.js';
 import type { Values } from '../values.js';
@@ -62,7 +62,9 @@ export interface ActionContext {
   readonly storage: ReleaseStoragePort;
   readonly objects: ReleaseObjectsPort;
   readonly manifests: ManifestsPort;
-  readonly watch: Pick<Watch, 'group' | 'version' | 'kind' | 'chart' | 'overrideValues' | 'confineToNamespace' | 'allowClusterScoped' | 'dryRunOption' | 'driftIgnore' | 'allowDriftIgnoreAnnotation' | 'conflictPolicy'>;
+  /** The cluster's CRDs (`crds: CreateReplace`, chart-crds.ts); undefined: not wired, never replaced. */
+  readonly crds?: CrdsPort;
+  readonly watch: Pick<Watch, 'group' | 'version' | 'kind' | 'chart' | 'overrideValues' | 'confineToNamespace' | 'allowClusterScoped' | 'dryRunOption' | 'driftIgnore' | 'allowDriftIgnoreAnnotation' | 'conflictPolicy' | 'crds' | 'allowKinds'>;
   readonly isNamespaced: (apiVersion: string, kind: string) => Promise<boolean>;
   readonly describeHelmError: (err: unknown) => HelmFailure;
   /** Mask values in OverrideValuesInUse events (`--suppress-override-values`). */

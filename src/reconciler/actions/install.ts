@@ -24,7 +24,7 @@ export async function install(ctx: ActionContext, desired: Desired, options: { r
   if (refused !== undefined) return refused;
   let release: ReleaseInfo;
   try {
-    release = await ctx.helm.install(applyRequest(ctx, desired));
+    release = await ctx.helm.install({ ...applyRequest(ctx, desired), ...(ctx.watch.crds === 'Skip' ? { skipCrds: true } : {}) });
   } catch (err) {
     if (options.presumedAbsent === true && ctx.describeHelmError(err).nameInUse === true && !ctx.signal.aborted) return undefined;
     const outcome = failureOf(ctx, err, { reason: Reason.InstallError, event: 'InstallFailed', notDeployed: true, counts: desired });

@@ -10,14 +10,15 @@ import { withEvents, type Outcome } from '../outcome.js';
 import type { ReleaseRecord } from '../state.js';
 import { driftIgnoreRules, failureOf, applyRequest, withOverrideEvents, type ActionContext, type Desired } from './context.js';
 import { deploymentOf } from './deployment.js';
+import { applyChartCrds, type CrdStep } from './chart-crds.js';
 import { checkConfinement } from './preflight.js';
 import { rollbackFailedUpgrade } from './remediate.js';
 import { settleManifest, settles, type SettlePlan } from './upgrade-render.js';
 
 /** `from`: the revision serving now (the deployed one, else the latest). */
 export async function upgrade(ctx: ActionContext, desired: Desired, from: ReleaseRecord): Promise<Outcome> {
-  const refused = await checkConfinement(ctx, desired, Reason.UpgradeError);
-  if (refused !== undefined) return refused;
+  const crds = await beforeHelm(ctx, desired);
+  if (crds.kind === 'stop') return crds.outcome;
   const force = ctx.annotations.upgradeForce;
   const serverSide = (await ctx.helm.major()) === 4 && !force;
   const { plan, rules } = settlePlan(ctx, serverSide);
@@ -37,7 +38,14 @@ export async function upgrade(ctx: ActionContext, desired: Desired, from: Releas
   }
   const kept = plan.fights === undefined ? undefined : fightsFor(plan.fights, { revision: release.revision, generation: ctx.generation, rules });
   const deployment = await deploymentOf(ctx, release, { created: false });
-  return withOverrideEvents(ctx, { kind: 'upgraded', deployment, notes: release.notes, ...(kept === undefined || kept.fields.length === 0 ? {} : { fights: kept }) });
+  const upgraded: Outcome = { kind: 'upgraded', deployment, notes: release.notes, ...(kept === undefined || kept.fields.length === 0 ? {} : { fights: kept }) };
+  return withOverrideEvents(ctx, withEvents(upgraded, crds.events));
+}
+
+/** The confinement pre-flight, then the chart's CRDs (`crds: CreateReplace`): both before helm runs. */
+async function beforeHelm(ctx: ActionContext, desired: Desired): Promise<CrdStep> {
+  const refused = await checkConfinement(ctx, desired, Reason.UpgradeError);
+  return refused === undefined ? applyChartCrds(ctx, desired) : { kind: 'stop', outcome: refused };
 }
 
 /** What the upgrade leaves to other managers, and how it meets the rest (upgrade-render.ts); `rules`: the fingerprint of the rules in force. */

@@ -87,6 +87,18 @@ describe('watches.yaml driftIgnore', () => {
     ]);
   });
 
+  it('reads crds (absent: the default, Create) and refuses another value with its place', async () => {
+    const [replace] = await parse(entry('  crds: CreateReplace'));
+    expect(replace).toMatchObject({ crds: 'CreateReplace' });
+    const [plain] = await parse(entry());
+    expect(plain).not.toHaveProperty('crds');
+    const err = await parse(entry('  crds: Replace')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WatchesError);
+    expect((err as WatchesError).problems.map((p) => p.message)).toEqual([
+      'watches.yaml:5:9: entry 0 (example.com/v1, Kind=App): field "crds": expected "Create" (the chart\'s crds/ created at install when missing, as helm does; the default), "CreateReplace" (also replaced at upgrade when OLM v1\'s upgrade-safety rules allow it) or "Skip" (never installed), got string "Replace"',
+    ]);
+  });
+
   it('refuses a malformed pointer at load, with file:line of the pointer itself', async () => {
     const err = await parse(entry('  driftIgnore:', '    - paths:', '        - /spec/replicas', '        - spec.template', '      target: {kind: deployment}')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WatchesError);

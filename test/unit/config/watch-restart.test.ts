@@ -36,6 +36,7 @@ const EVERY_KEY: Record<FieldName, string> = {
   driftIgnore: '[{ paths: [/spec/replicas] }]',
   allowDriftIgnoreAnnotation: 'true',
   conflictPolicy: 'fail',
+  crds: 'CreateReplace',
 };
 
 describe('WATCH_FIELD_CHANGES', () => {
@@ -93,6 +94,7 @@ const RUNNING: Required<Watch> = {
   driftIgnore: [{ paths: ['/spec/replicas'] }],
   allowDriftIgnoreAnnotation: false,
   conflictPolicy: 'force',
+  crds: 'Create',
   source: { file: 'watches.yaml', index: 0, line: 1 },
 };
 const OTHER: Required<Watch> = {
@@ -118,6 +120,7 @@ const OTHER: Required<Watch> = {
   driftIgnore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }],
   allowDriftIgnoreAnnotation: true,
   conflictPolicy: 'fail',
+  crds: 'CreateReplace',
   source: { file: 'watches.yaml', index: 3, line: 12 },
 };
 

@@ -85,6 +85,8 @@ describe('installArgs', () => {
 
   it('v3 and v4 spell --wait differently (v4 takes a strategy and needs =)', () => {
     expect(installArgs({ ...base, wait: true }, 3)).toContain('--wait');
+    expect(installArgs({ ...base, skipCrds: true }, 4)).toContain('--skip-crds');
+    expect(installArgs(base, 4)).not.toContain('--skip-crds');
     expect(installArgs({ ...base, wait: true }, 4)).toContain('--wait=watcher');
     expect(installArgs({ ...base, wait: true }, 4)).not.toContain('--wait');
   });

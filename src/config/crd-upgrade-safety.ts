@@ -3,12 +3,13 @@
  * preflight (operator-controller's crdupgradesafety) applied to two CRD documents, old and new.
  * A change that could make a stored or previously valid object invalid, or change what it means,
  * is reported with the field's path and why; a change the checks do not know is reported too
- * (OLM's "unknown change, refusing to determine that change is safe"). Pure; see
- * docs/adr/0057-chart-updates-and-bundle-upgrades.md.
+ * (OLM's "unknown change, refusing to determine that change is safe"). Pure; used at build time
+ * (`create api --force`, docs/adr/0057-chart-updates-and-bundle-upgrades.md) and by the operator
+ * before it replaces a chart's CRDs (`crds: CreateReplace`, docs/adr/0075).
  */
 import { isDeepStrictEqual } from 'node:util';
 import { isPlainObject } from '../util/plain-object.js';
-import { fieldPath } from './values-schema.js';
+import { fieldPath } from '../util/field-path.js';
 
 /** The check that refused a change, named as OLM v1 names it. */
 export type UpgradeCheck =
@@ -194,9 +195,11 @@ function versionsOf(crd: Schema): CrdVersion[] {
 /**
  * Pure: what makes `next` unsafe to apply over `old` (two CustomResourceDefinition documents as
  * parsed YAML): a scope change, a storage version gone, and each shared version's schema changes.
- * A version only `next` has is new, so nothing can break there.
+ * A version only `next` has is new, so nothing can break there. `storedVersions`: the live CRD's
+ * `status.storedVersions`, versions objects may still be stored in whatever the storage version is
+ * now: removing one of those is refused too.
  */
-export function crdUpgradeSafety(old: unknown, next: unknown): UnsafeChange[] {
+export function crdUpgradeSafety(old: unknown, next: unknown, storedVersions: readonly string[] = []): UnsafeChange[] {
   const a = isPlainObject(old) ? old : {};
   const b = isPlainObject(next) ? next : {};
   const out: UnsafeChange[] = [];
@@ -206,11 +209,14 @@ export function crdUpgradeSafety(old: unknown, next: unknown): UnsafeChange[] {
   for (const v of versionsOf(a)) {
     const counterpart = after.get(v.name);
     if (counterpart === undefined) {
-      if (v.storage) out.push({ version: v.name, path: '.', check: 'NoStoredVersionRemoved', message: `stored version ${v.name} removed` });
+      if (v.storage || storedVersions.includes(v.name)) out.push({ version: v.name, path: '.', check: 'NoStoredVersionRemoved', message: `stored version ${v.name} removed` });
       continue;
     }
     out.push(...schemaUpgradeSafety(v.schema, counterpart.schema).map((f) => ({ version: v.name, ...f })));
   }
+  const known = new Set(versionsOf(a).map((v) => v.name));
+  for (const name of storedVersions)
+    if (!known.has(name) && !after.has(name)) out.push({ version: name, path: '.', check: 'NoStoredVersionRemoved', message: `stored version ${name} removed` });
   return out;
 }
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { readHelmYaml } from '../../../src/config/helm-yaml.js';
 import { specSchemaFromValuesSchema, statusSchema, type OpenApiSchema } from '../../../src/scaffold/crd-schema.js';
-import { crdUpgradeSafety, formatUnsafeChanges, schemaUpgradeSafety, type UnsafeChange } from '../../../src/scaffold/crd-upgrade-safety.js';
+import { crdUpgradeSafety, formatUnsafeChanges, schemaUpgradeSafety, type UnsafeChange } from '../../../src/config/crd-upgrade-safety.js';
 import { apiNames } from '../../../src/scaffold/names.js';
 import { crd } from '../../../src/scaffold/templates/api.js';
 
