@@ -4,8 +4,8 @@
  * CRD; never templated. Read once with the chart, so the reconciler compares them with the cluster
  * without reading files (`crds: CreateReplace`, docs/adr/0075). Pure.
  */
-import { parseAllDocuments } from 'yaml';
 import { isPlainObject } from '../util/plain-object.js';
+import { readHelmYaml, splitHelmStream } from './helm-yaml.js';
 
 /** One CRD of a chart's `crds/`. */
 export interface ChartCrd {
@@ -30,13 +30,21 @@ export const isCrdFile = (path: string): boolean => CRD_FILE.test(path);
 export function chartCrds(files: readonly { readonly path: string; readonly text: string }[]): ChartCrd[] {
   const out: ChartCrd[] = [];
   for (const f of files.filter((x) => isCrdFile(x.path)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
-    for (const doc of parseAllDocuments(f.text)) {
-      if (doc.errors.length > 0) throw new Error(`${f.path}: ${doc.errors[0]?.message ?? 'not YAML'}`);
-      const object: unknown = doc.toJS();
+    // As helm reads them: cut where its apply cuts a stream, each document as YAML 1.1.
+    for (const chunk of splitHelmStream(f.text)) {
+      const object = readCrdDocument(f.path, chunk);
       if (!isPlainObject(object) || object.kind !== 'CustomResourceDefinition') continue;
       const name = isPlainObject(object.metadata) ? object.metadata.name : undefined;
       if (typeof name === 'string' && name !== '') out.push({ file: f.path, name, object });
     }
   }
   return out;
+}
+
+function readCrdDocument(file: string, text: string): unknown {
+  try {
+    return readHelmYaml(text);
+  } catch (err) {
+    throw new Error(`${file}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
 }
