@@ -94,25 +94,29 @@ export function readBoolean(ctx: EntryContext, fields: FieldNodes, field: FieldN
   return fallback;
 }
 
-/** `conflictPolicy`: `force` or `fail`; undefined when absent (the default, `force`) or wrong (reported). */
-export function readConflictPolicy(ctx: EntryContext, fields: FieldNodes): ConflictPolicy | undefined {
-  const node = fields.conflictPolicy;
+/** A field that takes one of `choices`; undefined when absent (the watch's default applies) or wrong (reported with `expected`). */
+function readChoice<T extends string>(ctx: EntryContext, fields: FieldNodes, field: FieldName, o: { readonly choices: readonly T[]; readonly expected: string }): T | undefined {
+  const node = fields[field];
   if (isEmpty(node)) return undefined;
   const value = scalarValue(node);
-  if (typeof value === 'string' && (CONFLICT_POLICIES as readonly string[]).includes(value)) return value as ConflictPolicy;
-  fail(ctx, node, 'conflictPolicy', `expected "force" (an upgrade takes back the chart's fields from other field managers, the default) or "fail" (it stops with ResourceConflict), got ${describe(node)}`);
+  if (typeof value === 'string' && (o.choices as readonly string[]).includes(value)) return value as T;
+  fail(ctx, node, field, `expected ${o.expected}, got ${describe(node)}`);
   return undefined;
 }
 
+/** `conflictPolicy`: `force` or `fail`; undefined when absent (the default, `force`) or wrong (reported). */
+export const readConflictPolicy = (ctx: EntryContext, fields: FieldNodes): ConflictPolicy | undefined =>
+  readChoice(ctx, fields, 'conflictPolicy', {
+    choices: CONFLICT_POLICIES,
+    expected: `"force" (an upgrade takes back the chart's fields from other field managers, the default) or "fail" (it stops with ResourceConflict)`,
+  });
+
 /** `crds`: `Skip`, `Create` or `CreateReplace`; undefined when absent (the default, `Create`) or wrong (reported). */
-export function readCrdPolicy(ctx: EntryContext, fields: FieldNodes): CrdPolicy | undefined {
-  const node = fields.crds;
-  if (isEmpty(node)) return undefined;
-  const value = scalarValue(node);
-  if (typeof value === 'string' && (CRD_POLICIES as readonly string[]).includes(value)) return value as CrdPolicy;
-  fail(ctx, node, 'crds', `expected "Create" (the chart's crds/ created at install when missing, as helm does; the default), "CreateReplace" (also replaced at upgrade when OLM v1's upgrade-safety rules allow it) or "Skip" (never installed), got ${describe(node)}`);
-  return undefined;
-}
+export const readCrdPolicy = (ctx: EntryContext, fields: FieldNodes): CrdPolicy | undefined =>
+  readChoice(ctx, fields, 'crds', {
+    choices: CRD_POLICIES,
+    expected: `"Create" (the chart's crds/ created at install when missing, as helm does; the default), "CreateReplace" (also replaced at upgrade when OLM v1's upgrade-safety rules allow it) or "Skip" (never installed)`,
+  });
 
 export function readReconcilePeriod(ctx: EntryContext, fields: FieldNodes): number | undefined {
   const node = fields.reconcilePeriod;
