@@ -25,7 +25,7 @@ WORKDIR /src
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund --loglevel=error
 COPY tsconfig.json ./
-COPY hack/bundle.ts hack/
+COPY hack/bundle.ts hack/need-node.mjs hack/
 COPY src/ src/
 RUN npm run bundle
 

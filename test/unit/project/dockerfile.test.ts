@@ -100,7 +100,9 @@ describe('Dockerfile', () => {
     const runOf = (name: string): string => all.find((s) => s.name === name)?.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args).join(' && ') ?? '';
     expect(runOf('build')).toMatch(/\bnpm ci\b/);
     expect(runOf('build')).toMatch(/\bnpm run bundle\b/);
-    expect((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.bundle).toBe('tsx hack/bundle.ts');
+    expect((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.bundle).toBe('node hack/need-node.mjs && tsx hack/bundle.ts');
+    // The script's Node check runs in the build stage too: it must be copied there.
+    expect(all.find((s) => s.name === 'build')?.instructions.some((i) => i.keyword === 'COPY' && i.args.split(' ').includes('hack/need-node.mjs'))).toBe(true);
     expect(finalOf('COPY').map((i) => i.args)).toContain('--from=build /src/dist/bundle/ /app/');
   });
 
