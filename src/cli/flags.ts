@@ -4,7 +4,7 @@
  */
 import os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { parseDuration } from '../config/duration.js';
+import { formatDuration, parseDuration } from '../config/duration.js';
 import { isServiceAccountName, periodFloorProblem } from '../config/watches-schema.js';
 import { BindAddressError, parseBindAddress } from '../telemetry/health.js';
 
@@ -36,6 +36,11 @@ export interface RunOptions {
   readonly maxConcurrentReconcilesPerNamespace?: number;
   /** helm's `--timeout` for every install, upgrade, rollback and uninstall (hooks and waits included). */
   readonly helmTimeoutMs: number;
+  /** A failed reconcile's first retry; each consecutive failure doubles it, up to {@link maxRetryDelayMs}. */
+  readonly minRetryDelayMs: number;
+  readonly maxRetryDelayMs: number;
+  /** How long a helm action runs before the CR shows it as Reconciling; 0: at once. */
+  readonly progressDelayMs: number;
   readonly suppressOverrideValues: boolean;
   readonly helmBinary: string;
   readonly kubeconfig?: string;
@@ -136,6 +141,9 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
       positiveInt('--max-concurrent-reconciles-per-namespace'),
     )
     .option('--helm-timeout <duration>', "helm's --timeout for each install, upgrade, rollback and uninstall: how long hooks and waits may take before the release fails", duration, 300_000)
+    .option('--min-retry-delay <duration>', 'how long a failed reconcile waits before its first retry; each consecutive failure doubles the wait (at least 10ms)', duration, 1_000)
+    .option('--max-retry-delay <duration>', 'the longest wait between retries of a failing reconcile (at least --min-retry-delay)', duration, 300_000)
+    .option('--progress-delay <duration>', 'how long a helm action runs before the CR shows it as Reconciling=True/Progressing; 0 shows every action', duration, 2_000)
     .option('--suppress-override-values', 'show overridden values as **** in OverrideValuesInUse events', false)
     .option('--helm-binary <path>', 'the helm executable (v3.13+ or v4)', process.env.HELM_BIN ?? 'helm')
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
@@ -212,6 +220,8 @@ export function toRunOptions(raw: Record<string, unknown>, given: (flag: string)
     selfTuningConcurrency: !given('max-concurrent-reconciles'),
     ...optional('maxConcurrentReconcilesPerNamespace', raw.maxConcurrentReconcilesPerNamespace as number | undefined),
     helmTimeoutMs: helmTimeout(raw.helmTimeout as number),
+    ...retryDelays(raw.minRetryDelay as number, raw.maxRetryDelay as number),
+    progressDelayMs: raw.progressDelay as number,
     suppressOverrideValues: raw.suppressOverrideValues === true,
     helmBinary: raw.helmBinary as string,
     ...(kubeconfig === undefined ? {} : { kubeconfig }),
@@ -231,6 +241,18 @@ export function toRunOptions(raw: Record<string, unknown>, given: (flag: string)
 function helmTimeout(ms: number): number {
   if (ms < 1_000) throw new InvalidArgumentError(`--helm-timeout must be at least 1s, got ${ms}ms`);
   return ms;
+}
+
+/** Under {@link MIN_RETRY_DELAY_MS} a failing release would be retried, helm process and all, in a busy loop. */
+export const MIN_RETRY_DELAY_MS = 10;
+
+/** `--min-retry-delay` and `--max-retry-delay`: the retry backoff's first and longest wait. */
+function retryDelays(minMs: number, maxMs: number): { minRetryDelayMs: number; maxRetryDelayMs: number } {
+  if (minMs < MIN_RETRY_DELAY_MS) {
+    throw new InvalidArgumentError(`--min-retry-delay must be at least ${formatDuration(MIN_RETRY_DELAY_MS)}, got ${formatDuration(minMs)}: a failing release would be retried in a busy loop`);
+  }
+  if (maxMs < minMs) throw new InvalidArgumentError(`--max-retry-delay ${formatDuration(maxMs)} is shorter than --min-retry-delay ${formatDuration(minMs)}`);
+  return { minRetryDelayMs: minMs, maxRetryDelayMs: maxMs };
 }
 
 /** `--default-service-account` (or DEFAULT_SERVICE_ACCOUNT): a ServiceAccount name; empty means unset. */

@@ -42,6 +42,12 @@ export interface OperatorSettings {
   readonly kubeconfig?: string;
   readonly helmBinary: string;
   readonly helmTimeoutMs?: number;
+  /** A failed reconcile's first retry (`--min-retry-delay`), doubled per consecutive failure up to `maxRetryDelayMs`; default 1 s. */
+  readonly minRetryDelayMs?: number;
+  /** The longest wait between retries (`--max-retry-delay`); default 5 min. */
+  readonly maxRetryDelayMs?: number;
+  /** How long a helm action runs before the CR shows it as Reconciling (`--progress-delay`); default 2 s. */
+  readonly progressDelayMs?: number;
   readonly reconcilePeriodMs: number;
   readonly annotationReconcilePeriodFloorMs?: number;
   readonly maxConcurrentReconciles: number;
@@ -108,6 +114,8 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
     log,
     defaultReconcilePeriodMs: settings.reconcilePeriodMs,
     annotationPeriodFloorMs: settings.annotationReconcilePeriodFloorMs,
+    retryDelays: { minMs: settings.minRetryDelayMs, maxMs: settings.maxRetryDelayMs },
+    progressDelayMs: settings.progressDelayMs,
     ...concurrency(settings, tuner),
     maxConcurrentReconcilesPerNamespace: settings.maxConcurrentReconcilesPerNamespace,
     namespaces: settings.namespaces,

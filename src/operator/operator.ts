@@ -17,6 +17,7 @@ import { RestMapper } from '../k8s/restmapper.js';
 import { apiVersionOf, parseApiVersion, qualifiedKind } from '../util/group-kind.js';
 import { ReleaseStorage } from '../helm/storage.js';
 import type { ConcurrencyGate } from '../runtime/adaptive-gate.js';
+import type { ItemBackoffOptions } from '../runtime/backoff.js';
 import { Controller, type StopOptions } from '../runtime/controller.js';
 import type { CacheReader, Reconciler } from '../runtime/reconcile.js';
 import { RequeueSource } from '../runtime/requeue-source.js';
@@ -46,6 +47,10 @@ export interface OperatorOptions {
   readonly defaultReconcilePeriodMs: number;
   /** `--annotation-reconcile-period-floor`; the reconciler's default when unset. */
   readonly annotationPeriodFloorMs?: number;
+  /** Retries of a failed reconcile: the first after `minMs` (default 1 s), doubling up to `maxMs` (default 5 min). */
+  readonly retryDelays?: { readonly minMs?: number; readonly maxMs?: number };
+  /** How long a helm action runs before the CR shows it as Reconciling; the reconciler's default (2 s) when unset. */
+  readonly progressDelayMs?: number;
   readonly maxConcurrentReconciles: number;
   /** The self-tuned gate (concurrency-tuner.ts) of every kind whose watch does not pin maxConcurrentReconciles. */
   readonly concurrencyGate?: ConcurrencyGate;
@@ -161,6 +166,7 @@ export class Operator {
       defaultReconcilePeriodMs: this.o.defaultReconcilePeriodMs,
       ...(this.o.annotationPeriodFloorMs === undefined ? {} : { annotationPeriodFloorMs: this.o.annotationPeriodFloorMs }),
       suppressOverrideValues: this.o.suppressOverrideValues === true,
+      ...(this.o.progressDelayMs === undefined ? {} : { progressDelayMs: this.o.progressDelayMs }),
       ...(this.o.fingerprintKey === undefined ? {} : { fingerprintKey: this.o.fingerprintKey }),
       ...(this.o.operatorNamespace === undefined ? {} : { rolloutControl: new RolloutControl(this.o.kubeConfig, this.o.operatorNamespace, watch) }),
     });
@@ -174,6 +180,7 @@ export class Operator {
       ...(this.o.maxConcurrentReconcilesPerNamespace === undefined ? {} : { maxConcurrentReconcilesPerNamespace: this.o.maxConcurrentReconcilesPerNamespace }),
       ...(this.o.gracefulShutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: this.o.gracefulShutdownTimeoutMs }),
       reconciler,
+      queue: { backoff: retryBackoff(this.o.retryDelays) },
       sources: [requests],
       log,
       ...(this.o.metrics === undefined ? {} : { metrics: this.o.metrics }),
@@ -287,6 +294,14 @@ export class Operator {
   resyncAll(): number {
     return this.manager.names().reduce((queued, name) => queued + (this.manager.get(name)?.resync() ?? 0), 0);
   }
+}
+
+/** The work queue's backoff from the retry delays; what is unset keeps the queue's default. */
+function retryBackoff(delays: OperatorOptions['retryDelays']): ItemBackoffOptions {
+  return {
+    ...(delays?.minMs === undefined ? {} : { baseMs: delays.minMs }),
+    ...(delays?.maxMs === undefined ? {} : { capMs: delays.maxMs }),
+  };
 }
 
 /** Whether a running controller (none: `undefined`) must be restarted to run `next` (config/watch-restart.ts). */

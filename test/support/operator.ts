@@ -27,6 +27,7 @@ import { makeLogger, type Logger } from '../../src/telemetry/logger.js';
 import { OperatorMetrics } from '../../src/telemetry/metrics.js';
 import { waitFor, type WaitOptions } from './kube.js';
 import { total } from './prometheus.js';
+import { TEST_RETRY_DELAYS } from './timings.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const NGINX_CHART = path.join(ROOT, 'helm-charts/nginx');
@@ -139,6 +140,12 @@ export interface StartOptions {
   readonly maxConcurrentReconcilesPerNamespace?: number;
   /** `--helm-timeout`; helm's 5 minutes when unset. */
   readonly helmTimeoutMs?: number;
+  /** `--min-retry-delay`; the tests' 200 ms when unset (timings.ts), production's 1 s on request. */
+  readonly minRetryDelayMs?: number;
+  /** `--max-retry-delay`; the tests' 30 s when unset. */
+  readonly maxRetryDelayMs?: number;
+  /** `--progress-delay`; the operator's 2 s when unset. */
+  readonly progressDelayMs?: number;
   readonly helmBin?: string;
   /** How long a controller a reload stops lets its reconciles run; the operator's default when unset. */
   readonly gracefulShutdownTimeoutMs?: number;
@@ -168,6 +175,9 @@ export async function startOperator(options: StartOptions): Promise<RunningOpera
       kubeconfig: inject('kubeconfigPath'),
       helmBinary: options.helmBin ?? inject('helmBin'),
       helmTimeoutMs: options.helmTimeoutMs,
+      minRetryDelayMs: options.minRetryDelayMs ?? TEST_RETRY_DELAYS.minRetryDelayMs,
+      maxRetryDelayMs: options.maxRetryDelayMs ?? TEST_RETRY_DELAYS.maxRetryDelayMs,
+      progressDelayMs: options.progressDelayMs,
       reconcilePeriodMs: options.reconcilePeriodMs ?? 60_000,
       annotationReconcilePeriodFloorMs: options.annotationPeriodFloorMs,
       maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,

@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { inject } from 'vitest';
 import { waitFor } from './kube.js';
+import { TEST_RUN_FLAGS } from './timings.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -21,8 +22,15 @@ export interface OperatorProcess {
 /** `run` listens on :8080/:8081 by default (operator-sdk's); tests must not depend on those being free. */
 const NO_SERVERS = ['--metrics-bind-address=0', '--health-probe-bind-address=0'];
 
+/** `run` with the tests' timings (timings.ts) before the test's flags, and no servers unless it asks for them. */
+function runArgs(args: readonly string[]): readonly string[] {
+  if (args[0] !== 'run') return args;
+  const servers = args.some((a) => a.startsWith('--metrics-bind-address')) ? [] : NO_SERVERS;
+  return ['run', ...TEST_RUN_FLAGS, ...args.slice(1), ...servers];
+}
+
 export function startOperatorProcess(args: readonly string[], env: NodeJS.ProcessEnv = {}): OperatorProcess {
-  const argv = args[0] === 'run' && !args.some((a) => a.startsWith('--metrics-bind-address')) ? [...args, ...NO_SERVERS] : args;
+  const argv = runArgs(args);
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), ...argv], {
     cwd: ROOT,
     detached: true,

@@ -147,7 +147,7 @@ describe('drift repair the API server refuses, and its retry budget', () => {
     expect(event.type).toBe('Warning');
     expect(event.message).toContain('may not be promoted back to production');
 
-    // Retries back off and stop (1 + 2 + 4 + 8 s of backoff between the first five attempts).
+    // Retries back off and stop (0.2 + 0.4 + 0.8 + 1.6 s between the first five attempts at the tests' --min-retry-delay; 1 + 2 + 4 + 8 s in production).
     const stalled = await zoos.waitForCondition(ns.name, 'frozen', { type: 'Drifted', status: 'True', reason: 'RetriesExhausted' }, { timeoutMs: 90_000 });
     expect(condition(stalled, 'Drifted')?.message).toContain(`ConfigMap ${ns.name}/frozen-config`);
 

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { inject } from 'vitest';
 import { waitFor } from '../../support/kube.js';
 import { ROOT } from '../../support/operator.js';
+import { TEST_RUN_FLAGS } from '../../support/timings.js';
 
 export { sample } from '../../support/prometheus.js';
 
@@ -69,6 +70,7 @@ export function spawnOperator(o: SpawnOptions): OperatorProcess {
     '127.0.0.1:0',
     '--health-probe-bind-address',
     '127.0.0.1:0',
+    ...TEST_RUN_FLAGS,
     ...(o.args ?? []),
   ];
   const child = spawn(process.execPath, args, {

@@ -130,6 +130,24 @@ describe('run flags', () => {
     await expect(parse(['--helm-timeout', '500ms'])).rejects.toThrow(/--helm-timeout must be at least 1s/);
   });
 
+  it('retry delays: 1s doubling to 5m by default; the first at least 10ms, the longest at least the first', async () => {
+    expect(await parse([])).toMatchObject({ minRetryDelayMs: 1_000, maxRetryDelayMs: 300_000 });
+    expect(await parse(['--min-retry-delay', '250ms', '--max-retry-delay=30s'])).toMatchObject({ minRetryDelayMs: 250, maxRetryDelayMs: 30_000 });
+    // The last of a repeated flag wins (the tests' timings come before a test's own flags).
+    expect((await parse(['--min-retry-delay=200ms', '--min-retry-delay=1s'])).minRetryDelayMs).toBe(1_000);
+    await expect(parse(['--min-retry-delay', '5ms'])).rejects.toThrow('--min-retry-delay must be at least 10ms, got 5ms: a failing release would be retried in a busy loop');
+    await expect(parse(['--min-retry-delay', '0'])).rejects.toThrow(/--min-retry-delay must be at least 10ms, got 0s/);
+    await expect(parse(['--min-retry-delay', '10m'])).rejects.toThrow('--max-retry-delay 5m0s is shorter than --min-retry-delay 10m0s');
+    await expect(parse(['--max-retry-delay', 'soon'])).rejects.toThrow(/--max-retry-delay.*invalid duration "soon"/);
+  });
+
+  it('progress delay: 2s by default, 0 shows every helm action as Reconciling', async () => {
+    expect((await parse([])).progressDelayMs).toBe(2_000);
+    expect((await parse(['--progress-delay', '0'])).progressDelayMs).toBe(0);
+    expect((await parse(['--progress-delay', '500ms'])).progressDelayMs).toBe(500);
+    await expect(parse(['--progress-delay', '-1s'])).rejects.toThrow(/--progress-delay.*invalid duration "-1s"/);
+  });
+
   it('parses --graceful-shutdown-timeout and --watch-config', async () => {
     const o = await parse(['--graceful-shutdown-timeout', '1m30s', '--watch-config']);
     expect(o.gracefulShutdownTimeoutMs).toBe(90_000);
