@@ -142,8 +142,8 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
     )
     .option('--helm-timeout <duration>', "helm's --timeout for each install, upgrade, rollback and uninstall: how long hooks and waits may take before the release fails", duration, 300_000)
     .option('--min-retry-delay <duration>', 'how long a failed reconcile waits before its first retry; each consecutive failure doubles the wait (at least 10ms)', duration, 1_000)
-    .option('--max-retry-delay <duration>', 'the longest wait between retries of a failing reconcile (at least --min-retry-delay)', duration, 300_000)
-    .option('--progress-delay <duration>', 'how long a helm action runs before the CR shows it as Reconciling=True/Progressing; 0 shows every action', duration, 2_000)
+    .option('--max-retry-delay <duration>', 'the longest wait between retries of a failing reconcile (at least --min-retry-delay, at most 24h)', duration, 300_000)
+    .option('--progress-delay <duration>', 'how long a helm action runs before the CR shows it as Reconciling=True/Progressing; 0 shows every action (at most 24h)', duration, 2_000)
     .option('--suppress-override-values', 'show overridden values as **** in OverrideValuesInUse events', false)
     .option('--helm-binary <path>', 'the helm executable (v3.13+ or v4)', process.env.HELM_BIN ?? 'helm')
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
@@ -221,7 +221,7 @@ export function toRunOptions(raw: Record<string, unknown>, given: (flag: string)
     ...optional('maxConcurrentReconcilesPerNamespace', raw.maxConcurrentReconcilesPerNamespace as number | undefined),
     helmTimeoutMs: helmTimeout(raw.helmTimeout as number),
     ...retryDelays(raw.minRetryDelay as number, raw.maxRetryDelay as number),
-    progressDelayMs: raw.progressDelay as number,
+    progressDelayMs: atMostADay('--progress-delay', raw.progressDelay as number),
     suppressOverrideValues: raw.suppressOverrideValues === true,
     helmBinary: raw.helmBinary as string,
     ...(kubeconfig === undefined ? {} : { kubeconfig }),
@@ -246,13 +246,24 @@ function helmTimeout(ms: number): number {
 /** Under {@link MIN_RETRY_DELAY_MS} a failing release would be retried, helm process and all, in a busy loop. */
 export const MIN_RETRY_DELAY_MS = 10;
 
+/**
+ * The longest retry or progress delay. Node runs a timer of more than about 24.8 days after 1 ms,
+ * which would turn the longest wait into a busy loop; a day is far past any useful one.
+ */
+export const MAX_DELAY_MS = 24 * 3_600_000;
+
 /** `--min-retry-delay` and `--max-retry-delay`: the retry backoff's first and longest wait. */
 function retryDelays(minMs: number, maxMs: number): { minRetryDelayMs: number; maxRetryDelayMs: number } {
   if (minMs < MIN_RETRY_DELAY_MS) {
     throw new InvalidArgumentError(`--min-retry-delay must be at least ${formatDuration(MIN_RETRY_DELAY_MS)}, got ${formatDuration(minMs)}: a failing release would be retried in a busy loop`);
   }
   if (maxMs < minMs) throw new InvalidArgumentError(`--max-retry-delay ${formatDuration(maxMs)} is shorter than --min-retry-delay ${formatDuration(minMs)}`);
-  return { minRetryDelayMs: minMs, maxRetryDelayMs: maxMs };
+  return { minRetryDelayMs: minMs, maxRetryDelayMs: atMostADay('--max-retry-delay', maxMs) };
+}
+
+function atMostADay(flag: string, ms: number): number {
+  if (ms > MAX_DELAY_MS) throw new InvalidArgumentError(`${flag} must be at most ${formatDuration(MAX_DELAY_MS)}, got ${formatDuration(ms)}`);
+  return ms;
 }
 
 /** `--default-service-account` (or DEFAULT_SERVICE_ACCOUNT): a ServiceAccount name; empty means unset. */

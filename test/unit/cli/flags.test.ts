@@ -130,7 +130,7 @@ describe('run flags', () => {
     await expect(parse(['--helm-timeout', '500ms'])).rejects.toThrow(/--helm-timeout must be at least 1s/);
   });
 
-  it('retry delays: 1s doubling to 5m by default; the first at least 10ms, the longest at least the first', async () => {
+  it('retry delays: 1s doubling to 5m by default; the first at least 10ms, the longest at least the first and at most 24h', async () => {
     expect(await parse([])).toMatchObject({ minRetryDelayMs: 1_000, maxRetryDelayMs: 300_000 });
     expect(await parse(['--min-retry-delay', '250ms', '--max-retry-delay=30s'])).toMatchObject({ minRetryDelayMs: 250, maxRetryDelayMs: 30_000 });
     // The last of a repeated flag wins (the tests' timings come before a test's own flags).
@@ -139,13 +139,17 @@ describe('run flags', () => {
     await expect(parse(['--min-retry-delay', '0'])).rejects.toThrow(/--min-retry-delay must be at least 10ms, got 0s/);
     await expect(parse(['--min-retry-delay', '10m'])).rejects.toThrow('--max-retry-delay 5m0s is shorter than --min-retry-delay 10m0s');
     await expect(parse(['--max-retry-delay', 'soon'])).rejects.toThrow(/--max-retry-delay.*invalid duration "soon"/);
+    // Node fires a timer past ~24.8 days after 1 ms: the longest wait would become a busy loop.
+    expect((await parse(['--max-retry-delay', '24h'])).maxRetryDelayMs).toBe(86_400_000);
+    await expect(parse(['--max-retry-delay', '25h'])).rejects.toThrow('--max-retry-delay must be at most 24h0m0s, got 25h0m0s');
   });
 
-  it('progress delay: 2s by default, 0 shows every helm action as Reconciling', async () => {
+  it('progress delay: 2s by default, 0 shows every helm action as Reconciling, at most 24h', async () => {
     expect((await parse([])).progressDelayMs).toBe(2_000);
     expect((await parse(['--progress-delay', '0'])).progressDelayMs).toBe(0);
     expect((await parse(['--progress-delay', '500ms'])).progressDelayMs).toBe(500);
     await expect(parse(['--progress-delay', '-1s'])).rejects.toThrow(/--progress-delay.*invalid duration "-1s"/);
+    await expect(parse(['--progress-delay', '720h'])).rejects.toThrow('--progress-delay must be at most 24h0m0s, got 720h0m0s');
   });
 
   it('parses --graceful-shutdown-timeout and --watch-config', async () => {
