@@ -6,7 +6,7 @@ import { applyChart } from './apply-chart.js';
 export interface InstallOptions extends ChartCallOptions {
   /** Release labels (`--labels`); Kubernetes label syntax, not helm's reserved keys. */
   readonly labels?: Readonly<Record<string, string>>;
-  /** Wait for readiness (v3 `--wait`, v4 `--wait=watcher`). Default false. */
+  /** Wait for readiness (v3 `--wait`, v4 `--wait=legacy`, args.ts). Default false. */
   readonly wait?: boolean;
   /** Ignored on install (helm 3's install has no force flag). */
   readonly force?: boolean;
