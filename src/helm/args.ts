@@ -36,16 +36,17 @@ export interface InstallArgsOptions extends TimedArgsBase {
   readonly postRenderFlags?: readonly string[];
   /** Install only: `--skip-crds`, the chart's `crds/` left out (a watch's `crds: Skip`). */
   readonly skipCrds?: boolean;
+  /**
+   * v4, without `force`: `--force-conflicts`, the applied fields are taken from any other field
+   * manager that holds them (ADR 0072). v3 has no server-side apply, so no conflicts either. On
+   * install it matters only for objects that exist already with this release's annotations.
+   */
+  readonly forceConflicts?: boolean;
 }
 
 export interface UpgradeArgsOptions extends InstallArgsOptions {
   /** Replace resources that cannot be patched (v3 `--force`, v4 `--force-replace --server-side=false`). */
   readonly force?: boolean;
-  /**
-   * v4, without `force`: `--force-conflicts`, the applied fields are taken from any other field
-   * manager that holds them (ADR 0072). v3 has no server-side apply, so no conflicts either.
-   */
-  readonly forceConflicts?: boolean;
   /** `--history-max`; helm's default is 10, 0 means unlimited. */
   readonly historyMax?: number;
 }
@@ -224,7 +225,8 @@ function chartFlags(opts: InstallArgsOptions, major: HelmMajor): string[] {
  * no `--wait`, helm 4's strategy is `hookOnly`: only hooks (their Jobs and Pods) are waited on.
  */
 export function installArgs(opts: InstallArgsOptions, major: HelmMajor): string[] {
-  return ['install', ...chartFlags(opts, major), ...(opts.skipCrds === true ? ['--skip-crds'] : []), '--', opts.release, opts.chart];
+  const forced = major === 4 && opts.forceConflicts === true ? ['--force-conflicts'] : [];
+  return ['install', ...chartFlags(opts, major), ...forced, ...(opts.skipCrds === true ? ['--skip-crds'] : []), '--', opts.release, opts.chart];
 }
 
 /**

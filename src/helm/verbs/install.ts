@@ -13,6 +13,8 @@ export interface InstallOptions extends ChartCallOptions {
   readonly description?: string;
   /** `--skip-crds`: the chart's `crds/` are not installed. */
   readonly skipCrds?: boolean;
+  /** v4: take the applied fields from other field managers (`--force-conflicts`; see args.ts). */
+  readonly forceConflicts?: boolean;
 }
 
 /** `helm install`; resolves with the new release (revision 1). */

@@ -91,6 +91,12 @@ describe('installArgs', () => {
     expect(installArgs({ ...base, wait: true }, 4)).not.toContain('--wait');
   });
 
+  it('install: --force-conflicts on v4 when asked (objects that exist with the release annotations), never on v3', () => {
+    expect(installArgs({ ...base, forceConflicts: true }, 4)).toContain('--force-conflicts');
+    expect(installArgs(base, 4)).not.toContain('--force-conflicts');
+    expect(installArgs({ ...base, forceConflicts: true }, 3)).not.toContain('--force-conflicts');
+  });
+
   it("v4 waits for readiness with the legacy waiter, never kstatus's watcher, which holds a custom resource it cannot read until --timeout (ADR 0076)", () => {
     for (const args of [installArgs({ ...base, wait: true }, 4), upgradeArgs({ ...base, wait: true }, 4), rollbackArgs({ release: 'web', namespace: 'demo', timeoutMs: 60_000, wait: true }, 4)]) {
       expect(args).toContain('--wait=legacy');
