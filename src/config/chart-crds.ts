@@ -1,6 +1,6 @@
 /**
- * The CustomResourceDefinitions of a chart's `crds/` directories (the chart's own and its unpacked
- * subcharts'), as helm reads them: every `.yaml`, `.yml` and `.json` file, each YAML document a
+ * The CustomResourceDefinitions of a chart's `crds/` directories (the chart's own and its
+ * subcharts', unpacked or `.tgz`), as helm reads them: every `.yaml`, `.yml` and `.json` file, each YAML document a
  * CRD; never templated. Read once with the chart, so the reconciler compares them with the cluster
  * without reading files (`crds: CreateReplace`, docs/adr/0075). Pure.
  */
@@ -9,7 +9,7 @@ import { readHelmYaml, splitHelmStream } from './helm-yaml.js';
 
 /** One CRD of a chart's `crds/`. */
 export interface ChartCrd {
-  /** The file, relative to the chart (`crds/widgets.yaml`, `charts/db/crds/db.yaml`). */
+  /** The file, relative to the chart (`crds/widgets.yaml`, `charts/db/crds/db.yaml`, `charts/db-1.0.0.tgz:crds/db.yaml`). */
   readonly file: string;
   /** `metadata.name`, e.g. `widgets.example.com`. */
   readonly name: string;
@@ -17,9 +17,10 @@ export interface ChartCrd {
   readonly object: Readonly<Record<string, unknown>>;
 }
 
-const CRD_FILE = /^(?:charts\/[^/]+\/)*crds\/(?:.+\/)?[^/]+\.(?:ya?ml|json)$/;
+// A subchart is a directory (`charts/db/`) or, in a label chart.ts gives, an archive (`charts/db-1.0.0.tgz:`).
+const CRD_FILE = /^(?:charts\/(?:[^/]+\/|[^/:]+\.tgz:))*crds\/(?:.+\/)?[^/]+\.(?:ya?ml|json)$/;
 
-/** Whether helm reads `path` (relative to the chart) as a file of a `crds/` directory. */
+/** Whether helm reads `path` (relative to the chart, a packed subchart's labelled `charts/<archive>:`) as a file of a `crds/` directory. */
 export const isCrdFile = (path: string): boolean => CRD_FILE.test(path);
 
 /**

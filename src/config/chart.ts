@@ -371,14 +371,15 @@ function subchartDirectories(files: readonly ChartFile[]): Map<string, ChartFile
 }
 
 /**
- * The external references of the schemas of a chart and of every subchart helm would load with
- * it (directories under charts/ and `.tgz` archives there). `label` prefixes the reported paths.
+ * Visits a chart's files and those of every subchart helm would load with it (directories under
+ * charts/ and `.tgz` archives there, nested), each with the label that prefixes its paths:
+ * `charts/db/` for a directory, `charts/db-1.0.0.tgz:` for an archive.
  */
-async function chartSchemaRefs(chart: string, files: readonly ChartFile[], label = '', depth = 0): Promise<SchemaRef[]> {
-  const schema = files.find((f) => f.path === SCHEMA_FILE);
-  const refs = schema === undefined ? [] : externalSchemaRefs(parseSchema(schema.data), `${label}${SCHEMA_FILE}`);
-  if (depth >= MAX_SUBCHART_DEPTH) return refs;
-  for (const [name, sub] of subchartDirectories(files)) refs.push(...(await chartSchemaRefs(chart, sub, `${label}charts/${name}/`, depth + 1)));
+async function eachSubchart(chart: string, files: readonly ChartFile[], visit: (files: readonly ChartFile[], label: string) => void, at = { label: '', depth: 0 }): Promise<void> {
+  const { label, depth } = at;
+  visit(files, label);
+  if (depth >= MAX_SUBCHART_DEPTH) return;
+  for (const [name, sub] of subchartDirectories(files)) await eachSubchart(chart, sub, visit, { label: `${label}charts/${name}/`, depth: depth + 1 });
   for (const f of files.filter((x) => /^charts\/[^/]+\.tgz$/.test(x.path) && isGzip(x.data))) {
     let sub: ChartFile[];
     try {
@@ -386,17 +387,32 @@ async function chartSchemaRefs(chart: string, files: readonly ChartFile[], label
     } catch (err) {
       throw new ChartError('invalid-content', chart, `chart ${quote(chart)}: subchart archive ${quote(label + f.path)} cannot be read: ${(err as Error).message}`, { cause: err });
     }
-    refs.push(...(await chartSchemaRefs(chart, sub, `${label}${f.path}:`, depth + 1)));
+    await eachSubchart(chart, sub, visit, { label: `${label}${f.path}:`, depth: depth + 1 });
   }
-  return refs;
+}
+
+/**
+ * What the chart and its subcharts carry beside templates: the external references of their
+ * schemas, and the files of their `crds/` (helm installs a subchart's, packed or not), each path
+ * labelled with the subchart it is in.
+ */
+async function chartExtras(chart: string, files: readonly ChartFile[]): Promise<{ schemaRefs: SchemaRef[]; crdFiles: { path: string; text: string }[] }> {
+  const schemaRefs: SchemaRef[] = [];
+  const crdFiles: { path: string; text: string }[] = [];
+  await eachSubchart(chart, files, (own, label) => {
+    const schema = own.find((f) => f.path === SCHEMA_FILE);
+    if (schema !== undefined) schemaRefs.push(...externalSchemaRefs(parseSchema(schema.data), `${label}${SCHEMA_FILE}`));
+    for (const f of own) if (f.path.startsWith('crds/') && isCrdFile(f.path)) crdFiles.push({ path: `${label}${f.path}`, text: f.data.toString('utf8') });
+  });
+  return { schemaRefs, crdFiles };
 }
 
 /** The chart's identity from its files; `schemaRefs` only when there are some. */
 async function chartInfo(path: string, format: ChartInfo['format'], meta: ChartMetadata, files: readonly ChartFile[]): Promise<ChartInfo> {
-  const schemaRefs = await chartSchemaRefs(path, files);
+  const { schemaRefs, crdFiles } = await chartExtras(path, files);
   let crds: ChartCrd[];
   try {
-    crds = chartCrds(files.filter((f) => isCrdFile(f.path)).map((f) => ({ path: f.path, text: f.data.toString('utf8') })));
+    crds = chartCrds(crdFiles);
   } catch (err) {
     throw new ChartError('invalid-content', path, `chart ${quote(path)}: a file of crds/ is not YAML: ${(err as Error).message}`, { cause: err });
   }

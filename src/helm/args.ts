@@ -29,23 +29,24 @@ export interface InstallArgsOptions extends TimedArgsBase {
   /** Path of the JSON values file. */
   readonly valuesFile: string;
   readonly labels?: Readonly<Record<string, string>>;
-  /** Wait for resources to become ready (v3 `--wait`, v4 `--wait=watcher`). */
+  /** Wait for resources to become ready (v3 `--wait`, v4 `--wait=legacy`: see {@link readyWaitFlag}). */
   readonly wait?: boolean;
   readonly description?: string;
   /** `--post-renderer` and its args (post-render.ts). */
   readonly postRenderFlags?: readonly string[];
   /** Install only: `--skip-crds`, the chart's `crds/` left out (a watch's `crds: Skip`). */
   readonly skipCrds?: boolean;
+  /**
+   * v4, without `force`: `--force-conflicts`, the applied fields are taken from any other field
+   * manager that holds them (ADR 0072). v3 has no server-side apply, so no conflicts either. On
+   * install it matters only for objects that exist already with this release's annotations.
+   */
+  readonly forceConflicts?: boolean;
 }
 
 export interface UpgradeArgsOptions extends InstallArgsOptions {
   /** Replace resources that cannot be patched (v3 `--force`, v4 `--force-replace --server-side=false`). */
   readonly force?: boolean;
-  /**
-   * v4, without `force`: `--force-conflicts`, the applied fields are taken from any other field
-   * manager that holds them (ADR 0072). v3 has no server-side apply, so no conflicts either.
-   */
-  readonly forceConflicts?: boolean;
   /** `--history-max`; helm's default is 10, 0 means unlimited. */
   readonly historyMax?: number;
 }
@@ -148,8 +149,19 @@ export function formatLabels(labels: Readonly<Record<string, string>>): string {
   return keys.map((k) => `${k}=${labels[k] ?? ''}`).join(',');
 }
 
-/** `--wait` is a boolean in v3; in v4 it takes a strategy and must be joined with `=`. */
-const waitFlag = (major: HelmMajor): string => (major === 4 ? '--wait=watcher' : '--wait');
+/**
+ * `--wait` for install, upgrade and rollback. v3's is a boolean; v4's takes a strategy (joined
+ * with `=`), and its `watcher` (kstatus) waits on every custom resource until kstatus calls it
+ * Current: one whose controller writes a status kstatus cannot read (an Argo Rollout's string
+ * `observedGeneration`, helm #32615) or a `Ready=False` it keeps by design holds the release
+ * pending until `--timeout`. `legacy` is v3's waiter (workloads, Jobs, PVCs, Services, CRDs
+ * Established), which passes a custom resource as it is. The reconciler never asks for either:
+ * readiness is its own (docs/adr/0076).
+ */
+const readyWaitFlag = (major: HelmMajor): string => (major === 4 ? '--wait=legacy' : '--wait');
+
+/** `--wait` for uninstall: until the objects are gone, which needs no status (v4's `watcher`). */
+const deleteWaitFlag = (major: HelmMajor): string => (major === 4 ? '--wait=watcher' : '--wait');
 
 /**
  * v4 renamed `--force` to `--force-replace` (the old name prints a deprecation warning) and
@@ -201,16 +213,20 @@ export function withConnectionArgs(args: readonly string[], opts: ConnectionArgs
 function chartFlags(opts: InstallArgsOptions, major: HelmMajor): string[] {
   const args = ['--namespace', opts.namespace, '--values', opts.valuesFile, '--output', 'json', '--disable-openapi-validation'];
   args.push('--timeout', formatGoDuration(opts.timeoutMs));
-  if (opts.wait === true) args.push(waitFlag(major));
+  if (opts.wait === true) args.push(readyWaitFlag(major));
   if (opts.labels !== undefined && Object.keys(opts.labels).length > 0) args.push('--labels', formatLabels(opts.labels));
   if (opts.description !== undefined && opts.description !== '') args.push(`--description=${opts.description}`);
   if (opts.postRenderFlags !== undefined) args.push(...opts.postRenderFlags);
   return args;
 }
 
-/** `helm install` without `--wait` unless asked: success means "applied", as in operator-sdk. */
+/**
+ * `helm install` without `--wait` unless asked: success means "applied", as in operator-sdk. With
+ * no `--wait`, helm 4's strategy is `hookOnly`: only hooks (their Jobs and Pods) are waited on.
+ */
 export function installArgs(opts: InstallArgsOptions, major: HelmMajor): string[] {
-  return ['install', ...chartFlags(opts, major), ...(opts.skipCrds === true ? ['--skip-crds'] : []), '--', opts.release, opts.chart];
+  const forced = major === 4 && opts.forceConflicts === true ? ['--force-conflicts'] : [];
+  return ['install', ...chartFlags(opts, major), ...forced, ...(opts.skipCrds === true ? ['--skip-crds'] : []), '--', opts.release, opts.chart];
 }
 
 /**
@@ -229,7 +245,7 @@ export function uninstallArgs(opts: UninstallArgsOptions, major: HelmMajor): str
   const args = ['uninstall', '--namespace', opts.namespace, '--timeout', formatGoDuration(opts.timeoutMs)];
   // helm 4 states only "failed to delete release" and logs the cause (a Forbidden, say) at debug level.
   if (major === 4) args.push('--debug');
-  if (opts.wait === true) args.push(waitFlag(major));
+  if (opts.wait === true) args.push(deleteWaitFlag(major));
   if (opts.keepHistory === true) args.push('--keep-history');
   if (opts.description !== undefined && opts.description !== '') args.push(`--description=${opts.description}`);
   return [...args, '--', opts.release, ...(opts.also ?? [])];
@@ -237,7 +253,7 @@ export function uninstallArgs(opts: UninstallArgsOptions, major: HelmMajor): str
 
 export function rollbackArgs(opts: RollbackArgsOptions, major: HelmMajor): string[] {
   const args = ['rollback', '--namespace', opts.namespace, '--timeout', formatGoDuration(opts.timeoutMs)];
-  if (opts.wait === true) args.push(waitFlag(major));
+  if (opts.wait === true) args.push(readyWaitFlag(major));
   // A forced v4 rollback takes the revision's fields back server-side: replacing objects would
   // leave the release on client-side apply, where the next upgrade resets what others own.
   if (major === 4) args.push(...serverSideFlags(opts.force === true));

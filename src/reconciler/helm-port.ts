@@ -42,16 +42,15 @@ export interface ReleaseRequest extends Identity {
   readonly postRender?: (manifest: string) => Promise<string>;
   /** Install only: leave the chart's `crds/` out (a watch's `crds: Skip`). */
   readonly skipCrds?: boolean;
+  /** A server-side apply (helm 4) takes the fields it applies from any other field manager. */
+  readonly forceConflicts?: boolean;
 }
 
 export interface HelmPort {
   major(): Promise<number>;
   install(request: ReleaseRequest): Promise<ReleaseInfo>;
-  /**
-   * `force`: replace what cannot be patched (the CR's `upgrade-force`). `forceConflicts`: a
-   * server-side apply (helm 4) takes the fields it applies from any other field manager.
-   */
-  upgrade(request: ReleaseRequest & { readonly force: boolean; readonly forceConflicts?: boolean }): Promise<ReleaseInfo>;
+  /** `force`: replace what cannot be patched (the CR's `upgrade-force`). */
+  upgrade(request: ReleaseRequest & { readonly force: boolean }): Promise<ReleaseInfo>;
   /**
    * Resolves `found: false` when there was nothing to uninstall. With `also`, those releases of the
    * namespace go in the same helm process, after `release`; any failure rejects (some may be gone).

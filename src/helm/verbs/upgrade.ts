@@ -11,8 +11,6 @@ export interface UpgradeOptions extends InstallOptions {
    * upgrade without it moves the release back, see args.ts).
    */
   readonly force?: boolean;
-  /** v4: take the applied fields from other field managers (`--force-conflicts`; see args.ts). */
-  readonly forceConflicts?: boolean;
   /** `--history-max`; helm's default is 10. */
   readonly historyMax?: number;
 }

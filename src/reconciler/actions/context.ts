@@ -147,6 +147,20 @@ export function failureOf(ctx: ActionContext, err: unknown, how: { reason: Reaso
 }
 
 /**
+ * A failed install or upgrade that met another field manager's field (helm 4, `conflictPolicy:
+ * fail`, or a write between the operator's check and helm's apply): `ResourceConflict`, with what
+ * settles it when helm's message does not say. Retrying meets it again, and rolling back would
+ * reset the very fields: it is left to a rule, the policy or a spec change. undefined otherwise.
+ */
+export function asConflict(outcome: Outcome): Outcome | undefined {
+  if (outcome.kind !== 'helm-failed' || outcome.failure.fieldConflict !== true) return undefined;
+  const failure = outcome.failure;
+  if (failure.summary.includes('conflictPolicy')) return { ...outcome, reason: Reason.ResourceConflict };
+  const how = 'to take such a field back set conflictPolicy: force on the watch, to leave it to its manager add a driftIgnore rule naming it';
+  return { ...outcome, reason: Reason.ResourceConflict, failure: { ...failure, summary: `${failure.summary}; ${how}` } };
+}
+
+/**
  * The signal for undoing what a failed helm operation left (a failed install's release, a failed
  * upgrade's revision). Shutting down while still leading (lost leadership never gets here), that
  * is still ours to undo, within the controller's abort grace period.

@@ -2,7 +2,7 @@
 import { Reason } from '../conditions.js';
 import type { ReleaseInfo } from '../helm-port.js';
 import type { Outcome } from '../outcome.js';
-import { failureOf, helmStep, applyRequest, withOverrideEvents, type ActionContext, type Desired } from './context.js';
+import { asConflict, failureOf, helmStep, applyRequest, withOverrideEvents, type ActionContext, type Desired } from './context.js';
 import { deploymentOf } from './deployment.js';
 import { checkConfinement } from './preflight.js';
 import { removeFailedInstall } from './remediate.js';
@@ -24,12 +24,22 @@ export async function install(ctx: ActionContext, desired: Desired, options: { r
   if (refused !== undefined) return refused;
   let release: ReleaseInfo;
   try {
-    release = await ctx.helm.install({ ...applyRequest(ctx, desired), ...(ctx.watch.crds === 'Skip' ? { skipCrds: true } : {}) });
+    release = await ctx.helm.install({ ...applyRequest(ctx, desired), ...(ctx.watch.crds === 'Skip' ? { skipCrds: true } : {}), ...(await forceConflicts(ctx)) });
   } catch (err) {
     if (options.presumedAbsent === true && ctx.describeHelmError(err).nameInUse === true && !ctx.signal.aborted) return undefined;
     const outcome = failureOf(ctx, err, { reason: Reason.InstallError, event: 'InstallFailed', notDeployed: true, counts: desired });
     if (outcome.kind !== 'cancelled') await removeFailedInstall(ctx);
-    return withOverrideEvents(ctx, outcome);
+    return withOverrideEvents(ctx, asConflict(outcome) ?? outcome);
   }
   return withOverrideEvents(ctx, { kind: 'installed', deployment: await deploymentOf(ctx, release, { created: true }), notes: release.notes });
+}
+
+/**
+ * helm 4 applies an install server-side too. Its objects are new, except those that exist already
+ * with this release's annotations (left by a `keep` policy, or by a release whose storage was
+ * lost): there the watch's `conflictPolicy` decides as on an upgrade, `force` taking the chart's
+ * fields back, `fail` stopping with `ResourceConflict` (docs/adr/0072).
+ */
+async function forceConflicts(ctx: ActionContext): Promise<{ forceConflicts?: true }> {
+  return ctx.watch.conflictPolicy !== 'fail' && (await ctx.helm.major()) === 4 ? { forceConflicts: true } : {};
 }

@@ -5,10 +5,10 @@
 import { Reason } from '../conditions.js';
 import { fightsFor } from '../drift-fight.js';
 import { rulesFingerprint } from '../drift-ignore.js';
-import type { HelmFailure, ReleaseInfo } from '../helm-port.js';
+import type { ReleaseInfo } from '../helm-port.js';
 import { withEvents, type Outcome } from '../outcome.js';
 import type { ReleaseRecord } from '../state.js';
-import { driftIgnoreRules, failureOf, applyRequest, withOverrideEvents, type ActionContext, type Desired } from './context.js';
+import { asConflict, driftIgnoreRules, failureOf, applyRequest, withOverrideEvents, type ActionContext, type Desired } from './context.js';
 import { deploymentOf } from './deployment.js';
 import { applyChartCrds, type CrdStep } from './chart-crds.js';
 import { checkConfinement } from './preflight.js';
@@ -33,7 +33,8 @@ export async function upgrade(ctx: ActionContext, desired: Desired, from: Releas
     if (outcome.kind === 'cancelled') return outcome;
     // A conflict is met again by any retry, and a rollback would reset the very fields: it is
     // reported, and left to a rule, the policy or a spec change.
-    if (outcome.kind === 'helm-failed' && outcome.failure.fieldConflict === true) return withOverrideEvents(ctx, { ...outcome, reason: Reason.ResourceConflict, failure: settling(outcome.failure) });
+    const conflict = asConflict(outcome);
+    if (conflict !== undefined) return withOverrideEvents(ctx, conflict);
     return withEvents(withOverrideEvents(ctx, outcome), await rollbackFailedUpgrade(ctx, from));
   }
   const kept = plan.fights === undefined ? undefined : fightsFor(plan.fights, { revision: release.revision, generation: ctx.generation, rules });
@@ -56,14 +57,4 @@ function settlePlan(ctx: ActionContext, serverSide: boolean): { plan: SettlePlan
   const prior = ctx.status.driftFights;
   const fights = prior?.rules === fingerprint ? prior : undefined;
   return { plan: { rules, fights, serverSide, failOnConflict: ctx.watch.conflictPolicy === 'fail' }, rules: fingerprint };
-}
-
-/**
- * helm's own conflict (a write between the operator's check and helm's apply) names the field and
- * its manager but not what settles it; the operator's check says both already.
- */
-function settling(failure: HelmFailure): HelmFailure {
-  if (failure.summary.includes('conflictPolicy')) return failure;
-  const how = 'to take such a field back set conflictPolicy: force on the watch, to leave it to its manager add a driftIgnore rule naming it';
-  return { ...failure, summary: `${failure.summary}; ${how}` };
 }

@@ -28,6 +28,8 @@ const STRICT = kindOf('Strict');
 const ADOPTED = kindOf('Adopted');
 /** The same as RULED, for an operator that runs helm 3 (client-side apply). */
 const HELM3_RULED = kindOf('Helm3Ruled');
+/** `conflictPolicy: fail` under helm 3. */
+const HELM3_STRICT = kindOf('Helm3Strict');
 const POINTER = '/webhooks/0/clientConfig/caBundle';
 const RULE = ['  driftIgnore:', `    - paths: [${POINTER}]`, '      target: {kind: MutatingWebhookConfiguration}'];
 const watches = [
@@ -39,7 +41,12 @@ const watches = [
   .flat()
   .join('\n');
 
-const helm3Watches = [`- group: ${HELM3_RULED.group}`, '  version: v1', `  kind: ${HELM3_RULED.kind}`, `  chart: ${CHART}`, ...RULE].join('\n');
+const helm3Watches = [
+  [`- group: ${HELM3_RULED.group}`, '  version: v1', `  kind: ${HELM3_RULED.kind}`, `  chart: ${CHART}`, ...RULE],
+  [`- {group: ${HELM3_STRICT.group}, version: v1, kind: ${HELM3_STRICT.kind}, chart: ${CHART}, conflictPolicy: fail}`],
+]
+  .flat()
+  .join('\n');
 
 const CA = Buffer.from('-----BEGIN CERTIFICATE-----\nupgrade-conflicts test CA\n-----END CERTIFICATE-----\n').toString('base64');
 const INJECTOR = 'vault-injector';
@@ -117,13 +124,13 @@ describe('upgrades next to other field managers', () => {
   };
 
   beforeAll(async () => {
-    for (const k of [RULED, FOUGHT, STRICT, ADOPTED, HELM3_RULED]) await ensureCrd(kc, k);
+    for (const k of [RULED, FOUGHT, STRICT, ADOPTED, HELM3_RULED, HELM3_STRICT]) await ensureCrd(kc, k);
     ns = await createNamespace(kc, 'upgrade-conflicts');
     op = await startOperator({ watches, namespaces: [ns.name] });
   });
   afterAll(async () => {
     await op.stop();
-    for (const release of ['ruled', 'left', 'fought', 'strict', 'adopted', 'v3']) await admission.deleteMutatingWebhookConfiguration({ name: cfgName(release) }).catch(() => undefined);
+    for (const release of ['ruled', 'left', 'fought', 'strict', 'adopted', 'v3', 'v3-strict', 'existing', 'existing-strict']) await admission.deleteMutatingWebhookConfiguration({ name: cfgName(release) }).catch(() => undefined);
     await ns.remove();
   });
 
@@ -188,6 +195,53 @@ describe('upgrades next to other field managers', () => {
       await injector?.stop();
       await op3.stop();
     }
+  });
+
+  it('helm 3: conflictPolicy: fail has nothing to stop (no field ownership client-side): a kubectl scale is taken back, in one revision', async (ctx) => {
+    const helm3 = inject('helm3Bin');
+    if (helm3 === '') ctx.skip();
+    const op3 = await startOperator({ watches: helm3Watches, namespaces: [ns.name], helmBin: helm3 });
+    try {
+      const v3 = new CRs(kc, HELM3_STRICT);
+      await v3.create(ns.name, 'v3-strict', { greeting: 'one' }, NO_REPAIR);
+      await v3.waitForCondition(ns.name, 'v3-strict', { type: 'Deployed', status: 'True' });
+      await scale('v3-strict', 3);
+      const cr = await specChange(v3, 'v3-strict', 'two', 2);
+      expect(await replicas('v3-strict')).toBe(1);
+      expect(condition(cr, 'ReleaseFailed')?.status).toBe('False');
+      expect((await history('v3-strict')).map((r) => r.status)).toStrictEqual(['superseded', 'deployed']);
+    } finally {
+      await op3.stop();
+    }
+  });
+
+  it("a first install over an object that exists with the release's annotations: force takes its field, fail stops with ResourceConflict", async () => {
+    /** As a `keep` policy or a lost release storage leaves it: this release's, a field set by someone else. */
+    const existing = (release: string) =>
+      core.createNamespacedConfigMap({
+        namespace: ns.name,
+        fieldManager: 'someone-else',
+        body: {
+          metadata: { name: `${release}-settings`, labels: { 'app.kubernetes.io/managed-by': 'Helm' }, annotations: { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': ns.name } },
+          data: { greeting: 'theirs' },
+        },
+      });
+    await existing('existing');
+    const ruled = new CRs(kc, RULED);
+    await ruled.create(ns.name, 'existing', { greeting: 'ours' });
+    await ruled.waitForCondition(ns.name, 'existing', { type: 'Deployed', status: 'True' });
+    expect(await greetingOf('existing')).toBe('ours');
+    expect(await history('existing')).toStrictEqual([{ revision: 1, status: 'deployed' }]);
+
+    await existing('existing-strict');
+    const strict = new CRs(kc, STRICT);
+    await strict.create(ns.name, 'existing-strict', { greeting: 'ours' });
+    const cr = await strict.waitForCondition(ns.name, 'existing-strict', { type: 'ReleaseFailed', status: 'True', reason: 'ResourceConflict' });
+    const message = condition(cr, 'ReleaseFailed')?.message ?? '';
+    expect(message).toContain('conflict with "someone-else"');
+    expect(message).toContain('.data.greeting');
+    expect(message).toContain('set conflictPolicy: force on the watch');
+    expect(condition(cr, 'Deployed')?.status).not.toBe('True');
   });
 
   it('a release left on client-side apply (by the old fallback, a forced replace) moves back to server-side apply on its next upgrade, the CA kept', async () => {

@@ -295,6 +295,45 @@ describe('loadChartInfo: values.schema.json references', () => {
   });
 });
 
+describe("loadChartInfo: the CRDs of crds/", () => {
+  let tmp: string;
+  beforeEach(async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'chart-crds-'));
+  });
+  afterEach(async () => {
+    await rm(tmp, { recursive: true, force: true });
+  });
+  const crd = (name: string): string => `apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ${name}\n`;
+
+  it("reads the chart's, a subchart directory's and a packed subchart's (helm installs all three), nested archives too", async () => {
+    const inner = await writeTree(join(tmp, 'src', 'inner'), { 'Chart.yaml': 'name: inner\nversion: 1.0.0\n', 'crds/inner.yaml': crd('inners.example.com') });
+    const cache = await writeTree(join(tmp, 'src', 'cache'), {
+      'Chart.yaml': 'name: cache\nversion: 1.0.0\n',
+      'crds/caches.yaml': crd('caches.example.com'),
+      // Not a crds/ file of the subchart: a template.
+      'templates/crd.yaml': crd('templated.example.com'),
+    });
+    await mkdir(join(cache, 'charts'), { recursive: true });
+    await pack(inner, join(cache, 'charts', 'inner-1.0.0.tgz'));
+    const dir = await makeChart('crds', {
+      'crds/widgets.yaml': crd('widgets.example.com'),
+      'charts/db/Chart.yaml': 'name: db\nversion: 1.0.0\n',
+      'charts/db/crds/dbs.yaml': crd('dbs.example.com'),
+    });
+    await pack(cache, join(dir, 'charts', 'cache-1.0.0.tgz'));
+    const files = (info: Awaited<ReturnType<typeof loadChartInfo>>) => (info.crds ?? []).map((c) => [c.file, c.name]);
+    const want = [
+      ['charts/cache-1.0.0.tgz:charts/inner-1.0.0.tgz:crds/inner.yaml', 'inners.example.com'],
+      ['charts/cache-1.0.0.tgz:crds/caches.yaml', 'caches.example.com'],
+      ['charts/db/crds/dbs.yaml', 'dbs.example.com'],
+      ['crds/widgets.yaml', 'widgets.example.com'],
+    ];
+    expect(files(await loadChartInfo(dir))).toStrictEqual(want);
+    // The same from the packaged chart.
+    expect(files(await loadChartInfo(await pack(dir, join(tmp, 'crds.tgz'))))).toStrictEqual(want);
+  });
+});
+
 describe('digestFiles', () => {
   it('is independent of order and distinguishes path from content boundaries', () => {
     const a = { path: 'a', data: Buffer.from('bc') };

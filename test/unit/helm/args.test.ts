@@ -87,8 +87,25 @@ describe('installArgs', () => {
     expect(installArgs({ ...base, wait: true }, 3)).toContain('--wait');
     expect(installArgs({ ...base, skipCrds: true }, 4)).toContain('--skip-crds');
     expect(installArgs(base, 4)).not.toContain('--skip-crds');
-    expect(installArgs({ ...base, wait: true }, 4)).toContain('--wait=watcher');
+    expect(installArgs({ ...base, wait: true }, 4)).toContain('--wait=legacy');
     expect(installArgs({ ...base, wait: true }, 4)).not.toContain('--wait');
+  });
+
+  it('install: --force-conflicts on v4 when asked (objects that exist with the release annotations), never on v3', () => {
+    expect(installArgs({ ...base, forceConflicts: true }, 4)).toContain('--force-conflicts');
+    expect(installArgs(base, 4)).not.toContain('--force-conflicts');
+    expect(installArgs({ ...base, forceConflicts: true }, 3)).not.toContain('--force-conflicts');
+  });
+
+  it("v4 waits for readiness with the legacy waiter, never kstatus's watcher, which holds a custom resource it cannot read until --timeout (ADR 0076)", () => {
+    for (const args of [installArgs({ ...base, wait: true }, 4), upgradeArgs({ ...base, wait: true }, 4), rollbackArgs({ release: 'web', namespace: 'demo', timeoutMs: 60_000, wait: true }, 4)]) {
+      expect(args).toContain('--wait=legacy');
+      expect(args.some((a) => a === '--wait=watcher' || a === '--wait')).toBe(false);
+    }
+    // Without it, nothing waits but hooks (v4's hookOnly default): what the reconciler runs.
+    for (const args of [installArgs(base, 4), upgradeArgs(base, 4), rollbackArgs({ release: 'web', namespace: 'demo', timeoutMs: 60_000 }, 4)]) {
+      expect(args.some((a) => a.startsWith('--wait') || a === '--rollback-on-failure' || a === '--atomic')).toBe(false);
+    }
   });
 
   it('adds labels and the description', () => {
@@ -132,7 +149,7 @@ describe('upgradeArgs', () => {
     ]);
   });
 
-  it('v4: --force-replace with client-side apply, --wait=watcher', () => {
+  it('v4: --force-replace with client-side apply, --wait=legacy', () => {
     const args = upgradeArgs({ ...base, force: true, wait: true }, 4);
     expect(args).toContain('--force-replace');
     // helm 4 refuses --force-replace together with server-side apply (its default).
@@ -140,7 +157,7 @@ describe('upgradeArgs', () => {
     expect(args).not.toContain('--server-side=true');
     expect(args).not.toContain('--force-conflicts');
     expect(args).not.toContain('--force');
-    expect(args).toContain('--wait=watcher');
+    expect(args).toContain('--wait=legacy');
     expect(args).toContain('--reset-values');
     expect(args).not.toContain('--install');
   });

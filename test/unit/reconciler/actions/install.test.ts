@@ -29,6 +29,34 @@ describe('install', () => {
     expect(h.helm.callsOf('install')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, chart: CHART.path, values: d.values, labels: d.labels, signal: h.ctx.signal, postRender: expect.any(Function) as unknown }]);
   });
 
+  it('helm 4: takes the applied fields from other managers (conflictPolicy: force, the default), not under conflictPolicy: fail; helm 3 has no conflicts', async () => {
+    const forced = harness();
+    forced.helm.helmMajor = 4;
+    await install(forced.ctx, desired(), { leftovers: false });
+    expect(forced.helm.callsOf('install')[0]).toMatchObject({ forceConflicts: true });
+    const strict = harness({ watch: { conflictPolicy: 'fail' } });
+    strict.helm.helmMajor = 4;
+    await install(strict.ctx, desired(), { leftovers: false });
+    expect(strict.helm.callsOf('install')[0]).not.toHaveProperty('forceConflicts');
+    const v3 = harness();
+    await install(v3.ctx, desired(), { leftovers: false });
+    expect(v3.helm.callsOf('install')[0]).not.toHaveProperty('forceConflicts');
+  });
+
+  it("conflictPolicy: fail: helm's apply conflict on an object that existed is ResourceConflict with what settles it, not retried", async () => {
+    const h = harness({ watch: { conflictPolicy: 'fail' } });
+    h.helm.helmMajor = 4;
+    const text = 'INSTALLATION FAILED: conflict occurred while applying object demo/web-config /v1, Kind=ConfigMap: Apply failed with 1 conflict: conflict with "someone-else" using v1: .data.greeting';
+    h.helm.fail('install', new FakeHelmError(text));
+    const outcome = await install(h.ctx, desired(), { leftovers: false });
+    expect(outcome).toMatchObject({
+      kind: 'helm-failed',
+      reason: Reason.ResourceConflict,
+      notDeployed: true,
+      failure: { summary: `${text}; to take such a field back set conflictPolicy: force on the watch, to leave it to its manager add a driftIgnore rule naming it`, retryable: false },
+    });
+  });
+
   it("has helm create the release's objects owned by the CR (render-ownership.ts)", async () => {
     const h = harness();
     await install(h.ctx, desired(), { leftovers: false });
