@@ -3,6 +3,7 @@ import type { ChartInfo } from './chart.js';
 import type { RolloutPolicy } from './rollout-policy.js';
 import type { DriftIgnoreRule } from './drift-ignore-rules.js';
 import type { LabelSelector } from './selector.js';
+import type { HealthCheck } from './health-checks.js';
 
 /** See `Watch.conflictPolicy`. */
 export type ConflictPolicy = 'force' | 'fail';
@@ -93,6 +94,11 @@ export interface Watch {
    * rules against the live CRD and its stored versions, then applied, or the upgrade is refused.
    */
   readonly crds?: CrdPolicy;
+  /**
+   * Ours, after Flux's `healthCheckExprs`: CEL readiness rules for kinds the built-in rules do not
+   * know, per apiVersion and kind (docs/adr/0082). Absent: the built-in rules only.
+   */
+  readonly healthChecks?: readonly HealthCheck[];
   /** Where the entry was defined; `index` is 0-based, `line` 1-based. */
   readonly source: { readonly file: string; readonly index: number; readonly line: number };
 }

@@ -15,6 +15,7 @@ import { dirname, resolve } from 'node:path';
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type YAMLMap } from 'yaml';
 import { ChartError, loadChartInfo, type ChartInfo } from './chart.js';
 import { readOverrideValues } from './override-values.js';
+import { readHealthChecks } from './health-checks.js';
 import { labelSelectorToString } from './selector.js';
 import { readRollout } from './rollout-policy.js';
 import { readDryRun, readTenancy } from './tenancy-fields.js';
@@ -72,6 +73,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
   const driftIgnore = readDriftIgnore(ctx, fields);
   const conflictPolicy = readConflictPolicy(ctx, fields);
   const crds = readCrdPolicy(ctx, fields);
+  const healthChecks = readHealthChecks(ctx, fields.healthChecks);
   // Optional fields are left out rather than set to undefined, so `'selector' in watch` means something.
   const rest = {
     watchDependentResources: readBoolean(ctx, fields, 'watchDependentResources', true),
@@ -90,6 +92,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
     ...(readBoolean(ctx, fields, 'allowDriftIgnoreAnnotation', false) ? { allowDriftIgnoreAnnotation: true } : {}),
     ...(conflictPolicy === undefined ? {} : { conflictPolicy }),
     ...(crds === undefined ? {} : { crds }),
+    ...(healthChecks.length === 0 ? {} : { healthChecks }),
   };
   return { index, line: posLine(pc, node), node, ctx, group, version, kind, chartPath: chartPath === '' ? undefined : chartPath, rest };
 }

@@ -37,6 +37,7 @@ const EVERY_KEY: Record<FieldName, string> = {
   allowDriftIgnoreAnnotation: 'true',
   conflictPolicy: 'fail',
   crds: 'CreateReplace',
+  healthChecks: '[{ apiVersion: example.com/v1, kind: Thing, current: "status.ready == true" }]',
 };
 
 describe('WATCH_FIELD_CHANGES', () => {
@@ -95,6 +96,7 @@ const RUNNING: Required<Watch> = {
   allowDriftIgnoreAnnotation: false,
   conflictPolicy: 'force',
   crds: 'Create',
+  healthChecks: [{ apiVersion: 'example.com/v1', kind: 'Thing', current: 'status.ready == true' }],
   source: { file: 'watches.yaml', index: 0, line: 1 },
 };
 const OTHER: Required<Watch> = {
@@ -121,6 +123,7 @@ const OTHER: Required<Watch> = {
   allowDriftIgnoreAnnotation: true,
   conflictPolicy: 'fail',
   crds: 'CreateReplace',
+  healthChecks: [{ apiVersion: 'example.com/v1', kind: 'Thing', current: 'status.ready == true', failed: 'status.failed == true' }],
   source: { file: 'watches.yaml', index: 3, line: 12 },
 };
 
