@@ -1,4 +1,5 @@
 /** The watch's healthChecks as readiness: Flux's order, and an evaluation error reported, never thrown. */
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { healthRules } from '../../../src/reconciler/health-rules.js';
 import { objectReadiness } from '../../../src/reconciler/readiness.js';
@@ -33,7 +34,8 @@ describe('healthRules', () => {
   });
 
   it('reports an expression that fails at evaluation as not ready, with the error', () => {
-    const r = objectReadiness(entry, { ...db({ phase: 'Ready' }), metadata: { name: 'main', generation: 'two' } }, healthRules([{ apiVersion: entry.apiVersion, kind: 'Database', current: 'metadata.generation > 1' }]));
+    const odd = { ...db({ phase: 'Ready' }), metadata: { name: 'main', generation: 'two' } } as unknown as KubernetesObject;
+    const r = objectReadiness(entry, odd, healthRules([{ apiVersion: entry.apiVersion, kind: 'Database', current: 'metadata.generation > 1' }]));
     expect(r.ready).toBe(false);
     expect(r.message).toMatch(/^Database main health check current could not be evaluated: /);
   });
