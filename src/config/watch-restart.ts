@@ -41,6 +41,7 @@ export const WATCH_FIELD_CHANGES: Readonly<Record<keyof Watch, OnWatchChange>> =
   conflictPolicy: 'restart',
   crds: 'restart',
   healthChecks: 'restart',
+  test: 'restart',
   // Where the entry sits in the file: moving it, or editing the lines above, changes nothing.
   source: 'ignore',
 };

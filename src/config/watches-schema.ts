@@ -26,6 +26,7 @@ export const FIELDS = [
   'crds',
   // Health gates (docs/adr/0081, 0082)
   'healthChecks',
+  'test',
 ] as const;
 export type FieldName = (typeof FIELDS)[number];
 

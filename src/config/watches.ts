@@ -16,6 +16,7 @@ import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Docum
 import { ChartError, loadChartInfo, type ChartInfo } from './chart.js';
 import { readOverrideValues } from './override-values.js';
 import { readHealthChecks } from './health-checks.js';
+import { readReleaseTest } from './release-test.js';
 import { labelSelectorToString } from './selector.js';
 import { readRollout } from './rollout-policy.js';
 import { readDryRun, readTenancy } from './tenancy-fields.js';
@@ -74,6 +75,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
   const conflictPolicy = readConflictPolicy(ctx, fields);
   const crds = readCrdPolicy(ctx, fields);
   const healthChecks = readHealthChecks(ctx, fields.healthChecks);
+  const test = readReleaseTest(ctx, fields.test);
   // Optional fields are left out rather than set to undefined, so `'selector' in watch` means something.
   const rest = {
     watchDependentResources: readBoolean(ctx, fields, 'watchDependentResources', true),
@@ -93,6 +95,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
     ...(conflictPolicy === undefined ? {} : { conflictPolicy }),
     ...(crds === undefined ? {} : { crds }),
     ...(healthChecks.length === 0 ? {} : { healthChecks }),
+    ...(test === undefined ? {} : { test }),
   };
   return { index, line: posLine(pc, node), node, ctx, group, version, kind, chartPath: chartPath === '' ? undefined : chartPath, rest };
 }

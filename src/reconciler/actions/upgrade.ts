@@ -13,6 +13,7 @@ import { deploymentOf } from './deployment.js';
 import { applyChartCrds, type CrdStep } from './chart-crds.js';
 import { checkConfinement } from './preflight.js';
 import { rollbackFailedUpgrade } from './remediate.js';
+import { failsRelease, testFailure, testRelease } from './release-test.js';
 import { settleManifest, settles, type SettlePlan } from './upgrade-render.js';
 
 /** `from`: the revision serving now (the deployed one, else the latest). */
@@ -38,7 +39,16 @@ export async function upgrade(ctx: ActionContext, desired: Desired, from: Releas
   }
   const kept = plan.fights === undefined ? undefined : fightsFor(plan.fights, { revision: release.revision, generation: ctx.generation, rules });
   const deployment = await deploymentOf(ctx, release, { created: false });
-  const upgraded: Outcome = { kind: 'upgraded', deployment, notes: release.notes, ...(kept === undefined || kept.fields.length === 0 ? {} : { fights: kept }) };
+  const test = await testRelease(ctx, release.revision);
+  // As a failed upgrade: back to the revision that was serving, though helm deployed this one.
+  if (failsRelease(ctx, test)) return withEvents(withOverrideEvents(ctx, testFailure(test, desired, { notDeployed: false })), await rollbackFailedUpgrade(ctx, from, { deployedToo: true }));
+  const upgraded: Outcome = {
+    kind: 'upgraded',
+    deployment,
+    notes: release.notes,
+    ...(kept === undefined || kept.fields.length === 0 ? {} : { fights: kept }),
+    ...(test === undefined ? {} : { test }),
+  };
   return withOverrideEvents(ctx, withEvents(upgraded, crds.events));
 }
 

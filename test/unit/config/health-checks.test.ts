@@ -84,3 +84,34 @@ describe('watches.yaml healthChecks', () => {
     ]);
   });
 });
+
+describe('watches.yaml test', () => {
+  let tmp: string;
+  beforeEach(async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'release-test-'));
+    await mkdir(join(tmp, 'chart', 'templates'), { recursive: true });
+    await writeFile(join(tmp, 'chart', 'Chart.yaml'), 'apiVersion: v2\nname: app\nversion: 0.1.0\n');
+  });
+  afterEach(async () => {
+    await rm(tmp, { recursive: true, force: true });
+  });
+  const entry = (...extra: string[]): string => ['- group: example.com', '  version: v1', '  kind: App', '  chart: chart', ...extra, ''].join('\n');
+  const parse = (text: string) => parseWatches(text, { file: 'watches.yaml', env: {}, baseDir: tmp });
+
+  it("reads Flux's enable, timeout and ignoreFailures; not enabled is no test", async () => {
+    const [w] = await parse(entry('  test: { enable: true, timeout: 2m, ignoreFailures: true }'));
+    expect(w?.test).toEqual({ enable: true, timeoutMs: 120_000, ignoreFailures: true });
+    const [off] = await parse(entry('  test: { enable: false }'));
+    expect(off).not.toHaveProperty('test');
+  });
+
+  it('refuses a wrong type, a short timeout and an unknown key at their file:line', async () => {
+    const err = await parse(entry('  test:', '    enable: "yes"', '    timeout: 10ms', '    ignoreFailure: true')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WatchesError);
+    expect((err as WatchesError).problems.map((p) => p.message)).toEqual([
+      expect.stringMatching(/^watches\.yaml:6:13: .*field "test\.enable": expected true or false, got string "yes"$/),
+      expect.stringMatching(/^watches\.yaml:7:14: .*field "test\.timeout": "10ms" is shorter than 1s$/),
+      expect.stringMatching(/^watches\.yaml:8:5: .*field "test\.ignoreFailure": unknown key \(did you mean "ignoreFailures"\?\)$/),
+    ]);
+  });
+});

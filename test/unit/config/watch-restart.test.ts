@@ -38,6 +38,7 @@ const EVERY_KEY: Record<FieldName, string> = {
   conflictPolicy: 'fail',
   crds: 'CreateReplace',
   healthChecks: '[{ apiVersion: example.com/v1, kind: Thing, current: "status.ready == true" }]',
+  test: '{ enable: true }',
 };
 
 describe('WATCH_FIELD_CHANGES', () => {
@@ -97,6 +98,7 @@ const RUNNING: Required<Watch> = {
   conflictPolicy: 'force',
   crds: 'Create',
   healthChecks: [{ apiVersion: 'example.com/v1', kind: 'Thing', current: 'status.ready == true' }],
+  test: { enable: true, ignoreFailures: false },
   source: { file: 'watches.yaml', index: 0, line: 1 },
 };
 const OTHER: Required<Watch> = {
@@ -124,6 +126,7 @@ const OTHER: Required<Watch> = {
   conflictPolicy: 'fail',
   crds: 'CreateReplace',
   healthChecks: [{ apiVersion: 'example.com/v1', kind: 'Thing', current: 'status.ready == true', failed: 'status.failed == true' }],
+  test: { enable: true, ignoreFailures: true, timeoutMs: 60_000 },
   source: { file: 'watches.yaml', index: 3, line: 12 },
 };
 
