@@ -72,37 +72,43 @@ interface Shape {
 function walk(expr: Expr | undefined, scope: ReadonlySet<string>, depth: number): Shape {
   if (expr === undefined) return { nodes: 0, nesting: depth };
   const kind = expr.exprKind;
-  const all = (children: readonly (Expr | undefined)[], inner = scope, d = depth): Shape => {
-    const shape: Shape = { nodes: 1, nesting: d };
-    for (const c of children) {
-      const s = walk(c, inner, d);
-      shape.nodes += s.nodes;
-      shape.nesting = Math.max(shape.nesting, s.nesting);
-      shape.unknown ??= s.unknown;
-    }
-    return shape;
-  };
   switch (kind.case) {
     case 'identExpr':
       return { nodes: 1, nesting: depth, ...(scope.has(kind.value.name) || (CEL_VARIABLES as readonly string[]).includes(kind.value.name) ? {} : { unknown: kind.value.name }) };
     case 'selectExpr':
-      return all([kind.value.operand]);
+      return walkAll([kind.value.operand], scope, depth);
     case 'callExpr':
-      return all([kind.value.target, ...kind.value.args]);
+      return walkAll([kind.value.target, ...kind.value.args], scope, depth);
     case 'listExpr':
-      return all(kind.value.elements);
+      return walkAll(kind.value.elements, scope, depth);
     case 'structExpr':
-      return all(kind.value.entries.flatMap((e) => [e.value, ...(e.keyKind.case === 'mapKey' ? [e.keyKind.value] : [])]));
-    case 'comprehensionExpr': {
-      const c = kind.value;
-      const range = walk(c.iterRange, scope, depth);
-      const inner = new Set([...scope, c.iterVar, c.accuVar, ...(c.iterVar2 === '' ? [] : [c.iterVar2])]);
-      const body = all([c.accuInit, c.loopCondition, c.loopStep, c.result], inner, depth + 1);
-      return { nodes: range.nodes + body.nodes, nesting: Math.max(range.nesting, body.nesting), ...((range.unknown ?? body.unknown) === undefined ? {} : { unknown: range.unknown ?? body.unknown }) };
-    }
+      return walkAll(kind.value.entries.flatMap((e) => [e.value, ...(e.keyKind.case === 'mapKey' ? [e.keyKind.value] : [])]), scope, depth);
+    case 'comprehensionExpr':
+      return walkMacro(kind.value, scope, depth);
     default:
       return { nodes: 1, nesting: depth };
   }
+}
+
+/** One node and its children, all in `scope` at `depth`. */
+function walkAll(children: readonly (Expr | undefined)[], scope: ReadonlySet<string>, depth: number): Shape {
+  const shape: Shape = { nodes: 1, nesting: depth };
+  for (const c of children) {
+    const s = walk(c, scope, depth);
+    shape.nodes += s.nodes;
+    shape.nesting = Math.max(shape.nesting, s.nesting);
+    shape.unknown ??= s.unknown;
+  }
+  return shape;
+}
+
+/** A macro (a comprehension): its range at `depth`, its body one deeper with its own variables in scope. */
+function walkMacro(c: Extract<Expr['exprKind'], { case: 'comprehensionExpr' }>['value'], scope: ReadonlySet<string>, depth: number): Shape {
+  const range = walk(c.iterRange, scope, depth);
+  const inner = new Set([...scope, c.iterVar, c.accuVar, ...(c.iterVar2 === '' ? [] : [c.iterVar2])]);
+  const body = walkAll([c.accuInit, c.loopCondition, c.loopStep, c.result], inner, depth + 1);
+  const unknown = range.unknown ?? body.unknown;
+  return { nodes: range.nodes + body.nodes, nesting: Math.max(range.nesting, body.nesting), ...(unknown === undefined ? {} : { unknown }) };
 }
 
 /** The largest list or map anywhere in `value`: what one macro may iterate. */
@@ -154,7 +160,8 @@ const toInput = (v: unknown): unknown => (v === undefined || v === null ? {} : v
 function shortText(v: unknown): string {
   let text: string;
   try {
-    text = JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x)) ?? String(v);
+    const json = JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x)) as string | undefined;
+    text = json ?? String(v);
   } catch {
     text = String(v);
   }

@@ -61,15 +61,26 @@ function validateOne(item: unknown, i: number, problems: Problem[]): HealthCheck
     problems.push({ path: [i], message: 'expected a map of apiVersion, kind, current, failed, inProgress' });
     return undefined;
   }
+  checkKeys(item, i, problems);
+  const { apiVersion, kind } = item;
+  if (typeof apiVersion !== 'string' || !isApiVersion(apiVersion)) problems.push({ path: [i, 'apiVersion'], message: 'expected an apiVersion such as "cert-manager.io/v1" (group/version) or "v1"' });
+  if (typeof kind !== 'string' || !KIND.test(kind)) problems.push({ path: [i, 'kind'], message: 'expected a kind such as "Certificate" (an upper-case letter, then letters and digits)' });
+  if (item.current === undefined) problems.push({ path: [i], message: 'current is required: the expression that is true when the object is ready' });
+  const texts = compiledTexts(item, i, problems);
+  if (typeof apiVersion !== 'string' || typeof kind !== 'string' || texts.current === undefined) return undefined;
+  return { apiVersion, kind, current: texts.current, ...(texts.failed === undefined ? {} : { failed: texts.failed }), ...(texts.inProgress === undefined ? {} : { inProgress: texts.inProgress }) };
+}
+
+function checkKeys(item: Readonly<Record<string, unknown>>, i: number, problems: Problem[]): void {
   for (const key of Object.keys(item)) {
     if ((KEYS as readonly string[]).includes(key)) continue;
     const hint = closestName(key, KEYS);
     problems.push({ path: [i, key], message: `unknown key ${quote(key)}${hint === undefined ? `; known keys: ${KEYS.join(', ')}` : ` (did you mean ${quote(hint)}?)`}` });
   }
-  const { apiVersion, kind } = item;
-  if (typeof apiVersion !== 'string' || !isApiVersion(apiVersion)) problems.push({ path: [i, 'apiVersion'], message: 'expected an apiVersion such as "cert-manager.io/v1" (group/version) or "v1"' });
-  if (typeof kind !== 'string' || !KIND.test(kind)) problems.push({ path: [i, 'kind'], message: 'expected a kind such as "Certificate" (an upper-case letter, then letters and digits)' });
-  if (item.current === undefined) problems.push({ path: [i], message: 'current is required: the expression that is true when the object is ready' });
+}
+
+/** The expressions of one rule that compile; each one that does not is a problem at its path. */
+function compiledTexts(item: Readonly<Record<string, unknown>>, i: number, problems: Problem[]): Partial<Record<(typeof EXPRESSIONS)[number], string>> {
   const texts: Partial<Record<(typeof EXPRESSIONS)[number], string>> = {};
   for (const key of EXPRESSIONS) {
     const text = item[key];
@@ -82,8 +93,7 @@ function validateOne(item: unknown, i: number, problems: Problem[]): HealthCheck
     if (compiled.ok) texts[key] = text;
     else problems.push({ path: [i, key], message: compiled.message });
   }
-  if (typeof apiVersion !== 'string' || typeof kind !== 'string' || texts.current === undefined) return undefined;
-  return { apiVersion, kind, current: texts.current, ...(texts.failed === undefined ? {} : { failed: texts.failed }), ...(texts.inProgress === undefined ? {} : { inProgress: texts.inProgress }) };
+  return texts;
 }
 
 function isApiVersion(text: string): boolean {

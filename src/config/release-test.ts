@@ -2,7 +2,7 @@
  * `test:` of a watches.yaml entry: `helm test` as a gate after each install and upgrade, with
  * Flux helm-controller's names (`enable`, `timeout`, `ignoreFailures`; docs/adr/0081).
  */
-import { isMap, type Node } from 'yaml';
+import { isMap, type Node, type YAMLMap } from 'yaml';
 import { closestName } from './closest-name.js';
 import { DurationError, parseDuration } from './duration.js';
 import { fail, quote, type EntryContext } from './watches-problems.js';
@@ -32,20 +32,8 @@ export function readReleaseTest(ctx: EntryContext, node: Node | undefined): Rele
     fail(ctx, node, 'test', `expected a map of ${KEYS.join(', ')}, got ${describe(node)}`);
     return undefined;
   }
-  let ok = true;
-  const values: Partial<Record<(typeof KEYS)[number], Node>> = {};
-  for (const pair of node.items) {
-    const keyNode = deref(ctx.pc.doc, pair.key);
-    const key = scalarValue(keyNode);
-    if (typeof key !== 'string' || !(KEYS as readonly string[]).includes(key)) {
-      const hint = typeof key === 'string' ? closestName(key, KEYS) : undefined;
-      fail(ctx, keyNode, `test.${String(key)}`, `unknown key${hint === undefined ? `; known keys: ${KEYS.join(', ')}` : ` (did you mean ${quote(hint)}?)`}`);
-      ok = false;
-      continue;
-    }
-    const value = deref(ctx.pc.doc, pair.value);
-    if (value !== undefined) values[key as (typeof KEYS)[number]] = value;
-  }
+  const { values, ok: keysOk } = keysOf(ctx, node);
+  let ok = keysOk;
   const flag = (key: 'enable' | 'ignoreFailures'): boolean => {
     const v = values[key];
     if (isEmpty(v)) return false;
@@ -60,6 +48,26 @@ export function readReleaseTest(ctx: EntryContext, node: Node | undefined): Rele
   if (timeoutMs === null) ok = false;
   if (!ok || !enable) return undefined;
   return { enable, ignoreFailures, ...(timeoutMs === undefined || timeoutMs === null ? {} : { timeoutMs }) };
+}
+
+type Key = (typeof KEYS)[number];
+
+function keysOf(ctx: EntryContext, node: YAMLMap): { values: Partial<Record<Key, Node>>; ok: boolean } {
+  let ok = true;
+  const values: Partial<Record<Key, Node>> = {};
+  for (const pair of node.items) {
+    const keyNode = deref(ctx.pc.doc, pair.key);
+    const key = scalarValue(keyNode);
+    if (typeof key !== 'string' || !(KEYS as readonly string[]).includes(key)) {
+      const hint = typeof key === 'string' ? closestName(key, KEYS) : undefined;
+      fail(ctx, keyNode, `test.${String(key)}`, `unknown key${hint === undefined ? `; known keys: ${KEYS.join(', ')}` : ` (did you mean ${quote(hint)}?)`}`);
+      ok = false;
+      continue;
+    }
+    const value = deref(ctx.pc.doc, pair.value);
+    if (value !== undefined) values[key as Key] = value;
+  }
+  return { values, ok };
 }
 
 /** undefined: absent; null: wrong (reported). */

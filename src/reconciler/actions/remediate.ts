@@ -15,6 +15,12 @@ export async function removeFailedInstall(ctx: ActionContext): Promise<void> {
   });
 }
 
+/** Whether `latest` is a revision the failed upgrade made (deployed only when `deployedToo`), and `before` one to go back to. */
+function undoable(latest: ReleaseRecord | undefined, before: ReleaseRecord, deployedToo: boolean): boolean {
+  if (latest === undefined || latest.revision <= before.revision || (latest.status === 'deployed' && !deployedToo)) return false;
+  return before.status === 'deployed' || before.status === 'superseded';
+}
+
 /**
  * When the failed upgrade stored a new revision, goes back to `before`, the one that was serving.
  * A forced rollback (the default, as in operator-sdk) replaces objects, which fails on immutable
@@ -27,8 +33,7 @@ export async function removeFailedInstall(ctx: ActionContext): Promise<void> {
 export async function rollbackFailedUpgrade(ctx: ActionContext, before: ReleaseRecord, o: { readonly deployedToo?: boolean } = {}): Promise<CrEvent[]> {
   const records = await ctx.storage.records(ctx.namespace, ctx.name);
   const latest = records.reduce<ReleaseRecord | undefined>((a, r) => (a === undefined || r.revision > a.revision ? r : a), undefined);
-  if (latest === undefined || latest.revision <= before.revision || (latest.status === 'deployed' && o.deployedToo !== true)) return [];
-  if (!(before.status === 'deployed' || before.status === 'superseded')) return [];
+  if (!undoable(latest, before, o.deployedToo === true)) return [];
   const attempts = ctx.annotations.rollbackForce ? [true, false] : [false];
   const errors: string[] = [];
   const signal = cleanupSignal(ctx);

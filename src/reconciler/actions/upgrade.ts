@@ -39,17 +39,15 @@ export async function upgrade(ctx: ActionContext, desired: Desired, from: Releas
   }
   const kept = plan.fights === undefined ? undefined : fightsFor(plan.fights, { revision: release.revision, generation: ctx.generation, rules });
   const deployment = await deploymentOf(ctx, release, { created: false });
-  const test = await testRelease(ctx, release.revision);
-  // As a failed upgrade: back to the revision that was serving, though helm deployed this one.
-  if (failsRelease(ctx, test)) return withEvents(withOverrideEvents(ctx, testFailure(test, desired, { notDeployed: false })), await rollbackFailedUpgrade(ctx, from, { deployedToo: true }));
-  const upgraded: Outcome = {
-    kind: 'upgraded',
-    deployment,
-    notes: release.notes,
-    ...(kept === undefined || kept.fields.length === 0 ? {} : { fights: kept }),
-    ...(test === undefined ? {} : { test }),
-  };
-  return withOverrideEvents(ctx, withEvents(upgraded, crds.events));
+  const upgraded: Outcome = { kind: 'upgraded', deployment, notes: release.notes, ...(kept === undefined || kept.fields.length === 0 ? {} : { fights: kept }) };
+  return withOverrideEvents(ctx, withEvents(await tested(ctx, upgraded, { desired, from }), crds.events));
+}
+
+/** The upgraded revision's tests (release-test.ts); one that fails them is rolled back as a failed upgrade, though helm deployed it. */
+async function tested(ctx: ActionContext, upgraded: Extract<Outcome, { kind: 'installed' | 'upgraded' }>, at: { readonly desired: Desired; readonly from: ReleaseRecord }): Promise<Outcome> {
+  const test = await testRelease(ctx, upgraded.deployment.release.revision);
+  if (failsRelease(ctx, test)) return withEvents(testFailure(test, at.desired, { notDeployed: false }), await rollbackFailedUpgrade(ctx, at.from, { deployedToo: true }));
+  return test === undefined ? upgraded : { ...upgraded, test };
 }
 
 /** The confinement pre-flight, then the chart's CRDs (`crds: CreateReplace`): both before helm runs. */

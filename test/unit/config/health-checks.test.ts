@@ -21,22 +21,26 @@ describe('compileCel', () => {
   });
 
   it('refuses a syntax error with its column, an unknown variable and macros nested too deep', () => {
-    expect(compileCel("status.phase == 'Ready' &&")).toMatchObject({ ok: false, message: expect.stringMatching(/^not a CEL expression: at 1:25: found & but expecting end of input$/) });
-    expect(compileCel('state.ready')).toMatchObject({ ok: false, message: expect.stringContaining('unknown variable "state"') });
-    const deep = 'spec.a.all(x, spec.a.all(y, spec.a.all(z, true)))';
-    expect(compileCel(deep)).toMatchObject({ ok: false, message: expect.stringContaining(`more than ${MAX_MACRO_NESTING}`) });
-    expect(compileCel('spec.a.all(x, spec.a.exists(y, x == y))').ok).toBe(true);
-    expect(compileCel('  ')).toEqual({ ok: false, message: 'must not be empty' });
+    const refusal = (text: string): string => {
+      const c = compileCel(text);
+      return c.ok ? 'compiled' : c.message;
+    };
+    expect(refusal("status.phase == 'Ready' &&")).toBe('not a CEL expression: at 1:25: found & but expecting end of input');
+    expect(refusal('state.ready')).toContain('unknown variable "state"');
+    expect(refusal('spec.a.all(x, spec.a.all(y, spec.a.all(z, true)))')).toContain(`more than ${MAX_MACRO_NESTING}`);
+    expect(refusal('spec.a.all(x, spec.a.exists(y, x == y))')).toBe('compiled');
+    expect(refusal('  ')).toBe('must not be empty');
   });
 
   it('reports an evaluation error, a non-bool result and an object over the budget, never throwing', () => {
-    expect(evaluateCel(compiled('status.count / 0 == 1'), { status: { count: 1 } })).toMatchObject({ ok: false });
+    expect(evaluateCel(compiled('status.count / 0 == 1'), { status: { count: 1 } }).ok).toBe(false);
     expect(evaluateCel(compiled('status.phase'), { status: { phase: 'Ready' } })).toEqual({ ok: false, message: 'yields string "Ready", not a bool' });
     // A field the object lacks reads as an empty map: has() works before a controller wrote status.
     expect(evaluateCel(compiled('has(status.phase)'), {})).toEqual({ ok: true, value: false });
     const big = { spec: { a: Array.from({ length: 2_000 }, (_, i) => i) } };
     const nested = compiled('spec.a.all(x, spec.a.exists(y, x == y))');
-    expect(evaluateCel(nested, big)).toMatchObject({ ok: false, message: expect.stringContaining('not evaluated') });
+    const over = evaluateCel(nested, big);
+    expect(!over.ok && over.message).toMatch(/^not evaluated: a list or map of 2000 entries/);
     expect(evaluateCel(compiled('spec.a.all(x, x >= 0)'), big)).toEqual({ ok: true, value: true });
     expect(largestCollection({ a: [1, 2, { b: [1, 2, 3, 4] }] })).toBe(4);
   });

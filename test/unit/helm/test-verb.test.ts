@@ -1,7 +1,7 @@
 /** `helm test`'s arguments, and the part of its output a failure keeps. */
 import { describe, expect, it } from 'vitest';
 import { testArgs } from '../../../src/helm/args.js';
-import { MAX_TEST_LOGS, podLogs } from '../../../src/helm/verbs/test.js';
+import { allSucceeded, MAX_TEST_LOGS, podLogs } from '../../../src/helm/verbs/test.js';
 
 describe('helm test', () => {
   it('passes the timeout and --logs, the release after --', () => {
@@ -15,5 +15,13 @@ describe('helm test', () => {
     const long = podLogs(['POD LOGS: web-test', 'x'.repeat(5_000), 'the end']);
     expect(long.length).toBe(MAX_TEST_LOGS + 1);
     expect(long.endsWith('the end')).toBe(true);
+  });
+});
+
+describe('allSucceeded', () => {
+  it('is true only when helm reports suites and every one Succeeded', () => {
+    expect(allSucceeded(['TEST SUITE:     web-test', 'Phase:          Succeeded'])).toBe(true);
+    expect(allSucceeded(['Phase:          Succeeded', 'Phase:          Failed'])).toBe(false);
+    expect(allSucceeded(['NAME: web'])).toBe(false);
   });
 });
