@@ -21,7 +21,7 @@ import { labelSelectorToString } from './selector.js';
 import { readRollout } from './rollout-policy.js';
 import { readDryRun, readTenancy } from './tenancy-fields.js';
 import type { Watch } from './watch.js';
-import { collectFields, readBoolean, readConflictPolicy, readCrdPolicy, readDriftIgnore, readGroup, readKind, readMaxConcurrent, readReconcilePeriod, readSelector, readString, readValuePaths, readVersion } from './watch-fields.js';
+import { collectFields, type FieldNodes, readBoolean, readConflictPolicy, readCrdPolicy, readDriftIgnore, readGroup, readKind, readMaxConcurrent, readReconcilePeriod, readSelector, readString, readValuePaths, readVersion } from './watch-fields.js';
 import { addProblem, byPosition, entryProblem, fail, gvkString, posLine, quote, WatchesError, yamlProblems, type EntryContext, type ParseContext } from './watches-problems.js';
 import { deref, describe, scalarValue } from './yaml-nodes.js';
 
@@ -59,6 +59,13 @@ function entryGvk(doc: Document, node: YAMLMap): string | undefined {
   return gvkString(group, version, kind);
 }
 
+/** `healthChecks` and `test` (docs/adr/0081, 0082), each left out when absent. */
+function readHealthGates(ctx: EntryContext, fields: FieldNodes): Pick<Watch, 'healthChecks' | 'test'> {
+  const healthChecks = readHealthChecks(ctx, fields.healthChecks);
+  const test = readReleaseTest(ctx, fields.test);
+  return { ...(healthChecks.length === 0 ? {} : { healthChecks }), ...(test === undefined ? {} : { test }) };
+}
+
 function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
   const ctx: EntryContext = { pc, index, node, gvk: entryGvk(pc.doc, node) };
   const fields = collectFields(ctx);
@@ -74,8 +81,6 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
   const driftIgnore = readDriftIgnore(ctx, fields);
   const conflictPolicy = readConflictPolicy(ctx, fields);
   const crds = readCrdPolicy(ctx, fields);
-  const healthChecks = readHealthChecks(ctx, fields.healthChecks);
-  const test = readReleaseTest(ctx, fields.test);
   // Optional fields are left out rather than set to undefined, so `'selector' in watch` means something.
   const rest = {
     watchDependentResources: readBoolean(ctx, fields, 'watchDependentResources', true),
@@ -94,8 +99,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
     ...(readBoolean(ctx, fields, 'allowDriftIgnoreAnnotation', false) ? { allowDriftIgnoreAnnotation: true } : {}),
     ...(conflictPolicy === undefined ? {} : { conflictPolicy }),
     ...(crds === undefined ? {} : { crds }),
-    ...(healthChecks.length === 0 ? {} : { healthChecks }),
-    ...(test === undefined ? {} : { test }),
+    ...readHealthGates(ctx, fields),
   };
   return { index, line: posLine(pc, node), node, ctx, group, version, kind, chartPath: chartPath === '' ? undefined : chartPath, rest };
 }
