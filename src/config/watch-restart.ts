@@ -40,6 +40,8 @@ export const WATCH_FIELD_CHANGES: Readonly<Record<keyof Watch, OnWatchChange>> =
   allowDriftIgnoreAnnotation: 'restart',
   conflictPolicy: 'restart',
   crds: 'restart',
+  healthChecks: 'restart',
+  test: 'restart',
   // Where the entry sits in the file: moving it, or editing the lines above, changes nothing.
   source: 'ignore',
 };

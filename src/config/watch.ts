@@ -3,6 +3,8 @@ import type { ChartInfo } from './chart.js';
 import type { RolloutPolicy } from './rollout-policy.js';
 import type { DriftIgnoreRule } from './drift-ignore-rules.js';
 import type { LabelSelector } from './selector.js';
+import type { HealthCheck } from './health-checks.js';
+import type { ReleaseTest } from './release-test.js';
 
 /** See `Watch.conflictPolicy`. */
 export type ConflictPolicy = 'force' | 'fail';
@@ -93,6 +95,17 @@ export interface Watch {
    * rules against the live CRD and its stored versions, then applied, or the upgrade is refused.
    */
   readonly crds?: CrdPolicy;
+  /**
+   * Ours, after Flux's `healthCheckExprs`: CEL readiness rules for kinds the built-in rules do not
+   * know, per apiVersion and kind (docs/adr/0082). Absent: the built-in rules only.
+   */
+  readonly healthChecks?: readonly HealthCheck[];
+  /**
+   * Flux's `test`: after each install or upgrade the chart's test hooks run (`helm test`); a
+   * failure is Ready=False/TestFailed and, unless `ignoreFailures`, undone as a failed upgrade is
+   * (docs/adr/0081). Absent (or `enable: false`): no tests run.
+   */
+  readonly test?: ReleaseTest;
   /** Where the entry was defined; `index` is 0-based, `line` 1-based. */
   readonly source: { readonly file: string; readonly index: number; readonly line: number };
 }

@@ -24,6 +24,9 @@ export const FIELDS = [
   'allowDriftIgnoreAnnotation',
   'conflictPolicy',
   'crds',
+  // Health gates (docs/adr/0081, 0082)
+  'healthChecks',
+  'test',
 ] as const;
 export type FieldName = (typeof FIELDS)[number];
 

@@ -15,11 +15,13 @@ import { dirname, resolve } from 'node:path';
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type YAMLMap } from 'yaml';
 import { ChartError, loadChartInfo, type ChartInfo } from './chart.js';
 import { readOverrideValues } from './override-values.js';
+import { readHealthChecks } from './health-checks.js';
+import { readReleaseTest } from './release-test.js';
 import { labelSelectorToString } from './selector.js';
 import { readRollout } from './rollout-policy.js';
 import { readDryRun, readTenancy } from './tenancy-fields.js';
 import type { Watch } from './watch.js';
-import { collectFields, readBoolean, readConflictPolicy, readCrdPolicy, readDriftIgnore, readGroup, readKind, readMaxConcurrent, readReconcilePeriod, readSelector, readString, readValuePaths, readVersion } from './watch-fields.js';
+import { collectFields, type FieldNodes, readBoolean, readConflictPolicy, readCrdPolicy, readDriftIgnore, readGroup, readKind, readMaxConcurrent, readReconcilePeriod, readSelector, readString, readValuePaths, readVersion } from './watch-fields.js';
 import { addProblem, byPosition, entryProblem, fail, gvkString, posLine, quote, WatchesError, yamlProblems, type EntryContext, type ParseContext } from './watches-problems.js';
 import { deref, describe, scalarValue } from './yaml-nodes.js';
 
@@ -57,6 +59,13 @@ function entryGvk(doc: Document, node: YAMLMap): string | undefined {
   return gvkString(group, version, kind);
 }
 
+/** `healthChecks` and `test` (docs/adr/0081, 0082), each left out when absent. */
+function readHealthGates(ctx: EntryContext, fields: FieldNodes): Pick<Watch, 'healthChecks' | 'test'> {
+  const healthChecks = readHealthChecks(ctx, fields.healthChecks);
+  const test = readReleaseTest(ctx, fields.test);
+  return { ...(healthChecks.length === 0 ? {} : { healthChecks }), ...(test === undefined ? {} : { test }) };
+}
+
 function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
   const ctx: EntryContext = { pc, index, node, gvk: entryGvk(pc.doc, node) };
   const fields = collectFields(ctx);
@@ -90,6 +99,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
     ...(readBoolean(ctx, fields, 'allowDriftIgnoreAnnotation', false) ? { allowDriftIgnoreAnnotation: true } : {}),
     ...(conflictPolicy === undefined ? {} : { conflictPolicy }),
     ...(crds === undefined ? {} : { crds }),
+    ...readHealthGates(ctx, fields),
   };
   return { index, line: posLine(pc, node), node, ctx, group, version, kind, chartPath: chartPath === '' ? undefined : chartPath, rest };
 }

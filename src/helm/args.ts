@@ -264,6 +264,13 @@ export function rollbackArgs(opts: RollbackArgsOptions, major: HelmMajor): strin
   return [...args, '--', ...positionals];
 }
 
+/** `helm test`: the chart's test hooks against the deployed revision; `logs`: their pods' logs on stdout. */
+export function testArgs(opts: TimedArgsBase & { readonly logs?: boolean }): string[] {
+  const args = ['test', '--namespace', opts.namespace, '--timeout', formatGoDuration(opts.timeoutMs)];
+  if (opts.logs === true) args.push('--logs');
+  return [...args, '--', opts.release];
+}
+
 export function statusArgs(opts: ReleaseArgsBase): string[] {
   return ['status', '--namespace', opts.namespace, '--output', 'json', '--', opts.release];
 }

@@ -12,6 +12,7 @@ import { removeStaleValuesDirs } from './values-file.js';
 import { history, type HistoryOptions } from './verbs/history.js';
 import { install, type InstallOptions } from './verbs/install.js';
 import { rollback, type RollbackOptions } from './verbs/rollback.js';
+import { test, type TestOptions, type TestResult } from './verbs/test.js';
 import { serverDryRun, type ServerDryRunOptions } from './verbs/server-dry-run.js';
 import { status } from './verbs/status.js';
 import { template, type TemplateOptions } from './verbs/template.js';
@@ -80,6 +81,11 @@ export class HelmClient {
 
   rollback(opts: RollbackOptions): Promise<void> {
     return rollback(this.#verbs, opts);
+  }
+
+  /** `helm test`: the chart's test hooks; a failing test resolves `passed: false`. */
+  test(opts: TestOptions): Promise<TestResult> {
+    return test(this.#verbs, opts);
   }
 
   status(release: string, namespace: string, opts?: ReadOptions): Promise<Release | undefined> {

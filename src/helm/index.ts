@@ -15,6 +15,7 @@ export type { CallIdentity, GatewayGrant } from './connection.js';
 export type { HistoryOptions } from './verbs/history.js';
 export type { InstallOptions } from './verbs/install.js';
 export type { RollbackOptions } from './verbs/rollback.js';
+export type { TestOptions, TestResult } from './verbs/test.js';
 export type { ServerDryRunOptions } from './verbs/server-dry-run.js';
 export type { TemplateOptions } from './verbs/template.js';
 export type { UninstallOptions } from './verbs/uninstall.js';

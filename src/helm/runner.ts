@@ -56,8 +56,11 @@ export interface RunContext {
   readonly redact?: (text: string) => string;
 }
 
-/** Verbs that change a release: {@link HelmRunner.running} reports their live processes. */
-const RELEASE_WRITERS: ReadonlySet<string> = new Set(['install', 'upgrade', 'rollback', 'uninstall']);
+/**
+ * Verbs that change a release: {@link HelmRunner.running} reports their live processes. `test`
+ * creates the hooks' objects and records their outcome in the release.
+ */
+const RELEASE_WRITERS: ReadonlySet<string> = new Set(['install', 'upgrade', 'rollback', 'uninstall', 'test']);
 const MAX_BUFFER = 64 * 1024 * 1024;
 /** Verbs that never talk to a cluster, so get no `--kube-*` flags. */
 const OFFLINE_VERBS: ReadonlySet<string> = new Set(['template', 'version', 'pull', 'dependency', 'create', 'lint', 'env']);

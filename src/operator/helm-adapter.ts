@@ -27,6 +27,7 @@ export function helmPort(client: HelmClient, gateway?: HelmApiGateway): HelmPort
     upgrade: (r) => via(r, [r.release], (call) => client.upgrade({ ...r, ...call })),
     uninstall: (r) => via(r, [r.release, ...(r.also ?? [])], (call) => client.uninstall({ ...r, ...call })),
     rollback: (r) => via(r, [r.release], (call) => client.rollback({ ...r, ...call })),
+    test: (r) => via(r, [r.release], (call) => client.test({ ...r, ...call, logs: true })),
     status: (release, namespace, identity) => via(identity ?? {}, [release], (call) => client.status(release, namespace, call)),
     // `helm template` is offline, so only the server dry run acts as someone.
     render: (r) => (r.dryRun === 'server' ? via(r, [r.release], (call) => client.serverDryRun({ ...r, ...call })) : client.template(r)),

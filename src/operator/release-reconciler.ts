@@ -10,6 +10,7 @@ import { releaseOwnerOf } from '../reconciler/observe.js';
 import { HelmReconciler, type HelmReconcilerOptions } from '../reconciler/reconciler.js';
 import { CrdsClient } from '../reconciler/crds-client.js';
 import { ReleaseObjects, type DependentsPort } from '../reconciler/release-objects.js';
+import { healthRules } from '../reconciler/health-rules.js';
 
 type Built = 'objects' | 'reader' | 'manifests' | 'uninstaller' | 'forget' | 'crds';
 
@@ -36,6 +37,7 @@ export function releaseReconciler(o: ReleaseReconcilerOptions): HelmReconciler {
     objects: client,
     ...(dependents === undefined ? {} : { dependents }),
     chartName: o.watch.chart.name,
+    health: healthRules(o.watch.healthChecks ?? []),
     onDriftCorrected: (kind) => o.metrics?.driftCorrected(o.controller, kind),
     onDriftConflict: (kind) => o.metrics?.driftConflict(o.controller, kind),
   });

@@ -18,6 +18,8 @@ export const ConditionType = {
   Reconciling: 'Reconciling',
   /** Ours: a fleet change (a new chart) waits for its wave, was halted, or failed on this CR (docs/rollouts.md). */
   Rollout: 'Rollout',
+  /** Flux's: whether the chart's tests passed on the revision the last install or upgrade made (watch `test`, docs/adr/0081). */
+  TestSuccess: 'TestSuccess',
 } as const;
 export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
 
@@ -66,6 +68,10 @@ export const Reason = {
   RolloutPaused: 'RolloutPaused',
   RolloutHalted: 'RolloutHalted',
   RolloutFailed: 'RolloutFailed',
+  /** The chart's tests (`helm test`) passed on the revision just deployed. */
+  TestSucceeded: 'TestSucceeded',
+  /** The chart's tests failed on the revision just deployed: undone as a failed upgrade, unless the watch ignores failures. */
+  TestFailed: 'TestFailed',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 

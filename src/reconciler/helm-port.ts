@@ -72,6 +72,11 @@ export interface HelmPort {
     readonly force: boolean;
     readonly signal?: AbortSignal;
   }): Promise<void>;
+  /**
+   * `helm test --logs` on the deployed revision: a failing test resolves `passed: false` with
+   * helm's reason and the end of the test pods' logs, both redacted; only a cancelled call rejects.
+   */
+  test(request: Identity & { readonly release: string; readonly namespace: string; readonly timeoutMs?: number; readonly signal?: AbortSignal }): Promise<ReleaseTestResult>;
   /** undefined when the release does not exist. */
   status(release: string, namespace: string, identity?: Identity): Promise<ReleaseInfo | undefined>;
   /**
@@ -93,6 +98,9 @@ export interface HelmPort {
   /** Whether this process may still change releases (its leader lease), asked before changing one without helm. */
   mayChangeReleases(): boolean;
 }
+
+/** What `helm test` said of the deployed revision. */
+export type ReleaseTestResult = { readonly passed: true } | { readonly passed: false; readonly summary: string; readonly logs: string };
 
 /** A helm failure as the reconciler sees it: a reason for conditions and whether a retry can help. */
 export interface HelmFailure {
@@ -122,6 +130,7 @@ export function helmActingAs(helm: HelmPort, identity: Identity): HelmPort {
     upgrade: (r) => helm.upgrade({ ...r, ...identity }),
     uninstall: (r) => helm.uninstall({ ...r, ...identity }),
     rollback: (r) => helm.rollback({ ...r, ...identity }),
+    test: (r) => helm.test({ ...r, ...identity }),
     status: (release, namespace) => helm.status(release, namespace, identity),
     render: (r) => helm.render({ ...r, ...identity }),
     running: (release, namespace) => helm.running(release, namespace),

@@ -39,6 +39,13 @@ export interface DriftFieldsReport {
   readonly refused?: string;
 }
 
+/** What the chart's tests said of the revision an install or upgrade deployed (watch `test`). */
+export interface ReleaseTestReport {
+  readonly passed: boolean;
+  /** Redacted; a failure's says which test failed, why, and the end of its logs. */
+  readonly message: string;
+}
+
 /** An event a reconcile records: data until the reconciler records them all, once, on the way out. */
 export interface CrEvent {
   readonly type: EventType;
@@ -58,6 +65,8 @@ type OutcomeKind =
       readonly notes: string;
       /** The fights an upgrade left to their managers, kept for the new revision (drift-fight.ts fightsFor). */
       readonly fights?: DriftFights;
+      /** The tests of the new revision, when the watch runs them (a failure here is one the watch ignores). */
+      readonly test?: ReleaseTestReport;
     }
   | { readonly kind: 'in-sync'; readonly revision: number; readonly deployment: Deployment; readonly drift: DriftResult; readonly fields?: DriftFieldsReport }
   | {

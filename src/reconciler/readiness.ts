@@ -18,6 +18,9 @@ export interface ObjectReadiness {
   readonly message: string;
 }
 
+/** The readiness of an object a watch's rule names (health-rules.ts); undefined: no rule for its kind. */
+export type CustomReadiness = (entry: InventoryEntry, live: KubernetesObject) => ObjectReadiness | undefined;
+
 export interface ReadinessSummary {
   readonly status: 'True' | 'False' | 'Unknown';
   readonly reason: string;
@@ -210,11 +213,16 @@ const CHECKS: Readonly<Record<string, { readonly check: Check; readonly generati
   '/Pod': { check: podReadiness, generation: false },
 };
 
-/** Pure: the readiness of one inventory object given its live state (undefined when it does not exist). */
-export function objectReadiness(entry: InventoryEntry, live: KubernetesObject | undefined): ObjectReadiness {
+/**
+ * Pure: the readiness of one inventory object given its live state (undefined when it does not
+ * exist). `custom`: the watch's healthChecks (health-rules.ts), which judge the kinds they name.
+ */
+export function objectReadiness(entry: InventoryEntry, live: KubernetesObject | undefined, custom?: CustomReadiness): ObjectReadiness {
   if (live === undefined) return result(false, `${label(entry)} not found`);
   const state = asLive(live);
   if (state.metadata.deletionTimestamp != null) return result(false, `${label(entry)} is being deleted`);
+  const judged = custom?.(entry, live);
+  if (judged !== undefined) return judged;
   const rule = CHECKS[`${groupOf(entry.apiVersion)}/${entry.kind}`];
   if (rule === undefined) return genericReadiness(entry, state);
   return (rule.generation ? generationLag(entry, state) : undefined) ?? rule.check(entry, state);

@@ -16,7 +16,7 @@ import { createdOwnershipPatch, ownershipPatch } from './ownership.js';
 import type { CrEvent } from './outcome.js';
 import type { ReleaseObjectsPort } from './ports.js';
 import type { DesiredObject, DriftReport, RepairPolicy, SeenObjects, Subject } from './release-object-types.js';
-import { objectReadiness, summarizeReadiness, type ObjectReadiness, type ReadinessSummary } from './readiness.js';
+import { objectReadiness, summarizeReadiness, type CustomReadiness, type ObjectReadiness, type ReadinessSummary } from './readiness.js';
 
 /** helm's field manager: drift repairs apply the chart's fields as helm itself would. */
 export const HELM_FIELD_MANAGER = 'helm';
@@ -42,6 +42,8 @@ export interface ReleaseObjectsOptions {
   /** undefined when the watch sets watchDependentResources: false; objects are then read with GETs. */
   readonly dependents?: DependentsPort;
   readonly chartName: string;
+  /** The watch's healthChecks (health-rules.ts); undefined: the built-in rules only. */
+  readonly health?: CustomReadiness;
   readonly onDriftCorrected?: (kind: string) => void;
   /** A fight over a field of an object of `kind` was found (drift-fight.ts). */
   readonly onDriftConflict?: (kind: string) => void;
@@ -158,7 +160,7 @@ export class ReleaseObjects implements ReleaseObjectsPort {
   async readiness(desired: readonly DesiredObject[], seen: SeenObjects = new Map()): Promise<ReadinessSummary> {
     const results = await mapBounded(desired, OBJECTS_IN_FLIGHT, async (d): Promise<{ entry: InventoryEntry; readiness: ObjectReadiness | 'unknown' }> => ({
       entry: d.entry,
-      readiness: objectReadiness(d.entry, seen.get(d.entry) ?? (await this.#live(d.entry))),
+      readiness: objectReadiness(d.entry, seen.get(d.entry) ?? (await this.#live(d.entry)), this.o.health),
     }));
     return summarizeReadiness(results);
   }

@@ -8,7 +8,7 @@ import { TerminalError } from '../runtime/reconcile.js';
 import { ConditionType, Reason, type ConditionInput } from './conditions.js';
 import { conflictMessage } from './drift-fight.js';
 import { MAX_FAILED_ATTEMPTS } from './next-action.js';
-import { HELM_EXIT_POLL_MS, ReportedError, UNINSTALL_WAIT_POLL_MS, type CrEvent, type Deployment, type DriftFieldsReport, type DriftResult, type Outcome, type Summary, type SummaryInput } from './outcome.js';
+import { HELM_EXIT_POLL_MS, ReportedError, UNINSTALL_WAIT_POLL_MS, type CrEvent, type Deployment, type DriftFieldsReport, type DriftResult, type Outcome, type ReleaseTestReport, type Summary, type SummaryInput } from './outcome.js';
 import { failedReadiness } from './readiness.js';
 import { countFailure, type HelmStatus, type StatusEdit } from './status.js';
 
@@ -80,7 +80,7 @@ function deployedNow(o: Extract<Outcome, { kind: 'installed' | 'upgraded' }>, in
   // A new revision starts drift repair afresh, but for the fights the upgrade left to their managers.
   const kept = o.fights !== undefined && o.fights.fields.length > 0 ? o.fights : undefined;
   const drift: StatusEdit[] = kept === undefined ? driftSettled() : [{ driftRepairFailures: undefined }, { driftFights: kept }];
-  const status = [...drift, ...deployed({ reason, message }, o.deployment), generation(input)];
+  const status = [...drift, ...deployed({ reason, message }, o.deployment), ...tested(o.test), generation(input)];
   const verb = o.kind === 'installed' ? 'Installed' : 'Upgraded';
   const chart = `${release.chart}-${release.chartVersion}`;
   return { status, result: { requeueAfterMs: input.periodMs }, events: [{ type: 'Normal', reason, message: `${verb} release ${release.name}: revision ${release.revision}, chart ${chart}` }] };
@@ -109,7 +109,7 @@ function inSync(status: Status, o: Extract<Outcome, { kind: 'in-sync' }>, input:
   const drift = o.drift;
   const fields = o.fields === undefined ? { status: [], events: [] } : driftFields(status, drift, o.fields);
   const message = kept?.message ?? `Release ${input.name} revision ${o.revision} deployed`;
-  const edits = [...driftEdits(drift), ...fields.status, ...deployed({ reason, message, ...(kept === undefined ? {} : { deployedReason: kept.reason }) }, o.deployment)];
+  const edits = [...driftEdits(drift), ...fields.status, ...deployed({ reason, message, ...(kept === undefined ? {} : { deployedReason: kept.reason }) }, o.deployment), ...failedTestKept(status)];
   const events = [...(drift.kind === 'exhausted' ? [{ type: 'Warning' as const, reason: Reason.RetriesExhausted, message: drift.message }] : []), ...fields.events];
   // The release stays deployed and its other objects were handled; back off and try again.
   if (drift.kind === 'failing') return { status: edits, result: {}, error: new ReportedError(drift.summary), events };
@@ -132,6 +132,8 @@ function helmFailed(status: Status, o: Extract<Outcome, { kind: 'helm-failed' }>
       failure = { summary: `${failure.summary} (failed ${attempts.count} times; retries stopped until the spec or the chart changes)`, retryable: false };
     }
   }
+  // A remediated test failure: the revision it was about is gone, and the one serving passed before.
+  if (o.reason === Reason.TestFailed) edits.push({ remove: ConditionType.TestSuccess });
   edits.push(
     set({ type: ConditionType.ReleaseFailed, status: 'True', reason: o.reason, message: failure.summary }),
     set(failedReadiness(o.reason, failure.summary, status.deployedRelease?.revision)),
@@ -139,6 +141,25 @@ function helmFailed(status: Status, o: Extract<Outcome, { kind: 'helm-failed' }>
   const events: CrEvent[] = [{ type: 'Warning', reason: o.event, message: failure.summary }];
   if (failure.retryable) return { status: edits, result: {}, error: new ReportedError(failure.summary, { cause: o.cause }), events };
   return { status: [...edits, generation(input)], result: {}, error: new TerminalError(failure.summary, { cause: o.cause }), events };
+}
+
+/**
+ * TestSuccess after an install or upgrade: set when the watch runs tests, else removed. A failure
+ * the watch ignores (a remediated one is a helm-failed outcome) still turns Ready False: the
+ * revision serves, but is not what a passing chart deploys.
+ */
+function tested(test: ReleaseTestReport | undefined): StatusEdit[] {
+  if (test === undefined) return [{ remove: ConditionType.TestSuccess }];
+  const reason = test.passed ? Reason.TestSucceeded : Reason.TestFailed;
+  const edits: StatusEdit[] = [set({ type: ConditionType.TestSuccess, status: test.passed ? 'True' : 'False', reason, message: test.message })];
+  if (!test.passed) edits.push(set({ type: ConditionType.Ready, status: 'False', reason, message: test.message }));
+  return edits;
+}
+
+/** In sync: a revision whose failed tests were ignored stays not Ready until an install or upgrade tests another. */
+function failedTestKept(status: Status): StatusEdit[] {
+  const test = status.conditions.find((c) => c.type === ConditionType.TestSuccess);
+  return test?.status === 'False' ? [set({ type: ConditionType.Ready, status: 'False', reason: Reason.TestFailed, message: test.message })] : [];
 }
 
 function driftEdits(drift: DriftResult): StatusEdit[] {

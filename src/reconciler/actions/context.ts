@@ -64,7 +64,7 @@ export interface ActionContext {
   readonly manifests: ManifestsPort;
   /** The cluster's CRDs (`crds: CreateReplace`, chart-crds.ts); undefined: not wired, never replaced. */
   readonly crds?: CrdsPort;
-  readonly watch: Pick<Watch, 'group' | 'version' | 'kind' | 'chart' | 'overrideValues' | 'confineToNamespace' | 'allowClusterScoped' | 'dryRunOption' | 'driftIgnore' | 'allowDriftIgnoreAnnotation' | 'conflictPolicy' | 'crds' | 'allowKinds'>;
+  readonly watch: Pick<Watch, 'group' | 'version' | 'kind' | 'chart' | 'overrideValues' | 'confineToNamespace' | 'allowClusterScoped' | 'dryRunOption' | 'driftIgnore' | 'allowDriftIgnoreAnnotation' | 'conflictPolicy' | 'crds' | 'allowKinds' | 'test'>;
   readonly isNamespaced: (apiVersion: string, kind: string) => Promise<boolean>;
   readonly describeHelmError: (err: unknown) => HelmFailure;
   /** Mask values in OverrideValuesInUse events (`--suppress-override-values`). */

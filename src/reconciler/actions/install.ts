@@ -6,6 +6,7 @@ import { asConflict, failureOf, helmStep, applyRequest, withOverrideEvents, type
 import { deploymentOf } from './deployment.js';
 import { checkConfinement } from './preflight.js';
 import { removeFailedInstall } from './remediate.js';
+import { failsRelease, testFailure, testRelease } from './release-test.js';
 
 export async function install(ctx: ActionContext, desired: Desired, options: { readonly leftovers: boolean }): Promise<Outcome>;
 /**
@@ -31,7 +32,14 @@ export async function install(ctx: ActionContext, desired: Desired, options: { r
     if (outcome.kind !== 'cancelled') await removeFailedInstall(ctx);
     return withOverrideEvents(ctx, asConflict(outcome) ?? outcome);
   }
-  return withOverrideEvents(ctx, { kind: 'installed', deployment: await deploymentOf(ctx, release, { created: true }), notes: release.notes });
+  const deployment = await deploymentOf(ctx, release, { created: true });
+  const test = await testRelease(ctx, release.revision);
+  if (failsRelease(ctx, test)) {
+    // As a failed install: nothing of it stays, and the next attempt starts from scratch.
+    await removeFailedInstall(ctx);
+    return withOverrideEvents(ctx, testFailure(test, desired, { notDeployed: true }));
+  }
+  return withOverrideEvents(ctx, { kind: 'installed', deployment, notes: release.notes, ...(test === undefined ? {} : { test }) });
 }
 
 /**

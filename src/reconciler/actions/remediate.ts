@@ -15,19 +15,25 @@ export async function removeFailedInstall(ctx: ActionContext): Promise<void> {
   });
 }
 
+/** Whether `latest` is a revision the failed upgrade made (deployed only when `deployedToo`), and `before` one to go back to. */
+function undoable(latest: ReleaseRecord | undefined, before: ReleaseRecord, deployedToo: boolean): boolean {
+  if (latest === undefined || latest.revision <= before.revision || (latest.status === 'deployed' && !deployedToo)) return false;
+  return before.status === 'deployed' || before.status === 'superseded';
+}
+
 /**
  * When the failed upgrade stored a new revision, goes back to `before`, the one that was serving.
  * A forced rollback (the default, as in operator-sdk) replaces objects, which fails on immutable
  * fields where a plain rollback works (operator-sdk#6494, helm-operator-plugins#421): it falls
  * back to a plain one instead of leaving the release failed. A new revision that is deployed is no
  * failure: a cancelled helm that finished its upgrade anyway must not be undone (ADR 0036).
- * Resolves to the event that says what was done, if anything was.
+ * Resolves to the event that says what was done, if anything was. `deployedToo`: the new
+ * revision is deployed but failed its tests (release-test.ts): undone all the same.
  */
-export async function rollbackFailedUpgrade(ctx: ActionContext, before: ReleaseRecord): Promise<CrEvent[]> {
+export async function rollbackFailedUpgrade(ctx: ActionContext, before: ReleaseRecord, o: { readonly deployedToo?: boolean } = {}): Promise<CrEvent[]> {
   const records = await ctx.storage.records(ctx.namespace, ctx.name);
   const latest = records.reduce<ReleaseRecord | undefined>((a, r) => (a === undefined || r.revision > a.revision ? r : a), undefined);
-  if (latest === undefined || latest.revision <= before.revision || latest.status === 'deployed') return [];
-  if (!(before.status === 'deployed' || before.status === 'superseded')) return [];
+  if (!undoable(latest, before, o.deployedToo === true)) return [];
   const attempts = ctx.annotations.rollbackForce ? [true, false] : [false];
   const errors: string[] = [];
   const signal = cleanupSignal(ctx);

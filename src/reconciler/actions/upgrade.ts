@@ -13,6 +13,7 @@ import { deploymentOf } from './deployment.js';
 import { applyChartCrds, type CrdStep } from './chart-crds.js';
 import { checkConfinement } from './preflight.js';
 import { rollbackFailedUpgrade } from './remediate.js';
+import { failsRelease, testFailure, testRelease } from './release-test.js';
 import { settleManifest, settles, type SettlePlan } from './upgrade-render.js';
 
 /** `from`: the revision serving now (the deployed one, else the latest). */
@@ -40,7 +41,14 @@ export async function upgrade(ctx: ActionContext, desired: Desired, from: Releas
   const kept = plan.fights === undefined ? undefined : fightsFor(plan.fights, { revision: release.revision, generation: ctx.generation, rules });
   const deployment = await deploymentOf(ctx, release, { created: false });
   const upgraded: Outcome = { kind: 'upgraded', deployment, notes: release.notes, ...(kept === undefined || kept.fields.length === 0 ? {} : { fights: kept }) };
-  return withOverrideEvents(ctx, withEvents(upgraded, crds.events));
+  return withOverrideEvents(ctx, withEvents(await tested(ctx, upgraded, { desired, from }), crds.events));
+}
+
+/** The upgraded revision's tests (release-test.ts); one that fails them is rolled back as a failed upgrade, though helm deployed it. */
+async function tested(ctx: ActionContext, upgraded: Extract<Outcome, { kind: 'installed' | 'upgraded' }>, at: { readonly desired: Desired; readonly from: ReleaseRecord }): Promise<Outcome> {
+  const test = await testRelease(ctx, upgraded.deployment.release.revision);
+  if (failsRelease(ctx, test)) return withEvents(testFailure(test, at.desired, { notDeployed: false }), await rollbackFailedUpgrade(ctx, at.from, { deployedToo: true }));
+  return test === undefined ? upgraded : { ...upgraded, test };
 }
 
 /** The confinement pre-flight, then the chart's CRDs (`crds: CreateReplace`): both before helm runs. */

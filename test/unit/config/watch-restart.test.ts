@@ -37,6 +37,8 @@ const EVERY_KEY: Record<FieldName, string> = {
   allowDriftIgnoreAnnotation: 'true',
   conflictPolicy: 'fail',
   crds: 'CreateReplace',
+  healthChecks: '[{ apiVersion: example.com/v1, kind: Thing, current: "status.ready == true" }]',
+  test: '{ enable: true }',
 };
 
 describe('WATCH_FIELD_CHANGES', () => {
@@ -95,6 +97,8 @@ const RUNNING: Required<Watch> = {
   allowDriftIgnoreAnnotation: false,
   conflictPolicy: 'force',
   crds: 'Create',
+  healthChecks: [{ apiVersion: 'example.com/v1', kind: 'Thing', current: 'status.ready == true' }],
+  test: { enable: true, ignoreFailures: false },
   source: { file: 'watches.yaml', index: 0, line: 1 },
 };
 const OTHER: Required<Watch> = {
@@ -121,6 +125,8 @@ const OTHER: Required<Watch> = {
   allowDriftIgnoreAnnotation: true,
   conflictPolicy: 'fail',
   crds: 'CreateReplace',
+  healthChecks: [{ apiVersion: 'example.com/v1', kind: 'Thing', current: 'status.ready == true', failed: 'status.failed == true' }],
+  test: { enable: true, ignoreFailures: true, timeoutMs: 60_000 },
   source: { file: 'watches.yaml', index: 3, line: 12 },
 };
 

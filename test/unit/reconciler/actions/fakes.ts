@@ -8,7 +8,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ActionContext, Desired } from '../../../../src/reconciler/actions/context.js';
 import { parseReleaseAnnotations } from '../../../../src/reconciler/annotations.js';
-import type { HelmFailure, HelmPort, ReleaseInfo, ReleaseRequest } from '../../../../src/reconciler/helm-port.js';
+import type { HelmFailure, HelmPort, ReleaseInfo, ReleaseRequest, ReleaseTestResult } from '../../../../src/reconciler/helm-port.js';
 import type { InventoryEntry } from '../../../../src/reconciler/inventory.js';
 import { FIELD_CONFLICT, NAME_IN_USE } from '../../../../src/helm/errors.js';
 import type { FieldConflict } from '../../../../src/k8s/errors.js';
@@ -69,12 +69,14 @@ type UninstallRequest = Parameters<HelmPort['uninstall']>[0];
 type RollbackRequest = Parameters<HelmPort['rollback']>[0];
 type RenderRequest = Parameters<HelmPort['render']>[0];
 type UpgradeRequest = Parameters<HelmPort['upgrade']>[0];
+type TestRequest = Parameters<HelmPort['test']>[0];
 
 export interface HelmRequests {
   readonly install: ReleaseRequest;
   readonly upgrade: UpgradeRequest;
   readonly uninstall: UninstallRequest;
   readonly rollback: RollbackRequest;
+  readonly test: TestRequest;
   readonly status: { readonly release: string; readonly namespace: string };
   readonly render: RenderRequest;
 }
@@ -162,6 +164,14 @@ export class FakeHelm implements HelmPort {
   async rollback(request: RollbackRequest): Promise<void> {
     await this.#enter({ method: 'rollback', request });
     this.storage?.rollBack(request.namespace, request.release, request.revision);
+  }
+
+  /** What test answers with. */
+  testResult: ReleaseTestResult = { passed: true };
+
+  async test(request: TestRequest): Promise<ReleaseTestResult> {
+    await this.#enter({ method: 'test', request });
+    return this.testResult;
   }
 
   async status(release: string, namespace: string): Promise<ReleaseInfo | undefined> {
