@@ -60,6 +60,19 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          // The middle tier (docs/adr/0077): reconcilers with their real ports, no controller or
+          // operator process; cases run concurrently inside a file, each in its own namespace.
+          // Beside the integration files, on the same control plane.
+          name: 'middle',
+          include: ['test/middle/**/*.test.ts'],
+          ...integration,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: 'integration-serial',
           include: SERIAL_INTEGRATION,
           ...integration,
