@@ -1,5 +1,5 @@
 /**
- * From test/integration/operator/adoption.test.ts (issue 32, item 7; ADR 0042), reconcile by
+ * Moved from the operator-level test/integration/operator/adoption.test.ts (issue 32, item 7; ADR 0042): reconcile by
  * reconcile: a CR named after a release this operator did not install never takes it over from the
  * name alone. The attack: an administrator installs release `web` of the chart by hand; a tenant who
  * may create CRs names one `web`, to overwrite its values and, on deleting the CR, uninstall it.

@@ -1,5 +1,5 @@
 /**
- * From test/integration/operator/yaml11.test.ts (the whole operator, waiting on 1 s resyncs): the
+ * Moved from the operator-level test/integration/operator/yaml11.test.ts (which waited on 1 s resyncs): the
  * same decisions, reconcile by reconcile. A release whose chart mounts a ConfigMap with
  * `defaultMode: 0400` (YAML 1.1 octal: 256, a read-only mount) keeps mode 256 through install, idle
  * reconciles, a hand edit of another field and its repair. Read as YAML 1.2 the operator took the
@@ -7,10 +7,10 @@
  * nothing of a chart spelling booleans `no`/`yes`. The repair's event names only the field that changed.
  */
 import { AppsV1Api, PatchStrategy, setHeaderOptions, type V1Deployment } from '@kubernetes/client-node';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { testKubeConfig } from '../support/kube.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createNamespace, testKubeConfig } from '../support/kube.js';
 import { CRs, ensureCrd, fixtureChart, type TestKind } from '../support/operator.js';
-import { withReconcilers } from '../support/reconciler-harness.js';
+import { startReconcilers, type ReconcilerHarness } from '../support/reconciler-harness.js';
 
 const READER: TestKind = { group: 'yaml11.example.com', version: 'v1', kind: 'Reader', plural: 'readers' };
 /** `mode`: only `defaultMode: 0400` is YAML 1.1 (read as YAML 1.2: 400, a valid, group-writable mode); `yaml11`: every value it can be. */
@@ -33,11 +33,17 @@ const modes = (d: V1Deployment) => {
 };
 
 describe.concurrent('drift repair of a chart written in YAML 1.1', () => {
-  beforeAll(() => ensureCrd(kc, READER));
+  // One harness for the file (one helm version probe); each case in a namespace of its own.
+  let h: ReconcilerHarness;
+  beforeAll(async () => {
+    await ensureCrd(kc, READER);
+    h = await startReconcilers({ watches: WATCHES, namespaces: [] });
+  });
+  afterAll(() => h.stop());
 
   it.each(RELEASES)('$name: installs with the modes helm sent, leaves them alone over three resyncs, then repairs a hand-edited image, keeps the modes, and names only the image in its event', async ({ name, spec }) => {
-    await withReconcilers(`yaml11-${name}`, { watches: WATCHES }, async (namespace, h) => {
-      const ns = { name: namespace };
+    const ns = await createNamespace(kc, `yaml11-${name}`);
+    try {
       const key = `${ns.name}/${name}`;
       const deployment = (): Promise<V1Deployment> => apps.readNamespacedDeployment({ namespace: ns.name, name: `${name}-app` });
       const driftEvents = async () => (await readers.events(ns.name, name)).filter((e) => e.reason?.startsWith('Drift') === true).map((e) => `${e.reason ?? ''}: ${e.message ?? ''}`);
@@ -65,6 +71,8 @@ describe.concurrent('drift repair of a chart written in YAML 1.1', () => {
       expect(modes(repaired)).toEqual(HELM_MODES);
       await readers.waitForEvent(ns.name, name, 'DriftCorrected');
       expect(await driftEvents()).toEqual([`DriftCorrected: Restored .spec.template.spec.containers[0].image of Deployment ${ns.name}/${name}-app to the release manifest`]);
-    });
+    } finally {
+      await ns.remove();
+    }
   });
 });

@@ -22,11 +22,15 @@ import { TerminalError, type CacheReader, type Reconciler, type Request, type Re
 import { RequeueSource } from '../../src/runtime/requeue-source.js';
 import { makeLogger } from '../../src/telemetry/logger.js';
 import { createNamespace, testKubeConfig, waitFor } from './kube.js';
-import { assembleForTest, condition, type CR, type StartOptions, type TestKind } from './operator.js';
+import { assembleForTest, type CR, type StartOptions, type TestKind } from './operator.js';
 
 /** `run`'s settings a harness takes (leader election and self-tuning belong to the process). */
 export type HarnessOptions = Omit<StartOptions, 'leaderElection' | 'selfTuningConcurrency' | 'maxConcurrentReconciles' | 'maxConcurrentReconcilesPerNamespace' | 'gracefulShutdownTimeoutMs'> & {
-  /** The namespaces the case owns: the caches and the reconcilers' informers watch these only. */
+  /**
+   * The namespaces the cases own: the caches and the reconcilers' informers watch these only.
+   * Empty: every namespace, a cache of a namespace started at its first reconcile (one harness
+   * for a file whose cases each create their own namespace).
+   */
   readonly namespaces: readonly string[];
 };
 
@@ -87,7 +91,9 @@ interface Kind {
   readonly watch: Watch;
   readonly plural: string;
   readonly reconciler: Reconciler;
-  readonly caches: ReadonlyMap<string, Informer>;
+  /** The cache of the kind in `namespace`, started (and synced) at its first use. */
+  cacheOf(namespace: string): Promise<Informer>;
+  readonly caches: ReadonlyMap<string, Promise<Informer>>;
 }
 
 /**
@@ -165,8 +171,10 @@ export async function startReconcilers(options: HarnessOptions): Promise<Reconci
   /** One reconcile, once the caches have caught up with the API server (a controller reconciles after the event). */
   const once = async (k: Kind, request: Request): Promise<Outcome> => {
     const live = await read(k, request);
-    const cache = k.caches.get(request.namespace);
-    if (cache === undefined) throw new Error(`namespace ${request.namespace} is not one of this harness's (${options.namespaces.join(', ')})`);
+    if (options.namespaces.length > 0 && !options.namespaces.includes(request.namespace)) {
+      throw new Error(`namespace ${request.namespace} is not one of this harness's (${options.namespaces.join(', ')})`);
+    }
+    const cache = await k.cacheOf(request.namespace);
     const cached = await waitFor(`the cache of ${k.watch.kind} to hold ${request.namespace}/${request.name} as the API server does`, () => {
       const c = cache.get(request.name, request.namespace);
       return Promise.resolve(atLeast(c, live) ? { obj: c } : undefined);
@@ -206,18 +214,35 @@ export async function startReconcilers(options: HarnessOptions): Promise<Reconci
       let last: Outcome | undefined;
       for (let n = 1; n <= max; n++) {
         last = await once(k, request);
-        const { eventDue, ...settled } = last;
-        const after = last.result?.requeueAfterMs;
-        if (last.error instanceof TerminalError && !eventDue) return { ...settled, reconciles: n };
-        if (last.error === undefined && !eventDue && (after === undefined || after >= pollBelowMs)) return { ...settled, reconciles: n };
-        if (!eventDue && after !== undefined && after > 0) await new Promise((r) => setTimeout(r, after));
+        const { eventDue: _eventDue, ...settled } = last;
+        const wait = nextReconcileInMs(last, pollBelowMs);
+        if (wait === undefined) return { ...settled, reconciles: n };
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       }
-      const cr = await read(k, request);
-      const conditions = (cr?.status?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}: ${c.message}`).join('; ');
-      throw new Error(`${k.watch.kind} ${key} did not settle in ${max} reconciles; last ${last?.error === undefined ? `result ${JSON.stringify(last?.result)}` : `error: ${last.error.message}`}; conditions: ${conditions}`);
+      throw new Error(`${k.watch.kind} ${key} did not settle in ${max} reconciles; ${describeLast(last)}`);
     },
     stop: () => stopAll(operator, kinds, sources, cleanup),
   };
+}
+
+/**
+ * When a controller would reconcile again after `o`: undefined, it would not (settled: a result
+ * asking for nothing sooner than `pollBelowMs`, or a TerminalError, and no watch event due); 0, at
+ * once (an event, a retryable error); else the poll the result asks for.
+ */
+function nextReconcileInMs(o: Outcome, pollBelowMs: number): number | undefined {
+  if (o.eventDue) return 0;
+  if (o.error instanceof TerminalError) return undefined;
+  if (o.error !== undefined) return 0;
+  const after = o.result?.requeueAfterMs;
+  return after === undefined || after >= pollBelowMs ? undefined : Math.max(0, after);
+}
+
+/** The last reconcile's result or error and the CR's conditions, for a case that did not settle. */
+function describeLast(o: Outcome | undefined): string {
+  const conditions = (o?.cr?.status?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}: ${c.message}`).join('; ');
+  const last = o?.error === undefined ? `result ${JSON.stringify(o?.result)}` : `error: ${o.error.message}`;
+  return `last ${last}; conditions: ${conditions}`;
 }
 
 interface Versioned {
@@ -250,31 +275,39 @@ async function kindOf(
 ): Promise<Kind> {
   const kc = testKubeConfig();
   const resource = await new RestMapper(kc).mapping(watch);
-  const caches = new Map<string, Informer>();
-  for (const namespace of on.namespaces) {
-    // As the operator's controllers cache their CRs (Operator: cacheTransform).
-    caches.set(namespace, new Informer(kc, { resource: { group: resource.group, version: resource.version, plural: resource.plural, namespace }, transform: keepForRollout }));
-  }
-  await Promise.all([...caches.values()].map((c) => c.start()));
+  const caches = new Map<string, Promise<Informer>>();
+  const synced = new Map<string, Informer>();
+  const cacheOf = (namespace: string): Promise<Informer> => {
+    let started = caches.get(namespace);
+    if (started === undefined) {
+      // As the operator's controllers cache their CRs (Operator: cacheTransform).
+      const informer = new Informer(kc, { resource: { group: resource.group, version: resource.version, plural: resource.plural, namespace }, transform: keepForRollout });
+      started = informer.start().then(() => {
+        synced.set(namespace, informer);
+        return informer;
+      });
+      caches.set(namespace, started);
+    }
+    return started;
+  };
+  await Promise.all(on.namespaces.map(cacheOf));
   const cache: CacheReader = {
-    get: (namespace, n) => caches.get(namespace)?.get(n, namespace),
-    list: (namespace) => (namespace === undefined || namespace === '' ? [...caches.values()].flatMap((c) => c.list()) : (caches.get(namespace)?.list(namespace) ?? [])),
+    get: (namespace, n) => synced.get(namespace)?.get(n, namespace),
+    list: (namespace) => (namespace === undefined || namespace === '' ? [...synced.values()].flatMap((c) => c.list()) : (synced.get(namespace)?.list(namespace) ?? [])),
   };
   const wakeups = new RequeueSource();
   wakeups.start((request) => on.requested.push(request));
   on.sources.push(wakeups);
-  return { watch, plural: resource.plural, reconciler: operator.reconcilerOf(watch, name, { resource, cache, wakeups }), caches };
+  return { watch, plural: resource.plural, reconciler: operator.reconcilerOf(watch, name, { resource, cache, wakeups }), cacheOf, caches };
 }
 
 async function stopAll(operator: Operator, kinds: readonly Kind[], sources: readonly RequeueSource[], cleanup: () => Promise<void>): Promise<void> {
   for (const s of sources) s.stop();
-  await Promise.all(kinds.flatMap((k) => [...k.caches.values()].map((c) => c.stop())));
+  await Promise.all(kinds.flatMap((k) => [...k.caches.values()].map(async (c) => (await c).stop())));
   await operator.stop();
   await cleanup();
 }
 
-/** The condition of `type` on the CR a run of reconciles left, for assertions that read like the status. */
-export const conditionOf = (settled: Settled, type: string): ReturnType<typeof condition> => condition(settled.cr, type);
 
 /**
  * One case of the middle tier: a namespace of its own (`prefix-<random>`) and the reconcilers of
