@@ -62,11 +62,11 @@ export default defineConfig({
         test: {
           // The middle tier (docs/adr/0077): reconcilers with their real ports, no controller or
           // operator process; cases run concurrently inside a file, each in its own namespace.
-          // Beside the integration files, on the same control plane.
+          // In the integration files' group, on the same control plane (vitest wants one maxWorkers per group).
           name: 'middle',
           include: ['test/middle/**/*.test.ts'],
           ...integration,
-          maxWorkers: 1,
+          maxWorkers: 3,
           sequence: { groupOrder: 1 },
         },
       },
