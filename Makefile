@@ -69,7 +69,7 @@ lint: deps ## Lint and type-check, and check the import rules (docs/adr/0048-imp
 test: deps tools ## Run all tests: lint (beside the tests), unit, then integration and e2e against a real control plane.
 	@lint_log=$$(mktemp -t make-lint.XXXXXX); \
 	nice -n 10 $(MAKE) --no-print-directory lint >"$$lint_log" 2>&1 & lint_pid=$$!; \
-	status=0; npx vitest run --project unit --project integration --project integration-serial || status=$$?; \
+	status=0; npx vitest run --project unit --project middle --project integration --project integration-serial || status=$$?; \
 	if wait "$$lint_pid"; then echo "make lint: passed"; rm -f "$$lint_log"; \
 	else cat "$$lint_log"; echo "failed test: make lint (its output is above; the log in $$lint_log)"; status=1; fi; \
 	exit "$$status"
@@ -106,8 +106,8 @@ test-unit: deps ## Run the unit tests only (no cluster).
 	npx vitest run --project unit
 
 .PHONY: test-integration
-test-integration: deps tools ## Run the integration and e2e tests (starts a control plane unless TEST_KUBECONFIG is set): three files at a time, then the few that run alone.
-	npx vitest run --project integration --project integration-serial
+test-integration: deps tools ## Run the middle tier, integration and e2e tests (starts a control plane unless TEST_KUBECONFIG is set): three files at a time, then the few that run alone.
+	npx vitest run --project middle --project integration --project integration-serial
 
 .PHONY: bench
 bench: deps tools ## Run the benchmarks.

@@ -60,6 +60,19 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          // The middle tier (docs/adr/0077): reconcilers with their real ports, no controller or
+          // operator process; cases run concurrently inside a file, each in its own namespace.
+          // In the integration files' group, on the same control plane (vitest wants one maxWorkers per group).
+          name: 'middle',
+          include: ['test/middle/**/*.test.ts'],
+          ...integration,
+          maxWorkers: 3,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: 'integration-serial',
           include: SERIAL_INTEGRATION,
           ...integration,

@@ -13,19 +13,20 @@ import { CustomResourceClient } from '../k8s/custom-resources.js';
 import { HelmApiGateway } from '../k8s/gateway/gateway.js';
 import { KubeEventRecorder } from '../k8s/events.js';
 import { ObjectClient } from '../k8s/objects.js';
-import { RestMapper } from '../k8s/restmapper.js';
+import { RestMapper, type ResourceMapping } from '../k8s/restmapper.js';
 import { apiVersionOf, parseApiVersion, qualifiedKind } from '../util/group-kind.js';
 import { ReleaseStorage } from '../helm/storage.js';
 import type { ConcurrencyGate } from '../runtime/adaptive-gate.js';
 import type { ItemBackoffOptions } from '../runtime/backoff.js';
 import { Controller, type StopOptions } from '../runtime/controller.js';
 import type { CacheReader, Reconciler } from '../runtime/reconcile.js';
-import { RequeueSource } from '../runtime/requeue-source.js';
+import { RequeueSource, type Wakeups } from '../runtime/requeue-source.js';
 import { keepForRollout } from '../reconciler/rollout-members.js';
 import { ControllerSet } from '../runtime/controller-set.js';
 import type { Priority } from '../runtime/workqueue.js';
 import { ownerType } from '../reconciler/ownership.js';
 import type { ReconcilerMetrics } from '../reconciler/ports.js';
+import type { DependentsPort } from '../reconciler/release-objects.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { ControllerMetrics } from '../telemetry/metric-hooks.js';
 import { DependentWatcher, type DependentOwner } from './dependents.js';
@@ -146,11 +147,38 @@ export class Operator {
     // The reconciler's requests for other CRs of the kind (a rollout's next wave, a batch's peers):
     // a source this controller drains while it runs and stops with it (docs/adr/0073).
     const requests = new RequeueSource();
-    const reconciler = (cache: CacheReader): Reconciler => releaseReconciler({
+    const reconciler = (cache: CacheReader): Reconciler => this.reconcilerOf(watch, name, { resource: mapping, cache, wakeups: requests });
+    return new Controller({
+      name,
+      kubeConfig: this.o.kubeConfig,
+      resource: mapping,
+      namespaces: this.o.namespaces,
+      ...(watch.labelSelector === '' ? {} : { labelSelector: watch.labelSelector }),
+      ...this.#concurrency(watch),
+      ...(this.o.maxConcurrentReconcilesPerNamespace === undefined ? {} : { maxConcurrentReconcilesPerNamespace: this.o.maxConcurrentReconcilesPerNamespace }),
+      ...(this.o.gracefulShutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: this.o.gracefulShutdownTimeoutMs }),
+      reconciler,
+      queue: { backoff: retryBackoff(this.o.retryDelays) },
+      sources: [requests],
+      log,
+      ...(this.o.metrics === undefined ? {} : { metrics: this.o.metrics }),
+      // Reconciles GET their CR; the cache serves the batched uninstall's metadata and the rollout gate.
+      cacheTransform: keepForRollout,
+      onObject: this.#valuesSources.indexer(name),
+    });
+  }
+
+  /**
+   * `watch`'s reconciler with every port its controller gives it, on the kind's `resource`, the
+   * controller's `cache` and its request source. The middle test tier (test/support/reconciler-harness.ts) runs it without a
+   * controller; before {@link startGateway} ran, confined and impersonating watches have no helm.
+   */
+  reconcilerOf(watch: Watch, name: string, on: { readonly resource: ResourceMapping; readonly cache: CacheReader; readonly wakeups: Wakeups }): Reconciler {
+    return releaseReconciler({
       watch,
-      cache,
-      wakeups: requests,
-      crs: new CustomResourceClient(this.o.kubeConfig, mapping, FIELD_MANAGER),
+      cache: on.cache,
+      wakeups: on.wakeups,
+      crs: new CustomResourceClient(this.o.kubeConfig, on.resource, FIELD_MANAGER),
       helm: helmPort(this.o.helm, this.#gateway?.server),
       storage: this.#storage,
       events: this.#recorder(name),
@@ -169,24 +197,6 @@ export class Operator {
       ...(this.o.progressDelayMs === undefined ? {} : { progressDelayMs: this.o.progressDelayMs }),
       ...(this.o.fingerprintKey === undefined ? {} : { fingerprintKey: this.o.fingerprintKey }),
       ...(this.o.operatorNamespace === undefined ? {} : { rolloutControl: new RolloutControl(this.o.kubeConfig, this.o.operatorNamespace, watch) }),
-    });
-    return new Controller({
-      name,
-      kubeConfig: this.o.kubeConfig,
-      resource: mapping,
-      namespaces: this.o.namespaces,
-      ...(watch.labelSelector === '' ? {} : { labelSelector: watch.labelSelector }),
-      ...this.#concurrency(watch),
-      ...(this.o.maxConcurrentReconcilesPerNamespace === undefined ? {} : { maxConcurrentReconcilesPerNamespace: this.o.maxConcurrentReconcilesPerNamespace }),
-      ...(this.o.gracefulShutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: this.o.gracefulShutdownTimeoutMs }),
-      reconciler,
-      queue: { backoff: retryBackoff(this.o.retryDelays) },
-      sources: [requests],
-      log,
-      ...(this.o.metrics === undefined ? {} : { metrics: this.o.metrics }),
-      // Reconciles GET their CR; the cache serves the batched uninstall's metadata and the rollout gate.
-      cacheTransform: keepForRollout,
-      onObject: this.#valuesSources.indexer(name),
     });
   }
 
@@ -224,6 +234,13 @@ export class Operator {
   }
 
   async start(watches: readonly Watch[]): Promise<void> {
+    await this.startGateway();
+    await this.manager.start();
+    await this.apply(watches);
+  }
+
+  /** The helm API gateway confined and impersonating watches' helm talks to (docs/adr/0045); {@link stop} closes it. */
+  async startGateway(): Promise<void> {
     const dir = await mkdtemp(path.join(tmpdir(), 'helm-gateway-'));
     const server = await HelmApiGateway.start({
       kubeConfig: this.o.kubeConfig,
@@ -232,8 +249,6 @@ export class Operator {
       log: this.o.log,
     });
     this.#gateway = { server, dir };
-    await this.manager.start();
-    await this.apply(watches);
   }
 
   /** Stops the controllers (see {@link StopOptions}: a graceful shutdown or lost leadership), then the rest. */
@@ -271,6 +286,14 @@ export class Operator {
       this.#recorders.set(controller, recorder);
     }
     return recorder;
+  }
+
+  /**
+   * The dependents' cache every reconciler reads live objects from. The middle test tier waits
+   * until it holds what the API server does before a reconcile, as a controller is woken by its event.
+   */
+  get dependents(): DependentsPort {
+    return this.#dependents;
   }
 
   /** Informers watching dependents (one per kind and watched namespace). */

@@ -20,7 +20,7 @@ import {
 import { inject } from 'vitest';
 import { HelmClient } from '../../src/helm/index.js';
 import { isStatus } from '../../src/k8s/errors.js';
-import { assembleOperator, type LeaderElectionSettings } from '../../src/operator/assemble.js';
+import { assembleOperator, type AssembledOperator, type LeaderElectionSettings } from '../../src/operator/assemble.js';
 import type { Operator } from '../../src/operator/operator.js';
 import type { Condition } from '../../src/reconciler/conditions.js';
 import { makeLogger, type Logger } from '../../src/telemetry/logger.js';
@@ -160,37 +160,53 @@ export interface StartOptions {
 }
 
 /**
+ * The operator as `helm-operator run` builds it from these settings (operator/assemble.ts), not
+ * yet started; `cleanup` removes its watches file. The whole operator ({@link startOperator}) and
+ * the middle tier's reconcilers (reconciler-harness.ts) are both built here.
+ */
+export async function assembleForTest(options: StartOptions): Promise<{ assembled: AssembledOperator; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'operator-test-'));
+  const file = path.join(dir, 'watches.yaml');
+  await writeFile(file, options.watches);
+  const log = options.log ?? makeLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  try {
+    const assembled = await assembleOperator(
+      {
+        watchesFile: file,
+        kubeconfig: inject('kubeconfigPath'),
+        helmBinary: options.helmBin ?? inject('helmBin'),
+        helmTimeoutMs: options.helmTimeoutMs,
+        minRetryDelayMs: options.minRetryDelayMs ?? TEST_RETRY_DELAYS.minRetryDelayMs,
+        maxRetryDelayMs: options.maxRetryDelayMs ?? TEST_RETRY_DELAYS.maxRetryDelayMs,
+        progressDelayMs: options.progressDelayMs,
+        reconcilePeriodMs: options.reconcilePeriodMs ?? 60_000,
+        annotationReconcilePeriodFloorMs: options.annotationPeriodFloorMs,
+        maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
+        selfTuningConcurrency: options.selfTuningConcurrency,
+        maxConcurrentReconcilesPerNamespace: options.maxConcurrentReconcilesPerNamespace,
+        namespaces: options.namespaces ?? [],
+        gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs,
+        defaultServiceAccount: options.defaultServiceAccount,
+        leaderElection: options.leaderElection,
+        fingerprintKey: options.fingerprintKey,
+      },
+      { log, version: 'test', processMetrics: false },
+    );
+    return { assembled, cleanup: () => rm(dir, { recursive: true, force: true }) };
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/**
  * Builds the operator as `helm-operator run` does (operator/assemble.ts: helm's version probe, the
  * clean-up of a killed predecessor's helm, queue metrics, the elector when asked) and runs it with
  * its manager until `stop()`, which shuts down as SIGTERM would.
  */
 export async function startOperator(options: StartOptions): Promise<RunningOperator> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'operator-test-'));
-  const file = path.join(dir, 'watches.yaml');
-  await writeFile(file, options.watches);
-  const log = options.log ?? makeLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const { manager, operator, helm, metrics } = await assembleOperator(
-    {
-      watchesFile: file,
-      kubeconfig: inject('kubeconfigPath'),
-      helmBinary: options.helmBin ?? inject('helmBin'),
-      helmTimeoutMs: options.helmTimeoutMs,
-      minRetryDelayMs: options.minRetryDelayMs ?? TEST_RETRY_DELAYS.minRetryDelayMs,
-      maxRetryDelayMs: options.maxRetryDelayMs ?? TEST_RETRY_DELAYS.maxRetryDelayMs,
-      progressDelayMs: options.progressDelayMs,
-      reconcilePeriodMs: options.reconcilePeriodMs ?? 60_000,
-      annotationReconcilePeriodFloorMs: options.annotationPeriodFloorMs,
-      maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
-      selfTuningConcurrency: options.selfTuningConcurrency,
-      maxConcurrentReconcilesPerNamespace: options.maxConcurrentReconcilesPerNamespace,
-      namespaces: options.namespaces ?? [],
-      gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs,
-      defaultServiceAccount: options.defaultServiceAccount,
-      leaderElection: options.leaderElection,
-      fingerprintKey: options.fingerprintKey,
-    },
-    { log, version: 'test', processMetrics: false },
-  );
+  const { assembled, cleanup } = await assembleForTest(options);
+  const { manager, operator, helm, metrics } = assembled;
   const stopping = new AbortController();
   const running = manager.run(stopping.signal);
   await Promise.race([manager.started, running]);
@@ -201,7 +217,7 @@ export async function startOperator(options: StartOptions): Promise<RunningOpera
     stop: async () => {
       stopping.abort();
       await running;
-      await rm(dir, { recursive: true, force: true });
+      await cleanup();
     },
   };
 }

@@ -1,4 +1,5 @@
 /**
+ * Moved from the operator-level test/integration/operator/gateway.test.ts, reconcile by reconcile.
  * The helm gateway against a hostile tenant: a CR author who controls only the CR's spec, on a
  * chart written the way bitnami's are (`extraDeploy` rendered through `tpl`, a common library, a
  * password kept with `lookup`). Each attack is one the offline pre-flight render cannot see (the
@@ -8,10 +9,11 @@
  */
 import { ApiextensionsV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isStatus } from '../../../src/k8s/errors.js';
-import { VALUES_SOURCE_LABEL } from '../../../src/reconciler/values-from.js';
-import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { CRs, ensureCrd, fixtureChart, startOperator, type CR, type RunningOperator, type TestKind } from '../../support/operator.js';
+import { isStatus } from '../../src/k8s/errors.js';
+import { VALUES_SOURCE_LABEL } from '../../src/reconciler/values-from.js';
+import { createNamespace, testKubeConfig } from '../support/kube.js';
+import { condition, CRs, ensureCrd, fixtureChart, type CR, type TestKind } from '../support/operator.js';
+import { startReconcilers, type ReconcilerHarness } from '../support/reconciler-harness.js';
 
 const EXTRAS = fixtureChart('tenant-lookup');
 const CRDS = fixtureChart('tenant-crds');
@@ -41,7 +43,7 @@ metadata: {name: ${name}}
 data:
   loot: {{ (lookup "v1" "Secret" "${namespace}" "${secret}") | toJson | quote }}`;
 
-describe('the helm gateway against a hostile CR author', () => {
+describe.concurrent('the helm gateway against a hostile CR author', () => {
   const kc = testKubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
@@ -51,7 +53,7 @@ describe('the helm gateway against a hostile CR author', () => {
   const listed = new CRs(kc, LISTED);
   let tenant: Awaited<ReturnType<typeof createNamespace>>;
   let victim: Awaited<ReturnType<typeof createNamespace>>;
-  let op: RunningOperator;
+  let h: ReconcilerHarness;
 
   /** Every string of every ConfigMap and Secret of the tenant's namespace. */
   const tenantReadable = async (): Promise<string> => {
@@ -76,13 +78,16 @@ describe('the helm gateway against a hostile CR author', () => {
       throw err;
     }
   };
-  const withReason = (crs: CRs, name: string, reason: string): Promise<CR> =>
-    waitFor(`${crs.kind.kind} ${name} to report ${reason}`, async () => {
-      const cr = await crs.get(tenant.name, name);
-      if (cr?.status?.conditions?.some((c) => c.reason === reason && c.status === 'True') === true) return cr;
-      // Shown in the timeout's message: what the CR said instead.
-      throw new Error(`conditions: ${JSON.stringify(cr?.status?.conditions ?? [])}`);
-    }, { timeoutMs: 90_000 });
+  /** The CR once its reconciles settle, with condition `reason` True (else its conditions in the failure). */
+  const withReason = async (crs: CRs, name: string, reason: string): Promise<CR> => {
+    const { cr } = await h.reconcileUntilSettled(`${tenant.name}/${name}`, crs.kind);
+    expect(cr?.status?.conditions?.filter((c) => c.status === 'True').map((c) => c.reason)).toContain(reason);
+    return cr as CR;
+  };
+  const deployed = async (crs: CRs, name: string): Promise<void> => {
+    const { cr } = await h.reconcileUntilSettled(`${tenant.name}/${name}`, crs.kind);
+    expect(condition(cr, 'Deployed')?.status).toBe('True');
+  };
 
   beforeAll(async () => {
     await Promise.all([ensureCrd(kc, CONFINED), ensureCrd(kc, CONFINED_CRDS), ensureCrd(kc, AS_SA), ensureCrd(kc, LISTED)]);
@@ -110,10 +115,10 @@ describe('the helm gateway against a hostile CR author', () => {
       watch(LISTED, CONFIGMAP_ONLY, 'allowKinds: [ConfigMap]'),
       '',
     ].join('\n');
-    op = await startOperator({ watches, namespaces: [tenant.name] });
+    h = await startReconcilers({ watches, namespaces: [tenant.name] });
   });
   afterAll(async () => {
-    await op.stop();
+    await h.stop();
     await Promise.all([tenant.remove(), victim.remove()]);
     // Only there if an attack got through (the test then failed): leave no cluster-admin behind.
     for (const name of ['gw-lookup-crb', 'gw-items-crb']) await rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
@@ -137,7 +142,7 @@ describe('the helm gateway against a hostile CR author', () => {
 
   it('refuses an object in another namespace that only an upgrade renders (.Release.IsUpgrade)', async () => {
     await confined.create(tenant.name, 'sleeper', { extraDeploy: [] });
-    await confined.waitForCondition(tenant.name, 'sleeper', { type: 'Deployed', status: 'True' });
+    await deployed(confined, 'sleeper');
     const attack = `{{- if .Release.IsUpgrade }}\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: planted, namespace: ${victim.name}}\ndata: {x: y}\n{{- end }}`;
     await confined.patch(tenant.name, 'sleeper', { spec: { extraDeploy: [attack], greeting: 'v2' } });
     await withReason(confined, 'sleeper', 'NamespaceConfinementViolation');
@@ -153,7 +158,7 @@ describe('the helm gateway against a hostile CR author', () => {
 
   it("lets lookup through tpl read no Secret of another namespace, nor an unlabelled one of the tenant's", async () => {
     await confined.create(tenant.name, 'reader', { extraDeploy: [loot('loot-victim', victim.name, 'db'), loot('loot-internal', tenant.name, 'internal'), loot('loot-shared', tenant.name, 'shared')] });
-    await confined.waitForCondition(tenant.name, 'reader', { type: 'Deployed', status: 'True' });
+    await deployed(confined, 'reader');
     expect((await configMapData('loot-victim'))?.loot).toBe('{}');
     expect((await configMapData('loot-internal'))?.loot).toBe('{}');
     // Opted in with the values-source label: readable, as a values-from reference would be.
@@ -164,14 +169,14 @@ describe('the helm gateway against a hostile CR author', () => {
 
   it("under a ServiceAccount that may read the namespace's Secrets, lookup still reads no unlabelled one", async () => {
     await asSa.create(tenant.name, 'sa-reader', { extraDeploy: [loot('sa-loot-internal', tenant.name, 'internal')] });
-    await asSa.waitForCondition(tenant.name, 'sa-reader', { type: 'Deployed', status: 'True' });
+    await deployed(asSa, 'sa-reader');
     expect((await configMapData('sa-loot-internal'))?.loot).toBe('{}');
     for (const s of spellings(INTERNAL)) expect(await tenantReadable()).not.toContain(s);
   });
 
   it("writes only the kinds the watch's allowKinds lists (helm's own release records aside)", async () => {
     await listed.create(tenant.name, 'plain', {});
-    await listed.waitForCondition(tenant.name, 'plain', { type: 'Deployed', status: 'True' });
+    await deployed(listed, 'plain');
     const attack = 'apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: planted-sa}';
     await listed.create(tenant.name, 'sneaky', { extraDeploy: [attack] });
     const cr = await withReason(listed, 'sneaky', 'KindNotAllowed');
@@ -181,13 +186,13 @@ describe('the helm gateway against a hostile CR author', () => {
 
   it('keeps what charts rely on: a password kept with lookup of its own Secret survives upgrades', async () => {
     await confined.create(tenant.name, 'keeper', { greeting: 'v1' });
-    await confined.waitForCondition(tenant.name, 'keeper', { type: 'Deployed', status: 'True' });
+    await deployed(confined, 'keeper');
     const password = async () => (await core.readNamespacedSecret({ namespace: tenant.name, name: 'keeper-password' })).data?.password;
     const first = await password();
     expect(first).toBeTruthy();
     await confined.patch(tenant.name, 'keeper', { spec: { greeting: 'v2' } });
-    await waitFor('keeper upgraded', async () => (await configMapData('keeper-settings'))?.greeting === 'v2');
-    await confined.waitForCondition(tenant.name, 'keeper', { type: 'Deployed', status: 'True' });
+    await deployed(confined, 'keeper');
+    expect((await configMapData('keeper-settings'))?.greeting).toBe('v2');
     expect(await password()).toBe(first);
   });
 });
