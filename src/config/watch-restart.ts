@@ -40,6 +40,8 @@ export const WATCH_FIELD_CHANGES: Readonly<Record<keyof Watch, OnWatchChange>> =
   allowDriftIgnoreAnnotation: 'restart',
   conflictPolicy: 'restart',
   crds: 'restart',
+  approval: 'restart',
+  approvedBy: 'restart',
   // Where the entry sits in the file: moving it, or editing the lines above, changes nothing.
   source: 'ignore',
 };

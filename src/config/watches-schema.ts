@@ -24,6 +24,8 @@ export const FIELDS = [
   'allowDriftIgnoreAnnotation',
   'conflictPolicy',
   'crds',
+  'approval',
+  'approvedBy',
 ] as const;
 export type FieldName = (typeof FIELDS)[number];
 

@@ -18,6 +18,7 @@ import { readOverrideValues } from './override-values.js';
 import { labelSelectorToString } from './selector.js';
 import { readRollout } from './rollout-policy.js';
 import { readDryRun, readTenancy } from './tenancy-fields.js';
+import { readApproval } from './approval-fields.js';
 import type { Watch } from './watch.js';
 import { collectFields, readBoolean, readConflictPolicy, readCrdPolicy, readDriftIgnore, readGroup, readKind, readMaxConcurrent, readReconcilePeriod, readSelector, readString, readValuePaths, readVersion } from './watch-fields.js';
 import { addProblem, byPosition, entryProblem, fail, gvkString, posLine, quote, WatchesError, yamlProblems, type EntryContext, type ParseContext } from './watches-problems.js';
@@ -72,6 +73,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
   const driftIgnore = readDriftIgnore(ctx, fields);
   const conflictPolicy = readConflictPolicy(ctx, fields);
   const crds = readCrdPolicy(ctx, fields);
+  const approval = readApproval(ctx, fields);
   // Optional fields are left out rather than set to undefined, so `'selector' in watch` means something.
   const rest = {
     watchDependentResources: readBoolean(ctx, fields, 'watchDependentResources', true),
@@ -90,6 +92,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
     ...(readBoolean(ctx, fields, 'allowDriftIgnoreAnnotation', false) ? { allowDriftIgnoreAnnotation: true } : {}),
     ...(conflictPolicy === undefined ? {} : { conflictPolicy }),
     ...(crds === undefined ? {} : { crds }),
+    ...approval,
   };
   return { index, line: posLine(pc, node), node, ctx, group, version, kind, chartPath: chartPath === '' ? undefined : chartPath, rest };
 }

@@ -18,6 +18,10 @@ export const ConditionType = {
   Reconciling: 'Reconciling',
   /** Ours: a fleet change (a new chart) waits for its wave, was halted, or failed on this CR (docs/rollouts.md). */
   Rollout: 'Rollout',
+  /** Ours: an upgrade's plan was made (docs/adr/0083): True while it waits for approval. */
+  Planned: 'Planned',
+  /** Ours: whether the plan of the pending upgrade is approved; False names the digest that waits. */
+  Approved: 'Approved',
 } as const;
 export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
 
@@ -66,6 +70,13 @@ export const Reason = {
   RolloutPaused: 'RolloutPaused',
   RolloutHalted: 'RolloutHalted',
   RolloutFailed: 'RolloutFailed',
+  // plan approval (docs/adr/0083)
+  PlanAwaitingApproval: 'PlanAwaitingApproval',
+  PlanApplied: 'PlanApplied',
+  PlanApproved: 'PlanApproved',
+  ApprovalNotRequired: 'ApprovalNotRequired',
+  /** An approval names another digest than the plan's: refused, the plan waits for its own. */
+  PlanApprovalStale: 'PlanApprovalStale',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 

@@ -15,7 +15,7 @@ import { renderedBody, type InventoryEntry, type ManifestObject } from './invent
 import { createdOwnershipPatch, ownershipPatch } from './ownership.js';
 import type { CrEvent } from './outcome.js';
 import type { ReleaseObjectsPort } from './ports.js';
-import type { DesiredObject, DriftReport, RepairPolicy, SeenObjects, Subject } from './release-object-types.js';
+import type { DesiredObject, DriftReport, DryRunApply, RepairPolicy, SeenObjects, Subject } from './release-object-types.js';
 import { objectReadiness, summarizeReadiness, type ObjectReadiness, type ReadinessSummary } from './readiness.js';
 
 /** helm's field manager: drift repairs apply the chart's fields as helm itself would. */
@@ -168,13 +168,30 @@ export class ReleaseObjects implements ReleaseObjectsPort {
   }
 
   async applyConflicts(s: Subject, body: KubernetesObject): Promise<FieldConflict[]> {
+    // Anything else the apply would be refused for (a kind not served yet, an invalid field) is
+    // helm's to report, in its own words.
+    return [...(await this.dryRunApply(s, body, { after: false })).conflicts];
+  }
+
+  async dryRunApply(s: Subject, body: KubernetesObject, how: { readonly after: boolean }): Promise<DryRunApply> {
+    const writer = this.o.objects.as(s.identity);
     try {
-      await this.o.objects.as(s.identity).apply(body, { fieldManager: HELM_FIELD_MANAGER, force: false, dryRun: true });
-      return [];
+      return { kind: 'applied', after: await writer.apply(body, { fieldManager: HELM_FIELD_MANAGER, force: false, dryRun: true }), conflicts: [] };
     } catch (err) {
-      // Anything else the apply would be refused for (a kind not served yet, an invalid field) is
-      // helm's to report, in its own words.
-      return fieldConflicts(err).filter((c) => !RELEASE_FIELD_MANAGERS.includes(c.manager));
+      const all = fieldConflicts(err);
+      if (all.length === 0) {
+        if (!isStatus(err, 400) && !isStatus(err, 403) && !isStatus(err, 404) && !isStatus(err, 409) && !isStatus(err, 422)) throw err;
+        return { kind: 'refused', message: describeError(err), conflicts: [] };
+      }
+      const conflicts = all.filter((c) => !RELEASE_FIELD_MANAGERS.includes(c.manager));
+      if (!how.after) return { kind: 'refused', message: describeError(err), conflicts };
+      // What the upgrade would leave once it took those fields (`conflictPolicy: force`): the forced dry run's answer.
+      try {
+        return { kind: 'applied', after: await writer.apply(body, { fieldManager: HELM_FIELD_MANAGER, force: true, dryRun: true }), conflicts };
+      } catch (forced) {
+        if (!isStatus(forced, 400) && !isStatus(forced, 403) && !isStatus(forced, 422)) throw forced;
+        return { kind: 'refused', message: describeError(forced), conflicts };
+      }
     }
   }
 
@@ -352,7 +369,7 @@ function describeEntry(e: InventoryEntry): string {
  * an apply as helm's field manager would remove it, and helm would no longer recognise the object.
  * `body` is a fresh copy (renderedBody), completed in place.
  */
-function asHelmApplies(body: Record<string, unknown>, namespace: string, release: { readonly namespace: string; readonly name: string }): KubernetesObject {
+export function asHelmApplies(body: Record<string, unknown>, namespace: string, release: { readonly namespace: string; readonly name: string }): KubernetesObject {
   const obj = body as KubernetesObject;
   const meta = (obj.metadata ??= {});
   if (namespace !== '') meta.namespace = namespace;

@@ -5,6 +5,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { removeCondition, setCondition, type Condition, type ConditionInput } from './conditions.js';
 import type { InventoryEntry } from './inventory.js';
+import { readPlanStatus, type PlanStatus } from './plan-status.js';
 import { isPlainObject } from '../util/plain-object.js';
 
 export interface DeployedRelease {
@@ -81,10 +82,12 @@ export interface HelmStatus {
   inventory?: InventoryEntry[];
   observedGeneration?: number;
   rollout?: RolloutStatus;
+  /** The last upgrade plan (docs/adr/0083). */
+  plan?: PlanStatus;
 }
 
 /** The fields of status this operator writes (a typed CRD must declare each of them). */
-export const OWNED_KEYS = ['conditions', 'deployedRelease', 'inventory', 'observedGeneration', 'failedAttempts', 'driftRepairFailures', 'rollout', 'driftFights'] as const;
+export const OWNED_KEYS = ['conditions', 'deployedRelease', 'inventory', 'observedGeneration', 'failedAttempts', 'driftRepairFailures', 'rollout', 'driftFights', 'plan'] as const;
 
 /** Pure: the owned fields of a CR's status as found on the server, tolerating anything malformed. */
 export function readStatus(raw: unknown): HelmStatus {
@@ -104,6 +107,8 @@ export function readStatus(raw: unknown): HelmStatus {
   if (rollout !== undefined) status.rollout = rollout;
   const fights = readDriftFights(s.driftFights);
   if (fights !== undefined) status.driftFights = fights;
+  const plan = readPlanStatus(s.plan);
+  if (plan !== undefined) status.plan = plan;
   return status;
 }
 
@@ -170,6 +175,7 @@ export type StatusEdit =
   | { readonly failedAttempts: FailedAttempts | undefined }
   | { readonly driftRepairFailures: DriftRepairFailures | undefined }
   | { readonly driftFights: DriftFights | undefined }
+  | { readonly plan: PlanStatus }
   /** undefined: left as it is (a CR read without a generation). */
   | { readonly observedGeneration: number | undefined };
 
@@ -221,6 +227,7 @@ export class StatusDraft {
       else if ('remove' in e) this.removeCondition(e.remove);
       else if ('release' in e) this.setRelease(e.release, e.inventory);
       else if ('observedGeneration' in e) this.setObservedGeneration(e.observedGeneration);
+      else if ('plan' in e) this.#next.plan = e.plan;
       else if ('failedAttempts' in e) {
         if (e.failedAttempts === undefined) delete this.#next.failedAttempts;
         else this.#next.failedAttempts = e.failedAttempts;

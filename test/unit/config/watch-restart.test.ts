@@ -37,6 +37,8 @@ const EVERY_KEY: Record<FieldName, string> = {
   allowDriftIgnoreAnnotation: 'true',
   conflictPolicy: 'fail',
   crds: 'CreateReplace',
+  approval: 'risky',
+  approvedBy: 'cr',
 };
 
 describe('WATCH_FIELD_CHANGES', () => {
@@ -95,6 +97,8 @@ const RUNNING: Required<Watch> = {
   allowDriftIgnoreAnnotation: false,
   conflictPolicy: 'force',
   crds: 'Create',
+  approval: 'risky',
+  approvedBy: 'cr',
   source: { file: 'watches.yaml', index: 0, line: 1 },
 };
 const OTHER: Required<Watch> = {
@@ -121,6 +125,8 @@ const OTHER: Required<Watch> = {
   allowDriftIgnoreAnnotation: true,
   conflictPolicy: 'fail',
   crds: 'CreateReplace',
+  approval: 'always',
+  approvedBy: 'platform',
   source: { file: 'watches.yaml', index: 3, line: 12 },
 };
 
