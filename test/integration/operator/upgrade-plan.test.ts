@@ -3,8 +3,9 @@
  * control plane with real helm 4. A CR's reconciles are counted while the others of its kind are
  * in sync (they reconcile again only at the 60 s period).
  */
-import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppsV1Api, CoreV1Api, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
+import { planCommand } from '../../../src/cli/plan.js';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
 import { PlanApprovals } from '../../../src/operator/plan-store.js';
 import type { PlanStatus } from '../../../src/reconciler/plan-status.js';
@@ -38,6 +39,14 @@ describe('upgrade plans and their approval', () => {
   let ns: Awaited<ReturnType<typeof createNamespace>>;
   let opNs: Awaited<ReturnType<typeof createNamespace>>;
   let op: RunningOperator;
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  const kubeconfig = inject('kubeconfigPath');
+  /** The test's kubeconfig, acting as `user`. */
+  const actingAs = (user: string): KubeConfig => {
+    const as = new KubeConfig();
+    as.loadFromOptions({ clusters: kc.clusters, contexts: kc.contexts, currentContext: kc.currentContext, users: kc.users.map((u) => ({ ...u, impersonateUser: user })) });
+    return as;
+  };
 
   const history = async (release: string): Promise<number[]> => (JSON.parse(await helmByHand('history', release, '-n', ns.name, '-o', 'json')) as { revision: number }[]).map((r) => r.revision);
   const greetingOf = async (release: string): Promise<string | undefined> => (await core.readNamespacedConfigMap({ namespace: ns.name, name: `${release}-settings` })).data?.greeting;
@@ -166,15 +175,73 @@ describe('upgrade plans and their approval', () => {
     expect(await helmExecutionsSince(op, since)).toBe(0);
     expect(await history('plat')).toStrictEqual([1]);
 
-    // A stale platform approval is refused, the right one applies exactly that plan.
+    // Under RBAC the CR's author, who may edit it, may not write the platform's approval.
+    const author = `plan-author-${ns.name}`;
+    await rbac.createNamespacedRole({ namespace: ns.name, body: { metadata: { name: 'cr-author' }, rules: [{ apiGroups: [PLATFORM.group], resources: [PLATFORM.plural], verbs: ['get', 'list', 'watch', 'update', 'patch'] }] } });
+    await rbac.createNamespacedRoleBinding({ namespace: ns.name, body: { metadata: { name: 'cr-author' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'cr-author' }, subjects: [{ kind: 'User', name: author, apiGroup: 'rbac.authorization.k8s.io' }] } });
+    const asAuthor = new CRs(actingAs(author), PLATFORM);
+    await asAuthor.patch(ns.name, 'plat', { metadata: { annotations: { [APPROVE]: held.digest, again: 'yes' } } });
+    await expect(new PlanApprovals(actingAs(author), opNs.name, PLATFORM).approve(ns.name, 'plat', held.digest)).rejects.toSatisfy((err: unknown) => isStatus(err, 403));
+    expect(await history('plat')).toStrictEqual([1]);
+
+    // A stale platform approval is refused, the right one (plan approve) applies exactly that plan.
     const approvals = new PlanApprovals(kc, opNs.name, PLATFORM);
     await approvals.approve(ns.name, 'plat', 'sha256:1111');
     await crs.waitForCondition(ns.name, 'plat', { type: 'Approved', status: 'False', reason: 'PlanApprovalStale' });
     expect(await history('plat')).toStrictEqual([1]);
-    await approvals.approve(ns.name, 'plat', held.digest);
+    const approve = { verb: 'approve' as const, target: `${PLATFORM.kind}.${PLATFORM.group}/plat`, namespace: ns.name, kubeconfig, operatorNamespace: opNs.name };
+    await expect(planCommand({ ...approve, digest: 'sha256:1111' })).rejects.toThrow(`it is ${held.digest}`);
+    expect(await planCommand({ ...approve, digest: held.digest })).toBe(`plan ${held.digest} of Platform ${ns.name}/plat approved`);
     const cr = await deployedRevision(crs, 'plat', 2);
     expect(planOf(cr)).toMatchObject({ digest: held.digest, state: 'Applied' });
     expect(await serviceOf('plat')).toBe(false);
+  });
+
+  it('a field another manager owns is flagged as a conflict, with the value the upgrade would take back', async () => {
+    const crs = new CRs(kc, RISKY);
+    await installed(crs, 'taken', { greeting: 'one' });
+    // `kubectl scale`: the scale subresource, as its own field manager.
+    await apps.patchNamespacedDeploymentScale({ namespace: ns.name, name: 'taken-app', body: { spec: { replicas: 3 } }, fieldManager: 'kubectl-scale' }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await crs.patch(ns.name, 'taken', { spec: { greeting: 'two' } });
+    const held = await heldPlan(crs, 'taken');
+    expect(held.risks).toStrictEqual(['conflict']);
+    const deployment = (await storedPlan(RISKY, 'taken')).objects.find((o) => o.kind === 'Deployment');
+    expect(deployment).toStrictEqual({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      namespace: ns.name,
+      name: 'taken-app',
+      action: 'change',
+      fields: [{ path: '.spec.replicas', before: 3, after: 1 }],
+      conflicts: [{ field: '.spec.replicas', manager: 'kubectl-scale' }],
+    });
+    expect((await apps.readNamespacedDeployment({ namespace: ns.name, name: 'taken-app' })).spec?.replicas).toBe(3);
+  });
+
+  it('plan show prints the pending plan as a diff, and refuses a plan ConfigMap rewritten by hand', async () => {
+    const crs = new CRs(kc, ALWAYS);
+    await installed(crs, 'shown', { greeting: 'one', service: { enabled: true } });
+    await crs.patch(ns.name, 'shown', { spec: { greeting: 'two', service: { enabled: false } } });
+    const held = await heldPlan(crs, 'shown');
+    const text = await planCommand({ verb: 'show', target: 'always/shown', namespace: ns.name, kubeconfig });
+    expect(text.split('\n')).toStrictEqual([
+      `plan ${held.digest} of Always ${ns.name}/shown (waits for approval)`,
+      'upgrade of release shown from revision 1 to chart upgrade-plan 0.1.0: 1 to change, 1 to delete, 1 hooks; risky: delete',
+      '',
+      `~ ConfigMap ${ns.name}/shown-settings`,
+      '    .data.greeting: "one" -> "two"',
+      `- Service ${ns.name}/shown-svc`,
+      'hook ConfigMap shown-pre-upgrade runs (pre-upgrade)',
+    ]);
+    // Red team: who may write ConfigMaps in the namespace rewrites the plan to hide the deletion.
+    const name = held.configMap;
+    const forged = { ...(await storedPlan(ALWAYS, 'shown')), objects: [] };
+    await core.patchNamespacedConfigMap({ namespace: ns.name, name, body: { data: { 'plan.json': JSON.stringify(forged) } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await expect(planCommand({ verb: 'show', target: 'always/shown', namespace: ns.name, kubeconfig })).rejects.toThrow(/is not the plan .* the CR's status names/);
+    // And the operator never reads it back: the approval of the real digest applies the real plan, the deletion included.
+    await crs.patch(ns.name, 'shown', { metadata: { annotations: { [APPROVE]: held.digest } } });
+    await deployedRevision(crs, 'shown', 2);
+    expect(await serviceOf('shown')).toBe(false);
   });
 
   it('a CR in sync makes no plan and runs no helm', async () => {
