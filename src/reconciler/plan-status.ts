@@ -21,13 +21,19 @@ export interface PlanStatus {
 
 const COUNTS = ['create', 'change', 'delete', 'refuse', 'conflicts', 'hooks', 'crds'] as const;
 
+type Shaped = Record<string, unknown> & Pick<PlanStatus, 'digest' | 'fingerprint' | 'fromRevision' | 'chartVersion' | 'configMap' | 'state'> & { counts: Record<string, unknown> };
+
+function isPlanShaped(raw: unknown): raw is Shaped {
+  if (!isPlainObject(raw)) return false;
+  const strings = ['digest', 'fingerprint', 'chartVersion', 'configMap'].every((k) => typeof raw[k] === 'string');
+  const { counts, state } = raw;
+  return strings && typeof raw.fromRevision === 'number' && (state === 'AwaitingApproval' || state === 'Applied') && isPlainObject(counts) && COUNTS.every((k) => typeof counts[k] === 'number');
+}
+
 /** Pure: `status.plan` as read back; undefined when it is not one (hand-written or from another version). */
 export function readPlanStatus(raw: unknown): PlanStatus | undefined {
-  if (!isPlainObject(raw)) return undefined;
+  if (!isPlanShaped(raw)) return undefined;
   const { digest, fingerprint, fromRevision, chartVersion, counts, risks, state, configMap, generation } = raw;
-  if (typeof digest !== 'string' || typeof fingerprint !== 'string' || typeof fromRevision !== 'number' || typeof chartVersion !== 'string' || typeof configMap !== 'string') return undefined;
-  if (state !== 'AwaitingApproval' && state !== 'Applied') return undefined;
-  if (!isPlainObject(counts) || !COUNTS.every((k) => typeof counts[k] === 'number')) return undefined;
   const readRisks = Array.isArray(risks) ? risks.filter((r): r is Risk => (RISKS as readonly unknown[]).includes(r)) : [];
   return {
     digest,

@@ -18,6 +18,9 @@ import type { ReleaseObjectsPort } from './ports.js';
 import type { DesiredObject, DriftReport, DryRunApply, RepairPolicy, SeenObjects, Subject } from './release-object-types.js';
 import { objectReadiness, summarizeReadiness, type ObjectReadiness, type ReadinessSummary } from './readiness.js';
 
+/** The API server's answers about an applied object itself (invalid, forbidden, not served, conflicting, immutable), not about reaching it. */
+const isRefusal = (err: unknown): boolean => [400, 403, 404, 409, 422].some((code) => isStatus(err, code));
+
 /** helm's field manager: drift repairs apply the chart's fields as helm itself would. */
 export const HELM_FIELD_MANAGER = 'helm';
 /** What helm writes on every object of a release to recognise it as the release's. */
@@ -180,7 +183,7 @@ export class ReleaseObjects implements ReleaseObjectsPort {
     } catch (err) {
       const all = fieldConflicts(err);
       if (all.length === 0) {
-        if (!isStatus(err, 400) && !isStatus(err, 403) && !isStatus(err, 404) && !isStatus(err, 409) && !isStatus(err, 422)) throw err;
+        if (!isRefusal(err)) throw err;
         return { kind: 'refused', message: describeError(err), conflicts: [] };
       }
       const conflicts = all.filter((c) => !RELEASE_FIELD_MANAGERS.includes(c.manager));
@@ -189,7 +192,7 @@ export class ReleaseObjects implements ReleaseObjectsPort {
       try {
         return { kind: 'applied', after: await writer.apply(body, { fieldManager: HELM_FIELD_MANAGER, force: true, dryRun: true }), conflicts };
       } catch (forced) {
-        if (!isStatus(forced, 400) && !isStatus(forced, 403) && !isStatus(forced, 422)) throw forced;
+        if (!isRefusal(forced)) throw forced;
         return { kind: 'refused', message: describeError(forced), conflicts };
       }
     }

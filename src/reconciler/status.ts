@@ -101,15 +101,13 @@ export function readStatus(raw: unknown): HelmStatus {
   if (isPlainObject(f) && typeof f.fingerprint === 'string' && typeof f.count === 'number') {
     status.failedAttempts = { fingerprint: f.fingerprint, count: f.count };
   }
-  const drift = readDriftRepairFailures(s.driftRepairFailures);
-  if (drift !== undefined) status.driftRepairFailures = drift;
-  const rollout = readRolloutStatus(s.rollout);
-  if (rollout !== undefined) status.rollout = rollout;
-  const fights = readDriftFights(s.driftFights);
-  if (fights !== undefined) status.driftFights = fights;
-  const plan = readPlanStatus(s.plan);
-  if (plan !== undefined) status.plan = plan;
-  return status;
+  return { ...status, ...readRecords(s) };
+}
+
+/** The records status keeps, each left out when absent or malformed. */
+function readRecords(s: Record<string, unknown>): Pick<HelmStatus, 'driftRepairFailures' | 'rollout' | 'driftFights' | 'plan'> {
+  const records = { driftRepairFailures: readDriftRepairFailures(s.driftRepairFailures), rollout: readRolloutStatus(s.rollout), driftFights: readDriftFights(s.driftFights), plan: readPlanStatus(s.plan) };
+  return Object.fromEntries(Object.entries(records).filter(([, v]) => v !== undefined));
 }
 
 /** Pure: the rollout fields of a status as found on the server (also read from the controller's cache). */
@@ -228,15 +226,20 @@ export class StatusDraft {
       else if ('release' in e) this.setRelease(e.release, e.inventory);
       else if ('observedGeneration' in e) this.setObservedGeneration(e.observedGeneration);
       else if ('plan' in e) this.#next.plan = e.plan;
-      else if ('failedAttempts' in e) {
-        if (e.failedAttempts === undefined) delete this.#next.failedAttempts;
-        else this.#next.failedAttempts = e.failedAttempts;
-      } else if ('driftRepairFailures' in e) {
-        if (e.driftRepairFailures === undefined) delete this.#next.driftRepairFailures;
-        else this.#next.driftRepairFailures = e.driftRepairFailures;
-      } else if (e.driftFights === undefined || e.driftFights.fields.length === 0) delete this.#next.driftFights;
-      else this.#next.driftFights = e.driftFights;
+      else this.#applyRecord(e);
     }
+  }
+
+  /** An edit of a record status keeps (undefined removes it). */
+  #applyRecord(e: Extract<StatusEdit, { failedAttempts: unknown } | { driftRepairFailures: unknown } | { driftFights: unknown }>): void {
+    if ('failedAttempts' in e) {
+      if (e.failedAttempts === undefined) delete this.#next.failedAttempts;
+      else this.#next.failedAttempts = e.failedAttempts;
+    } else if ('driftRepairFailures' in e) {
+      if (e.driftRepairFailures === undefined) delete this.#next.driftRepairFailures;
+      else this.#next.driftRepairFailures = e.driftRepairFailures;
+    } else if (e.driftFights === undefined || e.driftFights.fields.length === 0) delete this.#next.driftFights;
+    else this.#next.driftFights = e.driftFights;
   }
 
   /**

@@ -208,15 +208,23 @@ export function planCounts(plan: PlanBody): PlanCounts {
   return { create: count('create'), change: count('change'), delete: count('delete'), refuse: count('refuse'), conflicts, hooks: plan.hooks.length, crds: plan.crds.length };
 }
 
+function objectRisks(o: PlanObject): Risk[] {
+  const conflict: Risk[] = 'conflicts' in o && (o.conflicts?.length ?? 0) > 0 ? ['conflict'] : [];
+  switch (o.action) {
+    case 'delete':
+      return o.kept === true ? [] : ['delete'];
+    case 'refuse':
+      return [...(o.recreate ? (['recreate'] as const) : []), ...conflict];
+    case 'change':
+      return [...(o.volumeTemplates === true ? (['volumeTemplates'] as const) : []), ...conflict];
+    case 'create':
+      return [];
+  }
+}
+
 /** Pure: the risks `approval: risky` holds a plan for. */
 export function planRisks(plan: PlanBody): Risk[] {
-  const risks = new Set<Risk>();
-  for (const o of plan.objects) {
-    if (o.action === 'delete' && o.kept !== true) risks.add('delete');
-    if (o.action === 'refuse' && o.recreate) risks.add('recreate');
-    if ('conflicts' in o && (o.conflicts?.length ?? 0) > 0) risks.add('conflict');
-    if (o.action === 'change' && o.volumeTemplates === true) risks.add('volumeTemplates');
-  }
+  const risks = new Set<Risk>(plan.objects.flatMap(objectRisks));
   if (plan.crds.length > 0) risks.add('crd');
   return RISKS.filter((r) => risks.has(r));
 }

@@ -7,7 +7,6 @@
  * the object would become, the fields it would take from other managers, or its refusal. Nothing
  * is written: one helm process, and per object one GET and one or two dry-run PATCHes.
  */
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { planChartCrds } from '../chart-crds.js';
 import { inventoryOf, parseManifest, renderedBody, type ManifestObject } from '../inventory.js';
 import { redactedDeep } from '../redaction.js';
@@ -62,7 +61,7 @@ async function asUpgradeApplies(ctx: ActionContext, manifest: string): Promise<s
 async function planObject(ctx: ActionContext, ref: PlanRef, o: ManifestObject, redact: <T>(v: T) => T): Promise<PlanObject | undefined> {
   const body = asHelmApplies(renderedBody(o), ref.namespace, { namespace: ctx.namespace, name: ctx.name });
   const live = await ctx.objects.current(ref);
-  const answer = await ctx.objects.dryRunApply(subjectOf(ctx), body as KubernetesObject, { after: true });
+  const answer = await ctx.objects.dryRunApply(subjectOf(ctx), body, { after: true });
   return classifyObject(ref, live, answer, redact);
 }
 
