@@ -9,8 +9,11 @@
 import type { Outcome } from '../outcome.js';
 import { APPROVE_PLAN_ANNOTATION, approvalVerdict, approveHint, planConfigMapName, planStatus, stillHeld } from '../plan-approval.js';
 import type { PlanStatus } from '../plan-status.js';
+import type { PlansPort } from '../ports.js';
 import type { ReleaseRecord } from '../state.js';
-import { ownerOf, type ActionContext, type Desired } from './context.js';
+import { Reason } from '../conditions.js';
+import type { UpgradePlan } from '../upgrade-plan.js';
+import { failureOf, ownerOf, type ActionContext, type Desired } from './context.js';
 import { planUpgrade } from './plan-upgrade.js';
 
 /** How often a CR held for a platform approval looks for it (one cached read of a Lease, no helm). */
@@ -22,12 +25,12 @@ export async function plannedUpgrade(ctx: ActionContext, desired: Desired, from:
   const plans = ctx.plans;
   // `never`: today's behaviour, and its cost: no plan.
   if (mode === 'never' || plans === undefined) return upgrade();
-  const approvedBy = ctx.watch.approvedBy ?? 'platform';
-  // Where the platform approves, the CR's annotation is not read at all: its author cannot approve.
-  const approved = approvedBy === 'cr' ? ctx.annotations.approvePlan?.trim() : await plans.platformApproval(ctx.namespace, ctx.name);
+  const approved = await approvalOf(ctx, plans);
   const prior = stillHeld(ctx.status.plan, { fingerprint: desired.keyedFingerprint, fromRevision: from.revision });
   if (prior !== undefined && approved !== prior.digest) return held(ctx, prior, { approved, isNew: false });
-  const plan = await planUpgrade(ctx, desired, from);
+  const plan = await planUpgrade(ctx, desired, from).catch((err: unknown) => err);
+  // What the render or a dry run fails on, the upgrade would fail on too: reported and counted as its failure.
+  if (!isPlan(plan)) return failureOf(ctx, plan, { reason: Reason.UpgradeError, event: 'UpgradeFailed', counts: desired });
   const configMap = planConfigMapName(ctx.watch.kind, ctx.name);
   const at = { generation: ctx.generation, fingerprint: desired.keyedFingerprint, configMap };
   const verdict = approvalVerdict(mode, plan, approved);
@@ -35,6 +38,13 @@ export async function plannedUpgrade(ctx: ActionContext, desired: Desired, from:
   if (verdict.kind === 'hold') return held(ctx, planStatus(plan, at, 'AwaitingApproval'), { approved, isNew: prior?.digest !== plan.digest });
   const outcome = await upgrade();
   return outcome.kind === 'upgraded' ? { ...outcome, plan: { status: planStatus(plan, at, 'Applied'), why: verdict.why } } : outcome;
+}
+
+const isPlan = (v: unknown): v is UpgradePlan => typeof v === 'object' && v !== null && 'digest' in v && 'objects' in v;
+
+/** The digest approved for the CR. Where the platform approves, the CR's annotation is not read at all: its author cannot approve. */
+function approvalOf(ctx: ActionContext, plans: PlansPort): Promise<string | undefined> {
+  return (ctx.watch.approvedBy ?? 'platform') === 'cr' ? Promise.resolve(ctx.annotations.approvePlan?.trim()) : plans.platformApproval(ctx.namespace, ctx.name);
 }
 
 function held(ctx: ActionContext, plan: PlanStatus, how: { approved: string | undefined; isNew: boolean }): Outcome {
