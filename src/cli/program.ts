@@ -11,6 +11,7 @@ import { defineRunCommand } from './flags.js';
 import { defineCleanupCommand, defineOlmCommand, defineRunBundleCommand, defineRunBundleUpgradeCommand } from './olm.js';
 import { defineCreateCommand, defineInitCommand } from './scaffold.js';
 import { defineRolloutCommand, RolloutError } from './rollout.js';
+import { definePlanCommand } from './plan.js';
 import { run, StartupError } from './run.js';
 import { VERSION } from './version.js';
 
@@ -76,6 +77,7 @@ async function main(argv: readonly string[]): Promise<void> {
   );
   program.addCommand(defineCleanupCommand(async (f) => { print(await (await olm()).cleanupCommand(f)); }));
   program.addCommand(defineRolloutCommand(async (f) => { print(await (await import('./rollout.js')).rolloutCommand(f)); }));
+  program.addCommand(definePlanCommand(async (f) => { print(await (await import('./plan.js')).planCommand(f)); }));
   program.command('version').description('Print the version').action(() => {
     process.stdout.write(`helm-operator ${VERSION}\n`);
   });

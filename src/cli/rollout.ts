@@ -52,7 +52,7 @@ export function defineRolloutCommand(action: (f: RolloutFlags) => Promise<void>)
     .action((verb: RolloutVerb, o: Raw) => action({ verb, ...o }));
 }
 
-interface KindRef {
+export interface KindRef {
   readonly kind: string;
   readonly group: string;
   readonly version: string;
@@ -83,18 +83,20 @@ export async function rolloutCommand(f: RolloutFlags): Promise<string> {
   }
 }
 
-async function findKind(kc: KubeConfig, spec: string): Promise<KindRef> {
+/** The CRD of `Kind` or `Kind.group` (also its lowercase singular or plural, as kubectl takes them). */
+export async function findKind(kc: KubeConfig, spec: string): Promise<KindRef> {
   const dot = spec.indexOf('.');
   const kind = dot < 0 ? spec : spec.slice(0, dot);
   const group = dot < 0 ? undefined : spec.slice(dot + 1);
   const path = resourcePath({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' });
   const crds = ((await kc.makeApiClient(RawClient).request(HttpMethod.GET, path)) as { items: V1CustomResourceDefinition[] }).items;
-  const found = crds.filter((c) => c.spec.names.kind === kind && (group === undefined || c.spec.group === group));
+  const named = (c: V1CustomResourceDefinition): boolean => [c.spec.names.kind, c.spec.names.singular, c.spec.names.plural].includes(kind) || c.spec.names.kind.toLowerCase() === kind;
+  const found = crds.filter((c) => named(c) && (group === undefined || c.spec.group === group));
   if (found.length === 0) throw new RolloutError(`no CustomResourceDefinition of kind ${spec} in the cluster`);
   if (found.length > 1) throw new RolloutError(`kind ${kind} is served by ${found.map((c) => c.spec.group).join(', ')}: say which with --kind ${kind}.<group>`);
   const crd = found[0] as V1CustomResourceDefinition;
   const version = crd.spec.versions.find((v) => v.storage)?.name ?? crd.spec.versions[0]?.name ?? '';
-  return { kind, group: crd.spec.group, version, plural: crd.spec.names.plural };
+  return { kind: crd.spec.names.kind, group: crd.spec.group, version, plural: crd.spec.names.plural };
 }
 
 async function listCRs(kc: KubeConfig, ref: KindRef, namespace: string | undefined): Promise<Listed[]> {

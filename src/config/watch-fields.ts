@@ -95,7 +95,7 @@ export function readBoolean(ctx: EntryContext, fields: FieldNodes, field: FieldN
 }
 
 /** A field that takes one of `choices`; undefined when absent (the watch's default applies) or wrong (reported with `expected`). */
-function readChoice<T extends string>(ctx: EntryContext, fields: FieldNodes, field: FieldName, o: { readonly choices: readonly T[]; readonly expected: string }): T | undefined {
+export function readChoice<T extends string>(ctx: EntryContext, fields: FieldNodes, field: FieldName, o: { readonly choices: readonly T[]; readonly expected: string }): T | undefined {
   const node = fields[field];
   if (isEmpty(node)) return undefined;
   const value = scalarValue(node);

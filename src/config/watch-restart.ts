@@ -42,6 +42,8 @@ export const WATCH_FIELD_CHANGES: Readonly<Record<keyof Watch, OnWatchChange>> =
   crds: 'restart',
   healthChecks: 'restart',
   test: 'restart',
+  approval: 'restart',
+  approvedBy: 'restart',
   // Where the entry sits in the file: moving it, or editing the lines above, changes nothing.
   source: 'ignore',
 };

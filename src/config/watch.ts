@@ -14,6 +14,13 @@ export const CONFLICT_POLICIES: readonly ConflictPolicy[] = ['force', 'fail'];
 export type CrdPolicy = 'Skip' | 'Create' | 'CreateReplace';
 export const CRD_POLICIES: readonly CrdPolicy[] = ['Skip', 'Create', 'CreateReplace'];
 
+/** See `Watch.approval` (docs/adr/0083). */
+export type ApprovalMode = 'never' | 'risky' | 'always';
+export const APPROVAL_MODES: readonly ApprovalMode[] = ['never', 'risky', 'always'];
+/** See `Watch.approvedBy`. */
+export type Approvers = 'cr' | 'platform';
+export const APPROVERS: readonly Approvers[] = ['cr', 'platform'];
+
 export interface Watch {
   readonly group: string;
   readonly version: string;
@@ -106,6 +113,17 @@ export interface Watch {
    * (docs/adr/0081). Absent (or `enable: false`): no tests run.
    */
   readonly test?: ReleaseTest;
+  /**
+   * Ours: which upgrades wait for an approval of their plan (docs/adr/0083). Absent: `never`, they
+   * go ahead at once; `risky`: those that delete, recreate, meet a field conflict, change a CRD or a
+   * volume template; `always`: every one. Drift repair is never held.
+   */
+  readonly approval?: ApprovalMode;
+  /**
+   * Ours: whose approval counts. Absent: `platform`, a record in the operator's namespace
+   * (`helm-operator plan approve`); `cr`: the CR's own annotation, so whoever may edit the CR.
+   */
+  readonly approvedBy?: Approvers;
   /** Where the entry was defined; `index` is 0-based, `line` 1-based. */
   readonly source: { readonly file: string; readonly index: number; readonly line: number };
 }

@@ -27,6 +27,8 @@ export const FIELDS = [
   // Health gates (docs/adr/0081, 0082)
   'healthChecks',
   'test',
+  'approval',
+  'approvedBy',
 ] as const;
 export type FieldName = (typeof FIELDS)[number];
 

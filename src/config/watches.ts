@@ -20,6 +20,7 @@ import { readReleaseTest } from './release-test.js';
 import { labelSelectorToString } from './selector.js';
 import { readRollout } from './rollout-policy.js';
 import { readDryRun, readTenancy } from './tenancy-fields.js';
+import { readApproval } from './approval-fields.js';
 import type { Watch } from './watch.js';
 import { collectFields, type FieldNodes, readBoolean, readConflictPolicy, readCrdPolicy, readDriftIgnore, readGroup, readKind, readMaxConcurrent, readReconcilePeriod, readSelector, readString, readValuePaths, readVersion } from './watch-fields.js';
 import { addProblem, byPosition, entryProblem, fail, gvkString, posLine, quote, WatchesError, yamlProblems, type EntryContext, type ParseContext } from './watches-problems.js';
@@ -81,6 +82,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
   const driftIgnore = readDriftIgnore(ctx, fields);
   const conflictPolicy = readConflictPolicy(ctx, fields);
   const crds = readCrdPolicy(ctx, fields);
+  const approval = readApproval(ctx, fields);
   // Optional fields are left out rather than set to undefined, so `'selector' in watch` means something.
   const rest = {
     watchDependentResources: readBoolean(ctx, fields, 'watchDependentResources', true),
@@ -100,6 +102,7 @@ function readEntry(pc: ParseContext, index: number, node: YAMLMap): Draft {
     ...(conflictPolicy === undefined ? {} : { conflictPolicy }),
     ...(crds === undefined ? {} : { crds }),
     ...readHealthGates(ctx, fields),
+    ...approval,
   };
   return { index, line: posLine(pc, node), node, ctx, group, version, kind, chartPath: chartPath === '' ? undefined : chartPath, rest };
 }

@@ -33,6 +33,7 @@ import { DependentWatcher, type DependentOwner } from './dependents.js';
 import { describeHelmError, helmPort } from './helm-adapter.js';
 import { releaseReconciler } from './release-reconciler.js';
 import { RolloutControl } from './rollout-control.js';
+import { PlanApprovals, PlanStore } from './plan-store.js';
 import { actingIdentity, identityLabel, ownIdentityWarning, withDefaultServiceAccount } from './identity.js';
 import { ValuesSources } from './values-sources.js';
 
@@ -197,6 +198,8 @@ export class Operator {
       ...(this.o.progressDelayMs === undefined ? {} : { progressDelayMs: this.o.progressDelayMs }),
       ...(this.o.fingerprintKey === undefined ? {} : { fingerprintKey: this.o.fingerprintKey }),
       ...(this.o.operatorNamespace === undefined ? {} : { rolloutControl: new RolloutControl(this.o.kubeConfig, this.o.operatorNamespace, watch) }),
+      // Plans only where a watch asks for approval: the others never plan (docs/adr/0083).
+      ...((watch.approval ?? 'never') === 'never' ? {} : { plans: new PlanStore(this.o.kubeConfig, this.o.operatorNamespace === undefined ? undefined : new PlanApprovals(this.o.kubeConfig, this.o.operatorNamespace, watch)) }),
     });
   }
 

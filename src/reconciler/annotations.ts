@@ -18,6 +18,8 @@ export const ANNOTATIONS = {
   driftRepair: `${PREFIX}drift-repair`,
   /** Ours: drift ignore rules for this CR's release, obeyed when the watch allows it (drift-ignore.ts). */
   driftIgnore: `${PREFIX}drift-ignore`,
+  /** Ours: the digest of the upgrade plan the CR's editors approve, where the watch lets them (docs/adr/0083). */
+  approvePlan: 'helm-operator.io/approve-plan',
 } as const;
 
 export interface ReleaseAnnotations {
@@ -29,6 +31,8 @@ export interface ReleaseAnnotations {
   readonly reconcilePeriodMs?: number;
   /** The drift-ignore annotation as written: drift-ignore.ts parses it, if the watch allows it. */
   readonly driftIgnore?: string;
+  /** The approve-plan annotation as written: plan-approval.ts decides whether it counts. */
+  readonly approvePlan?: string;
   /** One message per annotation whose value was not understood. */
   readonly problems: readonly string[];
 }
@@ -67,6 +71,7 @@ export function parseReleaseAnnotations(annotations: Readonly<Record<string, str
     driftRepair: bool(ANNOTATIONS.driftRepair, true),
     ...(reconcilePeriodMs === undefined ? {} : { reconcilePeriodMs }),
     ...(a[ANNOTATIONS.driftIgnore] === undefined ? {} : { driftIgnore: a[ANNOTATIONS.driftIgnore] }),
+    ...(a[ANNOTATIONS.approvePlan] === undefined ? {} : { approvePlan: a[ANNOTATIONS.approvePlan] }),
     problems,
   };
 }

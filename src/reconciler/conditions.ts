@@ -20,6 +20,10 @@ export const ConditionType = {
   Rollout: 'Rollout',
   /** Flux's: whether the chart's tests passed on the revision the last install or upgrade made (watch `test`, docs/adr/0081). */
   TestSuccess: 'TestSuccess',
+  /** Ours: an upgrade's plan was made (docs/adr/0083): True while it waits for approval. */
+  Planned: 'Planned',
+  /** Ours: whether the plan of the pending upgrade is approved; False names the digest that waits. */
+  Approved: 'Approved',
 } as const;
 export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
 
@@ -72,6 +76,13 @@ export const Reason = {
   TestSucceeded: 'TestSucceeded',
   /** The chart's tests failed on the revision just deployed: undone as a failed upgrade, unless the watch ignores failures. */
   TestFailed: 'TestFailed',
+  // plan approval (docs/adr/0083)
+  PlanAwaitingApproval: 'PlanAwaitingApproval',
+  PlanApplied: 'PlanApplied',
+  PlanApproved: 'PlanApproved',
+  ApprovalNotRequired: 'ApprovalNotRequired',
+  /** An approval names another digest than the plan's: refused, the plan waits for its own. */
+  PlanApprovalStale: 'PlanApprovalStale',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 

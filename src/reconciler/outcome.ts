@@ -8,6 +8,7 @@ import type { Result } from '../runtime/reconcile.js';
 import type { Reason } from './conditions.js';
 import type { HelmFailure } from './helm-port.js';
 import type { InventoryEntry } from './inventory.js';
+import type { PlanStatus } from './plan-status.js';
 import type { ReadinessSummary } from './readiness.js';
 import type { DeployedRelease, DriftFightField, DriftFights, DriftRepairFailures, StatusEdit } from './status.js';
 
@@ -55,6 +56,12 @@ export interface CrEvent {
   readonly about?: EventTarget;
 }
 
+/** The plan an upgrade carried out, and why it was let go (docs/adr/0083). */
+export interface AppliedPlan {
+  readonly status: PlanStatus;
+  readonly why: 'approved' | 'not-required';
+}
+
 /** What an action did on the way to its outcome, recorded before the outcome's own events. */
 export type Outcome = OutcomeKind & { readonly events?: readonly CrEvent[] };
 
@@ -67,6 +74,8 @@ type OutcomeKind =
       readonly fights?: DriftFights;
       /** The tests of the new revision, when the watch runs them (a failure here is one the watch ignores). */
       readonly test?: ReleaseTestReport;
+      /** The plan this upgrade carried out, and why it was let go (docs/adr/0083). */
+      readonly plan?: AppliedPlan;
     }
   | { readonly kind: 'in-sync'; readonly revision: number; readonly deployment: Deployment; readonly drift: DriftResult; readonly fields?: DriftFieldsReport }
   | {
@@ -98,6 +107,8 @@ type OutcomeKind =
   | { readonly kind: 'stalled'; readonly count: number }
   /** A fleet change this CR's wave may not take yet (rollout.ts); the release serving is left as it is. */
   | { readonly kind: 'rollout-held'; readonly reason: Reason; readonly message: string; readonly retryAfterMs?: number }
+  /** An upgrade's plan waits for approval (docs/adr/0083); the release serving is left as it is. `stale`: an approval of another digest. */
+  | { readonly kind: 'plan-held'; readonly plan: PlanStatus; readonly hint: string; readonly stale?: string; readonly retryAfterMs?: number; readonly isNew: boolean }
   /** A pending revision was undone: decide again. */
   | { readonly kind: 'unlocked' }
   | { readonly kind: 'paused' }

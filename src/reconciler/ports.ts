@@ -7,10 +7,12 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { CachedCustomResource, CustomResource } from '../k8s/custom-resources.js';
 import type { FieldConflict } from '../k8s/errors.js';
 import type { ObjectRef } from '../k8s/objects.js';
-import type { DesiredObject, DriftReport, RepairPolicy, SeenObjects, Subject } from './release-object-types.js';
+import type { DesiredObject, DriftReport, DryRunApply, RepairPolicy, SeenObjects, Subject } from './release-object-types.js';
 import type { ReadinessSummary } from './readiness.js';
 import type { RolloutProgress } from './rollout-gate.js';
+import type { Owner } from './ownership.js';
 import type { ReleaseRecord } from './state.js';
+import type { UpgradePlan } from './upgrade-plan.js';
 
 export interface ReleaseStoragePort {
   records(namespace: string, release: string): Promise<ReleaseRecord[]>;
@@ -72,6 +74,20 @@ export interface ReleaseObjectsPort {
    * other managers (a dry run as the subject; helm's and ours left out); empty when none would.
    */
   applyConflicts(s: Subject, body: KubernetesObject): Promise<FieldConflict[]>;
+  /**
+   * A dry-run server-side apply of `body` as helm's field manager (the upgrade plan): not forced
+   * first; when it meets other managers' fields, and `after`, forced, for what it would leave.
+   * Rejects only for what is not an answer about the object (the API server away).
+   */
+  dryRunApply(s: Subject, body: KubernetesObject, how: { readonly after: boolean }): Promise<DryRunApply>;
+}
+
+/** Where upgrade plans are kept and platform approvals read (operator/plan-store.ts; docs/adr/0083). */
+export interface PlansPort {
+  /** Writes the whole plan into the ConfigMap `configMap` of the owner's namespace, owned by the CR, as the operator. */
+  save(owner: Owner, configMap: string, plan: UpgradePlan): Promise<void>;
+  /** The digest a platform admin approved for the CR (`helm-operator plan approve`); undefined: none. */
+  platformApproval(namespace: string, name: string): Promise<string | undefined>;
 }
 
 /** The parsed manifest of each CR's deployed revision (manifest-cache.ts implements it). */

@@ -19,7 +19,7 @@ import { admit } from './next-action.js';
 import { readRecords, rememberedRecords } from './observe.js';
 import type { CrEvent } from './outcome.js';
 import { withPeriodFloor } from './period.js';
-import type { CrdsPort, CustomResourcesPort, ManifestsPort, ReleaseObjectsPort, ReleaseStoragePort } from './ports.js';
+import type { CrdsPort, PlansPort, CustomResourcesPort, ManifestsPort, ReleaseObjectsPort, ReleaseStoragePort } from './ports.js';
 import { Redactor } from './redaction.js';
 import type { ReleaseRecord } from './state.js';
 import { readStatus, StatusDraft } from './status.js';
@@ -60,6 +60,7 @@ export interface ScopePorts {
   readonly objects: ReleaseObjectsPort;
   readonly manifests: ManifestsPort;
   readonly crds?: CrdsPort;
+  readonly plans?: PlansPort;
   readonly events: EventRecorder;
   readonly isNamespaced: (apiVersion: string, kind: string) => Promise<boolean>;
   readonly describeHelmError: (err: unknown) => HelmFailure;
@@ -155,6 +156,7 @@ export function beginReconcile(ports: ScopePorts, cr: CustomResource, at: { requ
     objects: ports.objects,
     manifests: ports.manifests,
     ...(ports.crds === undefined ? {} : { crds: ports.crds }),
+    ...(ports.plans === undefined ? {} : { plans: ports.plans }),
     watch: ports.watch,
     isNamespaced: ports.isNamespaced,
     describeHelmError: ports.describeHelmError,

@@ -22,6 +22,7 @@ import { FINALIZER, FINALIZERS, type UninstallPort } from './actions/uninstall.j
 import { install } from './actions/install.js';
 import { unlock } from './actions/unlock.js';
 import { upgrade } from './actions/upgrade.js';
+import { plannedUpgrade } from './actions/plan-gate.js';
 import type { Desired } from './actions/context.js';
 import { ConditionType, Reason } from './conditions.js';
 import { desiredState, invalidInput } from './desired.js';
@@ -36,7 +37,7 @@ import type { ObservedState, ReleaseRecord } from './state.js';
 import { withEvents, type CrEvent, type Outcome, type Summary } from './outcome.js';
 import { parseReleaseAnnotations } from './annotations.js';
 import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, periodMs, resyncAfterMs, withPeriodFloor, type PeriodSources } from './period.js';
-import type { CrdsPort, CustomResourcesPort, ManifestsPort, ObjectReaderPort, ReconcilerMetrics, ReleaseObjectsPort, ReleaseStoragePort } from './ports.js';
+import type { CrdsPort, PlansPort, CustomResourcesPort, ManifestsPort, ObjectReaderPort, ReconcilerMetrics, ReleaseObjectsPort, ReleaseStoragePort } from './ports.js';
 import { beginReconcile, finalizerFirst, readCR, type Reconcile } from './reconcile-scope.js';
 import { redactedError } from './redaction.js';
 import { missingServiceAccount } from './service-account.js';
@@ -57,6 +58,8 @@ export interface HelmReconcilerOptions {
   readonly objects: ReleaseObjectsPort;
   /** The cluster's CRDs, for the chart's `crds/` under `crds: CreateReplace`; undefined: never replaced. */
   readonly crds?: CrdsPort;
+  /** Upgrade plans and their approvals (docs/adr/0083); undefined: upgrades are never held for approval. */
+  readonly plans?: PlansPort;
   /** Reads the watch's ServiceAccount before helm acts as it. */
   readonly reader: ObjectReaderPort;
   /** The deployed manifest of each CR, kept between reconciles. */
@@ -358,7 +361,8 @@ export class HelmReconciler implements Reconciler {
       case 'install':
         return r.status.during(`Installing release ${ctx.name}`, () => install(ctx, desired, { leftovers: action.leftovers }));
       case 'upgrade':
-        return r.status.during(`Upgrading release ${ctx.name} from revision ${action.from.revision}`, () => upgrade(ctx, desired, action.from));
+        // Planning comes first, outside `during`: a held CR is not Reconciling (plan-gate.ts).
+        return plannedUpgrade(ctx, desired, action.from, () => r.status.during(`Upgrading release ${ctx.name} from revision ${action.from.revision}`, () => upgrade(ctx, desired, action.from)));
       case 'correct-drift':
         return correctDrift(ctx, action.deployed, desired, beforeWrite);
     }

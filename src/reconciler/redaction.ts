@@ -97,17 +97,19 @@ export class Redactor {
 
   /** Every string in a JSON-like value (a status patch), keys included. */
   deep<T>(value: T): T {
-    return this.empty ? value : (this.#deep(value) as T);
+    return this.empty ? value : redactedDeep(value, (t) => this.text(t));
   }
+}
 
-  #deep(value: unknown): unknown {
-    if (typeof value === 'string') return this.text(value);
-    if (Array.isArray(value)) return value.map((v) => this.#deep(v));
-    if (typeof value === 'object' && value !== null) {
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [this.text(k), this.#deep(v)]));
-    }
-    return value;
-  }
+/** Pure: every string in a JSON-like value, keys included, passed through `redact` (a Redactor's text, or an action's). */
+export function redactedDeep<T>(value: T, redact: (text: string) => string): T {
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return redact(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [redact(k), walk(x)]));
+    return v;
+  };
+  return walk(value) as T;
 }
 
 /** Whitespace runs as one space, trimmed: the form in which values are looked for. */

@@ -3,6 +3,7 @@
  * (a module of its own so that the port and its implementation import it, not each other).
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
+import type { FieldConflict } from '../k8s/errors.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { FieldPath } from './drift.js';
 import type { InventoryEntry, ManifestObject } from './inventory.js';
@@ -78,3 +79,12 @@ export interface RepairPolicy {
    */
   judge(entry: InventoryEntry, rewrites: readonly FieldRewrite[]): { readonly hold: readonly FieldPath[]; readonly found: number; readonly notRestored: () => void };
 }
+
+/**
+ * A dry-run server-side apply's answer as helm's field manager (the upgrade plan, upgrade-plan.ts):
+ * the object it would leave, or the API server's refusal; `conflicts`: the fields it would take
+ * from other managers (helm's and ours left out).
+ */
+export type DryRunApply =
+  | { readonly kind: 'applied'; readonly after: unknown; readonly conflicts: readonly FieldConflict[] }
+  | { readonly kind: 'refused'; readonly message: string; readonly conflicts: readonly FieldConflict[] };

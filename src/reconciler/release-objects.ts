@@ -15,8 +15,11 @@ import { renderedBody, type InventoryEntry, type ManifestObject } from './invent
 import { createdOwnershipPatch, ownershipPatch } from './ownership.js';
 import type { CrEvent } from './outcome.js';
 import type { ReleaseObjectsPort } from './ports.js';
-import type { DesiredObject, DriftReport, RepairPolicy, SeenObjects, Subject } from './release-object-types.js';
 import { objectReadiness, summarizeReadiness, type CustomReadiness, type ObjectReadiness, type ReadinessSummary } from './readiness.js';
+import type { DesiredObject, DriftReport, DryRunApply, RepairPolicy, SeenObjects, Subject } from './release-object-types.js';
+
+/** The API server's answers about an applied object itself (invalid, forbidden, not served, conflicting, immutable), not about reaching it. */
+const isRefusal = (err: unknown): boolean => [400, 403, 404, 409, 422].some((code) => isStatus(err, code));
 
 /** helm's field manager: drift repairs apply the chart's fields as helm itself would. */
 export const HELM_FIELD_MANAGER = 'helm';
@@ -170,13 +173,30 @@ export class ReleaseObjects implements ReleaseObjectsPort {
   }
 
   async applyConflicts(s: Subject, body: KubernetesObject): Promise<FieldConflict[]> {
+    // Anything else the apply would be refused for (a kind not served yet, an invalid field) is
+    // helm's to report, in its own words.
+    return [...(await this.dryRunApply(s, body, { after: false })).conflicts];
+  }
+
+  async dryRunApply(s: Subject, body: KubernetesObject, how: { readonly after: boolean }): Promise<DryRunApply> {
+    const writer = this.o.objects.as(s.identity);
     try {
-      await this.o.objects.as(s.identity).apply(body, { fieldManager: HELM_FIELD_MANAGER, force: false, dryRun: true });
-      return [];
+      return { kind: 'applied', after: await writer.apply(body, { fieldManager: HELM_FIELD_MANAGER, force: false, dryRun: true }), conflicts: [] };
     } catch (err) {
-      // Anything else the apply would be refused for (a kind not served yet, an invalid field) is
-      // helm's to report, in its own words.
-      return fieldConflicts(err).filter((c) => !RELEASE_FIELD_MANAGERS.includes(c.manager));
+      const all = fieldConflicts(err);
+      if (all.length === 0) {
+        if (!isRefusal(err)) throw err;
+        return { kind: 'refused', message: describeError(err), conflicts: [] };
+      }
+      const conflicts = all.filter((c) => !RELEASE_FIELD_MANAGERS.includes(c.manager));
+      if (!how.after) return { kind: 'refused', message: describeError(err), conflicts };
+      // What the upgrade would leave once it took those fields (`conflictPolicy: force`): the forced dry run's answer.
+      try {
+        return { kind: 'applied', after: await writer.apply(body, { fieldManager: HELM_FIELD_MANAGER, force: true, dryRun: true }), conflicts };
+      } catch (forced) {
+        if (!isRefusal(forced)) throw forced;
+        return { kind: 'refused', message: describeError(forced), conflicts };
+      }
     }
   }
 
@@ -354,7 +374,7 @@ function describeEntry(e: InventoryEntry): string {
  * an apply as helm's field manager would remove it, and helm would no longer recognise the object.
  * `body` is a fresh copy (renderedBody), completed in place.
  */
-function asHelmApplies(body: Record<string, unknown>, namespace: string, release: { readonly namespace: string; readonly name: string }): KubernetesObject {
+export function asHelmApplies(body: Record<string, unknown>, namespace: string, release: { readonly namespace: string; readonly name: string }): KubernetesObject {
   const obj = body as KubernetesObject;
   const meta = (obj.metadata ??= {});
   if (namespace !== '') meta.namespace = namespace;

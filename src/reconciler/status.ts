@@ -5,6 +5,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { removeCondition, setCondition, type Condition, type ConditionInput } from './conditions.js';
 import type { InventoryEntry } from './inventory.js';
+import { readPlanStatus, type PlanStatus } from './plan-status.js';
 import { isPlainObject } from '../util/plain-object.js';
 
 export interface DeployedRelease {
@@ -81,10 +82,12 @@ export interface HelmStatus {
   inventory?: InventoryEntry[];
   observedGeneration?: number;
   rollout?: RolloutStatus;
+  /** The last upgrade plan (docs/adr/0083). */
+  plan?: PlanStatus;
 }
 
 /** The fields of status this operator writes (a typed CRD must declare each of them). */
-export const OWNED_KEYS = ['conditions', 'deployedRelease', 'inventory', 'observedGeneration', 'failedAttempts', 'driftRepairFailures', 'rollout', 'driftFights'] as const;
+export const OWNED_KEYS = ['conditions', 'deployedRelease', 'inventory', 'observedGeneration', 'failedAttempts', 'driftRepairFailures', 'rollout', 'driftFights', 'plan'] as const;
 
 /** Pure: the owned fields of a CR's status as found on the server, tolerating anything malformed. */
 export function readStatus(raw: unknown): HelmStatus {
@@ -98,13 +101,13 @@ export function readStatus(raw: unknown): HelmStatus {
   if (isPlainObject(f) && typeof f.fingerprint === 'string' && typeof f.count === 'number') {
     status.failedAttempts = { fingerprint: f.fingerprint, count: f.count };
   }
-  const drift = readDriftRepairFailures(s.driftRepairFailures);
-  if (drift !== undefined) status.driftRepairFailures = drift;
-  const rollout = readRolloutStatus(s.rollout);
-  if (rollout !== undefined) status.rollout = rollout;
-  const fights = readDriftFights(s.driftFights);
-  if (fights !== undefined) status.driftFights = fights;
-  return status;
+  return { ...status, ...readRecords(s) };
+}
+
+/** The records status keeps, each left out when absent or malformed. */
+function readRecords(s: Record<string, unknown>): Pick<HelmStatus, 'driftRepairFailures' | 'rollout' | 'driftFights' | 'plan'> {
+  const records = { driftRepairFailures: readDriftRepairFailures(s.driftRepairFailures), rollout: readRolloutStatus(s.rollout), driftFights: readDriftFights(s.driftFights), plan: readPlanStatus(s.plan) };
+  return Object.fromEntries(Object.entries(records).filter(([, v]) => v !== undefined));
 }
 
 /** Pure: the rollout fields of a status as found on the server (also read from the controller's cache). */
@@ -170,6 +173,7 @@ export type StatusEdit =
   | { readonly failedAttempts: FailedAttempts | undefined }
   | { readonly driftRepairFailures: DriftRepairFailures | undefined }
   | { readonly driftFights: DriftFights | undefined }
+  | { readonly plan: PlanStatus }
   /** undefined: left as it is (a CR read without a generation). */
   | { readonly observedGeneration: number | undefined };
 
@@ -221,15 +225,21 @@ export class StatusDraft {
       else if ('remove' in e) this.removeCondition(e.remove);
       else if ('release' in e) this.setRelease(e.release, e.inventory);
       else if ('observedGeneration' in e) this.setObservedGeneration(e.observedGeneration);
-      else if ('failedAttempts' in e) {
-        if (e.failedAttempts === undefined) delete this.#next.failedAttempts;
-        else this.#next.failedAttempts = e.failedAttempts;
-      } else if ('driftRepairFailures' in e) {
-        if (e.driftRepairFailures === undefined) delete this.#next.driftRepairFailures;
-        else this.#next.driftRepairFailures = e.driftRepairFailures;
-      } else if (e.driftFights === undefined || e.driftFights.fields.length === 0) delete this.#next.driftFights;
-      else this.#next.driftFights = e.driftFights;
+      else if ('plan' in e) this.#next.plan = e.plan;
+      else this.#applyRecord(e);
     }
+  }
+
+  /** An edit of a record status keeps (undefined removes it). */
+  #applyRecord(e: Extract<StatusEdit, { failedAttempts: unknown } | { driftRepairFailures: unknown } | { driftFights: unknown }>): void {
+    if ('failedAttempts' in e) {
+      if (e.failedAttempts === undefined) delete this.#next.failedAttempts;
+      else this.#next.failedAttempts = e.failedAttempts;
+    } else if ('driftRepairFailures' in e) {
+      if (e.driftRepairFailures === undefined) delete this.#next.driftRepairFailures;
+      else this.#next.driftRepairFailures = e.driftRepairFailures;
+    } else if (e.driftFights === undefined || e.driftFights.fields.length === 0) delete this.#next.driftFights;
+    else this.#next.driftFights = e.driftFights;
   }
 
   /**

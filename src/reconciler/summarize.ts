@@ -9,6 +9,7 @@ import { ConditionType, Reason, type ConditionInput } from './conditions.js';
 import { conflictMessage } from './drift-fight.js';
 import { MAX_FAILED_ATTEMPTS } from './next-action.js';
 import { HELM_EXIT_POLL_MS, ReportedError, UNINSTALL_WAIT_POLL_MS, type CrEvent, type Deployment, type DriftFieldsReport, type DriftResult, type Outcome, type ReleaseTestReport, type Summary, type SummaryInput } from './outcome.js';
+import { planApplied, planHeld } from './plan-summary.js';
 import { failedReadiness } from './readiness.js';
 import { countFailure, type HelmStatus, type StatusEdit } from './status.js';
 
@@ -50,10 +51,11 @@ const SUMMARIES: { readonly [K in Outcome['kind']]: Summarizer<K> } = {
   }),
   // The reconciler decides again and never ends on this outcome.
   unlocked: () => NOTHING,
+  'plan-held': (_status, o, input) => planHeld(o, input),
 };
 
 /** Outcomes of a CR past the pause gate and not being deleted: it is being reconciled. */
-const RECONCILING = new Set<Outcome['kind']>(['installed', 'upgraded', 'in-sync', 'helm-failed', 'refused', 'stalled', 'unlocked', 'rollout-held']);
+const RECONCILING = new Set<Outcome['kind']>(['installed', 'upgraded', 'in-sync', 'helm-failed', 'refused', 'stalled', 'unlocked', 'rollout-held', 'plan-held']);
 
 /** Outcomes of an action still under way (or of one not begun): Reconciling stays as it is. */
 const UNDER_WAY = new Set<Outcome['kind']>(['helm-busy', 'cancelled', 'uninstall-held', 'finalizer-added']);
@@ -70,7 +72,8 @@ export function summarize(status: Status, outcome: Outcome, input: SummaryInput)
     if (outcome.kind !== 'stalled' && !(outcome.kind === 'refused' && outcome.stage === 'input')) edits.push({ remove: ConditionType.Stalled });
   }
   const decided = (SUMMARIES[outcome.kind] as Summarizer<Outcome['kind']>)(status, outcome, input);
-  return { ...decided, status: [...edits, ...decided.status], events: [...(outcome.events ?? []), ...decided.events] };
+  const planned = outcome.kind === 'upgraded' && outcome.plan !== undefined ? planApplied(outcome.plan) : [];
+  return { ...decided, status: [...edits, ...decided.status, ...planned], events: [...(outcome.events ?? []), ...decided.events] };
 }
 
 function deployedNow(o: Extract<Outcome, { kind: 'installed' | 'upgraded' }>, input: SummaryInput): Summary {

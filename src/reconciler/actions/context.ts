@@ -15,7 +15,7 @@ import type { HelmFailure, HelmPort, ReleaseRequest } from '../helm-port.js';
 import { withEvents, type CrEvent, type Outcome } from '../outcome.js';
 import type { Owner } from '../ownership.js';
 import { stampOwnership } from '../render-ownership.js';
-import type { CrdsPort, ManifestsPort, ReleaseObjectsPort, ReleaseStoragePort } from '../ports.js';
+import type { CrdsPort, ManifestsPort, PlansPort, ReleaseObjectsPort, ReleaseStoragePort } from '../ports.js';
 import type { Subject as ObjectsSubject } from '../release-object-types.js';
 import type { HelmStatus } from '../status.js';
 import type { Values } from '../values.js';
@@ -64,7 +64,9 @@ export interface ActionContext {
   readonly manifests: ManifestsPort;
   /** The cluster's CRDs (`crds: CreateReplace`, chart-crds.ts); undefined: not wired, never replaced. */
   readonly crds?: CrdsPort;
-  readonly watch: Pick<Watch, 'group' | 'version' | 'kind' | 'chart' | 'overrideValues' | 'confineToNamespace' | 'allowClusterScoped' | 'dryRunOption' | 'driftIgnore' | 'allowDriftIgnoreAnnotation' | 'conflictPolicy' | 'crds' | 'allowKinds' | 'test'>;
+  readonly watch: Pick<Watch, 'group' | 'version' | 'kind' | 'chart' | 'overrideValues' | 'confineToNamespace' | 'allowClusterScoped' | 'dryRunOption' | 'driftIgnore' | 'allowDriftIgnoreAnnotation' | 'conflictPolicy' | 'crds' | 'allowKinds' | 'test' | 'approval' | 'approvedBy'>;
+  /** Upgrade plans and their approvals (docs/adr/0083); undefined: not wired, upgrades are never held. */
+  readonly plans?: PlansPort;
   readonly isNamespaced: (apiVersion: string, kind: string) => Promise<boolean>;
   readonly describeHelmError: (err: unknown) => HelmFailure;
   /** Mask values in OverrideValuesInUse events (`--suppress-override-values`). */

@@ -58,7 +58,7 @@ async function beforeHelm(ctx: ActionContext, desired: Desired): Promise<CrdStep
 }
 
 /** What the upgrade leaves to other managers, and how it meets the rest (upgrade-render.ts); `rules`: the fingerprint of the rules in force. */
-function settlePlan(ctx: ActionContext, serverSide: boolean): { plan: SettlePlan; rules: string } {
+export function settlePlan(ctx: ActionContext, serverSide: boolean): { plan: SettlePlan; rules: string } {
   const { rules } = driftIgnoreRules(ctx);
   const fingerprint = rulesFingerprint(rules);
   // Fights found under other rules are not this release's any more (fightsFor starts those over).

@@ -39,6 +39,8 @@ const EVERY_KEY: Record<FieldName, string> = {
   crds: 'CreateReplace',
   healthChecks: '[{ apiVersion: example.com/v1, kind: Thing, current: "status.ready == true" }]',
   test: '{ enable: true }',
+  approval: 'risky',
+  approvedBy: 'cr',
 };
 
 describe('WATCH_FIELD_CHANGES', () => {
@@ -99,6 +101,8 @@ const RUNNING: Required<Watch> = {
   crds: 'Create',
   healthChecks: [{ apiVersion: 'example.com/v1', kind: 'Thing', current: 'status.ready == true' }],
   test: { enable: true, ignoreFailures: false },
+  approval: 'risky',
+  approvedBy: 'cr',
   source: { file: 'watches.yaml', index: 0, line: 1 },
 };
 const OTHER: Required<Watch> = {
@@ -127,6 +131,8 @@ const OTHER: Required<Watch> = {
   crds: 'CreateReplace',
   healthChecks: [{ apiVersion: 'example.com/v1', kind: 'Thing', current: 'status.ready == true', failed: 'status.failed == true' }],
   test: { enable: true, ignoreFailures: true, timeoutMs: 60_000 },
+  approval: 'always',
+  approvedBy: 'platform',
   source: { file: 'watches.yaml', index: 3, line: 12 },
 };
 

@@ -17,7 +17,7 @@ import { NoKindMatchError } from '../../../../src/k8s/restmapper.js';
 import { ManifestCache } from '../../../../src/reconciler/manifest-cache.js';
 import type { CrEvent, Outcome } from '../../../../src/reconciler/outcome.js';
 import type { ReleaseObjectsPort, ReleaseStoragePort } from '../../../../src/reconciler/ports.js';
-import type { DesiredObject, DriftReport, SeenObjects, Subject } from '../../../../src/reconciler/release-object-types.js';
+import type { DesiredObject, DriftReport, DryRunApply, SeenObjects, Subject } from '../../../../src/reconciler/release-object-types.js';
 import type { ReadinessSummary } from '../../../../src/reconciler/readiness.js';
 import { latestRecord, RELEASE_LABELS, type ReleaseRecord, type ReleaseStatus } from '../../../../src/reconciler/state.js';
 import type { HelmStatus } from '../../../../src/reconciler/status.js';
@@ -347,6 +347,11 @@ export class FakeObjects implements ReleaseObjectsPort {
   applyConflicts(_s: Subject, body: KubernetesObject): Promise<FieldConflict[]> {
     this.dryRuns.push(body);
     return Promise.resolve(this.conflicts.get(`${body.kind ?? ''}/${body.metadata?.name ?? ''}`) ?? []);
+  }
+
+  /** Answers as `applyConflicts` does; applied objects come back as sent. */
+  dryRunApply(s: Subject, body: KubernetesObject): Promise<DryRunApply> {
+    return this.applyConflicts(s, body).then((conflicts) => ({ kind: 'applied', after: body, conflicts }));
   }
 }
 

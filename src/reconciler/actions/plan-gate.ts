@@ -1,0 +1,60 @@
+/**
+ * The approval gate of an upgrade (docs/adr/0083): under a watch's `approval: risky|always` the
+ * pending upgrade is planned (plan-upgrade.ts), its whole plan kept in the CR's ConfigMap, and
+ * helm runs only when the plan needs no approval or the approval found names its digest. A held
+ * CR keeps the release it has. While the plan status holds is still the plan of this desired
+ * state and revision, a held CR looks again without helm or a dry run, until an approval of that
+ * digest comes: then the plan is made again, and only the same digest goes ahead.
+ */
+import type { Outcome } from '../outcome.js';
+import { APPROVE_PLAN_ANNOTATION, approvalVerdict, approveHint, planConfigMapName, planStatus, stillHeld } from '../plan-approval.js';
+import type { PlanStatus } from '../plan-status.js';
+import type { PlansPort } from '../ports.js';
+import type { ReleaseRecord } from '../state.js';
+import { Reason } from '../conditions.js';
+import type { UpgradePlan } from '../upgrade-plan.js';
+import { failureOf, ownerOf, type ActionContext, type Desired } from './context.js';
+import { planUpgrade } from './plan-upgrade.js';
+
+/** How often a CR held for a platform approval looks for it (one cached read of a Lease, no helm). */
+export const PLATFORM_APPROVAL_POLL_MS = 5_000;
+
+/** `upgrade`: the upgrade itself, run when the gate lets it. */
+export async function plannedUpgrade(ctx: ActionContext, desired: Desired, from: ReleaseRecord, upgrade: () => Promise<Outcome>): Promise<Outcome> {
+  const mode = ctx.watch.approval ?? 'never';
+  const plans = ctx.plans;
+  // `never`: today's behaviour, and its cost: no plan.
+  if (mode === 'never' || plans === undefined) return upgrade();
+  const approved = await approvalOf(ctx, plans);
+  const prior = stillHeld(ctx.status.plan, { fingerprint: desired.keyedFingerprint, fromRevision: from.revision });
+  if (prior !== undefined && approved !== prior.digest) return held(ctx, prior, { approved, isNew: false });
+  const plan = await planUpgrade(ctx, desired, from).catch((err: unknown) => err);
+  // What the render or a dry run fails on, the upgrade would fail on too: reported and counted as its failure.
+  if (!isPlan(plan)) return failureOf(ctx, plan, { reason: Reason.UpgradeError, event: 'UpgradeFailed', counts: desired });
+  const configMap = planConfigMapName(ctx.watch.kind, ctx.name);
+  const at = { generation: ctx.generation, fingerprint: desired.keyedFingerprint, configMap };
+  const verdict = approvalVerdict(mode, plan, approved);
+  await plans.save(ownerOf(ctx), configMap, plan);
+  if (verdict.kind === 'hold') return held(ctx, planStatus(plan, at, 'AwaitingApproval'), { approved, isNew: prior?.digest !== plan.digest });
+  const outcome = await upgrade();
+  return outcome.kind === 'upgraded' ? { ...outcome, plan: { status: planStatus(plan, at, 'Applied'), why: verdict.why } } : outcome;
+}
+
+const isPlan = (v: unknown): v is UpgradePlan => typeof v === 'object' && v !== null && 'digest' in v && 'objects' in v;
+
+/** The digest approved for the CR. Where the platform approves, the CR's annotation is not read at all: its author cannot approve. */
+function approvalOf(ctx: ActionContext, plans: PlansPort): Promise<string | undefined> {
+  return (ctx.watch.approvedBy ?? 'platform') === 'cr' ? Promise.resolve(ctx.annotations.approvePlan?.trim()) : plans.platformApproval(ctx.namespace, ctx.name);
+}
+
+function held(ctx: ActionContext, plan: PlanStatus, how: { approved: string | undefined; isNew: boolean }): Outcome {
+  const approvedBy = ctx.watch.approvedBy ?? 'platform';
+  const steps = approveHint(approvedBy, plan.digest, { kind: ctx.watch.kind, namespace: ctx.namespace, name: ctx.name });
+  // Said, so that a CR author who tries learns why nothing happens.
+  const ignored = approvedBy === 'platform' && ctx.annotations.approvePlan !== undefined ? ` (the CR's annotation ${APPROVE_PLAN_ANNOTATION} does not count: this watch's plans are approved by the platform)` : '';
+  const hint = `${steps}${ignored}`;
+  const stale = how.approved !== undefined && how.approved !== '' && how.approved !== plan.digest ? { stale: how.approved } : {};
+  // The CR's annotation brings its own reconcile; the platform's record is looked for.
+  const retry = approvedBy === 'platform' ? { retryAfterMs: PLATFORM_APPROVAL_POLL_MS } : {};
+  return { kind: 'plan-held', plan, hint, isNew: how.isNew, ...stale, ...retry };
+}
