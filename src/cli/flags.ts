@@ -7,6 +7,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseDuration } from '../config/duration.js';
 import { isServiceAccountName, periodFloorProblem } from '../config/watches-schema.js';
 import { BindAddressError, parseBindAddress } from '../telemetry/health.js';
+import { DEFAULT_CR_LIMIT } from '../telemetry/metrics.js';
 import type { MetricsSecurity } from '../telemetry/secure-serving.js';
 
 /** A parsed listen address; undefined host = every interface. */
@@ -68,8 +69,7 @@ export interface RunOptions {
 /** operator-sdk helm-operator flags that this version does not implement. */
 export const NOT_YET_IMPLEMENTED = ['zap-stacktrace-level', 'zap-time-encoding'] as const;
 
-/** CRs with per-CR series by default: at most 7 series each (ADR 0080). */
-export const DEFAULT_METRICS_CR_LIMIT = 1000;
+
 
 const positiveInt = (flag: string) => (raw: string): number => {
   const n = Number(raw);
@@ -165,7 +165,7 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
       '--metrics-cr-limit <n>',
       'CRs that get per-CR series (helm_operator_cr_*; at most 7 series each); the rest are counted in helm_operator_cr_series_dropped; 0 turns per-CR series off',
       nonNegativeInt('--metrics-cr-limit'),
-      DEFAULT_METRICS_CR_LIMIT,
+      DEFAULT_CR_LIMIT,
     )
     .option('--health-probe-bind-address <address>', 'address the /healthz and /readyz endpoints bind to; 0 disables them', ':8081')
     .addOption(boolOption('--leader-elect', 'enable leader election (a coordination.k8s.io Lease), so only one replica reconciles'))

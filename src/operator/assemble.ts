@@ -99,7 +99,11 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
     : undefined;
   const watches = reloader === undefined ? await loadWatches(settings.watchesFile) : await reloader.initial();
   const kubeConfig = loadKubeConfig(settings.kubeconfig);
-  const metrics = new OperatorMetrics({ version: context.version, ...(context.processMetrics === undefined ? {} : { processMetrics: context.processMetrics }) });
+  const metrics = new OperatorMetrics({
+    version: context.version,
+    ...(context.processMetrics === undefined ? {} : { processMetrics: context.processMetrics }),
+    ...(settings.metricsCrLimit === undefined ? {} : { crLimit: settings.metricsCrLimit }),
+  });
   const tuner = settings.selfTuningConcurrency === true ? await selfTuning(metrics, log) : undefined;
   const le = settings.leaderElection;
   const elector = le === undefined ? undefined : makeElector(le, { namespace: await leaderElectionNamespace(le.namespace), kubeConfig, metrics, log });
