@@ -5,7 +5,7 @@ import type { HelmStatus } from './status.js';
 export function crSample(status: Readonly<HelmStatus>, succeeded: boolean): CrSample {
   const conditions: Partial<Record<(typeof CR_CONDITION_TYPES)[number], string>> = {};
   for (const type of CR_CONDITION_TYPES) {
-    const c = status.conditions?.find((x) => x.type === type);
+    const c = status.conditions.find((x) => x.type === type);
     if (c !== undefined) conditions[type] = c.status;
   }
   const r = status.deployedRelease;

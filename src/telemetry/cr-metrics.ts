@@ -131,11 +131,11 @@ export class CrMetrics {
     const prior = crs?.get(key);
     if (prior === undefined && this.#count >= this.limit) {
       let d = this.#dropped.get(controller);
-      if (d === undefined) this.#dropped.set(controller, (d = new Set()));
+      if (d === undefined) this.#dropped.set(controller, (d = new Set<string>()));
       d.add(key);
       return;
     }
-    if (crs === undefined) this.#crs.set(controller, (crs = new Map()));
+    if (crs === undefined) this.#crs.set(controller, (crs = new Map<string, Tracked>()));
     if (prior === undefined) this.#count++;
     const lastSuccess = sample.succeeded ? this.now() : prior?.lastSuccess;
     crs.set(key, { sample, ...(lastSuccess === undefined ? {} : { lastSuccess }) });

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import type { ConditionStatus } from '../../../src/reconciler/conditions.js';
 import { crSample } from '../../../src/reconciler/cr-sample.js';
+import type { HelmStatus } from '../../../src/reconciler/status.js';
 import { OperatorMetrics } from '../../../src/telemetry/metrics.js';
 import { sample, total } from '../../support/prometheus.js';
 
-const status = (ready: string, extra: object = {}) => ({
+const status = (ready: ConditionStatus): HelmStatus => ({
   conditions: [
     { type: 'Ready', status: ready, reason: 'x', message: '', lastTransitionTime: '' },
     { type: 'Deployed', status: 'True', reason: 'x', message: '', lastTransitionTime: '' },
@@ -11,7 +13,6 @@ const status = (ready: string, extra: object = {}) => ({
   ],
   deployedRelease: { name: 'web', namespace: 'a', revision: 3, chart: 'nginx', chartVersion: '1.2.3' },
   rollout: { fleetRevision: 'abc' },
-  ...extra,
 });
 
 describe('per-CR series (ADR 0080)', () => {
