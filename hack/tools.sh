@@ -16,6 +16,9 @@
 #   pause               the pod sandbox's pause program (hack/pause) and a FROM-scratch image of it (pause.tar)
 #   node-packages       runc, the CNI plugins, iptables, conntrack and socat from apt, when missing (root)
 #   real-node           all four: what `hack/cluster.sh up --real-node` runs (docs/real-node.md)
+#   prometheus          Debian's prometheus package (prometheus, promtool), unpacked into the cache:
+#                       `apt-get download` + `dpkg-deb -x`, so the host is not changed (no service
+#                       started, nothing installed); for the alert rule tests (docs/production.md)
 # Cache root: $HELM_OPERATOR_CACHE_DIR (default ${XDG_CACHE_HOME:-~/.cache}/helm-operator-ts).
 # Versions: hack/versions.env ($TOOLS_VERSIONS_FILE replaces it, for tests of this script).
 #
@@ -69,6 +72,7 @@ component_dir() {
     kubelet) echo "$CACHE_ROOT/kubelet-$K8S_VERSION-$(go_tag)" ;;
     containerd) echo "$CACHE_ROOT/containerd-$CONTAINERD_VERSION-$(go_tag)" ;;
     pause) echo "$CACHE_ROOT/pause-$(pause_source_digest)-$(go_tag)" ;;
+    prometheus) echo "$CACHE_ROOT/prometheus-$PROMETHEUS_DEB_VERSION" ;;
     *) die "unknown component '$1' (known: node helm kubectl helm3 k8s etcd kwok registry olm-validate operator-sdk-helm olm kubelet containerd pause node-packages real-node)" ;;
   esac
 }
@@ -89,6 +93,7 @@ component_bins() {
     kubelet) echo "kubelet kube-proxy" ;;
     containerd) echo "containerd containerd-shim-runc-v2 ctr" ;;
     pause) echo "pause" ;;
+    prometheus) echo "prometheus promtool" ;;
   esac
 }
 
@@ -193,6 +198,18 @@ build_k8s_cmds() {
 build_k8s() { build_k8s_cmds "$1" kube-apiserver kube-controller-manager kube-scheduler; }
 
 # The real node's kubelet and kube-proxy: same module, version and flags as the control plane.
+# The Debian package's binaries, extracted beside each other; the pinned version must be apt's
+# candidate (a newer one fails here, by name, until versions.env is raised).
+build_prometheus() {
+  local out=$1 work
+  work=$(mktemp -d)
+  (cd "$work" && apt-get download "prometheus=$PROMETHEUS_DEB_VERSION") ||
+    die "apt-get download prometheus=$PROMETHEUS_DEB_VERSION failed (apt-get update? apt-cache policy prometheus)"
+  dpkg-deb -x "$work"/prometheus_*.deb "$work/root"
+  cp "$work/root/usr/bin/prometheus" "$work/root/usr/bin/promtool" "$out/"
+  rm -rf "$work"
+}
+
 build_kubelet() { build_k8s_cmds "$1" kubelet kube-proxy; }
 
 # containerd v2 as its release builds it, minus cgo (no btrfs snapshotter, which a node here does not use).
@@ -414,6 +431,8 @@ export KUBE_PROXY_BIN="$(component_dir kubelet)/kube-proxy"
 export CONTAINERD_DIR="$(component_dir containerd)"
 export PAUSE_DIR="$(component_dir pause)"
 export PAUSE_IMAGE="$PAUSE_IMAGE"
+export PROMETHEUS_BIN="$(component_dir prometheus)/prometheus"
+export PROMTOOL_BIN="$(component_dir prometheus)/promtool"
 EOF
 }
 

@@ -7,6 +7,8 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { formatDuration, parseDuration } from '../config/duration.js';
 import { isServiceAccountName, periodFloorProblem } from '../config/watches-schema.js';
 import { BindAddressError, parseBindAddress } from '../telemetry/health.js';
+import { DEFAULT_CR_LIMIT } from '../telemetry/metrics.js';
+import type { MetricsSecurity } from '../telemetry/secure-serving.js';
 
 /** A parsed listen address; undefined host = every interface. */
 export interface BindAddress {
@@ -50,6 +52,10 @@ export interface RunOptions {
   readonly namespaces: readonly string[];
   /** Undefined: metrics disabled (`0`). */
   readonly metricsBindAddress?: BindAddress;
+  /** `--metrics-secure` and its companions (ADR 0079); undefined: plain HTTP. */
+  readonly metricsSecurity?: MetricsSecurity;
+  /** `--metrics-cr-limit`: CRs with per-CR series (ADR 0080); 0: none. */
+  readonly metricsCrLimit: number;
   /** Undefined: health probes disabled (`0`). */
   readonly healthProbeBindAddress?: BindAddress;
   /** Undefined: no leader election. */
@@ -66,11 +72,19 @@ export interface RunOptions {
 }
 
 /** operator-sdk helm-operator flags that this version does not implement. */
-export const NOT_YET_IMPLEMENTED = ['enable-http2', 'metrics-secure', 'metrics-require-rbac', 'zap-stacktrace-level', 'zap-time-encoding'] as const;
+export const NOT_YET_IMPLEMENTED = ['zap-stacktrace-level', 'zap-time-encoding'] as const;
+
+
 
 const positiveInt = (flag: string) => (raw: string): number => {
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${flag} must be a whole number of at least 1, got "${raw}"`);
+  return n;
+};
+
+const nonNegativeInt = (flag: string) => (raw: string): number => {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${flag} must be a whole number of at least 0, got "${raw}"`);
   return n;
 };
 
@@ -149,6 +163,18 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
     .option('--metrics-bind-address <address>', 'address the Prometheus /metrics endpoint binds to; 0 disables it', ':8080')
     .addOption(new Option('--metrics-addr <address>', 'deprecated: use --metrics-bind-address').hideHelp())
+    .addOption(boolOption('--metrics-secure', 'serve /metrics over HTTPS (a self-signed certificate unless --metrics-cert-path is given)'))
+    .addOption(boolOption('--metrics-require-rbac', "check each scrape's bearer token (TokenReview) and its right to get /metrics (SubjectAccessReview); needs --metrics-secure"))
+    .option('--metrics-cert-path <dir>', 'directory of the metrics serving certificate, e.g. a mounted cert-manager Secret (default: a self-signed one)')
+    .option('--metrics-cert-name <file>', 'certificate file in --metrics-cert-path', 'tls.crt')
+    .option('--metrics-cert-key <file>', 'key file in --metrics-cert-path', 'tls.key')
+    .addOption(boolOption('--enable-http2', 'serve metrics over HTTP/2 too (off: HTTP/2 Rapid Reset and Stream Cancellation advisories)'))
+    .option(
+      '--metrics-cr-limit <n>',
+      'CRs that get per-CR series (helm_operator_cr_*; at most 7 series each); the rest are counted in helm_operator_cr_series_dropped; 0 turns per-CR series off',
+      nonNegativeInt('--metrics-cr-limit'),
+      DEFAULT_CR_LIMIT,
+    )
     .option('--health-probe-bind-address <address>', 'address the /healthz and /readyz endpoints bind to; 0 disables them', ':8081')
     .addOption(boolOption('--leader-elect', 'enable leader election (a coordination.k8s.io Lease), so only one replica reconciles'))
     .addOption(boolOption('--enable-leader-election', 'deprecated: use --leader-elect').hideHelp())
@@ -229,11 +255,32 @@ export function toRunOptions(raw: Record<string, unknown>, given: (flag: string)
     logPretty: devel || raw.zapEncoder === 'console' || format === 'text',
     namespaces: parseNamespaces(env.WATCH_NAMESPACE),
     ...optional('metricsBindAddress', bindAddress('--metrics-bind-address', metrics)),
+    ...optional('metricsSecurity', metricsSecurity(raw)),
+    metricsCrLimit: raw.metricsCrLimit as number,
     ...optional('healthProbeBindAddress', bindAddress('--health-probe-bind-address', raw.healthProbeBindAddress as string)),
     ...optional('leaderElection', leaderElection),
     gracefulShutdownTimeoutMs: raw.gracefulShutdownTimeout as number,
     watchConfig: raw.watchConfig === true,
     ...optional('defaultServiceAccount', defaultServiceAccount(raw.defaultServiceAccount as string | undefined, env)),
+  };
+}
+
+/** `--metrics-secure` and its companions; tokens are never accepted over plain HTTP. */
+function metricsSecurity(raw: Record<string, unknown>): MetricsSecurity | undefined {
+  const requireRbac = raw.metricsRequireRbac === true;
+  const certDir = raw.metricsCertPath as string | undefined;
+  if (raw.metricsSecure !== true) {
+    if (requireRbac) throw new InvalidArgumentError('--metrics-require-rbac needs --metrics-secure: a bearer token must not be sent over plain HTTP');
+    if (certDir !== undefined) throw new InvalidArgumentError('--metrics-cert-path needs --metrics-secure');
+    if (raw.enableHttp2 === true) throw new InvalidArgumentError('--enable-http2 needs --metrics-secure (plain HTTP is served as HTTP/1.1)');
+    return undefined;
+  }
+  return {
+    http2: raw.enableHttp2 === true,
+    requireRbac,
+    ...(certDir === undefined || certDir === ''
+      ? {}
+      : { certFiles: { dir: certDir, certName: raw.metricsCertName as string, keyName: raw.metricsCertKey as string } }),
   };
 }
 

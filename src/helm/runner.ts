@@ -151,6 +151,8 @@ export class HelmRunner {
     } catch (err) {
       const helmErr = fenced ? fencedOff(verb) : toHelmError(verb, err, ctx.deadlineMs, ctx.redact);
       reason = helmErr.reason;
+      // Counted apart: a helm that runs out of --helm-timeout (hooks, waits) is an alert of its own.
+      if (helmErr.reason === 'Timeout') outcome = 'timeout';
       throw helmErr;
     } finally {
       untrack?.();

@@ -16,10 +16,13 @@ import { ConcurrencyTuner, tunerBounds } from '../runtime/concurrency-tuner.js';
 import { cpuLimit } from '../runtime/cpu-limit.js';
 import { LeaderElector } from '../runtime/leader.js';
 import { KubeLeaseLock } from '../runtime/lease-lock.js';
-import { Manager, type ConfigWatch, type ListenAddress } from '../runtime/manager.js';
+import { Manager, type ConfigWatch, type ListenAddress, type ManagerOptions } from '../runtime/manager.js';
 import { defaultIdentity, LeaderElectionConfigError, leaderElectionNamespace } from '../runtime/pod-identity.js';
 import type { Logger } from '../telemetry/logger.js';
+import { ApiScrapeReviewer } from '../k8s/scrape-review.js';
 import { metricsHandler, OperatorMetrics } from '../telemetry/metrics.js';
+import { ScrapeAuthorizer, withScrapeAuth } from '../telemetry/scrape-auth.js';
+import { listenHttps, type MetricsSecurity } from '../telemetry/secure-serving.js';
 import { loadFingerprintKey } from './fingerprint-key.js';
 import { Operator } from './operator.js';
 
@@ -63,6 +66,10 @@ export interface OperatorSettings {
   readonly leaderElection?: LeaderElectionSettings;
   /** Undefined: no metrics server. */
   readonly metricsBindAddress?: ListenAddress;
+  /** `--metrics-secure` and its companions (ADR 0079); undefined: plain HTTP. */
+  readonly metricsSecurity?: MetricsSecurity;
+  /** CRs with per-CR series (ADR 0080); 0: none; undefined: the default. */
+  readonly metricsCrLimit?: number;
   /** Undefined: no health probe server. */
   readonly healthProbeBindAddress?: ListenAddress;
   /** The fingerprint key (tests); undefined: the one of the operator's namespace (fingerprint-key.ts). */
@@ -98,7 +105,11 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
     : undefined;
   const watches = reloader === undefined ? await loadWatches(settings.watchesFile) : await reloader.initial();
   const kubeConfig = loadKubeConfig(settings.kubeconfig);
-  const metrics = new OperatorMetrics({ version: context.version, ...(context.processMetrics === undefined ? {} : { processMetrics: context.processMetrics }) });
+  const metrics = new OperatorMetrics({
+    version: context.version,
+    ...(context.processMetrics === undefined ? {} : { processMetrics: context.processMetrics }),
+    ...(settings.metricsCrLimit === undefined ? {} : { crLimit: settings.metricsCrLimit }),
+  });
   const tuner = settings.selfTuningConcurrency === true ? await selfTuning(metrics, log) : undefined;
   const le = settings.leaderElection;
   const elector = le === undefined ? undefined : makeElector(le, { namespace: await leaderElectionNamespace(le.namespace), kubeConfig, metrics, log });
@@ -130,7 +141,7 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
     ...(ownNamespace === undefined ? {} : { operatorNamespace: ownNamespace }),
   });
   metrics.trackQueues(() => operator.manager.names().map((n) => [n, operator.manager.get(n)?.queue] as const));
-  const manager = managerOf(operator, watches, { settings, elector, reloader, metrics, log, tuner });
+  const manager = managerOf(operator, watches, { settings, elector, reloader, metrics, log, tuner, kubeConfig });
   return { manager, operator, helm, metrics, watches };
 }
 
@@ -203,9 +214,17 @@ async function selfTuning(metrics: OperatorMetrics, log: Logger): Promise<Concur
 function managerOf(
   operator: Operator,
   watches: readonly Watch[],
-  parts: { settings: OperatorSettings; elector: LeaderElector | undefined; reloader: ConfigReloader | undefined; metrics: OperatorMetrics; log: Logger; tuner: ConcurrencyTuner | undefined },
+  parts: {
+    settings: OperatorSettings;
+    elector: LeaderElector | undefined;
+    reloader: ConfigReloader | undefined;
+    metrics: OperatorMetrics;
+    log: Logger;
+    tuner: ConcurrencyTuner | undefined;
+    kubeConfig: KubeConfig;
+  },
 ): Manager {
-  const { settings, elector, reloader, metrics, log, tuner } = parts;
+  const { settings, elector, reloader, metrics, log, tuner, kubeConfig } = parts;
   const le = settings.leaderElection;
   return new Manager({
     log,
@@ -232,9 +251,27 @@ function managerOf(
     settleAfterTakeoverMs: le === undefined ? undefined : 2 * (le.leaseDurationMs + le.renewDeadlineMs),
     gracefulShutdownTimeoutMs: settings.gracefulShutdownTimeoutMs,
     configWatch: reloader === undefined ? undefined : configWatch(reloader, settings.watchesFile, log),
-    metricsServer: settings.metricsBindAddress === undefined ? undefined : { bind: settings.metricsBindAddress, handler: metricsHandler(metrics, log) },
+    metricsServer: settings.metricsBindAddress === undefined ? undefined : metricsServer(settings.metricsBindAddress, settings.metricsSecurity, { metrics, log, kubeConfig }),
     healthProbeBindAddress: settings.healthProbeBindAddress,
   });
+}
+
+/** Plain HTTP, or HTTPS with each scrape reviewed when `--metrics-require-rbac` asks (ADR 0079). */
+function metricsServer(
+  bind: ListenAddress,
+  security: MetricsSecurity | undefined,
+  on: { metrics: OperatorMetrics; log: Logger; kubeConfig: KubeConfig },
+): NonNullable<ManagerOptions['metricsServer']> {
+  const log = on.log.child({ component: 'metrics' });
+  const handler = metricsHandler(on.metrics, log);
+  if (security === undefined) return { bind, handler };
+  const authorizer = security.requireRbac ? new ScrapeAuthorizer({ reviewer: new ApiScrapeReviewer(on.kubeConfig), log }) : undefined;
+  return {
+    bind,
+    handler: authorizer === undefined ? handler : withScrapeAuth(handler, authorizer, log),
+    listen: (b: ListenAddress, h: Parameters<typeof listenHttps>[1]) =>
+      listenHttps(b, h, { http2: security.http2, log, ...(security.certFiles === undefined ? {} : { certFiles: security.certFiles }) }),
+  };
 }
 
 function makeElector(le: LeaderElectionSettings, on: { namespace: string; kubeConfig: KubeConfig; metrics: OperatorMetrics; log: Logger }): LeaderElector {

@@ -13,6 +13,7 @@ import type { RolloutProgress } from './rollout-gate.js';
 import type { Owner } from './ownership.js';
 import type { ReleaseRecord } from './state.js';
 import type { UpgradePlan } from './upgrade-plan.js';
+import type { CrSample } from '../telemetry/cr-metrics.js';
 
 export interface ReleaseStoragePort {
   records(namespace: string, release: string): Promise<ReleaseRecord[]>;
@@ -152,4 +153,6 @@ export interface ReconcilerMetrics {
   forgetController(controller: string): void;
   /** The progress of the controller's rollout (rollout.ts), after each look at it. */
   rollout?(controller: string, progress: RolloutProgress): void;
+  /** A CR's state once its reconcile wrote its status (telemetry/cr-metrics.ts). */
+  crState?(controller: string, namespace: string, name: string, sample: CrSample): void;
 }

@@ -38,6 +38,7 @@ import { withEvents, type CrEvent, type Outcome, type Summary } from './outcome.
 import { parseReleaseAnnotations } from './annotations.js';
 import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, periodMs, resyncAfterMs, withPeriodFloor, type PeriodSources } from './period.js';
 import type { CrdsPort, PlansPort, CustomResourcesPort, ManifestsPort, ObjectReaderPort, ReconcilerMetrics, ReleaseObjectsPort, ReleaseStoragePort } from './ports.js';
+import { crSample } from './cr-sample.js';
 import { beginReconcile, finalizerFirst, readCR, type Reconcile } from './reconcile-scope.js';
 import { redactedError } from './redaction.js';
 import { missingServiceAccount } from './service-account.js';
@@ -164,7 +165,10 @@ export class HelmReconciler implements Reconciler {
       await r.status.release().catch((err: unknown) => {
         throw redactedError(err, r.status.redactor);
       });
-    } else await r.status.finish();
+    } else {
+      await r.status.finish();
+      this.o.metrics?.crState?.(this.#controller, r.ctx.namespace, r.ctx.name, crSample(r.status.draft.current, summary.error === undefined));
+    }
     // The controller logs it, causes included (helm's stderr quotes values).
     if (summary.error !== undefined) throw redactedError(summary.error, r.status.redactor);
     return summary.result;

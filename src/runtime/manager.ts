@@ -78,8 +78,8 @@ export interface ManagerOptions {
   /** How long in-flight reconciles may run after the stop signal; undefined: each controller's own. */
   readonly gracefulShutdownTimeoutMs?: number;
   readonly configWatch?: ConfigWatch;
-  /** Serves `handler` (Prometheus) on `bind`. */
-  readonly metricsServer?: { readonly bind: ListenAddress; readonly handler: Handler };
+  /** Serves `handler` (Prometheus) on `bind`; with its own `listen` (HTTPS, `--metrics-secure`) or plain HTTP. */
+  readonly metricsServer?: { readonly bind: ListenAddress; readonly handler: Handler; readonly listen?: (bind: ListenAddress, handler: Handler) => Promise<HttpListener> };
   /** Serves `/healthz` and `/readyz` on this address. */
   readonly healthProbeBindAddress?: ListenAddress;
   /** For tests; default {@link listenHttp}. */
@@ -243,9 +243,9 @@ export class Manager {
     const listen = this.#o.listen ?? listenHttp;
     try {
       if (metricsServer !== undefined) {
-        const server = await listen(metricsServer.bind, metricsServer.handler);
+        const server = await (metricsServer.listen ?? listen)(metricsServer.bind, metricsServer.handler);
         servers.push(server);
-        log.info({ bindAddress: formatBind(metricsServer.bind), address: server.address }, 'Serving metrics server');
+        log.info({ bindAddress: formatBind(metricsServer.bind), address: server.address, secure: metricsServer.listen !== undefined }, 'Serving metrics server');
       }
       if (healthProbeBindAddress !== undefined) {
         const readyz = new Map<string, Checker>([

@@ -44,7 +44,8 @@ export interface WorkqueueMetrics {
 /** One helm process, reported after it ends (metrics; tests count spawns with it). */
 export interface HelmExecution {
   readonly verb: string;
-  readonly outcome: 'success' | 'error';
+  /** `timeout`: helm ran out of its deadline (`--helm-timeout`, its hooks' or waits' own). */
+  readonly outcome: 'success' | 'error' | 'timeout';
   readonly durationMs: number;
   /** Releases the process worked on, one after the other (a batched uninstall's); 1 when absent. */
   readonly releases?: number;

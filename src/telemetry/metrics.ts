@@ -15,6 +15,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { CrMetrics, type CrSample } from './cr-metrics.js';
 import type { Logger } from './logger.js';
 import type { ControllerMetrics, HelmExecution, ReconcileResultLabel, WorkqueueMetrics } from './metric-hooks.js';
 
@@ -43,7 +44,12 @@ export interface OperatorMetricsOptions {
   readonly version: string;
   /** Process metrics (CPU, memory, event loop, GC …); default true. */
   readonly processMetrics?: boolean;
+  /** CRs with per-CR series (cr-metrics.ts); 0: none; default {@link DEFAULT_CR_LIMIT}. */
+  readonly crLimit?: number;
 }
+
+/** `--metrics-cr-limit`'s default (ADR 0080). */
+export const DEFAULT_CR_LIMIT = 1000;
 
 /** A rollout's progress (the reconciler's RolloutProgress, by shape). */
 export interface RolloutSample {
@@ -88,6 +94,8 @@ export class OperatorMetrics implements ControllerMetrics {
   readonly #statesSeen = new Map<string, Set<string>>();
   /** controller → its rollout's progress as last seen (reconciler/rollout.ts). */
   readonly #rollouts = new Map<string, RolloutSample>();
+  /** Per-CR series (ADR 0080). */
+  readonly #crs: CrMetrics;
 
   constructor(options: OperatorMetricsOptions) {
     const registers = [this.registry];
@@ -197,7 +205,7 @@ export class OperatorMetrics implements ControllerMetrics {
     });
     this.#helmExecutions = new Counter({
       name: 'helm_operator_helm_executions_total',
-      help: 'helm processes run by the operator, by verb and outcome (success or error)',
+      help: 'helm processes run by the operator, by verb and outcome (success, error, or timeout: out of --helm-timeout)',
       labelNames: ['verb', 'outcome'],
       registers,
     });
@@ -297,6 +305,7 @@ export class OperatorMetrics implements ControllerMetrics {
       registers,
     });
     buildInfo.set({ version: options.version, node_version: process.version }, 1);
+    this.#crs = new CrMetrics(this.registry, options.crLimit ?? DEFAULT_CR_LIMIT);
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -397,6 +406,12 @@ export class OperatorMetrics implements ControllerMetrics {
   /** Drops a CR from `helm_operator_releases` (after its deletion). */
   forget(controller: string, namespace: string, name: string): void {
     this.#releaseStates.get(controller)?.delete(`${namespace}/${name}`);
+    this.#crs.forget(controller, namespace, name);
+  }
+
+  /** The per-CR series of a CR, after its reconcile (cr-metrics.ts). */
+  crState(controller: string, namespace: string, name: string, sample: CrSample): void {
+    this.#crs.report(controller, namespace, name, sample);
   }
 
   /**
@@ -406,6 +421,7 @@ export class OperatorMetrics implements ControllerMetrics {
    */
   forgetController(controller: string): void {
     this.#rollouts.delete(controller);
+    this.#crs.forgetController(controller);
     this.#releaseStates.delete(controller);
     this.#statesSeen.delete(controller);
   }

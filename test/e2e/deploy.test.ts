@@ -160,13 +160,23 @@ describe('deploying the operator (make install / deploy / build-installer / unde
     await rbac.readNamespacedRole({ name: `${PREFIX}leader-election-role`, namespace: NAMESPACE });
     await rbac.readNamespacedRoleBinding({ name: `${PREFIX}leader-election-rolebinding`, namespace: NAMESPACE });
     await rbac.readClusterRole({ name: `${PREFIX}metrics-reader` });
+    const metricsAuth = await rbac.readClusterRoleBinding({ name: `${PREFIX}metrics-auth-rolebinding` });
+    expect(metricsAuth.roleRef.name).toBe(`${PREFIX}metrics-auth-role`);
+    expect(metricsAuth.subjects).toContainEqual(expect.objectContaining({ kind: 'ServiceAccount', name: SERVICE_ACCOUNT, namespace: NAMESPACE }));
     await core.readNamespacedService({ name: `${PREFIX}controller-manager-metrics-service`, namespace: NAMESPACE });
 
     const deployment = await apps.readNamespacedDeployment({ name: DEPLOYMENT, namespace: NAMESPACE });
     const containers = deployment.spec?.template.spec?.containers ?? [];
     expect(containers.map((c) => c.image)).toEqual([IMG]);
     expect(containers[0]?.args).toEqual(
-      expect.arrayContaining(['--leader-elect', '--leader-election-id=helm-operator', '--health-probe-bind-address=:8081', '--metrics-bind-address=:8080']),
+      expect.arrayContaining([
+        '--leader-elect',
+        '--leader-election-id=helm-operator',
+        '--health-probe-bind-address=:8081',
+        '--metrics-bind-address=:8443',
+        '--metrics-secure',
+        '--metrics-require-rbac',
+      ]),
     );
     // The namespace enforces the restricted Pod Security Standard: an Available Deployment means
     // the API server admitted the operator's pod under it.
@@ -177,12 +187,13 @@ describe('deploying the operator (make install / deploy / build-installer / unde
     const rendered = parseManifests(await exec('bash', ['hack/kustomize.sh', 'build', 'config/default', IMG], 60_000));
     const roles = rendered.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole');
     expect(roles.map((o) => o.metadata.name).sort()).toEqual(
-      [`${PREFIX}leader-election-role`, `${PREFIX}manager-role`, `${PREFIX}metrics-reader`].sort(),
+      [`${PREFIX}leader-election-role`, `${PREFIX}manager-role`, `${PREFIX}metrics-auth-role`, `${PREFIX}metrics-reader`].sort(),
     );
     expect(wildcards(roles)).toEqual([]);
     const live = [
       await rbac.readClusterRole({ name: `${PREFIX}manager-role` }),
       await rbac.readClusterRole({ name: `${PREFIX}metrics-reader` }),
+      await rbac.readClusterRole({ name: `${PREFIX}metrics-auth-role` }),
       await rbac.readNamespacedRole({ name: `${PREFIX}leader-election-role`, namespace: NAMESPACE }),
     ].map((r) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: r.metadata?.name ?? '' }, rules: r.rules ?? [] }));
     expect(wildcards(live)).toEqual([]);
@@ -274,7 +285,7 @@ describe('deploying the operator (make install / deploy / build-installer / unde
     await waitFor('namespace and CRD to be gone', async () => (await gone(() => core.readNamespace({ name: NAMESPACE }))) && (await gone(() => ext.readCustomResourceDefinition({ name: CRD }))), {
       timeoutMs: 90_000,
     });
-    for (const name of [`${PREFIX}manager-role`, `${PREFIX}metrics-reader`]) expect(await gone(() => rbac.readClusterRole({ name }))).toBe(true);
+    for (const name of [`${PREFIX}manager-role`, `${PREFIX}metrics-reader`, `${PREFIX}metrics-auth-role`]) expect(await gone(() => rbac.readClusterRole({ name }))).toBe(true);
     expect(await gone(() => rbac.readClusterRoleBinding({ name: `${PREFIX}manager-rolebinding` }))).toBe(true);
     // Nothing left: a second undeploy only succeeds with ignore-not-found.
     await expect(make('undeploy')).rejects.toThrow(/NotFound|not found/);

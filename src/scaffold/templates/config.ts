@@ -8,7 +8,7 @@
 
 import { baseCsv, manifestsKustomization } from '../../bundle/kustomize-manifests.js';
 import { scorecardKustomize } from '../../bundle/scorecard.js';
-import { render } from './render.js';
+import { render, template } from './render.js';
 
 export interface ProjectNames {
   /** `projectName` of PROJECT: names the namespace (`<name>-system`), the name prefix and labels. */
@@ -18,7 +18,14 @@ export interface ProjectNames {
 const rendered = (p: ProjectNames, files: readonly string[]): Record<string, string> =>
   Object.fromEntries(files.map((f) => [f, render(f, { projectName: p.projectName })]));
 
+/**
+ * The alerts and the dashboard are the same in every project (no project name in them), and they
+ * are full of Prometheus' and Grafana's own `{{ }}`: copied as they are.
+ */
+const VERBATIM = ['config/prometheus/alerts.yaml', 'config/grafana/helm-operator.json'];
+
 export const configFiles = (p: ProjectNames): Record<string, string> => ({
+  ...Object.fromEntries(VERBATIM.map((f) => [f, template(f)])),
   ...rendered(p, ['config/default/kustomization.yaml', 'config/default/metrics_service.yaml', 'config/manager/kustomization.yaml', 'config/manager/manager.yaml']),
   // Written by init, so config/manifests builds and `make bundle` works from the start; the base
   // CSV is the user's to edit (create api and generate kustomize manifests never overwrite it).
@@ -31,6 +38,8 @@ export const configFiles = (p: ProjectNames): Record<string, string> => ({
     'config/rbac/kustomization.yaml',
     'config/rbac/leader_election_role.yaml',
     'config/rbac/leader_election_role_binding.yaml',
+    'config/rbac/metrics_auth_role.yaml',
+    'config/rbac/metrics_auth_role_binding.yaml',
     'config/rbac/metrics_reader_role.yaml',
     'config/rbac/role_binding.yaml',
     'config/rbac/service_account.yaml',

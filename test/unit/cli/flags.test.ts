@@ -176,9 +176,31 @@ describe('run flags', () => {
   });
 
   it('no longer refuses the flags implemented here', () => {
-    for (const f of ['metrics-bind-address', 'metrics-addr', 'health-probe-bind-address', 'leader-elect', 'enable-leader-election', 'leader-election-id', 'leader-election-namespace']) {
+    for (const f of ['metrics-secure', 'metrics-require-rbac', 'enable-http2', 'metrics-bind-address', 'metrics-addr', 'health-probe-bind-address', 'leader-elect', 'enable-leader-election', 'leader-election-id', 'leader-election-namespace']) {
       expect(NOT_YET_IMPLEMENTED as readonly string[]).not.toContain(f);
     }
+  });
+
+  it('metrics: plain HTTP by default; --metrics-secure with RBAC, HTTP/2 and a certificate directory; tokens never over plain HTTP', async () => {
+    const plain = await parse([]);
+    expect(plain.metricsSecurity).toBeUndefined();
+    expect(plain.metricsCrLimit).toBe(1000);
+    expect((await parse(['--metrics-secure'])).metricsSecurity).toEqual({ http2: false, requireRbac: false });
+    expect((await parse(['--metrics-secure', '--metrics-require-rbac', '--enable-http2=true', '--metrics-cert-path', '/certs'])).metricsSecurity).toEqual({
+      http2: true,
+      requireRbac: true,
+      certFiles: { dir: '/certs', certName: 'tls.crt', keyName: 'tls.key' },
+    });
+    expect((await parse(['--metrics-secure', '--metrics-cert-path=/c', '--metrics-cert-name=a.pem', '--metrics-cert-key=b.pem'])).metricsSecurity?.certFiles).toEqual({
+      dir: '/c',
+      certName: 'a.pem',
+      keyName: 'b.pem',
+    });
+    await expect(parse(['--metrics-require-rbac'])).rejects.toThrow('--metrics-require-rbac needs --metrics-secure: a bearer token must not be sent over plain HTTP');
+    await expect(parse(['--metrics-cert-path', '/c'])).rejects.toThrow('--metrics-cert-path needs --metrics-secure');
+    await expect(parse(['--enable-http2'])).rejects.toThrow('--enable-http2 needs --metrics-secure');
+    expect((await parse(['--metrics-cr-limit', '0'])).metricsCrLimit).toBe(0);
+    await expect(parse(['--metrics-cr-limit', '-1'])).rejects.toThrow('--metrics-cr-limit must be a whole number of at least 0');
   });
 
   it('reads WATCH_NAMESPACE', async () => {
