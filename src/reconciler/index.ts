@@ -1,0 +1,37 @@
+/**
+ * The reconciler as the layers above it see it (the operator wires it, the CLI reads the status it
+ * writes): the only module of src/reconciler they may import (.dependency-cruiser.mjs,
+ * `reconciler-index-only`). Its folders:
+ *
+ *   core/     one reconcile: reads its CR and release, runs one action, writes status once; the ports
+ *   decide/   pure decisions over what a reconcile observed (no port is called from here)
+ *   actions/  one action a file, run by core/ only
+ *   desired/  the release a CR asks for: values, values from Secrets and ConfigMaps, the fleet part, CRDs
+ *   objects/  the objects a release made: inventory, ownership, readiness, fields held by others
+ *   drift/    drift, its ignore rules, fights and repair budget
+ *   rollout/  a watch's waved rollout
+ *   status/   the CR's status, its conditions, and redaction of what people read
+ */
+export { Uninstaller } from './actions/uninstall.js';
+export type { HelmFailure, HelmPort, Identity } from './core/helm-port.js';
+export { releaseOwnerOf } from './core/observe.js';
+export type { ReconcilerMetrics } from './core/ports.js';
+export { HelmReconciler, type HelmReconcilerOptions } from './core/reconciler.js';
+export { ANNOTATIONS } from './decide/annotations.js';
+export {
+  parseValuesFrom,
+  VALUES_FROM_ANNOTATION,
+  VALUES_SOURCE_LABEL,
+  type ValuesReference,
+  type ValuesSource,
+  type ValuesSourcePort,
+} from './desired/values-from.js';
+export { CrdsClient } from './objects/crds-client.js';
+export type { InventoryEntry } from './objects/inventory.js';
+export { ManifestCache } from './objects/manifest-cache.js';
+export { CHART_LABEL, ownersOf, ownerType } from './objects/ownership.js';
+export { ReleaseObjects, type CachedObject, type DependentsPort } from './objects/release-objects.js';
+export type { RolloutControlPort } from './rollout/rollout.js';
+export { keepForRollout } from './rollout/rollout-members.js';
+export { ConditionType } from './status/conditions.js';
+export { readStatus, type HelmStatus } from './status/status.js';
