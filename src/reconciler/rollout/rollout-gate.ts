@@ -6,6 +6,7 @@
  */
 import type { Amount, RolloutPolicy } from '../../config/rollout-policy.js';
 import { selectorMatches } from '../../config/selector.js';
+import type { Reason } from '../status/conditions.js';
 
 /** One CR of the kind as the gate sees it (rollout-members.ts reads it from the controller's cache). */
 export interface Member {
@@ -83,7 +84,8 @@ export interface GateInput {
 /** How long a CR waiting for earlier waves goes without looking, unless their last CR wakes it. */
 export const WAITING_FALLBACK_MS = 30_000;
 
-export type WaitReason = 'RolloutPaused' | 'RolloutFailed' | 'RolloutHalted' | 'RolloutWaiting';
+/** The rollout's reasons of conditions.ts: `rollout status` and the status read them by these names. */
+export type WaitReason = (typeof Reason)['RolloutPaused' | 'RolloutFailed' | 'RolloutHalted' | 'RolloutWaiting'];
 
 export type Verdict = { readonly kind: 'go' } | { readonly kind: 'wait'; readonly reason: WaitReason; readonly message: string; readonly retryAfterMs?: number };
 

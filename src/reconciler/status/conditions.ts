@@ -38,7 +38,6 @@ export const Reason = {
   InvalidReleaseName: 'InvalidReleaseName',
   InvalidSpec: 'InvalidSpec',
   PauseReconcileAnnotationTrue: 'PauseReconcileAnnotationTrue',
-  Uninstalling: 'Uninstalling',
   RetriesExhausted: 'RetriesExhausted',
   DriftRepairFailed: 'DriftRepairFailed',
   /** Another field manager rewrites a field after each repair: it is no longer restored (drift-fight.ts). */
