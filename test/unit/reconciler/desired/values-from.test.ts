@@ -103,7 +103,7 @@ describe('composeReferencedValues', () => {
     const five = Array.from({ length: 5 }, (_, i): ValuesReference => ({ ...defaults, name: `d${i}` }));
     const out = composeReferencedValues(five, five.map((_, i) => ({ 'values.yaml': `${big}b: ${i}\n` })));
     expect(out.oversized).toEqual(['ConfigMap d4 key values.yaml is past the 4 MiB of text the referenced values files may hold together']);
-    // It parses 37 MiB of YAML by design (the bound is on megabytes): about a second alone, past
+    // It builds and parses megabytes of YAML by design (the bound is 4 MiB): about a second alone, past
     // vitest's 5 s default on a 2-core machine busy with the rest of `make test`.
   }, 60_000);
 
