@@ -51,13 +51,18 @@ build: deps ## Compile the TypeScript into dist/.
 pack: deps ## Write the package tarball helm-operator-ts-<version>.tgz (npm pack; prepack builds dist/): install it with npm install -g ./<tgz>.
 	npm pack --loglevel=error
 
+.PHONY: format
+format: deps ## Format the project's TypeScript and JavaScript with prettier (what `make lint` checks).
+	npm run --silent format
+
 .PHONY: lint
-# Both caches live in node_modules/.cache, so a fresh clone (CI) lints everything from scratch. ESLint's
+# The caches live in node_modules/.cache (prettier's too), so a fresh clone (CI) lints everything from scratch. ESLint's
 # cache keys on each file's content: a type change in one file can hide a typed-lint finding in
 # another, unchanged one until that one changes too (or `rm -rf node_modules/.cache/eslint`).
 LINT_CACHE := node_modules/.cache
 
-lint: deps ## Lint and type-check, and check the import rules (docs/adr/0048-import-rules.md); cached between runs.
+lint: deps ## Check formatting (prettier), lint and type-check, and check the import rules (docs/adr/0048-import-rules.md); cached between runs.
+	npm run --silent format:check
 	npm run --silent lint:imports
 	npx tsc -p tsconfig.json --noEmit --incremental --tsBuildInfoFile $(LINT_CACHE)/tsc/tsconfig.tsbuildinfo
 	npx eslint --cache --cache-strategy content --cache-location $(LINT_CACHE)/eslint/ .

@@ -10,10 +10,7 @@ import { isNotFound } from '../k8s/errors.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
 import { PLAN_KEY, PlanApprovals } from '../operator/plan-store.js';
-import { planConfigMapName } from '../reconciler/plan-approval.js';
-import type { PlanStatus } from '../reconciler/plan-status.js';
-import { readStatus } from '../reconciler/status.js';
-import { describePlan, planCounts, planDigest, planRisks, type PlanObject, type UpgradePlan } from '../reconciler/upgrade-plan.js';
+import { planConfigMapName, type PlanStatus, readStatus, describePlan, planCounts, planDigest, planRisks, type PlanObject, type UpgradePlan } from '../reconciler/index.js';
 import { isPlainObject } from '../util/plain-object.js';
 import { findKind, RolloutError, type KindRef } from './rollout.js';
 

@@ -12,8 +12,7 @@ import { HttpMethod, type KubeConfig } from '../k8s/client-node.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
 import { RolloutControl } from '../operator/rollout-control.js';
-import { ConditionType } from '../reconciler/conditions.js';
-import { readStatus, type HelmStatus } from '../reconciler/status.js';
+import { ConditionType, readStatus, type HelmStatus } from '../reconciler/index.js';
 import { makeLogger } from '../telemetry/logger.js';
 import { whilePaused } from './undo-fence.js';
 

@@ -9,9 +9,7 @@
  */
 import { HttpMethod, type KubeConfig } from '../k8s/client-node.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
-import { ANNOTATIONS } from '../reconciler/annotations.js';
-import { ConditionType } from '../reconciler/conditions.js';
-import { readStatus } from '../reconciler/status.js';
+import { ANNOTATIONS, ConditionType, readStatus } from '../reconciler/index.js';
 
 export interface FencedCR {
   readonly group: string;

@@ -72,7 +72,7 @@ export const isHelmError = (err: unknown, reason?: HelmErrorReason): err is Helm
 export const NAME_IN_USE = /cannot re-?use a name that is still in use/i;
 /**
  * A field another field manager holds: server-side apply's refusal, or the operator's own check
- * before helm applies (`conflictPolicy: fail`, src/reconciler/upgrade-fields.ts).
+ * before helm applies (`conflictPolicy: fail`, src/reconciler/objects/upgrade-fields.ts).
  */
 export const FIELD_CONFLICT = /Apply failed with \d+ conflicts?|conflict occurred while applying|field conflicts? under conflictPolicy/i;
 

@@ -20,8 +20,6 @@ function statusBody(err: unknown): StatusBody | undefined {
   }
 }
 
-export const statusReason = (err: unknown): string | undefined => statusBody(err)?.reason;
-
 /** A one-line description fit for a condition or event: the apiserver's own message when it has one. */
 export function describeError(err: unknown): string {
   if (err instanceof ApiException) {

@@ -17,7 +17,6 @@ import { defaultOlmImage, defaultOpmImage, deploymentAvailable, OLM_CLUSTER_ROLE
 import { clusterStateDir, logTail, runningPid, startDetached, stopProcess } from './local-processes.js';
 import { olmTools, pinnedOlmVersion, type OlmTools } from './tools.js';
 
-export const DEFAULT_OLM_NAMESPACE = 'olm';
 const CRDS = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' };
 const OPERATORS = OLM_OPERATORS;
 const CSV_CRD = `clusterserviceversions.${OLM_GROUP}`;

@@ -8,9 +8,7 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { RestMapper } from '../k8s/restmapper.js';
 import { parseApiVersion } from '../util/group-kind.js';
-import type { InventoryEntry } from '../reconciler/inventory.js';
-import { CHART_LABEL, ownersOf } from '../reconciler/ownership.js';
-import type { CachedObject, DependentsPort } from '../reconciler/release-objects.js';
+import { type InventoryEntry, CHART_LABEL, ownersOf, type CachedObject, type DependentsPort } from '../reconciler/index.js';
 import { TIMED_OUT, withDeadline } from '../util/clock.js';
 import { dropManagedFields, Informer } from '../runtime/informer.js';
 import type { Priority } from '../runtime/workqueue.js';

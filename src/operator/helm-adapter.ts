@@ -1,7 +1,7 @@
 /** Fits the helm client to the reconciler's port, and maps helm's error reasons to retry policy. */
 import { FIELD_CONFLICT, HelmError, NAME_IN_USE, type CallIdentity, type HelmClient, type HelmErrorReason } from '../helm/index.js';
 import type { HelmApiGateway } from '../k8s/gateway/gateway.js';
-import type { HelmFailure, HelmPort, Identity } from '../reconciler/helm-port.js';
+import type { HelmFailure, HelmPort, Identity } from '../reconciler/index.js';
 
 /**
  * `gateway`: where calls whose identity names a gateway policy go (docs/adr/0045); each such call

@@ -18,9 +18,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { HttpMethod, PatchStrategy } from '../k8s/client-node.js';
 import { isNotFound, isStatus } from '../k8s/errors.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
-import type { Owner } from '../reconciler/ownership.js';
-import type { PlansPort } from '../reconciler/ports.js';
-import type { UpgradePlan } from '../reconciler/upgrade-plan.js';
+import type { Owner, PlansPort, UpgradePlan } from '../reconciler/index.js';
 import { canonicalJson } from '../util/canonical-json.js';
 import { isPlainObject } from '../util/plain-object.js';
 

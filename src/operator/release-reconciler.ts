@@ -4,13 +4,7 @@
  * reconciler builds none of them, so its orchestration is tested against fakes of the same ports.
  */
 import type { ObjectClient } from '../k8s/objects.js';
-import { Uninstaller } from '../reconciler/actions/uninstall.js';
-import { ManifestCache } from '../reconciler/manifest-cache.js';
-import { releaseOwnerOf } from '../reconciler/observe.js';
-import { HelmReconciler, type HelmReconcilerOptions } from '../reconciler/reconciler.js';
-import { CrdsClient } from '../reconciler/crds-client.js';
-import { ReleaseObjects, type DependentsPort } from '../reconciler/release-objects.js';
-import { healthRules } from '../reconciler/health-rules.js';
+import { Uninstaller, ManifestCache, releaseOwnerOf, HelmReconciler, type HelmReconcilerOptions, CrdsClient, ReleaseObjects, type DependentsPort, healthRules } from '../reconciler/index.js';
 
 type Built = 'objects' | 'reader' | 'manifests' | 'uninstaller' | 'forget' | 'crds';
 

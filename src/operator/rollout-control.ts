@@ -9,7 +9,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { HttpMethod } from '../k8s/client-node.js';
 import { isNotFound } from '../k8s/errors.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
-import type { RolloutControlPort } from '../reconciler/rollout.js';
+import type { RolloutControlPort } from '../reconciler/index.js';
 
 export const ROLLOUT_PAUSED_ANNOTATION = 'helm.sdk.operatorframework.io/rollout-paused';
 

@@ -13,7 +13,7 @@
 import { HttpMethod, type KubeConfig, type KubernetesObject } from '../k8s/client-node.js';
 import { isNotFound } from '../k8s/errors.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
-import { parseValuesFrom, VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL, type ValuesReference, type ValuesSource, type ValuesSourcePort } from '../reconciler/values-from.js';
+import { parseValuesFrom, VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL, type ValuesReference, type ValuesSource, type ValuesSourcePort } from '../reconciler/index.js';
 import { Informer } from '../runtime/informer.js';
 import type { Request } from '../runtime/reconcile.js';
 import type { Logger } from '../telemetry/logger.js';

@@ -145,7 +145,7 @@ const countedAt = (what: string): Record<string, OpenApiSchema> => ({
 });
 
 /**
- * The status this operator writes (src/reconciler/status.ts), typed so `kubectl explain` and
+ * The status this operator writes (src/reconciler/status/status.ts), typed so `kubectl explain` and
  * printer columns see it. Open at the top for forward compatibility: a newer operator writing a
  * field this CRD does not list must not have it pruned (a CRD upgrade lags the operator's).
  */

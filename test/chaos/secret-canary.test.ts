@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAll, type OperatorProcess } from '../integration/production/support.js';
-import { REDACTED } from '../../src/reconciler/redaction.js';
+import { REDACTED } from '../../src/reconciler/status/redaction.js';
 import { testKubeConfig, uniqueName } from '../support/kube.js';
 import { condition, CRs, NGINX } from '../support/operator.js';
 import { createNamespaces, helmRunning, operatorUnderTest, sleep, type OperatorUnderTest } from './support/harness.js';

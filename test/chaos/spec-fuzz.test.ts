@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAll, type OperatorProcess } from '../integration/production/support.js';
 import { testKubeConfig, waitFor, uniqueName } from '../support/kube.js';
-import type { Condition } from '../../src/reconciler/conditions.js';
+import type { Condition } from '../../src/reconciler/status/conditions.js';
 import { condition, CRs, NGINX, type CR } from '../support/operator.js';
 import { createNamespaces, operatorUnderTest, replaceSpec, type OperatorUnderTest } from './support/harness.js';
 import { alive } from './support/processes.js';

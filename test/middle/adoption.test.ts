@@ -9,7 +9,7 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { storageSecretName } from '../../src/helm/storage.js';
-import { RELEASE_LABELS } from '../../src/reconciler/state.js';
+import { RELEASE_LABELS } from '../../src/reconciler/decide/state.js';
 import { helmByHand, releaseByHand } from '../support/helm.js';
 import { createNamespace, testKubeConfig } from '../support/kube.js';
 import { condition, CRs, ensureCrd, fixtureChart, type TestKind } from '../support/operator.js';

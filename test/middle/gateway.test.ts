@@ -10,7 +10,7 @@
 import { ApiextensionsV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStatus } from '../../src/k8s/errors.js';
-import { VALUES_SOURCE_LABEL } from '../../src/reconciler/values-from.js';
+import { VALUES_SOURCE_LABEL } from '../../src/reconciler/desired/values-from.js';
 import { createNamespace, testKubeConfig } from '../support/kube.js';
 import { condition, CRs, ensureCrd, fixtureChart, type CR, type TestKind } from '../support/operator.js';
 import { startReconcilers, type ReconcilerHarness } from '../support/reconciler-harness.js';

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import { VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL } from '../../src/reconciler/values-from.js';
+import { VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL } from '../../src/reconciler/desired/values-from.js';
 import { scrape } from '../integration/production/support.js';
 import { total } from '../support/prometheus.js';
 import { againstEachConfiguration, attack, releaseConfigMaps } from './support/target.js';

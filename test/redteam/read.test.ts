@@ -7,7 +7,7 @@
  */
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'vitest';
-import { VALUES_FROM_ANNOTATION } from '../../src/reconciler/values-from.js';
+import { VALUES_FROM_ANNOTATION } from '../../src/reconciler/desired/values-from.js';
 import { waitFor } from '../support/kube.js';
 import { againstEachConfiguration, attack } from './support/target.js';
 import { DEPLOYER } from './support/tenancy.js';

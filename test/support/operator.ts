@@ -22,7 +22,7 @@ import { HelmClient } from '../../src/helm/index.js';
 import { isStatus } from '../../src/k8s/errors.js';
 import { assembleOperator, type AssembledOperator, type LeaderElectionSettings } from '../../src/operator/assemble.js';
 import type { Operator } from '../../src/operator/operator.js';
-import type { Condition } from '../../src/reconciler/conditions.js';
+import type { Condition } from '../../src/reconciler/status/conditions.js';
 import { makeLogger, type Logger } from '../../src/telemetry/logger.js';
 import { OperatorMetrics } from '../../src/telemetry/metrics.js';
 import { waitFor, type WaitOptions } from './kube.js';

@@ -5,11 +5,11 @@
  * runs, or the upgrade stops with nothing applied.
  */
 import { describeError } from '../../k8s/errors.js';
-import { crdWriteRefusal, planChartCrds, unsafeCrdMessage, type CrdApply } from '../chart-crds.js';
-import { Reason } from '../conditions.js';
-import type { CrEvent, Outcome } from '../outcome.js';
-import type { CrdsPort } from '../ports.js';
-import type { ActionContext, Desired } from './context.js';
+import { crdWriteRefusal, planChartCrds, unsafeCrdMessage, type CrdApply } from '../desired/chart-crds.js';
+import { Reason } from '../status/conditions.js';
+import type { CrEvent, Outcome } from '../core/outcome.js';
+import type { CrdsPort } from '../core/ports.js';
+import type { ActionContext, Desired } from '../core/action-context.js';
 
 /** The upgrade goes on (with events saying what was applied), or stops with `outcome`. */
 export type CrdStep = { readonly kind: 'go'; readonly events: readonly CrEvent[] } | { readonly kind: 'stop'; readonly outcome: Outcome };

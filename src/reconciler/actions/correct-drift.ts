@@ -3,16 +3,16 @@
  * from the install or upgrade; fetched from helm only after a restart), drift is repaired unless
  * the CR turns that off, and readiness is summarised.
  */
-import { countFailedRepair, driftRepairStopped } from '../drift-budget.js';
-import { rulesFingerprint } from '../drift-ignore.js';
-import { DriftRepairPolicy } from '../drift-policy.js';
-import type { CrEvent, DriftFieldsReport, DriftResult, Outcome } from '../outcome.js';
-import type { DesiredObject, Subject } from '../release-object-types.js';
-import type { ReleaseRecord } from '../state.js';
-import type { DeployedRelease } from '../status.js';
+import { countFailedRepair, driftRepairStopped } from '../drift/drift-budget.js';
+import { rulesFingerprint } from '../drift/drift-ignore.js';
+import { DriftRepairPolicy } from '../drift/drift-policy.js';
+import type { CrEvent, DriftFieldsReport, DriftResult, Outcome } from '../core/outcome.js';
+import type { DesiredObject, Subject } from '../objects/release-object-types.js';
+import type { ReleaseRecord } from '../decide/state.js';
+import type { DeployedRelease } from '../status/status.js';
 import { jsonDigest } from '../../util/canonical-json.js';
-import { changedOutside, ChangedOutsideError } from '../outside-change.js';
-import { driftIgnoreRules, subjectOf, type ActionContext, type Desired } from './context.js';
+import { changedOutside, ChangedOutsideError } from '../decide/outside-change.js';
+import { driftIgnoreRules, subjectOf, type ActionContext, type Desired } from '../core/action-context.js';
 import { deployedRelease, entriesOf } from './deployment.js';
 
 /**

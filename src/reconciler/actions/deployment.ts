@@ -2,11 +2,11 @@
  * The release's objects after helm deployed a revision: kept for later reconciles, owned by the
  * CR, and summarised for the Ready condition.
  */
-import type { ReleaseInfo } from '../helm-port.js';
-import type { Deployment } from '../outcome.js';
-import type { DesiredObject } from '../release-object-types.js';
-import type { DeployedRelease } from '../status.js';
-import { subjectOf, type ActionContext } from './context.js';
+import type { ReleaseInfo } from '../core/helm-port.js';
+import type { Deployment } from '../core/outcome.js';
+import type { DesiredObject } from '../objects/release-object-types.js';
+import type { DeployedRelease } from '../status/status.js';
+import { subjectOf, type ActionContext } from '../core/action-context.js';
 
 export async function deploymentOf(ctx: ActionContext, release: ReleaseInfo, options: { readonly created: boolean }): Promise<Deployment & { release: DeployedRelease }> {
   const objects = await ctx.manifests.remember(ctx.name, ctx.uid, release);

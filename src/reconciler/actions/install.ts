@@ -1,8 +1,8 @@
 /** Installs the release: nothing of it is deployed (absent, or only a failed install's leftovers). */
-import { Reason } from '../conditions.js';
-import type { ReleaseInfo } from '../helm-port.js';
-import type { Outcome } from '../outcome.js';
-import { asConflict, failureOf, helmStep, applyRequest, withOverrideEvents, type ActionContext, type Desired } from './context.js';
+import { Reason } from '../status/conditions.js';
+import type { ReleaseInfo } from '../core/helm-port.js';
+import type { Outcome } from '../core/outcome.js';
+import { asConflict, failureOf, helmStep, applyRequest, withOverrideEvents, type ActionContext, type Desired } from '../core/action-context.js';
 import { deploymentOf } from './deployment.js';
 import { checkConfinement } from './preflight.js';
 import { removeFailedInstall } from './remediate.js';

@@ -6,14 +6,14 @@
  * state and revision, a held CR looks again without helm or a dry run, until an approval of that
  * digest comes: then the plan is made again, and only the same digest goes ahead.
  */
-import type { Outcome } from '../outcome.js';
-import { APPROVE_PLAN_ANNOTATION, approvalVerdict, approveHint, planConfigMapName, planStatus, stillHeld } from '../plan-approval.js';
-import type { PlanStatus } from '../plan-status.js';
-import type { PlansPort } from '../ports.js';
-import type { ReleaseRecord } from '../state.js';
-import { Reason } from '../conditions.js';
-import type { UpgradePlan } from '../upgrade-plan.js';
-import { failureOf, ownerOf, type ActionContext, type Desired } from './context.js';
+import type { Outcome } from '../core/outcome.js';
+import { APPROVE_PLAN_ANNOTATION, approvalVerdict, approveHint, planConfigMapName, planStatus, stillHeld } from '../plan/plan-approval.js';
+import type { PlanStatus } from '../plan/plan-status.js';
+import type { PlansPort } from '../core/ports.js';
+import type { ReleaseRecord } from '../decide/state.js';
+import { Reason } from '../status/conditions.js';
+import type { UpgradePlan } from '../plan/upgrade-plan.js';
+import { failureOf, ownerOf, type ActionContext, type Desired } from '../core/action-context.js';
 import { planUpgrade } from './plan-upgrade.js';
 
 /** How often a CR held for a platform approval looks for it (one cached read of a Lease, no helm). */

@@ -7,14 +7,14 @@
  * the object would become, the fields it would take from other managers, or its refusal. Nothing
  * is written: one helm process, and per object one GET and one or two dry-run PATCHes.
  */
-import { planChartCrds } from '../chart-crds.js';
-import { inventoryOf, parseManifest, renderedBody, type ManifestObject } from '../inventory.js';
-import { redactedDeep } from '../redaction.js';
-import { asHelmApplies } from '../release-objects.js';
-import { stampOwnership } from '../render-ownership.js';
-import type { ReleaseRecord } from '../state.js';
-import { classifyObject, deletedObjects, hookEvents, sealPlan, upgradeHooks, type PlanCrd, type PlanHook, type PlanObject, type PlanRef, type UpgradePlan } from '../upgrade-plan.js';
-import { ownerOf, releaseRequest, subjectOf, type ActionContext, type Desired } from './context.js';
+import { planChartCrds } from '../desired/chart-crds.js';
+import { inventoryOf, parseManifest, renderedBody, type ManifestObject } from '../objects/inventory.js';
+import { redactedDeep } from '../status/redaction.js';
+import { asHelmApplies } from '../objects/release-objects.js';
+import { stampOwnership } from '../objects/render-ownership.js';
+import type { ReleaseRecord } from '../decide/state.js';
+import { classifyObject, deletedObjects, hookEvents, sealPlan, upgradeHooks, type PlanCrd, type PlanHook, type PlanObject, type PlanRef, type UpgradePlan } from '../plan/upgrade-plan.js';
+import { ownerOf, releaseRequest, subjectOf, type ActionContext, type Desired } from '../core/action-context.js';
 import { settlePlan } from './upgrade.js';
 import { settleManifest } from './upgrade-render.js';
 

@@ -4,11 +4,11 @@
  * watch does not allow. Nothing is created; only a change of the spec or the chart can help.
  */
 import { NoKindMatchError } from '../../k8s/restmapper.js';
-import { Reason } from '../conditions.js';
-import { confinementViolations } from '../confinement.js';
-import { inventoryOf, parseManifest, type InventoryEntry, type ManifestObject } from '../inventory.js';
-import type { Outcome } from '../outcome.js';
-import { failureOf, releaseRequest, type ActionContext, type Desired } from './context.js';
+import { Reason } from '../status/conditions.js';
+import { confinementViolations } from '../decide/confinement.js';
+import { inventoryOf, parseManifest, type InventoryEntry, type ManifestObject } from '../objects/inventory.js';
+import type { Outcome } from '../core/outcome.js';
+import { failureOf, releaseRequest, type ActionContext, type Desired } from '../core/action-context.js';
 
 /**
  * undefined: helm may go ahead. A render that fails is the install or upgrade (`reason`) failing

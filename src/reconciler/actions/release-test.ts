@@ -5,9 +5,9 @@
  * install or upgrade failing: counted against its retries, reported TestFailed, and undone as
  * a failed one is (remediate.ts).
  */
-import { Reason } from '../conditions.js';
-import type { Outcome, ReleaseTestReport } from '../outcome.js';
-import type { ActionContext, Desired } from './context.js';
+import { Reason } from '../status/conditions.js';
+import type { Outcome, ReleaseTestReport } from '../core/outcome.js';
+import type { ActionContext, Desired } from '../core/action-context.js';
 
 /** What the tests of `revision` said; undefined when the watch runs none. */
 export async function testRelease(ctx: ActionContext, revision: number): Promise<ReleaseTestReport | undefined> {

@@ -3,9 +3,9 @@
  * helm accepts: a failed install's release is removed (helm#3338), a failed upgrade is rolled back
  * to the revision that was serving.
  */
-import type { CrEvent } from '../outcome.js';
-import type { ReleaseRecord } from '../state.js';
-import { cleanupSignal, type ActionContext } from './context.js';
+import type { CrEvent } from '../core/outcome.js';
+import type { ReleaseRecord } from '../decide/state.js';
+import { cleanupSignal, type ActionContext } from '../core/action-context.js';
 
 /** Removes the release a failed install stored, if it stored one. Best effort: a failure is logged, the install's error is what counts. */
 export async function removeFailedInstall(ctx: ActionContext): Promise<void> {

@@ -11,35 +11,20 @@ import { describeError } from '../../k8s/errors.js';
 import { boundedRunner } from '../../runtime/bounded.js';
 import { lostLeadership, type CacheReader } from '../../runtime/reconcile.js';
 import type { Requeue } from '../../runtime/requeue-source.js';
-import { parseReleaseAnnotations } from '../annotations.js';
-import { Reason } from '../conditions.js';
-import type { InventoryEntry } from '../inventory.js';
-import { ownsRelease, type ReleaseOwner } from '../observe.js';
-import { withEvents, type CrEvent, type Outcome } from '../outcome.js';
-import type { CustomResourcesPort, ObjectDeleterPort, ObjectReaderPort, UninstalledBy } from '../ports.js';
-import { releaseNameProblem } from '../release-name.js';
-import type { ReleaseRecord } from '../state.js';
-import { uninstallBatchSize } from '../uninstall-batch-size.js';
-import { UninstallClaims, type Batch } from '../uninstall-claims.js';
-import { uninstallRoute } from '../uninstall-route.js';
-import { failureOf, type ActionContext } from './context.js';
-
-/** Runs `helm`, the part of an action a helm process does, and resolves with its result. */
-export type AroundHelm = <T>(helm: () => Promise<T>) => Promise<T>;
-
-/** Uninstalls deleted CRs' releases, batching a namespace's (implemented below). */
-export interface UninstallPort {
-  /** Whether a batched uninstall running now holds the release of `namespace/name`. */
-  isHeld(namespace: string, name: string): boolean;
-  /** `aroundHelm`: runs the helm process's part (not an uninstall without one), e.g. to show it while it lasts. */
-  run(ctx: ActionContext, aroundHelm?: AroundHelm): Promise<Outcome>;
-}
-
-
-export const FINALIZER = 'helm.sdk.operatorframework.io/uninstall-release';
-/** operator-sdk's earlier name; still honoured and removed on delete. */
-export const LEGACY_FINALIZER = 'helm.sdk.operatorframework.io/uninstall-helm-release';
-export const FINALIZERS: readonly string[] = [FINALIZER, LEGACY_FINALIZER];
+import { parseReleaseAnnotations } from '../decide/annotations.js';
+import { Reason } from '../status/conditions.js';
+import type { InventoryEntry } from '../objects/inventory.js';
+import { ownsRelease, type ReleaseOwner } from '../core/observe.js';
+import { withEvents, type CrEvent, type Outcome } from '../core/outcome.js';
+import type { CustomResourcesPort, ObjectDeleterPort, ObjectReaderPort, UninstalledBy } from '../core/ports.js';
+import { releaseNameProblem } from '../decide/release-name.js';
+import type { ReleaseRecord } from '../decide/state.js';
+import { uninstallBatchSize } from '../decide/uninstall-batch-size.js';
+import { UninstallClaims, type Batch } from '../core/uninstall-claims.js';
+import { uninstallRoute } from '../decide/uninstall-route.js';
+import { failureOf, type ActionContext } from '../core/action-context.js';
+import { FINALIZERS } from '../core/finalizers.js';
+import type { AroundHelm, UninstallPort } from '../core/uninstall-port.js';
 
 /** Finalizer removals a batch does for its peers at a time (see #completePeer). */
 const PEER_WRITES_IN_FLIGHT = 4;

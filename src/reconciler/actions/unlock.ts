@@ -4,10 +4,10 @@
  * removes a first install that never completed; either way helm accepts new operations afterwards
  * and the reconciler decides again.
  */
-import { Reason } from '../conditions.js';
-import type { Outcome } from '../outcome.js';
-import type { ReleaseRecord } from '../state.js';
-import { helmStep, type ActionContext } from './context.js';
+import { Reason } from '../status/conditions.js';
+import type { Outcome } from '../core/outcome.js';
+import type { ReleaseRecord } from '../decide/state.js';
+import { helmStep, type ActionContext } from '../core/action-context.js';
 
 export async function unlock(ctx: ActionContext, latest: ReleaseRecord, lastGood: ReleaseRecord | undefined): Promise<Outcome> {
   const { name: release, namespace, signal } = ctx;

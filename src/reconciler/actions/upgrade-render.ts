@@ -8,12 +8,12 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { DriftIgnoreRule } from '../../config/drift-ignore-rules.js';
 import { readHelmYaml, splitHelmStream } from '../../config/helm-yaml.js';
 import { isPlainObject } from '../../util/plain-object.js';
-import { MANIFEST_READ } from '../inventory.js';
-import { RELEASE_FIELD_MANAGERS } from '../release-objects.js';
-import { rewrittenDocument } from '../render-ownership.js';
-import type { DriftFights } from '../status.js';
-import { conflictsMessage, heldFields, pointerOf, settleHeld, type UpgradeConflict } from '../upgrade-fields.js';
-import { subjectOf, type ActionContext } from './context.js';
+import { MANIFEST_READ } from '../objects/inventory.js';
+import { RELEASE_FIELD_MANAGERS } from '../objects/release-objects.js';
+import { rewrittenDocument } from '../objects/render-ownership.js';
+import type { DriftFights } from '../status/status.js';
+import { conflictsMessage, heldFields, pointerOf, settleHeld, type UpgradeConflict } from '../objects/upgrade-fields.js';
+import { subjectOf, type ActionContext } from '../core/action-context.js';
 
 export interface SettlePlan {
   readonly rules: readonly DriftIgnoreRule[];

@@ -2,13 +2,13 @@
  * Upgrades a deployed release to the desired chart and values. Fields another field manager holds
  * are settled first (upgrade-render.ts, docs/adr/0072); an upgrade that failed otherwise is rolled back.
  */
-import { Reason } from '../conditions.js';
-import { fightsFor } from '../drift-fight.js';
-import { rulesFingerprint } from '../drift-ignore.js';
-import type { ReleaseInfo } from '../helm-port.js';
-import { withEvents, type Outcome } from '../outcome.js';
-import type { ReleaseRecord } from '../state.js';
-import { asConflict, driftIgnoreRules, failureOf, applyRequest, withOverrideEvents, type ActionContext, type Desired } from './context.js';
+import { Reason } from '../status/conditions.js';
+import { fightsFor } from '../drift/drift-fight.js';
+import { rulesFingerprint } from '../drift/drift-ignore.js';
+import type { ReleaseInfo } from '../core/helm-port.js';
+import { withEvents, type Outcome } from '../core/outcome.js';
+import type { ReleaseRecord } from '../decide/state.js';
+import { asConflict, driftIgnoreRules, failureOf, applyRequest, withOverrideEvents, type ActionContext, type Desired } from '../core/action-context.js';
 import { deploymentOf } from './deployment.js';
 import { applyChartCrds, type CrdStep } from './chart-crds.js';
 import { checkConfinement } from './preflight.js';

@@ -7,7 +7,7 @@ import { CoreV1Api, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernete
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { HelmClient } from '../../../src/helm/index.js';
 import { helmPort } from '../../../src/operator/helm-adapter.js';
-import type { HelmPort } from '../../../src/reconciler/helm-port.js';
+import type { HelmPort } from '../../../src/reconciler/core/helm-port.js';
 import { helmRejection } from '../../support/helm.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 

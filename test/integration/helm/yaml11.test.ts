@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { HelmClient } from '../../../src/helm/index.js';
-import { parseManifest, renderedBody } from '../../../src/reconciler/inventory.js';
+import { parseManifest, renderedBody } from '../../../src/reconciler/objects/inventory.js';
 import { createNamespace, testKubeConfig } from '../../support/kube.js';
 import { fixtureChart } from '../../support/operator.js';
 

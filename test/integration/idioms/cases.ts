@@ -18,7 +18,7 @@ import {
 } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
-import { PRIMARY_RESOURCE } from '../../../src/reconciler/ownership.js';
+import { PRIMARY_RESOURCE } from '../../../src/reconciler/objects/ownership.js';
 import { exists, waitFor } from '../../support/kube.js';
 import { ROOT, type TestKind } from '../../support/operator.js';
 import type { Cluster } from './harness.js';

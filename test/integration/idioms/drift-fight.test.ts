@@ -2,9 +2,9 @@ import { AdmissionregistrationV1Api, PatchStrategy, setHeaderOptions, type V1Mut
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
-import { FIGHT_RESTORES } from '../../../src/reconciler/drift-fight.js';
+import { FIGHT_RESTORES } from '../../../src/reconciler/drift/drift-fight.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import type { DriftFights } from '../../../src/reconciler/status.js';
+import type { DriftFights } from '../../../src/reconciler/status/status.js';
 import { condition, CRs, ensureCrd, startOperator, type CR, type RunningOperator, type TestKind } from '../../support/operator.js';
 import { total } from '../../support/prometheus.js';
 import { IDIOM_CHARTS } from './cases.js';

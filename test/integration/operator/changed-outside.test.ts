@@ -1,6 +1,6 @@
 import { AppsV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { CHANGED_OUTSIDE_EVENT } from '../../../src/reconciler/outside-change.js';
+import { CHANGED_OUTSIDE_EVENT } from '../../../src/reconciler/decide/outside-change.js';
 import { helmByHand, releaseByHand } from '../../support/helm.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { condition, CRs, ensureCrd, NGINX, NGINX_CHART, startOperator, waitForReconciles, type RunningOperator } from '../../support/operator.js';

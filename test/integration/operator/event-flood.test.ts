@@ -1,7 +1,7 @@
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_GO_LIMITS, COMBINED_PREFIX } from '../../../src/k8s/event-correlator.js';
-import { ANNOTATIONS } from '../../../src/reconciler/annotations.js';
+import { ANNOTATIONS } from '../../../src/reconciler/decide/annotations.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { activity, CRs, ensureCrd, fixtureChart, startOperator, waitForReconciles, type RunningOperator, type TestKind } from '../../support/operator.js';
 import { total } from '../../support/prometheus.js';

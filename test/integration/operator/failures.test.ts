@@ -1,8 +1,8 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReleaseStorage } from '../../../src/helm/storage.js';
-import { CHART_LABEL } from '../../../src/reconciler/ownership.js';
-import { MAX_FAILED_ATTEMPTS } from '../../../src/reconciler/reconciler.js';
+import { CHART_LABEL } from '../../../src/reconciler/objects/ownership.js';
+import { MAX_FAILED_ATTEMPTS } from '../../../src/reconciler/core/reconciler.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { activity, condition, CRs, ensureCrd, fixtureChart, helmExecutionsSince, startOperator, waitForReconciles, type RunningOperator, type TestKind } from '../../support/operator.js';
 

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
-import { VALUES_FROM_ANNOTATION } from '../../../src/reconciler/values-from.js';
+import { VALUES_FROM_ANNOTATION } from '../../../src/reconciler/desired/values-from.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { condition, CRs, ensureCrd, fixtureChart, type CR, type TestKind } from '../../support/operator.js';
 import { freePort, startOperatorProcess, type OperatorProcess } from '../../support/process.js';

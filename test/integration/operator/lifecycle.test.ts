@@ -2,7 +2,7 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ReleaseStorage } from '../../../src/helm/storage.js';
 import { isStatus } from '../../../src/k8s/errors.js';
-import { FINALIZER } from '../../../src/reconciler/reconciler.js';
+import { FINALIZER } from '../../../src/reconciler/core/reconciler.js';
 import { createNamespace, deploymentAvailable, exists, testKubeConfig, waitFor } from '../../support/kube.js';
 import { activity, condition, CRs, ensureCrd, helmExecutionsSince, NGINX, NGINX_CHART, startOperator, waitForReconciles, type CR, type RunningOperator, type StartOptions } from '../../support/operator.js';
 

@@ -1,7 +1,7 @@
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReleaseStorage } from '../../../src/helm/storage.js';
-import { FINALIZER } from '../../../src/reconciler/reconciler.js';
+import { FINALIZER } from '../../../src/reconciler/core/reconciler.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { activity, condition, CRs, ensureCrd, NGINX, NGINX_CHART, startOperator, waitForReconciles, type RunningOperator, type TestKind } from '../../support/operator.js';
 

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { CHART_LABEL } from '../../../src/reconciler/ownership.js';
+import { CHART_LABEL } from '../../../src/reconciler/objects/ownership.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { activity, CRs, ensureCrd, NGINX, NGINX_CHART, startOperator, waitForReconciles, type RunningOperator } from '../../support/operator.js';
 import { total } from '../../support/prometheus.js';

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_ROLLOUT, type RolloutPolicy } from '../../../src/config/rollout-policy.js';
 import { ReleaseStorage } from '../../../src/helm/storage.js';
-import { waves } from '../../../src/reconciler/rollout-gate.js';
+import { waves } from '../../../src/reconciler/rollout/rollout-gate.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { condition, CRs, ensureCrd, startOperator, type CR, type RunningOperator, type TestKind } from '../../support/operator.js';
 import { startOperatorProcess, waitForExit, type OperatorProcess } from '../../support/process.js';

@@ -8,9 +8,9 @@ import { CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, typ
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
-import { REDACTED } from '../../../src/reconciler/redaction.js';
+import { REDACTED } from '../../../src/reconciler/status/redaction.js';
 import { makeLogger } from '../../../src/telemetry/logger.js';
-import { VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL } from '../../../src/reconciler/values-from.js';
+import { VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL } from '../../../src/reconciler/desired/values-from.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { condition, CRs, ensureCrd, fixtureChart, startOperator, type RunningOperator, type TestKind } from '../../support/operator.js';
 

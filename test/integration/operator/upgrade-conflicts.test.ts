@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
-import type { DriftFights } from '../../../src/reconciler/status.js';
+import type { DriftFights } from '../../../src/reconciler/status/status.js';
 import { helmByHand } from '../../support/helm.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { condition, CRs, ensureCrd, fixtureChart, startOperator, type CR, type RunningOperator, type TestKind } from '../../support/operator.js';

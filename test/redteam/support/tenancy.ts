@@ -15,7 +15,7 @@ import {
 } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
-import { VALUES_SOURCE_LABEL } from '../../../src/reconciler/values-from.js';
+import { VALUES_SOURCE_LABEL } from '../../../src/reconciler/desired/values-from.js';
 import { createNamespace, testKubeConfig, uniqueName, waitFor } from '../../support/kube.js';
 import type { CR, TestKind } from '../../support/operator.js';
 

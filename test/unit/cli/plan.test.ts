@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { planText } from '../../../src/cli/plan.js';
-import { planStatus } from '../../../src/reconciler/plan-approval.js';
-import { sealPlan } from '../../../src/reconciler/upgrade-plan.js';
+import { planStatus } from '../../../src/reconciler/plan/plan-approval.js';
+import { sealPlan } from '../../../src/reconciler/plan/upgrade-plan.js';
 
 describe('plan show', () => {
   it('prints each object as a diff line, its fields before and after, conflicts, hooks and CRDs', () => {

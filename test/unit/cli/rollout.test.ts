@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { statusText } from '../../../src/cli/rollout.js';
-import type { HelmStatus } from '../../../src/reconciler/status.js';
+import type { HelmStatus } from '../../../src/reconciler/status/status.js';
 
 const T0 = '2026-01-01T00:00:00Z';
 const release = (chartVersion: string): HelmStatus['deployedRelease'] => ({ name: 'x', namespace: 'ns', revision: 1, chart: 'app', chartVersion });

@@ -1,8 +1,8 @@
 /** Property-based fuzzing (seeded, bounded) of what a CR's annotations can hold: parsing never throws. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseReleaseAnnotations } from '../../../src/reconciler/annotations.js';
-import { composeReferencedValues, parseValuesFrom } from '../../../src/reconciler/values-from.js';
+import { parseReleaseAnnotations } from '../../../src/reconciler/decide/annotations.js';
+import { composeReferencedValues, parseValuesFrom } from '../../../src/reconciler/desired/values-from.js';
 import { reportFuzz } from '../../support/fuzz-report.js';
 
 const SEED = 20261123;

@@ -9,11 +9,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseValuePath, VALUE_PATH_LIMITS, ValuePathError, type ValuePath } from '../../../src/config/value-path.js';
 import type { CustomResource } from '../../../src/k8s/custom-resources.js';
-import { invalidInput } from '../../../src/reconciler/desired.js';
-import { VALUES_LIMITS, valuesProblem } from '../../../src/reconciler/limits.js';
-import { leafStrings } from '../../../src/reconciler/redaction.js';
-import { composeReferencedValues, deepMerge, parseValuesFrom, secretStrings } from '../../../src/reconciler/values-from.js';
-import { mergeValues, setValueAt, type Values } from '../../../src/reconciler/values.js';
+import { invalidInput } from '../../../src/reconciler/desired/desired.js';
+import { VALUES_LIMITS, valuesProblem } from '../../../src/reconciler/decide/limits.js';
+import { leafStrings } from '../../../src/reconciler/status/redaction.js';
+import { composeReferencedValues, deepMerge, parseValuesFrom, secretStrings } from '../../../src/reconciler/desired/values-from.js';
+import { mergeValues, setValueAt, type Values } from '../../../src/reconciler/desired/values.js';
 import { canonicalJson } from '../../../src/util/canonical-json.js';
 import { reportFuzz } from '../../support/fuzz-report.js';
 

@@ -1,7 +1,7 @@
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { toHelmError } from '../../../src/helm/error-mapping.js';
-import { REDACTED, Redactor } from '../../../src/reconciler/redaction.js';
+import { REDACTED, Redactor } from '../../../src/reconciler/status/redaction.js';
 import { workDirPerTest, writeFakeHelm } from './helpers.js';
 
 let work = '';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { OWNED_KEYS } from '../../../src/reconciler/status.js';
+import { OWNED_KEYS } from '../../../src/reconciler/status/status.js';
 import {
   openSpecSchema,
   specSchemaFromValues,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { ConditionStatus } from '../../../src/reconciler/conditions.js';
-import { crSample } from '../../../src/reconciler/cr-sample.js';
-import type { HelmStatus } from '../../../src/reconciler/status.js';
+import type { ConditionStatus } from '../../../src/reconciler/status/conditions.js';
+import { crSample } from '../../../src/reconciler/status/cr-sample.js';
+import type { HelmStatus } from '../../../src/reconciler/status/status.js';
 import { OperatorMetrics } from '../../../src/telemetry/metrics.js';
 import { sample, total } from '../../support/prometheus.js';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { correctDrift } from '../../../../src/reconciler/actions/correct-drift.js';
-import { DRIFT_REPAIR_ATTEMPTS } from '../../../../src/reconciler/drift-budget.js';
-import { ChangedOutsideError } from '../../../../src/reconciler/outside-change.js';
+import { DRIFT_REPAIR_ATTEMPTS } from '../../../../src/reconciler/drift/drift-budget.js';
+import { ChangedOutsideError } from '../../../../src/reconciler/decide/outside-change.js';
 import { jsonDigest } from '../../../../src/util/canonical-json.js';
-import type { DriftRepairFailures } from '../../../../src/reconciler/status.js';
+import type { DriftRepairFailures } from '../../../../src/reconciler/status/status.js';
 import { CHART, DEFAULT_MANIFEST, entries, harness, NAME, NAMESPACE, READY, record, UID, type Harness } from './fakes.js';
 
 const INVENTORY = [

@@ -6,21 +6,21 @@
  * made to fail stores nothing: the test sets what a failed helm left behind, as that differs by case.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { ActionContext, Desired } from '../../../../src/reconciler/actions/context.js';
-import { parseReleaseAnnotations } from '../../../../src/reconciler/annotations.js';
-import type { HelmFailure, HelmPort, ReleaseInfo, ReleaseRequest, ReleaseTestResult } from '../../../../src/reconciler/helm-port.js';
-import type { InventoryEntry } from '../../../../src/reconciler/inventory.js';
+import type { ActionContext, Desired } from '../../../../src/reconciler/core/action-context.js';
+import { parseReleaseAnnotations } from '../../../../src/reconciler/decide/annotations.js';
+import type { HelmFailure, HelmPort, ReleaseInfo, ReleaseRequest, ReleaseTestResult } from '../../../../src/reconciler/core/helm-port.js';
+import type { InventoryEntry } from '../../../../src/reconciler/objects/inventory.js';
 import { FIELD_CONFLICT, NAME_IN_USE } from '../../../../src/helm/errors.js';
 import type { FieldConflict } from '../../../../src/k8s/errors.js';
 import type { ObjectRef } from '../../../../src/k8s/objects.js';
 import { NoKindMatchError } from '../../../../src/k8s/restmapper.js';
-import { ManifestCache } from '../../../../src/reconciler/manifest-cache.js';
-import type { CrEvent, Outcome } from '../../../../src/reconciler/outcome.js';
-import type { ReleaseObjectsPort, ReleaseStoragePort } from '../../../../src/reconciler/ports.js';
-import type { DesiredObject, DriftReport, DryRunApply, SeenObjects, Subject } from '../../../../src/reconciler/release-object-types.js';
-import type { ReadinessSummary } from '../../../../src/reconciler/readiness.js';
-import { latestRecord, RELEASE_LABELS, type ReleaseRecord, type ReleaseStatus } from '../../../../src/reconciler/state.js';
-import type { HelmStatus } from '../../../../src/reconciler/status.js';
+import { ManifestCache } from '../../../../src/reconciler/objects/manifest-cache.js';
+import type { CrEvent, Outcome } from '../../../../src/reconciler/core/outcome.js';
+import type { ReleaseObjectsPort, ReleaseStoragePort } from '../../../../src/reconciler/core/ports.js';
+import type { DesiredObject, DriftReport, DryRunApply, SeenObjects, Subject } from '../../../../src/reconciler/objects/release-object-types.js';
+import type { ReadinessSummary } from '../../../../src/reconciler/objects/readiness.js';
+import { latestRecord, RELEASE_LABELS, type ReleaseRecord, type ReleaseStatus } from '../../../../src/reconciler/decide/state.js';
+import type { HelmStatus } from '../../../../src/reconciler/status/status.js';
 import type { CacheReader, Request } from '../../../../src/runtime/reconcile.js';
 import type { Requeue } from '../../../../src/runtime/requeue-source.js';
 import { silentLogger } from '../../../../src/telemetry/logger.js';

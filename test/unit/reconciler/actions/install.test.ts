@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { install } from '../../../../src/reconciler/actions/install.js';
-import { Reason } from '../../../../src/reconciler/conditions.js';
-import { CHART_LABEL } from '../../../../src/reconciler/ownership.js';
-import { determineReleaseState } from '../../../../src/reconciler/state.js';
+import { Reason } from '../../../../src/reconciler/status/conditions.js';
+import { CHART_LABEL } from '../../../../src/reconciler/objects/ownership.js';
+import { determineReleaseState } from '../../../../src/reconciler/decide/state.js';
 import { LeadershipLostCancellation } from '../../../../src/runtime/reconcile.js';
 import { CHART, desired, entries, eventsOf, FakeHelmError, harness, manifestOf, NAME, NAMESPACE, OWNER_KIND, READY, record, UID } from './fakes.js';
 

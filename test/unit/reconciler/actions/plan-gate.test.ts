@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { plannedUpgrade } from '../../../../src/reconciler/actions/plan-gate.js';
-import type { Outcome } from '../../../../src/reconciler/outcome.js';
-import type { PlansPort } from '../../../../src/reconciler/ports.js';
-import type { UpgradePlan } from '../../../../src/reconciler/upgrade-plan.js';
+import type { Outcome } from '../../../../src/reconciler/core/outcome.js';
+import type { PlansPort } from '../../../../src/reconciler/core/ports.js';
+import type { UpgradePlan } from '../../../../src/reconciler/plan/upgrade-plan.js';
 import { desired, FakeHelmError, harness, record, type HarnessOptions } from './fakes.js';
 
 class FakePlans implements PlansPort {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkConfinement } from '../../../../src/reconciler/actions/preflight.js';
-import { Reason } from '../../../../src/reconciler/conditions.js';
+import { Reason } from '../../../../src/reconciler/status/conditions.js';
 import { LeadershipLostCancellation } from '../../../../src/runtime/reconcile.js';
 import { CHART, desired, FakeHelmError, harness, manifestOf, NAME, NAMESPACE, type HarnessOptions } from './fakes.js';
 

@@ -2,9 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { install } from '../../../../src/reconciler/actions/install.js';
 import { upgrade } from '../../../../src/reconciler/actions/upgrade.js';
-import { Reason } from '../../../../src/reconciler/conditions.js';
-import { summarize } from '../../../../src/reconciler/summarize.js';
-import { readStatus } from '../../../../src/reconciler/status.js';
+import { Reason } from '../../../../src/reconciler/status/conditions.js';
+import { summarize } from '../../../../src/reconciler/decide/summarize.js';
+import { readStatus } from '../../../../src/reconciler/status/status.js';
 import { desired, harness, NAME, NAMESPACE, record } from './fakes.js';
 
 const FAILED = { passed: false as const, summary: '1 error occurred: * job web-test failed: DeadlineExceeded', logs: 'POD LOGS: web-test\nconnection refused' };

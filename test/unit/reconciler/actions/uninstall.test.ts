@@ -1,11 +1,12 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { FINALIZER, FINALIZERS, LEGACY_FINALIZER, Uninstaller } from '../../../../src/reconciler/actions/uninstall.js';
-import { Reason } from '../../../../src/reconciler/conditions.js';
-import type { InventoryEntry } from '../../../../src/reconciler/inventory.js';
-import type { Outcome } from '../../../../src/reconciler/outcome.js';
-import { RELEASE_LABELS } from '../../../../src/reconciler/state.js';
-import { uninstallBatchSize } from '../../../../src/reconciler/uninstall-batch-size.js';
+import { FINALIZER, FINALIZERS, LEGACY_FINALIZER } from '../../../../src/reconciler/core/finalizers.js';
+import { Uninstaller } from '../../../../src/reconciler/actions/uninstall.js';
+import { Reason } from '../../../../src/reconciler/status/conditions.js';
+import type { InventoryEntry } from '../../../../src/reconciler/objects/inventory.js';
+import type { Outcome } from '../../../../src/reconciler/core/outcome.js';
+import { RELEASE_LABELS } from '../../../../src/reconciler/decide/state.js';
+import { uninstallBatchSize } from '../../../../src/reconciler/decide/uninstall-batch-size.js';
 import { LeadershipLostCancellation } from '../../../../src/runtime/reconcile.js';
 import { CHART, FakeKind, FakeHelmError, harness, NAME, NAMESPACE, OWNER_KIND, record, UID, type Harness } from './fakes.js';
 

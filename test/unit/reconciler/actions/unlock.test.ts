@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { unlock } from '../../../../src/reconciler/actions/unlock.js';
-import { Reason } from '../../../../src/reconciler/conditions.js';
+import { Reason } from '../../../../src/reconciler/status/conditions.js';
 import { LeadershipLostCancellation } from '../../../../src/runtime/reconcile.js';
 import { FakeHelmError, harness, NAME, NAMESPACE, record } from './fakes.js';
 

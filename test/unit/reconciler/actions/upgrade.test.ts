@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { upgrade } from '../../../../src/reconciler/actions/upgrade.js';
-import { Reason } from '../../../../src/reconciler/conditions.js';
-import { rulesFingerprint } from '../../../../src/reconciler/drift-ignore.js';
-import { determineReleaseState } from '../../../../src/reconciler/state.js';
+import { Reason } from '../../../../src/reconciler/status/conditions.js';
+import { rulesFingerprint } from '../../../../src/reconciler/drift/drift-ignore.js';
+import { determineReleaseState } from '../../../../src/reconciler/decide/state.js';
 import { LeadershipLostCancellation } from '../../../../src/runtime/reconcile.js';
 import { CHART, desired, entries, eventsOf, FakeHelmError, harness, manifestOf, NAME, NAMESPACE, OWNER_KIND, READY, record, UID, type Harness } from './fakes.js';
 

@@ -1,0 +1,67 @@
+/**
+ * The CRs of a kind as the rollout gate reads them from the controller's cache: the cache keeps
+ * each CR's metadata and the few status fields the gate needs (`keepForRollout`), so deciding a
+ * wave costs no API request, and a status written by any replica is what every replica decides by.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { keepMetadataOnly } from '../../runtime/informer.js';
+import type { CacheReader } from '../../runtime/reconcile.js';
+import { isPlainObject } from '../../util/plain-object.js';
+import { ConditionType } from '../status/conditions.js';
+import { parseReleaseAnnotations } from '../decide/annotations.js';
+import type { Member } from './rollout-gate.js';
+import { readRolloutStatus, type RolloutAttempt } from '../status/status.js';
+
+/** Cache transform: metadata (as keepMetadataOnly keeps it), the rollout status and the Ready condition. */
+export function keepForRollout<T extends KubernetesObject>(obj: T): T {
+  const status = (obj as { status?: unknown }).status;
+  const kept = keepMetadataOnly(obj) as KubernetesObject & { status?: unknown };
+  if (!isPlainObject(status)) return kept as T;
+  const ready = Array.isArray(status.conditions) ? status.conditions.filter((c) => isPlainObject(c) && c.type === ConditionType.Ready) : [];
+  kept.status = { conditions: ready, ...(status.rollout === undefined ? {} : { rollout: status.rollout }) };
+  return kept as T;
+}
+
+/**
+ * The gate's view of a cached CR; undefined for one outside the rollout: being deleted, paused by
+ * its annotation (unless it failed an attempt), or never deployed (it installs straight at the target).
+ */
+export function memberOf(obj: KubernetesObject): Member | undefined {
+  const md = obj.metadata;
+  if (md?.name === undefined || md.deletionTimestamp !== undefined) return undefined;
+  const status: unknown = (obj as { status?: unknown }).status;
+  if (!isPlainObject(status)) return undefined;
+  const rollout = readRolloutStatus(status.rollout);
+  const ready = readyOf(status.conditions);
+  if (rollout === undefined && ready === undefined) return undefined;
+  const attempt = attemptOf(rollout?.attempt);
+  if (pausedOut(md.annotations, attempt)) return undefined;
+  return { key: `${md.namespace ?? ''}/${md.name}`, labels: md.labels ?? {}, fleetRevision: rollout?.fleetRevision, attempt, ready };
+}
+
+/**
+ * A paused CR would hold its wave forever, so it is left out; but a failure it recorded stands:
+ * pausing a failed CR (as `rollout undo` does while it rolls it back) must not un-halt the waves.
+ */
+function pausedOut(annotations: Record<string, string> | undefined, attempt: Member['attempt']): boolean {
+  return parseReleaseAnnotations(annotations).paused && attempt?.failed !== true;
+}
+
+/** Every CR of the kind in the controller's cache, as the gate sees it. */
+export function cachedMembers(cache: Pick<CacheReader, 'list'>): Member[] {
+  return cache.list().flatMap((obj) => memberOf(obj) ?? []);
+}
+
+function attemptOf(a: RolloutAttempt | undefined): Member['attempt'] {
+  return a === undefined ? undefined : { fleetRevision: a.fleetRevision, atMs: timeMs(a.at), failed: a.failure !== undefined };
+}
+
+function readyOf(conditions: unknown): Member['ready'] {
+  const c: unknown = Array.isArray(conditions) ? conditions.find((x) => isPlainObject(x) && x.type === ConditionType.Ready) : undefined;
+  return isPlainObject(c) && typeof c.status === 'string' ? { status: c.status, sinceMs: timeMs(c.lastTransitionTime) } : undefined;
+}
+
+const timeMs = (t: unknown): number => {
+  const ms = typeof t === 'string' ? Date.parse(t) : NaN;
+  return Number.isNaN(ms) ? 0 : ms;
+};

@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import { approvalRequired, approvalVerdict, stillHeld, planStatus } from '../../../../src/reconciler/plan/plan-approval.js';
+import { planApplied, planHeld } from '../../../../src/reconciler/plan/plan-summary.js';
+import { Redactor } from '../../../../src/reconciler/status/redaction.js';
+import { classifyObject, deletedObjects, hookEvents, planRisks, SECRET_VALUE, sealPlan, upgradeHooks, type PlanBody, type PlanRef } from '../../../../src/reconciler/plan/upgrade-plan.js';
+
+const same = <T>(v: T): T => v;
+const deployment = (ref: PlanRef, spec: Record<string, unknown>) => ({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace, resourceVersion: '7', uid: 'u1', managedFields: [{ manager: 'helm' }] }, spec, status: { replicas: 1 } });
+const DEPLOY: PlanRef = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns', name: 'web' };
+const body = (objects: PlanBody['objects'], extra: Partial<PlanBody> = {}): PlanBody => ({ release: 'r', namespace: 'ns', fromRevision: 1, chart: { name: 'c', version: '1.0.0' }, objects, hooks: [], crds: [], ...extra });
+
+describe('classifyObject', () => {
+  it('lists exactly the changed fields, with before and after, and not server-managed metadata or status', () => {
+    const live = deployment(DEPLOY, { replicas: 1, template: { spec: { containers: [{ name: 'a', image: 'x:1' }] } } });
+    const after = { ...deployment(DEPLOY, { replicas: 3, template: { spec: { containers: [{ name: 'a', image: 'x:2' }] } } }), metadata: { ...live.metadata, resourceVersion: '8' }, status: { replicas: 3 } };
+    const planned = classifyObject(DEPLOY, live, { kind: 'applied', after, conflicts: [] }, same);
+    expect(planned).toEqual({
+      ...DEPLOY,
+      action: 'change',
+      fields: [
+        { path: '.spec.replicas', before: 1, after: 3 },
+        { path: '.spec.template.spec.containers[0].image', before: 'x:1', after: 'x:2' },
+      ],
+    });
+  });
+
+  it('is undefined when the apply changes nothing', () => {
+    const live = deployment(DEPLOY, { replicas: 1 });
+    expect(classifyObject(DEPLOY, live, { kind: 'applied', after: { ...live, metadata: { ...live.metadata, resourceVersion: '9' } }, conflicts: [] }, same)).toBeUndefined();
+  });
+
+  it('flags an immutable field as refused, to be recreated', () => {
+    const message = 'Deployment.apps "web" is invalid: spec.selector: Invalid value: ...: field is immutable';
+    expect(classifyObject(DEPLOY, deployment(DEPLOY, {}), { kind: 'refused', message, conflicts: [] }, same)).toEqual({ ...DEPLOY, action: 'refuse', message, recreate: true });
+  });
+
+  it('keeps the conflicts, and flags a volume template change', () => {
+    const sts = { ...DEPLOY, kind: 'StatefulSet' };
+    const live = deployment(sts, { volumeClaimTemplates: [{ spec: { resources: { requests: { storage: '1Gi' } } } }] });
+    const after = deployment(sts, { volumeClaimTemplates: [{ spec: { resources: { requests: { storage: '2Gi' } } } }] });
+    const planned = classifyObject(sts, live, { kind: 'applied', after, conflicts: [{ field: '.spec.replicas', manager: 'kubectl-scale' }] }, same);
+    expect(planned).toMatchObject({ action: 'change', volumeTemplates: true, conflicts: [{ field: '.spec.replicas', manager: 'kubectl-scale' }] });
+  });
+
+  it("never holds a Secret's data, and redacts sensitive values elsewhere", () => {
+    const secret: PlanRef = { apiVersion: 'v1', kind: 'Secret', namespace: 'ns', name: 's' };
+    const live = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, data: { password: 'b2xk' } };
+    const after = { ...live, data: { password: 'bmV3' } };
+    expect(classifyObject(secret, live, { kind: 'applied', after, conflicts: [] }, same)).toEqual({ ...secret, action: 'change', fields: [{ path: '.data.password', before: SECRET_VALUE, after: SECRET_VALUE }] });
+    expect(classifyObject(secret, undefined, { kind: 'applied', after, conflicts: [] }, same)).toEqual({ ...secret, action: 'create', object: SECRET_VALUE });
+    const redactor = new Redactor(['hunter2-secret']);
+    const cm: PlanRef = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'c' };
+    const planned = classifyObject(cm, { data: { a: 'old' } }, { kind: 'applied', after: { data: { a: 'hunter2-secret' } }, conflicts: [] }, (v) => redactor.deep(v));
+    expect(JSON.stringify(planned)).not.toContain('hunter2');
+  });
+});
+
+describe('deletedObjects', () => {
+  it('lists what the next revision no longer renders, and marks what helm keeps', () => {
+    const svc = { apiVersion: 'v1', kind: 'Service', namespace: 'ns', name: 'web', annotations: {} };
+    const pvc = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: 'ns', name: 'data', annotations: { 'helm.sh/resource-policy': 'keep' } };
+    const dep = { ...DEPLOY, annotations: {} };
+    expect(deletedObjects([dep, svc, pvc], [DEPLOY])).toEqual([
+      { apiVersion: 'v1', kind: 'Service', namespace: 'ns', name: 'web', action: 'delete' },
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: 'ns', name: 'data', action: 'delete', kept: true },
+    ]);
+  });
+
+  it('matches an object across versions of its group', () => {
+    expect(deletedObjects([{ ...DEPLOY, apiVersion: 'apps/v1beta2', annotations: {} }], [DEPLOY])).toEqual([]);
+  });
+});
+
+describe('hooks', () => {
+  it('reads the hook events, without test hooks, and keeps those an upgrade runs', () => {
+    expect(hookEvents({ 'helm.sh/hook': 'pre-upgrade, post-install' })).toEqual(['pre-upgrade', 'post-install']);
+    expect(hookEvents({})).toBeUndefined();
+    const hooks = [
+      { kind: 'Job', name: 'migrate', events: ['pre-upgrade'] },
+      { kind: 'Job', name: 'seed', events: ['post-install'] },
+      { kind: 'Pod', name: 't', events: [] },
+    ];
+    expect(upgradeHooks(hooks)).toEqual([{ kind: 'Job', name: 'migrate', events: ['pre-upgrade'] }]);
+  });
+});
+
+describe('sealPlan', () => {
+  const a = { ...DEPLOY, action: 'change' as const, fields: [{ path: '.spec.replicas', before: 1, after: 2 }] };
+  const b = { apiVersion: 'v1', kind: 'Service', namespace: 'ns', name: 'web', action: 'delete' as const };
+
+  it('gives equal plans one digest, whatever the order found, and another plan another', () => {
+    const one = sealPlan(body([a, b]));
+    expect(one.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(sealPlan(body([b, a])).digest).toBe(one.digest);
+    expect(sealPlan(body([a])).digest).not.toBe(one.digest);
+    expect(sealPlan(body([a, b], { fromRevision: 2 })).digest).not.toBe(one.digest);
+  });
+
+  it('names the risks risky approval holds for', () => {
+    expect(planRisks(body([a]))).toEqual([]);
+    expect(planRisks(body([a, b]))).toEqual(['delete']);
+    expect(planRisks(body([{ ...b, kept: true }]))).toEqual([]);
+    expect(planRisks(body([{ ...DEPLOY, action: 'refuse', message: 'field is immutable', recreate: true }], { crds: [{ name: 'x', change: 'replace' }] }))).toEqual(['recreate', 'crd']);
+  });
+});
+
+describe('approval', () => {
+  const safe = sealPlan(body([{ ...DEPLOY, action: 'change', fields: [{ path: '.spec.replicas' }] }]));
+  const risky = sealPlan(body([{ apiVersion: 'v1', kind: 'Service', namespace: 'ns', name: 'web', action: 'delete' }]));
+
+  it('holds by mode: never nothing, risky only risky plans, always every plan', () => {
+    expect(approvalRequired('never', risky)).toBe(false);
+    expect(approvalRequired('risky', safe)).toBe(false);
+    expect(approvalRequired('risky', risky)).toBe(true);
+    expect(approvalRequired('always', safe)).toBe(true);
+  });
+
+  it('lets go only the digest approved, and refuses another as stale', () => {
+    expect(approvalVerdict('risky', risky, undefined)).toEqual({ kind: 'hold' });
+    expect(approvalVerdict('risky', risky, risky.digest)).toEqual({ kind: 'go', why: 'approved' });
+    expect(approvalVerdict('risky', risky, safe.digest)).toEqual({ kind: 'hold', stale: safe.digest });
+    expect(approvalVerdict('risky', safe, undefined)).toEqual({ kind: 'go', why: 'not-required' });
+  });
+
+  it('looks again without a new plan only while the held plan is of this desired state and revision', () => {
+    const held = planStatus(risky, { generation: 2, fingerprint: 'f1', configMap: 'plan.app.r' }, 'AwaitingApproval');
+    expect(stillHeld(held, { fingerprint: 'f1', fromRevision: 1 })).toBe(held);
+    expect(stillHeld(held, { fingerprint: 'f2', fromRevision: 1 })).toBeUndefined();
+    expect(stillHeld(held, { fingerprint: 'f1', fromRevision: 2 })).toBeUndefined();
+    expect(stillHeld({ ...held, state: 'Applied' }, { fingerprint: 'f1', fromRevision: 1 })).toBeUndefined();
+  });
+
+  it('says in status which digest waits and how to approve it, with one event for a new plan', () => {
+    const held = planStatus(risky, { generation: 2, fingerprint: 'f1', configMap: 'plan.app.r' }, 'AwaitingApproval');
+    const input = { name: 'r', generation: 2, deleting: false, periodMs: 60_000 };
+    const s = planHeld({ kind: 'plan-held', plan: held, hint: 'approve it', isNew: true, retryAfterMs: 5_000 }, input);
+    expect(s.status).toContainEqual({ plan: held });
+    const approved = (edits: typeof s.status) => edits.flatMap((e) => ('set' in e && e.set.type === 'Approved' ? [e.set] : []));
+    expect(approved(s.status)).toMatchObject([{ status: 'False', reason: 'PlanAwaitingApproval' }]);
+    expect(approved(s.status)[0]?.message).toContain(risky.digest);
+    expect(s.events.map((e) => e.reason)).toEqual(['PlanAwaitingApproval']);
+    expect(s.result).toEqual({ requeueAfterMs: 5_000 });
+    const stale = planHeld({ kind: 'plan-held', plan: held, hint: 'approve it', isNew: false, stale: 'sha256:old' }, input);
+    expect(approved(stale.status)).toMatchObject([{ reason: 'PlanApprovalStale' }]);
+    expect(stale.events.map((e) => e.reason)).toEqual(['PlanApprovalStale']);
+    expect(approved(planApplied({ status: { ...held, state: 'Applied' }, why: 'approved' }))).toMatchObject([{ status: 'True', reason: 'PlanApproved' }]);
+  });
+});

@@ -1,0 +1,119 @@
+/**
+ * A watch's rollout as reconciles meet it, on the manual clock: held CRs, the status `note`
+ * writes, and the next wave woken through the controller's request source when the canary's
+ * health window ends, read from the controller's cache (read-only) then; nothing once stopped.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import type { RolloutPolicy } from '../../../../src/config/rollout-policy.js';
+import type { Desired } from '../../../../src/reconciler/core/action-context.js';
+import { ConditionType, Reason } from '../../../../src/reconciler/status/conditions.js';
+import type { Outcome } from '../../../../src/reconciler/core/outcome.js';
+import { Rollout } from '../../../../src/reconciler/rollout/rollout.js';
+import { DECIDE_MARGIN_MS } from '../../../../src/reconciler/rollout/rollout-waker.js';
+import { RELEASE_LABELS } from '../../../../src/reconciler/decide/state.js';
+import { StatusDraft, type DeployedRelease } from '../../../../src/reconciler/status/status.js';
+import { RequeueSource } from '../../../../src/runtime/requeue-source.js';
+import { ManualClock } from '../../../../src/util/clock.js';
+import { desired as desiredOf, FakeKind, record } from '../actions/fakes.js';
+
+const POLICY: RolloutPolicy = { canary: { count: 1 }, waveSize: { count: 2 }, healthTimeoutMs: 60_000, stableForMs: 10_000, failureBudget: { count: 0 }, pauseBetweenWavesMs: 0 };
+const NS = 'ns';
+const OLD = 'fleet-0';
+const DESIRED: Desired = desiredOf();
+const TARGET = DESIRED.fleetRevision;
+/** The release each CR serves: made from the old fleet revision and the CR's own values as they are. */
+const FROM = record(1, 'deployed', { [RELEASE_LABELS.fleetRevision]: OLD, [RELEASE_LABELS.ownValues]: DESIRED.ownDigest });
+const START = Date.parse('2026-03-01T00:00:00Z');
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** A CR as the controller's cache keeps it (keepForRollout): its rollout status and Ready condition. */
+function cached(name: string, status: { rollout: object; readySinceMs: number; ready?: boolean }): KubernetesObject {
+  return {
+    apiVersion: 'example.com/v1',
+    kind: 'Nginx',
+    metadata: { name, namespace: NS, uid: `uid-${name}` },
+    status: { rollout: status.rollout, conditions: [{ type: ConditionType.Ready, status: status.ready === false ? 'False' : 'True', reason: 'Ready', message: '', lastTransitionTime: iso(status.readySinceMs) }] },
+  } as KubernetesObject;
+}
+
+const upgraded = (ready: 'True' | 'False'): Outcome => ({
+  kind: 'upgraded',
+  deployment: { release: { revision: 2 } as DeployedRelease, inventory: [], ready: { status: ready, reason: ready === 'True' ? 'Ready' : 'NotReady', message: '', ready: ready === 'True' ? 1 : 0, total: 1 } },
+  notes: '',
+});
+
+function setup() {
+  const clock = new ManualClock(START);
+  const kind = new FakeKind();
+  for (const name of ['a', 'b', 'c', 'd']) kind.put(cached(name, { rollout: { fleetRevision: OLD }, readySinceMs: START - 3_600_000 }));
+  const source = new RequeueSource(clock);
+  const woken: string[] = [];
+  source.start((r) => woken.push(r.name));
+  const now = (): Date => new Date(clock.now());
+  const rollout = new Rollout({ controller: 'nginx-controller', cache: kind, wakeups: source, policy: POLICY, chartDigest: 'sha256:c', chartVersion: '1.0.0', now });
+  const events: string[] = [];
+  const event = (reason: string, message: string): void => {
+    events.push(`${reason}: ${message}`);
+  };
+  /** A reconcile of `name`: its status as the cache has it, the draft the rollout writes into. */
+  const draftOf = (name: string): StatusDraft => new StatusDraft((kind.get(NS, name) as { status?: unknown }).status, now);
+  /** The status write's watch event: the cache now holds what the draft says. */
+  const written = (name: string, draft: StatusDraft, ready = true): void => {
+    kind.put(cached(name, { rollout: draft.current.rollout ?? {}, readySinceMs: clock.now(), ready }));
+  };
+  return { clock, kind, source, woken, rollout, events, event, draftOf, written };
+}
+
+describe('Rollout', () => {
+  it('holds a later wave while the canary has not moved, and lets the canary go', async () => {
+    const s = setup();
+    expect(await s.rollout.hold(s.draftOf('a'), { namespace: NS, name: 'a' }, FROM, DESIRED)).toBeUndefined();
+    const held = await s.rollout.hold(s.draftOf('b'), { namespace: NS, name: 'b' }, FROM, DESIRED);
+    expect(held).toMatchObject({ kind: 'rollout-held', reason: Reason.RolloutWaiting });
+    expect(held?.message).toContain('waiting for wave 1 of 3');
+  });
+
+  it('wakes the next wave when the canary has been Ready for stableFor, on the clock, from what the cache holds then', () => {
+    const s = setup();
+    const draft = s.draftOf('a');
+    const requeueMs = s.rollout.note(draft, upgraded('True'), DESIRED, { fleetOnly: true, event: s.event, at: { namespace: NS, name: 'a' } });
+    // Decided by the waker's look, not by this CR looking again.
+    expect(requeueMs).toBeUndefined();
+    expect(draft.current.rollout).toEqual({ fleetRevision: TARGET, chartDigest: 'sha256:c', attempt: { fleetRevision: TARGET, at: iso(START) } });
+    s.written('a', draft);
+    s.clock.advance(POLICY.stableForMs + DECIDE_MARGIN_MS - 1);
+    expect(s.woken).toEqual([]);
+    s.clock.advance(1);
+    expect(s.woken).toEqual(['b', 'c']);
+  });
+
+  it('a canary not Ready looks again itself at its health timeout; failing then wakes the rest to say halted', () => {
+    const s = setup();
+    const draft = s.draftOf('a');
+    const requeueMs = s.rollout.note(draft, upgraded('False'), DESIRED, { fleetOnly: true, event: s.event, at: { namespace: NS, name: 'a' } });
+    expect(requeueMs).toBe(POLICY.healthTimeoutMs + DECIDE_MARGIN_MS);
+    s.written('a', draft, false);
+    s.clock.advance(requeueMs ?? 0);
+    // Its next reconcile finds it still not Ready: failed, and the waiting CRs learn the rollout halted.
+    const again = s.draftOf('a');
+    const inSync: Outcome = { kind: 'in-sync', revision: 2, deployment: { inventory: [], ready: { status: 'False', reason: 'NotReady', message: 'Deployment web: 0 of 1 ready', ready: 0, total: 1 } }, drift: { kind: 'settled' } };
+    s.rollout.note(again, inSync, DESIRED, { fleetOnly: false, event: s.event, at: { namespace: NS, name: 'a' } });
+    expect(again.current.conditions.find((c) => c.type === ConditionType.Rollout)).toMatchObject({ status: 'False', reason: Reason.RolloutFailed });
+    expect(s.events).toHaveLength(1);
+    expect(s.woken).toEqual(['b', 'c', 'd']);
+  });
+
+  it('wakes nobody after its controller stopped: no look is left on the clock', () => {
+    const s = setup();
+    const draft = s.draftOf('a');
+    s.rollout.note(draft, upgraded('True'), DESIRED, { fleetOnly: true, event: s.event, at: { namespace: NS, name: 'a' } });
+    s.written('a', draft);
+    expect(s.clock.pendingTimers()).toBe(1);
+    s.source.stop();
+    expect(s.clock.pendingTimers()).toBe(0);
+    s.clock.advance(10 * 60_000);
+    expect(s.woken).toEqual([]);
+  });
+});
