@@ -248,6 +248,25 @@ export function statusSchema(): OpenApiSchema {
           },
         },
       },
+      plan: {
+        description:
+          "The last upgrade plan's summary (docs/plans.md): what the upgrade would create, change and delete, its risks, and the digest an approval names; the whole plan is in the ConfigMap named here.",
+        type: 'object',
+        properties: {
+          digest: str('sha256:<hex> of the plan: what an approval names.'),
+          generation: { type: 'integer', format: 'int64', description: 'The metadata.generation of the CR the plan was made for.' },
+          fingerprint: str('The desired state (chart and values) the plan was made from.'),
+          fromRevision: { type: 'integer', description: 'The deployed revision the plan starts from.' },
+          chartVersion: str('The chart version the plan upgrades to.'),
+          counts: {
+            type: 'object',
+            properties: Object.fromEntries(['create', 'change', 'delete', 'refuse', 'conflicts', 'hooks', 'crds'].map((k) => [k, { type: 'integer' }])),
+          },
+          risks: { type: 'array', items: { type: 'string', enum: ['delete', 'recreate', 'conflict', 'crd', 'volumeTemplates'] } },
+          state: { type: 'string', enum: ['AwaitingApproval', 'Applied'] },
+          configMap: str('The ConfigMap in the CR namespace that holds the whole plan.'),
+        },
+      },
     },
   };
 }

@@ -317,7 +317,9 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
     expect(err.reason).toBe('KubernetesAPIError');
     expect(err.summary).toMatch(/context "nope" does not exist/);
   });
-});
+  // Each case runs real helm processes (2-4 of them): a second or two alone, past vitest's 5 s
+  // default on a 2-core machine that is also linting and running the rest of the unit tier.
+}, 30_000);
 
 describe('without a usable helm', () => {
   it('a missing binary is HelmNotFound, and the failure is not cached', async () => {

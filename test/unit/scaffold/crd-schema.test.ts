@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { OWNED_KEYS } from '../../../src/reconciler/status/status.js';
+import { RISKS } from '../../../src/reconciler/plan/upgrade-plan.js';
 import {
   openSpecSchema,
   specSchemaFromValues,
@@ -378,6 +379,8 @@ describe('statusSchema and openSpecSchema', () => {
     );
     expect(Object.keys(prop(s, 'deployedRelease').properties ?? {}).sort()).toEqual(['appVersion', 'chart', 'chartVersion', 'manifest', 'name', 'namespace', 'revision']);
     expect(prop(s, 'deployedRelease', 'revision').type).toBe('integer');
+    // Build-time code cannot import the reconciler: the plan's risks are listed twice, and must agree.
+    expect(prop(s, 'plan', 'risks').items?.enum).toEqual([...RISKS]);
   });
 
   it("openSpecSchema is operator-sdk's", () => {
