@@ -16,6 +16,8 @@ import { ConcurrencyTuner, tunerBounds } from '../runtime/concurrency-tuner.js';
 import { cpuLimit } from '../runtime/cpu-limit.js';
 import { LeaderElector } from '../runtime/leader.js';
 import { KubeLeaseLock } from '../runtime/lease-lock.js';
+import { ShardCoordinator } from '../runtime/shard-coordinator.js';
+import { KubeShardLeaseStore } from '../runtime/shard-lease-store.js';
 import { Manager, type ConfigWatch, type ListenAddress } from '../runtime/manager.js';
 import { defaultIdentity, LeaderElectionConfigError, leaderElectionNamespace } from '../runtime/pod-identity.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -55,6 +57,8 @@ export interface OperatorSettings {
   readonly defaultServiceAccount?: string;
   /** Undefined: no leader election. */
   readonly leaderElection?: LeaderElectionSettings;
+  /** With leader election: replicas share the namespaces instead of one leading (docs/adr/0085); default false. */
+  readonly sharding?: boolean;
   /** Undefined: no metrics server. */
   readonly metricsBindAddress?: ListenAddress;
   /** Undefined: no health probe server. */
@@ -95,13 +99,16 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
   const metrics = new OperatorMetrics({ version: context.version, ...(context.processMetrics === undefined ? {} : { processMetrics: context.processMetrics }) });
   const tuner = settings.selfTuningConcurrency === true ? await selfTuning(metrics, log) : undefined;
   const le = settings.leaderElection;
-  const elector = le === undefined ? undefined : makeElector(le, { namespace: await leaderElectionNamespace(le.namespace), kubeConfig, metrics, log });
-  // With leader election, only a replica whose lease is still valid by its own clock changes a release.
-  const fence: LeaseFence | undefined = elector === undefined ? undefined : { holds: () => elector.holdsLease(), check: () => elector.isLeader() };
+  const leaseNamespace = le === undefined ? undefined : await leaderElectionNamespace(le.namespace);
+  const shards = le === undefined || leaseNamespace === undefined || settings.sharding !== true ? undefined : makeShards(le, { namespace: leaseNamespace, kubeConfig, log });
+  const elector = le === undefined || leaseNamespace === undefined || shards !== undefined ? undefined : makeElector(le, { namespace: leaseNamespace, kubeConfig, metrics, log });
+  // With leader election, only a replica whose lease is still valid by its own clock changes a
+  // release; sharded, only while it also holds the share of the release's namespace.
+  const fence: LeaseFence | undefined = shards !== undefined ? shardFence(shards) : elector === undefined ? undefined : { holds: () => elector.holdsLease(), check: () => elector.isLeader() };
   const { helm, helmVersion } = await startHelm(settings, { metrics, log, tuner, fence });
   const ownNamespace = await operatorNamespace(le?.namespace);
   const fingerprintKey = settings.fingerprintKey ?? (await loadFingerprintKey(kubeConfig, ownNamespace, log));
-  logStart(log, { version: context.version, watches: watches.length, helmVersion, settings, elector, leaderElectionId: le?.id });
+  logStart(log, { version: context.version, watches: watches.length, helmVersion, settings, elector: shards ?? elector, leaderElectionId: le?.id });
   const operator = new Operator({
     kubeConfig,
     helm,
@@ -120,9 +127,10 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
     identityMetrics: metrics,
     fingerprintKey,
     ...(ownNamespace === undefined ? {} : { operatorNamespace: ownNamespace }),
+    ...(shards === undefined ? {} : { shard: shards }),
   });
   metrics.trackQueues(() => operator.manager.names().map((n) => [n, operator.manager.get(n)?.queue] as const));
-  const manager = managerOf(operator, watches, { settings, elector, reloader, metrics, log, tuner });
+  const manager = managerOf(operator, watches, { settings, elector: shards ?? elector, reloader, metrics, log, tuner });
   return { manager, operator, helm, metrics, watches };
 }
 
@@ -195,7 +203,7 @@ async function selfTuning(metrics: OperatorMetrics, log: Logger): Promise<Concur
 function managerOf(
   operator: Operator,
   watches: readonly Watch[],
-  parts: { settings: OperatorSettings; elector: LeaderElector | undefined; reloader: ConfigReloader | undefined; metrics: OperatorMetrics; log: Logger; tuner: ConcurrencyTuner | undefined },
+  parts: { settings: OperatorSettings; elector: LeaderElector | ShardCoordinator | undefined; reloader: ConfigReloader | undefined; metrics: OperatorMetrics; log: Logger; tuner: ConcurrencyTuner | undefined },
 ): Manager {
   const { settings, elector, reloader, metrics, log, tuner } = parts;
   const le = settings.leaderElection;
@@ -221,7 +229,8 @@ function managerOf(
     },
     elector,
     // Twice the time the old leader may still believe it leads (see Manager's settleAfterTakeover).
-    settleAfterTakeoverMs: le === undefined ? undefined : 2 * (le.leaseDurationMs + le.renewDeadlineMs),
+    // Sharded, shares change hands one by one and each is queued again when taken (operator.ts).
+    settleAfterTakeoverMs: le === undefined || elector instanceof ShardCoordinator ? undefined : 2 * (le.leaseDurationMs + le.renewDeadlineMs),
     gracefulShutdownTimeoutMs: settings.gracefulShutdownTimeoutMs,
     configWatch: reloader === undefined ? undefined : configWatch(reloader, settings.watchesFile, log),
     metricsServer: settings.metricsBindAddress === undefined ? undefined : { bind: settings.metricsBindAddress, handler: metricsHandler(metrics, log) },
@@ -243,6 +252,27 @@ function makeElector(le: LeaderElectionSettings, on: { namespace: string; kubeCo
       metrics.leaderStatus(le.id, leading);
     },
   });
+}
+
+/** `--sharding`: this replica's membership of the group named by the leader election id (docs/adr/0085). */
+function makeShards(le: LeaderElectionSettings, on: { namespace: string; kubeConfig: KubeConfig; log: Logger }): ShardCoordinator {
+  return new ShardCoordinator({
+    store: new KubeShardLeaseStore(on.kubeConfig, on.namespace, le.id),
+    identity: defaultIdentity(),
+    group: le.id,
+    leaseDurationMs: le.leaseDurationMs,
+    renewDeadlineMs: le.renewDeadlineMs,
+    retryPeriodMs: le.retryPeriodMs,
+    log: on.log.child({ component: 'shards' }),
+  });
+}
+
+/** Sharded, a helm run needs the peer Lease (by the clock) and, for a release, the share of its namespace. */
+function shardFence(shards: ShardCoordinator): LeaseFence {
+  return {
+    holds: (namespace) => (namespace === undefined ? shards.holdsLease() : shards.owns(namespace)),
+    check: (namespace) => (namespace === undefined ? shards.isLeader() : shards.checkOwns(namespace)),
+  };
 }
 
 /** The operator's own namespace, where the fingerprint key is: undefined out of a cluster without the flag. */
