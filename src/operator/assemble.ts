@@ -22,6 +22,7 @@ import { Manager, type ConfigWatch, type ListenAddress } from '../runtime/manage
 import { defaultIdentity, LeaderElectionConfigError, leaderElectionNamespace } from '../runtime/pod-identity.js';
 import type { Logger } from '../telemetry/logger.js';
 import { metricsHandler, OperatorMetrics } from '../telemetry/metrics.js';
+import { ShardMetrics } from '../telemetry/shard-metrics.js';
 import { loadFingerprintKey } from './fingerprint-key.js';
 import { Operator } from './operator.js';
 
@@ -99,12 +100,7 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
   const metrics = new OperatorMetrics({ version: context.version, ...(context.processMetrics === undefined ? {} : { processMetrics: context.processMetrics }) });
   const tuner = settings.selfTuningConcurrency === true ? await selfTuning(metrics, log) : undefined;
   const le = settings.leaderElection;
-  const leaseNamespace = le === undefined ? undefined : await leaderElectionNamespace(le.namespace);
-  const shards = le === undefined || leaseNamespace === undefined || settings.sharding !== true ? undefined : makeShards(le, { namespace: leaseNamespace, kubeConfig, log });
-  const elector = le === undefined || leaseNamespace === undefined || shards !== undefined ? undefined : makeElector(le, { namespace: leaseNamespace, kubeConfig, metrics, log });
-  // With leader election, only a replica whose lease is still valid by its own clock changes a
-  // release; sharded, only while it also holds the share of the release's namespace.
-  const fence: LeaseFence | undefined = shards !== undefined ? shardFence(shards) : elector === undefined ? undefined : { holds: () => elector.holdsLease(), check: () => elector.isLeader() };
+  const { elector, shards, fence } = await membership(settings, { kubeConfig, metrics, log });
   const { helm, helmVersion } = await startHelm(settings, { metrics, log, tuner, fence });
   const ownNamespace = await operatorNamespace(le?.namespace);
   const fingerprintKey = settings.fingerprintKey ?? (await loadFingerprintKey(kubeConfig, ownNamespace, log));
@@ -254,8 +250,28 @@ function makeElector(le: LeaderElectionSettings, on: { namespace: string; kubeCo
   });
 }
 
+/**
+ * Leader election, sharding (`--sharding`), or neither, and the fence helm asks before each run: with
+ * leader election, only a replica whose lease is still valid by its own clock changes a release;
+ * sharded, only while it also holds the share of the release's namespace.
+ */
+async function membership(
+  settings: OperatorSettings,
+  on: { kubeConfig: KubeConfig; metrics: OperatorMetrics; log: Logger },
+): Promise<{ elector?: LeaderElector; shards?: ShardCoordinator; fence?: LeaseFence }> {
+  const le = settings.leaderElection;
+  if (le === undefined) return {};
+  const namespace = await leaderElectionNamespace(le.namespace);
+  if (settings.sharding === true) {
+    const shards = makeShards(le, { namespace, kubeConfig: on.kubeConfig, log: on.log, metrics: new ShardMetrics(on.metrics.registry) });
+    return { shards, fence: shardFence(shards) };
+  }
+  const elector = makeElector(le, { namespace, ...on });
+  return { elector, fence: { holds: () => elector.holdsLease(), check: () => elector.isLeader() } };
+}
+
 /** `--sharding`: this replica's membership of the group named by the leader election id (docs/adr/0085). */
-function makeShards(le: LeaderElectionSettings, on: { namespace: string; kubeConfig: KubeConfig; log: Logger }): ShardCoordinator {
+function makeShards(le: LeaderElectionSettings, on: { namespace: string; kubeConfig: KubeConfig; log: Logger; metrics: ShardMetrics }): ShardCoordinator {
   return new ShardCoordinator({
     store: new KubeShardLeaseStore(on.kubeConfig, on.namespace, le.id),
     identity: defaultIdentity(),
@@ -264,6 +280,12 @@ function makeShards(le: LeaderElectionSettings, on: { namespace: string; kubeCon
     renewDeadlineMs: le.renewDeadlineMs,
     retryPeriodMs: le.retryPeriodMs,
     log: on.log.child({ component: 'shards' }),
+    onShares: (owned) => {
+      on.metrics.owned(owned);
+    },
+    onHandoff: (kind) => {
+      on.metrics.handoff(kind);
+    },
   });
 }
 

@@ -22,7 +22,7 @@ import type { Logger } from '../telemetry/logger.js';
 import { systemClock, TIMED_OUT, withDeadline, type Clock, type Timer } from '../util/clock.js';
 import { LeaseConflictError, LeaderElectionLostError, sameRecord, type LeaseRecord, type VersionedLease } from './leader.js';
 import { bucketsOf, namespaceBucket, SHARD_BUCKETS } from './shard-assignment.js';
-import { bucketStep, peerLive, type BucketPhase } from './shard-handoff.js';
+import { bucketStep, peerLive, type BucketFacts, type BucketPhase } from './shard-handoff.js';
 
 export type ShardLeaseRole = 'peer' | 'fence';
 
@@ -97,6 +97,13 @@ interface Bucket {
 
 type State = 'idle' | 'running' | 'lost' | 'released';
 
+/** What one round read: whether rendezvous wants the bucket here, when, and the live peers. */
+interface Round {
+  readonly desired: boolean;
+  readonly now: number;
+  readonly live: ReadonlySet<string>;
+}
+
 export class ShardLostError extends LeaderElectionLostError {}
 
 export class ShardCoordinator {
@@ -132,14 +139,11 @@ export class ShardCoordinator {
     this.buckets = options.buckets ?? SHARD_BUCKETS;
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;
-    this.#leaseMs = options.leaseDurationMs ?? 15_000;
-    this.#renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
-    this.#retryMs = options.retryPeriodMs ?? 2_000;
-    this.#drainBoundMs = options.drainBoundMs ?? this.#renewDeadlineMs;
-    if (this.identity === '') throw new RangeError('shard identity must not be empty');
-    if (this.#leaseMs <= this.#renewDeadlineMs) throw new RangeError('lease duration must be greater than the renew deadline');
-    if (this.#renewDeadlineMs <= 1.2 * this.#retryMs) throw new RangeError('renew deadline must be greater than 1.2 × the retry period');
-    if (this.#leaseMs < 1_000 || this.#leaseMs % 1_000 !== 0) throw new RangeError('lease duration must be a whole number of seconds');
+    const t = timings(options);
+    this.#leaseMs = t.leaseMs;
+    this.#renewDeadlineMs = t.renewDeadlineMs;
+    this.#retryMs = t.retryMs;
+    this.#drainBoundMs = options.drainBoundMs ?? t.renewDeadlineMs;
     this.#peerName = peerLeaseName(this.group, this.identity);
     this.#buckets = Array.from({ length: this.buckets }, () => ({ phase: 'none', control: abortedController(), inFlight: 0, epoch: 0 }));
     this.lost = new Promise((resolve) => (this.#resolveLost = resolve));
@@ -188,7 +192,7 @@ export class ShardCoordinator {
           signal?.removeEventListener('abort', onAbort);
           resolve(true);
         }
-        if (this.#state !== 'running') return;
+        if (!this.#running()) return;
         this.#timer = this.#clock.setTimeout(() => void loop(), this.#retryMs * (1 + 0.2 * this.#random()));
       };
       if (signal?.aborted === true) onAbort();
@@ -269,21 +273,47 @@ export class ShardCoordinator {
     if (this.#state !== 'running') return;
     const now = this.#clock.now();
     const listed = await this.#bounded('list the shard leases', () => this.#o.store.list());
-    if (listed === undefined || this.#state !== 'running') return;
+    if (listed === undefined || !this.#running()) return;
     this.#observe(listed, now);
     if (!(await this.#renewPeer(now))) return;
     if (!this.isLeader()) return;
     const live = this.#livePeers(now);
     const desired = bucketsOf(this.identity, [...live], this.buckets);
-    for (let b = 0; b < this.buckets && this.#state === 'running'; b++) await this.#step(b, desired.has(b), now, live);
+    // Every bucket at once: a first replica takes 64 fences, and one write after another on a busy
+    // API server could outlast the renew deadline before the next renewal of the peer Lease.
+    await Promise.all(Array.from({ length: this.buckets }, (_, b) => this.#step(b, { desired: desired.has(b), now, live })));
     this.#o.onShares?.(this.ownedBuckets().length);
   }
 
-  async #step(b: number, desired: boolean, now: number, live: ReadonlySet<string>): Promise<void> {
+  async #step(b: number, round: Round): Promise<void> {
+    if (!this.#running()) return;
+    const { now } = round;
     const bucket = this.#bucket(b);
     const fence = this.#observed.get(fenceLeaseName(this.group, b))?.lease;
+    const step = bucketStep(this.#facts(bucket, fence, round));
+    if (step === 'stay') return;
+    if (step === 'acquire') {
+      await this.#take(b, fence, now);
+    } else if (step === 'keep') {
+      this.#own(b, bucket.epoch);
+      this.#grant(b);
+    } else if (step === 'drain') {
+      this.#drain(b, now);
+      // Nothing in flight: release in the same round, so the new owner starts a round sooner.
+      if (bucket.inFlight === 0) await this.#step(b, round);
+    } else if (step === 'release') {
+      await this.#release(b, now);
+    } else {
+      const holder = fence?.record.holderIdentity;
+      this.#disown(b, new ShardLostError(`bucket ${b} is held by ${holder ?? 'another replica'}`));
+      this.#o.log.warn({ bucket: b, holder }, 'a shard bucket was taken by another replica');
+      this.#o.onHandoff?.('lost');
+    }
+  }
+
+  #facts(bucket: Bucket, fence: ShardLease | undefined, { desired, now, live }: Round): BucketFacts {
     const holder = fence?.record.holderIdentity;
-    const facts = {
+    return {
       phase: bucket.phase,
       desired,
       self: this.identity,
@@ -294,46 +324,45 @@ export class ShardCoordinator {
       drainBoundMs: this.#drainBoundMs,
       ...(bucket.drainingSince === undefined ? {} : { drainingSince: bucket.drainingSince }),
     };
-    const step = bucketStep(facts);
-    const log = this.#o.log;
-    switch (step) {
-      case 'stay':
-        return;
-      case 'acquire':
-        if (await this.#acquireFence(b, fence, now)) {
-          log.info({ bucket: b, epoch: bucket.epoch, previous: holder ?? '' }, 'took a shard bucket');
-          this.#o.onHandoff?.('acquired');
-          this.#grant(b);
-        }
-        return;
-      case 'keep':
-        bucket.phase = 'owned';
-        delete bucket.drainingSince;
-        bucket.control = new AbortController();
-        this.#grant(b);
-        return;
-      case 'drain':
-        bucket.phase = 'draining';
-        bucket.drainingSince = now;
-        bucket.control.abort(new ShardLostError(`bucket ${b} is being handed to another replica`));
-        log.info({ bucket: b, inFlight: bucket.inFlight }, 'handing off a shard bucket');
-        // Nothing in flight: release in the same round, so the new owner starts a round sooner.
-        if (bucket.inFlight === 0) await this.#step(b, desired, now, live);
-        return;
-      case 'release':
-        if (await this.#releaseFence(b)) {
-          log.info({ bucket: b, drainedMs: now - (bucket.drainingSince ?? now) }, 'released a shard bucket');
-          this.#o.onHandoff?.('released');
-        }
-        return;
-      case 'lose':
-        bucket.phase = 'none';
-        delete bucket.drainingSince;
-        bucket.control.abort(new ShardLostError(`bucket ${b} is held by ${holder ?? 'another replica'}`));
-        log.warn({ bucket: b, holder }, 'a shard bucket was taken by another replica');
-        this.#o.onHandoff?.('lost');
-        return;
-    }
+  }
+
+  async #release(b: number, now: number): Promise<void> {
+    const since = this.#bucket(b).drainingSince ?? now;
+    if (!(await this.#releaseFence(b))) return;
+    this.#o.log.info({ bucket: b, drainedMs: now - since }, 'released a shard bucket');
+    this.#o.onHandoff?.('released');
+  }
+
+  async #take(b: number, fence: ShardLease | undefined, now: number): Promise<void> {
+    if (!(await this.#acquireFence(b, fence, now))) return;
+    this.#o.log.info({ bucket: b, epoch: this.#bucket(b).epoch, previous: fence?.record.holderIdentity ?? '' }, 'took a shard bucket');
+    this.#o.onHandoff?.('acquired');
+    this.#grant(b);
+  }
+
+  /** The bucket is ours under `epoch`, with a fresh signal for its reconciles. */
+  #own(b: number, epoch: number): void {
+    const bucket = this.#bucket(b);
+    bucket.phase = 'owned';
+    delete bucket.drainingSince;
+    bucket.epoch = epoch;
+    bucket.control = new AbortController();
+  }
+
+  /** No new helm run for the bucket; what runs there is cancelled; released once drained. */
+  #drain(b: number, now: number): void {
+    const bucket = this.#bucket(b);
+    bucket.phase = 'draining';
+    bucket.drainingSince = now;
+    bucket.control.abort(new ShardLostError(`bucket ${b} is being handed to another replica`));
+    this.#o.log.info({ bucket: b, inFlight: bucket.inFlight }, 'handing off a shard bucket');
+  }
+
+  #disown(b: number, reason: Error): void {
+    const bucket = this.#bucket(b);
+    bucket.phase = 'none';
+    delete bucket.drainingSince;
+    bucket.control.abort(reason);
   }
 
   #grant(b: number): void {
@@ -355,21 +384,15 @@ export class ShardCoordinator {
     this.#remember(name, 'fence', written, now);
     // Paused during the write? Then the peer Lease may be gone, and with it the right to the fence.
     if (!this.isLeader()) return false;
-    const bucket = this.#bucket(b);
-    bucket.phase = 'owned';
-    delete bucket.drainingSince;
-    bucket.epoch = transitions;
-    bucket.control = new AbortController();
+    this.#own(b, transitions);
     return true;
   }
 
   async #releaseFence(b: number): Promise<boolean> {
     const name = fenceLeaseName(this.group, b);
     const fence = this.#observed.get(name)?.lease;
-    const bucket = this.#bucket(b);
     if (fence?.record.holderIdentity !== this.identity) {
-      bucket.phase = 'none';
-      delete bucket.drainingSince;
+      this.#disown(b, new ShardLostError(`bucket ${b} released`));
       return true;
     }
     const now = this.#clock.now();
@@ -377,8 +400,7 @@ export class ShardCoordinator {
     const written = await this.#bounded(`release bucket ${b}`, () => this.#o.store.update(name, 'fence', record, fence.resourceVersion));
     if (written === undefined) return false;
     this.#remember(name, 'fence', written, now);
-    bucket.phase = 'none';
-    delete bucket.drainingSince;
+    this.#disown(b, new ShardLostError(`bucket ${b} released`));
     return true;
   }
 
@@ -397,7 +419,7 @@ export class ShardCoordinator {
       return false;
     }
     const written = await this.#bounded('renew the peer lease', () => (current === undefined ? this.#o.store.create(this.#peerName, 'peer', record) : this.#o.store.update(this.#peerName, 'peer', record, current.resourceVersion)));
-    if (written === undefined || this.#state !== 'running') return false;
+    if (written === undefined || !this.#running()) return false;
     this.#remember(this.#peerName, 'peer', written, now);
     this.#renewedAt = now;
     this.#acquiredPeer = true;
@@ -446,6 +468,11 @@ export class ShardCoordinator {
     return undefined;
   }
 
+  /** A method, not a field test: the state changes while a round awaits the store. */
+  #running(): boolean {
+    return this.#state === 'running';
+  }
+
   #bucket(b: number): Bucket {
     const bucket = this.#buckets[b];
     if (bucket === undefined) throw new RangeError(`no shard bucket ${b}`);
@@ -476,6 +503,18 @@ export class ShardCoordinator {
     this.#timer?.cancel();
     this.#deadline?.cancel();
   }
+}
+
+/** The lease timings with leader election's defaults, checked as leader.ts checks them. */
+function timings(o: ShardCoordinatorOptions): { leaseMs: number; renewDeadlineMs: number; retryMs: number } {
+  const leaseMs = o.leaseDurationMs ?? 15_000;
+  const renewDeadlineMs = o.renewDeadlineMs ?? 10_000;
+  const retryMs = o.retryPeriodMs ?? 2_000;
+  if (o.identity === '') throw new RangeError('shard identity must not be empty');
+  if (leaseMs <= renewDeadlineMs) throw new RangeError('lease duration must be greater than the renew deadline');
+  if (renewDeadlineMs <= 1.2 * retryMs) throw new RangeError('renew deadline must be greater than 1.2 × the retry period');
+  if (leaseMs < 1_000 || leaseMs % 1_000 !== 0) throw new RangeError('lease duration must be a whole number of seconds');
+  return { leaseMs, renewDeadlineMs, retryMs };
 }
 
 function abortedController(): AbortController {

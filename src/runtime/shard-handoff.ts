@@ -49,25 +49,20 @@ export type BucketStep =
   | 'stay';
 
 export function bucketStep(f: BucketFacts): BucketStep {
-  const fenceOurs = f.fenceHolder === f.self;
-  const foreign = f.fenceHolder !== undefined && f.fenceHolder !== '' && !fenceOurs;
-  switch (f.phase) {
-    case 'none': {
-      if (!f.desired) return 'stay';
-      const free = f.fenceHolder === undefined || f.fenceHolder === '' || fenceOurs || !f.holderLive;
-      return free ? 'acquire' : 'stay';
-    }
-    case 'owned':
-      if (foreign) return 'lose';
-      return f.desired ? 'stay' : 'drain';
-    case 'draining': {
-      if (foreign) return 'lose';
-      if (f.desired) return 'keep';
-      const bounded = f.drainingSince !== undefined && f.now - f.drainingSince >= f.drainBoundMs;
-      return f.inFlight === 0 || bounded ? 'release' : 'stay';
-    }
-  }
+  if (f.phase === 'none') return f.desired && fenceFree(f) ? 'acquire' : 'stay';
+  if (heldByAnother(f)) return 'lose';
+  if (f.phase === 'owned') return f.desired ? 'stay' : 'drain';
+  if (f.desired) return 'keep';
+  return drained(f) ? 'release' : 'stay';
 }
+
+const heldByAnother = (f: BucketFacts): boolean => f.fenceHolder !== undefined && f.fenceHolder !== '' && f.fenceHolder !== f.self;
+
+/** Absent, released, ours, or held by a peer seen expired. */
+const fenceFree = (f: BucketFacts): boolean => f.fenceHolder === undefined || f.fenceHolder === '' || f.fenceHolder === f.self || !f.holderLive;
+
+/** Nothing in flight any more, or the drain bound has passed. */
+const drained = (f: BucketFacts): boolean => f.inFlight === 0 || (f.drainingSince !== undefined && f.now - f.drainingSince >= f.drainBoundMs);
 
 /** A fence holder is free to be replaced once its peer Lease is gone or seen unchanged for its whole duration. */
 export function peerLive(observedAt: number, leaseDurationSeconds: number, holder: string, now: number): boolean {

@@ -51,7 +51,7 @@ export class KubeShardLeaseStore implements ShardLeaseStore {
   }
 
   async update(name: string, role: ShardLeaseRole, record: LeaseRecord, resourceVersion: string): Promise<VersionedLease> {
-    const body: V1Lease = { metadata: { ...this.#metadata(name, role), resourceVersion }, spec: leaseSpecFromRecord(record) };
+    const body: V1Lease = { metadata: this.#metadata(name, role, resourceVersion), spec: leaseSpecFromRecord(record) };
     try {
       return versioned((await this.#raw.request(HttpMethod.PUT, `${this.#collection}/${encodeURIComponent(name)}`, { body })) as V1Lease);
     } catch (err) {
@@ -60,8 +60,8 @@ export class KubeShardLeaseStore implements ShardLeaseStore {
     }
   }
 
-  #metadata(name: string, role: ShardLeaseRole): NonNullable<V1Lease['metadata']> {
-    return { name, namespace: this.namespace, labels: { [SHARD_LABELS.group]: this.group, [SHARD_LABELS.role]: role } };
+  #metadata(name: string, role: ShardLeaseRole, resourceVersion?: string): NonNullable<V1Lease['metadata']> {
+    return { name, namespace: this.namespace, labels: { [SHARD_LABELS.group]: this.group, [SHARD_LABELS.role]: role }, ...(resourceVersion === undefined ? {} : { resourceVersion }) };
   }
 }
 

@@ -809,7 +809,9 @@ describe('Controller with a namespace shard (docs/adr/0085)', () => {
       signal: (ns: string) => control(ns).signal,
       enter: () => {
         inFlight++;
-        return () => void inFlight--;
+        return () => {
+          inFlight--;
+        };
       },
       inFlight: () => inFlight,
       handOff(ns: string): void {
@@ -843,7 +845,11 @@ describe('Controller with a namespace shard (docs/adr/0085)', () => {
     const running = deferred();
     reconciler.behaviour = async (_req, ctx) => {
       running.resolve();
-      await new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error)));
+      await new Promise((_resolve, reject) => {
+        ctx.signal.addEventListener('abort', () => {
+          reject(ctx.signal.reason as Error);
+        });
+      });
       return {};
     };
     await controller.start();
