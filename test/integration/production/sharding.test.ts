@@ -9,8 +9,11 @@ import { createNamespace, testKubeConfig, uniqueName, waitFor } from '../../supp
 import { CRs, ensureCrd, NGINX, NGINX_CHART } from '../../support/operator.js';
 import { killAll, spawnOperator, watchEntry, watchesFile, type OperatorProcess } from './support.js';
 
-/** Short leases so a killed replica's share moves within seconds (defaults are 15 s / 10 s / 2 s). */
-const LEASE = ['--leader-election-lease-duration', '6s', '--leader-election-renew-deadline', '4s', '--leader-election-retry-period', '1s'];
+/**
+ * The default timings (15 s / 10 s / 2 s): with a 4 s renew deadline, a replica on this loaded
+ * 2-core machine (load ~20) missed its renewals while starting and, rightly, left the group.
+ */
+const LEASE: string[] = [];
 /** CRs per namespace: 20 in 6 namespaces. */
 const PER_NAMESPACE = [4, 4, 3, 3, 3, 3];
 
