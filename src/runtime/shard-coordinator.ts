@@ -93,6 +93,8 @@ interface Bucket {
   inFlight: number;
   /** The fence's leaseTransitions when we took it: with the bucket, names this ownership. */
   epoch: number;
+  /** A step (a fence write) of an earlier round still runs. */
+  busy: boolean;
 }
 
 type State = 'idle' | 'running' | 'lost' | 'released';
@@ -131,6 +133,8 @@ export class ShardCoordinator {
   #timer: Timer | undefined;
   #deadline: Timer | undefined;
   #round: Promise<void> | undefined;
+  /** The bucket steps the last round started. */
+  #steps: Promise<void> | undefined;
 
   constructor(options: ShardCoordinatorOptions) {
     this.#o = options;
@@ -145,7 +149,7 @@ export class ShardCoordinator {
     this.#retryMs = t.retryMs;
     this.#drainBoundMs = options.drainBoundMs ?? t.renewDeadlineMs;
     this.#peerName = peerLeaseName(this.group, this.identity);
-    this.#buckets = Array.from({ length: this.buckets }, () => ({ phase: 'none', control: abortedController(), inFlight: 0, epoch: 0 }));
+    this.#buckets = Array.from({ length: this.buckets }, () => ({ phase: 'none', control: abortedController(), inFlight: 0, epoch: 0, busy: false }));
     this.lost = new Promise((resolve) => (this.#resolveLost = resolve));
   }
 
@@ -207,6 +211,7 @@ export class ShardCoordinator {
     if (was !== 'running') return;
     this.#state = 'released';
     await this.#round?.catch(() => undefined);
+    await this.#steps?.catch(() => undefined);
     for (let b = 0; b < this.buckets; b++) {
       const bucket = this.#bucket(b);
       if (bucket.phase === 'none') continue;
@@ -279,16 +284,27 @@ export class ShardCoordinator {
     if (!this.isLeader()) return;
     const live = this.#livePeers(now);
     const desired = bucketsOf(this.identity, [...live], this.buckets);
-    // Every bucket at once: a first replica takes 64 fences, and one write after another on a busy
-    // API server could outlast the renew deadline before the next renewal of the peer Lease.
-    await Promise.all(Array.from({ length: this.buckets }, (_, b) => this.#step(b, { desired: desired.has(b), now, live })));
-    this.#o.onShares?.(this.ownedBuckets().length);
+    // Every bucket at once, and not awaited by the round: a first replica takes 64 fences, and
+    // fence writes on a busy API server must never delay the next renewal of the peer Lease. A
+    // bucket whose step still runs is skipped by the next round.
+    this.#steps = Promise.all(Array.from({ length: this.buckets }, (_, b) => this.#step(b, { desired: desired.has(b), now, live }))).then(() => {
+      this.#o.onShares?.(this.ownedBuckets().length);
+    });
   }
 
   async #step(b: number, round: Round): Promise<void> {
-    if (!this.#running()) return;
-    const { now } = round;
     const bucket = this.#bucket(b);
+    if (!this.#running() || bucket.busy) return;
+    bucket.busy = true;
+    try {
+      await this.#stepOnce(b, bucket, round);
+    } finally {
+      bucket.busy = false;
+    }
+  }
+
+  async #stepOnce(b: number, bucket: Bucket, round: Round): Promise<void> {
+    const { now } = round;
     const fence = this.#observed.get(fenceLeaseName(this.group, b))?.lease;
     const step = bucketStep(this.#facts(bucket, fence, round));
     if (step === 'stay') return;
@@ -300,7 +316,7 @@ export class ShardCoordinator {
     } else if (step === 'drain') {
       this.#drain(b, now);
       // Nothing in flight: release in the same round, so the new owner starts a round sooner.
-      if (bucket.inFlight === 0) await this.#step(b, round);
+      if (bucket.inFlight === 0) await this.#stepOnce(b, bucket, round);
     } else if (step === 'release') {
       await this.#release(b, now);
     } else {
