@@ -214,7 +214,8 @@ export class ShardCoordinator {
     await this.#steps?.catch(() => undefined);
     for (let b = 0; b < this.buckets; b++) {
       const bucket = this.#bucket(b);
-      if (bucket.phase === 'none') continue;
+      // A take that finished after shutdown began wrote the fence but never owned the bucket.
+      if (bucket.phase === 'none' && this.#observed.get(fenceLeaseName(this.group, b))?.lease.record.holderIdentity !== this.identity) continue;
       bucket.control.abort(new ShardLostError(`bucket ${b} released on shutdown`));
       await this.#bounded(`release bucket ${b}`, () => this.#releaseFence(b));
     }
