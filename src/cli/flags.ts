@@ -60,6 +60,8 @@ export interface RunOptions {
   readonly healthProbeBindAddress?: BindAddress;
   /** Undefined: no leader election. */
   readonly leaderElection?: LeaderElectionOptions;
+  /** `--sharding`: with leader election, replicas share the namespaces instead of one leading (docs/adr/0085). */
+  readonly sharding: boolean;
   /** How long in-flight reconciles may run after SIGTERM/SIGINT before they are cancelled. */
   readonly gracefulShutdownTimeoutMs: number;
   /** Reload watches.yaml and its charts on change (development). */
@@ -183,6 +185,7 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
     .option('--leader-election-lease-duration <duration>', 'how long a non-renewed lease stays valid', duration, 15_000)
     .option('--leader-election-renew-deadline <duration>', 'how long the leader retries renewing before it gives up', duration, 10_000)
     .option('--leader-election-retry-period <duration>', 'interval between leader election attempts', duration, 2_000)
+    .addOption(boolOption('--sharding', "with --leader-elect: every replica reconciles a share of the namespaces (peer and fence Leases named after --leader-election-id) instead of one leading"))
     .option(
       '--graceful-shutdown-timeout <duration>',
       'on SIGTERM/SIGINT, or a kind restarted by a watches.yaml reload, how long in-flight reconciles (helm operations) may finish before they are cancelled',
@@ -259,6 +262,7 @@ export function toRunOptions(raw: Record<string, unknown>, given: (flag: string)
     metricsCrLimit: raw.metricsCrLimit as number,
     ...optional('healthProbeBindAddress', bindAddress('--health-probe-bind-address', raw.healthProbeBindAddress as string)),
     ...optional('leaderElection', leaderElection),
+    sharding: sharding(raw, leaderElection),
     gracefulShutdownTimeoutMs: raw.gracefulShutdownTimeout as number,
     watchConfig: raw.watchConfig === true,
     ...optional('defaultServiceAccount', defaultServiceAccount(raw.defaultServiceAccount as string | undefined, env)),
@@ -325,6 +329,15 @@ function defaultServiceAccount(flag: string | undefined, env: NodeJS.ProcessEnv)
 
 const optional = <K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> =>
   (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
+
+/** `--sharding` takes its Leases' name, namespace and timings from leader election, so it needs it on. */
+function sharding(raw: Record<string, unknown>, leaderElection: LeaderElectionOptions | undefined): boolean {
+  if (raw.sharding !== true) return false;
+  if (leaderElection === undefined) {
+    throw new InvalidArgumentError('--sharding needs --leader-elect: its Leases take --leader-election-id, --leader-election-namespace and the lease timings');
+  }
+  return true;
+}
 
 function leaderElectionOptions(
   raw: Record<string, unknown>,

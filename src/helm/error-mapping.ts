@@ -14,7 +14,7 @@ export function throwIfAborted(signal: AbortSignal | undefined, verb: string): v
 
 /** A release writer refused because this process no longer holds its lease (runner.ts `fence`): Canceled, helm never started. */
 export function fencedOff(verb: string): HelmError {
-  return new HelmError({ reason: 'Canceled', verb, summary: 'not started: this replica no longer holds the leader lease', canceled: true });
+  return new HelmError({ reason: 'Canceled', verb, summary: "not started: this replica no longer holds the leader lease (sharded: the namespace's share)", canceled: true });
 }
 
 /** `fn`'s parse of helm's output, an unexpected one as a HelmError. */

@@ -33,12 +33,16 @@ export interface RunnerOptions extends Connection, Partial<HelmEnvOptions> {
   readonly fence?: LeaseFence;
 }
 
-/** Whether this process still holds its leader lease (runtime/leader.ts answers both questions). */
+/**
+ * Whether this process still holds its leader lease (runtime/leader.ts answers both questions), or,
+ * sharded, its peer lease and the fence of `namespace`'s bucket (runtime/shard-coordinator.ts).
+ * `namespace` undefined: the process-wide lease only.
+ */
 export interface LeaseFence {
   /** By the clock, with no side effect: cheap enough to ask between a fork and the kill it may call for. */
-  holds(): boolean;
+  holds(namespace?: string): boolean;
   /** The same, declaring the loss when the lease is gone, which cancels every reconcile before it returns. */
-  check(): boolean;
+  check(namespace?: string): boolean;
 }
 
 /** One process's run: its deadline, whom it acts as, and what sees its output. */
@@ -122,7 +126,7 @@ export class HelmRunner {
 
   /** Spawns helm once; resolves with stdout, rejects with a HelmError. */
   async run(verb: string, verbArgs: string[], ctx: RunContext): Promise<string> {
-    const writes = this.#admit(verb, ctx.signal);
+    const writes = this.#admit(verb, ctx.signal, ctx.namespace);
     const connection = connectionFor(this.#opts, ctx.identity);
     const args = OFFLINE_VERBS.has(verb) ? verbArgs : withConnectionArgs(verbArgs, connection);
     const started = performance.now();
@@ -144,7 +148,7 @@ export class HelmRunner {
         ...(ctx.onLine === undefined ? {} : { stdout: this.#lineObserver(ctx.onLine) }),
         reject: true,
       });
-      fenced = this.#killIfFenced(subprocess, writes, ctx.signal);
+      fenced = this.#killIfFenced(subprocess, writes, ctx.signal, ctx.namespace);
       const result = await subprocess;
       outcome = 'success';
       return result.stdout;
@@ -171,11 +175,11 @@ export class HelmRunner {
    * machine busy with everything that thawed with it takes long enough for helm to get going.
    * True when it killed helm.
    */
-  #killIfFenced(subprocess: { kill(signal: NodeJS.Signals): boolean }, writes: boolean, signal: AbortSignal | undefined): boolean {
+  #killIfFenced(subprocess: { kill(signal: NodeJS.Signals): boolean }, writes: boolean, signal: AbortSignal | undefined, namespace: string | undefined): boolean {
     const fence = this.#opts.fence;
-    if (fence === undefined || (!writes && signal === undefined) || fence.holds()) return false;
+    if (fence === undefined || (!writes && signal === undefined) || fence.holds(namespace)) return false;
     subprocess.kill('SIGKILL');
-    fence.check();
+    fence.check(namespace);
     return true;
   }
 
@@ -187,8 +191,8 @@ export class HelmRunner {
    * aborted signal, like its writes by the fence. Reads outside a reconcile (`helm version` while
    * standing by) have no signal and run.
    */
-  #admit(verb: string, signal: AbortSignal | undefined): boolean {
-    const open = this.mayChangeReleases();
+  #admit(verb: string, signal: AbortSignal | undefined, namespace: string | undefined): boolean {
+    const open = this.#opts.fence?.check(namespace) !== false;
     throwIfAborted(signal, verb);
     const writes = RELEASE_WRITERS.has(verb);
     if (writes && !open) throw fencedOff(verb);

@@ -16,6 +16,8 @@ import { ConcurrencyTuner, tunerBounds } from '../runtime/concurrency-tuner.js';
 import { cpuLimit } from '../runtime/cpu-limit.js';
 import { LeaderElector } from '../runtime/leader.js';
 import { KubeLeaseLock } from '../runtime/lease-lock.js';
+import { ShardCoordinator } from '../runtime/shard-coordinator.js';
+import { KubeShardLeaseStore } from '../runtime/shard-lease-store.js';
 import { Manager, type ConfigWatch, type ListenAddress, type ManagerOptions } from '../runtime/manager.js';
 import { defaultIdentity, LeaderElectionConfigError, leaderElectionNamespace } from '../runtime/pod-identity.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -23,6 +25,7 @@ import { ApiScrapeReviewer } from '../k8s/scrape-review.js';
 import { metricsHandler, OperatorMetrics } from '../telemetry/metrics.js';
 import { ScrapeAuthorizer, withScrapeAuth } from '../telemetry/scrape-auth.js';
 import { listenHttps, type MetricsSecurity } from '../telemetry/secure-serving.js';
+import { ShardMetrics } from '../telemetry/shard-metrics.js';
 import { loadFingerprintKey } from './fingerprint-key.js';
 import { Operator } from './operator.js';
 
@@ -64,6 +67,8 @@ export interface OperatorSettings {
   readonly defaultServiceAccount?: string;
   /** Undefined: no leader election. */
   readonly leaderElection?: LeaderElectionSettings;
+  /** With leader election: replicas share the namespaces instead of one leading (docs/adr/0085); default false. */
+  readonly sharding?: boolean;
   /** Undefined: no metrics server. */
   readonly metricsBindAddress?: ListenAddress;
   /** `--metrics-secure` and its companions (ADR 0079); undefined: plain HTTP. */
@@ -112,13 +117,11 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
   });
   const tuner = settings.selfTuningConcurrency === true ? await selfTuning(metrics, log) : undefined;
   const le = settings.leaderElection;
-  const elector = le === undefined ? undefined : makeElector(le, { namespace: await leaderElectionNamespace(le.namespace), kubeConfig, metrics, log });
-  // With leader election, only a replica whose lease is still valid by its own clock changes a release.
-  const fence: LeaseFence | undefined = elector === undefined ? undefined : { holds: () => elector.holdsLease(), check: () => elector.isLeader() };
+  const { elector, shards, fence } = await membership(settings, { kubeConfig, metrics, log });
   const { helm, helmVersion } = await startHelm(settings, { metrics, log, tuner, fence });
   const ownNamespace = await operatorNamespace(le?.namespace);
   const fingerprintKey = settings.fingerprintKey ?? (await loadFingerprintKey(kubeConfig, ownNamespace, log));
-  logStart(log, { version: context.version, watches: watches.length, helmVersion, settings, elector, leaderElectionId: le?.id });
+  logStart(log, { version: context.version, watches: watches.length, helmVersion, settings, elector: shards ?? elector, leaderElectionId: le?.id });
   const operator = new Operator({
     kubeConfig,
     helm,
@@ -139,9 +142,10 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
     identityMetrics: metrics,
     fingerprintKey,
     ...(ownNamespace === undefined ? {} : { operatorNamespace: ownNamespace }),
+    ...(shards === undefined ? {} : { shard: shards }),
   });
   metrics.trackQueues(() => operator.manager.names().map((n) => [n, operator.manager.get(n)?.queue] as const));
-  const manager = managerOf(operator, watches, { settings, elector, reloader, metrics, log, tuner, kubeConfig });
+  const manager = managerOf(operator, watches, { settings, elector: shards ?? elector, reloader, metrics, log, tuner, kubeConfig });
   return { manager, operator, helm, metrics, watches };
 }
 
@@ -216,7 +220,7 @@ function managerOf(
   watches: readonly Watch[],
   parts: {
     settings: OperatorSettings;
-    elector: LeaderElector | undefined;
+    elector: LeaderElector | ShardCoordinator | undefined;
     reloader: ConfigReloader | undefined;
     metrics: OperatorMetrics;
     log: Logger;
@@ -248,7 +252,8 @@ function managerOf(
     },
     elector,
     // Twice the time the old leader may still believe it leads (see Manager's settleAfterTakeover).
-    settleAfterTakeoverMs: le === undefined ? undefined : 2 * (le.leaseDurationMs + le.renewDeadlineMs),
+    // Sharded, shares change hands one by one and each is queued again when taken (operator.ts).
+    settleAfterTakeoverMs: le === undefined || elector instanceof ShardCoordinator ? undefined : 2 * (le.leaseDurationMs + le.renewDeadlineMs),
     gracefulShutdownTimeoutMs: settings.gracefulShutdownTimeoutMs,
     configWatch: reloader === undefined ? undefined : configWatch(reloader, settings.watchesFile, log),
     metricsServer: settings.metricsBindAddress === undefined ? undefined : metricsServer(settings.metricsBindAddress, settings.metricsSecurity, { metrics, log, kubeConfig }),
@@ -288,6 +293,53 @@ function makeElector(le: LeaderElectionSettings, on: { namespace: string; kubeCo
       metrics.leaderStatus(le.id, leading);
     },
   });
+}
+
+/**
+ * Leader election, sharding (`--sharding`), or neither, and the fence helm asks before each run: with
+ * leader election, only a replica whose lease is still valid by its own clock changes a release;
+ * sharded, only while it also holds the share of the release's namespace.
+ */
+async function membership(
+  settings: OperatorSettings,
+  on: { kubeConfig: KubeConfig; metrics: OperatorMetrics; log: Logger },
+): Promise<{ elector?: LeaderElector; shards?: ShardCoordinator; fence?: LeaseFence }> {
+  const le = settings.leaderElection;
+  if (le === undefined) return {};
+  const namespace = await leaderElectionNamespace(le.namespace);
+  if (settings.sharding === true) {
+    const shards = makeShards(le, { namespace, kubeConfig: on.kubeConfig, log: on.log, metrics: new ShardMetrics(on.metrics.registry) });
+    return { shards, fence: shardFence(shards) };
+  }
+  const elector = makeElector(le, { namespace, ...on });
+  return { elector, fence: { holds: () => elector.holdsLease(), check: () => elector.isLeader() } };
+}
+
+/** `--sharding`: this replica's membership of the group named by the leader election id (docs/adr/0085). */
+function makeShards(le: LeaderElectionSettings, on: { namespace: string; kubeConfig: KubeConfig; log: Logger; metrics: ShardMetrics }): ShardCoordinator {
+  return new ShardCoordinator({
+    store: new KubeShardLeaseStore(on.kubeConfig, on.namespace, le.id),
+    identity: defaultIdentity(),
+    group: le.id,
+    leaseDurationMs: le.leaseDurationMs,
+    renewDeadlineMs: le.renewDeadlineMs,
+    retryPeriodMs: le.retryPeriodMs,
+    log: on.log.child({ component: 'shards' }),
+    onShares: (owned) => {
+      on.metrics.owned(owned);
+    },
+    onHandoff: (kind) => {
+      on.metrics.handoff(kind);
+    },
+  });
+}
+
+/** Sharded, a helm run needs the peer Lease (by the clock) and, for a release, the share of its namespace. */
+function shardFence(shards: ShardCoordinator): LeaseFence {
+  return {
+    holds: (namespace) => (namespace === undefined ? shards.holdsLease() : shards.owns(namespace)),
+    check: (namespace) => (namespace === undefined ? shards.isLeader() : shards.checkOwns(namespace)),
+  };
 }
 
 /** The operator's own namespace, where the fingerprint key is: undefined out of a cluster without the flag. */

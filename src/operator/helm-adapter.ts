@@ -8,7 +8,7 @@ import type { HelmFailure, HelmPort, Identity } from '../reconciler/index.js';
  * gets a grant of its own, revoked when the helm process ends. Whom helm acts as is decided here
  * alone, per call; src/helm/connection.ts turns it into helm's flags and environment.
  */
-export function helmPort(client: HelmClient, gateway?: HelmApiGateway): HelmPort {
+export function helmPort(client: HelmClient, gateway?: HelmApiGateway, shardLabels?: (namespace: string) => Readonly<Record<string, string>>): HelmPort {
   const via = async <T>(identity: Identity, releases: readonly string[], fn: (call: CallIdentity) => Promise<T>): Promise<T> => {
     const user: CallIdentity = identity.impersonate === undefined ? {} : { impersonate: identity.impersonate };
     const policy = identity.gateway;
@@ -23,8 +23,8 @@ export function helmPort(client: HelmClient, gateway?: HelmApiGateway): HelmPort
   };
   return {
     major: async () => (await client.version()).major,
-    install: (r) => via(r, [r.release], (call) => client.install({ ...r, ...call })),
-    upgrade: (r) => via(r, [r.release], (call) => client.upgrade({ ...r, ...call })),
+    install: (r) => via(r, [r.release], (call) => client.install({ ...withShard(r, shardLabels), ...call })),
+    upgrade: (r) => via(r, [r.release], (call) => client.upgrade({ ...withShard(r, shardLabels), ...call })),
     uninstall: (r) => via(r, [r.release, ...(r.also ?? [])], (call) => client.uninstall({ ...r, ...call })),
     rollback: (r) => via(r, [r.release], (call) => client.rollback({ ...r, ...call })),
     test: (r) => via(r, [r.release], (call) => client.test({ ...r, ...call, logs: true })),
@@ -34,6 +34,15 @@ export function helmPort(client: HelmClient, gateway?: HelmApiGateway): HelmPort
     running: (release, namespace) => client.running(release, namespace),
     mayChangeReleases: () => client.mayChangeReleases(),
   };
+}
+
+/**
+ * Sharded (docs/adr/0085), every revision records the share it was made under (bucket, fence
+ * epoch, replica): helm's history then shows which replica wrote it, and whether it held the share.
+ * Added here, past the reconciler's labels, so it never enters the desired state's fingerprint.
+ */
+function withShard<R extends { readonly namespace: string; readonly labels: Readonly<Record<string, string>> }>(r: R, shardLabels: ((namespace: string) => Readonly<Record<string, string>>) | undefined): R {
+  return shardLabels === undefined ? r : { ...r, labels: { ...r.labels, ...shardLabels(r.namespace) } };
 }
 
 /** Failures that depend only on the CR's spec or the chart: retrying the same input fails the same way. */

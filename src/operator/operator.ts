@@ -23,6 +23,7 @@ import type { CacheReader, Reconciler } from '../runtime/reconcile.js';
 import { RequeueSource, type Wakeups } from '../runtime/requeue-source.js';
 import { keepForRollout, ownerType, type ReconcilerMetrics, type DependentsPort } from '../reconciler/index.js';
 import { ControllerSet } from '../runtime/controller-set.js';
+import type { NamespaceShard } from '../runtime/namespace-shard.js';
 import type { Priority } from '../runtime/workqueue.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { ControllerMetrics } from '../telemetry/metric-hooks.js';
@@ -80,6 +81,26 @@ export interface OperatorOptions {
   readonly identityMetrics?: WatchIdentityMetrics;
   /** Where the rollout switches are (rollout-control.ts); undefined: rollouts cannot be paused. */
   readonly operatorNamespace?: string;
+  /** Sharded (docs/adr/0085): the namespaces this replica owns; undefined: all of them. */
+  readonly shard?: OperatorShard;
+}
+
+/** What the operator needs of sharding: the controllers' view, the share a revision is made under, and the shares taken. */
+export interface OperatorShard extends NamespaceShard {
+  bucketOf(namespace: string): number;
+  ownership(namespace: string): { readonly bucket: number; readonly epoch: number; readonly holder: string } | undefined;
+  onGrant(listener: (bucket: number) => void): void;
+}
+
+/** The release label naming the share a revision was made under (bucket, fence epoch, replica digest). */
+export const SHARD_RELEASE_LABEL = 'helm.sdk.operatorframework.io/shard';
+
+function shardLabels(shard: OperatorShard): (namespace: string) => Readonly<Record<string, string>> {
+  return (namespace) => {
+    const o = shard.ownership(namespace);
+    // Not owned: the fence refuses the run anyway; the label says so if it ever got through.
+    return { [SHARD_RELEASE_LABEL]: o === undefined ? 'unowned' : `b${o.bucket}-e${o.epoch}-${o.holder}` };
+  };
 }
 
 export interface WatchIdentityMetrics {
@@ -112,6 +133,12 @@ export class Operator {
 
   constructor(private readonly o: OperatorOptions) {
     this.manager = new ControllerSet<Controller>({ log: o.log });
+    // A share just taken: its CRs were dropped while another replica owned it, so queue them again.
+    o.shard?.onGrant((bucket) => {
+      const shard = o.shard;
+      if (shard === undefined) return;
+      for (const name of this.manager.names()) this.manager.get(name)?.requeueNamespaces((ns) => shard.bucketOf(ns) === bucket);
+    });
     this.#mapper = new RestMapper(o.kubeConfig);
     this.#storage = new ReleaseStorage(o.kubeConfig);
     this.#objects = new ObjectClient(o.kubeConfig, this.#mapper);
@@ -163,6 +190,7 @@ export class Operator {
       // Reconciles GET their CR; the cache serves the batched uninstall's metadata and the rollout gate.
       cacheTransform: keepForRollout,
       onObject: this.#valuesSources.indexer(name),
+      ...(this.o.shard === undefined ? {} : { shard: this.o.shard }),
     });
   }
 
@@ -177,7 +205,7 @@ export class Operator {
       cache: on.cache,
       wakeups: on.wakeups,
       crs: new CustomResourceClient(this.o.kubeConfig, on.resource, FIELD_MANAGER),
-      helm: helmPort(this.o.helm, this.#gateway?.server),
+      helm: helmPort(this.o.helm, this.#gateway?.server, this.o.shard === undefined ? undefined : shardLabels(this.o.shard)),
       storage: this.#storage,
       events: this.#recorder(name),
       objects: this.#objects,

@@ -27,6 +27,7 @@ import type { ControllerMetrics } from '../telemetry/metric-hooks.js';
 import type { ConcurrencyGate } from './adaptive-gate.js';
 import { systemClock, type Clock, TIMED_OUT, withDeadline } from '../util/clock.js';
 import type { ItemBackoffOptions } from './backoff.js';
+import type { NamespaceShard } from './namespace-shard.js';
 import { dropManagedFields, Informer, objectKey, objectSummary, type EventSource, type ObjectSummary } from './informer.js';
 import { LeadershipLostCancellation, TerminalError, parseRequestKey, requestKey, type CacheReader, type Reconciler, type Request, type Result } from './reconcile.js';
 import type { RequestSource } from './requeue-source.js';
@@ -97,6 +98,12 @@ export interface ControllerOptions<T extends KubernetesObject = KubernetesObject
    * indexes kept over the kind's objects (which CRs refer to which values source).
    */
   readonly onObject?: (obj: T, deleted: boolean) => void;
+  /**
+   * Sharding (docs/adr/0085): keys of namespaces this replica does not own are dropped, as they are
+   * queued and again as they are handed out; a reconcile ends when its namespace is handed off.
+   * Undefined: every namespace is this replica's.
+   */
+  readonly shard?: NamespaceShard;
   /** Builds the event source of one namespace (undefined = all); default an {@link Informer}. For tests. */
   readonly sourceFactory?: (namespace: string | undefined) => EventSource<T>;
 }
@@ -244,6 +251,7 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
    * `normal` key (see workqueue.ts), for changes that only refresh a status, such as a dependent's.
    */
   enqueue(request: Request, options: { readonly afterMs?: number; readonly priority?: Priority } = {}): void {
+    if (!this.#mine(request.namespace)) return;
     this.#queue.addAfter(requestKey(request), options.afterMs ?? 0, options.priority);
   }
 
@@ -261,6 +269,26 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
       queued++;
     }
     return queued;
+  }
+
+  /**
+   * Queues every cached object of the namespaces `take` picks (a shard this replica just took), low
+   * priority, as a resync does; how many.
+   */
+  requeueNamespaces(take: (namespace: string) => boolean): number {
+    let queued = 0;
+    for (const obj of this.cache.list()) {
+      const { namespace = '', name } = obj.metadata ?? {};
+      if (name === undefined || !take(namespace)) continue;
+      this.enqueue({ namespace, name }, { priority: 'low' });
+      queued++;
+    }
+    return queued;
+  }
+
+  /** Whether this replica reconciles `namespace` (always, without sharding). */
+  #mine(namespace: string): boolean {
+    return this.#options.shard?.owns(namespace) !== false;
   }
 
   /** True once every event source has completed its first LIST. */
@@ -334,7 +362,7 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
   }
 
   #enqueueObject(obj: KubernetesObject, priority: Priority = 'normal'): void {
-    if ((obj.metadata?.name ?? '') === '') return;
+    if ((obj.metadata?.name ?? '') === '' || !this.#mine(obj.metadata?.namespace ?? '')) return;
     this.#queue.add(objectKey(obj), priority);
   }
 
@@ -378,7 +406,14 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     for (let key = await this.#queue.get(); key !== undefined; key = await this.#queue.get()) {
       // Taken after the key, so an idle worker holds no slot another kind could use; its namespace
       // is its flow, so a namespace holding no slot is not held back by another's (adaptive-gate.ts).
-      const release = await this.#options.gate?.acquire(parseRequestKey(key).namespace);
+      const { namespace } = parseRequestKey(key);
+      // Queued while this replica owned the namespace, handed out after it was handed off.
+      if (!this.#mine(namespace)) {
+        this.#queue.forget(key);
+        this.#queue.done(key);
+        continue;
+      }
+      const release = await this.#options.gate?.acquire(namespace);
       try {
         await this.#reconcileKey(key);
       } finally {
@@ -394,13 +429,23 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     const log = this.#log.child({ namespace: request.namespace, name: request.name, reconcileID });
     const startedAt = this.#clock.now();
     this.#metrics.activeWorkers(this.name, ++this.#active);
+    const shard = this.#options.shard;
+    const leave = shard?.enter(request.namespace);
+    const signal = shard === undefined ? this.#abort.signal : AbortSignal.any([this.#abort.signal, shard.signal(request.namespace)]);
     try {
       const cached = this.cache.get(request.namespace, request.name);
-      const result = await this.#reconciler.reconcile(request, { signal: this.#abort.signal, reconcileID, log, cached });
+      const result = await this.#reconciler.reconcile(request, { signal, reconcileID, log, cached });
       this.#handleResult(key, result);
     } catch (err) {
-      this.#handleError(key, err, log);
+      if (shard !== undefined && !this.#abort.signal.aborted && shard.signal(request.namespace).aborted) {
+        // Handed off: the new owner queues it again once it holds the namespace.
+        this.#queue.forget(key);
+        log.info({ error: err }, 'Reconcile ended: the namespace was handed to another replica');
+      } else {
+        this.#handleError(key, err, log);
+      }
     } finally {
+      leave?.();
       this.#metrics.activeWorkers(this.name, --this.#active);
       this.#metrics.reconcileTime(this.name, (this.#clock.now() - startedAt) / 1000);
     }

@@ -326,7 +326,8 @@ export class LeaderElector {
   }
 }
 
-function sameRecord(a: LeaseRecord, b: LeaseRecord): boolean {
+/** Whether two reads show the same record (a changed one restarts the expiry clock). */
+export function sameRecord(a: LeaseRecord, b: LeaseRecord): boolean {
   return (
     a.holderIdentity === b.holderIdentity &&
     a.leaseDurationSeconds === b.leaseDurationSeconds &&

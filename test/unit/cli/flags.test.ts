@@ -74,6 +74,12 @@ describe('run flags', () => {
     expect(o.leaderElection).toEqual({ id: 'my-op', namespace: 'ops', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
   });
 
+  it('--sharding is off by default, and needs --leader-elect, whose Leases it names after', async () => {
+    expect((await parse(['--leader-elect', '--leader-election-id', 'x'])).sharding).toBe(false);
+    expect((await parse(['--leader-elect', '--sharding', '--leader-election-id', 'x'])).sharding).toBe(true);
+    await expect(parse(['--sharding'])).rejects.toThrow(/--sharding needs --leader-elect/);
+  });
+
   it('accepts pflag-style booleans and the deprecated --enable-leader-election', async () => {
     expect((await parse(['--leader-elect=false', '--leader-election-id', 'x'])).leaderElection).toBeUndefined();
     expect((await parse(['--leader-elect=true', '--leader-election-id', 'x'])).leaderElection?.id).toBe('x');

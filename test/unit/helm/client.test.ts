@@ -179,6 +179,26 @@ describe.runIf(HELM_BINARIES.length > 0).each(HELM_BINARIES)('with the real helm
     expect(c.executions).toBe(2);
   });
 
+  it("a sharded fence is asked with the release's namespace: a writer in a namespace this replica does not own never starts", async () => {
+    const asked: (string | undefined)[] = [];
+    const owned = (ns: string | undefined): boolean => {
+      asked.push(ns);
+      return ns !== 'theirs';
+    };
+    const c = client({ fence: { holds: owned, check: owned } });
+    await c.version();
+    asked.length = 0;
+    const before = c.executions;
+    const err = await helmRejection(c.uninstall({ release: 'r1', namespace: 'theirs' }));
+    expect(err.reason).toBe('Canceled');
+    expect(err.message).toMatch(/sharded: the namespace's share/);
+    expect(c.executions).toBe(before);
+    // In a namespace it owns, the writer starts (and fails on its own: no such release).
+    expect((await helmRejection(c.uninstall({ release: 'r1', namespace: 'mine' }))).reason).not.toBe('Canceled');
+    expect(c.executions).toBe(before + 1);
+    expect(asked).toEqual(['theirs', 'mine', 'mine']);
+  });
+
   it('logs verb, release, namespace, duration and outcome at debug, never values', async () => {
     const lines: string[] = [];
     const sink = new Writable({

@@ -793,3 +793,76 @@ describe('Controller namespaces and cache', () => {
     await vi.waitFor(() => { expect(cluster.reconciler.calls[0]?.request).toEqual({ namespace: '', name: 'n' }); });
   });
 });
+
+describe('Controller with a namespace shard (docs/adr/0085)', () => {
+  /** Owns the namespaces in `owned`; `handOff(ns)` aborts its signal and takes it away. */
+  function shardOf(owned: Set<string>) {
+    const controls = new Map<string, AbortController>();
+    let inFlight = 0;
+    const control = (ns: string): AbortController => {
+      let c = controls.get(ns);
+      if (c === undefined) controls.set(ns, (c = new AbortController()));
+      return c;
+    };
+    return {
+      owns: (ns: string) => owned.has(ns),
+      signal: (ns: string) => control(ns).signal,
+      enter: () => {
+        inFlight++;
+        return () => {
+          inFlight--;
+        };
+      },
+      inFlight: () => inFlight,
+      handOff(ns: string): void {
+        owned.delete(ns);
+        control(ns).abort(new Error('handed off'));
+      },
+    };
+  }
+
+  it('reconciles only owned namespaces, and queues a namespace’s CRs again when it is taken', async () => {
+    const owned = new Set(['ns1']);
+    const shard = shardOf(owned);
+    const { reconciler, controller, source } = setup({ shard });
+    await controller.start();
+    source().add(widget('a'));
+    source().add(widget('b', { namespace: 'ns2' }));
+    await vi.waitFor(() => { expect(reconciler.names()).toEqual(['a']); });
+    controller.enqueue({ namespace: 'ns2', name: 'b' });
+    await settle();
+    expect(reconciler.names()).toEqual(['a']);
+
+    owned.add('ns2');
+    expect(controller.requeueNamespaces((ns) => ns === 'ns2')).toBe(1);
+    await vi.waitFor(() => { expect(reconciler.names()).toEqual(['a', 'b']); });
+  });
+
+  it('drops a key whose namespace was handed off while it waited, and ends a reconcile in flight there without retrying it', async () => {
+    const owned = new Set(['ns1']);
+    const shard = shardOf(owned);
+    const { reconciler, controller, source, clock } = setup({ shard });
+    const running = deferred();
+    reconciler.behaviour = async (_req, ctx) => {
+      running.resolve();
+      await new Promise((_resolve, reject) => {
+        ctx.signal.addEventListener('abort', () => {
+          reject(ctx.signal.reason as Error);
+        });
+      });
+      return {};
+    };
+    await controller.start();
+    source().add(widget('a'));
+    source().add(widget('c'));
+    await running.promise;
+    expect(shard.inFlight()).toBe(1);
+    shard.handOff('ns1');
+    await vi.waitFor(() => { expect(shard.inFlight()).toBe(0); });
+    clock.advance(60_000);
+    await settle();
+    // 'c' waited behind 'a' and was dropped; 'a' ended and was not retried.
+    expect(reconciler.names()).toEqual(['a']);
+    expect(controller.queueLength()).toBe(0);
+  });
+});

@@ -1,0 +1,542 @@
+/**
+ * Active-active sharding (docs/adr/0085): every replica holds a peer Lease, sees the live peers, and
+ * owns the namespace buckets rendezvous hashing gives it, each behind a fence Lease
+ * (shard-handoff.ts decides the handoff; shard-assignment.ts the owners).
+ *
+ * Costs: one LIST of the group's Leases and one peer-Lease write per replica per retry period;
+ * fence Leases are written only when a bucket changes hands (never renewed: a fence is valid while
+ * its holder's peer Lease is). Lease writes per second in a steady state are replicas / retry period,
+ * whatever the number of namespaces or buckets.
+ *
+ * Safety is the leader election's (leader.ts, docs/adr/0065): another replica takes a fence only
+ * after seeing the holder's peer Lease unchanged for a whole lease duration on its own clock; the
+ * holder stops acting on it a renew deadline (shorter) after its last successful renewal was sent,
+ * by its own clock, checked before every helm run ({@link ShardCoordinator.checkOwns}). Losing the
+ * peer Lease is final, as leadership is: the process exits and starts over with a new identity.
+ *
+ * Time comes from a {@link Clock} and the Leases from a {@link ShardLeaseStore}, so it is unit-tested
+ * on a ManualClock with an in-memory store; the Kubernetes store is shard-lease-store.ts.
+ */
+import { createHash } from 'node:crypto';
+import type { Logger } from '../telemetry/logger.js';
+import { systemClock, TIMED_OUT, withDeadline, type Clock, type Timer } from '../util/clock.js';
+import { LeaseConflictError, LeaderElectionLostError, sameRecord, type LeaseRecord, type VersionedLease } from './leader.js';
+import { bucketsOf, namespaceBucket, SHARD_BUCKETS } from './shard-assignment.js';
+import { bucketStep, peerLive, type BucketFacts, type BucketPhase } from './shard-handoff.js';
+
+export type ShardLeaseRole = 'peer' | 'fence';
+
+export interface ShardLease extends VersionedLease {
+  readonly name: string;
+  readonly role: ShardLeaseRole;
+}
+
+/** The group's Leases (the Kubernetes one is shard-lease-store.ts). */
+export interface ShardLeaseStore {
+  readonly description: string;
+  /** Every Lease of the group, peers and fences. */
+  list(): Promise<ShardLease[]>;
+  /** @throws {LeaseConflictError} when it already exists. */
+  create(name: string, role: ShardLeaseRole, record: LeaseRecord): Promise<VersionedLease>;
+  /** @throws {LeaseConflictError} when `resourceVersion` is stale. */
+  update(name: string, role: ShardLeaseRole, record: LeaseRecord, resourceVersion: string): Promise<VersionedLease>;
+}
+
+/** A short, label-safe digest of an identity (identities are hostname_uuid, longer than a label value may be). */
+export function identityDigest(identity: string): string {
+  return createHash('sha256').update(identity).digest('hex').slice(0, 12);
+}
+
+export const peerLeaseName = (group: string, identity: string): string => `${group}-peer-${identityDigest(identity)}`;
+export const fenceLeaseName = (group: string, bucket: number): string => `${group}-shard-${bucket}`;
+
+/** The bucket of a fence Lease's name, undefined for any other name. */
+export function fenceBucket(group: string, name: string): number | undefined {
+  const prefix = `${group}-shard-`;
+  if (!name.startsWith(prefix)) return undefined;
+  const n = Number(name.slice(prefix.length));
+  return Number.isInteger(n) && n >= 0 ? n : undefined;
+}
+
+export interface ShardCoordinatorOptions {
+  readonly store: ShardLeaseStore;
+  readonly identity: string;
+  /** The Leases' name prefix (`--leader-election-id`). */
+  readonly group: string;
+  readonly buckets?: number;
+  /** Default 15 s, renew deadline 10 s, retry 2 s: leader election's. */
+  readonly leaseDurationMs?: number;
+  readonly renewDeadlineMs?: number;
+  readonly retryPeriodMs?: number;
+  /** How long a bucket being handed off waits for its in-flight reconciles before releasing anyway; default the renew deadline. */
+  readonly drainBoundMs?: number;
+  readonly clock?: Clock;
+  /** In [0, 1), for the round jitter. */
+  readonly random?: () => number;
+  readonly log: Logger;
+  /** Metrics: buckets owned now, and each handoff this replica took part in. */
+  readonly onShares?: (owned: number) => void;
+  readonly onHandoff?: (kind: 'acquired' | 'released' | 'lost') => void;
+}
+
+interface Observed {
+  readonly lease: ShardLease;
+  /** When this record was first seen (our clock): expiry is measured from here, as in leader.ts. */
+  readonly at: number;
+}
+
+interface Bucket {
+  phase: BucketPhase;
+  drainingSince?: number;
+  /** Aborted when the bucket stops being ours; a new one per ownership. */
+  control: AbortController;
+  inFlight: number;
+  /** The fence's leaseTransitions when we took it: with the bucket, names this ownership. */
+  epoch: number;
+  /** A step (a fence write) of an earlier round still runs. */
+  busy: boolean;
+}
+
+type State = 'idle' | 'running' | 'lost' | 'released';
+
+/** What one round read: whether rendezvous wants the bucket here, when, and the live peers. */
+interface Round {
+  readonly desired: boolean;
+  readonly now: number;
+  readonly live: ReadonlySet<string>;
+}
+
+export class ShardLostError extends LeaderElectionLostError {}
+
+export class ShardCoordinator {
+  readonly identity: string;
+  readonly group: string;
+  readonly buckets: number;
+  /** Resolves once the peer Lease, after being held, is lost. */
+  readonly lost: Promise<Error>;
+  readonly #o: ShardCoordinatorOptions;
+  readonly #clock: Clock;
+  readonly #random: () => number;
+  readonly #leaseMs: number;
+  readonly #renewDeadlineMs: number;
+  readonly #retryMs: number;
+  readonly #drainBoundMs: number;
+  readonly #peerName: string;
+  readonly #observed = new Map<string, Observed>();
+  readonly #buckets: Bucket[];
+  readonly #lostListeners: (() => void)[] = [];
+  readonly #grantListeners: ((bucket: number) => void)[] = [];
+  #resolveLost!: (err: Error) => void;
+  #state: State = 'idle';
+  #renewedAt = 0;
+  #acquiredPeer = false;
+  #timer: Timer | undefined;
+  #deadline: Timer | undefined;
+  #round: Promise<void> | undefined;
+  /** The bucket steps the last round started. */
+  #steps: Promise<void> | undefined;
+
+  constructor(options: ShardCoordinatorOptions) {
+    this.#o = options;
+    this.identity = options.identity;
+    this.group = options.group;
+    this.buckets = options.buckets ?? SHARD_BUCKETS;
+    this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? Math.random;
+    const t = timings(options);
+    this.#leaseMs = t.leaseMs;
+    this.#renewDeadlineMs = t.renewDeadlineMs;
+    this.#retryMs = t.retryMs;
+    this.#drainBoundMs = options.drainBoundMs ?? t.renewDeadlineMs;
+    this.#peerName = peerLeaseName(this.group, this.identity);
+    this.#buckets = Array.from({ length: this.buckets }, () => ({ phase: 'none', control: abortedController(), inFlight: 0, epoch: 0, busy: false }));
+    this.lost = new Promise((resolve) => (this.#resolveLost = resolve));
+  }
+
+  // --- The manager's view (runtime/manager.ts `Elector`): the peer Lease is this replica's membership.
+
+  /** Whether the peer Lease is ours by our clock, with no side effect. */
+  holdsLease(): boolean {
+    return this.#state === 'running' && this.#acquiredPeer && this.#clock.now() - this.#renewedAt < this.#renewDeadlineMs;
+  }
+
+  /** {@link holdsLease}, declaring the loss (final) when the clock says the renew deadline passed. */
+  isLeader(): boolean {
+    if (this.#state !== 'running' || !this.#acquiredPeer) return false;
+    if (this.holdsLease()) return true;
+    this.#lose(`no renewal of the peer lease ${this.#peerName} for the renew deadline of ${this.#renewDeadlineMs} ms (was the process paused?)`);
+    return false;
+  }
+
+  onLost(listener: () => void): void {
+    this.#lostListeners.push(listener);
+  }
+
+  /** Called with a bucket the moment it becomes ours: its namespaces' CRs are queued again. */
+  onGrant(listener: (bucket: number) => void): void {
+    this.#grantListeners.push(listener);
+  }
+
+  /** Starts the rounds; true once the peer Lease is written, false if `signal` aborts first. Call once. */
+  acquire(signal?: AbortSignal): Promise<boolean> {
+    if (this.#state !== 'idle') throw new Error('ShardCoordinator.acquire() may be called once');
+    this.#state = 'running';
+    this.#o.log.info({ group: this.group, identity: this.identity, buckets: this.buckets, lease: this.#peerName }, 'joining the shard group');
+    return new Promise<boolean>((resolve) => {
+      const onAbort = (): void => {
+        this.#stopTimers();
+        resolve(false);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const loop = async (): Promise<void> => {
+        if (this.#state !== 'running' || signal?.aborted === true) return;
+        this.#round = this.tick();
+        await this.#round;
+        if (this.#acquiredPeer) {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(true);
+        }
+        if (!this.#running()) return;
+        this.#timer = this.#clock.setTimeout(() => void loop(), this.#retryMs * (1 + 0.2 * this.#random()));
+      };
+      if (signal?.aborted === true) onAbort();
+      else void loop();
+    });
+  }
+
+  /** Stops the rounds, releases every fence it holds, then its peer Lease. Bounded by the renew deadline each. */
+  async release(): Promise<void> {
+    const was = this.#state;
+    this.#stopTimers();
+    if (was !== 'running') return;
+    this.#state = 'released';
+    await this.#round?.catch(() => undefined);
+    await this.#steps?.catch(() => undefined);
+    for (let b = 0; b < this.buckets; b++) {
+      const bucket = this.#bucket(b);
+      // A take that finished after shutdown began wrote the fence but never owned the bucket.
+      if (bucket.phase === 'none' && this.#observed.get(fenceLeaseName(this.group, b))?.lease.record.holderIdentity !== this.identity) continue;
+      bucket.control.abort(new ShardLostError(`bucket ${b} released on shutdown`));
+      await this.#bounded(`release bucket ${b}`, () => this.#releaseFence(b));
+    }
+    this.#o.onShares?.(0);
+    const peer = this.#observed.get(this.#peerName)?.lease;
+    if (peer !== undefined && this.#acquiredPeer) {
+      const now = this.#clock.now();
+      const record: LeaseRecord = { ...peer.record, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now };
+      await this.#bounded('release the peer lease', () => this.#o.store.update(this.#peerName, 'peer', record, peer.resourceVersion));
+    }
+    this.#o.log.info({ group: this.group, identity: this.identity }, 'left the shard group');
+  }
+
+  // --- The fence, per namespace (the helm runner's and the controller's view).
+
+  bucketOf(namespace: string): number {
+    return namespaceBucket(namespace, this.buckets);
+  }
+
+  /** Whether this replica owns `namespace` now: its bucket is owned (not draining) and the peer Lease holds by the clock. No side effect. */
+  owns(namespace: string): boolean {
+    return this.#bucket(this.bucketOf(namespace)).phase === 'owned' && this.holdsLease();
+  }
+
+  /** {@link owns}, declaring the peer Lease lost when the clock says so (asked before helm runs). */
+  checkOwns(namespace: string): boolean {
+    return this.isLeader() && this.#bucket(this.bucketOf(namespace)).phase === 'owned';
+  }
+
+  /** Aborted when `namespace`'s bucket stops being ours (handed off, lost, shut down). */
+  signal(namespace: string): AbortSignal {
+    return this.#bucket(this.bucketOf(namespace)).control.signal;
+  }
+
+  /** Counts a reconcile of `namespace` in flight until the returned function is called: a handoff waits for it. */
+  enter(namespace: string): () => void {
+    const bucket = this.#bucket(this.bucketOf(namespace));
+    bucket.inFlight++;
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      bucket.inFlight--;
+    };
+  }
+
+  /** Names the ownership `namespace` is reconciled under (bucket, fence epoch, holder): recorded on every release revision. */
+  ownership(namespace: string): { readonly bucket: number; readonly epoch: number; readonly holder: string } | undefined {
+    const b = this.bucketOf(namespace);
+    const bucket = this.#bucket(b);
+    return bucket.phase === 'owned' ? { bucket: b, epoch: bucket.epoch, holder: identityDigest(this.identity) } : undefined;
+  }
+
+  /** Buckets owned now (not draining). */
+  ownedBuckets(): number[] {
+    return this.#buckets.flatMap((b, i) => (b.phase === 'owned' ? [i] : []));
+  }
+
+  /** One round: read the group, renew the peer Lease, take one handoff step per bucket. Exposed for tests. */
+  async tick(): Promise<void> {
+    if (this.#state !== 'running') return;
+    const now = this.#clock.now();
+    const listed = await this.#bounded('list the shard leases', () => this.#o.store.list());
+    if (listed === undefined || !this.#running()) return;
+    this.#observe(listed, now);
+    if (!(await this.#renewPeer(now))) return;
+    if (!this.isLeader()) return;
+    const live = this.#livePeers(now);
+    const desired = bucketsOf(this.identity, [...live], this.buckets);
+    // Every bucket at once, and not awaited by the round: a first replica takes 64 fences, and
+    // fence writes on a busy API server must never delay the next renewal of the peer Lease. A
+    // bucket whose step still runs is skipped by the next round.
+    this.#steps = Promise.all(Array.from({ length: this.buckets }, (_, b) => this.#step(b, { desired: desired.has(b), now, live }))).then(() => {
+      this.#o.onShares?.(this.ownedBuckets().length);
+    });
+  }
+
+  async #step(b: number, round: Round): Promise<void> {
+    const bucket = this.#bucket(b);
+    if (!this.#running() || bucket.busy) return;
+    bucket.busy = true;
+    try {
+      await this.#stepOnce(b, bucket, round);
+    } finally {
+      bucket.busy = false;
+    }
+  }
+
+  async #stepOnce(b: number, bucket: Bucket, round: Round): Promise<void> {
+    const { now } = round;
+    const fence = this.#observed.get(fenceLeaseName(this.group, b))?.lease;
+    const step = bucketStep(this.#facts(bucket, fence, round));
+    if (step === 'stay') return;
+    if (step === 'acquire') {
+      await this.#take(b, fence, now);
+    } else if (step === 'keep') {
+      this.#own(b, bucket.epoch);
+      this.#grant(b);
+    } else if (step === 'drain') {
+      this.#drain(b, now);
+      // Nothing in flight: release in the same round, so the new owner starts a round sooner.
+      if (bucket.inFlight === 0) await this.#stepOnce(b, bucket, round);
+    } else if (step === 'release') {
+      await this.#release(b, now);
+    } else {
+      const holder = fence?.record.holderIdentity;
+      this.#disown(b, new ShardLostError(`bucket ${b} is held by ${holder ?? 'another replica'}`));
+      this.#o.log.warn({ bucket: b, holder }, 'a shard bucket was taken by another replica');
+      this.#o.onHandoff?.('lost');
+    }
+  }
+
+  #facts(bucket: Bucket, fence: ShardLease | undefined, { desired, now, live }: Round): BucketFacts {
+    const holder = fence?.record.holderIdentity;
+    return {
+      phase: bucket.phase,
+      desired,
+      self: this.identity,
+      fenceHolder: holder,
+      holderLive: holder !== undefined && live.has(holder),
+      inFlight: bucket.inFlight,
+      now,
+      drainBoundMs: this.#drainBoundMs,
+      ...(bucket.drainingSince === undefined ? {} : { drainingSince: bucket.drainingSince }),
+    };
+  }
+
+  async #release(b: number, now: number): Promise<void> {
+    const since = this.#bucket(b).drainingSince ?? now;
+    if (!(await this.#releaseFence(b))) return;
+    this.#o.log.info({ bucket: b, drainedMs: now - since }, 'released a shard bucket');
+    this.#o.onHandoff?.('released');
+  }
+
+  async #take(b: number, fence: ShardLease | undefined, now: number): Promise<void> {
+    if (!(await this.#acquireFence(b, fence, now))) return;
+    this.#o.log.info({ bucket: b, epoch: this.#bucket(b).epoch, previous: fence?.record.holderIdentity ?? '' }, 'took a shard bucket');
+    this.#o.onHandoff?.('acquired');
+    this.#grant(b);
+  }
+
+  /** The bucket is ours under `epoch`, with a fresh signal for its reconciles. */
+  #own(b: number, epoch: number): void {
+    const bucket = this.#bucket(b);
+    bucket.phase = 'owned';
+    delete bucket.drainingSince;
+    bucket.epoch = epoch;
+    bucket.control = new AbortController();
+  }
+
+  /** No new helm run for the bucket; what runs there is cancelled; released once drained. */
+  #drain(b: number, now: number): void {
+    const bucket = this.#bucket(b);
+    bucket.phase = 'draining';
+    bucket.drainingSince = now;
+    bucket.control.abort(new ShardLostError(`bucket ${b} is being handed to another replica`));
+    this.#o.log.info({ bucket: b, inFlight: bucket.inFlight }, 'handing off a shard bucket');
+  }
+
+  #disown(b: number, reason: Error): void {
+    const bucket = this.#bucket(b);
+    bucket.phase = 'none';
+    delete bucket.drainingSince;
+    bucket.control.abort(reason);
+  }
+
+  #grant(b: number): void {
+    for (const listener of this.#grantListeners) {
+      try {
+        listener(b);
+      } catch (err) {
+        this.#o.log.error({ error: err, bucket: b }, 'a shard grant listener threw');
+      }
+    }
+  }
+
+  async #acquireFence(b: number, fence: ShardLease | undefined, now: number): Promise<boolean> {
+    const name = fenceLeaseName(this.group, b);
+    const transitions = (fence?.record.leaseTransitions ?? 0) + 1;
+    const record: LeaseRecord = { holderIdentity: this.identity, leaseDurationSeconds: this.#leaseMs / 1000, acquireTime: now, renewTime: now, leaseTransitions: transitions };
+    const written = await this.#bounded(`take bucket ${b}`, () => (fence === undefined ? this.#o.store.create(name, 'fence', record) : this.#o.store.update(name, 'fence', record, fence.resourceVersion)));
+    if (written === undefined) return false;
+    this.#remember(name, 'fence', written, now);
+    // Paused during the write? Then the peer Lease may be gone, and with it the right to the fence.
+    if (!this.isLeader()) return false;
+    this.#own(b, transitions);
+    return true;
+  }
+
+  async #releaseFence(b: number): Promise<boolean> {
+    const name = fenceLeaseName(this.group, b);
+    const fence = this.#observed.get(name)?.lease;
+    if (fence?.record.holderIdentity !== this.identity) {
+      this.#disown(b, new ShardLostError(`bucket ${b} released`));
+      return true;
+    }
+    const now = this.#clock.now();
+    const record: LeaseRecord = { ...fence.record, holderIdentity: '', renewTime: now };
+    const written = await this.#bounded(`release bucket ${b}`, () => this.#o.store.update(name, 'fence', record, fence.resourceVersion));
+    if (written === undefined) return false;
+    this.#remember(name, 'fence', written, now);
+    this.#disown(b, new ShardLostError(`bucket ${b} released`));
+    return true;
+  }
+
+  /** Creates or renews the peer Lease; false when this round cannot go on (the write failed). */
+  async #renewPeer(now: number): Promise<boolean> {
+    const current = this.#observed.get(this.#peerName)?.lease;
+    const record: LeaseRecord = {
+      holderIdentity: this.identity,
+      leaseDurationSeconds: this.#leaseMs / 1000,
+      acquireTime: current?.record.acquireTime ?? now,
+      renewTime: now,
+      leaseTransitions: current?.record.leaseTransitions ?? 0,
+    };
+    if (this.#acquiredPeer && current?.record.holderIdentity !== this.identity) {
+      this.#lose(`the peer lease ${this.#peerName} was changed by someone else`);
+      return false;
+    }
+    const written = await this.#bounded('renew the peer lease', () => (current === undefined ? this.#o.store.create(this.#peerName, 'peer', record) : this.#o.store.update(this.#peerName, 'peer', record, current.resourceVersion)));
+    if (written === undefined || !this.#running()) return false;
+    this.#remember(this.#peerName, 'peer', written, now);
+    this.#renewedAt = now;
+    this.#acquiredPeer = true;
+    this.#deadline?.cancel();
+    this.#deadline = this.#clock.setTimeout(() => {
+      this.#lose(`failed to renew the peer lease ${this.#peerName} within the renew deadline of ${this.#renewDeadlineMs} ms`);
+    }, this.#renewDeadlineMs);
+    return true;
+  }
+
+  /** Identities of the peers whose Lease this replica has not seen expire, itself included. */
+  #livePeers(now: number): Set<string> {
+    const live = new Set<string>([this.identity]);
+    for (const { lease, at } of this.#observed.values()) {
+      if (lease.role === 'peer' && peerLive(at, lease.record.leaseDurationSeconds, lease.record.holderIdentity, now)) live.add(lease.record.holderIdentity);
+    }
+    return live;
+  }
+
+  #observe(listed: readonly ShardLease[], now: number): void {
+    const seen = new Set<string>();
+    for (const lease of listed) {
+      seen.add(lease.name);
+      const before = this.#observed.get(lease.name);
+      const changed = before === undefined || !sameRecord(before.lease.record, lease.record);
+      this.#observed.set(lease.name, { lease, at: changed ? now : before.at });
+    }
+    for (const name of [...this.#observed.keys()]) if (!seen.has(name)) this.#observed.delete(name);
+  }
+
+  /** A record this replica wrote itself: seen now, with its new resourceVersion. */
+  #remember(name: string, role: ShardLeaseRole, written: VersionedLease, now: number): void {
+    this.#observed.set(name, { lease: { name, role, record: written.record, resourceVersion: written.resourceVersion }, at: now });
+  }
+
+  /** `fn` within the renew deadline; undefined (logged) when it failed or timed out. */
+  async #bounded<T>(what: string, fn: () => Promise<T>): Promise<T | undefined> {
+    try {
+      const result = await withDeadline(fn(), this.#renewDeadlineMs, this.#clock);
+      if (result !== TIMED_OUT) return result;
+      this.#o.log.warn({ group: this.group }, `timed out: ${what}`);
+    } catch (err) {
+      const level = err instanceof LeaseConflictError ? 'debug' : 'warn';
+      this.#o.log[level]({ group: this.group, error: err }, `failed to ${what}`);
+    }
+    return undefined;
+  }
+
+  /** A method, not a field test: the state changes while a round awaits the store. */
+  #running(): boolean {
+    return this.#state === 'running';
+  }
+
+  #bucket(b: number): Bucket {
+    const bucket = this.#buckets[b];
+    if (bucket === undefined) throw new RangeError(`no shard bucket ${b}`);
+    return bucket;
+  }
+
+  #lose(reason: string): void {
+    if (this.#state !== 'running') return;
+    this.#state = 'lost';
+    this.#stopTimers();
+    this.#o.log.error({ group: this.group, identity: this.identity, reason }, 'shard membership lost');
+    for (const bucket of this.#buckets) {
+      bucket.phase = 'none';
+      bucket.control.abort(new ShardLostError(reason));
+    }
+    for (const listener of this.#lostListeners) {
+      try {
+        listener();
+      } catch (err) {
+        this.#o.log.error({ error: err }, 'a shard-lost listener threw');
+      }
+    }
+    this.#o.onShares?.(0);
+    this.#resolveLost(new ShardLostError(`shard membership lost: ${reason}`));
+  }
+
+  #stopTimers(): void {
+    this.#timer?.cancel();
+    this.#deadline?.cancel();
+  }
+}
+
+/** The lease timings with leader election's defaults, checked as leader.ts checks them. */
+function timings(o: ShardCoordinatorOptions): { leaseMs: number; renewDeadlineMs: number; retryMs: number } {
+  const leaseMs = o.leaseDurationMs ?? 15_000;
+  const renewDeadlineMs = o.renewDeadlineMs ?? 10_000;
+  const retryMs = o.retryPeriodMs ?? 2_000;
+  if (o.identity === '') throw new RangeError('shard identity must not be empty');
+  if (leaseMs <= renewDeadlineMs) throw new RangeError('lease duration must be greater than the renew deadline');
+  if (renewDeadlineMs <= 1.2 * retryMs) throw new RangeError('renew deadline must be greater than 1.2 × the retry period');
+  if (leaseMs < 1_000 || leaseMs % 1_000 !== 0) throw new RangeError('lease duration must be a whole number of seconds');
+  return { leaseMs, renewDeadlineMs, retryMs };
+}
+
+function abortedController(): AbortController {
+  const c = new AbortController();
+  c.abort(new ShardLostError('not owned'));
+  return c;
+}
+

@@ -1,0 +1,68 @@
+/**
+ * The shard group's Leases in one namespace (shard-coordinator.ts `ShardLeaseStore`): labelled with
+ * the group and their role, so one LIST per round reads every peer and fence.
+ */
+import type { V1Lease } from '@kubernetes/client-node';
+import { HttpMethod, type KubeConfig } from '../k8s/client-node.js';
+import { isConflict } from '../k8s/errors.js';
+import { RawClient, resourcePath } from '../k8s/raw-client.js';
+import { LeaseConflictError, type LeaseRecord, type VersionedLease } from './leader.js';
+import { leaseRecordFromSpec, leaseSpecFromRecord } from './lease-lock.js';
+import type { ShardLease, ShardLeaseRole, ShardLeaseStore } from './shard-coordinator.js';
+
+export const SHARD_LABELS = {
+  group: 'helm.sdk.operatorframework.io/shard-group',
+  role: 'helm.sdk.operatorframework.io/shard-role',
+} as const;
+
+export class KubeShardLeaseStore implements ShardLeaseStore {
+  readonly description: string;
+  readonly #raw: RawClient;
+  readonly #collection: string;
+
+  constructor(
+    kc: KubeConfig,
+    readonly namespace: string,
+    readonly group: string,
+  ) {
+    this.#raw = kc.makeApiClient(RawClient);
+    this.#collection = resourcePath({ group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace });
+    this.description = `${namespace}/${group}-*`;
+  }
+
+  async list(): Promise<ShardLease[]> {
+    const body = (await this.#raw.request(HttpMethod.GET, this.#collection, { query: { labelSelector: `${SHARD_LABELS.group}=${this.group}` } })) as { items?: V1Lease[] };
+    return (body.items ?? []).flatMap((lease) => {
+      const role = lease.metadata?.labels?.[SHARD_LABELS.role];
+      const name = lease.metadata?.name;
+      if (name === undefined || (role !== 'peer' && role !== 'fence')) return [];
+      return [{ name, role, ...versioned(lease) }];
+    });
+  }
+
+  async create(name: string, role: ShardLeaseRole, record: LeaseRecord): Promise<VersionedLease> {
+    const body: V1Lease = { metadata: this.#metadata(name, role), spec: leaseSpecFromRecord(record) };
+    try {
+      return versioned((await this.#raw.request(HttpMethod.POST, this.#collection, { body })) as V1Lease);
+    } catch (err) {
+      if (isConflict(err)) throw new LeaseConflictError(`lease ${this.namespace}/${name} was created by another replica`, { cause: err });
+      throw err;
+    }
+  }
+
+  async update(name: string, role: ShardLeaseRole, record: LeaseRecord, resourceVersion: string): Promise<VersionedLease> {
+    const body: V1Lease = { metadata: this.#metadata(name, role, resourceVersion), spec: leaseSpecFromRecord(record) };
+    try {
+      return versioned((await this.#raw.request(HttpMethod.PUT, `${this.#collection}/${encodeURIComponent(name)}`, { body })) as V1Lease);
+    } catch (err) {
+      if (isConflict(err)) throw new LeaseConflictError(`lease ${this.namespace}/${name} was updated by another replica`, { cause: err });
+      throw err;
+    }
+  }
+
+  #metadata(name: string, role: ShardLeaseRole, resourceVersion?: string): NonNullable<V1Lease['metadata']> {
+    return { name, namespace: this.namespace, labels: { [SHARD_LABELS.group]: this.group, [SHARD_LABELS.role]: role }, ...(resourceVersion === undefined ? {} : { resourceVersion }) };
+  }
+}
+
+const versioned = (lease: V1Lease): VersionedLease => ({ record: leaseRecordFromSpec(lease.spec), resourceVersion: lease.metadata?.resourceVersion ?? '' });

@@ -1,0 +1,32 @@
+/**
+ * Sharding's metrics (docs/adr/0085), per replica, on the operator's registry: a file of their own
+ * beside metrics.ts, registered only when `--sharding` is on.
+ */
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+export type ShardHandoff = 'acquired' | 'released' | 'lost';
+
+export class ShardMetrics {
+  readonly #owned: Gauge;
+  readonly #handoffs: Counter<'kind'>;
+
+  constructor(registry: Registry) {
+    this.#owned = new Gauge({ name: 'helm_operator_shard_buckets_owned', help: 'Namespace buckets this replica owns now (of 64), draining ones excluded', registers: [registry] });
+    this.#handoffs = new Counter({
+      name: 'helm_operator_shard_handoffs_total',
+      help: 'Namespace buckets this replica took (acquired), handed off (released), or found taken (lost)',
+      labelNames: ['kind'],
+      registers: [registry],
+    });
+    for (const kind of ['acquired', 'released', 'lost'] as const) this.#handoffs.inc({ kind }, 0);
+    this.#owned.set(0);
+  }
+
+  owned(buckets: number): void {
+    this.#owned.set(buckets);
+  }
+
+  handoff(kind: ShardHandoff): void {
+    this.#handoffs.inc({ kind });
+  }
+}

@@ -1,0 +1,224 @@
+import { describe, expect, it } from 'vitest';
+import { LeaseConflictError, type LeaseRecord, type VersionedLease } from '../../../src/runtime/leader.js';
+import { bucketsOf } from '../../../src/runtime/shard-assignment.js';
+import { fenceBucket, fenceLeaseName, ShardCoordinator, type ShardLease, type ShardLeaseRole, type ShardLeaseStore } from '../../../src/runtime/shard-coordinator.js';
+import { makeLogger, silentLogger } from '../../../src/telemetry/logger.js';
+import { ManualClock } from '../../../src/util/clock.js';
+
+/** Leases in memory, with the API server's optimistic concurrency; counts writes. */
+class MemoryStore implements ShardLeaseStore {
+  readonly description = 'memory';
+  readonly leases = new Map<string, ShardLease>();
+  writes = 0;
+  #rv = 0;
+  list(): Promise<ShardLease[]> {
+    return Promise.resolve([...this.leases.values()]);
+  }
+  create(name: string, role: ShardLeaseRole, record: LeaseRecord): Promise<VersionedLease> {
+    if (this.leases.has(name)) return Promise.reject(new LeaseConflictError(name));
+    return Promise.resolve(this.#put(name, role, record));
+  }
+  update(name: string, role: ShardLeaseRole, record: LeaseRecord, resourceVersion: string): Promise<VersionedLease> {
+    if (this.leases.get(name)?.resourceVersion !== resourceVersion) return Promise.reject(new LeaseConflictError(name));
+    return Promise.resolve(this.#put(name, role, record));
+  }
+  holder(bucket: number): string | undefined {
+    return this.leases.get(fenceLeaseName('g', bucket))?.record.holderIdentity;
+  }
+  #put(name: string, role: ShardLeaseRole, record: LeaseRecord): VersionedLease {
+    this.writes++;
+    const lease = { name, role, record, resourceVersion: String(++this.#rv) };
+    this.leases.set(name, lease);
+    return lease;
+  }
+}
+
+const BUCKETS = 8;
+
+/** A replica's view of the store: `kill()` makes every later call hang, as for a SIGKILLed process. */
+class ReplicaStore implements ShardLeaseStore {
+  readonly description = 'replica';
+  #dead = false;
+  constructor(private readonly shared: MemoryStore) {}
+  kill(): void {
+    this.#dead = true;
+  }
+  list(): Promise<ShardLease[]> {
+    return this.#dead ? new Promise(() => undefined) : this.shared.list();
+  }
+  create(name: string, role: ShardLeaseRole, record: LeaseRecord): Promise<VersionedLease> {
+    return this.#dead ? new Promise(() => undefined) : this.shared.create(name, role, record);
+  }
+  update(name: string, role: ShardLeaseRole, record: LeaseRecord, rv: string): Promise<VersionedLease> {
+    return this.#dead ? new Promise(() => undefined) : this.shared.update(name, role, record, rv);
+  }
+}
+
+const replicas = new WeakMap<ShardCoordinator, ReplicaStore>();
+
+function member(store: MemoryStore, clock: ManualClock, identity: string): ShardCoordinator {
+  const own = new ReplicaStore(store);
+  const m = new ShardCoordinator({ store: own, identity, group: 'g', buckets: BUCKETS, clock, random: () => 0, log: process.env.DBG ? makeLogger({ level: 'debug' }) : silentLogger(), leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+  replicas.set(m, own);
+  return m;
+}
+
+const kill = (m: ShardCoordinator): void => replicas.get(m)?.kill();
+
+/** Lets every pending Lease call and round run to completion (the store answers in microtasks). */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** `times` retry periods on the clock: every member's timer takes one round each. */
+async function rounds(clock: ManualClock, _members: ShardCoordinator[], times = 1): Promise<void> {
+  for (let i = 0; i < times; i++) {
+    clock.advance(2_000);
+    await settle();
+  }
+}
+
+/** Owners by bucket, by what the members themselves say. */
+function owners(members: ShardCoordinator[]): Map<number, string[]> {
+  const by = new Map<number, string[]>();
+  for (const m of members) for (const b of m.ownedBuckets()) by.set(b, [...(by.get(b) ?? []), m.identity]);
+  return by;
+}
+
+async function started(store: MemoryStore, clock: ManualClock, identity: string): Promise<ShardCoordinator> {
+  const m = member(store, clock, identity);
+  const joined = m.acquire();
+  await settle();
+  expect(await joined).toBe(true);
+  return m;
+}
+
+describe('ShardCoordinator', () => {
+  it('one replica owns every bucket; a second joins and takes its share only after the first released it', async () => {
+    const clock = new ManualClock(1_000_000);
+    const store = new MemoryStore();
+    const a = await started(store, clock, 'a');
+    await rounds(clock, [a]);
+    expect(a.ownedBuckets()).toHaveLength(BUCKETS);
+    const namespace = 'tenant-1';
+    expect(a.owns(namespace)).toBe(true);
+    const signal = a.signal(namespace);
+
+    const b = await started(store, clock, 'b');
+    const bWants = bucketsOf('b', ['a', 'b'], BUCKETS);
+    expect(bWants.size).toBeGreaterThan(0);
+    // b saw a's fences held by a live peer: it takes nothing yet.
+    expect(b.ownedBuckets()).toEqual([]);
+    // a sees b, drains and releases b's buckets; b takes them on its next round.
+    await rounds(clock, [a, b], 2);
+    const by = owners([a, b]);
+    for (let bucket = 0; bucket < BUCKETS; bucket++) {
+      expect(by.get(bucket)).toEqual([bWants.has(bucket) ? 'b' : 'a']);
+      expect(store.holder(bucket)).toBe(bWants.has(bucket) ? 'b' : 'a');
+    }
+    expect(signal.aborted).toBe(bWants.has(a.bucketOf(namespace)));
+  });
+
+  it('waits for a bucket’s in-flight reconcile before releasing it, up to the drain bound', async () => {
+    const clock = new ManualClock(0);
+    const store = new MemoryStore();
+    const a = await started(store, clock, 'a');
+    await rounds(clock, [a]);
+    const b = await started(store, clock, 'b');
+    const moving = [...bucketsOf('b', ['a', 'b'], BUCKETS)][0] ?? 0;
+    const leave = a.enter(nsIn(a, moving));
+    await rounds(clock, [a, b], 2);
+    // a is draining: no new helm run (the fence is closed), but the fence is still a's.
+    expect(a.checkOwns(nsIn(a, moving))).toBe(false);
+    expect(store.holder(moving)).toBe('a');
+    expect(b.ownedBuckets()).not.toContain(moving);
+    leave();
+    await rounds(clock, [a, b], 2);
+    expect(store.holder(moving)).toBe('b');
+    expect(b.ownedBuckets()).toContain(moving);
+
+    // A reconcile that never ends holds a bucket only until the drain bound (the renew deadline).
+    const back = [...bucketsOf('c', ['a', 'b', 'c'], BUCKETS)].find((x) => store.holder(x) === 'b');
+    if (back === undefined) return;
+    b.enter(nsIn(b, back));
+    const c = await started(store, clock, 'c');
+    await rounds(clock, [a, b, c], 3);
+    expect(store.holder(back)).toBe('b');
+    await rounds(clock, [a, b, c], 5);
+    expect(store.holder(back)).toBe('c');
+  });
+
+  it('a dead replica’s buckets are taken only once its peer lease has expired by the survivor’s clock', async () => {
+    const clock = new ManualClock(0);
+    const store = new MemoryStore();
+    const a = await started(store, clock, 'a');
+    const b = await started(store, clock, 'b');
+    await rounds(clock, [a, b], 3);
+    const bHeld = b.ownedBuckets();
+    expect(bHeld.length).toBeGreaterThan(0);
+    // b dies (SIGKILL): its calls never arrive. 12 s on, a still leaves its buckets alone.
+    kill(b);
+    await rounds(clock, [a], 6);
+    for (const bucket of bHeld) expect(store.holder(bucket)).toBe('b');
+    await rounds(clock, [a], 3);
+    for (const bucket of bHeld) expect(store.holder(bucket)).toBe('a');
+    expect(a.ownedBuckets()).toHaveLength(BUCKETS);
+  });
+
+  it('a frozen replica stops owning by its own clock before anyone may take its buckets, and the loss is final', async () => {
+    const clock = new ManualClock(0);
+    const store = new MemoryStore();
+    const a = await started(store, clock, 'a');
+    await rounds(clock, [a]);
+    let lost = 0;
+    a.onLost(() => lost++);
+    const signal = a.signal('tenant-1');
+    // Frozen: no rounds, no timers (advance without firing them), then thawed past the renew deadline.
+    const frozenAt = clock.now();
+    expect(a.checkOwns('tenant-1')).toBe(true);
+    vi_advanceWithoutTimers(clock, 10_000);
+    expect(clock.now() - frozenAt).toBe(10_000);
+    expect(a.owns('tenant-1')).toBe(false);
+    expect(a.checkOwns('tenant-1')).toBe(false);
+    expect(lost).toBe(1);
+    expect(signal.aborted).toBe(true);
+    expect((await a.lost).message).toMatch(/renew deadline/);
+    await a.tick();
+    expect(a.ownedBuckets()).toEqual([]);
+  });
+
+  it('writes no fence in a steady state: one peer-lease write per replica per round', async () => {
+    const clock = new ManualClock(0);
+    const store = new MemoryStore();
+    const members = [await started(store, clock, 'a'), await started(store, clock, 'b'), await started(store, clock, 'c')];
+    await rounds(clock, members, 5);
+    const before = store.writes;
+    await rounds(clock, members, 10);
+    expect(store.writes - before).toBe(30);
+  });
+
+  it('on shutdown releases its fences, then its peer lease, so the others take over at their next round', async () => {
+    const clock = new ManualClock(0);
+    const store = new MemoryStore();
+    const a = await started(store, clock, 'a');
+    const b = await started(store, clock, 'b');
+    await rounds(clock, [a, b], 3);
+    await b.release();
+    await rounds(clock, [a], 1);
+    expect(store.leases.get('g-peer-3e23e8160039')?.record.holderIdentity ?? '').toBe('');
+    expect(a.ownedBuckets()).toHaveLength(BUCKETS);
+    for (const [name, lease] of store.leases) if (fenceBucket('g', name) !== undefined) expect(lease.record.holderIdentity).toBe('a');
+  });
+});
+
+/** A namespace of `bucket` (searched, since buckets come from a hash). */
+function nsIn(m: ShardCoordinator, bucket: number): string {
+  for (let i = 0; i < 10_000; i++) if (m.bucketOf(`ns-${i}`) === bucket) return `ns-${i}`;
+  throw new Error(`no namespace found for bucket ${bucket}`);
+}
+
+/** The clock moves on while the process is stopped: its timers have not run yet when it thaws. */
+function vi_advanceWithoutTimers(clock: ManualClock, ms: number): void {
+  const now = clock.now();
+  Object.defineProperty(clock, 'now', { value: () => now + ms, configurable: true });
+}
