@@ -38,7 +38,15 @@ export const LAYERS = {
   // scaffold runs helm (pull, template, dependency build) through helm's entry point, as the operator
   // does; helm's release storage, process table and verbs' internals stay the operator's.
   // chart-helm.ts: the port helm's split per verb gives scaffold (issue 34 item 3).
-  scaffold: ['bundle', 'machinery', 'k8s', 'config', 'telemetry', 'util', ...['chart-helm', 'locate', 'errors', 'types'].map((m) => `src/helm/${m}.ts`)],
+  scaffold: [
+    'bundle',
+    'machinery',
+    'k8s',
+    'config',
+    'telemetry',
+    'util',
+    ...['chart-helm', 'locate', 'errors', 'types'].map((m) => `src/helm/${m}.ts`),
+  ],
 };
 
 /** The folders of src/reconciler (src/reconciler/index.ts says what each holds). */
@@ -94,7 +102,8 @@ export default {
     },
     {
       name: 'reconciler-actions-from-core',
-      comment: 'only the core runs actions (src/reconciler/core/reconciler.ts picks one through decide/next-action.ts); an action or a decision never runs another action',
+      comment:
+        'only the core runs actions (src/reconciler/core/reconciler.ts picks one through decide/next-action.ts); an action or a decision never runs another action',
       severity: 'error',
       from: { path: '^src/reconciler/', pathNot: '^src/reconciler/(core/|actions/|index\\.ts$)' },
       to: { path: '^src/reconciler/actions/' },

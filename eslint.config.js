@@ -4,16 +4,26 @@ import tseslint from 'typescript-eslint';
 
 // Values from client-node's index load every generated API and model (+85 MiB RSS): the operator
 // takes them from src/k8s/client-node.ts (types are erased, so they may stay).
-const clientNodeValues = { name: '@kubernetes/client-node', message: 'import values from src/k8s/client-node.ts (see its comment)', allowTypeImports: true };
+const clientNodeValues = {
+  name: '@kubernetes/client-node',
+  message: 'import values from src/k8s/client-node.ts (see its comment)',
+  allowTypeImports: true,
+};
 // helm reads charts, values and manifests as YAML 1.1 (`0400` is 256, `yes` is true); the `yaml`
 // package's parsers default to YAML 1.2 and silently disagree with what helm sent.
 const defaultYamlParser = {
   name: 'yaml',
   importNames: ['default', 'parse', 'parseDocument', 'parseAllDocuments', 'Document', 'Composer', 'Parser'],
-  message: "charts, values files and manifests are read as helm reads them: use src/config/helm-yaml.ts (docs/adr/0028-yaml-as-helm-reads-it.md)",
+  message:
+    'charts, values files and manifests are read as helm reads them: use src/config/helm-yaml.ts (docs/adr/0028-yaml-as-helm-reads-it.md)',
 };
 const HELM_YAML_READERS = ['src/reconciler/**/*.ts', 'src/operator/**/*.ts'];
-const SCAFFOLD_HELM_YAML_READERS = ['src/scaffold/create-api.ts', 'src/scaffold/sample.ts', 'src/scaffold/chart-kinds.ts', 'src/scaffold/chart-source.ts'];
+const SCAFFOLD_HELM_YAML_READERS = [
+  'src/scaffold/create-api.ts',
+  'src/scaffold/sample.ts',
+  'src/scaffold/chart-kinds.ts',
+  'src/scaffold/chart-source.ts',
+];
 
 export default tseslint.config(
   // hack/need-node.mjs stays plain JavaScript that any Node runs (it checks the version), outside the TypeScript project.

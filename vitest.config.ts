@@ -24,7 +24,11 @@ const SERIAL_INTEGRATION = [
  * (run, deploy, bundle, OLM's validators). It is a third of the integration tier's CPU, so it runs
  * with the tutorial in `make test-tutorial` (CI's tier after `make test`), not in `make test`.
  */
-const SCAFFOLD_E2E = ['test/integration/scaffold/scaffold.test.ts', 'test/integration/scaffold/chart-repository.test.ts', 'test/integration/scaffold/runtime-registry.test.ts'];
+const SCAFFOLD_E2E = [
+  'test/integration/scaffold/scaffold.test.ts',
+  'test/integration/scaffold/chart-repository.test.ts',
+  'test/integration/scaffold/runtime-registry.test.ts',
+];
 
 /** A shared control plane, the real helm, and each file's own temporary directory (test/support/worker-tmpdir.ts). */
 const integration = {

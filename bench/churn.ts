@@ -118,7 +118,9 @@ export async function churn(argv: readonly string[]): Promise<void> {
       const from = await op.sampler.mark();
       const t0 = performance.now();
       await mapBounded(all, 10, async (name) => {
-        await raw.request(HttpMethod.POST, crs, { body: { apiVersion: `${NGINX.group}/${NGINX.version}`, kind: NGINX.kind, metadata: { name }, spec: SPEC } });
+        await raw.request(HttpMethod.POST, crs, {
+          body: { apiVersion: `${NGINX.group}/${NGINX.version}`, kind: NGINX.kind, metadata: { name }, spec: SPEC },
+        });
       });
       await watch.until(`${n} CRs Deployed=True`, () => watch.crs.list().filter(isDeployed).length === n, timeoutMs);
       const t1 = performance.now();
@@ -146,7 +148,9 @@ export async function churn(argv: readonly string[]): Promise<void> {
         externalBytes: sumCounter(metrics, 'nodejs_external_memory_bytes'),
       };
       (result.cycles as Cycle[]).push(cycle);
-      say(`cycle ${c}/${cycles}: converge ${cycle.convergeSeconds.toFixed(1)} s, delete ${cycle.deleteSeconds.toFixed(1)} s, releases left ${releasesLeft}, objects left ${objectsLeft}, RSS ${(cycle.rssAfterBytes / MiB).toFixed(1)} MiB`);
+      say(
+        `cycle ${c}/${cycles}: converge ${cycle.convergeSeconds.toFixed(1)} s, delete ${cycle.deleteSeconds.toFixed(1)} s, releases left ${releasesLeft}, objects left ${objectsLeft}, RSS ${(cycle.rssAfterBytes / MiB).toFixed(1)} MiB`,
+      );
       await write(a.out, result);
       if (releasesLeft > 0) {
         say(`releases were left behind: stopping (the next cycle's CRs would adopt them)`);

@@ -104,7 +104,9 @@ async function createCR(s: Setup, ns: string, name: string, spec: Record<string,
 
 async function createNamespace(s: Setup, prefix: string): Promise<string> {
   const ns = `${prefix}-${Date.now().toString(36)}`;
-  await s.kc.makeApiClient(RawClient).request(HttpMethod.POST, '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+  await s.kc
+    .makeApiClient(RawClient)
+    .request(HttpMethod.POST, '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
   return ns;
 }
 
@@ -113,7 +115,12 @@ async function deleteNamespace(s: Setup, ns: string): Promise<void> {
   const raw = s.kc.makeApiClient(RawClient);
   const left = ((await raw.request(HttpMethod.GET, crs(ns))) as { items?: { metadata?: { name?: string } }[] }).items ?? [];
   await mapBounded(left, 8, (cr) =>
-    raw.request(HttpMethod.PATCH, `${crs(ns)}/${cr.metadata?.name ?? ''}`, { body: { metadata: { finalizers: null } }, contentType: PatchStrategy.MergePatch }).catch(() => undefined),
+    raw
+      .request(HttpMethod.PATCH, `${crs(ns)}/${cr.metadata?.name ?? ''}`, {
+        body: { metadata: { finalizers: null } },
+        contentType: PatchStrategy.MergePatch,
+      })
+      .catch(() => undefined),
   );
   await raw.request(HttpMethod.DELETE, `/api/v1/namespaces/${ns}`).catch(() => undefined);
 }
@@ -158,7 +165,9 @@ async function scenario(s: Setup, { name, namespaces, tries, noise, noisy }: Sce
       await createCR(s, victimNs, cr, { hang: false });
       ms.push((await seen) - t0);
       if (noisy !== undefined) backlog.push(noisy.notDeployed());
-      say(`${name}: victim ${i + 1}/${tries} deployed in ${Math.round(ms.at(-1) ?? 0)} ms${noisy === undefined ? '' : `, ${backlog.at(-1)} of the noisy tenant's CRs not deployed yet`}`);
+      say(
+        `${name}: victim ${i + 1}/${tries} deployed in ${Math.round(ms.at(-1) ?? 0)} ms${noisy === undefined ? '' : `, ${backlog.at(-1)} of the noisy tenant's CRs not deployed yet`}`,
+      );
     }
     return { scenario: name, ms, ...(noisy === undefined ? {} : { backlog }) };
   } finally {
@@ -174,15 +183,21 @@ const median = (xs: readonly number[]): number => {
 
 function report(rows: readonly Row[], idle: Row, s: Setup, n: number): void {
   const share = namespaceShare(s.workers, ['a', 'b']);
-  process.stdout.write(`\nFairness: a second tenant's trivial CR, create to Deployed (${s.workers} workers, ${share} per namespace; target: within 3x of idle)\n`);
+  process.stdout.write(
+    `\nFairness: a second tenant's trivial CR, create to Deployed (${s.workers} workers, ${share} per namespace; target: within 3x of idle)\n`,
+  );
   for (const r of rows) {
     const ratio = median(r.ms) / median(idle.ms);
     const backlog = r.backlog === undefined ? '' : `   noisy CRs still waiting: ${r.backlog.join(', ')}`;
     process.stdout.write(
-      `  ${r.scenario.padEnd(34)} median ${median(r.ms).toFixed(0).padStart(6)} ms   max ${Math.max(...r.ms).toFixed(0).padStart(6)} ms   ratio ${ratio.toFixed(2)}x${r === idle ? ' (reference)' : ''}${backlog}\n`,
+      `  ${r.scenario.padEnd(34)} median ${median(r.ms).toFixed(0).padStart(6)} ms   max ${Math.max(...r.ms)
+        .toFixed(0)
+        .padStart(6)} ms   ratio ${ratio.toFixed(2)}x${r === idle ? ' (reference)' : ''}${backlog}\n`,
     );
   }
-  process.stdout.write(`  (flood: ${n} CRs of one namespace created just before; hooks: ${HANGS} installs waiting on a hook that never completes)\n`);
+  process.stdout.write(
+    `  (flood: ${n} CRs of one namespace created just before; hooks: ${HANGS} installs waiting on a hook that never completes)\n`,
+  );
 }
 
 async function ensureCrd(kc: KubeConfig): Promise<void> {
@@ -190,7 +205,10 @@ async function ensureCrd(kc: KubeConfig): Promise<void> {
   const name = `${TENANT.plural}.${TENANT.group}`;
   const openAPIV3Schema = {
     type: 'object',
-    properties: { spec: { type: 'object', x_kubernetes_preserve_unknown_fields: true }, status: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
+    properties: {
+      spec: { type: 'object', x_kubernetes_preserve_unknown_fields: true },
+      status: { type: 'object', x_kubernetes_preserve_unknown_fields: true },
+    },
   };
   await ext
     .createCustomResourceDefinition({
@@ -227,19 +245,27 @@ async function hookRunning(kc: KubeConfig, namespace: string): Promise<void> {
 export async function fairness(argv: readonly string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv.filter((a) => a !== '--fairness'),
-    options: { n: { type: 'string', default: '500' }, tries: { type: 'string', default: '3' }, workers: { type: 'string', default: String(os.availableParallelism()) } },
+    options: {
+      n: { type: 'string', default: '500' },
+      tries: { type: 'string', default: '3' },
+      workers: { type: 'string', default: String(os.availableParallelism()) },
+    },
   });
   const n = positive('n', values.n);
   const tries = positive('tries', values.tries);
   const workers = positive('workers', values.workers);
-  const hack = async (script: string, args: string[]): Promise<string> => (await run('bash', [path.join(ROOT, 'hack', script), ...args], { cwd: ROOT })).stdout.trim();
+  const hack = async (script: string, args: string[]): Promise<string> =>
+    (await run('bash', [path.join(ROOT, 'hack', script), ...args], { cwd: ROOT })).stdout.trim();
   const kubeconfig = (await hack('cluster.sh', ['up'])).split('\n').pop() ?? '';
   const helmBin = /^export HELM_BIN="([^"]*)"$/m.exec(await hack('tools.sh', ['env']))?.[1] ?? 'helm';
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
   await ensureCrd(kc);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-fairness-'));
-  await writeFile(path.join(dir, 'watches.yaml'), `- {group: ${TENANT.group}, version: ${TENANT.version}, kind: ${TENANT.kind}, chart: ${CHART}}\n`);
+  await writeFile(
+    path.join(dir, 'watches.yaml'),
+    `- {group: ${TENANT.group}, version: ${TENANT.version}, kind: ${TENANT.kind}, chart: ${CHART}}\n`,
+  );
   const s: Setup = { kc, kubeconfig, helmBin, workers, dir };
   const created: string[] = [];
   const ns = async (prefix: string): Promise<string> => {
@@ -259,7 +285,11 @@ export async function fairness(argv: readonly string[]): Promise<void> {
       namespaces: [floodNs, await ns('fair-victim-a')],
       tries,
       noise: async () => {
-        await mapBounded(Array.from({ length: n }, (_, i) => i), 8, (i) => createCR(s, floodNs, `flood-${i}`, { hang: false }));
+        await mapBounded(
+          Array.from({ length: n }, (_, i) => i),
+          8,
+          (i) => createCR(s, floodNs, `flood-${i}`, { hang: false }),
+        );
       },
       noisy: flood,
     });

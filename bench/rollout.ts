@@ -94,9 +94,15 @@ export function meanRate(samples: readonly Sample[]): number {
  * keys): GET and PATCH of the CRs (`plural`, any subresource), LIST of secrets (release records) and
  * GET of leases (the pause switch).
  */
-export function ownRequests(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>, plural: string): { readonly total: number; readonly recordLists: number } {
+export function ownRequests(
+  before: ReadonlyMap<string, number>,
+  after: ReadonlyMap<string, number>,
+  plural: string,
+): { readonly total: number; readonly recordLists: number } {
   const isOwn = (verb: string, resource: string): boolean =>
-    ((verb === 'GET' || verb === 'PATCH') && resource === plural) || (verb === 'LIST' && resource === 'secrets') || (verb === 'GET' && resource === 'leases');
+    ((verb === 'GET' || verb === 'PATCH') && resource === plural) ||
+    (verb === 'LIST' && resource === 'secrets') ||
+    (verb === 'GET' && resource === 'leases');
   let total = 0;
   let recordLists = 0;
   for (const [key, value] of after) {
@@ -112,8 +118,12 @@ export function ownRequests(before: ReadonlyMap<string, number>, after: Readonly
 
 /** Whether a CR runs `chartVersion` and its operator says it is Ready. */
 export function onChart(cr: KubernetesObject, chartVersion: string): boolean {
-  const status = (cr as { status?: { deployedRelease?: { chartVersion?: string }; conditions?: { type: string; status: string }[] } }).status;
-  return status?.deployedRelease?.chartVersion === chartVersion && (status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  const status = (cr as { status?: { deployedRelease?: { chartVersion?: string }; conditions?: { type: string; status: string }[] } })
+    .status;
+  return (
+    status?.deployedRelease?.chartVersion === chartVersion &&
+    (status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')
+  );
 }
 
 export interface PolicyResult {
@@ -151,7 +161,9 @@ export interface RolloutResult {
 
 /** `kubectl proxy` on a free loopback port: scraping through it costs no process per sample. */
 async function startProxy(kubectl: string, kubeconfig: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(kubectl, ['--kubeconfig', kubeconfig, 'proxy', '--port=0', '--address=127.0.0.1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(kubectl, ['--kubeconfig', kubeconfig, 'proxy', '--port=0', '--address=127.0.0.1'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => {
@@ -264,14 +276,24 @@ async function onePolicy(r: Run, policy: Policy): Promise<PolicyResult> {
     say(`${policy.name}: ${n} CRs on v1 in ${ns}`);
     const v1 = await startOperator('ours', ns, { ...setup, chart: charts.v1.path });
     try {
-      await mapBounded(Array.from({ length: n }, (_, i) => crName(i + 1)), 10, async (name) => {
-        await raw.request(HttpMethod.POST, crs, { body: { apiVersion: `${NGINX.group}/${NGINX.version}`, kind: NGINX.kind, metadata: { name }, spec: SPEC } });
-      });
+      await mapBounded(
+        Array.from({ length: n }, (_, i) => crName(i + 1)),
+        10,
+        async (name) => {
+          await raw.request(HttpMethod.POST, crs, {
+            body: { apiVersion: `${NGINX.group}/${NGINX.version}`, kind: NGINX.kind, metadata: { name }, spec: SPEC },
+          });
+        },
+      );
       await watch.until(`${n} CRs Ready on ${charts.v1.version}`, all(charts.v1.version), timeoutMs);
-      await watch.until(`${n} Deployments with all their Pods available`, () => {
-        const ds = watch.deployments.list();
-        return ds.length === n && ds.every(deploymentSettled);
-      }, Math.max(300_000, n * 600));
+      await watch.until(
+        `${n} Deployments with all their Pods available`,
+        () => {
+          const ds = watch.deployments.list();
+          return ds.length === n && ds.every(deploymentSettled);
+        },
+        Math.max(300_000, n * 600),
+      );
     } finally {
       await v1.stop();
     }
@@ -326,7 +348,7 @@ export function table(r: RolloutResult): string {
     `load before: ${r.machine.uptimeBefore}`,
     `load after:  ${r.machine.uptimeAfter}`,
     '',
-    '| policy | v2 start → every CR Ready on v2 | vs all at once | of which operator start-up | peak API requests/s | vs all at once | peak after start-up | mean requests/s | idle cluster requests/s | API requests | helm processes | operator\'s own per-CR requests | vs all at once | of which release-record LISTs |',
+    "| policy | v2 start → every CR Ready on v2 | vs all at once | of which operator start-up | peak API requests/s | vs all at once | peak after start-up | mean requests/s | idle cluster requests/s | API requests | helm processes | operator's own per-CR requests | vs all at once | of which release-record LISTs |",
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...r.results.map(
       (x) =>

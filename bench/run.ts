@@ -102,14 +102,19 @@ function watchAdded(kc: KubeConfig, ns: string): { next(name: string, notUid?: s
   const waiters = new Map<string, { notUid?: string; resolve: (t: number) => void }>();
   let req: { abort(): void } | undefined;
   void new Watch(kc)
-    .watch(`/apis/apps/v1/namespaces/${ns}/deployments`, {}, (type: string, obj: V1Deployment) => {
-      const name = obj.metadata?.name ?? '';
-      const w = waiters.get(name);
-      if (type === 'ADDED' && w !== undefined && obj.metadata?.uid !== w.notUid) {
-        waiters.delete(name);
-        w.resolve(performance.now());
-      }
-    }, () => undefined)
+    .watch(
+      `/apis/apps/v1/namespaces/${ns}/deployments`,
+      {},
+      (type: string, obj: V1Deployment) => {
+        const name = obj.metadata?.name ?? '';
+        const w = waiters.get(name);
+        if (type === 'ADDED' && w !== undefined && obj.metadata?.uid !== w.notUid) {
+          waiters.delete(name);
+          w.resolve(performance.now());
+        }
+      },
+      () => undefined,
+    )
     .then((r) => (req = r));
   return {
     next: (name, notUid) => new Promise((resolve) => waiters.set(name, { ...(notUid === undefined ? {} : { notUid }), resolve })),
@@ -121,7 +126,9 @@ function report(title: string, subject: readonly number[], reference: readonly n
   const row = (label: string, xs: readonly number[]): string =>
     `  ${label.padEnd(28)} p50 ${percentile(xs, 50).toFixed(1).padStart(8)} ${unit}   p95 ${percentile(xs, 95).toFixed(1).padStart(8)} ${unit}`;
   process.stdout.write(`\n${title}\n${row('subject', subject)}\n${row('reference', reference)}\n`);
-  process.stdout.write(`  ratio subject/reference      p50 ${(percentile(subject, 50) / percentile(reference, 50)).toFixed(2)}x   p95 ${(percentile(subject, 95) / percentile(reference, 95)).toFixed(2)}x\n`);
+  process.stdout.write(
+    `  ratio subject/reference      p50 ${(percentile(subject, 50) / percentile(reference, 50)).toFixed(2)}x   p95 ${(percentile(subject, 95) / percentile(reference, 95)).toFixed(2)}x\n`,
+  );
 }
 
 interface Bench {
@@ -155,7 +162,14 @@ async function benchDriftRepair(b: Bench): Promise<number[]> {
       const labels = { app: name };
       await apps.createNamespacedDeployment({
         namespace: b.ns,
-        body: { metadata: { name }, spec: { replicas: 0, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } } },
+        body: {
+          metadata: { name },
+          spec: {
+            replicas: 0,
+            selector: { matchLabels: labels },
+            template: { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+          },
+        },
       });
       reference.push((await withTimeout(seen, 30_000, 'the created Deployment in the watch')) - t0);
     }
@@ -227,7 +241,8 @@ const EDITS: readonly Edit[] = [
     row: 'container renamed',
     kind: 'Deployment',
     ops: [{ op: 'replace', path: '/spec/template/spec/containers/0/name', value: 'web' }],
-    repaired: (d) => length(at(d, 'spec', 'template', 'spec', 'containers')) === 1 && at(d, 'spec', 'template', 'spec', 'containers', 0, 'name') === 'app',
+    repaired: (d) =>
+      length(at(d, 'spec', 'template', 'spec', 'containers')) === 1 && at(d, 'spec', 'template', 'spec', 'containers', 0, 'name') === 'app',
   },
   {
     row: 'env var removed',
@@ -259,7 +274,9 @@ async function benchDriftEdits(b: Bench, release: string, reference: readonly nu
     ConfigMap: { apiVersion: 'v1', kind: 'ConfigMap', namespace: b.ns, name: `${release}-config` },
     ClusterRole: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', namespace: '', name: `${b.ns}-${release}-zoo` },
   };
-  process.stdout.write(`\nDrift repair of hand edits, JSON patch as kubectl-patch until repaired (${ZOO_TRIES} tries each; ratio to the reference above)\n`);
+  process.stdout.write(
+    `\nDrift repair of hand edits, JSON patch as kubectl-patch until repaired (${ZOO_TRIES} tries each; ratio to the reference above)\n`,
+  );
   for (const edit of EDITS) {
     const ref = refs[edit.kind];
     const times: number[] = [];
@@ -267,11 +284,19 @@ async function benchDriftEdits(b: Bench, release: string, reference: readonly nu
       const t0 = performance.now();
       const m = await mapper.mapping({ ...parseApiVersion(ref.apiVersion), kind: ref.kind });
       const at = `${resourcePath({ group: m.group, version: m.version, plural: m.plural, namespace: ref.namespace })}/${ref.name}`;
-      await raw.request(HttpMethod.PATCH, at, { query: { fieldManager: 'kubectl-patch' }, body: edit.ops, contentType: PatchStrategy.JsonPatch });
-      await until(`${edit.row} to be repaired`, async () => {
-        const obj = await objects.get(ref);
-        return obj !== undefined && edit.repaired(obj) ? true : undefined;
-      }, 30_000);
+      await raw.request(HttpMethod.PATCH, at, {
+        query: { fieldManager: 'kubectl-patch' },
+        body: edit.ops,
+        contentType: PatchStrategy.JsonPatch,
+      });
+      await until(
+        `${edit.row} to be repaired`,
+        async () => {
+          const obj = await objects.get(ref);
+          return obj !== undefined && edit.repaired(obj) ? true : undefined;
+        },
+        30_000,
+      );
       times.push(performance.now() - t0);
     }
     const ratio = (p: number): string => (percentile(times, p) / percentile(reference, p)).toFixed(2);
@@ -290,18 +315,25 @@ async function benchIdleWrites(b: Bench, release: string, ms: number): Promise<v
     { apiVersion: 'v1', kind: 'ConfigMap', namespace: b.ns, name: `${release}-config` },
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', namespace: '', name: `${b.ns}-${release}-zoo` },
   ];
-  const versions = async (): Promise<(string | undefined)[]> => Promise.all(refs.map(async (r) => (await objects.get(r))?.metadata?.resourceVersion));
+  const versions = async (): Promise<(string | undefined)[]> =>
+    Promise.all(refs.map(async (r) => (await objects.get(r))?.metadata?.resourceVersion));
   await new Promise((r) => setTimeout(r, 3_000));
   const before = await versions();
   await new Promise((r) => setTimeout(r, ms));
   const after = await versions();
   const written = before.filter((v, i) => v !== after[i]).length;
-  process.stdout.write(`\nIdle writes: release objects written in ${ms / 1000} s of steady state, reconcile period 1 s: ${written} of ${refs.length} (target 0)\n`);
+  process.stdout.write(
+    `\nIdle writes: release objects written in ${ms / 1000} s of steady state, reconcile period 1 s: ${written} of ${refs.length} (target 0)\n`,
+  );
 }
 
 async function installRelease(b: Bench, operator: Operator): Promise<void> {
   await operator.start(await loadWatches(path.join(b.dir, 'watches.yaml')));
-  await createAndWait(b, { kind: { group: 'example.com', version: 'v1alpha1', plural: 'nginxes', kind: 'Nginx' }, name: 'web', spec: b.spec });
+  await createAndWait(b, {
+    kind: { group: 'example.com', version: 'v1alpha1', plural: 'nginxes', kind: 'Nginx' },
+    name: 'web',
+    spec: b.spec,
+  });
 }
 
 interface NewCR {
@@ -314,9 +346,14 @@ interface NewCR {
 async function createAndWait(b: Bench, { kind, name, spec, annotations = {} }: NewCR): Promise<void> {
   const custom = b.kc.makeApiClient(CustomObjectsApi);
   const ref = { group: kind.group, version: kind.version, plural: kind.plural, namespace: b.ns };
-  await custom.createNamespacedCustomObject({ ...ref, body: { apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind, metadata: { name, annotations }, spec } });
+  await custom.createNamespacedCustomObject({
+    ...ref,
+    body: { apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind, metadata: { name, annotations }, spec },
+  });
   await until(`${kind.kind} ${name} to be ready`, async () => {
-    const cr = (await custom.getNamespacedCustomObject({ ...ref, name })) as { status?: { conditions?: { type: string; status: string }[] } };
+    const cr = (await custom.getNamespacedCustomObject({ ...ref, name })) as {
+      status?: { conditions?: { type: string; status: string }[] };
+    };
     return cr.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true ? true : undefined;
   });
 }
@@ -329,9 +366,12 @@ async function main(): Promise<void> {
   kc.loadFromFile(kubeconfig);
   const core = kc.makeApiClient(CoreV1Api);
   const crd = loadYaml<V1CustomResourceDefinition>(await readFile(path.join(ROOT, 'config/crd/bases/example.com_nginxes.yaml'), 'utf8'));
-  await kc.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({ body: crd }).catch((err: unknown) => {
-    if (!isStatus(err, 409)) throw err;
-  });
+  await kc
+    .makeApiClient(ApiextensionsV1Api)
+    .createCustomResourceDefinition({ body: crd })
+    .catch((err: unknown) => {
+      if (!isStatus(err, 409)) throw err;
+    });
   const ns = `bench-${Date.now().toString(36)}`;
   await core.createNamespace({ body: { metadata: { name: ns } } });
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-'));
@@ -348,14 +388,25 @@ async function main(): Promise<void> {
           served: true,
           storage: true,
           subresources: { status: {} },
-          schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', x_kubernetes_preserve_unknown_fields: true }, status: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } } },
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: { type: 'object', x_kubernetes_preserve_unknown_fields: true },
+                status: { type: 'object', x_kubernetes_preserve_unknown_fields: true },
+              },
+            },
+          },
         },
       ],
     },
   };
-  await kc.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({ body: zooCrd }).catch((err: unknown) => {
-    if (!isStatus(err, 409)) throw err;
-  });
+  await kc
+    .makeApiClient(ApiextensionsV1Api)
+    .createCustomResourceDefinition({ body: zooCrd })
+    .catch((err: unknown) => {
+      if (!isStatus(err, 409)) throw err;
+    });
   await until('the Zoo CRD to be served', async () => {
     const got = await kc.makeApiClient(ApiextensionsV1Api).readCustomResourceDefinition({ name: 'zoos.bench.example.com' });
     return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') === true ? true : undefined;

@@ -70,7 +70,9 @@ export function bundleOptions(outdir: string): BuildOptions {
     // Optional native add-ons of chokidar and ws, loaded only where they are installed.
     external: ['fsevents', 'bufferutil', 'utf-8-validate'],
     // The CommonJS dependencies' require() of node's builtins, from an ES module.
-    banner: { js: "import { createRequire as __helmOperatorRequire } from 'node:module'; const require = __helmOperatorRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __helmOperatorRequire } from 'node:module'; const require = __helmOperatorRequire(import.meta.url);",
+    },
     plugins: [slimClientNode],
     logLevel: 'warning',
   };
@@ -82,4 +84,5 @@ export async function bundle(outdir: string): Promise<void> {
   await build(bundleOptions(outdir));
 }
 
-if (path.resolve(process.argv[1] ?? '') === import.meta.filename) await bundle(path.resolve(process.argv[2] ?? path.join(ROOT, 'dist/bundle')));
+if (path.resolve(process.argv[1] ?? '') === import.meta.filename)
+  await bundle(path.resolve(process.argv[2] ?? path.join(ROOT, 'dist/bundle')));

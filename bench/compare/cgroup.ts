@@ -74,7 +74,8 @@ type Hierarchy = 'cpu' | 'cpuacct' | 'memory';
 export function cgroupDirs(root: string, own: readonly CgroupMembership[], name: string): Record<Hierarchy, string> {
   const dir = (h: Hierarchy): string => {
     const parent = cgroupPathOf(own, h);
-    if (parent === undefined) throw new Error(`--cpu-limit needs cgroup v1 with the ${h} controller (see /proc/self/cgroup); this host has none`);
+    if (parent === undefined)
+      throw new Error(`--cpu-limit needs cgroup v1 with the ${h} controller (see /proc/self/cgroup); this host has none`);
     return path.join(root, h, parent, name);
   };
   return { cpu: dir('cpu'), cpuacct: dir('cpuacct'), memory: dir('memory') };
@@ -124,14 +125,19 @@ export class LimitCgroup {
       writeFileSync(path.join(c.dirs.memory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
     } catch (err) {
       c.remove();
-      throw new Error(`could not make the cgroup ${name} (run the benchmark as root on a cgroup v1 host): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new Error(
+        `could not make the cgroup ${name} (run the benchmark as root on a cgroup v1 host): ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err },
+      );
     }
     return c;
   }
 
   /** `sh -c` arguments that join this cgroup, then exec `command args…`. */
   wrap(command: string, args: readonly string[]): { command: string; args: string[] } {
-    const join = Object.values(this.dirs).map((d) => `echo $$ > '${path.join(d, 'cgroup.procs')}'`).join(' && ');
+    const join = Object.values(this.dirs)
+      .map((d) => `echo $$ > '${path.join(d, 'cgroup.procs')}'`)
+      .join(' && ');
     return { command: '/bin/sh', args: ['-c', `${join} && exec "$@"`, 'sh', command, ...args] };
   }
 
@@ -167,7 +173,9 @@ export class LimitCgroup {
 
 /** Moves every process of the cgroup `dir` into `parent` (a cgroup with processes cannot be removed). */
 function emptyInto(dir: string, parent: string): void {
-  const pids = readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter((p) => p !== '');
+  const pids = readFileSync(path.join(dir, 'cgroup.procs'), 'utf8')
+    .split('\n')
+    .filter((p) => p !== '');
   for (const pid of pids) {
     try {
       writeFileSync(path.join(parent, 'cgroup.procs'), pid);

@@ -23,7 +23,12 @@ export const isDeployed = (cr: KubernetesObject): boolean =>
 interface DeploymentLike {
   readonly metadata?: { readonly generation?: number };
   readonly spec?: { readonly replicas?: number };
-  readonly status?: { readonly observedGeneration?: number; readonly replicas?: number; readonly updatedReplicas?: number; readonly availableReplicas?: number };
+  readonly status?: {
+    readonly observedGeneration?: number;
+    readonly replicas?: number;
+    readonly updatedReplicas?: number;
+    readonly availableReplicas?: number;
+  };
 }
 
 /**
@@ -134,7 +139,12 @@ export function openWatches(metricsText: string, resource: string): number {
  * ownerReference with a GET, which the first operator measured would be charged with (about half
  * of N GETs of the CRs in a converge). Returns how long it waited; undefined when it gave up.
  */
-export async function controllersWatch(kubectl: string, kubeconfig: string, resource: string, timeoutMs = 120_000): Promise<number | undefined> {
+export async function controllersWatch(
+  kubectl: string,
+  kubeconfig: string,
+  resource: string,
+  timeoutMs = 120_000,
+): Promise<number | undefined> {
   const start = Date.now();
   for (;;) {
     if (openWatches(await apiServerMetrics(kubectl, kubeconfig), resource) > 0) return Date.now() - start;

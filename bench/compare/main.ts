@@ -40,7 +40,16 @@ import { controllersWatch } from './cluster.js';
 import { parseCpus, parseMemory, type Limits } from './cgroup.js';
 import { IMAGE_NODE_OPTIONS, startOperator, type OperatorName, type OperatorSetup } from './operators.js';
 import { svgChart, table, type CompareResult } from './report.js';
-import { createNamespace, deleteNamespace, lowerBound, podsNeeded, runScenarios, type LowerBound, type OperatorRound, type ScenarioSetup } from './scenarios.js';
+import {
+  createNamespace,
+  deleteNamespace,
+  lowerBound,
+  podsNeeded,
+  runScenarios,
+  type LowerBound,
+  type OperatorRound,
+  type ScenarioSetup,
+} from './scenarios.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -112,7 +121,8 @@ function parseOptions(argv: readonly string[]): Options {
     keepCluster: a['keep-cluster'],
     ...limitsOption(a['cpu-limit'], a['memory-limit']),
   };
-  if (2 * o.tries > Math.min(...o.ns)) throw new Error(`--n must be at least 2 × --tries (${2 * o.tries}): each latency try uses its own CR`);
+  if (2 * o.tries > Math.min(...o.ns))
+    throw new Error(`--n must be at least 2 × --tries (${2 * o.tries}): each latency try uses its own CR`);
   // The cluster's default Service range (/24) holds ~250 Services: a larger N gets a /16 unless told otherwise.
   if (o.serviceCidr === '' && Math.max(...o.ns) > SERVICES_IN_DEFAULT_RANGE) return { ...o, serviceCidr: WIDE_SERVICE_CIDR };
   return o;
@@ -120,7 +130,8 @@ function parseOptions(argv: readonly string[]): Options {
 
 function limitsOption(cpu: string | undefined, memory: string | undefined): { limits?: Limits } {
   if (cpu === undefined && memory === undefined) return {};
-  if (cpu === undefined || memory === undefined) throw new Error('--cpu-limit and --memory-limit go together (a pod has both limits), e.g. --cpu-limit 1 --memory-limit 512Mi');
+  if (cpu === undefined || memory === undefined)
+    throw new Error('--cpu-limit and --memory-limit go together (a pod has both limits), e.g. --cpu-limit 1 --memory-limit 512Mi');
   return { limits: { cpus: parseCpus('--cpu-limit', cpu), memoryBytes: parseMemory('--memory-limit', memory) } };
 }
 
@@ -157,11 +168,18 @@ const helmBinary = (tools: ReadonlyMap<string, string>): string => process.env.B
 export async function prepare(o: Options): Promise<Prepared> {
   say('tools: helm, kubectl and operator-sdk helm-operator (built once through the Go module proxy, then cached)');
   await sh('bash', ['hack/tools.sh', 'helm', 'kubectl', ...(o.only === 'ours' ? [] : ['operator-sdk-helm'])]);
-  const tools = new Map([...(await sh('bash', ['hack/tools.sh', 'env'])).matchAll(/^export (\w+)="([^"]*)"$/gm)].map((m) => [m[1] ?? '', m[2] ?? '']));
+  const tools = new Map(
+    [...(await sh('bash', ['hack/tools.sh', 'env'])).matchAll(/^export (\w+)="([^"]*)"$/gm)].map((m) => [m[1] ?? '', m[2] ?? '']),
+  );
   const sdkBin = path.join(await sh('bash', ['hack/tools.sh', 'path', 'operator-sdk-helm']), 'helm-operator');
 
   const pods = podsNeeded(Math.max(...o.ns), o.tries);
-  const clusterEnv = { ...process.env, CLUSTER_NAME: process.env.CLUSTER_NAME ?? 'helm-operator-bench', SERVICE_CIDR: o.serviceCidr, NODE_PODS: String(Math.max(250, pods)) };
+  const clusterEnv = {
+    ...process.env,
+    CLUSTER_NAME: process.env.CLUSTER_NAME ?? 'helm-operator-bench',
+    SERVICE_CIDR: o.serviceCidr,
+    NODE_PODS: String(Math.max(250, pods)),
+  };
   const wasRunning = await sh('bash', ['hack/cluster.sh', 'status'], clusterEnv).then(
     () => true,
     () => false,
@@ -172,12 +190,19 @@ export async function prepare(o: Options): Promise<Prepared> {
   await sh(kubectl, ['--kubeconfig', kubeconfig, 'apply', '--server-side', '-f', 'config/crd/bases/example.com_nginxes.yaml']);
   await crdEstablished(kubectl, kubeconfig, 'nginxes.example.com');
   const waited = await controllersWatch(kubectl, kubeconfig, 'nginxes');
-  say(waited === undefined ? 'the controller-manager does not watch nginxes after 120 s: the first run may count GETs of the CRs by its garbage collector' : `the controller-manager watches nginxes (waited ${Math.round(waited / 1000)} s)`);
+  say(
+    waited === undefined
+      ? 'the controller-manager does not watch nginxes after 120 s: the first run may count GETs of the CRs by its garbage collector'
+      : `the controller-manager watches nginxes (waited ${Math.round(waited / 1000)} s)`,
+  );
   const room = (await sh(kubectl, ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'jsonpath={.items[*].status.allocatable.pods}']))
     .split(/\s+/)
     .reduce((sum, v) => sum + (Number(v) || 0), 0);
   // Pods left Pending keep the scheduler and the garbage collector busy through every later phase.
-  if (room < pods) throw new Error(`cluster ${clusterEnv.CLUSTER_NAME} takes ${room} Pods, N=${Math.max(...o.ns)} needs ${pods}: stop it (hack/cluster.sh down) and let the benchmark start it`);
+  if (room < pods)
+    throw new Error(
+      `cluster ${clusterEnv.CLUSTER_NAME} takes ${room} Pods, N=${Math.max(...o.ns)} needs ${pods}: stop it (hack/cluster.sh down) and let the benchmark start it`,
+    );
 
   const workDir = path.join(o.out, 'work');
   await mkdir(workDir, { recursive: true });
@@ -220,7 +245,9 @@ async function oneOperator(p: Prepared, name: OperatorName, label: string): Prom
   const op = await startOperator(name, ns, p.setup);
   try {
     const result = await runScenarios(p.scenario, op, ns);
-    say(`  converge ${result.converge.seconds.toFixed(1)} s, delete-all ${result.deleteAll.seconds.toFixed(1)} s, idle CPU ${result.idle.process.cpuSeconds.toFixed(1)} s`);
+    say(
+      `  converge ${result.converge.seconds.toFixed(1)} s, delete-all ${result.deleteAll.seconds.toFixed(1)} s, idle CPU ${result.idle.process.cpuSeconds.toFixed(1)} s`,
+    );
     return result;
   } finally {
     await op.stop();
@@ -267,20 +294,29 @@ export async function compare(argv: readonly string[]): Promise<void> {
     for (const n of o.ns) {
       const startedAt = new Date().toISOString();
       const write = async (m: Measured, final: boolean): Promise<void> => {
-        await writeResults(o, {
-          startedAt,
-          n,
-          concurrency: o.concurrency,
-          rounds: m.bounds.length,
-          idleSeconds: o.idleSeconds,
-          tries: o.tries,
-          machine: { cpus: os.cpus().length, memGiB: Math.round(os.totalmem() / 1024 ** 3), uptimeBefore, uptimeAfter: await sh('uptime', []) },
-          versions,
-          ours: m.ours,
-          sdk: m.sdk,
-          lowerBound: m.bounds,
-          ...(o.limits === undefined ? {} : { limits: o.limits }),
-        }, final);
+        await writeResults(
+          o,
+          {
+            startedAt,
+            n,
+            concurrency: o.concurrency,
+            rounds: m.bounds.length,
+            idleSeconds: o.idleSeconds,
+            tries: o.tries,
+            machine: {
+              cpus: os.cpus().length,
+              memGiB: Math.round(os.totalmem() / 1024 ** 3),
+              uptimeBefore,
+              uptimeAfter: await sh('uptime', []),
+            },
+            versions,
+            ours: m.ours,
+            sdk: m.sdk,
+            lowerBound: m.bounds,
+            ...(o.limits === undefined ? {} : { limits: o.limits }),
+          },
+          final,
+        );
       };
       let last: Measured | undefined;
       await runRounds(o, { ...p, scenario: { ...p.scenario, n } }, async (m) => {

@@ -88,7 +88,11 @@ export function sumCounter(exposition: string, metric: string): number {
 }
 
 /** Spawns the operator (inside its cgroup under `limits`), its output into operator.log. */
-function launch(name: OperatorName, setup: OperatorSetup, run: { readonly args: readonly string[]; readonly env: NodeJS.ProcessEnv; readonly dir: string }): { child: ChildProcess; cgroup: LimitCgroup | undefined } {
+function launch(
+  name: OperatorName,
+  setup: OperatorSetup,
+  run: { readonly args: readonly string[]; readonly env: NodeJS.ProcessEnv; readonly dir: string },
+): { child: ChildProcess; cgroup: LimitCgroup | undefined } {
   const { env, dir } = run;
   const [command, args] =
     name === 'ours'
@@ -116,20 +120,31 @@ export async function startOperator(name: OperatorName, namespace: string, setup
   const dir = path.join(setup.workDir, `${name}-${namespace}`);
   await mkdir(dir, { recursive: true });
   const watches = path.join(dir, 'watches.yaml');
-  await writeFile(watches, `- group: example.com\n  version: v1alpha1\n  kind: Nginx\n  chart: ${setup.chart}\n${setup.watchesExtra ?? ''}`);
+  await writeFile(
+    watches,
+    `- group: example.com\n  version: v1alpha1\n  kind: Nginx\n  chart: ${setup.chart}\n${setup.watchesExtra ?? ''}`,
+  );
   const [metricsPort, healthPort] = [await freePort(), await freePort()];
   const common = [
-    '--watches-file', watches,
-    '--metrics-bind-address', `127.0.0.1:${metricsPort}`,
-    '--health-probe-bind-address', `127.0.0.1:${healthPort}`,
+    '--watches-file',
+    watches,
+    '--metrics-bind-address',
+    `127.0.0.1:${metricsPort}`,
+    '--health-probe-bind-address',
+    `127.0.0.1:${healthPort}`,
     ...(setup.concurrency === 'auto' ? [] : ['--max-concurrent-reconciles', String(setup.concurrency)]),
-    '--zap-log-level', 'error',
+    '--zap-log-level',
+    'error',
   ];
   // Both keep helm's caches and config under HOME: a fresh one each, so neither starts warm.
   const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: setup.kubeconfig, WATCH_NAMESPACE: namespace, HOME: dir };
   delete env.NODE_OPTIONS;
   const { child, cgroup } = launch(name, setup, { args: common, env, dir });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => { resolve(); }));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      resolve();
+    }),
+  );
   const pid = child.pid;
   try {
     if (pid === undefined) throw new Error(`${name}: could not start (see ${dir}/operator.log)`);

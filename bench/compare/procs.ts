@@ -37,7 +37,14 @@ async function readStat(pid: number): Promise<Stat | undefined> {
   const comm = text.slice(text.indexOf('(') + 1, close);
   const f = text.slice(close + 2).split(' ');
   const n = (i: number): number => Number(f[i - 3]);
-  return { pid, ppid: n(4), comm, own: (n(14) + n(15)) / TICKS_PER_SECOND, reaped: (n(16) + n(17)) / TICKS_PER_SECOND, rssBytes: n(24) * PAGE_BYTES };
+  return {
+    pid,
+    ppid: n(4),
+    comm,
+    own: (n(14) + n(15)) / TICKS_PER_SECOND,
+    reaped: (n(16) + n(17)) / TICKS_PER_SECOND,
+    rssBytes: n(24) * PAGE_BYTES,
+  };
 }
 
 export interface TreeSample {
@@ -60,7 +67,7 @@ export async function sampleTree(root: number): Promise<TreeSample | undefined> 
   const byParent = new Map<number, Stat[]>();
   for (const s of stats) byParent.set(s.ppid, [...(byParent.get(s.ppid) ?? []), s]);
   const descendants: Stat[] = [];
-  for (let frontier = [root]; frontier.length > 0; ) {
+  for (let frontier = [root]; frontier.length > 0;) {
     const next = frontier.flatMap((p) => byParent.get(p) ?? []);
     descendants.push(...next);
     frontier = next.map((s) => s.pid);

@@ -91,7 +91,11 @@ const METRICS: readonly Metric[] = [
     target: (row) => ({ text: 'ratio ≤ 0.8', met: row.ratio <= 0.8 }),
   },
   { metric: 'CPU during delete-all', unit: 'CPU-s', of: (r) => r.deleteAll.process.cpuSeconds },
-  { metric: 'helm processes during delete-all', unit: 'proc', of: (r) => r.deleteAll.helmExecutions ?? r.deleteAll.process.children.helm ?? 0 },
+  {
+    metric: 'helm processes during delete-all',
+    unit: 'proc',
+    of: (r) => r.deleteAll.helmExecutions ?? r.deleteAll.process.children.helm ?? 0,
+  },
   { metric: 'API requests during delete-all', unit: 'req', of: (r) => r.deleteAll.apiRequests },
   { metric: '  throttled time during delete-all', unit: 's', of: (r) => r.deleteAll.cgroup?.throttledSeconds ?? NaN, limited: true },
   {
@@ -177,7 +181,9 @@ const fmt = (x: number | undefined): string => {
 export function table(result: CompareResult): string {
   const lines = [
     `N=${result.n}, concurrency ${result.concurrency === 'auto' ? 'auto (ours self-tuned, operator-sdk its default 2)' : result.concurrency}, ${result.rounds} interleaved round(s), idle ${result.idleSeconds} s, ${result.tries} tries for latencies` +
-      (result.limits === undefined ? '' : `; each operator limited to ${limitText(result.limits)} (a cgroup, helm children included; the control plane outside it)`),
+      (result.limits === undefined
+        ? ''
+        : `; each operator limited to ${limitText(result.limits)} (a cgroup, helm children included; the control plane outside it)`),
     '',
     '| metric | unit | ours | operator-sdk | ratio | lower bound | target |',
     '|---|---|---:|---:|---:|---:|---|',
@@ -191,20 +197,35 @@ export function table(result: CompareResult): string {
 
 /** Horizontal bars of ours/operator-sdk per metric (log scale: 0.05× and 20× are equally far from 1). */
 export function svgChart(result: CompareResult): string {
-  const data = rows(result).filter((r) => Number.isFinite(r.ratio) && r.ratio > 0).reverse();
+  const data = rows(result)
+    .filter((r) => Number.isFinite(r.ratio) && r.ratio > 0)
+    .reverse();
   const chart = init(null, null, { renderer: 'svg', ssr: true, width: 900, height: 80 + data.length * 28 });
   chart.setOption({
     animation: false,
-    title: { text: `ours ÷ operator-sdk helm-operator, N=${result.n}${result.limits === undefined ? '' : `, each limited to ${limitText(result.limits)}`} (< 1 is better)`, left: 'center', textStyle: { fontSize: 14 } },
+    title: {
+      text: `ours ÷ operator-sdk helm-operator, N=${result.n}${result.limits === undefined ? '' : `, each limited to ${limitText(result.limits)}`} (< 1 is better)`,
+      left: 'center',
+      textStyle: { fontSize: 14 },
+    },
     grid: { left: 330, right: 60, top: 40, bottom: 30 },
     xAxis: { type: 'log', logBase: 10, min: 0.01, max: 10, axisLabel: { formatter: '{value}×' } },
     yAxis: { type: 'category', data: data.map((r) => r.metric), axisLabel: { fontSize: 11 } },
     series: [
       {
         type: 'bar',
-        data: data.map((r) => ({ value: Math.min(10, Math.max(0.01, r.ratio)), itemStyle: { color: r.ratio <= 1 ? '#3a8f3a' : '#c0504d' } })),
+        data: data.map((r) => ({
+          value: Math.min(10, Math.max(0.01, r.ratio)),
+          itemStyle: { color: r.ratio <= 1 ? '#3a8f3a' : '#c0504d' },
+        })),
         label: { show: true, position: 'right', formatter: (p: { dataIndex: number }) => `${fmt(data[p.dataIndex]?.ratio)}×` },
-        markLine: { symbol: 'none', silent: true, data: [{ xAxis: 1 }], lineStyle: { color: '#333', type: 'dashed' }, label: { show: false } },
+        markLine: {
+          symbol: 'none',
+          silent: true,
+          data: [{ xAxis: 1 }],
+          lineStyle: { color: '#333', type: 'dashed' },
+          label: { show: false },
+        },
       },
     ],
   });

@@ -106,13 +106,21 @@ async function phase(s: ScenarioSetup, op: RunningOperator, act: () => Promise<v
     ...(helmBefore === undefined || helmAfter === undefined ? {} : { helmExecutions: helmAfter - helmBefore }),
     ...(cgroupBefore === undefined || cgroupAfter === undefined
       ? {}
-      : { cgroup: { ...usageBetween(cgroupBefore, cgroupAfter), memoryPeakBytes: cgroupAfter.memoryPeakBytes, memoryLimitHits: cgroupAfter.memoryLimitHits } }),
+      : {
+          cgroup: {
+            ...usageBetween(cgroupBefore, cgroupAfter),
+            memoryPeakBytes: cgroupAfter.memoryPeakBytes,
+            memoryLimitHits: cgroupAfter.memoryLimitHits,
+          },
+        }),
   };
 }
 
 export async function createNamespace(s: ScenarioSetup, prefix: string): Promise<string> {
   const ns = `${prefix}-${Date.now().toString(36)}`;
-  await s.kc.makeApiClient(RawClient).request(HttpMethod.POST, '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+  await s.kc
+    .makeApiClient(RawClient)
+    .request(HttpMethod.POST, '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
   return ns;
 }
 
@@ -126,11 +134,20 @@ export async function deleteNamespace(s: ScenarioSetup, ns: string): Promise<voi
   const crs = resourcePath({ ...NGINX, namespace: ns });
   const left = ((await raw.request(HttpMethod.GET, crs)) as { items?: { metadata?: { name?: string } }[] }).items ?? [];
   for (const cr of left) {
-    await raw.request(HttpMethod.PATCH, `${crs}/${cr.metadata?.name ?? ''}`, { body: { metadata: { finalizers: null } }, contentType: PatchStrategy.MergePatch }).catch(() => undefined);
+    await raw
+      .request(HttpMethod.PATCH, `${crs}/${cr.metadata?.name ?? ''}`, {
+        body: { metadata: { finalizers: null } },
+        contentType: PatchStrategy.MergePatch,
+      })
+      .catch(() => undefined);
   }
-  await run(s.kubectl, ['--kubeconfig', s.kubeconfig, 'delete', 'namespace', ns, '--ignore-not-found', '--timeout=300s']).catch((err: unknown) => {
-    process.stderr.write(`[bench-compare] namespace ${ns} still terminating, going on: ${err instanceof Error ? err.message.split('\n').at(-2) : String(err)}\n`);
-  });
+  await run(s.kubectl, ['--kubeconfig', s.kubeconfig, 'delete', 'namespace', ns, '--ignore-not-found', '--timeout=300s']).catch(
+    (err: unknown) => {
+      process.stderr.write(
+        `[bench-compare] namespace ${ns} still terminating, going on: ${err instanceof Error ? err.message.split('\n').at(-2) : String(err)}\n`,
+      );
+    },
+  );
 }
 
 /** Runs every scenario against an operator that is up and watching `ns` (empty). */
@@ -150,15 +167,21 @@ export async function runScenarios(s: ScenarioSetup, op: RunningOperator, ns: st
   // The controller-manager creates Pods at ~20 requests/s: 2000 Pods take a few minutes.
   const settleMs = Math.max(300_000, s.n * 600);
   const settled = (): Promise<number> =>
-    watch.until(`${s.n} Deployments to have all their Pods available`, () => {
-      const ds = watch.deployments.list();
-      return ds.length === s.n && ds.every(deploymentSettled);
-    }, settleMs);
+    watch.until(
+      `${s.n} Deployments to have all their Pods available`,
+      () => {
+        const ds = watch.deployments.list();
+        return ds.length === s.n && ds.every(deploymentSettled);
+      },
+      settleMs,
+    );
   try {
     const ready = await op.sampler.sample();
     const converge = await phase(s, op, async () => {
       await mapBounded(all, 10, async (name) => {
-        await raw.request(HttpMethod.POST, crs, { body: { apiVersion: `${NGINX.group}/${NGINX.version}`, kind: NGINX.kind, metadata: { name }, spec: SPEC } });
+        await raw.request(HttpMethod.POST, crs, {
+          body: { apiVersion: `${NGINX.group}/${NGINX.version}`, kind: NGINX.kind, metadata: { name }, spec: SPEC },
+        });
       });
       await watch.until(`${s.n} CRs Deployed=True`, () => watch.crs.list().filter(isDeployed).length === s.n, timeoutMs);
     });
@@ -168,7 +191,8 @@ export async function runScenarios(s: ScenarioSetup, op: RunningOperator, ns: st
     const specChangeMs: number[] = [];
     for (const name of all.slice(0, s.tries)) {
       await settled();
-      const replicas = (): unknown => (watch.deployments.get(deploymentOf(name), ns) as { spec?: { replicas?: number } } | undefined)?.spec?.replicas;
+      const replicas = (): unknown =>
+        (watch.deployments.get(deploymentOf(name), ns) as { spec?: { replicas?: number } } | undefined)?.spec?.replicas;
       const t0 = performance.now();
       await raw.request(HttpMethod.PATCH, `${crs}/${name}`, { body: { spec: { replicaCount: 3 } }, contentType: PatchStrategy.MergePatch });
       specChangeMs.push((await watch.until(`the Deployment of ${name} to have 3 replicas`, () => replicas() === 3, tryTimeoutMs)) - t0);
@@ -220,9 +244,16 @@ export async function lowerBound(s: ScenarioSetup, ns: string): Promise<LowerBou
   const values = path.join(s.workDir, 'lower-bound-values.json');
   await writeFile(values, JSON.stringify(SPEC));
   const placeholder = 'lbrelease';
-  const { stdout } = await run(s.helmBin, ['template', placeholder, s.chart, '--namespace', ns, '--values', values], { maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await run(s.helmBin, ['template', placeholder, s.chart, '--namespace', ns, '--values', values], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const file = path.join(s.workDir, `lower-bound-${ns}.yaml`);
-  await writeFile(file, names(s.n).map((name) => stdout.replaceAll(placeholder, name)).join('\n---\n'));
+  await writeFile(
+    file,
+    names(s.n)
+      .map((name) => stdout.replaceAll(placeholder, name))
+      .join('\n---\n'),
+  );
   const kubectl = async (...args: string[]): Promise<number> => {
     const t0 = performance.now();
     await run(s.kubectl, ['--kubeconfig', s.kubeconfig, '-n', ns, ...args, '-f', file], { maxBuffer: 64 * 1024 * 1024 });

@@ -15,7 +15,11 @@ import { previousCsv, upgradeEdge, type UpgradeEdge } from './upgrade-edge.js';
 import { isK8sObject, type K8sObject } from './types.js';
 import { formatFindings, readBundleDir, validateBundle } from './validate.js';
 
-export interface WriteFlags { readonly root: string; readonly force: boolean; readonly dryRun: boolean }
+export interface WriteFlags {
+  readonly root: string;
+  readonly force: boolean;
+  readonly dryRun: boolean;
+}
 
 /** --package, else the PROJECT file's projectName, else the directory name (operator-sdk's order). */
 export async function packageName(root: string, flag: string | undefined): Promise<string> {
@@ -27,8 +31,10 @@ export async function packageName(root: string, flag: string | undefined): Promi
   }
 }
 
-const report = (results: Awaited<ReturnType<typeof applyPlan>>, plan: Parameters<typeof formatPlan>[0], dryRun: boolean): string[] =>
-  [...(dryRun ? ['plan:', formatPlan(plan), ''] : []), formatResults(results, dryRun)];
+const report = (results: Awaited<ReturnType<typeof applyPlan>>, plan: Parameters<typeof formatPlan>[0], dryRun: boolean): string[] => [
+  ...(dryRun ? ['plan:', formatPlan(plan), ''] : []),
+  formatResults(results, dryRun),
+];
 
 export async function runKustomizeManifests(f: WriteFlags & { readonly packageName?: string }): Promise<string> {
   const pkg = await packageName(f.root, f.packageName);
@@ -64,7 +70,12 @@ export interface GenerateBundleFlags extends WriteFlags {
 
 /** `replaces` from the CSV the previous `generate bundle` left in the output directory (upgrade-edge.ts). */
 async function edgeFromDisk(f: GenerateBundleFlags, pkg: string, objects: readonly K8sObject[]): Promise<UpgradeEdge> {
-  const file = path.join(f.root, f.outputDir, 'manifests', manifestFileName({ apiVersion: '', kind: 'ClusterServiceVersion', metadata: { name: '' } }, pkg));
+  const file = path.join(
+    f.root,
+    f.outputDir,
+    'manifests',
+    manifestFileName({ apiVersion: '', kind: 'ClusterServiceVersion', metadata: { name: '' } }, pkg),
+  );
   const text = await readFile(file, 'utf8').catch(() => undefined);
   let previous: unknown;
   try {
@@ -75,7 +86,12 @@ async function edgeFromDisk(f: GenerateBundleFlags, pkg: string, objects: readon
   const base = objects.find((o) => o.kind === 'ClusterServiceVersion')?.['spec'];
   const baseReplaces = isPlainObject(base) && typeof base['replaces'] === 'string' ? base['replaces'] : undefined;
   const prev = previousCsv(previous);
-  return upgradeEdge({ packageName: pkg, version: f.version, ...(baseReplaces === undefined ? {} : { baseReplaces }), ...(prev === undefined ? {} : { previous: prev }) });
+  return upgradeEdge({
+    packageName: pkg,
+    version: f.version,
+    ...(baseReplaces === undefined ? {} : { baseReplaces }),
+    ...(prev === undefined ? {} : { previous: prev }),
+  });
 }
 
 export async function runGenerateBundle(f: GenerateBundleFlags): Promise<string> {
@@ -99,7 +115,13 @@ export async function runGenerateBundle(f: GenerateBundleFlags): Promise<string>
   return [...report(results, plan, f.dryRun), ...[...edge.notes, ...notes].map((n) => `note: ${n}`)].join('\n');
 }
 
-export async function runBundleValidate(dir: string, opts: { selectOptional?: string; output: 'text' | 'json' }): Promise<{ text: string; ok: boolean }> {
-  const findings = validateBundle(await readBundleDir(dir), opts.selectOptional === undefined ? {} : { selectOptional: opts.selectOptional });
+export async function runBundleValidate(
+  dir: string,
+  opts: { selectOptional?: string; output: 'text' | 'json' },
+): Promise<{ text: string; ok: boolean }> {
+  const findings = validateBundle(
+    await readBundleDir(dir),
+    opts.selectOptional === undefined ? {} : { selectOptional: opts.selectOptional },
+  );
   return { text: formatFindings(findings, opts.output), ok: !findings.some((x) => x.level === 'error') };
 }

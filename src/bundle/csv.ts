@@ -43,7 +43,11 @@ function stripNamespace(o: K8sObject): K8sObject {
   return c;
 }
 
-interface Subject { kind?: string; name?: string; namespace?: string }
+interface Subject {
+  kind?: string;
+  name?: string;
+  namespace?: string;
+}
 
 function boundToServiceAccounts(binding: K8sObject, sas: ReadonlySet<string>): string[] {
   const subjects = objs(binding['subjects']) as Subject[];
@@ -52,10 +56,15 @@ function boundToServiceAccounts(binding: K8sObject, sas: ReadonlySet<string>): s
 
 function roleRefOf(binding: K8sObject): { kind: string; name: string } | undefined {
   const ref = binding['roleRef'];
-  return isPlainObject(ref) && typeof ref['kind'] === 'string' && typeof ref['name'] === 'string' ? { kind: ref['kind'], name: ref['name'] } : undefined;
+  return isPlainObject(ref) && typeof ref['kind'] === 'string' && typeof ref['name'] === 'string'
+    ? { kind: ref['kind'], name: ref['name'] }
+    : undefined;
 }
 
-interface Permission { serviceAccountName: string; rules: unknown[] }
+interface Permission {
+  serviceAccountName: string;
+  rules: unknown[];
+}
 
 function addRules(into: Map<string, unknown[]>, sa: string, role: K8sObject | undefined): void {
   const rules: unknown[] = role !== undefined && Array.isArray(role['rules']) ? (role['rules'] as unknown[]) : [];
@@ -79,7 +88,10 @@ function withWatchNamespaceFromOlm(deploymentSpec: Obj): Obj {
   return spec;
 }
 
-interface RelatedImage { name: string; image: string }
+interface RelatedImage {
+  name: string;
+  image: string;
+}
 
 function containerImages(d: K8sObject): RelatedImage[] {
   const podSpec = get(d, 'spec', 'template', 'spec');
@@ -92,7 +104,9 @@ function containerImages(d: K8sObject): RelatedImage[] {
       ...related.map((e) => {
         const name = String(e['name']);
         if (typeof e['value'] !== 'string') {
-          throw new BundleInputError(`Deployment ${d.metadata.name}, container ${String(c['name'])}: env ${name} must have a literal value (valueFrom cannot be resolved into relatedImages)`);
+          throw new BundleInputError(
+            `Deployment ${d.metadata.name}, container ${String(c['name'])}: env ${name} must have a literal value (valueFrom cannot be resolved into relatedImages)`,
+          );
         }
         return { name: name.slice('RELATED_IMAGE_'.length).toLowerCase().replace(/_/g, '-'), image: e['value'] };
       }),
@@ -117,7 +131,7 @@ function mergeOwned(generated: OwnedCrd[], base: unknown): OwnedCrd[] {
   return generated.map((g) => {
     const edited = baseOwned.find((b) => b['name'] === g.name && b['version'] === g.version);
     // The user's edits in the base CSV win over what the schema says.
-    return edited === undefined ? g : ({ ...g, ...clone(edited) });
+    return edited === undefined ? g : { ...g, ...clone(edited) };
   });
 }
 
@@ -133,9 +147,12 @@ function singleBase(objects: readonly K8sObject[]): K8sObject {
   const bases = objects.filter((o) => o.kind === 'ClusterServiceVersion');
   const [base] = bases;
   if (base === undefined) {
-    throw new BundleInputError('no ClusterServiceVersion in the input: run `helm-operator generate kustomize manifests` and pass `kubectl kustomize config/manifests`');
+    throw new BundleInputError(
+      'no ClusterServiceVersion in the input: run `helm-operator generate kustomize manifests` and pass `kubectl kustomize config/manifests`',
+    );
   }
-  if (bases.length > 1) throw new BundleInputError(`${bases.length} ClusterServiceVersions in the input; expected the one base in config/manifests/bases`);
+  if (bases.length > 1)
+    throw new BundleInputError(`${bases.length} ClusterServiceVersions in the input; expected the one base in config/manifests/bases`);
   return base;
 }
 
@@ -144,7 +161,11 @@ const serviceAccountOf = (d: K8sObject): string => {
   return typeof sa === 'string' ? sa : 'default';
 };
 
-interface Rbac { permissions: Map<string, unknown[]>; clusterPermissions: Map<string, unknown[]>; absorbed: Set<K8sObject> }
+interface Rbac {
+  permissions: Map<string, unknown[]>;
+  clusterPermissions: Map<string, unknown[]>;
+  absorbed: Set<K8sObject>;
+}
 
 /** The rules of every Role / ClusterRole bound to the Deployments' ServiceAccounts, and the objects they came from. */
 function absorbRbac(objects: readonly K8sObject[], sas: ReadonlySet<string>): Rbac {
@@ -162,14 +183,20 @@ function absorbRbac(objects: readonly K8sObject[], sas: ReadonlySet<string>): Rb
   return r;
 }
 
-interface Sorted { samples: K8sObject[]; others: K8sObject[]; notes: string[] }
+interface Sorted {
+  samples: K8sObject[];
+  others: K8sObject[];
+  notes: string[];
+}
 
 function sortRest(rest: readonly K8sObject[], crds: readonly K8sObject[], sas: ReadonlySet<string>): Sorted {
   const out: Sorted = { samples: [], others: [], notes: [] };
   for (const o of rest) {
     if (isExampleOf(o, crds)) out.samples.push(stripNamespace(o));
-    else if (o.kind === 'ServiceAccount' && sas.has(o.metadata.name)) continue; // OLM creates it from the CSV
-    else if (!REGISTRY_V1_KINDS.has(o.kind)) out.notes.push(`left out ${o.kind} ${o.metadata.name}: not a kind a registry+v1 bundle may carry`);
+    else if (o.kind === 'ServiceAccount' && sas.has(o.metadata.name))
+      continue; // OLM creates it from the CSV
+    else if (!REGISTRY_V1_KINDS.has(o.kind))
+      out.notes.push(`left out ${o.kind} ${o.metadata.name}: not a kind a registry+v1 bundle may carry`);
     else out.others.push(stripNamespace(o));
   }
   return out;
@@ -193,7 +220,9 @@ export function buildBundle(input: BundleInput): BundleContent {
   const crds = input.objects.filter((o) => o.kind === 'CustomResourceDefinition');
   const sas = new Set(deployments.map(serviceAccountOf));
   const rbac = absorbRbac(input.objects, sas);
-  const rest = input.objects.filter((o) => o !== base && o.kind !== 'Deployment' && o.kind !== 'CustomResourceDefinition' && !rbac.absorbed.has(o));
+  const rest = input.objects.filter(
+    (o) => o !== base && o.kind !== 'Deployment' && o.kind !== 'CustomResourceDefinition' && !rbac.absorbed.has(o),
+  );
   const { samples, others, notes } = sortRest(rest, crds, sas);
 
   const csv = clone(base);

@@ -108,7 +108,9 @@ function ruleResources(csv: K8sObject): RuleResource[] {
   ] as const;
   return fields.flatMap(([field, key]) =>
     objs(get(csv, 'spec', 'install', 'spec', key)).flatMap((perm, i) =>
-      objs(perm['rules']).flatMap((rule, j) => ruleEntries(rule, `ClusterServiceVersion.Spec.InstallStrategy.StrategySpec.${field}[${i}].Rules[${j}]`)),
+      objs(perm['rules']).flatMap((rule, j) =>
+        ruleEntries(rule, `ClusterServiceVersion.Spec.InstallStrategy.StrategySpec.${field}[${i}].Rules[${j}]`),
+      ),
     ),
   );
 }
@@ -141,7 +143,8 @@ function namedObjects(csv: Manifest, manifests: readonly Manifest[]): Named[] {
 }
 
 const removedIn = (release: string, gvks: ReadonlySet<string>, o: Named): boolean =>
-  gvks.has(`${o.apiVersion} ${o.kind}`) || (release === '1.22' && o.kind === 'CustomResourceDefinition' && o.apiVersion === 'apiextensions.k8s.io/v1beta1');
+  gvks.has(`${o.apiVersion} ${o.kind}`) ||
+  (release === '1.22' && o.kind === 'CustomResourceDefinition' && o.apiVersion === 'apiextensions.k8s.io/v1beta1');
 
 /** The CSV's minKubeVersion, tolerant like OLM's parse; `invalid` when set but not a version. */
 function minKubeVersion(csv: K8sObject): semver.SemVer | undefined | 'invalid' {
@@ -169,9 +172,22 @@ export function checkDeprecatedApis(csv: Manifest, manifests: readonly Manifest[
     for (const o of hits) add(found, o.kind === 'CustomResourceDefinition' ? 'CRD' : o.kind, o.name);
     const removedFor = minKube instanceof semver.SemVer && semver.gte(minKube, `${release}.0`);
     // One finding per release, as OLM reports it; it names the first file (the message names every object).
-    if (found.size > 0) out.push({ level: removedFor ? 'error' : 'warning', check: 'alpha-deprecated-apis', file: hits[0]?.file ?? 'manifests/', message: `${guide(release)}${listing(found)}` });
+    if (found.size > 0)
+      out.push({
+        level: removedFor ? 'error' : 'warning',
+        check: 'alpha-deprecated-apis',
+        file: hits[0]?.file ?? 'manifests/',
+        message: `${guide(release)}${listing(found)}`,
+      });
     const rules = release === '1.25' ? ruleWarnings(csv.obj) : new Map<string, string[]>();
-    if (rules.size > 0) out.push({ level: 'warning', check: 'alpha-deprecated-apis', file: csv.file, path: 'spec.install.spec', message: `${guide(release)}${listing(rules)}` });
+    if (rules.size > 0)
+      out.push({
+        level: 'warning',
+        check: 'alpha-deprecated-apis',
+        file: csv.file,
+        path: 'spec.install.spec',
+        message: `${guide(release)}${listing(rules)}`,
+      });
   }
   return out;
 }

@@ -26,7 +26,11 @@ export interface OwnedCrd {
 
 /** `replicaCount` → `Replica Count`, `image` → `Image`. */
 export function displayNameOf(key: string): string {
-  const words = key.replace(/[_-]+/g, ' ').replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/\s+/).filter(Boolean);
+  const words = key
+    .replace(/[_-]+/g, ' ')
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .split(/\s+/)
+    .filter(Boolean);
   return words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join(' ');
 }
 
@@ -46,7 +50,14 @@ export function statusDescriptors(schema: unknown): Descriptor[] {
   const status = propertiesOf(schema)['status'];
   const conditions = propertiesOf(status)['conditions'];
   if (conditions === undefined) return [];
-  return [{ path: 'conditions', displayName: 'Conditions', description: 'The state of the release and of its objects', 'x-descriptors': ['urn:alm:descriptor:io.kubernetes.conditions'] }];
+  return [
+    {
+      path: 'conditions',
+      displayName: 'Conditions',
+      description: 'The state of the release and of its objects',
+      'x-descriptors': ['urn:alm:descriptor:io.kubernetes.conditions'],
+    },
+  ];
 }
 
 /** One entry per served version of the CRD. */

@@ -1,5 +1,6 @@
 /** What a bundle check reports: validate.ts and the checks it runs (deprecated-apis.ts) share it. */
-export type Check = 'format' | 'objects' | 'bundle' | 'csv' | 'crd' | 'operatorhub' | 'capabilities' | 'good-practices' | 'alpha-deprecated-apis';
+export type Check =
+  'format' | 'objects' | 'bundle' | 'csv' | 'crd' | 'operatorhub' | 'capabilities' | 'good-practices' | 'alpha-deprecated-apis';
 export interface Finding {
   readonly level: 'error' | 'warning';
   readonly check: Check;

@@ -15,17 +15,27 @@ export interface GenerateBundleOptions extends BundleInput {
 const toYaml = (o: unknown): string => stringify(o, { lineWidth: 0 });
 
 export function generateBundle(o: GenerateBundleOptions): { plan: Plan; notes: readonly string[] } {
-  if (o.channels.length === 0 || o.channels.some((c) => c.trim() === '')) throw new BundleInputError('--channels: give at least one channel name');
+  if (o.channels.length === 0 || o.channels.some((c) => c.trim() === ''))
+    throw new BundleInputError('--channels: give at least one channel name');
   if (o.defaultChannel !== undefined && !o.channels.includes(o.defaultChannel)) {
     throw new BundleInputError(`--default-channel ${o.defaultChannel} is not one of --channels ${o.channels.join(',')}`);
   }
   const out = (o.outputDir ?? 'bundle').replace(/\/+$/, '');
   // config/scorecard's Configuration goes to tests/, not into the bundle's manifests.
   const scorecard = o.objects.filter(isScorecardConfig);
-  if (scorecard.length > 1) throw new BundleInputError(`${scorecard.length} scorecard Configurations in the input; config/scorecard must render one`);
+  if (scorecard.length > 1)
+    throw new BundleInputError(`${scorecard.length} scorecard Configurations in the input; config/scorecard must render one`);
   const content = buildBundle({ ...o, objects: o.objects.filter((x) => !isScorecardConfig(x)) });
-  const meta = { packageName: o.packageName, channels: o.channels, builderVersion: o.builderVersion, outputDir: out, ...(o.defaultChannel === undefined ? {} : { defaultChannel: o.defaultChannel }) };
-  const manifests = [content.csv, ...content.crds, ...content.others].map((m) => create(`${out}/manifests/${manifestFileName(m, o.packageName)}`, toYaml(m)));
+  const meta = {
+    packageName: o.packageName,
+    channels: o.channels,
+    builderVersion: o.builderVersion,
+    outputDir: out,
+    ...(o.defaultChannel === undefined ? {} : { defaultChannel: o.defaultChannel }),
+  };
+  const manifests = [content.csv, ...content.crds, ...content.others].map((m) =>
+    create(`${out}/manifests/${manifestFileName(m, o.packageName)}`, toYaml(m)),
+  );
   const plan: Plan = [
     ...manifests,
     create(`${out}/metadata/annotations.yaml`, annotationsYaml(meta)),

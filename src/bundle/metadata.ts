@@ -49,4 +49,5 @@ export function bundleDockerfile(m: BundleMetadataInput): string {
 }
 
 /** The bundle image's build context: the bundle directory only. */
-export const bundleDockerignore = (outputDir: string): string => `# The build context of bundle.Dockerfile: ${outputDir}/ only.\n*\n!${outputDir}/\n`;
+export const bundleDockerignore = (outputDir: string): string =>
+  `# The build context of bundle.Dockerfile: ${outputDir}/ only.\n*\n!${outputDir}/\n`;

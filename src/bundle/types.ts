@@ -10,7 +10,13 @@ export interface K8sObject extends Obj {
 }
 
 export function isK8sObject(v: unknown): v is K8sObject {
-  return isPlainObject(v) && typeof v['apiVersion'] === 'string' && typeof v['kind'] === 'string' && isPlainObject(v['metadata']) && typeof v['metadata']['name'] === 'string';
+  return (
+    isPlainObject(v) &&
+    typeof v['apiVersion'] === 'string' &&
+    typeof v['kind'] === 'string' &&
+    isPlainObject(v['metadata']) &&
+    typeof v['metadata']['name'] === 'string'
+  );
 }
 
 /** The value at a path of plain objects, or undefined. */
@@ -21,9 +27,25 @@ export const objs = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter(isPlainO
 
 /** Kinds a registry+v1 bundle may carry besides the CSV and CRDs (operator-registry's supported_resources.go). */
 export const REGISTRY_V1_KINDS: ReadonlySet<string> = new Set([
-  'ClusterServiceVersion', 'CustomResourceDefinition', 'Secret', 'ClusterRole', 'ClusterRoleBinding', 'ConfigMap',
-  'ServiceAccount', 'Service', 'Role', 'RoleBinding', 'PrometheusRule', 'ServiceMonitor', 'PodDisruptionBudget',
-  'PriorityClass', 'VerticalPodAutoscaler', 'ConsoleYAMLSample', 'ConsoleQuickStart', 'ConsoleCLIDownload', 'ConsoleLink',
+  'ClusterServiceVersion',
+  'CustomResourceDefinition',
+  'Secret',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'ConfigMap',
+  'ServiceAccount',
+  'Service',
+  'Role',
+  'RoleBinding',
+  'PrometheusRule',
+  'ServiceMonitor',
+  'PodDisruptionBudget',
+  'PriorityClass',
+  'VerticalPodAutoscaler',
+  'ConsoleYAMLSample',
+  'ConsoleQuickStart',
+  'ConsoleCLIDownload',
+  'ConsoleLink',
   'NetworkPolicy',
 ]);
 

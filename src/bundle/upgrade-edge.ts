@@ -22,7 +22,8 @@ export interface UpgradeEdge {
 
 /** The previous bundle's CSV (parsed YAML), if it is one. */
 export function previousCsv(doc: unknown): PreviousCsv | undefined {
-  if (!isPlainObject(doc) || doc.kind !== 'ClusterServiceVersion' || !isPlainObject(doc.metadata) || !isPlainObject(doc.spec)) return undefined;
+  if (!isPlainObject(doc) || doc.kind !== 'ClusterServiceVersion' || !isPlainObject(doc.metadata) || !isPlainObject(doc.spec))
+    return undefined;
   const { name } = doc.metadata;
   const { version, replaces } = doc.spec;
   if (typeof name !== 'string' || typeof version !== 'string') return undefined;
@@ -36,13 +37,24 @@ export function previousCsv(doc: unknown): PreviousCsv | undefined {
  * writes none and says why.
  */
 export function upgradeEdge(o: { packageName: string; version: string; baseReplaces?: string; previous?: PreviousCsv }): UpgradeEdge {
-  if (o.baseReplaces !== undefined) return { replaces: o.baseReplaces, notes: [`replaces ${o.baseReplaces}: from the base CSV in config/manifests`] };
+  if (o.baseReplaces !== undefined)
+    return { replaces: o.baseReplaces, notes: [`replaces ${o.baseReplaces}: from the base CSV in config/manifests`] };
   const p = o.previous;
   if (p === undefined) return { notes: [] };
-  if (!p.name.startsWith(`${o.packageName}.v`)) return { notes: [`no replaces: the bundle directory held ${p.name}, not a version of package ${o.packageName}`] };
-  if (semver.valid(p.version) === null) return { notes: [`no replaces: the bundle directory held ${p.name}, whose version ${p.version} is not semantic`] };
+  if (!p.name.startsWith(`${o.packageName}.v`))
+    return { notes: [`no replaces: the bundle directory held ${p.name}, not a version of package ${o.packageName}`] };
+  if (semver.valid(p.version) === null)
+    return { notes: [`no replaces: the bundle directory held ${p.name}, whose version ${p.version} is not semantic`] };
   const order = semver.compare(p.version, o.version);
-  if (order === 0) return p.replaces === undefined ? { notes: [] } : { replaces: p.replaces, notes: [`replaces ${p.replaces}: kept from the bundle of the same version`] };
-  if (order > 0) return { notes: [`no replaces: the bundle directory held ${p.name}, newer than ${o.version} (set spec.replaces in the base CSV to choose one)`] };
+  if (order === 0)
+    return p.replaces === undefined
+      ? { notes: [] }
+      : { replaces: p.replaces, notes: [`replaces ${p.replaces}: kept from the bundle of the same version`] };
+  if (order > 0)
+    return {
+      notes: [
+        `no replaces: the bundle directory held ${p.name}, newer than ${o.version} (set spec.replaces in the base CSV to choose one)`,
+      ],
+    };
   return { replaces: p.name, notes: [`replaces ${p.name}: the previous bundle (an upgrade edge for OLM)`] };
 }

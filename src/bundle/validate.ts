@@ -13,7 +13,10 @@ import { checkDeprecatedApis } from './deprecated-apis.js';
 import type { Finding } from './finding.js';
 import { get, INSTALL_MODES, isK8sObject, objs as arr, REGISTRY_V1_KINDS, type K8sObject } from './types.js';
 
-export interface BundleFile { readonly path: string; readonly text: string }
+export interface BundleFile {
+  readonly path: string;
+  readonly text: string;
+}
 export interface BundleFiles {
   readonly dirs: ReadonlySet<string>;
   readonly files: readonly BundleFile[];
@@ -43,7 +46,10 @@ export async function readBundleDir(dir: string): Promise<BundleFiles> {
   return { dirs, files: files.sort((a, b) => a.path.localeCompare(b.path)) };
 }
 
-interface Parsed { file: string; obj: K8sObject }
+interface Parsed {
+  file: string;
+  obj: K8sObject;
+}
 
 function parseManifests(files: readonly BundleFile[], out: Finding[]): Parsed[] {
   const parsed: Parsed[] = [];
@@ -58,7 +64,12 @@ function parseManifests(files: readonly BundleFile[], out: Finding[]): Parsed[] 
       const v: unknown = doc.toJS();
       if (v === null || v === undefined) continue;
       if (!isK8sObject(v)) {
-        out.push({ level: 'error', check: 'objects', file: f.path, message: 'not a Kubernetes object (apiVersion, kind and metadata.name are required)' });
+        out.push({
+          level: 'error',
+          check: 'objects',
+          file: f.path,
+          message: 'not a Kubernetes object (apiVersion, kind and metadata.name are required)',
+        });
         continue;
       }
       parsed.push({ file: f.path, obj: v });
@@ -68,8 +79,10 @@ function parseManifests(files: readonly BundleFile[], out: Finding[]): Parsed[] 
 }
 
 function checkFormat(b: BundleFiles, out: Finding[]): Record<string, string> {
-  if (!b.dirs.has('manifests')) out.push({ level: 'error', check: 'format', file: 'manifests/', message: 'Unable to locate manifests directory' });
-  if (!b.dirs.has('metadata')) out.push({ level: 'error', check: 'format', file: 'metadata/', message: 'Unable to locate metadata directory' });
+  if (!b.dirs.has('manifests'))
+    out.push({ level: 'error', check: 'format', file: 'manifests/', message: 'Unable to locate manifests directory' });
+  if (!b.dirs.has('metadata'))
+    out.push({ level: 'error', check: 'format', file: 'metadata/', message: 'Unable to locate metadata directory' });
   const file = 'metadata/annotations.yaml';
   const f = b.files.find((x) => x.path === file);
   if (f === undefined) {
@@ -80,8 +93,10 @@ function checkFormat(b: BundleFiles, out: Finding[]): Record<string, string> {
   const ann = isPlainObject(doc) && isPlainObject(doc['annotations']) ? (doc['annotations'] as Record<string, string>) : {};
   const need = (key: string, expected?: string): void => {
     const v = ann[key];
-    if (v === undefined || v === '') out.push({ level: 'error', check: 'format', file, path: `annotations.${key}`, message: `${key} is missing` });
-    else if (expected !== undefined && v !== expected) out.push({ level: 'error', check: 'format', file, path: `annotations.${key}`, message: `${key} is ${v}, expected ${expected}` });
+    if (v === undefined || v === '')
+      out.push({ level: 'error', check: 'format', file, path: `annotations.${key}`, message: `${key} is missing` });
+    else if (expected !== undefined && v !== expected)
+      out.push({ level: 'error', check: 'format', file, path: `annotations.${key}`, message: `${key} is ${v}, expected ${expected}` });
   };
   need('operators.operatorframework.io.bundle.mediatype.v1', 'registry+v1');
   need('operators.operatorframework.io.bundle.manifests.v1', 'manifests/');
@@ -91,25 +106,53 @@ function checkFormat(b: BundleFiles, out: Finding[]): Record<string, string> {
   const channels = (ann['operators.operatorframework.io.bundle.channels.v1'] ?? '').split(',');
   const def = ann['operators.operatorframework.io.bundle.channel.default.v1'];
   if (def !== undefined && def !== '' && !channels.includes(def)) {
-    out.push({ level: 'error', check: 'format', file, path: 'annotations.operators.operatorframework.io.bundle.channel.default.v1', message: `default channel ${def} is not one of the channels ${channels.join(',')}` });
+    out.push({
+      level: 'error',
+      check: 'format',
+      file,
+      path: 'annotations.operators.operatorframework.io.bundle.channel.default.v1',
+      message: `default channel ${def} is not one of the channels ${channels.join(',')}`,
+    });
   }
   return ann;
 }
 
 function checkObjects(parsed: readonly Parsed[], out: Finding[]): void {
   for (const { file, obj } of parsed) {
-    if (!REGISTRY_V1_KINDS.has(obj.kind)) out.push({ level: 'error', check: 'objects', file, path: 'kind', message: `${obj.kind} ${obj.metadata.name}: kind is not supported in a registry+v1 bundle` });
+    if (!REGISTRY_V1_KINDS.has(obj.kind))
+      out.push({
+        level: 'error',
+        check: 'objects',
+        file,
+        path: 'kind',
+        message: `${obj.kind} ${obj.metadata.name}: kind is not supported in a registry+v1 bundle`,
+      });
     if (!DNS1123_SUBDOMAIN.test(obj.metadata.name) || obj.metadata.name.length > 253) {
-      out.push({ level: 'error', check: 'objects', file, path: 'metadata.name', message: `${obj.kind} name ${obj.metadata.name} is not a valid DNS-1123 subdomain` });
+      out.push({
+        level: 'error',
+        check: 'objects',
+        file,
+        path: 'metadata.name',
+        message: `${obj.kind} name ${obj.metadata.name} is not a valid DNS-1123 subdomain`,
+      });
     }
   }
 }
 
-
-interface CrdKey { name: string; version: string; kind: string; group: string }
+interface CrdKey {
+  name: string;
+  version: string;
+  kind: string;
+  group: string;
+}
 
 function crdKeys(crd: K8sObject): CrdKey[] {
-  return arr(get(crd, 'spec', 'versions')).map((v) => ({ name: crd.metadata.name, version: String(v['name']), kind: String(get(crd, 'spec', 'names', 'kind')), group: String(get(crd, 'spec', 'group')) }));
+  return arr(get(crd, 'spec', 'versions')).map((v) => ({
+    name: crd.metadata.name,
+    version: String(v['name']),
+    kind: String(get(crd, 'spec', 'names', 'kind')),
+    group: String(get(crd, 'spec', 'group')),
+  }));
 }
 
 function checkBundle(b: BundleFiles, csv: Parsed | undefined, crds: readonly Parsed[], out: Finding[]): void {
@@ -121,18 +164,41 @@ function checkBundle(b: BundleFiles, csv: Parsed | undefined, crds: readonly Par
   const bundled = crds.flatMap((c) => crdKeys(c.obj));
   owned.forEach((o, i) => {
     if (!bundled.some((k) => k.name === o['name'] && k.version === o['version'] && k.kind === o['kind'])) {
-      out.push({ level: 'error', check: 'bundle', file: csv.file, path: `spec.customresourcedefinitions.owned[${i}]`, message: `owned CRD ${String(o['name'])}/${String(o['version'])} (${String(o['kind'])}) is not in the bundle` });
+      out.push({
+        level: 'error',
+        check: 'bundle',
+        file: csv.file,
+        path: `spec.customresourcedefinitions.owned[${i}]`,
+        message: `owned CRD ${String(o['name'])}/${String(o['version'])} (${String(o['kind'])}) is not in the bundle`,
+      });
     }
   });
   for (const c of crds) {
     if (!owned.some((o) => o['name'] === c.obj.metadata.name)) {
-      out.push({ level: 'error', check: 'bundle', file: c.file, message: `CRD ${c.obj.metadata.name} is in the bundle but not owned by the CSV (spec.customresourcedefinitions.owned)` });
+      out.push({
+        level: 'error',
+        check: 'bundle',
+        file: c.file,
+        message: `CRD ${c.obj.metadata.name} is in the bundle but not owned by the CSV (spec.customresourcedefinitions.owned)`,
+      });
     }
   }
   const size = b.files.filter((f) => f.path.startsWith('manifests/')).reduce((n, f) => n + gzipSync(f.text).length, 0);
   const mib = (n: number): string => `${(n / (1 << 20)).toFixed(2)} MiB`;
-  if (size > MAX_BUNDLE_BYTES) out.push({ level: 'error', check: 'bundle', file: 'manifests/', message: `maximum bundle compressed size exceeded: ~${mib(size)} gzipped, max ${mib(MAX_BUNDLE_BYTES)}` });
-  else if (size > MAX_BUNDLE_BYTES * 0.85) out.push({ level: 'warning', check: 'bundle', file: 'manifests/', message: `nearing the maximum bundle compressed size: ~${mib(size)} gzipped, max ${mib(MAX_BUNDLE_BYTES)}` });
+  if (size > MAX_BUNDLE_BYTES)
+    out.push({
+      level: 'error',
+      check: 'bundle',
+      file: 'manifests/',
+      message: `maximum bundle compressed size exceeded: ~${mib(size)} gzipped, max ${mib(MAX_BUNDLE_BYTES)}`,
+    });
+  else if (size > MAX_BUNDLE_BYTES * 0.85)
+    out.push({
+      level: 'warning',
+      check: 'bundle',
+      file: 'manifests/',
+      message: `nearing the maximum bundle compressed size: ~${mib(size)} gzipped, max ${mib(MAX_BUNDLE_BYTES)}`,
+    });
 }
 
 function checkCsv(csv: Parsed, crds: readonly Parsed[], out: Finding[]): void {
@@ -145,8 +211,10 @@ function checkCsv(csv: Parsed, crds: readonly Parsed[], out: Finding[]): void {
   const version = get(obj, 'spec', 'version');
   if (typeof version === 'string' && !SEMVER.test(version)) err('spec.version', `${version} is not a semantic version`);
   const minKube = get(obj, 'spec', 'minKubeVersion');
-  if (minKube === undefined || minKube === '') warn('spec.minKubeVersion', 'minKubeVersion is not set: OLM installs it on any Kubernetes version');
-  else if (typeof minKube !== 'string' || !SEMVER.test(minKube)) err('spec.minKubeVersion', `${JSON.stringify(minKube)} is not a semantic version`);
+  if (minKube === undefined || minKube === '')
+    warn('spec.minKubeVersion', 'minKubeVersion is not set: OLM installs it on any Kubernetes version');
+  else if (typeof minKube !== 'string' || !SEMVER.test(minKube))
+    err('spec.minKubeVersion', `${JSON.stringify(minKube)} is not a semantic version`);
 
   checkInstallModes(csv, out);
   checkExamples(csv, crds, out);
@@ -156,12 +224,17 @@ function checkInstallModes(csv: Parsed, out: Finding[]): void {
   const { file, obj } = csv;
   const err = (path: string, message: string): void => void out.push({ level: 'error', check: 'csv', file, path, message });
   const modes = arr(get(obj, 'spec', 'installModes'));
-  if (modes.length === 0) err('spec.installModes', 'installModes is empty: list OwnNamespace, SingleNamespace, MultiNamespace and AllNamespaces with supported true/false');
+  if (modes.length === 0)
+    err(
+      'spec.installModes',
+      'installModes is empty: list OwnNamespace, SingleNamespace, MultiNamespace and AllNamespaces with supported true/false',
+    );
   modes.forEach((m, i) => {
-    if (!(INSTALL_MODES as readonly unknown[]).includes(m['type'])) err(`spec.installModes[${i}].type`, `${String(m['type'])} is not an install mode (${INSTALL_MODES.join(', ')})`);
+    if (!(INSTALL_MODES as readonly unknown[]).includes(m['type']))
+      err(`spec.installModes[${i}].type`, `${String(m['type'])} is not an install mode (${INSTALL_MODES.join(', ')})`);
   });
-  if (modes.length > 0 && !modes.some((m) => m['supported'] === true)) err('spec.installModes', 'no install mode is supported: OLM cannot install it in any OperatorGroup');
-
+  if (modes.length > 0 && !modes.some((m) => m['supported'] === true))
+    err('spec.installModes', 'no install mode is supported: OLM cannot install it in any OperatorGroup');
 }
 
 function checkExamples(csv: Parsed, crds: readonly Parsed[], out: Finding[]): void {
@@ -186,11 +259,19 @@ function checkExamples(csv: Parsed, crds: readonly Parsed[], out: Finding[]): vo
     examples.forEach((ex: unknown, i) => {
       const apiVersion = get(ex, 'apiVersion');
       const kind = get(ex, 'kind');
-      const match = typeof apiVersion === 'string' && owned.some((o) => o['kind'] === kind && o['version'] === versionOf(apiVersion) && keys.some((k) => k.name === o['name'] && k.group === groupOf(apiVersion)));
+      const match =
+        typeof apiVersion === 'string' &&
+        owned.some(
+          (o) =>
+            o['kind'] === kind &&
+            o['version'] === versionOf(apiVersion) &&
+            keys.some((k) => k.name === o['name'] && k.group === groupOf(apiVersion)),
+        );
       if (!match) err(`metadata.annotations.alm-examples[${i}]`, `example ${String(kind)} (${String(apiVersion)}) is not of an owned CRD`);
     });
     owned.forEach((o, i) => {
-      if (!examples.some((ex: unknown) => get(ex, 'kind') === o['kind'])) warn(`spec.customresourcedefinitions.owned[${i}]`, `owned CRD ${String(o['name'])} has no example in alm-examples`);
+      if (!examples.some((ex: unknown) => get(ex, 'kind') === o['kind']))
+        warn(`spec.customresourcedefinitions.owned[${i}]`, `owned CRD ${String(o['name'])} has no example in alm-examples`);
     });
   } else if (owned.length > 0) warn('metadata.annotations.alm-examples', 'alm-examples is empty: the console has no example CR to offer');
 }
@@ -201,11 +282,13 @@ function checkCrd(c: Parsed, out: Finding[]): void {
   const group = get(c.obj, 'spec', 'group');
   const plural = get(c.obj, 'spec', 'names', 'plural');
   if (typeof group !== 'string' || typeof plural !== 'string') err('spec', 'spec.group and spec.names.plural are required');
-  else if (c.obj.metadata.name !== `${plural}.${group}`) err('metadata.name', `must be spec.names.plural + "." + spec.group (${plural}.${group})`);
+  else if (c.obj.metadata.name !== `${plural}.${group}`)
+    err('metadata.name', `must be spec.names.plural + "." + spec.group (${plural}.${group})`);
   const versions = arr(get(c.obj, 'spec', 'versions'));
   if (versions.filter((v) => v['storage'] === true).length !== 1) err('spec.versions', 'exactly one version must be the storage version');
   versions.forEach((v, i) => {
-    if (get(v, 'schema', 'openAPIV3Schema') === undefined) err(`spec.versions[${i}].schema.openAPIV3Schema`, 'a v1 CRD version needs a schema');
+    if (get(v, 'schema', 'openAPIV3Schema') === undefined)
+      err(`spec.versions[${i}].schema.openAPIV3Schema`, 'a v1 CRD version needs a schema');
   });
 }
 
@@ -216,7 +299,8 @@ function checkOperatorHub(csv: Parsed, out: Finding[]): void {
   const maintainers = arr(get(obj, 'spec', 'maintainers'));
   if (maintainers.length === 0) err('spec.maintainers', 'at least one maintainer (name, email) is required');
   maintainers.forEach((m, i) => {
-    if (typeof m['email'] !== 'string' || !/^[^@\s]+@[^@\s]+$/.test(m['email'])) err(`spec.maintainers[${i}].email`, `${String(m['email'])} is not an email address`);
+    if (typeof m['email'] !== 'string' || !/^[^@\s]+@[^@\s]+$/.test(m['email']))
+      err(`spec.maintainers[${i}].email`, `${String(m['email'])} is not an email address`);
   });
   arr(get(obj, 'spec', 'links')).forEach((l, i) => {
     if (typeof l['url'] !== 'string' || !URL.canParse(l['url'])) err(`spec.links[${i}].url`, `${String(l['url'])} is not a URL`);
@@ -224,7 +308,8 @@ function checkOperatorHub(csv: Parsed, out: Finding[]): void {
   const icons = arr(get(obj, 'spec', 'icon'));
   if (icons.length !== 1) err('spec.icon', 'exactly one icon (base64data, mediatype) is expected');
   icons.forEach((ic, i) => {
-    if (!['image/gif', 'image/jpeg', 'image/png', 'image/svg+xml'].includes(String(ic['mediatype']))) err(`spec.icon[${i}].mediatype`, `${String(ic['mediatype'])} is not image/gif, image/jpeg, image/png or image/svg+xml`);
+    if (!['image/gif', 'image/jpeg', 'image/png', 'image/svg+xml'].includes(String(ic['mediatype'])))
+      err(`spec.icon[${i}].mediatype`, `${String(ic['mediatype'])} is not image/gif, image/jpeg, image/png or image/svg+xml`);
   });
   if (get(obj, 'spec', 'minKubeVersion') === undefined) err('spec.minKubeVersion', 'minKubeVersion is required on OperatorHub');
 }
@@ -232,22 +317,40 @@ function checkOperatorHub(csv: Parsed, out: Finding[]): void {
 function checkCapabilities(csv: Parsed, out: Finding[]): void {
   const cap = csv.obj.metadata.annotations?.['capabilities'];
   if (cap === undefined || !CAPABILITIES.includes(cap)) {
-    out.push({ level: 'error', check: 'capabilities', file: csv.file, path: 'metadata.annotations.capabilities', message: `capabilities ${String(cap)} is not one of ${CAPABILITIES.join(', ')}` });
+    out.push({
+      level: 'error',
+      check: 'capabilities',
+      file: csv.file,
+      path: 'metadata.annotations.capabilities',
+      message: `capabilities ${String(cap)} is not one of ${CAPABILITIES.join(', ')}`,
+    });
   }
 }
 
 function checkGoodPractices(csv: Parsed, ann: Record<string, string>, out: Finding[]): void {
-  const warn = (file: string, path: string, message: string): void => void out.push({ level: 'warning', check: 'good-practices', file, path, message });
+  const warn = (file: string, path: string, message: string): void =>
+    void out.push({ level: 'warning', check: 'good-practices', file, path, message });
   arr(get(csv.obj, 'spec', 'install', 'spec', 'deployments')).forEach((d, i) => {
     arr(get(d, 'spec', 'template', 'spec', 'containers')).forEach((c, j) => {
-      if (get(c, 'resources', 'requests') === undefined) warn(csv.file, `spec.install.spec.deployments[${i}].spec.template.spec.containers[${j}].resources.requests`, `container ${String(c['name'])} has no resource requests`);
+      if (get(c, 'resources', 'requests') === undefined)
+        warn(
+          csv.file,
+          `spec.install.spec.deployments[${i}].spec.template.spec.containers[${j}].resources.requests`,
+          `container ${String(c['name'])} has no resource requests`,
+        );
     });
   });
   for (const ch of (ann['operators.operatorframework.io.bundle.channels.v1'] ?? '').split(',').filter(Boolean)) {
-    if (!/^(alpha|beta|stable|candidate|fast)(-.+)?$/.test(ch)) warn('metadata/annotations.yaml', 'annotations.operators.operatorframework.io.bundle.channels.v1', `channel ${ch} does not follow the convention (alpha, beta, stable, candidate, fast, optionally -suffix)`);
+    if (!/^(alpha|beta|stable|candidate|fast)(-.+)?$/.test(ch))
+      warn(
+        'metadata/annotations.yaml',
+        'annotations.operators.operatorframework.io.bundle.channels.v1',
+        `channel ${ch} does not follow the convention (alpha, beta, stable, candidate, fast, optionally -suffix)`,
+      );
   }
   arr(get(csv.obj, 'spec', 'customresourcedefinitions', 'owned')).forEach((o, i) => {
-    if (typeof o['description'] !== 'string' || o['description'] === '') warn(csv.file, `spec.customresourcedefinitions.owned[${i}].description`, `owned CRD ${String(o['name'])} has no description`);
+    if (typeof o['description'] !== 'string' || o['description'] === '')
+      warn(csv.file, `spec.customresourcedefinitions.owned[${i}].description`, `owned CRD ${String(o['name'])} has no description`);
   });
 }
 
@@ -264,7 +367,8 @@ function optionalSet(sel: string | undefined): Set<(typeof OPTIONAL_NAMES)[numbe
   if (sel === undefined || sel === '') return new Set();
   const [key, value] = sel.split('=', 2);
   if (key === 'suite' && (OPTIONAL_SUITES as readonly string[]).includes(value ?? '')) return new Set(OPTIONAL_NAMES);
-  if (key === 'name' && (OPTIONAL_NAMES as readonly string[]).includes(value ?? '')) return new Set([value as (typeof OPTIONAL_NAMES)[number]]);
+  if (key === 'name' && (OPTIONAL_NAMES as readonly string[]).includes(value ?? ''))
+    return new Set([value as (typeof OPTIONAL_NAMES)[number]]);
   throw new SelectorError(`--select-optional ${sel}: expected suite=${OPTIONAL_SUITES.join('|')} or name=${OPTIONAL_NAMES.join('|')}`);
 }
 
@@ -278,7 +382,8 @@ export function validateBundle(b: BundleFiles, opts: ValidateOptions = {}): Find
   checkObjects(parsed, out);
   const csv = csvs[0];
   const extra = csvs[1];
-  if (extra !== undefined) out.push({ level: 'error', check: 'bundle', file: extra.file, message: 'more than one ClusterServiceVersion in bundle' });
+  if (extra !== undefined)
+    out.push({ level: 'error', check: 'bundle', file: extra.file, message: 'more than one ClusterServiceVersion in bundle' });
   checkBundle(b, csv, crds, out);
   if (csv !== undefined) checkCsv(csv, crds, out);
   for (const c of crds) checkCrd(c, out);
@@ -294,7 +399,13 @@ export function validateBundle(b: BundleFiles, opts: ValidateOptions = {}): Find
 export function formatFindings(findings: readonly Finding[], format: 'text' | 'json'): string {
   const passed = !findings.some((f) => f.level === 'error');
   if (format === 'json') return JSON.stringify({ passed, outputs: findings }, null, 2);
-  const lines = findings.map((f) => `${f.level === 'error' ? 'ERROR' : 'WARN '} [${f.check}] ${f.file}${f.path === undefined ? '' : ` ${f.path}`}: ${f.message}`);
-  lines.push(passed ? `bundle is valid${findings.length > 0 ? ` (${findings.length} warning(s))` : ''}` : `bundle is invalid: ${findings.filter((f) => f.level === 'error').length} error(s)`);
+  const lines = findings.map(
+    (f) => `${f.level === 'error' ? 'ERROR' : 'WARN '} [${f.check}] ${f.file}${f.path === undefined ? '' : ` ${f.path}`}: ${f.message}`,
+  );
+  lines.push(
+    passed
+      ? `bundle is valid${findings.length > 0 ? ` (${findings.length} warning(s))` : ''}`
+      : `bundle is invalid: ${findings.filter((f) => f.level === 'error').length} error(s)`,
+  );
   return lines.join('\n');
 }

@@ -25,7 +25,12 @@ export function defineGenerateCommand(
     .option('--package <name>', 'package name (default: PROJECT projectName, else the directory name)')
     .option('--dry-run', 'print the plan; write nothing', false)
     .action(async (o: { package?: string; dryRun: boolean }) => {
-      await kustomizeManifests({ root: process.cwd(), force: false, dryRun: o.dryRun, ...(o.package === undefined ? {} : { packageName: o.package }) });
+      await kustomizeManifests({
+        root: process.cwd(),
+        force: false,
+        dryRun: o.dryRun,
+        ...(o.package === undefined ? {} : { packageName: o.package }),
+      });
     });
   generate
     .command('bundle')
@@ -38,24 +43,35 @@ export function defineGenerateCommand(
     .option('--output-dir <dir>', 'bundle directory', 'bundle')
     .addOption(new Option('--input-file <file>', 'kustomize output to read instead of stdin'))
     .option('--dry-run', 'print the plan; write nothing', false)
-    .action(async (o: { version: string; channels: string; defaultChannel?: string; package?: string; useImageDigests: boolean; outputDir: string; inputFile?: string; dryRun: boolean }) => {
-      const input = o.inputFile === undefined ? await readStdin() : await readFile(o.inputFile, 'utf8');
-      await bundle({
-        root: process.cwd(),
-        force: true,
-        dryRun: o.dryRun,
-        input,
-        inputName: o.inputFile ?? '<stdin>',
-        version: o.version.replace(/^v/, ''),
-        channels: o.channels.split(',').map((c) => c.trim()),
-        useImageDigests: o.useImageDigests,
-        outputDir: o.outputDir,
-        builderVersion,
-        now: new Date(),
-        ...(o.package === undefined ? {} : { packageName: o.package }),
-        ...(o.defaultChannel === undefined ? {} : { defaultChannel: o.defaultChannel }),
-      });
-    });
+    .action(
+      async (o: {
+        version: string;
+        channels: string;
+        defaultChannel?: string;
+        package?: string;
+        useImageDigests: boolean;
+        outputDir: string;
+        inputFile?: string;
+        dryRun: boolean;
+      }) => {
+        const input = o.inputFile === undefined ? await readStdin() : await readFile(o.inputFile, 'utf8');
+        await bundle({
+          root: process.cwd(),
+          force: true,
+          dryRun: o.dryRun,
+          input,
+          inputName: o.inputFile ?? '<stdin>',
+          version: o.version.replace(/^v/, ''),
+          channels: o.channels.split(',').map((c) => c.trim()),
+          useImageDigests: o.useImageDigests,
+          outputDir: o.outputDir,
+          builderVersion,
+          now: new Date(),
+          ...(o.package === undefined ? {} : { packageName: o.package }),
+          ...(o.defaultChannel === undefined ? {} : { defaultChannel: o.defaultChannel }),
+        });
+      },
+    );
   return generate;
 }
 
@@ -65,7 +81,10 @@ export function defineBundleCommand(validate: Action<{ dir: string; selectOption
     .command('validate')
     .description("Validate a bundle directory with OLM's checks; exit 1 on errors, 0 on warnings only")
     .argument('<dir>', 'bundle directory, e.g. ./bundle')
-    .option('--select-optional <selector>', 'also run optional checks: suite=operatorframework or name=operatorhub|capabilities|good-practices|alpha-deprecated-apis')
+    .option(
+      '--select-optional <selector>',
+      'also run optional checks: suite=operatorframework or name=operatorhub|capabilities|good-practices|alpha-deprecated-apis',
+    )
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
     .action(async (dir: string, o: { selectOptional?: string; output: 'text' | 'json' }) => {
       await validate({ dir, output: o.output, ...(o.selectOptional === undefined ? {} : { selectOptional: o.selectOptional }) });

@@ -76,19 +76,21 @@ export interface RunOptions {
 /** operator-sdk helm-operator flags that this version does not implement. */
 export const NOT_YET_IMPLEMENTED = ['zap-stacktrace-level', 'zap-time-encoding'] as const;
 
+const positiveInt =
+  (flag: string) =>
+  (raw: string): number => {
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${flag} must be a whole number of at least 1, got "${raw}"`);
+    return n;
+  };
 
-
-const positiveInt = (flag: string) => (raw: string): number => {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${flag} must be a whole number of at least 1, got "${raw}"`);
-  return n;
-};
-
-const nonNegativeInt = (flag: string) => (raw: string): number => {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${flag} must be a whole number of at least 0, got "${raw}"`);
-  return n;
-};
+const nonNegativeInt =
+  (flag: string) =>
+  (raw: string): number => {
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${flag} must be a whole number of at least 0, got "${raw}"`);
+    return n;
+  };
 
 export const duration = (raw: string): number => {
   try {
@@ -99,12 +101,14 @@ export const duration = (raw: string): number => {
 };
 
 /** A period flag: a duration of 0 (off, when `zero` allows it) or at least the floor (config/watches-schema.ts). */
-const period = (flag: string, zero = true) => (raw: string): number => {
-  const ms = duration(raw);
-  const problem = periodFloorProblem(ms, zero);
-  if (problem !== undefined) throw new InvalidArgumentError(`${flag} ${raw} is ${problem}`);
-  return ms;
-};
+const period =
+  (flag: string, zero = true) =>
+  (raw: string): number => {
+    const ms = duration(raw);
+    const problem = periodFloorProblem(ms, zero);
+    if (problem !== undefined) throw new InvalidArgumentError(`${flag} ${raw} is ${problem}`);
+    return ms;
+  };
 
 /** Go's strconv.ParseBool, as pflag accepts for `--flag=value`. */
 export function parseBool(raw: string | boolean): boolean {
@@ -138,7 +142,12 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
   const cmd: Command = new Command('run')
     .description('Run the operator: reconcile every CR of the kinds in the watches file into a helm release')
     .option('--watches-file <path>', 'path to the watches file', './watches.yaml')
-    .option('--reconcile-period <duration>', 'default periodic requeue of every CR (Go duration; 0 turns it off, else at least 1s)', period('--reconcile-period'), 60_000)
+    .option(
+      '--reconcile-period <duration>',
+      'default periodic requeue of every CR (Go duration; 0 turns it off, else at least 1s)',
+      period('--reconcile-period'),
+      60_000,
+    )
     .option(
       '--annotation-reconcile-period-floor <duration>',
       "the shortest reconcile-period a CR's annotation may ask for (at least 1s); a shorter one is raised to it with a warning event, or to the watch's own period when that is shorter",
@@ -156,18 +165,46 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
       "most reconciles of one namespace at once per kind, so one tenant's hanging installs cannot hold every worker (default: all workers but one when several namespaces are watched)",
       positiveInt('--max-concurrent-reconciles-per-namespace'),
     )
-    .option('--helm-timeout <duration>', "helm's --timeout for each install, upgrade, rollback and uninstall: how long hooks and waits may take before the release fails", duration, 300_000)
-    .option('--min-retry-delay <duration>', 'how long a failed reconcile waits before its first retry; each consecutive failure doubles the wait (at least 10ms)', duration, 1_000)
-    .option('--max-retry-delay <duration>', 'the longest wait between retries of a failing reconcile (at least --min-retry-delay, at most 24h)', duration, 300_000)
-    .option('--progress-delay <duration>', 'how long a helm action runs before the CR shows it as Reconciling=True/Progressing; 0 shows every action (at most 24h)', duration, 2_000)
+    .option(
+      '--helm-timeout <duration>',
+      "helm's --timeout for each install, upgrade, rollback and uninstall: how long hooks and waits may take before the release fails",
+      duration,
+      300_000,
+    )
+    .option(
+      '--min-retry-delay <duration>',
+      'how long a failed reconcile waits before its first retry; each consecutive failure doubles the wait (at least 10ms)',
+      duration,
+      1_000,
+    )
+    .option(
+      '--max-retry-delay <duration>',
+      'the longest wait between retries of a failing reconcile (at least --min-retry-delay, at most 24h)',
+      duration,
+      300_000,
+    )
+    .option(
+      '--progress-delay <duration>',
+      'how long a helm action runs before the CR shows it as Reconciling=True/Progressing; 0 shows every action (at most 24h)',
+      duration,
+      2_000,
+    )
     .option('--suppress-override-values', 'show overridden values as **** in OverrideValuesInUse events', false)
     .option('--helm-binary <path>', 'the helm executable (v3.13+ or v4)', process.env.HELM_BIN ?? 'helm')
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
     .option('--metrics-bind-address <address>', 'address the Prometheus /metrics endpoint binds to; 0 disables it', ':8080')
     .addOption(new Option('--metrics-addr <address>', 'deprecated: use --metrics-bind-address').hideHelp())
     .addOption(boolOption('--metrics-secure', 'serve /metrics over HTTPS (a self-signed certificate unless --metrics-cert-path is given)'))
-    .addOption(boolOption('--metrics-require-rbac', "check each scrape's bearer token (TokenReview) and its right to get /metrics (SubjectAccessReview); needs --metrics-secure"))
-    .option('--metrics-cert-path <dir>', 'directory of the metrics serving certificate, e.g. a mounted cert-manager Secret (default: a self-signed one)')
+    .addOption(
+      boolOption(
+        '--metrics-require-rbac',
+        "check each scrape's bearer token (TokenReview) and its right to get /metrics (SubjectAccessReview); needs --metrics-secure",
+      ),
+    )
+    .option(
+      '--metrics-cert-path <dir>',
+      'directory of the metrics serving certificate, e.g. a mounted cert-manager Secret (default: a self-signed one)',
+    )
     .option('--metrics-cert-name <file>', 'certificate file in --metrics-cert-path', 'tls.crt')
     .option('--metrics-cert-key <file>', 'key file in --metrics-cert-path', 'tls.key')
     .addOption(boolOption('--enable-http2', 'serve metrics over HTTP/2 too (off: HTTP/2 Rapid Reset and Stream Cancellation advisories)'))
@@ -185,7 +222,12 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
     .option('--leader-election-lease-duration <duration>', 'how long a non-renewed lease stays valid', duration, 15_000)
     .option('--leader-election-renew-deadline <duration>', 'how long the leader retries renewing before it gives up', duration, 10_000)
     .option('--leader-election-retry-period <duration>', 'interval between leader election attempts', duration, 2_000)
-    .addOption(boolOption('--sharding', "with --leader-elect: every replica reconciles a share of the namespaces (peer and fence Leases named after --leader-election-id) instead of one leading"))
+    .addOption(
+      boolOption(
+        '--sharding',
+        'with --leader-elect: every replica reconciles a share of the namespaces (peer and fence Leases named after --leader-election-id) instead of one leading',
+      ),
+    )
     .option(
       '--graceful-shutdown-timeout <duration>',
       'on SIGTERM/SIGINT, or a kind restarted by a watches.yaml reload, how long in-flight reconciles (helm operations) may finish before they are cancelled',
@@ -274,9 +316,11 @@ function metricsSecurity(raw: Record<string, unknown>): MetricsSecurity | undefi
   const requireRbac = raw.metricsRequireRbac === true;
   const certDir = raw.metricsCertPath as string | undefined;
   if (raw.metricsSecure !== true) {
-    if (requireRbac) throw new InvalidArgumentError('--metrics-require-rbac needs --metrics-secure: a bearer token must not be sent over plain HTTP');
+    if (requireRbac)
+      throw new InvalidArgumentError('--metrics-require-rbac needs --metrics-secure: a bearer token must not be sent over plain HTTP');
     if (certDir !== undefined) throw new InvalidArgumentError('--metrics-cert-path needs --metrics-secure');
-    if (raw.enableHttp2 === true) throw new InvalidArgumentError('--enable-http2 needs --metrics-secure (plain HTTP is served as HTTP/1.1)');
+    if (raw.enableHttp2 === true)
+      throw new InvalidArgumentError('--enable-http2 needs --metrics-secure (plain HTTP is served as HTTP/1.1)');
     return undefined;
   }
   return {
@@ -306,14 +350,18 @@ export const MAX_DELAY_MS = 24 * 3_600_000;
 /** `--min-retry-delay` and `--max-retry-delay`: the retry backoff's first and longest wait. */
 function retryDelays(minMs: number, maxMs: number): { minRetryDelayMs: number; maxRetryDelayMs: number } {
   if (minMs < MIN_RETRY_DELAY_MS) {
-    throw new InvalidArgumentError(`--min-retry-delay must be at least ${formatDuration(MIN_RETRY_DELAY_MS)}, got ${formatDuration(minMs)}: a failing release would be retried in a busy loop`);
+    throw new InvalidArgumentError(
+      `--min-retry-delay must be at least ${formatDuration(MIN_RETRY_DELAY_MS)}, got ${formatDuration(minMs)}: a failing release would be retried in a busy loop`,
+    );
   }
-  if (maxMs < minMs) throw new InvalidArgumentError(`--max-retry-delay ${formatDuration(maxMs)} is shorter than --min-retry-delay ${formatDuration(minMs)}`);
+  if (maxMs < minMs)
+    throw new InvalidArgumentError(`--max-retry-delay ${formatDuration(maxMs)} is shorter than --min-retry-delay ${formatDuration(minMs)}`);
   return { minRetryDelayMs: minMs, maxRetryDelayMs: atMostADay('--max-retry-delay', maxMs) };
 }
 
 function atMostADay(flag: string, ms: number): number {
-  if (ms > MAX_DELAY_MS) throw new InvalidArgumentError(`${flag} must be at most ${formatDuration(MAX_DELAY_MS)}, got ${formatDuration(ms)}`);
+  if (ms > MAX_DELAY_MS)
+    throw new InvalidArgumentError(`${flag} must be at most ${formatDuration(MAX_DELAY_MS)}, got ${formatDuration(ms)}`);
   return ms;
 }
 
@@ -322,7 +370,9 @@ function defaultServiceAccount(flag: string | undefined, env: NodeJS.ProcessEnv)
   const raw = flag ?? env.DEFAULT_SERVICE_ACCOUNT;
   if (raw === undefined || raw === '') return undefined;
   if (!isServiceAccountName(raw)) {
-    throw new InvalidArgumentError(`--default-service-account "${raw}" is not a ServiceAccount name: lower-case letters, digits, '-' and '.'`);
+    throw new InvalidArgumentError(
+      `--default-service-account "${raw}" is not a ServiceAccount name: lower-case letters, digits, '-' and '.'`,
+    );
   }
   return raw;
 }
@@ -334,7 +384,9 @@ const optional = <K extends string, V>(key: K, value: V | undefined): Partial<Re
 function sharding(raw: Record<string, unknown>, leaderElection: LeaderElectionOptions | undefined): boolean {
   if (raw.sharding !== true) return false;
   if (leaderElection === undefined) {
-    throw new InvalidArgumentError('--sharding needs --leader-elect: its Leases take --leader-election-id, --leader-election-namespace and the lease timings');
+    throw new InvalidArgumentError(
+      '--sharding needs --leader-elect: its Leases take --leader-election-id, --leader-election-namespace and the lease timings',
+    );
   }
   return true;
 }
@@ -358,9 +410,7 @@ function leaderElectionOptions(
     throw new InvalidArgumentError('--leader-election-lease-duration must be a whole number of seconds');
   }
   if (!(leaseDurationMs > renewDeadlineMs && renewDeadlineMs > 1.2 * retryPeriodMs)) {
-    throw new InvalidArgumentError(
-      'leader election needs lease duration > renew deadline > 1.2 × retry period (defaults 15s, 10s, 2s)',
-    );
+    throw new InvalidArgumentError('leader election needs lease duration > renew deadline > 1.2 × retry period (defaults 15s, 10s, 2s)');
   }
   const namespace = raw.leaderElectionNamespace as string | undefined;
   return { id, ...optional('namespace', namespace === '' ? undefined : namespace), leaseDurationMs, renewDeadlineMs, retryPeriodMs };

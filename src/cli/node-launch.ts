@@ -19,15 +19,16 @@ import semver from 'semver';
 export const RELAUNCHED_ENV = 'HELM_OPERATOR_NODE_RELAUNCHED';
 
 export type LaunchDecision =
-  | { readonly action: 'run' }
-  | { readonly action: 'relaunch' }
-  | { readonly action: 'fail'; readonly message: string };
+  { readonly action: 'run' } | { readonly action: 'relaunch' } | { readonly action: 'fail'; readonly message: string };
 
 /** Whether this Node can run the runtime, given `engines.node` (undefined: no constraint). */
 export function decideLaunch(nodeVersion: string, engines: string | undefined, relaunched: boolean): LaunchDecision {
   if (engines === undefined || semver.satisfies(nodeVersion, engines)) return { action: 'run' };
   if (relaunched) {
-    return { action: 'fail', message: `helm-operator needs Node ${engines}; the Node that hack/tools.sh node-dir gave is ${nodeVersion}. Install Node ${engines} and put it first on PATH.` };
+    return {
+      action: 'fail',
+      message: `helm-operator needs Node ${engines}; the Node that hack/tools.sh node-dir gave is ${nodeVersion}. Install Node ${engines} and put it first on PATH.`,
+    };
   }
   return { action: 'relaunch' };
 }
@@ -51,7 +52,10 @@ function enginesNode(): string | undefined {
 
 /** The pinned Node's directory, fetched into the tool cache when missing (progress on stderr). */
 function pinnedNodeDir(): string {
-  const out = execFileSync('bash', [path.join(PACKAGE_ROOT, 'hack', 'tools.sh'), 'node-dir'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  const out = execFileSync('bash', [path.join(PACKAGE_ROOT, 'hack', 'tools.sh'), 'node-dir'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
   return out.trim().split('\n').pop() ?? '';
 }
 
@@ -71,12 +75,17 @@ export async function relaunchOnPinnedNode(): Promise<boolean> {
   try {
     dir = pinnedNodeDir();
   } catch (err) {
-    process.stderr.write(`error: helm-operator needs Node ${engines ?? ''} (this is ${process.versions.node}) and could not fetch it with the package's hack/tools.sh node-dir: ${(err as Error).message}\nInstall Node ${engines ?? ''} and put it first on PATH.\n`);
+    process.stderr.write(
+      `error: helm-operator needs Node ${engines ?? ''} (this is ${process.versions.node}) and could not fetch it with the package's hack/tools.sh node-dir: ${(err as Error).message}\nInstall Node ${engines ?? ''} and put it first on PATH.\n`,
+    );
     process.exit(1);
   }
   // First on PATH too: what the command runs (npm in `init`, make targets) gets the same Node.
   const env = { ...process.env, [RELAUNCHED_ENV]: '1', PATH: `${dir}${path.delimiter}${process.env.PATH ?? ''}` };
-  const child = spawn(path.join(dir, 'node'), [...process.execArgv, process.argv[1] ?? '', ...process.argv.slice(2)], { stdio: 'inherit', env });
+  const child = spawn(path.join(dir, 'node'), [...process.execArgv, process.argv[1] ?? '', ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    env,
+  });
   // A terminal's Ctrl-C reaches both processes; a signal sent to this one alone is passed on.
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, () => child.kill(s));
   const status = await new Promise<number>((resolve) => {
@@ -84,7 +93,9 @@ export async function relaunchOnPinnedNode(): Promise<boolean> {
       process.stderr.write(`error: cannot run ${path.join(dir, 'node')}: ${err.message}\n`);
       resolve(1);
     });
-    child.once('exit', (code, signal) => { resolve(exitStatus(code, signal)); });
+    child.once('exit', (code, signal) => {
+      resolve(exitStatus(code, signal));
+    });
   });
   process.exit(status);
 }

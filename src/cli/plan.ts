@@ -10,7 +10,17 @@ import { isNotFound } from '../k8s/errors.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
 import { PLAN_KEY, PlanApprovals } from '../operator/plan-store.js';
-import { planConfigMapName, type PlanStatus, readStatus, describePlan, planCounts, planDigest, planRisks, type PlanObject, type UpgradePlan } from '../reconciler/index.js';
+import {
+  planConfigMapName,
+  type PlanStatus,
+  readStatus,
+  describePlan,
+  planCounts,
+  planDigest,
+  planRisks,
+  type PlanObject,
+  type UpgradePlan,
+} from '../reconciler/index.js';
 import { isPlainObject } from '../util/plain-object.js';
 import { findKind, RolloutError, type KindRef } from './rollout.js';
 
@@ -39,7 +49,11 @@ export function definePlanCommand(action: (f: PlanFlags) => Promise<void>): Comm
     .argument('<kind/name>', 'the CR, as kubectl names it: nginx/web, Nginx.example.com/web')
     .addOption(new Option('-n, --namespace <namespace>', "the CR's namespace").default('default'))
     .addOption(new Option('--digest <digest>', 'approve: the digest of the plan approved (sha256:…)'))
-    .addOption(new Option('--operator-namespace <namespace>', "the operator's namespace, where platform approvals are (required by approve)").env('OPERATOR_NAMESPACE'))
+    .addOption(
+      new Option('--operator-namespace <namespace>', "the operator's namespace, where platform approvals are (required by approve)").env(
+        'OPERATOR_NAMESPACE',
+      ),
+    )
     .addOption(new Option('--kubeconfig <file>', 'path to the kubeconfig file to use for CLI requests'))
     .action((verb: PlanVerb, target: string, o: Raw) => action({ verb, target, ...o }));
 }
@@ -52,9 +66,16 @@ export async function planCommand(f: PlanFlags): Promise<string> {
   const name = f.target.slice(slash + 1);
   const pending = await pendingPlan(kc, ref, f.namespace, name);
   if (f.verb === 'show') return planText(pending.plan, pending.status, { kind: ref.kind, namespace: f.namespace, name });
-  if (f.operatorNamespace === undefined) throw new PlanError('plan approve needs --operator-namespace (or OPERATOR_NAMESPACE): approvals are kept there');
-  if (f.digest === undefined) throw new PlanError(`plan approve needs --digest: the digest of the plan you read (plan show ${f.target} -n ${f.namespace}); the pending one is ${pending.status.digest}`);
-  if (f.digest !== pending.status.digest) throw new PlanError(`${f.digest} is not the pending plan of ${ref.kind} ${f.namespace}/${name}: it is ${pending.status.digest} (plan show ${f.target} -n ${f.namespace})`);
+  if (f.operatorNamespace === undefined)
+    throw new PlanError('plan approve needs --operator-namespace (or OPERATOR_NAMESPACE): approvals are kept there');
+  if (f.digest === undefined)
+    throw new PlanError(
+      `plan approve needs --digest: the digest of the plan you read (plan show ${f.target} -n ${f.namespace}); the pending one is ${pending.status.digest}`,
+    );
+  if (f.digest !== pending.status.digest)
+    throw new PlanError(
+      `${f.digest} is not the pending plan of ${ref.kind} ${f.namespace}/${name}: it is ${pending.status.digest} (plan show ${f.target} -n ${f.namespace})`,
+    );
   await new PlanApprovals(kc, f.operatorNamespace, ref).approve(f.namespace, name, f.digest);
   return `plan ${f.digest} of ${ref.kind} ${f.namespace}/${name} approved`;
 }
@@ -63,7 +84,12 @@ export async function planCommand(f: PlanFlags): Promise<string> {
  * The CR's last plan, from its ConfigMap, checked against the digest in the CR's status: the
  * ConfigMap is writable by whoever may write ConfigMaps in the namespace, the status is not.
  */
-async function pendingPlan(kc: KubeConfig, ref: KindRef, namespace: string, name: string): Promise<{ plan: UpgradePlan; status: PlanStatus }> {
+async function pendingPlan(
+  kc: KubeConfig,
+  ref: KindRef,
+  namespace: string,
+  name: string,
+): Promise<{ plan: UpgradePlan; status: PlanStatus }> {
   const raw = kc.makeApiClient(RawClient);
   const crPath = `${resourcePath({ group: ref.group, version: ref.version, plural: ref.plural, namespace })}/${encodeURIComponent(name)}`;
   const cr = (await raw.request(HttpMethod.GET, crPath).catch((err: unknown) => {
@@ -71,15 +97,23 @@ async function pendingPlan(kc: KubeConfig, ref: KindRef, namespace: string, name
     throw err;
   })) as { status?: unknown };
   const status = readStatus(cr.status).plan;
-  if (status === undefined) throw new PlanError(`${ref.kind} ${namespace}/${name} has no plan: its watch holds no upgrades for approval, or no upgrade was pending since`);
+  if (status === undefined)
+    throw new PlanError(
+      `${ref.kind} ${namespace}/${name} has no plan: its watch holds no upgrades for approval, or no upgrade was pending since`,
+    );
   const cmPath = `${resourcePath({ group: '', version: 'v1', plural: 'configmaps', namespace })}/${encodeURIComponent(planConfigMapName(ref.kind, name))}`;
   const cm = (await raw.request(HttpMethod.GET, cmPath).catch((err: unknown) => {
-    if (isNotFound(err)) throw new PlanError(`the plan's ConfigMap ${status.configMap} is gone; the operator writes it again at the CR's next upgrade attempt`);
+    if (isNotFound(err))
+      throw new PlanError(
+        `the plan's ConfigMap ${status.configMap} is gone; the operator writes it again at the CR's next upgrade attempt`,
+      );
     throw err;
   })) as { data?: Record<string, string> };
   const plan = readPlan(cm.data?.[PLAN_KEY]);
   if (plan === undefined || planDigest(plan) !== plan.digest || plan.digest !== status.digest) {
-    throw new PlanError(`the plan in ConfigMap ${status.configMap} is not the plan ${status.digest} the CR's status names (changed by hand, or a newer plan is being written): not shown`);
+    throw new PlanError(
+      `the plan in ConfigMap ${status.configMap} is not the plan ${status.digest} the CR's status names (changed by hand, or a newer plan is being written): not shown`,
+    );
   }
   return { plan, status };
 }
@@ -88,7 +122,13 @@ function readPlan(text: string | undefined): UpgradePlan | undefined {
   if (text === undefined) return undefined;
   try {
     const parsed: unknown = JSON.parse(text);
-    return isPlainObject(parsed) && typeof parsed.digest === 'string' && Array.isArray(parsed.objects) && Array.isArray(parsed.hooks) && Array.isArray(parsed.crds) ? (parsed as unknown as UpgradePlan) : undefined;
+    return isPlainObject(parsed) &&
+      typeof parsed.digest === 'string' &&
+      Array.isArray(parsed.objects) &&
+      Array.isArray(parsed.hooks) &&
+      Array.isArray(parsed.crds)
+      ? (parsed as unknown as UpgradePlan)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -99,21 +139,33 @@ const where = (o: PlanObject): string => `${o.kind} ${o.namespace === '' ? '' : 
 
 /** Pure: an object's lines: `+` created, `~` changed (each field, before and after), `-` deleted, `!` refused. */
 function objectLines(o: PlanObject): string[] {
-  const conflicts = 'conflicts' in o ? (o.conflicts ?? []).map((c) => `    conflict: ${c.field} is owned by field manager "${c.manager}"`) : [];
+  const conflicts =
+    'conflicts' in o ? (o.conflicts ?? []).map((c) => `    conflict: ${c.field} is owned by field manager "${c.manager}"`) : [];
   switch (o.action) {
     case 'create':
       return [`+ ${where(o)}`];
     case 'change':
-      return [`~ ${where(o)}${o.volumeTemplates === true ? ' (volume claim templates change)' : ''}`, ...o.fields.map((f) => `    ${f.path}: ${show(f.before)} -> ${show(f.after)}`), ...conflicts];
+      return [
+        `~ ${where(o)}${o.volumeTemplates === true ? ' (volume claim templates change)' : ''}`,
+        ...o.fields.map((f) => `    ${f.path}: ${show(f.before)} -> ${show(f.after)}`),
+        ...conflicts,
+      ];
     case 'delete':
       return [`- ${where(o)}${o.kept === true ? ' (kept: helm.sh/resource-policy: keep)' : ''}`];
     case 'refuse':
-      return [`! ${where(o)}: refused by the API server${o.recreate ? ', would have to be deleted and recreated' : ''}: ${o.message}`, ...conflicts];
+      return [
+        `! ${where(o)}: refused by the API server${o.recreate ? ', would have to be deleted and recreated' : ''}: ${o.message}`,
+        ...conflicts,
+      ];
   }
 }
 
 /** Pure: what `plan show` prints. */
-export function planText(plan: UpgradePlan, status: PlanStatus, cr: { readonly kind: string; readonly namespace: string; readonly name: string }): string {
+export function planText(
+  plan: UpgradePlan,
+  status: PlanStatus,
+  cr: { readonly kind: string; readonly namespace: string; readonly name: string },
+): string {
   const state = status.state === 'AwaitingApproval' ? 'waits for approval' : 'applied';
   const lines = [
     `plan ${plan.digest} of ${cr.kind} ${cr.namespace}/${cr.name} (${state})`,

@@ -17,7 +17,14 @@ import { VERSION } from './version.js';
 
 /** Errors a user fixes by editing input or setup: print the message alone, exit 1. */
 async function isUserFacing(err: unknown): Promise<boolean> {
-  if (err instanceof StartupError || err instanceof RolloutError || err instanceof KubeConfigError || err instanceof NoKindMatchError || err instanceof HelmError) return true;
+  if (
+    err instanceof StartupError ||
+    err instanceof RolloutError ||
+    err instanceof KubeConfigError ||
+    err instanceof NoKindMatchError ||
+    err instanceof HelmError
+  )
+    return true;
   const [{ isScaffoldUserError }, { BundleInputError }, { SelectorError }, { OlmError }] = await Promise.all([
     import('../scaffold/errors.js'),
     import('../bundle/csv.js'),
@@ -44,8 +51,16 @@ async function main(argv: readonly string[]): Promise<void> {
     .showHelpAfterError('(run with --help for usage)');
   program.addCommand(
     defineRunCommand(run)
-      .addCommand(defineRunBundleCommand(async (f) => { print(await (await olm()).runBundleCommand(f)); }))
-      .addCommand(defineRunBundleUpgradeCommand(async (f) => { print(await (await olm()).runBundleUpgradeCommand(f)); })),
+      .addCommand(
+        defineRunBundleCommand(async (f) => {
+          print(await (await olm()).runBundleCommand(f));
+        }),
+      )
+      .addCommand(
+        defineRunBundleUpgradeCommand(async (f) => {
+          print(await (await olm()).runBundleUpgradeCommand(f));
+        }),
+      ),
   );
   program.addCommand(
     defineInitCommand(async (f) => {
@@ -53,11 +68,19 @@ async function main(argv: readonly string[]): Promise<void> {
       print(await runInit(f, runtimeIdentity()));
     }),
   );
-  program.addCommand(defineCreateCommand(async (f) => { print(await (await scaffold()).runCreateApi(f)); }));
+  program.addCommand(
+    defineCreateCommand(async (f) => {
+      print(await (await scaffold()).runCreateApi(f));
+    }),
+  );
   program.addCommand(
     defineGenerateCommand(
-      async (f) => { print(await (await bundle()).runKustomizeManifests(f)); },
-      async (f) => { print(await (await bundle()).runGenerateBundle(f)); },
+      async (f) => {
+        print(await (await bundle()).runKustomizeManifests(f));
+      },
+      async (f) => {
+        print(await (await bundle()).runGenerateBundle(f));
+      },
       VERSION,
     ),
   );
@@ -70,17 +93,38 @@ async function main(argv: readonly string[]): Promise<void> {
   );
   program.addCommand(
     defineOlmCommand({
-      install: async (f) => { print(await (await olm()).olmInstallCommand(f)); },
-      status: async (f) => { print(await (await olm()).olmStatusCommand(f)); },
-      uninstall: async (f) => { print(await (await olm()).olmUninstallCommand(f)); },
+      install: async (f) => {
+        print(await (await olm()).olmInstallCommand(f));
+      },
+      status: async (f) => {
+        print(await (await olm()).olmStatusCommand(f));
+      },
+      uninstall: async (f) => {
+        print(await (await olm()).olmUninstallCommand(f));
+      },
     }),
   );
-  program.addCommand(defineCleanupCommand(async (f) => { print(await (await olm()).cleanupCommand(f)); }));
-  program.addCommand(defineRolloutCommand(async (f) => { print(await (await import('./rollout.js')).rolloutCommand(f)); }));
-  program.addCommand(definePlanCommand(async (f) => { print(await (await import('./plan.js')).planCommand(f)); }));
-  program.command('version').description('Print the version').action(() => {
-    process.stdout.write(`helm-operator ${VERSION}\n`);
-  });
+  program.addCommand(
+    defineCleanupCommand(async (f) => {
+      print(await (await olm()).cleanupCommand(f));
+    }),
+  );
+  program.addCommand(
+    defineRolloutCommand(async (f) => {
+      print(await (await import('./rollout.js')).rolloutCommand(f));
+    }),
+  );
+  program.addCommand(
+    definePlanCommand(async (f) => {
+      print(await (await import('./plan.js')).planCommand(f));
+    }),
+  );
+  program
+    .command('version')
+    .description('Print the version')
+    .action(() => {
+      process.stdout.write(`helm-operator ${VERSION}\n`);
+    });
   await program.parseAsync(argv);
 }
 
@@ -88,7 +132,9 @@ main(process.argv).then(
   () => process.exit(process.exitCode ?? 0),
   async (err: unknown) => {
     const userFacing = err instanceof Error && (await isUserFacing(err).catch(() => false));
-    process.stderr.write(userFacing ? `error: ${err.message}\n` : `error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(
+      userFacing ? `error: ${err.message}\n` : `error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
     process.exit(1);
   },
 );

@@ -45,7 +45,12 @@ export function defineRolloutCommand(action: (f: RolloutFlags) => Promise<void>)
     .addArgument(new Command().createArgument('<verb>', 'status, pause, resume or undo').choices(ROLLOUT_VERBS))
     .requiredOption('--kind <kind>', 'the watched kind, as Kind or Kind.group')
     .addOption(new Option('-n, --namespace <namespace>', 'only the CRs of this namespace (default: all)'))
-    .addOption(new Option('--operator-namespace <namespace>', "the operator's namespace, where the pause switch is (required by pause and resume)").env('OPERATOR_NAMESPACE'))
+    .addOption(
+      new Option(
+        '--operator-namespace <namespace>',
+        "the operator's namespace, where the pause switch is (required by pause and resume)",
+      ).env('OPERATOR_NAMESPACE'),
+    )
     .addOption(new Option('--kubeconfig <file>', 'path to the kubeconfig file to use for CLI requests'))
     .option('--helm-binary <path>', 'the helm executable undo rolls back with', process.env.HELM_BIN ?? 'helm')
     .action((verb: RolloutVerb, o: Raw) => action({ verb, ...o }));
@@ -71,7 +76,8 @@ export async function rolloutCommand(f: RolloutFlags): Promise<string> {
   switch (f.verb) {
     case 'pause':
     case 'resume': {
-      if (control === undefined) throw new RolloutError(`rollout ${f.verb} needs --operator-namespace (or OPERATOR_NAMESPACE): the switch is a Lease there`);
+      if (control === undefined)
+        throw new RolloutError(`rollout ${f.verb} needs --operator-namespace (or OPERATOR_NAMESPACE): the switch is a Lease there`);
       await control.set(f.verb === 'pause');
       return `rollout of ${qualifiedKind(ref.kind, ref.group)} ${f.verb === 'pause' ? 'paused' : 'resumed'}`;
     }
@@ -89,10 +95,12 @@ export async function findKind(kc: KubeConfig, spec: string): Promise<KindRef> {
   const group = dot < 0 ? undefined : spec.slice(dot + 1);
   const path = resourcePath({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' });
   const crds = ((await kc.makeApiClient(RawClient).request(HttpMethod.GET, path)) as { items: V1CustomResourceDefinition[] }).items;
-  const named = (c: V1CustomResourceDefinition): boolean => [c.spec.names.kind, c.spec.names.singular, c.spec.names.plural].includes(kind) || c.spec.names.kind.toLowerCase() === kind;
+  const named = (c: V1CustomResourceDefinition): boolean =>
+    [c.spec.names.kind, c.spec.names.singular, c.spec.names.plural].includes(kind) || c.spec.names.kind.toLowerCase() === kind;
   const found = crds.filter((c) => named(c) && (group === undefined || c.spec.group === group));
   if (found.length === 0) throw new RolloutError(`no CustomResourceDefinition of kind ${spec} in the cluster`);
-  if (found.length > 1) throw new RolloutError(`kind ${kind} is served by ${found.map((c) => c.spec.group).join(', ')}: say which with --kind ${kind}.<group>`);
+  if (found.length > 1)
+    throw new RolloutError(`kind ${kind} is served by ${found.map((c) => c.spec.group).join(', ')}: say which with --kind ${kind}.<group>`);
   const crd = found[0] as V1CustomResourceDefinition;
   const version = crd.spec.versions.find((v) => v.storage)?.name ?? crd.spec.versions[0]?.name ?? '';
   return { kind: crd.spec.names.kind, group: crd.spec.group, version, plural: crd.spec.names.plural };
@@ -101,26 +109,37 @@ export async function findKind(kc: KubeConfig, spec: string): Promise<KindRef> {
 async function listCRs(kc: KubeConfig, ref: KindRef, namespace: string | undefined): Promise<Listed[]> {
   const { group, version, plural } = ref;
   const path = resourcePath({ group, version, plural, ...(namespace === undefined ? {} : { namespace }) });
-  const list = (await kc.makeApiClient(RawClient).request(HttpMethod.GET, path)) as { items: { metadata: { namespace?: string; name: string }; status?: unknown }[] };
+  const list = (await kc.makeApiClient(RawClient).request(HttpMethod.GET, path)) as {
+    items: { metadata: { namespace?: string; name: string }; status?: unknown }[];
+  };
   return list.items
     .map((i) => ({ namespace: i.metadata.namespace ?? '', name: i.metadata.name, status: readStatus(i.status) }))
     .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
 }
 
-const rolloutCondition = (s: HelmStatus): { reason: string; message: string } | undefined => s.conditions.find((c) => c.type === ConditionType.Rollout);
+const rolloutCondition = (s: HelmStatus): { reason: string; message: string } | undefined =>
+  s.conditions.find((c) => c.type === ConditionType.Rollout);
 const readyOf = (s: HelmStatus): string => s.conditions.find((c) => c.type === ConditionType.Ready)?.status ?? '-';
 
 /** A CR whose deployed release is the revision it failed: what `undo` moves back. */
-const failedOnDeployed = (s: HelmStatus): boolean => s.rollout?.attempt?.failure !== undefined && s.rollout.fleetRevision === s.rollout.attempt.fleetRevision;
+const failedOnDeployed = (s: HelmStatus): boolean =>
+  s.rollout?.attempt?.failure !== undefined && s.rollout.fleetRevision === s.rollout.attempt.fleetRevision;
 
 /** Pure: the report `rollout status` prints. */
 export function statusText(ref: { kind: string; group: string }, crs: readonly Listed[], paused: boolean | undefined): string {
-  const failed = crs.filter((c) => c.status.rollout?.attempt?.failure !== undefined && rolloutCondition(c.status)?.reason === 'RolloutFailed');
+  const failed = crs.filter(
+    (c) => c.status.rollout?.attempt?.failure !== undefined && rolloutCondition(c.status)?.reason === 'RolloutFailed',
+  );
   const waiting = crs.filter((c) => rolloutCondition(c.status) !== undefined && !failed.includes(c));
-  const lines = [`rollout of ${qualifiedKind(ref.kind, ref.group)}: ${stateOf(crs, failed.length, paused)}`, `${crs.length} CRs by fleet revision:`, ...byRevision(crs)];
+  const lines = [
+    `rollout of ${qualifiedKind(ref.kind, ref.group)}: ${stateOf(crs, failed.length, paused)}`,
+    `${crs.length} CRs by fleet revision:`,
+    ...byRevision(crs),
+  ];
   for (const c of failed) lines.push(`failed: ${c.namespace}/${c.name}: ${c.status.rollout?.attempt?.failure ?? ''}`);
   const first = waiting[0];
-  if (first !== undefined) lines.push(`waiting: ${waiting.length} (first: ${first.namespace}/${first.name}: ${rolloutCondition(first.status)?.message ?? ''})`);
+  if (first !== undefined)
+    lines.push(`waiting: ${waiting.length} (first: ${first.namespace}/${first.name}: ${rolloutCondition(first.status)?.message ?? ''})`);
   lines.push('NAMESPACE/NAME  CHART  FLEET  READY  ROLLOUT', ...crs.map(row));
   return lines.join('\n');
 }
@@ -142,7 +161,8 @@ function byRevision(crs: readonly Listed[]): string[] {
   return [...counts].sort().map(([key, n]) => `  ${key}: ${n}`);
 }
 
-const row = (c: Listed): string => `${c.namespace}/${c.name}  ${chartOf(c)}  ${fleetOf(c)}  ${readyOf(c.status)}  ${rolloutCondition(c.status)?.reason ?? '-'}`;
+const row = (c: Listed): string =>
+  `${c.namespace}/${c.name}  ${chartOf(c)}  ${fleetOf(c)}  ${readyOf(c.status)}  ${rolloutCondition(c.status)?.reason ?? '-'}`;
 
 /**
  * Rolls each CR still serving the revision it failed back to the one before it (helm rollback, as
@@ -150,7 +170,11 @@ const row = (c: Listed): string => `${c.namespace}/${c.name}  ${chartOf(c)}  ${f
  * then holds it at the older revision, since it failed the fleet revision, until a newer chart.
  */
 async function undo(kc: KubeConfig, ref: KindRef, f: RolloutFlags, crs: readonly Listed[]): Promise<string> {
-  const helm = new HelmClient({ binary: f.helmBinary, log: makeLogger({ level: 'silent' }), ...(f.kubeconfig === undefined ? {} : { kubeconfig: f.kubeconfig }) });
+  const helm = new HelmClient({
+    binary: f.helmBinary,
+    log: makeLogger({ level: 'silent' }),
+    ...(f.kubeconfig === undefined ? {} : { kubeconfig: f.kubeconfig }),
+  });
   const storage = new ReleaseStorage(kc);
   const lines: string[] = [];
   for (const c of crs.filter((x) => failedOnDeployed(x.status))) {

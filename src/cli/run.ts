@@ -20,7 +20,11 @@ export class StartupError extends Error {
 
 /** Errors of the run a person acts on from the message alone (program.ts prints only that). */
 function userFacing(err: unknown): unknown {
-  const known = err instanceof WatchesError || err instanceof LeaderElectionConfigError || err instanceof ListenError || err instanceof LeadershipLostError;
+  const known =
+    err instanceof WatchesError ||
+    err instanceof LeaderElectionConfigError ||
+    err instanceof ListenError ||
+    err instanceof LeadershipLostError;
   return known ? new StartupError(err.message, { cause: err }) : err;
 }
 

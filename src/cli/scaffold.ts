@@ -55,7 +55,10 @@ const HELM_PLUGIN_KEYS: ReadonlySet<string> = new Set([
  * @throws {InvalidArgumentError} naming the plugins this CLI does not have.
  */
 export function parsePlugins(raw: string): string[] {
-  const keys = raw.split(',').map((k) => k.trim()).filter((k) => k !== '');
+  const keys = raw
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '');
   const foreign = keys.filter((k) => !HELM_PLUGIN_KEYS.has(k));
   if (keys.length === 0 || foreign.length > 0) {
     throw new InvalidArgumentError(
@@ -70,28 +73,53 @@ function apiOptions(cmd: Command): Command {
     .option('--group <group>', 'API group of the kind, prefixed to --domain (default: charts)')
     .option('--version <version>', 'API version of the kind, e.g. v1alpha1 (default: v1alpha1)')
     .option('--kind <Kind>', "the kind (CamelCase); default: the chart's name in CamelCase")
-    .option('--helm-chart <chart>', 'chart directory, .tgz, repo/name, https://…/x.tgz or oci://host/ns/name[:tag]; none: a starter chart (helm create)')
+    .option(
+      '--helm-chart <chart>',
+      'chart directory, .tgz, repo/name, https://…/x.tgz or oci://host/ns/name[:tag]; none: a starter chart (helm create)',
+    )
     .option('--helm-chart-repo <url>', 'chart repository URL for a bare --helm-chart name')
     .option('--helm-chart-version <version>', 'chart version (default: latest)')
     .addOption(new Option('--crd-schema <mode>', 'spec schema of the CRD').choices(['inferred', 'open']).default('inferred'))
     .option('--short-names <names>', 'comma-separated short names of the CRD')
     .option('--values <file>', 'also render the chart with this values file for its RBAC rules (repeatable)', collect, [])
     .addOption(
-      new Option('--rbac <mode>', "kinds the chart renders only with other values (its false switches on): default-values writes them as commented rules naming the value, all-values grants them")
+      new Option(
+        '--rbac <mode>',
+        'kinds the chart renders only with other values (its false switches on): default-values writes them as commented rules naming the value, all-values grants them',
+      )
         .choices(RBAC_MODES)
         .default('default-values'),
     )
     .option('--plain-http', 'fetch from an OCI registry or repository over plain HTTP', false)
-    .option('--helm-binary <path>', "helm executable (default: $HELM_BIN, else helm on PATH, else the runtime's pinned helm, fetched into its tool cache)")
-    .option('--plugins <keys>', "operator-sdk's plugin keys, accepted for its helm plugin only: helm, helm.sdk.operatorframework.io/v1", parsePlugins)
-    .option('--force', 'overwrite files you edited, regenerate an existing API (a chart update: the new chart, CRD, sample, RBAC, watch)', false)
-    .option('--allow-breaking', "with --force: write a CRD schema that OLM v1's upgrade-safety checks refuse (removed fields, changed types, ...)", false)
+    .option(
+      '--helm-binary <path>',
+      "helm executable (default: $HELM_BIN, else helm on PATH, else the runtime's pinned helm, fetched into its tool cache)",
+    )
+    .option(
+      '--plugins <keys>',
+      "operator-sdk's plugin keys, accepted for its helm plugin only: helm, helm.sdk.operatorframework.io/v1",
+      parsePlugins,
+    )
+    .option(
+      '--force',
+      'overwrite files you edited, regenerate an existing API (a chart update: the new chart, CRD, sample, RBAC, watch)',
+      false,
+    )
+    .option(
+      '--allow-breaking',
+      "with --force: write a CRD schema that OLM v1's upgrade-safety checks refuse (removed fields, changed types, ...)",
+      false,
+    )
     .option('--dry-run', 'print the plan and what would change; write nothing', false);
 }
 
 function common(raw: RawFlags): CreateApiFlags {
-  const shortNames = raw.shortNames?.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  if (shortNames?.some((s) => !/^[a-z][a-z0-9]*$/.test(s)) === true) throw new InvalidArgumentError('--short-names must be lower-case alphanumeric names');
+  const shortNames = raw.shortNames
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (shortNames?.some((s) => !/^[a-z][a-z0-9]*$/.test(s)) === true)
+    throw new InvalidArgumentError('--short-names must be lower-case alphanumeric names');
   return {
     root: process.cwd(),
     ...(raw.helmBinary === undefined ? {} : { helmBinary: raw.helmBinary }),
@@ -103,7 +131,14 @@ function common(raw: RawFlags): CreateApiFlags {
     rbac: raw.rbac,
     plainHttp: raw.plainHttp,
     ...(shortNames === undefined ? {} : { shortNames }),
-    ...defined({ group: raw.group, version: raw.version, kind: raw.kind, helmChart: raw.helmChart, helmChartRepo: raw.helmChartRepo, helmChartVersion: raw.helmChartVersion }),
+    ...defined({
+      group: raw.group,
+      version: raw.version,
+      kind: raw.kind,
+      helmChart: raw.helmChart,
+      helmChartRepo: raw.helmChartRepo,
+      helmChartVersion: raw.helmChartVersion,
+    }),
   };
 }
 
@@ -114,7 +149,11 @@ export function defineInitCommand(action: (f: InitFlags) => Promise<void>): Comm
       .option('--domain <domain>', 'domain of the API groups', 'my.domain')
       .option('--project-name <name>', 'project name (default: the directory name)'),
   ).action(async (raw: RawFlags) => {
-    await action({ ...common(raw), domain: raw.domain ?? 'my.domain', ...(raw.projectName === undefined ? {} : { projectName: raw.projectName }) });
+    await action({
+      ...common(raw),
+      domain: raw.domain ?? 'my.domain',
+      ...(raw.projectName === undefined ? {} : { projectName: raw.projectName }),
+    });
   });
 }
 

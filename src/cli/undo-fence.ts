@@ -41,7 +41,10 @@ export async function whilePaused<T>(kc: KubeConfig, cr: FencedCR, o: FenceOptio
   const path = `${resourcePath({ group: cr.group, version: cr.version, plural: cr.plural, namespace: cr.namespace })}/${encodeURIComponent(cr.name)}`;
   const get = async (): Promise<CRView> => (await raw.request(HttpMethod.GET, path)) as CRView;
   const annotate = (value: string | null): Promise<unknown> =>
-    raw.request(HttpMethod.PATCH, path, { body: { metadata: { annotations: { [ANNOTATIONS.paused]: value } } }, contentType: 'application/merge-patch+json' });
+    raw.request(HttpMethod.PATCH, path, {
+      body: { metadata: { annotations: { [ANNOTATIONS.paused]: value } } },
+      contentType: 'application/merge-patch+json',
+    });
   // Paused by someone else already: theirs to lift, not ours.
   const ours = (await get()).metadata?.annotations?.[ANNOTATIONS.paused] !== 'true';
   if (ours) await annotate('true');

@@ -13,6 +13,7 @@ export function readApproval(ctx: EntryContext, fields: FieldNodes): { approval?
     choices: APPROVERS,
     expected: `"platform" (only a record in the operator's namespace approves: helm-operator plan approve, the default) or "cr" (the CR's own annotation helm-operator.io/approve-plan: whoever may edit the CR)`,
   });
-  if (approvedBy !== undefined && (approval === undefined || approval === 'never')) fail(ctx, fields.approvedBy, 'approvedBy', 'has no effect without approval: risky or approval: always');
+  if (approvedBy !== undefined && (approval === undefined || approval === 'never'))
+    fail(ctx, fields.approvedBy, 'approvedBy', 'has no effect without approval: risky or approval: always');
   return { ...(approval === undefined ? {} : { approval }), ...(approvedBy === undefined ? {} : { approvedBy }) };
 }

@@ -42,16 +42,28 @@ export type Compiled = { readonly ok: true; readonly expression: CelExpression }
 /** Pure: `source` compiled, or why it is refused (a syntax error with its column, an unknown variable, a bound). */
 export function compileCel(source: string): Compiled {
   if (source.trim() === '') return { ok: false, message: 'must not be empty' };
-  if (source.length > MAX_EXPRESSION_LENGTH) return { ok: false, message: `expression is ${source.length} characters long, more than ${MAX_EXPRESSION_LENGTH}` };
+  if (source.length > MAX_EXPRESSION_LENGTH)
+    return { ok: false, message: `expression is ${source.length} characters long, more than ${MAX_EXPRESSION_LENGTH}` };
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(source);
   } catch (err) {
-    return { ok: false, message: `not a CEL expression: ${(err instanceof Error ? err.message : String(err)).replace(/^<input>:/, 'at ')}` };
+    return {
+      ok: false,
+      message: `not a CEL expression: ${(err instanceof Error ? err.message : String(err)).replace(/^<input>:/, 'at ')}`,
+    };
   }
   const shape = walk(parsed.expr, new Set(), 0);
-  if (shape.unknown !== undefined) return { ok: false, message: `unknown variable ${JSON.stringify(shape.unknown)}: an expression sees ${CEL_VARIABLES.join(', ')} (the object's fields) and its macros' own variables` };
-  if (shape.nesting > MAX_MACRO_NESTING) return { ok: false, message: `macros nest ${shape.nesting} deep, more than ${MAX_MACRO_NESTING}: each level multiplies the work by the size of a list` };
+  if (shape.unknown !== undefined)
+    return {
+      ok: false,
+      message: `unknown variable ${JSON.stringify(shape.unknown)}: an expression sees ${CEL_VARIABLES.join(', ')} (the object's fields) and its macros' own variables`,
+    };
+  if (shape.nesting > MAX_MACRO_NESTING)
+    return {
+      ok: false,
+      message: `macros nest ${shape.nesting} deep, more than ${MAX_MACRO_NESTING}: each level multiplies the work by the size of a list`,
+    };
   let program: Program;
   try {
     const planned = plan(ENV, parsed);
@@ -74,7 +86,13 @@ function walk(expr: Expr | undefined, scope: ReadonlySet<string>, depth: number)
   const kind = expr.exprKind;
   switch (kind.case) {
     case 'identExpr':
-      return { nodes: 1, nesting: depth, ...(scope.has(kind.value.name) || (CEL_VARIABLES as readonly string[]).includes(kind.value.name) ? {} : { unknown: kind.value.name }) };
+      return {
+        nodes: 1,
+        nesting: depth,
+        ...(scope.has(kind.value.name) || (CEL_VARIABLES as readonly string[]).includes(kind.value.name)
+          ? {}
+          : { unknown: kind.value.name }),
+      };
     case 'selectExpr':
       return walkAll([kind.value.operand], scope, depth);
     case 'callExpr':
@@ -82,7 +100,11 @@ function walk(expr: Expr | undefined, scope: ReadonlySet<string>, depth: number)
     case 'listExpr':
       return walkAll(kind.value.elements, scope, depth);
     case 'structExpr':
-      return walkAll(kind.value.entries.flatMap((e) => [e.value, ...(e.keyKind.case === 'mapKey' ? [e.keyKind.value] : [])]), scope, depth);
+      return walkAll(
+        kind.value.entries.flatMap((e) => [e.value, ...(e.keyKind.case === 'mapKey' ? [e.keyKind.value] : [])]),
+        scope,
+        depth,
+      );
     case 'comprehensionExpr':
       return walkMacro(kind.value, scope, depth);
     default:
@@ -140,7 +162,11 @@ export function evaluateCel(expression: CelExpression, object: unknown): Evaluat
   if (expression.nesting > 0) {
     const n = Math.max(1, largestCollection(root, EVALUATION_BUDGET));
     const estimate = expression.nodes * n ** expression.nesting;
-    if (estimate > EVALUATION_BUDGET) return { ok: false, message: `not evaluated: a list or map of ${n} entries would take about ${estimate.toExponential(1)} steps, more than the budget of ${EVALUATION_BUDGET.toExponential(0)}` };
+    if (estimate > EVALUATION_BUDGET)
+      return {
+        ok: false,
+        message: `not evaluated: a list or map of ${n} entries would take about ${estimate.toExponential(1)} steps, more than the budget of ${EVALUATION_BUDGET.toExponential(0)}`,
+      };
   }
   const bindings = Object.fromEntries(CEL_VARIABLES.map((v) => [v, toInput(root[v])]));
   let result: unknown;
@@ -150,7 +176,8 @@ export function evaluateCel(expression: CelExpression, object: unknown): Evaluat
     return { ok: false, message: err instanceof Error ? err.message : String(err) };
   }
   if (isCelError(result)) return { ok: false, message: result.message };
-  if (typeof result !== 'boolean') return { ok: false, message: `yields ${typeof result === 'object' ? 'a value' : typeof result} ${shortText(result)}, not a bool` };
+  if (typeof result !== 'boolean')
+    return { ok: false, message: `yields ${typeof result === 'object' ? 'a value' : typeof result} ${shortText(result)}, not a bool` };
   return { ok: true, value: result };
 }
 

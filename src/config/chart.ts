@@ -375,17 +375,28 @@ function subchartDirectories(files: readonly ChartFile[]): Map<string, ChartFile
  * charts/ and `.tgz` archives there, nested), each with the label that prefixes its paths:
  * `charts/db/` for a directory, `charts/db-1.0.0.tgz:` for an archive.
  */
-async function eachSubchart(chart: string, files: readonly ChartFile[], visit: (files: readonly ChartFile[], label: string) => void, at = { label: '', depth: 0 }): Promise<void> {
+async function eachSubchart(
+  chart: string,
+  files: readonly ChartFile[],
+  visit: (files: readonly ChartFile[], label: string) => void,
+  at = { label: '', depth: 0 },
+): Promise<void> {
   const { label, depth } = at;
   visit(files, label);
   if (depth >= MAX_SUBCHART_DEPTH) return;
-  for (const [name, sub] of subchartDirectories(files)) await eachSubchart(chart, sub, visit, { label: `${label}charts/${name}/`, depth: depth + 1 });
+  for (const [name, sub] of subchartDirectories(files))
+    await eachSubchart(chart, sub, visit, { label: `${label}charts/${name}/`, depth: depth + 1 });
   for (const f of files.filter((x) => /^charts\/[^/]+\.tgz$/.test(x.path) && isGzip(x.data))) {
     let sub: ChartFile[];
     try {
       sub = await readArchiveFiles(`${chart}: ${label}${f.path}`, f.data);
     } catch (err) {
-      throw new ChartError('invalid-content', chart, `chart ${quote(chart)}: subchart archive ${quote(label + f.path)} cannot be read: ${(err as Error).message}`, { cause: err });
+      throw new ChartError(
+        'invalid-content',
+        chart,
+        `chart ${quote(chart)}: subchart archive ${quote(label + f.path)} cannot be read: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
     await eachSubchart(chart, sub, visit, { label: `${label}${f.path}:`, depth: depth + 1 });
   }
@@ -396,13 +407,17 @@ async function eachSubchart(chart: string, files: readonly ChartFile[], visit: (
  * schemas, and the files of their `crds/` (helm installs a subchart's, packed or not), each path
  * labelled with the subchart it is in.
  */
-async function chartExtras(chart: string, files: readonly ChartFile[]): Promise<{ schemaRefs: SchemaRef[]; crdFiles: { path: string; text: string }[] }> {
+async function chartExtras(
+  chart: string,
+  files: readonly ChartFile[],
+): Promise<{ schemaRefs: SchemaRef[]; crdFiles: { path: string; text: string }[] }> {
   const schemaRefs: SchemaRef[] = [];
   const crdFiles: { path: string; text: string }[] = [];
   await eachSubchart(chart, files, (own, label) => {
     const schema = own.find((f) => f.path === SCHEMA_FILE);
     if (schema !== undefined) schemaRefs.push(...externalSchemaRefs(parseSchema(schema.data), `${label}${SCHEMA_FILE}`));
-    for (const f of own) if (f.path.startsWith('crds/') && isCrdFile(f.path)) crdFiles.push({ path: `${label}${f.path}`, text: f.data.toString('utf8') });
+    for (const f of own)
+      if (f.path.startsWith('crds/') && isCrdFile(f.path)) crdFiles.push({ path: `${label}${f.path}`, text: f.data.toString('utf8') });
   });
   return { schemaRefs, crdFiles };
 }
@@ -414,9 +429,18 @@ async function chartInfo(path: string, format: ChartInfo['format'], meta: ChartM
   try {
     crds = chartCrds(crdFiles);
   } catch (err) {
-    throw new ChartError('invalid-content', path, `chart ${quote(path)}: a file of crds/ is not YAML: ${(err as Error).message}`, { cause: err });
+    throw new ChartError('invalid-content', path, `chart ${quote(path)}: a file of crds/ is not YAML: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
-  return { path, format, ...meta, digest: digestFiles(files), ...(schemaRefs.length === 0 ? {} : { schemaRefs }), ...(crds.length === 0 ? {} : { crds }) };
+  return {
+    path,
+    format,
+    ...meta,
+    digest: digestFiles(files),
+    ...(schemaRefs.length === 0 ? {} : { schemaRefs }),
+    ...(crds.length === 0 ? {} : { crds }),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -475,7 +499,11 @@ const isGzip = (data: Buffer): boolean => data.length >= 2 && data[0] === 0x1f &
 async function loadArchive(file: string): Promise<ChartInfo> {
   const data = await readFile(file);
   if (!isGzip(data))
-    throw new ChartError('not-a-chart', file, `not a chart: ${quote(file)} is neither a chart directory nor a gzipped chart archive (.tgz)`);
+    throw new ChartError(
+      'not-a-chart',
+      file,
+      `not a chart: ${quote(file)} is neither a chart directory nor a gzipped chart archive (.tgz)`,
+    );
   let files: ChartFile[];
   try {
     files = await readArchiveFiles(file, data);
@@ -484,8 +512,7 @@ async function loadArchive(file: string): Promise<ChartInfo> {
     throw new ChartError('not-a-chart', file, `not a chart: cannot read archive ${quote(file)}: ${(err as Error).message}`, { cause: err });
   }
   const chartYaml = files.find((f) => f.path === CHART_YAML);
-  if (chartYaml === undefined)
-    throw new ChartError('not-a-chart', file, `not a chart: archive ${quote(file)} has no <top>/${CHART_YAML}`);
+  if (chartYaml === undefined) throw new ChartError('not-a-chart', file, `not a chart: archive ${quote(file)} has no <top>/${CHART_YAML}`);
   const meta = parseChartMetadata(chartYaml.data.toString('utf8'), file);
   return chartInfo(file, 'archive', meta, files);
 }

@@ -47,10 +47,12 @@ const CHILDREN = new Set(['properties', 'items', 'additionalProperties']);
 const show = (v: unknown): string => JSON.stringify(v);
 const schemaAt = (s: Schema, key: string): Schema | undefined => (isPlainObject(s[key]) ? s[key] : undefined);
 const numberAt = (s: Schema, key: string): number | undefined => (typeof s[key] === 'number' ? s[key] : undefined);
-const stringsAt = (s: Schema, key: string): string[] => (Array.isArray(s[key]) ? s[key].filter((x): x is string => typeof x === 'string') : []);
+const stringsAt = (s: Schema, key: string): string[] =>
+  Array.isArray(s[key]) ? s[key].filter((x): x is string => typeof x === 'string') : [];
 
 /** What a node accepts as a type: int-or-string is a type of its own here, an untyped node is `any`. */
-const typeOf = (s: Schema): string => (typeof s.type === 'string' ? s.type : s['x-kubernetes-int-or-string'] === true ? 'int-or-string' : 'any');
+const typeOf = (s: Schema): string =>
+  typeof s.type === 'string' ? s.type : s['x-kubernetes-int-or-string'] === true ? 'int-or-string' : 'any';
 
 type Finding = Omit<UnsafeChange, 'version'>;
 /** One check of a node: the keywords it decides on, and what it finds unsafe about their change. */
@@ -77,14 +79,21 @@ const narrowing = (key: string, check: UpgradeCheck): NodeCheck => ({
   keys: [key],
   check: (old, next, path) => {
     if (next[key] === undefined || isDeepStrictEqual(old[key], next[key])) return [];
-    return [{ path, check, message: old[key] === undefined ? `${key} ${show(next[key])} added` : `${key} changed from ${show(old[key])} to ${show(next[key])}` }];
+    return [
+      {
+        path,
+        check,
+        message: old[key] === undefined ? `${key} ${show(next[key])} added` : `${key} changed from ${show(old[key])} to ${show(next[key])}`,
+      },
+    ];
   },
 });
 
 const NODE_CHECKS: readonly NodeCheck[] = [
   {
     keys: ['type', 'x-kubernetes-int-or-string'],
-    check: (old, next, path) => (typeOf(old) === typeOf(next) ? [] : [{ path, check: 'Type', message: `type changed from ${typeOf(old)} to ${typeOf(next)}` }]),
+    check: (old, next, path) =>
+      typeOf(old) === typeOf(next) ? [] : [{ path, check: 'Type', message: `type changed from ${typeOf(old)} to ${typeOf(next)}` }],
   },
   {
     keys: ['enum'],
@@ -103,7 +112,11 @@ const NODE_CHECKS: readonly NodeCheck[] = [
     check: (old, next, path) => {
       if (isDeepStrictEqual(old.default, next.default)) return [];
       const message =
-        old.default === undefined ? `default ${show(next.default)} added` : next.default === undefined ? `default ${show(old.default)} removed` : `default changed from ${show(old.default)} to ${show(next.default)}`;
+        old.default === undefined
+          ? `default ${show(next.default)} added`
+          : next.default === undefined
+            ? `default ${show(old.default)} removed`
+            : `default changed from ${show(old.default)} to ${show(next.default)}`;
       return [{ path, check: 'Default', message }];
     },
   },
@@ -115,7 +128,11 @@ const NODE_CHECKS: readonly NodeCheck[] = [
       const props = schemaAt(next, 'properties') ?? {};
       return stringsAt(next, 'required')
         .filter((name) => !before.has(name) && !(isPlainObject(props[name]) && props[name].default !== undefined))
-        .map((name) => ({ path: `${path === '.' ? '' : path}${fieldPath(name)}`, check: 'Required' as const, message: 'now required, without a default' }));
+        .map((name) => ({
+          path: `${path === '.' ? '' : path}${fieldPath(name)}`,
+          check: 'Required' as const,
+          message: 'now required, without a default',
+        }));
     },
   },
   bound('min', 'minimum'),
@@ -130,7 +147,10 @@ const NODE_CHECKS: readonly NodeCheck[] = [
   narrowing('format', 'Format'),
   {
     keys: ['nullable'],
-    check: (old, next, path) => (old.nullable === true && next.nullable !== true ? [{ path, check: 'Nullable', message: 'no longer nullable: a null is now pruned' }] : []),
+    check: (old, next, path) =>
+      old.nullable === true && next.nullable !== true
+        ? [{ path, check: 'Nullable', message: 'no longer nullable: a null is now pruned' }]
+        : [],
   },
   {
     keys: ['x-kubernetes-preserve-unknown-fields'],
@@ -153,7 +173,8 @@ function unknownChanges(old: Schema, next: Schema): string[] {
 function children(s: Schema, path: string): Map<string, Schema> {
   const prefix = path === '.' ? '' : path;
   const out = new Map<string, Schema>();
-  for (const [name, child] of Object.entries(schemaAt(s, 'properties') ?? {})) if (isPlainObject(child)) out.set(`${prefix}${fieldPath(name)}`, child);
+  for (const [name, child] of Object.entries(schemaAt(s, 'properties') ?? {}))
+    if (isPlainObject(child)) out.set(`${prefix}${fieldPath(name)}`, child);
   const items = schemaAt(s, 'items');
   if (items !== undefined) out.set(`${prefix}[*]`, items);
   const values = schemaAt(s, 'additionalProperties');
@@ -164,7 +185,8 @@ function children(s: Schema, path: string): Map<string, Schema> {
 function compareNode(old: Schema, next: Schema, path: string, out: Finding[]): void {
   for (const c of NODE_CHECKS) out.push(...c.check(old, next, path));
   const unknown = unknownChanges(old, next);
-  if (unknown.length > 0) out.push({ path, check: 'Unknown', message: `${unknown.join(', ')} changed: unknown change, refusing to determine that it is safe` });
+  if (unknown.length > 0)
+    out.push({ path, check: 'Unknown', message: `${unknown.join(', ')} changed: unknown change, refusing to determine that it is safe` });
   const after = children(next, path);
   for (const [childPath, child] of children(old, path)) {
     const counterpart = after.get(childPath);
@@ -189,7 +211,11 @@ interface CrdVersion {
 function versionsOf(crd: Schema): CrdVersion[] {
   const spec = schemaAt(crd, 'spec') ?? {};
   const versions = Array.isArray(spec.versions) ? spec.versions.filter(isPlainObject) : [];
-  return versions.map((v) => ({ name: String(v.name), storage: v.storage === true, schema: (schemaAt(v, 'schema') ?? {}).openAPIV3Schema }));
+  return versions.map((v) => ({
+    name: String(v.name),
+    storage: v.storage === true,
+    schema: (schemaAt(v, 'schema') ?? {}).openAPIV3Schema,
+  }));
 }
 
 /**
@@ -204,19 +230,22 @@ export function crdUpgradeSafety(old: unknown, next: unknown, storedVersions: re
   const b = isPlainObject(next) ? next : {};
   const out: UnsafeChange[] = [];
   const scope = (c: Schema): unknown => (schemaAt(c, 'spec') ?? {}).scope;
-  if (scope(a) !== scope(b)) out.push({ path: '.', check: 'NoScopeChange', message: `scope changed from ${String(scope(a))} to ${String(scope(b))}` });
+  if (scope(a) !== scope(b))
+    out.push({ path: '.', check: 'NoScopeChange', message: `scope changed from ${String(scope(a))} to ${String(scope(b))}` });
   const after = new Map(versionsOf(b).map((v) => [v.name, v]));
   for (const v of versionsOf(a)) {
     const counterpart = after.get(v.name);
     if (counterpart === undefined) {
-      if (v.storage || storedVersions.includes(v.name)) out.push({ version: v.name, path: '.', check: 'NoStoredVersionRemoved', message: `stored version ${v.name} removed` });
+      if (v.storage || storedVersions.includes(v.name))
+        out.push({ version: v.name, path: '.', check: 'NoStoredVersionRemoved', message: `stored version ${v.name} removed` });
       continue;
     }
     out.push(...schemaUpgradeSafety(v.schema, counterpart.schema).map((f) => ({ version: v.name, ...f })));
   }
   const known = new Set(versionsOf(a).map((v) => v.name));
   for (const name of storedVersions)
-    if (!known.has(name) && !after.has(name)) out.push({ version: name, path: '.', check: 'NoStoredVersionRemoved', message: `stored version ${name} removed` });
+    if (!known.has(name) && !after.has(name))
+      out.push({ version: name, path: '.', check: 'NoStoredVersionRemoved', message: `stored version ${name} removed` });
   return out;
 }
 

@@ -34,8 +34,7 @@ export const WATCH_DRIFT_IGNORE_LIMITS: DriftIgnoreLimits = { rules: 64, paths: 
 export const MAX_POINTER_LENGTH = 512;
 
 export type DriftIgnoreValidation =
-  | { readonly ok: true; readonly rules: readonly DriftIgnoreRule[] }
-  | { readonly ok: false; readonly problems: readonly SelectorProblem[] };
+  { readonly ok: true; readonly rules: readonly DriftIgnoreRule[] } | { readonly ok: false; readonly problems: readonly SelectorProblem[] };
 
 /**
  * Fields that say which object it is: ignoring them would make repair act on something else
@@ -44,16 +43,26 @@ export type DriftIgnoreValidation =
 const IDENTITY = new Set(['/apiVersion', '/kind', '/metadata/name', '/metadata/namespace', '/metadata']);
 
 /** Pure: a pointer's reference tokens, or why it is not an RFC 6901 pointer this module accepts. */
-export function parsePointer(text: string): { readonly ok: true; readonly tokens: readonly string[] } | { readonly ok: false; readonly message: string } {
-  if (text === '') return { ok: false, message: 'the empty pointer names the whole object; to leave an object alone, turn drift repair off for the CR instead' };
-  if (!text.startsWith('/')) return { ok: false, message: `${JSON.stringify(text)} is not a JSON pointer: it must start with "/", e.g. "/spec/replicas"` };
-  if (text.length > MAX_POINTER_LENGTH) return { ok: false, message: `pointer is ${text.length} characters long, more than ${MAX_POINTER_LENGTH}` };
-  if (/~[^01]|~$/.test(text)) return { ok: false, message: `${JSON.stringify(text)}: "~" must be followed by 0 ("~") or 1 ("/") (RFC 6901)` };
+export function parsePointer(
+  text: string,
+): { readonly ok: true; readonly tokens: readonly string[] } | { readonly ok: false; readonly message: string } {
+  if (text === '')
+    return {
+      ok: false,
+      message: 'the empty pointer names the whole object; to leave an object alone, turn drift repair off for the CR instead',
+    };
+  if (!text.startsWith('/'))
+    return { ok: false, message: `${JSON.stringify(text)} is not a JSON pointer: it must start with "/", e.g. "/spec/replicas"` };
+  if (text.length > MAX_POINTER_LENGTH)
+    return { ok: false, message: `pointer is ${text.length} characters long, more than ${MAX_POINTER_LENGTH}` };
+  if (/~[^01]|~$/.test(text))
+    return { ok: false, message: `${JSON.stringify(text)}: "~" must be followed by 0 ("~") or 1 ("/") (RFC 6901)` };
   const tokens = text
     .slice(1)
     .split('/')
     .map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
-  if (tokens.includes('-')) return { ok: false, message: `${JSON.stringify(text)}: "-" names no existing list entry; use the entry's index` };
+  if (tokens.includes('-'))
+    return { ok: false, message: `${JSON.stringify(text)}: "-" names no existing list entry; use the entry's index` };
   if (tokens.includes('')) return { ok: false, message: `${JSON.stringify(text)} has an empty segment ("//" or a trailing "/")` };
   if (IDENTITY.has(text)) return { ok: false, message: `${JSON.stringify(text)} identifies the object and cannot be ignored` };
   return { ok: true, tokens };
@@ -64,7 +73,14 @@ export function formatPointer(tokens: readonly (string | number)[]): string {
   return tokens.map((t) => `/${String(t).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
 }
 
-const describe = (v: unknown): string => (v === null || v === undefined ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'a map' : `${typeof v} ${JSON.stringify(v)}`);
+const describe = (v: unknown): string =>
+  v === null || v === undefined
+    ? 'null'
+    : Array.isArray(v)
+      ? 'a list'
+      : typeof v === 'object'
+        ? 'a map'
+        : `${typeof v} ${JSON.stringify(v)}`;
 
 /**
  * Pure: checks an untyped value (parsed YAML or JSON) against the rule list's shape and `limits`;
@@ -97,7 +113,8 @@ function checkRule(item: unknown, at: readonly (string | number)[], report: Repo
     report(at, `expected a rule with paths (and optionally target), got ${describe(item)}`);
     return undefined;
   }
-  for (const key of Object.keys(item)) if (key !== 'paths' && key !== 'target') report([...at, key], `unknown field ${JSON.stringify(key)}; a rule has paths and target`);
+  for (const key of Object.keys(item))
+    if (key !== 'paths' && key !== 'target') report([...at, key], `unknown field ${JSON.stringify(key)}; a rule has paths and target`);
   const paths = checkPaths(item.paths, [...at, 'paths'], report);
   const target = item.target === undefined || item.target === null ? undefined : checkTarget(item.target, [...at, 'target'], report);
   if (paths === undefined) return undefined;
@@ -111,7 +128,8 @@ function checkPaths(value: unknown, at: readonly (string | number)[], report: Re
   }
   const paths: string[] = [];
   value.forEach((p: unknown, i) => {
-    const parsed = typeof p === 'string' ? parsePointer(p) : { ok: false as const, message: `expected a JSON pointer string, got ${describe(p)}` };
+    const parsed =
+      typeof p === 'string' ? parsePointer(p) : { ok: false as const, message: `expected a JSON pointer string, got ${describe(p)}` };
     if (parsed.ok) paths.push(p as string);
     else report([...at, i], parsed.message);
   });

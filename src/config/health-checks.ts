@@ -37,9 +37,13 @@ interface Problem {
 }
 
 /** Pure: the rules in `value` (from YAML), or every problem with the path of the value it is about. */
-export function validateHealthChecks(value: unknown): { readonly ok: true; readonly checks: readonly HealthCheck[] } | { readonly ok: false; readonly problems: readonly Problem[] } {
-  if (!Array.isArray(value)) return { ok: false, problems: [{ path: [], message: 'expected a list of {apiVersion, kind, current, failed, inProgress}' }] };
-  if (value.length > MAX_HEALTH_CHECKS) return { ok: false, problems: [{ path: [], message: `${value.length} rules, more than ${MAX_HEALTH_CHECKS}` }] };
+export function validateHealthChecks(
+  value: unknown,
+): { readonly ok: true; readonly checks: readonly HealthCheck[] } | { readonly ok: false; readonly problems: readonly Problem[] } {
+  if (!Array.isArray(value))
+    return { ok: false, problems: [{ path: [], message: 'expected a list of {apiVersion, kind, current, failed, inProgress}' }] };
+  if (value.length > MAX_HEALTH_CHECKS)
+    return { ok: false, problems: [{ path: [], message: `${value.length} rules, more than ${MAX_HEALTH_CHECKS}` }] };
   const problems: Problem[] = [];
   const checks: HealthCheck[] = [];
   const seen = new Map<string, number>();
@@ -49,7 +53,8 @@ export function validateHealthChecks(value: unknown): { readonly ok: true; reado
     if (check === undefined || problems.length > before) return;
     const key = `${check.apiVersion} ${check.kind}`;
     const first = seen.get(key);
-    if (first !== undefined) problems.push({ path: [i, 'kind'], message: `${check.kind} of ${check.apiVersion} already has a rule at healthChecks[${first}]` });
+    if (first !== undefined)
+      problems.push({ path: [i, 'kind'], message: `${check.kind} of ${check.apiVersion} already has a rule at healthChecks[${first}]` });
     else seen.set(key, i);
     checks.push(check);
   });
@@ -63,24 +68,40 @@ function validateOne(item: unknown, i: number, problems: Problem[]): HealthCheck
   }
   checkKeys(item, i, problems);
   const { apiVersion, kind } = item;
-  if (typeof apiVersion !== 'string' || !isApiVersion(apiVersion)) problems.push({ path: [i, 'apiVersion'], message: 'expected an apiVersion such as "cert-manager.io/v1" (group/version) or "v1"' });
-  if (typeof kind !== 'string' || !KIND.test(kind)) problems.push({ path: [i, 'kind'], message: 'expected a kind such as "Certificate" (an upper-case letter, then letters and digits)' });
-  if (item.current === undefined) problems.push({ path: [i], message: 'current is required: the expression that is true when the object is ready' });
+  if (typeof apiVersion !== 'string' || !isApiVersion(apiVersion))
+    problems.push({ path: [i, 'apiVersion'], message: 'expected an apiVersion such as "cert-manager.io/v1" (group/version) or "v1"' });
+  if (typeof kind !== 'string' || !KIND.test(kind))
+    problems.push({ path: [i, 'kind'], message: 'expected a kind such as "Certificate" (an upper-case letter, then letters and digits)' });
+  if (item.current === undefined)
+    problems.push({ path: [i], message: 'current is required: the expression that is true when the object is ready' });
   const texts = compiledTexts(item, i, problems);
   if (typeof apiVersion !== 'string' || typeof kind !== 'string' || texts.current === undefined) return undefined;
-  return { apiVersion, kind, current: texts.current, ...(texts.failed === undefined ? {} : { failed: texts.failed }), ...(texts.inProgress === undefined ? {} : { inProgress: texts.inProgress }) };
+  return {
+    apiVersion,
+    kind,
+    current: texts.current,
+    ...(texts.failed === undefined ? {} : { failed: texts.failed }),
+    ...(texts.inProgress === undefined ? {} : { inProgress: texts.inProgress }),
+  };
 }
 
 function checkKeys(item: Readonly<Record<string, unknown>>, i: number, problems: Problem[]): void {
   for (const key of Object.keys(item)) {
     if ((KEYS as readonly string[]).includes(key)) continue;
     const hint = closestName(key, KEYS);
-    problems.push({ path: [i, key], message: `unknown key ${quote(key)}${hint === undefined ? `; known keys: ${KEYS.join(', ')}` : ` (did you mean ${quote(hint)}?)`}` });
+    problems.push({
+      path: [i, key],
+      message: `unknown key ${quote(key)}${hint === undefined ? `; known keys: ${KEYS.join(', ')}` : ` (did you mean ${quote(hint)}?)`}`,
+    });
   }
 }
 
 /** The expressions of one rule that compile; each one that does not is a problem at its path. */
-function compiledTexts(item: Readonly<Record<string, unknown>>, i: number, problems: Problem[]): Partial<Record<(typeof EXPRESSIONS)[number], string>> {
+function compiledTexts(
+  item: Readonly<Record<string, unknown>>,
+  i: number,
+  problems: Problem[],
+): Partial<Record<(typeof EXPRESSIONS)[number], string>> {
   const texts: Partial<Record<(typeof EXPRESSIONS)[number], string>> = {};
   for (const key of EXPRESSIONS) {
     const text = item[key];
@@ -115,6 +136,12 @@ export function readHealthChecks(ctx: EntryContext, node: Node | undefined): rea
   }
   const result = validateHealthChecks(value);
   if (result.ok) return result.checks;
-  for (const p of result.problems) fail(ctx, nodeAt(ctx.pc.doc, node, p.path), `healthChecks${p.path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('')}`, p.message);
+  for (const p of result.problems)
+    fail(
+      ctx,
+      nodeAt(ctx.pc.doc, node, p.path),
+      `healthChecks${p.path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('')}`,
+      p.message,
+    );
   return [];
 }

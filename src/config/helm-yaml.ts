@@ -201,7 +201,8 @@ const jsonKey = (key: unknown): string => {
   return typeof key === 'symbol' ? String(key) : JSON.stringify(key);
 };
 
-const resolveAlias = (ctx: ToJSContext | undefined, value: unknown): unknown => (ctx !== undefined && isAlias(value) ? value.resolve(ctx.doc, ctx) : value);
+const resolveAlias = (ctx: ToJSContext | undefined, value: unknown): unknown =>
+  ctx !== undefined && isAlias(value) ? value.resolve(ctx.doc, ctx) : value;
 
 const SCALAR_TAGS: ScalarTag[] = [
   nullTag,
@@ -324,7 +325,9 @@ function toPlain(doc: Document.Parsed, options: ReadOptions): unknown {
     throw new HelmYamlError(err instanceof Error ? err.message : String(err));
   }
   if (options.maxNodes !== undefined && !withinNodes(value, options.maxNodes)) {
-    throw new HelmYamlError(`the document expands to more than ${options.maxNodes} nodes through its aliases (or an alias contains itself)`);
+    throw new HelmYamlError(
+      `the document expands to more than ${options.maxNodes} nodes through its aliases (or an alias contains itself)`,
+    );
   }
   return value;
 }

@@ -55,7 +55,12 @@ export function readOverrideValues(ctx: EntryContext, fields: FieldNodes): Recor
     const problem = typeof key === 'string' ? valuePathProblem(key) : describe(keyNode);
     if (typeof key !== 'string' || problem !== undefined) {
       const shown = typeof key === 'string' ? quote(key) : describe(keyNode);
-      fail(ctx, keyNode, 'overrideValues', `key ${shown} is not a value path (${problem}): use dotted names with optional [index], e.g. "image.tag" or "args[0]"`);
+      fail(
+        ctx,
+        keyNode,
+        'overrideValues',
+        `key ${shown} is not a value path (${problem}): use dotted names with optional [index], e.g. "image.tag" or "args[0]"`,
+      );
       continue;
     }
     const value = readOverrideValue(ctx, key, valueNode(ctx.pc.doc, pair.value, keyNode));

@@ -60,7 +60,12 @@ function keysOf(ctx: EntryContext, node: YAMLMap): { values: Partial<Record<Key,
     const key = scalarValue(keyNode);
     if (typeof key !== 'string' || !(KEYS as readonly string[]).includes(key)) {
       const hint = typeof key === 'string' ? closestName(key, KEYS) : undefined;
-      fail(ctx, keyNode, `test.${String(key)}`, `unknown key${hint === undefined ? `; known keys: ${KEYS.join(', ')}` : ` (did you mean ${quote(hint)}?)`}`);
+      fail(
+        ctx,
+        keyNode,
+        `test.${String(key)}`,
+        `unknown key${hint === undefined ? `; known keys: ${KEYS.join(', ')}` : ` (did you mean ${quote(hint)}?)`}`,
+      );
       ok = false;
       continue;
     }

@@ -254,13 +254,19 @@ export class ConfigReloader {
     if (unsafe.length === 0) return;
     const keep = this.#applied.filter((w) => !unsafe.includes(w));
     const stopped = unsafe.map((w) => w.kind);
-    this.#o.log.error({ file: this.#o.file, stopped, reasons: reasons.filter((r) => r !== undefined) }, 'A running chart turned unsafe; its kind is stopped until the watches file loads again');
+    this.#o.log.error(
+      { file: this.#o.file, stopped, reasons: reasons.filter((r) => r !== undefined) },
+      'A running chart turned unsafe; its kind is stopped until the watches file loads again',
+    );
     try {
       await this.#o.apply(keep);
       this.#applied = keep;
       this.#appliedHash = undefined;
     } catch (err) {
-      this.#o.log.error({ file: this.#o.file, stopped, error: err instanceof Error ? err.message : String(err) }, 'Stopping the kinds of unsafe charts failed');
+      this.#o.log.error(
+        { file: this.#o.file, stopped, error: err instanceof Error ? err.message : String(err) },
+        'Stopping the kinds of unsafe charts failed',
+      );
     }
   }
 

@@ -74,7 +74,12 @@ function keysOf(ctx: EntryContext, node: YAMLMap): { fields: Partial<Record<Key,
     const key = scalarValue(keyNode);
     if (typeof key !== 'string' || !(KEYS as readonly string[]).includes(key)) {
       const hint = typeof key === 'string' ? closestName(key, KEYS) : undefined;
-      fail(ctx, keyNode, `rollout.${String(key)}`, `unknown key${hint === undefined ? `; known keys: ${KEYS.join(', ')}` : ` (did you mean ${quote(hint)}?)`}`);
+      fail(
+        ctx,
+        keyNode,
+        `rollout.${String(key)}`,
+        `unknown key${hint === undefined ? `; known keys: ${KEYS.join(', ')}` : ` (did you mean ${quote(hint)}?)`}`,
+      );
       ok = false;
       continue;
     }
@@ -115,7 +120,13 @@ class Reader {
   #selector(node: Node): RolloutPolicy['canary'] | undefined {
     const result = validateLabelSelector(node.toJS(this.ctx.pc.doc));
     if (result.ok) return { selector: result.selector };
-    for (const p of result.problems) fail(this.ctx, nodeAt(this.ctx.pc.doc, node, p.path), `rollout.canarySelector${p.path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('')}`, p.message);
+    for (const p of result.problems)
+      fail(
+        this.ctx,
+        nodeAt(this.ctx.pc.doc, node, p.path),
+        `rollout.canarySelector${p.path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('')}`,
+        p.message,
+      );
     this.ok = false;
     return undefined;
   }

@@ -26,8 +26,7 @@ export interface SelectorProblem {
 }
 
 export type LabelSelectorValidation =
-  | { readonly ok: true; readonly selector: LabelSelector }
-  | { readonly ok: false; readonly problems: readonly SelectorProblem[] };
+  { readonly ok: true; readonly selector: LabelSelector } | { readonly ok: false; readonly problems: readonly SelectorProblem[] };
 
 const OPERATORS: readonly LabelSelectorOperator[] = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
 const SELECTOR_FIELDS = ['matchLabels', 'matchExpressions'];
@@ -38,8 +37,7 @@ const NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const NAME_MAX = 63;
 const SUBDOMAIN_MAX = 253;
-const NAME_RULE =
-  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const NAME_RULE = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
 type Path = readonly (string | number)[];
 type Sink = (path: Path, message: string) => void;
@@ -80,8 +78,7 @@ export function labelValueProblems(value: string): string[] {
 
 function reportUnknownFields(obj: Record<string, unknown>, known: readonly string[], path: Path, report: Sink): void {
   for (const key of Object.keys(obj)) {
-    if (!known.includes(key))
-      report([...path, key], `unknown field ${JSON.stringify(key)}; expected one of ${known.join(', ')}`);
+    if (!known.includes(key)) report([...path, key], `unknown field ${JSON.stringify(key)}; expected one of ${known.join(', ')}`);
   }
 }
 

@@ -37,10 +37,18 @@ export function readDryRun(ctx: EntryContext, fields: FieldNodes, confine: boole
   return 'client';
 }
 
-export function readTenancy(ctx: EntryContext, fields: FieldNodes): Pick<Watch, 'serviceAccountName' | 'confineToNamespace' | 'allowClusterScoped' | 'allowKinds'> {
+export function readTenancy(
+  ctx: EntryContext,
+  fields: FieldNodes,
+): Pick<Watch, 'serviceAccountName' | 'confineToNamespace' | 'allowClusterScoped' | 'allowKinds'> {
   const sa = readString(ctx, fields, 'serviceAccountName', false);
   if (sa !== undefined && sa !== '' && !isServiceAccountName(sa)) {
-    fail(ctx, fields.serviceAccountName, 'serviceAccountName', `${quote(sa)} is not a ServiceAccount name: lower-case letters, digits, '-' and '.'`);
+    fail(
+      ctx,
+      fields.serviceAccountName,
+      'serviceAccountName',
+      `${quote(sa)} is not a ServiceAccount name: lower-case letters, digits, '-' and '.'`,
+    );
   }
   const confine = readBoolean(ctx, fields, 'confineToNamespace', false);
   const allowed = readKindList(ctx, fields, 'allowClusterScoped');
@@ -49,7 +57,13 @@ export function readTenancy(ctx: EntryContext, fields: FieldNodes): Pick<Watch, 
   }
   const kinds = isEmpty(fields.allowKinds) ? undefined : readKindList(ctx, fields, 'allowKinds');
   const allowKindsNode = fields.allowKinds;
-  if (isSeq(allowKindsNode) && allowKindsNode.items.length === 0) fail(ctx, allowKindsNode, 'allowKinds', 'an empty list would refuse every object of every release; list the kinds the chart renders, or remove the key');
+  if (isSeq(allowKindsNode) && allowKindsNode.items.length === 0)
+    fail(
+      ctx,
+      allowKindsNode,
+      'allowKinds',
+      'an empty list would refuse every object of every release; list the kinds the chart renders, or remove the key',
+    );
   return {
     ...(sa === undefined || sa === '' ? {} : { serviceAccountName: sa }),
     confineToNamespace: confine,

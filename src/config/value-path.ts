@@ -50,7 +50,8 @@ function readIndex(text: string, open: number): { index: number; end: number } {
   const close = text.indexOf(']', open + 1);
   if (close === -1) throw new ValuePathError(`"[" at character ${open + 1} is not closed by "]"`);
   const digits = text.slice(open + 1, close);
-  if (!/^\d+$/.test(digits)) throw new ValuePathError(`index ${excerpt(digits)} at character ${open + 2} is not a number from 0 to ${maxIndex}`);
+  if (!/^\d+$/.test(digits))
+    throw new ValuePathError(`index ${excerpt(digits)} at character ${open + 2} is not a number from 0 to ${maxIndex}`);
   const index = Number(digits);
   if (index > maxIndex) throw new ValuePathError(`index ${excerpt(digits)} at character ${open + 2} is larger than ${maxIndex}`);
   return { index, end: close + 1 };
@@ -86,7 +87,8 @@ export function parseValuePath(text: string): ValuePath {
 }
 
 /** Whether `segment` is an index parseValuePath could have returned: for paths built by hand. */
-export const isValueIndex = (segment: number): boolean => Number.isInteger(segment) && segment >= 0 && segment <= VALUE_PATH_LIMITS.maxIndex;
+export const isValueIndex = (segment: number): boolean =>
+  Number.isInteger(segment) && segment >= 0 && segment <= VALUE_PATH_LIMITS.maxIndex;
 
 /** Why `text` is not a value path parseValuePath takes, or undefined: for validators that collect problems. */
 export function valuePathProblem(text: string): string | undefined {

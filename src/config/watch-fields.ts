@@ -59,7 +59,12 @@ export function readString(ctx: EntryContext, fields: FieldNodes, field: FieldNa
 export function readGroup(ctx: EntryContext, fields: FieldNodes): string {
   const group = readString(ctx, fields, 'group', false) ?? '';
   if (group !== '' && (group.length > 253 || !DNS1123_SUBDOMAIN.test(group)))
-    fail(ctx, fields.group, 'group', `group ${quote(group)} must be empty (the core group) or a DNS subdomain: lower-case letters, digits, '-' and '.', e.g. "example.com"`);
+    fail(
+      ctx,
+      fields.group,
+      'group',
+      `group ${quote(group)} must be empty (the core group) or a DNS subdomain: lower-case letters, digits, '-' and '.', e.g. "example.com"`,
+    );
   return group;
 }
 
@@ -67,7 +72,12 @@ export function readVersion(ctx: EntryContext, fields: FieldNodes): string | und
   const version = readString(ctx, fields, 'version', true);
   if (version === undefined || version === '') return undefined;
   if (version.length > 63 || !DNS1035_LABEL.test(version)) {
-    fail(ctx, fields.version, 'version', `version ${quote(version)} must be a DNS label starting with a letter (lower-case letters, digits and '-'), e.g. "v1alpha1"`);
+    fail(
+      ctx,
+      fields.version,
+      'version',
+      `version ${quote(version)} must be a DNS label starting with a letter (lower-case letters, digits and '-'), e.g. "v1alpha1"`,
+    );
     return undefined;
   }
   return version;
@@ -95,7 +105,12 @@ export function readBoolean(ctx: EntryContext, fields: FieldNodes, field: FieldN
 }
 
 /** A field that takes one of `choices`; undefined when absent (the watch's default applies) or wrong (reported with `expected`). */
-export function readChoice<T extends string>(ctx: EntryContext, fields: FieldNodes, field: FieldName, o: { readonly choices: readonly T[]; readonly expected: string }): T | undefined {
+export function readChoice<T extends string>(
+  ctx: EntryContext,
+  fields: FieldNodes,
+  field: FieldName,
+  o: { readonly choices: readonly T[]; readonly expected: string },
+): T | undefined {
   const node = fields[field];
   if (isEmpty(node)) return undefined;
   const value = scalarValue(node);
@@ -160,7 +175,12 @@ export function readValuePaths(ctx: EntryContext, fields: FieldNodes): string[] 
     const itemNode = deref(ctx.pc.doc, item);
     const value = scalarValue(itemNode);
     if (typeof value !== 'string' || value.split('.').some((segment) => segment === '')) {
-      fail(ctx, itemNode, `sensitiveValues[${i}]`, `expected a value path such as "auth.password" (keys joined by "."), got ${describe(itemNode)}`);
+      fail(
+        ctx,
+        itemNode,
+        `sensitiveValues[${i}]`,
+        `expected a value path such as "auth.password" (keys joined by "."), got ${describe(itemNode)}`,
+      );
       return;
     }
     paths.push(value);
@@ -184,8 +204,7 @@ export function readSelector(ctx: EntryContext, fields: FieldNodes): LabelSelect
   return undefined;
 }
 
-const pathText = (path: readonly (string | number)[]): string =>
-  path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('');
+const pathText = (path: readonly (string | number)[]): string => path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('');
 
 /** `driftIgnore`: rules whose every problem is reported at the line of the value it is about. */
 export function readDriftIgnore(ctx: EntryContext, fields: FieldNodes): readonly DriftIgnoreRule[] {

@@ -22,8 +22,35 @@ import { readRollout } from './rollout-policy.js';
 import { readDryRun, readTenancy } from './tenancy-fields.js';
 import { readApproval } from './approval-fields.js';
 import type { Watch } from './watch.js';
-import { collectFields, type FieldNodes, readBoolean, readConflictPolicy, readCrdPolicy, readDriftIgnore, readGroup, readKind, readMaxConcurrent, readReconcilePeriod, readSelector, readString, readValuePaths, readVersion } from './watch-fields.js';
-import { addProblem, byPosition, entryProblem, fail, gvkString, posLine, quote, WatchesError, yamlProblems, type EntryContext, type ParseContext } from './watches-problems.js';
+import {
+  collectFields,
+  type FieldNodes,
+  readBoolean,
+  readConflictPolicy,
+  readCrdPolicy,
+  readDriftIgnore,
+  readGroup,
+  readKind,
+  readMaxConcurrent,
+  readReconcilePeriod,
+  readSelector,
+  readString,
+  readValuePaths,
+  readVersion,
+} from './watch-fields.js';
+import {
+  addProblem,
+  byPosition,
+  entryProblem,
+  fail,
+  gvkString,
+  posLine,
+  quote,
+  WatchesError,
+  yamlProblems,
+  type EntryContext,
+  type ParseContext,
+} from './watches-problems.js';
 import { deref, describe, scalarValue } from './yaml-nodes.js';
 
 export interface ParseWatchesOptions {

@@ -226,7 +226,15 @@ function chartFlags(opts: InstallArgsOptions, major: HelmMajor): string[] {
  */
 export function installArgs(opts: InstallArgsOptions, major: HelmMajor): string[] {
   const forced = major === 4 && opts.forceConflicts === true ? ['--force-conflicts'] : [];
-  return ['install', ...chartFlags(opts, major), ...forced, ...(opts.skipCrds === true ? ['--skip-crds'] : []), '--', opts.release, opts.chart];
+  return [
+    'install',
+    ...chartFlags(opts, major),
+    ...forced,
+    ...(opts.skipCrds === true ? ['--skip-crds'] : []),
+    '--',
+    opts.release,
+    opts.chart,
+  ];
 }
 
 /**

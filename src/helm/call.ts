@@ -75,7 +75,10 @@ export async function writerCall(
 }
 
 /** Run context of a verb on `release`; `timeoutMs` undefined means a read verb with the fixed deadline. */
-export function releaseContext(opts: CallOptions & { readonly release: string; readonly namespace: string }, timeoutMs: number | undefined): RunContext {
+export function releaseContext(
+  opts: CallOptions & { readonly release: string; readonly namespace: string },
+  timeoutMs: number | undefined,
+): RunContext {
   return {
     release: opts.release,
     namespace: opts.namespace,

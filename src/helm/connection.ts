@@ -44,7 +44,10 @@ export function connectionFor(own: Connection, call: CallIdentity = {}): Connect
 
 /** The call identity `opts` carries, without anything else of it. */
 export function identityOf(opts: CallIdentity): CallIdentity {
-  return { ...(opts.impersonate === undefined ? {} : { impersonate: opts.impersonate }), ...(opts.grant === undefined ? {} : { grant: opts.grant }) };
+  return {
+    ...(opts.impersonate === undefined ? {} : { impersonate: opts.impersonate }),
+    ...(opts.grant === undefined ? {} : { grant: opts.grant }),
+  };
 }
 
 /** What of `c` goes into helm's environment; `helmHome` holds the default client-go cache. */

@@ -61,9 +61,17 @@ export function clientThrottleEnv(env: Readonly<Record<string, string | undefine
 }
 
 /** The private helm homes under `tmpDir`: the operator's helm never reads or writes the user's. */
-export function helmHomes(tmpDir: string): { readonly HELM_CACHE_HOME: string; readonly HELM_CONFIG_HOME: string; readonly HELM_DATA_HOME: string } {
+export function helmHomes(tmpDir: string): {
+  readonly HELM_CACHE_HOME: string;
+  readonly HELM_CONFIG_HOME: string;
+  readonly HELM_DATA_HOME: string;
+} {
   const home = path.join(tmpDir, 'helm');
-  return { HELM_CACHE_HOME: path.join(home, 'cache'), HELM_CONFIG_HOME: path.join(home, 'config'), HELM_DATA_HOME: path.join(home, 'data') };
+  return {
+    HELM_CACHE_HOME: path.join(home, 'cache'),
+    HELM_CONFIG_HOME: path.join(home, 'config'),
+    HELM_DATA_HOME: path.join(home, 'data'),
+  };
 }
 
 export interface HelmEnvOptions {
@@ -78,12 +86,19 @@ export interface HelmEnvOptions {
 }
 
 /** The environment of a helm process connected as `connection`, from the operator's `env`. */
-export function helmEnv(o: HelmEnvOptions, connection: Connection, env: Readonly<Record<string, string | undefined>> = process.env): Record<string, string> {
+export function helmEnv(
+  o: HelmEnvOptions,
+  connection: Connection,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Record<string, string> {
   const base = { ...inheritedEnv(env), ...clientThrottleEnv(env), ...goRuntimeEnv(env), ...o.extraEnv };
   if (o.userHelmHome === true) return { ...base, [INSTANCE_ENV]: selfInstance() };
   const homes = helmHomes(o.tmpDir);
   // The post-renderer plugin lives in the private data home's plugins (post-render.ts); a plugin path set for the operator comes after it.
-  const plugins: Record<string, string> = env.HELM_PLUGINS === undefined ? {} : { HELM_PLUGINS: [path.join(homes.HELM_DATA_HOME, 'plugins'), env.HELM_PLUGINS].join(path.delimiter) };
+  const plugins: Record<string, string> =
+    env.HELM_PLUGINS === undefined
+      ? {}
+      : { HELM_PLUGINS: [path.join(homes.HELM_DATA_HOME, 'plugins'), env.HELM_PLUGINS].join(path.delimiter) };
   const owned = { ...homes, ...plugins, ...connectionEnv(connection, path.join(o.tmpDir, 'helm')), HELM_DRIVER: o.driver ?? 'secret' };
   return { ...base, ...owned, [INSTANCE_ENV]: selfInstance() };
 }

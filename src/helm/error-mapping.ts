@@ -9,12 +9,18 @@ import { HelmOutputError } from './parse.js';
 
 /** A pre-aborted call is Canceled without starting helm. */
 export function throwIfAborted(signal: AbortSignal | undefined, verb: string): void {
-  if (signal?.aborted === true) throw new HelmError({ reason: 'Canceled', verb, summary: 'canceled before helm was started', canceled: true });
+  if (signal?.aborted === true)
+    throw new HelmError({ reason: 'Canceled', verb, summary: 'canceled before helm was started', canceled: true });
 }
 
 /** A release writer refused because this process no longer holds its lease (runner.ts `fence`): Canceled, helm never started. */
 export function fencedOff(verb: string): HelmError {
-  return new HelmError({ reason: 'Canceled', verb, summary: "not started: this replica no longer holds the leader lease (sharded: the namespace's share)", canceled: true });
+  return new HelmError({
+    reason: 'Canceled',
+    verb,
+    summary: "not started: this replica no longer holds the leader lease (sharded: the namespace's share)",
+    canceled: true,
+  });
 }
 
 /** `fn`'s parse of helm's output, an unexpected one as a HelmError. */

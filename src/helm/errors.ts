@@ -113,7 +113,10 @@ const PATTERNS: ReadonlyArray<readonly [HelmErrorReason, RegExp]> = [
   ['ConfinementViolation', /refused by the helm gateway/],
   // Before RenderFailed: a template's lookup() that the API server refused or never answered is
   // the cluster failing (RBAC granted later, an API server back), not the chart: retried.
-  ['KubernetesAPIError', /error calling lookup: [^\n]*(?:is forbidden|Unauthorized|connection refused|i\/o timeout|no such host|TLS handshake|ServiceUnavailable)/i],
+  [
+    'KubernetesAPIError',
+    /error calling lookup: [^\n]*(?:is forbidden|Unauthorized|connection refused|i\/o timeout|no such host|TLS handshake|ServiceUnavailable)/i,
+  ],
   [
     'RenderFailed',
     /execution error at|parse error at|YAML parse error|error converting YAML to JSON|template: |unable to build kubernetes objects from release manifest|error validating data|error validating ""/i,

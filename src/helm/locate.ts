@@ -77,7 +77,9 @@ async function pinned(o: LocateOptions): Promise<LocatedHelm> {
     const e = err as { stderr?: unknown; message?: unknown };
     const stderr = typeof e.stderr === 'string' ? e.stderr.trim().split('\n').pop() : undefined;
     const why = stderr !== undefined && stderr !== '' ? stderr : String(e.message ?? err);
-    throw new HelmNotFoundError(`helm is not on PATH and fetching the pinned helm failed (${why}): ${howTo(o.toolsScript)}`, { cause: err });
+    throw new HelmNotFoundError(`helm is not on PATH and fetching the pinned helm failed (${why}): ${howTo(o.toolsScript)}`, {
+      cause: err,
+    });
   }
 }
 

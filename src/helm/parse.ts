@@ -223,7 +223,9 @@ export function parseHelmVersion(stdout: string): HelmVersion {
   const parsed = semver.parse(raw.replace(/^v/, '')) ?? semver.coerce(raw);
   if (parsed === null) throw new HelmOutputError(`cannot parse helm version from "${raw.slice(0, 80)}"`);
   const version = `${parsed.major}.${parsed.minor}.${parsed.patch}${parsed.prerelease.length > 0 ? `-${parsed.prerelease.join('.')}` : ''}`;
-  if (parsed.major !== 3 && parsed.major !== 4) throw new HelmOutputError(`helm ${version} is not supported: need helm 3 (>= ${MIN_HELM_VERSION}) or 4`);
-  if (semver.lt(parsed.version, MIN_HELM_VERSION)) throw new HelmOutputError(`helm ${version} is too old: need >= ${MIN_HELM_VERSION} (for --labels and get metadata)`);
+  if (parsed.major !== 3 && parsed.major !== 4)
+    throw new HelmOutputError(`helm ${version} is not supported: need helm 3 (>= ${MIN_HELM_VERSION}) or 4`);
+  if (semver.lt(parsed.version, MIN_HELM_VERSION))
+    throw new HelmOutputError(`helm ${version} is too old: need >= ${MIN_HELM_VERSION} (for --labels and get metadata)`);
   return { major: parsed.major, semver: version };
 }

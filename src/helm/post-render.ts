@@ -100,7 +100,12 @@ export class PostRenderServer {
       // refusal is ours, so its own text is what the failure says, and what decides its reason.
       if (refusal === undefined || !(err instanceof HelmError) || err.canceled || err.timedOut) throw err;
       const reason = classifyHelmError(refusal, err.exitCode);
-      throw new HelmError({ reason: reason === 'Unknown' ? err.reason : reason, verb: err.verb, summary: refusal, ...(err.exitCode === undefined ? {} : { exitCode: err.exitCode }) });
+      throw new HelmError({
+        reason: reason === 'Unknown' ? err.reason : reason,
+        verb: err.verb,
+        summary: refusal,
+        ...(err.exitCode === undefined ? {} : { exitCode: err.exitCode }),
+      });
     } finally {
       this.#runs.delete(token);
     }

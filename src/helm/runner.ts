@@ -86,7 +86,9 @@ export class HelmRunner {
     this.tmpDir = opts.tmpDir ?? tmpdir();
     this.log = opts.log ?? silentLogger();
     this.#live = live;
-    this.#postRender = postRender ?? new PostRenderServer(helmHomes(this.tmpDir).HELM_DATA_HOME, opts.fence === undefined ? undefined : () => this.mayChangeReleases());
+    this.#postRender =
+      postRender ??
+      new PostRenderServer(helmHomes(this.tmpDir).HELM_DATA_HOME, opts.fence === undefined ? undefined : () => this.mayChangeReleases());
   }
 
   /** Whether helm runs with the invoking user's helm homes (the scaffolding CLI), not private ones. */
@@ -131,7 +133,8 @@ export class HelmRunner {
     const args = OFFLINE_VERBS.has(verb) ? verbArgs : withConnectionArgs(verbArgs, connection);
     const started = performance.now();
     this.#executions++;
-    const untrack = writes && ctx.release !== undefined && ctx.namespace !== undefined ? this.#live.track(ctx.namespace, ctx.release) : undefined;
+    const untrack =
+      writes && ctx.release !== undefined && ctx.namespace !== undefined ? this.#live.track(ctx.namespace, ctx.release) : undefined;
     let outcome: HelmExecution['outcome'] = 'error';
     let reason: string | undefined;
     let fenced = false;
@@ -175,7 +178,12 @@ export class HelmRunner {
    * machine busy with everything that thawed with it takes long enough for helm to get going.
    * True when it killed helm.
    */
-  #killIfFenced(subprocess: { kill(signal: NodeJS.Signals): boolean }, writes: boolean, signal: AbortSignal | undefined, namespace: string | undefined): boolean {
+  #killIfFenced(
+    subprocess: { kill(signal: NodeJS.Signals): boolean },
+    writes: boolean,
+    signal: AbortSignal | undefined,
+    namespace: string | undefined,
+  ): boolean {
     const fence = this.#opts.fence;
     if (fence === undefined || (!writes && signal === undefined) || fence.holds(namespace)) return false;
     subprocess.kill('SIGKILL');

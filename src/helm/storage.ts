@@ -63,7 +63,10 @@ export class ReleaseStorage {
   async deleteRevisions(namespace: string, release: string, revisions: readonly number[]): Promise<void> {
     for (const revision of revisions) {
       try {
-        await this.#raw.request(HttpMethod.DELETE, `${resourcePath({ group: '', version: 'v1', plural: 'secrets', namespace })}/${storageSecretName(release, revision)}`);
+        await this.#raw.request(
+          HttpMethod.DELETE,
+          `${resourcePath({ group: '', version: 'v1', plural: 'secrets', namespace })}/${storageSecretName(release, revision)}`,
+        );
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
@@ -83,7 +86,10 @@ export class ReleaseStorage {
    * it: read all records then.
    */
   async deployed(namespace: string, release: string, revision: number): Promise<ReleaseRecord[] | undefined> {
-    const [current, successor] = await Promise.all([this.#labels(namespace, storageSecretName(release, revision)), this.#labels(namespace, storageSecretName(release, revision + 1))]);
+    const [current, successor] = await Promise.all([
+      this.#labels(namespace, storageSecretName(release, revision)),
+      this.#labels(namespace, storageSecretName(release, revision + 1)),
+    ]);
     const record = latestDeployed(release, revision, current, successor !== undefined);
     return record === undefined ? undefined : [record];
   }
@@ -91,9 +97,13 @@ export class ReleaseStorage {
   /** A storage Secret's labels ({} when it has none); undefined when there is no such Secret. */
   async #labels(namespace: string, name: string): Promise<Record<string, string> | undefined> {
     try {
-      const secret = (await this.#raw.request(HttpMethod.GET, `${resourcePath({ group: '', version: 'v1', plural: 'secrets', namespace })}/${name}`, {
-        accept: OBJECT_METADATA_ONLY,
-      })) as { metadata?: V1ObjectMeta };
+      const secret = (await this.#raw.request(
+        HttpMethod.GET,
+        `${resourcePath({ group: '', version: 'v1', plural: 'secrets', namespace })}/${name}`,
+        {
+          accept: OBJECT_METADATA_ONLY,
+        },
+      )) as { metadata?: V1ObjectMeta };
       return secret.metadata?.labels ?? {};
     } catch (err) {
       if (isNotFound(err)) return undefined;

@@ -34,7 +34,11 @@ function ownerEnded(owner: NonNullable<ReturnType<typeof valuesDirOwner>>): bool
  * Runs `fn` with the path of a fresh 0600 JSON file holding `values`, inside a private
  * (mkdtemp, 0700) directory under `tmpDir` that is removed however `fn` ends.
  */
-export async function withValuesFile<T>(tmpDir: string, values: Readonly<Record<string, unknown>>, fn: (file: string) => Promise<T>): Promise<T> {
+export async function withValuesFile<T>(
+  tmpDir: string,
+  values: Readonly<Record<string, unknown>>,
+  fn: (file: string) => Promise<T>,
+): Promise<T> {
   const dir = await mkdtemp(path.join(tmpDir, `${VALUES_DIR_PREFIX}${selfInstance()}-`));
   try {
     const file = path.join(dir, 'values.json');

@@ -66,7 +66,10 @@ export class EventCorrelator {
   constructor(private readonly limits: CorrelatorLimits = CLIENT_GO_LIMITS) {}
 
   /** What to write for this event about `object` (its UID, or a name when it has none). */
-  correlate(e: { readonly object: string; readonly type: string; readonly reason: string; readonly message: string }, now: number): Verdict {
+  correlate(
+    e: { readonly object: string; readonly type: string; readonly reason: string; readonly message: string },
+    now: number,
+  ): Verdict {
     const { object, type, reason, message } = e;
     this.#expire(now);
     const combined = this.#combined([object, type, reason].join('\u0000'), message, now);
@@ -105,7 +108,10 @@ export class EventCorrelator {
 
   /** Whether `message` goes into the combined Event: its (object, type, reason) showed `maxSimilar` others. */
   #combined(similarKey: string, message: string, now: number): boolean {
-    const similar = touch(this.#similar, similarKey, (s) => now - s.lastAt < this.limits.windowMs) ?? { messages: new Set<string>(), lastAt: now };
+    const similar = touch(this.#similar, similarKey, (s) => now - s.lastAt < this.limits.windowMs) ?? {
+      messages: new Set<string>(),
+      lastAt: now,
+    };
     similar.lastAt = now;
     this.#similar.set(similarKey, similar);
     bound(this.#similar, this.limits.maxKeys);

@@ -43,7 +43,18 @@ export class PooledKubeConfig extends KubeConfig {
     if (user?.exec !== undefined || user?.authProvider !== undefined) return undefined;
     const c = cluster ?? { server: '', caData: '', caFile: '', skipTLSVerify: false, tlsServerName: '', proxyUrl: '' };
     const u = user ?? { certData: '', certFile: '', keyData: '', keyFile: '' };
-    return JSON.stringify([c.server, c.caData, fileVersion(c.caFile), c.skipTLSVerify, c.tlsServerName, c.proxyUrl, u.certData, fileVersion(u.certFile), u.keyData, fileVersion(u.keyFile)]);
+    return JSON.stringify([
+      c.server,
+      c.caData,
+      fileVersion(c.caFile),
+      c.skipTLSVerify,
+      c.tlsServerName,
+      c.proxyUrl,
+      u.certData,
+      fileVersion(u.certFile),
+      u.keyData,
+      fileVersion(u.keyFile),
+    ]);
   }
 }
 

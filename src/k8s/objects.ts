@@ -88,7 +88,11 @@ export class ObjectClient {
   async mergePatch(body: KubernetesObject, fieldManager: string): Promise<KubernetesObject | undefined> {
     try {
       const path = await this.#path(refOf(body));
-      return (await this.#raw.request(HttpMethod.PATCH, path, this.#as({ query: { fieldManager }, body, contentType: PatchStrategy.MergePatch }))) as KubernetesObject;
+      return (await this.#raw.request(
+        HttpMethod.PATCH,
+        path,
+        this.#as({ query: { fieldManager }, body, contentType: PatchStrategy.MergePatch }),
+      )) as KubernetesObject;
     } catch (err) {
       if (isNotFound(err) || isStatus(err, 409)) return undefined;
       throw err;
@@ -100,7 +104,12 @@ export class ObjectClient {
    * `test`, so a concurrent change wins). Resolves with the updated object, or undefined when
    * the object is gone or changed since.
    */
-  async replaceManagedFields(ref: ObjectRef, resourceVersion: string, managedFields: readonly unknown[], fieldManager: string): Promise<KubernetesObject | undefined> {
+  async replaceManagedFields(
+    ref: ObjectRef,
+    resourceVersion: string,
+    managedFields: readonly unknown[],
+    fieldManager: string,
+  ): Promise<KubernetesObject | undefined> {
     const ops: JsonPatchOperation[] = [
       { op: 'test', path: '/metadata/resourceVersion', value: resourceVersion },
       { op: 'replace', path: '/metadata/managedFields', value: managedFields },
@@ -114,7 +123,11 @@ export class ObjectClient {
    */
   async jsonPatch(ref: ObjectRef, ops: readonly JsonPatchOperation[], fieldManager: string): Promise<KubernetesObject | undefined> {
     try {
-      return (await this.#raw.request(HttpMethod.PATCH, await this.#path(ref), this.#as({ query: { fieldManager }, body: ops, contentType: PatchStrategy.JsonPatch }))) as KubernetesObject;
+      return (await this.#raw.request(
+        HttpMethod.PATCH,
+        await this.#path(ref),
+        this.#as({ query: { fieldManager }, body: ops, contentType: PatchStrategy.JsonPatch }),
+      )) as KubernetesObject;
     } catch (err) {
       // A failed `test` is 422 (older servers: 409).
       if (isNotFound(err) || isStatus(err, 409) || isStatus(err, 422)) return undefined;
@@ -124,8 +137,16 @@ export class ObjectClient {
 
   /** Server-side apply: creates the object or updates the fields in `body` owned by `fieldManager`. */
   async apply(body: KubernetesObject, options: ApplyOptions): Promise<KubernetesObject> {
-    const query = { fieldManager: options.fieldManager, force: String(options.force), ...(options.dryRun === true ? { dryRun: 'All' } : {}) };
-    return (await this.#raw.request(HttpMethod.PATCH, await this.#path(refOf(body)), this.#as({ query, body, contentType: PatchStrategy.ServerSideApply }))) as KubernetesObject;
+    const query = {
+      fieldManager: options.fieldManager,
+      force: String(options.force),
+      ...(options.dryRun === true ? { dryRun: 'All' } : {}),
+    };
+    return (await this.#raw.request(
+      HttpMethod.PATCH,
+      await this.#path(refOf(body)),
+      this.#as({ query, body, contentType: PatchStrategy.ServerSideApply }),
+    )) as KubernetesObject;
   }
 
   #as(req: RawRequest): RawRequest {

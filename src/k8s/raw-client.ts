@@ -61,7 +61,8 @@ export class RawClient {
       ctx.setBody(JSON.stringify(req.body));
     }
     const { status, text, headers } = await this.#send(ctx);
-    if (status < 200 || status > 299) throw new ApiException(status, `HTTP-Code: ${status}\nMessage: ${method} ${path} failed`, text, headers);
+    if (status < 200 || status > 299)
+      throw new ApiException(status, `HTTP-Code: ${status}\nMessage: ${method} ${path} failed`, text, headers);
     try {
       return JSON.parse(text) as unknown;
     } catch {

@@ -34,7 +34,12 @@ export class NoKindMatchError extends Error {
  * once, unless this very lookup fetched the list. A kind that keeps missing refetches at most once
  * per `intervalMs`, so a kind that is not served costs one discovery request per interval.
  */
-export function refetchOnMiss(o: { readonly justFetched: boolean; readonly lastRefetchAt: number | undefined; readonly now: number; readonly intervalMs: number }): boolean {
+export function refetchOnMiss(o: {
+  readonly justFetched: boolean;
+  readonly lastRefetchAt: number | undefined;
+  readonly now: number;
+  readonly intervalMs: number;
+}): boolean {
   if (o.justFetched) return false;
   return o.lastRefetchAt === undefined || o.now - o.lastRefetchAt >= o.intervalMs;
 }

@@ -9,7 +9,12 @@ import type { ScrapeReviewer, ScrapeUser } from '../telemetry/scrape-auth.js';
 
 interface TokenReviewStatus {
   readonly authenticated?: boolean;
-  readonly user?: { readonly username?: string; readonly uid?: string; readonly groups?: string[]; readonly extra?: Record<string, string[]> };
+  readonly user?: {
+    readonly username?: string;
+    readonly uid?: string;
+    readonly groups?: string[];
+    readonly extra?: Record<string, string[]>;
+  };
 }
 
 export class ApiScrapeReviewer implements ScrapeReviewer {

@@ -56,7 +56,10 @@ export class VersionMemo<T extends KubernetesObject> {
     const { managedFields: _dropped, ...metadata } = obj.metadata ?? {};
     const json = JSON.stringify({ ...obj, metadata });
     if (json.length > this.limits.maxObjectLength) return;
-    const earlier = previous === undefined || previous.version === version ? (previous?.earlier ?? []) : [previous.version, ...previous.earlier].slice(0, EARLIER_VERSIONS_KEPT);
+    const earlier =
+      previous === undefined || previous.version === version
+        ? (previous?.earlier ?? [])
+        : [previous.version, ...previous.earlier].slice(0, EARLIER_VERSIONS_KEPT);
     const length = json.length + version.length + versionsLength(earlier);
     this.#entries.set(key, { version, earlier, json, length });
     this.#length += length;

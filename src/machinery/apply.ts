@@ -187,6 +187,8 @@ export function formatResults(results: readonly FileResult[], dryRun = false): s
 /** The plan itself, for `--dry-run`: each op and its target. */
 export function formatPlan(plan: Plan): string {
   return plan
-    .map((op) => (op.op === 'create' ? `create ${op.path} (if it exists: ${op.ifExists})` : `insert ${op.path} at +kubebuilder:scaffold:${op.marker}`))
+    .map((op) =>
+      op.op === 'create' ? `create ${op.path} (if it exists: ${op.ifExists})` : `insert ${op.path} at +kubebuilder:scaffold:${op.marker}`,
+    )
     .join('\n');
 }

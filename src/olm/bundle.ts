@@ -40,12 +40,15 @@ export interface RunBundleOptions {
 /** A directory on disk, or an image reference; anything else says what it looked for. */
 export function bundleSource(ref: string): { kind: 'directory' | 'image'; ref: string } {
   if (existsSync(ref)) {
-    if (!statSync(ref).isDirectory()) throw new OlmError(`${ref} is a file: run bundle takes a bundle directory (manifests/, metadata/) or a bundle image`);
-    if (!existsSync(path.join(ref, 'metadata', 'annotations.yaml'))) throw new OlmError(`${ref} is not a bundle directory: it has no metadata/annotations.yaml (make bundle writes ./bundle)`);
+    if (!statSync(ref).isDirectory())
+      throw new OlmError(`${ref} is a file: run bundle takes a bundle directory (manifests/, metadata/) or a bundle image`);
+    if (!existsSync(path.join(ref, 'metadata', 'annotations.yaml')))
+      throw new OlmError(`${ref} is not a bundle directory: it has no metadata/annotations.yaml (make bundle writes ./bundle)`);
     return { kind: 'directory', ref: path.resolve(ref) };
   }
   // An image reference has a registry or repository path; ./x, /x and plain names are paths that are missing.
-  if (/^(\.{0,2}\/|~)/.test(ref) || !ref.includes('/')) throw new OlmError(`bundle directory ${ref} does not exist (make bundle writes ./bundle; an image is <registry>/<repository>:<tag>)`);
+  if (/^(\.{0,2}\/|~)/.test(ref) || !ref.includes('/'))
+    throw new OlmError(`bundle directory ${ref} does not exist (make bundle writes ./bundle; an image is <registry>/<repository>:<tag>)`);
   return { kind: 'image', ref };
 }
 
@@ -58,18 +61,38 @@ export interface RenderedBundle {
 }
 
 /** `opm render` of the bundle: its olm.bundle blob, with the CSV (for install modes and owned CRDs). */
-export async function renderBundle(opm: string, source: { ref: string }, o: Pick<RunBundleOptions, 'useHttp' | 'skipTlsVerify'>): Promise<RenderedBundle> {
-  const args = ['render', source.ref, '--output', 'yaml', ...(o.useHttp ? ['--use-http'] : []), ...(o.skipTlsVerify ? ['--skip-tls-verify'] : [])];
+export async function renderBundle(
+  opm: string,
+  source: { ref: string },
+  o: Pick<RunBundleOptions, 'useHttp' | 'skipTlsVerify'>,
+): Promise<RenderedBundle> {
+  const args = [
+    'render',
+    source.ref,
+    '--output',
+    'yaml',
+    ...(o.useHttp ? ['--use-http'] : []),
+    ...(o.skipTlsVerify ? ['--skip-tls-verify'] : []),
+  ];
   const r = await execa(opm, args, { reject: false, maxBuffer: 64 * 1024 * 1024 });
-  if (r.exitCode !== 0) throw new OlmError(`cannot read the bundle ${source.ref} (opm render): ${r.stderr.trim().split('\n').slice(-5).join('\n')}`);
-  const blobs = parseAllDocuments(r.stdout).map((d) => d.toJS() as Record<string, unknown> | null).filter((b) => b?.schema === 'olm.bundle') as Record<string, unknown>[];
+  if (r.exitCode !== 0)
+    throw new OlmError(`cannot read the bundle ${source.ref} (opm render): ${r.stderr.trim().split('\n').slice(-5).join('\n')}`);
+  const blobs = parseAllDocuments(r.stdout)
+    .map((d) => d.toJS() as Record<string, unknown> | null)
+    .filter((b) => b?.schema === 'olm.bundle') as Record<string, unknown>[];
   const blob = blobs[0];
-  if (blobs.length !== 1 || blob === undefined) throw new OlmError(`${source.ref} holds ${blobs.length} bundles; run bundle takes one bundle (an index image is not a bundle)`);
+  if (blobs.length !== 1 || blob === undefined)
+    throw new OlmError(`${source.ref} holds ${blobs.length} bundles; run bundle takes one bundle (an index image is not a bundle)`);
   const props = (blob.properties ?? []) as { type: string; value: unknown }[];
-  const objects = props.filter((p) => p.type === 'olm.bundle.object').map((p) => JSON.parse(Buffer.from((p.value as { data: string }).data, 'base64').toString('utf8')) as Obj);
+  const objects = props
+    .filter((p) => p.type === 'olm.bundle.object')
+    .map((p) => JSON.parse(Buffer.from((p.value as { data: string }).data, 'base64').toString('utf8')) as Obj);
   const csv = objects.find((o) => o.kind === 'ClusterServiceVersion');
   if (csv === undefined) throw new OlmError(`the bundle ${source.ref} has no ClusterServiceVersion`);
-  const spec = csv.spec as { installModes?: { type: string; supported: boolean }[]; customresourcedefinitions?: { owned?: { name: string }[] } };
+  const spec = csv.spec as {
+    installModes?: { type: string; supported: boolean }[];
+    customresourcedefinitions?: { owned?: { name: string }[] };
+  };
   return {
     name: String(blob.name),
     packageName: String(blob.package),
@@ -99,15 +122,20 @@ export function catalogYaml(b: Pick<RenderedBundle, 'name' | 'packageName' | 'bl
   return docs.map((d) => `---\n${stringify(d)}`).join('');
 }
 
-export const catalogDir = (c: Cluster, namespace: string, pkg: string): string => path.join(clusterStateDir(c.server), 'catalogs', `${namespace}.${pkg}`);
+export const catalogDir = (c: Cluster, namespace: string, pkg: string): string =>
+  path.join(clusterStateDir(c.server), 'catalogs', `${namespace}.${pkg}`);
 
 /** OLM installed and its operators running, on a cluster whose catalogs this machine serves (see runBundle). */
 export async function requireOlm(c: Cluster): Promise<void> {
   if ((await c.get(CRDS, `subscriptions.${OLM_GROUP}`)) === undefined) {
-    throw new OlmError('OLM is not installed in this cluster (no subscriptions.operators.coreos.com CRD): run helm-operator olm install first');
+    throw new OlmError(
+      'OLM is not installed in this cluster (no subscriptions.operators.coreos.com CRD): run helm-operator olm install first',
+    );
   }
   if (!(await c.runsPods()) && (await runningPid(clusterStateDir(c.server), 'olm-operator')) === undefined) {
-    throw new OlmError("OLM's operators are not running on this machine for this cluster: helm-operator olm status shows what is missing; olm uninstall, then olm install");
+    throw new OlmError(
+      "OLM's operators are not running on this machine for this cluster: helm-operator olm status shows what is missing; olm uninstall, then olm install",
+    );
   }
 }
 
@@ -116,12 +144,17 @@ export async function serveCatalog(tools: OlmTools, dir: string, timeoutMs: numb
   await stopProcess(dir, 'catalog-serve');
   await rm(path.join(dir, 'catalog-serve.log'), { force: true });
   await startDetached(dir, { name: 'catalog-serve', bin: tools.catalogServe, args: [path.join(dir, 'catalog')], env: process.env });
-  const address = await poll(async () => {
-    const m = /^serving (\S+)$/m.exec(await readFile(path.join(dir, 'catalog-serve.log'), 'utf8').catch(() => ''));
-    if (m?.[1] !== undefined) return m[1];
-    if ((await runningPid(dir, 'catalog-serve')) === undefined) throw new OlmError(`catalog-serve exited:\n${logTail(dir, 'catalog-serve')}`);
-    return undefined;
-  }, Math.min(timeoutMs, 60_000), 200);
+  const address = await poll(
+    async () => {
+      const m = /^serving (\S+)$/m.exec(await readFile(path.join(dir, 'catalog-serve.log'), 'utf8').catch(() => ''));
+      if (m?.[1] !== undefined) return m[1];
+      if ((await runningPid(dir, 'catalog-serve')) === undefined)
+        throw new OlmError(`catalog-serve exited:\n${logTail(dir, 'catalog-serve')}`);
+      return undefined;
+    },
+    Math.min(timeoutMs, 60_000),
+    200,
+  );
   if (address === undefined) throw new OlmError(`catalog-serve did not listen within 60s:\n${logTail(dir, 'catalog-serve')}`);
   return address;
 }
@@ -142,21 +175,35 @@ export async function writeCatalog(tools: OlmTools, dir: string, c: { pkg: strin
 export const packageSelector = (pkg: string): string => `${PACKAGE_LABEL}=${pkg}`;
 
 /** A registry pod of a package: its ConfigMap and pod are named `name` (by default the CatalogSource's name) and labelled for cleanup. */
-export const registryPod = (bundle: Pick<RenderedBundle, 'packageName'>, at: { namespace: string; catalog: string; opmImage: string; name?: string }): RegistryPod => ({
-  name: at.name ?? catalogSourceName(bundle.packageName), namespace: at.namespace, packageName: bundle.packageName, catalog: at.catalog, opmImage: at.opmImage, labels: { ...MANAGED_BY, [PACKAGE_LABEL]: bundle.packageName },
+export const registryPod = (
+  bundle: Pick<RenderedBundle, 'packageName'>,
+  at: { namespace: string; catalog: string; opmImage: string; name?: string },
+): RegistryPod => ({
+  name: at.name ?? catalogSourceName(bundle.packageName),
+  namespace: at.namespace,
+  packageName: bundle.packageName,
+  catalog: at.catalog,
+  opmImage: at.opmImage,
+  labels: { ...MANAGED_BY, [PACKAGE_LABEL]: bundle.packageName },
 });
 
 export const catalogSourceName = (pkg: string): string => `${pkg}-catalog`;
 
 /** The CatalogSource of the catalog served at `address` (no registry pod: OLM dials the address). */
-export const catalogSourceObject = (pkg: string, namespace: string, address: string): Obj =>
-  ({
-    apiVersion: `${OLM_GROUP}/v1alpha1`, kind: 'CatalogSource', metadata: { name: catalogSourceName(pkg), namespace, labels: { ...MANAGED_BY, [PACKAGE_LABEL]: pkg } },
-    spec: { sourceType: 'grpc', address, displayName: `${pkg} (run bundle)`, publisher: 'helm-operator' },
-  });
+export const catalogSourceObject = (pkg: string, namespace: string, address: string): Obj => ({
+  apiVersion: `${OLM_GROUP}/v1alpha1`,
+  kind: 'CatalogSource',
+  metadata: { name: catalogSourceName(pkg), namespace, labels: { ...MANAGED_BY, [PACKAGE_LABEL]: pkg } },
+  spec: { sourceType: 'grpc', address, displayName: `${pkg} (run bundle)`, publisher: 'helm-operator' },
+});
 
 /** CatalogSource, OperatorGroup (unless the namespace has one) and Subscription, as operator-sdk creates them. */
-async function subscribe(c: Cluster, bundle: RenderedBundle, at: { namespace: string; address: string; mode: InstallMode }, log: (line: string) => void): Promise<void> {
+async function subscribe(
+  c: Cluster,
+  bundle: RenderedBundle,
+  at: { namespace: string; address: string; mode: InstallMode },
+  log: (line: string) => void,
+): Promise<void> {
   const { namespace, address, mode } = at;
   const labels = { ...MANAGED_BY, [PACKAGE_LABEL]: bundle.packageName };
   const catalogSource = catalogSourceName(bundle.packageName);
@@ -165,14 +212,28 @@ async function subscribe(c: Cluster, bundle: RenderedBundle, at: { namespace: st
   const [group] = await c.list(olmResource('operatorgroups', namespace, 'v1'));
   if (group === undefined) {
     const spec = mode.targetNamespaces === undefined ? {} : { targetNamespaces: [...mode.targetNamespaces] };
-    await c.apply({ apiVersion: `${OLM_GROUP}/v1`, kind: 'OperatorGroup', metadata: { name: OPERATOR_GROUP, namespace, labels: MANAGED_BY }, spec } as Obj);
+    await c.apply({
+      apiVersion: `${OLM_GROUP}/v1`,
+      kind: 'OperatorGroup',
+      metadata: { name: OPERATOR_GROUP, namespace, labels: MANAGED_BY },
+      spec,
+    } as Obj);
     log(`created OperatorGroup ${OPERATOR_GROUP} (${mode.type})`);
   } else {
     log(`namespace ${namespace} has OperatorGroup ${nameOf(group)}: it decides the install mode`);
   }
   await c.apply({
-    apiVersion: `${OLM_GROUP}/v1alpha1`, kind: 'Subscription', metadata: { name: `${bundle.name}-sub`, namespace, labels },
-    spec: { name: bundle.packageName, channel: CHANNEL, source: catalogSource, sourceNamespace: namespace, startingCSV: bundle.name, installPlanApproval: 'Automatic' },
+    apiVersion: `${OLM_GROUP}/v1alpha1`,
+    kind: 'Subscription',
+    metadata: { name: `${bundle.name}-sub`, namespace, labels },
+    spec: {
+      name: bundle.packageName,
+      channel: CHANNEL,
+      source: catalogSource,
+      sourceNamespace: namespace,
+      startingCSV: bundle.name,
+      installPlanApproval: 'Automatic',
+    },
   } as Obj);
   log(`created Subscription ${bundle.name}-sub; waiting for ClusterServiceVersion ${namespace}/${bundle.name} to succeed`);
 }
@@ -189,7 +250,8 @@ const PASSING_FAILURES: ReadonlySet<string> = new Set(['RequirementsNotMet']);
 /** Pure: what a CSV's status means to a wait for it: Succeeded, failed for good (with OLM's reason), or not yet. */
 export function csvProgress(status: ObjStatus | undefined): 'succeeded' | 'waiting' | { readonly failed: string } {
   if (status?.phase === 'Succeeded') return 'succeeded';
-  if (status?.phase === 'Failed' && !PASSING_FAILURES.has(status.reason ?? '')) return { failed: `${status.reason ?? ''} ${status.message ?? ''}`.trim() || 'no reason given' };
+  if (status?.phase === 'Failed' && !PASSING_FAILURES.has(status.reason ?? ''))
+    return { failed: `${status.reason ?? ''} ${status.message ?? ''}`.trim() || 'no reason given' };
   return 'waiting';
 }
 
@@ -207,7 +269,9 @@ export async function waitForCsv(c: Cluster, namespace: string, name: string, ti
   const why = (sub?.status?.conditions ?? []).filter((x) => x.status === 'True').map((x) => `${x.type}: ${x.message ?? x.reason ?? ''}`);
   const s = last?.status;
   const phase = [s?.phase ?? 'not created', s?.reason, s?.message].filter((x) => x !== undefined && x !== '').join(' ');
-  throw new OlmError(`ClusterServiceVersion ${namespace}/${name} did not succeed within ${timeoutMs / 1000}s (phase: ${phase})${why.length > 0 ? `; subscription: ${why.join('; ')}` : ''}`);
+  throw new OlmError(
+    `ClusterServiceVersion ${namespace}/${name} did not succeed within ${timeoutMs / 1000}s (phase: ${phase})${why.length > 0 ? `; subscription: ${why.join('; ')}` : ''}`,
+  );
 }
 
 export async function runBundle(c: Cluster, ref: string, o: RunBundleOptions, log: (line: string) => void): Promise<string> {
@@ -218,9 +282,16 @@ export async function runBundle(c: Cluster, ref: string, o: RunBundleOptions, lo
   const bundle = await renderBundle(tools.opm, source, o);
   const mode = chooseInstallMode(bundle.installModes, namespace, o.installMode);
   const dir = catalogDir(c, namespace, bundle.packageName);
-  const catalog = await writeCatalog(tools, dir, { pkg: bundle.packageName, yaml: catalogYaml(bundle), what: `the catalog of ${bundle.name}` });
+  const catalog = await writeCatalog(tools, dir, {
+    pkg: bundle.packageName,
+    yaml: catalogYaml(bundle),
+    what: `the catalog of ${bundle.name}`,
+  });
   if (!(await c.runsPods())) {
-    if (o.indexImage !== undefined) throw new OlmError(`--index-image ${o.indexImage}: this cluster's nodes run no containers (kwok's fake nodes), so the catalog is served from this machine; omit --index-image`);
+    if (o.indexImage !== undefined)
+      throw new OlmError(
+        `--index-image ${o.indexImage}: this cluster's nodes run no containers (kwok's fake nodes), so the catalog is served from this machine; omit --index-image`,
+      );
     const address = await serveCatalog(tools, dir, o.timeoutMs);
     log(`serving the catalog of ${bundle.name} on ${address} (catalog-serve on this machine; log: ${path.join(dir, 'catalog-serve.log')})`);
     await subscribe(c, bundle, { namespace, address, mode }, log);
@@ -249,7 +320,9 @@ export interface CleanupOptions {
 /** The package's Subscriptions, their CSVs and the CRDs those own. */
 async function installedPackage(c: Cluster, namespace: string, pkg: string): Promise<{ subs: Obj[]; csvs: string[]; crds: string[] }> {
   const subs = (await c.list(olmResource('subscriptions', namespace))).filter((s) => s.spec?.name === pkg);
-  const csvs = [...new Set(subs.flatMap((s) => [s.status?.installedCSV, s.status?.currentCSV]).filter((n): n is string => n !== undefined))];
+  const csvs = [
+    ...new Set(subs.flatMap((s) => [s.status?.installedCSV, s.status?.currentCSV]).filter((n): n is string => n !== undefined)),
+  ];
   const crds: string[] = [];
   for (const name of csvs) {
     const csv = await c.get(olmResource('clusterserviceversions', namespace), name);
@@ -259,7 +332,12 @@ async function installedPackage(c: Cluster, namespace: string, pkg: string): Pro
   return { subs, csvs, crds: [...new Set(crds)] };
 }
 
-async function deleteAll(c: Cluster, what: { ref: ResourceRef; kind: string }, names: readonly string[], log: (line: string) => void): Promise<void> {
+async function deleteAll(
+  c: Cluster,
+  what: { ref: ResourceRef; kind: string },
+  names: readonly string[],
+  log: (line: string) => void,
+): Promise<void> {
   for (const name of names) if (await c.delete(what.ref, name)) log(`${what.kind} ${name} deleted`);
 }
 
@@ -270,7 +348,8 @@ async function deleteAll(c: Cluster, what: { ref: ResourceRef; kind: string }, n
  */
 async function deleteInstallPlans(c: Cluster, namespace: string, csvs: readonly string[], log: (line: string) => void): Promise<void> {
   const ref = olmResource('installplans', namespace);
-  const installs = (p: Obj): readonly string[] => (p.spec as { clusterServiceVersionNames?: string[] } | undefined)?.clusterServiceVersionNames ?? [];
+  const installs = (p: Obj): readonly string[] =>
+    (p.spec as { clusterServiceVersionNames?: string[] } | undefined)?.clusterServiceVersionNames ?? [];
   const plans = (await c.list(ref)).filter((p) => installs(p).some((n) => csvs.includes(n)));
   await deleteAll(c, { ref, kind: 'installplan' }, plans.map(nameOf), log);
 }
@@ -288,7 +367,10 @@ const SETTLED_MS = 5_000;
  * (even after cleanup had seen them gone, in one CI run): whatever is back and not being deleted (a
  * CSV, or one of `crds`) is deleted again, and the quiet period starts over.
  */
-async function csvsGone(c: Cluster, w: { namespace: string; csvs: readonly string[]; crds: readonly string[]; timeoutMs: number }): Promise<void> {
+async function csvsGone(
+  c: Cluster,
+  w: { namespace: string; csvs: readonly string[]; crds: readonly string[]; timeoutMs: number },
+): Promise<void> {
   const { namespace, csvs, crds, timeoutMs } = w;
   const csvRef = olmResource('clusterserviceversions', namespace);
   /** The object when it is there; deleted again when it came back (it is there and not being deleted). */
@@ -318,7 +400,9 @@ export async function cleanup(c: Cluster, pkg: string, o: CleanupOptions, log: (
   const catalogs = await c.list(olmResource('catalogsources', namespace), packageSelector(pkg));
   const dir = catalogDir(c, namespace, pkg);
   if (subs.length === 0 && catalogs.length === 0 && (await runningPid(dir, 'catalog-serve')) === undefined) {
-    throw new OlmError(`no operator with package name ${pkg} found in namespace ${namespace} (no Subscription for it): nothing to clean up`);
+    throw new OlmError(
+      `no operator with package name ${pkg} found in namespace ${namespace} (no Subscription for it): nothing to clean up`,
+    );
   }
   await deleteAll(c, { ref: olmResource('subscriptions', namespace), kind: 'subscription' }, subs.map(nameOf), log);
   await deleteInstallPlans(c, namespace, csvs, log);
@@ -344,7 +428,8 @@ export async function cleanup(c: Cluster, pkg: string, o: CleanupOptions, log: (
 export function csvsNotGoneMessage(left: readonly Obj[], timeoutMs: number, olmOperatorLog: string | undefined): string {
   const lines = left.map((csv) => {
     const finalizers = csv.metadata?.finalizers ?? [];
-    const state = csv.metadata?.deletionTimestamp === undefined ? 'not being deleted' : `being deleted since ${String(csv.metadata.deletionTimestamp)}`;
+    const state =
+      csv.metadata?.deletionTimestamp === undefined ? 'not being deleted' : `being deleted since ${String(csv.metadata.deletionTimestamp)}`;
     return `  ${csv.metadata?.name ?? '?'}: ${state}${finalizers.length > 0 ? `, held by finalizer ${finalizers.join(', ')}` : ''}`;
   });
   const holder = left.some((csv) => csv.metadata?.finalizers?.some((f) => f.startsWith('operators.coreos.com/')))

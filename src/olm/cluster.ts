@@ -11,7 +11,10 @@ export const OLM_GROUP = 'operators.coreos.com';
 export const FIELD_MANAGER = 'helm-operator-olm';
 
 export const olmResource = (plural: string, namespace?: string, version: 'v1' | 'v1alpha1' = 'v1alpha1'): ResourceRef => ({
-  group: OLM_GROUP, version, plural, ...(namespace === undefined ? {} : { namespace }),
+  group: OLM_GROUP,
+  version,
+  plural,
+  ...(namespace === undefined ? {} : { namespace }),
 });
 
 export interface Condition {
@@ -76,7 +79,9 @@ export class Cluster {
   /** Deletes in the background (dependents by the garbage collector); true when it existed. */
   async delete(ref: ResourceRef, name: string): Promise<boolean> {
     try {
-      await this.raw.request(HttpMethod.DELETE, `${resourcePath(ref)}/${encodeURIComponent(name)}`, { body: { propagationPolicy: 'Background' } });
+      await this.raw.request(HttpMethod.DELETE, `${resourcePath(ref)}/${encodeURIComponent(name)}`, {
+        body: { propagationPolicy: 'Background' },
+      });
       return true;
     } catch (err) {
       if (isNotFound(err)) return false;

@@ -46,5 +46,6 @@ export const olmInstallCommand = (f: OlmFlags): Promise<string> => olmInstall(cl
 export const olmStatusCommand = (f: OlmFlags): Promise<string> => olmStatus(cluster(f.kubeconfig), f);
 export const olmUninstallCommand = (f: OlmFlags): Promise<string> => olmUninstall(cluster(f.kubeconfig), f, progress);
 export const runBundleCommand = (f: RunBundleFlags): Promise<string> => runBundle(cluster(f.kubeconfig), f.ref, f, progress);
-export const runBundleUpgradeCommand = (f: RunBundleUpgradeFlags): Promise<string> => runBundleUpgrade(cluster(f.kubeconfig), f.ref, f, progress);
+export const runBundleUpgradeCommand = (f: RunBundleUpgradeFlags): Promise<string> =>
+  runBundleUpgrade(cluster(f.kubeconfig), f.ref, f, progress);
 export const cleanupCommand = (f: CleanupFlags): Promise<string> => cleanup(cluster(f.kubeconfig), f.packageName, f, progress);

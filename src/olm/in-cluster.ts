@@ -24,7 +24,13 @@ export const defaultOpmImage = (): string => `quay.io/operator-framework/opm:${p
  * hack/cluster.sh's real node despite its taint (pods that do not tolerate it stay off it).
  */
 export const PLACEMENT = {
-  affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'type', operator: 'NotIn', values: ['kwok'] }] }] } } },
+  affinity: {
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [{ matchExpressions: [{ key: 'type', operator: 'NotIn', values: ['kwok'] }] }],
+      },
+    },
+  },
   tolerations: [{ key: 'helm-operator.io/real-node', operator: 'Exists', effect: 'NoSchedule' }],
 } as const;
 
@@ -37,20 +43,35 @@ const RESTRICTED = {
 function operatorDeployment(name: (typeof OLM_OPERATORS)[number], namespace: string, command: string[]): KubernetesObject {
   const labels = { app: name };
   return {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace, labels },
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace, labels },
     spec: {
-      replicas: 1, strategy: { type: 'RollingUpdate' }, selector: { matchLabels: labels },
+      replicas: 1,
+      strategy: { type: 'RollingUpdate' },
+      selector: { matchLabels: labels },
       template: {
         metadata: { labels },
         spec: {
-          serviceAccountName: SERVICE_ACCOUNT, securityContext: RESTRICTED.pod, ...PLACEMENT,
-          containers: [{
-            name, image: '', command, imagePullPolicy: 'IfNotPresent', securityContext: RESTRICTED.container,
-            // OLM's health server listens on loopback here (hack/tools.sh olm), out of a kubelet probe's reach.
-            env: [{ name: 'OPERATOR_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }, { name: 'OPERATOR_NAME', value: name }],
-            resources: { requests: { cpu: '10m', memory: '160Mi' } },
-            volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
-          }],
+          serviceAccountName: SERVICE_ACCOUNT,
+          securityContext: RESTRICTED.pod,
+          ...PLACEMENT,
+          containers: [
+            {
+              name,
+              image: '',
+              command,
+              imagePullPolicy: 'IfNotPresent',
+              securityContext: RESTRICTED.container,
+              // OLM's health server listens on loopback here (hack/tools.sh olm), out of a kubelet probe's reach.
+              env: [
+                { name: 'OPERATOR_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                { name: 'OPERATOR_NAME', value: name },
+              ],
+              resources: { requests: { cpu: '10m', memory: '160Mi' } },
+              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+            },
+          ],
           volumes: [{ name: 'tmp', emptyDir: {} }],
         },
       },
@@ -70,17 +91,36 @@ export function olmObjects(o: { namespace: string; image: string; opmImage: stri
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: SERVICE_ACCOUNT, namespace } },
     {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: OLM_CLUSTER_ROLE },
-      rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }, { nonResourceURLs: ['*'], verbs: ['*'] }],
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: OLM_CLUSTER_ROLE },
+      rules: [
+        { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
+        { nonResourceURLs: ['*'], verbs: ['*'] },
+      ],
     } as KubernetesObject,
     {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: olmClusterRoleBinding(namespace) },
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: olmClusterRoleBinding(namespace) },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: OLM_CLUSTER_ROLE },
       subjects: [{ kind: 'ServiceAccount', name: SERVICE_ACCOUNT, namespace }],
     } as KubernetesObject,
     withImage(operatorDeployment('olm-operator', namespace, ['/bin/olm', '--namespace', namespace, '--writeStatusName', '']), image),
     // --util-image / --opmImage: what catalog-operator starts bundle-unpack Jobs and extracting catalog pods from.
-    withImage(operatorDeployment('catalog-operator', namespace, ['/bin/catalog', '--namespace', namespace, '--writeStatusName', '', `--util-image=${image}`, `--opmImage=${o.opmImage}`, '--set-workload-user-id=true']), image),
+    withImage(
+      operatorDeployment('catalog-operator', namespace, [
+        '/bin/catalog',
+        '--namespace',
+        namespace,
+        '--writeStatusName',
+        '',
+        `--util-image=${image}`,
+        `--opmImage=${o.opmImage}`,
+        '--set-workload-user-id=true',
+      ]),
+      image,
+    ),
   ];
 }
 
@@ -94,7 +134,14 @@ interface ContainerState {
   readonly lastState?: { terminated?: { reason?: string; exitCode?: number } };
 }
 
-const STUCK = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CrashLoopBackOff', 'CreateContainerConfigError', 'CreateContainerError']);
+const STUCK = new Set([
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+  'CrashLoopBackOff',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+]);
 
 /** A container waiting for a reason it does not get over alone, with its last exit (pure). */
 function containerStuck(c: ContainerState): string | undefined {
@@ -113,32 +160,58 @@ export function podStuck(pod: Obj): string | undefined {
   const name = pod.metadata?.name ?? '';
   const container = ((pod.status?.containerStatuses ?? []) as ContainerState[]).map(containerStuck).find((m) => m !== undefined);
   if (container !== undefined) return `pod ${name}: ${container}`;
-  const unschedulable = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
-  return unschedulable === undefined ? undefined : `pod ${name} is not scheduled: ${unschedulable.message ?? ''} (OLM's pods go to nodes that run containers: not kwok's fake nodes)`;
+  const unschedulable = pod.status?.conditions?.find(
+    (c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable',
+  );
+  return unschedulable === undefined
+    ? undefined
+    : `pod ${name} is not scheduled: ${unschedulable.message ?? ''} (OLM's pods go to nodes that run containers: not kwok's fake nodes)`;
 }
 
 /**
  * `run bundle`'s registry pod, as operator-sdk's: the opm image serving the one-bundle catalog (from
  * ConfigMap `name`, mounted at /configs/<package>) on port 50051; the CatalogSource names its address.
  */
-export function registryObjects(o: { name: string; namespace: string; packageName: string; catalog: string; opmImage: string; labels: Record<string, string> }): { configMap: KubernetesObject; pod: KubernetesObject } {
+export function registryObjects(o: {
+  name: string;
+  namespace: string;
+  packageName: string;
+  catalog: string;
+  opmImage: string;
+  labels: Record<string, string>;
+}): { configMap: KubernetesObject; pod: KubernetesObject } {
   const metadata = { name: o.name, namespace: o.namespace, labels: o.labels };
   const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata, data: { 'catalog.yaml': o.catalog } } as KubernetesObject;
   const pod = {
-    apiVersion: 'v1', kind: 'Pod', metadata,
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata,
     spec: {
-      securityContext: RESTRICTED.pod, ...PLACEMENT, automountServiceAccountToken: false,
-      containers: [{
-        name: 'registry-grpc', image: o.opmImage, imagePullPolicy: 'IfNotPresent', securityContext: RESTRICTED.container,
-        // No --cache-dir: opm builds its cache in a temporary directory (the emptyDir at /tmp) at each start.
-        command: ['/bin/opm', 'serve', '/configs', '--port', String(REGISTRY_PORT)],
-        ports: [{ name: 'grpc', containerPort: REGISTRY_PORT }],
-        readinessProbe: { tcpSocket: { port: REGISTRY_PORT }, periodSeconds: 2 },
-        resources: { requests: { cpu: '10m', memory: '50Mi' } },
-        // subPath: the file alone; a ConfigMap volume's ..data directories would be read as catalog content.
-        volumeMounts: [{ name: 'catalog', mountPath: `/configs/${o.packageName}/catalog.yaml`, subPath: 'catalog.yaml' }, { name: 'tmp', mountPath: '/tmp' }],
-      }],
-      volumes: [{ name: 'catalog', configMap: { name: o.name } }, { name: 'tmp', emptyDir: {} }],
+      securityContext: RESTRICTED.pod,
+      ...PLACEMENT,
+      automountServiceAccountToken: false,
+      containers: [
+        {
+          name: 'registry-grpc',
+          image: o.opmImage,
+          imagePullPolicy: 'IfNotPresent',
+          securityContext: RESTRICTED.container,
+          // No --cache-dir: opm builds its cache in a temporary directory (the emptyDir at /tmp) at each start.
+          command: ['/bin/opm', 'serve', '/configs', '--port', String(REGISTRY_PORT)],
+          ports: [{ name: 'grpc', containerPort: REGISTRY_PORT }],
+          readinessProbe: { tcpSocket: { port: REGISTRY_PORT }, periodSeconds: 2 },
+          resources: { requests: { cpu: '10m', memory: '50Mi' } },
+          // subPath: the file alone; a ConfigMap volume's ..data directories would be read as catalog content.
+          volumeMounts: [
+            { name: 'catalog', mountPath: `/configs/${o.packageName}/catalog.yaml`, subPath: 'catalog.yaml' },
+            { name: 'tmp', mountPath: '/tmp' },
+          ],
+        },
+      ],
+      volumes: [
+        { name: 'catalog', configMap: { name: o.name } },
+        { name: 'tmp', emptyDir: {} },
+      ],
     },
   } as KubernetesObject;
   return { configMap, pod };

@@ -20,7 +20,8 @@ export interface ProcessSpec {
 
 /** `$HELM_OPERATOR_CACHE_DIR/olm/<digest of the API server URL>`: one per cluster. */
 export function clusterStateDir(server: string): string {
-  const cache = process.env.HELM_OPERATOR_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'helm-operator-ts');
+  const cache =
+    process.env.HELM_OPERATOR_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'helm-operator-ts');
   return path.join(cache, 'olm', createHash('sha256').update(server).digest('hex').slice(0, 16));
 }
 
@@ -71,7 +72,10 @@ export async function stopProcess(dir: string, name: string, graceMs = 10_000): 
     }
   };
   process.kill(pid, 'SIGTERM');
-  for (const [signal, limit] of [['SIGTERM', graceMs], ['SIGKILL', 5_000]] as const) {
+  for (const [signal, limit] of [
+    ['SIGTERM', graceMs],
+    ['SIGKILL', 5_000],
+  ] as const) {
     if (signal === 'SIGKILL' && !gone()) process.kill(pid, 'SIGKILL');
     const until = Date.now() + limit;
     while (!gone() && Date.now() < until) await new Promise((r) => setTimeout(r, 100));

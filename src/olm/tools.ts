@@ -33,7 +33,10 @@ export async function olmTools(): Promise<OlmTools> {
   const script = path.join(HACK_DIR, 'tools.sh');
   if (!existsSync(script)) throw new OlmError(`${script} is missing: this runtime package is incomplete`);
   const built = await execa('bash', [script, 'olm', 'olm-validate'], { reject: false, stdout: 'inherit', stderr: 'inherit' });
-  if (built.exitCode !== 0) throw new OlmError(`cannot build OLM's binaries (hack/tools.sh olm olm-validate exited ${String(built.exitCode)}; the lines above say why; it needs go >= 1.26)`);
+  if (built.exitCode !== 0)
+    throw new OlmError(
+      `cannot build OLM's binaries (hack/tools.sh olm olm-validate exited ${String(built.exitCode)}; the lines above say why; it needs go >= 1.26)`,
+    );
   const dir = async (c: string): Promise<string> => (await execa('bash', [script, 'path', c])).stdout.trim();
   const [olm, validate] = [await dir('olm'), await dir('olm-validate')];
   return {

@@ -105,23 +105,31 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
   const { log } = context;
   // The file is read first, so a broken one fails before any I/O; the reloader hands later edits
   // to the operator built below (an edit can only be seen once the manager has started it).
-  const reloader = settings.watchConfig === true
-    ? new ConfigReloader({ file: settings.watchesFile, log: log.child({ component: 'config-reload' }), apply: (watches) => operator.apply(watches) })
-    : undefined;
+  const reloader =
+    settings.watchConfig === true
+      ? new ConfigReloader({
+          file: settings.watchesFile,
+          log: log.child({ component: 'config-reload' }),
+          apply: (watches) => operator.apply(watches),
+        })
+      : undefined;
   const watches = reloader === undefined ? await loadWatches(settings.watchesFile) : await reloader.initial();
   const kubeConfig = loadKubeConfig(settings.kubeconfig);
-  const metrics = new OperatorMetrics({
-    version: context.version,
-    ...(context.processMetrics === undefined ? {} : { processMetrics: context.processMetrics }),
-    ...(settings.metricsCrLimit === undefined ? {} : { crLimit: settings.metricsCrLimit }),
-  });
+  const metrics = operatorMetrics(settings, context);
   const tuner = settings.selfTuningConcurrency === true ? await selfTuning(metrics, log) : undefined;
   const le = settings.leaderElection;
   const { elector, shards, fence } = await membership(settings, { kubeConfig, metrics, log });
   const { helm, helmVersion } = await startHelm(settings, { metrics, log, tuner, fence });
   const ownNamespace = await operatorNamespace(le?.namespace);
   const fingerprintKey = settings.fingerprintKey ?? (await loadFingerprintKey(kubeConfig, ownNamespace, log));
-  logStart(log, { version: context.version, watches: watches.length, helmVersion, settings, elector: shards ?? elector, leaderElectionId: le?.id });
+  logStart(log, {
+    version: context.version,
+    watches: watches.length,
+    helmVersion,
+    settings,
+    elector: shards ?? elector,
+    leaderElectionId: le?.id,
+  });
   const operator = new Operator({
     kubeConfig,
     helm,
@@ -149,9 +157,24 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
   return { manager, operator, helm, metrics, watches };
 }
 
+function operatorMetrics(settings: OperatorSettings, context: AssemblyContext): OperatorMetrics {
+  return new OperatorMetrics({
+    version: context.version,
+    ...(context.processMetrics === undefined ? {} : { processMetrics: context.processMetrics }),
+    ...(settings.metricsCrLimit === undefined ? {} : { crLimit: settings.metricsCrLimit }),
+  });
+}
+
 function logStart(
   log: Logger,
-  o: { version: string; watches: number; helmVersion: string; settings: OperatorSettings; elector: { identity: string } | undefined; leaderElectionId: string | undefined },
+  o: {
+    version: string;
+    watches: number;
+    helmVersion: string;
+    settings: OperatorSettings;
+    elector: { identity: string } | undefined;
+    leaderElectionId: string | undefined;
+  },
 ): void {
   const { settings, elector } = o;
   log.info(
@@ -177,10 +200,13 @@ async function startHelm(
     ...(fence === undefined ? {} : { fence }),
     binary: settings.helmBinary,
     log: log.child({ component: 'helm' }),
-    observer: tuner === undefined ? metrics.helmExecution : (e) => {
-      metrics.helmExecution(e);
-      tuner.observeHelm(e);
-    },
+    observer:
+      tuner === undefined
+        ? metrics.helmExecution
+        : (e) => {
+            metrics.helmExecution(e);
+            tuner.observeHelm(e);
+          },
     ...(settings.helmTimeoutMs === undefined ? {} : { defaultTimeoutMs: settings.helmTimeoutMs }),
     ...(settings.kubeconfig === undefined ? {} : { kubeconfig: settings.kubeconfig }),
   });
@@ -193,7 +219,10 @@ async function startHelm(
 }
 
 /** Self-tuned, the workers are the ceiling and the tuner's gate the number in flight. */
-function concurrency(settings: OperatorSettings, tuner: ConcurrencyTuner | undefined): { maxConcurrentReconciles: number; concurrencyGate?: ConcurrencyTuner['gate'] } {
+function concurrency(
+  settings: OperatorSettings,
+  tuner: ConcurrencyTuner | undefined,
+): { maxConcurrentReconciles: number; concurrencyGate?: ConcurrencyTuner['gate'] } {
   if (tuner === undefined) return { maxConcurrentReconciles: settings.maxConcurrentReconciles };
   return { maxConcurrentReconciles: tuner.bounds.max, concurrencyGate: tuner.gate };
 }
@@ -211,7 +240,10 @@ async function selfTuning(metrics: OperatorMetrics, log: Logger): Promise<Concur
     },
   });
   metrics.concurrencyLimit(bounds.initial);
-  tlog.info({ cpus: cpus.cpus, cpuSource: cpus.source, ...bounds }, 'Reconciles in flight tune themselves (--max-concurrent-reconciles pins them)');
+  tlog.info(
+    { cpus: cpus.cpus, cpuSource: cpus.source, ...bounds },
+    'Reconciles in flight tune themselves (--max-concurrent-reconciles pins them)',
+  );
   return tuner;
 }
 
@@ -253,10 +285,14 @@ function managerOf(
     elector,
     // Twice the time the old leader may still believe it leads (see Manager's settleAfterTakeover).
     // Sharded, shares change hands one by one and each is queued again when taken (operator.ts).
-    settleAfterTakeoverMs: le === undefined || elector instanceof ShardCoordinator ? undefined : 2 * (le.leaseDurationMs + le.renewDeadlineMs),
+    settleAfterTakeoverMs:
+      le === undefined || elector instanceof ShardCoordinator ? undefined : 2 * (le.leaseDurationMs + le.renewDeadlineMs),
     gracefulShutdownTimeoutMs: settings.gracefulShutdownTimeoutMs,
     configWatch: reloader === undefined ? undefined : configWatch(reloader, settings.watchesFile, log),
-    metricsServer: settings.metricsBindAddress === undefined ? undefined : metricsServer(settings.metricsBindAddress, settings.metricsSecurity, { metrics, log, kubeConfig }),
+    metricsServer:
+      settings.metricsBindAddress === undefined
+        ? undefined
+        : metricsServer(settings.metricsBindAddress, settings.metricsSecurity, { metrics, log, kubeConfig }),
     healthProbeBindAddress: settings.healthProbeBindAddress,
   });
 }
@@ -279,7 +315,10 @@ function metricsServer(
   };
 }
 
-function makeElector(le: LeaderElectionSettings, on: { namespace: string; kubeConfig: KubeConfig; metrics: OperatorMetrics; log: Logger }): LeaderElector {
+function makeElector(
+  le: LeaderElectionSettings,
+  on: { namespace: string; kubeConfig: KubeConfig; metrics: OperatorMetrics; log: Logger },
+): LeaderElector {
   const { namespace, kubeConfig, metrics, log } = on;
   metrics.leaderStatus(le.id, false);
   return new LeaderElector({
@@ -316,7 +355,10 @@ async function membership(
 }
 
 /** `--sharding`: this replica's membership of the group named by the leader election id (docs/adr/0085). */
-function makeShards(le: LeaderElectionSettings, on: { namespace: string; kubeConfig: KubeConfig; log: Logger; metrics: ShardMetrics }): ShardCoordinator {
+function makeShards(
+  le: LeaderElectionSettings,
+  on: { namespace: string; kubeConfig: KubeConfig; log: Logger; metrics: ShardMetrics },
+): ShardCoordinator {
   return new ShardCoordinator({
     store: new KubeShardLeaseStore(on.kubeConfig, on.namespace, le.id),
     identity: defaultIdentity(),

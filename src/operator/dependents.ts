@@ -149,7 +149,10 @@ export class DependentWatcher implements DependentsPort {
     );
     const outcome = await withDeadline(synced, timeout);
     if (outcome !== 'synced') {
-      this.o.log.warn({ apiVersion, kind, error: outcome === TIMED_OUT ? `not synced within ${timeout}ms` : outcome }, 'Dependent watch not ready; reading objects directly');
+      this.o.log.warn(
+        { apiVersion, kind, error: outcome === TIMED_OUT ? `not synced within ${timeout}ms` : outcome },
+        'Dependent watch not ready; reading objects directly',
+      );
     }
   }
 }

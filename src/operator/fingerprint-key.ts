@@ -30,7 +30,7 @@ export function keyOf(secret: unknown): Buffer | undefined {
  */
 export async function loadFingerprintKey(kubeConfig: KubeConfig, namespace: string | undefined, log: Logger): Promise<Buffer> {
   if (namespace === undefined) {
-    log.info('No operator namespace: the fingerprint key in status is this process\'s own, so retry budgets restart with the operator');
+    log.info("No operator namespace: the fingerprint key in status is this process's own, so retry budgets restart with the operator");
     return randomBytes(KEY_BYTES);
   }
   const raw = kubeConfig.makeApiClient(RawClient);
@@ -72,5 +72,7 @@ export async function loadFingerprintKey(kubeConfig: KubeConfig, namespace: stri
 }
 
 function invalid(namespace: string): never {
-  throw new Error(`Secret ${namespace}/${FINGERPRINT_KEY_SECRET} has no data.key of at least ${KEY_BYTES} bytes; delete it and the operator makes a new one`);
+  throw new Error(
+    `Secret ${namespace}/${FINGERPRINT_KEY_SECRET} has no data.key of at least ${KEY_BYTES} bytes; delete it and the operator makes a new one`,
+  );
 }

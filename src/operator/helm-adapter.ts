@@ -8,7 +8,11 @@ import type { HelmFailure, HelmPort, Identity } from '../reconciler/index.js';
  * gets a grant of its own, revoked when the helm process ends. Whom helm acts as is decided here
  * alone, per call; src/helm/connection.ts turns it into helm's flags and environment.
  */
-export function helmPort(client: HelmClient, gateway?: HelmApiGateway, shardLabels?: (namespace: string) => Readonly<Record<string, string>>): HelmPort {
+export function helmPort(
+  client: HelmClient,
+  gateway?: HelmApiGateway,
+  shardLabels?: (namespace: string) => Readonly<Record<string, string>>,
+): HelmPort {
   const via = async <T>(identity: Identity, releases: readonly string[], fn: (call: CallIdentity) => Promise<T>): Promise<T> => {
     const user: CallIdentity = identity.impersonate === undefined ? {} : { impersonate: identity.impersonate };
     const policy = identity.gateway;
@@ -41,12 +45,22 @@ export function helmPort(client: HelmClient, gateway?: HelmApiGateway, shardLabe
  * epoch, replica): helm's history then shows which replica wrote it, and whether it held the share.
  * Added here, past the reconciler's labels, so it never enters the desired state's fingerprint.
  */
-function withShard<R extends { readonly namespace: string; readonly labels: Readonly<Record<string, string>> }>(r: R, shardLabels: ((namespace: string) => Readonly<Record<string, string>>) | undefined): R {
+function withShard<R extends { readonly namespace: string; readonly labels: Readonly<Record<string, string>> }>(
+  r: R,
+  shardLabels: ((namespace: string) => Readonly<Record<string, string>>) | undefined,
+): R {
   return shardLabels === undefined ? r : { ...r, labels: { ...r.labels, ...shardLabels(r.namespace) } };
 }
 
 /** Failures that depend only on the CR's spec or the chart: retrying the same input fails the same way. */
-const INPUT_ERRORS: ReadonlySet<HelmErrorReason> = new Set(['ValuesSchemaInvalid', 'ChartInvalid', 'RenderFailed', 'InvalidReleaseName', 'ReleaseTooLarge', 'ConfinementViolation']);
+const INPUT_ERRORS: ReadonlySet<HelmErrorReason> = new Set([
+  'ValuesSchemaInvalid',
+  'ChartInvalid',
+  'RenderFailed',
+  'InvalidReleaseName',
+  'ReleaseTooLarge',
+  'ConfinementViolation',
+]);
 
 export function describeHelmError(err: unknown): HelmFailure {
   if (err instanceof HelmError) {

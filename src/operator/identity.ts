@@ -33,7 +33,10 @@ export function withDefaultServiceAccount(watch: Watch, defaultServiceAccount: s
 export const identityLabel = (identity: ActingIdentity): string => (identity.kind === 'operator' ? 'operator' : 'serviceaccount');
 
 /** The start warning for a watch that runs as the operator; undefined for one that impersonates. */
-export function ownIdentityWarning(watch: Pick<Watch, 'kind' | 'group' | 'serviceAccountName'>, defaultServiceAccount: string | undefined): string | undefined {
+export function ownIdentityWarning(
+  watch: Pick<Watch, 'kind' | 'group' | 'serviceAccountName'>,
+  defaultServiceAccount: string | undefined,
+): string | undefined {
   if (actingIdentity(watch, defaultServiceAccount).kind !== 'operator') return undefined;
   const kind = qualifiedKind(watch.kind, watch.group);
   return (

@@ -180,7 +180,9 @@ export class Operator {
       namespaces: this.o.namespaces,
       ...(watch.labelSelector === '' ? {} : { labelSelector: watch.labelSelector }),
       ...this.#concurrency(watch),
-      ...(this.o.maxConcurrentReconcilesPerNamespace === undefined ? {} : { maxConcurrentReconcilesPerNamespace: this.o.maxConcurrentReconcilesPerNamespace }),
+      ...(this.o.maxConcurrentReconcilesPerNamespace === undefined
+        ? {}
+        : { maxConcurrentReconcilesPerNamespace: this.o.maxConcurrentReconcilesPerNamespace }),
       ...(this.o.gracefulShutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs: this.o.gracefulShutdownTimeoutMs }),
       reconciler,
       queue: { backoff: retryBackoff(this.o.retryDelays) },
@@ -199,7 +201,11 @@ export class Operator {
    * controller's `cache` and its request source. The middle test tier (test/support/reconciler-harness.ts) runs it without a
    * controller; before {@link startGateway} ran, confined and impersonating watches have no helm.
    */
-  reconcilerOf(watch: Watch, name: string, on: { readonly resource: ResourceMapping; readonly cache: CacheReader; readonly wakeups: Wakeups }): Reconciler {
+  reconcilerOf(
+    watch: Watch,
+    name: string,
+    on: { readonly resource: ResourceMapping; readonly cache: CacheReader; readonly wakeups: Wakeups },
+  ): Reconciler {
     return releaseReconciler({
       watch,
       cache: on.cache,
@@ -222,9 +228,18 @@ export class Operator {
       suppressOverrideValues: this.o.suppressOverrideValues === true,
       ...(this.o.progressDelayMs === undefined ? {} : { progressDelayMs: this.o.progressDelayMs }),
       ...(this.o.fingerprintKey === undefined ? {} : { fingerprintKey: this.o.fingerprintKey }),
-      ...(this.o.operatorNamespace === undefined ? {} : { rolloutControl: new RolloutControl(this.o.kubeConfig, this.o.operatorNamespace, watch) }),
+      ...(this.o.operatorNamespace === undefined
+        ? {}
+        : { rolloutControl: new RolloutControl(this.o.kubeConfig, this.o.operatorNamespace, watch) }),
       // Plans only where a watch asks for approval: the others never plan (docs/adr/0083).
-      ...((watch.approval ?? 'never') === 'never' ? {} : { plans: new PlanStore(this.o.kubeConfig, this.o.operatorNamespace === undefined ? undefined : new PlanApprovals(this.o.kubeConfig, this.o.operatorNamespace, watch)) }),
+      ...((watch.approval ?? 'never') === 'never'
+        ? {}
+        : {
+            plans: new PlanStore(
+              this.o.kubeConfig,
+              this.o.operatorNamespace === undefined ? undefined : new PlanApprovals(this.o.kubeConfig, this.o.operatorNamespace, watch),
+            ),
+          }),
     });
   }
 
@@ -310,7 +325,9 @@ export class Operator {
   #recorder(controller: string): KubeEventRecorder {
     let recorder = this.#recorders.get(controller);
     if (recorder === undefined) {
-      recorder = new KubeEventRecorder(this.o.kubeConfig, controller, this.o.log, { onDropped: (reason) => this.o.eventMetrics?.eventDropped(controller, reason) });
+      recorder = new KubeEventRecorder(this.o.kubeConfig, controller, this.o.log, {
+        onDropped: (reason) => this.o.eventMetrics?.eventDropped(controller, reason),
+      });
       this.#recorders.set(controller, recorder);
     }
     return recorder;
@@ -356,4 +373,5 @@ function retryBackoff(delays: OperatorOptions['retryDelays']): ItemBackoffOption
 }
 
 /** Whether a running controller (none: `undefined`) must be restarted to run `next` (config/watch-restart.ts). */
-const needsRestart = (running: Watch | undefined, next: Watch): boolean => running !== undefined && restartingChanges(running, next).length > 0;
+const needsRestart = (running: Watch | undefined, next: Watch): boolean =>
+  running !== undefined && restartingChanges(running, next).length > 0;

@@ -83,7 +83,8 @@ export class PlanApprovals {
       const approvals = { ...parseApprovals(lease?.metadata?.annotations?.[APPROVED_PLANS_ANNOTATION]), [`${namespace}/${name}`]: digest };
       const annotations = { [APPROVED_PLANS_ANNOTATION]: JSON.stringify(approvals) };
       try {
-        if (lease === undefined) await this.#raw.request(HttpMethod.POST, this.#collection, { body: { metadata: { name: this.#name, annotations }, spec: {} } });
+        if (lease === undefined)
+          await this.#raw.request(HttpMethod.POST, this.#collection, { body: { metadata: { name: this.#name, annotations }, spec: {} } });
         else {
           // The resourceVersion makes the merge patch fail on a concurrent approval instead of losing it.
           const body = { metadata: { resourceVersion: lease.metadata?.resourceVersion, annotations } };
@@ -135,7 +136,11 @@ export class PlanStore implements PlansPort {
       data: { [PLAN_KEY]: canonicalJson(plan) },
     };
     const path = `${resourcePath({ group: '', version: 'v1', plural: 'configmaps', namespace: owner.namespace })}/${encodeURIComponent(configMap)}`;
-    await this.#raw.request(HttpMethod.PATCH, path, { query: { fieldManager: FIELD_MANAGER, force: 'true' }, body, contentType: PatchStrategy.ServerSideApply });
+    await this.#raw.request(HttpMethod.PATCH, path, {
+      query: { fieldManager: FIELD_MANAGER, force: 'true' },
+      body,
+      contentType: PatchStrategy.ServerSideApply,
+    });
   }
 
   platformApproval(namespace: string, name: string): Promise<string | undefined> {

@@ -4,7 +4,17 @@
  * reconciler builds none of them, so its orchestration is tested against fakes of the same ports.
  */
 import type { ObjectClient } from '../k8s/objects.js';
-import { Uninstaller, ManifestCache, releaseOwnerOf, HelmReconciler, type HelmReconcilerOptions, CrdsClient, ReleaseObjects, type DependentsPort, healthRules } from '../reconciler/index.js';
+import {
+  Uninstaller,
+  ManifestCache,
+  releaseOwnerOf,
+  HelmReconciler,
+  type HelmReconcilerOptions,
+  CrdsClient,
+  ReleaseObjects,
+  type DependentsPort,
+  healthRules,
+} from '../reconciler/index.js';
 
 type Built = 'objects' | 'reader' | 'manifests' | 'uninstaller' | 'forget' | 'crds';
 

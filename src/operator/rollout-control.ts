@@ -55,7 +55,10 @@ export class RolloutControl implements RolloutControlPort {
     if ((await this.#get()) === undefined) {
       await this.#raw.request(HttpMethod.POST, this.#collection, { body: { metadata: { name: this.#name, annotations }, spec: {} } });
     } else {
-      await this.#raw.request(HttpMethod.PATCH, this.#path(), { body: { metadata: { annotations } }, contentType: 'application/merge-patch+json' });
+      await this.#raw.request(HttpMethod.PATCH, this.#path(), {
+        body: { metadata: { annotations } },
+        contentType: 'application/merge-patch+json',
+      });
     }
     this.#read = undefined;
   }

@@ -13,7 +13,14 @@
 import { HttpMethod, type KubeConfig, type KubernetesObject } from '../k8s/client-node.js';
 import { isNotFound } from '../k8s/errors.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
-import { parseValuesFrom, VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL, type ValuesReference, type ValuesSource, type ValuesSourcePort } from '../reconciler/index.js';
+import {
+  parseValuesFrom,
+  VALUES_FROM_ANNOTATION,
+  VALUES_SOURCE_LABEL,
+  type ValuesReference,
+  type ValuesSource,
+  type ValuesSourcePort,
+} from '../reconciler/index.js';
 import { Informer } from '../runtime/informer.js';
 import type { Request } from '../runtime/reconcile.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -65,7 +72,10 @@ export class ValuesSources implements ValuesSourcePort {
       };
       const optedIn = metadata?.labels?.[VALUES_SOURCE_LABEL] === 'true';
       if (kind === 'ConfigMap') return { data: data ?? {}, optedIn };
-      return { data: Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')])), optedIn };
+      return {
+        data: Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')])),
+        optedIn,
+      };
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -106,7 +116,12 @@ export class ValuesSources implements ValuesSourcePort {
     for (const kind of ['Secret', 'ConfigMap'] as const) {
       for (const ns of scopes) {
         const informer = new Informer(this.o.kubeConfig, {
-          resource: { group: '', version: 'v1', plural: kind === 'Secret' ? 'secrets' : 'configmaps', ...(ns === '' ? {} : { namespace: ns }) },
+          resource: {
+            group: '',
+            version: 'v1',
+            plural: kind === 'Secret' ? 'secrets' : 'configmaps',
+            ...(ns === '' ? {} : { namespace: ns }),
+          },
           labelSelector: `${VALUES_SOURCE_LABEL}=true`,
           log: this.o.log,
         });
@@ -118,7 +133,10 @@ export class ValuesSources implements ValuesSourcePort {
         informer.onDelete(changed);
         this.#informers.push(informer);
         informer.start().catch((err: unknown) => {
-          this.o.log.warn({ kind, namespace: ns === '' ? 'all' : ns, error: err }, 'Values source watch not started; changes are seen at the reconcile period');
+          this.o.log.warn(
+            { kind, namespace: ns === '' ? 'all' : ns, error: err },
+            'Values source watch not started; changes are seen at the reconcile period',
+          );
         });
       }
     }

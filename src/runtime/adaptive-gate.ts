@@ -81,7 +81,7 @@ export class AdaptiveGate {
 
   /** In arrival order, those the width lets in, and past it those whose flow holds no slot. */
   #admit(): void {
-    for (let i = 0; i < this.#waiting.length; ) {
+    for (let i = 0; i < this.#waiting.length;) {
       const next = this.#waiting[i];
       if (next === undefined || (this.#running >= this.#limit && !this.#exempt(next.flow))) {
         i++;

@@ -172,7 +172,12 @@ export class ConcurrencyTuner {
 
   /** Ends the window: decides, resizes the gate, starts the next window. */
   tick(): Reason {
-    const obs: Observations = { helmMs: this.#helmMs, apiMs: this.#apiMs, throttled: this.#throttled, saturated: this.gate.takeSaturated() };
+    const obs: Observations = {
+      helmMs: this.#helmMs,
+      apiMs: this.#apiMs,
+      throttled: this.#throttled,
+      saturated: this.gate.takeSaturated(),
+    };
     this.#helmMs = {};
     this.#apiMs = [];
     this.#throttled = 0;

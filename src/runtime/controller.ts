@@ -29,7 +29,16 @@ import { systemClock, type Clock, TIMED_OUT, withDeadline } from '../util/clock.
 import type { ItemBackoffOptions } from './backoff.js';
 import type { NamespaceShard } from './namespace-shard.js';
 import { dropManagedFields, Informer, objectKey, objectSummary, type EventSource, type ObjectSummary } from './informer.js';
-import { LeadershipLostCancellation, TerminalError, parseRequestKey, requestKey, type CacheReader, type Reconciler, type Request, type Result } from './reconcile.js';
+import {
+  LeadershipLostCancellation,
+  TerminalError,
+  parseRequestKey,
+  requestKey,
+  type CacheReader,
+  type Reconciler,
+  type Request,
+  type Result,
+} from './reconcile.js';
 import type { RequestSource } from './requeue-source.js';
 import { WorkQueue, noopWorkqueueMetrics, type Priority } from './workqueue.js';
 
@@ -241,7 +250,11 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
    * win; a stopped controller cannot be restarted.
    */
   stop(options: StopOptions = {}): Promise<void> {
-    this.#stopping ??= this.#shutdown(options.timeoutMs ?? this.#options.shutdownTimeoutMs ?? 30_000, options.abortGraceMs ?? ABORT_GRACE_MS, options.leadershipLost === true);
+    this.#stopping ??= this.#shutdown(
+      options.timeoutMs ?? this.#options.shutdownTimeoutMs ?? 30_000,
+      options.abortGraceMs ?? ABORT_GRACE_MS,
+      options.leadershipLost === true,
+    );
     return this.#stopping;
   }
 
@@ -382,7 +395,7 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     if (leadershipLost) this.#abort.abort(new LeadershipLostCancellation(`controller ${this.name} lost leadership`));
     await this.#stopSources();
     const workers = Promise.all(this.#workers);
-    let finished = timeoutMs > 0 && ((await withDeadline(workers, timeoutMs, this.#clock)) !== TIMED_OUT);
+    let finished = timeoutMs > 0 && (await withDeadline(workers, timeoutMs, this.#clock)) !== TIMED_OUT;
     if (!finished) {
       if (this.#active > 0) this.#log.warn({ inFlight: this.#active, timeoutMs }, 'Cancelling in-flight reconciles');
       this.#abort.abort(leadershipLost ? new LeadershipLostCancellation(`controller ${this.name} lost leadership`) : undefined);

@@ -72,7 +72,9 @@ export function parseCpuStat(text: string): CpuStat {
     const [key, value] = line.trim().split(/\s+/);
     if (key !== undefined && key !== '' && value !== undefined) fields.set(key, Number(value));
   }
-  const throttledSeconds = fields.has('throttled_usec') ? (fields.get('throttled_usec') ?? 0) / 1e6 : (fields.get('throttled_time') ?? 0) / 1e9;
+  const throttledSeconds = fields.has('throttled_usec')
+    ? (fields.get('throttled_usec') ?? 0) / 1e6
+    : (fields.get('throttled_time') ?? 0) / 1e9;
   return { periods: fields.get('nr_periods') ?? 0, throttledPeriods: fields.get('nr_throttled') ?? 0, throttledSeconds };
 }
 
@@ -82,7 +84,11 @@ export interface CpuLimit {
   readonly source: 'cgroup-v1' | 'cgroup-v2' | 'host';
 }
 
-const readText = (file: string): Promise<string | undefined> => readFile(file, 'utf8').then((t) => t, () => undefined);
+const readText = (file: string): Promise<string | undefined> =>
+  readFile(file, 'utf8').then(
+    (t) => t,
+    () => undefined,
+  );
 
 /** A cgroup filesystem mounted in this process's mount namespace (one line of /proc/self/mountinfo). */
 export interface CgroupMount {
@@ -108,7 +114,8 @@ export function parseCgroupMounts(text: string): CgroupMount[] {
     const root = fields[3];
     const mountPoint = fields[4];
     if (root === undefined || mountPoint === undefined) continue;
-    if (fsType === 'cgroup2') out.push({ root: unescapeMountPath(root), mountPoint: unescapeMountPath(mountPoint), version: 2, controllers: [] });
+    if (fsType === 'cgroup2')
+      out.push({ root: unescapeMountPath(root), mountPoint: unescapeMountPath(mountPoint), version: 2, controllers: [] });
     if (fsType === 'cgroup') {
       const controllers = (superOptions ?? '').split(',').filter((o) => o !== 'rw' && o !== 'ro' && !o.includes('='));
       out.push({ root: unescapeMountPath(root), mountPoint: unescapeMountPath(mountPoint), version: 1, controllers });
@@ -133,7 +140,8 @@ const DEFAULT_MOUNTS: readonly CgroupMount[] = [
  */
 export function cgroupDirs(cgroupPath: string, mount: CgroupMount): string[] {
   const root = mount.root === '/' ? '' : mount.root.replace(/\/$/, '');
-  const inside = root === '' ? cgroupPath : cgroupPath === root ? '/' : cgroupPath.startsWith(`${root}/`) ? cgroupPath.slice(root.length) : '/';
+  const inside =
+    root === '' ? cgroupPath : cgroupPath === root ? '/' : cgroupPath.startsWith(`${root}/`) ? cgroupPath.slice(root.length) : '/';
   return ancestors(inside).map((dir) => (dir === '/' ? mount.mountPoint : path.join(mount.mountPoint, dir)));
 }
 
@@ -155,9 +163,17 @@ export async function cpuLimit(sources: CpuLimitSources = PROC_SELF): Promise<Cp
   const memberships = parseProcCgroup((await readText(sources.procCgroup)) ?? '');
   const mountinfo = await readText(sources.mountinfo);
   const mounts = mountinfo === undefined ? DEFAULT_MOUNTS : parseCgroupMounts(mountinfo);
-  const v1 = await smallestQuota(cgroupPathOf(memberships, 'cpu'), mounts.find((m) => m.version === 1 && m.controllers.includes('cpu')), readV1Quota);
+  const v1 = await smallestQuota(
+    cgroupPathOf(memberships, 'cpu'),
+    mounts.find((m) => m.version === 1 && m.controllers.includes('cpu')),
+    readV1Quota,
+  );
   if (v1 !== undefined) return { cpus: Math.min(host.cpus, v1), source: 'cgroup-v1' };
-  const v2 = await smallestQuota(cgroupPathOf(memberships), mounts.find((m) => m.version === 2), readV2Quota);
+  const v2 = await smallestQuota(
+    cgroupPathOf(memberships),
+    mounts.find((m) => m.version === 2),
+    readV2Quota,
+  );
   if (v2 !== undefined) return { cpus: Math.min(host.cpus, v2), source: 'cgroup-v2' };
   return host;
 }
@@ -172,7 +188,11 @@ async function readV2Quota(dir: string): Promise<number | undefined> {
 }
 
 /** The smallest quota from the process's cgroup up to the mount point; undefined when none has one. */
-async function smallestQuota(cgroupPath: string | undefined, mount: CgroupMount | undefined, read: (dir: string) => Promise<number | undefined>): Promise<number | undefined> {
+async function smallestQuota(
+  cgroupPath: string | undefined,
+  mount: CgroupMount | undefined,
+  read: (dir: string) => Promise<number | undefined>,
+): Promise<number | undefined> {
   if (cgroupPath === undefined || mount === undefined) return undefined;
   const quotas = (await Promise.all(cgroupDirs(cgroupPath, mount).map(read))).filter((q): q is number => q !== undefined);
   return quotas.length === 0 ? undefined : Math.min(...quotas);

@@ -112,7 +112,8 @@ export class LeaderElector {
     this.#retryMs = options.retryPeriodMs ?? 2_000;
     if (this.identity === '') throw new RangeError('leader election identity must not be empty');
     if (this.#leaseMs <= this.#renewDeadlineMs) throw new RangeError('lease duration must be greater than the renew deadline');
-    if (this.#renewDeadlineMs <= JITTER_FACTOR * this.#retryMs) throw new RangeError('renew deadline must be greater than 1.2 × the retry period');
+    if (this.#renewDeadlineMs <= JITTER_FACTOR * this.#retryMs)
+      throw new RangeError('renew deadline must be greater than 1.2 × the retry period');
     if (this.#leaseMs < 1_000 || this.#leaseMs % 1_000 !== 0) throw new RangeError('lease duration must be a whole number of seconds');
     this.lost = new Promise((resolve) => (this.#resolveLost = resolve));
   }
@@ -133,7 +134,9 @@ export class LeaderElector {
   isLeader(): boolean {
     if (this.#state !== 'leading') return false;
     if (this.holdsLease()) return true;
-    this.#lose(`no renewal of the lease ${this.#o.lock.description} for the renew deadline of ${this.#renewDeadlineMs} ms (was the process paused?)`);
+    this.#lose(
+      `no renewal of the lease ${this.#o.lock.description} for the renew deadline of ${this.#renewDeadlineMs} ms (was the process paused?)`,
+    );
     return false;
   }
 
@@ -210,7 +213,13 @@ export class LeaderElector {
     const observed = this.#observed;
     if (observed?.holderIdentity !== this.identity || this.#resourceVersion === '') return;
     const now = this.#clock.now();
-    const record: LeaseRecord = { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: observed.leaseTransitions };
+    const record: LeaseRecord = {
+      holderIdentity: '',
+      leaseDurationSeconds: 1,
+      acquireTime: now,
+      renewTime: now,
+      leaseTransitions: observed.leaseTransitions,
+    };
     const lease = this.#o.lock.description;
     try {
       const done = await withDeadline(this.#o.lock.update(record, this.#resourceVersion), this.#renewDeadlineMs, this.#clock);
@@ -301,7 +310,13 @@ export class LeaderElector {
     const durationSeconds = this.#leaseMs / 1000;
     const current = await this.#o.lock.get();
     if (current === undefined) {
-      const record = { holderIdentity: this.identity, leaseDurationSeconds: durationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 };
+      const record = {
+        holderIdentity: this.identity,
+        leaseDurationSeconds: durationSeconds,
+        acquireTime: now,
+        renewTime: now,
+        leaseTransitions: 0,
+      };
       const created = await this.#o.lock.create(record);
       this.#observe(created.record, created.resourceVersion, now);
       this.#renewedAt = now;

@@ -79,7 +79,11 @@ export interface ManagerOptions {
   readonly gracefulShutdownTimeoutMs?: number;
   readonly configWatch?: ConfigWatch;
   /** Serves `handler` (Prometheus) on `bind`; with its own `listen` (HTTPS, `--metrics-secure`) or plain HTTP. */
-  readonly metricsServer?: { readonly bind: ListenAddress; readonly handler: Handler; readonly listen?: (bind: ListenAddress, handler: Handler) => Promise<HttpListener> };
+  readonly metricsServer?: {
+    readonly bind: ListenAddress;
+    readonly handler: Handler;
+    readonly listen?: (bind: ListenAddress, handler: Handler) => Promise<HttpListener>;
+  };
   /** Serves `/healthz` and `/readyz` on this address. */
   readonly healthProbeBindAddress?: ListenAddress;
   /** For tests; default {@link listenHttp}. */
@@ -110,9 +114,13 @@ const aborted = (signal: AbortSignal): Promise<void> =>
   signal.aborted
     ? Promise.resolve()
     : new Promise((resolve) => {
-        signal.addEventListener('abort', () => {
-          resolve();
-        }, { once: true });
+        signal.addEventListener(
+          'abort',
+          () => {
+            resolve();
+          },
+          { once: true },
+        );
       });
 
 export class Manager {
@@ -200,7 +208,11 @@ export class Manager {
       this.#startedOnce.resolve(undefined);
     });
     const lost = elector?.lost ?? never;
-    const event = await Promise.race([starting.then(() => never), aborted(stop).then(() => 'stop' as const), lost.then(() => 'lost' as const)]);
+    const event = await Promise.race([
+      starting.then(() => never),
+      aborted(stop).then(() => 'stop' as const),
+      lost.then(() => 'lost' as const),
+    ]);
     this.#state = 'stopping';
     await this.#stopWatching();
     if (event === 'lost') {
@@ -245,7 +257,10 @@ export class Manager {
       if (metricsServer !== undefined) {
         const server = await (metricsServer.listen ?? listen)(metricsServer.bind, metricsServer.handler);
         servers.push(server);
-        log.info({ bindAddress: formatBind(metricsServer.bind), address: server.address, secure: metricsServer.listen !== undefined }, 'Serving metrics server');
+        log.info(
+          { bindAddress: formatBind(metricsServer.bind), address: server.address, secure: metricsServer.listen !== undefined },
+          'Serving metrics server',
+        );
       }
       if (healthProbeBindAddress !== undefined) {
         const readyz = new Map<string, Checker>([

@@ -11,4 +11,3 @@ export interface NamespaceShard {
   /** Counts a reconcile of `namespace` in flight until the returned function is called. */
   enter(namespace: string): () => void;
 }
-

@@ -63,10 +63,13 @@ export class RequeueSource implements Wakeups, RequestSource {
 
   at(atMs: number, look: () => void): Timer {
     if (this.#stopped) return { cancel: () => undefined };
-    const timer: Timer = this.#clock.setTimeout(() => {
-      this.#looks.delete(timer);
-      look();
-    }, Math.max(0, atMs - this.#clock.now()));
+    const timer: Timer = this.#clock.setTimeout(
+      () => {
+        this.#looks.delete(timer);
+        look();
+      },
+      Math.max(0, atMs - this.#clock.now()),
+    );
     this.#looks.add(timer);
     return {
       cancel: () => {

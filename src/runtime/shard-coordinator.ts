@@ -149,7 +149,13 @@ export class ShardCoordinator {
     this.#retryMs = t.retryMs;
     this.#drainBoundMs = options.drainBoundMs ?? t.renewDeadlineMs;
     this.#peerName = peerLeaseName(this.group, this.identity);
-    this.#buckets = Array.from({ length: this.buckets }, () => ({ phase: 'none', control: abortedController(), inFlight: 0, epoch: 0, busy: false }));
+    this.#buckets = Array.from({ length: this.buckets }, () => ({
+      phase: 'none',
+      control: abortedController(),
+      inFlight: 0,
+      epoch: 0,
+      busy: false,
+    }));
     this.lost = new Promise((resolve) => (this.#resolveLost = resolve));
   }
 
@@ -164,7 +170,9 @@ export class ShardCoordinator {
   isLeader(): boolean {
     if (this.#state !== 'running' || !this.#acquiredPeer) return false;
     if (this.holdsLease()) return true;
-    this.#lose(`no renewal of the peer lease ${this.#peerName} for the renew deadline of ${this.#renewDeadlineMs} ms (was the process paused?)`);
+    this.#lose(
+      `no renewal of the peer lease ${this.#peerName} for the renew deadline of ${this.#renewDeadlineMs} ms (was the process paused?)`,
+    );
     return false;
   }
 
@@ -181,7 +189,10 @@ export class ShardCoordinator {
   acquire(signal?: AbortSignal): Promise<boolean> {
     if (this.#state !== 'idle') throw new Error('ShardCoordinator.acquire() may be called once');
     this.#state = 'running';
-    this.#o.log.info({ group: this.group, identity: this.identity, buckets: this.buckets, lease: this.#peerName }, 'joining the shard group');
+    this.#o.log.info(
+      { group: this.group, identity: this.identity, buckets: this.buckets, lease: this.#peerName },
+      'joining the shard group',
+    );
     return new Promise<boolean>((resolve) => {
       const onAbort = (): void => {
         this.#stopTimers();
@@ -215,7 +226,8 @@ export class ShardCoordinator {
     for (let b = 0; b < this.buckets; b++) {
       const bucket = this.#bucket(b);
       // A take that finished after shutdown began wrote the fence but never owned the bucket.
-      if (bucket.phase === 'none' && this.#observed.get(fenceLeaseName(this.group, b))?.lease.record.holderIdentity !== this.identity) continue;
+      if (bucket.phase === 'none' && this.#observed.get(fenceLeaseName(this.group, b))?.lease.record.holderIdentity !== this.identity)
+        continue;
       bucket.control.abort(new ShardLostError(`bucket ${b} released on shutdown`));
       await this.#bounded(`release bucket ${b}`, () => this.#releaseFence(b));
     }
@@ -288,9 +300,11 @@ export class ShardCoordinator {
     // Every bucket at once, and not awaited by the round: a first replica takes 64 fences, and
     // fence writes on a busy API server must never delay the next renewal of the peer Lease. A
     // bucket whose step still runs is skipped by the next round.
-    this.#steps = Promise.all(Array.from({ length: this.buckets }, (_, b) => this.#step(b, { desired: desired.has(b), now, live }))).then(() => {
-      this.#o.onShares?.(this.ownedBuckets().length);
-    });
+    this.#steps = Promise.all(Array.from({ length: this.buckets }, (_, b) => this.#step(b, { desired: desired.has(b), now, live }))).then(
+      () => {
+        this.#o.onShares?.(this.ownedBuckets().length);
+      },
+    );
   }
 
   async #step(b: number, round: Round): Promise<void> {
@@ -395,8 +409,18 @@ export class ShardCoordinator {
   async #acquireFence(b: number, fence: ShardLease | undefined, now: number): Promise<boolean> {
     const name = fenceLeaseName(this.group, b);
     const transitions = (fence?.record.leaseTransitions ?? 0) + 1;
-    const record: LeaseRecord = { holderIdentity: this.identity, leaseDurationSeconds: this.#leaseMs / 1000, acquireTime: now, renewTime: now, leaseTransitions: transitions };
-    const written = await this.#bounded(`take bucket ${b}`, () => (fence === undefined ? this.#o.store.create(name, 'fence', record) : this.#o.store.update(name, 'fence', record, fence.resourceVersion)));
+    const record: LeaseRecord = {
+      holderIdentity: this.identity,
+      leaseDurationSeconds: this.#leaseMs / 1000,
+      acquireTime: now,
+      renewTime: now,
+      leaseTransitions: transitions,
+    };
+    const written = await this.#bounded(`take bucket ${b}`, () =>
+      fence === undefined
+        ? this.#o.store.create(name, 'fence', record)
+        : this.#o.store.update(name, 'fence', record, fence.resourceVersion),
+    );
     if (written === undefined) return false;
     this.#remember(name, 'fence', written, now);
     // Paused during the write? Then the peer Lease may be gone, and with it the right to the fence.
@@ -435,7 +459,11 @@ export class ShardCoordinator {
       this.#lose(`the peer lease ${this.#peerName} was changed by someone else`);
       return false;
     }
-    const written = await this.#bounded('renew the peer lease', () => (current === undefined ? this.#o.store.create(this.#peerName, 'peer', record) : this.#o.store.update(this.#peerName, 'peer', record, current.resourceVersion)));
+    const written = await this.#bounded('renew the peer lease', () =>
+      current === undefined
+        ? this.#o.store.create(this.#peerName, 'peer', record)
+        : this.#o.store.update(this.#peerName, 'peer', record, current.resourceVersion),
+    );
     if (written === undefined || !this.#running()) return false;
     this.#remember(this.#peerName, 'peer', written, now);
     this.#renewedAt = now;
@@ -451,7 +479,8 @@ export class ShardCoordinator {
   #livePeers(now: number): Set<string> {
     const live = new Set<string>([this.identity]);
     for (const { lease, at } of this.#observed.values()) {
-      if (lease.role === 'peer' && peerLive(at, lease.record.leaseDurationSeconds, lease.record.holderIdentity, now)) live.add(lease.record.holderIdentity);
+      if (lease.role === 'peer' && peerLive(at, lease.record.leaseDurationSeconds, lease.record.holderIdentity, now))
+        live.add(lease.record.holderIdentity);
     }
     return live;
   }
@@ -539,4 +568,3 @@ function abortedController(): AbortController {
   c.abort(new ShardLostError('not owned'));
   return c;
 }
-

@@ -59,10 +59,12 @@ export function bucketStep(f: BucketFacts): BucketStep {
 const heldByAnother = (f: BucketFacts): boolean => f.fenceHolder !== undefined && f.fenceHolder !== '' && f.fenceHolder !== f.self;
 
 /** Absent, released, ours, or held by a peer seen expired. */
-const fenceFree = (f: BucketFacts): boolean => f.fenceHolder === undefined || f.fenceHolder === '' || f.fenceHolder === f.self || !f.holderLive;
+const fenceFree = (f: BucketFacts): boolean =>
+  f.fenceHolder === undefined || f.fenceHolder === '' || f.fenceHolder === f.self || !f.holderLive;
 
 /** Nothing in flight any more, or the drain bound has passed. */
-const drained = (f: BucketFacts): boolean => f.inFlight === 0 || (f.drainingSince !== undefined && f.now - f.drainingSince >= f.drainBoundMs);
+const drained = (f: BucketFacts): boolean =>
+  f.inFlight === 0 || (f.drainingSince !== undefined && f.now - f.drainingSince >= f.drainBoundMs);
 
 /** A fence holder is free to be replaced once its peer Lease is gone or seen unchanged for its whole duration. */
 export function peerLive(observedAt: number, leaseDurationSeconds: number, holder: string, now: number): boolean {

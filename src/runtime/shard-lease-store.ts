@@ -31,7 +31,9 @@ export class KubeShardLeaseStore implements ShardLeaseStore {
   }
 
   async list(): Promise<ShardLease[]> {
-    const body = (await this.#raw.request(HttpMethod.GET, this.#collection, { query: { labelSelector: `${SHARD_LABELS.group}=${this.group}` } })) as { items?: V1Lease[] };
+    const body = (await this.#raw.request(HttpMethod.GET, this.#collection, {
+      query: { labelSelector: `${SHARD_LABELS.group}=${this.group}` },
+    })) as { items?: V1Lease[] };
     return (body.items ?? []).flatMap((lease) => {
       const role = lease.metadata?.labels?.[SHARD_LABELS.role];
       const name = lease.metadata?.name;
@@ -61,8 +63,16 @@ export class KubeShardLeaseStore implements ShardLeaseStore {
   }
 
   #metadata(name: string, role: ShardLeaseRole, resourceVersion?: string): NonNullable<V1Lease['metadata']> {
-    return { name, namespace: this.namespace, labels: { [SHARD_LABELS.group]: this.group, [SHARD_LABELS.role]: role }, ...(resourceVersion === undefined ? {} : { resourceVersion }) };
+    return {
+      name,
+      namespace: this.namespace,
+      labels: { [SHARD_LABELS.group]: this.group, [SHARD_LABELS.role]: role },
+      ...(resourceVersion === undefined ? {} : { resourceVersion }),
+    };
   }
 }
 
-const versioned = (lease: V1Lease): VersionedLease => ({ record: leaseRecordFromSpec(lease.spec), resourceVersion: lease.metadata?.resourceVersion ?? '' });
+const versioned = (lease: V1Lease): VersionedLease => ({
+  record: leaseRecordFromSpec(lease.spec),
+  resourceVersion: lease.metadata?.resourceVersion ?? '',
+});

@@ -18,7 +18,11 @@ export interface StopSignals {
   dispose(): void;
 }
 
-export function onStopSignals(log: Logger, source: SignalSource = process, exit: (code: number) => void = (code) => process.exit(code)): StopSignals {
+export function onStopSignals(
+  log: Logger,
+  source: SignalSource = process,
+  exit: (code: number) => void = (code) => process.exit(code),
+): StopSignals {
   const stop = new AbortController();
   let count = 0;
   const handler = (signal: NodeJS.Signals): void => {

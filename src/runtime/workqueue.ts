@@ -90,7 +90,8 @@ export class WorkQueue {
     this.#metrics = options.metrics ?? noopWorkqueueMetrics;
     this.#backoff = new ItemBackoff(options.backoff);
     const cap = options.maxInFlightPerNamespace ?? Infinity;
-    if (!(cap >= 1 && (Number.isInteger(cap) || cap === Infinity))) throw new RangeError(`maxInFlightPerNamespace must be a positive integer, got ${cap}`);
+    if (!(cap >= 1 && (Number.isInteger(cap) || cap === Infinity)))
+      throw new RangeError(`maxInFlightPerNamespace must be a positive integer, got ${cap}`);
     this.#cap = cap;
   }
 

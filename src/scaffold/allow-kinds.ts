@@ -15,13 +15,18 @@ export interface AllowKinds {
 }
 
 /** As the gateway names the kind it checks (k8s/gateway/policy.ts): the same function. */
-const kindsOf = (objects: readonly RenderedObject[]): string[] => [...new Set(objects.map((o) => qualifiedKindOf(o.apiVersion, o.kind)))].sort();
+const kindsOf = (objects: readonly RenderedObject[]): string[] =>
+  [...new Set(objects.map((o) => qualifiedKindOf(o.apiVersion, o.kind)))].sort();
 
 /**
  * `granted`: the optional kinds are allowed too (`--rbac=all-values`, which grants their RBAC);
  * otherwise they are listed apart, for the watch's comments, as the RBAC rules are.
  */
-export function allowKinds(objects: readonly RenderedObject[], optional: readonly { readonly when: string; readonly objects: readonly RenderedObject[] }[], granted: boolean): AllowKinds {
+export function allowKinds(
+  objects: readonly RenderedObject[],
+  optional: readonly { readonly when: string; readonly objects: readonly RenderedObject[] }[],
+  granted: boolean,
+): AllowKinds {
   const base = kindsOf(granted ? [...objects, ...optional.flatMap((g) => g.objects)] : objects);
   const extra = granted
     ? []

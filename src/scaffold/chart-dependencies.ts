@@ -33,7 +33,13 @@ export interface RepositoryEntry {
 export function declaredDependencies(raw: readonly unknown[]): Dependency[] {
   return raw.filter(isPlainObject).flatMap((d) =>
     typeof d.name === 'string' && d.name !== ''
-      ? [{ name: d.name, ...(typeof d.version === 'string' ? { version: d.version } : {}), ...(typeof d.repository === 'string' ? { repository: d.repository } : {}) }]
+      ? [
+          {
+            name: d.name,
+            ...(typeof d.version === 'string' ? { version: d.version } : {}),
+            ...(typeof d.repository === 'string' ? { repository: d.repository } : {}),
+          },
+        ]
       : [],
   );
 }
@@ -71,8 +77,12 @@ export async function vendoredCharts(chartDir: string): Promise<Vendored[]> {
   for (const e of entries) {
     if (e.isFile() && e.name.endsWith('.tgz')) out.push({ archive: e.name });
     if (!e.isDirectory()) continue;
-    const meta: unknown = await readFile(path.join(charts, e.name, 'Chart.yaml'), 'utf8').then((t) => parse(t) as unknown, () => undefined);
-    if (isPlainObject(meta) && typeof meta.name === 'string') out.push({ dir: e.name, name: meta.name, version: typeof meta.version === 'string' ? meta.version : '' });
+    const meta: unknown = await readFile(path.join(charts, e.name, 'Chart.yaml'), 'utf8').then(
+      (t) => parse(t) as unknown,
+      () => undefined,
+    );
+    if (isPlainObject(meta) && typeof meta.name === 'string')
+      out.push({ dir: e.name, name: meta.name, version: typeof meta.version === 'string' ? meta.version : '' });
   }
   return out;
 }
@@ -96,7 +106,12 @@ export function dependencyRepositories(deps: readonly Dependency[], user: readon
   for (const dep of deps) {
     const repo = dep.repository ?? '';
     const alias = aliasOf(repo);
-    const mine = alias !== undefined ? user.find((u) => u.name === alias) : /^https?:\/\//.test(repo) ? user.find((u) => trimSlash(u.url) === trimSlash(repo)) : undefined;
+    const mine =
+      alias !== undefined
+        ? user.find((u) => u.name === alias)
+        : /^https?:\/\//.test(repo)
+          ? user.find((u) => trimSlash(u.url) === trimSlash(repo))
+          : undefined;
     if (mine !== undefined) out.set(mine.name, mine);
     else if (alias === undefined && /^https?:\/\//.test(repo) && ![...out.values()].some((e) => trimSlash(e.url) === trimSlash(repo))) {
       const name = `dependency-${out.size}`;
@@ -136,7 +151,12 @@ export async function userRepositories(helm: ChartHelm): Promise<RepositoryEntry
  * `helm dependency build` fetches every dependency again: unpacked copies of declared dependencies
  * go first, so that `charts/` holds each once (the archive the build pins in Chart.lock).
  */
-export async function removeUnpackedDependencies(chartDir: string, deps: readonly Dependency[], vendored: readonly Vendored[]): Promise<void> {
+export async function removeUnpackedDependencies(
+  chartDir: string,
+  deps: readonly Dependency[],
+  vendored: readonly Vendored[],
+): Promise<void> {
   const names = new Set(deps.map((d) => d.name));
-  for (const v of vendored) if ('dir' in v && names.has(v.name)) await rm(path.join(chartDir, 'charts', v.dir), { recursive: true, force: true });
+  for (const v of vendored)
+    if ('dir' in v && names.has(v.name)) await rm(path.join(chartDir, 'charts', v.dir), { recursive: true, force: true });
 }

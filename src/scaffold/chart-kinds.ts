@@ -41,7 +41,8 @@ function refsOf(doc: unknown): RenderedObject[] {
   if (o.kind.endsWith('List') && Array.isArray(o.items)) return o.items.flatMap(refsOf);
   const { namespace, name } = o.metadata ?? {};
   const defines = definedKind(o);
-  const present = <K extends string, V>(k: K, v: V | undefined): Partial<Record<K, V>> => (v === undefined ? {} : ({ [k]: v } as Record<K, V>));
+  const present = <K extends string, V>(k: K, v: V | undefined): Partial<Record<K, V>> =>
+    v === undefined ? {} : ({ [k]: v } as Record<K, V>);
   return [
     {
       apiVersion: o.apiVersion,
@@ -61,8 +62,20 @@ export function objectsOfManifest(manifest: string): RenderedObject[] {
 }
 
 /** The objects of one `helm template` of `chartDir` (CRDs included), `values` over its defaults, then `valuesFiles`. */
-export async function renderWith(helm: ChartHelm, chartDir: string, values: Record<string, unknown>, valuesFiles: readonly string[] = []): Promise<RenderedObject[]> {
-  const manifest = await helm.template({ release: 'release-name', namespace: 'default', chart: chartDir, values, includeCrds: true, extraValuesFiles: valuesFiles });
+export async function renderWith(
+  helm: ChartHelm,
+  chartDir: string,
+  values: Record<string, unknown>,
+  valuesFiles: readonly string[] = [],
+): Promise<RenderedObject[]> {
+  const manifest = await helm.template({
+    release: 'release-name',
+    namespace: 'default',
+    chart: chartDir,
+    values,
+    includeCrds: true,
+    extraValuesFiles: valuesFiles,
+  });
   return objectsOfManifest(manifest);
 }
 
@@ -96,10 +109,18 @@ const DISCOVERY_TIMEOUT_MS = 10_000;
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return new Promise((resolve, reject) => {
-    const t = setTimeout(() => { reject(new Error(`no answer within ${ms} ms`)); }, ms);
+    const t = setTimeout(() => {
+      reject(new Error(`no answer within ${ms} ms`));
+    }, ms);
     p.then(
-      (v) => { clearTimeout(t); resolve(v); },
-      (e: unknown) => { clearTimeout(t); reject(e instanceof Error ? e : new Error(String(e))); },
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(t);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
     );
   });
 }
@@ -109,7 +130,13 @@ const key = (apiVersion: string, kind: string): string => `${apiVersion}\0${kind
 /** Pure: the kinds the chart's own CRDs define, for every version of their group. */
 function chartDefinitions(objects: readonly RenderedObject[]): (apiVersion: string, kind: string) => ResourceInfo | undefined {
   const byGroupKind = new Map<string, ResourceInfo>();
-  for (const o of objects) if (o.defines !== undefined) byGroupKind.set(`${o.defines.group}\0${o.defines.kind}`, { group: o.defines.group, resource: o.defines.resource, namespaced: o.defines.namespaced });
+  for (const o of objects)
+    if (o.defines !== undefined)
+      byGroupKind.set(`${o.defines.group}\0${o.defines.kind}`, {
+        group: o.defines.group,
+        resource: o.defines.resource,
+        namespaced: o.defines.namespaced,
+      });
   return (apiVersion, kind) => byGroupKind.get(`${groupOf(apiVersion)}\0${kind}`);
 }
 

@@ -157,7 +157,10 @@ async function materialize(helm: ChartHelm, source: ChartSource, opts: FetchOpti
         const puller = await pullingHelm(helm, source, opts.workDir);
         await puller.pull({ ...source, destination: dest, ...(opts.plainHttp === true ? { plainHttp: true } : {}) });
       } catch (err) {
-        if (err instanceof HelmError) throw new ChartSourceError(`cannot fetch chart ${source.chart}${source.repo === undefined ? '' : ` from ${source.repo}`}: ${err.summary}`);
+        if (err instanceof HelmError)
+          throw new ChartSourceError(
+            `cannot fetch chart ${source.chart}${source.repo === undefined ? '' : ` from ${source.repo}`}: ${err.summary}`,
+          );
         throw err;
       }
       return onlyChild(dest, `helm pull ${source.chart}`);
@@ -177,7 +180,11 @@ async function pullingHelm(helm: ChartHelm, source: Extract<ChartSource, { kind:
   return helm.withEnv(await privateRepositoryEnv(path.join(workDir, 'pull-repositories'), []));
 }
 
-const isDirectory = (p: string): Promise<boolean> => stat(p).then((s) => s.isDirectory(), () => false);
+const isDirectory = (p: string): Promise<boolean> =>
+  stat(p).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
 
 /** The `dependencies` of a chart directory's Chart.yaml; none when there is no Chart.yaml. */
 async function dependenciesOf(dir: string): Promise<unknown[]> {
@@ -211,7 +218,9 @@ export function localDependencies(
     if (path.isAbsolute(rel)) continue;
     const to = path.resolve(copyDir, rel);
     if (path.relative(root, to).startsWith('..'))
-      throw new ChartSourceError(`dependency ${repository} of ${sourceDir} lies too far outside the chart to be copied with it; vendor it into charts/ (helm dependency build) first`);
+      throw new ChartSourceError(
+        `dependency ${repository} of ${sourceDir} lies too far outside the chart to be copied with it; vendor it into charts/ (helm dependency build) first`,
+      );
     copies.push({ from: path.resolve(sourceDir, rel), to });
   }
   return copies;
@@ -233,7 +242,8 @@ async function buildDependencies(helm: ChartHelm, dir: string, opts: FetchOption
     await removeUnpackedDependencies(dir, deps, vendored);
     await builder.dependencyBuild(dir, opts.plainHttp === true ? { plainHttp: true } : {});
   } catch (err) {
-    if (err instanceof HelmError) throw new ChartSourceError(`cannot build the dependencies of chart ${path.basename(dir)}: ${err.summary}`);
+    if (err instanceof HelmError)
+      throw new ChartSourceError(`cannot build the dependencies of chart ${path.basename(dir)}: ${err.summary}`);
     throw err;
   }
 }

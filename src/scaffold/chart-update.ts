@@ -95,6 +95,8 @@ export async function removeStaleChartFiles(root: string, stale: StaleChartFiles
   if (!dryRun) for (const file of stale.remove) await rm(path.join(root, file), { force: true });
   return [
     ...stale.remove.map((f) => `chart update: ${dryRun ? 'would remove' : 'removed'} ${f} (not in the new chart)`),
-    ...stale.keep.map((f) => `chart update: kept ${f}: not in the new chart, but added or edited by you (delete it if the chart no longer needs it)`),
+    ...stale.keep.map(
+      (f) => `chart update: kept ${f}: not in the new chart, but added or edited by you (delete it if the chart no longer needs it)`,
+    ),
   ];
 }

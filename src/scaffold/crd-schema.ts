@@ -204,7 +204,8 @@ export function statusSchema(): OpenApiSchema {
         },
       },
       driftRepairFailures: {
-        description: 'Consecutive reconciles whose drift repair the API server refused, for one deployed revision and spec generation; repair stops after 5 until an upgrade or a spec change.',
+        description:
+          'Consecutive reconciles whose drift repair the API server refused, for one deployed revision and spec generation; repair stops after 5 until an upgrade or a spec change.',
         type: 'object',
         properties: {
           ...countedAt('failures'),
@@ -212,19 +213,25 @@ export function statusSchema(): OpenApiSchema {
         },
       },
       rollout: {
-        description: 'Which fleet revision (chart contents and operator-level values) the deployed release was made from, and the last move to one (docs/rollouts.md).',
+        description:
+          'Which fleet revision (chart contents and operator-level values) the deployed release was made from, and the last move to one (docs/rollouts.md).',
         type: 'object',
         properties: {
           fleetRevision: str('The fleet revision of the deployed release.'),
           chartDigest: str("The digest of the chart's files the deployed release was made from."),
           attempt: {
             type: 'object',
-            properties: { fleetRevision: str('The fleet revision last moved to.'), at: { type: 'string', format: 'date-time' }, failure: str('Why it failed; absent when it did not.') },
+            properties: {
+              fleetRevision: str('The fleet revision last moved to.'),
+              at: { type: 'string', format: 'date-time' },
+              failure: str('Why it failed; absent when it did not.'),
+            },
           },
         },
       },
       driftFights: {
-        description: 'Fields drift repair restored after another field manager wrote them; one restored 3 times within 10 minutes and written again is a fight (conflict: true) and no longer restored, until an upgrade, a spec change or a change of the drift ignore rules.',
+        description:
+          'Fields drift repair restored after another field manager wrote them; one restored 3 times within 10 minutes and written again is a fight (conflict: true) and no longer restored, until an upgrade, a spec change or a change of the drift ignore rules.',
         type: 'object',
         properties: {
           ...countedAt('restores'),
@@ -260,7 +267,9 @@ export function statusSchema(): OpenApiSchema {
           chartVersion: str('The chart version the plan upgrades to.'),
           counts: {
             type: 'object',
-            properties: Object.fromEntries(['create', 'change', 'delete', 'refuse', 'conflicts', 'hooks', 'crds'].map((k) => [k, { type: 'integer' }])),
+            properties: Object.fromEntries(
+              ['create', 'change', 'delete', 'refuse', 'conflicts', 'hooks', 'crds'].map((k) => [k, { type: 'integer' }]),
+            ),
           },
           risks: { type: 'array', items: { type: 'string', enum: ['delete', 'recreate', 'conflict', 'crd', 'volumeTemplates'] } },
           state: { type: 'string', enum: ['AwaitingApproval', 'Applied'] },

@@ -72,7 +72,6 @@ export class CreateApiError extends Error {
   override readonly name = 'CreateApiError';
 }
 
-
 const kindOnDisk = (p: string): 'directory' | 'file' | undefined => {
   if (!existsSync(p)) return undefined;
   return statSync(p).isDirectory() ? 'directory' : 'file';
@@ -94,7 +93,11 @@ async function obtainChart(o: CreateApiOptions, helm: ChartHelm, workDir: string
     return fetchChart(helm, { kind: 'directory', path: dir }, { workDir: path.join(workDir, 'copy') });
   }
   const source = classifyChartSource(
-    { helmChart: o.helmChart, ...(o.helmChartRepo === undefined ? {} : { helmChartRepo: o.helmChartRepo }), ...(o.helmChartVersion === undefined ? {} : { helmChartVersion: o.helmChartVersion }) },
+    {
+      helmChart: o.helmChart,
+      ...(o.helmChartRepo === undefined ? {} : { helmChartRepo: o.helmChartRepo }),
+      ...(o.helmChartVersion === undefined ? {} : { helmChartVersion: o.helmChartVersion }),
+    },
     (p) => kindOnDisk(path.resolve(p)),
   );
   return fetchChart(helm, source, { workDir, ...(o.plainHttp === true ? { plainHttp: true } : {}) });
@@ -128,18 +131,28 @@ function parseValues(valuesYaml: string): unknown {
     // Typed as helm types the values it reads: `yes` is a boolean, `0400` the integer 256.
     return readHelmYaml(valuesYaml) ?? {};
   } catch (err) {
-    throw new CreateApiError(`the chart's values.yaml is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+    throw new CreateApiError(
+      `the chart's values.yaml is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+    );
   }
 }
 
-function specSchema(o: CreateApiOptions, lib: ScaffoldLibrary, valuesSchema: string | undefined, valuesYaml: string): { conv: SchemaConversion; source: string } {
-  if (o.crdSchema === 'open') return { conv: { schema: lib.openSpecSchema(), warnings: [] }, source: 'open (x-kubernetes-preserve-unknown-fields)' };
+function specSchema(
+  o: CreateApiOptions,
+  lib: ScaffoldLibrary,
+  valuesSchema: string | undefined,
+  valuesYaml: string,
+): { conv: SchemaConversion; source: string } {
+  if (o.crdSchema === 'open')
+    return { conv: { schema: lib.openSpecSchema(), warnings: [] }, source: 'open (x-kubernetes-preserve-unknown-fields)' };
   if (valuesSchema !== undefined) {
     let parsed: unknown;
     try {
       parsed = JSON.parse(valuesSchema);
     } catch (err) {
-      throw new CreateApiError(`values.schema.json of the chart is not valid JSON (${err instanceof Error ? err.message : String(err)}); fix it or use --crd-schema=open`);
+      throw new CreateApiError(
+        `values.schema.json of the chart is not valid JSON (${err instanceof Error ? err.message : String(err)}); fix it or use --crd-schema=open`,
+      );
     }
     return { conv: lib.specSchemaFromValuesSchema(parsed, { values: parseValues(valuesYaml) }), source: "the chart's values.schema.json" };
   }
@@ -163,16 +176,24 @@ type Rbac = ReturnType<ScaffoldLibrary['rulesForObjects']>;
  * then with its `false` switches turned on for what CRs could switch on; map the kinds, derive the
  * rules. `values`: its values.yaml, parsed.
  */
-export async function chartRbac(o: Pick<CreateApiOptions, 'valuesFiles' | 'rbac'>, deps: CreateApiDeps, chartDir: string, values: unknown): Promise<ChartRbac> {
+export async function chartRbac(
+  o: Pick<CreateApiOptions, 'valuesFiles' | 'rbac'>,
+  deps: CreateApiDeps,
+  chartDir: string,
+  values: unknown,
+): Promise<ChartRbac> {
   const valuesFiles = o.valuesFiles ?? [];
   const objects = await renderedObjects(deps.helm, chartDir, valuesFiles);
   const optional = await optionalKinds((v) => renderWith(deps.helm, chartDir, v), values, objects);
-  const kinds = await resolveKinds([...objects, ...optional.groups.flatMap((g) => g.objects)], deps.kubeConfig, (a, k) => deps.library.builtinResourceInfo(a, k));
+  const kinds = await resolveKinds([...objects, ...optional.groups.flatMap((g) => g.objects)], deps.kubeConfig, (a, k) =>
+    deps.library.builtinResourceInfo(a, k),
+  );
   const rulesFor = (objs: readonly RenderedObject[]): Rbac => deps.library.rulesForObjects(objs, kinds.resolve);
   const rbac = rulesFor(objects);
   const extra = optional.groups.map((g) => ({ when: g.when, ...rulesFor(g.objects) }));
   const grant = o.rbac === 'all-values';
-  const withValues = valuesFiles.length === 0 ? 'its default values' : `its default values and ${valuesFiles.map((f) => path.basename(f)).join(', ')}`;
+  const withValues =
+    valuesFiles.length === 0 ? 'its default values' : `its default values and ${valuesFiles.map((f) => path.basename(f)).join(', ')}`;
   const explored = optional.found > optional.tried ? ` (the first ${optional.tried} of its ${optional.found} false switches tried)` : '';
   const allow = allowKinds(objects, optional.groups, grant);
   return {
@@ -190,20 +211,28 @@ export async function chartRbac(o: Pick<CreateApiOptions, 'valuesFiles' | 'rbac'
       `RBAC: ${objects.length} rendered objects; kinds mapped by ${kinds.via}`,
       ...rbac.notes.map((n) => `RBAC: ${n}`),
       ...rbac.unresolved.map((u) => `RBAC: could not resolve ${u}: add its rule to config/rbac/role.yaml by hand`),
-      ...extra.map((e) => `RBAC: with ${e.when} it also renders ${kindList(e.rules)}: ${grant ? 'granted (--rbac=all-values)' : 'commented rules in config/rbac/role.yaml (--rbac=all-values grants them)'}`),
+      ...extra.map(
+        (e) =>
+          `RBAC: with ${e.when} it also renders ${kindList(e.rules)}: ${grant ? 'granted (--rbac=all-values)' : 'commented rules in config/rbac/role.yaml (--rbac=all-values grants them)'}`,
+      ),
       `allowKinds: ${allow.kinds.length === 0 ? 'none written (the chart rendered no object)' : allow.kinds.join(', ')}${allow.optional.length === 0 ? '' : ` (other values' kinds commented: ${allow.optional.flatMap((g) => g.kinds).join(', ')})`}`,
-      ...(optional.unrenderable.length === 0 ? [] : [`RBAC: could not render with ${optional.unrenderable.map((t) => `${t}=true`).join(', ')} alone${explored}`]),
+      ...(optional.unrenderable.length === 0
+        ? []
+        : [`RBAC: could not render with ${optional.unrenderable.map((t) => `${t}=true`).join(', ')} alone${explored}`]),
     ],
   };
 }
 
 /** `resource` or `resource.group` for each resource the rules name. */
-const grantedResources = (rules: readonly PolicyRule[]): string[] => rules.flatMap((r) => r.resources.map((res) => (r.apiGroups[0] === '' ? res : `${res}.${r.apiGroups[0] ?? ''}`)));
+const grantedResources = (rules: readonly PolicyRule[]): string[] =>
+  rules.flatMap((r) => r.resources.map((res) => (r.apiGroups[0] === '' ? res : `${res}.${r.apiGroups[0] ?? ''}`)));
 const kindList = (rules: readonly PolicyRule[]): string => grantedResources(rules).join(', ');
 
 /** The chart's own templates as text (its subcharts' values are theirs, under their name: not scanned). */
 const chartTemplates = (files: readonly ChartFile[]): TemplateText[] =>
-  files.filter((f) => f.path.startsWith('templates/') && /\.(ya?ml|tpl|txt|json)$/.test(f.path)).map((f) => ({ path: f.path, text: Buffer.from(f.data).toString('utf8') }));
+  files
+    .filter((f) => f.path.startsWith('templates/') && /\.(ya?ml|tpl|txt|json)$/.test(f.path))
+    .map((f) => ({ path: f.path, text: Buffer.from(f.data).toString('utf8') }));
 
 /** A chart update regenerates the kind's watch entry in place: its chart and allowKinds change, the author's keys stay. */
 async function regeneratedWatch(root: string, n: ApiNames, chartName: string, allow: AllowKinds): Promise<string | undefined> {
@@ -215,10 +244,19 @@ async function regeneratedWatch(root: string, n: ApiNames, chartName: string, al
  * or no change, a CRD that OLM v1's upgrade-safety checks accept (or --allow-breaking), and the old
  * chart's files the new one lacks.
  */
-async function chartUpdate(o: CreateApiOptions, n: ApiNames, plan: Plan, chart: FetchedChart): Promise<{ notes: string[]; stale: StaleChartFiles }> {
+async function chartUpdate(
+  o: CreateApiOptions,
+  n: ApiNames,
+  plan: Plan,
+  chart: FetchedChart,
+): Promise<{ notes: string[]; stale: StaleChartFiles }> {
   await checkExisting(o, n, plan);
   const crdFile = `config/crd/bases/${crdFileName(n)}`;
-  const notes = checkCrdUpdate(await unsafeCrdChanges(o.root, plan, crdFile), { crdFile, chart: `${chart.name} ${chart.version}`, allowBreaking: o.allowBreaking === true });
+  const notes = checkCrdUpdate(await unsafeCrdChanges(o.root, plan, crdFile), {
+    crdFile,
+    chart: `${chart.name} ${chart.version}`,
+    allowBreaking: o.allowBreaking === true,
+  });
   return { notes, stale: await staleChartFiles(o.root, plan, `helm-charts/${chart.name}`) };
 }
 
@@ -234,7 +272,12 @@ export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promi
     const rbac = await chartRbac(o, deps, chart.dir, parseValues(valuesYaml));
     const warnings = conv.warnings.map((w) => `${w.path}: ${w.message}`);
     const chartFiles = await readChartFiles(chart.dir);
-    const tenancy = tenancySentences(chart.name, tenantValues(chartTemplates(chartFiles), parseValues(valuesYaml)), grantedResources(rbac.rules.rules), rbac.allowKinds.kinds);
+    const tenancy = tenancySentences(
+      chart.name,
+      tenantValues(chartTemplates(chartFiles), parseValues(valuesYaml)),
+      grantedResources(rbac.rules.rules),
+      rbac.allowKinds.kinds,
+    );
     const readme = await readOptional(path.join(o.root, 'README.md'));
     const existing = exists(project, n);
     const watches = existing ? await regeneratedWatch(o.root, n, chart.name, rbac.allowKinds) : undefined;
@@ -256,7 +299,19 @@ export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promi
     const update = existing ? await chartUpdate(o, n, plan, chart) : { notes: [], stale: { remove: [], keep: [] } };
     const results = await applyPlan(o.root, plan, { force: o.force === true, dryRun: o.dryRun === true });
     const removed = await removeStaleChartFiles(o.root, update.stale, o.dryRun === true);
-    return { names: n, chartName: chart.name, results, plan, notes: [...warnings.map((w) => `CRD schema: ${w}`), ...rbac.notes, ...tenancy.map((t) => `Tenancy: ${t}`), ...update.notes, ...removed] };
+    return {
+      names: n,
+      chartName: chart.name,
+      results,
+      plan,
+      notes: [
+        ...warnings.map((w) => `CRD schema: ${w}`),
+        ...rbac.notes,
+        ...tenancy.map((t) => `Tenancy: ${t}`),
+        ...update.notes,
+        ...removed,
+      ],
+    };
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }

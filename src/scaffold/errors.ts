@@ -11,6 +11,20 @@ import { ProjectError } from '../machinery/project.js';
 import { RuntimeSourceError } from './runtime-source.js';
 import { InvalidValuesError } from './sample.js';
 
-const USER_ERRORS = [ChartRenderError, ChartSourceError, CreateApiError, HelmNotFoundError, InitError, InvalidNameError, InvalidPlanError, InvalidValuesError, MarkerNotFoundError, ProjectError, RuntimeSourceError, ScaffoldConflictError, UnsafeCrdUpdateError];
+const USER_ERRORS = [
+  ChartRenderError,
+  ChartSourceError,
+  CreateApiError,
+  HelmNotFoundError,
+  InitError,
+  InvalidNameError,
+  InvalidPlanError,
+  InvalidValuesError,
+  MarkerNotFoundError,
+  ProjectError,
+  RuntimeSourceError,
+  ScaffoldConflictError,
+  UnsafeCrdUpdateError,
+];
 
 export const isScaffoldUserError = (err: unknown): err is Error => USER_ERRORS.some((E) => err instanceof E);

@@ -8,7 +8,14 @@ import path from 'node:path';
 import { applyPlan, type FileResult, type Plan } from '../machinery/index.js';
 import { initPlan } from './init.js';
 import type { RuntimeIdentity } from './runtime-identity.js';
-import { chooseRuntimeSource, installProject, probeRegistry, vendorRuntime, type RegistryAnswer, type RuntimeSource } from './runtime-source.js';
+import {
+  chooseRuntimeSource,
+  installProject,
+  probeRegistry,
+  vendorRuntime,
+  type RegistryAnswer,
+  type RuntimeSource,
+} from './runtime-source.js';
 
 export class InitError extends Error {
   override readonly name = 'InitError';
@@ -49,7 +56,9 @@ export async function initProject(
   await mkdir(o.root, { recursive: true });
   const present = (await readdir(o.root)).filter((e) => !IGNORABLE.has(e));
   if (present.length > 0 && o.force !== true) {
-    throw new InitError(`${o.root} is not empty (${present.slice(0, 5).join(', ')}${present.length > 5 ? ', …' : ''}): init writes a new project; use an empty directory, or --force to write into this one`);
+    throw new InitError(
+      `${o.root} is not empty (${present.slice(0, 5).join(', ')}${present.length > 5 ? ', …' : ''}): init writes a new project; use an empty directory, or --force to write into this one`,
+    );
   }
   const projectName = o.projectName ?? path.basename(path.resolve(o.root)).toLowerCase();
   const pkg = { name: runtime.runtimePackage, version: runtime.runtimeVersion };

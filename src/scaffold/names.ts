@@ -35,7 +35,10 @@ export function isDnsSubdomain(s: string): boolean {
 }
 
 export function validateDomain(domain: string): void {
-  if (!isDnsSubdomain(domain)) throw new InvalidNameError(`--domain "${domain}" must be a DNS subdomain of lower-case letters, digits, '-' and '.' (e.g. example.com)`);
+  if (!isDnsSubdomain(domain))
+    throw new InvalidNameError(
+      `--domain "${domain}" must be a DNS subdomain of lower-case letters, digits, '-' and '.' (e.g. example.com)`,
+    );
 }
 
 export function validateProjectName(name: string): void {
@@ -47,10 +50,12 @@ export function validateProjectName(name: string): void {
 }
 
 export function apiNames(gvk: { group: string; version: string; kind: string }, domain: string): ApiNames {
-  if (!KIND.test(gvk.kind)) throw new InvalidNameError(`--kind "${gvk.kind}" must be CamelCase: an upper-case letter, then letters and digits (e.g. Nginx)`);
+  if (!KIND.test(gvk.kind))
+    throw new InvalidNameError(`--kind "${gvk.kind}" must be CamelCase: an upper-case letter, then letters and digits (e.g. Nginx)`);
   if (!VERSION.test(gvk.version))
     throw new InvalidNameError(`--version "${gvk.version}" must look like v1, v1alpha1 or v2beta3 (a Kubernetes API version)`);
-  if (gvk.group !== '' && !isDnsSubdomain(gvk.group)) throw new InvalidNameError(`--group "${gvk.group}" must be lower-case letters, digits, '-' and '.' (e.g. cache)`);
+  if (gvk.group !== '' && !isDnsSubdomain(gvk.group))
+    throw new InvalidNameError(`--group "${gvk.group}" must be lower-case letters, digits, '-' and '.' (e.g. cache)`);
   const fullGroup = gvk.group === '' ? domain : `${gvk.group}.${domain}`;
   if (!isDnsSubdomain(fullGroup) || !fullGroup.includes('.'))
     throw new InvalidNameError(`API group "${fullGroup}" (--group + --domain) must be a DNS subdomain with at least one dot`);

@@ -149,7 +149,12 @@ function whyObjectNotFits(value: Record<string, unknown>, s: OpenApiSchema, path
   if (outside(Object.keys(value).length, s.minProperties, s.maxProperties)) return `${path || 'value'} has the wrong number of fields`;
   for (const [key, v] of Object.entries(value)) {
     const child = Object.hasOwn(properties, key) ? properties[key] : s.additionalProperties;
-    const why = child === undefined ? (s[PRESERVE] === true ? undefined : `${path}.${key} is not in the schema (it would be pruned)`) : whyNotFits(v, child, `${path}.${key}`);
+    const why =
+      child === undefined
+        ? s[PRESERVE] === true
+          ? undefined
+          : `${path}.${key} is not in the schema (it would be pruned)`
+        : whyNotFits(v, child, `${path}.${key}`);
     if (why !== undefined) return why;
   }
   return undefined;

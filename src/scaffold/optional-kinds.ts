@@ -72,7 +72,10 @@ export function groupNewKinds(
   for (const o of together ?? []) note(o, undefined);
   const groups = new Map<string, RenderedObject[]>();
   for (const { toggles, objects } of byKind.values()) {
-    const when = toggles.length > 0 ? toggles.map((t) => `${t}=true`).join(' or ') : `several switches together (${allToggles.map((t) => `${t}=true`).join(', ')})`;
+    const when =
+      toggles.length > 0
+        ? toggles.map((t) => `${t}=true`).join(' or ')
+        : `several switches together (${allToggles.map((t) => `${t}=true`).join(', ')})`;
     groups.set(when, [...(groups.get(when) ?? []), ...objects]);
   }
   return [...groups].map(([when, objects]) => ({ when, objects }));
@@ -86,7 +89,8 @@ export async function optionalKinds(render: Render, values: unknown, base: reado
   if (toggles.length === 0) return { groups: [], unrenderable: [], tried: 0, found };
   const known = new Set(base.map(kindKey));
   const together = await tryRender(render, switchedOn(toggles));
-  if (together !== undefined && together.every((o) => known.has(kindKey(o)))) return { groups: [], unrenderable: [], tried: toggles.length, found };
+  if (together !== undefined && together.every((o) => known.has(kindKey(o))))
+    return { groups: [], unrenderable: [], tried: toggles.length, found };
   const alone = (await eachAlone(render, toggles)).map((objects, i) => ({ toggle: names[i] ?? '', objects }));
   return {
     groups: groupNewKinds(base, alone, together, names),

@@ -173,8 +173,7 @@ class RuleSet {
   }
 }
 
-const sortVerbs = (verbs: Iterable<string>): string[] =>
-  [...verbs].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+const sortVerbs = (verbs: Iterable<string>): string[] => [...verbs].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 
 function rank(verb: string): number {
   const i = VERB_ORDER.indexOf(verb);

@@ -15,5 +15,10 @@ const root = new URL('../../', import.meta.url);
 
 export function runtimeIdentity(): RuntimeIdentity {
   const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { name: string; version: string };
-  return { runtimePackage: pkg.name, runtimeVersion: pkg.version, nodeVersion: pinnedVersion('NODE_VERSION'), packageRoot: fileURLToPath(root) };
+  return {
+    runtimePackage: pkg.name,
+    runtimeVersion: pkg.version,
+    nodeVersion: pinnedVersion('NODE_VERSION'),
+    packageRoot: fileURLToPath(root),
+  };
 }

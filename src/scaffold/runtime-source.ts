@@ -19,18 +19,23 @@ export type RuntimeSource =
 export const VENDOR_DIR = 'vendor';
 
 /** `vendor/helm-operator-ts-0.1.0.tgz`: npm pack's own file name for a package (a scope's `@` and `/` become `-`). */
-export const vendoredFile = (name: string, version: string): string => `${VENDOR_DIR}/${name.replace(/^@/, '').replace('/', '-')}-${version}.tgz`;
+export const vendoredFile = (name: string, version: string): string =>
+  `${VENDOR_DIR}/${name.replace(/^@/, '').replace('/', '-')}-${version}.tgz`;
 
 /** The decision (pure): the registry only when it serves this exact version. */
 export function chooseRuntimeSource(pkg: { name: string; version: string }, answer: RegistryAnswer): RuntimeSource {
-  if (answer === 'served') return { kind: 'registry', dependency: pkg.version, reason: `the npm registry serves ${pkg.name}@${pkg.version}` };
+  if (answer === 'served')
+    return { kind: 'registry', dependency: pkg.version, reason: `the npm registry serves ${pkg.name}@${pkg.version}` };
   const file = vendoredFile(pkg.name, pkg.version);
   const why = answer === 'not-found' ? `the npm registry does not serve ${pkg.name}@${pkg.version}` : 'the npm registry did not answer';
   return { kind: 'vendored', dependency: `file:${file}`, file, reason: `${why}: this runtime is vendored as ${file} (commit it)` };
 }
 
 /** Classifies `npm view` output: a version printed, npm's E404, or anything else (offline, timeout, proxy). */
-export function classifyRegistryAnswer(r: { exitCode: number | undefined; stdout: string; stderr: string }, version: string): RegistryAnswer {
+export function classifyRegistryAnswer(
+  r: { exitCode: number | undefined; stdout: string; stderr: string },
+  version: string,
+): RegistryAnswer {
   if (r.exitCode === 0 && r.stdout.includes(version)) return 'served';
   // npm 404s as E404 (and an empty 200 when the version alone is missing from a served package).
   if (/\bE404\b/.test(`${r.stdout}\n${r.stderr}`) || (r.exitCode === 0 && r.stdout.trim() === '')) return 'not-found';
@@ -38,12 +43,19 @@ export function classifyRegistryAnswer(r: { exitCode: number | undefined; stdout
 }
 
 /** Asks the npm registry of the user's configuration, briefly: an unreachable registry must not stall init. */
-export async function probeRegistry(pkg: { name: string; version: string }, opts: { cwd: string; timeoutMs?: number }): Promise<RegistryAnswer> {
-  const r = await execa('npm', ['view', `${pkg.name}@${pkg.version}`, 'version', '--fetch-retries=0', '--fetch-timeout=5000', '--loglevel=error'], {
-    cwd: opts.cwd,
-    reject: false,
-    timeout: opts.timeoutMs ?? 15_000,
-  });
+export async function probeRegistry(
+  pkg: { name: string; version: string },
+  opts: { cwd: string; timeoutMs?: number },
+): Promise<RegistryAnswer> {
+  const r = await execa(
+    'npm',
+    ['view', `${pkg.name}@${pkg.version}`, 'version', '--fetch-retries=0', '--fetch-timeout=5000', '--loglevel=error'],
+    {
+      cwd: opts.cwd,
+      reject: false,
+      timeout: opts.timeoutMs ?? 15_000,
+    },
+  );
   return classifyRegistryAnswer({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }, pkg.version);
 }
 
@@ -66,9 +78,13 @@ export async function vendorRuntime(packageRoot: string, projectRoot: string, fi
   const tmp = path.join(projectRoot, `.vendor-${process.pid}`);
   await mkdir(tmp, { recursive: true });
   try {
-    const r = await execa('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', tmp, packageRoot], { cwd: projectRoot, reject: false });
+    const r = await execa('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', tmp, packageRoot], {
+      cwd: projectRoot,
+      reject: false,
+    });
     const packed = (await readdir(tmp)).find((f) => f.endsWith('.tgz'));
-    if (r.exitCode !== 0 || packed === undefined) throw new RuntimeSourceError(`npm pack of ${packageRoot} failed: ${r.stderr.trim() || `exit ${String(r.exitCode)}`}`);
+    if (r.exitCode !== 0 || packed === undefined)
+      throw new RuntimeSourceError(`npm pack of ${packageRoot} failed: ${r.stderr.trim() || `exit ${String(r.exitCode)}`}`);
     await mkdir(target, { recursive: true });
     await rename(path.join(tmp, packed), path.join(projectRoot, file));
   } finally {
@@ -85,6 +101,8 @@ export async function installProject(projectRoot: string): Promise<void> {
   const r = await execa('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: projectRoot, reject: false, all: true });
   if (r.exitCode !== 0) {
     const tail = r.all.trim().split('\n').slice(-8).join('\n');
-    throw new RuntimeSourceError(`the project is written, but npm install failed in ${projectRoot} (exit ${String(r.exitCode)}):\n${tail}\nrun npm install there once the npm registry answers`);
+    throw new RuntimeSourceError(
+      `the project is written, but npm install failed in ${projectRoot} (exit ${String(r.exitCode)}):\n${tail}\nrun npm install there once the npm registry answers`,
+    );
   }
 }

@@ -123,7 +123,10 @@ export function tenantValues(templates: readonly TemplateText[], values: unknown
 
 /** One line per value: `extraDeploy: a list of objects, rendered with tpl (templates/extra-list.yaml)`. */
 export function describeTenantValue(v: TenantValue): string {
-  const parts = [v.how.includes('objects') ? 'a list of objects' : undefined, v.how.includes('tpl') ? `rendered with tpl (${v.templates.join(', ')})` : undefined];
+  const parts = [
+    v.how.includes('objects') ? 'a list of objects' : undefined,
+    v.how.includes('tpl') ? `rendered with tpl (${v.templates.join(', ')})` : undefined,
+  ];
   return `${v.path}: ${parts.filter((p) => p !== undefined).join(', ')}`;
 }
 
@@ -136,7 +139,12 @@ export function describeTenantValue(v: TenantValue): string {
  * `kinds`: the resources the generated role grants; `allowKinds`: the watch's (empty when none is
  * written), which the helm gateway enforces on every object helm writes whatever the RBAC grants.
  */
-export function tenancySentences(chartName: string, found: readonly TenantValue[], kinds: readonly string[], allowKinds: readonly string[] = []): string[] {
+export function tenancySentences(
+  chartName: string,
+  found: readonly TenantValue[],
+  kinds: readonly string[],
+  allowKinds: readonly string[] = [],
+): string[] {
   const granted = [...new Set([...kinds, 'secrets'])].join(', ');
   const values =
     found.length === 0
@@ -150,6 +158,6 @@ export function tenancySentences(chartName: string, found: readonly TenantValue[
   return [
     values,
     `acting as the operator (no ServiceAccount), a CR ${creates} ${what} in every namespace, and reads through lookup() whatever the operator may read, every Secret of the cluster included`,
-    "the boundary is impersonation: run the operator with --default-service-account <name>, or set serviceAccountName on this watch, and the API server bounds each CR by that ServiceAccount of its namespace",
+    'the boundary is impersonation: run the operator with --default-service-account <name>, or set serviceAccountName on this watch, and the API server bounds each CR by that ServiceAccount of its namespace',
   ];
 }

@@ -8,7 +8,16 @@
 import { isDeepStrictEqual } from 'node:util';
 import { fieldPath } from '../util/field-path.js';
 import { isPlainObject } from '../util/plain-object.js';
-import { INT_OR_STRING, PRESERVE, compilePattern, openSchema, whyNotFits, type JsonValue, type OpenApiSchema, type OpenApiType } from './openapi.js';
+import {
+  INT_OR_STRING,
+  PRESERVE,
+  compilePattern,
+  openSchema,
+  whyNotFits,
+  type JsonValue,
+  type OpenApiSchema,
+  type OpenApiType,
+} from './openapi.js';
 
 export interface SchemaWarning {
   readonly path: string;
@@ -39,15 +48,52 @@ const MAX_NODES = 20_000;
 
 /** Formats the API server validates (apiextensions-apiserver's supported formats). */
 const KNOWN_FORMATS = new Set([
-  'bsonobjectid', 'uri', 'email', 'hostname', 'ipv4', 'ipv6', 'cidr', 'mac', 'uuid', 'uuid3', 'uuid4', 'uuid5',
-  'isbn', 'isbn10', 'isbn13', 'creditcard', 'ssn', 'hexcolor', 'rgbcolor', 'byte', 'password', 'date',
-  'datetime', 'date-time', 'int32', 'int64', 'float', 'double',
+  'bsonobjectid',
+  'uri',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'cidr',
+  'mac',
+  'uuid',
+  'uuid3',
+  'uuid4',
+  'uuid5',
+  'isbn',
+  'isbn10',
+  'isbn13',
+  'creditcard',
+  'ssn',
+  'hexcolor',
+  'rgbcolor',
+  'byte',
+  'password',
+  'date',
+  'datetime',
+  'date-time',
+  'int32',
+  'int64',
+  'float',
+  'double',
 ]);
 
 /** Keywords that only constrain a value: what a oneOf/anyOf branch may keep in a structural schema. */
 const VALUE_VALIDATIONS = new Set([
-  'enum', 'const', 'minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'exclusiveMinimum',
-  'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems', 'minProperties', 'maxProperties',
+  'enum',
+  'const',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
 ]);
 
 /** Validations a CRD has no way to express; dropped with a warning, the node keeps the rest. */
@@ -70,7 +116,8 @@ function open(c: Context, message?: string): OpenApiSchema {
 }
 
 function convert(raw: unknown, c: Context): OpenApiSchema {
-  if (++c.budget.nodes === MAX_NODES + 1) warn(c, `the schema has over ${MAX_NODES} nodes once $refs are expanded: this part and the rest are left open`);
+  if (++c.budget.nodes === MAX_NODES + 1)
+    warn(c, `the schema has over ${MAX_NODES} nodes once $refs are expanded: this part and the rest are left open`);
   if (c.budget.nodes > MAX_NODES) return openSchema();
   if (raw === true) return openSchema();
   if (!isPlainObject(raw)) return open(c, raw === false ? 'a false schema (nothing allowed) is left open' : 'not a JSON schema: left open');
@@ -91,7 +138,12 @@ function expandRefs(raw: Raw, c: Context): { node: Raw; refs: readonly string[] 
     }
     const target = resolvePointer(c.root, ref);
     if (target === undefined) {
-      warn(c, ref.startsWith('#') ? `$ref ${ref} points to nothing: left open` : `$ref ${ref} names another document, which the CRD cannot hold: left open (helm fetches it at every install and upgrade; the operator refuses the chart unless its watch sets allowSchemaRefs: true)`);
+      warn(
+        c,
+        ref.startsWith('#')
+          ? `$ref ${ref} points to nothing: left open`
+          : `$ref ${ref} names another document, which the CRD cannot hold: left open (helm fetches it at every install and upgrade; the operator refuses the chart unless its watch sets allowSchemaRefs: true)`,
+      );
       return undefined;
     }
     refs = [...refs, ref];
@@ -147,7 +199,8 @@ function mergeInto(target: Raw, source: Raw): void {
   for (const [key, value] of Object.entries(source)) {
     const current = target[key];
     if (current === undefined) target[key] = value;
-    else if (key === 'required' && Array.isArray(current) && Array.isArray(value)) target[key] = [...new Set<unknown>([...(current as unknown[]), ...(value as unknown[])])];
+    else if (key === 'required' && Array.isArray(current) && Array.isArray(value))
+      target[key] = [...new Set<unknown>([...(current as unknown[]), ...(value as unknown[])])];
     else if (key === 'properties' && isPlainObject(current) && isPlainObject(value)) {
       const properties = new Map(Object.entries(current));
       for (const [name, schema] of Object.entries(value)) {
@@ -165,7 +218,11 @@ function withDescription(schema: OpenApiSchema, raw: Raw): OpenApiSchema {
 
 function convertResolved(raw: Raw, c: Context): OpenApiSchema {
   for (const keyword of UNSUPPORTED) {
-    if (raw[keyword] !== undefined) warn(c, `${keyword === 'if' ? 'if/then/else' : keyword} cannot be expressed in a CRD: not validated by the API server (helm still checks it)`);
+    if (raw[keyword] !== undefined)
+      warn(
+        c,
+        `${keyword === 'if' ? 'if/then/else' : keyword} cannot be expressed in a CRD: not validated by the API server (helm still checks it)`,
+      );
   }
   const union = unionBranches(raw, c);
   if (union === 'open') return withDescription(openSchema(), raw);
@@ -239,7 +296,10 @@ const isNullType = (type: unknown): boolean => type === 'null' || (Array.isArray
 
 /** Branches that only name types: the node allows their types (or anything, if one names none). */
 function typeUnion(rest: Raw, branches: Raw[], nullable: boolean): Raw | 'open' | undefined {
-  if (rest.type !== undefined || !branches.every((b) => Object.keys(b).every((k) => k === 'type' || k === 'description' || k === 'title'))) {
+  if (
+    rest.type !== undefined ||
+    !branches.every((b) => Object.keys(b).every((k) => k === 'type' || k === 'description' || k === 'title'))
+  ) {
     return undefined;
   }
   if (branches.some((b) => typesOf(b).types.size === 0)) return 'open';
@@ -260,13 +320,29 @@ function typesOf(node: Raw): { types: Set<string>; nullable: boolean } {
 const declaredTypes = (type: unknown): string[] | undefined =>
   typeof type === 'string' ? [type] : Array.isArray(type) ? type.filter((t): t is string => typeof t === 'string') : undefined;
 
-const enumOf = (node: Raw): unknown[] | undefined => (Array.isArray(node.enum) ? node.enum : node.const !== undefined ? [node.const] : undefined);
+const enumOf = (node: Raw): unknown[] | undefined =>
+  Array.isArray(node.enum) ? node.enum : node.const !== undefined ? [node.const] : undefined;
 
 function inferTypes(node: Raw, enumValues: unknown[] | undefined): Set<string> {
   if (enumValues !== undefined) {
-    return new Set(enumValues.filter((v) => v !== null).map((v) => (Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : typeof v === 'object' ? 'object' : typeof v)));
+    return new Set(
+      enumValues
+        .filter((v) => v !== null)
+        .map((v) =>
+          Array.isArray(v)
+            ? 'array'
+            : typeof v === 'number'
+              ? Number.isInteger(v)
+                ? 'integer'
+                : 'number'
+              : typeof v === 'object'
+                ? 'object'
+                : typeof v,
+        ),
+    );
   }
-  if (['properties', 'additionalProperties', 'patternProperties', 'required'].some((k) => node[k] !== undefined)) return new Set(['object']);
+  if (['properties', 'additionalProperties', 'patternProperties', 'required'].some((k) => node[k] !== undefined))
+    return new Set(['object']);
   if (['items', 'prefixItems', 'minItems', 'maxItems'].some((k) => node[k] !== undefined)) return new Set(['array']);
   if (['minLength', 'maxLength', 'pattern'].some((k) => node[k] !== undefined)) return new Set(['string']);
   if (['minimum', 'maximum', 'multipleOf'].some((k) => node[k] !== undefined)) return new Set(['number']);
@@ -367,7 +443,8 @@ function convertProperties(properties: Raw, c: Context): Record<string, OpenApiS
  * values.yaml sets must accept null: the API server prunes a null from a non-nullable field, and
  * helm would then use the chart's value after all.
  */
-const deletable = (merge: Merge): boolean => merge === 'unknown' || (typeof merge === 'object' && merge.values !== undefined && merge.values !== null);
+const deletable = (merge: Merge): boolean =>
+  merge === 'unknown' || (typeof merge === 'object' && merge.values !== undefined && merge.values !== null);
 
 /** What an object does with fields it does not list: a map's value schema, kept (open), or pruned (closed). */
 function openness(node: Raw, hasProperties: boolean, c: Context): OpenApiSchema {
@@ -381,7 +458,8 @@ function openness(node: Raw, hasProperties: boolean, c: Context): OpenApiSchema 
     return { additionalProperties: convert(additionalSchema, { ...c, path: `${c.path}.*`, merge: 'off' }) };
   }
   if (additional === false || (additional === undefined && node.unevaluatedProperties === false)) return {};
-  if (additionalSchema !== undefined) warn(c, 'additionalProperties beside properties cannot be expressed: the other fields are kept unvalidated');
+  if (additionalSchema !== undefined)
+    warn(c, 'additionalProperties beside properties cannot be expressed: the other fields are kept unvalidated');
   // JSON Schema objects are open unless additionalProperties is false; a CRD prunes unknown fields.
   return { [PRESERVE]: true };
 }
@@ -400,7 +478,8 @@ function keptRequired(required: unknown, properties: Record<string, OpenApiSchem
   // A defaulted field is always there when the API server checks required: nothing to enforce.
   const undefaulted = names.filter((n) => properties[n]?.default === undefined);
   if (c.merge === 'unknown') {
-    if (undefaulted.length > 0) warn(c, `required ${undefaulted.join(', ')} not enforced: values.yaml may set them (give the values to keep the others)`);
+    if (undefaulted.length > 0)
+      warn(c, `required ${undefaulted.join(', ')} not enforced: values.yaml may set them (give the values to keep the others)`);
     return undefined;
   }
   const values = c.merge.values;
@@ -441,9 +520,16 @@ function finish(schema: OpenApiSchema, node: Raw, c: Context): OpenApiSchema {
 }
 
 function branchValidations(branch: Raw, outer: OpenApiSchema, c: Context): OpenApiSchema {
-  const converted = outer.type !== undefined && outer.type !== 'object' && outer.type !== 'array'
-    ? convertScalar({ ...branch }, outer.type, c)
-    : { ...bounds(branch), minItems: count(branch.minItems), maxItems: count(branch.maxItems), minProperties: count(branch.minProperties), maxProperties: count(branch.maxProperties) };
+  const converted =
+    outer.type !== undefined && outer.type !== 'object' && outer.type !== 'array'
+      ? convertScalar({ ...branch }, outer.type, c)
+      : {
+          ...bounds(branch),
+          minItems: count(branch.minItems),
+          maxItems: count(branch.maxItems),
+          minProperties: count(branch.minProperties),
+          maxProperties: count(branch.maxProperties),
+        };
   const { type: _type, ...validations } = compact(converted);
   return validations;
 }
@@ -455,7 +541,13 @@ function checkedDefault(value: unknown, schema: OpenApiSchema, c: Context): Json
     warn(c, `default ${JSON.stringify(value)} dropped: ${why}`);
     return undefined;
   }
-  if (c.merge !== 'off' && c.merge !== 'unknown' && c.merge.values !== undefined && c.merge.values !== null && !isDeepStrictEqual(c.merge.values, value)) {
+  if (
+    c.merge !== 'off' &&
+    c.merge !== 'unknown' &&
+    c.merge.values !== undefined &&
+    c.merge.values !== null &&
+    !isDeepStrictEqual(c.merge.values, value)
+  ) {
     warn(c, `default ${JSON.stringify(value)} dropped: values.yaml sets ${JSON.stringify(c.merge.values)}, which is what helm uses`);
     return undefined;
   }

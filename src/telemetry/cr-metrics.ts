@@ -67,7 +67,10 @@ export class CrMetrics {
       collect(this: Gauge) {
         this.reset();
         each((l, t) => {
-          this.set({ ...l, chart: t.sample.chart ?? '', chart_version: t.sample.chartVersion ?? '', fleet_revision: t.sample.fleetRevision ?? '' }, 1);
+          this.set(
+            { ...l, chart: t.sample.chart ?? '', chart_version: t.sample.chartVersion ?? '', fleet_revision: t.sample.fleetRevision ?? '' },
+            1,
+          );
         });
       },
     });

@@ -65,8 +65,11 @@ async function serveAggregated(url: URL, checks: ReadonlyMap<string, Checker>, r
     write(res, 200, 'ok');
     return;
   }
-  const lines = parts.map((p) => (p.excluded ? `[+]${p.name} excluded: ok` : p.healthy ? `[+]${p.name} ok` : `[-]${p.name} failed: reason withheld`));
-  if (excluded.size > 0) lines.push(`warn: some health checks cannot be excluded: no matches for ${[...excluded].map((e) => `"${e}"`).join(',')}`);
+  const lines = parts.map((p) =>
+    p.excluded ? `[+]${p.name} excluded: ok` : p.healthy ? `[+]${p.name} ok` : `[-]${p.name} failed: reason withheld`,
+  );
+  if (excluded.size > 0)
+    lines.push(`warn: some health checks cannot be excluded: no matches for ${[...excluded].map((e) => `"${e}"`).join(',')}`);
   if (failed) log.info({ statuses: parts }, 'healthz check failed');
   lines.push(failed ? 'healthz check failed' : 'healthz check passed');
   write(res, failed ? 500 : 200, `${lines.join('\n')}\n`);

@@ -23,8 +23,8 @@ export const RECONCILE_RESULTS: readonly ReconcileResultLabel[] = ['success', 'e
 
 /** controller-runtime's buckets for `controller_runtime_reconcile_time_seconds`. */
 const RECONCILE_BUCKETS = [
-  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5,
-  3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5,
+  4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
 ];
 /** client-go's workqueue buckets: ExponentialBuckets(10e-9, 10, 12), 10 ns … 1000 s. */
 const WORKQUEUE_BUCKETS = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
@@ -178,7 +178,7 @@ export class OperatorMetrics implements ControllerMetrics {
     new Gauge({
       name: 'workqueue_unfinished_work_seconds',
       help:
-        'How many seconds of work has been done that is in progress and hasn\'t been observed by work_duration. ' +
+        "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. " +
         'Large values indicate stuck threads.',
       labelNames: ['name', 'controller'],
       registers,
@@ -199,7 +199,7 @@ export class OperatorMetrics implements ControllerMetrics {
     });
     this.#leader = new Gauge({
       name: 'leader_election_master_status',
-      help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. \'name\' is the string used to identify the lease.',
+      help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
       labelNames: ['name'],
       registers,
     });
@@ -261,7 +261,7 @@ export class OperatorMetrics implements ControllerMetrics {
     });
     new Gauge({
       name: 'helm_operator_rollout_halted',
-      help: 'Whether a controller\'s rollout is halted (1: failures beyond the budget) or paused (2), else 0',
+      help: "Whether a controller's rollout is halted (1: failures beyond the budget) or paused (2), else 0",
       labelNames: ['controller'],
       registers,
       collect(this: Gauge<'controller'>) {
@@ -283,7 +283,7 @@ export class OperatorMetrics implements ControllerMetrics {
     });
     this.#eventsDropped = new Counter({
       name: 'helm_operator_events_dropped_total',
-      help: 'Kubernetes Events not written, by controller and reason: rate-limited (one object flooding its token bucket, as client-go\'s spam filter) or queue-full',
+      help: "Kubernetes Events not written, by controller and reason: rate-limited (one object flooding its token bucket, as client-go's spam filter) or queue-full",
       labelNames: ['controller', 'reason'],
       registers,
     });
@@ -300,7 +300,7 @@ export class OperatorMetrics implements ControllerMetrics {
     });
     const buildInfo = new Gauge({
       name: 'helm_operator_build_info',
-      help: 'A metric with a constant \'1\' value labeled by the helm-operator version and the Node.js version it runs on',
+      help: "A metric with a constant '1' value labeled by the helm-operator version and the Node.js version it runs on",
       labelNames: ['version', 'node_version'],
       registers,
     });
@@ -389,7 +389,8 @@ export class OperatorMetrics implements ControllerMetrics {
 
   /** `helm_operator_concurrency_limit`: registered on the first value, so a pinned operator has no such series. */
   readonly concurrencyLimit = (limit: number): void => {
-    if (this.registry.getSingleMetric('helm_operator_concurrency_limit') === undefined) this.registry.registerMetric(this.#concurrencyLimit);
+    if (this.registry.getSingleMetric('helm_operator_concurrency_limit') === undefined)
+      this.registry.registerMetric(this.#concurrencyLimit);
     this.#concurrencyLimit.set(limit);
   };
 

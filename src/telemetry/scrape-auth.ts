@@ -155,7 +155,10 @@ export function withScrapeAuth(handler: Handler, authorizer: ScrapeAuthorizer, l
     authorizer.decide(req.headers.authorization, path, req.method ?? 'GET').then(
       (d) => {
         if (d.status === 200) handler(req, res);
-        else res.writeHead(d.status, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' }).end(`${d.message}\n`);
+        else
+          res
+            .writeHead(d.status, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' })
+            .end(`${d.message}\n`);
       },
       (err: unknown) => {
         log.error({ error: err }, 'Checking a metrics scrape failed');

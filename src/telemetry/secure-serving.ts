@@ -70,11 +70,15 @@ const selfSignedHosts = (): string[] => [...new Set([os.hostname(), 'localhost',
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Starts an HTTPS server on `bind`; rejects when the port is taken or the certificate cannot be read. */
-export async function listenHttps(bind: { host: string | undefined; port: number }, handler: Handler, o: SecureServingOptions): Promise<HttpListener> {
+export async function listenHttps(
+  bind: { host: string | undefined; port: number },
+  handler: Handler,
+  o: SecureServingOptions,
+): Promise<HttpListener> {
   const credentials = o.certFiles === undefined ? selfSignedCertificate(selfSignedHosts()) : readCertFiles(o.certFiles);
   const server: TlsServer = o.http2
-    ? (http2.createSecureServer({ ...credentials, allowHTTP1: true }, handler as unknown as Parameters<typeof http2.createSecureServer>[1]))
-    : (https.createServer({ ...credentials, ALPNProtocols: ['http/1.1'] }, handler));
+    ? http2.createSecureServer({ ...credentials, allowHTTP1: true }, handler as unknown as Parameters<typeof http2.createSecureServer>[1])
+    : https.createServer({ ...credentials, ALPNProtocols: ['http/1.1'] }, handler);
   if (!o.http2) (server as unknown as import('node:https').Server).keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -11,7 +11,11 @@ export class ShardMetrics {
   readonly #handoffs: Counter<'kind'>;
 
   constructor(registry: Registry) {
-    this.#owned = new Gauge({ name: 'helm_operator_shard_buckets_owned', help: 'Namespace buckets this replica owns now (of 64), draining ones excluded', registers: [registry] });
+    this.#owned = new Gauge({
+      name: 'helm_operator_shard_buckets_owned',
+      help: 'Namespace buckets this replica owns now (of 64), draining ones excluded',
+      registers: [registry],
+    });
     this.#handoffs = new Counter({
       name: 'helm_operator_shard_handoffs_total',
       help: 'Namespace buckets this replica took (acquired), handed off (released), or found taken (lost)',

@@ -10,14 +10,14 @@ export const FINDINGS: readonly Finding[] = [
     title:
       'split brain after leader failover: a leader frozen mid-install and thawed after the standby took the Lease ran `helm uninstall` ' +
       '(the failed-install cleanup, called without the cancel signal) on releases the new leader owned, and wrote InstallError status and events over its work',
-    fix: 'src/reconciler/core/reconciler.ts: a reconcile cancelled by lost leadership (the signal\'s LeadershipLostCancellation reason) does no cleanup, rollback or failure report and writes no status; the pending revision is the next leader\'s to unlock',
+    fix: "src/reconciler/core/reconciler.ts: a reconcile cancelled by lost leadership (the signal's LeadershipLostCancellation reason) does no cleanup, rollback or failure report and writes no status; the pending revision is the next leader's to unlock",
     regressionTest:
       'test/integration/operator/crash.test.ts "a reconcile cancelled mid-install (lost leadership) leaves the release and the status to the next leader"; test/chaos/failover.test.ts',
   },
   {
     title:
       'split brain after leader failover, by timing: a thawed old leader ran its I/O callbacks before its renew-deadline timer, so queued reconciles started ' +
-      '`helm install` after the standby led, and a helm parked in the frozen operator\'s post-render applied (and, cancelled, wrote `failed` over the new leader\'s release) once answered',
+      "`helm install` after the standby led, and a helm parked in the frozen operator's post-render applied (and, cancelled, wrote `failed` over the new leader's release) once answered",
     fix: 'src/runtime/leader.ts: leadership is also checked by the clock and lost at once past the renew deadline, with synchronous onLost listeners (the manager cancels reconciles in that tick); src/helm/runner.ts and post-render.ts: a fence refuses release writers and post-renders once the lease is lost (ADR 0065)',
     regressionTest:
       'test/unit/runtime/leader.test.ts "a process paused past the renew deadline …"; test/unit/runtime/manager.test.ts; test/unit/helm/client.test.ts and post-render.test.ts (the fence); test/chaos/failover.test.ts',

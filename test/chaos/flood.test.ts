@@ -53,26 +53,30 @@ describe('a flood of CRs with flapping specs, and a namespace deleted under its 
     await expectIdle(op.pid);
   });
 
-  it('a namespace with 20 installing CRs deleted: every CR goes, the namespace goes, nothing is orphaned', { timeout: 240_000 }, async () => {
-    for (let i = 0; i < 20; i++) await fleet.create(DOOMED, `doomed-${i}`, specFor(i));
-    await helmRunning(op.pid, 'install');
-    await sleep(500);
-    await core.deleteNamespace({ name: DOOMED });
-    const deletedAt = Date.now();
-    fleet.forgetNamespace(DOOMED);
-    try {
-      await waitFor(
-        `namespace ${DOOMED} to be gone`,
-        async () => !(await core.listNamespace()).items.some((n) => n.metadata?.name === DOOMED),
-        { timeoutMs: 180_000, intervalMs: 1_000 },
-      );
-      const ms = await fleet.converge(60_000, deletedAt);
-      recordFault('namespace deleted during 20 installs', true, ms);
-    } catch (err) {
-      recordFault('namespace deleted during 20 installs', false, null);
-      throw err;
-    }
-    expect((await fleet.problems()).length).toBe(0);
-    await expectIdle(op.pid);
-  });
+  it(
+    'a namespace with 20 installing CRs deleted: every CR goes, the namespace goes, nothing is orphaned',
+    { timeout: 240_000 },
+    async () => {
+      for (let i = 0; i < 20; i++) await fleet.create(DOOMED, `doomed-${i}`, specFor(i));
+      await helmRunning(op.pid, 'install');
+      await sleep(500);
+      await core.deleteNamespace({ name: DOOMED });
+      const deletedAt = Date.now();
+      fleet.forgetNamespace(DOOMED);
+      try {
+        await waitFor(
+          `namespace ${DOOMED} to be gone`,
+          async () => !(await core.listNamespace()).items.some((n) => n.metadata?.name === DOOMED),
+          { timeoutMs: 180_000, intervalMs: 1_000 },
+        );
+        const ms = await fleet.converge(60_000, deletedAt);
+        recordFault('namespace deleted during 20 installs', true, ms);
+      } catch (err) {
+        recordFault('namespace deleted during 20 installs', false, null);
+        throw err;
+      }
+      expect((await fleet.problems()).length).toBe(0);
+      await expectIdle(op.pid);
+    },
+  );
 });

@@ -64,7 +64,9 @@ describe('operator and helm SIGKILL', () => {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       // Release names follow `--` (src/helm/args.ts).
-      const batch = helmChildren(pid).find((c) => c.verb === 'uninstall' && c.args.length - c.args.indexOf('--') - 1 >= 2 && c.args.includes('--'));
+      const batch = helmChildren(pid).find(
+        (c) => c.verb === 'uninstall' && c.args.length - c.args.indexOf('--') - 1 >= 2 && c.args.includes('--'),
+      );
       if (batch !== undefined) return batch.pid;
       await sleep(5);
     }

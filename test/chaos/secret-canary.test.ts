@@ -69,7 +69,8 @@ describe('secret canary', () => {
     for (const e of (await core.listNamespacedEvent({ namespace: NS })).items) {
       check(`event ${e.reason ?? ''}`, JSON.stringify(e), e.reason === 'OverrideValuesInUse');
     }
-    for (const cr of (await crs.list(NS)).map((c) => c.metadata.name)) check(`CR ${cr} status`, JSON.stringify((await crs.get(NS, cr))?.status));
+    for (const cr of (await crs.list(NS)).map((c) => c.metadata.name))
+      check(`CR ${cr} status`, JSON.stringify((await crs.get(NS, cr))?.status));
     const secrets = await core.listNamespacedSecret({ namespace: NS, labelSelector: 'owner=helm' });
     expect(secrets.items.length).toBeGreaterThan(0);
     for (const s of secrets.items) check(`release Secret ${s.metadata?.name ?? ''} labels`, JSON.stringify(s.metadata?.labels ?? {}));
@@ -83,7 +84,11 @@ describe('secret canary', () => {
   beforeAll(async () => {
     await createNamespaces(kc, [NS]);
     tmp = await mkdtemp(path.join(os.tmpdir(), 'chaos-canary-'));
-    out = await operatorUnderTest(kc, [NS], `  overrideValues:\n    podAnnotations.chaos-override: ${OVERRIDE_CANARY}\n  sensitiveValues: [podLabels]\n`);
+    out = await operatorUnderTest(
+      kc,
+      [NS],
+      `  overrideValues:\n    podAnnotations.chaos-override: ${OVERRIDE_CANARY}\n  sensitiveValues: [podLabels]\n`,
+    );
     // `ps -eo args` as often as it runs, counting samples taken while the operator ran helm.
     sampler = (async () => {
       while (sampling) {
@@ -114,7 +119,10 @@ describe('secret canary', () => {
     await fleet.converge(90_000);
     // The values reached the chart (the canary is real) …
     const d = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace: NS, name: deploymentName('canary') });
-    expect(d.spec?.template.metadata?.annotations).toMatchObject({ 'chaos.example.com/secret': SPEC_CANARY, 'chaos-override': OVERRIDE_CANARY });
+    expect(d.spec?.template.metadata?.annotations).toMatchObject({
+      'chaos.example.com/secret': SPEC_CANARY,
+      'chaos-override': OVERRIDE_CANARY,
+    });
 
     // … and a SIGKILL in the middle of helm leaves a values file; the next operator removes it.
     await fleet.create(NS, 'canary-killed', spec(3));
@@ -127,7 +135,10 @@ describe('secret canary', () => {
     await fleet.delete(NS, 'canary-killed');
     await fleet.converge(90_000);
     // The kill left a values file in our temp dir (so the temp-dir check below is not vacuous) and the restart removed it.
-    const removed = await op.waitForLog('the stale values dir to be removed', (l) => l.msg === 'Removed helm values directories left behind by operator processes that were killed');
+    const removed = await op.waitForLog(
+      'the stale values dir to be removed',
+      (l) => l.msg === 'Removed helm values directories left behind by operator processes that were killed',
+    );
     expect(String(removed.removed)).toContain(tmp);
     // Graceful stop: nothing may stay behind either.
     expect((await op.stop()).code).toBe(0);
@@ -145,7 +156,12 @@ describe('secret canary', () => {
     const op = await start();
     // ':' is not allowed in a label value: the API server refuses the Deployment and quotes the value.
     await crs.create(NS, 'refused', { replicaCount: 0, podLabels: { 'chaos-secret': `${SPEC_CANARY}:refused` } });
-    const cr = await crs.waitForCondition(NS, 'refused', { type: 'ReleaseFailed', status: 'True', reason: 'InstallError' }, { timeoutMs: 90_000 });
+    const cr = await crs.waitForCondition(
+      NS,
+      'refused',
+      { type: 'ReleaseFailed', status: 'True', reason: 'InstallError' },
+      { timeoutMs: 90_000 },
+    );
     // What failed is still said, the value itself is not.
     expect(condition(cr, 'ReleaseFailed')?.message).toContain(`Invalid value: "${REDACTED}"`);
     await op.waitForLog('the failed reconcile to be logged', (l) => l.msg === 'Reconciler error');

@@ -32,7 +32,11 @@ const templateLooking = fc.constantFrom(
   '}} {{',
   '{{ lookup "v1" "Secret" "kube-system" "" }}',
 );
-const annotationValue = fc.oneof(templateLooking, fc.string({ maxLength: 20 }), fc.constantFrom('', 'true', '0', 'null', '~', '- a', 'a: b'));
+const annotationValue = fc.oneof(
+  templateLooking,
+  fc.string({ maxLength: 20 }),
+  fc.constantFrom('', 'true', '0', 'null', '~', '- a', 'a: b'),
+);
 const annotationKey = fc.constantFrom('chaos.example.com/a', 'chaos.example.com/b', 'x');
 
 /** Specs the schema accepts: template-looking strings included, they are data. */
@@ -64,7 +68,10 @@ const violation = fc.constantFrom<Record<string, unknown>>(
 );
 
 /** Mostly valid specs, a quarter with one violation. */
-const spec = fc.oneof({ arbitrary: validSpec, weight: 3 }, { arbitrary: fc.tuple(validSpec, violation).map(([v, bad]) => ({ ...v, ...bad })), weight: 1 });
+const spec = fc.oneof(
+  { arbitrary: validSpec, weight: 3 },
+  { arbitrary: fc.tuple(validSpec, violation).map(([v, bad]) => ({ ...v, ...bad })), weight: 1 },
+);
 
 type Spec = Record<string, unknown> & { podAnnotations?: unknown; nameOverride?: unknown };
 
@@ -103,40 +110,48 @@ describe('CR specs fuzzed against the sample chart', () => {
     await out.remove();
   });
 
-  it(`${ROUNDS} rounds of ${SLOTS} specs: Deployed or a clear condition, no pending release, no hot loop`, { timeout: 300_000 }, async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(spec, { minLength: SLOTS, maxLength: SLOTS }), async (specs) => {
-        await Promise.all(
-          specs.map(async (s, i) => {
-            await replaceSpec(custom, NS, `fuzz-${i}`, s);
-          }),
-        );
-        inputs += specs.length;
-        const settled = await waitFor(
-          'every fuzzed CR to settle',
-          async () => {
-            const all = await Promise.all(specs.map(async (_, i) => crs.get(NS, `fuzz-${i}`)));
-            return all.every((cr) => outcome(cr) !== undefined) ? all : undefined;
-          },
-          { timeoutMs: 90_000, intervalMs: 500 },
-        );
-        expect(alive(op.pid), 'the operator is still running').toBe(true);
-        for (const [i, cr] of settled.entries()) {
-          const o = outcome(cr)!;
-          outcomes[o]++;
-          if (o !== 'deployed') continue;
-          const d = await apps.readNamespacedDeployment({ namespace: NS, name: deploymentName(`fuzz-${i}`, (specs[i] as Spec).nameOverride) });
-          const annotations = d.spec?.template.metadata?.annotations ?? {};
-          for (const [k, v] of Object.entries((specs[i] as Spec).podAnnotations as Record<string, string>)) expect(annotations[k], `annotation ${k} of fuzz-${i} is data`).toBe(v);
-        }
-        const pending = (await helmListAll()).filter((r) => r.namespace === NS && r.status.startsWith('pending-'));
-        expect(pending).toEqual([]);
-      }),
-      { seed: SEED, numRuns: ROUNDS, endOnFailure: true },
-    );
-    recordFuzz('CR specs vs the sample chart (real helm)', inputs);
-    console.log(`fuzzed specs: ${outcomes.deployed} deployed, ${outcomes.failed} refused with a condition`);
-    expect(outcomes.deployed).toBeGreaterThan(0);
-    await expectIdle(op.pid);
-  });
+  it(
+    `${ROUNDS} rounds of ${SLOTS} specs: Deployed or a clear condition, no pending release, no hot loop`,
+    { timeout: 300_000 },
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(spec, { minLength: SLOTS, maxLength: SLOTS }), async (specs) => {
+          await Promise.all(
+            specs.map(async (s, i) => {
+              await replaceSpec(custom, NS, `fuzz-${i}`, s);
+            }),
+          );
+          inputs += specs.length;
+          const settled = await waitFor(
+            'every fuzzed CR to settle',
+            async () => {
+              const all = await Promise.all(specs.map(async (_, i) => crs.get(NS, `fuzz-${i}`)));
+              return all.every((cr) => outcome(cr) !== undefined) ? all : undefined;
+            },
+            { timeoutMs: 90_000, intervalMs: 500 },
+          );
+          expect(alive(op.pid), 'the operator is still running').toBe(true);
+          for (const [i, cr] of settled.entries()) {
+            const o = outcome(cr)!;
+            outcomes[o]++;
+            if (o !== 'deployed') continue;
+            const d = await apps.readNamespacedDeployment({
+              namespace: NS,
+              name: deploymentName(`fuzz-${i}`, (specs[i] as Spec).nameOverride),
+            });
+            const annotations = d.spec?.template.metadata?.annotations ?? {};
+            for (const [k, v] of Object.entries((specs[i] as Spec).podAnnotations as Record<string, string>))
+              expect(annotations[k], `annotation ${k} of fuzz-${i} is data`).toBe(v);
+          }
+          const pending = (await helmListAll()).filter((r) => r.namespace === NS && r.status.startsWith('pending-'));
+          expect(pending).toEqual([]);
+        }),
+        { seed: SEED, numRuns: ROUNDS, endOnFailure: true },
+      );
+      recordFuzz('CR specs vs the sample chart (real helm)', inputs);
+      console.log(`fuzzed specs: ${outcomes.deployed} deployed, ${outcomes.failed} refused with a condition`);
+      expect(outcomes.deployed).toBeGreaterThan(0);
+      await expectIdle(op.pid);
+    },
+  );
 });

@@ -13,7 +13,15 @@ import { createHash } from 'node:crypto';
 import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ApiextensionsV1Api, AppsV1Api, AutoscalingV2Api, CoreV1Api, NetworkingV1Api, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  AppsV1Api,
+  AutoscalingV2Api,
+  CoreV1Api,
+  NetworkingV1Api,
+  RbacAuthorizationV1Api,
+  type V1PolicyRule,
+} from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { childEnv, DEPLOYED, exec, gone, kubectl, make, ROOT, serviceAccountKubeconfig } from '../support/deploy.js';
@@ -22,7 +30,14 @@ import { freePort, startChild, type Child } from '../support/process.js';
 import { CRs, NGINX } from '../support/operator.js';
 
 const IMG = 'example.com/nginx-operator:v0.1.0';
-const { namespace: NAMESPACE, prefix: PREFIX, serviceAccount: SERVICE_ACCOUNT, deployment: DEPLOYMENT, crd: CRD, sample: SAMPLE } = DEPLOYED;
+const {
+  namespace: NAMESPACE,
+  prefix: PREFIX,
+  serviceAccount: SERVICE_ACCOUNT,
+  deployment: DEPLOYMENT,
+  crd: CRD,
+  sample: SAMPLE,
+} = DEPLOYED;
 const SA_USER = `system:serviceaccount:${NAMESPACE}:${SERVICE_ACCOUNT}`;
 
 /** sha256 of every file under config/, to show that deploy edits no tracked file. */
@@ -57,7 +72,9 @@ const RULE_FIELDS = ['apiGroups', 'resources', 'verbs', 'nonResourceURLs', 'reso
 function wildcards(objects: readonly K8sObject[]): string[] {
   return objects.flatMap((o) =>
     (o.rules ?? []).flatMap((rule, i) =>
-      RULE_FIELDS.flatMap((field) => (rule[field] ?? []).filter((v) => v.includes('*')).map((v) => `${o.kind}/${o.metadata.name} rule ${i} ${field}: "${v}"`)),
+      RULE_FIELDS.flatMap((field) =>
+        (rule[field] ?? []).filter((v) => v.includes('*')).map((v) => `${o.kind}/${o.metadata.name} rule ${i} ${field}: "${v}"`),
+      ),
     ),
   );
 }
@@ -96,7 +113,9 @@ async function deployedFlags(): Promise<{ args: string[]; check: () => Promise<v
   if (help.includes('--leader-elect') && help.includes('--leader-election-namespace')) {
     args.push('--leader-elect', '--leader-election-id=helm-operator', `--leader-election-namespace=${NAMESPACE}`);
     checks.push(async () => {
-      const lease = JSON.parse(await kubectl('get', 'lease', 'helm-operator', '-n', NAMESPACE, '-o', 'json')) as { spec?: { holderIdentity?: string } };
+      const lease = JSON.parse(await kubectl('get', 'lease', 'helm-operator', '-n', NAMESPACE, '-o', 'json')) as {
+        spec?: { holderIdentity?: string };
+      };
       expect(lease.spec?.holderIdentity ?? '').not.toBe('');
     });
   }
@@ -156,13 +175,17 @@ describe('deploying the operator (make install / deploy / build-installer / unde
     const role = await rbac.readClusterRole({ name: `${PREFIX}manager-role` });
     const binding = await rbac.readClusterRoleBinding({ name: `${PREFIX}manager-rolebinding` });
     expect(binding.roleRef.name).toBe(role.metadata?.name);
-    expect(binding.subjects).toContainEqual(expect.objectContaining({ kind: 'ServiceAccount', name: SERVICE_ACCOUNT, namespace: NAMESPACE }));
+    expect(binding.subjects).toContainEqual(
+      expect.objectContaining({ kind: 'ServiceAccount', name: SERVICE_ACCOUNT, namespace: NAMESPACE }),
+    );
     await rbac.readNamespacedRole({ name: `${PREFIX}leader-election-role`, namespace: NAMESPACE });
     await rbac.readNamespacedRoleBinding({ name: `${PREFIX}leader-election-rolebinding`, namespace: NAMESPACE });
     await rbac.readClusterRole({ name: `${PREFIX}metrics-reader` });
     const metricsAuth = await rbac.readClusterRoleBinding({ name: `${PREFIX}metrics-auth-rolebinding` });
     expect(metricsAuth.roleRef.name).toBe(`${PREFIX}metrics-auth-role`);
-    expect(metricsAuth.subjects).toContainEqual(expect.objectContaining({ kind: 'ServiceAccount', name: SERVICE_ACCOUNT, namespace: NAMESPACE }));
+    expect(metricsAuth.subjects).toContainEqual(
+      expect.objectContaining({ kind: 'ServiceAccount', name: SERVICE_ACCOUNT, namespace: NAMESPACE }),
+    );
     await core.readNamespacedService({ name: `${PREFIX}controller-manager-metrics-service`, namespace: NAMESPACE });
 
     const deployment = await apps.readNamespacedDeployment({ name: DEPLOYMENT, namespace: NAMESPACE });
@@ -195,7 +218,12 @@ describe('deploying the operator (make install / deploy / build-installer / unde
       await rbac.readClusterRole({ name: `${PREFIX}metrics-reader` }),
       await rbac.readClusterRole({ name: `${PREFIX}metrics-auth-role` }),
       await rbac.readNamespacedRole({ name: `${PREFIX}leader-election-role`, namespace: NAMESPACE }),
-    ].map((r) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: r.metadata?.name ?? '' }, rules: r.rules ?? [] }));
+    ].map((r) => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: r.metadata?.name ?? '' },
+      rules: r.rules ?? [],
+    }));
     expect(wildcards(live)).toEqual([]);
   });
 
@@ -204,7 +232,17 @@ describe('deploying the operator (make install / deploy / build-installer / unde
     // Ingress and HPA are off by default: RBAC generated from a default render misses them (osdk#2405).
     const manifest = await exec(
       inject('helmBin'),
-      ['template', 'rbac-probe', 'helm-charts/nginx', '--namespace', sampleNs.name, '--set', 'ingress.enabled=true', '--set', 'autoscaling.enabled=true'],
+      [
+        'template',
+        'rbac-probe',
+        'helm-charts/nginx',
+        '--namespace',
+        sampleNs.name,
+        '--set',
+        'ingress.enabled=true',
+        '--set',
+        'autoscaling.enabled=true',
+      ],
       60_000,
     );
     const kinds = new Set(parseManifests(manifest).map((o) => o.kind));
@@ -218,25 +256,43 @@ describe('deploying the operator (make install / deploy / build-installer / unde
     const ns = sampleNs?.name ?? '';
     const kubeconfig = path.join(dir, 'operator.kubeconfig');
     await serviceAccountKubeconfig(kc, kubeconfig);
-    expect(await exec(inject('kubectlBin'), ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], 60_000, childEnv({ KUBECONFIG: kubeconfig }))).toBe(
-      SA_USER,
-    );
+    expect(
+      await exec(
+        inject('kubectlBin'),
+        ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'],
+        60_000,
+        childEnv({ KUBECONFIG: kubeconfig }),
+      ),
+    ).toBe(SA_USER);
 
     const watches = path.join(dir, 'watches.yaml');
-    await writeFile(watches, `- group: example.com\n  version: v1alpha1\n  kind: Nginx\n  chart: ${path.join(ROOT, 'helm-charts/nginx')}\n`);
+    await writeFile(
+      watches,
+      `- group: example.com\n  version: v1alpha1\n  kind: Nginx\n  chart: ${path.join(ROOT, 'helm-charts/nginx')}\n`,
+    );
     await chmod(watches, 0o644);
     const deployed = await deployedFlags();
-    operator = startOperator(['--watches-file', watches, '--helm-binary', inject('helmBin'), '--kubeconfig', kubeconfig, ...deployed.args], kubeconfig);
+    operator = startOperator(
+      ['--watches-file', watches, '--helm-binary', inject('helmBin'), '--kubeconfig', kubeconfig, ...deployed.args],
+      kubeconfig,
+    );
 
     await kubectl('apply', '-n', ns, '-f', SAMPLE);
-    const cr = await crs.waitForCondition(ns, 'nginx-sample', { type: 'Deployed', status: 'True' }, { timeoutMs: 120_000 }).catch((err: unknown) => {
-      throw new Error(`${(err as Error).message}\noperator output:\n${operator?.output().slice(-4000) ?? ''}`);
-    });
+    const cr = await crs
+      .waitForCondition(ns, 'nginx-sample', { type: 'Deployed', status: 'True' }, { timeoutMs: 120_000 })
+      .catch((err: unknown) => {
+        throw new Error(`${(err as Error).message}\noperator output:\n${operator?.output().slice(-4000) ?? ''}`);
+      });
     expect(cr.status?.deployedRelease?.revision).toBe(1);
     expect(cr.metadata.finalizers).toContain('helm.sdk.operatorframework.io/uninstall-release');
-    await waitFor('the sample nginx Deployment', async () => (await apps.readNamespacedDeployment({ name: 'nginx-sample', namespace: ns })).metadata?.name);
+    await waitFor(
+      'the sample nginx Deployment',
+      async () => (await apps.readNamespacedDeployment({ name: 'nginx-sample', namespace: ns })).metadata?.name,
+    );
     // Events are written with the same identity (a missing rule is only logged, so look for them).
-    await waitFor('an InstallSuccessful event', async () => (await crs.events(ns, 'nginx-sample')).some((e) => e.reason === 'InstallSuccessful'));
+    await waitFor('an InstallSuccessful event', async () =>
+      (await crs.events(ns, 'nginx-sample')).some((e) => e.reason === 'InstallSuccessful'),
+    );
 
     // Upgrade with the optional kinds switched on: patch/update rules for Ingress and HPA.
     await crs.patch(ns, 'nginx-sample', { spec: { ingress: { enabled: true }, autoscaling: { enabled: true } } });
@@ -263,9 +319,21 @@ describe('deploying the operator (make install / deploy / build-installer / unde
     expect((await stat(file)).isFile()).toBe(true);
     const objects = parseManifests(await readFile(file, 'utf8'));
     expect(objects.map((o) => o.kind)).toEqual(
-      expect.arrayContaining(['Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Service', 'Deployment']),
+      expect.arrayContaining([
+        'Namespace',
+        'CustomResourceDefinition',
+        'ServiceAccount',
+        'ClusterRole',
+        'ClusterRoleBinding',
+        'Role',
+        'RoleBinding',
+        'Service',
+        'Deployment',
+      ]),
     );
-    const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { image: string }[] } } } };
+    const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as {
+      spec: { template: { spec: { containers: { image: string }[] } } };
+    };
     expect(deployment.spec.template.spec.containers.map((c) => c.image)).toEqual([IMG]);
     expect(wildcards(objects)).toEqual([]);
     // Server-side dry run while the namespace exists (a dry run creates no namespace for the rest).
@@ -282,10 +350,16 @@ describe('deploying the operator (make install / deploy / build-installer / unde
     expect(await gone(() => apps.readNamespacedDeployment({ name: 'nginx-sample', namespace: ns }))).toBe(true);
     await operator?.stop();
 
-    await waitFor('namespace and CRD to be gone', async () => (await gone(() => core.readNamespace({ name: NAMESPACE }))) && (await gone(() => ext.readCustomResourceDefinition({ name: CRD }))), {
-      timeoutMs: 90_000,
-    });
-    for (const name of [`${PREFIX}manager-role`, `${PREFIX}metrics-reader`, `${PREFIX}metrics-auth-role`]) expect(await gone(() => rbac.readClusterRole({ name }))).toBe(true);
+    await waitFor(
+      'namespace and CRD to be gone',
+      async () =>
+        (await gone(() => core.readNamespace({ name: NAMESPACE }))) && (await gone(() => ext.readCustomResourceDefinition({ name: CRD }))),
+      {
+        timeoutMs: 90_000,
+      },
+    );
+    for (const name of [`${PREFIX}manager-role`, `${PREFIX}metrics-reader`, `${PREFIX}metrics-auth-role`])
+      expect(await gone(() => rbac.readClusterRole({ name }))).toBe(true);
     expect(await gone(() => rbac.readClusterRoleBinding({ name: `${PREFIX}manager-rolebinding` }))).toBe(true);
     // Nothing left: a second undeploy only succeeds with ignore-not-found.
     await expect(make('undeploy')).rejects.toThrow(/NotFound|not found/);

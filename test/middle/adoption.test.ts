@@ -18,7 +18,8 @@ import { startReconcilers, withReconcilers, type ReconcilerHarness } from '../su
 const CHART = fixtureChart('tenant-app');
 const APP: TestKind = { group: 'adoption.example.com', version: 'v1', kind: 'App', plural: 'apps' };
 const MIGRATED: TestKind = { group: 'adoption.example.com', version: 'v1', kind: 'MigratedApp', plural: 'migratedapps' };
-const watchOf = (k: TestKind, extra = ''): string => `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${CHART}${extra}}\n`;
+const watchOf = (k: TestKind, extra = ''): string =>
+  `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${CHART}${extra}}\n`;
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
@@ -28,10 +29,11 @@ const installByHand = (release: string, namespace: string, greeting: string): Pr
   helmByHand('install', release, CHART, '-n', namespace, '--set', `greeting=${greeting}`, '--set', 'service=true');
 const greetingOf = async (namespace: string, release: string): Promise<string | undefined> =>
   (await core.readNamespacedConfigMap({ namespace, name: `${release}-settings` })).data?.greeting;
-const exists = (read: () => Promise<unknown>): Promise<boolean> => read().then(
-  () => true,
-  () => false,
-);
+const exists = (read: () => Promise<unknown>): Promise<boolean> =>
+  read().then(
+    () => true,
+    () => false,
+  );
 
 describe.concurrent('a release installed by hand and a CR of its name', () => {
   beforeAll(async () => {
@@ -46,25 +48,35 @@ describe.concurrent('a release installed by hand and a CR of its name', () => {
 
       const { cr } = await h.reconcileUntilSettled(`${ns}/web`);
       expect(condition(cr, 'Irreconcilable')).toMatchObject({ status: 'True', reason: 'ReleaseNotOwned' });
-      expect(condition(cr, 'Irreconcilable')?.message).toContain(`release "web" in namespace "${ns}" (chart tenant-app-0.1.0) was not installed by this operator`);
+      expect(condition(cr, 'Irreconcilable')?.message).toContain(
+        `release "web" in namespace "${ns}" (chart tenant-app-0.1.0) was not installed by this operator`,
+      );
       expect(condition(cr, 'Irreconcilable')?.message).toContain('set adoptReleases: true on the App watch in watches.yaml');
       await apps.waitForEvent(ns, 'web', 'ReleaseNotOwned');
       expect(cr?.status?.deployedRelease).toBeUndefined();
-      expect(await releaseByHand('web', ns)).toStrictEqual({ revision: 1, status: 'deployed', values: { greeting: 'from-admin', service: true } });
+      expect(await releaseByHand('web', ns)).toStrictEqual({
+        revision: 1,
+        status: 'deployed',
+        values: { greeting: 'from-admin', service: true },
+      });
       expect(await greetingOf(ns, 'web')).toBe('from-admin');
 
       // The CR carries our finalizer: its deletion goes through the uninstall path, which must let go.
       expect(cr?.metadata.finalizers).toContain('helm.sdk.operatorframework.io/uninstall-release');
       await apps.delete(ns, 'web');
       expect((await h.reconcileUntilSettled(`${ns}/web`)).cr).toBeUndefined();
-      expect(await releaseByHand('web', ns)).toStrictEqual({ revision: 1, status: 'deployed', values: { greeting: 'from-admin', service: true } });
+      expect(await releaseByHand('web', ns)).toStrictEqual({
+        revision: 1,
+        status: 'deployed',
+        values: { greeting: 'from-admin', service: true },
+      });
       expect(await greetingOf(ns, 'web')).toBe('from-admin');
       expect(await exists(() => core.readNamespacedService({ namespace: ns, name: 'web-svc' }))).toBe(true);
       expect(await exists(() => core.readNamespacedSecret({ namespace: ns, name: 'web-auth' }))).toBe(true);
       expect((await apps.events(ns, 'web')).map((e) => e.reason)).not.toContain('UninstallSuccessful');
     }));
 
-  it('is adopted when the watch sets adoptReleases: true (the migration from operator-sdk): upgraded to the CR\'s values, labelled ours, uninstalled with the CR', () =>
+  it("is adopted when the watch sets adoptReleases: true (the migration from operator-sdk): upgraded to the CR's values, labelled ours, uninstalled with the CR", () =>
     withReconcilers('adopt-migrated', { watches: watchOf(MIGRATED, ', adoptReleases: true') }, async (ns, h) => {
       await installByHand('legacy', ns, 'from-operator-sdk');
       await migrated.create(ns, 'legacy', { greeting: 'from-cr' });
@@ -85,10 +97,10 @@ describe.concurrent('a release installed by hand and a CR of its name', () => {
     }));
 });
 
-describe('a release of operator-sdk\'s Helm operator, made for this very CR', () => {
+describe("a release of operator-sdk's Helm operator, made for this very CR", () => {
   beforeAll(() => ensureCrd(kc, APP));
 
-  it('is adopted without the watch setting when its storage names the CR\'s UID as owner; a release naming another CR is not', async () => {
+  it("is adopted without the watch setting when its storage names the CR's UID as owner; a release naming another CR is not", async () => {
     const ns = await createNamespace(kc, 'adopt-sdk');
     /** What operator-sdk's release storage carries (ownerRefSecretClient): a controller reference to its CR. */
     const ownStorageBy = async (release: string, owner: { name: string; uid: string }): Promise<void> => {
@@ -121,7 +133,11 @@ describe('a release of operator-sdk\'s Helm operator, made for this very CR', ()
 
       const other = (await h.reconcileUntilSettled(`${ns.name}/other`)).cr;
       expect(condition(other, 'Irreconcilable')).toMatchObject({ status: 'True', reason: 'ReleaseNotOwned' });
-      expect(await releaseByHand('other', ns.name)).toStrictEqual({ revision: 1, status: 'deployed', values: { greeting: 'from-admin', service: true } });
+      expect(await releaseByHand('other', ns.name)).toStrictEqual({
+        revision: 1,
+        status: 'deployed',
+        values: { greeting: 'from-admin', service: true },
+      });
       expect(other?.status?.deployedRelease).toBeUndefined();
     } finally {
       await h?.stop();

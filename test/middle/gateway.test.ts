@@ -23,7 +23,8 @@ const AS_SA: TestKind = { group: 'gateway.example.com', version: 'v1', kind: 'Sa
 const LISTED: TestKind = { group: 'gateway.example.com', version: 'v1', kind: 'Listed', plural: 'listeds' };
 /** Renders one ConfigMap of its own (and whatever `extraDeploy` adds): `allowKinds: [ConfigMap]` fits it. */
 const CONFIGMAP_ONLY = fixtureChart('tenant-extras');
-const watch = (k: TestKind, chart: string, extra: string): string => `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${chart}, ${extra}}`;
+const watch = (k: TestKind, chart: string, extra: string): string =>
+  `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${chart}, ${extra}}`;
 
 const CANARY = `canary-${Math.random().toString(36).slice(2)}-victim`;
 const INTERNAL = `internal-${Math.random().toString(36).slice(2)}-unlabelled`;
@@ -58,8 +59,13 @@ describe.concurrent('the helm gateway against a hostile CR author', () => {
   /** Every string of every ConfigMap and Secret of the tenant's namespace. */
   const tenantReadable = async (): Promise<string> => {
     const cms = (await core.listNamespacedConfigMap({ namespace: tenant.name })).items;
-    const secrets = (await core.listNamespacedSecret({ namespace: tenant.name })).items.filter((s) => !s.metadata?.name?.startsWith('sh.helm.release'));
-    return JSON.stringify([cms.map((c) => c.data), secrets.filter((s) => !['internal', 'shared'].includes(s.metadata?.name ?? '')).map((s) => s.data)]);
+    const secrets = (await core.listNamespacedSecret({ namespace: tenant.name })).items.filter(
+      (s) => !s.metadata?.name?.startsWith('sh.helm.release'),
+    );
+    return JSON.stringify([
+      cms.map((c) => c.data),
+      secrets.filter((s) => !['internal', 'shared'].includes(s.metadata?.name ?? '')).map((s) => s.data),
+    ]);
   };
   const configMapData = async (name: string): Promise<Record<string, string> | undefined> => {
     try {
@@ -92,12 +98,21 @@ describe.concurrent('the helm gateway against a hostile CR author', () => {
   beforeAll(async () => {
     await Promise.all([ensureCrd(kc, CONFINED), ensureCrd(kc, CONFINED_CRDS), ensureCrd(kc, AS_SA), ensureCrd(kc, LISTED)]);
     // Cluster-scoped, so a kept cluster may still have it from a run whose attack got through.
-    await kc.makeApiClient(ApiextensionsV1Api).deleteCustomResourceDefinition({ name: 'gadgets.tenant.example.com' }).catch(() => undefined);
+    await kc
+      .makeApiClient(ApiextensionsV1Api)
+      .deleteCustomResourceDefinition({ name: 'gadgets.tenant.example.com' })
+      .catch(() => undefined);
     tenant = await createNamespace(kc, 'tenant');
     victim = await createNamespace(kc, 'victim');
     await core.createNamespacedSecret({ namespace: victim.name, body: { metadata: { name: 'db' }, stringData: { password: CANARY } } });
-    await core.createNamespacedSecret({ namespace: tenant.name, body: { metadata: { name: 'internal' }, stringData: { token: INTERNAL } } });
-    await core.createNamespacedSecret({ namespace: tenant.name, body: { metadata: { name: 'shared', labels: { [VALUES_SOURCE_LABEL]: 'true' } }, stringData: { token: SHARED } } });
+    await core.createNamespacedSecret({
+      namespace: tenant.name,
+      body: { metadata: { name: 'internal' }, stringData: { token: INTERNAL } },
+    });
+    await core.createNamespacedSecret({
+      namespace: tenant.name,
+      body: { metadata: { name: 'shared', labels: { [VALUES_SOURCE_LABEL]: 'true' } }, stringData: { token: SHARED } },
+    });
     // The namespace admin's ServiceAccount for the impersonating watch: everything in the namespace, Secrets included.
     await core.createNamespacedServiceAccount({ namespace: tenant.name, body: { metadata: { name: 'deployer' } } });
     await rbac.createNamespacedRoleBinding({
@@ -122,7 +137,10 @@ describe.concurrent('the helm gateway against a hostile CR author', () => {
     await Promise.all([tenant.remove(), victim.remove()]);
     // Only there if an attack got through (the test then failed): leave no cluster-admin behind.
     for (const name of ['gw-lookup-crb', 'gw-items-crb']) await rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
-    await kc.makeApiClient(ApiextensionsV1Api).deleteCustomResourceDefinition({ name: 'gadgets.tenant.example.com' }).catch(() => undefined);
+    await kc
+      .makeApiClient(ApiextensionsV1Api)
+      .deleteCustomResourceDefinition({ name: 'gadgets.tenant.example.com' })
+      .catch(() => undefined);
   });
 
   it('refuses a ClusterRoleBinding to cluster-admin that only the real install renders (lookup), and creates nothing outside', async () => {
@@ -146,7 +164,9 @@ describe.concurrent('the helm gateway against a hostile CR author', () => {
     const attack = `{{- if .Release.IsUpgrade }}\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: planted, namespace: ${victim.name}}\ndata: {x: y}\n{{- end }}`;
     await confined.patch(tenant.name, 'sleeper', { spec: { extraDeploy: [attack], greeting: 'v2' } });
     await withReason(confined, 'sleeper', 'NamespaceConfinementViolation');
-    await expect(core.readNamespacedConfigMap({ namespace: victim.name, name: 'planted' })).rejects.toSatisfy((err: unknown) => isStatus(err, 404));
+    await expect(core.readNamespacedConfigMap({ namespace: victim.name, name: 'planted' })).rejects.toSatisfy((err: unknown) =>
+      isStatus(err, 404),
+    );
   });
 
   it("does not install a confined chart's crds/", async () => {
@@ -157,7 +177,13 @@ describe.concurrent('the helm gateway against a hostile CR author', () => {
   });
 
   it("lets lookup through tpl read no Secret of another namespace, nor an unlabelled one of the tenant's", async () => {
-    await confined.create(tenant.name, 'reader', { extraDeploy: [loot('loot-victim', victim.name, 'db'), loot('loot-internal', tenant.name, 'internal'), loot('loot-shared', tenant.name, 'shared')] });
+    await confined.create(tenant.name, 'reader', {
+      extraDeploy: [
+        loot('loot-victim', victim.name, 'db'),
+        loot('loot-internal', tenant.name, 'internal'),
+        loot('loot-shared', tenant.name, 'shared'),
+      ],
+    });
     await deployed(confined, 'reader');
     expect((await configMapData('loot-victim'))?.loot).toBe('{}');
     expect((await configMapData('loot-internal'))?.loot).toBe('{}');
@@ -181,7 +207,9 @@ describe.concurrent('the helm gateway against a hostile CR author', () => {
     await listed.create(tenant.name, 'sneaky', { extraDeploy: [attack] });
     const cr = await withReason(listed, 'sneaky', 'KindNotAllowed');
     expect(JSON.stringify(cr.status?.conditions)).toContain("ServiceAccount is not in this watch's allowKinds");
-    await expect(core.readNamespacedServiceAccount({ namespace: tenant.name, name: 'planted-sa' })).rejects.toSatisfy((err: unknown) => isStatus(err, 404));
+    await expect(core.readNamespacedServiceAccount({ namespace: tenant.name, name: 'planted-sa' })).rejects.toSatisfy((err: unknown) =>
+      isStatus(err, 404),
+    );
   });
 
   it('keeps what charts rely on: a password kept with lookup of its own Secret survives upgrades', async () => {

@@ -29,7 +29,12 @@ const modes = (d: V1Deployment) => {
   const pod = d.spec?.template.spec;
   const [config, secret] = pod?.volumes ?? [];
   const configMap = config?.configMap;
-  return { config: configMap?.defaultMode, item: configMap?.items?.[0]?.mode, secret: secret?.secret?.defaultMode, links: pod?.enableServiceLinks };
+  return {
+    config: configMap?.defaultMode,
+    item: configMap?.items?.[0]?.mode,
+    secret: secret?.secret?.defaultMode,
+    links: pod?.enableServiceLinks,
+  };
 };
 
 describe.concurrent('drift repair of a chart written in YAML 1.1', () => {
@@ -41,38 +46,50 @@ describe.concurrent('drift repair of a chart written in YAML 1.1', () => {
   });
   afterAll(() => h.stop());
 
-  it.each(RELEASES)('$name: installs with the modes helm sent, leaves them alone over three resyncs, then repairs a hand-edited image, keeps the modes, and names only the image in its event', async ({ name, spec }) => {
-    const ns = await createNamespace(kc, `yaml11-${name}`);
-    try {
-      const key = `${ns.name}/${name}`;
-      const deployment = (): Promise<V1Deployment> => apps.readNamespacedDeployment({ namespace: ns.name, name: `${name}-app` });
-      const driftEvents = async () => (await readers.events(ns.name, name)).filter((e) => e.reason?.startsWith('Drift') === true).map((e) => `${e.reason ?? ''}: ${e.message ?? ''}`);
+  it.each(RELEASES)(
+    '$name: installs with the modes helm sent, leaves them alone over three resyncs, then repairs a hand-edited image, keeps the modes, and names only the image in its event',
+    async ({ name, spec }) => {
+      const ns = await createNamespace(kc, `yaml11-${name}`);
+      try {
+        const key = `${ns.name}/${name}`;
+        const deployment = (): Promise<V1Deployment> => apps.readNamespacedDeployment({ namespace: ns.name, name: `${name}-app` });
+        const driftEvents = async () =>
+          (await readers.events(ns.name, name))
+            .filter((e) => e.reason?.startsWith('Drift') === true)
+            .map((e) => `${e.reason ?? ''}: ${e.message ?? ''}`);
 
-      await readers.create(ns.name, name, spec);
-      const installed = await h.reconcileUntilSettled(key);
-      expect(installed.cr?.status?.conditions?.find((c) => c.type === 'Deployed')?.status).toBe('True');
-      expect(modes(await deployment())).toEqual(HELM_MODES);
-      // Ownership stamping right after the install is a (legitimate) write: settle first.
-      await h.reconcileUntilSettled(key);
-      const before = (await deployment()).metadata?.resourceVersion;
-      for (let i = 0; i < 3; i++) await h.reconcileUntilSettled(key);
-      const idle = await deployment();
-      expect(idle.metadata?.resourceVersion).toBe(before);
-      expect(modes(idle)).toEqual(HELM_MODES);
-      expect(await driftEvents()).toEqual([]);
+        await readers.create(ns.name, name, spec);
+        const installed = await h.reconcileUntilSettled(key);
+        expect(installed.cr?.status?.conditions?.find((c) => c.type === 'Deployed')?.status).toBe('True');
+        expect(modes(await deployment())).toEqual(HELM_MODES);
+        // Ownership stamping right after the install is a (legitimate) write: settle first.
+        await h.reconcileUntilSettled(key);
+        const before = (await deployment()).metadata?.resourceVersion;
+        for (let i = 0; i < 3; i++) await h.reconcileUntilSettled(key);
+        const idle = await deployment();
+        expect(idle.metadata?.resourceVersion).toBe(before);
+        expect(modes(idle)).toEqual(HELM_MODES);
+        expect(await driftEvents()).toEqual([]);
 
-      await apps.patchNamespacedDeployment(
-        { namespace: ns.name, name: `${name}-app`, body: [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'nginx:evil' }] },
-        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
-      );
-      await h.reconcileUntilSettled(key);
-      const repaired = await deployment();
-      expect(repaired.spec?.template.spec?.containers[0]?.image).toBe('nginx:1.27.3');
-      expect(modes(repaired)).toEqual(HELM_MODES);
-      await readers.waitForEvent(ns.name, name, 'DriftCorrected');
-      expect(await driftEvents()).toEqual([`DriftCorrected: Restored .spec.template.spec.containers[0].image of Deployment ${ns.name}/${name}-app to the release manifest`]);
-    } finally {
-      await ns.remove();
-    }
-  });
+        await apps.patchNamespacedDeployment(
+          {
+            namespace: ns.name,
+            name: `${name}-app`,
+            body: [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'nginx:evil' }],
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+        );
+        await h.reconcileUntilSettled(key);
+        const repaired = await deployment();
+        expect(repaired.spec?.template.spec?.containers[0]?.image).toBe('nginx:1.27.3');
+        expect(modes(repaired)).toEqual(HELM_MODES);
+        await readers.waitForEvent(ns.name, name, 'DriftCorrected');
+        expect(await driftEvents()).toEqual([
+          `DriftCorrected: Restored .spec.template.spec.containers[0].image of Deployment ${ns.name}/${name}-app to the release manifest`,
+        ]);
+      } finally {
+        await ns.remove();
+      }
+    },
+  );
 });

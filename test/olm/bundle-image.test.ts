@@ -71,16 +71,24 @@ describe('bundle image → registry → file-based catalog (podman, distribution
 
   it('make catalog renders the pushed image into a file-based catalog opm validate accepts, with the bundle directory’s content', async () => {
     // Twice: a rerun replaces what the last one wrote (opm refuses to overwrite catalog.Dockerfile itself).
-    for (let i = 0; i < 2; i++) await exec('make', ['--no-print-directory', 'catalog', `BUNDLE_IMG=${bundleImg}`, 'OPM_RENDER_FLAGS=--use-http'], 300_000, env);
+    for (let i = 0; i < 2; i++)
+      await exec('make', ['--no-print-directory', 'catalog', `BUNDLE_IMG=${bundleImg}`, 'OPM_RENDER_FLAGS=--use-http'], 300_000, env);
     const catalog = blobs(await readFile(path.join(ROOT, 'catalog', PACKAGE, 'catalog.yaml'), 'utf8'));
-    expect(catalog.map((b) => `${b.schema}/${b.name ?? ''}`)).toEqual([`olm.package/${PACKAGE}`, 'olm.channel/alpha', `olm.bundle/${PACKAGE}.v${VERSION}`]);
+    expect(catalog.map((b) => `${b.schema}/${b.name ?? ''}`)).toEqual([
+      `olm.package/${PACKAGE}`,
+      'olm.channel/alpha',
+      `olm.bundle/${PACKAGE}.v${VERSION}`,
+    ]);
     const fromImage = catalog[2];
     expect(fromImage?.image).toBe(bundleImg);
 
     // What OLM installs from (olm.bundle.object: every manifest) is what the bundle directory holds.
-    const { stdout } = await promisify(execFile)(opm, ['render', path.join(ROOT, 'bundle'), '--output', 'yaml'], { maxBuffer: 32 * 1024 * 1024 });
+    const { stdout } = await promisify(execFile)(opm, ['render', path.join(ROOT, 'bundle'), '--output', 'yaml'], {
+      maxBuffer: 32 * 1024 * 1024,
+    });
     const fromDir = blobs(stdout).find((b) => b.schema === 'olm.bundle');
-    const objects = (b: FbcBlob | undefined): unknown[] => (b?.properties ?? []).filter((p) => p.type === 'olm.bundle.object').map((p) => p.value);
+    const objects = (b: FbcBlob | undefined): unknown[] =>
+      (b?.properties ?? []).filter((p) => p.type === 'olm.bundle.object').map((p) => p.value);
     expect(objects(fromImage)).toHaveLength(4);
     expect(objects(fromImage)).toEqual(objects(fromDir));
     expect(await readFile(path.join(ROOT, 'catalog.Dockerfile'), 'utf8')).toMatch(/^ADD catalog \/configs/m);

@@ -27,7 +27,8 @@ describe('run bundle 0.0.1, then run bundle-upgrade 0.0.2', () => {
   let work = '';
   let ns = '';
   const bundleDir = (v: string): string => path.join(work, `bundle-${v}`);
-  const csvOf = async (v: string): Promise<Csv> => parse(await readFile(path.join(bundleDir(v), 'manifests', `${PACKAGE}.clusterserviceversion.yaml`), 'utf8')) as Csv;
+  const csvOf = async (v: string): Promise<Csv> =>
+    parse(await readFile(path.join(bundleDir(v), 'manifests', `${PACKAGE}.clusterserviceversion.yaml`), 'utf8')) as Csv;
 
   beforeAll(async () => {
     work = await mkdtemp(path.join(os.tmpdir(), 'olm-upgrade-'));
@@ -62,18 +63,35 @@ describe('run bundle 0.0.1, then run bundle-upgrade 0.0.2', () => {
     expect(out).toContain(`Successfully upgraded to "${csvName('0.0.2')}"`);
     const upgraded = await waitForCsvPhase(kc, { namespace: ns, name: csvName('0.0.2') }, 'Succeeded');
     expect(upgraded.spec.replaces).toBe(csvName('0.0.1'));
-    await waitFor(`CSV ${csvName('0.0.1')} deleted by OLM`, async () => readCsv(kc, ns, csvName('0.0.1')).then(() => false, () => true), { timeoutMs: 120_000 });
+    await waitFor(
+      `CSV ${csvName('0.0.1')} deleted by OLM`,
+      async () =>
+        readCsv(kc, ns, csvName('0.0.1')).then(
+          () => false,
+          () => true,
+        ),
+      { timeoutMs: 120_000 },
+    );
 
     // The catalog operator records the upgrade on the Subscription in a sync of its own, which may
     // come after the new CSV succeeded and the old one is gone (seen once on a slower machine).
     type Sub = { status?: { installedCSV?: string; currentCSV?: string } };
     const custom = kc.makeApiClient(CustomObjectsApi);
     let installed: (string | undefined)[] = [];
-    await waitFor(`the Subscription to report ${csvName('0.0.2')} installed`, async () => {
-      const subs = (await custom.listNamespacedCustomObject({ group: OLM_GROUP, version: 'v1alpha1', plural: 'subscriptions', namespace: ns })) as { items: Sub[] };
-      installed = subs.items.map((s) => s.status?.installedCSV);
-      return installed.length === 1 && installed[0] === csvName('0.0.2');
-    }, { timeoutMs: 120_000 }).catch(() => undefined);
+    await waitFor(
+      `the Subscription to report ${csvName('0.0.2')} installed`,
+      async () => {
+        const subs = (await custom.listNamespacedCustomObject({
+          group: OLM_GROUP,
+          version: 'v1alpha1',
+          plural: 'subscriptions',
+          namespace: ns,
+        })) as { items: Sub[] };
+        installed = subs.items.map((s) => s.status?.installedCSV);
+        return installed.length === 1 && installed[0] === csvName('0.0.2');
+      },
+      { timeoutMs: 120_000 },
+    ).catch(() => undefined);
     expect(installed).toEqual([csvName('0.0.2')]);
     const deployment = await apps.readNamespacedDeployment({ name: DEPLOYED.deployment, namespace: ns });
     expect(deployment.spec?.template.spec?.containers.map((c) => c.image)).toEqual([IMG('0.0.2')]);

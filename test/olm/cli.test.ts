@@ -36,7 +36,10 @@ describe('helm-operator olm install / status / uninstall, run bundle, cleanup', 
   const objects = kc.makeApiClient(CustomObjectsApi);
   const stateDir = clusterStateDir(kc.getCurrentCluster()?.server ?? '');
   const olmCrds = async (): Promise<string[]> =>
-    (await ext.listCustomResourceDefinition()).items.map((c) => c.metadata?.name ?? '').filter((n) => n.endsWith(`.${OLM_GROUP}`)).sort();
+    (await ext.listCustomResourceDefinition()).items
+      .map((c) => c.metadata?.name ?? '')
+      .filter((n) => n.endsWith(`.${OLM_GROUP}`))
+      .sort();
   let ns: { name: string; remove: () => Promise<void> } | undefined;
   let work = '';
 
@@ -64,12 +67,25 @@ describe('helm-operator olm install / status / uninstall, run bundle, cleanup', 
   });
 
   it('olm install applies OLM’s CRDs and starts its operators on loopback; a second install is refused', async () => {
-    expect((await helmOperator(['olm', 'install', '--version', '0.28.0'])).stderr).toMatch(/OLM 0\.28\.0 is not available: this runtime builds OLM v0\.33\.0/);
+    expect((await helmOperator(['olm', 'install', '--version', '0.28.0'])).stderr).toMatch(
+      /OLM 0\.28\.0 is not available: this runtime builds OLM v0\.33\.0/,
+    );
     await helmOperatorOk(['olm', 'install', '--timeout', '5m'], 1_800_000);
     expect(await olmCrds()).toEqual(
-      ['catalogsources', 'clusterserviceversions', 'installplans', 'olmconfigs', 'operatorconditions', 'operatorgroups', 'operators', 'subscriptions'].map((p) => `${p}.${OLM_GROUP}`),
+      [
+        'catalogsources',
+        'clusterserviceversions',
+        'installplans',
+        'olmconfigs',
+        'operatorconditions',
+        'operatorgroups',
+        'operators',
+        'subscriptions',
+      ].map((p) => `${p}.${OLM_GROUP}`),
     );
-    const cfg = (await objects.getClusterCustomObject({ group: OLM_GROUP, version: 'v1', plural: 'olmconfigs', name: 'cluster' })) as { status?: { conditions?: unknown[] } };
+    const cfg = (await objects.getClusterCustomObject({ group: OLM_GROUP, version: 'v1', plural: 'olmconfigs', name: 'cluster' })) as {
+      status?: { conditions?: unknown[] };
+    };
     expect(cfg.status?.conditions?.length).toBeGreaterThan(0);
     for (const name of ['olm-operator', 'catalog-operator']) {
       const pid = await runningPid(stateDir, name);
@@ -78,7 +94,10 @@ describe('helm-operator olm install / status / uninstall, run bundle, cleanup', 
         const a = await listeningAddresses(pid!);
         return a.length > 0 ? a : undefined;
       });
-      expect(addresses.filter((a) => !/^(127\.0\.0\.1|\[::1\]):/.test(a)), name).toEqual([]);
+      expect(
+        addresses.filter((a) => !/^(127\.0\.0\.1|\[::1\]):/.test(a)),
+        name,
+      ).toEqual([]);
     }
     const again = await helmOperator(['olm', 'install']);
     expect(again.code).toBe(1);
@@ -101,14 +120,22 @@ describe('helm-operator olm install / status / uninstall, run bundle, cleanup', 
     // A bundle whose CSV is not YAML: opm cannot read it.
     const broken = path.join(work, 'broken-bundle');
     await cp(BUNDLE, broken, { recursive: true });
-    await writeFile(path.join(broken, 'manifests', `${PACKAGE}.clusterserviceversion.yaml`), 'kind: ClusterServiceVersion\nspec: [unclosed\n');
+    await writeFile(
+      path.join(broken, 'manifests', `${PACKAGE}.clusterserviceversion.yaml`),
+      'kind: ClusterServiceVersion\nspec: [unclosed\n',
+    );
     const invalid = await helmOperator(['run', 'bundle', broken, '-n', ns!.name]);
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toMatch(/^error: cannot read the bundle .*broken-bundle \(opm render\)/m);
     const mode = await helmOperator(['run', 'bundle', BUNDLE, '-n', ns!.name, '--install-mode', 'MultiNamespace=a']);
     expect(mode.stderr).toMatch(/MultiNamespace=<ns1>,<ns2>/);
     // Nothing was created for any of them.
-    const subs = (await objects.listNamespacedCustomObject({ group: OLM_GROUP, version: 'v1alpha1', plural: 'subscriptions', namespace: ns!.name })) as { items: unknown[] };
+    const subs = (await objects.listNamespacedCustomObject({
+      group: OLM_GROUP,
+      version: 'v1alpha1',
+      plural: 'subscriptions',
+      namespace: ns!.name,
+    })) as { items: unknown[] };
     expect(subs.items).toEqual([]);
   });
 
@@ -117,9 +144,21 @@ describe('helm-operator olm install / status / uninstall, run bundle, cleanup', 
     expect(out).toContain(`OLM has successfully installed "${CSV_NAME}"`);
     const csv = await readCsv(kc, ns!.name, CSV_NAME);
     expect(csv.status?.phase).toBe('Succeeded');
-    const source = (await objects.getNamespacedCustomObject({ group: OLM_GROUP, version: 'v1alpha1', plural: 'catalogsources', namespace: ns!.name, name: `${PACKAGE}-catalog` })) as { spec: { address: string } };
+    const source = (await objects.getNamespacedCustomObject({
+      group: OLM_GROUP,
+      version: 'v1alpha1',
+      plural: 'catalogsources',
+      namespace: ns!.name,
+      name: `${PACKAGE}-catalog`,
+    })) as { spec: { address: string } };
     expect(source.spec.address).toMatch(/^127\.0\.0\.1:\d+$/);
-    const og = (await objects.getNamespacedCustomObject({ group: OLM_GROUP, version: 'v1', plural: 'operatorgroups', namespace: ns!.name, name: 'helm-operator-og' })) as { spec: { targetNamespaces?: string[] } };
+    const og = (await objects.getNamespacedCustomObject({
+      group: OLM_GROUP,
+      version: 'v1',
+      plural: 'operatorgroups',
+      namespace: ns!.name,
+      name: 'helm-operator-og',
+    })) as { spec: { targetNamespaces?: string[] } };
     expect(og.spec.targetNamespaces).toEqual([ns!.name]);
     const deployment = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: DEPLOYED.deployment, namespace: ns!.name });
     expect(deployment.metadata?.labels).toMatchObject({ 'olm.owner': CSV_NAME });
@@ -133,12 +172,18 @@ describe('helm-operator olm install / status / uninstall, run bundle, cleanup', 
     const out = await helmOperatorOk(['cleanup', PACKAGE, '-n', ns!.name]);
     expect(out).toContain(`operator "${PACKAGE}" uninstalled`);
     const list = async (plural: string, version = 'v1alpha1'): Promise<unknown[]> =>
-      ((await objects.listNamespacedCustomObject({ group: OLM_GROUP, version, plural, namespace: ns!.name })) as { items: unknown[] }).items;
+      ((await objects.listNamespacedCustomObject({ group: OLM_GROUP, version, plural, namespace: ns!.name })) as { items: unknown[] })
+        .items;
     expect(await list('subscriptions')).toEqual([]);
     expect(await list('clusterserviceversions')).toEqual([]);
     expect(await list('catalogsources')).toEqual([]);
     expect(await list('operatorgroups', 'v1')).toEqual([]);
-    await waitFor('the CRD to be gone', async () => ext.readCustomResourceDefinition({ name: DEPLOYED.crd }).then(() => undefined, () => true));
+    await waitFor('the CRD to be gone', async () =>
+      ext.readCustomResourceDefinition({ name: DEPLOYED.crd }).then(
+        () => undefined,
+        () => true,
+      ),
+    );
     expect(await runningPid(catalogDir, 'catalog-serve')).toBeUndefined();
     expect(exited(server!)).toBe(true);
     const again = await helmOperator(['cleanup', PACKAGE, '-n', ns!.name]);
@@ -151,6 +196,8 @@ describe('helm-operator olm install / status / uninstall, run bundle, cleanup', 
     expect(await olmCrds()).toEqual([]);
     for (const pid of pids) expect(exited(pid!)).toBe(true);
     expect((await helmOperator(['olm', 'status'])).stderr).toMatch(/no existing OLM installation found/);
-    expect((await helmOperator(['olm', 'uninstall'])).stderr).toMatch(/no existing OLM installation found in this cluster: nothing to uninstall/);
+    expect((await helmOperator(['olm', 'uninstall'])).stderr).toMatch(
+      /no existing OLM installation found in this cluster: nothing to uninstall/,
+    );
   }, 300_000);
 });

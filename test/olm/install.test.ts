@@ -15,7 +15,14 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  RbacAuthorizationV1Api,
+  type V1PolicyRule,
+} from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { childEnv, DEPLOYED, kubectl, make, ROOT, serviceAccountKubeconfig } from '../support/deploy.js';
@@ -23,7 +30,15 @@ import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
 import { CRs, NGINX } from '../support/operator.js';
 import { startChild, type Child } from '../support/process.js';
 import { clusterStateDir, runningPid } from '../../src/olm/local-processes.js';
-import { createOperatorGroup, helmOperator, helmOperatorOk, listeningAddresses, OLM_GROUP, waitForCsvPhase, type Csv } from '../support/olm.js';
+import {
+  createOperatorGroup,
+  helmOperator,
+  helmOperatorOk,
+  listeningAddresses,
+  OLM_GROUP,
+  waitForCsvPhase,
+  type Csv,
+} from '../support/olm.js';
 
 const IMG = 'example.com/nginx-operator:v0.0.1';
 const VERSION = '0.0.1';
@@ -34,7 +49,12 @@ const CSV_FILE = path.join(BUNDLE, 'manifests', `${PACKAGE}.clusterserviceversio
 
 interface CsvSpec {
   installModes: { type: string; supported: boolean }[];
-  install: { spec: { permissions: { serviceAccountName: string; rules: V1PolicyRule[] }[]; clusterPermissions: { serviceAccountName: string; rules: V1PolicyRule[] }[] } };
+  install: {
+    spec: {
+      permissions: { serviceAccountName: string; rules: V1PolicyRule[] }[];
+      clusterPermissions: { serviceAccountName: string; rules: V1PolicyRule[] }[];
+    };
+  };
 }
 
 /** Rules as comparable strings (OLM copies them verbatim). */
@@ -92,7 +112,9 @@ describe('installing the bundle through OLM', () => {
 
     const clusterRoles = (await rbac.listClusterRole({ labelSelector: owner })).items;
     const clusterRoleBindings = (await rbac.listClusterRoleBinding({ labelSelector: owner })).items;
-    expect(ruleKeys(clusterRoles.flatMap((r) => r.rules ?? []))).toEqual(ruleKeys(spec.install.spec.clusterPermissions.flatMap((p) => p.rules)));
+    expect(ruleKeys(clusterRoles.flatMap((r) => r.rules ?? []))).toEqual(
+      ruleKeys(spec.install.spec.clusterPermissions.flatMap((p) => p.rules)),
+    );
     expect(clusterRoleBindings.map((b) => b.roleRef.name).sort()).toEqual(clusterRoles.map((r) => r.metadata?.name).sort());
     expect(clusterRoleBindings.every((b) => (b.subjects ?? []).some(isSubject))).toBe(true);
   }
@@ -111,13 +133,17 @@ describe('installing the bundle through OLM', () => {
     type Plans = { items: { spec: { clusterServiceVersionNames: string[] }; status?: { phase?: string; bundleLookups?: unknown[] } }[] };
     // The CSV can be Succeeded a moment before the InstallPlan records Complete.
     const plans = await waitFor('the InstallPlan to be Complete', async () => {
-      const list = (await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: OLM_GROUP, version: 'v1alpha1', plural: 'installplans', namespace: ns })) as Plans;
+      const list = (await kc
+        .makeApiClient(CustomObjectsApi)
+        .listNamespacedCustomObject({ group: OLM_GROUP, version: 'v1alpha1', plural: 'installplans', namespace: ns })) as Plans;
       return list.items.every((p) => p.status?.phase === 'Complete') ? list : undefined;
     });
     expect(plans.items.map((p) => p.spec.clusterServiceVersionNames)).toEqual([[CSV_NAME]]);
     // The bundle's content came from the catalog: no unpack Job (which would need a running container).
     expect(plans.items[0]?.status?.bundleLookups ?? []).toEqual([]);
-    expect((await core.listNamespacedPod({ namespace: ns })).items.map((p) => p.metadata?.name)).toEqual([expect.stringMatching(new RegExp(`^${DEPLOYED.deployment}-`))]);
+    expect((await core.listNamespacedPod({ namespace: ns })).items.map((p) => p.metadata?.name)).toEqual([
+      expect.stringMatching(new RegExp(`^${DEPLOYED.deployment}-`)),
+    ]);
   }, 300_000);
 
   it('OLM created the CRD, Deployment, ServiceAccount, RBAC and the bundle’s other objects from the CSV', async () => {
@@ -127,7 +153,10 @@ describe('installing the bundle through OLM', () => {
     const deployment = await apps.readNamespacedDeployment({ name: DEPLOYED.deployment, namespace: ns });
     const template = deployment.spec?.template;
     expect(deployment.metadata?.labels).toMatchObject({ 'olm.owner': CSV_NAME, 'olm.owner.namespace': ns });
-    expect(template?.spec).toMatchObject({ serviceAccountName: DEPLOYED.serviceAccount, containers: [expect.objectContaining({ image: IMG })] });
+    expect(template?.spec).toMatchObject({
+      serviceAccountName: DEPLOYED.serviceAccount,
+      containers: [expect.objectContaining({ image: IMG })],
+    });
     // WATCH_NAMESPACE comes from this annotation, which OLM sets from the OperatorGroup.
     expect(template?.metadata?.annotations).toMatchObject({ 'olm.targetNamespaces': ns });
 
@@ -147,17 +176,30 @@ describe('installing the bundle through OLM', () => {
     operator = startChild(
       process.execPath,
       [
-        '--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), 'run',
-        '--watches-file', 'watches.yaml', '--helm-binary', inject('helmBin'), '--kubeconfig', kubeconfig,
-        '--metrics-bind-address=0', '--health-probe-bind-address=0',
-        '--leader-elect', '--leader-election-id=helm-operator', `--leader-election-namespace=${ns}`,
+        '--import',
+        'tsx',
+        path.join(ROOT, 'src/cli/main.ts'),
+        'run',
+        '--watches-file',
+        'watches.yaml',
+        '--helm-binary',
+        inject('helmBin'),
+        '--kubeconfig',
+        kubeconfig,
+        '--metrics-bind-address=0',
+        '--health-probe-bind-address=0',
+        '--leader-elect',
+        '--leader-election-id=helm-operator',
+        `--leader-election-namespace=${ns}`,
       ],
       { cwd: ROOT, env: childEnv({ KUBECONFIG: kubeconfig, WATCH_NAMESPACE: ns }) },
     );
     await kubectl('apply', '-n', ns, '-f', DEPLOYED.sample);
-    const cr = await crs.waitForCondition(ns, 'nginx-sample', { type: 'Deployed', status: 'True' }, { timeoutMs: 120_000 }).catch((err: unknown) => {
-      throw new Error(`${(err as Error).message}\noperator output:\n${operator?.output().slice(-4000) ?? ''}`);
-    });
+    const cr = await crs
+      .waitForCondition(ns, 'nginx-sample', { type: 'Deployed', status: 'True' }, { timeoutMs: 120_000 })
+      .catch((err: unknown) => {
+        throw new Error(`${(err as Error).message}\noperator output:\n${operator?.output().slice(-4000) ?? ''}`);
+      });
     expect(cr.status?.deployedRelease?.revision).toBe(1);
     const releases = await core.listNamespacedSecret({ namespace: ns, labelSelector: 'owner=helm,name=nginx-sample' });
     expect(releases.items.map((s) => s.metadata?.labels?.status)).toEqual(['deployed']);
@@ -203,7 +245,10 @@ describe('installing the bundle through OLM', () => {
         const a = await listeningAddresses(pid!);
         return a.length > 0 ? a : undefined;
       });
-      expect(addresses.filter((a) => !/^(127\.0\.0\.1|\[::1\]):/.test(a)), String(pid)).toEqual([]);
+      expect(
+        addresses.filter((a) => !/^(127\.0\.0\.1|\[::1\]):/.test(a)),
+        String(pid),
+      ).toEqual([]);
     }
   });
 });

@@ -63,21 +63,36 @@ describe('make docker-build docker-push deploy undeploy on a real node', () => {
 
   it('make deploy IMG=... REAL_NODE=1: the operator pod runs in containerd on the real node, its probes pass', async () => {
     await make('deploy', `IMG=${img}`, 'REAL_NODE=1');
-    const pod = await waitFor('the operator pod to be Ready', async () => {
-      const p = await operatorPod();
-      return ready(p) ? p : undefined;
-    }, { timeoutMs: 180_000 });
+    const pod = await waitFor(
+      'the operator pod to be Ready',
+      async () => {
+        const p = await operatorPod();
+        return ready(p) ? p : undefined;
+      },
+      { timeoutMs: 180_000 },
+    );
     expect(pod.spec?.nodeName).toBe(NODE);
     expect(pod.status?.podIP).toMatch(POD_NET);
     // The image's uid 1001 runs the process, in the pod's cgroup: a container, not kwok's report of one.
     expect((await realContainer(pod, 'manager')).uid).toBe('1001');
     // The kubelet's prober: both probes have succeeded (liveness first runs at 15 s), without a restart.
-    const probes = await waitFor('a successful liveness probe of the operator', async () => {
-      const text = await kubectl('get', '--raw', `/api/v1/nodes/${NODE}/proxy/metrics/probes`);
-      const want = { pod: pod.metadata?.name ?? '', container: 'manager', result: 'successful' };
-      return (sample(text, 'prober_probe_total', { ...want, probe_type: 'Liveness' }) ?? 0) >= 1 ? text : undefined;
-    }, { timeoutMs: 90_000, intervalMs: 2_000 });
-    expect(sample(probes, 'prober_probe_total', { pod: pod.metadata?.name ?? '', container: 'manager', probe_type: 'Readiness', result: 'successful' })).toBeGreaterThanOrEqual(1);
+    const probes = await waitFor(
+      'a successful liveness probe of the operator',
+      async () => {
+        const text = await kubectl('get', '--raw', `/api/v1/nodes/${NODE}/proxy/metrics/probes`);
+        const want = { pod: pod.metadata?.name ?? '', container: 'manager', result: 'successful' };
+        return (sample(text, 'prober_probe_total', { ...want, probe_type: 'Liveness' }) ?? 0) >= 1 ? text : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 2_000 },
+    );
+    expect(
+      sample(probes, 'prober_probe_total', {
+        pod: pod.metadata?.name ?? '',
+        container: 'manager',
+        probe_type: 'Readiness',
+        result: 'successful',
+      }),
+    ).toBeGreaterThanOrEqual(1);
     expect((await operatorPod())?.status?.containerStatuses?.[0]?.restartCount).toBe(0);
   });
 
@@ -111,10 +126,16 @@ describe('make docker-build docker-push deploy undeploy on a real node', () => {
     expect(await crs.get(namespace, SAMPLE)).toBeUndefined();
     expect(await gone(() => apps.readNamespacedDeployment({ name: SAMPLE, namespace }))).toBe(true);
     expect(await gone(() => ext.readCustomResourceDefinition({ name: DEPLOYED.crd }))).toBe(true);
-    await waitFor(`namespace ${DEPLOYED.namespace} to be deleted`, () => gone(() => core.readNamespace({ name: DEPLOYED.namespace })), { timeoutMs: 120_000 });
-    await waitFor('the real node to run no pod', async () => (await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${NODE}` })).items.length === 0, {
+    await waitFor(`namespace ${DEPLOYED.namespace} to be deleted`, () => gone(() => core.readNamespace({ name: DEPLOYED.namespace })), {
       timeoutMs: 120_000,
     });
+    await waitFor(
+      'the real node to run no pod',
+      async () => (await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${NODE}` })).items.length === 0,
+      {
+        timeoutMs: 120_000,
+      },
+    );
     await waitFor('containerd to run no container', async () => (await tasks()).size === 0, { timeoutMs: 60_000 });
   });
 });

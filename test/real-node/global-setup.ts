@@ -29,11 +29,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
     () => '',
   );
   const keep = process.env.KEEP_CLUSTER === '1';
-  if (owner !== '' && !(keep && owner === REAL_NODE_CLUSTER)) throw new Error(`a real node already runs on this machine, for cluster '${owner}': hack/cluster.sh down --name ${owner}`);
+  if (owner !== '' && !(keep && owner === REAL_NODE_CLUSTER))
+    throw new Error(`a real node already runs on this machine, for cluster '${owner}': hack/cluster.sh down --name ${owner}`);
   let before = '';
   if (!keep) {
     before = path.join(await mkdtemp(path.join(os.tmpdir(), 'real-node-')), 'host-state.before');
-    await writeFile(before, (await run('bash', [path.join(ROOT, 'hack/real-node.sh'), 'host-state'], { maxBuffer: 16 * 1024 * 1024 })).stdout);
+    await writeFile(
+      before,
+      (await run('bash', [path.join(ROOT, 'hack/real-node.sh'), 'host-state'], { maxBuffer: 16 * 1024 * 1024 })).stdout,
+    );
   }
   project.provide('hostStateBefore', before);
   return startTestCluster(project, { name: REAL_NODE_CLUSTER, upArgs: ['--real-node'] });

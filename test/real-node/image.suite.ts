@@ -8,7 +8,15 @@
  * After deploy.suite.ts, which builds and pushes the image (`make test-image` runs both).
  */
 import { randomBytes } from 'node:crypto';
-import { AppsV1Api, CoreV1Api, type V1Container, type V1ContainerStateTerminated, type V1Deployment, type V1Pod, type V1PodSpec } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  type V1Container,
+  type V1ContainerStateTerminated,
+  type V1Deployment,
+  type V1Pod,
+  type V1PodSpec,
+} from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPLOYED, kubectl } from '../support/deploy.js';
 import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
@@ -32,7 +40,13 @@ function barePod(deployment: V1Deployment, name: string, container: Partial<V1Co
     metadata: { name },
     spec: Object.assign(
       structuredClone(spec),
-      { serviceAccountName: 'default', serviceAccount: 'default', automountServiceAccountToken: false, restartPolicy: 'Never', containers: [Object.assign(structuredClone(manager), overrides, container)] },
+      {
+        serviceAccountName: 'default',
+        serviceAccount: 'default',
+        automountServiceAccountToken: false,
+        restartPolicy: 'Never',
+        containers: [Object.assign(structuredClone(manager), overrides, container)],
+      },
       pod,
     ),
   };
@@ -49,10 +63,14 @@ describe('the operator image, run by the kubelet as the Deployment runs it', () 
   const runToEnd = async (pod: V1Pod): Promise<{ terminated: V1ContainerStateTerminated; stdout: string; stderr: string }> => {
     const name = `${pod.metadata?.name ?? 'image'}-${randomBytes(3).toString('hex')}`;
     await core.createNamespacedPod({ namespace: ns.name, body: Object.assign(structuredClone(pod), { metadata: { name } }) });
-    const done = await waitFor(`pod ${name} to end`, async () => {
-      const p = await core.readNamespacedPod({ name, namespace: ns.name });
-      return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed' ? p : undefined;
-    }, { timeoutMs: 120_000, intervalMs: 500 });
+    const done = await waitFor(
+      `pod ${name} to end`,
+      async () => {
+        const p = await core.readNamespacedPod({ name, namespace: ns.name });
+        return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed' ? p : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
     const terminated = done.status?.containerStatuses?.[0]?.state?.terminated;
     if (terminated === undefined) throw new Error(`pod ${name} ended without a terminated container: ${JSON.stringify(done.status)}`);
     return { terminated, ...(await podLog(done, 'manager')) };
@@ -77,20 +95,34 @@ describe('the operator image, run by the kubelet as the Deployment runs it', () 
   }, 300_000);
 
   it('is the operator-sdk layout: uid 1001 gid 0, no npm, one helm, the bundled executable without node_modules', async () => {
-    const run = await runToEnd(barePod(deployment, 'layout', {
-      command: ['/bin/sh', '-c', 'command -v npm npx corepack yarn; find / -xdev -type f -name helm 2>/dev/null; find / -xdev -name node_modules 2>/dev/null | head -3; ls /app/helm-operator.js; id -u; id -g'],
-      args: [],
-    }));
+    const run = await runToEnd(
+      barePod(deployment, 'layout', {
+        command: [
+          '/bin/sh',
+          '-c',
+          'command -v npm npx corepack yarn; find / -xdev -type f -name helm 2>/dev/null; find / -xdev -name node_modules 2>/dev/null | head -3; ls /app/helm-operator.js; id -u; id -g',
+        ],
+        args: [],
+      }),
+    );
     expect(run.terminated.exitCode).toBe(0);
     expect(run.stdout.trim().split('\n')).toEqual(['/usr/local/bin/helm', '/app/helm-operator.js', '1001', '0']);
   });
 
   it('prints one line naming a mounted kubeconfig that uid 1001 cannot read, and exits 1', async () => {
-    await core.createNamespacedSecret({ namespace: ns.name, body: { metadata: { name: 'root-only' }, stringData: { config: 'apiVersion: v1\nkind: Config\n' } } });
-    const pod = barePod(deployment, 'kubeconfig', { args: ['--kubeconfig=/kube/config'], volumeMounts: [{ name: 'kube', mountPath: '/kube', readOnly: true }] }, {
-      // root:root 0400: the Deployment's pod has no fsGroup, so the image's uid may not read it.
-      volumes: [{ name: 'kube', secret: { secretName: 'root-only', defaultMode: 0o400 } }],
+    await core.createNamespacedSecret({
+      namespace: ns.name,
+      body: { metadata: { name: 'root-only' }, stringData: { config: 'apiVersion: v1\nkind: Config\n' } },
     });
+    const pod = barePod(
+      deployment,
+      'kubeconfig',
+      { args: ['--kubeconfig=/kube/config'], volumeMounts: [{ name: 'kube', mountPath: '/kube', readOnly: true }] },
+      {
+        // root:root 0400: the Deployment's pod has no fsGroup, so the image's uid may not read it.
+        volumes: [{ name: 'kube', secret: { secretName: 'root-only', defaultMode: 0o400 } }],
+      },
+    );
     const run = await runToEnd(pod);
     expect(run).toEqual({
       terminated: expect.objectContaining({ exitCode: 1 }) as unknown,
@@ -99,7 +131,7 @@ describe('the operator image, run by the kubelet as the Deployment runs it', () 
     });
   });
 
-  it('the Deployment\'s pod serves /healthz, /readyz and /metrics on its pod IP and reconciles the sample with its ServiceAccount token', async () => {
+  it("the Deployment's pod serves /healthz, /readyz and /metrics on its pod IP and reconciles the sample with its ServiceAccount token", async () => {
     const ip = (await operatorPod()).status?.podIP ?? '';
     expect((await fetch(`http://${ip}:8081/healthz`)).status).toBe(200);
     expect((await fetch(`http://${ip}:8081/readyz`)).status).toBe(200);
@@ -112,28 +144,41 @@ describe('the operator image, run by the kubelet as the Deployment runs it', () 
     expect(sample(metrics, 'leader_election_master_status', { name: 'helm-operator' })).toBe(1);
   });
 
-  it('on the kubelet\'s SIGTERM during an upgrade it exits 0 within the grace period, leaving no release pending; the next pod converges', async () => {
+  it("on the kubelet's SIGTERM during an upgrade it exits 0 within the grace period, leaving no release pending; the next pod converges", async () => {
     const pod = await operatorPod();
     const name = pod.metadata?.name ?? '';
     const grace = pod.spec?.terminationGracePeriodSeconds ?? 30;
     await crs.patch(ns.name, SAMPLE, { spec: { replicaCount: 3 } });
-    await waitFor('the upgrade to start', async () => (await releases()).some((r) => r.startsWith('2=')), { timeoutMs: 30_000, intervalMs: 50 });
+    await waitFor('the upgrade to start', async () => (await releases()).some((r) => r.startsWith('2=')), {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    });
     // activeDeadlineSeconds ends the pod the way the kubelet stops any: SIGTERM, the grace period,
     // then SIGKILL (exit 137). Unlike a deletion, the pod stays, with its container's exit.
     const sent = Date.now();
     await kubectl('-n', DEPLOYED.namespace, 'patch', `pod/${name}`, '-p', JSON.stringify({ spec: { activeDeadlineSeconds: 1 } }));
-    const terminated = await waitFor('the operator container to exit', async () => {
-      const p = await core.readNamespacedPod({ name, namespace: DEPLOYED.namespace });
-      return p.status?.containerStatuses?.[0]?.state?.terminated;
-    }, { timeoutMs: (grace + 30) * 1000, intervalMs: 500 });
+    const terminated = await waitFor(
+      'the operator container to exit',
+      async () => {
+        const p = await core.readNamespacedPod({ name, namespace: DEPLOYED.namespace });
+        return p.status?.containerStatuses?.[0]?.state?.terminated;
+      },
+      { timeoutMs: (grace + 30) * 1000, intervalMs: 500 },
+    );
     expect(terminated.exitCode).toBe(0);
     expect(new Date(terminated.finishedAt ?? 0).getTime() - sent).toBeLessThan(grace * 1000);
     expect((await releases()).filter((r) => r.includes('pending'))).toEqual([]);
     // The ReplicaSet's next pod finishes the upgrade if the stopped one left it.
-    const cr = await waitFor('revision 2 deployed', async () => {
-      const c = await crs.get(ns.name, SAMPLE);
-      return c?.status?.deployedRelease?.revision === 2 && c.status.conditions?.some((x) => x.type === 'Deployed' && x.status === 'True') ? c : undefined;
-    }, { timeoutMs: 180_000 });
+    const cr = await waitFor(
+      'revision 2 deployed',
+      async () => {
+        const c = await crs.get(ns.name, SAMPLE);
+        return c?.status?.deployedRelease?.revision === 2 && c.status.conditions?.some((x) => x.type === 'Deployed' && x.status === 'True')
+          ? c
+          : undefined;
+      },
+      { timeoutMs: 180_000 },
+    );
     expect(cr.spec?.replicaCount).toBe(3);
     expect((await releases()).at(-1)).toBe('2=deployed');
   });

@@ -6,7 +6,14 @@
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type RbacV1Subject, type V1Pod } from '@kubernetes/client-node';
+import {
+  AuthorizationV1Api,
+  CoreV1Api,
+  RbacAuthorizationV1Api,
+  type KubeConfig,
+  type RbacV1Subject,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { DEPLOYED, exec, ROOT } from '../support/deploy.js';
 
 export const NODE = 'real-node-0';
@@ -14,7 +21,8 @@ export const TAINT = 'helm-operator.io/real-node';
 export const POD_NET = /^10\.244\.0\.\d+$/;
 
 export const make = (...args: string[]): Promise<string> => exec('make', ['--no-print-directory', ...args], 900_000);
-export const hack = (script: string, ...args: string[]): Promise<string> => exec('bash', [path.join(ROOT, 'hack', script), ...args], 600_000);
+export const hack = (script: string, ...args: string[]): Promise<string> =>
+  exec('bash', [path.join(ROOT, 'hack', script), ...args], 600_000);
 
 /** The loopback registry's address (`hack/registry.sh up`, idempotent). */
 export async function registry(): Promise<string> {
@@ -32,7 +40,8 @@ export async function operatorPods(kc: KubeConfig, namespace: string = DEPLOYED.
   return pods.items.filter((p) => p.metadata?.deletionTimestamp === undefined);
 }
 
-export const ready = (p: V1Pod | undefined): boolean => p?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+export const ready = (p: V1Pod | undefined): boolean =>
+  p?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 
 /** containerd's tasks (running containers) of the pods' namespace, by container id. */
 export async function tasks(): Promise<Map<string, { pid: number; status: string }>> {
@@ -96,7 +105,11 @@ export async function accountBindings(kc: KubeConfig, account: Account): Promise
 }
 
 /** What the API server's authorizer grants a ServiceAccount, its groups included, in `namespace`. */
-export function accountCan(kc: KubeConfig, account: Account, namespace: string): (verb: string, group: string, resource: string) => Promise<boolean> {
+export function accountCan(
+  kc: KubeConfig,
+  account: Account,
+  namespace: string,
+): (verb: string, group: string, resource: string) => Promise<boolean> {
   const authz = kc.makeApiClient(AuthorizationV1Api);
   return async (verb, group, resource) =>
     (

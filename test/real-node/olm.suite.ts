@@ -44,19 +44,31 @@ describe('OLM as pods on the real node: olm install, run bundle <image>, run bun
   const before = { fleet: new Map<string, string>(), operatorPod: '' };
 
   const olmList = async (plural: string, namespace?: string): Promise<string[]> => {
-    const list = (namespace === undefined
-      ? await custom.listClusterCustomObject({ group: OLM_GROUP, version: 'v1alpha1', plural })
-      : await custom.listNamespacedCustomObject({ group: OLM_GROUP, version: 'v1alpha1', plural, namespace })) as { items: { metadata: { namespace: string; name: string } }[] };
+    const list = (
+      namespace === undefined
+        ? await custom.listClusterCustomObject({ group: OLM_GROUP, version: 'v1alpha1', plural })
+        : await custom.listNamespacedCustomObject({ group: OLM_GROUP, version: 'v1alpha1', plural, namespace })
+    ) as { items: { metadata: { namespace: string; name: string } }[] };
     return list.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
   };
   const podsOnNode = async (namespace: string, labelSelector?: string): Promise<V1Pod[]> =>
-    (await core.listNamespacedPod({ namespace, fieldSelector: `spec.nodeName=${NODE}`, ...(labelSelector === undefined ? {} : { labelSelector }) })).items.filter((p) => p.metadata?.deletionTimestamp === undefined);
+    (
+      await core.listNamespacedPod({
+        namespace,
+        fieldSelector: `spec.nodeName=${NODE}`,
+        ...(labelSelector === undefined ? {} : { labelSelector }),
+      })
+    ).items.filter((p) => p.metadata?.deletionTimestamp === undefined);
   /** The one pod, Ready on the real node with its container running in containerd: what kwok never gives. */
   const realPod = async (namespace: string, labelSelector: string, container: string): Promise<{ pod: V1Pod; uid: string }> => {
-    const pod = await waitFor(`a Ready pod ${labelSelector} in ${namespace} on ${NODE}`, async () => {
-      const [p] = await podsOnNode(namespace, labelSelector);
-      return ready(p) ? p : undefined;
-    }, { timeoutMs: 120_000 });
+    const pod = await waitFor(
+      `a Ready pod ${labelSelector} in ${namespace} on ${NODE}`,
+      async () => {
+        const [p] = await podsOnNode(namespace, labelSelector);
+        return ready(p) ? p : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
     expect(pod.status?.podIP).toMatch(POD_NET);
     return { pod, uid: (await realContainer(pod, container)).uid };
   };
@@ -65,7 +77,14 @@ describe('OLM as pods on the real node: olm install, run bundle <image>, run bun
     const reg = await registry();
     const img = await operatorImage();
     // The operator image deploy.suite.ts pushed; built here when this suite runs alone.
-    if ((await fetch(`http://${reg}/v2/helm-operator/manifests/real-node`, { method: 'HEAD', headers: { accept: 'application/vnd.oci.image.manifest.v1+json' } })).status !== 200) {
+    if (
+      (
+        await fetch(`http://${reg}/v2/helm-operator/manifests/real-node`, {
+          method: 'HEAD',
+          headers: { accept: 'application/vnd.oci.image.manifest.v1+json' },
+        })
+      ).status !== 200
+    ) {
       await make('docker-build', 'docker-push', `IMG=${img}`, 'CONTAINER_TOOL=podman');
     }
     const chart = parse(await readFile(path.join(ROOT, 'helm-charts/nginx/Chart.yaml'), 'utf8')) as { appVersion: string };
@@ -105,7 +124,9 @@ describe('OLM as pods on the real node: olm install, run bundle <image>, run bun
     expect(registryPod.uid).toBe('65532');
     expect(registryPod.pod.spec?.containers[0]?.image).toMatch(/^quay\.io\/operator-framework\/opm:v/);
     // OLM installed from the catalog's embedded manifests: no bundle-unpack Job.
-    expect((await kc.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: ns.name })).items.map((c) => c.metadata?.name).sort()).toEqual([`${PACKAGE}-catalog`, 'kube-root-ca.crt']);
+    expect(
+      (await kc.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: ns.name })).items.map((c) => c.metadata?.name).sort(),
+    ).toEqual([`${PACKAGE}-catalog`, 'kube-root-ca.crt']);
     // The operator's image runs as uid 1001, under the Deployment OLM created from the CSV.
     expect((await realPod(ns.name, 'control-plane=controller-manager', 'manager')).uid).toBe('1001');
   });
@@ -113,7 +134,10 @@ describe('OLM as pods on the real node: olm install, run bundle <image>, run bun
   it("CRs of the bundle's kind are reconciled to Ready by the operator OLM installed, their nginx pods on the real node", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'olm-real-sample-'));
     for (const [i, name] of SAMPLES.entries()) {
-      const cr = parse(await readFile(path.join(ROOT, DEPLOYED.sample), 'utf8')) as { metadata: { name: string }; spec: Record<string, unknown> };
+      const cr = parse(await readFile(path.join(ROOT, DEPLOYED.sample), 'utf8')) as {
+        metadata: { name: string };
+        spec: Record<string, unknown>;
+      };
       cr.metadata.name = name;
       if (i > 0) cr.spec.replicaCount = 1;
       cr.spec.nodeSelector = { [TAINT]: 'true' };
@@ -125,7 +149,8 @@ describe('OLM as pods on the real node: olm install, run bundle <image>, run bun
       const pods = await podsOnNode(ns.name, `app.kubernetes.io/instance=${name}`);
       expect(pods.length).toBe(cr.spec.replicaCount as number);
       for (const pod of pods) expect((await realContainer(pod, 'nginx')).uid).toBe('101');
-      const status = (await crs.get(ns.name, name))?.status as { deployedRelease?: { chartVersion?: string }; rollout?: { fleetRevision?: string } } | undefined;
+      const status = (await crs.get(ns.name, name))?.status as
+        { deployedRelease?: { chartVersion?: string }; rollout?: { fleetRevision?: string } } | undefined;
       expect(status?.deployedRelease?.chartVersion).toBe('0.1.0');
       before.fleet.set(name, status?.rollout?.fleetRevision ?? '');
     }
@@ -155,27 +180,51 @@ describe('OLM as pods on the real node: olm install, run bundle <image>, run bun
     const csv = await waitForCsvPhase(kc, { namespace: ns.name, name: CSV2 }, 'Succeeded');
     expect(csv.spec.replaces).toBe(CSV);
     // OLM deletes the replaced CSV once the new one succeeds.
-    await waitFor(`CSV ${CSV} gone`, async () => !(await olmList('clusterserviceversions', ns.name)).includes(`${ns.name}/${CSV}`), { timeoutMs: 120_000 });
+    await waitFor(`CSV ${CSV} gone`, async () => !(await olmList('clusterserviceversions', ns.name)).includes(`${ns.name}/${CSV}`), {
+      timeoutMs: 120_000,
+    });
     // The new registry pod serves; the old one and its ConfigMap are gone.
     const registryPod = await realPod(ns.name, `helm-operator.dev/run-bundle-package=${PACKAGE}`, 'registry-grpc');
     expect(registryPod.pod.metadata?.name).toBe(`${PACKAGE}-catalog-v0.0.2`);
     expect((await podsOnNode(ns.name, `helm-operator.dev/run-bundle-package=${PACKAGE}`)).length).toBe(1);
-    expect((await core.listNamespacedConfigMap({ namespace: ns.name, labelSelector: `helm-operator.dev/run-bundle-package=${PACKAGE}` })).items.map((c) => c.metadata?.name)).toEqual([`${PACKAGE}-catalog-v0.0.2`]);
+    expect(
+      (
+        await core.listNamespacedConfigMap({ namespace: ns.name, labelSelector: `helm-operator.dev/run-bundle-package=${PACKAGE}` })
+      ).items.map((c) => c.metadata?.name),
+    ).toEqual([`${PACKAGE}-catalog-v0.0.2`]);
     // The operator pod of the new image replaced the old one on the real node.
-    const operator = await waitFor(`one Ready operator pod of ${img2} on ${NODE}`, async () => {
-      const pods = await podsOnNode(ns.name, 'control-plane=controller-manager');
-      const [p] = pods;
-      return pods.length === 1 && ready(p) && p?.spec?.containers[0]?.image === img2 ? p : undefined;
-    }, { timeoutMs: 180_000 });
+    const operator = await waitFor(
+      `one Ready operator pod of ${img2} on ${NODE}`,
+      async () => {
+        const pods = await podsOnNode(ns.name, 'control-plane=controller-manager');
+        const [p] = pods;
+        return pods.length === 1 && ready(p) && p?.spec?.containers[0]?.image === img2 ? p : undefined;
+      },
+      { timeoutMs: 180_000 },
+    );
     expect(operator.metadata?.name).not.toBe(before.operatorPod);
     expect((await realContainer(operator, 'manager')).uid).toBe('1001');
     // Every CR: its release on the new chart, a new fleet revision, Ready, and the chart's change on the cluster.
     for (const name of SAMPLES) {
-      const cr = await waitFor(`${name} on chart ${CHART2.version}, Ready`, async () => {
-        const c = (await crs.get(ns.name, name)) as { status?: { deployedRelease?: { chartVersion?: string; revision?: number }; rollout?: { fleetRevision?: string }; conditions?: { type: string; status: string }[] } } | undefined;
-        const ok = c?.status?.deployedRelease?.chartVersion === CHART2.version && c.status.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') === true;
-        return ok ? c : undefined;
-      }, { timeoutMs: 240_000 });
+      const cr = await waitFor(
+        `${name} on chart ${CHART2.version}, Ready`,
+        async () => {
+          const c = (await crs.get(ns.name, name)) as
+            | {
+                status?: {
+                  deployedRelease?: { chartVersion?: string; revision?: number };
+                  rollout?: { fleetRevision?: string };
+                  conditions?: { type: string; status: string }[];
+                };
+              }
+            | undefined;
+          const ok =
+            c?.status?.deployedRelease?.chartVersion === CHART2.version &&
+            c.status.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') === true;
+          return ok ? c : undefined;
+        },
+        { timeoutMs: 240_000 },
+      );
       expect(cr.status?.deployedRelease?.revision).toBeGreaterThanOrEqual(2);
       expect(cr.status?.rollout?.fleetRevision).not.toBe(before.fleet.get(name));
       const [cm] = (await core.listNamespacedConfigMap({ namespace: ns.name, labelSelector: `app.kubernetes.io/instance=${name}` })).items;
@@ -192,20 +241,32 @@ describe('OLM as pods on the real node: olm install, run bundle <image>, run bun
   it('cleanup leaves no CSV, Subscription, CatalogSource, InstallPlan or pod of the package', async () => {
     expect(await helmOperatorOk(['cleanup', PACKAGE, '-n', ns.name, '--timeout', '3m'])).toContain(`operator "${PACKAGE}" uninstalled`);
     // OLM copies an AllNamespaces CSV into every namespace: none may be left anywhere.
-    await waitFor('no ClusterServiceVersion in any namespace', async () => (await olmList('clusterserviceversions')).length === 0, { timeoutMs: 120_000 });
+    await waitFor('no ClusterServiceVersion in any namespace', async () => (await olmList('clusterserviceversions')).length === 0, {
+      timeoutMs: 120_000,
+    });
     expect(await olmList('subscriptions', ns.name)).toEqual([]);
     expect(await olmList('catalogsources', ns.name)).toEqual([]);
     expect(await olmList('installplans', ns.name)).toEqual([]);
-    await waitFor(`no pod in ${ns.name}`, async () => (await core.listNamespacedPod({ namespace: ns.name })).items.length === 0, { timeoutMs: 120_000 });
+    await waitFor(`no pod in ${ns.name}`, async () => (await core.listNamespacedPod({ namespace: ns.name })).items.length === 0, {
+      timeoutMs: 120_000,
+    });
     expect((await core.listNamespacedConfigMap({ namespace: ns.name })).items.map((c) => c.metadata?.name)).toEqual(['kube-root-ca.crt']);
     expect(await gone(() => ext.readCustomResourceDefinition({ name: DEPLOYED.crd }))).toBe(true);
   });
 
   it("olm uninstall removes OLM's CRDs, Deployments, RBAC and namespace; the node runs none of its pods", async () => {
     expect(await helmOperatorOk(['olm', 'uninstall', '--timeout', '3m'])).toContain('OLM is uninstalled');
-    expect((await ext.listCustomResourceDefinition()).items.map((c) => c.metadata?.name).filter((n) => n?.endsWith(`.${OLM_GROUP}`))).toEqual([]);
+    expect(
+      (await ext.listCustomResourceDefinition()).items.map((c) => c.metadata?.name).filter((n) => n?.endsWith(`.${OLM_GROUP}`)),
+    ).toEqual([]);
     expect(await gone(() => core.readNamespace({ name: 'olm' }))).toBe(true);
-    expect(await gone(() => kc.makeApiClient(RbacAuthorizationV1Api).readClusterRole({ name: 'system:controller:operator-lifecycle-manager' }))).toBe(true);
-    await waitFor('the real node to run no pod', async () => (await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${NODE}` })).items.length === 0, { timeoutMs: 120_000 });
+    expect(
+      await gone(() => kc.makeApiClient(RbacAuthorizationV1Api).readClusterRole({ name: 'system:controller:operator-lifecycle-manager' })),
+    ).toBe(true);
+    await waitFor(
+      'the real node to run no pod',
+      async () => (await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${NODE}` })).items.length === 0,
+      { timeoutMs: 120_000 },
+    );
   });
 });

@@ -50,7 +50,8 @@ describe("a scaffolded project's operator as a real pod, with only its generated
       HELM_DATA_HOME: path.join(work, 'helm/data'),
     });
   const cli = (...args: string[]): Promise<string> => exec(pkg.bin, args, { cwd: dir, env: env() });
-  const make = (...args: string[]): Promise<string> => exec('make', ['--no-print-directory', ...args], { cwd: dir, env: env(), timeoutMs: 900_000 });
+  const make = (...args: string[]): Promise<string> =>
+    exec('make', ['--no-print-directory', ...args], { cwd: dir, env: env(), timeoutMs: 900_000 });
 
   beforeAll(async () => {
     pkg = await runtimePackage();
@@ -67,7 +68,7 @@ describe("a scaffolded project's operator as a real pod, with only its generated
     await rm(work, { recursive: true, force: true });
   }, 600_000);
 
-  it('init, and create api with helm\'s starter chart', async () => {
+  it("init, and create api with helm's starter chart", async () => {
     await cli('init', '--domain', 'real.example.com');
     await cli('create', 'api', '--group', 'demo', '--version', KIND.version, '--kind', KIND.kind);
     const watches = parse(await readFile(path.join(dir, 'watches.yaml'), 'utf8')) as { chart: string }[];
@@ -81,7 +82,10 @@ describe("a scaffolded project's operator as a real pod, with only its generated
     expect(await make('-n', 'cluster-up')).toMatch(/cluster\.sh up --export\s*$/m);
     expect(await make('-n', 'deploy', `IMG=${img}`, 'REAL_NODE=1')).toMatch(/^REAL_NODE=1 bash \S+\/deploy\.sh apply config\/default /m);
     // This machine's real node is the tier's: the project's cluster-up finds it running and answers with its kubeconfig.
-    const up = await exec('make', ['--no-print-directory', '-s', 'cluster-up', 'REAL_NODE=1'], { cwd: dir, env: { ...env(), CLUSTER_NAME: REAL_NODE_CLUSTER } });
+    const up = await exec('make', ['--no-print-directory', '-s', 'cluster-up', 'REAL_NODE=1'], {
+      cwd: dir,
+      env: { ...env(), CLUSTER_NAME: REAL_NODE_CLUSTER },
+    });
     expect(up).toContain(`export KUBECONFIG=${inject('kubeconfigPath')}`);
   }, 300_000);
 
@@ -93,10 +97,14 @@ describe("a scaffolded project's operator as a real pod, with only its generated
 
   it('make deploy IMG=... REAL_NODE=1: the pod runs on the real node as uid 1001 and is Ready', async () => {
     await make('deploy', `IMG=${img}`, 'REAL_NODE=1');
-    const pod = await waitFor('the project\'s operator pod to be Ready', async () => {
-      const [p] = await operatorPods(kc, SYSTEM);
-      return ready(p) ? p : undefined;
-    }, { timeoutMs: 240_000, intervalMs: 1_000 });
+    const pod = await waitFor(
+      "the project's operator pod to be Ready",
+      async () => {
+        const [p] = await operatorPods(kc, SYSTEM);
+        return ready(p) ? p : undefined;
+      },
+      { timeoutMs: 240_000, intervalMs: 1_000 },
+    );
     expect(pod.spec?.nodeName).toBe(NODE);
     expect(pod.spec?.serviceAccountName).toBe(ACCOUNT);
     expect(pod.status?.podIP).toMatch(POD_NET);
@@ -117,16 +125,25 @@ describe("a scaffolded project's operator as a real pod, with only its generated
     expect(await can('create', 'apps', 'daemonsets')).toBe(false);
   });
 
-  it("a CR whose values put its pods on the real node is Ready=True, its nginx running there", async () => {
+  it('a CR whose values put its pods on the real node is Ready=True, its nginx running there', async () => {
     const samples = parse(await readFile(path.join(dir, 'config/samples/kustomization.yaml'), 'utf8')) as { resources: string[] };
     expect(samples.resources).toHaveLength(1);
-    const sample = parse(await readFile(path.join(dir, 'config/samples', samples.resources[0] ?? ''), 'utf8')) as { kind: string; spec?: Record<string, unknown> };
+    const sample = parse(await readFile(path.join(dir, 'config/samples', samples.resources[0] ?? ''), 'utf8')) as {
+      kind: string;
+      spec?: Record<string, unknown>;
+    };
     expect(sample.kind).toBe(KIND.kind);
-    await crs.create(ns.name, CR, { ...sample.spec, nodeSelector: { [TAINT]: 'true' }, tolerations: [{ key: TAINT, operator: 'Exists', effect: 'NoSchedule' }] });
-    // On a timeout, the conditions say why (a Forbidden names the missing rule).
-    await crs.waitForCondition(ns.name, CR, { type: 'Ready', status: 'True' }, { timeoutMs: 240_000, intervalMs: 1_000 }).catch(async (err: unknown) => {
-      throw new Error(`${String(err)}; conditions: ${JSON.stringify(await conditions())}`);
+    await crs.create(ns.name, CR, {
+      ...sample.spec,
+      nodeSelector: { [TAINT]: 'true' },
+      tolerations: [{ key: TAINT, operator: 'Exists', effect: 'NoSchedule' }],
     });
+    // On a timeout, the conditions say why (a Forbidden names the missing rule).
+    await crs
+      .waitForCondition(ns.name, CR, { type: 'Ready', status: 'True' }, { timeoutMs: 240_000, intervalMs: 1_000 })
+      .catch(async (err: unknown) => {
+        throw new Error(`${String(err)}; conditions: ${JSON.stringify(await conditions())}`);
+      });
     const pods = (await core.listNamespacedPod({ namespace: ns.name, labelSelector: `app.kubernetes.io/instance=${CR}` })).items;
     expect(pods.length).toBeGreaterThanOrEqual(1);
     for (const pod of pods) {
@@ -147,9 +164,13 @@ describe("a scaffolded project's operator as a real pod, with only its generated
     expect((await apps.listNamespacedDeployment({ namespace: ns.name })).items.map((d) => d.metadata?.name)).toEqual([]);
     await make('undeploy');
     await waitFor(`namespace ${SYSTEM} to be deleted`, () => gone(() => core.readNamespace({ name: SYSTEM })), { timeoutMs: 120_000 });
-    await waitFor('the real node to run no pod', async () => (await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${NODE}` })).items.length === 0, {
-      timeoutMs: 120_000,
-    });
+    await waitFor(
+      'the real node to run no pod',
+      async () => (await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${NODE}` })).items.length === 0,
+      {
+        timeoutMs: 120_000,
+      },
+    );
     await waitFor('containerd to run no container', async () => (await tasks()).size === 0, { timeoutMs: 60_000 });
   }, 300_000);
 });

@@ -48,18 +48,36 @@ describe.runIf(process.env.REAL_NODE_SLOW === '1')('the projected ServiceAccount
     ns = await createNamespace(kc, 'token');
     await make('deploy', `IMG=${await operatorImage()}`, 'REAL_NODE=1');
     // What the kubelet mounts by default (kube-api-access-*), but with the shortest expiry.
-    await kubectl('-n', DEPLOYED.namespace, 'patch', `deployment/${DEPLOYED.deployment}`, '--type=json', '-p', JSON.stringify([
-      { op: 'add', path: '/spec/template/spec/automountServiceAccountToken', value: false },
-      { op: 'add', path: '/spec/template/spec/volumes/-', value: {
-        name: 'short-token',
-        projected: { sources: [
-          { serviceAccountToken: { path: 'token', expirationSeconds: EXPIRY_SECONDS } },
-          { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-          { downwardAPI: { items: [{ path: 'namespace', fieldRef: { fieldPath: 'metadata.namespace' } }] } },
-        ] },
-      } },
-      { op: 'add', path: '/spec/template/spec/containers/0/volumeMounts/-', value: { name: 'short-token', mountPath: SA_DIR, readOnly: true } },
-    ]));
+    await kubectl(
+      '-n',
+      DEPLOYED.namespace,
+      'patch',
+      `deployment/${DEPLOYED.deployment}`,
+      '--type=json',
+      '-p',
+      JSON.stringify([
+        { op: 'add', path: '/spec/template/spec/automountServiceAccountToken', value: false },
+        {
+          op: 'add',
+          path: '/spec/template/spec/volumes/-',
+          value: {
+            name: 'short-token',
+            projected: {
+              sources: [
+                { serviceAccountToken: { path: 'token', expirationSeconds: EXPIRY_SECONDS } },
+                { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+                { downwardAPI: { items: [{ path: 'namespace', fieldRef: { fieldPath: 'metadata.namespace' } }] } },
+              ],
+            },
+          },
+        },
+        {
+          op: 'add',
+          path: '/spec/template/spec/containers/0/volumeMounts/-',
+          value: { name: 'short-token', mountPath: SA_DIR, readOnly: true },
+        },
+      ]),
+    );
     await kubectl('-n', DEPLOYED.namespace, 'rollout', 'status', `deployment/${DEPLOYED.deployment}`, '--timeout=300s');
   });
 
@@ -68,36 +86,52 @@ describe.runIf(process.env.REAL_NODE_SLOW === '1')('the projected ServiceAccount
     await ns.remove();
   }, 600_000);
 
-  it('the kubelet replaces the token, the first one expires, and the same process still installs and upgrades', async () => {
-    const first = await waitFor('the operator pod with its token', tokenInPod, { timeoutMs: 120_000 });
-    expect(claims(first.token).exp - claims(first.token).iat).toBe(EXPIRY_SECONDS);
-    await crs.create(ns.name, 'before', {});
-    await crs.waitForCondition(ns.name, 'before', { type: 'Deployed', status: 'True' }, { timeoutMs: 120_000 });
+  it(
+    'the kubelet replaces the token, the first one expires, and the same process still installs and upgrades',
+    async () => {
+      const first = await waitFor('the operator pod with its token', tokenInPod, { timeoutMs: 120_000 });
+      expect(claims(first.token).exp - claims(first.token).iat).toBe(EXPIRY_SECONDS);
+      await crs.create(ns.name, 'before', {});
+      await crs.waitForCondition(ns.name, 'before', { type: 'Deployed', status: 'True' }, { timeoutMs: 120_000 });
 
-    const second = await waitFor('the kubelet to put a new token in the pod', async () => {
-      const now = await tokenInPod();
-      return now.token !== first.token ? now : undefined;
-    }, { timeoutMs: (EXPIRY_SECONDS + 120) * 1000, intervalMs: 5_000 });
-    expect(second.pod).toBe(first.pod);
-    await waitFor('the first token to stop authenticating', async () => !(await authenticates(first.token)), {
-      timeoutMs: (EXPIRY_SECONDS + 60) * 1000,
-      intervalMs: 5_000,
-    });
+      const second = await waitFor(
+        'the kubelet to put a new token in the pod',
+        async () => {
+          const now = await tokenInPod();
+          return now.token !== first.token ? now : undefined;
+        },
+        { timeoutMs: (EXPIRY_SECONDS + 120) * 1000, intervalMs: 5_000 },
+      );
+      expect(second.pod).toBe(first.pod);
+      await waitFor('the first token to stop authenticating', async () => !(await authenticates(first.token)), {
+        timeoutMs: (EXPIRY_SECONDS + 60) * 1000,
+        intervalMs: 5_000,
+      });
 
-    // With only the new token valid: an install and an upgrade, by the same container.
-    await crs.create(ns.name, 'after', {});
-    await crs.waitForCondition(ns.name, 'after', { type: 'Deployed', status: 'True' }, { timeoutMs: 120_000 });
-    await crs.patch(ns.name, 'before', { spec: { replicaCount: 2 } });
-    const upgraded = await waitFor('the upgrade of "before" deployed', async () => {
-      const cr = await crs.get(ns.name, 'before');
-      return (cr?.status?.deployedRelease?.revision ?? 0) >= 2 && condition(cr, 'Deployed')?.status === 'True' ? cr : undefined;
-    }, { timeoutMs: 180_000 });
-    // The upgrade's values are the release's, and no revision is left pending. (One run saw the first
-    // upgrade attempt end "context canceled", rolled back and retried: revision 4; see docs/real-node.md.)
-    const release = await releaseByHand('before', ns.name);
-    expect(release).toMatchObject({ revision: upgraded.status?.deployedRelease?.revision, status: 'deployed', values: { replicaCount: 2 } });
-    expect((await helmByHand('history', 'before', '-n', ns.name))).not.toMatch(/pending/);
-    const pod = await core.readNamespacedPod({ name: first.pod, namespace: DEPLOYED.namespace });
-    expect(pod.status?.containerStatuses?.[0]?.restartCount).toBe(0);
-  }, (EXPIRY_SECONDS * 2 + 600) * 1000);
+      // With only the new token valid: an install and an upgrade, by the same container.
+      await crs.create(ns.name, 'after', {});
+      await crs.waitForCondition(ns.name, 'after', { type: 'Deployed', status: 'True' }, { timeoutMs: 120_000 });
+      await crs.patch(ns.name, 'before', { spec: { replicaCount: 2 } });
+      const upgraded = await waitFor(
+        'the upgrade of "before" deployed',
+        async () => {
+          const cr = await crs.get(ns.name, 'before');
+          return (cr?.status?.deployedRelease?.revision ?? 0) >= 2 && condition(cr, 'Deployed')?.status === 'True' ? cr : undefined;
+        },
+        { timeoutMs: 180_000 },
+      );
+      // The upgrade's values are the release's, and no revision is left pending. (One run saw the first
+      // upgrade attempt end "context canceled", rolled back and retried: revision 4; see docs/real-node.md.)
+      const release = await releaseByHand('before', ns.name);
+      expect(release).toMatchObject({
+        revision: upgraded.status?.deployedRelease?.revision,
+        status: 'deployed',
+        values: { replicaCount: 2 },
+      });
+      expect(await helmByHand('history', 'before', '-n', ns.name)).not.toMatch(/pending/);
+      const pod = await core.readNamespacedPod({ name: first.pod, namespace: DEPLOYED.namespace });
+      expect(pod.status?.containerStatuses?.[0]?.restartCount).toBe(0);
+    },
+    (EXPIRY_SECONDS * 2 + 600) * 1000,
+  );
 });

@@ -23,35 +23,52 @@ async function deployedCount(crs: CRs, namespace: string, names: readonly string
 }
 
 againstEachConfiguration('starvation', (target) => {
-
   /** Creates CR `name` in tenant B's namespace (as its admin), waits for Deployed, and returns how many of A's `aNames` were deployed by then. */
   const otherTenantServed = async (name: string, aNames: readonly string[]): Promise<number> => {
     const b = target.tenancy.b;
     await target.adminCrs().create(b, name, { greeting: 'b' });
-    await waitFor(`tenant B's ${name} to be deployed`, async () => settledOutcome(await target.adminCrs().get(b, name))?.startsWith('Deployed/') === true, { timeoutMs: 150_000, intervalMs: 200 });
+    await waitFor(
+      `tenant B's ${name} to be deployed`,
+      async () => settledOutcome(await target.adminCrs().get(b, name))?.startsWith('Deployed/') === true,
+      { timeoutMs: 150_000, intervalMs: 200 },
+    );
     return deployedCount(target.adminCrs(), target.tenancy.a, aNames);
   };
 
-  attack(target, { id: '6a', title: `tenant A floods ${FLOOD} CRs; tenant B's CR is deployed before A's flood is`, kind: 'starve', timeoutMs: 300_000 }, async () => {
-    const names = Array.from({ length: FLOOD }, (_, i) => `flood-${i}`);
-    for (let i = 0; i < names.length; i += 10) await Promise.all(names.slice(i, i + 10).map((n) => target.crs().create(target.tenancy.a, n, {})));
-    const aDeployed = await otherTenantServed('calm', names);
-    // Served in turn, B's CR comes after one or two of A's; in arrival order, after nearly all of them
-    // (the last of A's may still be installing on another worker), so half is a margin both ways.
-    expect(aDeployed, `of tenant A's ${FLOOD} CRs deployed when B's was`).toBeLessThan(FLOOD / 2);
-  });
+  attack(
+    target,
+    { id: '6a', title: `tenant A floods ${FLOOD} CRs; tenant B's CR is deployed before A's flood is`, kind: 'starve', timeoutMs: 300_000 },
+    async () => {
+      const names = Array.from({ length: FLOOD }, (_, i) => `flood-${i}`);
+      for (let i = 0; i < names.length; i += 10)
+        await Promise.all(names.slice(i, i + 10).map((n) => target.crs().create(target.tenancy.a, n, {})));
+      const aDeployed = await otherTenantServed('calm', names);
+      // Served in turn, B's CR comes after one or two of A's; in arrival order, after nearly all of them
+      // (the last of A's may still be installing on another worker), so half is a margin both ways.
+      expect(aDeployed, `of tenant A's ${FLOOD} CRs deployed when B's was`).toBeLessThan(FLOOD / 2);
+    },
+  );
 
-  attack(target, { id: '6b', title: `tenant A's ${HANGING} installs whose hook never completes; tenant B's CR is deployed meanwhile`, kind: 'starve', timeoutMs: 300_000 }, async () => {
-    const names = Array.from({ length: HANGING }, (_, i) => `hang-${i}`);
-    await Promise.all(names.map((n) => target.crs().create(target.tenancy.a, n, { extraDeploy: [hangingHook] })));
-    // A hook Job exists: an install of A's holds a worker now, and the others queue for theirs.
-    await waitFor("a hook Job of A's", async () => (await hookJobs(target)) > 0, { timeoutMs: 150_000 });
-    const aDeployed = await otherTenantServed('calm-2', names);
-    expect(aDeployed, `of tenant A's hanging installs deployed`).toBe(0);
-  });
+  attack(
+    target,
+    {
+      id: '6b',
+      title: `tenant A's ${HANGING} installs whose hook never completes; tenant B's CR is deployed meanwhile`,
+      kind: 'starve',
+      timeoutMs: 300_000,
+    },
+    async () => {
+      const names = Array.from({ length: HANGING }, (_, i) => `hang-${i}`);
+      await Promise.all(names.map((n) => target.crs().create(target.tenancy.a, n, { extraDeploy: [hangingHook] })));
+      // A hook Job exists: an install of A's holds a worker now, and the others queue for theirs.
+      await waitFor("a hook Job of A's", async () => (await hookJobs(target)) > 0, { timeoutMs: 150_000 });
+      const aDeployed = await otherTenantServed('calm-2', names);
+      expect(aDeployed, `of tenant A's hanging installs deployed`).toBe(0);
+    },
+  );
 });
 
 async function hookJobs(target: Target): Promise<number> {
-const jobs = await target.tenancy.admin.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: target.tenancy.a });
+  const jobs = await target.tenancy.admin.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: target.tenancy.a });
   return jobs.items.filter((j) => j.metadata?.name?.startsWith('hang-') === true).length;
 }

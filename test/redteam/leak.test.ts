@@ -9,7 +9,8 @@ import { expect } from 'vitest';
 import { againstEachConfiguration, attack } from './support/target.js';
 
 /** An object whose label value is the sensitive value: not a valid label value, so the API server refuses and quotes it. */
-const quoted = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-quoted\n  labels: {leak: {{ .Values.auth.token | quote }}}\ndata: {x: quoted}';
+const quoted =
+  'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-quoted\n  labels: {leak: {{ .Values.auth.token | quote }}}\ndata: {x: quoted}';
 
 againstEachConfiguration('leaks', (target, config) => {
   const a = (): string => target.tenancy.a;
@@ -21,16 +22,33 @@ againstEachConfiguration('leaks', (target, config) => {
     expect(outcome).toMatch(/^ReleaseFailed\//);
     // Not vacuous: the API server did refuse the value and say so.
     expect(JSON.stringify(cr.status?.conditions)).toContain('Invalid value');
-    await target.process.waitForLog(`${name}'s failure in the log`, (l) => l.msg === 'Reconciler error' && JSON.stringify(l).includes(name));
-    const fragments = secretPart.length <= 12 ? [secretPart] : Array.from({ length: Math.floor((secretPart.length - 12) / 6) + 1 }, (_, i) => secretPart.slice(i * 6, i * 6 + 12));
-    const places = { 'what the tenant reads (CRs, status, events, ConfigMaps)': await target.tenancy.tenantReadable([config.extras]), 'operator log': target.process.dump() };
+    await target.process.waitForLog(
+      `${name}'s failure in the log`,
+      (l) => l.msg === 'Reconciler error' && JSON.stringify(l).includes(name),
+    );
+    const fragments =
+      secretPart.length <= 12
+        ? [secretPart]
+        : Array.from({ length: Math.floor((secretPart.length - 12) / 6) + 1 }, (_, i) => secretPart.slice(i * 6, i * 6 + 12));
+    const places = {
+      'what the tenant reads (CRs, status, events, ConfigMaps)': await target.tenancy.tenantReadable([config.extras]),
+      'operator log': target.process.dump(),
+    };
     return Object.entries(places).flatMap(([where, text]) => fragments.filter((f) => text.includes(f)).map((f) => `${where}: ${f}`));
   };
 
-  attack(target, { id: '5a', title: 'a 1500-character sensitive token quoted back in an error (longer than helm\'s 1000-character summary)', kind: 'leak' }, async () => {
-    const token = randomBytes(750).toString('hex');
-    expect(await leakedFragments('long-token', token, token)).toEqual([]);
-  });
+  attack(
+    target,
+    {
+      id: '5a',
+      title: "a 1500-character sensitive token quoted back in an error (longer than helm's 1000-character summary)",
+      kind: 'leak',
+    },
+    async () => {
+      const token = randomBytes(750).toString('hex');
+      expect(await leakedFragments('long-token', token, token)).toEqual([]);
+    },
+  );
 
   attack(target, { id: '5b', title: 'a sensitive value with two spaces and a tab quoted back in an error', kind: 'leak' }, async () => {
     const hidden = randomBytes(8).toString('hex');

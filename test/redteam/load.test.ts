@@ -21,16 +21,19 @@ async function unsafeChart(change: (dir: string) => Promise<void>): Promise<{ di
 }
 
 againstEachConfiguration('unsafe charts at load', (target, config) => {
-
   /** Runs an operator on `chart` alone; expects it to exit non-zero, saying `mention`, before it starts any controller. */
   const refusedAtLoad = async (chart: string, mention: RegExp): Promise<void> => {
-    const w = await watchesFile(`- {group: ${config.extras.group}, version: v1, kind: UnsafeExtras, chart: ${chart}, ${(await watchFieldsOf(config, chart)).join(', ')}}\n`);
+    const w = await watchesFile(
+      `- {group: ${config.extras.group}, version: v1, kind: UnsafeExtras, chart: ${chart}, ${(await watchFieldsOf(config, chart)).join(', ')}}\n`,
+    );
     const p = spawnOperator({ watchesFile: w.file, namespace: target.tenancy.a });
     try {
-      const started = p.waitForLog('the controllers to start', (l) => l.msg === 'All controllers started and synced', 90_000).then(
-        () => 'started' as const,
-        () => 'exited' as const,
-      );
+      const started = p
+        .waitForLog('the controllers to start', (l) => l.msg === 'All controllers started and synced', 90_000)
+        .then(
+          () => 'started' as const,
+          () => 'exited' as const,
+        );
       const first = await Promise.race([started, p.exited.then(() => 'exited' as const)]);
       expect(first, `the operator loaded the unsafe chart; its output:\n${p.dump().slice(-2000)}`).toBe('exited');
       expect((await p.exited).code).not.toBe(0);
@@ -44,7 +47,10 @@ againstEachConfiguration('unsafe charts at load', (target, config) => {
   attack(target, { id: '8a', title: 'a chart holding a symlink to /etc/passwd', kind: 'load' }, async () => {
     const chart = await unsafeChart(async (dir) => {
       await symlink('/etc/passwd', path.join(dir, 'passwd'));
-      await writeFile(path.join(dir, 'templates', 'passwd.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}-passwd}\ndata:\n  passwd: {{ .Files.Get "passwd" | quote }}\n');
+      await writeFile(
+        path.join(dir, 'templates', 'passwd.yaml'),
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}-passwd}\ndata:\n  passwd: {{ .Files.Get "passwd" | quote }}\n',
+      );
     });
     try {
       await refusedAtLoad(chart.dir, /passwd/);
@@ -55,7 +61,10 @@ againstEachConfiguration('unsafe charts at load', (target, config) => {
 
   attack(target, { id: '8c', title: 'a chart whose values.schema.json $refs file:///etc/passwd', kind: 'load' }, async () => {
     const chart = await unsafeChart(async (dir) => {
-      await writeFile(path.join(dir, 'values.schema.json'), JSON.stringify({ $schema: 'http://json-schema.org/draft-07/schema#', $ref: 'file:///etc/passwd' }));
+      await writeFile(
+        path.join(dir, 'values.schema.json'),
+        JSON.stringify({ $schema: 'http://json-schema.org/draft-07/schema#', $ref: 'file:///etc/passwd' }),
+      );
     });
     try {
       await refusedAtLoad(chart.dir, /values\.schema\.json/);

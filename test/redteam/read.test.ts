@@ -45,42 +45,67 @@ againstEachConfiguration('reads', (target, config) => {
     expect(target.tenancy.leaked(await readable(), ['victim'])).toEqual([]);
   });
 
-  attack(target, { id: '3b', title: "lookup through tpl of an unlabelled Secret of the tenant's own namespace", kind: 'read' }, async () => {
-    const outcome = await steal('inside', [loot('loot-internal', a(), 'internal'), loot('loot-shared', a(), 'shared')]);
-    expect(outcome).toMatch(/^Deployed\//);
-    const text = await readable();
-    // Not vacuous: the same template copied the Secret its owner opted in (values-source label).
-    expect(target.tenancy.leaked(text, ['shared']), 'the opted-in Secret was copied (the attack ran)').toEqual(['shared']);
-    expect(target.tenancy.leaked(text, ['internal'])).toEqual([]);
-  });
+  attack(
+    target,
+    { id: '3b', title: "lookup through tpl of an unlabelled Secret of the tenant's own namespace", kind: 'read' },
+    async () => {
+      const outcome = await steal('inside', [loot('loot-internal', a(), 'internal'), loot('loot-shared', a(), 'shared')]);
+      expect(outcome).toMatch(/^Deployed\//);
+      const text = await readable();
+      // Not vacuous: the same template copied the Secret its owner opted in (values-source label).
+      expect(target.tenancy.leaked(text, ['shared']), 'the opted-in Secret was copied (the attack ran)').toEqual(['shared']);
+      expect(target.tenancy.leaked(text, ['internal'])).toEqual([]);
+    },
+  );
 
-  attack(target, { id: 'v7', title: "lookup through tpl of every Secret of the cluster (a list across namespaces)", kind: 'read' }, async () => {
-    await steal('lister', [loot('loot-all', '', '')]);
-    expect(target.tenancy.leaked(await readable(), ['victim', 'internal'])).toEqual([]);
-  });
+  attack(
+    target,
+    { id: 'v7', title: 'lookup through tpl of every Secret of the cluster (a list across namespaces)', kind: 'read' },
+    async () => {
+      await steal('lister', [loot('loot-all', '', '')]);
+      expect(target.tenancy.leaked(await readable(), ['victim', 'internal'])).toEqual([]);
+    },
+  );
 
-  attack(target, { id: 'v8', title: `a ${DEPLOYER} token Secret the release creates, read back by lookup on the next upgrade`, kind: 'read' }, async () => {
-    const tokenSecret = `apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-token\n  annotations: {kubernetes.io/service-account.name: ${DEPLOYER}}\ntype: kubernetes.io/service-account-token`;
-    const outcome = await steal('minter', [tokenSecret]);
-    if (!outcome.startsWith('Deployed/')) return; // the token Secret was refused: nothing to read back
-    // The token controller fills it in (the attack needs it there; it is not the operator's doing).
-    const core = target.tenancy.admin.makeApiClient(CoreV1Api);
-    await waitFor('the token controller to fill minter-token', async () => (await core.readNamespacedSecret({ namespace: a(), name: 'minter-token' })).data?.token !== undefined, { timeoutMs: 60_000 });
-    await target.crs().patch(a(), 'minter', { spec: { extraDeploy: [tokenSecret, loot('loot-token', a(), 'minter-token')] } });
-    await target.settle('minter');
-    const cm = await target.tenancy.tenant
-      .makeApiClient(CoreV1Api)
-      .readNamespacedConfigMap({ namespace: a(), name: 'loot-token' })
-      .catch(() => undefined);
-    const stolen = JSON.parse(cm?.data?.loot ?? '{}') as { data?: { token?: string } };
-    const token = stolen.data?.token === undefined ? undefined : Buffer.from(stolen.data.token, 'base64').toString();
-    const readsSecrets = token !== undefined && (await target.tenancy.canReadSecret(withToken(target.tenancy.admin, token)));
-    expect({ token: token !== undefined, readsSecrets }, 'a ServiceAccount token in a ConfigMap the tenant reads, and whether it reads Secret internal').toEqual({ token: false, readsSecrets: false });
-  });
+  attack(
+    target,
+    { id: 'v8', title: `a ${DEPLOYER} token Secret the release creates, read back by lookup on the next upgrade`, kind: 'read' },
+    async () => {
+      const tokenSecret = `apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-token\n  annotations: {kubernetes.io/service-account.name: ${DEPLOYER}}\ntype: kubernetes.io/service-account-token`;
+      const outcome = await steal('minter', [tokenSecret]);
+      if (!outcome.startsWith('Deployed/')) return; // the token Secret was refused: nothing to read back
+      // The token controller fills it in (the attack needs it there; it is not the operator's doing).
+      const core = target.tenancy.admin.makeApiClient(CoreV1Api);
+      await waitFor(
+        'the token controller to fill minter-token',
+        async () => (await core.readNamespacedSecret({ namespace: a(), name: 'minter-token' })).data?.token !== undefined,
+        { timeoutMs: 60_000 },
+      );
+      await target.crs().patch(a(), 'minter', { spec: { extraDeploy: [tokenSecret, loot('loot-token', a(), 'minter-token')] } });
+      await target.settle('minter');
+      const cm = await target.tenancy.tenant
+        .makeApiClient(CoreV1Api)
+        .readNamespacedConfigMap({ namespace: a(), name: 'loot-token' })
+        .catch(() => undefined);
+      const stolen = JSON.parse(cm?.data?.loot ?? '{}') as { data?: { token?: string } };
+      const token = stolen.data?.token === undefined ? undefined : Buffer.from(stolen.data.token, 'base64').toString();
+      const readsSecrets = token !== undefined && (await target.tenancy.canReadSecret(withToken(target.tenancy.admin, token)));
+      expect(
+        { token: token !== undefined, readsSecrets },
+        'a ServiceAccount token in a ConfigMap the tenant reads, and whether it reads Secret internal',
+      ).toEqual({ token: false, readsSecrets: false });
+    },
+  );
 
-  attack(target, { id: 'v9', title: "values-from of an unlabelled Secret of the tenant's namespace into a ConfigMap it reads", kind: 'read' }, async () => {
-    await target.crs().create(a(), 'routed', {}, { [VALUES_FROM_ANNOTATION]: '- {kind: Secret, name: internal, key: token, targetPath: greeting}' });
-    await target.settle('routed');
-    expect(target.tenancy.leaked(await readable(), ['internal'])).toEqual([]);
-  });
+  attack(
+    target,
+    { id: 'v9', title: "values-from of an unlabelled Secret of the tenant's namespace into a ConfigMap it reads", kind: 'read' },
+    async () => {
+      await target
+        .crs()
+        .create(a(), 'routed', {}, { [VALUES_FROM_ANNOTATION]: '- {kind: Secret, name: internal, key: token, targetPath: greeting}' });
+      await target.settle('routed');
+      expect(target.tenancy.leaked(await readable(), ['internal'])).toEqual([]);
+    },
+  );
 });

@@ -10,13 +10,14 @@ import { againstEachConfiguration, attack, EXTRAS_CHART, releaseConfigMaps } fro
 const run = promisify(execFile);
 
 againstEachConfiguration('takeover', (target) => {
-
   attack(target, { id: '7', title: 'a CR named after a hand-installed release of the same chart', kind: 'takeover' }, async () => {
     const a = target.tenancy.a;
-    const helm = (...args: string[]): Promise<{ stdout: string }> => run(inject('helmBin'), [...args, '--namespace', a, '--kubeconfig', inject('kubeconfigPath')], { timeout: 60_000 });
+    const helm = (...args: string[]): Promise<{ stdout: string }> =>
+      run(inject('helmBin'), [...args, '--namespace', a, '--kubeconfig', inject('kubeconfigPath')], { timeout: 60_000 });
     await helm('install', 'legacy', EXTRAS_CHART, '--set', 'greeting=original');
     // The chart's ConfigMap holding the greeting, whatever the chart calls it.
-    const greeting = async (): Promise<string | undefined> => (await releaseConfigMaps(target, 'legacy')).find((c) => c.data?.greeting !== undefined)?.data?.greeting;
+    const greeting = async (): Promise<string | undefined> =>
+      (await releaseConfigMaps(target, 'legacy')).find((c) => c.data?.greeting !== undefined)?.data?.greeting;
     expect(await greeting()).toBe('original');
 
     await target.crs().create(a, 'legacy', { greeting: 'pwned' });

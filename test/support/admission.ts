@@ -27,7 +27,9 @@ export async function denyInNamespace(kc: KubeConfig, namespace: string, name: s
       metadata: { name },
       spec: {
         failurePolicy: 'Fail',
-        matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: [...rule.operations], resources: [...rule.resources] }] },
+        matchConstraints: {
+          resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: [...rule.operations], resources: [...rule.resources] }],
+        },
         validations: [{ expression: rule.expression, message: rule.message }],
       },
     },
@@ -35,7 +37,11 @@ export async function denyInNamespace(kc: KubeConfig, namespace: string, name: s
   await admission.createValidatingAdmissionPolicyBinding({
     body: {
       metadata: { name },
-      spec: { policyName: name, validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } } } },
+      spec: {
+        policyName: name,
+        validationActions: ['Deny'],
+        matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } } },
+      },
     },
   });
   const unbind = async (): Promise<void> => {

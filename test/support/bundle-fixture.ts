@@ -112,14 +112,28 @@ spec: {replicaCount: 2}`),
 }
 
 export const generateFixture = (createdAt = '2026-11-23T00:00:00Z'): readonly CreateOp[] =>
-  generateBundle({ objects: kustomizeOutput(), version: '0.1.0', packageName: 'demo-operator', createdAt, builderVersion: '0.1.0', channels: ['alpha'] }).plan.filter(
-    (op): op is CreateOp => op.op === 'create',
-  );
+  generateBundle({
+    objects: kustomizeOutput(),
+    version: '0.1.0',
+    packageName: 'demo-operator',
+    createdAt,
+    builderVersion: '0.1.0',
+    channels: ['alpha'],
+  }).plan.filter((op): op is CreateOp => op.op === 'create');
 
 /** The plan's bundle/ files as the validator's input (paths relative to bundle/). */
 export function asBundleFiles(ops: readonly CreateOp[]): BundleFiles {
-  const files = ops.filter((o) => o.path.startsWith('bundle/')).map((o) => ({ path: o.path.slice('bundle/'.length), text: String(o.body) }));
-  const dirs = new Set(files.flatMap((f) => f.path.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
+  const files = ops
+    .filter((o) => o.path.startsWith('bundle/'))
+    .map((o) => ({ path: o.path.slice('bundle/'.length), text: String(o.body) }));
+  const dirs = new Set(
+    files.flatMap((f) =>
+      f.path
+        .split('/')
+        .slice(0, -1)
+        .map((_, i, parts) => parts.slice(0, i + 1).join('/')),
+    ),
+  );
   return { dirs, files };
 }
 
@@ -147,26 +161,46 @@ export interface BrokenCase {
 export const brokenCases: readonly BrokenCase[] = [
   {
     name: 'a CRD missing',
-    break: (f) => { f.delete('manifests/example.com_webs.yaml'); },
+    break: (f) => {
+      f.delete('manifests/example.com_webs.yaml');
+    },
     ours: { check: 'bundle', path: 'spec.customresourcedefinitions.owned[0]' },
     olm: /owned CRD "example\.com\/v1alpha1, Kind=Web" not found in bundle/,
   },
   {
     name: 'alm-examples invalid',
-    break: (f) => { editYaml(f, CSV, (o) => { o.metadata.annotations['alm-examples'] = '[{"apiVersion": '; }); },
+    break: (f) => {
+      editYaml(f, CSV, (o) => {
+        o.metadata.annotations['alm-examples'] = '[{"apiVersion": ';
+      });
+    },
     ours: { check: 'csv', path: 'metadata.annotations.alm-examples' },
     // OLM's CSV validator reports the JSON parser's error alone.
     olm: /invalid character/,
   },
   {
     name: 'an install mode none supports',
-    break: (f) => { editYaml(f, CSV, (o) => { for (const m of o.spec.installModes) m.supported = false; }); },
+    break: (f) => {
+      editYaml(f, CSV, (o) => {
+        for (const m of o.spec.installModes) m.supported = false;
+      });
+    },
     ours: { check: 'csv', path: 'spec.installModes' },
     olm: /install ?mode/i,
   },
   {
     name: 'an owned CRD not in the bundle',
-    break: (f) => { editYaml(f, CSV, (o) => { o.spec.customresourcedefinitions.owned.push({ name: 'dbs.example.com', version: 'v1', kind: 'Db', displayName: 'Db', description: 'x' }); }); },
+    break: (f) => {
+      editYaml(f, CSV, (o) => {
+        o.spec.customresourcedefinitions.owned.push({
+          name: 'dbs.example.com',
+          version: 'v1',
+          kind: 'Db',
+          displayName: 'Db',
+          description: 'x',
+        });
+      });
+    },
     ours: { check: 'bundle', path: 'spec.customresourcedefinitions.owned[1]' },
     olm: /owned CRD "example\.com\/v1, Kind=Db" not found in bundle/,
   },
@@ -175,7 +209,10 @@ export const brokenCases: readonly BrokenCase[] = [
     // Random bytes do not compress: ~1.4 MiB gzipped in a ConfigMap.
     break: (f) => {
       const s = randomBytes(1_400_000).toString('base64');
-      f.set('manifests/big_v1_configmap.yaml', stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big' }, data: { blob: s } }));
+      f.set(
+        'manifests/big_v1_configmap.yaml',
+        stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big' }, data: { blob: s } }),
+      );
     },
     ours: { check: 'bundle', path: undefined },
     olm: /maximum bundle compressed size/i,
@@ -198,16 +235,31 @@ export function brokenBundle(c: BrokenCase): BundleFiles {
 export function deprecatedApiBundle(minKubeVersion: string): BundleFiles {
   const base = asBundleFiles(generateFixture());
   const files: Files = new Map(base.files.map((f) => [f.path, f.text]));
-  const csv = parse(files.get(CSV) ?? '') as { spec: { minKubeVersion?: string; install: { spec: { clusterPermissions: { rules: Record<string, string[]>[] }[] } } } };
-  csv.spec.install.spec.clusterPermissions[0]?.rules.push({ apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['get', 'list', 'watch'] });
+  const csv = parse(files.get(CSV) ?? '') as {
+    spec: { minKubeVersion?: string; install: { spec: { clusterPermissions: { rules: Record<string, string[]>[] }[] } } };
+  };
+  csv.spec.install.spec.clusterPermissions[0]?.rules.push({
+    apiGroups: ['autoscaling'],
+    resources: ['horizontalpodautoscalers'],
+    verbs: ['get', 'list', 'watch'],
+  });
   csv.spec.minKubeVersion = minKubeVersion;
   files.set(CSV, stringify(csv));
-  files.set('manifests/demo-pdb_policy_v1beta1_poddisruptionbudget.yaml', stringify({ apiVersion: 'policy/v1beta1', kind: 'PodDisruptionBudget', metadata: { name: 'demo-pdb' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'demo' } } } }));
+  files.set(
+    'manifests/demo-pdb_policy_v1beta1_poddisruptionbudget.yaml',
+    stringify({
+      apiVersion: 'policy/v1beta1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'demo-pdb' },
+      spec: { minAvailable: 1, selector: { matchLabels: { app: 'demo' } } },
+    }),
+  );
   return { dirs: base.dirs, files: [...files].map(([path, text]) => ({ path, text })) };
 }
 
 /** OLM's messages for {@link deprecatedApiBundle} (operator-framework/api's DeprecateMessage). */
 export const DEPRECATED_API_MESSAGES = {
-  object: 'this bundle is using APIs which were deprecated and removed in v1.25. More info: https://kubernetes.io/docs/reference/using-api/deprecation-guide/#v1-25. Migrate the API(s) for PodDisruptionBudget: (["demo-pdb"])',
+  object:
+    'this bundle is using APIs which were deprecated and removed in v1.25. More info: https://kubernetes.io/docs/reference/using-api/deprecation-guide/#v1-25. Migrate the API(s) for PodDisruptionBudget: (["demo-pdb"])',
   rule: /^this bundle is using APIs which were deprecated and removed in v1\.25\. More info: https:\/\/kubernetes\.io\/docs\/reference\/using-api\/deprecation-guide\/#v1-25\. Migrate the API\(s\) for horizontalpodautoscalers: \(\["ClusterServiceVersion\.Spec\.InstallStrategy\.StrategySpec\.ClusterPermissions\[0\]\.Rules\[\d+\]"\]\)$/,
 } as const;

@@ -18,12 +18,17 @@ export async function helmRejection(p: Promise<unknown>): Promise<HelmError> {
  * operator; returns its stdout.
  */
 export async function helmByHand(...args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(inject('helmBin'), [...args, '--kubeconfig', inject('kubeconfigPath')], { maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await promisify(execFile)(inject('helmBin'), [...args, '--kubeconfig', inject('kubeconfigPath')], {
+    maxBuffer: 16 * 1024 * 1024,
+  });
   return stdout;
 }
 
 /** A release as `helm status -o json` and `helm get values -o json` show it; undefined when there is none. */
-export async function releaseByHand(release: string, namespace: string): Promise<{ revision: number; status: string; values: Record<string, unknown> } | undefined> {
+export async function releaseByHand(
+  release: string,
+  namespace: string,
+): Promise<{ revision: number; status: string; values: Record<string, unknown> } | undefined> {
   const status = await helmByHand('status', release, '-n', namespace, '-o', 'json').catch((err: unknown) => {
     if (err instanceof Error && /not found/.test(err.message)) return undefined;
     throw err;

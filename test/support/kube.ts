@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, type KubeConfig, setHeaderOptions } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  type KubeConfig,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { isStatus } from '../../src/k8s/errors.js';
 import { PooledKubeConfig } from '../../src/k8s/kubeconfig.js';
@@ -69,14 +77,19 @@ async function releaseTestCRs(kc: KubeConfig, namespace: string): Promise<void> 
   }
 }
 
-async function dropFinalizers(custom: CustomObjectsApi, ref: { group: string; version: string; plural: string; namespace: string }): Promise<void> {
+async function dropFinalizers(
+  custom: CustomObjectsApi,
+  ref: { group: string; version: string; plural: string; namespace: string },
+): Promise<void> {
   const list = (await custom.listNamespacedCustomObject(ref).catch(() => ({ items: [] }))) as {
     items: { metadata: { name: string; finalizers?: string[] } }[];
   };
   const held = list.items.filter((i) => (i.metadata.finalizers ?? []).length > 0);
   const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   for (const item of held) {
-    await custom.patchNamespacedCustomObject({ ...ref, name: item.metadata.name, body: { metadata: { finalizers: null } } }, merge).catch(() => undefined);
+    await custom
+      .patchNamespacedCustomObject({ ...ref, name: item.metadata.name, body: { metadata: { finalizers: null } } }, merge)
+      .catch(() => undefined);
   }
 }
 

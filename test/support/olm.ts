@@ -13,9 +13,17 @@ import { waitFor } from './kube.js';
 const run = promisify(execFile);
 
 /** `helm-operator` from this checkout's sources, against the test cluster: exit code and both streams. */
-export async function helmOperator(args: readonly string[], timeoutMs = 600_000): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function helmOperator(
+  args: readonly string[],
+  timeoutMs = 600_000,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), ...args], { cwd: ROOT, env: childEnv(), timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), ...args], {
+      cwd: ROOT,
+      env: childEnv(),
+      timeout: timeoutMs,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as Error & { code?: number | string; stdout?: string; stderr?: string };
@@ -49,11 +57,18 @@ export interface Csv {
 }
 
 export async function readCsv(kc: KubeConfig, namespace: string, name: string): Promise<Csv> {
-  return (await kc.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ group: OLM_GROUP, version: 'v1alpha1', plural: 'clusterserviceversions', namespace, name })) as Csv;
+  return (await kc
+    .makeApiClient(CustomObjectsApi)
+    .getNamespacedCustomObject({ group: OLM_GROUP, version: 'v1alpha1', plural: 'clusterserviceversions', namespace, name })) as Csv;
 }
 
 /** Waits (bounded) for the CSV to reach `phase`; the timeout message carries its last phase, reason and message. */
-export async function waitForCsvPhase(kc: KubeConfig, csv: { namespace: string; name: string }, phase: string, timeoutMs = 180_000): Promise<Csv> {
+export async function waitForCsvPhase(
+  kc: KubeConfig,
+  csv: { namespace: string; name: string },
+  phase: string,
+  timeoutMs = 180_000,
+): Promise<Csv> {
   const { namespace, name } = csv;
   let last: Csv | undefined;
   try {
@@ -71,13 +86,21 @@ export async function waitForCsvPhase(kc: KubeConfig, csv: { namespace: string; 
   }
 }
 
-export async function createOperatorGroup(kc: KubeConfig, namespace: string, name: string, targetNamespaces?: readonly string[]): Promise<void> {
+export async function createOperatorGroup(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+  targetNamespaces?: readonly string[],
+): Promise<void> {
   const spec = targetNamespaces === undefined ? {} : { targetNamespaces };
   await createOlmObject(kc, { version: 'v1', plural: 'operatorgroups', kind: 'OperatorGroup', namespace, name, spec });
 }
 
 /** An OLM object in a namespace, created through the API (CatalogSource, Subscription, ...). */
-export async function createOlmObject(kc: KubeConfig, o: { version: 'v1' | 'v1alpha1'; plural: string; kind: string; namespace: string; name: string; spec: Record<string, unknown> }): Promise<void> {
+export async function createOlmObject(
+  kc: KubeConfig,
+  o: { version: 'v1' | 'v1alpha1'; plural: string; kind: string; namespace: string; name: string; spec: Record<string, unknown> },
+): Promise<void> {
   await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
     group: OLM_GROUP,
     version: o.version,

@@ -44,7 +44,12 @@ export interface TestKind {
 
 export const NGINX: TestKind = { group: 'example.com', version: 'v1alpha1', kind: 'Nginx', plural: 'nginxes' };
 /** The kind of test/fixtures/charts/slow-upgrade: pre-upgrade hook Jobs, about a second each; installs are fast. */
-export const SLOW_UPGRADE: TestKind = { group: 'prod.helm-operator.example.com', version: 'v1', kind: 'SlowUpgrade', plural: 'slowupgrades' };
+export const SLOW_UPGRADE: TestKind = {
+  group: 'prod.helm-operator.example.com',
+  version: 'v1',
+  kind: 'SlowUpgrade',
+  plural: 'slowupgrades',
+};
 
 /** Installs the CRD of `kind` (status subresource, schemaless spec) unless it exists, and waits until it is served. */
 export async function ensureCrd(kc: KubeConfig, kind: TestKind): Promise<void> {
@@ -113,9 +118,14 @@ async function replaceUnlessSame(ext: ApiextensionsV1Api, body: V1CustomResource
 /** `actual` reduced to the keys `wanted` sets, recursively: what the API server defaults is not a difference. */
 function pick(actual: unknown, wanted: unknown): unknown {
   if (Array.isArray(wanted) && Array.isArray(actual)) return actual.map((a, i) => pick(a, wanted[i]));
-  if (typeof wanted !== 'object' || wanted === null || typeof actual !== 'object' || actual === null || Array.isArray(actual)) return actual;
+  if (typeof wanted !== 'object' || wanted === null || typeof actual !== 'object' || actual === null || Array.isArray(actual))
+    return actual;
   const a = actual as Record<string, unknown>;
-  return Object.fromEntries(Object.keys(wanted).filter((k) => k in a).map((k) => [k, pick(a[k], (wanted as Record<string, unknown>)[k])]));
+  return Object.fromEntries(
+    Object.keys(wanted)
+      .filter((k) => k in a)
+      .map((k) => [k, pick(a[k], (wanted as Record<string, unknown>)[k])]),
+  );
 }
 
 export interface RunningOperator {
@@ -225,7 +235,16 @@ export async function startOperator(options: StartOptions): Promise<RunningOpera
 export interface CR {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace: string; generation?: number; finalizers?: string[]; annotations?: Record<string, string>; deletionTimestamp?: string; uid?: string; resourceVersion?: string };
+  metadata: {
+    name: string;
+    namespace: string;
+    generation?: number;
+    finalizers?: string[];
+    annotations?: Record<string, string>;
+    deletionTimestamp?: string;
+    uid?: string;
+    resourceVersion?: string;
+  };
   spec?: Record<string, unknown>;
   status?: {
     conditions?: Condition[];
@@ -280,7 +299,11 @@ export class CRs {
 
   /** `propagationPolicy`: as `kubectl delete --cascade=orphan|foreground|background`. */
   async delete(namespace: string, name: string, propagationPolicy?: 'Orphan' | 'Foreground' | 'Background'): Promise<void> {
-    await this.#api.deleteNamespacedCustomObject({ ...this.#ref(namespace), name, ...(propagationPolicy === undefined ? {} : { propagationPolicy }) });
+    await this.#api.deleteNamespacedCustomObject({
+      ...this.#ref(namespace),
+      name,
+      ...(propagationPolicy === undefined ? {} : { propagationPolicy }),
+    });
   }
 
   /** Deletes every CR of the namespace with one request, as `kubectl delete <kind> --all` marks them all at once. */
@@ -322,7 +345,12 @@ export class CRs {
    * the operator writes Events in the background, so one may land just after the status that
    * reports the same step.
    */
-  async waitForEvent(namespace: string, name: string, match: string | ((e: CoreV1Event) => boolean), options?: WaitOptions): Promise<CoreV1Event> {
+  async waitForEvent(
+    namespace: string,
+    name: string,
+    match: string | ((e: CoreV1Event) => boolean),
+    options?: WaitOptions,
+  ): Promise<CoreV1Event> {
     const accepts = typeof match === 'string' ? (e: CoreV1Event) => e.reason === match : match;
     const what = typeof match === 'string' ? `a ${match} event` : 'a matching event';
     return waitFor(`${what} about ${this.kind.kind} ${namespace}/${name}`, async () => (await this.events(namespace, name)).find(accepts), {
@@ -340,8 +368,7 @@ export class CRs {
   }
 }
 
-export const condition = (cr: CR | undefined, type: string): Condition | undefined =>
-  cr?.status?.conditions?.find((c) => c.type === type);
+export const condition = (cr: CR | undefined, type: string): Condition | undefined => cr?.status?.conditions?.find((c) => c.type === type);
 
 /**
  * What the operator has done so far, read from its registry: the reconciles each controller
@@ -374,7 +401,8 @@ export async function helmExecutionsSince(op: RunningOperator, since: Activity):
  * (a controller reconciles one key at a time), so it saw whatever the test changed before.
  */
 export async function waitForReconciles(op: RunningOperator, controller: string, since: Activity, count: number): Promise<void> {
-  if (!since.reconciles.has(controller)) throw new Error(`no controller ${controller}; running: ${[...since.reconciles.keys()].join(', ')}`);
+  if (!since.reconciles.has(controller))
+    throw new Error(`no controller ${controller}; running: ${[...since.reconciles.keys()].join(', ')}`);
   const from = since.reconciles.get(controller) ?? 0;
   await waitFor(
     `${count} reconciles of ${controller}`,

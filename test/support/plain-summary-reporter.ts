@@ -6,21 +6,36 @@ const MESSAGE_CHARS = 400;
 const SLOWEST_FILES = 20;
 
 /** A file's own time: importing it, its setup files, and its tests and hooks (not time queued behind other files). */
-export function moduleSeconds(d: { readonly prepareDuration: number; readonly collectDuration: number; readonly setupDuration: number; readonly duration: number }): number {
+export function moduleSeconds(d: {
+  readonly prepareDuration: number;
+  readonly collectDuration: number;
+  readonly setupDuration: number;
+  readonly duration: number;
+}): number {
   return (d.prepareDuration + d.collectDuration + d.setupDuration + d.duration) / 1000;
 }
 
 /** `slowest files:` then one `  <seconds>s  <project> <file>` line each, slowest first. */
-export function slowestFiles(files: readonly { readonly project: string; readonly file: string; readonly seconds: number }[], count = SLOWEST_FILES): string[] {
+export function slowestFiles(
+  files: readonly { readonly project: string; readonly file: string; readonly seconds: number }[],
+  count = SLOWEST_FILES,
+): string[] {
   const top = [...files].sort((a, b) => b.seconds - a.seconds).slice(0, count);
   if (top.length === 0) return [];
-  return [`slowest files (${top.length} of ${files.length}):`, ...top.map((f) => `${f.seconds.toFixed(1).padStart(8)}s  ${f.project} ${f.file}`)];
+  return [
+    `slowest files (${top.length} of ${files.length}):`,
+    ...top.map((f) => `${f.seconds.toFixed(1).padStart(8)}s  ${f.project} ${f.file}`),
+  ];
 }
 
 /** The first line of an error's message, trimmed, without terminal colours. */
 function firstLine(message: string | undefined): string {
-  // eslint-disable-next-line no-control-regex -- vitest colours some messages
-  const line = (message ?? '').replace(/\x1b\[[0-9;]*m/g, '').split('\n').find((l) => l.trim() !== '') ?? '';
+  const line =
+    (message ?? '')
+      // eslint-disable-next-line no-control-regex -- vitest colours some messages
+      .replace(/\x1b\[[0-9;]*m/g, '')
+      .split('\n')
+      .find((l) => l.trim() !== '') ?? '';
   return line.length > MESSAGE_CHARS ? `${line.slice(0, MESSAGE_CHARS)}…` : line.trim();
 }
 
@@ -38,11 +53,13 @@ export default class PlainSummaryReporter implements Reporter {
     const failures = unhandledErrors.map((e) => `failed test: (unhandled error): ${firstLine(e instanceof Error ? e.message : String(e))}`);
     for (const mod of modules) {
       const tests = [...mod.children.allTests()];
-      if (tests.length === 0 && mod.state() === 'failed') failures.push(`failed test: ${mod.relativeModuleId}: ${firstLine(mod.errors()[0]?.message)}`);
+      if (tests.length === 0 && mod.state() === 'failed')
+        failures.push(`failed test: ${mod.relativeModuleId}: ${firstLine(mod.errors()[0]?.message)}`);
       for (const t of tests) {
         const result = t.result();
         if (result.state === 'passed') passed++;
-        else if (result.state === 'failed') failures.push(`failed test: ${mod.relativeModuleId} > ${t.fullName}: ${firstLine(result.errors[0]?.message)}`);
+        else if (result.state === 'failed')
+          failures.push(`failed test: ${mod.relativeModuleId} > ${t.fullName}: ${firstLine(result.errors[0]?.message)}`);
         else skipped++;
       }
     }

@@ -25,7 +25,14 @@ import { createNamespace, testKubeConfig, waitFor } from './kube.js';
 import { assembleForTest, type CR, type StartOptions, type TestKind } from './operator.js';
 
 /** `run`'s settings a harness takes (leader election and self-tuning belong to the process). */
-export type HarnessOptions = Omit<StartOptions, 'leaderElection' | 'selfTuningConcurrency' | 'maxConcurrentReconciles' | 'maxConcurrentReconcilesPerNamespace' | 'gracefulShutdownTimeoutMs'> & {
+export type HarnessOptions = Omit<
+  StartOptions,
+  | 'leaderElection'
+  | 'selfTuningConcurrency'
+  | 'maxConcurrentReconciles'
+  | 'maxConcurrentReconcilesPerNamespace'
+  | 'gracefulShutdownTimeoutMs'
+> & {
   /**
    * The namespaces the cases own: the caches and the reconcilers' informers watch these only.
    * Empty: every namespace, a cache of a namespace started at its first reconcile (one harness
@@ -132,17 +139,29 @@ export async function startReconcilers(options: HarnessOptions): Promise<Reconci
   const read = async (k: Kind, request: Request): Promise<CR | undefined> => {
     const { group, version } = k.watch;
     try {
-      return (await custom.getNamespacedCustomObject({ group, version, plural: k.plural, namespace: request.namespace, name: request.name })) as CR;
+      return (await custom.getNamespacedCustomObject({
+        group,
+        version,
+        plural: k.plural,
+        namespace: request.namespace,
+        name: request.name,
+      })) as CR;
     } catch (err) {
       if (isStatus(err, 404)) return undefined;
       throw err;
     }
   };
   const liveObject = (entry: InventoryEntry): Promise<KubernetesObject | undefined> =>
-    objects.read({ apiVersion: entry.apiVersion, kind: entry.kind, metadata: { name: entry.name, ...(entry.namespace === '' ? {} : { namespace: entry.namespace }) } }).catch((err: unknown) => {
-      if (isStatus(err, 404)) return undefined;
-      throw err;
-    });
+    objects
+      .read({
+        apiVersion: entry.apiVersion,
+        kind: entry.kind,
+        metadata: { name: entry.name, ...(entry.namespace === '' ? {} : { namespace: entry.namespace }) },
+      })
+      .catch((err: unknown) => {
+        if (isStatus(err, 404)) return undefined;
+        throw err;
+      });
   /**
    * Waits until the dependents' cache holds each object of the release as the API server does (a
    * change made by hand has reached it, as its watch event would have woken the controller), and
@@ -152,11 +171,15 @@ export async function startReconcilers(options: HarnessOptions): Promise<Reconci
     const seen = new Map<string, string | undefined>();
     for (const entry of cr?.status?.inventory ?? []) {
       const live = await liveObject(entry);
-      await waitFor(`the dependents cache to hold ${entry.kind} ${entry.namespace}/${entry.name} as the API server does`, () => {
-        const cached = operator.dependents.get(entry);
-        // Not covered (dependent watches off, or a kind not watched yet): the reconcile GETs it.
-        return Promise.resolve(!cached.known || atLeast(cached.object, live));
-      }, { timeoutMs: 30_000, intervalMs: 20 });
+      await waitFor(
+        `the dependents cache to hold ${entry.kind} ${entry.namespace}/${entry.name} as the API server does`,
+        () => {
+          const cached = operator.dependents.get(entry);
+          // Not covered (dependent watches off, or a kind not watched yet): the reconcile GETs it.
+          return Promise.resolve(!cached.known || atLeast(cached.object, live));
+        },
+        { timeoutMs: 30_000, intervalMs: 20 },
+      );
       seen.set(entryKey(entry), live?.metadata?.resourceVersion);
     }
     return seen;
@@ -175,13 +198,22 @@ export async function startReconcilers(options: HarnessOptions): Promise<Reconci
       throw new Error(`namespace ${request.namespace} is not one of this harness's (${options.namespaces.join(', ')})`);
     }
     const cache = await k.cacheOf(request.namespace);
-    const cached = await waitFor(`the cache of ${k.watch.kind} to hold ${request.namespace}/${request.name} as the API server does`, () => {
-      const c = cache.get(request.name, request.namespace);
-      return Promise.resolve(atLeast(c, live) ? { obj: c } : undefined);
-    }, { timeoutMs: 30_000, intervalMs: 20 });
+    const cached = await waitFor(
+      `the cache of ${k.watch.kind} to hold ${request.namespace}/${request.name} as the API server does`,
+      () => {
+        const c = cache.get(request.name, request.namespace);
+        return Promise.resolve(atLeast(c, live) ? { obj: c } : undefined);
+      },
+      { timeoutMs: 30_000, intervalMs: 20 },
+    );
     const seen = await dependentsCaughtUp(live);
     const reconcileID = `harness-${++reconcileCount}`;
-    const context = { signal: new AbortController().signal, reconcileID, log: log.child({ namespace: request.namespace, name: request.name, reconcileID }), cached: cached.obj };
+    const context = {
+      signal: new AbortController().signal,
+      reconcileID,
+      log: log.child({ namespace: request.namespace, name: request.name, reconcileID }),
+      cached: cached.obj,
+    };
     let outcome: { result?: Result; error?: Error };
     try {
       outcome = { result: await k.reconciler.reconcile(request, context) };
@@ -193,7 +225,11 @@ export async function startReconcilers(options: HarnessOptions): Promise<Reconci
     // controller as a watch event, which it reconciles: so does the harness. So does a change of
     // the release's objects: the reconcile's own (an ownership stamp, a repair), or another
     // controller's (a Deployment rolling out), which may have made a repair miss.
-    const eventDue = after !== undefined && (live === undefined || isMeaningfulUpdate(after as KubernetesObject, objectSummary(live as KubernetesObject)) || (await dependentChanged(after, seen)));
+    const eventDue =
+      after !== undefined &&
+      (live === undefined ||
+        isMeaningfulUpdate(after as KubernetesObject, objectSummary(live as KubernetesObject)) ||
+        (await dependentChanged(after, seen)));
     return { ...outcome, cr: after, eventDue };
   };
 
@@ -281,7 +317,10 @@ async function kindOf(
     let started = caches.get(namespace);
     if (started === undefined) {
       // As the operator's controllers cache their CRs (Operator: cacheTransform).
-      const informer = new Informer(kc, { resource: { group: resource.group, version: resource.version, plural: resource.plural, namespace }, transform: keepForRollout });
+      const informer = new Informer(kc, {
+        resource: { group: resource.group, version: resource.version, plural: resource.plural, namespace },
+        transform: keepForRollout,
+      });
       started = informer.start().then(() => {
         synced.set(namespace, informer);
         return informer;
@@ -293,7 +332,10 @@ async function kindOf(
   await Promise.all(on.namespaces.map(cacheOf));
   const cache: CacheReader = {
     get: (namespace, n) => synced.get(namespace)?.get(n, namespace),
-    list: (namespace) => (namespace === undefined || namespace === '' ? [...synced.values()].flatMap((c) => c.list()) : (synced.get(namespace)?.list(namespace) ?? [])),
+    list: (namespace) =>
+      namespace === undefined || namespace === ''
+        ? [...synced.values()].flatMap((c) => c.list())
+        : (synced.get(namespace)?.list(namespace) ?? []),
   };
   const wakeups = new RequeueSource();
   wakeups.start((request) => on.requested.push(request));
@@ -301,19 +343,27 @@ async function kindOf(
   return { watch, plural: resource.plural, reconciler: operator.reconcilerOf(watch, name, { resource, cache, wakeups }), cacheOf, caches };
 }
 
-async function stopAll(operator: Operator, kinds: readonly Kind[], sources: readonly RequeueSource[], cleanup: () => Promise<void>): Promise<void> {
+async function stopAll(
+  operator: Operator,
+  kinds: readonly Kind[],
+  sources: readonly RequeueSource[],
+  cleanup: () => Promise<void>,
+): Promise<void> {
   for (const s of sources) s.stop();
   await Promise.all(kinds.flatMap((k) => [...k.caches.values()].map(async (c) => (await c).stop())));
   await operator.stop();
   await cleanup();
 }
 
-
 /**
  * One case of the middle tier: a namespace of its own (`prefix-<random>`) and the reconcilers of
  * `options.watches` on it, both gone afterwards, so cases that share nothing run concurrently.
  */
-export async function withReconcilers(prefix: string, options: Omit<HarnessOptions, 'namespaces'>, run: (namespace: string, h: ReconcilerHarness) => Promise<void>): Promise<void> {
+export async function withReconcilers(
+  prefix: string,
+  options: Omit<HarnessOptions, 'namespaces'>,
+  run: (namespace: string, h: ReconcilerHarness) => Promise<void>,
+): Promise<void> {
   const kc = testKubeConfig();
   const ns = await createNamespace(kc, prefix);
   try {

@@ -16,7 +16,10 @@ import { runtimeIdentity } from '../../src/scaffold/runtime-identity.js';
 
 const run = promisify(execFile);
 export const REPO = path.resolve(import.meta.dirname, '../..');
-const CACHE = path.join(process.env.HELM_OPERATOR_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'helm-operator-ts'), 'scaffold-runtime');
+const CACHE = path.join(
+  process.env.HELM_OPERATOR_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'helm-operator-ts'),
+  'scaffold-runtime',
+);
 
 export interface RuntimePackage {
   /** The `npm pack` tarball. */
@@ -33,9 +36,18 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, PATH: `${path.dirname(process.execPath)}:${env.PATH ?? ''}`, ...extra };
 }
 
-export async function exec(file: string, args: readonly string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<string> {
+export async function exec(
+  file: string,
+  args: readonly string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<string> {
   try {
-    const { stdout, stderr } = await run(file, args, { cwd: opts.cwd ?? REPO, env: opts.env ?? childEnv(), timeout: opts.timeoutMs ?? 240_000, maxBuffer: 32 * 1024 * 1024 });
+    const { stdout, stderr } = await run(file, args, {
+      cwd: opts.cwd ?? REPO,
+      env: opts.env ?? childEnv(),
+      timeout: opts.timeoutMs ?? 240_000,
+      maxBuffer: 32 * 1024 * 1024,
+    });
     return `${stdout}${stderr}`;
   } catch (err) {
     const e = err as Error & { stdout?: string; stderr?: string };
@@ -58,7 +70,10 @@ async function inputsKey(): Promise<string> {
   await walk(path.join(REPO, 'hack'), files);
   await walk(path.join(REPO, 'docs'), files); // package.json `files` ships the pages README.md links
   const h = createHash('sha256');
-  for (const f of files.sort()) h.update(path.relative(REPO, f)).update('\0').update(await readFile(f));
+  for (const f of files.sort())
+    h.update(path.relative(REPO, f))
+      .update('\0')
+      .update(await readFile(f));
   return h.digest('hex').slice(0, 16);
 }
 
@@ -97,7 +112,8 @@ async function settle(tmp: string, dir: string, marker: string): Promise<void> {
  */
 async function pruneExcept(keep: readonly string[]): Promise<void> {
   const names = new Set(keep.map((k) => path.basename(k)));
-  for (const e of await readdir(CACHE)) if (!names.has(e) && e !== 'pack.lock' && !/\.tmp-\d+$/.test(e)) await rm(path.join(CACHE, e), { recursive: true, force: true });
+  for (const e of await readdir(CACHE))
+    if (!names.has(e) && e !== 'pack.lock' && !/\.tmp-\d+$/.test(e)) await rm(path.join(CACHE, e), { recursive: true, force: true });
 }
 
 /** How long a test process waits for another's pack and install of the same checkout. */
@@ -131,7 +147,8 @@ async function withCacheLock<T>(fn: () => Promise<T>): Promise<T> {
     }
     const holder = Number(await readFile(path.join(lock, 'pid'), 'utf8').catch(() => ''));
     if (holder > 0 && !alive(holder)) await rm(lock, { recursive: true, force: true });
-    else if (Date.now() > deadline) throw new Error(`the runtime package's lock ${lock} is still held by pid ${holder || '?'} after ${PACK_LOCK_WAIT_MS / 60_000} min`);
+    else if (Date.now() > deadline)
+      throw new Error(`the runtime package's lock ${lock} is still held by pid ${holder || '?'} after ${PACK_LOCK_WAIT_MS / 60_000} min`);
     else await new Promise((r) => setTimeout(r, 500));
   }
   try {
@@ -147,14 +164,21 @@ let cached: Promise<RuntimePackage> | undefined;
 export function runtimePackage(): Promise<RuntimePackage> {
   cached ??= withCacheLock(async () => {
     const tarball = await packTarball();
-    const sha = createHash('sha256').update(await readFile(tarball)).digest('hex').slice(0, 16);
+    const sha = createHash('sha256')
+      .update(await readFile(tarball))
+      .digest('hex')
+      .slice(0, 16);
     const prefix = path.join(CACHE, `install-${sha}`);
     const version = (JSON.parse(await readFile(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
     if (!existsSync(path.join(prefix, '.complete'))) {
       const tmp = `${prefix}.tmp-${process.pid}`;
       await rm(tmp, { recursive: true, force: true });
       await mkdir(tmp, { recursive: true });
-      await exec('npm', ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--loglevel=error', '--prefix', tmp, tarball], { cwd: tmp });
+      await exec(
+        'npm',
+        ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--loglevel=error', '--prefix', tmp, tarball],
+        { cwd: tmp },
+      );
       await writeFile(path.join(tmp, '.complete'), '');
       await settle(tmp, prefix, '.complete');
     }

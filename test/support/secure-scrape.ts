@@ -27,21 +27,22 @@ export function httpsGet(url: string, token?: string): Promise<SecureAnswer> {
       agent: false,
       headers: token === undefined ? {} : { Authorization: `Bearer ${token}` },
     };
-    const req = https.request(
-      url,
-      options as RequestOptions,
-      (res) => {
-        const socket = res.socket as TLSSocket;
-        const alpn = socket.alpnProtocol ?? false;
-        const cert = socket.getPeerX509Certificate();
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), alpn, certificateSubject: cert?.subject ?? '' });
+    const req = https.request(url, options as RequestOptions, (res) => {
+      const socket = res.socket as TLSSocket;
+      const alpn = socket.alpnProtocol ?? false;
+      const cert = socket.getPeerX509Certificate();
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        resolve({
+          status: res.statusCode ?? 0,
+          body: Buffer.concat(chunks).toString('utf8'),
+          alpn,
+          certificateSubject: cert?.subject ?? '',
         });
-        res.on('error', reject);
-      },
-    );
+      });
+      res.on('error', reject);
+    });
     req.on('error', reject);
     req.end();
   });

@@ -56,7 +56,10 @@ export class Session {
   private pathDir = 0;
   private logNo = 0;
 
-  constructor(readonly work: string, private readonly npmCache: string) {
+  constructor(
+    readonly work: string,
+    private readonly npmCache: string,
+  ) {
     this.home = path.join(work, 'home');
     this.npmPrefix = path.join(work, 'npm-global');
     this.logDir = path.join(work, 'logs');
@@ -94,7 +97,11 @@ export class Session {
       if (real === undefined) continue;
       if (seen.has(real)) continue;
       seen.add(real);
-      dirs.push(HIDDEN_TOOLS.some((t) => isExecutable(path.join(real, t))) ? await this.withoutHidden(real, path.join(this.work, 'path', `${n}-${seen.size}`)) : dir);
+      dirs.push(
+        HIDDEN_TOOLS.some((t) => isExecutable(path.join(real, t)))
+          ? await this.withoutHidden(real, path.join(this.work, 'path', `${n}-${seen.size}`))
+          : dir,
+      );
     }
     return [...(this.pathPrefix === '' ? [] : [this.pathPrefix]), ...dirs].join(path.delimiter);
   }
@@ -129,7 +136,10 @@ export class Session {
   }
 
   private async logFile(label: string): Promise<string> {
-    const file = path.join(this.logDir, `${String(++this.logNo).padStart(2, '0')}-${label.replace(/[^a-zA-Z0-9]+/g, '-').slice(0, 60)}.log`);
+    const file = path.join(
+      this.logDir,
+      `${String(++this.logNo).padStart(2, '0')}-${label.replace(/[^a-zA-Z0-9]+/g, '-').slice(0, 60)}.log`,
+    );
     await appendFile(file, `$ ${label}\n`);
     return file;
   }
@@ -195,7 +205,9 @@ export class Session {
       running: () => !p.done(),
       stop: async (timeoutMs = 60_000) => {
         p.kill('SIGTERM');
-        const timer = setTimeout(() => { p.kill('SIGKILL'); }, timeoutMs);
+        const timer = setTimeout(() => {
+          p.kill('SIGKILL');
+        }, timeoutMs);
         const code = await p.exited;
         clearTimeout(timer);
         return code;

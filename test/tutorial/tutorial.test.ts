@@ -56,18 +56,22 @@ const timings: [string, number][] = [];
 
 /** One tutorial step: skipped once an earlier one failed, so the report names the first failure. */
 function step(name: string, fn: () => Promise<void>, timeoutMs = 5 * MIN): void {
-  it(name, async (ctx) => {
-    if (broken !== undefined) ctx.skip(`an earlier step failed: ${broken}`);
-    const start = Date.now();
-    try {
-      await fn();
-    } catch (err) {
-      broken = name;
-      throw err;
-    } finally {
-      timings.push([name, Date.now() - start]);
-    }
-  }, timeoutMs);
+  it(
+    name,
+    async (ctx) => {
+      if (broken !== undefined) ctx.skip(`an earlier step failed: ${broken}`);
+      const start = Date.now();
+      try {
+        await fn();
+      } catch (err) {
+        broken = name;
+        throw err;
+      } finally {
+        timings.push([name, Date.now() - start]);
+      }
+    },
+    timeoutMs,
+  );
 }
 
 /** The page's command with this run's repository URL. */
@@ -79,13 +83,21 @@ const sh = (command: string, timeoutMs = 5 * MIN, cwd = project): Promise<string
  * not a command fails it), its exports then carried into the session: what the next commands of the
  * user's shell see.
  */
-async function evalStep(command: string, timeoutMs = 5 * MIN): Promise<{ kubeconfig: string; pathPrefix: string; containersConf: string; registry: string }> {
+async function evalStep(
+  command: string,
+  timeoutMs = 5 * MIN,
+): Promise<{ kubeconfig: string; pathPrefix: string; containersConf: string; registry: string }> {
   const out = await sh(
     `set -e; before=$PATH; ${command}; printf '\n@%s\n' "KUBECONFIG=\${KUBECONFIG:-}" "PATH_PREFIX=\${PATH%"$before"}" "CONTAINERS_CONF=\${CONTAINERS_CONF:-}" "REGISTRY=\${REGISTRY:-}"`,
     timeoutMs,
   );
   const value = (name: string): string => new RegExp(`^@${name}=(.*)$`, 'm').exec(out)?.[1] ?? '';
-  const r = { kubeconfig: value('KUBECONFIG'), pathPrefix: value('PATH_PREFIX').replace(/:$/, ''), containersConf: value('CONTAINERS_CONF'), registry: value('REGISTRY') };
+  const r = {
+    kubeconfig: value('KUBECONFIG'),
+    pathPrefix: value('PATH_PREFIX').replace(/:$/, ''),
+    containersConf: value('CONTAINERS_CONF'),
+    registry: value('REGISTRY'),
+  };
   if (r.kubeconfig !== '') session.set('KUBECONFIG', r.kubeconfig);
   if (r.containersConf !== '') session.set('CONTAINERS_CONF', r.containersConf);
   if (r.registry !== '') session.set('REGISTRY', r.registry);
@@ -106,7 +118,9 @@ async function snapshot(dir: string): Promise<Record<string, string>> {
     const file = path.join(e.parentPath, e.name);
     const rel = path.relative(dir, file);
     if (!e.isFile() || rel.split(path.sep)[0] === 'node_modules') continue;
-    out[rel] = `${createHash('sha256').update(await readFile(file)).digest('hex')} ${(await stat(file)).mtimeMs}`;
+    out[rel] = `${createHash('sha256')
+      .update(await readFile(file))
+      .digest('hex')} ${(await stat(file)).mtimeMs}`;
   }
   return out;
 }
@@ -117,10 +131,13 @@ interface Condition {
   reason?: string;
   message?: string;
 }
-const condition = (obj: { status?: { conditions?: Condition[] } }, type: string): Condition | undefined => obj.status?.conditions?.find((c) => c.type === type);
+const condition = (obj: { status?: { conditions?: Condition[] } }, type: string): Condition | undefined =>
+  obj.status?.conditions?.find((c) => c.type === type);
 
 async function readSample(): Promise<{ status?: { conditions?: Condition[] } }> {
-  return (await kubeConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ group: GROUP, version: 'v1', plural: 'nginxes', namespace: 'default', name: T.sample })) as {
+  return (await kubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .getNamespacedCustomObject({ group: GROUP, version: 'v1', plural: 'nginxes', namespace: 'default', name: T.sample })) as {
     status?: { conditions?: Condition[] };
   };
 }
@@ -143,7 +160,10 @@ async function waitReady(p: Background, port: number): Promise<void> {
 async function keepOlmState(): Promise<void> {
   const server = kubeConfig().getCurrentCluster()?.server ?? '';
   await cp(clusterStateDir(server), path.join(session.logDir, 'olm'), { recursive: true }).catch(() => undefined);
-  await session.run('kubectl get clusterserviceversions,subscriptions,operatorgroups,catalogsources -A -o yaml > logs/olm-objects.yaml; kubectl get clusterroles,clusterrolebindings -l olm.owner -o yaml >> logs/olm-objects.yaml', { cwd: work, timeoutMs: MIN });
+  await session.run(
+    'kubectl get clusterserviceversions,subscriptions,operatorgroups,catalogsources -A -o yaml > logs/olm-objects.yaml; kubectl get clusterroles,clusterrolebindings -l olm.owner -o yaml >> logs/olm-objects.yaml',
+    { cwd: work, timeoutMs: MIN },
+  );
 }
 
 beforeAll(async () => {
@@ -162,10 +182,13 @@ afterAll(async () => {
   if (olmInstalled && broken !== undefined) await keepOlmState();
   if (olmInstalled) await session.run('helm-operator olm uninstall', { cwd: project, timeoutMs: 5 * MIN });
   if (registryPort !== undefined) await session.run(T.registryDown, { cwd: project, timeoutMs: MIN });
-  if (container !== undefined) await session.run(`${T.imageEnv}; podman rm -f --ignore ${T.containerName}`, { cwd: project, timeoutMs: MIN });
+  if (container !== undefined)
+    await session.run(`${T.imageEnv}; podman rm -f --ignore ${T.containerName}`, { cwd: project, timeoutMs: MIN });
   if (process.env.KEEP_CLUSTER !== '1' && kubeconfig !== '') await session.run('make cluster-down', { cwd: project, timeoutMs: 2 * MIN });
   await repo?.stop();
-  process.stdout.write(`tutorial steps (seconds):\n${timings.map(([n, ms]) => `  ${(ms / 1000).toFixed(1).padStart(7)}  ${n}`).join('\n')}\n`);
+  process.stdout.write(
+    `tutorial steps (seconds):\n${timings.map(([n, ms]) => `  ${(ms / 1000).toFixed(1).padStart(7)}  ${n}`).join('\n')}\n`,
+  );
   if (broken === undefined) await rm(work, { recursive: true, force: true });
   else process.stdout.write(`the tutorial's work directory and every command's log are kept in ${work} (logs/)\n`);
 }, 10 * MIN);
@@ -176,11 +199,15 @@ describe('the operator-sdk Helm tutorial from the npm package, with no helm or k
     expect(await sh('npm --version && make --version | head -1', MIN, work)).toMatch(/GNU Make/);
   });
 
-  step('npm pack (in a clone of this repository)', async () => {
-    const tarball = await packTarball();
-    expect(path.basename(tarball)).toBe(T.tarball);
-    await cp(tarball, path.join(work, T.tarball));
-  }, 10 * MIN);
+  step(
+    'npm pack (in a clone of this repository)',
+    async () => {
+      const tarball = await packTarball();
+      expect(path.basename(tarball)).toBe(T.tarball);
+      await cp(tarball, path.join(work, T.tarball));
+    },
+    10 * MIN,
+  );
 
   step(T.installCli, async () => {
     await sh(T.installCli, 5 * MIN, work);
@@ -190,7 +217,11 @@ describe('the operator-sdk Helm tutorial from the npm package, with no helm or k
   step('a chart repository on 127.0.0.1: nginx, which depends on the library chart common', async () => {
     // The repository's author runs helm: the repository's pinned one, with helm homes of its own.
     const helmBin = /^export HELM_BIN="([^"]+)"$/m.exec((await run('bash', [path.join(REPO, 'hack/tools.sh'), 'env'])).stdout)?.[1] ?? '';
-    const homes = { HELM_CONFIG_HOME: path.join(work, 'author/config'), HELM_CACHE_HOME: path.join(work, 'author/cache'), HELM_DATA_HOME: path.join(work, 'author/data') };
+    const homes = {
+      HELM_CONFIG_HOME: path.join(work, 'author/config'),
+      HELM_CACHE_HOME: path.join(work, 'author/cache'),
+      HELM_DATA_HOME: path.join(work, 'author/data'),
+    };
     const helm = (...args: string[]): Promise<unknown> => run(helmBin, args, { env: { ...process.env, ...homes } });
     const charts = path.join(work, 'repository');
     await mkdir(charts);
@@ -208,15 +239,19 @@ describe('the operator-sdk Helm tutorial from the npm package, with no helm or k
     expect(Object.keys(index.entries).sort()).toEqual(['common', 'nginx']);
   });
 
-  step(T.init, async () => {
-    await sh(T.mkdir, MIN, work);
-    const out = await sh(T.init, 10 * MIN);
-    expect(out).toContain('created  watches.yaml');
-    for (const f of ['PROJECT', 'Makefile', 'Dockerfile', 'package-lock.json']) await stat(path.join(project, f));
-    // The runtime under test, vendored from the tarball (the registry does not serve this version).
-    const pkg = JSON.parse(await readFile(path.join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    expect(pkg.dependencies['helm-operator-ts']).toBe(`file:vendor/${T.tarball}`);
-  }, 10 * MIN);
+  step(
+    T.init,
+    async () => {
+      await sh(T.mkdir, MIN, work);
+      const out = await sh(T.init, 10 * MIN);
+      expect(out).toContain('created  watches.yaml');
+      for (const f of ['PROJECT', 'Makefile', 'Dockerfile', 'package-lock.json']) await stat(path.join(project, f));
+      // The runtime under test, vendored from the tarball (the registry does not serve this version).
+      const pkg = JSON.parse(await readFile(path.join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+      expect(pkg.dependencies['helm-operator-ts']).toBe(`file:vendor/${T.tarball}`);
+    },
+    10 * MIN,
+  );
 
   step(T.createApi, async () => {
     const out = await sh(T.createApi);
@@ -225,7 +260,15 @@ describe('the operator-sdk Helm tutorial from the npm package, with no helm or k
     expect(await readdir(path.join(project, 'helm-charts/nginx/charts'))).toEqual(['common']);
     // allowKinds: the kinds the chart renders; an Ingress only with ingress.enabled=true, so not listed.
     const watches = parse(await readFile(path.join(project, 'watches.yaml'), 'utf8')) as { allowKinds?: string[] }[];
-    expect(watches).toEqual([{ group: GROUP, version: 'v1', kind: 'Nginx', chart: 'helm-charts/nginx', allowKinds: expect.arrayContaining(['Deployment.apps', 'Service']) as unknown }]);
+    expect(watches).toEqual([
+      {
+        group: GROUP,
+        version: 'v1',
+        kind: 'Nginx',
+        chart: 'helm-charts/nginx',
+        allowKinds: expect.arrayContaining(['Deployment.apps', 'Service']) as unknown,
+      },
+    ]);
     expect(watches[0]?.allowKinds).not.toContain('Ingress.networking.k8s.io');
     expect(await readFile(path.join(project, 'config/rbac/role.yaml'), 'utf8')).toMatch(/# with ingress\.enabled=true:/);
     // Nothing was written into the user's helm configuration.
@@ -239,10 +282,14 @@ describe('the operator-sdk Helm tutorial from the npm package, with no helm or k
     expect(out).not.toMatch(/^\s*(created|updated)\s/m);
   });
 
-  step(T.clusterUp, async () => {
-    kubeconfig = (await evalStep(T.clusterUp, 40 * MIN)).kubeconfig;
-    expect(kubeconfig).toMatch(new RegExp(`/clusters/${CLUSTER}/kubeconfig\\.yaml$`));
-  }, 45 * MIN);
+  step(
+    T.clusterUp,
+    async () => {
+      kubeconfig = (await evalStep(T.clusterUp, 40 * MIN)).kubeconfig;
+      expect(kubeconfig).toMatch(new RegExp(`/clusters/${CLUSTER}/kubeconfig\\.yaml$`));
+    },
+    45 * MIN,
+  );
 
   step('the same create api with the cluster answering changes no file', async () => {
     const before = await snapshot(project);
@@ -252,17 +299,23 @@ describe('the operator-sdk Helm tutorial from the npm package, with no helm or k
 
   step(T.install, async () => {
     await sh(T.install);
-    const crd = await kubeConfig().makeApiClient(ApiextensionsV1Api).readCustomResourceDefinition({ name: `nginxes.${GROUP}` });
+    const crd = await kubeConfig()
+      .makeApiClient(ApiextensionsV1Api)
+      .readCustomResourceDefinition({ name: `nginxes.${GROUP}` });
     expect(crd.status?.conditions?.find((c) => c.type === 'Established')?.status).toBe('True');
   });
 
-  step(`${T.run} (in the background)`, async () => {
-    const [metrics, probes] = [await freePort(), await freePort()];
-    session.set('METRICS_BIND_ADDRESS', `127.0.0.1:${metrics}`);
-    session.set('HEALTH_PROBE_BIND_ADDRESS', `127.0.0.1:${probes}`);
-    operator = await session.background(T.run, project);
-    await waitReady(operator, probes);
-  }, 10 * MIN);
+  step(
+    `${T.run} (in the background)`,
+    async () => {
+      const [metrics, probes] = [await freePort(), await freePort()];
+      session.set('METRICS_BIND_ADDRESS', `127.0.0.1:${metrics}`);
+      session.set('HEALTH_PROBE_BIND_ADDRESS', `127.0.0.1:${probes}`);
+      operator = await session.background(T.run, project);
+      await waitReady(operator, probes);
+    },
+    10 * MIN,
+  );
 
   step(T.toolsEnv, async () => {
     expect((await evalStep(T.toolsEnv)).pathPrefix).toContain(toolCacheDir());
@@ -273,104 +326,194 @@ describe('the operator-sdk Helm tutorial from the npm package, with no helm or k
     expect(await sh(T.applySample)).toMatch(new RegExp(`nginx\\.${GROUP.replaceAll('.', '\\.')}/${T.sample} created`));
   });
 
-  step(`${T.waitSample}: Deployed=True and Ready=True`, async () => {
-    await sh(T.waitSample, 6 * MIN);
-    const cr = await readSample();
-    expect(condition(cr, 'Deployed')?.status).toBe('True');
-    expect(condition(cr, 'Ready')?.status).toBe('True');
-    const deployment = await kubeConfig().makeApiClient(AppsV1Api).readNamespacedDeployment({ name: T.sample, namespace: 'default' });
-    expect(deployment.spec?.template.spec?.containers[0]?.resources?.requests?.['ephemeral-storage']).toBe('50Mi');
-    expect(deployment.status?.readyReplicas).toBe(1);
-    expect(await sh(T.getSample)).toMatch(new RegExp(`^${T.sample}\\s+True\\s`, 'm'));
-  }, 7 * MIN);
+  step(
+    `${T.waitSample}: Deployed=True and Ready=True`,
+    async () => {
+      await sh(T.waitSample, 6 * MIN);
+      const cr = await readSample();
+      expect(condition(cr, 'Deployed')?.status).toBe('True');
+      expect(condition(cr, 'Ready')?.status).toBe('True');
+      const deployment = await kubeConfig().makeApiClient(AppsV1Api).readNamespacedDeployment({ name: T.sample, namespace: 'default' });
+      expect(deployment.spec?.template.spec?.containers[0]?.resources?.requests?.['ephemeral-storage']).toBe('50Mi');
+      expect(deployment.status?.readyReplicas).toBe(1);
+      expect(await sh(T.getSample)).toMatch(new RegExp(`^${T.sample}\\s+True\\s`, 'm'));
+    },
+    7 * MIN,
+  );
 
   step('stop make run', async () => {
     await operator!.stop();
     expect(operator!.running()).toBe(false);
   });
 
-  step(T.dockerBuild, async () => {
-    await sh(T.dockerBuild, 50 * MIN);
-    await sh(`${T.imageEnv}; podman image exists ${T.img}`, MIN);
-  }, 55 * MIN);
+  step(
+    T.dockerBuild,
+    async () => {
+      await sh(T.dockerBuild, 50 * MIN);
+      await sh(`${T.imageEnv}; podman image exists ${T.img}`, MIN);
+    },
+    55 * MIN,
+  );
 
-  step('the image against the local cluster (podman run, a flattened kubeconfig): it uninstalls the deleted sample', async () => {
-    await evalStep(T.imageEnv, MIN);
-    await sh(T.flatKubeconfig, MIN);
-    const [metrics, probes] = [await freePort(), await freePort()];
-    container = await session.background(
-      T.podmanRun.replace('--kubeconfig=/kube/config', `--kubeconfig=/kube/config --metrics-bind-address=127.0.0.1:${metrics} --health-probe-bind-address=127.0.0.1:${probes}`),
-      project,
-    );
-    await waitReady(container, probes);
-    await sh(T.deleteSample, 4 * MIN);
-    const apps = kubeConfig().makeApiClient(AppsV1Api);
-    await waitFor('the release’s Deployment to be gone', () => apps.readNamespacedDeployment({ name: T.sample, namespace: 'default' }).then(() => false, () => true), { timeoutMs: MIN });
-    await container.stop();
-  }, 10 * MIN);
+  step(
+    'the image against the local cluster (podman run, a flattened kubeconfig): it uninstalls the deleted sample',
+    async () => {
+      await evalStep(T.imageEnv, MIN);
+      await sh(T.flatKubeconfig, MIN);
+      const [metrics, probes] = [await freePort(), await freePort()];
+      container = await session.background(
+        T.podmanRun.replace(
+          '--kubeconfig=/kube/config',
+          `--kubeconfig=/kube/config --metrics-bind-address=127.0.0.1:${metrics} --health-probe-bind-address=127.0.0.1:${probes}`,
+        ),
+        project,
+      );
+      await waitReady(container, probes);
+      await sh(T.deleteSample, 4 * MIN);
+      const apps = kubeConfig().makeApiClient(AppsV1Api);
+      await waitFor(
+        'the release’s Deployment to be gone',
+        () =>
+          apps.readNamespacedDeployment({ name: T.sample, namespace: 'default' }).then(
+            () => false,
+            () => true,
+          ),
+        { timeoutMs: MIN },
+      );
+      await container.stop();
+    },
+    10 * MIN,
+  );
 
-  step(`${T.deploy}: the operator Deployment available, with the image docker-build built`, async () => {
-    await sh(T.deploy);
-    await sh(T.waitDeploy, 4 * MIN);
-    const d = await kubeConfig().makeApiClient(AppsV1Api).readNamespacedDeployment({ name: `${PROJECT}-controller-manager`, namespace: `${PROJECT}-system` });
-    expect(d.status?.conditions?.find((c) => c.type === 'Available')?.status).toBe('True');
-    expect(d.spec?.template.spec?.containers.find((c) => c.name === 'manager')?.image).toBe(T.img);
-  }, 6 * MIN);
+  step(
+    `${T.deploy}: the operator Deployment available, with the image docker-build built`,
+    async () => {
+      await sh(T.deploy);
+      await sh(T.waitDeploy, 4 * MIN);
+      const d = await kubeConfig()
+        .makeApiClient(AppsV1Api)
+        .readNamespacedDeployment({ name: `${PROJECT}-controller-manager`, namespace: `${PROJECT}-system` });
+      expect(d.status?.conditions?.find((c) => c.type === 'Available')?.status).toBe('True');
+      expect(d.spec?.template.spec?.containers.find((c) => c.name === 'manager')?.image).toBe(T.img);
+    },
+    6 * MIN,
+  );
 
   step(T.undeploy, async () => {
     await sh(T.undeploy);
-    await waitFor('the CRD to be gone', () => kubeConfig().makeApiClient(ApiextensionsV1Api).readCustomResourceDefinition({ name: `nginxes.${GROUP}` }).then(() => false, () => true), { timeoutMs: 2 * MIN });
+    await waitFor(
+      'the CRD to be gone',
+      () =>
+        kubeConfig()
+          .makeApiClient(ApiextensionsV1Api)
+          .readCustomResourceDefinition({ name: `nginxes.${GROUP}` })
+          .then(
+            () => false,
+            () => true,
+          ),
+      { timeoutMs: 2 * MIN },
+    );
   });
 
-  step(T.bundle, async () => {
-    await sh(T.bundle, 10 * MIN);
-    const csv = parse(await readFile(path.join(project, `bundle/manifests/${PROJECT}.clusterserviceversion.yaml`), 'utf8')) as { metadata: { name: string } };
-    expect(csv.metadata.name).toBe(`${PROJECT}.v0.0.1`);
-  }, 12 * MIN);
+  step(
+    T.bundle,
+    async () => {
+      await sh(T.bundle, 10 * MIN);
+      const csv = parse(await readFile(path.join(project, `bundle/manifests/${PROJECT}.clusterserviceversion.yaml`), 'utf8')) as {
+        metadata: { name: string };
+      };
+      expect(csv.metadata.name).toBe(`${PROJECT}.v0.0.1`);
+    },
+    12 * MIN,
+  );
 
-  step(`${T.registryUp}: a registry on 127.0.0.1`, async () => {
-    // A free port, as another registry may hold 5000 on this machine: the Makefile reads REGISTRY_PORT.
-    registryPort = await freePort();
-    session.set('REGISTRY_PORT', String(registryPort));
-    const { registry } = await evalStep(T.registryUp, 15 * MIN);
-    expect(registry).toBe(`127.0.0.1:${registryPort}`);
-    expect((await fetch(`http://${registry}/v2/`)).status).toBe(200);
-  }, 16 * MIN);
+  step(
+    `${T.registryUp}: a registry on 127.0.0.1`,
+    async () => {
+      // A free port, as another registry may hold 5000 on this machine: the Makefile reads REGISTRY_PORT.
+      registryPort = await freePort();
+      session.set('REGISTRY_PORT', String(registryPort));
+      const { registry } = await evalStep(T.registryUp, 15 * MIN);
+      expect(registry).toBe(`127.0.0.1:${registryPort}`);
+      expect((await fetch(`http://${registry}/v2/`)).status).toBe(200);
+    },
+    16 * MIN,
+  );
 
-  step(`${T.bundlePush}: the bundle image in the registry`, async () => {
-    await sh(T.bundlePush, 10 * MIN);
-    const tags = (await (await fetch(`http://127.0.0.1:${registryPort}/v2/${PROJECT}-bundle/tags/list`)).json()) as { tags?: string[] };
-    expect(tags.tags).toEqual(['v0.0.1']);
-  }, 12 * MIN);
+  step(
+    `${T.bundlePush}: the bundle image in the registry`,
+    async () => {
+      await sh(T.bundlePush, 10 * MIN);
+      const tags = (await (await fetch(`http://127.0.0.1:${registryPort}/v2/${PROJECT}-bundle/tags/list`)).json()) as { tags?: string[] };
+      expect(tags.tags).toEqual(['v0.0.1']);
+    },
+    12 * MIN,
+  );
 
-  step(`${T.catalog}: a valid catalog from the pushed bundle image`, async () => {
-    await sh(T.catalog, 10 * MIN);
-    const docs = (await readFile(path.join(project, `catalog/${PROJECT}/catalog.yaml`), 'utf8')).split(/^---$/m).map((d) => parse(d) as { schema?: string; name?: string; image?: string } | null);
-    const bundle = docs.find((d) => d?.schema === 'olm.bundle');
-    expect(bundle).toMatchObject({ name: `${PROJECT}.v0.0.1`, image: `127.0.0.1:${registryPort}/${PROJECT}-bundle:v0.0.1` });
-    expect(docs.map((d) => d?.schema).filter((s) => s !== undefined)).toEqual(['olm.package', 'olm.channel', 'olm.bundle']);
-  }, 12 * MIN);
+  step(
+    `${T.catalog}: a valid catalog from the pushed bundle image`,
+    async () => {
+      await sh(T.catalog, 10 * MIN);
+      const docs = (await readFile(path.join(project, `catalog/${PROJECT}/catalog.yaml`), 'utf8'))
+        .split(/^---$/m)
+        .map((d) => parse(d) as { schema?: string; name?: string; image?: string } | null);
+      const bundle = docs.find((d) => d?.schema === 'olm.bundle');
+      expect(bundle).toMatchObject({ name: `${PROJECT}.v0.0.1`, image: `127.0.0.1:${registryPort}/${PROJECT}-bundle:v0.0.1` });
+      expect(docs.map((d) => d?.schema).filter((s) => s !== undefined)).toEqual(['olm.package', 'olm.channel', 'olm.bundle']);
+    },
+    12 * MIN,
+  );
 
-  step(T.olmInstall, async () => {
-    olmInstalled = true;
-    await sh(T.olmInstall, 40 * MIN);
-  }, 45 * MIN);
+  step(
+    T.olmInstall,
+    async () => {
+      olmInstalled = true;
+      await sh(T.olmInstall, 40 * MIN);
+    },
+    45 * MIN,
+  );
 
-  step(`${T.runBundle}: the CSV Succeeded`, async () => {
-    expect(await sh(T.runBundle, 8 * MIN)).toContain(`OLM has successfully installed "${PROJECT}.v0.0.1"`);
-    const csv = (await kubeConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ group: 'operators.coreos.com', version: 'v1alpha1', plural: 'clusterserviceversions', namespace: 'default', name: `${PROJECT}.v0.0.1` })) as { status?: { phase?: string } };
-    expect(csv.status?.phase).toBe('Succeeded');
-  }, 10 * MIN);
+  step(
+    `${T.runBundle}: the CSV Succeeded`,
+    async () => {
+      expect(await sh(T.runBundle, 8 * MIN)).toContain(`OLM has successfully installed "${PROJECT}.v0.0.1"`);
+      const csv = (await kubeConfig()
+        .makeApiClient(CustomObjectsApi)
+        .getNamespacedCustomObject({
+          group: 'operators.coreos.com',
+          version: 'v1alpha1',
+          plural: 'clusterserviceversions',
+          namespace: 'default',
+          name: `${PROJECT}.v0.0.1`,
+        })) as { status?: { phase?: string } };
+      expect(csv.status?.phase).toBe('Succeeded');
+    },
+    10 * MIN,
+  );
 
-  step(T.cleanup, async () => {
-    expect(await sh(T.cleanup, 5 * MIN)).toContain(`operator "${PROJECT}" uninstalled`);
-    const csvs = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: 'operators.coreos.com', version: 'v1alpha1', plural: 'clusterserviceversions', namespace: 'default' })) as { items: unknown[] };
-    expect(csvs.items).toEqual([]);
-  }, 6 * MIN);
+  step(
+    T.cleanup,
+    async () => {
+      expect(await sh(T.cleanup, 5 * MIN)).toContain(`operator "${PROJECT}" uninstalled`);
+      const csvs = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+        group: 'operators.coreos.com',
+        version: 'v1alpha1',
+        plural: 'clusterserviceversions',
+        namespace: 'default',
+      })) as { items: unknown[] };
+      expect(csvs.items).toEqual([]);
+    },
+    6 * MIN,
+  );
 
   step(T.registryDown, async () => {
     await sh(T.registryDown, MIN);
-    expect(await fetch(`http://127.0.0.1:${registryPort}/v2/`).then(() => 'answers', () => 'down')).toBe('down');
+    expect(
+      await fetch(`http://127.0.0.1:${registryPort}/v2/`).then(
+        () => 'answers',
+        () => 'down',
+      ),
+    ).toBe('down');
     registryPort = undefined;
   });
 });

@@ -38,7 +38,14 @@ const TREE: Record<string, readonly string[]> = {
   'src/runtime/queue.ts': ['../k8s/api.js', './backoff.js'],
   'src/runtime/up.ts': ['../helm/run.js'],
   'src/reconciler/index.ts': ['./core/reconcile.js'],
-  'src/reconciler/core/reconcile.ts': ['../../helm/index.js', '../../runtime/queue.js', '../../config/watches.js', '../../k8s/api.js', '../actions/install.js', '../decide/pure.js'],
+  'src/reconciler/core/reconcile.ts': [
+    '../../helm/index.js',
+    '../../runtime/queue.js',
+    '../../config/watches.js',
+    '../../k8s/api.js',
+    '../actions/install.js',
+    '../decide/pure.js',
+  ],
   'src/reconciler/core/up.ts': ['../../operator/operator.js'],
   'src/reconciler/core/calls-up.ts': ['../../runtime/controller.js', '../../runtime/requeue-source.js'],
   'src/reconciler/core/ports.ts': ['../../k8s/api.js'],
@@ -128,7 +135,12 @@ beforeAll(async () => {
   }
   const config = await extractDepcruiseConfig(CONFIG);
   ruleNames = (config.forbidden ?? []).map((r) => r.name ?? '');
-  const { output } = await cruise(['src'], { validate: true, ruleSet: { forbidden: config.forbidden ?? [] }, baseDir: root, tsPreCompilationDeps: true });
+  const { output } = await cruise(['src'], {
+    validate: true,
+    ruleSet: { forbidden: config.forbidden ?? [] },
+    baseDir: root,
+    tsPreCompilationDeps: true,
+  });
   reported = (output as ICruiseResult).summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`).sort();
 }, 60_000);
 

@@ -12,7 +12,10 @@ export async function applyChart<O extends ChartCallOptions>(
   h: VerbContext,
   verb: 'install' | 'upgrade',
   opts: O,
-  args: (o: O & { readonly valuesFile: string; readonly timeoutMs: number; readonly postRenderFlags?: readonly string[] }, major: HelmMajor) => string[],
+  args: (
+    o: O & { readonly valuesFile: string; readonly timeoutMs: number; readonly postRenderFlags?: readonly string[] },
+    major: HelmMajor,
+  ) => string[],
 ): Promise<Release> {
   const { major, timeoutMs, ctx } = await writerCall(h, opts);
   const stdout = await h.runner.withValuesFile(opts.values, (valuesFile) => {
@@ -21,7 +24,9 @@ export async function applyChart<O extends ChartCallOptions>(
     if (render === undefined) return plain();
     // The values file's private directory is the post-render exchange's too.
     return h.runner
-      .withPostRender(path.dirname(valuesFile), render, major, (postRenderFlags) => h.runner.run(verb, args({ ...opts, valuesFile, timeoutMs, postRenderFlags }, major), ctx))
+      .withPostRender(path.dirname(valuesFile), render, major, (postRenderFlags) =>
+        h.runner.run(verb, args({ ...opts, valuesFile, timeoutMs, postRenderFlags }, major), ctx),
+      )
       .catch((err: unknown) => {
         // Only the post-render path re-reads the rendered templates (kyaml), before anything is
         // stored or applied: a chart it cannot read goes without, its objects owned by a PATCH after.

@@ -15,7 +15,11 @@ export async function history(h: VerbContext, release: string, namespace: string
   await h.major(opts.signal);
   const ctx = releaseContext({ ...opts, release, namespace }, undefined);
   try {
-    const stdout = await h.runner.run('history', historyArgs({ release, namespace, ...(opts.max !== undefined ? { max: opts.max } : {}) }), ctx);
+    const stdout = await h.runner.run(
+      'history',
+      historyArgs({ release, namespace, ...(opts.max !== undefined ? { max: opts.max } : {}) }),
+      ctx,
+    );
     return parsed('history', () => parseHistoryJson(stdout, 'history'));
   } catch (err) {
     if (isHelmError(err, 'ReleaseNotFound')) return [];

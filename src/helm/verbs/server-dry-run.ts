@@ -20,7 +20,9 @@ export type ServerDryRunOptions = ChartCallOptions;
 export async function serverDryRun(h: VerbContext, opts: ServerDryRunOptions): Promise<string> {
   await h.major(opts.signal);
   const ctx = { ...releaseContext(opts, undefined), ...(opts.timeoutMs !== undefined ? { deadlineMs: opts.timeoutMs } : {}) };
-  const stdout = await h.runner.withValuesFile(opts.values, (valuesFile) => h.runner.run('dry-run', serverDryRunArgs({ ...opts, valuesFile }), ctx));
+  const stdout = await h.runner.withValuesFile(opts.values, (valuesFile) =>
+    h.runner.run('dry-run', serverDryRunArgs({ ...opts, valuesFile }), ctx),
+  );
   const manifest = parsed('dry-run', () => parseDryRunManifest(stdout, 'upgrade --install --dry-run=server'));
   // As template() returns helm's stdout: without its final newline.
   return manifest.endsWith('\n') ? manifest.slice(0, -1) : manifest;

@@ -32,7 +32,11 @@ export async function uninstall(h: VerbContext, opts: UninstallOptions): Promise
             const release = uninstalledRelease(line);
             if (release !== undefined) onUninstalled(release);
           };
-    await h.runner.run('uninstall', uninstallArgs({ ...opts, timeoutMs }, major), { ...ctx, releases: 1 + (opts.also?.length ?? 0), ...(onLine ? { onLine } : {}) });
+    await h.runner.run('uninstall', uninstallArgs({ ...opts, timeoutMs }, major), {
+      ...ctx,
+      releases: 1 + (opts.also?.length ?? 0),
+      ...(onLine ? { onLine } : {}),
+    });
     return { found: true };
   } catch (err) {
     if (isHelmError(err, 'ReleaseNotFound')) return { found: false };

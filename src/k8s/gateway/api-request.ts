@@ -98,7 +98,14 @@ export function parseApiRequest(method: string, url: string): ApiRequest {
   const verb = verbOf(method, target.name, watch);
   if (verb === undefined) return other;
   const selector = parsed.searchParams.get('labelSelector') ?? '';
-  return { type: 'resource', verb, group: root.group, version: root.version, ...target, labelSelector: selector === '' ? [] : selector.split(',').map((t) => t.trim()) };
+  return {
+    type: 'resource',
+    verb,
+    group: root.group,
+    version: root.version,
+    ...target,
+    labelSelector: selector === '' ? [] : selector.split(',').map((t) => t.trim()),
+  };
 }
 
 /** As the API server's request-info resolver: `/namespaces/NS/status` is the Namespace's own. */

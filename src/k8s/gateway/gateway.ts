@@ -16,7 +16,16 @@ import { silentLogger, type Logger } from '../../telemetry/logger.js';
 import nodeHttp from '../client-node-slim/node-http.js';
 import type { KubeConfig } from '../client-node.js';
 import { normalizedUrl, parseApiRequest, type ApiRequest, type ResourceRequest } from './api-request.js';
-import { changeable, decide, isStorageRecord, readable, type Decision, type GatewayPolicy, type ObjectMeta, type ResourceScope } from './policy.js';
+import {
+  changeable,
+  decide,
+  isStorageRecord,
+  readable,
+  type Decision,
+  type GatewayPolicy,
+  type ObjectMeta,
+  type ResourceScope,
+} from './policy.js';
 
 export type { GatewayPolicy } from './policy.js';
 
@@ -49,7 +58,18 @@ const MAX_INSPECTED_BYTES = 32 * 1024 * 1024;
 /** How long the upstream credentials (a rotated ServiceAccount token, an exec plugin's) are reused. */
 const CREDENTIALS_TTL_MS = 30_000;
 /** Request headers never passed upstream: ours (the grant's token) or hop-by-hop. */
-const DROPPED_REQUEST_HEADERS = new Set(['authorization', 'host', 'connection', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'te', 'upgrade', 'trailer', 'transfer-encoding']);
+const DROPPED_REQUEST_HEADERS = new Set([
+  'authorization',
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'upgrade',
+  'trailer',
+  'transfer-encoding',
+]);
 const DROPPED_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding']);
 
 interface Upstream {
@@ -129,9 +149,11 @@ export class HelmApiGateway {
   async close(): Promise<void> {
     this.#grants.clear();
     this.#server.closeAllConnections();
-    await new Promise<void>((resolve) => this.#server.close(() => {
-      resolve();
-    }));
+    await new Promise<void>((resolve) =>
+      this.#server.close(() => {
+        resolve();
+      }),
+    );
     const up = await this.#upstream?.catch(() => undefined);
     up?.agent.destroy();
   }
@@ -149,12 +171,18 @@ export class HelmApiGateway {
     const request = parseApiRequest(req.method ?? 'GET', url);
     const decision = decide(request, policy, await this.#scope(request));
     if (decision.action === 'refuse') {
-      this.#log.info({ namespace: policy.namespace, release: policy.releases[0], method: req.method, path: url.split('?')[0] }, 'helm gateway refused a request');
+      this.#log.info(
+        { namespace: policy.namespace, release: policy.releases[0], method: req.method, path: url.split('?')[0] },
+        'helm gateway refused a request',
+      );
     }
     await this.#carryOut(decision, { req, res, url, request, policy });
   }
 
-  async #carryOut(decision: Decision, c: { req: http.IncomingMessage; res: http.ServerResponse; url: string; request: ApiRequest; policy: GatewayPolicy }): Promise<void> {
+  async #carryOut(
+    decision: Decision,
+    c: { req: http.IncomingMessage; res: http.ServerResponse; url: string; request: ApiRequest; policy: GatewayPolicy },
+  ): Promise<void> {
     const { req, res, url, policy } = c;
     const checked = { request: c.request as ResourceRequest, policy };
     switch (decision.action) {
@@ -254,7 +282,11 @@ export class HelmApiGateway {
     // A read of its own: helm's body (and its length and type) belong to the request it guards,
     // unless this request sends that body again (a dry run of it).
     const { 'accept-encoding': _encoding, 'content-length': _length, 'content-type': type, ...rest } = headers;
-    const json: http.OutgoingHttpHeaders = { ...rest, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': type, 'content-length': body.length }) };
+    const json: http.OutgoingHttpHeaders = {
+      ...rest,
+      accept: 'application/json',
+      ...(body === undefined ? {} : { 'content-type': type, 'content-length': body.length }),
+    };
     const upstream = await this.#request(method, url, json);
     return new Promise<UpstreamResponse>((resolve, reject) => {
       upstream.on('response', (upRes) => {
@@ -308,7 +340,12 @@ export class HelmApiGateway {
     }
     const meta = (JSON.parse(dry.body.toString('utf8')) as { metadata?: ObjectMeta }).metadata ?? {};
     if (!isStorageRecord(meta, policy)) {
-      sendStatus(res, 403, 'Forbidden', `refused by the helm gateway: create Secret ${meta.name ?? ''}: Secret is not in this watch's allowKinds`);
+      sendStatus(
+        res,
+        403,
+        'Forbidden',
+        `refused by the helm gateway: create Secret ${meta.name ?? ''}: Secret is not in this watch's allowKinds`,
+      );
       return;
     }
     passThrough(res, await this.#fetch('POST', url, headers, body));
@@ -321,7 +358,12 @@ export class HelmApiGateway {
       const body = JSON.parse(current.body.toString('utf8')) as SecretLike;
       if (!changeable(body.metadata ?? {}, policy, body.type)) {
         req.resume();
-        sendStatus(res, 403, 'Forbidden', `refused by the helm gateway: Secret ${request.namespace ?? ''}/${request.name ?? ''} exists and is not release ${policy.releases.join(', ')}'s`);
+        sendStatus(
+          res,
+          403,
+          'Forbidden',
+          `refused by the helm gateway: Secret ${request.namespace ?? ''}/${request.name ?? ''} exists and is not release ${policy.releases.join(', ')}'s`,
+        );
         return;
       }
     } else if (current.status !== 404) {

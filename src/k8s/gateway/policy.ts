@@ -103,7 +103,8 @@ function confinement(req: ResourceRequest, policy: GatewayPolicy, scope: Resourc
     if (req.namespace === policy.namespace) return undefined;
     return write ? refuse(`${describe(req, scope)} is outside namespace ${policy.namespace}, which this watch confines releases to`) : hide;
   }
-  if (scope === undefined) return write ? refuse(`${describe(req, scope)}: the kind is not served, so its scope cannot be checked`) : undefined;
+  if (scope === undefined)
+    return write ? refuse(`${describe(req, scope)}: the kind is not served, so its scope cannot be checked`) : undefined;
   if (scope.namespaced) return write ? refuse(`${describe(req, scope)} in every namespace is outside namespace ${policy.namespace}`) : hide;
   if (!write) return undefined;
   const kind = qualifiedKind(scope.kind, req.group);
@@ -111,15 +112,22 @@ function confinement(req: ResourceRequest, policy: GatewayPolicy, scope: Resourc
   return refuse(`${describe(req, scope)} is cluster-scoped, and this watch allows no ${kind} (allowClusterScoped)`);
 }
 
-
 /** `allowKinds`: a decision for a write of a kind the list does not name, undefined for one it does. */
-function allowList(req: ResourceRequest, policy: GatewayPolicy, allowKinds: readonly string[], scope: ResourceScope | undefined): Decision | undefined {
+function allowList(
+  req: ResourceRequest,
+  policy: GatewayPolicy,
+  allowKinds: readonly string[],
+  scope: ResourceScope | undefined,
+): Decision | undefined {
   if (scope === undefined) return refuse(`${describe(req, scope)}: the kind is not served, so it cannot be checked against allowKinds`);
   const kind = qualifiedKind(scope.kind, req.group);
   if (allowKinds.includes(kind)) return undefined;
   if (kind === 'Secret' && req.subresource === undefined) {
     // helm's release records: by name where the path has one, by the body where it does not.
-    if (req.name === undefined) return req.verb === 'create' ? { action: 'check-storage-record' } : refuse(`${describe(req, scope)}: Secret is not in this watch's allowKinds`);
+    if (req.name === undefined)
+      return req.verb === 'create'
+        ? { action: 'check-storage-record' }
+        : refuse(`${describe(req, scope)}: Secret is not in this watch's allowKinds`);
     if (policy.releases.some((r) => req.name?.startsWith(storagePrefix(r)) === true)) return undefined;
   }
   return refuse(`${describe(req, scope)}: ${kind} is not in this watch's allowKinds`);
@@ -169,7 +177,11 @@ const FILLED_BY_THE_CLUSTER: ReadonlySet<string> = new Set(['kubernetes.io/servi
 export function readable(meta: ObjectMeta, policy: GatewayPolicy, type?: string): boolean {
   if (meta.namespace !== policy.namespace) return false;
   if (type !== undefined && FILLED_BY_THE_CLUSTER.has(type)) return false;
-  return isStorageRecord(meta, policy) || madeByRelease(meta, policy) || (meta.labels ?? {})[policy.readableLabel.key] === policy.readableLabel.value;
+  return (
+    isStorageRecord(meta, policy) ||
+    madeByRelease(meta, policy) ||
+    (meta.labels ?? {})[policy.readableLabel.key] === policy.readableLabel.value
+  );
 }
 
 /** helm's ownership annotations name one of the policy's releases in its namespace. */

@@ -26,7 +26,17 @@ interface Stop {
 /** Counted against the desired state's retries and, for a CR the rollout moved, its attempt: the canary fails. */
 function stop(desired: Desired, s: Stop): CrdStep {
   const failure = { summary: s.summary, retryable: s.retryable };
-  return { kind: 'stop', outcome: { kind: 'helm-failed', reason: s.reason, event: 'UpgradeFailed', failure, fingerprint: desired.keyedFingerprint, cause: s.cause ?? new Error(s.summary) } };
+  return {
+    kind: 'stop',
+    outcome: {
+      kind: 'helm-failed',
+      reason: s.reason,
+      event: 'UpgradeFailed',
+      failure,
+      fingerprint: desired.keyedFingerprint,
+      cause: s.cause ?? new Error(s.summary),
+    },
+  };
 }
 
 export async function applyChartCrds(ctx: ActionContext, desired: Desired): Promise<CrdStep> {
@@ -34,10 +44,16 @@ export async function applyChartCrds(ctx: ActionContext, desired: Desired): Prom
   const port = ctx.crds;
   if (ctx.watch.crds !== 'CreateReplace' || crds.length === 0 || port === undefined) return GO;
   const refused = crdWriteRefusal(ctx.watch, crds);
-  if (refused !== undefined) return stop(desired, { reason: refused.reason === 'confinement' ? Reason.NamespaceConfinementViolation : Reason.KindNotAllowed, summary: refused.message, retryable: false });
+  if (refused !== undefined)
+    return stop(desired, {
+      reason: refused.reason === 'confinement' ? Reason.NamespaceConfinementViolation : Reason.KindNotAllowed,
+      summary: refused.message,
+      retryable: false,
+    });
   const live = new Map(await Promise.all(crds.map(async (c) => [c.name, await port.get(c.name)] as const)));
   const plan = planChartCrds(crds, live);
-  if (plan.kind === 'unsafe') return stop(desired, { reason: Reason.CRDUpgradeUnsafe, summary: unsafeCrdMessage(plan.refusals), retryable: false });
+  if (plan.kind === 'unsafe')
+    return stop(desired, { reason: Reason.CRDUpgradeUnsafe, summary: unsafeCrdMessage(plan.refusals), retryable: false });
   return plan.applies.length === 0 ? GO : applyAll(ctx, desired, port, plan.applies);
 }
 
@@ -58,5 +74,8 @@ async function applyAll(ctx: ActionContext, desired: Desired, port: CrdsPort, ap
     }
   }
   const names = applies.map((a) => `${a.crd.name} (${a.kind === 'create' ? 'created' : 'replaced'})`).join(', ');
-  return { kind: 'go', events: [{ type: 'Normal', reason: 'CRDsApplied', message: `the chart's CRDs were applied before the upgrade: ${names}` }] };
+  return {
+    kind: 'go',
+    events: [{ type: 'Normal', reason: 'CRDsApplied', message: `the chart's CRDs were applied before the upgrade: ${names}` }],
+  };
 }

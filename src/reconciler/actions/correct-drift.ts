@@ -19,13 +19,20 @@ import { deployedRelease, entriesOf } from './deployment.js';
  * `beforeWrite`: awaited before any write to the release's objects, when `deployed` was remembered
  * rather than read (ADR 0069); it throws ReleaseChangedError when that revision is no longer deployed.
  */
-export async function correctDrift(ctx: ActionContext, deployed: ReleaseRecord, desired: Pick<Desired, 'values'>, beforeWrite?: () => Promise<void>): Promise<Outcome> {
+export async function correctDrift(
+  ctx: ActionContext,
+  deployed: ReleaseRecord,
+  desired: Pick<Desired, 'values'>,
+  beforeWrite?: () => Promise<void>,
+): Promise<Outcome> {
   const subject = { ...subjectOf(ctx), ...(beforeWrite === undefined ? {} : { beforeWrite }) };
   const { objects, release } = await deployedObjects(ctx, deployed, desired);
   const { rules, refused } = driftIgnoreRules(ctx);
   const key = { revision: deployed.revision, generation: ctx.generation, rules: rulesFingerprint(rules) };
   const policy = new DriftRepairPolicy(rules, ctx.status.driftFights, key);
-  const { drift, events } = ctx.annotations.driftRepair ? await repair(ctx, { subject, revision: deployed.revision }, objects, policy) : { drift: { kind: 'settled' } as const, events: [] };
+  const { drift, events } = ctx.annotations.driftRepair
+    ? await repair(ctx, { subject, revision: deployed.revision }, objects, policy)
+    : { drift: { kind: 'settled' } as const, events: [] };
   const fields: DriftFieldsReport = {
     fights: ctx.annotations.driftRepair ? policy.fights : undefined,
     declared: policy.declared,
@@ -38,14 +45,25 @@ export async function correctDrift(ctx: ActionContext, deployed: ReleaseRecord, 
   const seen = await ctx.objects.adopt(subject, objects);
   const ready = await ctx.objects.readiness(objects, seen);
   const deployment = { ...(release === undefined ? {} : { release }), inventory: entriesOf(objects), ready };
-  return { kind: 'in-sync', revision: deployed.revision, deployment, drift, ...(quiet ? {} : { fields }), ...(events.length === 0 ? {} : { events }) };
+  return {
+    kind: 'in-sync',
+    revision: deployed.revision,
+    deployment,
+    drift,
+    ...(quiet ? {} : { fields }),
+    ...(events.length === 0 ? {} : { events }),
+  };
 }
 
 /**
  * The deployed revision's objects: kept from this CR instance's last install or upgrade, else read
  * from helm, which also says whether the revision was made from the desired state (ChangedOutsideError).
  */
-async function deployedObjects(ctx: ActionContext, deployed: ReleaseRecord, desired: Pick<Desired, 'values'>): Promise<{ objects: DesiredObject[]; release?: DeployedRelease }> {
+async function deployedObjects(
+  ctx: ActionContext,
+  deployed: ReleaseRecord,
+  desired: Pick<Desired, 'values'>,
+): Promise<{ objects: DesiredObject[]; release?: DeployedRelease }> {
   const known = ctx.manifests.get(ctx.namespace, ctx.name, ctx.uid, deployed.revision);
   if (known !== undefined) return { objects: known };
   const release = await ctx.helm.status(ctx.name, ctx.namespace);

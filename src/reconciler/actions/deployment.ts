@@ -8,7 +8,11 @@ import type { DesiredObject } from '../objects/release-object-types.js';
 import type { DeployedRelease } from '../status/status.js';
 import { subjectOf, type ActionContext } from '../core/action-context.js';
 
-export async function deploymentOf(ctx: ActionContext, release: ReleaseInfo, options: { readonly created: boolean }): Promise<Deployment & { release: DeployedRelease }> {
+export async function deploymentOf(
+  ctx: ActionContext,
+  release: ReleaseInfo,
+  options: { readonly created: boolean },
+): Promise<Deployment & { release: DeployedRelease }> {
   const objects = await ctx.manifests.remember(ctx.name, ctx.uid, release);
   const seen = await ctx.objects.adopt(subjectOf(ctx), objects, { created: options.created });
   return { release: deployedRelease(release), inventory: entriesOf(objects), ready: await ctx.objects.readiness(objects, seen) };

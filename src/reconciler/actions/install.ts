@@ -2,7 +2,15 @@
 import { Reason } from '../status/conditions.js';
 import type { ReleaseInfo } from '../core/helm-port.js';
 import type { Outcome } from '../core/outcome.js';
-import { asConflict, failureOf, helmStep, applyRequest, withOverrideEvents, type ActionContext, type Desired } from '../core/action-context.js';
+import {
+  asConflict,
+  failureOf,
+  helmStep,
+  applyRequest,
+  withOverrideEvents,
+  type ActionContext,
+  type Desired,
+} from '../core/action-context.js';
 import { deploymentOf } from './deployment.js';
 import { checkConfinement } from './preflight.js';
 import { removeFailedInstall } from './remediate.js';
@@ -15,17 +23,25 @@ export async function install(ctx: ActionContext, desired: Desired, options: { r
  * the install resolves undefined: the caller reads the storage and decides as for any CR. Nothing
  * is removed, as that release is not this install's.
  */
-export async function install(ctx: ActionContext, desired: Desired, options: { readonly presumedAbsent: true }): Promise<Outcome | undefined>;
-export async function install(ctx: ActionContext, desired: Desired, options: { readonly leftovers?: boolean; readonly presumedAbsent?: true }): Promise<Outcome | undefined> {
-  if (options.leftovers === true) {
-    const failed = await helmStep(ctx, Reason.InstallError, () => ctx.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, signal: ctx.signal }));
-    if (failed !== undefined) return failed;
-  }
-  const refused = await checkConfinement(ctx, desired, Reason.InstallError);
-  if (refused !== undefined) return refused;
+export async function install(
+  ctx: ActionContext,
+  desired: Desired,
+  options: { readonly presumedAbsent: true },
+): Promise<Outcome | undefined>;
+export async function install(
+  ctx: ActionContext,
+  desired: Desired,
+  options: { readonly leftovers?: boolean; readonly presumedAbsent?: true },
+): Promise<Outcome | undefined> {
+  const stopped = await beforeInstall(ctx, desired, options.leftovers === true);
+  if (stopped !== undefined) return stopped;
   let release: ReleaseInfo;
   try {
-    release = await ctx.helm.install({ ...applyRequest(ctx, desired), ...(ctx.watch.crds === 'Skip' ? { skipCrds: true } : {}), ...(await forceConflicts(ctx)) });
+    release = await ctx.helm.install({
+      ...applyRequest(ctx, desired),
+      ...(ctx.watch.crds === 'Skip' ? { skipCrds: true } : {}),
+      ...(await forceConflicts(ctx)),
+    });
   } catch (err) {
     if (options.presumedAbsent === true && ctx.describeHelmError(err).nameInUse === true && !ctx.signal.aborted) return undefined;
     const outcome = failureOf(ctx, err, { reason: Reason.InstallError, event: 'InstallFailed', notDeployed: true, counts: desired });
@@ -40,6 +56,17 @@ export async function install(ctx: ActionContext, desired: Desired, options: { r
     return withOverrideEvents(ctx, testFailure(test, desired, { notDeployed: true }));
   }
   return withOverrideEvents(ctx, { kind: 'installed', deployment, notes: release.notes, ...(test === undefined ? {} : { test }) });
+}
+
+/** A failed install's leftovers removed, then the render checked against confinement: an outcome stops the install. */
+async function beforeInstall(ctx: ActionContext, desired: Desired, leftovers: boolean): Promise<Outcome | undefined> {
+  if (leftovers) {
+    const failed = await helmStep(ctx, Reason.InstallError, () =>
+      ctx.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, signal: ctx.signal }),
+    );
+    if (failed !== undefined) return failed;
+  }
+  return checkConfinement(ctx, desired, Reason.InstallError);
 }
 
 /**

@@ -20,7 +20,12 @@ import { planUpgrade } from './plan-upgrade.js';
 export const PLATFORM_APPROVAL_POLL_MS = 5_000;
 
 /** `upgrade`: the upgrade itself, run when the gate lets it. */
-export async function plannedUpgrade(ctx: ActionContext, desired: Desired, from: ReleaseRecord, upgrade: () => Promise<Outcome>): Promise<Outcome> {
+export async function plannedUpgrade(
+  ctx: ActionContext,
+  desired: Desired,
+  from: ReleaseRecord,
+  upgrade: () => Promise<Outcome>,
+): Promise<Outcome> {
   const mode = ctx.watch.approval ?? 'never';
   const plans = ctx.plans;
   // `never`: today's behaviour, and its cost: no plan.
@@ -35,7 +40,8 @@ export async function plannedUpgrade(ctx: ActionContext, desired: Desired, from:
   const at = { generation: ctx.generation, fingerprint: desired.keyedFingerprint, configMap };
   const verdict = approvalVerdict(mode, plan, approved);
   await plans.save(ownerOf(ctx), configMap, plan);
-  if (verdict.kind === 'hold') return held(ctx, planStatus(plan, at, 'AwaitingApproval'), { approved, isNew: prior?.digest !== plan.digest });
+  if (verdict.kind === 'hold')
+    return held(ctx, planStatus(plan, at, 'AwaitingApproval'), { approved, isNew: prior?.digest !== plan.digest });
   const outcome = await upgrade();
   return outcome.kind === 'upgraded' ? { ...outcome, plan: { status: planStatus(plan, at, 'Applied'), why: verdict.why } } : outcome;
 }
@@ -44,14 +50,19 @@ const isPlan = (v: unknown): v is UpgradePlan => typeof v === 'object' && v !== 
 
 /** The digest approved for the CR. Where the platform approves, the CR's annotation is not read at all: its author cannot approve. */
 function approvalOf(ctx: ActionContext, plans: PlansPort): Promise<string | undefined> {
-  return (ctx.watch.approvedBy ?? 'platform') === 'cr' ? Promise.resolve(ctx.annotations.approvePlan?.trim()) : plans.platformApproval(ctx.namespace, ctx.name);
+  return (ctx.watch.approvedBy ?? 'platform') === 'cr'
+    ? Promise.resolve(ctx.annotations.approvePlan?.trim())
+    : plans.platformApproval(ctx.namespace, ctx.name);
 }
 
 function held(ctx: ActionContext, plan: PlanStatus, how: { approved: string | undefined; isNew: boolean }): Outcome {
   const approvedBy = ctx.watch.approvedBy ?? 'platform';
   const steps = approveHint(approvedBy, plan.digest, { kind: ctx.watch.kind, namespace: ctx.namespace, name: ctx.name });
   // Said, so that a CR author who tries learns why nothing happens.
-  const ignored = approvedBy === 'platform' && ctx.annotations.approvePlan !== undefined ? ` (the CR's annotation ${APPROVE_PLAN_ANNOTATION} does not count: this watch's plans are approved by the platform)` : '';
+  const ignored =
+    approvedBy === 'platform' && ctx.annotations.approvePlan !== undefined
+      ? ` (the CR's annotation ${APPROVE_PLAN_ANNOTATION} does not count: this watch's plans are approved by the platform)`
+      : '';
   const hint = `${steps}${ignored}`;
   const stale = how.approved !== undefined && how.approved !== '' && how.approved !== plan.digest ? { stale: how.approved } : {};
   // The CR's annotation brings its own reconcile; the platform's record is looked for.

@@ -13,7 +13,18 @@ import { redactedDeep } from '../status/redaction.js';
 import { asHelmApplies } from '../objects/release-objects.js';
 import { stampOwnership } from '../objects/render-ownership.js';
 import type { ReleaseRecord } from '../decide/state.js';
-import { classifyObject, deletedObjects, hookEvents, sealPlan, upgradeHooks, type PlanCrd, type PlanHook, type PlanObject, type PlanRef, type UpgradePlan } from '../plan/upgrade-plan.js';
+import {
+  classifyObject,
+  deletedObjects,
+  hookEvents,
+  sealPlan,
+  upgradeHooks,
+  type PlanCrd,
+  type PlanHook,
+  type PlanObject,
+  type PlanRef,
+  type UpgradePlan,
+} from '../plan/upgrade-plan.js';
 import { ownerOf, releaseRequest, subjectOf, type ActionContext, type Desired } from '../core/action-context.js';
 import { settlePlan } from './upgrade.js';
 import { settleManifest } from './upgrade-render.js';
@@ -52,7 +63,12 @@ export async function planUpgrade(ctx: ActionContext, desired: Desired, from: Re
 
 /** The manifest as the upgrade's post-render would hand it to helm (context.ts applyRequest, upgrade.ts). */
 async function asUpgradeApplies(ctx: ActionContext, manifest: string): Promise<string> {
-  const stamped = await stampOwnership(manifest, { owner: ownerOf(ctx), chartName: ctx.watch.chart.name, namespace: ctx.namespace, isNamespaced: ctx.isNamespaced });
+  const stamped = await stampOwnership(manifest, {
+    owner: ownerOf(ctx),
+    chartName: ctx.watch.chart.name,
+    namespace: ctx.namespace,
+    isNamespaced: ctx.isNamespaced,
+  });
   const serverSide = (await ctx.helm.major()) === 4 && !ctx.annotations.upgradeForce;
   // The conflicts are the plan's to list, not a reason to stop planning.
   return settleManifest(stamped, ctx, { ...settlePlan(ctx, serverSide).plan, failOnConflict: false });
@@ -66,7 +82,10 @@ async function planObject(ctx: ActionContext, ref: PlanRef, o: ManifestObject, r
 }
 
 /** The deployed revision's objects: kept since its install or upgrade, else read from helm. */
-async function deployedObjects(ctx: ActionContext, from: ReleaseRecord): Promise<(PlanRef & { readonly annotations: Readonly<Record<string, string>> })[]> {
+async function deployedObjects(
+  ctx: ActionContext,
+  from: ReleaseRecord,
+): Promise<(PlanRef & { readonly annotations: Readonly<Record<string, string>> })[]> {
   const kept = ctx.manifests.get(ctx.namespace, ctx.name, ctx.uid, from.revision);
   if (kept !== undefined) return kept.map((d) => ({ ...d.entry, annotations: d.rendered.annotations }));
   const release = await ctx.helm.status(ctx.name, ctx.namespace);
@@ -82,6 +101,11 @@ async function crdChanges(ctx: ActionContext): Promise<PlanCrd[]> {
   if (ctx.watch.crds !== 'CreateReplace' || crds.length === 0 || port === undefined) return [];
   const live = new Map(await Promise.all(crds.map(async (c) => [c.name, await port.get(c.name)] as const)));
   const plan = planChartCrds(crds, live);
-  if (plan.kind === 'unsafe') return plan.refusals.map((r) => ({ name: r.crd.name, change: 'unsafe', findings: r.changes.map((c) => `${c.path}: ${c.message} (${c.check})`) }));
+  if (plan.kind === 'unsafe')
+    return plan.refusals.map((r) => ({
+      name: r.crd.name,
+      change: 'unsafe',
+      findings: r.changes.map((c) => `${c.path}: ${c.message} (${c.check})`),
+    }));
   return plan.applies.map((a) => ({ name: a.crd.name, change: a.kind }));
 }

@@ -29,7 +29,11 @@ export async function checkConfinement(ctx: ActionContext, desired: Desired, rea
     else unknown.push({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.namespace ?? '', name: o.name });
   }
   const entries = await inventoryOf(served, ctx.namespace, ctx.isNamespaced);
-  const violations = confinementViolations(entries, { namespace: ctx.namespace, allowClusterScoped: ctx.watch.allowClusterScoped }, unknown);
+  const violations = confinementViolations(
+    entries,
+    { namespace: ctx.namespace, allowClusterScoped: ctx.watch.allowClusterScoped },
+    unknown,
+  );
   if (violations.length === 0) return undefined;
   const message = `the release would create objects outside namespace ${ctx.namespace}, which this watch confines it to: ${violations.join(', ')}`;
   return { kind: 'refused', reason: Reason.NamespaceConfinementViolation, message, retry: false, event: true, stage: 'release' };

@@ -13,7 +13,12 @@ import type { ActionContext, Desired } from '../core/action-context.js';
 export async function testRelease(ctx: ActionContext, revision: number): Promise<ReleaseTestReport | undefined> {
   const test = ctx.watch.test;
   if (test?.enable !== true) return undefined;
-  const result = await ctx.helm.test({ release: ctx.name, namespace: ctx.namespace, signal: ctx.signal, ...(test.timeoutMs === undefined ? {} : { timeoutMs: test.timeoutMs }) });
+  const result = await ctx.helm.test({
+    release: ctx.name,
+    namespace: ctx.namespace,
+    signal: ctx.signal,
+    ...(test.timeoutMs === undefined ? {} : { timeoutMs: test.timeoutMs }),
+  });
   if (result.passed) return { passed: true, message: `helm test passed on revision ${revision}` };
   const logs = result.logs === '' ? '' : `; test logs: ${result.logs}`;
   return { passed: false, message: ctx.redact(`helm test failed on revision ${revision}: ${result.summary}${logs}`) };
@@ -24,7 +29,11 @@ export const failsRelease = (ctx: ActionContext, report: ReleaseTestReport | und
   report?.passed === false && ctx.watch.test?.ignoreFailures !== true;
 
 /** The failed install or upgrade a failed test makes: counted against the retries of `desired`. */
-export function testFailure(report: ReleaseTestReport, desired: Desired, how: { readonly notDeployed: boolean }): Extract<Outcome, { kind: 'helm-failed' }> {
+export function testFailure(
+  report: ReleaseTestReport,
+  desired: Desired,
+  how: { readonly notDeployed: boolean },
+): Extract<Outcome, { kind: 'helm-failed' }> {
   return {
     kind: 'helm-failed',
     reason: Reason.TestFailed,

@@ -30,7 +30,11 @@ function undoable(latest: ReleaseRecord | undefined, before: ReleaseRecord, depl
  * Resolves to the event that says what was done, if anything was. `deployedToo`: the new
  * revision is deployed but failed its tests (release-test.ts): undone all the same.
  */
-export async function rollbackFailedUpgrade(ctx: ActionContext, before: ReleaseRecord, o: { readonly deployedToo?: boolean } = {}): Promise<CrEvent[]> {
+export async function rollbackFailedUpgrade(
+  ctx: ActionContext,
+  before: ReleaseRecord,
+  o: { readonly deployedToo?: boolean } = {},
+): Promise<CrEvent[]> {
   const records = await ctx.storage.records(ctx.namespace, ctx.name);
   const latest = records.reduce<ReleaseRecord | undefined>((a, r) => (a === undefined || r.revision > a.revision ? r : a), undefined);
   if (!undoable(latest, before, o.deployedToo === true)) return [];
@@ -41,10 +45,18 @@ export async function rollbackFailedUpgrade(ctx: ActionContext, before: ReleaseR
     try {
       await ctx.helm.rollback({ release: ctx.name, namespace: ctx.namespace, revision: before.revision, force, signal });
       const how = force ? '' : errors.length > 0 ? ' without force, after the forced rollback failed' : '';
-      return [{ type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${ctx.name} back to revision ${before.revision}${how}` }];
+      return [
+        { type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${ctx.name} back to revision ${before.revision}${how}` },
+      ];
     } catch (err) {
       errors.push(ctx.describeHelmError(err).summary);
     }
   }
-  return [{ type: 'Warning', reason: 'RollbackFailed', message: `Rollback of ${ctx.name} to revision ${before.revision} failed: ${errors.join('; then: ')}` }];
+  return [
+    {
+      type: 'Warning',
+      reason: 'RollbackFailed',
+      message: `Rollback of ${ctx.name} to revision ${before.revision} failed: ${errors.join('; then: ')}`,
+    },
+  ];
 }

@@ -171,7 +171,11 @@ export class Uninstaller implements UninstallPort {
     const finishing = new Map<string, Promise<void>>();
     const gate = boundedRunner(PEER_WRITES_IN_FLIGHT);
     const finish = (name: string): void => {
-      if (peers.includes(name) && !finishing.has(name)) finishing.set(name, gate(() => this.#completePeer(ctx, name, { batch, events: peerEvents })));
+      if (peers.includes(name) && !finishing.has(name))
+        finishing.set(
+          name,
+          gate(() => this.#completePeer(ctx, name, { batch, events: peerEvents })),
+        );
     };
     const ok = await this.#batchUninstall(ctx, peers, finish);
     // After a success every peer's release is gone, whether or not helm's output said so.
@@ -187,9 +191,13 @@ export class Uninstaller implements UninstallPort {
   async #batchUninstall(ctx: ActionContext, peers: readonly string[], onUninstalled: (release: string) => void): Promise<boolean> {
     try {
       // found: false means this release vanished meanwhile, and helm 3 then stopped before the others.
-      return (await ctx.helm.uninstall({ release: ctx.name, also: peers, namespace: ctx.namespace, signal: ctx.signal, onUninstalled })).found;
+      return (await ctx.helm.uninstall({ release: ctx.name, also: peers, namespace: ctx.namespace, signal: ctx.signal, onUninstalled }))
+        .found;
     } catch (err) {
-      ctx.log.info({ releases: [ctx.name, ...peers], error: ctx.redact(ctx.describeHelmError(err).summary) }, 'Batched uninstall failed; uninstalling one by one');
+      ctx.log.info(
+        { releases: [ctx.name, ...peers], error: ctx.redact(ctx.describeHelmError(err).summary) },
+        'Batched uninstall failed; uninstalling one by one',
+      );
       return false;
     }
   }
@@ -231,7 +239,10 @@ export class Uninstaller implements UninstallPort {
           await this.o.crs.removeFinalizers(cr, FINALIZERS);
           this.o.forget(ctx.namespace, name);
         } catch (err) {
-          ctx.log.info({ peer: name, error: describeError(err) }, 'Could not finish a batched uninstall for its CR; its own reconcile will');
+          ctx.log.info(
+            { peer: name, error: describeError(err) },
+            'Could not finish a batched uninstall for its CR; its own reconcile will',
+          );
         }
       }
     }
@@ -254,7 +265,10 @@ export class Uninstaller implements UninstallPort {
   }
 
   /** `[the CR]` when its release may join this CR's batch, else `[]`. */
-  #peer(ctx: ActionContext, meta: { name?: string; uid?: string; deletionTimestamp?: unknown; finalizers?: string[] }): { name: string; uid: string }[] {
+  #peer(
+    ctx: ActionContext,
+    meta: { name?: string; uid?: string; deletionTimestamp?: unknown; finalizers?: string[] },
+  ): { name: string; uid: string }[] {
     const { name, uid, deletionTimestamp, finalizers } = meta;
     const eligible =
       name !== undefined &&

@@ -15,10 +15,16 @@ export async function unlock(ctx: ActionContext, latest: ReleaseRecord, lastGood
   if (lastGood === undefined) {
     const failed = await helmStep(ctx, Reason.InstallError, () => ctx.helm.uninstall({ release, namespace, signal }));
     if (failed !== undefined) return failed;
-    return { kind: 'unlocked', events: [{ type: 'Warning', reason: 'ReleaseUnlocked', message: `Release ${release} ${was}; removed the unfinished install` }] };
+    return {
+      kind: 'unlocked',
+      events: [{ type: 'Warning', reason: 'ReleaseUnlocked', message: `Release ${release} ${was}; removed the unfinished install` }],
+    };
   }
   const revision = lastGood.revision;
   const failed = await helmStep(ctx, Reason.UpgradeError, () => ctx.helm.rollback({ release, namespace, revision, force: false, signal }));
   if (failed !== undefined) return failed;
-  return { kind: 'unlocked', events: [{ type: 'Warning', reason: 'ReleaseUnlocked', message: `Release ${release} ${was}; rolled back to revision ${revision}` }] };
+  return {
+    kind: 'unlocked',
+    events: [{ type: 'Warning', reason: 'ReleaseUnlocked', message: `Release ${release} ${was}; rolled back to revision ${revision}` }],
+  };
 }

@@ -43,7 +43,12 @@ interface Applied {
 }
 
 const isApplied = (doc: unknown): doc is Applied =>
-  isPlainObject(doc) && typeof doc.apiVersion === 'string' && typeof doc.kind === 'string' && isPlainObject(doc.metadata) && typeof doc.metadata.name === 'string' && doc.metadata.name !== '';
+  isPlainObject(doc) &&
+  typeof doc.apiVersion === 'string' &&
+  typeof doc.kind === 'string' &&
+  isPlainObject(doc.metadata) &&
+  typeof doc.metadata.name === 'string' &&
+  doc.metadata.name !== '';
 
 /** `manifest` with every object settled; throws UpgradeConflictError for what `conflictPolicy: fail` refuses. */
 export async function settleManifest(manifest: string, ctx: ActionContext, plan: SettlePlan): Promise<string> {
@@ -59,11 +64,17 @@ export async function settleManifest(manifest: string, ctx: ActionContext, plan:
 }
 
 /** The document of `doc` as the upgrade applies it; the conflicts its apply would meet go to `conflicts`. */
-async function settleDocument(chunk: string, doc: Applied, pass: { ctx: ActionContext; plan: SettlePlan; conflicts: UpgradeConflict[] }): Promise<string> {
+async function settleDocument(
+  chunk: string,
+  doc: Applied,
+  pass: { ctx: ActionContext; plan: SettlePlan; conflicts: UpgradeConflict[] },
+): Promise<string> {
   const { ctx, plan, conflicts } = pass;
   const namespace = doc.metadata.namespace ?? ((await ctx.isNamespaced(doc.apiVersion, doc.kind).catch(() => true)) ? ctx.namespace : '');
   const object = { kind: doc.kind, namespace, name: doc.metadata.name };
-  const labels = Object.fromEntries(Object.entries(doc.metadata.labels ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  const labels = Object.fromEntries(
+    Object.entries(doc.metadata.labels ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'),
+  );
   const held = heldFields(plan.rules, plan.fights, { ...object, labels });
   const live = held.length === 0 ? undefined : await ctx.objects.current({ apiVersion: doc.apiVersion, ...object });
   const settled = settleHeld(doc, live, held, { serverSide: plan.serverSide, ours: RELEASE_FIELD_MANAGERS });

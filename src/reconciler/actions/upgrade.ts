@@ -8,7 +8,15 @@ import { rulesFingerprint } from '../drift/drift-ignore.js';
 import type { ReleaseInfo } from '../core/helm-port.js';
 import { withEvents, type Outcome } from '../core/outcome.js';
 import type { ReleaseRecord } from '../decide/state.js';
-import { asConflict, driftIgnoreRules, failureOf, applyRequest, withOverrideEvents, type ActionContext, type Desired } from '../core/action-context.js';
+import {
+  asConflict,
+  driftIgnoreRules,
+  failureOf,
+  applyRequest,
+  withOverrideEvents,
+  type ActionContext,
+  type Desired,
+} from '../core/action-context.js';
 import { deploymentOf } from './deployment.js';
 import { applyChartCrds, type CrdStep } from './chart-crds.js';
 import { checkConfinement } from './preflight.js';
@@ -25,7 +33,9 @@ export async function upgrade(ctx: ActionContext, desired: Desired, from: Releas
   const { plan, rules } = settlePlan(ctx, serverSide);
   const request = applyRequest(ctx, desired);
   const stamp = request.postRender;
-  const postRender = settles(plan) ? { postRender: async (m: string) => settleManifest(stamp === undefined ? m : await stamp(m), ctx, plan) } : {};
+  const postRender = settles(plan)
+    ? { postRender: async (m: string) => settleManifest(stamp === undefined ? m : await stamp(m), ctx, plan) }
+    : {};
   let release: ReleaseInfo;
   try {
     release = await ctx.helm.upgrade({ ...request, ...postRender, force, forceConflicts: serverSide && !plan.failOnConflict });
@@ -38,16 +48,30 @@ export async function upgrade(ctx: ActionContext, desired: Desired, from: Releas
     if (conflict !== undefined) return withOverrideEvents(ctx, conflict);
     return withEvents(withOverrideEvents(ctx, outcome), await rollbackFailedUpgrade(ctx, from));
   }
-  const kept = plan.fights === undefined ? undefined : fightsFor(plan.fights, { revision: release.revision, generation: ctx.generation, rules });
+  const kept =
+    plan.fights === undefined ? undefined : fightsFor(plan.fights, { revision: release.revision, generation: ctx.generation, rules });
   const deployment = await deploymentOf(ctx, release, { created: false });
-  const upgraded: Outcome = { kind: 'upgraded', deployment, notes: release.notes, ...(kept === undefined || kept.fields.length === 0 ? {} : { fights: kept }) };
+  const upgraded: Outcome = {
+    kind: 'upgraded',
+    deployment,
+    notes: release.notes,
+    ...(kept === undefined || kept.fields.length === 0 ? {} : { fights: kept }),
+  };
   return withOverrideEvents(ctx, withEvents(await tested(ctx, upgraded, { desired, from }), crds.events));
 }
 
 /** The upgraded revision's tests (release-test.ts); one that fails them is rolled back as a failed upgrade, though helm deployed it. */
-async function tested(ctx: ActionContext, upgraded: Extract<Outcome, { kind: 'installed' | 'upgraded' }>, at: { readonly desired: Desired; readonly from: ReleaseRecord }): Promise<Outcome> {
+async function tested(
+  ctx: ActionContext,
+  upgraded: Extract<Outcome, { kind: 'installed' | 'upgraded' }>,
+  at: { readonly desired: Desired; readonly from: ReleaseRecord },
+): Promise<Outcome> {
   const test = await testRelease(ctx, upgraded.deployment.release.revision);
-  if (failsRelease(ctx, test)) return withEvents(testFailure(test, at.desired, { notDeployed: false }), await rollbackFailedUpgrade(ctx, at.from, { deployedToo: true }));
+  if (failsRelease(ctx, test))
+    return withEvents(
+      testFailure(test, at.desired, { notDeployed: false }),
+      await rollbackFailedUpgrade(ctx, at.from, { deployedToo: true }),
+    );
   return test === undefined ? upgraded : { ...upgraded, test };
 }
 

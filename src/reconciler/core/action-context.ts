@@ -64,7 +64,25 @@ export interface ActionContext {
   readonly manifests: ManifestsPort;
   /** The cluster's CRDs (`crds: CreateReplace`, chart-crds.ts); undefined: not wired, never replaced. */
   readonly crds?: CrdsPort;
-  readonly watch: Pick<Watch, 'group' | 'version' | 'kind' | 'chart' | 'overrideValues' | 'confineToNamespace' | 'allowClusterScoped' | 'dryRunOption' | 'driftIgnore' | 'allowDriftIgnoreAnnotation' | 'conflictPolicy' | 'crds' | 'allowKinds' | 'test' | 'approval' | 'approvedBy'>;
+  readonly watch: Pick<
+    Watch,
+    | 'group'
+    | 'version'
+    | 'kind'
+    | 'chart'
+    | 'overrideValues'
+    | 'confineToNamespace'
+    | 'allowClusterScoped'
+    | 'dryRunOption'
+    | 'driftIgnore'
+    | 'allowDriftIgnoreAnnotation'
+    | 'conflictPolicy'
+    | 'crds'
+    | 'allowKinds'
+    | 'test'
+    | 'approval'
+    | 'approvedBy'
+  >;
   /** Upgrade plans and their approvals (docs/adr/0083); undefined: not wired, upgrades are never held. */
   readonly plans?: PlansPort;
   readonly isNamespaced: (apiVersion: string, kind: string) => Promise<boolean>;
@@ -77,7 +95,10 @@ export interface ActionContext {
  * The drift ignore rules in force for the CR's release: the watch's, then the CR's annotation's
  * where the watch obeys it (`refused` says why not, when it does not).
  */
-export function driftIgnoreRules(ctx: Pick<ActionContext, 'watch' | 'annotations'>): { readonly rules: readonly DriftIgnoreRule[]; readonly refused?: string } {
+export function driftIgnoreRules(ctx: Pick<ActionContext, 'watch' | 'annotations'>): {
+  readonly rules: readonly DriftIgnoreRule[];
+  readonly refused?: string;
+} {
   const fromCR = annotationRules(ctx.annotations.driftIgnore, ctx.watch.allowDriftIgnoreAnnotation === true);
   const rules = [...(ctx.watch.driftIgnore ?? []), ...fromCR.rules];
   return fromCR.problem === undefined ? { rules } : { rules, refused: fromCR.problem };
@@ -96,7 +117,14 @@ export function subjectOf(ctx: ActionContext): ObjectsSubject {
 
 /** The chart, values and release labels of an install or upgrade (and of the pre-flight render). */
 export function releaseRequest(ctx: ActionContext, desired: Desired): ReleaseRequest {
-  return { release: ctx.name, namespace: ctx.namespace, chart: ctx.watch.chart.path, values: desired.values, labels: desired.labels, signal: ctx.signal };
+  return {
+    release: ctx.name,
+    namespace: ctx.namespace,
+    chart: ctx.watch.chart.path,
+    values: desired.values,
+    labels: desired.labels,
+    signal: ctx.signal,
+  };
 }
 
 /** The install or upgrade helm is asked for: its objects rendered owned by the CR (render-ownership.ts). */
@@ -132,7 +160,11 @@ const REFUSAL_REASONS: Readonly<Record<NonNullable<HelmFailure['refusedBy']>, Re
   allowKinds: Reason.KindNotAllowed,
 };
 
-export function failureOf(ctx: ActionContext, err: unknown, how: { reason: Reason; event: string; counts?: Desired; notDeployed?: boolean }): Outcome {
+export function failureOf(
+  ctx: ActionContext,
+  err: unknown,
+  how: { reason: Reason; event: string; counts?: Desired; notDeployed?: boolean },
+): Outcome {
   if (lostLeadership(ctx.signal)) return { kind: 'cancelled', cause: err };
   const counted = ctx.signal.aborted ? undefined : how.counts;
   const failure = ctx.describeHelmError(err);
@@ -158,7 +190,8 @@ export function asConflict(outcome: Outcome): Outcome | undefined {
   if (outcome.kind !== 'helm-failed' || outcome.failure.fieldConflict !== true) return undefined;
   const failure = outcome.failure;
   if (failure.summary.includes('conflictPolicy')) return { ...outcome, reason: Reason.ResourceConflict };
-  const how = 'to take such a field back set conflictPolicy: force on the watch, to leave it to its manager add a driftIgnore rule naming it';
+  const how =
+    'to take such a field back set conflictPolicy: force on the watch, to leave it to its manager add a driftIgnore rule naming it';
   return { ...outcome, reason: Reason.ResourceConflict, failure: { ...failure, summary: `${failure.summary}; ${how}` } };
 }
 
@@ -179,7 +212,11 @@ export function withOverrideEvents(ctx: ActionContext, outcome: Outcome): Outcom
   if (outcome.kind === 'cancelled') return outcome;
   const events = Object.entries(ctx.watch.overrideValues).map(([key, value]): CrEvent => {
     const shown = ctx.suppressOverrideValues ? '****' : value;
-    return { type: 'Warning', reason: 'OverrideValuesInUse', message: `Chart value "${key}" overridden to "${shown}" by operator's watches.yaml` };
+    return {
+      type: 'Warning',
+      reason: 'OverrideValuesInUse',
+      message: `Chart value "${key}" overridden to "${shown}" by operator's watches.yaml`,
+    };
   });
   return withEvents(outcome, events);
 }

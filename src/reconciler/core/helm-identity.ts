@@ -16,9 +16,21 @@ interface IdentityWatch {
 }
 
 /** helm for the CR at `namespace/name` as its watch says, every failure's text passed through `redact`; and the user it acts as. */
-export function helmActingFor(helm: HelmPort, w: IdentityWatch, at: { readonly namespace: string; readonly name: string }, redact: (text: string) => string): { helm: HelmPort; identity: string | undefined } {
+export function helmActingFor(
+  helm: HelmPort,
+  w: IdentityWatch,
+  at: { readonly namespace: string; readonly name: string },
+  redact: (text: string) => string,
+): { helm: HelmPort; identity: string | undefined } {
   const identity = serviceAccountUser(at.namespace, w.serviceAccountName);
-  return { helm: helmActingAs(helm, { ...(identity === undefined ? {} : { impersonate: identity }), redact, ...gatewayPolicy(w, at.namespace, at.name, identity) }), identity };
+  return {
+    helm: helmActingAs(helm, {
+      ...(identity === undefined ? {} : { impersonate: identity }),
+      redact,
+      ...gatewayPolicy(w, at.namespace, at.name, identity),
+    }),
+    identity,
+  };
 }
 
 /**
@@ -27,7 +39,12 @@ export function helmActingFor(helm: HelmPort, w: IdentityWatch, at: { readonly n
  * `lookup()` must not read Secrets its values-from references could not): none otherwise, and helm
  * talks to the API server directly as in operator-sdk (docs/adr/0045).
  */
-export function gatewayPolicy(w: Omit<IdentityWatch, 'serviceAccountName'>, namespace: string, release: string, identity: string | undefined): { gateway?: GatewayPolicy } {
+export function gatewayPolicy(
+  w: Omit<IdentityWatch, 'serviceAccountName'>,
+  namespace: string,
+  release: string,
+  identity: string | undefined,
+): { gateway?: GatewayPolicy } {
   if (!w.confineToNamespace && identity === undefined && w.allowKinds === undefined) return {};
   return {
     gateway: {

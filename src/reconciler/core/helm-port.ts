@@ -65,18 +65,27 @@ export interface HelmPort {
       readonly onUninstalled?: (release: string) => void;
     },
   ): Promise<{ readonly found: boolean }>;
-  rollback(request: Identity & {
-    readonly release: string;
-    readonly namespace: string;
-    readonly revision: number;
-    readonly force: boolean;
-    readonly signal?: AbortSignal;
-  }): Promise<void>;
+  rollback(
+    request: Identity & {
+      readonly release: string;
+      readonly namespace: string;
+      readonly revision: number;
+      readonly force: boolean;
+      readonly signal?: AbortSignal;
+    },
+  ): Promise<void>;
   /**
    * `helm test --logs` on the deployed revision: a failing test resolves `passed: false` with
    * helm's reason and the end of the test pods' logs, both redacted; only a cancelled call rejects.
    */
-  test(request: Identity & { readonly release: string; readonly namespace: string; readonly timeoutMs?: number; readonly signal?: AbortSignal }): Promise<ReleaseTestResult>;
+  test(
+    request: Identity & {
+      readonly release: string;
+      readonly namespace: string;
+      readonly timeoutMs?: number;
+      readonly signal?: AbortSignal;
+    },
+  ): Promise<ReleaseTestResult>;
   /** undefined when the release does not exist. */
   status(release: string, namespace: string, identity?: Identity): Promise<ReleaseInfo | undefined>;
   /**

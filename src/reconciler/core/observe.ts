@@ -21,7 +21,12 @@ export interface ReleaseOwner {
 }
 
 /** The owner of a watch's releases. */
-export function releaseOwnerOf(watch: { readonly kind: string; readonly group: string; readonly chart: { readonly name: string }; readonly adoptReleases?: boolean }): ReleaseOwner {
+export function releaseOwnerOf(watch: {
+  readonly kind: string;
+  readonly group: string;
+  readonly chart: { readonly name: string };
+  readonly adoptReleases?: boolean;
+}): ReleaseOwner {
   return { chartName: watch.chart.name, ownerKind: ownerKindLabel(watch.kind, watch.group), adoptReleases: watch.adoptReleases === true };
 }
 
@@ -39,7 +44,9 @@ export async function observeRelease(
   if (release === undefined) return { kind: 'Absent' };
   if (release.chart.name !== owner.chartName) return { kind: 'Conflict', ownerKind: `chart ${release.chart.name}` };
   const ground = adoptionGround({ storageOwnerUids: state.latest.ownerUids ?? [], manifest: release.manifest }, at, owner);
-  return ground === undefined ? { kind: 'NotOwned', chart: `${release.chart.name}-${release.chart.version}` } : { kind: 'OutOfSync', latest: state.latest, adopted: ground };
+  return ground === undefined
+    ? { kind: 'NotOwned', chart: `${release.chart.name}-${release.chart.version}` }
+    : { kind: 'OutOfSync', latest: state.latest, adopted: ground };
 }
 
 /**
@@ -90,7 +97,11 @@ export function recordsRememberedMs(periodMs: number): number {
 }
 
 /** Pure: the kept revision's record, when it was confirmed less than `forMs` before `nowMs`; else undefined (read them). */
-export function rememberedRecords(kept: Pick<KeptRevision, 'confirmed'> | undefined, nowMs: number, forMs: number): ReleaseRecord[] | undefined {
+export function rememberedRecords(
+  kept: Pick<KeptRevision, 'confirmed'> | undefined,
+  nowMs: number,
+  forMs: number,
+): ReleaseRecord[] | undefined {
   const confirmed = kept?.confirmed;
   if (confirmed === undefined) return undefined;
   const age = nowMs - confirmed.atMs;
@@ -112,10 +123,18 @@ export function stillDeployed(records: readonly ReleaseRecord[], remembered: Rel
  * read once however often it is awaited; it throws ReleaseChangedError when it is not. What a
  * reconcile that went on from remembered records awaits before its first write.
  */
-export function confirmedOnce(read: () => Promise<readonly ReleaseRecord[]>, release: string, remembered: ReleaseRecord): () => Promise<void> {
+export function confirmedOnce(
+  read: () => Promise<readonly ReleaseRecord[]>,
+  release: string,
+  remembered: ReleaseRecord,
+): () => Promise<void> {
   let confirmed: Promise<void> | undefined;
   return () =>
     (confirmed ??= read().then((records) => {
-      if (!stillDeployed(records, remembered)) throw new ReleaseChangedError(`revision ${remembered.revision} of release ${release} is no longer its latest deployed revision`, records);
+      if (!stillDeployed(records, remembered))
+        throw new ReleaseChangedError(
+          `revision ${remembered.revision} of release ${release} is no longer its latest deployed revision`,
+          records,
+        );
     }));
 }

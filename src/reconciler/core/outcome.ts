@@ -77,7 +77,13 @@ type OutcomeKind =
       /** The plan this upgrade carried out, and why it was let go (docs/adr/0083). */
       readonly plan?: AppliedPlan;
     }
-  | { readonly kind: 'in-sync'; readonly revision: number; readonly deployment: Deployment; readonly drift: DriftResult; readonly fields?: DriftFieldsReport }
+  | {
+      readonly kind: 'in-sync';
+      readonly revision: number;
+      readonly deployment: Deployment;
+      readonly drift: DriftResult;
+      readonly fields?: DriftFieldsReport;
+    }
   | {
       readonly kind: 'helm-failed';
       readonly reason: Reason;
@@ -108,7 +114,14 @@ type OutcomeKind =
   /** A fleet change this CR's wave may not take yet (rollout.ts); the release serving is left as it is. */
   | { readonly kind: 'rollout-held'; readonly reason: Reason; readonly message: string; readonly retryAfterMs?: number }
   /** An upgrade's plan waits for approval (docs/adr/0083); the release serving is left as it is. `stale`: an approval of another digest. */
-  | { readonly kind: 'plan-held'; readonly plan: PlanStatus; readonly hint: string; readonly stale?: string; readonly retryAfterMs?: number; readonly isNew: boolean }
+  | {
+      readonly kind: 'plan-held';
+      readonly plan: PlanStatus;
+      readonly hint: string;
+      readonly stale?: string;
+      readonly retryAfterMs?: number;
+      readonly isNew: boolean;
+    }
   /** A pending revision was undone: decide again. */
   | { readonly kind: 'unlocked' }
   | { readonly kind: 'paused' }
@@ -158,4 +171,3 @@ export const HELM_EXIT_POLL_MS = 1_000;
 export class ReportedError extends Error {
   override readonly name = 'ReportedError';
 }
-

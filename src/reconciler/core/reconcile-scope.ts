@@ -91,18 +91,25 @@ export async function readCR(
   const metadata = cached?.metadata;
   if (cached === undefined || metadata === undefined) return { cr: undefined, records: fromStorage(read) };
   const live = decidesFromRecords(cached);
-  const remembered = live ? rememberedRecords(ports.manifests.kept(namespace, name, metadata.uid ?? ''), nowMs, clock.rememberMs) : undefined;
+  const remembered = live
+    ? rememberedRecords(ports.manifests.kept(namespace, name, metadata.uid ?? ''), nowMs, clock.rememberMs)
+    : undefined;
   const early = live && remembered === undefined ? read() : undefined;
   early?.catch(() => undefined);
   const cr = await ports.crs.get(namespace, name, metadata.resourceVersion);
-  if (remembered !== undefined) return { cr, records: { decide: () => Promise.resolve(remembered), remembered: true, read, sinceMs: nowMs } };
+  if (remembered !== undefined)
+    return { cr, records: { decide: () => Promise.resolve(remembered), remembered: true, read, sinceMs: nowMs } };
   return { cr, records: fromStorage(early === undefined ? read : () => early) };
 }
 
 /** A live CR holding our finalizer is reconciled from its records; one about to be installed for the first time reads none (isFirstInstall). */
 function decidesFromRecords(cached: KubernetesObject): boolean {
   const metadata = cached.metadata ?? {};
-  return metadata.deletionTimestamp === undefined && (metadata.finalizers ?? []).includes(FINALIZER) && !isFirstInstall(readStatus((cached as { status?: unknown }).status));
+  return (
+    metadata.deletionTimestamp === undefined &&
+    (metadata.finalizers ?? []).includes(FINALIZER) &&
+    !isFirstInstall(readStatus((cached as { status?: unknown }).status))
+  );
 }
 
 /**
@@ -111,7 +118,11 @@ function decidesFromRecords(cached: KubernetesObject): boolean {
  * read (its watch event brings the reconcile that reads it and installs); a CR that turns out to be
  * invalid gets the finalizer too, as operator-sdk's do, and lets it go when deleted (ADR 0068).
  */
-export function finalizerFirst(request: Request, cached: ReconcileContext['cached'], helmRunning: boolean): CachedCustomResource | undefined {
+export function finalizerFirst(
+  request: Request,
+  cached: ReconcileContext['cached'],
+  helmRunning: boolean,
+): CachedCustomResource | undefined {
   const metadata = cached?.metadata;
   if (cached === undefined || metadata === undefined) return undefined;
   const finalizers = metadata.finalizers ?? [];
@@ -126,11 +137,19 @@ export function finalizerFirst(request: Request, cached: ReconcileContext['cache
   if (gate !== 'reconcile') return undefined;
   // What the finalizer patch reads: where the CR is, and the list its JSON patch tests.
   const listed = metadata.finalizers === undefined ? {} : { finalizers: metadata.finalizers };
-  return { apiVersion: cached.apiVersion ?? '', kind: cached.kind ?? '', metadata: { name: request.name, namespace: request.namespace, ...listed } };
+  return {
+    apiVersion: cached.apiVersion ?? '',
+    kind: cached.kind ?? '',
+    metadata: { name: request.name, namespace: request.namespace, ...listed },
+  };
 }
 
 /** `annotationFloorMs`: the shortest reconcile period the CR's annotation may ask for (period.ts). */
-export function beginReconcile(ports: ScopePorts, cr: CustomResource, at: { request: Request; rc: ReconcileContext; records: ReleaseRecords; annotationFloorMs: number }): Reconcile {
+export function beginReconcile(
+  ports: ScopePorts,
+  cr: CustomResource,
+  at: { request: Request; rc: ReconcileContext; records: ReleaseRecords; annotationFloorMs: number },
+): Reconcile {
   const { request, rc } = at;
   const { namespace, name } = request;
   const redactor = new Redactor();

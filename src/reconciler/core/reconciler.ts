@@ -15,7 +15,14 @@ import { randomBytes } from 'node:crypto';
 import type { Watch } from '../../config/watch.js';
 import { describeError } from '../../k8s/errors.js';
 import type { EventRecorder } from '../../k8s/events.js';
-import { TerminalError, type CacheReader, type ReconcileContext, type Reconciler, type Request, type Result } from '../../runtime/reconcile.js';
+import {
+  TerminalError,
+  type CacheReader,
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
+  type Result,
+} from '../../runtime/reconcile.js';
 import type { Wakeups } from '../../runtime/requeue-source.js';
 import { correctDrift } from '../actions/correct-drift.js';
 import { FINALIZER, FINALIZERS } from './finalizers.js';
@@ -37,8 +44,24 @@ import { ReleaseChangedError } from '../objects/release-object-types.js';
 import type { ObservedState, ReleaseRecord } from '../decide/state.js';
 import { withEvents, type CrEvent, type Outcome, type Summary } from './outcome.js';
 import { parseReleaseAnnotations } from '../decide/annotations.js';
-import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, periodMs, resyncAfterMs, withPeriodFloor, type PeriodSources } from '../decide/period.js';
-import type { CrdsPort, PlansPort, CustomResourcesPort, ManifestsPort, ObjectReaderPort, ReconcilerMetrics, ReleaseObjectsPort, ReleaseStoragePort } from './ports.js';
+import {
+  annotationFloorMs,
+  DEFAULT_ANNOTATION_PERIOD_FLOOR_MS,
+  periodMs,
+  resyncAfterMs,
+  withPeriodFloor,
+  type PeriodSources,
+} from '../decide/period.js';
+import type {
+  CrdsPort,
+  PlansPort,
+  CustomResourcesPort,
+  ManifestsPort,
+  ObjectReaderPort,
+  ReconcilerMetrics,
+  ReleaseObjectsPort,
+  ReleaseStoragePort,
+} from './ports.js';
 import { crSample } from '../status/cr-sample.js';
 import { beginReconcile, finalizerFirst, readCR, type Reconcile } from './reconcile-scope.js';
 import { redactedError } from '../status/redaction.js';
@@ -107,7 +130,9 @@ interface Seen {
 
 /** A takeover of a release this operator did not install is never silent: an event says who allowed it. */
 function adoptionEvents(name: string, state: ObservedState): CrEvent[] {
-  return state.kind === 'OutOfSync' && state.adopted !== undefined ? [{ type: 'Normal', reason: 'AdoptingRelease', message: adoptingMessage(name, state.adopted) }] : [];
+  return state.kind === 'OutOfSync' && state.adopted !== undefined
+    ? [{ type: 'Normal', reason: 'AdoptingRelease', message: adoptingMessage(name, state.adopted) }]
+    : [];
 }
 
 /** The fingerprint key of reconcilers not given one: stable for this process only. */
@@ -128,7 +153,17 @@ export class HelmReconciler implements Reconciler {
     this.#controller = o.controller ?? o.watch.kind;
     const { chart, rollout: policy } = o.watch;
     const { rolloutControl: control, metrics, now, cache, wakeups } = o;
-    this.#rollout = new Rollout({ controller: this.#controller, cache, wakeups, policy, chartDigest: chart.digest, chartVersion: chart.version, control, metrics, now });
+    this.#rollout = new Rollout({
+      controller: this.#controller,
+      cache,
+      wakeups,
+      policy,
+      chartDigest: chart.digest,
+      chartVersion: chart.version,
+      control,
+      metrics,
+      now,
+    });
   }
 
   /** After a takeover a previous leader's helm may have written any release's records late: none is remembered. */
@@ -168,7 +203,12 @@ export class HelmReconciler implements Reconciler {
       });
     } else {
       await r.status.finish();
-      this.o.metrics?.crState?.(this.#controller, r.ctx.namespace, r.ctx.name, crSample(r.status.draft.current, summary.error === undefined));
+      this.o.metrics?.crState?.(
+        this.#controller,
+        r.ctx.namespace,
+        r.ctx.name,
+        crSample(r.status.draft.current, summary.error === undefined),
+      );
     }
     // The controller logs it, causes included (helm's stderr quotes values).
     if (summary.error !== undefined) throw redactedError(summary.error, r.status.redactor);
@@ -179,12 +219,22 @@ export class HelmReconciler implements Reconciler {
   #summary(r: Reconcile, ended: { outcome: Outcome } | { thrown: unknown }): Summary {
     if ('outcome' in ended) {
       const { metadata } = r.cr;
-      const input = { name: r.ctx.name, generation: metadata.generation, deleting: metadata.deletionTimestamp !== undefined, periodMs: this.#period(r) };
+      const input = {
+        name: r.ctx.name,
+        generation: metadata.generation,
+        deleting: metadata.deletionTimestamp !== undefined,
+        periodMs: this.#period(r),
+      };
       return summarize(r.status.draft.current, ended.outcome, input);
     }
     const { thrown } = ended;
     const error = thrown instanceof Error ? thrown : new Error(String(thrown));
-    const irreconcilable = { type: ConditionType.Irreconcilable, status: 'True' as const, reason: Reason.ReconcileError, message: describeError(thrown) };
+    const irreconcilable = {
+      type: ConditionType.Irreconcilable,
+      status: 'True' as const,
+      reason: Reason.ReconcileError,
+      message: describeError(thrown),
+    };
     return { status: thrown instanceof TerminalError ? [] : [{ set: irreconcilable }], result: {}, error, events: [] };
   }
 
@@ -198,7 +248,10 @@ export class HelmReconciler implements Reconciler {
       finalizer: (metadata.finalizers ?? []).some((f) => FINALIZERS.includes(f)),
       paused: ctx.annotations.paused,
     });
-    const invalid: CrEvent[] = gate === 'wait-for-helm' ? [] : ctx.annotations.problems.map((message) => ({ type: 'Warning', reason: 'InvalidAnnotation', message }));
+    const invalid: CrEvent[] =
+      gate === 'wait-for-helm'
+        ? []
+        : ctx.annotations.problems.map((message) => ({ type: 'Warning', reason: 'InvalidAnnotation', message }));
     switch (gate) {
       case 'wait-for-helm':
         return { kind: 'helm-busy' };
@@ -215,7 +268,8 @@ export class HelmReconciler implements Reconciler {
 
   async #converge(r: Reconcile): Promise<Outcome> {
     const { cr, ctx } = r;
-    const invalid = invalidInput(cr, ctx.name) ?? (await missingServiceAccount(this.o.reader, ctx.namespace, this.o.watch.serviceAccountName));
+    const invalid =
+      invalidInput(cr, ctx.name) ?? (await missingServiceAccount(this.o.reader, ctx.namespace, this.o.watch.serviceAccountName));
     if (invalid !== undefined) return invalid;
     if (!(cr.metadata.finalizers ?? []).includes(FINALIZER)) {
       // The cache had it (finalizerFirst), the CR as read has not: someone removed it since. Its
@@ -241,7 +295,8 @@ export class HelmReconciler implements Reconciler {
     // helm has just written this revision, deployed: the reconciles its objects bring while they
     // become ready may go on from it without reading the storage (ADR 0069). After anything else
     // but a release found in sync (a failed upgrade, an unlock, a refusal), the storage is read.
-    if (outcome.kind === 'installed' || outcome.kind === 'upgraded') this.#confirm(r, { revision: outcome.deployment.release.revision, status: 'deployed', labels: desired.labels }, this.#nowMs());
+    if (outcome.kind === 'installed' || outcome.kind === 'upgraded')
+      this.#confirm(r, { revision: outcome.deployment.release.revision, status: 'deployed', labels: desired.labels }, this.#nowMs());
     else if (outcome.kind !== 'in-sync') this.o.manifests.unconfirm(r.ctx.namespace, r.ctx.name);
     return outcome;
   }
@@ -269,7 +324,7 @@ export class HelmReconciler implements Reconciler {
     const at = { namespace: r.ctx.namespace, name: r.ctx.name, uid: r.ctx.uid, fingerprint: desired.fingerprint };
     let seen = await this.#observe(r, at, r.records.decide, r.records.remembered);
     const events = adoptionEvents(at.name, seen.state);
-    for (let unlocks = 0; ; ) {
+    for (let unlocks = 0; ;) {
       const outcome = await this.#attempt(r, seen, desired);
       if (outcome instanceof ReleaseChangedError || outcome instanceof ChangedOutsideError) {
         seen = await this.#decideAgain(r, at, outcome, events);
@@ -280,7 +335,10 @@ export class HelmReconciler implements Reconciler {
       if (outcome.kind !== 'unlocked') return withEvents(outcome, events);
       events.push(...(outcome.events ?? []));
       seen = { state: await observeRelease(r.ctx, this.#owner, at), remembered: false };
-      if (seen.state.kind === 'Locked' || ++unlocks >= MAX_ACTIONS) throw new Error(`release ${at.name} is still ${seen.state.kind === 'Locked' ? seen.state.latest.status : seen.state.kind} after unlocking it`);
+      if (seen.state.kind === 'Locked' || ++unlocks >= MAX_ACTIONS)
+        throw new Error(
+          `release ${at.name} is still ${seen.state.kind === 'Locked' ? seen.state.latest.status : seen.state.kind} after unlocking it`,
+        );
     }
   }
 
@@ -288,7 +346,12 @@ export class HelmReconciler implements Reconciler {
    * Nothing was written: a release changed since it was remembered is decided again from its
    * records as read; one made outside the operator is out of sync (ADR 0070), and says so.
    */
-  async #decideAgain(r: Reconcile, at: Parameters<typeof observeRelease>[2], err: ReleaseChangedError | ChangedOutsideError, events: CrEvent[]): Promise<Seen> {
+  async #decideAgain(
+    r: Reconcile,
+    at: Parameters<typeof observeRelease>[2],
+    err: ReleaseChangedError | ChangedOutsideError,
+    events: CrEvent[],
+  ): Promise<Seen> {
     if (err instanceof ChangedOutsideError) {
       events.push({ type: 'Warning', reason: CHANGED_OUTSIDE_EVENT, message: err.message });
       this.o.metrics?.releaseState(this.#controller, at.namespace, at.name, 'OutOfSync');
@@ -300,7 +363,12 @@ export class HelmReconciler implements Reconciler {
   }
 
   /** The release's state from `read`; remembered records only ever report a release in sync, and whatever else they say is read again. */
-  async #observe(r: Reconcile, at: Parameters<typeof observeRelease>[2], read: () => Promise<ReleaseRecord[]>, remembered: boolean): Promise<Seen> {
+  async #observe(
+    r: Reconcile,
+    at: Parameters<typeof observeRelease>[2],
+    read: () => Promise<ReleaseRecord[]>,
+    remembered: boolean,
+  ): Promise<Seen> {
     const state = await observeRelease(r.ctx, this.#owner, at, await read());
     if (remembered && state.kind !== 'InSync') return this.#observe(r, at, r.records.read, false);
     this.o.metrics?.releaseState(this.#controller, at.namespace, at.name, state.kind);
@@ -309,8 +377,13 @@ export class HelmReconciler implements Reconciler {
 
   /** The action the state picks, done; the error when remembered records turned out stale before anything was written. */
   async #attempt(r: Reconcile, seen: Seen, desired: Desired): Promise<Outcome | ReleaseChangedError | ChangedOutsideError> {
-    const action = nextAction({ state: seen.state, fingerprint: desired.keyedFingerprint, failedAttempts: r.status.draft.current.failedAttempts });
-    const beforeWrite = seen.remembered && action.kind === 'correct-drift' ? confirmedOnce(r.records.read, r.ctx.name, action.deployed) : undefined;
+    const action = nextAction({
+      state: seen.state,
+      fingerprint: desired.keyedFingerprint,
+      failedAttempts: r.status.draft.current.failedAttempts,
+    });
+    const beforeWrite =
+      seen.remembered && action.kind === 'correct-drift' ? confirmedOnce(r.records.read, r.ctx.name, action.deployed) : undefined;
     try {
       return await this.#throughRollout(r, action, desired, beforeWrite);
     } catch (err) {
@@ -322,7 +395,10 @@ export class HelmReconciler implements Reconciler {
   /** A fleet-only upgrade waits for its wave (rollout.ts); what any action leaves is noted for the rollout. */
   async #throughRollout(r: Reconcile, action: Action, desired: Desired, beforeWrite: (() => Promise<void>) | undefined): Promise<Outcome> {
     const upgrade = action.kind === 'upgrade' ? action.from : undefined;
-    const held = upgrade === undefined ? undefined : await this.#rollout.hold(r.status.draft, { namespace: r.ctx.namespace, name: r.ctx.name }, upgrade, desired);
+    const held =
+      upgrade === undefined
+        ? undefined
+        : await this.#rollout.hold(r.status.draft, { namespace: r.ctx.namespace, name: r.ctx.name }, upgrade, desired);
     const outcome = held ?? (await this.#act(r, action, desired, beforeWrite));
     return this.#noted(r, outcome, desired, upgrade !== undefined && Rollout.fleetOnly(upgrade, desired));
   }
@@ -333,7 +409,11 @@ export class HelmReconciler implements Reconciler {
     const event = (reason: string, message: string): void => {
       events.push({ type: 'Warning', reason, message });
     };
-    r.wakeMs = this.#rollout.note(r.status.draft, outcome, desired, { fleetOnly, event, at: { namespace: r.ctx.namespace, name: r.ctx.name } });
+    r.wakeMs = this.#rollout.note(r.status.draft, outcome, desired, {
+      fleetOnly,
+      event,
+      at: { namespace: r.ctx.namespace, name: r.ctx.name },
+    });
     this.#rollout.report(desired.fleetRevision);
     return events.length === 0 ? outcome : { ...outcome, events: [...(outcome.events ?? []), ...events] };
   }
@@ -367,7 +447,9 @@ export class HelmReconciler implements Reconciler {
         return r.status.during(`Installing release ${ctx.name}`, () => install(ctx, desired, { leftovers: action.leftovers }));
       case 'upgrade':
         // Planning comes first, outside `during`: a held CR is not Reconciling (plan-gate.ts).
-        return plannedUpgrade(ctx, desired, action.from, () => r.status.during(`Upgrading release ${ctx.name} from revision ${action.from.revision}`, () => upgrade(ctx, desired, action.from)));
+        return plannedUpgrade(ctx, desired, action.from, () =>
+          r.status.during(`Upgrading release ${ctx.name} from revision ${action.from.revision}`, () => upgrade(ctx, desired, action.from)),
+        );
       case 'correct-drift':
         return correctDrift(ctx, action.deployed, desired, beforeWrite);
     }

@@ -23,11 +23,22 @@ export async function missingServiceAccount(
     if (found !== undefined) return undefined;
   } catch (err) {
     if (isStatus(err, 403)) {
-      throw new Error(`the operator may not get ServiceAccount ${serviceAccount} of namespace ${namespace}, which it checks before acting as it: grant the operator get on serviceaccounts`, { cause: err });
+      throw new Error(
+        `the operator may not get ServiceAccount ${serviceAccount} of namespace ${namespace}, which it checks before acting as it: grant the operator get on serviceaccounts`,
+        { cause: err },
+      );
     }
     throw err;
   }
-  return { kind: 'refused', reason: Reason.ServiceAccountNotFound, message: missingMessage(namespace, serviceAccount), retry: false, event: true, stage: 'input', recheck: 'period' };
+  return {
+    kind: 'refused',
+    reason: Reason.ServiceAccountNotFound,
+    message: missingMessage(namespace, serviceAccount),
+    retry: false,
+    event: true,
+    stage: 'input',
+    recheck: 'period',
+  };
 }
 
 export function missingMessage(namespace: string, serviceAccount: string): string {

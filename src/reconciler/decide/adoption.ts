@@ -30,7 +30,11 @@ export interface UnmanagedRelease {
  * Pure: on what ground the CR of UID `uid` may adopt `release` (which runs the watch's chart);
  * undefined when it may not.
  */
-export function adoptionGround(release: UnmanagedRelease, cr: { readonly uid: string }, watch: { readonly adoptReleases: boolean }): AdoptionGround | undefined {
+export function adoptionGround(
+  release: UnmanagedRelease,
+  cr: { readonly uid: string },
+  watch: { readonly adoptReleases: boolean },
+): AdoptionGround | undefined {
   if (watch.adoptReleases) return 'watch';
   if (cr.uid === '') return undefined;
   if (release.storageOwnerUids.includes(cr.uid) || manifestOwnerUids(release.manifest).has(cr.uid)) return 'owner-reference';
@@ -56,7 +60,12 @@ export function manifestOwnerUids(manifest: string): Set<string> {
 }
 
 /** The CR's status message for a release it may not adopt: whose it is and what to do. */
-export function notOwnedMessage(at: { readonly namespace: string; readonly name: string; readonly kind: string; readonly chart: string }): string {
+export function notOwnedMessage(at: {
+  readonly namespace: string;
+  readonly name: string;
+  readonly kind: string;
+  readonly chart: string;
+}): string {
   return (
     `release "${at.name}" in namespace "${at.namespace}" (chart ${at.chart}) was not installed by this operator, so it is left as it is: ` +
     `not upgraded, and not uninstalled when this ${at.kind} is deleted. ` +

@@ -19,15 +19,21 @@ export interface ConfinementPolicy {
  * empty when the release is confined. `unknown` lists objects whose kind the API server does not
  * serve, so their scope cannot be checked: they are refused too.
  */
-export function confinementViolations(entries: readonly InventoryEntry[], policy: ConfinementPolicy, unknown: readonly InventoryEntry[] = []): string[] {
+export function confinementViolations(
+  entries: readonly InventoryEntry[],
+  policy: ConfinementPolicy,
+  unknown: readonly InventoryEntry[] = [],
+): string[] {
   const violations: string[] = [];
   for (const e of entries) {
     if (e.namespace === '') {
-      if (!policy.allowClusterScoped.includes(qualifiedKindOf(e.apiVersion, e.kind))) violations.push(`${e.kind} ${e.name} (cluster-scoped)`);
+      if (!policy.allowClusterScoped.includes(qualifiedKindOf(e.apiVersion, e.kind)))
+        violations.push(`${e.kind} ${e.name} (cluster-scoped)`);
     } else if (e.namespace !== policy.namespace) {
       violations.push(`${e.kind} ${e.namespace}/${e.name} (namespace ${e.namespace})`);
     }
   }
-  for (const e of unknown) violations.push(`${e.kind} ${e.name} (kind ${e.apiVersion} ${e.kind} is not served, its scope cannot be checked)`);
+  for (const e of unknown)
+    violations.push(`${e.kind} ${e.name} (kind ${e.apiVersion} ${e.kind} is not served, its scope cannot be checked)`);
   return violations;
 }

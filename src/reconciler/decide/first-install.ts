@@ -11,5 +11,10 @@ import type { HelmStatus } from '../status/status.js';
  * a status carried over from operator-sdk included, reads the storage first.
  */
 export function isFirstInstall(status: Readonly<HelmStatus>): boolean {
-  return status.conditions.length === 0 && status.deployedRelease === undefined && status.failedAttempts === undefined && status.inventory === undefined;
+  return (
+    status.conditions.length === 0 &&
+    status.deployedRelease === undefined &&
+    status.failedAttempts === undefined &&
+    status.inventory === undefined
+  );
 }

@@ -76,7 +76,8 @@ export function valuesProblem(value: unknown, limits: Limits = VALUES_LIMITS): s
       bytes += scalarBytes(v);
       return undefined;
     }
-    if (stack.length === limits.maxDepth) return `nests maps and lists more than ${limits.maxDepth} deep (at ${pathOf(stack)}); real chart values stay far below that`;
+    if (stack.length === limits.maxDepth)
+      return `nests maps and lists more than ${limits.maxDepth} deep (at ${pathOf(stack)}); real chart values stay far below that`;
     bytes += 2;
     stack.push(frameOf(v));
     return undefined;

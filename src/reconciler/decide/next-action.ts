@@ -69,7 +69,9 @@ export function nextAction(o: Observed): Action {
       return { kind: 'report-not-owned', chart: state.chart };
     case 'Locked':
       // Unlocking comes first even when retries are spent: it only undoes what a dead process left.
-      return state.lastGood === undefined ? { kind: 'unlock', latest: state.latest } : { kind: 'unlock', latest: state.latest, lastGood: state.lastGood };
+      return state.lastGood === undefined
+        ? { kind: 'unlock', latest: state.latest }
+        : { kind: 'unlock', latest: state.latest, lastGood: state.lastGood };
     case 'InSync':
       return { kind: 'correct-drift', deployed: state.deployed };
     case 'Absent':
@@ -79,7 +81,10 @@ export function nextAction(o: Observed): Action {
   }
 }
 
-function installOrUpgrade(state: Extract<ObservedState, { kind: 'Absent' | 'FailedInstall' | 'OutOfSync' }>, spent: number | undefined): Action {
+function installOrUpgrade(
+  state: Extract<ObservedState, { kind: 'Absent' | 'FailedInstall' | 'OutOfSync' }>,
+  spent: number | undefined,
+): Action {
   if (spent !== undefined) return { kind: 'stall', count: spent };
   if (state.kind === 'OutOfSync') return { kind: 'upgrade', from: state.deployed ?? state.latest };
   return { kind: 'install', leftovers: state.kind === 'FailedInstall' };

@@ -25,7 +25,8 @@ export function changedOutside(release: Pick<ReleaseInfo, 'chart' | 'valuesDiges
   if (chart.name !== desired.chart.name || chart.version !== desired.chart.version) {
     return `its chart is ${chart.name} ${chart.version}, not ${desired.chart.name} ${desired.chart.version}`;
   }
-  if (release.valuesDigest !== undefined && release.valuesDigest !== desired.valuesDigest) return 'its values are not the ones this resource gives';
+  if (release.valuesDigest !== undefined && release.valuesDigest !== desired.valuesDigest)
+    return 'its values are not the ones this resource gives';
   return undefined;
 }
 

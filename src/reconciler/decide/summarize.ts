@@ -8,7 +8,19 @@ import { TerminalError } from '../../runtime/reconcile.js';
 import { ConditionType, Reason, type ConditionInput } from '../status/conditions.js';
 import { conflictMessage } from '../drift/drift-fight.js';
 import { MAX_FAILED_ATTEMPTS } from './next-action.js';
-import { HELM_EXIT_POLL_MS, ReportedError, UNINSTALL_WAIT_POLL_MS, type CrEvent, type Deployment, type DriftFieldsReport, type DriftResult, type Outcome, type ReleaseTestReport, type Summary, type SummaryInput } from '../core/outcome.js';
+import {
+  HELM_EXIT_POLL_MS,
+  ReportedError,
+  UNINSTALL_WAIT_POLL_MS,
+  type CrEvent,
+  type Deployment,
+  type DriftFieldsReport,
+  type DriftResult,
+  type Outcome,
+  type ReleaseTestReport,
+  type Summary,
+  type SummaryInput,
+} from '../core/outcome.js';
 import { planApplied, planHeld } from '../plan/plan-summary.js';
 import { failedReadiness } from '../objects/readiness.js';
 import { countFailure, type HelmStatus, type StatusEdit } from '../status/status.js';
@@ -24,7 +36,14 @@ const generation = (input: SummaryInput): StatusEdit => ({ observedGeneration: i
 const SUMMARIES: { readonly [K in Outcome['kind']]: Summarizer<K> } = {
   paused: () => ({
     ...NOTHING,
-    status: [set({ type: ConditionType.Paused, status: 'True', reason: Reason.PauseReconcileAnnotationTrue, message: 'Reconciliation is paused by the helm.sdk.operatorframework.io/paused annotation' })],
+    status: [
+      set({
+        type: ConditionType.Paused,
+        status: 'True',
+        reason: Reason.PauseReconcileAnnotationTrue,
+        message: 'Reconciliation is paused by the helm.sdk.operatorframework.io/paused annotation',
+      }),
+    ],
   }),
   'helm-busy': () => ({ ...NOTHING, result: { requeueAfterMs: HELM_EXIT_POLL_MS } }),
   cancelled: (_status, o) => ({ ...NOTHING, error: o.cause instanceof Error ? o.cause : new Error(String(o.cause)) }),
@@ -37,7 +56,10 @@ const SUMMARIES: { readonly [K in Outcome['kind']]: Summarizer<K> } = {
   'in-sync': (status, o, input) => inSync(status, o, input),
   'helm-failed': (status, o, input) => helmFailed(status, o, input),
   refused: (_status, o, input) => {
-    const status = [set({ type: ConditionType.Irreconcilable, status: 'True', reason: o.reason, message: o.message }), ...(o.retry ? [] : [generation(input)])];
+    const status = [
+      set({ type: ConditionType.Irreconcilable, status: 'True', reason: o.reason, message: o.message }),
+      ...(o.retry ? [] : [generation(input)]),
+    ];
     const events: CrEvent[] = o.event ? [{ type: 'Warning', reason: o.reason, message: o.message }] : [];
     if (o.recheck === 'period') return { status, result: { requeueAfterMs: input.periodMs }, events };
     const error = o.retry ? new ReportedError(o.message) : new TerminalError(o.message);
@@ -55,7 +77,17 @@ const SUMMARIES: { readonly [K in Outcome['kind']]: Summarizer<K> } = {
 };
 
 /** Outcomes of a CR past the pause gate and not being deleted: it is being reconciled. */
-const RECONCILING = new Set<Outcome['kind']>(['installed', 'upgraded', 'in-sync', 'helm-failed', 'refused', 'stalled', 'unlocked', 'rollout-held', 'plan-held']);
+const RECONCILING = new Set<Outcome['kind']>([
+  'installed',
+  'upgraded',
+  'in-sync',
+  'helm-failed',
+  'refused',
+  'stalled',
+  'unlocked',
+  'rollout-held',
+  'plan-held',
+]);
 
 /** Outcomes of an action still under way (or of one not begun): Reconciling stays as it is. */
 const UNDER_WAY = new Set<Outcome['kind']>(['helm-busy', 'cancelled', 'uninstall-held', 'finalizer-added']);
@@ -66,10 +98,14 @@ export function summarize(status: Status, outcome: Outcome, input: SummaryInput)
   const waiting = outcome.kind === 'uninstalled' && outcome.remaining.length > 0;
   if (!UNDER_WAY.has(outcome.kind) && !waiting) edits.push({ remove: ConditionType.Reconciling });
   if (RECONCILING.has(outcome.kind) && !input.deleting) {
-    edits.push({ remove: ConditionType.Paused }, set({ type: ConditionType.Initialized, status: 'True', reason: Reason.Reconciled, message: '' }));
+    edits.push(
+      { remove: ConditionType.Paused },
+      set({ type: ConditionType.Initialized, status: 'True', reason: Reason.Reconciled, message: '' }),
+    );
     // Stalled is true only while the retries of this desired state are spent: an outcome found
     // before the release was looked at says nothing of that.
-    if (outcome.kind !== 'stalled' && !(outcome.kind === 'refused' && outcome.stage === 'input')) edits.push({ remove: ConditionType.Stalled });
+    if (outcome.kind !== 'stalled' && !(outcome.kind === 'refused' && outcome.stage === 'input'))
+      edits.push({ remove: ConditionType.Stalled });
   }
   const decided = (SUMMARIES[outcome.kind] as Summarizer<Outcome['kind']>)(status, outcome, input);
   const planned = outcome.kind === 'upgraded' && outcome.plan !== undefined ? planApplied(outcome.plan) : [];
@@ -86,7 +122,11 @@ function deployedNow(o: Extract<Outcome, { kind: 'installed' | 'upgraded' }>, in
   const status = [...drift, ...deployed({ reason, message }, o.deployment), ...tested(o.test), generation(input)];
   const verb = o.kind === 'installed' ? 'Installed' : 'Upgraded';
   const chart = `${release.chart}-${release.chartVersion}`;
-  return { status, result: { requeueAfterMs: input.periodMs }, events: [{ type: 'Normal', reason, message: `${verb} release ${release.name}: revision ${release.revision}, chart ${chart}` }] };
+  return {
+    status,
+    result: { requeueAfterMs: input.periodMs },
+    events: [{ type: 'Normal', reason, message: `${verb} release ${release.name}: revision ${release.revision}, chart ${chart}` }],
+  };
 }
 
 /** `deployedReason`: Deployed's reason when it is not `reason` (kept from the install or upgrade that deployed). */
@@ -112,8 +152,16 @@ function inSync(status: Status, o: Extract<Outcome, { kind: 'in-sync' }>, input:
   const drift = o.drift;
   const fields = o.fields === undefined ? { status: [], events: [] } : driftFields(status, drift, o.fields);
   const message = kept?.message ?? `Release ${input.name} revision ${o.revision} deployed`;
-  const edits = [...driftEdits(drift), ...fields.status, ...deployed({ reason, message, ...(kept === undefined ? {} : { deployedReason: kept.reason }) }, o.deployment), ...failedTestKept(status)];
-  const events = [...(drift.kind === 'exhausted' ? [{ type: 'Warning' as const, reason: Reason.RetriesExhausted, message: drift.message }] : []), ...fields.events];
+  const edits = [
+    ...driftEdits(drift),
+    ...fields.status,
+    ...deployed({ reason, message, ...(kept === undefined ? {} : { deployedReason: kept.reason }) }, o.deployment),
+    ...failedTestKept(status),
+  ];
+  const events = [
+    ...(drift.kind === 'exhausted' ? [{ type: 'Warning' as const, reason: Reason.RetriesExhausted, message: drift.message }] : []),
+    ...fields.events,
+  ];
   // The release stays deployed and its other objects were handled; back off and try again.
   if (drift.kind === 'failing') return { status: edits, result: {}, error: new ReportedError(drift.summary), events };
   return { status: [...edits, generation(input)], result: { requeueAfterMs: input.periodMs }, events };
@@ -126,13 +174,17 @@ function inSync(status: Status, o: Extract<Outcome, { kind: 'in-sync' }>, input:
 function helmFailed(status: Status, o: Extract<Outcome, { kind: 'helm-failed' }>, input: SummaryInput): Summary {
   let failure = o.failure;
   const edits: StatusEdit[] = [];
-  if (o.notDeployed === true) edits.push(set({ type: ConditionType.Deployed, status: 'False', reason: Reason.InstallError, message: failure.summary }));
+  if (o.notDeployed === true)
+    edits.push(set({ type: ConditionType.Deployed, status: 'False', reason: Reason.InstallError, message: failure.summary }));
   if (o.fingerprint !== undefined) {
     const attempts = countFailure(status.failedAttempts, o.fingerprint);
     edits.push({ failedAttempts: attempts });
     if (attempts.count >= MAX_FAILED_ATTEMPTS) {
       edits.push(...stalled(attempts.count, input));
-      failure = { summary: `${failure.summary} (failed ${attempts.count} times; retries stopped until the spec or the chart changes)`, retryable: false };
+      failure = {
+        summary: `${failure.summary} (failed ${attempts.count} times; retries stopped until the spec or the chart changes)`,
+        retryable: false,
+      };
     }
   }
   // A remediated test failure: the revision it was about is gone, and the one serving passed before.
@@ -154,7 +206,9 @@ function helmFailed(status: Status, o: Extract<Outcome, { kind: 'helm-failed' }>
 function tested(test: ReleaseTestReport | undefined): StatusEdit[] {
   if (test === undefined) return [{ remove: ConditionType.TestSuccess }];
   const reason = test.passed ? Reason.TestSucceeded : Reason.TestFailed;
-  const edits: StatusEdit[] = [set({ type: ConditionType.TestSuccess, status: test.passed ? 'True' : 'False', reason, message: test.message })];
+  const edits: StatusEdit[] = [
+    set({ type: ConditionType.TestSuccess, status: test.passed ? 'True' : 'False', reason, message: test.message }),
+  ];
   if (!test.passed) edits.push(set({ type: ConditionType.Ready, status: 'False', reason, message: test.message }));
   return edits;
 }
@@ -162,14 +216,18 @@ function tested(test: ReleaseTestReport | undefined): StatusEdit[] {
 /** In sync: a revision whose failed tests were ignored stays not Ready until an install or upgrade tests another. */
 function failedTestKept(status: Status): StatusEdit[] {
   const test = status.conditions.find((c) => c.type === ConditionType.TestSuccess);
-  return test?.status === 'False' ? [set({ type: ConditionType.Ready, status: 'False', reason: Reason.TestFailed, message: test.message })] : [];
+  return test?.status === 'False'
+    ? [set({ type: ConditionType.Ready, status: 'False', reason: Reason.TestFailed, message: test.message })]
+    : [];
 }
 
 function driftEdits(drift: DriftResult): StatusEdit[] {
   if (drift.kind === 'settled') return driftSettled();
   if (drift.kind === 'stopped') return [];
   const [reason, message] =
-    drift.kind === 'failing' ? [Reason.DriftRepairFailed, `Could not restore the release manifest: ${drift.summary}`] : [Reason.RetriesExhausted, drift.message];
+    drift.kind === 'failing'
+      ? [Reason.DriftRepairFailed, `Could not restore the release manifest: ${drift.summary}`]
+      : [Reason.RetriesExhausted, drift.message];
   return [{ driftRepairFailures: drift.record }, set({ type: ConditionType.Drifted, status: 'True', reason, message })];
 }
 
@@ -189,11 +247,19 @@ function driftFields(status: Status, drift: DriftResult, r: DriftFieldsReport): 
   const events: CrEvent[] = r.declared.map((f) => ({ type: 'Warning', reason: Reason.DriftConflict, message: conflictMessage(f) }));
   if (drift.kind !== 'settled') return { status: edits, events };
   if (conflicts.length > 0) {
-    edits.push(set({ type: ConditionType.Drifted, status: 'True', reason: Reason.DriftConflict, message: conflicts.map(conflictMessage).join('; ') }));
+    edits.push(
+      set({
+        type: ConditionType.Drifted,
+        status: 'True',
+        reason: Reason.DriftConflict,
+        message: conflicts.map(conflictMessage).join('; '),
+      }),
+    );
   } else if (r.refused !== undefined) {
     const prior = status.conditions.find((c) => c.type === ConditionType.Drifted);
     edits.push(set({ type: ConditionType.Drifted, status: 'False', reason: Reason.DriftIgnoreRefused, message: r.refused }));
-    if (prior?.reason !== Reason.DriftIgnoreRefused || prior.message !== r.refused) events.push({ type: 'Warning', reason: Reason.DriftIgnoreRefused, message: r.refused });
+    if (prior?.reason !== Reason.DriftIgnoreRefused || prior.message !== r.refused)
+      events.push({ type: 'Warning', reason: Reason.DriftIgnoreRefused, message: r.refused });
   }
   return { status: edits, events };
 }
@@ -206,12 +272,20 @@ function stalled(count: number, input: SummaryInput): StatusEdit[] {
 function uninstalled(o: Extract<Outcome, { kind: 'uninstalled' }>, input: SummaryInput): Summary {
   if (o.remaining.length > 0) {
     const message = `Waiting until all resources are deleted: ${o.remaining.length} left (${o.remaining.slice(0, 3).join(', ')})`;
-    return { status: [set({ type: ConditionType.Deployed, status: 'False', reason: Reason.UninstallSuccessful, message })], result: { requeueAfterMs: UNINSTALL_WAIT_POLL_MS }, events: [] };
+    return {
+      status: [set({ type: ConditionType.Deployed, status: 'False', reason: Reason.UninstallSuccessful, message })],
+      result: { requeueAfterMs: UNINSTALL_WAIT_POLL_MS },
+      events: [],
+    };
   }
   const status: StatusEdit[] = [
     set({ type: ConditionType.Deployed, status: 'False', reason: Reason.UninstallSuccessful, message: 'Release uninstalled' }),
     set({ type: ConditionType.ReleaseFailed, status: 'False', reason: Reason.UninstallSuccessful, message: '' }),
     { release: undefined, inventory: undefined },
   ];
-  return { status, result: {}, events: o.found ? [{ type: 'Normal', reason: Reason.UninstallSuccessful, message: `Uninstalled release ${input.name}` }] : [] };
+  return {
+    status,
+    result: {},
+    events: o.found ? [{ type: 'Normal', reason: Reason.UninstallSuccessful, message: `Uninstalled release ${input.name}` }] : [],
+  };
 }

@@ -42,6 +42,7 @@ export function uninstallRoute(i: RouteInput): UninstallRoute {
   if (latest === undefined) return helm('the release has no stored revision');
   if (latest.revision !== i.kept.revision) return helm(`revision ${latest.revision} is newer than the one read (${i.kept.revision})`);
   if (IN_FLIGHT.has(latest.status)) return helm(`revision ${latest.revision} is ${latest.status}`);
-  if (i.kept.deleteHooks !== false) return helm(i.kept.deleteHooks === true ? 'the release has delete hooks' : 'whether the release has delete hooks is not known');
+  if (i.kept.deleteHooks !== false)
+    return helm(i.kept.deleteHooks === true ? 'the release has delete hooks' : 'whether the release has delete hooks is not known');
   return { by: 'operator', objects: i.kept.objects.filter((o) => !keptByHelm(o)), revisions: i.records.map((r) => r.revision) };
 }

@@ -26,7 +26,8 @@ export interface CrdRefusal {
   readonly changes: readonly UnsafeChange[];
 }
 
-export type CrdPlan = { readonly kind: 'apply'; readonly applies: readonly CrdApply[] } | { readonly kind: 'unsafe'; readonly refusals: readonly CrdRefusal[] };
+export type CrdPlan =
+  { readonly kind: 'apply'; readonly applies: readonly CrdApply[] } | { readonly kind: 'unsafe'; readonly refusals: readonly CrdRefusal[] };
 
 /**
  * Whether every field `desired` sets has that value in `live`: the API server adds defaults
@@ -42,7 +43,10 @@ export function holds(live: unknown, desired: unknown): boolean {
 const written = (crd: Readonly<Record<string, unknown>>): Record<string, unknown> => {
   const metadata = isPlainObject(crd.metadata) ? crd.metadata : {};
   const { labels, annotations } = metadata;
-  return { spec: crd.spec, metadata: { ...(labels === undefined ? {} : { labels }), ...(annotations === undefined ? {} : { annotations }) } };
+  return {
+    spec: crd.spec,
+    metadata: { ...(labels === undefined ? {} : { labels }), ...(annotations === undefined ? {} : { annotations }) },
+  };
 };
 
 const storedVersionsOf = (live: Readonly<Record<string, unknown>>): string[] => {
@@ -55,7 +59,10 @@ const storedVersionsOf = (live: Readonly<Record<string, unknown>>): string[] => 
  * unsafe change refuses them all, so nothing is applied when one is refused; a CRD the cluster holds
  * as the chart writes it is left alone.
  */
-export function planChartCrds(chart: readonly ChartCrd[], live: ReadonlyMap<string, Readonly<Record<string, unknown>> | undefined>): CrdPlan {
+export function planChartCrds(
+  chart: readonly ChartCrd[],
+  live: ReadonlyMap<string, Readonly<Record<string, unknown>> | undefined>,
+): CrdPlan {
   const applies: CrdApply[] = [];
   const refusals: CrdRefusal[] = [];
   for (const crd of chart) {
@@ -92,11 +99,24 @@ export function unsafeCrdMessage(refusals: readonly CrdRefusal[]): string {
  * a confined release without CustomResourceDefinition in `allowClusterScoped`, or an `allowKinds`
  * without it. undefined: it may.
  */
-export function crdWriteRefusal(watch: { readonly confineToNamespace: boolean; readonly allowClusterScoped: readonly string[]; readonly allowKinds?: readonly string[] | undefined }, crds: readonly ChartCrd[]): { readonly reason: 'confinement' | 'allowKinds'; readonly message: string } | undefined {
+export function crdWriteRefusal(
+  watch: {
+    readonly confineToNamespace: boolean;
+    readonly allowClusterScoped: readonly string[];
+    readonly allowKinds?: readonly string[] | undefined;
+  },
+  crds: readonly ChartCrd[],
+): { readonly reason: 'confinement' | 'allowKinds'; readonly message: string } | undefined {
   const names = crds.map((c) => c.name).join(', ');
   if (watch.confineToNamespace && !watch.allowClusterScoped.includes(CRD_KIND))
-    return { reason: 'confinement', message: `the chart's crds/ hold cluster-scoped CustomResourceDefinitions (${names}), which this watch confines the release away from: add ${CRD_KIND} to allowClusterScoped, or set crds: Skip` };
+    return {
+      reason: 'confinement',
+      message: `the chart's crds/ hold cluster-scoped CustomResourceDefinitions (${names}), which this watch confines the release away from: add ${CRD_KIND} to allowClusterScoped, or set crds: Skip`,
+    };
   if (watch.allowKinds !== undefined && !watch.allowKinds.includes(CRD_KIND))
-    return { reason: 'allowKinds', message: `the chart's crds/ hold CustomResourceDefinitions (${names}), a kind this watch's allowKinds does not list: add ${CRD_KIND}, or set crds: Skip` };
+    return {
+      reason: 'allowKinds',
+      message: `the chart's crds/ hold CustomResourceDefinitions (${names}), a kind this watch's allowKinds does not list: add ${CRD_KIND}, or set crds: Skip`,
+    };
   return undefined;
 }

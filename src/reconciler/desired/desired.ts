@@ -13,7 +13,18 @@ import type { Outcome } from '../core/outcome.js';
 import { valuesAt, type Redactor } from '../status/redaction.js';
 import { releaseNameProblem } from '../decide/release-name.js';
 import { RELEASE_LABELS } from '../decide/state.js';
-import { composeReferencedValues, deepMerge, type ComposedValues, notOptedIn, parseValuesFrom, secretStrings, VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL, type ValuesReference, type ValuesSourcePort } from './values-from.js';
+import {
+  composeReferencedValues,
+  deepMerge,
+  type ComposedValues,
+  notOptedIn,
+  parseValuesFrom,
+  secretStrings,
+  VALUES_FROM_ANNOTATION,
+  VALUES_SOURCE_LABEL,
+  type ValuesReference,
+  type ValuesSourcePort,
+} from './values-from.js';
 import { isPlainObject } from '../../util/plain-object.js';
 import { fleetRevision, ownValuesDigest } from './fleet.js';
 import { fingerprint, keyedFingerprint, mergeValues, type Values } from './values.js';
@@ -57,9 +68,18 @@ export async function desiredState(d: DesiredInput): Promise<Desired | Refusal> 
   const values = mergeValues(own, d.watch.overrideValues);
   d.redact.add(valuesAt(values, d.watch.sensitiveValues));
   const fp = fingerprint({ chartDigest: d.watch.chart.digest, values, helmMajor: d.helmMajor });
-  const fleet = fleetRevision(d.fingerprintKey, { chartDigest: d.watch.chart.digest, overrideValues: d.watch.overrideValues, helmMajor: d.helmMajor });
+  const fleet = fleetRevision(d.fingerprintKey, {
+    chartDigest: d.watch.chart.digest,
+    overrideValues: d.watch.overrideValues,
+    helmMajor: d.helmMajor,
+  });
   const ownDigest = ownValuesDigest(own);
-  const labels = { [RELEASE_LABELS.fingerprint]: fp, [RELEASE_LABELS.ownerKind]: d.ownerKind, [RELEASE_LABELS.fleetRevision]: fleet, [RELEASE_LABELS.ownValues]: ownDigest };
+  const labels = {
+    [RELEASE_LABELS.fingerprint]: fp,
+    [RELEASE_LABELS.ownerKind]: d.ownerKind,
+    [RELEASE_LABELS.fleetRevision]: fleet,
+    [RELEASE_LABELS.ownValues]: ownDigest,
+  };
   return { values, fingerprint: fp, keyedFingerprint: keyedFingerprint(d.fingerprintKey, fp), fleetRevision: fleet, ownDigest, labels };
 }
 
@@ -75,7 +95,9 @@ async function referencedValues(d: DesiredInput): Promise<{ values: Values } | R
   const sources = d.valuesSources;
   if (sources === undefined) throw new Error('values from Secrets and ConfigMaps are not available in this operator');
   // Under a ServiceAccount, read as it: the operator's own access must not widen the CR author's.
-  const read = await Promise.all(parsed.refs.map((r) => sources.read(r.kind, d.namespace, r.name, d.identity).catch((err: unknown) => forbidden(d, r, err))));
+  const read = await Promise.all(
+    parsed.refs.map((r) => sources.read(r.kind, d.namespace, r.name, d.identity).catch((err: unknown) => forbidden(d, r, err))),
+  );
   const unreadable = read.find((r): r is Refusal => r !== undefined && 'kind' in r);
   if (unreadable !== undefined) return unreadable;
   const sourced = read as Exclude<(typeof read)[number], Refusal>[];
@@ -83,16 +105,24 @@ async function referencedValues(d: DesiredInput): Promise<{ values: Values } | R
   d.redact.add(secretStrings(parsed.refs, data));
   const refused = d.identity === undefined ? [] : notOptedIn(parsed.refs, sourced);
   const composed = composeReferencedValues(parsed.refs, data);
-  if (refused.length > 0) return refusal(Reason.ValuesReferenceNotAllowed, notAllowedMessage(d.namespace, refused), { retry: true, event: true });
+  if (refused.length > 0)
+    return refusal(Reason.ValuesReferenceNotAllowed, notAllowedMessage(d.namespace, refused), { retry: true, event: true });
   return composedRefusal(d.namespace, composed) ?? { values: composed.values };
 }
 
 /** Referenced values that cannot be used yet: retried, since the objects they come from may change. */
 function composedRefusal(namespace: string, composed: ComposedValues): Refusal | undefined {
   if (composed.missing.length > 0) {
-    return refusal(Reason.ValuesReferenceNotFound, `values reference not found in namespace ${namespace}: ${composed.missing.join(', ')}`, { retry: true, event: true });
+    return refusal(Reason.ValuesReferenceNotFound, `values reference not found in namespace ${namespace}: ${composed.missing.join(', ')}`, {
+      retry: true,
+      event: true,
+    });
   }
-  if (composed.oversized.length > 0) return refusal(Reason.InvalidValuesReference, `values reference beyond the limits: ${composed.oversized.join(', ')}`, { retry: true, event: true });
+  if (composed.oversized.length > 0)
+    return refusal(Reason.InvalidValuesReference, `values reference beyond the limits: ${composed.oversized.join(', ')}`, {
+      retry: true,
+      event: true,
+    });
   if (composed.invalid.length > 0) {
     const message = `values reference is not a YAML map of values: ${composed.invalid.join(', ')} (set targetPath to use it as one value)`;
     return refusal(Reason.InvalidValuesReference, message, { retry: true, event: true });

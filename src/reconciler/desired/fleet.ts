@@ -25,7 +25,9 @@ const FLEET_REVISION_LENGTH = 12;
  */
 export function fleetRevision(key: Uint8Array, f: FleetInput): string {
   const plain = createHash('sha256')
-    .update(`protocol=${RENDER_PROTOCOL}\nhelm=${f.helmMajor}\nchart=${f.chartDigest}\noverrides=${JSON.stringify(Object.entries(f.overrideValues))}`)
+    .update(
+      `protocol=${RENDER_PROTOCOL}\nhelm=${f.helmMajor}\nchart=${f.chartDigest}\noverrides=${JSON.stringify(Object.entries(f.overrideValues))}`,
+    )
     .digest('hex');
   return keyedFingerprint(key, plain).slice(0, FLEET_REVISION_LENGTH);
 }

@@ -63,16 +63,24 @@ export const referenceName = (r: Pick<ValuesReference, 'kind' | 'name'>): string
 export function parseValuesFrom(raw: string | undefined): { refs: ValuesReference[] } | { problem: string } {
   if (raw === undefined || raw.trim() === '') return { refs: [] };
   const { maxLength, maxReferences, maxBrackets } = VALUES_FROM_LIMITS;
-  if (raw.length > maxLength) return { problem: `annotation ${VALUES_FROM_ANNOTATION} is ${raw.length} characters long, more than ${maxLength}: list references, not values` };
-  if (bracketDepth(raw, maxBrackets) > maxBrackets) return { problem: `annotation ${VALUES_FROM_ANNOTATION} nests more than ${maxBrackets} brackets: list flat references such as {kind: Secret, name: db}` };
+  if (raw.length > maxLength)
+    return {
+      problem: `annotation ${VALUES_FROM_ANNOTATION} is ${raw.length} characters long, more than ${maxLength}: list references, not values`,
+    };
+  if (bracketDepth(raw, maxBrackets) > maxBrackets)
+    return {
+      problem: `annotation ${VALUES_FROM_ANNOTATION} nests more than ${maxBrackets} brackets: list flat references such as {kind: Secret, name: db}`,
+    };
   let doc: unknown;
   try {
     doc = readHelmYaml(raw, { maxAliasCount: 10 });
   } catch (err) {
     return { problem: `annotation ${VALUES_FROM_ANNOTATION} is not valid YAML: ${(err as Error).message.split('\n')[0] ?? ''}` };
   }
-  if (!Array.isArray(doc)) return { problem: `annotation ${VALUES_FROM_ANNOTATION} must be a list of {kind, name, key, targetPath, optional}` };
-  if (doc.length > maxReferences) return { problem: `annotation ${VALUES_FROM_ANNOTATION} lists ${doc.length} references, more than ${maxReferences}` };
+  if (!Array.isArray(doc))
+    return { problem: `annotation ${VALUES_FROM_ANNOTATION} must be a list of {kind, name, key, targetPath, optional}` };
+  if (doc.length > maxReferences)
+    return { problem: `annotation ${VALUES_FROM_ANNOTATION} lists ${doc.length} references, more than ${maxReferences}` };
   const refs: ValuesReference[] = [];
   for (const [i, item] of doc.entries()) {
     const ref = parseReference(item);
@@ -108,7 +116,8 @@ function shown(v: unknown): string {
 
 function checkObject(kind: unknown, name: unknown): string | undefined {
   if (kind !== 'Secret' && kind !== 'ConfigMap') return `kind must be Secret or ConfigMap, got ${shown(kind)}`;
-  if (typeof name !== 'string' || !DNS1123_SUBDOMAIN.test(name)) return `name must be the name of a ${kind} in the CR's namespace, got ${shown(name)}`;
+  if (typeof name !== 'string' || !DNS1123_SUBDOMAIN.test(name))
+    return `name must be the name of a ${kind} in the CR's namespace, got ${shown(name)}`;
   return undefined;
 }
 
@@ -117,13 +126,17 @@ function checkOptional(optional: unknown): string | undefined {
 }
 
 function checkKey(key: unknown): string | undefined {
-  return typeof key === 'string' && DATA_KEY.test(key) ? undefined : `key must be a data key (letters, digits, '-', '_', '.'), got ${shown(key)}`;
+  return typeof key === 'string' && DATA_KEY.test(key)
+    ? undefined
+    : `key must be a data key (letters, digits, '-', '_', '.'), got ${shown(key)}`;
 }
 
 function checkTargetPath(path: unknown): string | undefined {
   if (path === undefined) return undefined;
   const problem = typeof path === 'string' ? valuePathProblem(path) : 'not a string';
-  return problem === undefined ? undefined : `targetPath must be a value path such as "auth.password" or "args[0]", got ${shown(path)}: ${problem}`;
+  return problem === undefined
+    ? undefined
+    : `targetPath must be a value path such as "auth.password" or "args[0]", got ${shown(path)}: ${problem}`;
 }
 
 export interface ComposedValues {
@@ -141,7 +154,10 @@ export interface ComposedValues {
  * object's data (decoded), undefined when it does not exist. Problems name objects and keys,
  * never their content.
  */
-export function composeReferencedValues(refs: readonly ValuesReference[], data: readonly (Readonly<Record<string, string>> | undefined)[]): ComposedValues {
+export function composeReferencedValues(
+  refs: readonly ValuesReference[],
+  data: readonly (Readonly<Record<string, string>> | undefined)[],
+): ComposedValues {
   let values: Values = {};
   const missing: string[] = [];
   const invalid: string[] = [];
@@ -223,7 +239,10 @@ function valuesFileReader(): (text: string) => Values | string | undefined {
   return (text) => {
     if (read.has(text)) return read.get(text);
     bytes += text.length;
-    const parsed = bytes > VALUES_LIMITS.maxBytes ? `is past the ${VALUES_LIMITS.maxBytes / 1048576} MiB of text the referenced values files may hold together` : parseYamlMap(text);
+    const parsed =
+      bytes > VALUES_LIMITS.maxBytes
+        ? `is past the ${VALUES_LIMITS.maxBytes / 1048576} MiB of text the referenced values files may hold together`
+        : parseYamlMap(text);
     read.set(text, parsed);
     return parsed;
   };

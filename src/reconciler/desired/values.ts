@@ -20,7 +20,8 @@ const setOwn = (node: object, key: string | number, value: unknown): void => {
  * ValuePathError before anything is set: a list is never grown to a length a CR author chose.
  */
 export function setValueAt(target: Values, path: Readonly<ValuePath>, value: string): void {
-  if (path.length > VALUE_PATH_LIMITS.maxSegments) throw new ValuePathError(`the path has more than ${VALUE_PATH_LIMITS.maxSegments} names and indexes`);
+  if (path.length > VALUE_PATH_LIMITS.maxSegments)
+    throw new ValuePathError(`the path has more than ${VALUE_PATH_LIMITS.maxSegments} names and indexes`);
   const bad = path.find((s) => typeof s === 'number' && !isValueIndex(s));
   if (bad !== undefined) throw new ValuePathError(`index ${String(bad)} is not a number from 0 to ${VALUE_PATH_LIMITS.maxIndex}`);
   let node: Record<string | number, unknown> = target;

@@ -27,8 +27,15 @@ export function driftRepairStopped(prior: DriftRepairFailures | undefined, key: 
  * Pure: the record after a pass whose repairs failed (another key starts again at 1), and
  * whether this pass spent the budget: the one pass that says so.
  */
-export function countFailedRepair(prior: DriftRepairFailures | undefined, key: DriftBudgetKey): { record: DriftRepairFailures; exhausted: boolean } {
+export function countFailedRepair(
+  prior: DriftRepairFailures | undefined,
+  key: DriftBudgetKey,
+): { record: DriftRepairFailures; exhausted: boolean } {
   const count = prior !== undefined && sameKey(prior, key) ? prior.count + 1 : 1;
-  const record: DriftRepairFailures = { revision: key.revision, ...(key.generation === undefined ? {} : { generation: key.generation }), count };
+  const record: DriftRepairFailures = {
+    revision: key.revision,
+    ...(key.generation === undefined ? {} : { generation: key.generation }),
+    count,
+  };
   return { record, exhausted: count >= DRIFT_REPAIR_ATTEMPTS };
 }

@@ -37,7 +37,8 @@ export interface Rewrite {
   readonly manager: string;
 }
 
-const sameObject = (f: DriftFightField, o: FightObject): boolean => f.kind === o.kind && f.name === o.name && (f.namespace ?? '') === o.namespace;
+const sameObject = (f: DriftFightField, o: FightObject): boolean =>
+  f.kind === o.kind && f.name === o.name && (f.namespace ?? '') === o.namespace;
 
 /**
  * Pure: the records that hold for `key`. Another revision or generation starts the counts over but
@@ -45,10 +46,19 @@ const sameObject = (f: DriftFightField, o: FightObject): boolean => f.kind === o
  * too (docs/adr/0072). Other ignore rules start over with none: the rules may settle it now.
  */
 export function fightsFor(prior: DriftFights | undefined, key: FightKey): DriftFights {
-  const same = prior !== undefined && prior.revision === key.revision && (prior.generation ?? undefined) === (key.generation ?? undefined) && prior.rules === key.rules;
+  const same =
+    prior !== undefined &&
+    prior.revision === key.revision &&
+    (prior.generation ?? undefined) === (key.generation ?? undefined) &&
+    prior.rules === key.rules;
   if (same) return prior;
   const kept = prior !== undefined && prior.rules === key.rules ? prior.fields.filter((f) => f.conflict === true) : [];
-  return { revision: key.revision, ...(key.generation === undefined ? {} : { generation: key.generation }), rules: key.rules, fields: kept };
+  return {
+    revision: key.revision,
+    ...(key.generation === undefined ? {} : { generation: key.generation }),
+    rules: key.rules,
+    fields: kept,
+  };
 }
 
 /** Pure: the fields of `object` that a fight took out of repair (pointers). */
@@ -85,7 +95,15 @@ export function judgeRewrites(fights: DriftFights, object: FightObject, rewrites
     } else if (existing !== undefined && existing.manager === r.manager) {
       next = existing.restores >= FIGHT_RESTORES ? { ...existing, conflict: true } : { ...existing, restores: existing.restores + 1 };
     } else {
-      next = { kind: object.kind, ...(object.namespace === '' ? {} : { namespace: object.namespace }), name: object.name, path: r.path, manager: r.manager, restores: 1, since: now.toISOString() };
+      next = {
+        kind: object.kind,
+        ...(object.namespace === '' ? {} : { namespace: object.namespace }),
+        name: object.name,
+        path: r.path,
+        manager: r.manager,
+        restores: 1,
+        since: now.toISOString(),
+      };
     }
     if (next.conflict === true) {
       hold.push(r.path);
@@ -105,7 +123,9 @@ export function judgeRewrites(fights: DriftFights, object: FightObject, rewrites
  * rolls out) look like a fight.
  */
 export function unrestored(now: DriftFights, before: DriftFights, object: FightObject, paths: readonly string[]): DriftFights {
-  const counted = new Set(now.fields.filter((f) => f.conflict !== true && sameObject(f, object) && paths.includes(f.path)).map((f) => f.path));
+  const counted = new Set(
+    now.fields.filter((f) => f.conflict !== true && sameObject(f, object) && paths.includes(f.path)).map((f) => f.path),
+  );
   const taken = (f: DriftFightField): boolean => sameObject(f, object) && counted.has(f.path);
   return { ...now, fields: bounded([...now.fields.filter((f) => !taken(f)), ...before.fields.filter(taken)]) };
 }

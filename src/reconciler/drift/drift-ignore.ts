@@ -15,7 +15,12 @@ import type { FieldPath } from './drift.js';
 import { bracketDepth } from '../decide/limits.js';
 
 /** A tenant writes the annotation: a few rules for one release, parsed under tight bounds. */
-export const ANNOTATION_LIMITS: DriftIgnoreLimits & { readonly maxLength: number; readonly maxBrackets: number } = { rules: 8, paths: 32, maxLength: 4096, maxBrackets: 8 };
+export const ANNOTATION_LIMITS: DriftIgnoreLimits & { readonly maxLength: number; readonly maxBrackets: number } = {
+  rules: 8,
+  paths: 32,
+  maxLength: 4096,
+  maxBrackets: 8,
+};
 
 /** What a rule's target is matched against: the object as the chart rendered it. */
 export interface RuleSubject {
@@ -28,15 +33,23 @@ export interface RuleSubject {
 export function ruleApplies(rule: DriftIgnoreRule, object: RuleSubject): boolean {
   const t = rule.target;
   if (t === undefined) return true;
-  return (t.kind === undefined || t.kind === object.kind) && (t.name === undefined || t.name === object.name) && (t.labelSelector === undefined || selectorMatches(t.labelSelector, object.labels));
+  return (
+    (t.kind === undefined || t.kind === object.kind) &&
+    (t.name === undefined || t.name === object.name) &&
+    (t.labelSelector === undefined || selectorMatches(t.labelSelector, object.labels))
+  );
 }
 
 /** Pure: the fields `rules` ignore on `object`, as pointer tokens; empty when no rule targets it. */
 export function ignoredFields(rules: readonly DriftIgnoreRule[], object: RuleSubject): FieldPath[] {
-  return rules.filter((r) => ruleApplies(r, object)).flatMap((r) => r.paths.flatMap((p) => {
-    const parsed = parsePointer(p);
-    return parsed.ok ? [parsed.tokens] : [];
-  }));
+  return rules
+    .filter((r) => ruleApplies(r, object))
+    .flatMap((r) =>
+      r.paths.flatMap((p) => {
+        const parsed = parsePointer(p);
+        return parsed.ok ? [parsed.tokens] : [];
+      }),
+    );
 }
 
 /** Pure: whether `path` is the field at `ignored` or inside it (tokens compare as text: `0` is `[0]`). */
@@ -92,7 +105,8 @@ export function at(value: unknown, path: FieldPath): unknown {
 }
 
 /** The CR's rules when the watch obeys them; `problem` when the annotation is refused (nothing of it is used). */
-export type AnnotationRules = { readonly rules: readonly DriftIgnoreRule[]; readonly problem?: undefined } | { readonly rules: readonly []; readonly problem: string };
+export type AnnotationRules =
+  { readonly rules: readonly DriftIgnoreRule[]; readonly problem?: undefined } | { readonly rules: readonly []; readonly problem: string };
 
 /**
  * Pure: the CR's drift-ignore annotation (never throws). Its length and nesting are checked before
@@ -102,7 +116,11 @@ export type AnnotationRules = { readonly rules: readonly DriftIgnoreRule[]; read
 export function annotationRules(raw: string | undefined, allowed: boolean): AnnotationRules {
   if (raw === undefined || raw.trim() === '') return { rules: [] };
   const name = ANNOTATIONS.driftIgnore;
-  if (!allowed) return { rules: [], problem: `annotation ${name} is not obeyed: the watch does not set allowDriftIgnoreAnnotation: true; every field the chart sets is repaired` };
+  if (!allowed)
+    return {
+      rules: [],
+      problem: `annotation ${name} is not obeyed: the watch does not set allowDriftIgnoreAnnotation: true; every field the chart sets is repaired`,
+    };
   const doc = readAnnotation(raw);
   if (typeof doc === 'string') return { rules: [], problem: `annotation ${name} ${doc}; nothing of it is obeyed until it is fixed` };
   const result = validateDriftIgnoreRules(doc.value, ANNOTATION_LIMITS);

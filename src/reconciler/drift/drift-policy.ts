@@ -48,7 +48,12 @@ export class DriftRepairPolicy implements RepairPolicy {
     this.#fights = j.fights;
     this.#declared.push(...j.declared);
     const notRestored = (): void => {
-      this.#fights = unrestored(this.#fights, before, object, found.map((f) => f.path));
+      this.#fights = unrestored(
+        this.#fights,
+        before,
+        object,
+        found.map((f) => f.path),
+      );
     };
     return { hold: j.hold.flatMap(tokens), found: j.declared.length, notRestored };
   }

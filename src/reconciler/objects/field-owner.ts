@@ -14,10 +14,20 @@ import { isPlainObject } from '../../util/plain-object.js';
  * `scale` subresource's writer, `kubectl scale` or an HPA, owns the object's `spec.replicas`);
  * drift repair's fights are between writers of the object itself.
  */
-export function otherManagerOf(entries: readonly ManagedFieldsEntry[], live: unknown, path: FieldPath, others: { readonly ours: readonly string[]; readonly subresources?: boolean }): string | undefined {
+export function otherManagerOf(
+  entries: readonly ManagedFieldsEntry[],
+  live: unknown,
+  path: FieldPath,
+  others: { readonly ours: readonly string[]; readonly subresources?: boolean },
+): string | undefined {
   const { ours, subresources = false } = others;
   const owners = entries.filter(
-    (e) => e.manager !== undefined && !ours.includes(e.manager) && (subresources || (e.subresource ?? '') === '') && isPlainObject(e.fieldsV1) && owns(e.fieldsV1, live, path),
+    (e) =>
+      e.manager !== undefined &&
+      !ours.includes(e.manager) &&
+      (subresources || (e.subresource ?? '') === '') &&
+      isPlainObject(e.fieldsV1) &&
+      owns(e.fieldsV1, live, path),
   );
   owners.sort((a, b) => (b.time ?? '').localeCompare(a.time ?? ''));
   return owners[0]?.manager;

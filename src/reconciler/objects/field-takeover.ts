@@ -46,7 +46,12 @@ export interface Claimant {
  * them, so nothing needs writing. Entries of the claimant's own manager (any operation) and of
  * other API versions are left as they are.
  */
-export function takeOver(entries: readonly ManagedFieldsEntry[], desired: unknown, live: unknown, claimant: Claimant): ManagedFieldsEntry[] | undefined {
+export function takeOver(
+  entries: readonly ManagedFieldsEntry[],
+  desired: unknown,
+  live: unknown,
+  claimant: Claimant,
+): ManagedFieldsEntry[] | undefined {
   const comparable = entries.filter((e) => e.apiVersion === claimant.apiVersion && isPlainObject(e.fieldsV1));
   const claimed = claimedFields(desired, live, union(comparable.map((e) => e.fieldsV1 as FieldSet)));
   let moved: FieldSet = {};
@@ -72,7 +77,14 @@ export function takeOver(entries: readonly ManagedFieldsEntry[], desired: unknow
     const entry = next[own] as ManagedFieldsEntry;
     next[own] = { ...entry, fieldsV1: union([entry.fieldsV1 ?? {}, moved]) };
   } else {
-    next.push({ manager: claimant.manager, operation: 'Apply', apiVersion: claimant.apiVersion, time: claimant.time, fieldsType: 'FieldsV1', fieldsV1: moved });
+    next.push({
+      manager: claimant.manager,
+      operation: 'Apply',
+      apiVersion: claimant.apiVersion,
+      time: claimant.time,
+      fieldsType: 'FieldsV1',
+      fieldsV1: moved,
+    });
   }
   return next;
 }
@@ -140,7 +152,11 @@ function claimedMapList(desired: readonly unknown[], live: readonly unknown[], o
       return;
     }
     matched.add(entry.fieldKey);
-    const sub = claimedFields(item, live.find((l) => keyMatches(entry.key, l)), owned[entry.fieldKey] as FieldSet);
+    const sub = claimedFields(
+      item,
+      live.find((l) => keyMatches(entry.key, l)),
+      owned[entry.fieldKey] as FieldSet,
+    );
     if (!isEmpty(sub)) claimed[entry.fieldKey] = sub;
   });
   for (const e of entries) {

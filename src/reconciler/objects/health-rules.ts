@@ -27,7 +27,11 @@ export function healthRules(checks: readonly HealthCheck[]): CustomReadiness | u
   for (const c of checks) {
     const inProgress = c.inProgress === undefined ? undefined : compiled(c.inProgress);
     const failed = c.failed === undefined ? undefined : compiled(c.failed);
-    rules.set(`${c.apiVersion} ${c.kind}`, { current: compiled(c.current), ...(inProgress === undefined ? {} : { inProgress }), ...(failed === undefined ? {} : { failed }) });
+    rules.set(`${c.apiVersion} ${c.kind}`, {
+      current: compiled(c.current),
+      ...(inProgress === undefined ? {} : { inProgress }),
+      ...(failed === undefined ? {} : { failed }),
+    });
   }
   return (entry, live) => {
     const rule = rules.get(`${entry.apiVersion} ${entry.kind}`);

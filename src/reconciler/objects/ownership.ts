@@ -104,8 +104,11 @@ export function createdOwnershipPatch(input: Omit<OwnershipInput, 'live'>): Json
  * Pure: the ownership metadata an object is rendered with (render-ownership.ts), so that helm
  * creates it owned: the chart label, and an owner reference or the owner annotations.
  */
-export function renderedOwnership(input: Omit<OwnershipInput, 'live'>): Pick<NonNullable<KubernetesObject['metadata']>, 'labels' | 'annotations' | 'ownerReferences'> {
-  const { labels, annotations, ownerReferences } = ownershipMetadata({ ...input, live: undefined }, canOwn(input.entry, input.owner, input.renderedAnnotations ?? {})) ?? {};
+export function renderedOwnership(
+  input: Omit<OwnershipInput, 'live'>,
+): Pick<NonNullable<KubernetesObject['metadata']>, 'labels' | 'annotations' | 'ownerReferences'> {
+  const { labels, annotations, ownerReferences } =
+    ownershipMetadata({ ...input, live: undefined }, canOwn(input.entry, input.owner, input.renderedAnnotations ?? {})) ?? {};
   return { labels, ...(annotations === undefined ? {} : { annotations }), ...(ownerReferences === undefined ? {} : { ownerReferences }) };
 }
 
@@ -127,7 +130,9 @@ function ownershipMetadata({ entry, owner, live, chartName }: OwnershipInput, by
 }
 
 /** Pure: the CR an object belongs to, from its owner references or owner annotations. */
-export function ownersOf(obj: KubernetesObject): { readonly type: string; readonly apiVersion?: string; readonly namespace: string; readonly name: string }[] {
+export function ownersOf(
+  obj: KubernetesObject,
+): { readonly type: string; readonly apiVersion?: string; readonly namespace: string; readonly name: string }[] {
   const meta = obj.metadata ?? {};
   const fromRefs = (meta.ownerReferences ?? []).map((r) => ({
     type: r.kind,

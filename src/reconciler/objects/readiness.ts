@@ -260,7 +260,11 @@ export function summarizeReadiness(
  * REASON columns. The next successful install, upgrade or in-sync reconcile summarises the objects
  * again. `deployedRevision`: the revision still deployed, if any.
  */
-export function failedReadiness(reason: string, summary: string, deployedRevision: number | undefined): { type: 'Ready'; status: 'False'; reason: string; message: string } {
+export function failedReadiness(
+  reason: string,
+  summary: string,
+  deployedRevision: number | undefined,
+): { type: 'Ready'; status: 'False'; reason: string; message: string } {
   const serving = deployedRevision === undefined ? '' : `revision ${deployedRevision} keeps serving; `;
   return { type: 'Ready', status: 'False', reason, message: `${serving}${summary}` };
 }

@@ -77,7 +77,10 @@ export interface RepairPolicy {
    * many of those are new. Each other rewrite counts as a restore unless `notRestored` is called:
    * the repair's write did not go through or changed nothing.
    */
-  judge(entry: InventoryEntry, rewrites: readonly FieldRewrite[]): { readonly hold: readonly FieldPath[]; readonly found: number; readonly notRestored: () => void };
+  judge(
+    entry: InventoryEntry,
+    rewrites: readonly FieldRewrite[],
+  ): { readonly hold: readonly FieldPath[]; readonly found: number; readonly notRestored: () => void };
 }
 
 /**

@@ -122,7 +122,12 @@ export class ReleaseObjects implements ReleaseObjectsPort {
    * no GET first. undefined when it does not apply (see createdOwnershipPatch); #stamp then reads.
    */
   async #stampCreated(s: Subject, d: DesiredObject): Promise<KubernetesObject | undefined> {
-    const ops = createdOwnershipPatch({ entry: d.entry, owner: s.owner, chartName: this.o.chartName, renderedAnnotations: d.rendered.annotations });
+    const ops = createdOwnershipPatch({
+      entry: d.entry,
+      owner: s.owner,
+      chartName: this.o.chartName,
+      renderedAnnotations: d.rendered.annotations,
+    });
     return this.o.objects.as(s.identity).jsonPatch(d.entry, ops, OPERATOR_FIELD_MANAGER);
   }
 
@@ -148,7 +153,11 @@ export class ReleaseObjects implements ReleaseObjectsPort {
       if (outcome.kind === 'failed') {
         failures.push({ object: what, message });
         s.log.warn({ object: what, error: message }, 'Drift repair failed');
-        events.push({ type: 'Warning', reason: 'DriftRepairFailed', message: `Could not restore ${what} to the release manifest: ${message}` });
+        events.push({
+          type: 'Warning',
+          reason: 'DriftRepairFailed',
+          message: `Could not restore ${what} to the release manifest: ${message}`,
+        });
         continue;
       }
       repaired++;
@@ -161,10 +170,14 @@ export class ReleaseObjects implements ReleaseObjectsPort {
 
   /** `seen`: objects just read or written (see {@link adopt}); the others come from the cache or a GET. */
   async readiness(desired: readonly DesiredObject[], seen: SeenObjects = new Map()): Promise<ReadinessSummary> {
-    const results = await mapBounded(desired, OBJECTS_IN_FLIGHT, async (d): Promise<{ entry: InventoryEntry; readiness: ObjectReadiness | 'unknown' }> => ({
-      entry: d.entry,
-      readiness: objectReadiness(d.entry, seen.get(d.entry) ?? (await this.#live(d.entry)), this.o.health),
-    }));
+    const results = await mapBounded(
+      desired,
+      OBJECTS_IN_FLIGHT,
+      async (d): Promise<{ entry: InventoryEntry; readiness: ObjectReadiness | 'unknown' }> => ({
+        entry: d.entry,
+        readiness: objectReadiness(d.entry, seen.get(d.entry) ?? (await this.#live(d.entry)), this.o.health),
+      }),
+    );
     return summarizeReadiness(results);
   }
 
@@ -181,7 +194,11 @@ export class ReleaseObjects implements ReleaseObjectsPort {
   async dryRunApply(s: Subject, body: KubernetesObject, how: { readonly after: boolean }): Promise<DryRunApply> {
     const writer = this.o.objects.as(s.identity);
     try {
-      return { kind: 'applied', after: await writer.apply(body, { fieldManager: HELM_FIELD_MANAGER, force: false, dryRun: true }), conflicts: [] };
+      return {
+        kind: 'applied',
+        after: await writer.apply(body, { fieldManager: HELM_FIELD_MANAGER, force: false, dryRun: true }),
+        conflicts: [],
+      };
     } catch (err) {
       const all = fieldConflicts(err);
       if (all.length === 0) {
@@ -192,7 +209,11 @@ export class ReleaseObjects implements ReleaseObjectsPort {
       if (!how.after) return { kind: 'refused', message: describeError(err), conflicts };
       // What the upgrade would leave once it took those fields (`conflictPolicy: force`): the forced dry run's answer.
       try {
-        return { kind: 'applied', after: await writer.apply(body, { fieldManager: HELM_FIELD_MANAGER, force: true, dryRun: true }), conflicts };
+        return {
+          kind: 'applied',
+          after: await writer.apply(body, { fieldManager: HELM_FIELD_MANAGER, force: true, dryRun: true }),
+          conflicts,
+        };
       } catch (forced) {
         if (!isRefusal(forced)) throw forced;
         return { kind: 'refused', message: describeError(forced), conflicts };
@@ -223,7 +244,12 @@ export class ReleaseObjects implements ReleaseObjectsPort {
    */
   async #restore(
     d: DesiredObject,
-    how: { rendered: KubernetesObject; ignored: readonly FieldPath[]; policy: RepairPolicy | undefined; beforeWrite: Subject['beforeWrite'] },
+    how: {
+      rendered: KubernetesObject;
+      ignored: readonly FieldPath[];
+      policy: RepairPolicy | undefined;
+      beforeWrite: Subject['beforeWrite'];
+    },
     writer: ObjectClient,
   ): Promise<RepairOutcome> {
     // The cache may lag behind the server: what the server will say is compared with what it has.
@@ -260,7 +286,11 @@ export class ReleaseObjects implements ReleaseObjectsPort {
   }
 
   /** Claims the chart's fields and applies `desired` over `current`; UNCHANGED when that changed nothing. */
-  async #write(d: DesiredObject, writer: ObjectClient, w: { desired: KubernetesObject; ignored: readonly FieldPath[]; current: KubernetesObject }): Promise<RepairOutcome> {
+  async #write(
+    d: DesiredObject,
+    writer: ObjectClient,
+    w: { desired: KubernetesObject; ignored: readonly FieldPath[]; current: KubernetesObject },
+  ): Promise<RepairOutcome> {
     const { desired, ignored, current } = w;
     // Fields left alone are not claimed from their managers: the apply keeps their value, not more.
     // False when the object changed since the GET: its own event brings the next reconcile.
@@ -276,7 +306,12 @@ export class ReleaseObjects implements ReleaseObjectsPort {
   }
 
   /** The fields about to be restored that the policy finds fought over, to be left as they are, and how to uncount the rest. */
-  #fights(entry: InventoryEntry, policy: RepairPolicy, current: KubernetesObject, restoring: readonly FieldPath[]): { held: readonly FieldPath[]; notRestored: () => void } {
+  #fights(
+    entry: InventoryEntry,
+    policy: RepairPolicy,
+    current: KubernetesObject,
+    restoring: readonly FieldPath[],
+  ): { held: readonly FieldPath[]; notRestored: () => void } {
     const { hold, found, notRestored } = policy.judge(entry, rewritesOf(current, restoring));
     for (let i = 0; i < found; i++) this.o.onDriftConflict?.(entry.kind);
     return { held: hold, notRestored };
@@ -309,7 +344,11 @@ export class ReleaseObjects implements ReleaseObjectsPort {
    * or vanished meanwhile: its own event brings the next reconcile.
    */
   async #claimFields(writer: ObjectClient, entry: InventoryEntry, desired: KubernetesObject, live: KubernetesObject): Promise<boolean> {
-    const claimant = { manager: HELM_FIELD_MANAGER, apiVersion: live.apiVersion ?? entry.apiVersion, time: new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
+    const claimant = {
+      manager: HELM_FIELD_MANAGER,
+      apiVersion: live.apiVersion ?? entry.apiVersion,
+      time: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    };
     const managed = takeOver((live.metadata?.managedFields ?? []) as ManagedFieldsEntry[], desired, live, claimant);
     if (managed === undefined) return true;
     const updated = await writer.replaceManagedFields(entry, live.metadata?.resourceVersion ?? '', managed, OPERATOR_FIELD_MANAGER);
@@ -317,7 +356,13 @@ export class ReleaseObjects implements ReleaseObjectsPort {
   }
 
   #ownership(s: Subject, d: DesiredObject, live: KubernetesObject | undefined): KubernetesObject | undefined {
-    return ownershipPatch({ entry: d.entry, owner: s.owner, chartName: this.o.chartName, live, renderedAnnotations: d.rendered.annotations });
+    return ownershipPatch({
+      entry: d.entry,
+      owner: s.owner,
+      chartName: this.o.chartName,
+      live,
+      renderedAnnotations: d.rendered.annotations,
+    });
   }
 
   /**
@@ -374,11 +419,19 @@ function describeEntry(e: InventoryEntry): string {
  * an apply as helm's field manager would remove it, and helm would no longer recognise the object.
  * `body` is a fresh copy (renderedBody), completed in place.
  */
-export function asHelmApplies(body: Record<string, unknown>, namespace: string, release: { readonly namespace: string; readonly name: string }): KubernetesObject {
+export function asHelmApplies(
+  body: Record<string, unknown>,
+  namespace: string,
+  release: { readonly namespace: string; readonly name: string },
+): KubernetesObject {
   const obj = body as KubernetesObject;
   const meta = (obj.metadata ??= {});
   if (namespace !== '') meta.namespace = namespace;
   meta.labels = { ...meta.labels, [HELM_MANAGED_BY_LABEL]: 'Helm' };
-  meta.annotations = { ...meta.annotations, [HELM_RELEASE_NAME_ANNOTATION]: release.name, [HELM_RELEASE_NAMESPACE_ANNOTATION]: release.namespace };
+  meta.annotations = {
+    ...meta.annotations,
+    [HELM_RELEASE_NAME_ANNOTATION]: release.name,
+    [HELM_RELEASE_NAMESPACE_ANNOTATION]: release.namespace,
+  };
   return obj;
 }

@@ -38,7 +38,13 @@ export async function stampOwnership(manifest: string, ctx: StampContext): Promi
 interface Stampable {
   readonly apiVersion: string;
   readonly kind: string;
-  readonly metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: unknown };
+  readonly metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: unknown;
+  };
 }
 
 /** Pure: whether a document read as helm reads it is one object whose metadata can be stamped. */
@@ -47,7 +53,13 @@ function isStampable(doc: unknown): doc is Stampable {
   if (doc.items !== undefined || !isPlainObject(doc.metadata)) return false;
   const meta = doc.metadata;
   const optional = (v: unknown, is: (x: unknown) => boolean): boolean => v === undefined || is(v);
-  return nonEmpty(meta.name) && meta.ownerReferences === undefined && optional(meta.namespace, nonEmpty) && optional(meta.labels, isStringMap) && optional(meta.annotations, isStringMap);
+  return (
+    nonEmpty(meta.name) &&
+    meta.ownerReferences === undefined &&
+    optional(meta.namespace, nonEmpty) &&
+    optional(meta.labels, isStringMap) &&
+    optional(meta.annotations, isStringMap)
+  );
 }
 
 /** The document with ownership, or undefined to leave it as it is. */
@@ -62,7 +74,12 @@ async function stampDocument(chunk: string, ctx: StampContext): Promise<string |
     return undefined;
   }
   const meta = doc.metadata;
-  const entry = { apiVersion: doc.apiVersion, kind: doc.kind, name: meta.name, namespace: namespaced ? (meta.namespace ?? ctx.namespace) : '' };
+  const entry = {
+    apiVersion: doc.apiVersion,
+    kind: doc.kind,
+    name: meta.name,
+    namespace: namespaced ? (meta.namespace ?? ctx.namespace) : '',
+  };
   const annotations = meta.annotations ?? {};
   const own = renderedOwnership({ entry, owner: ctx.owner, chartName: ctx.chartName, renderedAnnotations: annotations });
   meta.labels = { ...meta.labels, ...own.labels };
@@ -74,6 +91,9 @@ async function stampDocument(chunk: string, ctx: StampContext): Promise<string |
 /** `doc` in place of the document `chunk`, as JSON, with the chunk's comments. */
 export function rewrittenDocument(chunk: string, doc: unknown): string {
   // helm's `# Source:` comments stay: `helm get manifest` still says which template made what.
-  const comments = chunk.split(/(?<=\n)/).filter((line) => /^\s*#/.test(line)).join('');
+  const comments = chunk
+    .split(/(?<=\n)/)
+    .filter((line) => /^\s*#/.test(line))
+    .join('');
   return `${comments}${JSON.stringify(doc)}\n`;
 }

@@ -28,12 +28,19 @@ import type { DriftFights } from '../status/status.js';
 import { isPlainObject } from '../../util/plain-object.js';
 
 /** Pure: the fields of `object` an upgrade leaves to others: those the rules ignore and those `fights` hold. */
-export function heldFields(rules: readonly DriftIgnoreRule[], fights: DriftFights | undefined, object: RuleSubject & FightObject): FieldPath[] {
+export function heldFields(
+  rules: readonly DriftIgnoreRule[],
+  fights: DriftFights | undefined,
+  object: RuleSubject & FightObject,
+): FieldPath[] {
   const byRules = rules.length === 0 ? [] : ignoredFields(rules, object);
-  const byFights = fights === undefined ? [] : heldPaths(fights, object).flatMap((p) => {
-    const parsed = parsePointer(p);
-    return parsed.ok ? [parsed.tokens] : [];
-  });
+  const byFights =
+    fights === undefined
+      ? []
+      : heldPaths(fights, object).flatMap((p) => {
+          const parsed = parsePointer(p);
+          return parsed.ok ? [parsed.tokens] : [];
+        });
   return [...byRules, ...byFights];
 }
 
@@ -43,14 +50,22 @@ export function heldFields(rules: readonly DriftIgnoreRule[], fights: DriftFight
  * (its own, and ours for ownership metadata). `rendered` is not changed; it is returned as is when
  * nothing needs settling.
  */
-export function settleHeld<T extends Record<string, unknown>>(rendered: T, live: KubernetesObject | undefined, held: readonly FieldPath[], how: { readonly serverSide: boolean; readonly ours: readonly string[] }): T {
+export function settleHeld<T extends Record<string, unknown>>(
+  rendered: T,
+  live: KubernetesObject | undefined,
+  held: readonly FieldPath[],
+  how: { readonly serverSide: boolean; readonly ours: readonly string[] },
+): T {
   if (live === undefined || held.length === 0) return rendered;
   const entries = (live.metadata?.managedFields ?? []) as ManagedFieldsEntry[];
   const leftOut: FieldPath[] = [];
   const carried: FieldPath[] = [];
   for (const path of held) {
     // A list entry cannot be left out of the list as a key can: it gets its live value instead.
-    const foreign = how.serverSide && isMapKey(rendered, path) && otherManagerOf(entries, live, path, { ours: how.ours, subresources: true }) !== undefined;
+    const foreign =
+      how.serverSide &&
+      isMapKey(rendered, path) &&
+      otherManagerOf(entries, live, path, { ours: how.ours, subresources: true }) !== undefined;
     (foreign ? leftOut : carried).push(path);
   }
   return withLiveFields(withLiveFields(rendered, live, carried), undefined, leftOut);
@@ -127,7 +142,10 @@ function parseJson(text: string): unknown {
  */
 export function conflictsMessage(conflicts: readonly UpgradeConflict[]): string {
   const shown = conflicts.slice(0, 3).map((c) => {
-    const rule = c.pointer === undefined ? 'a driftIgnore rule naming that field' : `the rule {paths: [${c.pointer}], target: {kind: ${c.object.kind}, name: ${c.object.name}}} to the watch's driftIgnore`;
+    const rule =
+      c.pointer === undefined
+        ? 'a driftIgnore rule naming that field'
+        : `the rule {paths: [${c.pointer}], target: {kind: ${c.object.kind}, name: ${c.object.name}}} to the watch's driftIgnore`;
     return `${describeObject(c.object)}: field ${c.pointer ?? c.field} is owned by field manager "${c.manager}"; to take it back set conflictPolicy: force on the watch, to leave it to "${c.manager}" add ${rule}`;
   });
   const more = conflicts.length > shown.length ? `; …and ${conflicts.length - shown.length} more` : '';

@@ -35,11 +35,20 @@ export function approvalVerdict(mode: ApprovalMode, plan: UpgradePlan, approved:
  * revision: a CR held for approval looks again without asking helm or the API server, until the
  * spec, the chart or the release changes, or an approval of that digest arrives.
  */
-export function stillHeld(prior: PlanStatus | undefined, at: { readonly fingerprint: string; readonly fromRevision: number }): PlanStatus | undefined {
-  return prior?.state === 'AwaitingApproval' && prior.fingerprint === at.fingerprint && prior.fromRevision === at.fromRevision ? prior : undefined;
+export function stillHeld(
+  prior: PlanStatus | undefined,
+  at: { readonly fingerprint: string; readonly fromRevision: number },
+): PlanStatus | undefined {
+  return prior?.state === 'AwaitingApproval' && prior.fingerprint === at.fingerprint && prior.fromRevision === at.fromRevision
+    ? prior
+    : undefined;
 }
 
-export function planStatus(plan: UpgradePlan, at: { readonly generation: number | undefined; readonly fingerprint: string; readonly configMap: string }, state: PlanStatus['state']): PlanStatus {
+export function planStatus(
+  plan: UpgradePlan,
+  at: { readonly generation: number | undefined; readonly fingerprint: string; readonly configMap: string },
+  state: PlanStatus['state'],
+): PlanStatus {
   return {
     digest: plan.digest,
     ...(at.generation === undefined ? {} : { generation: at.generation }),
@@ -59,7 +68,11 @@ export function planConfigMapName(kind: string, name: string): string {
 }
 
 /** How to approve, as the held condition says it. */
-export function approveHint(approvedBy: 'cr' | 'platform', digest: string, cr: { readonly kind: string; readonly namespace: string; readonly name: string }): string {
+export function approveHint(
+  approvedBy: 'cr' | 'platform',
+  digest: string,
+  cr: { readonly kind: string; readonly namespace: string; readonly name: string },
+): string {
   return approvedBy === 'cr'
     ? `approve it with the annotation ${APPROVE_PLAN_ANNOTATION}=${digest}`
     : `a platform admin approves it with: helm-operator plan approve ${cr.kind.toLowerCase()}/${cr.name} -n ${cr.namespace} --digest ${digest}`;

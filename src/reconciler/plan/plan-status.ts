@@ -21,13 +21,22 @@ export interface PlanStatus {
 
 const COUNTS = ['create', 'change', 'delete', 'refuse', 'conflicts', 'hooks', 'crds'] as const;
 
-type Shaped = Record<string, unknown> & Pick<PlanStatus, 'digest' | 'fingerprint' | 'fromRevision' | 'chartVersion' | 'configMap' | 'state'> & { counts: Record<string, unknown> };
+type Shaped = Record<string, unknown> &
+  Pick<PlanStatus, 'digest' | 'fingerprint' | 'fromRevision' | 'chartVersion' | 'configMap' | 'state'> & {
+    counts: Record<string, unknown>;
+  };
 
 function isPlanShaped(raw: unknown): raw is Shaped {
   if (!isPlainObject(raw)) return false;
   const strings = ['digest', 'fingerprint', 'chartVersion', 'configMap'].every((k) => typeof raw[k] === 'string');
   const { counts, state } = raw;
-  return strings && typeof raw.fromRevision === 'number' && (state === 'AwaitingApproval' || state === 'Applied') && isPlainObject(counts) && COUNTS.every((k) => typeof counts[k] === 'number');
+  return (
+    strings &&
+    typeof raw.fromRevision === 'number' &&
+    (state === 'AwaitingApproval' || state === 'Applied') &&
+    isPlainObject(counts) &&
+    COUNTS.every((k) => typeof counts[k] === 'number')
+  );
 }
 
 /** Pure: `status.plan` as read back; undefined when it is not one (hand-written or from another version). */

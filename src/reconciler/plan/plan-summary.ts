@@ -17,8 +17,18 @@ export function planHeld(o: Extract<Outcome, { kind: 'plan-held' }>, input: Summ
   const what = `plan ${p.digest} (revision ${p.fromRevision} to chart ${p.chartVersion}: ${describe(p)}; whole plan in ConfigMap ${p.configMap}, or helm-operator plan show)`;
   const approved =
     o.stale === undefined
-      ? { type: ConditionType.Approved, status: 'False' as const, reason: Reason.PlanAwaitingApproval, message: `${what} waits for approval: ${o.hint}` }
-      : { type: ConditionType.Approved, status: 'False' as const, reason: Reason.PlanApprovalStale, message: `the approval names ${o.stale}, not the pending ${what}: ${o.hint}` };
+      ? {
+          type: ConditionType.Approved,
+          status: 'False' as const,
+          reason: Reason.PlanAwaitingApproval,
+          message: `${what} waits for approval: ${o.hint}`,
+        }
+      : {
+          type: ConditionType.Approved,
+          status: 'False' as const,
+          reason: Reason.PlanApprovalStale,
+          message: `the approval names ${o.stale}, not the pending ${what}: ${o.hint}`,
+        };
   const status: StatusEdit[] = [
     { plan: p },
     { set: { type: ConditionType.Planned, status: 'True', reason: Reason.PlanAwaitingApproval, message: what } },
@@ -33,7 +43,10 @@ export function planHeld(o: Extract<Outcome, { kind: 'plan-held' }>, input: Summ
 /** The status of a plan an upgrade carried out: nothing waits any more. */
 export function planApplied(plan: AppliedPlan): StatusEdit[] {
   const p = plan.status;
-  const approved = plan.why === 'approved' ? { reason: Reason.PlanApproved, message: `plan ${p.digest} approved` } : { reason: Reason.ApprovalNotRequired, message: `plan ${p.digest} needs no approval (${describe(p)})` };
+  const approved =
+    plan.why === 'approved'
+      ? { reason: Reason.PlanApproved, message: `plan ${p.digest} approved` }
+      : { reason: Reason.ApprovalNotRequired, message: `plan ${p.digest} needs no approval (${describe(p)})` };
   return [
     { plan: p },
     { set: { type: ConditionType.Planned, status: 'False', reason: Reason.PlanApplied, message: `plan ${p.digest} applied` } },

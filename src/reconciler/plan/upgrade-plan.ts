@@ -35,7 +35,12 @@ export interface PlanConflict {
 export type PlanObject = PlanRef &
   (
     | { readonly action: 'create'; readonly object?: unknown }
-    | { readonly action: 'change'; readonly fields: readonly PlanField[]; readonly conflicts?: readonly PlanConflict[]; readonly volumeTemplates?: true }
+    | {
+        readonly action: 'change';
+        readonly fields: readonly PlanField[];
+        readonly conflicts?: readonly PlanConflict[];
+        readonly volumeTemplates?: true;
+      }
     | { readonly action: 'delete'; readonly kept?: true }
     /** The API server refuses the apply (an immutable field: it would have to be recreated). */
     | { readonly action: 'refuse'; readonly message: string; readonly recreate: boolean; readonly conflicts?: readonly PlanConflict[] }
@@ -136,7 +141,8 @@ function keptValue(value: unknown, secret: boolean, redact: <T>(v: T) => T): unk
 
 const isSecret = (r: PlanRef): boolean => r.kind === 'Secret' && groupOf(r.apiVersion) === '';
 /** A field under a Secret's data, whose values a plan never holds. */
-const secretField = (r: PlanRef, path: readonly (string | number)[]): boolean => isSecret(r) && (path[0] === 'data' || path[0] === 'stringData');
+const secretField = (r: PlanRef, path: readonly (string | number)[]): boolean =>
+  isSecret(r) && (path[0] === 'data' || path[0] === 'stringData');
 
 function valueAt(obj: unknown, path: readonly (string | number)[]): unknown {
   let node = obj;
@@ -154,8 +160,10 @@ function valueAt(obj: unknown, path: readonly (string | number)[]): unknown {
  */
 export function classifyObject(ref: PlanRef, live: unknown, answer: DryRunAnswer, redact: <T>(v: T) => T): PlanObject | undefined {
   const conflicts = answer.conflicts.length === 0 ? {} : { conflicts: answer.conflicts };
-  if (answer.kind === 'refused') return { ...ref, action: 'refuse', message: redact(answer.message), recreate: isImmutableRefusal(answer.message), ...conflicts };
-  if (live === undefined) return { ...ref, action: 'create', object: isSecret(ref) ? SECRET_VALUE : keptValue(answer.after, false, redact) };
+  if (answer.kind === 'refused')
+    return { ...ref, action: 'refuse', message: redact(answer.message), recreate: isImmutableRefusal(answer.message), ...conflicts };
+  if (live === undefined)
+    return { ...ref, action: 'create', object: isSecret(ref) ? SECRET_VALUE : keptValue(answer.after, false, redact) };
   const paths = changedFields(live, answer.after);
   if (paths.length === 0) return undefined;
   const fields = paths.slice(0, MAX_FIELDS).map((p): PlanField => {
@@ -173,7 +181,10 @@ export function classifyObject(ref: PlanRef, live: unknown, answer: DryRunAnswer
  * Pure: the objects of the deployed revision the next one no longer renders: helm deletes them,
  * but for those annotated `helm.sh/resource-policy: keep`, which it leaves in place.
  */
-export function deletedObjects(deployed: readonly (PlanRef & { readonly annotations: Readonly<Record<string, string>> })[], rendered: readonly PlanRef[]): PlanObject[] {
+export function deletedObjects(
+  deployed: readonly (PlanRef & { readonly annotations: Readonly<Record<string, string>> })[],
+  rendered: readonly PlanRef[],
+): PlanObject[] {
   const next = new Set(rendered.map(refKey));
   return deployed
     .filter((d) => !next.has(refKey(d)))
@@ -205,7 +216,15 @@ export function planDigest(body: PlanBody): string {
 export function planCounts(plan: PlanBody): PlanCounts {
   const count = (action: PlanObject['action']): number => plan.objects.filter((o) => o.action === action).length;
   const conflicts = plan.objects.reduce((n, o) => n + ('conflicts' in o ? (o.conflicts?.length ?? 0) : 0), 0);
-  return { create: count('create'), change: count('change'), delete: count('delete'), refuse: count('refuse'), conflicts, hooks: plan.hooks.length, crds: plan.crds.length };
+  return {
+    create: count('create'),
+    change: count('change'),
+    delete: count('delete'),
+    refuse: count('refuse'),
+    conflicts,
+    hooks: plan.hooks.length,
+    crds: plan.crds.length,
+  };
 }
 
 function objectRisks(o: PlanObject): Risk[] {

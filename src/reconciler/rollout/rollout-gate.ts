@@ -53,7 +53,8 @@ export function waves(members: readonly Member[], policy: RolloutPolicy): Member
   return out;
 }
 
-const share = (a: Amount, total: number, round: (n: number) => number): number => ('count' in a ? a.count : round((a.percent * total) / 100));
+const share = (a: Amount, total: number, round: (n: number) => number): number =>
+  'count' in a ? a.count : round((a.percent * total) / 100);
 
 export interface Progress {
   readonly total: number;
@@ -87,7 +88,9 @@ export const WAITING_FALLBACK_MS = 30_000;
 /** The rollout's reasons of conditions.ts: `rollout status` and the status read them by these names. */
 export type WaitReason = (typeof Reason)['RolloutPaused' | 'RolloutFailed' | 'RolloutHalted' | 'RolloutWaiting'];
 
-export type Verdict = { readonly kind: 'go' } | { readonly kind: 'wait'; readonly reason: WaitReason; readonly message: string; readonly retryAfterMs?: number };
+export type Verdict =
+  | { readonly kind: 'go' }
+  | { readonly kind: 'wait'; readonly reason: WaitReason; readonly message: string; readonly retryAfterMs?: number };
 
 export function gate(g: GateInput): Verdict {
   const { policy, target, nowMs } = g;
@@ -97,9 +100,19 @@ export function gate(g: GateInput): Verdict {
   const self = all[w]?.find((m) => m.key === g.self);
   if (self === undefined) return { kind: 'go' };
   if (memberState(self, target, policy, nowMs).kind === 'failed') {
-    return { kind: 'wait', reason: 'RolloutFailed', message: `this CR failed fleet revision ${target}; it is not retried until a newer chart, or \`helm-operator rollout undo\`` };
+    return {
+      kind: 'wait',
+      reason: 'RolloutFailed',
+      message: `this CR failed fleet revision ${target}; it is not retried until a newer chart, or \`helm-operator rollout undo\``,
+    };
   }
-  if (g.paused) return { kind: 'wait', reason: 'RolloutPaused', message: `the rollout of fleet revision ${target} is paused (\`helm-operator rollout resume\`)`, retryAfterMs: g.pollMs };
+  if (g.paused)
+    return {
+      kind: 'wait',
+      reason: 'RolloutPaused',
+      message: `the rollout of fleet revision ${target} is paused (\`helm-operator rollout resume\`)`,
+      retryAfterMs: g.pollMs,
+    };
   if (p.halted) {
     const message = `the rollout of fleet revision ${target} halted: ${p.failed} of ${p.total} CRs failed it, beyond the failure budget; this CR keeps its release (see \`helm-operator rollout status\`)`;
     return { kind: 'wait', reason: 'RolloutHalted', message, retryAfterMs: g.pollMs };
@@ -125,7 +138,12 @@ function earlierWaves(g: GateInput, all: readonly Member[][], w: number): Verdic
   }
   const startAtMs = w > 0 ? releaseAtMs + g.policy.pauseBetweenWavesMs : 0;
   if (startAtMs > g.nowMs) {
-    return { kind: 'wait', reason: 'RolloutWaiting', message: `wave ${w + 1} of ${all.length} starts after the pause between waves`, retryAfterMs: Math.max(1_000, startAtMs - g.nowMs) };
+    return {
+      kind: 'wait',
+      reason: 'RolloutWaiting',
+      message: `wave ${w + 1} of ${all.length} starts after the pause between waves`,
+      retryAfterMs: Math.max(1_000, startAtMs - g.nowMs),
+    };
   }
   return { kind: 'go' };
 }

@@ -76,7 +76,9 @@ export class WaveWaker {
     const nowMs = this.o.now();
     const members = this.o.members();
     this.#turn(members, { target, nowMs, tellHalted: false });
-    const next = Math.min(...members.map((m) => memberState(m, target, this.o.policy, nowMs)).map((s) => (s.kind === 'progressing' ? s.untilMs : Infinity)));
+    const next = Math.min(
+      ...members.map((m) => memberState(m, target, this.o.policy, nowMs)).map((s) => (s.kind === 'progressing' ? s.untilMs : Infinity)),
+    );
     if (Number.isFinite(next)) this.#arm(target, next + DECIDE_MARGIN_MS);
   }
 }

@@ -69,7 +69,12 @@ export class Rollout {
     this.#policy = o.policy ?? DEFAULT_ROLLOUT;
     this.#now = o.now ?? (() => new Date());
     this.#pollMs = Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, this.#policy.stableForMs));
-    this.#waker = new WaveWaker({ policy: this.#policy, wakeups: o.wakeups, members: () => this.#members(), now: () => this.#now().getTime() });
+    this.#waker = new WaveWaker({
+      policy: this.#policy,
+      wakeups: o.wakeups,
+      members: () => this.#members(),
+      now: () => this.#now().getTime(),
+    });
   }
 
   /** Whether upgrading from `from` to `desired` ships only a fleet change (the CR's own values are those of `from`). */
@@ -94,8 +99,14 @@ export class Rollout {
     // The release serving is `from`: status says so, whatever an undo or a failed upgrade left.
     const deployedFleet = from.labels[RELEASE_LABELS.fleetRevision];
     const prior = draft.current.rollout;
-    if (deployedFleet !== prior?.fleetRevision) draft.setRollout(withoutUndefined({ fleetRevision: deployedFleet, attempt: prior?.attempt }));
-    return { kind: 'rollout-held', reason: Reason[verdict.reason], message: verdict.message, ...(verdict.retryAfterMs === undefined ? {} : { retryAfterMs: verdict.retryAfterMs }) };
+    if (deployedFleet !== prior?.fleetRevision)
+      draft.setRollout(withoutUndefined({ fleetRevision: deployedFleet, attempt: prior?.attempt }));
+    return {
+      kind: 'rollout-held',
+      reason: Reason[verdict.reason],
+      message: verdict.message,
+      ...(verdict.retryAfterMs === undefined ? {} : { retryAfterMs: verdict.retryAfterMs }),
+    };
   }
 
   /**
@@ -114,9 +125,17 @@ export class Rollout {
   }
 
   /** Hands this CR's state, as this reconcile leaves it, to the waker. */
-  #wake(rollout: RolloutStatus | undefined, target: string, how: NoteContext, o: { failedBefore: boolean; decideInMs: number | undefined }): void {
+  #wake(
+    rollout: RolloutStatus | undefined,
+    target: string,
+    how: NoteContext,
+    o: { failedBefore: boolean; decideInMs: number | undefined },
+  ): void {
     const cached = this.o.cache.get(how.at.namespace, how.at.name);
-    const self = cached === undefined ? undefined : memberOf({ ...cached, status: { ...(cached as { status?: object }).status, rollout } } as KubernetesObject);
+    const self =
+      cached === undefined
+        ? undefined
+        : memberOf({ ...cached, status: { ...(cached as { status?: object }).status, rollout } } as KubernetesObject);
     // Only a CR the rollout moved to the target can decide a wave (and walking the cache is O(CRs)).
     if (self?.attempt?.fleetRevision !== target) return;
     const members = this.#members().map((m) => (m.key === self.key ? self : m));
@@ -135,7 +154,9 @@ export class Rollout {
         draft.removeCondition(ConditionType.Rollout);
         if (!moved) return {};
         // Ready: decided once stable (the waker looks then); else this CR looks again at its timeout.
-        return outcome.deployment.ready.status === 'True' ? { decideInMs: this.#policy.stableForMs + DECIDE_MARGIN_MS } : { requeueMs: this.#policy.healthTimeoutMs + DECIDE_MARGIN_MS };
+        return outcome.deployment.ready.status === 'True'
+          ? { decideInMs: this.#policy.stableForMs + DECIDE_MARGIN_MS }
+          : { requeueMs: this.#policy.healthTimeoutMs + DECIDE_MARGIN_MS };
       }
       case 'in-sync':
         return this.#inSync(draft, target, outcome.deployment.ready, how.event);
@@ -152,7 +173,12 @@ export class Rollout {
   }
 
   /** On the target: healthy, still within its health timeout (look again when it ends), or failed now. */
-  #inSync(draft: StatusDraft, target: string, ready: { status: string; message: string }, event: (reason: string, message: string) => void): Step {
+  #inSync(
+    draft: StatusDraft,
+    target: string,
+    ready: { status: string; message: string },
+    event: (reason: string, message: string) => void,
+  ): Step {
     const prior = draft.current.rollout;
     const attempt = attemptOnTarget(prior, target, this.#now());
     if (attempt === undefined || attempt.failure !== undefined || ready.status === 'True') {
@@ -215,7 +241,9 @@ export class Rollout {
  */
 export function attemptOnTarget(prior: RolloutStatus | undefined, target: string, now: Date): RolloutAttempt | undefined {
   if (prior?.attempt?.fleetRevision === target) return prior.attempt;
-  return prior?.fleetRevision !== undefined && prior.fleetRevision !== target ? { fleetRevision: target, at: now.toISOString() } : undefined;
+  return prior?.fleetRevision !== undefined && prior.fleetRevision !== target
+    ? { fleetRevision: target, at: now.toISOString() }
+    : undefined;
 }
 
 /** The sooner of the summary's requeue and the rollout's `wakeMs` (an error keeps its backoff). */

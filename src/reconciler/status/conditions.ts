@@ -113,8 +113,7 @@ export function setCondition(list: readonly Condition[], input: ConditionInput, 
   const next: Condition = {
     ...input,
     message,
-    lastTransitionTime:
-      existing !== undefined && existing.status === input.status ? existing.lastTransitionTime : now.toISOString(),
+    lastTransitionTime: existing !== undefined && existing.status === input.status ? existing.lastTransitionTime : now.toISOString(),
   };
   if (existing === undefined) return [...list, next];
   return list.map((c) => (c.type === input.type ? next : c));

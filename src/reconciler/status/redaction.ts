@@ -84,7 +84,8 @@ export class Redactor {
     const view = new SqueezedView(text);
     const ranges: Array<readonly [number, number]> = [];
     for (const form of this.#forms) {
-      for (let j = view.text.indexOf(form); j >= 0; j = view.text.indexOf(form, j + form.length)) ranges.push(view.range(j, j + form.length));
+      for (let j = view.text.indexOf(form); j >= 0; j = view.text.indexOf(form, j + form.length))
+        ranges.push(view.range(j, j + form.length));
     }
     for (const cut of cutPoints(view.text)) {
       for (const form of this.#forms) {

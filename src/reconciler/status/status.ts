@@ -87,13 +87,25 @@ export interface HelmStatus {
 }
 
 /** The fields of status this operator writes (a typed CRD must declare each of them). */
-export const OWNED_KEYS = ['conditions', 'deployedRelease', 'inventory', 'observedGeneration', 'failedAttempts', 'driftRepairFailures', 'rollout', 'driftFights', 'plan'] as const;
+export const OWNED_KEYS = [
+  'conditions',
+  'deployedRelease',
+  'inventory',
+  'observedGeneration',
+  'failedAttempts',
+  'driftRepairFailures',
+  'rollout',
+  'driftFights',
+  'plan',
+] as const;
 
 /** Pure: the owned fields of a CR's status as found on the server, tolerating anything malformed. */
 export function readStatus(raw: unknown): HelmStatus {
   const s = isPlainObject(raw) ? raw : {};
   // Entries that are not objects (null, strings) are dropped: code reading `c.type` or `e.kind` must not crash.
-  const status: HelmStatus = { conditions: Array.isArray(s.conditions) ? (s.conditions.filter(isPlainObject) as unknown as Condition[]) : [] };
+  const status: HelmStatus = {
+    conditions: Array.isArray(s.conditions) ? (s.conditions.filter(isPlainObject) as unknown as Condition[]) : [],
+  };
   if (isPlainObject(s.deployedRelease)) status.deployedRelease = s.deployedRelease as unknown as DeployedRelease;
   if (Array.isArray(s.inventory)) status.inventory = s.inventory.filter(isPlainObject) as unknown as InventoryEntry[];
   if (typeof s.observedGeneration === 'number') status.observedGeneration = s.observedGeneration;
@@ -106,7 +118,12 @@ export function readStatus(raw: unknown): HelmStatus {
 
 /** The records status keeps, each left out when absent or malformed. */
 function readRecords(s: Record<string, unknown>): Pick<HelmStatus, 'driftRepairFailures' | 'rollout' | 'driftFights' | 'plan'> {
-  const records = { driftRepairFailures: readDriftRepairFailures(s.driftRepairFailures), rollout: readRolloutStatus(s.rollout), driftFights: readDriftFights(s.driftFights), plan: readPlanStatus(s.plan) };
+  const records = {
+    driftRepairFailures: readDriftRepairFailures(s.driftRepairFailures),
+    rollout: readRolloutStatus(s.rollout),
+    driftFights: readDriftFights(s.driftFights),
+    plan: readPlanStatus(s.plan),
+  };
   return Object.fromEntries(Object.entries(records).filter(([, v]) => v !== undefined));
 }
 
@@ -129,9 +146,20 @@ function readDriftFights(d: unknown): DriftFights | undefined {
   if (!isPlainObject(d) || typeof d.revision !== 'number' || typeof d.rules !== 'string' || !Array.isArray(d.fields)) return undefined;
   const fields = d.fields.filter(
     (f): f is Record<string, unknown> =>
-      isPlainObject(f) && typeof f.kind === 'string' && typeof f.name === 'string' && typeof f.path === 'string' && typeof f.manager === 'string' && typeof f.restores === 'number' && typeof f.since === 'string',
+      isPlainObject(f) &&
+      typeof f.kind === 'string' &&
+      typeof f.name === 'string' &&
+      typeof f.path === 'string' &&
+      typeof f.manager === 'string' &&
+      typeof f.restores === 'number' &&
+      typeof f.since === 'string',
   );
-  return { revision: d.revision, ...(typeof d.generation === 'number' ? { generation: d.generation } : {}), rules: d.rules, fields: fields as unknown as DriftFightField[] };
+  return {
+    revision: d.revision,
+    ...(typeof d.generation === 'number' ? { generation: d.generation } : {}),
+    rules: d.rules,
+    fields: fields as unknown as DriftFightField[],
+  };
 }
 
 function readDriftRepairFailures(d: unknown): DriftRepairFailures | undefined {

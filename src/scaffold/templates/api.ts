@@ -36,7 +36,13 @@ const printerColumns = [
 
 export function crd(c: CrdInputs): string {
   const n = c.names;
-  const names = { kind: n.kind, listKind: `${n.kind}List`, plural: n.plural, singular: n.singular, ...(c.shortNames.length > 0 ? { shortNames: [...c.shortNames] } : {}) };
+  const names = {
+    kind: n.kind,
+    listKind: `${n.kind}List`,
+    plural: n.plural,
+    singular: n.singular,
+    ...(c.shortNames.length > 0 ? { shortNames: [...c.shortNames] } : {}),
+  };
   const object = {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -144,7 +150,11 @@ function optionalLines(f: RbacFragmentInputs): string[] {
       ...o.rules.map((r) => (grant ? ruleLines(r) : commented(ruleLines(r)))),
       ...(o.unresolved.length === 0 ? [] : [`#   not resolved to a resource (add their rules by hand): ${o.unresolved.join(', ')}\n`]),
     ]),
-    ...(unrenderable.length === 0 ? [] : [`# not rendered alone (needs other values too), so what it adds is unknown: ${unrenderable.map((t) => `${t}=true`).join(', ')}\n`]),
+    ...(unrenderable.length === 0
+      ? []
+      : [
+          `# not rendered alone (needs other values too), so what it adds is unknown: ${unrenderable.map((t) => `${t}=true`).join(', ')}\n`,
+        ]),
   ];
 }
 
@@ -160,9 +170,7 @@ export function rbacFragment(f: RbacFragmentInputs): string {
     { apiGroups: [n.fullGroup], resources: [`${n.plural}/finalizers`], verbs: ['update'] },
   ];
   const unresolved =
-    f.unresolved.length === 0
-      ? ''
-      : `# Not resolved to a resource (add their rules by hand): ${f.unresolved.join(', ')}\n`;
+    f.unresolved.length === 0 ? '' : `# Not resolved to a resource (add their rules by hand): ${f.unresolved.join(', ')}\n`;
   return [
     `# --- ${n.kind} (${apiVersionOf(n)}): its custom resources. update/patch: finalizers are patched.\n`,
     ...own.map(ruleLines),
@@ -181,5 +189,10 @@ export function rbacFragment(f: RbacFragmentInputs): string {
  */
 export function tenancyFragment(n: ApiNames, chartName: string, sentences: readonly string[]): string {
   const text = sentences.map((s) => `${s.charAt(0).toUpperCase()}${s.slice(1)}.`).join(' ');
-  return [`<!-- tenancy of ${n.kind} (${apiVersionOf(n)}) -->`, `- **${n.kind}** (\`helm-charts/${chartName}\`): ${text}`, `<!-- end of tenancy of ${n.kind} (${apiVersionOf(n)}) -->`, ''].join('\n');
+  return [
+    `<!-- tenancy of ${n.kind} (${apiVersionOf(n)}) -->`,
+    `- **${n.kind}** (\`helm-charts/${chartName}\`): ${text}`,
+    `<!-- end of tenancy of ${n.kind} (${apiVersionOf(n)}) -->`,
+    '',
+  ].join('\n');
 }

@@ -36,7 +36,10 @@ export const readme = (p: ProjectInputs): string =>
     runtimePackage: p.runtimePackage,
     runtimeVersion: p.runtimeVersion,
     runtimeDependency: p.runtimeDependency,
-    vendoredTarball: ifVendored(p, (file) => `; \`${file}\` is its tarball, as \`helm-operator init\`\nfound it (the npm registry did not serve this version)`),
+    vendoredTarball: ifVendored(
+      p,
+      (file) => `; \`${file}\` is its tarball, as \`helm-operator init\`\nfound it (the npm registry did not serve this version)`,
+    ),
     tenancy: tenancySection,
   });
 

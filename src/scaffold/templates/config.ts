@@ -26,7 +26,12 @@ const VERBATIM = ['config/prometheus/alerts.yaml', 'config/grafana/helm-operator
 
 export const configFiles = (p: ProjectNames): Record<string, string> => ({
   ...Object.fromEntries(VERBATIM.map((f) => [f, template(f)])),
-  ...rendered(p, ['config/default/kustomization.yaml', 'config/default/metrics_service.yaml', 'config/manager/kustomization.yaml', 'config/manager/manager.yaml']),
+  ...rendered(p, [
+    'config/default/kustomization.yaml',
+    'config/default/metrics_service.yaml',
+    'config/manager/kustomization.yaml',
+    'config/manager/manager.yaml',
+  ]),
   // Written by init, so config/manifests builds and `make bundle` works from the start; the base
   // CSV is the user's to edit (create api and generate kustomize manifests never overwrite it).
   [`config/manifests/bases/${p.projectName}.clusterserviceversion.yaml`]: baseCsv(p.projectName),

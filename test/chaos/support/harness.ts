@@ -70,14 +70,20 @@ export async function createNamespaces(kc: KubeConfig, names: readonly string[])
   await Promise.all(names.map((name) => core.createNamespace({ body: { metadata: { name } } })));
 }
 
-
 /**
  * Replaces a CR's whole spec with a JSON patch: no resourceVersion precondition (the operator's
  * status writes bump it all the time) and no merge, so keys absent from `spec` are gone.
  */
 export async function replaceSpec(custom: CustomObjectsApi, namespace: string, name: string, spec: unknown): Promise<void> {
   await custom.patchNamespacedCustomObject(
-    { group: NGINX.group, version: NGINX.version, plural: NGINX.plural, namespace, name, body: [{ op: 'replace', path: '/spec', value: spec }] },
+    {
+      group: NGINX.group,
+      version: NGINX.version,
+      plural: NGINX.plural,
+      namespace,
+      name,
+      body: [{ op: 'replace', path: '/spec', value: spec }],
+    },
     setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
   );
 }

@@ -243,7 +243,17 @@ export class HelmSampler {
       for (const h of helmChildren(pid, parentOf)) {
         if (h.verb === 'version') continue;
         const release = h.args[h.args.indexOf('--') + 1] ?? '';
-        const known = this.seen.get(h.pid) ?? { owner, pid: h.pid, verb: h.verb, release, started: startedAt(h.pid) ?? now, first: now, last: now, unparked: [], connected: false };
+        const known = this.seen.get(h.pid) ?? {
+          owner,
+          pid: h.pid,
+          verb: h.verb,
+          release,
+          started: startedAt(h.pid) ?? now,
+          first: now,
+          last: now,
+          unparked: [],
+          connected: false,
+        };
         this.seen.set(h.pid, known);
         known.last = now;
         if (h.children === 0) known.unparked.push(now);

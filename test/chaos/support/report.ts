@@ -102,7 +102,10 @@ export function formatReport(r: ChaosReport): string {
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
   const table = rows.map((row) => row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
-  const total = r.faults.reduce((a, f) => ({ injected: a.injected + f.injected, survived: a.survived + f.survived }), { injected: 0, survived: 0 });
+  const total = r.faults.reduce((a, f) => ({ injected: a.injected + f.injected, survived: a.survived + f.survived }), {
+    injected: 0,
+    survived: 0,
+  });
   const fuzz = r.fuzz.map((f) => `  ${f.kind}: ${f.inputs} inputs, ${f.failures} property failures`).join('\n');
   const findings = r.findings.map((f) => `  - ${f.title}\n    fix: ${f.fix}\n    regression test: ${f.regressionTest}`).join('\n');
   return [

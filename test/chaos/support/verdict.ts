@@ -19,7 +19,10 @@ export interface FleetSpec {
   readonly podAnnotations: Record<string, string>;
 }
 
-export const specFor = (rev: number, replicaCount = 0): FleetSpec => ({ replicaCount, podAnnotations: { 'chaos.example.com/rev': String(rev) } });
+export const specFor = (rev: number, replicaCount = 0): FleetSpec => ({
+  replicaCount,
+  podAnnotations: { 'chaos.example.com/rev': String(rev) },
+});
 
 /** The nginx chart's Deployment name for release `name` (see its nginx.fullname helper). */
 export function deploymentName(release: string, nameOverride?: unknown): string {
@@ -38,7 +41,9 @@ let listArgs: Promise<string[]> | undefined;
 
 /** `helm list -a -A` (helm 3); helm 4 dropped `-a` and lists every status by default. Both page at 256 unless told. */
 async function helmListArgs(): Promise<string[]> {
-  listArgs ??= run(inject('helmBin'), ['version', '--short']).then(({ stdout }) => (stdout.startsWith('v3.') ? ['list', '-a', '-A'] : ['list', '-A']));
+  listArgs ??= run(inject('helmBin'), ['version', '--short']).then(({ stdout }) =>
+    stdout.startsWith('v3.') ? ['list', '-a', '-A'] : ['list', '-A'],
+  );
   return [...(await listArgs), '--max', '100000', '-o', 'json', '--kubeconfig', inject('kubeconfigPath')];
 }
 
@@ -89,13 +94,17 @@ function statusProblems(key: string, cr: CR): string[] {
   if (deployed === undefined) return [`CR ${key}: no Deployed condition`];
   if (deployed.status !== 'True') return [`CR ${key}: Deployed=${deployed.status} ${deployed.reason} ${deployed.message}`];
   const observed = cr.status?.observedGeneration;
-  return observed === cr.metadata.generation ? [] : [`CR ${key}: observedGeneration ${String(observed)} of ${String(cr.metadata.generation)}`];
+  return observed === cr.metadata.generation
+    ? []
+    : [`CR ${key}: observedGeneration ${String(observed)} of ${String(cr.metadata.generation)}`];
 }
 
 function deploymentProblems(key: string, spec: FleetSpec, d: DeploymentView | undefined): string[] {
   if (d === undefined) return [`CR ${key}: no Deployment`];
   const matches = d.replicas === spec.replicaCount && Object.entries(spec.podAnnotations).every(([k, v]) => d.annotations[k] === v);
-  return matches ? [] : [`CR ${key}: Deployment has replicas=${String(d.replicas)} ${JSON.stringify(d.annotations)}, spec wants ${JSON.stringify(spec)}`];
+  return matches
+    ? []
+    : [`CR ${key}: Deployment has replicas=${String(d.replicas)} ${JSON.stringify(d.annotations)}, spec wants ${JSON.stringify(spec)}`];
 }
 
 /** The CRs a scenario owns and the spec each should converge to (undefined: deleted). */
@@ -139,7 +148,9 @@ export class Fleet {
 
   /** Names of the CRs of `namespace` that should exist, oldest first. */
   names(namespace: string): string[] {
-    return [...this.#want].filter(([key, spec]) => spec !== undefined && key.startsWith(`${namespace}/`)).map(([key]) => key.slice(namespace.length + 1));
+    return [...this.#want]
+      .filter(([key, spec]) => spec !== undefined && key.startsWith(`${namespace}/`))
+      .map(([key]) => key.slice(namespace.length + 1));
   }
 
   get size(): number {
@@ -162,7 +173,10 @@ export class Fleet {
       for (const cr of list.items) crs.set(`${ns}/${cr.metadata.name}`, cr);
       const ds = await this.#apps.listNamespacedDeployment({ namespace: ns });
       for (const d of ds.items) {
-        deployments.set(`${ns}/${d.metadata?.name ?? ''}`, { replicas: d.spec?.replicas, annotations: d.spec?.template.metadata?.annotations ?? {} });
+        deployments.set(`${ns}/${d.metadata?.name ?? ''}`, {
+          replicas: d.spec?.replicas,
+          annotations: d.spec?.template.metadata?.annotations ?? {},
+        });
       }
     }
     const releases = (await helmListAll()).filter((r) => this.namespaces.has(r.namespace));
@@ -182,7 +196,9 @@ export class Fleet {
       }
       await new Promise((r) => setTimeout(r, 1_000));
     }
-    throw new Error(`no convergence within ${timeoutMs} ms:\n  ${last.slice(0, 20).join('\n  ')}${last.length > 20 ? `\n  … ${last.length - 20} more` : ''}`);
+    throw new Error(
+      `no convergence within ${timeoutMs} ms:\n  ${last.slice(0, 20).join('\n  ')}${last.length > 20 ? `\n  … ${last.length - 20} more` : ''}`,
+    );
   }
 }
 
@@ -199,5 +215,7 @@ export async function expectIdle(pid: number, ms = 4_000, windows = 5): Promise<
     if (use <= 0.1) return use;
     seen.push(use);
   }
-  throw new Error(`operator ${pid} never idles after convergence (a hot loop): ${seen.map((u) => `${(u * 100).toFixed(0)}%`).join(', ')} of a core over ${windows} windows of ${ms} ms`);
+  throw new Error(
+    `operator ${pid} never idles after convergence (a hot loop): ${seen.map((u) => `${(u * 100).toFixed(0)}%`).join(', ')} of a core over ${windows} windows of ${ms} ms`,
+  );
 }

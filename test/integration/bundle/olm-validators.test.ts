@@ -9,7 +9,14 @@ import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateBundle, type BundleFiles } from '../../../src/bundle/validate.js';
-import { asBundleFiles, brokenBundle, brokenCases, DEPRECATED_API_MESSAGES, deprecatedApiBundle, generateFixture } from '../../support/bundle-fixture.js';
+import {
+  asBundleFiles,
+  brokenBundle,
+  brokenCases,
+  DEPRECATED_API_MESSAGES,
+  deprecatedApiBundle,
+  generateFixture,
+} from '../../support/bundle-fixture.js';
 
 const tools = async (): Promise<{ validate: string; opm: string }> => {
   const dir = (await execa('bash', ['hack/tools.sh', 'path', 'olm-validate'])).stdout.trim();
@@ -24,7 +31,9 @@ beforeAll(async () => {
   bin = await tools();
   work = await mkdtemp(join(tmpdir(), 'bundle-olm-'));
 }, 900_000);
-afterAll(async () => { await rm(work, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
 
 async function writeBundle(name: string, b: BundleFiles): Promise<string> {
   const dir = join(work, name);
@@ -35,7 +44,10 @@ async function writeBundle(name: string, b: BundleFiles): Promise<string> {
   return dir;
 }
 
-interface OlmReport { passed: boolean; outputs: { type: string; source: string; message: string }[] }
+interface OlmReport {
+  passed: boolean;
+  outputs: { type: string; source: string; message: string }[];
+}
 
 async function olmValidate(dir: string, ...flags: string[]): Promise<{ exitCode: number; report: OlmReport }> {
   const r = await execa(bin.validate, [...flags, dir], { reject: false });
@@ -56,7 +68,12 @@ describe("OLM's validators", () => {
     expect(ours.some((f) => f.check === c.ours.check)).toBe(true);
     const r = await olmValidate(await writeBundle(c.name.replace(/\W+/g, '-'), b));
     expect(r.exitCode).toBe(1);
-    expect(r.report.outputs.filter((o) => o.type === 'error').map((o) => o.message).join('\n')).toMatch(c.olm);
+    expect(
+      r.report.outputs
+        .filter((o) => o.type === 'error')
+        .map((o) => o.message)
+        .join('\n'),
+    ).toMatch(c.olm);
   });
 });
 
@@ -64,17 +81,22 @@ describe("OLM's deprecated-API check (suite=operatorframework)", () => {
   it.each([
     { minKube: '1.24.0', object: 'warning' },
     { minKube: '1.28.0', object: 'error' },
-  ])('says what ours says for minKubeVersion $minKube: the removed object is a $object, the CSV rule a warning', async ({ minKube, object }) => {
-    const b = deprecatedApiBundle(minKube);
-    const r = await olmValidate(await writeBundle(`deprecated-${minKube}`, b), '--select-optional', 'suite=operatorframework');
-    const olm = r.report.outputs.filter((o) => o.source === 'alpha-deprecated-apis').map((o) => ({ level: o.type, message: o.message.replace(/^(Warning|Error): Value [^:]+: /, '') })); // OLM's prefix names the level and the CSV
-    const ours = validateBundle(b, { selectOptional: 'suite=operatorframework' })
-      .filter((f) => f.check === 'alpha-deprecated-apis')
-      .map((f) => ({ level: f.level, message: f.message }));
-    expect(ours).toContainEqual({ level: object, message: DEPRECATED_API_MESSAGES.object });
-    expect(ours.find((f) => DEPRECATED_API_MESSAGES.rule.test(f.message))?.level).toBe('warning');
-    expect(new Set(olm.map((o) => JSON.stringify(o)))).toEqual(new Set(ours.map((o) => JSON.stringify(o))));
-  });
+  ])(
+    'says what ours says for minKubeVersion $minKube: the removed object is a $object, the CSV rule a warning',
+    async ({ minKube, object }) => {
+      const b = deprecatedApiBundle(minKube);
+      const r = await olmValidate(await writeBundle(`deprecated-${minKube}`, b), '--select-optional', 'suite=operatorframework');
+      const olm = r.report.outputs
+        .filter((o) => o.source === 'alpha-deprecated-apis')
+        .map((o) => ({ level: o.type, message: o.message.replace(/^(Warning|Error): Value [^:]+: /, '') })); // OLM's prefix names the level and the CSV
+      const ours = validateBundle(b, { selectOptional: 'suite=operatorframework' })
+        .filter((f) => f.check === 'alpha-deprecated-apis')
+        .map((f) => ({ level: f.level, message: f.message }));
+      expect(ours).toContainEqual({ level: object, message: DEPRECATED_API_MESSAGES.object });
+      expect(ours.find((f) => DEPRECATED_API_MESSAGES.rule.test(f.message))?.level).toBe('warning');
+      expect(new Set(olm.map((o) => JSON.stringify(o)))).toEqual(new Set(ours.map((o) => JSON.stringify(o))));
+    },
+  );
 });
 
 describe('opm', () => {
@@ -84,7 +106,19 @@ describe('opm', () => {
     expect(rendered.stdout).toContain('schema: olm.bundle');
     const catalog = join(work, 'catalog', 'demo-operator');
     await mkdir(catalog, { recursive: true });
-    const header = ['---', 'schema: olm.package', 'name: demo-operator', 'defaultChannel: alpha', '---', 'schema: olm.channel', 'package: demo-operator', 'name: alpha', 'entries:', '  - name: demo-operator.v0.1.0', ''].join('\n');
+    const header = [
+      '---',
+      'schema: olm.package',
+      'name: demo-operator',
+      'defaultChannel: alpha',
+      '---',
+      'schema: olm.channel',
+      'package: demo-operator',
+      'name: alpha',
+      'entries:',
+      '  - name: demo-operator.v0.1.0',
+      '',
+    ].join('\n');
     await writeFile(join(catalog, 'catalog.yaml'), `${header}${rendered.stdout}\n`);
     await execa(bin.opm, ['validate', join(work, 'catalog')]);
   });

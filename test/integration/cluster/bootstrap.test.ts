@@ -51,12 +51,17 @@ describe('tool bootstrap and cluster scripts', () => {
   });
 
   it('names the component whose build failed and exits non-zero', async () => {
-    const versions = (await readFile(path.join(ROOT, 'hack/versions.env'), 'utf8')).replace(/^NODE_VERSION=.*$/m, 'NODE_VERSION=0.0.0-no-such-version');
+    const versions = (await readFile(path.join(ROOT, 'hack/versions.env'), 'utf8')).replace(
+      /^NODE_VERSION=.*$/m,
+      'NODE_VERSION=0.0.0-no-such-version',
+    );
     const file = path.join(cache, 'versions.env');
     await writeFile(file, versions);
     const out = await hack('tools.sh', ['node'], { HELM_OPERATOR_CACHE_DIR: cache, TOOLS_VERSIONS_FILE: file });
     expect(out.code).not.toBe(0);
-    expect(out.output).toMatch(/error: component 'node' failed to build \(exit \d+\) after \d+s; full log: .*node-v0\.0\.0-no-such-version\.log/);
+    expect(out.output).toMatch(
+      /error: component 'node' failed to build \(exit \d+\) after \d+s; full log: .*node-v0\.0\.0-no-such-version\.log/,
+    );
   });
 
   it('refuses a port that is already in use', async () => {

@@ -25,7 +25,11 @@ interface Outcome {
 
 async function bash(script: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
   try {
-    const { stdout, stderr } = await run('bash', [path.join(ROOT, 'hack', script), ...args], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 120_000 });
+    const { stdout, stderr } = await run('bash', [path.join(ROOT, 'hack', script), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      timeout: 120_000,
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };

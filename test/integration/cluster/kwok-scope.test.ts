@@ -25,14 +25,21 @@ describe('kwok-controller in the test control plane', () => {
   });
 
   it('manages the annotated Node and its pods, and leaves a Node without the annotation alone', async () => {
-    for (const [name, isFake] of [[fake, true], [other, false]] as const) {
+    for (const [name, isFake] of [
+      [fake, true],
+      [other, false],
+    ] as const) {
       await core.createNode({ body: node(name, isFake) });
       // Bound to the node by name, tolerating its taint: the scheduler is not involved.
       await core.createNamespacedPod({
         namespace: 'default',
         body: {
           metadata: { name },
-          spec: { nodeName: name, tolerations: [{ key: 'kwok-scope-test', operator: 'Exists' }], containers: [{ name: 'c', image: 'example.com/none:1' }] },
+          spec: {
+            nodeName: name,
+            tolerations: [{ key: 'kwok-scope-test', operator: 'Exists' }],
+            containers: [{ name: 'c', image: 'example.com/none:1' }],
+          },
         },
       });
     }
@@ -40,7 +47,10 @@ describe('kwok-controller in the test control plane', () => {
     await waitFor(`kwok to make ${fake} Ready`, async () =>
       (await core.readNode({ name: fake })).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
     );
-    await waitFor(`kwok to report pod ${fake} Running`, async () => (await core.readNamespacedPod({ name: fake, namespace: 'default' })).status?.phase === 'Running');
+    await waitFor(
+      `kwok to report pod ${fake} Running`,
+      async () => (await core.readNamespacedPod({ name: fake, namespace: 'default' })).status?.phase === 'Running',
+    );
     expect((await core.readNode({ name: other })).status?.conditions ?? []).toEqual([]);
     const pod = await core.readNamespacedPod({ name: other, namespace: 'default' });
     expect(pod.status?.phase).toBe('Pending');

@@ -102,7 +102,10 @@ describe('test control plane', () => {
               {
                 name: 'app',
                 image: 'nginx:1.27',
-                resources: { requests: { cpu: '100m', memory: '64Mi', 'ephemeral-storage': '1Gi' }, limits: { 'ephemeral-storage': '2Gi' } },
+                resources: {
+                  requests: { cpu: '100m', memory: '64Mi', 'ephemeral-storage': '1Gi' },
+                  limits: { 'ephemeral-storage': '2Gi' },
+                },
               },
             ],
           },

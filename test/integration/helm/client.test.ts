@@ -20,7 +20,6 @@ const binaries = [
   { major: 3 as const, bin: inject('helm3Bin') },
 ].filter((b) => b.bin !== '' && existsSync(b.bin));
 
-
 describe.each(binaries)('HelmClient with helm v$major', ({ major, bin }) => {
   let kc: KubeConfig;
   let core: CoreV1Api;
@@ -54,7 +53,13 @@ describe.each(binaries)('HelmClient with helm v$major', ({ major, bin }) => {
   });
 
   it('installs (revision 1) with release labels on the storage Secret', async () => {
-    const rel = await client.install({ release: 'web', namespace: ns.name, chart: chartV1, values: { greeting: 'one' }, labels: { team: 'a' } });
+    const rel = await client.install({
+      release: 'web',
+      namespace: ns.name,
+      chart: chartV1,
+      values: { greeting: 'one' },
+      labels: { team: 'a' },
+    });
     expect(rel).toMatchObject({
       name: 'web',
       namespace: ns.name,
@@ -99,13 +104,22 @@ describe.each(binaries)('HelmClient with helm v$major', ({ major, bin }) => {
     expect((await client.history('web', ns.name, { max: 1 })).map((e) => e.revision)).toEqual([3]);
   });
 
-  it('release storage reads several releases\' records with one request, as it reads one', async () => {
+  it("release storage reads several releases' records with one request, as it reads one", async () => {
     await client.install({ release: 'other', namespace: ns.name, chart: chartV1, values: {} });
     const storage = new ReleaseStorage(kc);
     const byRelease = await storage.recordsOf(ns.name, ['web', 'other', 'never-installed']);
     expect([...byRelease.keys()].sort()).toEqual(['other', 'web']);
     expect(byRelease.get('web')).toEqual(await storage.records(ns.name, 'web'));
-    expect(byRelease.get('web')?.map((r) => [r.revision, r.status]).sort()).toEqual([[1, 'superseded'], [2, 'superseded'], [3, 'deployed']]);
+    expect(
+      byRelease
+        .get('web')
+        ?.map((r) => [r.revision, r.status])
+        .sort(),
+    ).toEqual([
+      [1, 'superseded'],
+      [2, 'superseded'],
+      [3, 'deployed'],
+    ]);
     expect(byRelease.get('other')).toEqual([{ revision: 1, status: 'deployed', labels: {} }]);
     expect(await storage.recordsOf(ns.name, [])).toEqual(new Map());
     await client.uninstall({ release: 'other', namespace: ns.name });
@@ -119,7 +133,9 @@ describe.each(binaries)('HelmClient with helm v$major', ({ major, bin }) => {
   });
 
   it('classifies install, schema and ownership failures', async () => {
-    expect((await helmRejection(client.install({ release: 'web', namespace: ns.name, chart: chartV1, values: {} }))).reason).toBe('ResourceConflict');
+    expect((await helmRejection(client.install({ release: 'web', namespace: ns.name, chart: chartV1, values: {} }))).reason).toBe(
+      'ResourceConflict',
+    );
     const schema = await helmRejection(client.upgrade({ release: 'web', namespace: ns.name, chart: chartV1, values: { greeting: 5 } }));
     expect(schema.reason).toBe('ValuesSchemaInvalid');
     // A ConfigMap helm does not own, with the name the chart renders for release "taken".
@@ -140,7 +156,9 @@ describe.each(binaries)('HelmClient with helm v$major', ({ major, bin }) => {
     if (major === 4) {
       const err = await helmRejection(install);
       expect(err.summary).toMatch(/notAConfigMapField: field not declared in schema/);
-      expect((await core.listNamespacedConfigMap({ namespace: ns.name })).items.map((c) => c.metadata?.name)).not.toContain('undeclared-cm');
+      expect((await core.listNamespacedConfigMap({ namespace: ns.name })).items.map((c) => c.metadata?.name)).not.toContain(
+        'undeclared-cm',
+      );
     } else {
       await expect(install).resolves.toMatchObject({ status: 'deployed' });
       expect(await greeting('undeclared')).toBe('hello');

@@ -47,9 +47,16 @@ describe.each(binaries)('server dry run with helm v$major', ({ major, bin }) => 
     ...extra,
   });
   const releaseSecrets = async (release: string): Promise<string[]> =>
-    (await core.listNamespacedSecret({ namespace: ns.name, labelSelector: `owner=helm,name=${release}` })).items.map((s) => s.metadata?.name ?? '');
+    (await core.listNamespacedSecret({ namespace: ns.name, labelSelector: `owner=helm,name=${release}` })).items.map(
+      (s) => s.metadata?.name ?? '',
+    );
   const configMaps = async (): Promise<Record<string, string>> =>
-    Object.fromEntries((await core.listNamespacedConfigMap({ namespace: ns.name })).items.map((c) => [c.metadata?.name ?? '', c.metadata?.resourceVersion ?? '']));
+    Object.fromEntries(
+      (await core.listNamespacedConfigMap({ namespace: ns.name })).items.map((c) => [
+        c.metadata?.name ?? '',
+        c.metadata?.resourceVersion ?? '',
+      ]),
+    );
   const clusterRoleExists = (name: string): Promise<boolean> =>
     rbac.readClusterRole({ name }).then(
       () => true,
@@ -133,21 +140,32 @@ describe.each(binaries)('server dry run with helm v$major', ({ major, bin }) => 
     await client.uninstall({ release: 'web', namespace: ns.name });
   });
 
-  it('acts as the impersonated identity, for helm\'s release storage and for lookup()', async () => {
+  it("acts as the impersonated identity, for helm's release storage and for lookup()", async () => {
     // Enough for helm's storage, not for the marker: lookup() itself is refused.
-    const deployer = await serviceAccount('deployer', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }]);
+    const deployer = await serviceAccount('deployer', [
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+    ]);
     // (Waited for: a new RoleBinding reaches the API server's authorizer within moments, not at once.)
     const lookupRefused = new RegExp(`configmaps "${MARKER}" is forbidden: User "${deployer}"`);
-    await waitFor('the lookup refused, not the storage', async () => lookupRefused.test((await helmRejection(port.render(request('app', { dryRun: 'server', impersonate: deployer })))).summary));
+    await waitFor('the lookup refused, not the storage', async () =>
+      lookupRefused.test((await helmRejection(port.render(request('app', { dryRun: 'server', impersonate: deployer })))).summary),
+    );
     // The cluster refusing, not the chart failing: retried, so granting the access is enough.
-    expect(await helmRejection(port.render(request('app', { dryRun: 'server', impersonate: deployer })))).toMatchObject({ reason: 'KubernetesAPIError' });
+    expect(await helmRejection(port.render(request('app', { dryRun: 'server', impersonate: deployer })))).toMatchObject({
+      reason: 'KubernetesAPIError',
+    });
     // The operator itself may read the marker, and the offline render never asks.
     expect(await port.render(request('app', { dryRun: 'server' }))).not.toMatch(CLUSTER_ROLE);
     expect(await port.render(request('app', { impersonate: deployer }))).toMatch(CLUSTER_ROLE);
 
-    await rbac.createNamespacedRole({ namespace: ns.name, body: { metadata: { name: 'configmap-reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] } });
+    await rbac.createNamespacedRole({
+      namespace: ns.name,
+      body: { metadata: { name: 'configmap-reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] },
+    });
     await bind('deployer', 'configmap-reader');
-    const granted = await waitFor('the marker readable as deployer', () => port.render(request('app', { dryRun: 'server', impersonate: deployer })));
+    const granted = await waitFor('the marker readable as deployer', () =>
+      port.render(request('app', { dryRun: 'server', impersonate: deployer })),
+    );
     expect(granted).not.toMatch(CLUSTER_ROLE);
 
     // No RBAC at all: helm cannot even read the release's history.

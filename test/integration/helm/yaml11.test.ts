@@ -36,7 +36,12 @@ const ROWS: Row[] = [
   ['Y', 'Deployment', [...POD, 'containers', 0, 'stdin'], true],
   ['on', 'Deployment', [...POD, 'containers', 0, 'tty'], true],
   ['y', 'Deployment', [...POD, 'containers', 0, 'volumeMounts', 0, 'readOnly'], true],
-  ['a merge key and an alias', 'Deployment', ['spec', 'template', 'metadata', 'labels'], { 'app.kubernetes.io/name': 'yaml11', 'app.kubernetes.io/instance': 'y11', tier: 'web' }],
+  [
+    'a merge key and an alias',
+    'Deployment',
+    ['spec', 'template', 'metadata', 'labels'],
+    { 'app.kubernetes.io/name': 'yaml11', 'app.kubernetes.io/instance': 'y11', tier: 'web' },
+  ],
   [
     'strings YAML 1.1 keeps, an `on` key, merge order, duplicate keys',
     'ConfigMap',
@@ -75,10 +80,20 @@ describe.each(binaries)('YAML 1.1 in a manifest, as helm v$major sends it and th
     work = await mkdtemp(path.join(tmpdir(), 'yaml11-'));
     const helm = new HelmClient({ binary: bin, kubeconfig, tmpDir: work });
     await helm.install({ release: 'y11', namespace: ns.name, chart: fixtureChart('yaml11'), values: {} });
-    const manifest = (await run(bin, ['get', 'manifest', 'y11', '--namespace', ns.name], { env: { ...process.env, KUBECONFIG: kubeconfig }, timeout: 60_000 })).stdout;
+    const manifest = (
+      await run(bin, ['get', 'manifest', 'y11', '--namespace', ns.name], {
+        env: { ...process.env, KUBECONFIG: kubeconfig },
+        timeout: 60_000,
+      })
+    ).stdout;
     for (const o of parseManifest(manifest)) parsed.set(o.kind, renderedBody(o));
-    for (const [kind, name] of [['Deployment', 'y11-app'], ['ConfigMap', 'y11-config']] as const) {
-      const out = await run(inject('kubectlBin'), ['--kubeconfig', kubeconfig, '-n', ns.name, 'get', kind, name, '-o', 'json'], { timeout: 30_000 });
+    for (const [kind, name] of [
+      ['Deployment', 'y11-app'],
+      ['ConfigMap', 'y11-config'],
+    ] as const) {
+      const out = await run(inject('kubectlBin'), ['--kubeconfig', kubeconfig, '-n', ns.name, 'get', kind, name, '-o', 'json'], {
+        timeout: 30_000,
+      });
       live.set(kind, JSON.parse(out.stdout));
     }
   });

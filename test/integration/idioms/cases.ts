@@ -129,7 +129,10 @@ function web(): IdiomCase {
       const sa = await c.kc.makeApiClient(CoreV1Api).readNamespacedServiceAccount({ namespace: c.namespace, name });
       expect(sa.automountServiceAccountToken).toBe(false);
       // The library chart's helpers rendered the labels.
-      expect((await deployment(c)).metadata?.labels).toMatchObject({ 'helm.sh/chart': 'idiom-web-1.2.0', 'app.kubernetes.io/managed-by': 'Helm' });
+      expect((await deployment(c)).metadata?.labels).toMatchObject({
+        'helm.sh/chart': 'idiom-web-1.2.0',
+        'app.kubernetes.io/managed-by': 'Helm',
+      });
       password = await readPassword(c);
       expect(password).toMatch(/^[A-Za-z0-9]{16}$/);
       // The test hook is stored with the release, never run by install, and is no release object.
@@ -137,7 +140,9 @@ function web(): IdiomCase {
       const hook = stored?.record().hooks?.find((h) => h.name === `${name}-test-connection`);
       expect(hook).toMatchObject({ kind: 'Pod', events: ['test'] });
       expect(hook?.last_run?.phase ?? '').toBe('');
-      expect(await exists(() => c.kc.makeApiClient(CoreV1Api).readNamespacedPod({ namespace: c.namespace, name: `${name}-test-connection` }))).toBe(false);
+      expect(
+        await exists(() => c.kc.makeApiClient(CoreV1Api).readNamespacedPod({ namespace: c.namespace, name: `${name}-test-connection` })),
+      ).toBe(false);
     },
     idle: yaml11,
     upgrade: {
@@ -159,7 +164,9 @@ function web(): IdiomCase {
         },
         repaired: async (c) => {
           try {
-            const cm = await c.kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: c.namespace, name: `${name}-server-block` });
+            const cm = await c.kc
+              .makeApiClient(CoreV1Api)
+              .readNamespacedConfigMap({ namespace: c.namespace, name: `${name}-server-block` });
             return cm.data?.['server-block.conf']?.includes('listen 8080;') === true;
           } catch (err) {
             if (isStatus(err, 404)) return false;
@@ -177,8 +184,14 @@ function webhook(): IdiomCase {
   const release = 'admission';
   const name = `${release}-idiom-webhook`;
   let caBundle = '';
-  const config = (c: Ctx) => c.kc.makeApiClient(AdmissionregistrationV1Api).readValidatingWebhookConfiguration({ name: `${name}-${c.namespace}` });
-  const configRef = (c: Ctx) => ({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', namespace: '', name: `${name}-${c.namespace}` });
+  const config = (c: Ctx) =>
+    c.kc.makeApiClient(AdmissionregistrationV1Api).readValidatingWebhookConfiguration({ name: `${name}-${c.namespace}` });
+  const configRef = (c: Ctx) => ({
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    namespace: '',
+    name: `${name}-${c.namespace}`,
+  });
   const injectedCaBundleKept = async (c: Ctx): Promise<void> => {
     const live = await config(c);
     expect(live.webhooks?.[0]?.clientConfig.caBundle).toBe(caBundle);
@@ -195,10 +208,15 @@ function webhook(): IdiomCase {
     const left: string[] = [];
     const batch = c.kc.makeApiClient(BatchV1Api);
     for (const phase of ['pre-install', 'post-install', 'pre-delete']) {
-      if (await exists(() => batch.readNamespacedJob({ namespace: c.namespace, name: `${name}-${phase}` }))) left.push(`Job/${name}-${phase}`);
+      if (await exists(() => batch.readNamespacedJob({ namespace: c.namespace, name: `${name}-${phase}` })))
+        left.push(`Job/${name}-${phase}`);
     }
-    if (await exists(() => c.kc.makeApiClient(CoreV1Api).readNamespacedServiceAccount({ namespace: c.namespace, name: `${name}-hooks` }))) left.push('ServiceAccount hooks');
-    if (await exists(() => c.kc.makeApiClient(RbacAuthorizationV1Api).readNamespacedRole({ namespace: c.namespace, name: `${name}-hooks` }))) left.push('Role hooks');
+    if (await exists(() => c.kc.makeApiClient(CoreV1Api).readNamespacedServiceAccount({ namespace: c.namespace, name: `${name}-hooks` })))
+      left.push('ServiceAccount hooks');
+    if (
+      await exists(() => c.kc.makeApiClient(RbacAuthorizationV1Api).readNamespacedRole({ namespace: c.namespace, name: `${name}-hooks` }))
+    )
+      left.push('Role hooks');
     return left;
   };
   return {
@@ -209,7 +227,9 @@ function webhook(): IdiomCase {
       await c.cluster.waitForCompletedJobs(c.namespace, `${name}-post-install`, 1);
       expect(await hookLeftovers(c)).toEqual([]);
       const [stored] = await c.cluster.releaseSecrets(c.namespace, release);
-      const phases = Object.fromEntries((stored?.record().hooks ?? []).filter((h) => h.kind === 'Job').map((h) => [h.name, h.last_run?.phase]));
+      const phases = Object.fromEntries(
+        (stored?.record().hooks ?? []).filter((h) => h.kind === 'Job').map((h) => [h.name, h.last_run?.phase]),
+      );
       expect(phases).toEqual({ [`${name}-pre-install`]: 'Succeeded', [`${name}-post-install`]: 'Succeeded', [`${name}-pre-delete`]: '' });
 
       // The certificate made at render time: signed by the CA made with it, for the Service's name.
@@ -223,7 +243,11 @@ function webhook(): IdiomCase {
 
       // The injector (cert-manager's cainjector, ingress-nginx's patch Job) writes the CA after install.
       caBundle = tls.data?.['ca.crt'] ?? '';
-      const patched = await c.cluster.objects.jsonPatch(configRef(c), [{ op: 'add', path: '/webhooks/0/clientConfig/caBundle', value: caBundle }], 'cainjector');
+      const patched = await c.cluster.objects.jsonPatch(
+        configRef(c),
+        [{ op: 'add', path: '/webhooks/0/clientConfig/caBundle', value: caBundle }],
+        'cainjector',
+      );
       expect(patched).toBeDefined();
       await injectedCaBundleKept(c);
       await certsMode(c);
@@ -247,7 +271,9 @@ function webhook(): IdiomCase {
       {
         what: 'failurePolicy of the webhook set to Fail',
         apply: async (c) => {
-          expect(await c.cluster.objects.jsonPatch(configRef(c), [{ op: 'replace', path: '/webhooks/0/failurePolicy', value: 'Fail' }], BY_HAND)).toBeDefined();
+          expect(
+            await c.cluster.objects.jsonPatch(configRef(c), [{ op: 'replace', path: '/webhooks/0/failurePolicy', value: 'Fail' }], BY_HAND),
+          ).toBeDefined();
         },
         repaired: async (c) => (await config(c)).webhooks?.[0]?.failurePolicy === 'Ignore',
         verify: async (c) => {
@@ -274,7 +300,10 @@ function crds(): IdiomCase {
   const widgetRef = (c: Ctx) => ({ group: GROUP, version: 'v1', plural: 'widgets', namespace: c.namespace, name: `${name}-default` });
   const widget = async (c: Ctx): Promise<{ metadata: { uid: string }; spec: Record<string, unknown> } | undefined> => {
     try {
-      return (await c.kc.makeApiClient(CustomObjectsApi).getNamespacedCustomObject(widgetRef(c))) as { metadata: { uid: string }; spec: Record<string, unknown> };
+      return (await c.kc.makeApiClient(CustomObjectsApi).getNamespacedCustomObject(widgetRef(c))) as {
+        metadata: { uid: string };
+        spec: Record<string, unknown>;
+      };
     } catch (err) {
       if (isStatus(err, 404)) return undefined;
       throw err;
@@ -321,7 +350,10 @@ function crds(): IdiomCase {
       expect(await widget(c)).toBeUndefined();
     },
     cleanup: async (kc) => {
-      await kc.makeApiClient(ApiextensionsV1Api).deleteCustomResourceDefinition({ name: crd }).catch(() => undefined);
+      await kc
+        .makeApiClient(ApiextensionsV1Api)
+        .deleteCustomResourceDefinition({ name: crd })
+        .catch(() => undefined);
     },
   };
 }
@@ -344,7 +376,9 @@ function data(): IdiomCase {
     // Honest on this cluster: no provisioner binds the claim (so the pod stays Pending) and no load balancer assigns an address.
     ready: {
       status: 'False',
-      message: new RegExp(`^\\d+/\\d+ ready: Service ${name}-gateway waiting for a load balancer address; StatefulSet ${name} 0/1 ready(, 0/1 updated)?$`),
+      message: new RegExp(
+        `^\\d+/\\d+ ready: Service ${name}-gateway waiting for a load balancer address; StatefulSet ${name} 0/1 ready(, 0/1 updated)?$`,
+      ),
     },
     installed: async (c) => {
       await scriptsMode(c);
@@ -363,14 +397,15 @@ function data(): IdiomCase {
       updated: async (c) => podSpec(await statefulSet(c)).containers[0]?.image === 'registry.example.com/idioms/redis:7.4.3',
       verify: scriptsMode,
     },
-    edits: [
-      imageEdit({ kind: 'StatefulSet', name, chartImage: 'registry.example.com/idioms/redis:7.4.3', verify: scriptsMode }),
-    ],
+    edits: [imageEdit({ kind: 'StatefulSet', name, chartImage: 'registry.example.com/idioms/redis:7.4.3', verify: scriptsMode })],
     kept: [],
     deleted: async (c) => {
       // The chart's retention policy hands the claim to the garbage collector with its StatefulSet.
       const core = c.kc.makeApiClient(CoreV1Api);
-      await waitFor(`PVC ${claim} to be deleted with its StatefulSet`, async () => !(await exists(() => core.readNamespacedPersistentVolumeClaim({ namespace: c.namespace, name: claim }))));
+      await waitFor(
+        `PVC ${claim} to be deleted with its StatefulSet`,
+        async () => !(await exists(() => core.readNamespacedPersistentVolumeClaim({ namespace: c.namespace, name: claim }))),
+      );
     },
   };
 }
@@ -394,7 +429,9 @@ function big(): IdiomCase {
     },
     upgrade: {
       spec: { release: 'beta' },
-      updated: async (c) => (await read(c, 0)).metadata?.labels?.['idioms.example.com/channel'] === 'beta' && (await read(c, 1)).metadata?.labels?.['idioms.example.com/channel'] === 'beta',
+      updated: async (c) =>
+        (await read(c, 0)).metadata?.labels?.['idioms.example.com/channel'] === 'beta' &&
+        (await read(c, 1)).metadata?.labels?.['idioms.example.com/channel'] === 'beta',
       verify: async (c) => {
         // Both revisions are stored, each below the limit.
         const stored = await sizes(c);

@@ -66,7 +66,7 @@ describe('drift repair next to a controller that owns a field the chart renders'
   const runInjector = (release: string, stop: AbortSignal): { writes: () => number; done: Promise<void> } => {
     let writes = 0;
     const done = (async () => {
-      for (const deadline = Date.now() + 120_000; !stop.aborted && Date.now() < deadline; ) {
+      for (const deadline = Date.now() + 120_000; !stop.aborted && Date.now() < deadline;) {
         const live = await read(release);
         if (live !== undefined && caBundleOf(live) !== CA_BUNDLE) {
           await edit(release, INJECTOR, { op: 'add', path: POINTER, value: CA_BUNDLE }).catch(() => undefined);
@@ -91,7 +91,9 @@ describe('drift repair next to a controller that owns a field the chart renders'
     await waitFor('the hand-edited timeoutSeconds to be restored', async () => (await read(release))?.webhooks?.[0]?.timeoutSeconds === 10);
   };
   const restoresOfCaBundle = async (kind: CRs, name: string): Promise<number> =>
-    (await kind.events(ns.name, name)).filter((e) => e.reason === 'DriftCorrected' && (e.message ?? '').includes('caBundle')).reduce((n, e) => n + (e.count ?? 1), 0);
+    (await kind.events(ns.name, name))
+      .filter((e) => e.reason === 'DriftCorrected' && (e.message ?? '').includes('caBundle'))
+      .reduce((n, e) => n + (e.count ?? 1), 0);
   const recreated = async (release: string): Promise<void> => {
     const uid = (await read(release))?.metadata?.uid;
     await admission.deleteMutatingWebhookConfiguration({ name: configName(release) });
@@ -115,13 +117,23 @@ describe('drift repair next to a controller that owns a field the chart renders'
   it('without a rule: restores the field a bounded number of times, then leaves it to the other manager and says so', async () => {
     const { stop, injector } = await installedWithInjector(fight, 'vault');
     try {
-      const cr = await fight.waitForCondition(ns.name, 'vault', { type: 'Drifted', status: 'True', reason: 'DriftConflict' }, { timeoutMs: 90_000 });
+      const cr = await fight.waitForCondition(
+        ns.name,
+        'vault',
+        { type: 'Drifted', status: 'True', reason: 'DriftConflict' },
+        { timeoutMs: 90_000 },
+      );
       const message = condition(cr, 'Drifted')?.message ?? '';
       expect(message).toContain(`MutatingWebhookConfiguration ${configName('vault')}`);
       expect(message).toContain(`field ${POINTER}`);
       expect(message).toContain(`field manager "${INJECTOR}"`);
-      expect(message).toContain(`add the rule {paths: [${POINTER}], target: {kind: MutatingWebhookConfiguration, name: ${configName('vault')}}} to the watch's driftIgnore`);
-      expect(fightsOf(cr)).toMatchObject({ revision: 1, fields: [{ path: POINTER, manager: INJECTOR, restores: FIGHT_RESTORES, conflict: true }] });
+      expect(message).toContain(
+        `add the rule {paths: [${POINTER}], target: {kind: MutatingWebhookConfiguration, name: ${configName('vault')}}} to the watch's driftIgnore`,
+      );
+      expect(fightsOf(cr)).toMatchObject({
+        revision: 1,
+        fields: [{ path: POINTER, manager: INJECTOR, restores: FIGHT_RESTORES, conflict: true }],
+      });
       // The first write, then one after each restore; the last one stays.
       expect(injector.writes()).toBe(FIGHT_RESTORES + 1);
       expect(await restoresOfCaBundle(fight, 'vault')).toBe(FIGHT_RESTORES);

@@ -46,7 +46,10 @@ export class Cluster {
   }
 
   /** The storage Secrets of `release` (helm's `secret` driver), by revision. */
-  async releaseSecrets(namespace: string, release: string): Promise<{ revision: number; bytes: number; resourceVersion: string; record: () => StoredRelease }[]> {
+  async releaseSecrets(
+    namespace: string,
+    release: string,
+  ): Promise<{ revision: number; bytes: number; resourceVersion: string; record: () => StoredRelease }[]> {
     const list = await this.core.listNamespacedSecret({ namespace, labelSelector: `owner=helm,name=${release}` });
     return list.items
       .map((s) => {
@@ -85,7 +88,10 @@ export class Cluster {
 
   /** Events about objects of `kind` named `name` in `namespace`. */
   async eventsAbout(namespace: string, kind: string, name: string): Promise<CoreV1Event[]> {
-    const list = await this.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}` });
+    const list = await this.core.listNamespacedEvent({
+      namespace,
+      fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}`,
+    });
     return list.items;
   }
 
@@ -95,10 +101,16 @@ export class Cluster {
    * succeeded.
    */
   async waitForCompletedJobs(namespace: string, name: string, times: number): Promise<number> {
-    return waitFor(`Job ${namespace}/${name} to have completed ${times} time(s)`, async () => {
-      const uids = new Set((await this.eventsAbout(namespace, 'Job', name)).filter((e) => e.reason === 'Completed').map((e) => e.involvedObject.uid));
-      return uids.size >= times ? uids.size : undefined;
-    }, { timeoutMs: 30_000 });
+    return waitFor(
+      `Job ${namespace}/${name} to have completed ${times} time(s)`,
+      async () => {
+        const uids = new Set(
+          (await this.eventsAbout(namespace, 'Job', name)).filter((e) => e.reason === 'Completed').map((e) => e.involvedObject.uid),
+        );
+        return uids.size >= times ? uids.size : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
   }
 }
 

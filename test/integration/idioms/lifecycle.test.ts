@@ -45,7 +45,9 @@ describe('idiom charts under the operator', () => {
   const cr = async (c: IdiomCase): Promise<CR | undefined> => crs.get(c.id)?.get(ctx(c).namespace, c.release);
   const row = (c: IdiomCase): Row => rows.get(c.id) ?? { repairs: [] };
   const driftEvents = async (c: IdiomCase): Promise<string[]> =>
-    ((await crs.get(c.id)?.events(ctx(c).namespace, c.release)) ?? []).filter((e) => DRIFT_REASONS.has(e.reason ?? '')).map((e) => `${e.reason}: ${e.message}`);
+    ((await crs.get(c.id)?.events(ctx(c).namespace, c.release)) ?? [])
+      .filter((e) => DRIFT_REASONS.has(e.reason ?? ''))
+      .map((e) => `${e.reason}: ${e.message}`);
   const metrics = (): Promise<Counters> => counters(metricsUrl, controllers);
 
   /** What the idle check compares: revision, every release object's and record's resourceVersion, drift events. */
@@ -68,17 +70,23 @@ describe('idiom charts under the operator', () => {
   /** Runs `step` for every chart at once; fails naming each chart that failed, after all have finished. */
   async function forEachChart(step: (c: IdiomCase) => Promise<void>): Promise<void> {
     const results = await Promise.allSettled(cases.map((c) => step(c)));
-    const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`${cases[i]?.id}: ${String((r.reason as Error).stack ?? r.reason)}`] : []));
+    const failed = results.flatMap((r, i) =>
+      r.status === 'rejected' ? [`${cases[i]?.id}: ${String((r.reason as Error).stack ?? r.reason)}`] : [],
+    );
     if (failed.length > 0) throw new Error(`${failed.length} chart(s) failed:\n${failed.join('\n\n')}`);
   }
 
   /** Waits until the CR reports Ready as the case expects (kwok runs pods, but binds no volumes and assigns no load balancer). */
   const waitForReady = (c: IdiomCase): Promise<CR> =>
-    waitFor(`${c.id}: Ready=${c.ready.status} matching ${c.ready.message}`, async () => {
-      const got = await cr(c);
-      const ready = condition(got, 'Ready');
-      return ready?.status === c.ready.status && c.ready.message.test(ready.message) ? got : undefined;
-    }, { timeoutMs: 90_000 });
+    waitFor(
+      `${c.id}: Ready=${c.ready.status} matching ${c.ready.message}`,
+      async () => {
+        const got = await cr(c);
+        const ready = condition(got, 'Ready');
+        return ready?.status === c.ready.status && c.ready.message.test(ready.message) ? got : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
 
   beforeAll(async () => {
     for (const c of cases) {
@@ -113,7 +121,9 @@ describe('idiom charts under the operator', () => {
     await forEachChart(async (c) => {
       const { namespace } = ctx(c);
       await crs.get(c.id)?.create(namespace, c.release, c.spec);
-      const deployed = await crs.get(c.id)?.waitForCondition(namespace, c.release, { type: 'Deployed', status: 'True', reason: 'InstallSuccessful' });
+      const deployed = await crs
+        .get(c.id)
+        ?.waitForCondition(namespace, c.release, { type: 'Deployed', status: 'True', reason: 'InstallSuccessful' });
       expect(deployed?.status?.deployedRelease?.revision).toBe(1);
       row(c).deployed = true;
       const settled = await waitForReady(c);
@@ -125,49 +135,63 @@ describe('idiom charts under the operator', () => {
     });
   });
 
-  it(`stays idle for ${IDLE_PERIODS} reconcile periods: no helm process, no write, no drift event, same revision`, { timeout: 90_000 }, async () => {
-    // Whatever controllers still did after the install (pod status, ownership) has settled once Ready holds.
-    await Promise.all(cases.map(waitForReady));
-    const before = await Promise.all(cases.map(snapshot));
-    const start = await metrics();
-    const started = Date.now();
-    // Proof that reconciles ran: every controller finished at least one per period since.
-    const end = await waitFor(`every controller to reconcile ${IDLE_PERIODS} times`, async () => {
-      const now = await metrics();
-      const ran = controllers.every((k) => (now.reconciles[k] ?? 0) - (start.reconciles[k] ?? 0) >= IDLE_PERIODS);
-      return ran && Date.now() - started >= IDLE_PERIODS * PERIOD_MS ? now : undefined;
-    }, { timeoutMs: IDLE_PERIODS * PERIOD_MS * 2 + 15_000 });
+  it(
+    `stays idle for ${IDLE_PERIODS} reconcile periods: no helm process, no write, no drift event, same revision`,
+    { timeout: 90_000 },
+    async () => {
+      // Whatever controllers still did after the install (pod status, ownership) has settled once Ready holds.
+      await Promise.all(cases.map(waitForReady));
+      const before = await Promise.all(cases.map(snapshot));
+      const start = await metrics();
+      const started = Date.now();
+      // Proof that reconciles ran: every controller finished at least one per period since.
+      const end = await waitFor(
+        `every controller to reconcile ${IDLE_PERIODS} times`,
+        async () => {
+          const now = await metrics();
+          const ran = controllers.every((k) => (now.reconciles[k] ?? 0) - (start.reconciles[k] ?? 0) >= IDLE_PERIODS);
+          return ran && Date.now() - started >= IDLE_PERIODS * PERIOD_MS ? now : undefined;
+        },
+        { timeoutMs: IDLE_PERIODS * PERIOD_MS * 2 + 15_000 },
+      );
 
-    expect(end.helm - start.helm).toBe(0);
-    expect(end.driftCorrections - start.driftCorrections).toBe(0);
-    await forEachChart(async (c) => {
-      const was = before[cases.indexOf(c)] as Snapshot;
-      const now = await snapshot(c);
-      const written = Object.keys(now.objects).filter((k) => now.objects[k] !== was.objects[k]);
-      const recordsWritten = now.records.join() === was.records.join() ? 0 : 1;
-      row(c).idle = {
-        helm: end.helm - start.helm,
-        writes: written.length + recordsWritten,
-        driftEvents: now.drift.length - was.drift.length,
-        revision: `${was.revision} → ${now.revision}`,
-      };
-      expect(written).toEqual([]);
-      expect(now.records).toEqual(was.records);
-      expect(now.drift).toEqual(was.drift);
-      expect(now.revision).toBe(was.revision);
-      await c.idle?.(ctx(c));
-    });
-  });
+      expect(end.helm - start.helm).toBe(0);
+      expect(end.driftCorrections - start.driftCorrections).toBe(0);
+      await forEachChart(async (c) => {
+        const was = before[cases.indexOf(c)] as Snapshot;
+        const now = await snapshot(c);
+        const written = Object.keys(now.objects).filter((k) => now.objects[k] !== was.objects[k]);
+        const recordsWritten = now.records.join() === was.records.join() ? 0 : 1;
+        row(c).idle = {
+          helm: end.helm - start.helm,
+          writes: written.length + recordsWritten,
+          driftEvents: now.drift.length - was.drift.length,
+          revision: `${was.revision} → ${now.revision}`,
+        };
+        expect(written).toEqual([]);
+        expect(now.records).toEqual(was.records);
+        expect(now.drift).toEqual(was.drift);
+        expect(now.revision).toBe(was.revision);
+        await c.idle?.(ctx(c));
+      });
+    },
+  );
 
   it('upgrades on a spec change: a new revision, its objects updated', { timeout: 120_000 }, async () => {
     await forEachChart(async (c) => {
       const { namespace } = ctx(c);
       await crs.get(c.id)?.patch(namespace, c.release, { spec: c.upgrade.spec });
-      const upgraded = await waitFor(`${c.id}: revision 2 deployed`, async () => {
-        const got = await cr(c);
-        const deployed = condition(got, 'Deployed');
-        return got?.status?.deployedRelease?.revision === 2 && deployed?.reason === 'UpgradeSuccessful' && deployed.status === 'True' ? got : undefined;
-      }, { timeoutMs: 90_000 });
+      const upgraded = await waitFor(
+        `${c.id}: revision 2 deployed`,
+        async () => {
+          const got = await cr(c);
+          const deployed = condition(got, 'Deployed');
+          return got?.status?.deployedRelease?.revision === 2 && deployed?.reason === 'UpgradeSuccessful' && deployed.status === 'True'
+            ? got
+            : undefined;
+        },
+        { timeoutMs: 90_000 },
+      );
       await waitFor(`${c.id}: objects updated by the upgrade`, async () => (await c.upgrade.updated(ctx(c))) || undefined);
       const records = await cluster.releaseSecrets(namespace, c.release);
       expect(records.map((r) => `${r.revision}:${r.record().info?.status}`)).toEqual(['1:superseded', '2:deployed']);
@@ -188,7 +212,9 @@ describe('idiom charts under the operator', () => {
         row(c).repairs.push(`${edit.what}: ${ms} ms`);
         console.log(`[idioms] ${c.id}: ${edit.what}: repaired ${ms} ms after the edit`);
         await edit.verify?.(ctx(c));
-        const event = await waitFor(`${c.id}: a DriftCorrected event`, async () => (await driftEvents(c)).slice(events).find((e) => e.startsWith('DriftCorrected')));
+        const event = await waitFor(`${c.id}: a DriftCorrected event`, async () =>
+          (await driftEvents(c)).slice(events).find((e) => e.startsWith('DriftCorrected')),
+        );
         expect(event).toMatch(/^DriftCorrected: (Restored|Recreated) /);
       }
       // Repaired from the deployed revision's manifest: no new revision.

@@ -81,7 +81,9 @@ describe('releases helm cannot install here', () => {
 
     await big.patch(ns.name, 'grow', { spec: { chunks: 3 } });
     const cr = await failure(big, 'grow', 'UpgradeError');
-    expect(condition(cr, 'ReleaseFailed')?.message).toMatch(/^release too large for helm's storage: .*1 MiB.*sh\.helm\.release\.v1\.grow\.v2/);
+    expect(condition(cr, 'ReleaseFailed')?.message).toMatch(
+      /^release too large for helm's storage: .*1 MiB.*sh\.helm\.release\.v1\.grow\.v2/,
+    );
     // Revision 1 still deployed, alone, and its objects as they were: no third ConfigMap, no new content.
     expect(condition(cr, 'Deployed')?.status).toBe('True');
     expect(cr.status?.deployedRelease?.revision).toBe(1);
@@ -92,10 +94,14 @@ describe('releases helm cannot install here', () => {
   it('refuses a chart whose kubeVersion excludes the cluster, naming both versions', async () => {
     await legacy.create(ns.name, 'old', {});
     const cr = await failure(legacy, 'old', 'InstallError');
-    expect(condition(cr, 'ReleaseFailed')?.message).toMatch(/chart requires kubeVersion: <1\.20\.0-0 which is incompatible with Kubernetes v1\.\d+/);
+    expect(condition(cr, 'ReleaseFailed')?.message).toMatch(
+      /chart requires kubeVersion: <1\.20\.0-0 which is incompatible with Kubernetes v1\.\d+/,
+    );
     expect(await cluster.releaseSecrets(ns.name, 'old')).toEqual([]);
     const apps = kc.makeApiClient(AppsV1Api);
-    expect((await apps.listNamespacedDeployment({ namespace: ns.name, labelSelector: 'app.kubernetes.io/instance=old' })).items).toEqual([]);
+    expect((await apps.listNamespacedDeployment({ namespace: ns.name, labelSelector: 'app.kubernetes.io/instance=old' })).items).toEqual(
+      [],
+    );
     await waitFor('an InstallFailed event', async () => (await legacy.events(ns.name, 'old')).some((e) => e.reason === 'InstallFailed'));
   });
 });

@@ -21,7 +21,10 @@ describe('reading a CR', () => {
   let ns: Awaited<ReturnType<typeof createNamespace>>;
 
   const gets = async (): Promise<number> => {
-    const { stdout } = await run(inject('kubectlBin'), ['--kubeconfig', inject('kubeconfigPath'), 'get', '--raw', '/metrics'], { timeout: 30_000, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout } = await run(inject('kubectlBin'), ['--kubeconfig', inject('kubeconfigPath'), 'get', '--raw', '/metrics'], {
+      timeout: 30_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
     return total(stdout, 'apiserver_request_total', { verb: 'GET', resource: KIND.plural, subresource: '' });
   };
 

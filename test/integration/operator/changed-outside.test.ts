@@ -3,7 +3,16 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CHANGED_OUTSIDE_EVENT } from '../../../src/reconciler/decide/outside-change.js';
 import { helmByHand, releaseByHand } from '../../support/helm.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { condition, CRs, ensureCrd, NGINX, NGINX_CHART, startOperator, waitForReconciles, type RunningOperator } from '../../support/operator.js';
+import {
+  condition,
+  CRs,
+  ensureCrd,
+  NGINX,
+  NGINX_CHART,
+  startOperator,
+  waitForReconciles,
+  type RunningOperator,
+} from '../../support/operator.js';
 
 const WATCHES = `- {group: example.com, version: v1alpha1, kind: Nginx, chart: ${NGINX_CHART}}\n`;
 
@@ -94,7 +103,10 @@ describe.each([
       return found.length > 0 ? found : undefined;
     });
     expect(warnings.map((e) => [e.type, e.message])).toEqual([
-      ['Warning', "revision 2 was made outside the operator (its values are not the ones this resource gives); upgrading it back to this resource's values and chart"],
+      [
+        'Warning',
+        "revision 2 was made outside the operator (its values are not the ones this resource gives); upgrading it back to this resource's values and chart",
+      ],
     ]);
     const cr = await nginx.waitForCondition(ns.name, 'byhand', { type: 'Ready', status: 'True' });
     expect(condition(cr, 'Deployed')).toMatchObject({ status: 'True', reason: 'UpgradeSuccessful' });

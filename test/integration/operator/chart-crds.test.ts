@@ -39,7 +39,10 @@ async function writeChart(dir: string, v: Version): Promise<string> {
   await writeFile(path.join(root, 'Chart.yaml'), `apiVersion: v2\nname: shelf\nversion: ${CHART_VERSION[v]}\n`);
   await writeFile(path.join(root, 'crds', 'books.yaml'), booksCrd(v));
   const pages = v === 'safe' ? '\n  pages: 300' : '';
-  await writeFile(path.join(root, 'templates', 'book.yaml'), `apiVersion: chartcrds.example.com/v1\nkind: Book\nmetadata:\n  name: {{ .Release.Name }}-book\nspec:\n  title: "chart ${CHART_VERSION[v]}"${pages}\n`);
+  await writeFile(
+    path.join(root, 'templates', 'book.yaml'),
+    `apiVersion: chartcrds.example.com/v1\nkind: Book\nmetadata:\n  name: {{ .Release.Name }}-book\nspec:\n  title: "chart ${CHART_VERSION[v]}"${pages}\n`,
+  );
   return root;
 }
 
@@ -91,38 +94,61 @@ describe('a chart whose crds/ change', () => {
   };
   const all = async (): Promise<Map<string, CR>> => new Map((await crs.list(ns)).map((c) => [c.metadata.name, c]));
   const allOn = (version: string): Promise<Map<string, CR>> =>
-    waitFor(`all CRs on chart ${version} and Ready`, async () => {
-      const now = await all();
-      return NAMES.every((n) => chartOf(now.get(n)) === version && condition(now.get(n), 'Ready')?.status === 'True') ? now : undefined;
-    }, { timeoutMs: WAIT_MS, intervalMs: 1_000 });
+    waitFor(
+      `all CRs on chart ${version} and Ready`,
+      async () => {
+        const now = await all();
+        return NAMES.every((n) => chartOf(now.get(n)) === version && condition(now.get(n), 'Ready')?.status === 'True') ? now : undefined;
+      },
+      { timeoutMs: WAIT_MS, intervalMs: 1_000 },
+    );
   const books = async (): Promise<V1CustomResourceDefinition> => ext.readCustomResourceDefinition({ name: BOOKS });
   const book = async (release: string): Promise<{ spec?: { title?: string; pages?: number } }> =>
-    (await custom.getNamespacedCustomObject({ group: 'chartcrds.example.com', version: 'v1', namespace: ns, plural: 'books', name: `${release}-book` })) as { spec?: { title?: string; pages?: number } };
+    (await custom.getNamespacedCustomObject({
+      group: 'chartcrds.example.com',
+      version: 'v1',
+      namespace: ns,
+      plural: 'books',
+      name: `${release}-book`,
+    })) as { spec?: { title?: string; pages?: number } };
 
   /** `unsafe` (v1 dropped) refused at the canary, nothing applied, no release moved; resolves with the canary. */
   async function refusedAtCanary(before: V1CustomResourceDefinition): Promise<string> {
     // A chart whose CRD drops the stored v1: the canary reports the CRD, the rule and the version; helm never runs.
     await start('unsafe');
-    const refused = await waitFor('a CR refused with CRDUpgradeUnsafe', async () => {
-      const now = await all();
-      return NAMES.map((n) => now.get(n)).find((c) => condition(c, 'ReleaseFailed')?.reason === 'CRDUpgradeUnsafe');
-    }, { timeoutMs: WAIT_MS, intervalMs: 1_000 });
+    const refused = await waitFor(
+      'a CR refused with CRDUpgradeUnsafe',
+      async () => {
+        const now = await all();
+        return NAMES.map((n) => now.get(n)).find((c) => condition(c, 'ReleaseFailed')?.reason === 'CRDUpgradeUnsafe');
+      },
+      { timeoutMs: WAIT_MS, intervalMs: 1_000 },
+    );
     const canary = refused.metadata.name;
     const message = condition(refused, 'ReleaseFailed')?.message ?? '';
     expect(message).toContain(`CRD ${BOOKS} (crds/books.yaml)`);
     expect(message).toContain('v1 .: stored version v1 removed (NoStoredVersionRemoved)');
     await crs.waitForCondition(ns, canary, { type: 'Rollout', status: 'False', reason: 'RolloutFailed' }, { timeoutMs: WAIT_MS });
     const others = NAMES.filter((n) => n !== canary);
-    await waitFor('the other CRs halted on 0.1.0', async () => {
-      const now = await all();
-      return others.every((n) => condition(now.get(n), 'Rollout')?.reason === 'RolloutHalted' && chartOf(now.get(n)) === '0.1.0') ? now : undefined;
-    }, { timeoutMs: WAIT_MS, intervalMs: 1_000 });
+    await waitFor(
+      'the other CRs halted on 0.1.0',
+      async () => {
+        const now = await all();
+        return others.every((n) => condition(now.get(n), 'Rollout')?.reason === 'RolloutHalted' && chartOf(now.get(n)) === '0.1.0')
+          ? now
+          : undefined;
+      },
+      { timeoutMs: WAIT_MS, intervalMs: 1_000 },
+    );
     const after = await books();
     expect(after.metadata?.generation).toBe(before.metadata?.generation);
     expect(after.spec.versions.map((v) => v.name)).toEqual(['v1']);
     for (const n of NAMES) {
       const records = await storage.records(ns, n);
-      expect(records.map((r) => `${r.revision}:${r.status}`), n).toEqual(['1:deployed']);
+      expect(
+        records.map((r) => `${r.revision}:${r.status}`),
+        n,
+      ).toEqual(['1:deployed']);
       expect(chartOf((await all()).get(n)), n).toBe('0.1.0');
     }
     return canary;
@@ -140,22 +166,30 @@ describe('a chart whose crds/ change', () => {
     const applied = await crs.waitForEvent(ns, canary, 'CRDsApplied');
     expect(applied.message).toContain(`${BOOKS} (replaced)`);
     // Only the canary changed the CRD: the waves after it found it as their chart writes it.
-    for (const n of NAMES.filter((x) => x !== canary)) expect((await crs.events(ns, n)).filter((e) => e.reason === 'CRDsApplied'), n).toEqual([]);
+    for (const n of NAMES.filter((x) => x !== canary))
+      expect(
+        (await crs.events(ns, n)).filter((e) => e.reason === 'CRDsApplied'),
+        n,
+      ).toEqual([]);
   }
 
-  it('refuses a removed stored version at the canary with nothing applied, then applies an added optional field through the canary and the waves', { timeout: 4 * WAIT_MS }, async () => {
-    await start('v1');
-    for (const name of NAMES) await crs.create(ns, name, {});
-    await allOn('0.1.0');
-    const before = await books();
-    expect(before.status?.storedVersions).toEqual(['v1']);
+  it(
+    'refuses a removed stored version at the canary with nothing applied, then applies an added optional field through the canary and the waves',
+    { timeout: 4 * WAIT_MS },
+    async () => {
+      await start('v1');
+      for (const name of NAMES) await crs.create(ns, name, {});
+      await allOn('0.1.0');
+      const before = await books();
+      expect(before.status?.storedVersions).toEqual(['v1']);
 
-    const canary = await refusedAtCanary(before);
-    await appliedThroughCanary(canary);
+      const canary = await refusedAtCanary(before);
+      await appliedThroughCanary(canary);
 
-    // Uninstalling the releases leaves the CRD where it is.
-    for (const n of NAMES) await crs.delete(ns, n);
-    for (const n of NAMES) await crs.waitForGone(ns, n, { timeoutMs: WAIT_MS });
-    expect((await books()).metadata?.name).toBe(BOOKS);
-  });
+      // Uninstalling the releases leaves the CRD where it is.
+      for (const n of NAMES) await crs.delete(ns, n);
+      for (const n of NAMES) await crs.waitForGone(ns, n, { timeoutMs: WAIT_MS });
+      expect((await books()).metadata?.name).toBe(BOOKS);
+    },
+  );
 });

@@ -50,7 +50,10 @@ describe('helm-operator run: charts that would read outside themselves', () => {
 
   async function watches(name: string, chartDir: string, ...extra: string[]): Promise<string> {
     const file = path.join(dir, `${name}.yaml`);
-    await writeFile(file, [`- group: ${LEAKY.group}`, `  version: ${LEAKY.version}`, `  kind: ${LEAKY.kind}`, `  chart: ${chartDir}`, ...extra, ''].join('\n'));
+    await writeFile(
+      file,
+      [`- group: ${LEAKY.group}`, `  version: ${LEAKY.version}`, `  kind: ${LEAKY.kind}`, `  chart: ${chartDir}`, ...extra, ''].join('\n'),
+    );
     return file;
   }
 
@@ -63,14 +66,20 @@ describe('helm-operator run: charts that would read outside themselves', () => {
     const file = await watches('leaky', root);
     const passwd = (await readFile('/etc/passwd', 'utf8')).split('\n')[0] ?? '';
     const leaked = async (): Promise<boolean> =>
-      (await core.listNamespacedConfigMap({ namespace: ns.name })).items.some((cm) => Object.values(cm.data ?? {}).some((v) => v.includes(passwd)));
+      (await core.listNamespacedConfigMap({ namespace: ns.name })).items.some((cm) =>
+        Object.values(cm.data ?? {}).some((v) => v.includes(passwd)),
+      );
     const p = run(file);
     let exited = false;
     void p.exited.then(() => (exited = true));
     // Whichever comes first: the process exits (refused), or the host file reaches the cluster.
-    const outcome = await waitFor('the operator to exit or /etc/passwd to reach a ConfigMap', async () => (exited ? 'exited' : (await leaked()) ? 'leaked' : undefined), {
-      timeoutMs: 60_000,
-    }).finally(() => {
+    const outcome = await waitFor(
+      'the operator to exit or /etc/passwd to reach a ConfigMap',
+      async () => (exited ? 'exited' : (await leaked()) ? 'leaked' : undefined),
+      {
+        timeoutMs: 60_000,
+      },
+    ).finally(() => {
       if (!exited) p.crash();
     });
     expect(outcome).toBe('exited');
@@ -88,7 +97,9 @@ describe('helm-operator run: charts that would read outside themselves', () => {
     const file = await watches('schema-ref', root);
     const p = run(file);
     expect((await waitForExit(p)).code).not.toBe(0);
-    expect(p.output()).toContain(`${file}:4:10: entry 0 (${LEAKY.group}/${LEAKY.version}, Kind=${LEAKY.kind}): field "chart": chart ${JSON.stringify(root)}: helm would fetch`);
+    expect(p.output()).toContain(
+      `${file}:4:10: entry 0 (${LEAKY.group}/${LEAKY.version}, Kind=${LEAKY.kind}): field "chart": chart ${JSON.stringify(root)}: helm would fetch`,
+    );
     expect(p.output()).toContain('$ref "http://169.254.169.254/latest/meta-data" in values.schema.json');
   });
 
@@ -96,7 +107,9 @@ describe('helm-operator run: charts that would read outside themselves', () => {
     const file = await watches('tight', await chart('tight'), '  reconcilePeriod: 1ms');
     const p = run(file);
     expect((await waitForExit(p)).code).not.toBe(0);
-    expect(p.output()).toContain(`${file}:5:20: entry 0 (${LEAKY.group}/${LEAKY.version}, Kind=${LEAKY.kind}): field "reconcilePeriod": "1ms" is shorter than the 1s floor`);
+    expect(p.output()).toContain(
+      `${file}:5:20: entry 0 (${LEAKY.group}/${LEAKY.version}, Kind=${LEAKY.kind}): field "reconcilePeriod": "1ms" is shorter than the 1s floor`,
+    );
     const flag = run(await watches('flag', await chart('flag')), '--reconcile-period', '1ms');
     expect((await waitForExit(flag)).code).not.toBe(0);
     expect(flag.output()).toContain('--reconcile-period 1ms is shorter than the 1s floor');

@@ -69,7 +69,9 @@ describe('CRs deleted and created again under the same names', () => {
       const now = await objectsLeft(prefix);
       return now.length === 0 ? now : undefined;
     };
-    const left = await waitFor(`the release objects of ${cycle} to be gone`, none, { timeoutMs: 30_000 }).catch(async () => objectsLeft(prefix));
+    const left = await waitFor(`the release objects of ${cycle} to be gone`, none, { timeoutMs: 30_000 }).catch(async () =>
+      objectsLeft(prefix),
+    );
     expect(left, `objects left after ${cycle}`).toEqual([]);
   }
 
@@ -96,10 +98,14 @@ describe('CRs deleted and created again under the same names', () => {
     await expectNothingLeft('s', 'the one-by-one deletion');
     // Each instance deleted on its own was reported uninstalled by its own uninstall (events are
     // written in the background, after the finalizer comes off).
-    const reported = await waitFor('an UninstallSuccessful event about each CR deleted one at a time', async () => {
-      const uids = new Set((await uninstallEvents()).map((e) => e.involvedObject.uid));
-      return [...again.values()].every((uid) => uids.has(uid)) ? uids : undefined;
-    }, { timeoutMs: 30_000 });
+    const reported = await waitFor(
+      'an UninstallSuccessful event about each CR deleted one at a time',
+      async () => {
+        const uids = new Set((await uninstallEvents()).map((e) => e.involvedObject.uid));
+        return [...again.values()].every((uid) => uids.has(uid)) ? uids : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     expect(reported.size).toBeGreaterThanOrEqual(again.size);
   });
 });

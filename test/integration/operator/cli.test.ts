@@ -71,6 +71,8 @@ describe('helm-operator run: bad input', () => {
     const p = startOperatorProcess(['run', '--watches-file', file, '--helm-binary', inject('helmBin')], NO_NAMESPACE);
     const { code } = await waitForExit(p);
     expect(code).not.toBe(0);
-    expect(p.output()).toMatch(/no resource of kind "Ghost" is served at nowhere\.example\.com\/v1: is its CustomResourceDefinition installed\?/);
+    expect(p.output()).toMatch(
+      /no resource of kind "Ghost" is served at nowhere\.example\.com\/v1: is its CustomResourceDefinition installed\?/,
+    );
   });
 });

@@ -27,7 +27,10 @@ describe('crash recovery', () => {
     ns = await createNamespace(kc, 'crash');
     dir = await mkdtemp(path.join(os.tmpdir(), 'crash-test-'));
     watches = path.join(dir, 'watches.yaml');
-    await writeFile(watches, `- group: ${SLOW.group}\n  version: ${SLOW.version}\n  kind: ${SLOW.kind}\n  chart: ${fixtureChart('slow-hook')}\n`);
+    await writeFile(
+      watches,
+      `- group: ${SLOW.group}\n  version: ${SLOW.version}\n  kind: ${SLOW.kind}\n  chart: ${fixtureChart('slow-hook')}\n`,
+    );
   });
   afterAll(async () => {
     running?.crash();
@@ -82,7 +85,9 @@ describe('crash recovery', () => {
       );
       const before = (await crs.get(ns.name, 'cancelled'))?.status;
       // What run does when leadership is lost: cancel in-flight reconciles at once, then a grace period.
-      await op.operator.manager.get(`${SLOW.kind.toLowerCase()}-controller`)?.stop({ timeoutMs: 0, abortGraceMs: 10_000, leadershipLost: true });
+      await op.operator.manager
+        .get(`${SLOW.kind.toLowerCase()}-controller`)
+        ?.stop({ timeoutMs: 0, abortGraceMs: 10_000, leadershipLost: true });
       expect((await storage.records(ns.name, 'cancelled')).length, 'the cancelled reconcile uninstalled the release').toBe(1);
       const after = await crs.get(ns.name, 'cancelled');
       expect(after?.status).toEqual(before);

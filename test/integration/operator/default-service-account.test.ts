@@ -10,7 +10,16 @@ import { CoreV1Api, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernete
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { condition, CRs, ensureCrd, fixtureChart, startOperator, type CR, type RunningOperator, type TestKind } from '../../support/operator.js';
+import {
+  condition,
+  CRs,
+  ensureCrd,
+  fixtureChart,
+  startOperator,
+  type CR,
+  type RunningOperator,
+  type TestKind,
+} from '../../support/operator.js';
 
 const CHART = fixtureChart('tenant-extras');
 const LOCKED: TestKind = { group: 'lockdown.example.com', version: 'v1', kind: 'LockedApp', plural: 'lockedapps' };
@@ -18,17 +27,27 @@ const OWN_SA: TestKind = { group: 'lockdown.example.com', version: 'v1', kind: '
 const OPEN: TestKind = { group: 'lockdown.example.com', version: 'v1', kind: 'OpenApp', plural: 'openapps' };
 const DEFAULT_SA = 'tenant-deployer';
 const ALL_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
-const watchOf = (k: TestKind, extra = ''): string => `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${CHART}${extra}}`;
+const watchOf = (k: TestKind, extra = ''): string =>
+  `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${CHART}${extra}}`;
 
 /** ServiceAccount `name` of `namespace`, bound to a Role with `rules` (what the namespace's admin grants). */
-async function serviceAccount(kc: ReturnType<typeof testKubeConfig>, namespace: string, name: string, rules: V1PolicyRule[]): Promise<void> {
+async function serviceAccount(
+  kc: ReturnType<typeof testKubeConfig>,
+  namespace: string,
+  name: string,
+  rules: V1PolicyRule[],
+): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
   await rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } });
   await rbac.createNamespacedRoleBinding({
     namespace,
-    body: { metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects: [{ kind: 'ServiceAccount', name, namespace }] },
+    body: {
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', name, namespace }],
+    },
   });
 }
 /** helm's release storage and the chart's ConfigMaps, in the namespace only. */
@@ -81,7 +100,8 @@ describe('--default-service-account against a bitnami-style chart', () => {
     const configMaps = (await core.listNamespacedConfigMap({ namespace: tenant.name })).items;
     if (JSON.stringify(configMaps.map((c) => c.data)).includes(CANARY)) where.push('a ConfigMap');
     for (const n of names) if (JSON.stringify((await crs.get(tenant.name, n))?.status).includes(CANARY)) where.push(`status of ${n}`);
-    if (JSON.stringify((await core.listNamespacedEvent({ namespace: tenant.name })).items.map((e) => e.message)).includes(CANARY)) where.push('events');
+    if (JSON.stringify((await core.listNamespacedEvent({ namespace: tenant.name })).items.map((e) => e.message)).includes(CANARY))
+      where.push('events');
     return where;
   };
   const absent = (read: () => Promise<unknown>) => expect(read()).rejects.toSatisfy((e) => isStatus(e, 404));
@@ -128,7 +148,7 @@ describe('--default-service-account against a bitnami-style chart', () => {
     await absent(() => rbac.readClusterRoleBinding({ name: `${tenant.name}-pwned` }));
   });
 
-  it("locked down: an object in another namespace is Forbidden, and absent", async () => {
+  it('locked down: an object in another namespace is Forbidden, and absent', async () => {
     await locked.create(tenant.name, 'escape', attacks(tenant.name, vault.name).escape);
     const message = await failedAs(locked, 'escape');
     expect(message).toContain(`system:serviceaccount:${tenant.name}:${DEFAULT_SA}`);
@@ -152,7 +172,11 @@ describe('--default-service-account against a bitnami-style chart', () => {
 
   it("a missing ServiceAccount refuses the CR, naming it and what to create, installs nothing, and installs once it exists; the watch's own serviceAccountName wins", async () => {
     await locked.create(bare.name, 'early', {});
-    const cr = await locked.waitForCondition(bare.name, 'early', { type: 'Irreconcilable', status: 'True', reason: 'ServiceAccountNotFound' });
+    const cr = await locked.waitForCondition(bare.name, 'early', {
+      type: 'Irreconcilable',
+      status: 'True',
+      reason: 'ServiceAccountNotFound',
+    });
     const message = condition(cr, 'Irreconcilable')?.message ?? '';
     expect(message).toContain(`ServiceAccount ${DEFAULT_SA} not found in namespace ${bare.name}`);
     expect(message).toContain('Create the ServiceAccount');
@@ -172,10 +196,16 @@ describe('--default-service-account against a bitnami-style chart', () => {
 
   it('says who each watch acts as in helm_operator_watch_identity: the operator itself only without the flag', async () => {
     const locks = await lockedOp.metrics.metrics();
-    expect(locks).toContain(`helm_operator_watch_identity{controller="lockedapp-controller",kind="LockedApp.lockdown.example.com",identity="serviceaccount"} 1`);
-    expect(locks).toContain(`helm_operator_watch_identity{controller="ownsaapp-controller",kind="OwnSaApp.lockdown.example.com",identity="serviceaccount"} 1`);
+    expect(locks).toContain(
+      `helm_operator_watch_identity{controller="lockedapp-controller",kind="LockedApp.lockdown.example.com",identity="serviceaccount"} 1`,
+    );
+    expect(locks).toContain(
+      `helm_operator_watch_identity{controller="ownsaapp-controller",kind="OwnSaApp.lockdown.example.com",identity="serviceaccount"} 1`,
+    );
     expect(locks).not.toMatch(/^helm_operator_watch_identity\{[^}]*identity="operator"/m);
-    expect(await openOp.metrics.metrics()).toContain(`helm_operator_watch_identity{controller="openapp-controller",kind="OpenApp.lockdown.example.com",identity="operator"} 1`);
+    expect(await openOp.metrics.metrics()).toContain(
+      `helm_operator_watch_identity{controller="openapp-controller",kind="OpenApp.lockdown.example.com",identity="operator"} 1`,
+    );
   });
 
   // The baseline: the same chart and CRs without the flag. If these stop succeeding, the tests above prove nothing.
@@ -185,7 +215,8 @@ describe('--default-service-account against a bitnami-style chart', () => {
     await open.create(tenant.name, 'open-escalate', a.escalate);
     await open.create(tenant.name, 'open-escape', a.escape);
     await open.create(tenant.name, 'open-peek', a.peek);
-    for (const n of ['open-escalate', 'open-escape', 'open-peek']) await open.waitForCondition(tenant.name, n, { type: 'Deployed', status: 'True' });
+    for (const n of ['open-escalate', 'open-escape', 'open-peek'])
+      await open.waitForCondition(tenant.name, n, { type: 'Deployed', status: 'True' });
     const crb = await rbac.readClusterRoleBinding({ name: `${tenant.name}-pwned` });
     expect(crb.roleRef.name).toBe('cluster-admin');
     expect((await core.readNamespacedConfigMap({ namespace: vault.name, name: 'planted' })).data?.by).toBe(tenant.name);

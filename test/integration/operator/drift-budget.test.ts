@@ -3,7 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
 import { denyInNamespace, type DenyingPolicy } from '../../support/admission.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { activity, condition, CRs, ensureCrd, fixtureChart, startOperator, waitForReconciles, type RunningOperator, type TestKind } from '../../support/operator.js';
+import {
+  activity,
+  condition,
+  CRs,
+  ensureCrd,
+  fixtureChart,
+  startOperator,
+  waitForReconciles,
+  type RunningOperator,
+  type TestKind,
+} from '../../support/operator.js';
 
 const ZOO: TestKind = { group: 'drift.example.com', version: 'v1', kind: 'Zoo', plural: 'zoos' };
 const PERIOD = { 'helm.sdk.operatorframework.io/reconcile-period': '1s' };
@@ -78,8 +88,15 @@ describe('drift repair the API server refuses, and its retry budget', () => {
       },
       { timeoutMs: 60_000, intervalMs: 1_000 },
     );
-    const stopped = await zoos.waitForCondition(ns.name, 'locked', { type: 'Drifted', status: 'True', reason: 'RetriesExhausted' }, { timeoutMs: 90_000 });
-    expect(condition(stopped, 'Drifted')?.message).toMatch(/^Drift repair of revision 1 failed 5 times; it stays stopped until an upgrade or a spec change: ConfigMap .*locked-config may not be created again/);
+    const stopped = await zoos.waitForCondition(
+      ns.name,
+      'locked',
+      { type: 'Drifted', status: 'True', reason: 'RetriesExhausted' },
+      { timeoutMs: 90_000 },
+    );
+    expect(condition(stopped, 'Drifted')?.message).toMatch(
+      /^Drift repair of revision 1 failed 5 times; it stays stopped until an upgrade or a spec change: ConfigMap .*locked-config may not be created again/,
+    );
     expect(stopped.status).toMatchObject({ driftRepairFailures: { revision: 1, count: 5 } });
     const exhausted = await zoos.waitForEvent(ns.name, 'locked', 'RetriesExhausted');
     expect(exhausted.type).toBe('Warning');
@@ -88,7 +105,10 @@ describe('drift repair the API server refuses, and its retry budget', () => {
 
     // Reconciles every second: none retries the recreation, counts or warns again.
     await waitForReconciles(op, 'zoo-controller', await activity(op), 5);
-    expect({ failed: await eventCount('DriftRepairFailed'), exhausted: await eventCount('RetriesExhausted') }).toEqual({ failed, exhausted: 1 });
+    expect({ failed: await eventCount('DriftRepairFailed'), exhausted: await eventCount('RetriesExhausted') }).toEqual({
+      failed,
+      exhausted: 1,
+    });
     const later = await zoos.get(ns.name, 'locked');
     expect(later?.status).toMatchObject({ driftRepairFailures: { revision: 1, count: 5 } });
     expect(condition(later, 'Drifted')?.message).toContain('failed 5 times');
@@ -119,7 +139,8 @@ describe('drift repair the API server refuses, and its retry budget', () => {
       await denyInNamespace(kc, ns.name, `zoo-mode-${Date.now().toString(36)}`, {
         resources: ['configmaps'],
         operations: ['UPDATE'],
-        expression: "!(has(oldObject.data) && oldObject.data[?'mode'].orValue('') == 'staging' && has(object.data) && object.data[?'mode'].orValue('') == 'production')",
+        expression:
+          "!(has(oldObject.data) && oldObject.data[?'mode'].orValue('') == 'staging' && has(object.data) && object.data[?'mode'].orValue('') == 'production')",
         message: 'a staging ConfigMap may not be promoted back to production',
       }),
     );
@@ -148,7 +169,12 @@ describe('drift repair the API server refuses, and its retry budget', () => {
     expect(event.message).toContain('may not be promoted back to production');
 
     // Retries back off and stop (0.2 + 0.4 + 0.8 + 1.6 s between the first five attempts at the tests' --min-retry-delay; 1 + 2 + 4 + 8 s in production).
-    const stalled = await zoos.waitForCondition(ns.name, 'frozen', { type: 'Drifted', status: 'True', reason: 'RetriesExhausted' }, { timeoutMs: 90_000 });
+    const stalled = await zoos.waitForCondition(
+      ns.name,
+      'frozen',
+      { type: 'Drifted', status: 'True', reason: 'RetriesExhausted' },
+      { timeoutMs: 90_000 },
+    );
     expect(condition(stalled, 'Drifted')?.message).toContain(`ConfigMap ${ns.name}/frozen-config`);
 
     // A spec change still upgrades, and the new revision starts with no drift.

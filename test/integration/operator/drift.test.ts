@@ -72,7 +72,11 @@ describe('dependent watches, drift repair and readiness', () => {
 
   it('reverts a hand-scaled replica count the chart sets, but keeps a label someone added', async () => {
     await apps.patchNamespacedDeployment(
-      { namespace: ns.name, name: 'web-nginx', body: { metadata: { labels: { 'team.example.com/owner': 'payments' } }, spec: { replicas: 5 } } },
+      {
+        namespace: ns.name,
+        name: 'web-nginx',
+        body: { metadata: { labels: { 'team.example.com/owner': 'payments' } }, spec: { replicas: 5 } },
+      },
       setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
     );
     const repaired = await waitFor('the replicas to be reverted', async () => {
@@ -92,7 +96,10 @@ describe('dependent watches, drift repair and readiness', () => {
     // A reconcile that finds nothing to do: the operator has just confirmed the release (or
     // remembers helm's install), so the reconciles that follow go on from memory.
     const since = await activity(op);
-    await apps.patchNamespacedDeployment({ namespace: ns.name, name: 'byhand-nginx', body: { metadata: { labels: { 'example.com/poke': '1' } } } }, merge);
+    await apps.patchNamespacedDeployment(
+      { namespace: ns.name, name: 'byhand-nginx', body: { metadata: { labels: { 'example.com/poke': '1' } } } },
+      merge,
+    );
     await waitForReconciles(op, 'nginx-controller', since, 1);
     await helmByHand('uninstall', 'byhand', '-n', ns.name, '--wait');
     // The deleted objects bring a reconcile that would recreate them: it reads the storage first,
@@ -265,7 +272,9 @@ describe('drift repair of hand edits', () => {
     expect(back.metadata?.annotations).toMatchObject({ 'meta.helm.sh/release-name': 'zoo', 'meta.helm.sh/release-namespace': ns.name });
     // With the release's spec, not an empty shell.
     if (kind === 'Deployment') expect((await container('zoo'))[0]?.image).toBe('nginx:1.27.3');
-    await waitFor('a DriftCorrected event', async () => (await driftEvents('zoo')).some((m) => m.includes(`Recreated ${kind} ${ns.name}/${name}`)));
+    await waitFor('a DriftCorrected event', async () =>
+      (await driftEvents('zoo')).some((m) => m.includes(`Recreated ${kind} ${ns.name}/${name}`)),
+    );
     await expectUntouchedRelease('zoo');
   });
 
@@ -300,7 +309,9 @@ describe('drift repair of hand edits', () => {
 
   it('puts back a removed env var', async () => {
     await jsonPatch('deployment/zoo-app', [{ op: 'remove', path: '/spec/template/spec/containers/0/env/1' }]);
-    await waitFor('MODE to be back', async () => (await container('zoo'))[0]?.env?.some((e) => e.name === 'MODE' && e.value === 'production'));
+    await waitFor('MODE to be back', async () =>
+      (await container('zoo'))[0]?.env?.some((e) => e.name === 'MODE' && e.value === 'production'),
+    );
     expect((await container('zoo'))[0]?.env?.map((e) => e.name)).toEqual(['GREETING', 'MODE']);
     await expectUntouchedRelease('zoo');
   });
@@ -337,7 +348,15 @@ describe('drift repair of hand edits', () => {
   it('puts back an edited cluster-scoped object: an entry added to an atomic list, a label the chart sets', async () => {
     const name = `${ns.name}-zoo-zoo`;
     const patch = (ops: unknown[]) =>
-      run(inject('kubectlBin'), ['--kubeconfig', inject('kubeconfigPath'), 'patch', `clusterrole/${name}`, '--type=json', '-p', JSON.stringify(ops)]);
+      run(inject('kubectlBin'), [
+        '--kubeconfig',
+        inject('kubeconfigPath'),
+        'patch',
+        `clusterrole/${name}`,
+        '--type=json',
+        '-p',
+        JSON.stringify(ops),
+      ]);
     await patch([{ op: 'add', path: '/rules/0/verbs/-', value: 'delete' }]);
     const role = await waitFor('the verbs to be put back', async () => {
       const r = await rbac.readClusterRole({ name });
@@ -345,7 +364,10 @@ describe('drift repair of hand edits', () => {
     });
     expect(role.rules?.[0]?.verbs).toEqual(['get', 'list']);
     await patch([{ op: 'replace', path: '/metadata/labels/zoo.example.com~1tier', value: 'frontend' }]);
-    await waitFor('the label to be put back', async () => (await rbac.readClusterRole({ name })).metadata?.labels?.['zoo.example.com/tier'] === 'backend');
+    await waitFor(
+      'the label to be put back',
+      async () => (await rbac.readClusterRole({ name })).metadata?.labels?.['zoo.example.com/tier'] === 'backend',
+    );
     await expectUntouchedRelease('zoo');
   });
 
@@ -366,7 +388,15 @@ describe('drift repair of hand edits', () => {
 
   /** Applies a JSON document with kubectl's server-side apply as the `mesh-injector` field manager. */
   async function runApply(doc: string): Promise<void> {
-    const child = execFile(inject('kubectlBin'), ['--kubeconfig', inject('kubeconfigPath'), 'apply', '--server-side', '--field-manager=mesh-injector', '-f', '-']);
+    const child = execFile(inject('kubectlBin'), [
+      '--kubeconfig',
+      inject('kubeconfigPath'),
+      'apply',
+      '--server-side',
+      '--field-manager=mesh-injector',
+      '-f',
+      '-',
+    ]);
     child.stdin?.end(doc);
     await new Promise<void>((resolve, reject) => {
       child.on('exit', (code) => {

@@ -3,7 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_GO_LIMITS, COMBINED_PREFIX } from '../../../src/k8s/event-correlator.js';
 import { ANNOTATIONS } from '../../../src/reconciler/decide/annotations.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { activity, CRs, ensureCrd, fixtureChart, startOperator, waitForReconciles, type RunningOperator, type TestKind } from '../../support/operator.js';
+import {
+  activity,
+  CRs,
+  ensureCrd,
+  fixtureChart,
+  startOperator,
+  waitForReconciles,
+  type RunningOperator,
+  type TestKind,
+} from '../../support/operator.js';
 import { total } from '../../support/prometheus.js';
 
 const NOISY: TestKind = { group: 'test.example.com', version: 'v1', kind: 'Noisy', plural: 'noisies' };
@@ -22,7 +31,8 @@ describe('events about a CR that keeps failing', () => {
   let ns: Awaited<ReturnType<typeof createNamespace>>;
   let op: RunningOperator;
 
-  const invalidEvents = async (name: string): Promise<CoreV1Event[]> => (await crs.events(ns.name, name)).filter((e) => e.reason === 'InvalidAnnotation');
+  const invalidEvents = async (name: string): Promise<CoreV1Event[]> =>
+    (await crs.events(ns.name, name)).filter((e) => e.reason === 'InvalidAnnotation');
   /** Pokes `name` and waits for the reconcile the poke brings. */
   const poke = async (name: string, annotations: Record<string, string>): Promise<void> => {
     const before = await activity(op);
@@ -58,11 +68,15 @@ describe('events about a CR that keeps failing', () => {
     expect(events[0]?.message).toContain('"maybe" is not a boolean');
   });
 
-  it('holds a flood of distinct messages about one CR to the limit, and leaves another CR\'s events alone', async () => {
+  it("holds a flood of distinct messages about one CR to the limit, and leaves another CR's events alone", async () => {
     const flood = 40;
     for (let i = 0; i < flood; i++) await poke('hostile', invalid(`x${i}`));
     // The writes the flood brought are done once the rate limit shows in the metric.
-    await waitFor('dropped events to be counted', async () => total(await op.metrics.metrics(), 'helm_operator_events_dropped_total', { controller: CONTROLLER, reason: 'rate-limited' }) > 0);
+    await waitFor(
+      'dropped events to be counted',
+      async () =>
+        total(await op.metrics.metrics(), 'helm_operator_events_dropped_total', { controller: CONTROLLER, reason: 'rate-limited' }) > 0,
+    );
     const events = await invalidEvents('hostile');
     // Ten messages of their own, then one combined Event for the rest: not one Event per message.
     expect(events.length).toBeLessThanOrEqual(CLIENT_GO_LIMITS.maxSimilar + 1);
@@ -72,7 +86,7 @@ describe('events about a CR that keeps failing', () => {
 
     const before = (await invalidEvents('steady'))[0]?.count ?? 0;
     await poke('steady', { 'test.example.com/poke': 'after the flood' });
-    await waitFor('the steady CR\'s Event to count the new repeat', async () => ((await invalidEvents('steady'))[0]?.count ?? 0) > before);
+    await waitFor("the steady CR's Event to count the new repeat", async () => ((await invalidEvents('steady'))[0]?.count ?? 0) > before);
     expect(await invalidEvents('steady')).toHaveLength(1);
   });
 });

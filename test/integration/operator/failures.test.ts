@@ -4,7 +4,18 @@ import { ReleaseStorage } from '../../../src/helm/storage.js';
 import { CHART_LABEL } from '../../../src/reconciler/objects/ownership.js';
 import { MAX_FAILED_ATTEMPTS } from '../../../src/reconciler/core/reconciler.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { activity, condition, CRs, ensureCrd, fixtureChart, helmExecutionsSince, startOperator, waitForReconciles, type RunningOperator, type TestKind } from '../../support/operator.js';
+import {
+  activity,
+  condition,
+  CRs,
+  ensureCrd,
+  fixtureChart,
+  helmExecutionsSince,
+  startOperator,
+  waitForReconciles,
+  type RunningOperator,
+  type TestKind,
+} from '../../support/operator.js';
 
 const BREAKABLE: TestKind = { group: 'test.example.com', version: 'v1', kind: 'Breakable', plural: 'breakables' };
 const CONTROLLER = 'breakable-controller';
@@ -31,7 +42,7 @@ describe('failed installs and upgrades', () => {
     await ns.remove();
   });
 
-  it('removes a failed install, reports helm\'s error, and installs once the spec is fixed', async () => {
+  it("removes a failed install, reports helm's error, and installs once the spec is fixed", async () => {
     await crs.create(ns.name, 'bad-install', { configName: 'Not_A_Valid_Name' });
     const failed = await crs.waitForCondition(ns.name, 'bad-install', { type: 'ReleaseFailed', status: 'True', reason: 'InstallError' });
     expect(condition(failed, 'ReleaseFailed')?.message).toMatch(/Not_A_Valid_Name/);
@@ -46,7 +57,7 @@ describe('failed installs and upgrades', () => {
     expect(fixed.status?.deployedRelease?.revision).toBe(1);
   });
 
-  it('keeps the owner references a chart renders on an object, and adds the CR\'s after them', async () => {
+  it("keeps the owner references a chart renders on an object, and adds the CR's after them", async () => {
     // The patch that stamps ownership on new objects without reading them first refuses an object
     // with owner references; the read-then-merge path takes over.
     const anchor = await core.createNamespacedConfigMap({ namespace: ns.name, body: { metadata: { name: 'anchor' } } });
@@ -90,7 +101,8 @@ describe('failed installs and upgrades', () => {
 
   it(`stops retrying after ${MAX_FAILED_ATTEMPTS} failed upgrades of the same spec, and resumes when it changes`, async () => {
     type Counted = { status?: { failedAttempts?: { count: number } } };
-    const attempts = async (): Promise<number> => ((await crs.get(ns.name, 'stubborn')) as Counted | undefined)?.status?.failedAttempts?.count ?? 0;
+    const attempts = async (): Promise<number> =>
+      ((await crs.get(ns.name, 'stubborn')) as Counted | undefined)?.status?.failedAttempts?.count ?? 0;
     await crs.create(ns.name, 'stubborn', { configName: 'stubborn-settings' });
     await crs.waitForCondition(ns.name, 'stubborn', { type: 'Deployed', status: 'True' });
     await crs.patch(ns.name, 'stubborn', { spec: { jobMessage: 'changed' } });
@@ -99,7 +111,10 @@ describe('failed installs and upgrades', () => {
     for (let i = 0; i < MAX_FAILED_ATTEMPTS + 2 && condition(await crs.get(ns.name, 'stubborn'), 'Stalled') === undefined; i++) {
       const before = await attempts();
       await crs.patch(ns.name, 'stubborn', { metadata: { annotations: { 'test.example.com/poke': String(i) } } });
-      await waitFor('another attempt or the stall', async () => (await attempts()) > before || condition(await crs.get(ns.name, 'stubborn'), 'Stalled') !== undefined);
+      await waitFor(
+        'another attempt or the stall',
+        async () => (await attempts()) > before || condition(await crs.get(ns.name, 'stubborn'), 'Stalled') !== undefined,
+      );
     }
     const stalled = await crs.waitForCondition(ns.name, 'stubborn', { type: 'Stalled', status: 'True', reason: 'RetriesExhausted' });
     expect(await attempts()).toBe(MAX_FAILED_ATTEMPTS);

@@ -41,7 +41,12 @@ describe('a tenant whose installs hang on a hook', () => {
     hostile = await createNamespace(kc, 'fair-hostile');
     other = await createNamespace(kc, 'fair-other');
     // Two workers, two namespaces: each namespace may hold one (all but one).
-    op = await startOperator({ watches: WATCHES, namespaces: [hostile.name, other.name], maxConcurrentReconciles: 2, gracefulShutdownTimeoutMs: 1_000 });
+    op = await startOperator({
+      watches: WATCHES,
+      namespaces: [hostile.name, other.name],
+      maxConcurrentReconciles: 2,
+      gracefulShutdownTimeoutMs: 1_000,
+    });
   });
   afterAll(async () => {
     await op.stop();
@@ -49,22 +54,29 @@ describe('a tenant whose installs hang on a hook', () => {
     await other.remove();
   });
 
-  it("leaves a worker for another namespace: its trivial CR is deployed and Ready while four hooks still hang", { timeout: 180_000 }, async () => {
-    for (let i = 0; i < 4; i++) await tenants.create(hostile.name, `hang-${i}`, HANG);
-    await waitFor('a hanging hook Job in the hostile namespace', async () => (await batch.listNamespacedJob({ namespace: hostile.name })).items.length > 0);
+  it(
+    'leaves a worker for another namespace: its trivial CR is deployed and Ready while four hooks still hang',
+    { timeout: 180_000 },
+    async () => {
+      for (let i = 0; i < 4; i++) await tenants.create(hostile.name, `hang-${i}`, HANG);
+      await waitFor(
+        'a hanging hook Job in the hostile namespace',
+        async () => (await batch.listNamespacedJob({ namespace: hostile.name })).items.length > 0,
+      );
 
-    await tenants.create(other.name, 'trivial', TRIVIAL);
-    await tenants.waitForCondition(other.name, 'trivial', { type: 'Deployed', status: 'True' }, { timeoutMs: SERVED_WITHIN_MS });
-    await tenants.waitForCondition(other.name, 'trivial', { type: 'Ready', status: 'True' }, { timeoutMs: SERVED_WITHIN_MS });
+      await tenants.create(other.name, 'trivial', TRIVIAL);
+      await tenants.waitForCondition(other.name, 'trivial', { type: 'Deployed', status: 'True' }, { timeoutMs: SERVED_WITHIN_MS });
+      await tenants.waitForCondition(other.name, 'trivial', { type: 'Ready', status: 'True' }, { timeoutMs: SERVED_WITHIN_MS });
 
-    // The hostile installs are still running: helm waits on their hooks, none is deployed or failed.
-    expect(await releasesIn(hostile.name, 'pending-install')).toBeGreaterThan(0);
-    for (let i = 0; i < 4; i++) {
-      const cr = await tenants.get(hostile.name, `hang-${i}`);
-      expect(isTrue(cr, 'Deployed'), `hang-${i} deployed`).toBe(false);
-      expect(isTrue(cr, 'ReleaseFailed'), `hang-${i} failed`).toBe(false);
-    }
-  });
+      // The hostile installs are still running: helm waits on their hooks, none is deployed or failed.
+      expect(await releasesIn(hostile.name, 'pending-install')).toBeGreaterThan(0);
+      for (let i = 0; i < 4; i++) {
+        const cr = await tenants.get(hostile.name, `hang-${i}`);
+        expect(isTrue(cr, 'Deployed'), `hang-${i} deployed`).toBe(false);
+        expect(isTrue(cr, 'ReleaseFailed'), `hang-${i} failed`).toBe(false);
+      }
+    },
+  );
 });
 
 describe("helm's timeout ends an install whose hook never completes", () => {
@@ -74,7 +86,13 @@ describe("helm's timeout ends an install whose hook never completes", () => {
   beforeAll(async () => {
     ns = await createNamespace(kc, 'fair-timeout');
     // One worker, so only the timeout can free it for the next CR.
-    op = await startOperator({ watches: WATCHES, namespaces: [ns.name], maxConcurrentReconciles: 1, helmTimeoutMs: 10_000, gracefulShutdownTimeoutMs: 1_000 });
+    op = await startOperator({
+      watches: WATCHES,
+      namespaces: [ns.name],
+      maxConcurrentReconciles: 1,
+      helmTimeoutMs: 10_000,
+      gracefulShutdownTimeoutMs: 1_000,
+    });
   });
   afterAll(async () => {
     await op.stop();
@@ -86,7 +104,12 @@ describe("helm's timeout ends an install whose hook never completes", () => {
     await waitFor('the hanging hook Job', async () => (await batch.listNamespacedJob({ namespace: ns.name })).items.length > 0);
     await tenants.create(ns.name, 'next', TRIVIAL);
 
-    const failed = await tenants.waitForCondition(ns.name, 'hang', { type: 'ReleaseFailed', status: 'True', reason: 'InstallError' }, { timeoutMs: 90_000 });
+    const failed = await tenants.waitForCondition(
+      ns.name,
+      'hang',
+      { type: 'ReleaseFailed', status: 'True', reason: 'InstallError' },
+      { timeoutMs: 90_000 },
+    );
     expect(condition(failed, 'ReleaseFailed')?.message).toMatch(/post-install|hook/i);
     expect(condition(failed, 'ReleaseFailed')?.message).toMatch(/timed out|deadline exceeded/i);
     expect(isTrue(failed, 'Deployed')).toBe(false);

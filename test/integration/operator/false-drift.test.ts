@@ -3,7 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ObjectClient } from '../../../src/k8s/objects.js';
 import { RestMapper } from '../../../src/k8s/restmapper.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { activity, CRs, ensureCrd, fixtureChart, startOperator, waitForReconciles, type RunningOperator, type TestKind } from '../../support/operator.js';
+import {
+  activity,
+  CRs,
+  ensureCrd,
+  fixtureChart,
+  startOperator,
+  waitForReconciles,
+  type RunningOperator,
+  type TestKind,
+} from '../../support/operator.js';
 
 const ZOO: TestKind = { group: 'drift.example.com', version: 'v1', kind: 'Zoo', plural: 'zoos' };
 const MEMCACHED: TestKind = { group: 'cache.example.com', version: 'v1alpha1', kind: 'Memcached', plural: 'memcacheds' };
@@ -30,7 +39,9 @@ describe('no false drift', () => {
     { apiVersion: 'v1', kind: 'Service', name: `${release}-svc` },
     { apiVersion: 'v1', kind: 'ConfigMap', name: `${release}-config` },
   ];
-  const resourceVersions = async (refs: { apiVersion: string; kind: string; name: string }[]): Promise<Record<string, string | undefined>> => {
+  const resourceVersions = async (
+    refs: { apiVersion: string; kind: string; name: string }[],
+  ): Promise<Record<string, string | undefined>> => {
     const out: Record<string, string | undefined> = {};
     for (const r of refs) {
       const obj: KubernetesObject | undefined = await objects.get({ ...r, namespace: ns.name });
@@ -119,5 +130,4 @@ describe('no false drift', () => {
     expect(await resourceVersions(releaseObjects('quiet'))).toEqual(before);
     expect((await events(zoos, 'quiet', 'DriftCorrected')).reduce((n, e) => n + (e.count ?? 1), 0)).toBe(corrections);
   });
-
 });

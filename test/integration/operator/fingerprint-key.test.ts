@@ -16,7 +16,17 @@ import { fingerprint, keyedFingerprint } from '../../../src/reconciler/desired/v
 import { makeLogger } from '../../../src/telemetry/logger.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { total } from '../../support/prometheus.js';
-import { activity, condition, CRs, ensureCrd, fixtureChart, startOperator, waitForReconciles, type RunningOperator, type TestKind } from '../../support/operator.js';
+import {
+  activity,
+  condition,
+  CRs,
+  ensureCrd,
+  fixtureChart,
+  startOperator,
+  waitForReconciles,
+  type RunningOperator,
+  type TestKind,
+} from '../../support/operator.js';
 
 const PINNED: TestKind = { group: 'fingerprint.example.com', version: 'v1', kind: 'PinnedApp', plural: 'pinnedapps' };
 const WATCHES = `- {group: ${PINNED.group}, version: ${PINNED.version}, kind: ${PINNED.kind}, chart: ${fixtureChart('tenant-app')}}\n`;
@@ -42,7 +52,14 @@ describe('the fingerprint CR status shows', () => {
   /** What an earlier operator process left in status. */
   const setAttempts = async (fp: string, count: number): Promise<void> => {
     await kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObjectStatus(
-      { group: PINNED.group, version: PINNED.version, plural: PINNED.plural, namespace: ns.name, name: 'guessed', body: { status: { failedAttempts: { fingerprint: fp, count } } } },
+      {
+        group: PINNED.group,
+        version: PINNED.version,
+        plural: PINNED.plural,
+        namespace: ns.name,
+        name: 'guessed',
+        body: { status: { failedAttempts: { fingerprint: fp, count } } },
+      },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
   };
@@ -50,7 +67,8 @@ describe('the fingerprint CR status shows', () => {
     await op?.stop();
     op = undefined;
   };
-  const start = async (key: Uint8Array): Promise<RunningOperator> => (op = await startOperator({ watches: WATCHES, namespaces: [ns.name], fingerprintKey: key }));
+  const start = async (key: Uint8Array): Promise<RunningOperator> =>
+    (op = await startOperator({ watches: WATCHES, namespaces: [ns.name], fingerprintKey: key }));
 
   beforeAll(async () => {
     await ensureCrd(kc, PINNED);
@@ -76,41 +94,56 @@ describe('the fingerprint CR status shows', () => {
     expect(Buffer.from(secret.data?.key ?? '', 'base64')).toEqual(a);
   });
 
-  it('cannot be matched by guessing a Secret value, and counts failed attempts across a restart and an upgrade from the plain fingerprint', { timeout: 240_000 }, async () => {
-    const key = await loadFingerprintKey(kc, operatorNs.name, log);
-    // A 4-digit PIN with ':' (not a valid label value): the API server refuses every install.
-    const pin = `pin:${String(Math.floor(Math.random() * 10_000)).padStart(4, '0')}`;
-    await core.createNamespacedSecret({ namespace: ns.name, body: { metadata: { name: 'pin' }, stringData: { pin } } });
-    const refs = [{ kind: 'Secret', name: 'pin', key: 'pin', targetPath: 'tier' }];
-    await apps.create(ns.name, 'guessed', {}, { [VALUES_FROM_ANNOTATION]: JSON.stringify(refs) });
-    await start(key);
-    const first = await waitFor('a failed attempt counted', () => attempts('guessed'), { timeoutMs: 90_000 });
+  it(
+    'cannot be matched by guessing a Secret value, and counts failed attempts across a restart and an upgrade from the plain fingerprint',
+    { timeout: 240_000 },
+    async () => {
+      const key = await loadFingerprintKey(kc, operatorNs.name, log);
+      // A 4-digit PIN with ':' (not a valid label value): the API server refuses every install.
+      const pin = `pin:${String(Math.floor(Math.random() * 10_000)).padStart(4, '0')}`;
+      await core.createNamespacedSecret({ namespace: ns.name, body: { metadata: { name: 'pin' }, stringData: { pin } } });
+      const refs = [{ kind: 'Secret', name: 'pin', key: 'pin', targetPath: 'tier' }];
+      await apps.create(ns.name, 'guessed', {}, { [VALUES_FROM_ANNOTATION]: JSON.stringify(refs) });
+      await start(key);
+      const first = await waitFor('a failed attempt counted', () => attempts('guessed'), { timeoutMs: 90_000 });
 
-    // The attack: every PIN, fingerprinted as the operator does; the right one is among them.
-    const guesses = Array.from({ length: 10_000 }, (_, i) => plain(`pin:${String(i).padStart(4, '0')}`));
-    expect(guesses).toContain(plain(pin));
-    expect(guesses).not.toContain(first.fingerprint);
-    expect(first.fingerprint).toBe(keyedFingerprint(key, plain(pin)));
+      // The attack: every PIN, fingerprinted as the operator does; the right one is among them.
+      const guesses = Array.from({ length: 10_000 }, (_, i) => plain(`pin:${String(i).padStart(4, '0')}`));
+      expect(guesses).toContain(plain(pin));
+      expect(guesses).not.toContain(first.fingerprint);
+      expect(first.fingerprint).toBe(keyedFingerprint(key, plain(pin)));
 
-    // A restart with the key from the Secret goes on counting (from 1, set here, as failures come fast).
-    await stop();
-    await setAttempts(first.fingerprint, 1);
-    await start(await loadFingerprintKey(kc, operatorNs.name, log));
-    const after = await waitFor('another failed attempt after the restart', async () => ((await attempts('guessed'))?.count ?? 0) >= 2 ? attempts('guessed') : undefined, { timeoutMs: 90_000 });
-    expect(after.fingerprint).toBe(first.fingerprint);
+      // A restart with the key from the Secret goes on counting (from 1, set here, as failures come fast).
+      await stop();
+      await setAttempts(first.fingerprint, 1);
+      await start(await loadFingerprintKey(kc, operatorNs.name, log));
+      const after = await waitFor(
+        'another failed attempt after the restart',
+        async () => (((await attempts('guessed'))?.count ?? 0) >= 2 ? attempts('guessed') : undefined),
+        { timeoutMs: 90_000 },
+      );
+      expect(after.fingerprint).toBe(first.fingerprint);
 
-    // An operator from before ADR 0044 counted under the plain fingerprint: its count is kept, and the plain one leaves status.
-    await stop();
-    // Its budget was spent: the upgraded operator stalls the CR without running helm install again.
-    await setAttempts(plain(pin), 5);
-    const upgraded = await start(key);
-    const stalled = await waitFor('the spent count, moved to the keyed fingerprint, to stall the CR', async () => {
-      const cr = await apps.get(ns.name, 'guessed');
-      return (cr as Counted | undefined)?.status?.failedAttempts?.fingerprint === first.fingerprint && condition(cr, 'Stalled')?.status === 'True' ? cr : undefined;
-    }, { timeoutMs: 90_000 });
-    expect((stalled as Counted).status?.failedAttempts).toEqual({ fingerprint: first.fingerprint, count: 5 });
-    expect(total(await upgraded.metrics.metrics(), 'helm_operator_helm_executions_total', { verb: 'install' })).toBe(0);
-  });
+      // An operator from before ADR 0044 counted under the plain fingerprint: its count is kept, and the plain one leaves status.
+      await stop();
+      // Its budget was spent: the upgraded operator stalls the CR without running helm install again.
+      await setAttempts(plain(pin), 5);
+      const upgraded = await start(key);
+      const stalled = await waitFor(
+        'the spent count, moved to the keyed fingerprint, to stall the CR',
+        async () => {
+          const cr = await apps.get(ns.name, 'guessed');
+          return (cr as Counted | undefined)?.status?.failedAttempts?.fingerprint === first.fingerprint &&
+            condition(cr, 'Stalled')?.status === 'True'
+            ? cr
+            : undefined;
+        },
+        { timeoutMs: 90_000 },
+      );
+      expect((stalled as Counted).status?.failedAttempts).toEqual({ fingerprint: first.fingerprint, count: 5 });
+      expect(total(await upgraded.metrics.metrics(), 'helm_operator_helm_executions_total', { verb: 'install' })).toBe(0);
+    },
+  );
 
   it('a new key upgrades no release: the release label keeps the plain fingerprint', { timeout: 120_000 }, async () => {
     await stop();

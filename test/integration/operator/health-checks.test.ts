@@ -44,7 +44,10 @@ async function writeChart(dir: string): Promise<string> {
   await mkdir(path.join(root, 'crds'), { recursive: true });
   await writeFile(path.join(root, 'Chart.yaml'), 'apiVersion: v2\nname: stack\nversion: 0.1.0\n');
   await writeFile(path.join(root, 'crds', 'databases.yaml'), DATABASE_CRD);
-  await writeFile(path.join(root, 'templates', 'database.yaml'), 'apiVersion: healthchecks.example.com/v1\nkind: Database\nmetadata:\n  name: {{ .Release.Name }}-db\nspec:\n  engine: postgres\n');
+  await writeFile(
+    path.join(root, 'templates', 'database.yaml'),
+    'apiVersion: healthchecks.example.com/v1\nkind: Database\nmetadata:\n  name: {{ .Release.Name }}-db\nspec:\n  engine: postgres\n',
+  );
   return root;
 }
 
@@ -109,7 +112,12 @@ describe('healthChecks in CEL', () => {
     await crs.create(ns, NAME, {});
     const deployed = await crs.waitForCondition(ns, NAME, { type: 'Deployed', status: 'True' }, { timeoutMs: WAIT_MS });
     // Deployed, but the Database has no status yet: only the rule knows it is not ready.
-    const waiting = await crs.waitForCondition(ns, NAME, { type: 'Ready', status: 'False', reason: 'ResourcesNotReady' }, { timeoutMs: WAIT_MS });
+    const waiting = await crs.waitForCondition(
+      ns,
+      NAME,
+      { type: 'Ready', status: 'False', reason: 'ResourcesNotReady' },
+      { timeoutMs: WAIT_MS },
+    );
     expect(condition(waiting, 'Ready')?.message).toContain(`Database ${NAME}-db in progress (health check current is false)`);
     expect(deployed.metadata.name).toBe(NAME);
 
@@ -118,7 +126,12 @@ describe('healthChecks in CEL', () => {
     expect(condition(ready, 'Ready')?.reason).toBe('ResourcesReady');
 
     await setPhase('Failed');
-    const failed = await crs.waitForCondition(ns, NAME, { type: 'Ready', status: 'False', reason: 'ResourcesNotReady' }, { timeoutMs: WAIT_MS });
+    const failed = await crs.waitForCondition(
+      ns,
+      NAME,
+      { type: 'Ready', status: 'False', reason: 'ResourcesNotReady' },
+      { timeoutMs: WAIT_MS },
+    );
     expect(condition(failed, 'Ready')?.message).toContain(`Database ${NAME}-db failed (health check failed)`);
   });
 });

@@ -44,9 +44,14 @@ describe("helm's waits never hang a reconcile", () => {
   };
   /** Stands in for a controller that writes a status of its own. */
   const writeStatus = (name: string, status: Record<string, unknown>) =>
-    objects.patchNamespacedCustomObjectStatus({ ...GIZMOS, namespace: ns.name, name, body: { status }, fieldManager: 'gizmo-controller' }, mergePatch);
+    objects.patchNamespacedCustomObjectStatus(
+      { ...GIZMOS, namespace: ns.name, name, body: { status }, fieldManager: 'gizmo-controller' },
+      mergePatch,
+    );
   const history = async (release: string) =>
-    (JSON.parse(await helmByHand('history', release, '-n', ns.name, '-o', 'json')) as { revision: number; status: string }[]).map(({ revision, status }) => ({ revision, status }));
+    (JSON.parse(await helmByHand('history', release, '-n', ns.name, '-o', 'json')) as { revision: number; status: string }[]).map(
+      ({ revision, status }) => ({ revision, status }),
+    );
 
   beforeAll(async () => {
     await ensureCrd(kc, KIND);
@@ -61,7 +66,11 @@ describe("helm's waits never hang a reconcile", () => {
       }
     });
     ns = await createNamespace(kc, 'helm-waits');
-    op = await startOperator({ watches: `- {group: ${KIND.group}, version: v1, kind: ${KIND.kind}, chart: ${CHART}}`, namespaces: [ns.name], helmTimeoutMs: HELM_TIMEOUT_MS });
+    op = await startOperator({
+      watches: `- {group: ${KIND.group}, version: v1, kind: ${KIND.kind}, chart: ${CHART}}`,
+      namespaces: [ns.name],
+      helmTimeoutMs: HELM_TIMEOUT_MS,
+    });
   });
   afterAll(async () => {
     await op.stop();
@@ -84,14 +93,28 @@ describe("helm's waits never hang a reconcile", () => {
     // Ready=False kept by design (kstatus InProgress). helm 4.1.4 --wait=watcher holds an upgrade
     // over either until --timeout (measured: docs/adr/0076).
     await writeStatus('fresh-rollout', { observedGeneration: '1', phase: 'Healthy' });
-    await writeStatus('fresh-secret', { conditions: [{ type: 'Ready', status: 'False', reason: 'SecretSyncedError', message: 'key has no version', lastTransitionTime: new Date().toISOString() }] });
+    await writeStatus('fresh-secret', {
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'False',
+          reason: 'SecretSyncedError',
+          message: 'key has no version',
+          lastTransitionTime: new Date().toISOString(),
+        },
+      ],
+    });
 
     await kind.patch(ns.name, 'fresh', { spec: { greeting: 'two' } });
     const cr = await waitFor(
       'fresh to deploy revision 2',
       async () => {
         const c = await kind.get(ns.name, 'fresh');
-        return c?.status?.deployedRelease?.revision === 2 && condition(c, 'Deployed')?.status === 'True' && c.status.observedGeneration === c.metadata.generation ? c : undefined;
+        return c?.status?.deployedRelease?.revision === 2 &&
+          condition(c, 'Deployed')?.status === 'True' &&
+          c.status.observedGeneration === c.metadata.generation
+          ? c
+          : undefined;
       },
       WAIT,
     );

@@ -68,7 +68,8 @@ describe('hostile CR input', () => {
     const res = await fetch(`http://127.0.0.1:${healthPort}/healthz`, { signal: AbortSignal.timeout(2_000) });
     return res.status === 200;
   };
-  const releaseSecrets = async (namespace: string, name: string) => (await core.listNamespacedSecret({ namespace, labelSelector: `owner=helm,name=${name}` })).items;
+  const releaseSecrets = async (namespace: string, name: string) =>
+    (await core.listNamespacedSecret({ namespace, labelSelector: `owner=helm,name=${name}` })).items;
 
   beforeAll(async () => {
     await ensureCrd(kc, APP);
@@ -88,9 +89,20 @@ describe('hostile CR input', () => {
     const watches = path.join(dir, 'watches.yaml');
     await writeFile(watches, `- {group: ${APP.group}, version: ${APP.version}, kind: ${APP.kind}, chart: ${fixtureChart('tenant-app')}}\n`);
     healthPort = await freePort();
-    operator = startOperatorProcess(['run', '--watches-file', watches, '--helm-binary', inject('helmBin'), '--metrics-bind-address=0', `--health-probe-bind-address=127.0.0.1:${healthPort}`], {
-      WATCH_NAMESPACE: `${tenant.name},${other.name}`,
-    });
+    operator = startOperatorProcess(
+      [
+        'run',
+        '--watches-file',
+        watches,
+        '--helm-binary',
+        inject('helmBin'),
+        '--metrics-bind-address=0',
+        `--health-probe-bind-address=127.0.0.1:${healthPort}`,
+      ],
+      {
+        WATCH_NAMESPACE: `${tenant.name},${other.name}`,
+      },
+    );
     await waitFor('the operator to answer /healthz', () => healthy().catch(() => false), { timeoutMs: 60_000 });
   });
   afterAll(async () => {
@@ -100,27 +112,45 @@ describe('hostile CR input', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('refuses each attack in the CR status with its reason, once, and installs nothing for it', async () => {
-    for (const attack of ATTACKS) await apps.create(tenant.name, attack.name, attack.spec, attack.annotations);
-    for (const attack of ATTACKS) {
-      const cr = await apps.waitForCondition(tenant.name, attack.name, { type: 'Irreconcilable', status: 'True', reason: attack.reason }, { timeoutMs: REFUSED_WITHIN_MS });
-      expect(condition(cr, 'Irreconcilable')?.message).toMatch(attack.message);
-      // Terminal: the refusal is recorded for this generation, not retried until the CR changes.
-      expect(cr.status?.observedGeneration).toBe(cr.metadata.generation);
-      expect(condition(cr, 'Deployed')?.status).not.toBe('True');
-      expect(await releaseSecrets(tenant.name, attack.name)).toEqual([]);
-    }
-    expect(await healthy()).toBe(true);
-  }, 4 * REFUSED_WITHIN_MS);
+  it(
+    'refuses each attack in the CR status with its reason, once, and installs nothing for it',
+    async () => {
+      for (const attack of ATTACKS) await apps.create(tenant.name, attack.name, attack.spec, attack.annotations);
+      for (const attack of ATTACKS) {
+        const cr = await apps.waitForCondition(
+          tenant.name,
+          attack.name,
+          { type: 'Irreconcilable', status: 'True', reason: attack.reason },
+          { timeoutMs: REFUSED_WITHIN_MS },
+        );
+        expect(condition(cr, 'Irreconcilable')?.message).toMatch(attack.message);
+        // Terminal: the refusal is recorded for this generation, not retried until the CR changes.
+        expect(cr.status?.observedGeneration).toBe(cr.metadata.generation);
+        expect(condition(cr, 'Deployed')?.status).not.toBe('True');
+        expect(await releaseSecrets(tenant.name, attack.name)).toEqual([]);
+      }
+      expect(await healthy()).toBe(true);
+    },
+    4 * REFUSED_WITHIN_MS,
+  );
 
-  it('still answers /healthz and installs another namespace\'s CR afterwards, in the same process', async () => {
-    await apps.create(other.name, 'innocent', { greeting: 'still-here' });
-    const cr: CR = await apps.waitForCondition(other.name, 'innocent', { type: 'Deployed', status: 'True' }, { timeoutMs: REFUSED_WITHIN_MS });
-    expect(cr.status?.deployedRelease?.name).toBe('innocent');
-    const settings = await core.readNamespacedConfigMap({ namespace: other.name, name: 'innocent-settings' });
-    expect(settings.data?.greeting).toBe('still-here');
-    expect(await healthy()).toBe(true);
-    expect(operator?.child.exitCode).toBeNull();
-    expect(operator?.child.signalCode).toBeNull();
-  }, 2 * REFUSED_WITHIN_MS);
+  it(
+    "still answers /healthz and installs another namespace's CR afterwards, in the same process",
+    async () => {
+      await apps.create(other.name, 'innocent', { greeting: 'still-here' });
+      const cr: CR = await apps.waitForCondition(
+        other.name,
+        'innocent',
+        { type: 'Deployed', status: 'True' },
+        { timeoutMs: REFUSED_WITHIN_MS },
+      );
+      expect(cr.status?.deployedRelease?.name).toBe('innocent');
+      const settings = await core.readNamespacedConfigMap({ namespace: other.name, name: 'innocent-settings' });
+      expect(settings.data?.greeting).toBe('still-here');
+      expect(await healthy()).toBe(true);
+      expect(operator?.child.exitCode).toBeNull();
+      expect(operator?.child.signalCode).toBeNull();
+    },
+    2 * REFUSED_WITHIN_MS,
+  );
 });

@@ -4,7 +4,20 @@ import { ReleaseStorage } from '../../../src/helm/storage.js';
 import { isStatus } from '../../../src/k8s/errors.js';
 import { FINALIZER } from '../../../src/reconciler/core/reconciler.js';
 import { createNamespace, deploymentAvailable, exists, testKubeConfig, waitFor } from '../../support/kube.js';
-import { activity, condition, CRs, ensureCrd, helmExecutionsSince, NGINX, NGINX_CHART, startOperator, waitForReconciles, type CR, type RunningOperator, type StartOptions } from '../../support/operator.js';
+import {
+  activity,
+  condition,
+  CRs,
+  ensureCrd,
+  helmExecutionsSince,
+  NGINX,
+  NGINX_CHART,
+  startOperator,
+  waitForReconciles,
+  type CR,
+  type RunningOperator,
+  type StartOptions,
+} from '../../support/operator.js';
 
 /**
  * The release lifecycle of a CR, end to end: real apiserver, real helm (v4 and v3), the real chart.
@@ -39,7 +52,11 @@ describe.each([
     return crs.waitForCondition(ns.name, name, { type: 'Deployed', status: 'True', reason: 'InstallSuccessful' });
   }
 
-  const deploymentGone = (name: string): Promise<boolean> => waitFor(`Deployment ${name}-nginx to be deleted`, async () => !(await exists(() => apps.readNamespacedDeployment({ namespace: ns.name, name: `${name}-nginx` }))));
+  const deploymentGone = (name: string): Promise<boolean> =>
+    waitFor(
+      `Deployment ${name}-nginx to be deleted`,
+      async () => !(await exists(() => apps.readNamespacedDeployment({ namespace: ns.name, name: `${name}-nginx` }))),
+    );
 
   beforeAll(async () => {
     await ensureCrd(kc, NGINX);
@@ -66,15 +83,19 @@ describe.each([
   it('installs a release for a new CR and reports it in status', async () => {
     const cr = await installed('web');
     expect(cr.metadata.finalizers).toContain(FINALIZER);
-    expect(cr.status?.deployedRelease).toMatchObject({ name: 'web', revision: 1, chart: 'nginx', chartVersion: '0.1.0', appVersion: '1.27.3' });
+    expect(cr.status?.deployedRelease).toMatchObject({
+      name: 'web',
+      revision: 1,
+      chart: 'nginx',
+      chartVersion: '0.1.0',
+      appVersion: '1.27.3',
+    });
     expect(cr.status?.observedGeneration).toBe(cr.metadata.generation);
     expect(condition(cr, 'Deployed')?.message).toContain('web-nginx');
     expect(condition(cr, 'Initialized')?.status).toBe('True');
     expect(condition(cr, 'ReleaseFailed')?.status).toBe('False');
     const kinds = (cr.status?.inventory ?? []).map((e) => `${e.kind}/${e.namespace}/${e.name}`).sort();
-    expect(kinds).toEqual(
-      ['ConfigMap', 'Deployment', 'Service', 'ServiceAccount'].map((k) => `${k}/${ns.name}/web-nginx`),
-    );
+    expect(kinds).toEqual(['ConfigMap', 'Deployment', 'Service', 'ServiceAccount'].map((k) => `${k}/${ns.name}/web-nginx`));
     expect((cr.status as Record<string, unknown>).manifest).toBeUndefined();
     await waitFor('the Deployment to become Available', () => deploymentAvailable(kc, ns.name, 'web-nginx'));
     const records = await storage.records(ns.name, 'web');
@@ -89,7 +110,10 @@ describe.each([
     expect(cr.status?.deployedRelease?.revision).toBe(2);
     const d = await apps.readNamespacedDeployment({ namespace: ns.name, name: 'grow-nginx' });
     expect(d.spec?.replicas).toBe(3);
-    await waitFor('3 available replicas', async () => (await apps.readNamespacedDeployment({ namespace: ns.name, name: 'grow-nginx' })).status?.availableReplicas === 3);
+    await waitFor(
+      '3 available replicas',
+      async () => (await apps.readNamespacedDeployment({ namespace: ns.name, name: 'grow-nginx' })).status?.availableReplicas === 3,
+    );
     await crs.waitForEvent(ns.name, 'grow', 'UpgradeSuccessful');
   });
 
@@ -161,10 +185,16 @@ describe.each([
     let batch: RunningOperator | undefined;
     try {
       for (const name of names) await crs.delete(ns.name, name);
-      batch = await start({ watches: `- group: example.com\n  version: v1alpha1\n  kind: Nginx\n  chart: ${NGINX_CHART}\n`, maxConcurrentReconciles: 1 });
+      batch = await start({
+        watches: `- group: example.com\n  version: v1alpha1\n  kind: Nginx\n  chart: ${NGINX_CHART}\n`,
+        maxConcurrentReconciles: 1,
+      });
       const held = await crs.waitForCondition(ns.name, 'b4', { type: 'Deployed', status: 'False', reason: 'UninstallSuccessful' });
       expect(condition(held, 'Deployed')?.message).toBe('Release uninstalled');
-      await waitFor('b4 to keep only the other finalizer', async () => (await crs.get(ns.name, 'b4'))?.metadata.finalizers?.join() === hold);
+      await waitFor(
+        'b4 to keep only the other finalizer',
+        async () => (await crs.get(ns.name, 'b4'))?.metadata.finalizers?.join() === hold,
+      );
       await crs.patch(ns.name, 'b4', { metadata: { finalizers: null } });
       for (const name of names) await crs.waitForGone(ns.name, name);
       for (const name of names) expect(await storage.records(ns.name, name)).toEqual([]);

@@ -19,7 +19,11 @@ describe.skipIf(N === 0)('requests of one converge, by verb', () => {
   beforeAll(async () => {
     await ensureCrd(kc, NGINX);
     ns = await createNamespace(kc, 'measure');
-    op = await startOperator({ watches: `- {group: example.com, version: v1alpha1, kind: Nginx, chart: ${NGINX_CHART}}\n`, namespaces: [ns.name], maxConcurrentReconciles: 4 });
+    op = await startOperator({
+      watches: `- {group: example.com, version: v1alpha1, kind: Nginx, chart: ${NGINX_CHART}}\n`,
+      namespaces: [ns.name],
+      maxConcurrentReconciles: 4,
+    });
   });
   afterAll(async () => {
     await op.stop();

@@ -53,7 +53,10 @@ describe('a helm left running by a SIGKILLed operator', () => {
     ns = await createNamespace(kc, 'orphan');
     dir = await mkdtemp(path.join(os.tmpdir(), 'orphan-test-'));
     watches = path.join(dir, 'watches.yaml');
-    await writeFile(watches, `- {group: ${SLOW.group}, version: ${SLOW.version}, kind: ${SLOW.kind}, chart: ${fixtureChart('slow-upgrade')}}\n`);
+    await writeFile(
+      watches,
+      `- {group: ${SLOW.group}, version: ${SLOW.version}, kind: ${SLOW.kind}, chart: ${fixtureChart('slow-upgrade')}}\n`,
+    );
   });
   afterAll(async () => {
     for (const p of processes) {
@@ -69,7 +72,10 @@ describe('a helm left running by a SIGKILLed operator', () => {
 
   // Both share TMPDIR, so the same helm homes, as a restarted operator outside a container does.
   const start = (): OperatorProcess => {
-    const p = startOperatorProcess(['run', '--watches-file', watches, '--helm-binary', inject('helmBin')], { WATCH_NAMESPACE: ns.name, TMPDIR: dir });
+    const p = startOperatorProcess(['run', '--watches-file', watches, '--helm-binary', inject('helmBin')], {
+      WATCH_NAMESPACE: ns.name,
+      TMPDIR: dir,
+    });
     processes.push(p);
     return p;
   };
@@ -80,18 +86,27 @@ describe('a helm left running by a SIGKILLed operator', () => {
     await crs.waitForCondition(ns.name, 'app', { type: 'Deployed', status: 'True' });
     // About a minute of pre-upgrade hook Jobs: A's helm upgrade is still running long after A is gone.
     await crs.patch(ns.name, 'app', { spec: { upgradeHookJobs: 60, message: 'second' } });
-    const orphan = await waitFor('A to run helm upgrade', () => Promise.resolve(helmWriters('app', ns.name).find((h) => h.ppid === a.child.pid && h.verb === 'upgrade')), {
-      timeoutMs: 60_000,
-      intervalMs: 50,
-    });
+    const orphan = await waitFor(
+      'A to run helm upgrade',
+      () => Promise.resolve(helmWriters('app', ns.name).find((h) => h.ppid === a.child.pid && h.verb === 'upgrade')),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 50,
+      },
+    );
     // Not before its first hook Job exists: until then helm may still be calling A's post-renderer
     // (ADR 0060), and a helm whose post-renderer dies with A fails on its own; only one past
     // rendering outlives A.
     const batch = kc.makeApiClient(BatchV1Api);
-    await waitFor('A\'s helm to run its pre-upgrade hooks', async () => (await batch.listNamespacedJob({ namespace: ns.name })).items.some((j) => j.metadata?.name?.startsWith('app-pre-upgrade-')), {
-      timeoutMs: 60_000,
-      intervalMs: 50,
-    });
+    await waitFor(
+      "A's helm to run its pre-upgrade hooks",
+      async () =>
+        (await batch.listNamespacedJob({ namespace: ns.name })).items.some((j) => j.metadata?.name?.startsWith('app-pre-upgrade-')),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 50,
+      },
+    );
     const orphanStart = startTime(orphan.pid);
     // Only node dies: its helm lives on (a crash of the operator process outside a container).
     process.kill(a.child.pid ?? 0, 'SIGKILL');
@@ -114,7 +129,7 @@ describe('a helm left running by a SIGKILLed operator', () => {
       },
       { timeoutMs: 120_000, intervalMs: 20 },
     );
-    expect(orphanGoneAt, 'A\'s helm was stopped').toBeDefined();
+    expect(orphanGoneAt, "A's helm was stopped").toBeDefined();
     expect(orphanGoneAt).toBeLessThanOrEqual(bHelmAt ?? 0);
     expect(most, 'helm processes changing the release at once').toBe(1);
     b.crash();

@@ -30,7 +30,10 @@ describe('the reconcile-period annotation has a floor', () => {
     const chart = path.join(dir, 'tiny');
     await mkdir(path.join(chart, 'templates'), { recursive: true });
     await writeFile(path.join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: tiny\nversion: 0.1.0\n');
-    await writeFile(path.join(chart, 'templates', 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-tiny\ndata:\n  a: "1"\n');
+    await writeFile(
+      path.join(chart, 'templates', 'cm.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-tiny\ndata:\n  a: "1"\n',
+    );
     await ensureCrd(kc, TIGHT);
     await ensureCrd(kc, PACED);
     ns = await createNamespace(kc, 'period-floor');

@@ -3,10 +3,27 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReleaseStorage } from '../../../src/helm/storage.js';
 import { FINALIZER } from '../../../src/reconciler/core/reconciler.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { activity, condition, CRs, ensureCrd, NGINX, NGINX_CHART, startOperator, waitForReconciles, type RunningOperator, type TestKind } from '../../support/operator.js';
+import {
+  activity,
+  condition,
+  CRs,
+  ensureCrd,
+  NGINX,
+  NGINX_CHART,
+  startOperator,
+  waitForReconciles,
+  type RunningOperator,
+  type TestKind,
+} from '../../support/operator.js';
 
 const WEBSERVER: TestKind = { group: 'test.example.com', version: 'v1', kind: 'Webserver', plural: 'webservers' };
-const NOSTATUS: TestKind = { group: 'test.example.com', version: 'v1', kind: 'Statusless', plural: 'statuslesses', noStatusSubresource: true };
+const NOSTATUS: TestKind = {
+  group: 'test.example.com',
+  version: 'v1',
+  kind: 'Statusless',
+  plural: 'statuslesses',
+  noStatusSubresource: true,
+};
 
 /** Naming, collisions, pause, overrides and uninstall-wait, against the real cluster and helm. */
 describe('reconcile policies', () => {
@@ -55,7 +72,11 @@ describe('reconcile policies', () => {
     await nginx.create(ns.name, 'shared', { replicaCount: 1 });
     await nginx.waitForCondition(ns.name, 'shared', { type: 'Deployed', status: 'True' });
     await webservers.create(ns.name, 'shared', { replicaCount: 2 });
-    const second = await webservers.waitForCondition(ns.name, 'shared', { type: 'Irreconcilable', status: 'True', reason: 'ReleaseNameConflict' });
+    const second = await webservers.waitForCondition(ns.name, 'shared', {
+      type: 'Irreconcilable',
+      status: 'True',
+      reason: 'ReleaseNameConflict',
+    });
     expect(condition(second, 'Irreconcilable')?.message).toMatch(/already used by Nginx\.example\.com/);
     expect(condition(second, 'Deployed')).toBeUndefined();
     const first = await nginx.get(ns.name, 'shared');

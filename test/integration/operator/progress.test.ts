@@ -25,14 +25,24 @@ describe('the Reconciling condition during a long upgrade', () => {
       expect(condition(installed, 'Reconciling')).toBeUndefined();
 
       await crs.patch(ns.name, 'app', { spec: { message: 'v2' } });
-      const during = await crs.waitForCondition(ns.name, 'app', { type: 'Reconciling', status: 'True', reason: 'Progressing' }, { intervalMs: 200 });
+      const during = await crs.waitForCondition(
+        ns.name,
+        'app',
+        { type: 'Reconciling', status: 'True', reason: 'Progressing' },
+        { intervalMs: 200 },
+      );
       expect(condition(during, 'Reconciling')?.message).toBe('Upgrading release app from revision 1');
       // Seen before helm was done: revision 2 is not deployed yet (its hook Jobs take seconds).
       const deployed = (await new ReleaseStorage(kc).records(ns.name, 'app')).filter((r) => r.status === 'deployed');
       expect(deployed.map((r) => r.revision)).toEqual([1]);
       expect(condition(during, 'Deployed')?.reason).toBe('InstallSuccessful');
 
-      const upgraded = await crs.waitForCondition(ns.name, 'app', { type: 'Deployed', status: 'True', reason: 'UpgradeSuccessful' }, { timeoutMs: 120_000 });
+      const upgraded = await crs.waitForCondition(
+        ns.name,
+        'app',
+        { type: 'Deployed', status: 'True', reason: 'UpgradeSuccessful' },
+        { timeoutMs: 120_000 },
+      );
       expect(condition(upgraded, 'Reconciling')).toBeUndefined();
       await waitFor('the upgrade event', async () => (await crs.events(ns.name, 'app')).some((e) => e.reason === 'UpgradeSuccessful'));
     } finally {
@@ -49,7 +59,9 @@ describe('the Reconciling condition during a long upgrade', () => {
     const crs = new CRs(kc, SLOW);
     let watching: AbortController | undefined;
     try {
-      const installed = await crs.create(ns.name, 'app', { message: 'v1' }).then(() => crs.waitForCondition(ns.name, 'app', { type: 'Deployed', status: 'True', reason: 'InstallSuccessful' }));
+      const installed = await crs
+        .create(ns.name, 'app', { message: 'v1' })
+        .then(() => crs.waitForCondition(ns.name, 'app', { type: 'Deployed', status: 'True', reason: 'InstallSuccessful' }));
       // Every version of the CR from here on, as the API server stores them: a watch skips none.
       const seen: { deployed?: string; reconciling?: string }[] = [];
       watching = await new Watch(kc).watch(
@@ -64,7 +76,9 @@ describe('the Reconciling condition during a long upgrade', () => {
       );
       await crs.patch(ns.name, 'app', { spec: { message: 'v2' } });
       await crs.waitForCondition(ns.name, 'app', { type: 'Deployed', status: 'True', reason: 'UpgradeSuccessful' }, { timeoutMs: 120_000 });
-      await waitFor('the watch to deliver the upgrade\'s outcome', () => Promise.resolve(seen.some((v) => v.deployed === 'UpgradeSuccessful')));
+      await waitFor("the watch to deliver the upgrade's outcome", () =>
+        Promise.resolve(seen.some((v) => v.deployed === 'UpgradeSuccessful')),
+      );
       // The hooks ran for seconds, past the default delay (2 s) that the first test sees shown.
       expect(seen.filter((v) => v.reconciling !== undefined)).toEqual([]);
     } finally {

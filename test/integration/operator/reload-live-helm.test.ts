@@ -64,9 +64,15 @@ describe('a reload during a helm upgrade that outlives the controller', () => {
     expect(applied.restarted).toEqual(['slowupgrade-controller']);
     // The race this test is about: the old controller gave up, its helm still runs, the new one reconciles.
     expect(op.helm.running('app', ns.name)).toBe(true);
-    expect((await storage.records(ns.name, 'app')).map((r) => `${r.revision}:${r.status}`).sort()).toEqual(['1:deployed', '2:pending-upgrade']);
+    expect((await storage.records(ns.name, 'app')).map((r) => `${r.revision}:${r.status}`).sort()).toEqual([
+      '1:deployed',
+      '2:pending-upgrade',
+    ]);
 
-    await waitFor('the upgrade to finish', () => Promise.resolve(!op.helm.running('app', ns.name)), { timeoutMs: 180_000, intervalMs: 500 });
+    await waitFor('the upgrade to finish', () => Promise.resolve(!op.helm.running('app', ns.name)), {
+      timeoutMs: 180_000,
+      intervalMs: 500,
+    });
     const records = await waitFor(
       'the records to settle',
       async () => {

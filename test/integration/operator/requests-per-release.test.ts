@@ -4,7 +4,16 @@ import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CHART_LABEL } from '../../../src/reconciler/objects/ownership.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { activity, CRs, ensureCrd, NGINX, NGINX_CHART, startOperator, waitForReconciles, type RunningOperator } from '../../support/operator.js';
+import {
+  activity,
+  CRs,
+  ensureCrd,
+  NGINX,
+  NGINX_CHART,
+  startOperator,
+  waitForReconciles,
+  type RunningOperator,
+} from '../../support/operator.js';
 import { total } from '../../support/prometheus.js';
 
 const run = promisify(execFile);
@@ -24,13 +33,22 @@ describe('API requests per install', () => {
   let op: RunningOperator;
 
   const metrics = async (): Promise<string> =>
-    (await run(inject('kubectlBin'), ['--kubeconfig', inject('kubeconfigPath'), 'get', '--raw', '/metrics'], { timeout: 30_000, maxBuffer: 64 * 1024 * 1024 })).stdout;
-  const count = (text: string, verb: string, resource: string): number => total(text, 'apiserver_request_total', { verb, resource, subresource: '' });
+    (
+      await run(inject('kubectlBin'), ['--kubeconfig', inject('kubeconfigPath'), 'get', '--raw', '/metrics'], {
+        timeout: 30_000,
+        maxBuffer: 64 * 1024 * 1024,
+      })
+    ).stdout;
+  const count = (text: string, verb: string, resource: string): number =>
+    total(text, 'apiserver_request_total', { verb, resource, subresource: '' });
 
   beforeAll(async () => {
     await ensureCrd(kc, NGINX);
     ns = await createNamespace(kc, 'requests');
-    op = await startOperator({ watches: `- {group: example.com, version: v1alpha1, kind: Nginx, chart: ${NGINX_CHART}}\n`, namespaces: [ns.name] });
+    op = await startOperator({
+      watches: `- {group: example.com, version: v1alpha1, kind: Nginx, chart: ${NGINX_CHART}}\n`,
+      namespaces: [ns.name],
+    });
   });
   afterAll(async () => {
     await op.stop();
@@ -40,8 +58,11 @@ describe('API requests per install', () => {
   it('creates each object owned, with no PATCH after helm and no Secret LIST but helm’s own', async () => {
     // The count is the API server's, of every client: the namespace controller, emptying a namespace
     // an earlier test file deleted, LISTs its Secrets too. Counted once none is terminating.
-    await waitFor('no namespace terminating', async () =>
-      (await kc.makeApiClient(CoreV1Api).listNamespace()).items.every((n) => n.metadata?.deletionTimestamp === undefined), { timeoutMs: 180_000, intervalMs: 500 });
+    await waitFor(
+      'no namespace terminating',
+      async () => (await kc.makeApiClient(CoreV1Api).listNamespace()).items.every((n) => n.metadata?.deletionTimestamp === undefined),
+      { timeoutMs: 180_000, intervalMs: 500 },
+    );
     const before = await metrics();
     const names = Array.from({ length: CRS }, (_, i) => `web-${i}`);
     await Promise.all(names.map((name) => nginx.create(ns.name, name, { replicaCount: 1 })));
@@ -61,13 +82,16 @@ describe('API requests per install', () => {
     // And the objects are owned as before: the chart label and a controller reference to their CR.
     const d = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace: ns.name, name: 'web-0-nginx' });
     expect(d.metadata?.labels?.[CHART_LABEL]).toBe('nginx');
-    expect(d.metadata?.ownerReferences).toEqual([expect.objectContaining({ kind: 'Nginx', name: 'web-0', controller: true, blockOwnerDeletion: true })]);
+    expect(d.metadata?.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'Nginx', name: 'web-0', controller: true, blockOwnerDeletion: true }),
+    ]);
   });
 
   it('reconciles that the release’s own objects bring read neither the CR nor the release storage (ADR 0069)', async () => {
     const names = Array.from({ length: CRS }, (_, i) => `web-${i}`);
     for (const name of names) await nginx.waitForCondition(ns.name, name, { type: 'Ready', status: 'True' });
-    const kubectl = (...args: string[]) => run(inject('kubectlBin'), ['--kubeconfig', inject('kubeconfigPath'), '-n', ns.name, ...args], { timeout: 30_000 });
+    const kubectl = (...args: string[]) =>
+      run(inject('kubectlBin'), ['--kubeconfig', inject('kubeconfigPath'), '-n', ns.name, ...args], { timeout: 30_000 });
     // An update of each CR's Deployment that is no drift and leaves it ready (a label the chart does
     // not set; a new annotation would bump its generation): its watch event queues the CR, whose
     // reconcile finds nothing to do.
@@ -77,7 +101,10 @@ describe('API requests per install', () => {
       for (const name of names) await kubectl('label', '--overwrite', 'deployment', `${name}-nginx`, `example.com/poke=${round}`);
       await waitForReconciles(op, 'nginx-controller', since, CRS);
       const after = await metrics();
-      return { get: count(after, 'GET', 'nginxes') - count(before, 'GET', 'nginxes'), getSecrets: count(after, 'GET', 'secrets') - count(before, 'GET', 'secrets') };
+      return {
+        get: count(after, 'GET', 'nginxes') - count(before, 'GET', 'nginxes'),
+        getSecrets: count(after, 'GET', 'secrets') - count(before, 'GET', 'secrets'),
+      };
     };
     // A first round settles what the converge left in flight: a reconcile whose cache still holds a
     // version of the CR the operator never read or wrote (the one created, before its finalizer

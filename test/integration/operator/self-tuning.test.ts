@@ -38,7 +38,8 @@ describe('self-tuning concurrency', () => {
     // Release names are per namespace: each kind's CRs have names of their own.
     const names = (i: number): string[] => ['a', 'b', 'c', 'd'].map((n) => `${n}${i}`);
     for (const [i, crs] of kinds.entries()) for (const name of names(i)) await crs.create(ns.name, name, {});
-    for (const [i, crs] of kinds.entries()) for (const name of names(i)) await crs.waitForCondition(ns.name, name, { type: 'Deployed', status: 'True' });
+    for (const [i, crs] of kinds.entries())
+      for (const name of names(i)) await crs.waitForCondition(ns.name, name, { type: 'Deployed', status: 'True' });
     const bounds = tunerBounds((await cpuLimit()).cpus);
     const text = await op.metrics.metrics();
     // The workers are the ceiling; the gate's width is within the bounds.

@@ -15,9 +15,13 @@ const run = promisify(execFile);
 
 /** `kubectl get nginxes.example.com <name>` as a user runs it: header names → cell of the one row. */
 async function columns(namespace: string, name: string, wide = false): Promise<Record<string, string>> {
-  const { stdout } = await run(inject('kubectlBin'), ['get', 'nginxes.example.com', name, '-n', namespace, ...(wide ? ['-o', 'wide'] : [])], {
-    env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') },
-  });
+  const { stdout } = await run(
+    inject('kubectlBin'),
+    ['get', 'nginxes.example.com', name, '-n', namespace, ...(wide ? ['-o', 'wide'] : [])],
+    {
+      env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') },
+    },
+  );
   const [header = '', row = ''] = stdout.trimEnd().split('\n');
   // Columns are aligned: each cell starts where its header starts (the last one runs to the end).
   const starts = [...header.matchAll(/\S+/g)].map((m) => ({ name: m[0], at: m.index }));
@@ -33,7 +37,10 @@ describe('kubectl get <kind>: a failed upgrade is visible while the previous rel
   beforeAll(async () => {
     await ensureCrd(kc, NGINX);
     ns = await createNamespace(kc, 'columns');
-    op = await startOperator({ watches: `- {group: example.com, version: v1alpha1, kind: Nginx, chart: ${NGINX_CHART}}\n`, namespaces: [ns.name] });
+    op = await startOperator({
+      watches: `- {group: example.com, version: v1alpha1, kind: Nginx, chart: ${NGINX_CHART}}\n`,
+      namespaces: [ns.name],
+    });
   });
   afterAll(async () => {
     await op.stop();
@@ -43,7 +50,13 @@ describe('kubectl get <kind>: a failed upgrade is visible while the previous rel
   it('READY False with UpgradeError, DEPLOYED True at revision 1; READY True again once the spec is fixed', async () => {
     await nginx.create(ns.name, 'web', { replicaCount: 1 });
     await nginx.waitForCondition(ns.name, 'web', { type: 'Ready', status: 'True' });
-    expect(await columns(ns.name, 'web')).toMatchObject({ NAME: 'web', READY: 'True', REASON: 'ResourcesReady', DEPLOYED: 'True', REVISION: '1' });
+    expect(await columns(ns.name, 'web')).toMatchObject({
+      NAME: 'web',
+      READY: 'True',
+      REASON: 'ResourcesReady',
+      DEPLOYED: 'True',
+      REVISION: '1',
+    });
 
     // The chart's values.schema.json wants an integer: helm refuses the upgrade, nothing is applied.
     await nginx.patch(ns.name, 'web', { spec: { replicaCount: 'many' } });

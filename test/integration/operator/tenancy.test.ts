@@ -24,7 +24,8 @@ const LOOKUP_CLIENT: TestKind = { group: 'tenancy.example.com', version: 'v1', k
 const SECRET_APP: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'SecretApp', plural: 'secretapps' };
 const MARKED_APP: TestKind = { group: 'tenancy.example.com', version: 'v1', kind: 'MarkedApp', plural: 'markedapps' };
 
-const watchOf = (k: TestKind, extra = ''): string => `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${CHART}${extra}}`;
+const watchOf = (k: TestKind, extra = ''): string =>
+  `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${CHART}${extra}}`;
 const ALL_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
 /** The ServiceAccount `deployer` of `namespace`, bound to the Role `deployer` with `rules`. */
 async function deployer(core: CoreV1Api, rbac: RbacAuthorizationV1Api, namespace: string, rules: V1PolicyRule[]): Promise<void> {
@@ -52,7 +53,9 @@ describe('values from Secrets and ConfigMaps', () => {
   let op: RunningOperator;
 
   const renderedPassword = async (release: string): Promise<string> =>
-    Buffer.from((await core.readNamespacedSecret({ namespace: ns.name, name: `${release}-auth` })).data?.password ?? '', 'base64').toString('utf8');
+    Buffer.from((await core.readNamespacedSecret({ namespace: ns.name, name: `${release}-auth` })).data?.password ?? '', 'base64').toString(
+      'utf8',
+    );
 
   beforeAll(async () => {
     await ensureCrd(kc, APP);
@@ -75,7 +78,10 @@ describe('values from Secrets and ConfigMaps', () => {
       namespace: ns.name,
       body: { metadata: { name: 'db', labels: { [VALUES_SOURCE_LABEL]: 'true' } }, stringData: { password: CANARY } },
     });
-    await core.createNamespacedConfigMap({ namespace: ns.name, body: { metadata: { name: 'defaults' }, data: { 'values.yaml': 'greeting: from-configmap\n' } } });
+    await core.createNamespacedConfigMap({
+      namespace: ns.name,
+      body: { metadata: { name: 'defaults' }, data: { 'values.yaml': 'greeting: from-configmap\n' } },
+    });
     const refs = [
       { kind: 'ConfigMap', name: 'defaults' },
       { kind: 'Secret', name: 'db', key: 'password', targetPath: 'auth.password' },
@@ -117,16 +123,24 @@ describe('values from Secrets and ConfigMaps', () => {
       { namespace: ns.name, name: 'db', body: { stringData: { password: 'rotated' } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    await waitFor('revision 2 with the new password', async () => (await apps.get(ns.name, 'web'))?.status?.deployedRelease?.revision === 2, {
-      timeoutMs: 20_000,
-    });
+    await waitFor(
+      'revision 2 with the new password',
+      async () => (await apps.get(ns.name, 'web'))?.status?.deployedRelease?.revision === 2,
+      {
+        timeoutMs: 20_000,
+      },
+    );
     expect(await renderedPassword('web')).toBe('rotated');
   });
 
   it('blocks helm with a clear condition while a required reference is missing, then installs once it exists', async () => {
     const refs = [{ kind: 'Secret', name: 'not-yet', key: 'password', targetPath: 'auth.password' }];
     await apps.create(ns.name, 'waiting', {}, { [VALUES_FROM_ANNOTATION]: JSON.stringify(refs) });
-    const cr = await apps.waitForCondition(ns.name, 'waiting', { type: 'Irreconcilable', status: 'True', reason: 'ValuesReferenceNotFound' });
+    const cr = await apps.waitForCondition(ns.name, 'waiting', {
+      type: 'Irreconcilable',
+      status: 'True',
+      reason: 'ValuesReferenceNotFound',
+    });
     expect(condition(cr, 'Irreconcilable')?.message).toBe(`values reference not found in namespace ${ns.name}: Secret not-yet`);
     expect(await releaseSecrets(core, ns.name, 'waiting')).toEqual([]);
 
@@ -155,7 +169,8 @@ describe('per-CR identity (serviceAccountName)', () => {
   let ns: Awaited<ReturnType<typeof createNamespace>>;
   let op: RunningOperator;
   const rule = (resources: string[], verbs = ALL_VERBS): V1PolicyRule => ({ apiGroups: [''], resources, verbs });
-  const grant = (rules: V1PolicyRule[]) => rbac.replaceNamespacedRole({ namespace: ns.name, name: 'deployer', body: { metadata: { name: 'deployer' }, rules } });
+  const grant = (rules: V1PolicyRule[]) =>
+    rbac.replaceNamespacedRole({ namespace: ns.name, name: 'deployer', body: { metadata: { name: 'deployer' }, rules } });
 
   beforeAll(async () => {
     await ensureCrd(kc, SCOPED);
@@ -231,8 +246,15 @@ describe('namespace confinement (confineToNamespace)', () => {
     other = await createNamespace(kc, 'elsewhere');
     // lookup-gate renders a ClusterRole unless a marker ConfigMap of the release's namespace exists.
     const gate = fixtureChart('lookup-gate');
-    const lookupWatch = (k: TestKind, dryRun: string): string => `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${gate}, confineToNamespace: true${dryRun}}`;
-    const watches = [watchOf(CONFINED, ', confineToNamespace: true'), watchOf(APP), lookupWatch(LOOKUP_SERVER, ', dryRunOption: server'), lookupWatch(LOOKUP_CLIENT, ''), ''];
+    const lookupWatch = (k: TestKind, dryRun: string): string =>
+      `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${gate}, confineToNamespace: true${dryRun}}`;
+    const watches = [
+      watchOf(CONFINED, ', confineToNamespace: true'),
+      watchOf(APP),
+      lookupWatch(LOOKUP_SERVER, ', dryRunOption: server'),
+      lookupWatch(LOOKUP_CLIENT, ''),
+      '',
+    ];
     op = await startOperator({ watches: watches.join('\n'), namespaces: [ns.name] });
   });
   afterAll(async () => {
@@ -244,15 +266,25 @@ describe('namespace confinement (confineToNamespace)', () => {
 
   it('refuses a release that renders into another namespace, creating nothing', async () => {
     await confined.create(ns.name, 'escape', { targetNamespace: other.name });
-    const cr = await confined.waitForCondition(ns.name, 'escape', { type: 'Irreconcilable', status: 'True', reason: 'NamespaceConfinementViolation' });
+    const cr = await confined.waitForCondition(ns.name, 'escape', {
+      type: 'Irreconcilable',
+      status: 'True',
+      reason: 'NamespaceConfinementViolation',
+    });
     expect(condition(cr, 'Irreconcilable')?.message).toContain(`ConfigMap ${other.name}/escape-settings (namespace ${other.name})`);
     expect(await releaseSecrets(core, ns.name, 'escape')).toEqual([]);
-    expect((await core.listNamespacedConfigMap({ namespace: other.name })).items.filter((c) => c.metadata?.name === 'escape-settings')).toEqual([]);
+    expect(
+      (await core.listNamespacedConfigMap({ namespace: other.name })).items.filter((c) => c.metadata?.name === 'escape-settings'),
+    ).toEqual([]);
   });
 
   it('refuses a cluster-scoped object the watch does not allow', async () => {
     await confined.create(ns.name, 'admin', { clusterRole: true });
-    const cr = await confined.waitForCondition(ns.name, 'admin', { type: 'Irreconcilable', status: 'True', reason: 'NamespaceConfinementViolation' });
+    const cr = await confined.waitForCondition(ns.name, 'admin', {
+      type: 'Irreconcilable',
+      status: 'True',
+      reason: 'NamespaceConfinementViolation',
+    });
     expect(condition(cr, 'Irreconcilable')?.message).toContain(`ClusterRole ${ns.name}-admin-tenant (cluster-scoped)`);
     await expect(rbac.readClusterRole({ name: `${ns.name}-admin-tenant` })).rejects.toSatisfy((e) => isStatus(e, 404));
   });
@@ -269,7 +301,11 @@ describe('namespace confinement (confineToNamespace)', () => {
     await server.create(ns.name, 'seen', {});
     await client.create(ns.name, 'blind', {});
     // Offline, lookup() finds nothing and the chart renders its cluster-wide part: refused.
-    const blind = await client.waitForCondition(ns.name, 'blind', { type: 'Irreconcilable', status: 'True', reason: 'NamespaceConfinementViolation' });
+    const blind = await client.waitForCondition(ns.name, 'blind', {
+      type: 'Irreconcilable',
+      status: 'True',
+      reason: 'NamespaceConfinementViolation',
+    });
     expect(condition(blind, 'Irreconcilable')?.message).toContain(`ClusterRole ${ns.name}-blind-bootstrap (cluster-scoped)`);
     // Against the cluster, lookup() finds the marker: nothing outside the namespace, installed.
     await server.waitForCondition(ns.name, 'seen', { type: 'Deployed', status: 'True' });
@@ -338,7 +374,11 @@ describe('values from Secrets under a ServiceAccount: opt-in and redaction', () 
     const refs = [{ kind: 'Secret', name: 'other-team', key: 'password', targetPath: 'auth.password' }];
     await apps.create(ns.name, 'steal', {}, { [VALUES_FROM_ANNOTATION]: JSON.stringify(refs) });
 
-    const cr = await apps.waitForCondition(ns.name, 'steal', { type: 'Irreconcilable', status: 'True', reason: 'ValuesReferenceNotAllowed' });
+    const cr = await apps.waitForCondition(ns.name, 'steal', {
+      type: 'Irreconcilable',
+      status: 'True',
+      reason: 'ValuesReferenceNotAllowed',
+    });
     const message = condition(cr, 'Irreconcilable')?.message ?? '';
     expect(message).toContain(`Secret other-team of namespace ${ns.name} not labelled ${VALUES_SOURCE_LABEL}="true"`);
     expect(message).toContain('label them');
@@ -374,7 +414,9 @@ describe('values from Secrets under a ServiceAccount: opt-in and redaction', () 
     expect(message).toContain('refused-settings');
     expect(message).toContain(`Invalid value: "${REDACTED}"`);
     expect((await eventOf('refused', 'InstallFailed')).message).toContain(`Invalid value: "${REDACTED}"`);
-    await waitFor('the failure in the operator log', () => Promise.resolve(logs.some((l) => l.includes('Reconciler error') && l.includes('refused-settings'))));
+    await waitFor('the failure in the operator log', () =>
+      Promise.resolve(logs.some((l) => l.includes('Reconciler error') && l.includes('refused-settings'))),
+    );
     expect(await leaks(canary, 'refused')).toEqual([]);
   });
 
@@ -385,7 +427,9 @@ describe('values from Secrets under a ServiceAccount: opt-in and redaction', () 
     const cr = await marked.waitForCondition(ns.name, 'marked', { type: 'ReleaseFailed', status: 'True', reason: 'InstallError' });
     expect(condition(cr, 'ReleaseFailed')?.message).toContain(`Invalid value: "${REDACTED}"`);
     expect((await eventOf('marked', 'InstallFailed')).message).toContain(`Invalid value: "${REDACTED}"`);
-    await waitFor('the failure in the operator log', () => Promise.resolve(logs.some((l) => l.includes('Reconciler error') && l.includes('marked-settings'))));
+    await waitFor('the failure in the operator log', () =>
+      Promise.resolve(logs.some((l) => l.includes('Reconciler error') && l.includes('marked-settings'))),
+    );
     expect(await leaks(canary, 'marked', marked)).toEqual([]);
   });
 
@@ -402,7 +446,9 @@ describe('values from Secrets under a ServiceAccount: opt-in and redaction', () 
       const cr = await marked.waitForCondition(ns.name, name, { type: 'ReleaseFailed', status: 'True', reason: 'InstallError' });
       expect(condition(cr, 'ReleaseFailed')?.message).toContain(`Invalid value: "${REDACTED}"`);
       expect((await eventOf(name, 'InstallFailed')).message).toContain(`Invalid value: "${REDACTED}"`);
-      await waitFor(`${name}'s failure in the operator log`, () => Promise.resolve(logs.some((l) => l.includes('Reconciler error') && l.includes(`${name}-settings`))));
+      await waitFor(`${name}'s failure in the operator log`, () =>
+        Promise.resolve(logs.some((l) => l.includes('Reconciler error') && l.includes(`${name}-settings`))),
+      );
     }
     // Any 12 characters of the token (a prefix of it left by a cut included), or the middle of the spaced value.
     const fragments = [...Array.from({ length: (token.length - 12) / 6 + 1 }, (_, i) => token.slice(i * 6, i * 6 + 12)), hidden];
@@ -411,7 +457,9 @@ describe('values from Secrets under a ServiceAccount: opt-in and redaction', () 
       events: JSON.stringify((await core.listNamespacedEvent({ namespace: ns.name })).items),
       'operator log': logs.join(''),
     };
-    const found = Object.entries(readable).flatMap(([where, text]) => fragments.filter((f) => text.includes(f)).map((f) => `${where}: ${f}`));
+    const found = Object.entries(readable).flatMap(([where, text]) =>
+      fragments.filter((f) => text.includes(f)).map((f) => `${where}: ${f}`),
+    );
     expect(found).toEqual([]);
   });
 });

@@ -19,8 +19,10 @@ describe('uninstall without helm', () => {
   let ns: Awaited<ReturnType<typeof createNamespace>>;
   let op: RunningOperator;
 
-  const uninstalls = async (): Promise<number> => total(await op.metrics.metrics(), 'helm_operator_helm_executions_total', { verb: 'uninstall' });
-  const uninstalledBy = async (by: string): Promise<number> => total(await op.metrics.metrics(), 'helm_operator_releases_uninstalled_total', { by });
+  const uninstalls = async (): Promise<number> =>
+    total(await op.metrics.metrics(), 'helm_operator_helm_executions_total', { verb: 'uninstall' });
+  const uninstalledBy = async (by: string): Promise<number> =>
+    total(await op.metrics.metrics(), 'helm_operator_releases_uninstalled_total', { by });
   /** What is left of release `name`: its storage Secrets and the objects the nginx chart renders for it. */
   const leftOf = async (name: string): Promise<string[]> => {
     const secrets = await core.listNamespacedSecret({ namespace: ns.name, labelSelector: `owner=helm,name=${name}` });
@@ -33,7 +35,13 @@ describe('uninstall without helm', () => {
       ['ConfigMap', () => core.readNamespacedConfigMap({ namespace: ns.name, name: object })],
     ];
     for (const [kind, read] of reads) {
-      if (await read().then(() => true, () => false)) left.push(`${kind}/${object}`);
+      if (
+        await read().then(
+          () => true,
+          () => false,
+        )
+      )
+        left.push(`${kind}/${object}`);
     }
     return left;
   };
@@ -46,7 +54,10 @@ describe('uninstall without helm', () => {
   beforeAll(async () => {
     await ensureCrd(kc, NGINX);
     ns = await createNamespace(kc, 'direct-uninstall');
-    op = await startOperator({ watches: `- {group: example.com, version: v1alpha1, kind: Nginx, chart: ${NGINX_CHART}}\n`, namespaces: [ns.name] });
+    op = await startOperator({
+      watches: `- {group: example.com, version: v1alpha1, kind: Nginx, chart: ${NGINX_CHART}}\n`,
+      namespaces: [ns.name],
+    });
   });
   afterAll(async () => {
     await op.stop();
@@ -64,7 +75,10 @@ describe('uninstall without helm', () => {
       // As after helm uninstall: the objects and the storage were deleted before the finalizer went.
       expect(await leftOf(name), name).toEqual([]);
       const events = await nginx.events(ns.name, name);
-      expect(events.some((e) => e.reason === 'UninstallSuccessful'), `${name}: UninstallSuccessful event`).toBe(true);
+      expect(
+        events.some((e) => e.reason === 'UninstallSuccessful'),
+        `${name}: UninstallSuccessful event`,
+      ).toBe(true);
     }
     expect(await uninstalls()).toBe(before);
     expect(await uninstalledBy('operator')).toBe(byOperator + names.length);
@@ -82,7 +96,10 @@ describe('uninstall without helm', () => {
   it('uninstalls once after a restart, by helm or by the operator, whichever read the release', async () => {
     await installed(['restarted']);
     await op.stop();
-    op = await startOperator({ watches: `- {group: example.com, version: v1alpha1, kind: Nginx, chart: ${NGINX_CHART}}\n`, namespaces: [ns.name] });
+    op = await startOperator({
+      watches: `- {group: example.com, version: v1alpha1, kind: Nginx, chart: ${NGINX_CHART}}\n`,
+      namespaces: [ns.name],
+    });
     // Deleted at once: the new process may not have read the release yet (then helm uninstalls it).
     await nginx.delete(ns.name, 'restarted');
     await nginx.waitForGone(ns.name, 'restarted');

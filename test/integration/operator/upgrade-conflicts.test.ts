@@ -6,7 +6,14 @@
  * client-side for good. Here each spec change is one revision that keeps the injected CA, takes
  * back what `kubectl scale` took from the chart, or stops with one clear status.
  */
-import { AdmissionregistrationV1Api, AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+import {
+  AdmissionregistrationV1Api,
+  AppsV1Api,
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1MutatingWebhookConfiguration,
+} from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -14,7 +21,16 @@ import { isStatus } from '../../../src/k8s/errors.js';
 import type { DriftFights } from '../../../src/reconciler/status/status.js';
 import { helmByHand } from '../../support/helm.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { condition, CRs, ensureCrd, fixtureChart, startOperator, type CR, type RunningOperator, type TestKind } from '../../support/operator.js';
+import {
+  condition,
+  CRs,
+  ensureCrd,
+  fixtureChart,
+  startOperator,
+  type CR,
+  type RunningOperator,
+  type TestKind,
+} from '../../support/operator.js';
 
 const CHART = fixtureChart('upgrade-conflicts');
 const kindOf = (kind: string): TestKind => ({ group: 'upgrades.example.com', version: 'v1', kind, plural: `${kind.toLowerCase()}s` });
@@ -35,7 +51,9 @@ const RULE = ['  driftIgnore:', `    - paths: [${POINTER}]`, '      target: {kin
 const watches = [
   [`- group: ${RULED.group}`, '  version: v1', `  kind: ${RULED.kind}`, `  chart: ${CHART}`, ...RULE],
   [`- {group: ${FOUGHT.group}, version: v1, kind: ${FOUGHT.kind}, chart: ${CHART}}`],
-  [`- {group: ${STRICT.group}, version: v1, kind: ${STRICT.kind}, chart: ${CHART}, conflictPolicy: fail, allowDriftIgnoreAnnotation: true}`],
+  [
+    `- {group: ${STRICT.group}, version: v1, kind: ${STRICT.kind}, chart: ${CHART}, conflictPolicy: fail, allowDriftIgnoreAnnotation: true}`,
+  ],
   [`- group: ${ADOPTED.group}`, '  version: v1', `  kind: ${ADOPTED.kind}`, `  chart: ${CHART}`, '  adoptReleases: true', ...RULE],
 ]
   .flat()
@@ -79,26 +97,36 @@ describe('upgrades next to other field managers', () => {
   };
   const caBundleOf = async (release: string): Promise<string | undefined> => (await webhook(release))?.webhooks?.[0]?.clientConfig.caBundle;
   const history = async (release: string): Promise<Revision[]> =>
-    (JSON.parse(await helmByHand('history', release, '-n', ns.name, '-o', 'json')) as Revision[]).map(({ revision, status }) => ({ revision, status }));
+    (JSON.parse(await helmByHand('history', release, '-n', ns.name, '-o', 'json')) as Revision[]).map(({ revision, status }) => ({
+      revision,
+      status,
+    }));
   const applyMethod = async (release: string): Promise<string | undefined> =>
     (JSON.parse(await helmByHand('status', release, '-n', ns.name, '-o', 'json')) as { apply_method?: string }).apply_method;
-  const replicas = async (release: string): Promise<number | undefined> => (await apps.readNamespacedDeployment({ namespace: ns.name, name: `${release}-app` })).spec?.replicas;
+  const replicas = async (release: string): Promise<number | undefined> =>
+    (await apps.readNamespacedDeployment({ namespace: ns.name, name: `${release}-app` })).spec?.replicas;
   /** `kubectl scale`: the scale subresource, as its own field manager. */
   const scale = (release: string, n: number) =>
-    apps.patchNamespacedDeploymentScale({ namespace: ns.name, name: `${release}-app`, body: { spec: { replicas: n } }, fieldManager: 'kubectl-scale' }, mergePatch);
-  const greetingOf = async (release: string): Promise<string | undefined> => (await core.readNamespacedConfigMap({ namespace: ns.name, name: `${release}-settings` })).data?.greeting;
+    apps.patchNamespacedDeploymentScale(
+      { namespace: ns.name, name: `${release}-app`, body: { spec: { replicas: n } }, fieldManager: 'kubectl-scale' },
+      mergePatch,
+    );
+  const greetingOf = async (release: string): Promise<string | undefined> =>
+    (await core.readNamespacedConfigMap({ namespace: ns.name, name: `${release}-settings` })).data?.greeting;
 
   /** The injector: writes its CA as its own field manager whenever it is not there, until stopped (bounded: 120 s). */
   const runInjector = (release: string): { writes: () => number; stop: () => Promise<void> } => {
     const stop = new AbortController();
     let writes = 0;
     const done = (async () => {
-      for (const deadline = Date.now() + 120_000; !stop.signal.aborted && Date.now() < deadline; ) {
+      for (const deadline = Date.now() + 120_000; !stop.signal.aborted && Date.now() < deadline;) {
         // The API server drops an empty caBundle: the object's existence is what counts.
         const live = await webhook(release);
         if (live !== undefined && live.webhooks?.[0]?.clientConfig.caBundle !== CA) {
           const body = [{ op: 'add', path: POINTER, value: CA }];
-          await admission.patchMutatingWebhookConfiguration({ name: cfgName(release), body, fieldManager: INJECTOR }, jsonPatch).catch(() => undefined);
+          await admission
+            .patchMutatingWebhookConfiguration({ name: cfgName(release), body, fieldManager: INJECTOR }, jsonPatch)
+            .catch(() => undefined);
           writes++;
         }
         await new Promise((r) => setTimeout(r, 50));
@@ -119,7 +147,11 @@ describe('upgrades next to other field managers', () => {
     return waitFor(`${kind.kind.kind} ${release} to deploy revision ${revision}`, async () => {
       const cr = await kind.get(ns.name, release);
       const deployed = condition(cr, 'Deployed');
-      return cr?.status?.deployedRelease?.revision === revision && deployed?.status === 'True' && cr.status.observedGeneration === cr.metadata.generation ? cr : undefined;
+      return cr?.status?.deployedRelease?.revision === revision &&
+        deployed?.status === 'True' &&
+        cr.status.observedGeneration === cr.metadata.generation
+        ? cr
+        : undefined;
     });
   };
 
@@ -130,7 +162,8 @@ describe('upgrades next to other field managers', () => {
   });
   afterAll(async () => {
     await op.stop();
-    for (const release of ['ruled', 'left', 'fought', 'strict', 'adopted', 'v3', 'v3-strict', 'existing', 'existing-strict']) await admission.deleteMutatingWebhookConfiguration({ name: cfgName(release) }).catch(() => undefined);
+    for (const release of ['ruled', 'left', 'fought', 'strict', 'adopted', 'v3', 'v3-strict', 'existing', 'existing-strict'])
+      await admission.deleteMutatingWebhookConfiguration({ name: cfgName(release) }).catch(() => undefined);
     await ns.remove();
   });
 
@@ -152,7 +185,9 @@ describe('upgrades next to other field managers', () => {
       ]);
       expect(await applyMethod('ruled')).toBe('ssa');
       // helm's manager does not own the field: a later injector write never conflicts with it.
-      const managers = ((await webhook('ruled'))?.metadata?.managedFields ?? []).filter((e) => JSON.stringify(e.fieldsV1).includes('f:caBundle')).map((e) => e.manager);
+      const managers = ((await webhook('ruled'))?.metadata?.managedFields ?? [])
+        .filter((e) => JSON.stringify(e.fieldsV1).includes('f:caBundle'))
+        .map((e) => e.manager);
       expect(managers).toStrictEqual([INJECTOR]);
 
       // kubectl scale takes the chart's replicas (drift repair is off for this CR); the next spec change takes them back.
@@ -222,7 +257,11 @@ describe('upgrades next to other field managers', () => {
         namespace: ns.name,
         fieldManager: 'someone-else',
         body: {
-          metadata: { name: `${release}-settings`, labels: { 'app.kubernetes.io/managed-by': 'Helm' }, annotations: { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': ns.name } },
+          metadata: {
+            name: `${release}-settings`,
+            labels: { 'app.kubernetes.io/managed-by': 'Helm' },
+            annotations: { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': ns.name },
+          },
           data: { greeting: 'theirs' },
         },
       });
@@ -236,7 +275,11 @@ describe('upgrades next to other field managers', () => {
     await existing('existing-strict');
     const strict = new CRs(kc, STRICT);
     await strict.create(ns.name, 'existing-strict', { greeting: 'ours' });
-    const cr = await strict.waitForCondition(ns.name, 'existing-strict', { type: 'ReleaseFailed', status: 'True', reason: 'ResourceConflict' });
+    const cr = await strict.waitForCondition(ns.name, 'existing-strict', {
+      type: 'ReleaseFailed',
+      status: 'True',
+      reason: 'ResourceConflict',
+    });
     const message = condition(cr, 'ReleaseFailed')?.message ?? '';
     expect(message).toContain('conflict with "someone-else"');
     expect(message).toContain('.data.greeting');
@@ -286,7 +329,11 @@ describe('upgrades next to other field managers', () => {
         expect(await greetingOf('fought')).toBe(greeting);
         expect(await caBundleOf('fought')).toBe(CA);
         // The fight is remembered for the new revision, so the next upgrade leaves the field too.
-        expect(fightsOf(cr)?.fields.filter((f) => f.conflict === true).map((f) => [f.path, f.manager])).toStrictEqual([[POINTER, INJECTOR]]);
+        expect(
+          fightsOf(cr)
+            ?.fields.filter((f) => f.conflict === true)
+            .map((f) => [f.path, f.manager]),
+        ).toStrictEqual([[POINTER, INJECTOR]]);
       }
       // Neither upgrade nor the repairs after them reset it.
       expect(injector.writes()).toBe(writes);
@@ -320,8 +367,15 @@ describe('upgrades next to other field managers', () => {
     expect(cr.status?.deployedRelease?.revision).toBe(1);
 
     // The rule it names settles it: the upgrade leaves replicas to kubectl-scale and goes through.
-    await strict.patch(ns.name, 'strict', { metadata: { annotations: { 'helm.sdk.operatorframework.io/drift-ignore': '[{paths: [/spec/replicas], target: {kind: Deployment}}]' } } });
-    await waitFor('strict to deploy revision 2', async () => (await strict.get(ns.name, 'strict'))?.status?.deployedRelease?.revision === 2);
+    await strict.patch(ns.name, 'strict', {
+      metadata: {
+        annotations: { 'helm.sdk.operatorframework.io/drift-ignore': '[{paths: [/spec/replicas], target: {kind: Deployment}}]' },
+      },
+    });
+    await waitFor(
+      'strict to deploy revision 2',
+      async () => (await strict.get(ns.name, 'strict'))?.status?.deployedRelease?.revision === 2,
+    );
     expect(await greetingOf('strict')).toBe('two');
     expect(await replicas('strict')).toBe(3);
     // Left out of what helm applied: helm's manager does not own it (it did at install).
@@ -338,17 +392,38 @@ describe('upgrades next to other field managers', () => {
   it('a release installed client-side by helm 3 and adopted moves to server-side apply on its upgrade, without a conflict and keeping what others set', async (ctx) => {
     const helm3 = inject('helm3Bin');
     if (helm3 === '') ctx.skip();
-    await promisify(execFile)(helm3, ['install', 'adopted', CHART, '-n', ns.name, '--set', 'greeting=from-helm3', '--kubeconfig', inject('kubeconfigPath')]);
+    await promisify(execFile)(helm3, [
+      'install',
+      'adopted',
+      CHART,
+      '-n',
+      ns.name,
+      '--set',
+      'greeting=from-helm3',
+      '--kubeconfig',
+      inject('kubeconfigPath'),
+    ]);
     expect(await applyMethod('adopted')).not.toBe('ssa');
     const injector = runInjector('adopted');
     try {
       await waitFor('the injector to have written its CA', async () => (await caBundleOf('adopted')) === CA);
       // A field the chart does not set, written by someone else.
-      await core.patchNamespacedConfigMap({ namespace: ns.name, name: 'adopted-settings', body: { metadata: { annotations: { 'example.com/noted-by': 'ops' } } }, fieldManager: 'kubectl-annotate' }, mergePatch);
+      await core.patchNamespacedConfigMap(
+        {
+          namespace: ns.name,
+          name: 'adopted-settings',
+          body: { metadata: { annotations: { 'example.com/noted-by': 'ops' } } },
+          fieldManager: 'kubectl-annotate',
+        },
+        mergePatch,
+      );
 
       const adopted = new CRs(kc, ADOPTED);
       await adopted.create(ns.name, 'adopted', { greeting: 'from-cr' });
-      await waitFor('adopted to deploy revision 2', async () => (await adopted.get(ns.name, 'adopted'))?.status?.deployedRelease?.revision === 2);
+      await waitFor(
+        'adopted to deploy revision 2',
+        async () => (await adopted.get(ns.name, 'adopted'))?.status?.deployedRelease?.revision === 2,
+      );
       expect(await greetingOf('adopted')).toBe('from-cr');
       expect(await applyMethod('adopted')).toBe('ssa');
       expect(await history('adopted')).toStrictEqual([

@@ -12,7 +12,19 @@ import type { PlanStatus } from '../../../src/reconciler/plan/plan-status.js';
 import type { UpgradePlan } from '../../../src/reconciler/plan/upgrade-plan.js';
 import { helmByHand } from '../../support/helm.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
-import { activity, condition, CRs, ensureCrd, fixtureChart, helmExecutionsSince, startOperator, waitForReconciles, type CR, type RunningOperator, type TestKind } from '../../support/operator.js';
+import {
+  activity,
+  condition,
+  CRs,
+  ensureCrd,
+  fixtureChart,
+  helmExecutionsSince,
+  startOperator,
+  waitForReconciles,
+  type CR,
+  type RunningOperator,
+  type TestKind,
+} from '../../support/operator.js';
 
 const CHART = fixtureChart('upgrade-plan');
 const kindOf = (kind: string): TestKind => ({ group: 'plans.example.com', version: 'v1', kind, plural: `${kind.toLowerCase()}s` });
@@ -44,12 +56,19 @@ describe('upgrade plans and their approval', () => {
   /** The test's kubeconfig, acting as `user`. */
   const actingAs = (user: string): KubeConfig => {
     const as = new KubeConfig();
-    as.loadFromOptions({ clusters: kc.clusters, contexts: kc.contexts, currentContext: kc.currentContext, users: kc.users.map((u) => ({ ...u, impersonateUser: user })) });
+    as.loadFromOptions({
+      clusters: kc.clusters,
+      contexts: kc.contexts,
+      currentContext: kc.currentContext,
+      users: kc.users.map((u) => ({ ...u, impersonateUser: user })),
+    });
     return as;
   };
 
-  const history = async (release: string): Promise<number[]> => (JSON.parse(await helmByHand('history', release, '-n', ns.name, '-o', 'json')) as { revision: number }[]).map((r) => r.revision);
-  const greetingOf = async (release: string): Promise<string | undefined> => (await core.readNamespacedConfigMap({ namespace: ns.name, name: `${release}-settings` })).data?.greeting;
+  const history = async (release: string): Promise<number[]> =>
+    (JSON.parse(await helmByHand('history', release, '-n', ns.name, '-o', 'json')) as { revision: number }[]).map((r) => r.revision);
+  const greetingOf = async (release: string): Promise<string | undefined> =>
+    (await core.readNamespacedConfigMap({ namespace: ns.name, name: `${release}-settings` })).data?.greeting;
   const serviceOf = async (release: string): Promise<boolean> => {
     try {
       await core.readNamespacedService({ namespace: ns.name, name: `${release}-svc` });
@@ -89,7 +108,13 @@ describe('upgrade plans and their approval', () => {
     op = await startOperator({
       watches,
       namespaces: [ns.name],
-      leaderElection: { id: 'upgrade-plan-test', namespace: opNs.name, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
+      leaderElection: {
+        id: 'upgrade-plan-test',
+        namespace: opNs.name,
+        leaseDurationMs: 15_000,
+        renewDeadlineMs: 10_000,
+        retryPeriodMs: 2_000,
+      },
     });
   });
   afterAll(async () => {
@@ -103,11 +128,22 @@ describe('upgrade plans and their approval', () => {
     await installed(crs, 'spec', { greeting: 'one' });
     await crs.patch(ns.name, 'spec', { spec: { greeting: 'two' } });
     const held = await heldPlan(crs, 'spec');
-    expect(held).toMatchObject({ fromRevision: 1, counts: { create: 0, change: 1, delete: 0, refuse: 0, conflicts: 0, hooks: 1 }, risks: [] });
+    expect(held).toMatchObject({
+      fromRevision: 1,
+      counts: { create: 0, change: 1, delete: 0, refuse: 0, conflicts: 0, hooks: 1 },
+      risks: [],
+    });
     const plan = await storedPlan(ALWAYS, 'spec');
     expect(plan.digest).toBe(held.digest);
     expect(plan.objects).toStrictEqual([
-      { apiVersion: 'v1', kind: 'ConfigMap', namespace: ns.name, name: 'spec-settings', action: 'change', fields: [{ path: '.data.greeting', before: 'one', after: 'two' }] },
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        namespace: ns.name,
+        name: 'spec-settings',
+        action: 'change',
+        fields: [{ path: '.data.greeting', before: 'one', after: 'two' }],
+      },
     ]);
     expect(plan.hooks).toStrictEqual([{ kind: 'ConfigMap', name: 'spec-pre-upgrade', events: ['pre-upgrade'] }]);
     await crs.waitForEvent(ns.name, 'spec', 'PlanAwaitingApproval');
@@ -141,7 +177,9 @@ describe('upgrade plans and their approval', () => {
     await crs.patch(ns.name, 'off', { spec: { greeting: 'two', service: { enabled: false } } });
     const held = await heldPlan(crs, 'off');
     expect(held).toMatchObject({ fromRevision: 2, counts: { delete: 1, change: 0 }, risks: ['delete'] });
-    expect((await storedPlan(RISKY, 'off')).objects).toStrictEqual([{ apiVersion: 'v1', kind: 'Service', namespace: ns.name, name: 'off-svc', action: 'delete' }]);
+    expect((await storedPlan(RISKY, 'off')).objects).toStrictEqual([
+      { apiVersion: 'v1', kind: 'Service', namespace: ns.name, name: 'off-svc', action: 'delete' },
+    ]);
     expect(await serviceOf('off')).toBe(true);
     expect(await history('off')).toStrictEqual([1, 2]);
 
@@ -179,11 +217,26 @@ describe('upgrade plans and their approval', () => {
 
     // Under RBAC the CR's author, who may edit it, may not write the platform's approval.
     const author = `plan-author-${ns.name}`;
-    await rbac.createNamespacedRole({ namespace: ns.name, body: { metadata: { name: 'cr-author' }, rules: [{ apiGroups: [PLATFORM.group], resources: [PLATFORM.plural], verbs: ['get', 'list', 'watch', 'update', 'patch'] }] } });
-    await rbac.createNamespacedRoleBinding({ namespace: ns.name, body: { metadata: { name: 'cr-author' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'cr-author' }, subjects: [{ kind: 'User', name: author, apiGroup: 'rbac.authorization.k8s.io' }] } });
+    await rbac.createNamespacedRole({
+      namespace: ns.name,
+      body: {
+        metadata: { name: 'cr-author' },
+        rules: [{ apiGroups: [PLATFORM.group], resources: [PLATFORM.plural], verbs: ['get', 'list', 'watch', 'update', 'patch'] }],
+      },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace: ns.name,
+      body: {
+        metadata: { name: 'cr-author' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'cr-author' },
+        subjects: [{ kind: 'User', name: author, apiGroup: 'rbac.authorization.k8s.io' }],
+      },
+    });
     const asAuthor = new CRs(actingAs(author), PLATFORM);
     await asAuthor.patch(ns.name, 'plat', { metadata: { annotations: { [APPROVE]: held.digest, again: 'yes' } } });
-    await expect(new PlanApprovals(actingAs(author), opNs.name, PLATFORM).approve(ns.name, 'plat', held.digest)).rejects.toSatisfy((err: unknown) => isStatus(err, 403));
+    await expect(new PlanApprovals(actingAs(author), opNs.name, PLATFORM).approve(ns.name, 'plat', held.digest)).rejects.toSatisfy(
+      (err: unknown) => isStatus(err, 403),
+    );
     expect(await history('plat')).toStrictEqual([1]);
 
     // A stale platform approval is refused, the right one (plan approve) applies exactly that plan.
@@ -191,7 +244,13 @@ describe('upgrade plans and their approval', () => {
     await approvals.approve(ns.name, 'plat', 'sha256:1111');
     await crs.waitForCondition(ns.name, 'plat', { type: 'Approved', status: 'False', reason: 'PlanApprovalStale' });
     expect(await history('plat')).toStrictEqual([1]);
-    const approve = { verb: 'approve' as const, target: `${PLATFORM.kind}.${PLATFORM.group}/plat`, namespace: ns.name, kubeconfig, operatorNamespace: opNs.name };
+    const approve = {
+      verb: 'approve' as const,
+      target: `${PLATFORM.kind}.${PLATFORM.group}/plat`,
+      namespace: ns.name,
+      kubeconfig,
+      operatorNamespace: opNs.name,
+    };
     await expect(planCommand({ ...approve, digest: 'sha256:1111' })).rejects.toThrow(`it is ${held.digest}`);
     expect(await planCommand({ ...approve, digest: held.digest })).toBe(`plan ${held.digest} of Platform ${ns.name}/plat approved`);
     const cr = await deployedRevision(crs, 'plat', 2);
@@ -203,7 +262,10 @@ describe('upgrade plans and their approval', () => {
     const crs = new CRs(kc, RISKY);
     await installed(crs, 'taken', { greeting: 'one' });
     // `kubectl scale`: the scale subresource, as its own field manager.
-    await apps.patchNamespacedDeploymentScale({ namespace: ns.name, name: 'taken-app', body: { spec: { replicas: 3 } }, fieldManager: 'kubectl-scale' }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await apps.patchNamespacedDeploymentScale(
+      { namespace: ns.name, name: 'taken-app', body: { spec: { replicas: 3 } }, fieldManager: 'kubectl-scale' },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     await crs.patch(ns.name, 'taken', { spec: { greeting: 'two' } });
     const held = await heldPlan(crs, 'taken');
     expect(held.risks).toStrictEqual(['conflict']);
@@ -238,8 +300,13 @@ describe('upgrade plans and their approval', () => {
     // Red team: who may write ConfigMaps in the namespace rewrites the plan to hide the deletion.
     const name = held.configMap;
     const forged = { ...(await storedPlan(ALWAYS, 'shown')), objects: [] };
-    await core.patchNamespacedConfigMap({ namespace: ns.name, name, body: { data: { 'plan.json': JSON.stringify(forged) } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-    await expect(planCommand({ verb: 'show', target: 'always/shown', namespace: ns.name, kubeconfig })).rejects.toThrow(/is not the plan .* the CR's status names/);
+    await core.patchNamespacedConfigMap(
+      { namespace: ns.name, name, body: { data: { 'plan.json': JSON.stringify(forged) } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await expect(planCommand({ verb: 'show', target: 'always/shown', namespace: ns.name, kubeconfig })).rejects.toThrow(
+      /is not the plan .* the CR's status names/,
+    );
     // And the operator never reads it back: the approval of the real digest applies the real plan, the deletion included.
     await crs.patch(ns.name, 'shown', { metadata: { annotations: { [APPROVE]: held.digest } } });
     await deployedRevision(crs, 'shown', 2);

@@ -12,7 +12,13 @@
  * address), its webhook narrowed to this test's namespace and a label no pod carries, so no other
  * test's pod creation is ever sent to it.
  */
-import { AdmissionregistrationV1Api, AppsV1Api, PatchStrategy, setHeaderOptions, type V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+import {
+  AdmissionregistrationV1Api,
+  AppsV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1MutatingWebhookConfiguration,
+} from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
 import { helmByHand } from '../../support/helm.js';
@@ -23,7 +29,15 @@ const CHART = fixtureChart('vault-0.34.1');
 const VAULT: TestKind = { group: 'vaultchart.example.com', version: 'v1', kind: 'Vault', plural: 'vaults' };
 /** The rule vault's documentation gives for the injector's CA. */
 const POINTER = '/webhooks/0/clientConfig/caBundle';
-const WATCHES = [`- group: ${VAULT.group}`, '  version: v1', `  kind: ${VAULT.kind}`, `  chart: ${CHART}`, '  driftIgnore:', `    - paths: [${POINTER}]`, '      target: {kind: MutatingWebhookConfiguration}'].join('\n');
+const WATCHES = [
+  `- group: ${VAULT.group}`,
+  '  version: v1',
+  `  kind: ${VAULT.kind}`,
+  `  chart: ${CHART}`,
+  '  driftIgnore:',
+  `    - paths: [${POINTER}]`,
+  '      target: {kind: MutatingWebhookConfiguration}',
+].join('\n');
 const CA = Buffer.from('-----BEGIN CERTIFICATE-----\nvault-chart test CA\n-----END CERTIFICATE-----\n').toString('base64');
 /** vault-k8s's injector writes the CA under this manager name. */
 const INJECTOR = 'vault-k8s';
@@ -50,7 +64,9 @@ describe('the public vault chart 0.34.1 with its documented ignore rule', () => 
   };
   const caBundle = async (): Promise<string> => (await webhook())?.webhooks?.[0]?.clientConfig.caBundle ?? '';
   const caManagers = async (): Promise<string[]> =>
-    ((await webhook())?.metadata?.managedFields ?? []).filter((e) => JSON.stringify(e.fieldsV1).includes('f:caBundle')).map((e) => e.manager ?? '');
+    ((await webhook())?.metadata?.managedFields ?? [])
+      .filter((e) => JSON.stringify(e.fieldsV1).includes('f:caBundle'))
+      .map((e) => e.manager ?? '');
   const injectorLogLevel = async (): Promise<string | undefined> => {
     const deployment = await apps.readNamespacedDeployment({ namespace: ns.name, name: `${release}-agent-injector` });
     return (deployment.spec?.template.spec?.containers[0]?.env ?? []).find((e) => e.name === 'AGENT_INJECT_LOG_LEVEL')?.value;
@@ -60,11 +76,18 @@ describe('the public vault chart 0.34.1 with its documented ignore rule', () => 
     injector: {
       logLevel,
       externalVaultAddr: 'http://vault.example.com:8200',
-      webhook: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns.name } }, objectSelector: { matchLabels: { 'vaultchart.example.com/inject': ns.name } } },
+      webhook: {
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns.name } },
+        objectSelector: { matchLabels: { 'vaultchart.example.com/inject': ns.name } },
+      },
     },
   });
-  const history = async () => (JSON.parse(await helmByHand('history', release, '-n', ns.name, '-o', 'json')) as { revision: number; status: string }[]).map(({ revision, status }) => ({ revision, status }));
-  const applyMethod = async (): Promise<string | undefined> => (JSON.parse(await helmByHand('status', release, '-n', ns.name, '-o', 'json')) as { apply_method?: string }).apply_method;
+  const history = async () =>
+    (JSON.parse(await helmByHand('history', release, '-n', ns.name, '-o', 'json')) as { revision: number; status: string }[]).map(
+      ({ revision, status }) => ({ revision, status }),
+    );
+  const applyMethod = async (): Promise<string | undefined> =>
+    (JSON.parse(await helmByHand('status', release, '-n', ns.name, '-o', 'json')) as { apply_method?: string }).apply_method;
 
   beforeAll(async () => {
     await ensureCrd(kc, VAULT);
@@ -86,7 +109,10 @@ describe('the public vault chart 0.34.1 with its documented ignore rule', () => 
     expect(await caBundle()).toBe('');
 
     // The injector at start-up: its CA into the webhook, as its own field manager.
-    await admission.patchMutatingWebhookConfiguration({ name: cfgName(), body: [{ op: 'add', path: POINTER, value: CA }], fieldManager: INJECTOR }, jsonPatch);
+    await admission.patchMutatingWebhookConfiguration(
+      { name: cfgName(), body: [{ op: 'add', path: POINTER, value: CA }], fieldManager: INJECTOR },
+      jsonPatch,
+    );
     expect(await caBundle()).toBe(CA);
 
     await vaults.patch(ns.name, release, { spec: values('debug') });
@@ -94,7 +120,11 @@ describe('the public vault chart 0.34.1 with its documented ignore rule', () => 
       'the vault release to deploy revision 2',
       async () => {
         const cr = await vaults.get(ns.name, release);
-        return cr?.status?.deployedRelease?.revision === 2 && condition(cr, 'Deployed')?.status === 'True' && cr.status.observedGeneration === cr.metadata.generation;
+        return (
+          cr?.status?.deployedRelease?.revision === 2 &&
+          condition(cr, 'Deployed')?.status === 'True' &&
+          cr.status.observedGeneration === cr.metadata.generation
+        );
       },
       WAIT,
     );

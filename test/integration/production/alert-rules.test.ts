@@ -40,7 +40,9 @@ describe('alert rules on a real Prometheus', () => {
     promtool = path.join(bin, 'promtool');
     prometheus = path.join(bin, 'prometheus');
     dir = await mkdtemp(path.join(os.tmpdir(), 'alert-rules-'));
-    const rule = parse(await readFile(path.join(ROOT, 'config/prometheus/alerts.yaml'), 'utf8')) as { spec: { groups: { rules: Rule[] }[] } };
+    const rule = parse(await readFile(path.join(ROOT, 'config/prometheus/alerts.yaml'), 'utf8')) as {
+      spec: { groups: { rules: Rule[] }[] };
+    };
     rules = rule.spec.groups.flatMap((g) => g.rules);
     await writeFile(path.join(dir, 'rules.yaml'), stringify(rule.spec));
     await copyFile(path.join(ROOT, 'test/prometheus/alerts.promtest.yaml'), path.join(dir, 'alerts.promtest.yaml'));
@@ -55,7 +57,9 @@ describe('alert rules on a real Prometheus', () => {
   });
 
   it('promtool test rules passes, with a case for every alert', { timeout: 60_000 }, async () => {
-    const cases = parse(await readFile(path.join(dir, 'alerts.promtest.yaml'), 'utf8')) as { tests: { alert_rule_test: { alertname: string; exp_alerts: unknown[] }[] }[] };
+    const cases = parse(await readFile(path.join(dir, 'alerts.promtest.yaml'), 'utf8')) as {
+      tests: { alert_rule_test: { alertname: string; exp_alerts: unknown[] }[] }[];
+    };
     const firing = new Set(cases.tests.flatMap((t) => t.alert_rule_test.filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname)));
     expect([...firing].sort()).toEqual(rules.map((r) => r.alert).sort());
     const { stdout } = await run(promtool, ['test', 'rules', path.join(dir, 'alerts.promtest.yaml')]);
@@ -97,53 +101,79 @@ describe('alert rules on a real Prometheus', () => {
       await watches.remove();
     });
 
-    it('a failed release shows in the HelmOperatorReleaseFailed query of a Prometheus scraping with a token', { timeout: 240_000 }, async () => {
-      const target = (await op.metricsUrl()).replace(/^http:\/\//, '');
-      // The ServiceMonitor's bearerTokenFile: a token of a ServiceAccount bound to metrics-reader.
-      await writeFile(path.join(dir, 'token'), await serviceAccountToken(kc, 3600, { name: 'prometheus', namespace: ns.name }), { mode: 0o600 });
-      const config = {
-        global: { scrape_interval: '1s', evaluation_interval: '1s' },
-        rule_files: [path.join(dir, 'rules.yaml')],
-        scrape_configs: [
+    it(
+      'a failed release shows in the HelmOperatorReleaseFailed query of a Prometheus scraping with a token',
+      { timeout: 240_000 },
+      async () => {
+        const target = (await op.metricsUrl()).replace(/^http:\/\//, '');
+        // The ServiceMonitor's bearerTokenFile: a token of a ServiceAccount bound to metrics-reader.
+        await writeFile(path.join(dir, 'token'), await serviceAccountToken(kc, 3600, { name: 'prometheus', namespace: ns.name }), {
+          mode: 0o600,
+        });
+        const config = {
+          global: { scrape_interval: '1s', evaluation_interval: '1s' },
+          rule_files: [path.join(dir, 'rules.yaml')],
+          scrape_configs: [
+            {
+              job_name: 'helm-operator',
+              scheme: 'https',
+              authorization: { credentials_file: path.join(dir, 'token') },
+              tls_config: { insecure_skip_verify: true },
+              static_configs: [{ targets: [target] }],
+            },
+          ],
+        };
+        await writeFile(path.join(dir, 'prometheus.yml'), stringify(config));
+        const port = await freePort();
+        prom = spawn(
+          prometheus,
+          [
+            `--config.file=${path.join(dir, 'prometheus.yml')}`,
+            `--storage.tsdb.path=${path.join(dir, 'data')}`,
+            `--web.listen-address=127.0.0.1:${port}`,
+          ],
           {
-            job_name: 'helm-operator',
-            scheme: 'https',
-            authorization: { credentials_file: path.join(dir, 'token') },
-            tls_config: { insecure_skip_verify: true },
-            static_configs: [{ targets: [target] }],
+            stdio: 'ignore',
           },
-        ],
-      };
-      await writeFile(path.join(dir, 'prometheus.yml'), stringify(config));
-      const port = await freePort();
-      prom = spawn(prometheus, [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], {
-        stdio: 'ignore',
-      });
-      const query = async (q: string): Promise<{ metric: Record<string, string> }[]> => {
-        const res = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(q)}`).catch(() => undefined);
-        if (res?.status !== 200) return [];
-        return ((await res.json()) as { data: { result: { metric: Record<string, string> }[] } }).data.result;
-      };
-      // The scrape succeeds: authenticated and authorized by the operator.
-      await waitFor('Prometheus to scrape the operator', async () => ((await query('up{job="helm-operator"} == 1')).length === 1 ? true : undefined), {
-        timeoutMs: 120_000,
-        intervalMs: 500,
-      });
+        );
+        const query = async (q: string): Promise<{ metric: Record<string, string> }[]> => {
+          const res = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(q)}`).catch(() => undefined);
+          if (res?.status !== 200) return [];
+          return ((await res.json()) as { data: { result: { metric: Record<string, string> }[] } }).data.result;
+        };
+        // The scrape succeeds: authenticated and authorized by the operator.
+        await waitFor(
+          'Prometheus to scrape the operator',
+          async () => ((await query('up{job="helm-operator"} == 1')).length === 1 ? true : undefined),
+          {
+            timeoutMs: 120_000,
+            intervalMs: 500,
+          },
+        );
 
-      await crs.create(ns.name, 'bad-install', { configName: 'Not_A_Valid_Name' });
-      await crs.waitForCondition(ns.name, 'bad-install', { type: 'ReleaseFailed', status: 'True', reason: 'InstallError' });
-      const expr = rules.find((r) => r.alert === 'HelmOperatorReleaseFailed')?.expr ?? '';
-      const found = await waitFor('the failed release in the alert query', async () => {
-        const result = await query(expr);
-        return result.length > 0 ? result : undefined;
-      }, { timeoutMs: 60_000, intervalMs: 500 });
-      expect(found.map((r) => r.metric)).toEqual([{ controller: 'breakable-controller', namespace: ns.name, name: 'bad-install' }]);
-      // The alert itself is pending (it fires after its `for:`).
-      const pending = await waitFor('the pending alert', async () => {
-        const a = await query('ALERTS{alertname="HelmOperatorReleaseFailed"}');
-        return a.length > 0 ? a : undefined;
-      }, { timeoutMs: 30_000, intervalMs: 500 });
-      expect(pending[0]?.metric).toMatchObject({ alertstate: 'pending', name: 'bad-install', namespace: ns.name });
-    });
+        await crs.create(ns.name, 'bad-install', { configName: 'Not_A_Valid_Name' });
+        await crs.waitForCondition(ns.name, 'bad-install', { type: 'ReleaseFailed', status: 'True', reason: 'InstallError' });
+        const expr = rules.find((r) => r.alert === 'HelmOperatorReleaseFailed')?.expr ?? '';
+        const found = await waitFor(
+          'the failed release in the alert query',
+          async () => {
+            const result = await query(expr);
+            return result.length > 0 ? result : undefined;
+          },
+          { timeoutMs: 60_000, intervalMs: 500 },
+        );
+        expect(found.map((r) => r.metric)).toEqual([{ controller: 'breakable-controller', namespace: ns.name, name: 'bad-install' }]);
+        // The alert itself is pending (it fires after its `for:`).
+        const pending = await waitFor(
+          'the pending alert',
+          async () => {
+            const a = await query('ALERTS{alertname="HelmOperatorReleaseFailed"}');
+            return a.length > 0 ? a : undefined;
+          },
+          { timeoutMs: 30_000, intervalMs: 500 },
+        );
+        expect(pending[0]?.metric).toMatchObject({ alertstate: 'pending', name: 'bad-install', namespace: ns.name });
+      },
+    );
   });
 });

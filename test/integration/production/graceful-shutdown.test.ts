@@ -19,7 +19,8 @@ describe('graceful shutdown during a helm upgrade', () => {
   afterAll(async () => {
     await killAll();
     for (const cr of ['app', 'cut']) {
-      if ((await crs.get(ns.name, cr)) !== undefined) await crs.patch(ns.name, cr, { metadata: { finalizers: null } }).catch(() => undefined);
+      if ((await crs.get(ns.name, cr)) !== undefined)
+        await crs.patch(ns.name, cr, { metadata: { finalizers: null } }).catch(() => undefined);
     }
     await ns.remove();
     await watches.remove();
@@ -58,18 +59,28 @@ describe('graceful shutdown during a helm upgrade', () => {
     expect((await crs.events(ns.name, 'app')).map((e) => e.reason)).not.toContain('UpgradeFailed');
   });
 
-  it('when --graceful-shutdown-timeout expires first, helm is cancelled cleanly: exit 0, the release is not left pending', { timeout: 120_000 }, async () => {
-    const op = await upgradeInFlight('cut', ['--graceful-shutdown-timeout', '1s']);
-    const exit = await op.stop(60_000);
-    expect(exit, op.dump()).toEqual({ code: 0, signal: null });
-    const records = await storage.records(ns.name, 'cut');
-    expect(records.some((r) => r.status.startsWith('pending')), JSON.stringify(records)).toBe(false);
-    // Cut: the upgrade never deployed revision 2.
-    expect(records.map((r) => `${r.revision}:${r.status}`), JSON.stringify(records)).not.toContain('2:deployed');
-    // A cancelled upgrade is not the release failing: it spends none of the retry budget, so
-    // restarts during long upgrades never add up to Stalled.
-    const cr = await crs.get(ns.name, 'cut');
-    expect((cr?.status as { failedAttempts?: unknown } | undefined)?.failedAttempts, JSON.stringify(cr?.status)).toBeUndefined();
-    expect(cr?.status?.conditions?.find((c) => c.type === 'Stalled')).toBeUndefined();
-  });
+  it(
+    'when --graceful-shutdown-timeout expires first, helm is cancelled cleanly: exit 0, the release is not left pending',
+    { timeout: 120_000 },
+    async () => {
+      const op = await upgradeInFlight('cut', ['--graceful-shutdown-timeout', '1s']);
+      const exit = await op.stop(60_000);
+      expect(exit, op.dump()).toEqual({ code: 0, signal: null });
+      const records = await storage.records(ns.name, 'cut');
+      expect(
+        records.some((r) => r.status.startsWith('pending')),
+        JSON.stringify(records),
+      ).toBe(false);
+      // Cut: the upgrade never deployed revision 2.
+      expect(
+        records.map((r) => `${r.revision}:${r.status}`),
+        JSON.stringify(records),
+      ).not.toContain('2:deployed');
+      // A cancelled upgrade is not the release failing: it spends none of the retry budget, so
+      // restarts during long upgrades never add up to Stalled.
+      const cr = await crs.get(ns.name, 'cut');
+      expect((cr?.status as { failedAttempts?: unknown } | undefined)?.failedAttempts, JSON.stringify(cr?.status)).toBeUndefined();
+      expect(cr?.status?.conditions?.find((c) => c.type === 'Stalled')).toBeUndefined();
+    },
+  );
 });

@@ -114,7 +114,9 @@ describe('metrics and health endpoints of a running operator', () => {
     expect(sample(installed, 'helm_operator_helm_execution_duration_seconds_count', { verb: 'install' })).toBe(1);
     expect(sample(installed, 'controller_runtime_reconcile_errors_total', c)).toBe(0);
     expect(sample(installed, 'controller_runtime_reconcile_time_seconds_count', c)).toBeGreaterThanOrEqual(1);
-    expect(sample(installed, 'workqueue_adds_total', { name: 'nginx-controller', controller: 'nginx-controller' })).toBeGreaterThanOrEqual(1);
+    expect(sample(installed, 'workqueue_adds_total', { name: 'nginx-controller', controller: 'nginx-controller' })).toBeGreaterThanOrEqual(
+      1,
+    );
     expect(sample(installed, 'workqueue_work_duration_seconds_count', { name: 'nginx-controller' })).toBeGreaterThanOrEqual(1);
     expect(sample(installed, 'workqueue_unfinished_work_seconds', { name: 'nginx-controller' })).toBeGreaterThanOrEqual(0);
 

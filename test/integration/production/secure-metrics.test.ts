@@ -30,7 +30,8 @@ describe('secure metrics of a running operator', () => {
     // This repository's own ClusterRole, under a name of this test's.
     const reader = parse(await readFile(path.join(ROOT, 'config/rbac/metrics_reader_role.yaml'), 'utf8')) as V1ClusterRole;
     await rbac.createClusterRole({ body: { rules: reader.rules ?? [], metadata: { name: role } } });
-    for (const name of ['reader', 'stranger']) await core.createNamespacedServiceAccount({ namespace: ns.name, body: { metadata: { name } } });
+    for (const name of ['reader', 'stranger'])
+      await core.createNamespacedServiceAccount({ namespace: ns.name, body: { metadata: { name } } });
     await rbac.createClusterRoleBinding({
       body: {
         metadata: { name: role },

@@ -46,7 +46,10 @@ describe('sharding: three operator processes share the namespaces (docs/adr/0085
 
   /** The group's fence Leases by bucket. */
   const fences = async (): Promise<Map<number, Fence>> => {
-    const list = await leases.listNamespacedLease({ namespace: home.name, labelSelector: `${SHARD_LABELS.group}=${group},${SHARD_LABELS.role}=fence` });
+    const list = await leases.listNamespacedLease({
+      namespace: home.name,
+      labelSelector: `${SHARD_LABELS.group}=${group},${SHARD_LABELS.role}=fence`,
+    });
     const by = new Map<number, Fence>();
     for (const l of list.items) {
       const b = fenceBucket(group, l.metadata?.name ?? '');
@@ -60,21 +63,43 @@ describe('sharding: three operator processes share the namespaces (docs/adr/0085
     try {
       return await wait;
     } catch (err) {
-      const tails = procs.map((p, i) => `--- replica ${i} (exit ${String(p.child.exitCode)}) ---\n${p.dump().split('\n').slice(-15).join('\n')}`);
+      const tails = procs.map(
+        (p, i) => `--- replica ${i} (exit ${String(p.child.exitCode)}) ---\n${p.dump().split('\n').slice(-15).join('\n')}`,
+      );
       throw new Error(`${(err as Error).message}\n${tails.join('\n')}`, { cause: err });
     }
   };
   /** Waits until every bucket's fence is held by its rendezvous owner among `identities`: the group is settled. */
   const settled = (identities: readonly string[]): Promise<Map<number, Fence>> =>
-    withLogs(waitFor(`every fence held by its rendezvous owner among ${identities.length} replicas`, async () => {
-      const by = await fences();
-      for (let b = 0; b < SHARD_BUCKETS; b++) if (by.get(b)?.holder !== rendezvousOwner(b, identities)) return undefined;
-      return by;
-    }, { timeoutMs: 90_000, intervalMs: 500 }));
+    withLogs(
+      waitFor(
+        `every fence held by its rendezvous owner among ${identities.length} replicas`,
+        async () => {
+          const by = await fences();
+          for (let b = 0; b < SHARD_BUCKETS; b++) if (by.get(b)?.holder !== rendezvousOwner(b, identities)) return undefined;
+          return by;
+        },
+        { timeoutMs: 90_000, intervalMs: 500 },
+      ),
+    );
   const label = (f: Fence, bucket: number): string => `b${bucket}-e${f.epoch}-${identityDigest(f.holder)}`;
   /** Every CR's release revisions, with the share each was made under. */
-  const revisions = async (): Promise<{ namespace: string; release: string; revision: number; status: string; shard: string | undefined }[]> => {
-    const all = await Promise.all(tenants.flatMap((ns, i) => names(i).map(async (name) => (await storage.records(ns.name, name)).map((r) => ({ namespace: ns.name, release: name, revision: r.revision, status: r.status, shard: r.labels[SHARD_RELEASE_LABEL] })))));
+  const revisions = async (): Promise<
+    { namespace: string; release: string; revision: number; status: string; shard: string | undefined }[]
+  > => {
+    const all = await Promise.all(
+      tenants.flatMap((ns, i) =>
+        names(i).map(async (name) =>
+          (await storage.records(ns.name, name)).map((r) => ({
+            namespace: ns.name,
+            release: name,
+            revision: r.revision,
+            status: r.status,
+            shard: r.labels[SHARD_RELEASE_LABEL],
+          })),
+        ),
+      ),
+    );
     return all.flat();
   };
   /** Runs `fn` on every CR, one after the other. */
@@ -84,15 +109,34 @@ describe('sharding: three operator processes share the namespaces (docs/adr/0085
   const names = (i: number): string[] => Array.from({ length: PER_NAMESPACE[i] ?? 0 }, (_, j) => `web-${j}`);
   /** Waits until every CR's release has `revision` deployed and its status reports the CR's generation. */
   const converged = (revision: number): Promise<unknown> =>
-    Promise.all(tenants.flatMap((ns, i) => names(i).map((name) => waitFor(`${ns.name}/${name} at revision ${revision}`, async () => {
-      const cr = await crs.get(ns.name, name);
-      const deployed = cr?.status?.conditions?.find((c) => c.type === 'Deployed')?.status === 'True';
-      const records = await storage.records(ns.name, name);
-      return deployed && cr.status?.observedGeneration === cr.metadata.generation && records.some((r) => r.revision === revision && r.status === 'deployed');
-    }, { timeoutMs: 240_000, intervalMs: 1_000 }))));
+    Promise.all(
+      tenants.flatMap((ns, i) =>
+        names(i).map((name) =>
+          waitFor(
+            `${ns.name}/${name} at revision ${revision}`,
+            async () => {
+              const cr = await crs.get(ns.name, name);
+              const deployed = cr?.status?.conditions?.find((c) => c.type === 'Deployed')?.status === 'True';
+              const records = await storage.records(ns.name, name);
+              return (
+                deployed &&
+                cr.status?.observedGeneration === cr.metadata.generation &&
+                records.some((r) => r.revision === revision && r.status === 'deployed')
+              );
+            },
+            { timeoutMs: 240_000, intervalMs: 1_000 },
+          ),
+        ),
+      ),
+    );
 
   /** After the kill: revision 2 everywhere by the current fence holder, none by the victim, every revision under a fence that was held. */
-  const madeUnderFences = async (before: Map<number, Fence>, after: Map<number, Fence>, victimId: string, survivors: readonly string[]): Promise<void> => {
+  const madeUnderFences = async (
+    before: Map<number, Fence>,
+    after: Map<number, Fence>,
+    victimId: string,
+    survivors: readonly string[],
+  ): Promise<void> => {
     const all = await revisions();
     const second = all.filter((r) => r.revision === 2);
     expect(second).toHaveLength(20);
@@ -115,51 +159,59 @@ describe('sharding: three operator processes share the namespaces (docs/adr/0085
 
   /** Exactly one replica per namespace, and it is the holder of the namespace's fence. */
   const installedByFenceHolders = async (before: Map<number, Fence>): Promise<void> => {
-  const first = await revisions();
-  expect(first).toHaveLength(20);
-  for (const r of first) {
-    const bucket = namespaceBucket(r.namespace);
-    const fence = before.get(bucket);
-    expect(fence, `fence of bucket ${bucket}`).toBeDefined();
-    if (fence !== undefined) expect(r.shard, `${r.namespace}/${r.release} revision ${r.revision}`).toBe(label(fence, bucket));
-  }
-  const holders = new Set(first.map((r) => r.shard?.split('-')[2]));
-  console.log(`20 CRs in 6 namespaces installed by ${holders.size} of 3 replicas`);
+    const first = await revisions();
+    expect(first).toHaveLength(20);
+    for (const r of first) {
+      const bucket = namespaceBucket(r.namespace);
+      const fence = before.get(bucket);
+      expect(fence, `fence of bucket ${bucket}`).toBeDefined();
+      if (fence !== undefined) expect(r.shard, `${r.namespace}/${r.release} revision ${r.revision}`).toBe(label(fence, bucket));
+    }
+    const holders = new Set(first.map((r) => r.shard?.split('-')[2]));
+    console.log(`20 CRs in 6 namespaces installed by ${holders.size} of 3 replicas`);
   };
 
-  it('each namespace is reconciled by the one replica holding its share; after SIGKILL the survivors take it over, and no revision is made outside a fence', { timeout: 600_000 }, async () => {
-    const args = ['--leader-elect', '--sharding', '--leader-election-id', group, '--leader-election-namespace', home.name, ...LEASE];
-    const env = { WATCH_NAMESPACE: tenants.map((t) => t.name).join(',') };
-    procs = [0, 1, 2].map(() => spawnOperator({ watchesFile: watches.file, namespace: home.name, args, env }));
-    // Three processes compiling the operator at once on a busy machine: give the start-up line time.
-    const identities = await Promise.all(procs.map(async (p) => String((await p.waitForLog('the start-up line', (l) => l.msg === 'Starting helm-operator', 240_000)).identity)));
-    expect(new Set(identities).size).toBe(3);
-    const before = await settled(identities);
+  it(
+    'each namespace is reconciled by the one replica holding its share; after SIGKILL the survivors take it over, and no revision is made outside a fence',
+    { timeout: 600_000 },
+    async () => {
+      const args = ['--leader-elect', '--sharding', '--leader-election-id', group, '--leader-election-namespace', home.name, ...LEASE];
+      const env = { WATCH_NAMESPACE: tenants.map((t) => t.name).join(',') };
+      procs = [0, 1, 2].map(() => spawnOperator({ watchesFile: watches.file, namespace: home.name, args, env }));
+      // Three processes compiling the operator at once on a busy machine: give the start-up line time.
+      const identities = await Promise.all(
+        procs.map(async (p) =>
+          String((await p.waitForLog('the start-up line', (l) => l.msg === 'Starting helm-operator', 240_000)).identity),
+        ),
+      );
+      expect(new Set(identities).size).toBe(3);
+      const before = await settled(identities);
 
-    await eachCr((ns, name) => crs.create(ns, name, { replicaCount: 1 }));
-    await withLogs(converged(1));
+      await eachCr((ns, name) => crs.create(ns, name, { replicaCount: 1 }));
+      await withLogs(converged(1));
 
-    await installedByFenceHolders(before);
+      await installedByFenceHolders(before);
 
-    // Kill the replica holding the first namespace's share, then change every CR.
-    const victimIndex = identities.indexOf(before.get(namespaceBucket(tenants[0]?.name ?? ''))?.holder ?? '');
-    expect(victimIndex).toBeGreaterThanOrEqual(0);
-    const victim = procs[victimIndex];
-    const victimId = identities[victimIndex] ?? '';
-    victim?.child.kill('SIGKILL');
-    await victim?.exited;
-    await eachCr((ns, name) => crs.patch(ns, name, { spec: { replicaCount: 2 } }));
-    const survivors = identities.filter((id) => id !== victimId);
-    const after = await settled(survivors);
-    await withLogs(converged(2));
+      // Kill the replica holding the first namespace's share, then change every CR.
+      const victimIndex = identities.indexOf(before.get(namespaceBucket(tenants[0]?.name ?? ''))?.holder ?? '');
+      expect(victimIndex).toBeGreaterThanOrEqual(0);
+      const victim = procs[victimIndex];
+      const victimId = identities[victimIndex] ?? '';
+      victim?.child.kill('SIGKILL');
+      await victim?.exited;
+      await eachCr((ns, name) => crs.patch(ns, name, { spec: { replicaCount: 2 } }));
+      const survivors = identities.filter((id) => id !== victimId);
+      const after = await settled(survivors);
+      await withLogs(converged(2));
 
-    await madeUnderFences(before, after, victimId, survivors);
+      await madeUnderFences(before, after, victimId, survivors);
 
-    // Clean up through the survivors (finalizers), then a graceful stop releases their Leases.
-    await eachCr((ns, name) => crs.delete(ns, name));
-    await eachCr((ns, name) => crs.waitForGone(ns, name, { timeoutMs: 120_000 }));
-    for (const p of procs) if (p !== victim) expect(await p.stop()).toEqual({ code: 0, signal: null });
-    const released = await fences();
-    for (const [b, f] of released) expect(f.holder, `bucket ${b}`).toBe('');
-  });
+      // Clean up through the survivors (finalizers), then a graceful stop releases their Leases.
+      await eachCr((ns, name) => crs.delete(ns, name));
+      await eachCr((ns, name) => crs.waitForGone(ns, name, { timeoutMs: 120_000 }));
+      for (const p of procs) if (p !== victim) expect(await p.stop()).toEqual({ code: 0, signal: null });
+      const released = await fences();
+      for (const [b, f] of released) expect(f.holder, `bucket ${b}`).toBe('');
+    },
+  );
 });

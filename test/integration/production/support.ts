@@ -100,8 +100,12 @@ export function spawnOperator(o: SpawnOptions): OperatorProcess {
   };
   const out = { rest: '' };
   const err = { rest: '' };
-  child.stdout.on('data', (c: Buffer) => { take(c, out); });
-  child.stderr.on('data', (c: Buffer) => { take(c, err); });
+  child.stdout.on('data', (c: Buffer) => {
+    take(c, out);
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    take(c, err);
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => {
       resolve({ code, signal });
@@ -150,7 +154,9 @@ export function spawnOperator(o: SpawnOptions): OperatorProcess {
 }
 
 /** A temp directory holding a watches.yaml; `remove()` deletes it. */
-export async function watchesFile(text: string): Promise<{ dir: string; file: string; write: (t: string) => Promise<void>; remove: () => Promise<void> }> {
+export async function watchesFile(
+  text: string,
+): Promise<{ dir: string; file: string; write: (t: string) => Promise<void>; remove: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'operator-prod-'));
   const file = path.join(dir, 'watches.yaml');
   await writeFile(file, text);
@@ -164,7 +170,6 @@ export async function watchesFile(text: string): Promise<{ dir: string; file: st
 
 export const watchEntry = (kind: { group: string; version: string; kind: string }, chart: string, extra = ''): string =>
   `- group: ${kind.group}\n  version: ${kind.version}\n  kind: ${kind.kind}\n  chart: ${chart}\n${extra}`;
-
 
 export async function scrape(url: string): Promise<string> {
   const res = await fetch(`${url}/metrics`);

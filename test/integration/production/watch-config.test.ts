@@ -27,10 +27,20 @@ describe('run --watch-config', () => {
     await op.waitForLog('the config watcher', (l) => l.msg === 'Watching the watches file and charts for changes');
   });
   afterAll(async () => {
-    for (const [crs, name] of [[alphas, 'a1'], [alphas, 'a2'], [betas, 'b1'], [betas, 'b2']] as const) {
+    for (const [crs, name] of [
+      [alphas, 'a1'],
+      [alphas, 'a2'],
+      [betas, 'b1'],
+      [betas, 'b2'],
+    ] as const) {
       await crs.delete(ns.name, name).catch(() => undefined);
     }
-    for (const [crs, name] of [[alphas, 'a1'], [alphas, 'a2'], [betas, 'b1'], [betas, 'b2']] as const) {
+    for (const [crs, name] of [
+      [alphas, 'a1'],
+      [alphas, 'a2'],
+      [betas, 'b1'],
+      [betas, 'b2'],
+    ] as const) {
       await crs.waitForGone(ns.name, name, { timeoutMs: 30_000 }).catch(() => undefined);
     }
     await killAll();
@@ -44,7 +54,8 @@ describe('run --watch-config', () => {
     await betas.create(ns.name, 'b1', { message: 'b' });
     // The operator is live after b1 exists (a1's poke is reconciled), and b1 is still untouched: not watched yet.
     const url = await op.metricsUrl();
-    const reconciled = async (): Promise<number> => total(await scrape(url), 'controller_runtime_reconcile_total', { controller: 'alpha-controller' });
+    const reconciled = async (): Promise<number> =>
+      total(await scrape(url), 'controller_runtime_reconcile_total', { controller: 'alpha-controller' });
     const since = await reconciled();
     await alphas.patch(ns.name, 'a1', { metadata: { annotations: { 'test.example.com/poke': '1' } } });
     await waitFor('a reconcile of a1 after b1 exists', async () => (await reconciled()) > since);
@@ -59,7 +70,11 @@ describe('run --watch-config', () => {
 
   it('reports a broken edit with file:line and keeps the last good configuration running', { timeout: 120_000 }, async () => {
     await watches.write(`${watchEntry(ALPHA, chart)}${watchEntry(BETA, chart)}  reconcilPeriod: 5s\n`);
-    const invalid = await op.waitForLog('the invalid edit to be reported', (l) => l.msg === 'Invalid watches file; keeping the last good configuration', 30_000);
+    const invalid = await op.waitForLog(
+      'the invalid edit to be reported',
+      (l) => l.msg === 'Invalid watches file; keeping the last good configuration',
+      30_000,
+    );
     expect(invalid.level).toBe('error');
     expect(String(invalid.error)).toContain(`${watches.file}:9:3`);
     expect(String(invalid.error)).toMatch(/reconcilPeriod/);
@@ -71,7 +86,7 @@ describe('run --watch-config', () => {
     expect(op.lines.filter((l) => l.msg === 'Applied the reloaded watches file')).toHaveLength(1);
   });
 
-  it('a chart edit restarts that kind\'s controller and upgrades its releases', { timeout: 120_000 }, async () => {
+  it("a chart edit restarts that kind's controller and upgrades its releases", { timeout: 120_000 }, async () => {
     const copy = path.join(watches.dir, 'alpha-chart');
     await cp(chart, copy, { recursive: true });
     await writeFile(path.join(copy, 'values.yaml'), 'message: hello\nupgradeHookJobs: 0\n');
@@ -93,14 +108,18 @@ describe('run --watch-config', () => {
       return a1?.status?.deployedRelease?.revision === revision && deployed?.status === 'True';
     });
     await appendFile(path.join(copy, 'templates/configmap.yaml'), '  edited: "yes"\n');
-    expect(await nextApply('the chart edit to restart alpha-controller', seen)).toMatchObject({ added: [], removed: [], restarted: ['alpha-controller'] });
+    expect(await nextApply('the chart edit to restart alpha-controller', seen)).toMatchObject({
+      added: [],
+      removed: [],
+      restarted: ['alpha-controller'],
+    });
     const core = kc.makeApiClient(CoreV1Api);
     await waitFor('a1 to be upgraded with the edited chart', async () => {
       const cm = await core.readNamespacedConfigMap({ namespace: ns.name, name: 'a1-data' });
       return cm.data?.edited === 'yes';
     });
     // helm applied the ConfigMap before the reconcile writes the status that reports it.
-    const upgraded = await waitFor('a1\'s status to report the upgrade', async () => {
+    const upgraded = await waitFor("a1's status to report the upgrade", async () => {
       const a1 = await alphas.get(ns.name, 'a1');
       return a1?.status?.deployedRelease?.revision === revision + 1 ? a1 : undefined;
     });

@@ -242,7 +242,10 @@ describe('Informer on a real cluster', () => {
     const ns = await namespace('rt-transform');
     const core = kc.makeApiClient(CoreV1Api);
     await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'listed' }, data: { a: '1' } } });
-    const informer = new Informer(kc, { resource: { group: '', version: 'v1', plural: 'configmaps', namespace: ns }, transform: dropManagedFields });
+    const informer = new Informer(kc, {
+      resource: { group: '', version: 'v1', plural: 'configmaps', namespace: ns },
+      transform: dropManagedFields,
+    });
     const handed: KubernetesObject[] = [];
     informer.onAdd((o) => handed.push(o));
     informer.onUpdate((o) => handed.push(o));
@@ -253,13 +256,20 @@ describe('Informer on a real cluster', () => {
         { namespace: ns, name: 'watched', body: { data: { b: '3' } }, fieldManager: 'someone-else' },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       );
-      await until('the watch to deliver the update', () => (informer.get('watched', ns) as { data?: Record<string, string> } | undefined)?.data?.b === '3');
+      await until(
+        'the watch to deliver the update',
+        () => (informer.get('watched', ns) as { data?: Record<string, string> } | undefined)?.data?.b === '3',
+      );
       // The server keeps managedFields (two managers now); neither the cache nor the handlers see them.
       expect((await core.readNamespacedConfigMap({ namespace: ns, name: 'watched' })).metadata?.managedFields?.length).toBe(2);
       for (const name of ['listed', 'watched']) expect(informer.get(name, ns)?.metadata).not.toHaveProperty('managedFields');
       expect(handed.length).toBeGreaterThanOrEqual(3);
       for (const o of handed) expect(o.metadata).not.toHaveProperty('managedFields');
-      expect(informer.get('listed', ns)).toMatchObject({ kind: 'ConfigMap', data: { a: '1' }, metadata: { name: 'listed', namespace: ns } });
+      expect(informer.get('listed', ns)).toMatchObject({
+        kind: 'ConfigMap',
+        data: { a: '1' },
+        metadata: { name: 'listed', namespace: ns },
+      });
     } finally {
       await informer.stop();
     }

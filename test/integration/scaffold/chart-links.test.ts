@@ -54,7 +54,10 @@ describe('create api: symbolic links in the chart', () => {
   }
 
   const api = (kind: string, helmChart: string) =>
-    createApi({ root, group: 'links', version: 'v1', kind, helmChart }, { helm: new ChartHelm({ binary: inject('helmBin'), tmpDir: work }), library: scaffoldLibrary });
+    createApi(
+      { root, group: 'links', version: 'v1', kind, helmChart },
+      { helm: new ChartHelm({ binary: inject('helmBin'), tmpDir: work }), library: scaffoldLibrary },
+    );
 
   /** Every file the project holds, read whole: none may carry the host's /etc/passwd. */
   async function projectText(): Promise<string> {
@@ -68,7 +71,9 @@ describe('create api: symbolic links in the chart', () => {
     await symlink('/etc/passwd', path.join(dir, 'files', 'passwd'));
     const err = await api('Leaky', dir).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ChartSourceError);
-    expect((err as Error).message).toContain(`chart ${dir}: "files/passwd" is a symbolic link to "/etc/passwd", which resolves outside the chart directory`);
+    expect((err as Error).message).toContain(
+      `chart ${dir}: "files/passwd" is a symbolic link to "/etc/passwd", which resolves outside the chart directory`,
+    );
     await expect(lstat(path.join(root, 'helm-charts', 'leaky'))).rejects.toThrow(/ENOENT/);
     expect(await projectText()).not.toContain(await PASSWD_LINE());
   });
@@ -78,7 +83,9 @@ describe('create api: symbolic links in the chart', () => {
     const outside = await chart('common');
     await mkdir(path.join(dir, 'charts'));
     await symlink(outside, path.join(dir, 'charts', 'common'));
-    await expect(api('Borrower', dir)).rejects.toThrow(`"charts/common" is a symbolic link to ${JSON.stringify(outside)}, which resolves outside the chart directory`);
+    await expect(api('Borrower', dir)).rejects.toThrow(
+      `"charts/common" is a symbolic link to ${JSON.stringify(outside)}, which resolves outside the chart directory`,
+    );
     await expect(lstat(path.join(root, 'helm-charts', 'borrower'))).rejects.toThrow(/ENOENT/);
   });
 
@@ -87,7 +94,9 @@ describe('create api: symbolic links in the chart', () => {
     await symlink('/etc/passwd', path.join(dir, 'files', 'passwd'));
     const tgz = path.join(work, 'packed-0.1.0.tgz');
     await create({ gzip: true, file: tgz, cwd: path.dirname(dir), portable: true }, ['packed']);
-    await expect(api('Packed', tgz)).rejects.toThrow(`chart archive ${tgz}: "packed/files/passwd" is a symbolic link to "/etc/passwd", which helm installs as an empty file`);
+    await expect(api('Packed', tgz)).rejects.toThrow(
+      `chart archive ${tgz}: "packed/files/passwd" is a symbolic link to "/etc/passwd", which helm installs as an empty file`,
+    );
     expect(await projectText()).not.toContain(await PASSWD_LINE());
   });
 

@@ -27,7 +27,12 @@ let userPath = '';
 
 /** The user's environment: no helm on PATH, no HELM_BIN, empty helm homes; `kubeconfig` chooses the cluster. */
 function userEnv(kubeconfig: string): NodeJS.ProcessEnv {
-  const { HELM_BIN: _h, HELM_REPOSITORY_CONFIG: _r, HELM_REPOSITORY_CACHE: _c, ...env } = childEnv({ ...homes, KUBECONFIG: kubeconfig, PATH: userPath });
+  const {
+    HELM_BIN: _h,
+    HELM_REPOSITORY_CONFIG: _r,
+    HELM_REPOSITORY_CACHE: _c,
+    ...env
+  } = childEnv({ ...homes, KUBECONFIG: kubeconfig, PATH: userPath });
   return env;
 }
 const cli = (cwd: string, kubeconfig: string, ...args: string[]): Promise<string> => exec(pkg.bin, args, { cwd, env: userEnv(kubeconfig) });
@@ -40,7 +45,9 @@ async function filesUnder(dir: string): Promise<string[]> {
 
 /** The resources config/rbac grants (as kubectl kustomize builds it, so comments do not count). */
 async function grantedResources(project: string): Promise<string[]> {
-  const docs = parseAllDocuments(await exec(inject('kubectlBin'), ['kustomize', path.join(project, 'config/rbac')])).map((d) => d.toJS() as { rules?: { resources?: string[] }[] });
+  const docs = parseAllDocuments(await exec(inject('kubectlBin'), ['kustomize', path.join(project, 'config/rbac')])).map(
+    (d) => d.toJS() as { rules?: { resources?: string[] }[] },
+  );
   return docs.flatMap((d) => (d.rules ?? []).flatMap((r) => r.resources ?? []));
 }
 
@@ -55,8 +62,16 @@ async function usesCommon(dest: string): Promise<string> {
 beforeAll(async () => {
   pkg = await runtimePackage();
   work = await mkdtemp(path.join(os.tmpdir(), 'chart-repo-it-'));
-  homes = { HELM_CONFIG_HOME: path.join(work, 'user/config'), HELM_CACHE_HOME: path.join(work, 'user/cache'), HELM_DATA_HOME: path.join(work, 'user/data') };
-  builderHomes = { HELM_CONFIG_HOME: path.join(work, 'builder/config'), HELM_CACHE_HOME: path.join(work, 'builder/cache'), HELM_DATA_HOME: path.join(work, 'builder/data') };
+  homes = {
+    HELM_CONFIG_HOME: path.join(work, 'user/config'),
+    HELM_CACHE_HOME: path.join(work, 'user/cache'),
+    HELM_DATA_HOME: path.join(work, 'user/data'),
+  };
+  builderHomes = {
+    HELM_CONFIG_HOME: path.join(work, 'builder/config'),
+    HELM_CACHE_HOME: path.join(work, 'builder/cache'),
+    HELM_DATA_HOME: path.join(work, 'builder/data'),
+  };
   userPath = `${path.dirname(process.execPath)}:/usr/bin:/bin`;
   expect(await findOnPath('helm', userPath)).toBeUndefined();
 
@@ -80,7 +95,20 @@ afterAll(async () => {
 describe('create api from a chart repository, with no helm set-up', () => {
   let dir = '';
   const unreachable = (): string => path.join(work, 'no-cluster.kubeconfig');
-  const args = (): string[] => ['create', 'api', '--group', 'web', '--version', 'v1', '--kind', 'Nginx', '--helm-chart-repo', repo!.url, '--helm-chart', 'scaffold-uses-common'];
+  const args = (): string[] => [
+    'create',
+    'api',
+    '--group',
+    'web',
+    '--version',
+    'v1',
+    '--kind',
+    'Nginx',
+    '--helm-chart-repo',
+    repo!.url,
+    '--helm-chart',
+    'scaffold-uses-common',
+  ];
 
   beforeAll(async () => {
     dir = path.join(work, 'project');
@@ -100,7 +128,9 @@ describe('create api from a chart repository, with no helm set-up', () => {
     // Nothing in the user's helm homes: no repository added, no index cached.
     expect(await filesUnder(path.join(work, 'user'))).toEqual([]);
     // The Ingress that ingress.enabled switches on: a commented rule naming the value, not a grant.
-    expect(out).toMatch(/^note: RBAC: with ingress\.enabled=true it also renders ingresses\.networking\.k8s\.io: commented rules in config\/rbac\/role\.yaml/m);
+    expect(out).toMatch(
+      /^note: RBAC: with ingress\.enabled=true it also renders ingresses\.networking\.k8s\.io: commented rules in config\/rbac\/role\.yaml/m,
+    );
     const role = await readFile(path.join(dir, 'config/rbac/role.yaml'), 'utf8');
     expect(role).toMatch(/# with ingress\.enabled=true:\n\s*# - apiGroups: \["networking\.k8s\.io"\]\n\s*# {3}resources: \["ingresses"\]/);
     expect(role).toContain('tls.enabled=true');
@@ -124,7 +154,9 @@ describe('create api from a chart repository, with no helm set-up', () => {
     await cli(project, unreachable(), 'create', 'api', '--group', 'local', '--version', 'v1', '--kind', 'Local', '--helm-chart', local);
     expect(await readdir(path.join(project, 'helm-charts/scaffold-uses-common/charts'))).toEqual(['scaffold-common-2.31.10.tgz']);
     // The chart renders with the library it now vendors.
-    const rendered = parseAllDocuments(await helm('template', 'x', path.join(project, 'helm-charts/scaffold-uses-common'))).map((d) => d.toJS() as { kind: string; metadata: { labels?: Record<string, string> } });
+    const rendered = parseAllDocuments(await helm('template', 'x', path.join(project, 'helm-charts/scaffold-uses-common'))).map(
+      (d) => d.toJS() as { kind: string; metadata: { labels?: Record<string, string> } },
+    );
     expect(rendered.find((o) => o.kind === 'ConfigMap')?.metadata.labels?.['app.kubernetes.io/name']).toBe('scaffold-uses-common');
     expect(await filesUnder(path.join(work, 'user'))).toEqual([]);
   });
@@ -134,7 +166,9 @@ describe('create api from a chart repository, with no helm set-up', () => {
     await mkdir(project);
     await cli(project, unreachable(), 'init', '--domain', 'aiops.org');
     const out = await cli(project, unreachable(), ...args(), '--rbac=all-values');
-    expect(out).toMatch(/^note: RBAC: with ingress\.enabled=true it also renders ingresses\.networking\.k8s\.io: granted \(--rbac=all-values\)/m);
+    expect(out).toMatch(
+      /^note: RBAC: with ingress\.enabled=true it also renders ingresses\.networking\.k8s\.io: granted \(--rbac=all-values\)/m,
+    );
     expect(await grantedResources(project)).toContain('ingresses');
   });
 
@@ -145,6 +179,8 @@ describe('create api from a chart repository, with no helm set-up', () => {
       () => undefined,
       (e: unknown) => e as Error,
     );
-    expect(err?.message).toMatch(/error: helm is not on PATH and fetching the pinned helm failed \(.*\): install helm \(v3\.13\+ or v4\) on PATH, set HELM_BIN or pass --helm-binary; or fetch the pinned one: bash \S+\/hack\/tools\.sh helm/);
+    expect(err?.message).toMatch(
+      /error: helm is not on PATH and fetching the pinned helm failed \(.*\): install helm \(v3\.13\+ or v4\) on PATH, set HELM_BIN or pass --helm-binary; or fetch the pinned one: bash \S+\/hack\/tools\.sh helm/,
+    );
   });
 });

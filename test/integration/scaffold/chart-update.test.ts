@@ -32,7 +32,12 @@ async function snapshot(root: string, rel = ''): Promise<Map<string, string>> {
 }
 
 interface Crd {
-  spec: { versions: { name: string; schema: { openAPIV3Schema: { properties: { spec: { properties: Record<string, { type?: string; enum?: string[] }> } } } } }[] };
+  spec: {
+    versions: {
+      name: string;
+      schema: { openAPIV3Schema: { properties: { spec: { properties: Record<string, { type?: string; enum?: string[] }> } } } };
+    }[];
+  };
 }
 
 describe('create api --force with a new chart version: a chart update', () => {
@@ -40,10 +45,24 @@ describe('create api --force with a new chart version: a chart update', () => {
   const cli = (...args: string[]): Promise<string> =>
     exec(process.execPath, ['--import', TSX, path.join(REPO, 'src/cli/main.ts'), ...args], { cwd: root, env: env() });
   const createApi = (version: string, ...extra: string[]): Promise<string> =>
-    cli('create', 'api', '--group', 'apps', '--version', 'v1alpha1', '--kind', 'Shop', '--helm-chart', fixtureChart(`chart-update/${version}`), ...extra);
+    cli(
+      'create',
+      'api',
+      '--group',
+      'apps',
+      '--version',
+      'v1alpha1',
+      '--kind',
+      'Shop',
+      '--helm-chart',
+      fixtureChart(`chart-update/${version}`),
+      ...extra,
+    );
   const read = (rel: string): Promise<string> => readFile(path.join(root, rel), 'utf8');
   const specProps = async (): Promise<Crd['spec']['versions'][number]['schema']['openAPIV3Schema']['properties']['spec']['properties']> => {
-    const crd = parseAllDocuments(await read(CRD_FILE)).map((d) => d.toJS() as Crd | null).find((d) => d !== null);
+    const crd = parseAllDocuments(await read(CRD_FILE))
+      .map((d) => d.toJS() as Crd | null)
+      .find((d) => d !== null);
     return crd?.spec.versions[0]?.schema.openAPIV3Schema.properties.spec.properties ?? {};
   };
 
@@ -52,7 +71,10 @@ describe('create api --force with a new chart version: a chart update', () => {
     await createApi('v1');
     // The author's own key on the watch, which a chart update must keep.
     const watches = await read('watches.yaml');
-    await writeFile(path.join(root, 'watches.yaml'), watches.replace('  chart: helm-charts/chart-update\n', '  chart: helm-charts/chart-update\n  reconcilePeriod: 2m\n'));
+    await writeFile(
+      path.join(root, 'watches.yaml'),
+      watches.replace('  chart: helm-charts/chart-update\n', '  chart: helm-charts/chart-update\n  reconcilePeriod: 2m\n'),
+    );
     await kubectl('apply', '--server-side', '-f', path.join(root, CRD_FILE));
     await kubectl('wait', '--for=condition=Established', `crd/${CRD}`, '--timeout=60s');
     await kubectl('apply', '-n', 'default', '-f', path.join(root, 'config/samples/apps.example.com_v1alpha1_shop.yaml'));
@@ -77,11 +99,27 @@ describe('create api --force with a new chart version: a chart update', () => {
     expect(await read('config/rbac/role.yaml')).toContain('resources: ["configmaps", "services"]');
 
     const watches = parse(await read('watches.yaml')) as { kind: string; chart: string; allowKinds?: string[]; reconcilePeriod?: string }[];
-    expect(watches).toEqual([{ group: 'apps.example.com', version: 'v1alpha1', kind: 'Shop', chart: 'helm-charts/chart-update', allowKinds: ['ConfigMap', 'Service'], reconcilePeriod: '2m' }]);
+    expect(watches).toEqual([
+      {
+        group: 'apps.example.com',
+        version: 'v1alpha1',
+        kind: 'Shop',
+        chart: 'helm-charts/chart-update',
+        allowKinds: ['ConfigMap', 'Service'],
+        reconcilePeriod: '2m',
+      },
+    ]);
 
     await kubectl('apply', '--server-side', '-f', path.join(root, CRD_FILE));
     expect(await kubectl('get', `${CRD}/shop-sample`, '-n', 'default', '-o', 'jsonpath={.spec.mode}')).toBe('safe');
-    await kubectl('apply', '--dry-run=server', '-n', 'default', '-f', path.join(root, 'config/samples/apps.example.com_v1alpha1_shop.yaml'));
+    await kubectl(
+      'apply',
+      '--dry-run=server',
+      '-n',
+      'default',
+      '-f',
+      path.join(root, 'config/samples/apps.example.com_v1alpha1_shop.yaml'),
+    );
   });
 
   it('v3 (breaking): refused, naming each field and why; nothing is written', async () => {
@@ -106,7 +144,9 @@ describe('create api --force with a new chart version: a chart update', () => {
 
   it('v3 with --allow-breaking: written, each breaking change listed', async () => {
     const out = await createApi('v3', '--force', '--allow-breaking');
-    expect(out).toContain('note: CRD upgrade: breaking change allowed (--allow-breaking): v1alpha1 .spec.port: type changed from integer to string (Type)');
+    expect(out).toContain(
+      'note: CRD upgrade: breaking change allowed (--allow-breaking): v1alpha1 .spec.port: type changed from integer to string (Type)',
+    );
     expect((await specProps()).port?.type).toBe('string');
     expect((await specProps()).labels).toBeUndefined();
   });

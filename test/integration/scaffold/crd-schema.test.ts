@@ -122,7 +122,10 @@ describe('generated CRD schemas on the API server', () => {
   it("accepts the sample chart's schema, rejects a violation naming the field, keeps open objects open", async () => {
     const { schema } = specSchemaFromValuesSchema(JSON.parse(chartFile('values.schema.json')), { values: parse(chartFile('values.yaml')) });
     await install('nginxes', 'Nginx', schema);
-    const ok = await create('nginxes', 'Nginx', 'ok', { ...(parse(chartFile('values.yaml')) as object), global: { anything: { goes: 1 } } });
+    const ok = await create('nginxes', 'Nginx', 'ok', {
+      ...(parse(chartFile('values.yaml')) as object),
+      global: { anything: { goes: 1 } },
+    });
     expect(ok.spec.global).toEqual({ anything: { goes: 1 } });
     const body = await rejection(create('nginxes', 'Nginx', 'bad', { image: { pullPolicy: 'Sometimes' }, replicaCount: 1000 }));
     expect(body).toContain('spec.image.pullPolicy');
@@ -154,10 +157,16 @@ describe('generated CRD schemas on the API server', () => {
     const { schema } = specSchemaFromValues(parse(chartFile('values.yaml')));
     await install('inferreds', 'Inferred', schema);
     const values = parse(chartFile('values.yaml')) as Record<string, unknown>;
-    await create('inferreds', 'Inferred', 'sample', { ...values, notInValues: { a: [1, 'b'] }, nodeSelector: { 'kubernetes.io/os': 'linux' } });
+    await create('inferreds', 'Inferred', 'sample', {
+      ...values,
+      notInValues: { a: [1, 'b'] },
+      nodeSelector: { 'kubernetes.io/os': 'linux' },
+    });
     const status = {
       observedGeneration: 1,
-      conditions: [{ type: 'Deployed', status: 'True', reason: 'InstallSuccessful', message: 'notes', lastTransitionTime: new Date().toISOString() }],
+      conditions: [
+        { type: 'Deployed', status: 'True', reason: 'InstallSuccessful', message: 'notes', lastTransitionTime: new Date().toISOString() },
+      ],
       deployedRelease: { name: 'sample', namespace: ns.name, revision: 1, chart: 'nginx', chartVersion: '0.1.0', appVersion: '1.27.3' },
       inventory: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns.name, name: 'sample-nginx' }],
       failedAttempts: { fingerprint: 'abc', count: 2 },

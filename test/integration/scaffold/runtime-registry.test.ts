@@ -42,7 +42,11 @@ async function serveRuntime(tarball: string): Promise<Registry> {
         integrity: `sha512-${createHash('sha512').update(bytes).digest('base64')}`,
         shasum: createHash('sha1').update(bytes).digest('hex'),
       };
-      const packument = { name: manifest.name, 'dist-tags': { latest: manifest.version }, versions: { [manifest.version]: { ...manifest, dist } } };
+      const packument = {
+        name: manifest.name,
+        'dist-tags': { latest: manifest.version },
+        versions: { [manifest.version]: { ...manifest, dist } },
+      };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(packument));
       return;
     }
@@ -79,7 +83,8 @@ afterAll(async () => {
 
 describe('init when the npm registry serves the runtime', () => {
   // A cache of its own: nothing the machine's npm cached for the public registry answers for ours.
-  const env = (): NodeJS.ProcessEnv => childEnv({ npm_config_registry: registry?.url ?? '', npm_config_cache: path.join(work, 'npm-cache') });
+  const env = (): NodeJS.ProcessEnv =>
+    childEnv({ npm_config_registry: registry?.url ?? '', npm_config_cache: path.join(work, 'npm-cache') });
 
   it('depends on the registry version, vendors nothing, and npm ci installs it from the registry', async () => {
     const dir = path.join(work, 'project');
@@ -89,7 +94,9 @@ describe('init when the npm registry serves the runtime', () => {
     const manifest = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     expect(manifest.dependencies['helm-operator-ts']).toBe(pkg.version);
     expect(existsSync(path.join(dir, 'vendor'))).toBe(false);
-    const lock = JSON.parse(await readFile(path.join(dir, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
+    const lock = JSON.parse(await readFile(path.join(dir, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { version?: string }>;
+    };
     expect(lock.packages['node_modules/helm-operator-ts']?.version).toBe(pkg.version);
     expect(registry?.served).toContain(`/helm-operator-ts/-/helm-operator-ts-${pkg.version}.tgz`);
 
@@ -97,6 +104,8 @@ describe('init when the npm registry serves the runtime', () => {
     await rm(path.join(dir, 'node_modules'), { recursive: true, force: true });
     await exec('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, env: env(), timeoutMs: 300_000 });
     expect(await exec(path.join(dir, 'node_modules/.bin/helm-operator'), ['version'], { cwd: dir, env: env() })).toContain(pkg.version);
-    expect(JSON.parse(await readFile(path.join(dir, 'node_modules/helm-operator-ts/package.json'), 'utf8'))).toMatchObject({ version: pkg.version });
+    expect(JSON.parse(await readFile(path.join(dir, 'node_modules/helm-operator-ts/package.json'), 'utf8'))).toMatchObject({
+      version: pkg.version,
+    });
   });
 });

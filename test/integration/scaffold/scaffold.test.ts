@@ -33,7 +33,8 @@ let helmHome: Record<string, string> = {};
 const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv =>
   childEnv({ KUBECONFIG: inject('kubeconfigPath'), HELM_BIN: inject('helmBin'), ...helmHome, ...extra });
 const cli = (cwd: string, ...args: string[]): Promise<string> => exec(pkg.bin, args, { cwd, env: env() });
-const make = (cwd: string, ...args: string[]): Promise<string> => exec('make', ['--no-print-directory', ...args], { cwd, env: env(), timeoutMs: 300_000 });
+const make = (cwd: string, ...args: string[]): Promise<string> =>
+  exec('make', ['--no-print-directory', ...args], { cwd, env: env(), timeoutMs: 300_000 });
 const kubectl = (...args: string[]): Promise<string> => exec(inject('kubectlBin'), args, { env: env() });
 const helm = (...args: string[]): Promise<string> => exec(inject('helmBin'), args, { env: env() });
 
@@ -43,7 +44,12 @@ interface Cr {
   status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
 }
 
-async function condition(plural: string, ns: string, name: string, type: string): Promise<{ status: string; reason?: string; message?: string } | undefined> {
+async function condition(
+  plural: string,
+  ns: string,
+  name: string,
+  type: string,
+): Promise<{ status: string; reason?: string; message?: string } | undefined> {
   const cr = JSON.parse(await kubectl('get', plural, name, '-n', ns, '-o', 'json')) as Cr;
   return cr.status?.conditions?.find((c) => c.type === type);
 }
@@ -71,8 +77,16 @@ async function samples(dir: string): Promise<{ file: string; resource: string; n
   const k = parse(await readFile(path.join(dir, 'config/samples/kustomization.yaml'), 'utf8')) as { resources: string[] };
   return Promise.all(
     k.resources.map(async (file) => {
-      const cr = parse(await readFile(path.join(dir, 'config/samples', file), 'utf8')) as { apiVersion: string; kind: string; metadata: { name: string } };
-      return { file: path.join(dir, 'config/samples', file), resource: `${pluralize(cr.kind.toLowerCase())}.${cr.apiVersion.split('/')[0] ?? ''}`, name: cr.metadata.name };
+      const cr = parse(await readFile(path.join(dir, 'config/samples', file), 'utf8')) as {
+        apiVersion: string;
+        kind: string;
+        metadata: { name: string };
+      };
+      return {
+        file: path.join(dir, 'config/samples', file),
+        resource: `${pluralize(cr.kind.toLowerCase())}.${cr.apiVersion.split('/')[0] ?? ''}`,
+        name: cr.metadata.name,
+      };
     }),
   );
 }
@@ -98,10 +112,14 @@ async function reconcileSamples(dir: string, target: 'run' | 'run-as-deployed', 
  * pass a server-side dry run.
  */
 async function crdsAccepted(dir: string, ns: string): Promise<string[]> {
-  const docs = parseAllDocuments(await kubectl('kustomize', path.join(dir, 'config/crd'))).map((d) => d.toJS() as { metadata: { name: string } });
+  const docs = parseAllDocuments(await kubectl('kustomize', path.join(dir, 'config/crd'))).map(
+    (d) => d.toJS() as { metadata: { name: string } },
+  );
   for (const { metadata } of docs) {
     await waitFor(`CRD ${metadata.name} established`, async () => {
-      const crd = JSON.parse(await kubectl('get', 'crd', metadata.name, '-o', 'json')) as { status?: { conditions?: { type: string; status: string }[] } };
+      const crd = JSON.parse(await kubectl('get', 'crd', metadata.name, '-o', 'json')) as {
+        status?: { conditions?: { type: string; status: string }[] };
+      };
       const conds = crd.status?.conditions ?? [];
       expect(conds.find((c) => c.type === 'NonStructuralSchema')).toBeUndefined();
       return conds.some((c) => c.type === 'Established' && c.status === 'True');
@@ -115,9 +133,18 @@ async function crdsAccepted(dir: string, ns: string): Promise<string[]> {
 async function toolChecks(dir: string): Promise<void> {
   const charts = (parse(await readFile(path.join(dir, 'watches.yaml'), 'utf8')) as { chart: string }[]).map((w) => w.chart);
   for (const chart of new Set(charts)) expect(await helm('lint', path.join(dir, chart))).toMatch(/0 chart\(s\) failed/);
-  for (const k of ['config/default', 'config/crd', 'config/rbac', 'config/samples', 'config/manifests']) await kubectl('kustomize', path.join(dir, k));
-  const rbac = parseAllDocuments(await kubectl('kustomize', path.join(dir, 'config/rbac'))).map((d) => d.toJS() as { rules?: Record<string, string[]>[] });
-  const wildcards = rbac.flatMap((o) => (o.rules ?? []).flatMap((r) => Object.values(r).flat().filter((v) => v.includes('*'))));
+  for (const k of ['config/default', 'config/crd', 'config/rbac', 'config/samples', 'config/manifests'])
+    await kubectl('kustomize', path.join(dir, k));
+  const rbac = parseAllDocuments(await kubectl('kustomize', path.join(dir, 'config/rbac'))).map(
+    (d) => d.toJS() as { rules?: Record<string, string[]>[] },
+  );
+  const wildcards = rbac.flatMap((o) =>
+    (o.rules ?? []).flatMap((r) =>
+      Object.values(r)
+        .flat()
+        .filter((v) => v.includes('*')),
+    ),
+  );
   expect(wildcards).toEqual([]);
 }
 
@@ -164,22 +191,45 @@ describe('a project from a local chart directory, with the runtime its own make 
   }, 300_000);
 
   it('init --helm-chart writes the project and vendors the runtime the registry does not serve; make installs it once (npm ci)', async () => {
-    const out = await cli(dir, 'init', '--domain', DOMAIN, '--group', 'weba', '--kind', 'Nginx', '--helm-chart', path.join(REPO, 'helm-charts/nginx'));
+    const out = await cli(
+      dir,
+      'init',
+      '--domain',
+      DOMAIN,
+      '--group',
+      'weba',
+      '--kind',
+      'Nginx',
+      '--helm-chart',
+      path.join(REPO, 'helm-charts/nginx'),
+    );
     expect(out).toContain('created  watches.yaml');
     const project = parse(await readFile(path.join(dir, 'PROJECT'), 'utf8')) as { projectName: string; resources: { kind: string }[] };
-    expect(project).toMatchObject({ projectName: 'scaffold-a', resources: [{ kind: 'Nginx', group: 'weba', version: 'v1alpha1', domain: DOMAIN }] });
+    expect(project).toMatchObject({
+      projectName: 'scaffold-a',
+      resources: [{ kind: 'Nginx', group: 'weba', version: 'v1alpha1', domain: DOMAIN }],
+    });
     // The registry does not serve this version: init vendored the runtime and installed from it.
     expect(out).toContain(`runtime: file:vendor/helm-operator-ts-${pkg.version}.tgz`);
-    const lock = JSON.parse(await readFile(path.join(dir, 'package-lock.json'), 'utf8')) as { packages: Record<string, { resolved?: string; version?: string }> };
-    expect(lock.packages['node_modules/helm-operator-ts']).toMatchObject({ resolved: `file:vendor/helm-operator-ts-${pkg.version}.tgz`, version: pkg.version });
+    const lock = JSON.parse(await readFile(path.join(dir, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { resolved?: string; version?: string }>;
+    };
+    expect(lock.packages['node_modules/helm-operator-ts']).toMatchObject({
+      resolved: `file:vendor/helm-operator-ts-${pkg.version}.tgz`,
+      version: pkg.version,
+    });
     // make installs once (npm ci from the lockfile), and not again until the lockfile changes.
     expect(await make(dir, 'deps')).toContain('npm ci');
     expect(await make(dir, 'deps')).not.toContain('npm ci');
-    expect(await exec(path.join(dir, 'node_modules/.bin/helm-operator'), ['version'], { cwd: dir, env: env() })).toContain(`helm-operator ${pkg.version}`);
+    expect(await exec(path.join(dir, 'node_modules/.bin/helm-operator'), ['version'], { cwd: dir, env: env() })).toContain(
+      `helm-operator ${pkg.version}`,
+    );
     await toolChecks(dir);
     // The Dockerfile passes the linter this repository's own `make docker-lint` uses.
     const version = /^DOCKERFILE_UTILS_VERSION \?= (\S+)$/m.exec(await readFile(path.join(REPO, 'Makefile'), 'utf8'))?.[1] ?? '';
-    expect(await exec('npx', ['--yes', `dockerfile-utils@${version}`, 'lint', 'Dockerfile'], { cwd: dir, env: env() })).not.toMatch(/error|warning/i);
+    expect(await exec('npx', ['--yes', `dockerfile-utils@${version}`, 'lint', 'Dockerfile'], { cwd: dir, env: env() })).not.toMatch(
+      /error|warning/i,
+    );
     expect(await make(dir, 'help')).toMatch(/run-as-deployed/);
     expect(await make(dir, 'lint')).toContain('config/default builds');
   }, 300_000);
@@ -187,7 +237,9 @@ describe('a project from a local chart directory, with the runtime its own make 
   it('make install accepts the typed CRD, and make run reconciles the sample to Deployed=True', async () => {
     await make(dir, 'install');
     const [crd] = await crdsAccepted(dir, ns!.name);
-    const schema = JSON.parse(await kubectl('get', 'crd', crd!, '-o', 'jsonpath={.spec.versions[0].schema.openAPIV3Schema.properties.spec}')) as { properties?: object };
+    const schema = JSON.parse(
+      await kubectl('get', 'crd', crd!, '-o', 'jsonpath={.spec.versions[0].schema.openAPIV3Schema.properties.spec}'),
+    ) as { properties?: object };
     expect(Object.keys(schema.properties ?? {})).toContain('replicaCount');
     await reconcileSamples(dir, 'run', ns!.name);
   }, 300_000);
@@ -233,14 +285,57 @@ describe('a project with a kind per remote source, a subchart and a typed schema
   it('init, then create api from a .tgz, a chart repository, an OCI registry, a chart with a subchart, and a typed chart', async () => {
     await cli(dir, 'init', '--domain', DOMAIN);
     await cli(dir, 'create', 'api', '--group', 'tgz', '--version', 'v1', '--kind', 'WebTgz', '--helm-chart', tgz);
-    await cli(dir, 'create', 'api', '--group', 'repo', '--version', 'v1', '--kind', 'WebRepo', '--helm-chart', 'scaffold-web', '--helm-chart-repo', repo!.url);
-    await cli(dir, 'create', 'api', '--group', 'oci', '--version', 'v1', '--kind', 'WebOci', '--helm-chart', `oci://${registry!.host}/charts/scaffold-web`, '--helm-chart-version', '0.1.0', '--plain-http');
+    await cli(
+      dir,
+      'create',
+      'api',
+      '--group',
+      'repo',
+      '--version',
+      'v1',
+      '--kind',
+      'WebRepo',
+      '--helm-chart',
+      'scaffold-web',
+      '--helm-chart-repo',
+      repo!.url,
+    );
+    await cli(
+      dir,
+      'create',
+      'api',
+      '--group',
+      'oci',
+      '--version',
+      'v1',
+      '--kind',
+      'WebOci',
+      '--helm-chart',
+      `oci://${registry!.host}/charts/scaffold-web`,
+      '--helm-chart-version',
+      '0.1.0',
+      '--plain-http',
+    );
     const parent = path.join(work, 'scaffold-parent');
     await cp(path.join(REPO, 'test/fixtures/charts/scaffold-parent'), parent, { recursive: true });
     const chartYaml = path.join(parent, 'Chart.yaml');
     await writeFile(chartYaml, (await readFile(chartYaml, 'utf8')).replaceAll('REGISTRY', registry!.host));
     await cli(dir, 'create', 'api', '--group', 'deps', '--version', 'v1', '--kind', 'Parent', '--helm-chart', parent, '--plain-http');
-    await cli(dir, 'create', 'api', '--group', 'typed', '--version', 'v1', '--kind', 'Reader', '--short-names', 'rdr', '--helm-chart', path.join(REPO, 'test/fixtures/charts/scaffold-typed'));
+    await cli(
+      dir,
+      'create',
+      'api',
+      '--group',
+      'typed',
+      '--version',
+      'v1',
+      '--kind',
+      'Reader',
+      '--short-names',
+      'rdr',
+      '--helm-chart',
+      path.join(REPO, 'test/fixtures/charts/scaffold-typed'),
+    );
     // No --helm-chart: helm's starter chart, its spec schema inferred from values.yaml.
     await cli(dir, 'create', 'api', '--group', 'starter', '--version', 'v1alpha1', '--kind', 'Starter');
 
@@ -271,7 +366,20 @@ describe('a project with a kind per remote source, a subchart and a typed schema
   }, 300_000);
 
   it('re-running create api changes nothing; an edited file is kept; --force regenerates it', async () => {
-    const args = ['create', 'api', '--group', 'typed', '--version', 'v1', '--kind', 'Reader', '--short-names', 'rdr', '--helm-chart', path.join(REPO, 'test/fixtures/charts/scaffold-typed')];
+    const args = [
+      'create',
+      'api',
+      '--group',
+      'typed',
+      '--version',
+      'v1',
+      '--kind',
+      'Reader',
+      '--short-names',
+      'rdr',
+      '--helm-chart',
+      path.join(REPO, 'test/fixtures/charts/scaffold-typed'),
+    ];
     const again = await cli(dir, ...args);
     expect(again).not.toMatch(/^(created|updated|skipped) /m);
     const sample = path.join(dir, 'config/samples/typed.scaffold.example.com_v1_reader.yaml');
@@ -281,7 +389,9 @@ describe('a project with a kind per remote source, a subchart and a typed schema
     expect(await readFile(sample, 'utf8')).toContain('# my note');
     expect(await cli(dir, ...args, '--force')).toMatch(/^updated\s+config\/samples\/typed/m);
     expect(await readFile(sample, 'utf8')).toBe(generated);
-    await expect(cli(dir, 'create', 'api', '--group', 'typed', '--version', 'v1', '--kind', 'Reader', '--helm-chart', tgz)).rejects.toThrow(/Reader \(typed\.scaffold\.example\.com\/v1\) already exists/);
+    await expect(cli(dir, 'create', 'api', '--group', 'typed', '--version', 'v1', '--kind', 'Reader', '--helm-chart', tgz)).rejects.toThrow(
+      /Reader \(typed\.scaffold\.example\.com\/v1\) already exists/,
+    );
   }, 300_000);
 
   it("make bundle packages every kind into a bundle that our validator and OLM's accept", async () => {
@@ -292,14 +402,26 @@ describe('a project with a kind per remote source, a subchart and a typed schema
       spec: { customresourcedefinitions: { owned: { kind: string }[] } };
     };
     expect(csv.metadata.name).toBe('scaffold-b.v0.1.0');
-    expect(csv.spec.customresourcedefinitions.owned.map((o) => o.kind).sort()).toEqual(['Parent', 'Reader', 'Starter', 'WebOci', 'WebRepo', 'WebTgz']);
+    expect(csv.spec.customresourcedefinitions.owned.map((o) => o.kind).sort()).toEqual([
+      'Parent',
+      'Reader',
+      'Starter',
+      'WebOci',
+      'WebRepo',
+      'WebTgz',
+    ]);
     // config/scorecard (init wrote it; config/manifests lists ../scorecard) is what tests/ holds.
-    const scorecard = parse(await readFile(path.join(dir, 'bundle/tests/scorecard/config.yaml'), 'utf8')) as { stages: { tests: unknown[] }[] };
+    const scorecard = parse(await readFile(path.join(dir, 'bundle/tests/scorecard/config.yaml'), 'utf8')) as {
+      stages: { tests: unknown[] }[];
+    };
     expect(scorecard.stages[0]?.tests).toHaveLength(6);
     // OLM's own validators (hack/olm, built by this repository's tools.sh): every always-on check and suite=operatorframework.
     await exec('bash', [path.join(REPO, 'hack/tools.sh'), 'olm-validate'], { timeoutMs: 1_800_000 });
     const validator = path.join((await exec('bash', [path.join(REPO, 'hack/tools.sh'), 'path', 'olm-validate'])).trim(), 'olm-validate');
-    const report = JSON.parse(await exec(validator, ['--select-optional', 'suite=operatorframework', path.join(dir, 'bundle')])) as { passed: boolean; outputs: { type: string; message: string }[] };
+    const report = JSON.parse(await exec(validator, ['--select-optional', 'suite=operatorframework', path.join(dir, 'bundle')])) as {
+      passed: boolean;
+      outputs: { type: string; message: string }[];
+    };
     expect(report.outputs.filter((o) => o.type === 'error')).toEqual([]);
     expect(report.passed).toBe(true);
   }, 1_800_000);
@@ -316,7 +438,9 @@ describe('a project with a kind per remote source, a subchart and a typed schema
     };
     await expect(apply(cr('  mode: turbo\n'))).rejects.toThrow(/spec\.mode: Unsupported value: "turbo"/);
     await expect(apply(cr('  users: [{team: x}]\n'))).rejects.toThrow(/spec\.users\[0\]\.name: Required value/);
-    await expect(apply(cr('  replicas: 0\n'))).rejects.toThrow(/spec\.replicas: Invalid value: 0: spec\.replicas in body should be greater than or equal to 1/);
+    await expect(apply(cr('  replicas: 0\n'))).rejects.toThrow(
+      /spec\.replicas: Invalid value: 0: spec\.replicas in body should be greater than or equal to 1/,
+    );
     await apply(cr('  mode: fast\n  users: [{name: me}]\n'));
     const stored = JSON.parse(await kubectl('get', `readers.typed.${DOMAIN}`, 'schema-check', '-n', ns!.name, '-o', 'json')) as Cr;
     expect(stored.spec).toMatchObject({ mode: 'fast', replicas: 2, users: [{ name: 'me', team: 'platform' }] });
@@ -366,7 +490,10 @@ describe('bad input: clear errors, nothing written', () => {
   it('names the chart that cannot be found, wherever it was looked for', async () => {
     await fails(['--kind', 'Web', '--helm-chart', 'missing-1.0.0.tgz'], /chart archive missing-1\.0\.0\.tgz not found/);
     await fails(['--kind', 'Web', '--helm-chart', 'nosuchrepo/web'], /cannot fetch chart nosuchrepo\/web: .*nosuchrepo/);
-    await fails(['--kind', 'Web', '--helm-chart', `oci://${registry!.host}/charts/absent`, '--plain-http'], /cannot fetch chart oci:\/\/.*absent/);
+    await fails(
+      ['--kind', 'Web', '--helm-chart', `oci://${registry!.host}/charts/absent`, '--plain-http'],
+      /cannot fetch chart oci:\/\/.*absent/,
+    );
     await fails(['--kind', 'Web', '--helm-chart', 'web'], /a bare name needs --helm-chart-repo/);
   });
 

@@ -33,7 +33,15 @@ export async function serveDirectory(dir: string): Promise<Served> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const addr = server.address();
   const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-  return { url: `http://127.0.0.1:${port}`, stop: () => new Promise<void>((resolve) => server.close(() => { resolve(); })) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: () =>
+      new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      ),
+  };
 }
 
 export interface Registry extends Served {
@@ -52,9 +60,10 @@ export async function startRegistry(bin: string, workDir: string): Promise<Regis
   );
   const child: Child = startChild(bin, ['serve', config], { cwd: workDir, env: { ...process.env, OTEL_TRACES_EXPORTER: 'none' } });
   const host = `127.0.0.1:${port}`;
-  await waitFor(`the registry on ${host}`, async () => (await fetch(`http://${host}/v2/`)).status === 200, { timeoutMs: 30_000 }).catch((err: unknown) => {
-    throw new Error(`${String(err)}\n${child.output()}`);
-  });
+  await waitFor(`the registry on ${host}`, async () => (await fetch(`http://${host}/v2/`)).status === 200, { timeoutMs: 30_000 }).catch(
+    (err: unknown) => {
+      throw new Error(`${String(err)}\n${child.output()}`);
+    },
+  );
   return { host, url: `http://${host}`, stop: () => child.stop() };
 }
-

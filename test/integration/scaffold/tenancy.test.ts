@@ -18,7 +18,16 @@ describe('create api on a chart whose values CR authors can write templates thro
 
   beforeAll(async () => {
     root = await initFilesOnly('tenancy');
-    output = await runCreateApi({ root, helmBinary: inject('helmBin'), force: false, dryRun: false, group: 'apps', version: 'v1', kind: 'Extras', helmChart: fixtureChart('tenant-extras') });
+    output = await runCreateApi({
+      root,
+      helmBinary: inject('helmBin'),
+      force: false,
+      dryRun: false,
+      group: 'apps',
+      version: 'v1',
+      kind: 'Extras',
+      helmChart: fixtureChart('tenant-extras'),
+    });
     readme = await readFile(path.join(root, 'README.md'), 'utf8');
   });
   afterAll(async () => {
@@ -34,16 +43,29 @@ describe('create api on a chart whose values CR authors can write templates thro
     expect(tenancy[0]).toContain('metrics.extraManifests: a list of objects');
     // The chart renders ConfigMaps with its defaults: the watch's allowKinds, which the gateway holds
     // such values to whatever role.yaml grants (ConfigMaps, and Secrets for helm's records).
-    expect(tenancy[1]).toContain("objects of the kinds the watch's allowKinds lists (ConfigMap; the helm gateway refuses any other) in every namespace");
+    expect(tenancy[1]).toContain(
+      "objects of the kinds the watch's allowKinds lists (ConfigMap; the helm gateway refuses any other) in every namespace",
+    );
     expect(tenancy[2]).toContain('--default-service-account <name>');
   });
 
   it("writes the same into the README's Tenancy section, once, replaced on a --force re-run", async () => {
     const section = readme.slice(readme.indexOf('## Tenancy'));
-    expect(section).toContain('- **Extras** (`helm-charts/tenant-extras`): CR authors can write templates or whole objects through 5 value(s)');
+    expect(section).toContain(
+      '- **Extras** (`helm-charts/tenant-extras`): CR authors can write templates or whole objects through 5 value(s)',
+    );
     expect(section).toContain('--default-service-account');
     expect(section).toContain('+kubebuilder:scaffold:tenancy');
-    await runCreateApi({ root, helmBinary: inject('helmBin'), force: true, dryRun: false, group: 'apps', version: 'v1', kind: 'Extras', helmChart: fixtureChart('tenant-extras') });
+    await runCreateApi({
+      root,
+      helmBinary: inject('helmBin'),
+      force: true,
+      dryRun: false,
+      group: 'apps',
+      version: 'v1',
+      kind: 'Extras',
+      helmChart: fixtureChart('tenant-extras'),
+    });
     const again = await readFile(path.join(root, 'README.md'), 'utf8');
     expect(again.split('- **Extras**')).toHaveLength(2);
   });

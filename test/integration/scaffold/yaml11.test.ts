@@ -43,7 +43,10 @@ describe('create api from a values.yaml with YAML 1.1 scalars', () => {
   });
   afterAll(async () => {
     await ns?.remove();
-    await kc.makeApiClient(ApiextensionsV1Api).deleteCustomResourceDefinition({ name: `readers.${group}` }).catch(() => undefined);
+    await kc
+      .makeApiClient(ApiextensionsV1Api)
+      .deleteCustomResourceDefinition({ name: `readers.${group}` })
+      .catch(() => undefined);
     await rm(root, { recursive: true, force: true });
   });
 
@@ -54,7 +57,9 @@ describe('create api from a values.yaml with YAML 1.1 scalars', () => {
   };
 
   it('types the CRD fields as helm reads the values', () => {
-    const crd = readHelmYaml(file('config/crd/bases/')) as { spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: { properties: Record<string, { type: string }> } } } } }[] } };
+    const crd = readHelmYaml(file('config/crd/bases/')) as {
+      spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: { properties: Record<string, { type: string }> } } } } }[] };
+    };
     const props = crd.spec.versions[0]?.schema.openAPIV3Schema.properties.spec.properties ?? {};
     expect({ fileMode: props.fileMode?.type, readOnly: props.readOnly?.type, debug: props.debug?.type, mask: props.mask?.type }).toEqual({
       fileMode: 'integer',
@@ -68,12 +73,27 @@ describe('create api from a values.yaml with YAML 1.1 scalars', () => {
     await writeFile(path.join(root, 'crd.yaml'), file('config/crd/bases/'));
     await writeFile(path.join(root, 'sample.yaml'), file('config/samples/'));
     await kubectl('apply', '-f', path.join(root, 'crd.yaml'));
-    await waitFor('the CRD to be established', async () => (await kubectl('get', 'crd', `readers.${group}`, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}')) === 'True');
+    await waitFor(
+      'the CRD to be established',
+      async () =>
+        (await kubectl('get', 'crd', `readers.${group}`, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}')) ===
+        'True',
+    );
     if (ns === undefined) throw new Error('no namespace: beforeAll failed');
     const namespace = ns.name;
     await kubectl('apply', '-n', namespace, '-f', path.join(root, 'sample.yaml'));
     const custom = kc.makeApiClient(CustomObjectsApi);
-    const list = (await custom.listNamespacedCustomObject({ group, version: 'v1', namespace, plural: 'readers' })) as { items: { spec: unknown }[] };
-    expect(list.items[0]?.spec).toEqual({ image: 'nginx:1.27.3', replicas: 1, spelling: 'yaml11', fileMode: 256, readOnly: true, debug: false, mask: 31 });
+    const list = (await custom.listNamespacedCustomObject({ group, version: 'v1', namespace, plural: 'readers' })) as {
+      items: { spec: unknown }[];
+    };
+    expect(list.items[0]?.spec).toEqual({
+      image: 'nginx:1.27.3',
+      replicas: 1,
+      spelling: 'yaml11',
+      fileMode: 256,
+      readOnly: true,
+      debug: false,
+      mask: 31,
+    });
   });
 });

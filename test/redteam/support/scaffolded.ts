@@ -29,4 +29,5 @@ export async function scaffoldedWatch(chart: string): Promise<ScaffoldedWatch> {
 }
 
 /** Its tenancy fields in flow-mapping syntax. */
-export const scaffoldedFields = (w: ScaffoldedWatch): string[] => (w.allowKinds === undefined ? [] : [`allowKinds: [${w.allowKinds.join(', ')}]`]);
+export const scaffoldedFields = (w: ScaffoldedWatch): string[] =>
+  w.allowKinds === undefined ? [] : [`allowKinds: [${w.allowKinds.join(', ')}]`];

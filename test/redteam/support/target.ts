@@ -4,7 +4,15 @@
  * afterwards that the same process still runs and answers /healthz: a tenant that crashes or
  * freezes the operator has won whatever else the test asserts.
  */
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
+  type KubeConfig,
+  type V1ConfigMap,
+} from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { spawnOperator, watchesFile, type OperatorProcess } from '../../integration/production/support.js';
 import { exists, waitFor, type WaitOptions } from '../../support/kube.js';
@@ -82,7 +90,8 @@ export const SCAFFOLDED: Configuration = {
 export const CONFIGURATIONS: readonly Configuration[] = [RECOMMENDED, DEFAULT];
 
 /** The fields of configuration `c`'s watch entry for `chart`. */
-export const watchFieldsOf = async (c: Configuration, chart: string): Promise<readonly string[]> => (typeof c.watchFields === 'function' ? c.watchFields(chart) : c.watchFields);
+export const watchFieldsOf = async (c: Configuration, chart: string): Promise<readonly string[]> =>
+  typeof c.watchFields === 'function' ? c.watchFields(chart) : c.watchFields;
 
 async function watches(c: Configuration): Promise<string> {
   const entry = async (k: TestKind, chart: string): Promise<string> =>
@@ -149,7 +158,9 @@ export class Target {
   async settle(name: string, k: TestKind = this.config.extras, o: WaitOptions = {}): Promise<{ cr: CR; outcome: string }> {
     const p = this.process;
     const died = p.exited.then(({ code, signal }) => {
-      throw new Error(`the operator died (${String(code ?? signal)}) before it finished with ${name}; its output ends:\n${p.dump().slice(-2000)}`);
+      throw new Error(
+        `the operator died (${String(code ?? signal)}) before it finished with ${name}; its output ends:\n${p.dump().slice(-2000)}`,
+      );
     });
     const done = await Promise.race([settle(this.adminCrs(k), this.tenancy.a, name, o), died]);
     this.outcomes.push(`${name}: ${done.outcome}`);
@@ -212,7 +223,8 @@ export class Target {
   /** Starts the operator again when an attack left it dead (counted in `restarts`). */
   async ensureRunning(): Promise<void> {
     const p = this.#proc;
-    if (p !== undefined && p.child.exitCode === null && p.child.signalCode === null && (await healthProblem(this.#health)) === undefined) return;
+    if (p !== undefined && p.child.exitCode === null && p.child.signalCode === null && (await healthProblem(this.#health)) === undefined)
+      return;
     if (p !== undefined) {
       p.child.kill('SIGKILL');
       await p.exited;
@@ -224,7 +236,8 @@ export class Target {
   /** The same process as before the attack, alive, and answering /healthz. */
   async expectAlive(pid: number, restarts: number): Promise<void> {
     const p = this.process;
-    const ended = p.child.exitCode !== null || p.child.signalCode !== null ? `exited (${String(p.child.exitCode ?? p.child.signalCode)})` : undefined;
+    const ended =
+      p.child.exitCode !== null || p.child.signalCode !== null ? `exited (${String(p.child.exitCode ?? p.child.signalCode)})` : undefined;
     expect(ended, `the operator process ${pid}; its output ends:\n${p.dump().slice(-3000)}`).toBeUndefined();
     expect(p.pid).toBe(pid);
     expect(this.restarts).toBe(restarts);
@@ -242,7 +255,11 @@ export class Target {
  * One describe per configuration, `topic` and the configuration in its title, with its own
  * tenants and operator process (set up before, torn down after); `attacks` registers the tests.
  */
-export function againstEachConfiguration(topic: string, attacks: (target: Target, config: Configuration) => void, configurations: readonly Configuration[] = CONFIGURATIONS): void {
+export function againstEachConfiguration(
+  topic: string,
+  attacks: (target: Target, config: Configuration) => void,
+  configurations: readonly Configuration[] = CONFIGURATIONS,
+): void {
   for (const config of configurations) {
     describe(`${topic}, ${config.name} configuration (${config.description})`, () => {
       const target = new Target(config);
@@ -287,7 +304,8 @@ export interface AttackOptions {
  */
 export function expectationOf(config: Configuration, o: Pick<AttackOptions, 'kind' | 'chartKindsOnly'>): Expectation {
   if (config.name === 'default') return o.kind === 'escalate' || o.kind === 'read' ? 'by-design' : 'holds';
-  if (config.name === 'scaffolded') return o.kind === 'read' || (o.kind === 'escalate' && o.chartKindsOnly === true) ? 'by-design' : 'holds';
+  if (config.name === 'scaffolded')
+    return o.kind === 'read' || (o.kind === 'escalate' && o.chartKindsOnly === true) ? 'by-design' : 'holds';
   return 'holds';
 }
 

@@ -6,13 +6,7 @@
  * operator did for them, never what the test's own rights did.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  RbacAuthorizationV1Api,
-  type V1PolicyRule,
-} from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
 import { VALUES_SOURCE_LABEL } from '../../../src/reconciler/desired/values-from.js';
@@ -91,7 +85,11 @@ export class Tenancy {
 
   static async create(): Promise<Tenancy> {
     const kc = testKubeConfig();
-    const t = new Tenancy([await createNamespace(kc, 'tenant-a'), await createNamespace(kc, 'tenant-b'), await createNamespace(kc, 'victim')]);
+    const t = new Tenancy([
+      await createNamespace(kc, 'tenant-a'),
+      await createNamespace(kc, 'tenant-b'),
+      await createNamespace(kc, 'victim'),
+    ]);
     await t.#setUp();
     return t;
   }
@@ -109,10 +107,18 @@ export class Tenancy {
   }
 
   async #secret(namespace: string, name: string, stringData: Record<string, string>, labels?: Record<string, string>): Promise<void> {
-    await this.#core.createNamespacedSecret({ namespace, body: { metadata: { name, ...(labels === undefined ? {} : { labels }) }, stringData } });
+    await this.#core.createNamespacedSecret({
+      namespace,
+      body: { metadata: { name, ...(labels === undefined ? {} : { labels }) }, stringData },
+    });
   }
 
-  async #grant(namespace: string, name: string, rules: V1PolicyRule[], subject: { kind: string; name: string; namespace?: string; apiGroup?: string }): Promise<void> {
+  async #grant(
+    namespace: string,
+    name: string,
+    rules: V1PolicyRule[],
+    subject: { kind: string; name: string; namespace?: string; apiGroup?: string },
+  ): Promise<void> {
     await this.#rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } });
     await this.#rbac.createNamespacedRoleBinding({
       namespace,
@@ -129,7 +135,11 @@ export class Tenancy {
     const rbac = this.tenant.makeApiClient(RbacAuthorizationV1Api);
     const forbidden = (err: unknown): boolean => isStatus(err, 403);
     // RBAC caches settle within a moment of the RoleBinding's creation: wait for the allowed read.
-    await waitFor(`${TENANT_USER} to list ConfigMaps of ${this.a}`, async () => (await core.listNamespacedConfigMap({ namespace: this.a })).items.length > 0, { timeoutMs: 30_000 });
+    await waitFor(
+      `${TENANT_USER} to list ConfigMaps of ${this.a}`,
+      async () => (await core.listNamespacedConfigMap({ namespace: this.a })).items.length > 0,
+      { timeoutMs: 30_000 },
+    );
     await expect(core.listNamespacedSecret({ namespace: this.a })).rejects.toSatisfy(forbidden);
     await expect(core.readNamespacedSecret({ namespace: this.a, name: 'internal' })).rejects.toSatisfy(forbidden);
     await expect(core.readNamespacedSecret({ namespace: this.victim, name: 'db' })).rejects.toSatisfy(forbidden);
@@ -164,7 +174,12 @@ export class Tenancy {
     const custom = this.tenant.makeApiClient(CustomObjectsApi);
     const crs = await Promise.all(
       kinds.map(async (k) => {
-        const list = (await custom.listNamespacedCustomObject({ group: k.group, version: k.version, plural: k.plural, namespace: this.a })) as { items: CR[] };
+        const list = (await custom.listNamespacedCustomObject({
+          group: k.group,
+          version: k.version,
+          plural: k.plural,
+          namespace: this.a,
+        })) as { items: CR[] };
         return list.items.map(({ metadata, status }) => ({ metadata, status }));
       }),
     );

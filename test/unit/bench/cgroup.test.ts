@@ -21,7 +21,7 @@ describe('bench cgroup limits', () => {
     expect(() => parseMemory('--memory-limit', '512')).toThrow(/at least 16Mi/);
   });
 
-  it('puts each cgroup under the benchmark\'s own cgroup of each hierarchy', () => {
+  it("puts each cgroup under the benchmark's own cgroup of each hierarchy", () => {
     const own = parseProcCgroup('4:memory:/process_api/abc\n2:cpuacct:/\n1:cpu:/\n0::/\n');
     expect(cgroupDirs('/sys/fs/cgroup', own, 'bench-1-ours')).toEqual({
       cpu: '/sys/fs/cgroup/cpu/bench-1-ours',
@@ -41,6 +41,11 @@ describe('bench cgroup limits', () => {
       memoryPeakBytes: 1,
       memoryLimitHits: 0,
     });
-    expect(usageBetween(at(2, 10, 100), at(5.5, 30, 150))).toEqual({ cpuSeconds: 3.5, throttledPeriods: 20, throttledSeconds: 2, periods: 50 });
+    expect(usageBetween(at(2, 10, 100), at(5.5, 30, 150))).toEqual({
+      cpuSeconds: 3.5,
+      throttledPeriods: 20,
+      throttledSeconds: 2,
+      periods: 50,
+    });
   });
 });

@@ -20,7 +20,9 @@ describe('bench-compare report statistics', () => {
 });
 
 describe('bench-compare targets', () => {
-  const result = JSON.parse(readFileSync(path.join(import.meta.dirname, '../../../docs/benchmarks/compare-N1000-first-pass.json'), 'utf8')) as CompareResult;
+  const result = JSON.parse(
+    readFileSync(path.join(import.meta.dirname, '../../../docs/benchmarks/compare-N1000-first-pass.json'), 'utf8'),
+  ) as CompareResult;
   const peak = (r: CompareResult) => rows(r).find((row) => row.metric === 'operator RSS peak during converge')!;
 
   it('judges the RSS peak at N=1000 against 150 MiB too, not only against operator-sdk', () => {

@@ -13,7 +13,12 @@ describe('rates', () => {
 
   it('is empty below two samples, and never negative', () => {
     expect(rates([{ atMs: 0, requests: 5 }])).toEqual([]);
-    expect(rates([{ atMs: 0, requests: 5 }, { atMs: 1_000, requests: 5 }])).toEqual([0]);
+    expect(
+      rates([
+        { atMs: 0, requests: 5 },
+        { atMs: 1_000, requests: 5 },
+      ]),
+    ).toEqual([0]);
   });
 });
 
@@ -39,7 +44,13 @@ describe('onChart', () => {
   const cr = (chartVersion: string, ready: string) => ({
     apiVersion: 'example.com/v1alpha1',
     kind: 'Nginx',
-    status: { deployedRelease: { chartVersion }, conditions: [{ type: 'Deployed', status: 'True' }, { type: 'Ready', status: ready }] },
+    status: {
+      deployedRelease: { chartVersion },
+      conditions: [
+        { type: 'Deployed', status: 'True' },
+        { type: 'Ready', status: ready },
+      ],
+    },
   });
 
   it('holds for a CR on the version that is Ready', () => {

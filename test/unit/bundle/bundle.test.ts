@@ -8,9 +8,18 @@ import { get, type K8sObject } from '../../../src/bundle/types.js';
 import { isPlainObject } from '../../../src/util/plain-object.js';
 import { kustomizeManifests } from '../../../src/bundle/kustomize-manifests.js';
 import { formatFindings, validateBundle } from '../../../src/bundle/validate.js';
-import { asBundleFiles, brokenBundle, brokenCases, DEPRECATED_API_MESSAGES, deprecatedApiBundle, generateFixture, kustomizeOutput } from '../../support/bundle-fixture.js';
+import {
+  asBundleFiles,
+  brokenBundle,
+  brokenCases,
+  DEPRECATED_API_MESSAGES,
+  deprecatedApiBundle,
+  generateFixture,
+  kustomizeOutput,
+} from '../../support/bundle-fixture.js';
 
-const build = () => buildBundle({ objects: kustomizeOutput(), version: '0.1.0', packageName: 'demo-operator', createdAt: 'T', builderVersion: '0.1.0' });
+const build = () =>
+  buildBundle({ objects: kustomizeOutput(), version: '0.1.0', packageName: 'demo-operator', createdAt: 'T', builderVersion: '0.1.0' });
 
 describe('generate bundle', () => {
   it('moves the Deployment and the ServiceAccount’s bound roles into the CSV', () => {
@@ -20,7 +29,10 @@ describe('generate bundle', () => {
     expect(get(csv, 'spec', 'install', 'spec', 'deployments', '0', 'name')).toBe('demo-controller-manager');
     expect(get(csv, 'spec', 'install', 'spec', 'permissions', '0', 'rules', '0', 'resources')).toEqual(['leases']);
     expect(get(csv, 'spec', 'install', 'spec', 'clusterPermissions', '0', 'serviceAccountName')).toBe('demo-controller-manager');
-    expect(others.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(['ClusterRole/demo-metrics-reader', 'Service/demo-metrics-service']);
+    expect(others.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+      'ClusterRole/demo-metrics-reader',
+      'Service/demo-metrics-service',
+    ]);
     expect(others.every((o) => o.metadata.namespace === undefined)).toBe(true);
     expect(notes.join()).toContain('Namespace demo-system');
   });
@@ -31,14 +43,19 @@ describe('generate bundle', () => {
       { name: 'WATCH_NAMESPACE', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['olm.targetNamespaces']" } } },
     ]);
     expect(get(csv, 'spec', 'relatedImages')).toEqual([{ name: 'manager', image: 'registry.example.com/demo-operator:v0.1.0' }]);
-    expect(JSON.parse(csv.metadata.annotations!['alm-examples']!)).toEqual([{ apiVersion: 'example.com/v1alpha1', kind: 'Web', metadata: { name: 'web-sample' }, spec: { replicaCount: 2 } }]);
+    expect(JSON.parse(csv.metadata.annotations!['alm-examples']!)).toEqual([
+      { apiVersion: 'example.com/v1alpha1', kind: 'Web', metadata: { name: 'web-sample' }, spec: { replicaCount: 2 } },
+    ]);
     expect(csv.metadata.annotations!['operators.operatorframework.io/project_layout']).toBe('helm.sdk.operatorframework.io/v1');
   });
 
   it('derives descriptors from the CRD schema', () => {
     const [owned] = ownedEntries(kustomizeOutput().find((o) => o.kind === 'CustomResourceDefinition')!);
     expect(owned).toMatchObject({ name: 'webs.example.com', version: 'v1alpha1', kind: 'Web', description: 'Web runs the web chart.' });
-    expect(owned!.specDescriptors).toEqual([{ path: 'image', displayName: 'Image' }, { path: 'replicaCount', displayName: 'Replica Count', description: 'How many pods' }]);
+    expect(owned!.specDescriptors).toEqual([
+      { path: 'image', displayName: 'Image' },
+      { path: 'replicaCount', displayName: 'Replica Count', description: 'How many pods' },
+    ]);
     expect(owned!.statusDescriptors![0]!['x-descriptors']).toEqual(['urn:alm:descriptor:io.kubernetes.conditions']);
   });
 
@@ -57,9 +74,22 @@ describe('generate bundle', () => {
   });
 
   it('refuses bad input with the reason', () => {
-    expect(() => buildBundle({ objects: kustomizeOutput().slice(1), version: '0.1.0', packageName: 'p', createdAt: 'T', builderVersion: '0' })).toThrow(/no ClusterServiceVersion/);
-    expect(() => buildBundle({ objects: kustomizeOutput(), version: 'one', packageName: 'p', createdAt: 'T', builderVersion: '0' })).toThrow(/not a semantic version/);
-    expect(() => buildBundle({ objects: kustomizeOutput(), version: '0.1.0', packageName: 'p', createdAt: 'T', builderVersion: '0', useImageDigests: true })).toThrow(/not pinned by digest/);
+    expect(() =>
+      buildBundle({ objects: kustomizeOutput().slice(1), version: '0.1.0', packageName: 'p', createdAt: 'T', builderVersion: '0' }),
+    ).toThrow(/no ClusterServiceVersion/);
+    expect(() =>
+      buildBundle({ objects: kustomizeOutput(), version: 'one', packageName: 'p', createdAt: 'T', builderVersion: '0' }),
+    ).toThrow(/not a semantic version/);
+    expect(() =>
+      buildBundle({
+        objects: kustomizeOutput(),
+        version: '0.1.0',
+        packageName: 'p',
+        createdAt: 'T',
+        builderVersion: '0',
+        useImageDigests: true,
+      }),
+    ).toThrow(/not pinned by digest/);
   });
 
   it('writes the base CSV and kustomization only when absent', () => {
@@ -72,7 +102,9 @@ describe('generate bundle', () => {
       ['config/scorecard/patches/basic.config.yaml', 'skip'],
       ['config/scorecard/patches/olm.config.yaml', 'skip'],
     ]);
-    expect((parse((plan[1] as { body: string }).body) as { resources: string[] }).resources).toEqual(expect.arrayContaining(['../default', '../samples', '../scorecard']));
+    expect((parse((plan[1] as { body: string }).body) as { resources: string[] }).resources).toEqual(
+      expect.arrayContaining(['../default', '../samples', '../scorecard']),
+    );
     const csv = parse((plan[0] as { body: string }).body) as { spec: { installModes: unknown[] } };
     expect(csv.spec.installModes).toHaveLength(4);
   });
@@ -80,34 +112,63 @@ describe('generate bundle', () => {
 
 describe('scorecard', () => {
   const scorecardOf = (objects: K8sObject[]): unknown => {
-    const { plan } = generateBundle({ objects, version: '0.1.0', packageName: 'demo-operator', createdAt: 'T', builderVersion: '0', channels: ['alpha'] });
+    const { plan } = generateBundle({
+      objects,
+      version: '0.1.0',
+      packageName: 'demo-operator',
+      createdAt: 'T',
+      builderVersion: '0',
+      channels: ['alpha'],
+    });
     const op = plan.find((o) => o.op === 'create' && o.path === 'bundle/tests/scorecard/config.yaml');
     return parse((op as { body: string }).body);
   };
-  const custom: K8sObject = { apiVersion: 'scorecard.operatorframework.io/v1alpha3', kind: 'Configuration', metadata: { name: 'config' }, stages: [{ parallel: false, tests: [] }] };
+  const custom: K8sObject = {
+    apiVersion: 'scorecard.operatorframework.io/v1alpha3',
+    kind: 'Configuration',
+    metadata: { name: 'config' },
+    stages: [{ parallel: false, tests: [] }],
+  };
 
   it("writes config/scorecard's Configuration to tests/, not to manifests/", () => {
-    const { plan } = generateBundle({ objects: [...kustomizeOutput(), custom], version: '0.1.0', packageName: 'demo-operator', createdAt: 'T', builderVersion: '0', channels: ['alpha'] });
-    expect(plan.filter((o) => o.op === 'create' && o.path.includes('/manifests/') && String(o.body).includes('kind: Configuration'))).toEqual([]);
+    const { plan } = generateBundle({
+      objects: [...kustomizeOutput(), custom],
+      version: '0.1.0',
+      packageName: 'demo-operator',
+      createdAt: 'T',
+      builderVersion: '0',
+      channels: ['alpha'],
+    });
+    expect(
+      plan.filter((o) => o.op === 'create' && o.path.includes('/manifests/') && String(o.body).includes('kind: Configuration')),
+    ).toEqual([]);
     expect(scorecardOf([...kustomizeOutput(), custom])).toEqual(custom);
   });
 
   it("is operator-sdk's default (basic + olm suites) without one, and the same as config/scorecard renders", () => {
     const def = scorecardOf(kustomizeOutput()) as { stages: { tests: { labels: { suite: string; test: string } }[] }[] };
     expect(def.stages[0]?.tests.map((t) => t.labels.test)).toEqual([
-      'basic-check-spec-test', 'olm-bundle-validation-test', 'olm-crds-have-validation-test', 'olm-crds-have-resources-test', 'olm-spec-descriptors-test', 'olm-status-descriptors-test',
+      'basic-check-spec-test',
+      'olm-bundle-validation-test',
+      'olm-crds-have-validation-test',
+      'olm-crds-have-resources-test',
+      'olm-spec-descriptors-test',
+      'olm-status-descriptors-test',
     ]);
     // config/scorecard: the base plus each patch's tests, in order, is that default.
     const files = new Map(scorecardKustomize().flatMap((op) => (op.op === 'create' ? [[op.path, parse(String(op.body)) as unknown]] : [])));
     const base = structuredClone(files.get('config/scorecard/bases/config.yaml')) as typeof def;
     for (const suite of ['basic', 'olm']) {
-      for (const p of files.get(`config/scorecard/patches/${suite}.config.yaml`) as { value: (typeof def)['stages'][0]['tests'][0] }[]) base.stages[0]?.tests.push(p.value);
+      for (const p of files.get(`config/scorecard/patches/${suite}.config.yaml`) as { value: (typeof def)['stages'][0]['tests'][0] }[])
+        base.stages[0]?.tests.push(p.value);
     }
     expect(base).toEqual(def);
   });
 
   it('refuses two Configurations', () => {
-    expect(() => scorecardOf([...kustomizeOutput(), custom, { ...custom, metadata: { name: 'other' } }])).toThrow(/2 scorecard Configurations/);
+    expect(() => scorecardOf([...kustomizeOutput(), custom, { ...custom, metadata: { name: 'other' } }])).toThrow(
+      /2 scorecard Configurations/,
+    );
   });
 });
 
@@ -125,23 +186,40 @@ describe('bundle validate', () => {
 
   it('reports annotation problems with the file and field', () => {
     const b = asBundleFiles(generateFixture());
-    const files = b.files.map((f) => (f.path === 'metadata/annotations.yaml' ? { ...f, text: f.text.replace('registry+v1', 'helm+v1') } : f));
-    expect(validateBundle({ dirs: b.dirs, files })).toContainEqual(expect.objectContaining({ check: 'format', file: 'metadata/annotations.yaml', path: 'annotations.operators.operatorframework.io.bundle.mediatype.v1' }));
+    const files = b.files.map((f) =>
+      f.path === 'metadata/annotations.yaml' ? { ...f, text: f.text.replace('registry+v1', 'helm+v1') } : f,
+    );
+    expect(validateBundle({ dirs: b.dirs, files })).toContainEqual(
+      expect.objectContaining({
+        check: 'format',
+        file: 'metadata/annotations.yaml',
+        path: 'annotations.operators.operatorframework.io.bundle.mediatype.v1',
+      }),
+    );
     expect(() => validateBundle(b, { selectOptional: 'suite=nope' })).toThrow(/expected suite=operatorframework/);
   });
 });
 
 describe("bundle validate: OLM's deprecated-API warnings (alpha-deprecated-apis, in suite=operatorframework)", () => {
   it('warns about an object and a CSV rule of an API Kubernetes removed, with OLM’s message, when minKubeVersion is older', () => {
-    const findings = validateBundle(deprecatedApiBundle('1.24.0'), { selectOptional: 'suite=operatorframework' }).filter((f) => f.check === 'alpha-deprecated-apis');
+    const findings = validateBundle(deprecatedApiBundle('1.24.0'), { selectOptional: 'suite=operatorframework' }).filter(
+      (f) => f.check === 'alpha-deprecated-apis',
+    );
     expect(findings.map((f) => f.level)).toEqual(['warning', 'warning']);
-    expect(findings[0]).toMatchObject({ file: 'manifests/demo-pdb_policy_v1beta1_poddisruptionbudget.yaml', message: DEPRECATED_API_MESSAGES.object });
+    expect(findings[0]).toMatchObject({
+      file: 'manifests/demo-pdb_policy_v1beta1_poddisruptionbudget.yaml',
+      message: DEPRECATED_API_MESSAGES.object,
+    });
     expect(findings[1]?.message).toMatch(DEPRECATED_API_MESSAGES.rule);
-    expect(formatFindings(findings, 'text')).toMatch(/^WARN {2}\[alpha-deprecated-apis\] manifests\/demo-pdb_policy_v1beta1_poddisruptionbudget\.yaml: this bundle is using APIs which were deprecated and removed in v1\.25/m);
+    expect(formatFindings(findings, 'text')).toMatch(
+      /^WARN {2}\[alpha-deprecated-apis\] manifests\/demo-pdb_policy_v1beta1_poddisruptionbudget\.yaml: this bundle is using APIs which were deprecated and removed in v1\.25/m,
+    );
   });
 
   it('makes the removed object an error once minKubeVersion is at or past the removal; the rule stays a warning', () => {
-    const findings = validateBundle(deprecatedApiBundle('1.28.0'), { selectOptional: 'name=alpha-deprecated-apis' }).filter((f) => f.check === 'alpha-deprecated-apis');
+    const findings = validateBundle(deprecatedApiBundle('1.28.0'), { selectOptional: 'name=alpha-deprecated-apis' }).filter(
+      (f) => f.check === 'alpha-deprecated-apis',
+    );
     expect(findings.map((f) => f.level)).toEqual(['error', 'warning']);
   });
 

@@ -34,13 +34,19 @@ describe('run flags', () => {
   });
 
   it('refuses a reconcile period under 1s (a busy loop), keeps 0 (off), and floors CR annotations at 30s by default', async () => {
-    await expect(parse(['--reconcile-period', '1ms'])).rejects.toThrow('--reconcile-period 1ms is shorter than the 1s floor: every CR would be reconciled in a busy loop');
+    await expect(parse(['--reconcile-period', '1ms'])).rejects.toThrow(
+      '--reconcile-period 1ms is shorter than the 1s floor: every CR would be reconciled in a busy loop',
+    );
     expect((await parse(['--reconcile-period', '0'])).reconcilePeriodMs).toBe(0);
     expect((await parse(['--reconcile-period', '1s'])).reconcilePeriodMs).toBe(1_000);
     expect((await parse([])).annotationReconcilePeriodFloorMs).toBe(30_000);
     expect((await parse(['--annotation-reconcile-period-floor', '2s'])).annotationReconcilePeriodFloorMs).toBe(2_000);
-    await expect(parse(['--annotation-reconcile-period-floor', '500ms'])).rejects.toThrow(/--annotation-reconcile-period-floor 500ms is shorter than the 1s floor/);
-    await expect(parse(['--annotation-reconcile-period-floor', '0'])).rejects.toThrow(/--annotation-reconcile-period-floor 0 is shorter than the 1s floor/);
+    await expect(parse(['--annotation-reconcile-period-floor', '500ms'])).rejects.toThrow(
+      /--annotation-reconcile-period-floor 500ms is shorter than the 1s floor/,
+    );
+    await expect(parse(['--annotation-reconcile-period-floor', '0'])).rejects.toThrow(
+      /--annotation-reconcile-period-floor 0 is shorter than the 1s floor/,
+    );
   });
 
   it('0 disables the metrics and health servers', async () => {
@@ -71,7 +77,13 @@ describe('run flags', () => {
 
   it('--leader-elect with an id and namespace, and controller-runtime timing defaults', async () => {
     const o = await parse(['--leader-elect', '--leader-election-id', 'my-op', '--leader-election-namespace', 'ops']);
-    expect(o.leaderElection).toEqual({ id: 'my-op', namespace: 'ops', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+    expect(o.leaderElection).toEqual({
+      id: 'my-op',
+      namespace: 'ops',
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+    });
   });
 
   it('--sharding is off by default, and needs --leader-elect, whose Leases it names after', async () => {
@@ -100,7 +112,15 @@ describe('run flags', () => {
 
   it('validates leader election timings', async () => {
     await expect(
-      parse(['--leader-elect', '--leader-election-id', 'x', '--leader-election-lease-duration', '10s', '--leader-election-renew-deadline', '10s']),
+      parse([
+        '--leader-elect',
+        '--leader-election-id',
+        'x',
+        '--leader-election-lease-duration',
+        '10s',
+        '--leader-election-renew-deadline',
+        '10s',
+      ]),
     ).rejects.toThrow(/lease duration > renew deadline/);
     await expect(parse(['--leader-elect', '--leader-election-id', 'x', '--leader-election-lease-duration', '1500ms'])).rejects.toThrow(
       /whole number of seconds/,
@@ -138,10 +158,15 @@ describe('run flags', () => {
 
   it('retry delays: 1s doubling to 5m by default; the first at least 10ms, the longest at least the first and at most 24h', async () => {
     expect(await parse([])).toMatchObject({ minRetryDelayMs: 1_000, maxRetryDelayMs: 300_000 });
-    expect(await parse(['--min-retry-delay', '250ms', '--max-retry-delay=30s'])).toMatchObject({ minRetryDelayMs: 250, maxRetryDelayMs: 30_000 });
+    expect(await parse(['--min-retry-delay', '250ms', '--max-retry-delay=30s'])).toMatchObject({
+      minRetryDelayMs: 250,
+      maxRetryDelayMs: 30_000,
+    });
     // The last of a repeated flag wins (the tests' timings come before a test's own flags).
     expect((await parse(['--min-retry-delay=200ms', '--min-retry-delay=1s'])).minRetryDelayMs).toBe(1_000);
-    await expect(parse(['--min-retry-delay', '5ms'])).rejects.toThrow('--min-retry-delay must be at least 10ms, got 5ms: a failing release would be retried in a busy loop');
+    await expect(parse(['--min-retry-delay', '5ms'])).rejects.toThrow(
+      '--min-retry-delay must be at least 10ms, got 5ms: a failing release would be retried in a busy loop',
+    );
     await expect(parse(['--min-retry-delay', '0'])).rejects.toThrow(/--min-retry-delay must be at least 10ms, got 0s/);
     await expect(parse(['--min-retry-delay', '10m'])).rejects.toThrow('--max-retry-delay 5m0s is shorter than --min-retry-delay 10m0s');
     await expect(parse(['--max-retry-delay', 'soon'])).rejects.toThrow(/--max-retry-delay.*invalid duration "soon"/);
@@ -182,7 +207,18 @@ describe('run flags', () => {
   });
 
   it('no longer refuses the flags implemented here', () => {
-    for (const f of ['metrics-secure', 'metrics-require-rbac', 'enable-http2', 'metrics-bind-address', 'metrics-addr', 'health-probe-bind-address', 'leader-elect', 'enable-leader-election', 'leader-election-id', 'leader-election-namespace']) {
+    for (const f of [
+      'metrics-secure',
+      'metrics-require-rbac',
+      'enable-http2',
+      'metrics-bind-address',
+      'metrics-addr',
+      'health-probe-bind-address',
+      'leader-elect',
+      'enable-leader-election',
+      'leader-election-id',
+      'leader-election-namespace',
+    ]) {
       expect(NOT_YET_IMPLEMENTED as readonly string[]).not.toContain(f);
     }
   });
@@ -192,17 +228,24 @@ describe('run flags', () => {
     expect(plain.metricsSecurity).toBeUndefined();
     expect(plain.metricsCrLimit).toBe(1000);
     expect((await parse(['--metrics-secure'])).metricsSecurity).toEqual({ http2: false, requireRbac: false });
-    expect((await parse(['--metrics-secure', '--metrics-require-rbac', '--enable-http2=true', '--metrics-cert-path', '/certs'])).metricsSecurity).toEqual({
+    expect(
+      (await parse(['--metrics-secure', '--metrics-require-rbac', '--enable-http2=true', '--metrics-cert-path', '/certs'])).metricsSecurity,
+    ).toEqual({
       http2: true,
       requireRbac: true,
       certFiles: { dir: '/certs', certName: 'tls.crt', keyName: 'tls.key' },
     });
-    expect((await parse(['--metrics-secure', '--metrics-cert-path=/c', '--metrics-cert-name=a.pem', '--metrics-cert-key=b.pem'])).metricsSecurity?.certFiles).toEqual({
+    expect(
+      (await parse(['--metrics-secure', '--metrics-cert-path=/c', '--metrics-cert-name=a.pem', '--metrics-cert-key=b.pem'])).metricsSecurity
+        ?.certFiles,
+    ).toEqual({
       dir: '/c',
       certName: 'a.pem',
       keyName: 'b.pem',
     });
-    await expect(parse(['--metrics-require-rbac'])).rejects.toThrow('--metrics-require-rbac needs --metrics-secure: a bearer token must not be sent over plain HTTP');
+    await expect(parse(['--metrics-require-rbac'])).rejects.toThrow(
+      '--metrics-require-rbac needs --metrics-secure: a bearer token must not be sent over plain HTTP',
+    );
     await expect(parse(['--metrics-cert-path', '/c'])).rejects.toThrow('--metrics-cert-path needs --metrics-secure');
     await expect(parse(['--enable-http2'])).rejects.toThrow('--enable-http2 needs --metrics-secure');
     expect((await parse(['--metrics-cr-limit', '0'])).metricsCrLimit).toBe(0);

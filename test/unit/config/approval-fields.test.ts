@@ -15,7 +15,8 @@ afterAll(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-const entry = (...extra: string[]): string => ['- group: example.com', '  version: v1', '  kind: App', '  chart: chart', ...extra].join('\n');
+const entry = (...extra: string[]): string =>
+  ['- group: example.com', '  version: v1', '  kind: App', '  chart: chart', ...extra].join('\n');
 const parse = (text: string) => parseWatches(text, { file: 'watches.yaml', env: {}, baseDir: tmp });
 const problems = async (text: string): Promise<string[]> => {
   try {

@@ -139,7 +139,9 @@ describe('loadChartInfo: directories', () => {
       await symlink(target, join(dir, link));
       const err = await chartError(dir);
       expect(err.reason).toBe('escaping-symlink');
-      expect(err.message).toContain(`chart ${JSON.stringify(dir)}: ${JSON.stringify(link)} is a symbolic link to ${JSON.stringify(target)}, which resolves outside the chart directory`);
+      expect(err.message).toContain(
+        `chart ${JSON.stringify(dir)}: ${JSON.stringify(link)} is a symbolic link to ${JSON.stringify(target)}, which resolves outside the chart directory`,
+      );
     });
 
     it('but not one that .helmignore leaves out (helm reads nothing of it)', async () => {
@@ -295,7 +297,7 @@ describe('loadChartInfo: values.schema.json references', () => {
   });
 });
 
-describe("loadChartInfo: the CRDs of crds/", () => {
+describe('loadChartInfo: the CRDs of crds/', () => {
   let tmp: string;
   beforeEach(async () => {
     tmp = await mkdtemp(join(tmpdir(), 'chart-crds-'));
@@ -306,7 +308,10 @@ describe("loadChartInfo: the CRDs of crds/", () => {
   const crd = (name: string): string => `apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ${name}\n`;
 
   it("reads the chart's, a subchart directory's and a packed subchart's (helm installs all three), nested archives too", async () => {
-    const inner = await writeTree(join(tmp, 'src', 'inner'), { 'Chart.yaml': 'name: inner\nversion: 1.0.0\n', 'crds/inner.yaml': crd('inners.example.com') });
+    const inner = await writeTree(join(tmp, 'src', 'inner'), {
+      'Chart.yaml': 'name: inner\nversion: 1.0.0\n',
+      'crds/inner.yaml': crd('inners.example.com'),
+    });
     const cache = await writeTree(join(tmp, 'src', 'cache'), {
       'Chart.yaml': 'name: cache\nversion: 1.0.0\n',
       'crds/caches.yaml': crd('caches.example.com'),

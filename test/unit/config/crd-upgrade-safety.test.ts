@@ -7,15 +7,28 @@ import { crdUpgradeSafety, formatUnsafeChanges, schemaUpgradeSafety, type Unsafe
 import { apiNames } from '../../../src/scaffold/names.js';
 import { crd } from '../../../src/scaffold/templates/api.js';
 
-const obj = (properties: Record<string, OpenApiSchema>, extra: OpenApiSchema = {}): OpenApiSchema => ({ type: 'object', properties, ...extra });
-const changes = (old: OpenApiSchema, next: OpenApiSchema): string[] => schemaUpgradeSafety(old, next).map((c) => `${c.path} ${c.check}: ${c.message}`);
+const obj = (properties: Record<string, OpenApiSchema>, extra: OpenApiSchema = {}): OpenApiSchema => ({
+  type: 'object',
+  properties,
+  ...extra,
+});
+const changes = (old: OpenApiSchema, next: OpenApiSchema): string[] =>
+  schemaUpgradeSafety(old, next).map((c) => `${c.path} ${c.check}: ${c.message}`);
 
 describe('schemaUpgradeSafety: the OLM v1 checks on one schema', () => {
   it('passes what cannot break an object: equal schemas, descriptions, new optional fields, wider enums and bounds, dropped required', () => {
-    const old = obj({ mode: { type: 'string', enum: ['a', 'b'] }, n: { type: 'integer', minimum: 2, maximum: 5 }, s: { type: 'string', pattern: '^x' } }, { required: ['mode'] });
+    const old = obj(
+      { mode: { type: 'string', enum: ['a', 'b'] }, n: { type: 'integer', minimum: 2, maximum: 5 }, s: { type: 'string', pattern: '^x' } },
+      { required: ['mode'] },
+    );
     expect(changes(old, old)).toEqual([]);
     const next = obj(
-      { mode: { type: 'string', enum: ['a', 'b', 'c'], description: 'now documented' }, n: { type: 'integer', minimum: 1, maximum: 9 }, s: { type: 'string' }, added: { type: 'string' } },
+      {
+        mode: { type: 'string', enum: ['a', 'b', 'c'], description: 'now documented' },
+        n: { type: 'integer', minimum: 1, maximum: 9 },
+        s: { type: 'string' },
+        added: { type: 'string' },
+      },
       { description: 'the spec' },
     );
     expect(changes(old, next)).toEqual([]);
@@ -27,19 +40,33 @@ describe('schemaUpgradeSafety: the OLM v1 checks on one schema', () => {
   });
 
   it('refuses a type change, int-or-string and untyped counted as types', () => {
-    expect(changes(obj({ port: { type: 'integer' } }), obj({ port: { type: 'string' } }))).toEqual(['.port Type: type changed from integer to string']);
-    expect(changes(obj({ port: { 'x-kubernetes-int-or-string': true } }), obj({ port: { type: 'integer' } }))).toEqual(['.port Type: type changed from int-or-string to integer']);
+    expect(changes(obj({ port: { type: 'integer' } }), obj({ port: { type: 'string' } }))).toEqual([
+      '.port Type: type changed from integer to string',
+    ]);
+    expect(changes(obj({ port: { 'x-kubernetes-int-or-string': true } }), obj({ port: { type: 'integer' } }))).toEqual([
+      '.port Type: type changed from int-or-string to integer',
+    ]);
   });
 
   it('refuses enum values removed and an enum added where there was none', () => {
-    expect(changes(obj({ m: { type: 'string', enum: ['a', 'b'] } }), obj({ m: { type: 'string', enum: ['b'] } }))).toEqual(['.m Enum: enum values ["a"] removed']);
-    expect(changes(obj({ m: { type: 'string' } }), obj({ m: { type: 'string', enum: ['b'] } }))).toEqual(['.m Enum: enum ["b"] added where any value was allowed']);
+    expect(changes(obj({ m: { type: 'string', enum: ['a', 'b'] } }), obj({ m: { type: 'string', enum: ['b'] } }))).toEqual([
+      '.m Enum: enum values ["a"] removed',
+    ]);
+    expect(changes(obj({ m: { type: 'string' } }), obj({ m: { type: 'string', enum: ['b'] } }))).toEqual([
+      '.m Enum: enum ["b"] added where any value was allowed',
+    ]);
   });
 
   it('refuses a new required field without a default, at the field; one with a default passes', () => {
     const old = { type: 'array', items: obj({ name: { type: 'string' }, team: { type: 'string' } }) } satisfies OpenApiSchema;
-    const next = { type: 'array', items: obj({ name: { type: 'string' }, team: { type: 'string', default: 'ops' } }, { required: ['name', 'team'] }) } satisfies OpenApiSchema;
-    expect(changes(obj({ users: old }), obj({ users: next }))).toEqual(['.users[*].name Required: now required, without a default', '.users[*].team Default: default "ops" added']);
+    const next = {
+      type: 'array',
+      items: obj({ name: { type: 'string' }, team: { type: 'string', default: 'ops' } }, { required: ['name', 'team'] }),
+    } satisfies OpenApiSchema;
+    expect(changes(obj({ users: old }), obj({ users: next }))).toEqual([
+      '.users[*].name Required: now required, without a default',
+      '.users[*].team Default: default "ops" added',
+    ]);
   });
 
   it('refuses defaults added, changed or removed (the API server applies them to stored objects)', () => {
@@ -59,9 +86,15 @@ describe('schemaUpgradeSafety: the OLM v1 checks on one schema', () => {
   });
 
   it('refuses a new or changed pattern or format, nullable dropped, unknown fields no longer kept', () => {
-    expect(changes(obj({ s: { type: 'string' } }), obj({ s: { type: 'string', pattern: '^a' } }))).toEqual(['.s Pattern: pattern "^a" added']);
-    expect(changes(obj({ s: { type: 'string', format: 'date' } }), obj({ s: { type: 'string', format: 'uri' } }))).toEqual(['.s Format: format changed from "date" to "uri"']);
-    expect(changes(obj({ s: { type: 'string', nullable: true } }), obj({ s: { type: 'string' } }))).toEqual(['.s Nullable: no longer nullable: a null is now pruned']);
+    expect(changes(obj({ s: { type: 'string' } }), obj({ s: { type: 'string', pattern: '^a' } }))).toEqual([
+      '.s Pattern: pattern "^a" added',
+    ]);
+    expect(changes(obj({ s: { type: 'string', format: 'date' } }), obj({ s: { type: 'string', format: 'uri' } }))).toEqual([
+      '.s Format: format changed from "date" to "uri"',
+    ]);
+    expect(changes(obj({ s: { type: 'string', nullable: true } }), obj({ s: { type: 'string' } }))).toEqual([
+      '.s Nullable: no longer nullable: a null is now pruned',
+    ]);
     expect(changes(obj({ o: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }), obj({ o: { type: 'object' } }))).toEqual([
       '.o PreserveUnknownFields: no longer keeps unknown fields: the API server now prunes them',
     ]);
@@ -71,9 +104,12 @@ describe('schemaUpgradeSafety: the OLM v1 checks on one schema', () => {
     expect(changes(obj({ n: { type: 'number', multipleOf: 2 } }), obj({ n: { type: 'number', multipleOf: 3 } }))).toEqual([
       '.n Unknown: multipleOf changed: unknown change, refusing to determine that it is safe',
     ]);
-    expect(changes(obj({ m: { type: 'object', additionalProperties: { type: 'string' } } }), obj({ m: { type: 'object', additionalProperties: { type: 'integer' } } }))).toEqual([
-      '.m.* Type: type changed from string to integer',
-    ]);
+    expect(
+      changes(
+        obj({ m: { type: 'object', additionalProperties: { type: 'string' } } }),
+        obj({ m: { type: 'object', additionalProperties: { type: 'integer' } } }),
+      ),
+    ).toEqual(['.m.* Type: type changed from string to integer']);
     expect(changes(obj({ 'odd.key': { type: 'string' } }), obj({}))).toEqual(['["odd.key"] NoExistingFieldRemoved: removed']);
   });
 });
@@ -81,7 +117,9 @@ describe('schemaUpgradeSafety: the OLM v1 checks on one schema', () => {
 const names = apiNames({ group: 'apps', version: 'v1alpha1', kind: 'Shop' }, 'example.com');
 const crdOf = (spec: OpenApiSchema, over: { version?: string; scope?: string } = {}): unknown => {
   const n = over.version === undefined ? names : { ...names, version: over.version };
-  const doc = parseAllDocuments(crd({ names: n, chartName: 'shop', spec, status: statusSchema(), schemaSource: 'test', warnings: [], shortNames: [] }))
+  const doc = parseAllDocuments(
+    crd({ names: n, chartName: 'shop', spec, status: statusSchema(), schemaSource: 'test', warnings: [], shortNames: [] }),
+  )
     .map((d) => d.toJS() as Record<string, unknown> | null)
     .find((d) => d?.kind === 'CustomResourceDefinition') as { spec: { scope: string } };
   if (over.scope !== undefined) doc.spec.scope = over.scope;
@@ -91,7 +129,9 @@ const crdOf = (spec: OpenApiSchema, over: { version?: string; scope?: string } =
 describe('crdUpgradeSafety: two CRD documents', () => {
   it('refuses a scope change and a stored version removed; a version only the new CRD has is not compared', () => {
     const spec = obj({ a: { type: 'string' } });
-    expect(crdUpgradeSafety(crdOf(spec), crdOf(spec, { scope: 'Cluster' }))).toEqual([{ path: '.', check: 'NoScopeChange', message: 'scope changed from Namespaced to Cluster' }]);
+    expect(crdUpgradeSafety(crdOf(spec), crdOf(spec, { scope: 'Cluster' }))).toEqual([
+      { path: '.', check: 'NoScopeChange', message: 'scope changed from Namespaced to Cluster' },
+    ]);
     expect(crdUpgradeSafety(crdOf(spec), crdOf(obj({}), { version: 'v1beta1' }))).toEqual([
       { version: 'v1alpha1', path: '.', check: 'NoStoredVersionRemoved', message: 'stored version v1alpha1 removed' },
     ]);
@@ -99,29 +139,44 @@ describe('crdUpgradeSafety: two CRD documents', () => {
 
   it('names each field under .spec with its version, one line each', () => {
     const found = crdUpgradeSafety(crdOf(obj({ a: { type: 'string' }, b: { type: 'integer' } })), crdOf(obj({ b: { type: 'string' } })));
-    expect(formatUnsafeChanges(found)).toBe(['  v1alpha1 .spec.a: removed (NoExistingFieldRemoved)', '  v1alpha1 .spec.b: type changed from integer to string (Type)'].join('\n'));
+    expect(formatUnsafeChanges(found)).toBe(
+      ['  v1alpha1 .spec.a: removed (NoExistingFieldRemoved)', '  v1alpha1 .spec.b: type changed from integer to string (Type)'].join('\n'),
+    );
   });
 });
 
 /** The CRD create api writes for a chart's values.schema.json and values.yaml. */
 const chartCrd = (schemaFile: string, valuesFile: string): unknown =>
-  crdOf(specSchemaFromValuesSchema(JSON.parse(readFileSync(schemaFile, 'utf8')), { values: readHelmYaml(readFileSync(valuesFile, 'utf8')) }).schema);
+  crdOf(
+    specSchemaFromValuesSchema(JSON.parse(readFileSync(schemaFile, 'utf8')), { values: readHelmYaml(readFileSync(valuesFile, 'utf8')) })
+      .schema,
+  );
 const fixture = (rel: string): string => new URL(`../../fixtures/${rel}`, import.meta.url).pathname;
 const lines = (found: readonly UnsafeChange[]): string[] => found.map((c) => `${c.path} ${c.check}`);
 
 describe('on real charts: ours in three versions, and hashicorp/vault-helm', () => {
-  const ours = (v: string): unknown => chartCrd(fixture(`charts/chart-update/${v}/values.schema.json`), fixture(`charts/chart-update/${v}/values.yaml`));
-  const vault = (v: string): unknown => chartCrd(fixture(`values-schemas/vault-helm/${v}.values.schema.json`), fixture(`values-schemas/vault-helm/${v}.values.yaml`));
+  const ours = (v: string): unknown =>
+    chartCrd(fixture(`charts/chart-update/${v}/values.schema.json`), fixture(`charts/chart-update/${v}/values.yaml`));
+  const vault = (v: string): unknown =>
+    chartCrd(fixture(`values-schemas/vault-helm/${v}.values.schema.json`), fixture(`values-schemas/vault-helm/${v}.values.yaml`));
 
   it('chart-update v1 → v2 is compatible; v2 → v3 names every breaking field', () => {
     expect(crdUpgradeSafety(ours('v1'), ours('v2'))).toEqual([]);
     expect(lines(crdUpgradeSafety(ours('v2'), ours('v3'))).sort()).toEqual(
-      ['.spec.labels NoExistingFieldRemoved', '.spec.mode Enum', '.spec.port Type', '.spec.timeout Minimum', '.spec.users[*].name Required'].sort(),
+      [
+        '.spec.labels NoExistingFieldRemoved',
+        '.spec.mode Enum',
+        '.spec.port Type',
+        '.spec.timeout Minimum',
+        '.spec.users[*].name Required',
+      ].sort(),
     );
   });
 
   it('vault-helm v0.28.0 → v0.28.1 is compatible; v0.28.1 → v0.29.0 removed server.configAnnotation', () => {
     expect(crdUpgradeSafety(vault('v0.28.0'), vault('v0.28.1'))).toEqual([]);
-    expect(crdUpgradeSafety(vault('v0.28.1'), vault('v0.29.0'))).toEqual([{ version: 'v1alpha1', path: '.spec.server.configAnnotation', check: 'NoExistingFieldRemoved', message: 'removed' }]);
+    expect(crdUpgradeSafety(vault('v0.28.1'), vault('v0.29.0'))).toEqual([
+      { version: 'v1alpha1', path: '.spec.server.configAnnotation', check: 'NoExistingFieldRemoved', message: 'removed' },
+    ]);
   });
 });

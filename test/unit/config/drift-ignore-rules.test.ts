@@ -2,14 +2,22 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { formatPointer, parsePointer, validateDriftIgnoreRules, WATCH_DRIFT_IGNORE_LIMITS } from '../../../src/config/drift-ignore-rules.js';
+import {
+  formatPointer,
+  parsePointer,
+  validateDriftIgnoreRules,
+  WATCH_DRIFT_IGNORE_LIMITS,
+} from '../../../src/config/drift-ignore-rules.js';
 import { parseWatches } from '../../../src/config/watches.js';
 import { WatchesError } from '../../../src/config/watches-problems.js';
 
 describe('parsePointer', () => {
   it('reads RFC 6901 pointers, "~1" as "/" and "~0" as "~"', () => {
     expect(parsePointer('/webhooks/0/clientConfig/caBundle')).toEqual({ ok: true, tokens: ['webhooks', '0', 'clientConfig', 'caBundle'] });
-    expect(parsePointer('/metadata/annotations/example.com~1owner~0x')).toEqual({ ok: true, tokens: ['metadata', 'annotations', 'example.com/owner~x'] });
+    expect(parsePointer('/metadata/annotations/example.com~1owner~0x')).toEqual({
+      ok: true,
+      tokens: ['metadata', 'annotations', 'example.com/owner~x'],
+    });
     expect(formatPointer(['metadata', 'annotations', 'example.com/owner~x'])).toBe('/metadata/annotations/example.com~1owner~0x');
   });
 
@@ -32,24 +40,49 @@ describe('parsePointer', () => {
 
 describe('validateDriftIgnoreRules', () => {
   it('accepts paths with an optional kind, name and label selector target', () => {
-    const rules = [{ paths: ['/spec/replicas'] }, { paths: ['/webhooks/0/clientConfig/caBundle'], target: { kind: 'MutatingWebhookConfiguration', name: 'cfg', labelSelector: { matchLabels: { a: 'b' } } } }];
+    const rules = [
+      { paths: ['/spec/replicas'] },
+      {
+        paths: ['/webhooks/0/clientConfig/caBundle'],
+        target: { kind: 'MutatingWebhookConfiguration', name: 'cfg', labelSelector: { matchLabels: { a: 'b' } } },
+      },
+    ];
     expect(validateDriftIgnoreRules(rules, WATCH_DRIFT_IGNORE_LIMITS)).toEqual({ ok: true, rules });
   });
 
   it('names the path of every problem', () => {
     const result = validateDriftIgnoreRules(
-      [{ paths: ['spec/replicas', 3] }, { paths: [] }, { path: ['/x'] }, { paths: ['/x'], target: { kind: 'deployment', labelSelector: { matchLabels: { 'a b': 'c' } }, namespace: 'x' } }, 'x'],
+      [
+        { paths: ['spec/replicas', 3] },
+        { paths: [] },
+        { path: ['/x'] },
+        { paths: ['/x'], target: { kind: 'deployment', labelSelector: { matchLabels: { 'a b': 'c' } }, namespace: 'x' } },
+        'x',
+      ],
       WATCH_DRIFT_IGNORE_LIMITS,
     );
     expect(result.ok).toBe(false);
     const problems = result.ok ? [] : result.problems.map((p) => p.path.join('.'));
-    expect(problems).toEqual(['0.paths.0', '0.paths.1', '1.paths', '2.path', '2.paths', '3.target.kind', '3.target.labelSelector.matchLabels.a b', '3.target.namespace', '4']);
+    expect(problems).toEqual([
+      '0.paths.0',
+      '0.paths.1',
+      '1.paths',
+      '2.path',
+      '2.paths',
+      '3.target.kind',
+      '3.target.labelSelector.matchLabels.a b',
+      '3.target.namespace',
+      '4',
+    ]);
   });
 
   it('bounds the rules and the pointers over all of them', () => {
     const many = Array.from({ length: 3 }, () => ({ paths: ['/a', '/b'] }));
     const result = validateDriftIgnoreRules(many, { rules: 2, paths: 5 });
-    expect(result.ok ? [] : result.problems.map((p) => p.message)).toEqual(['3 rules, more than the 2 allowed', '6 paths over all rules, more than the 5 allowed']);
+    expect(result.ok ? [] : result.problems.map((p) => p.message)).toEqual([
+      '3 rules, more than the 2 allowed',
+      '6 paths over all rules, more than the 5 allowed',
+    ]);
     expect(validateDriftIgnoreRules({ paths: ['/a'] }, WATCH_DRIFT_IGNORE_LIMITS).ok).toBe(false);
   });
 });
@@ -64,12 +97,23 @@ describe('watches.yaml driftIgnore', () => {
   afterEach(async () => {
     await rm(tmp, { recursive: true, force: true });
   });
-  const entry = (...extra: string[]): string => ['- group: example.com', '  version: v1', '  kind: App', '  chart: chart', ...extra, ''].join('\n');
+  const entry = (...extra: string[]): string =>
+    ['- group: example.com', '  version: v1', '  kind: App', '  chart: chart', ...extra, ''].join('\n');
   const parse = (text: string) => parseWatches(text, { file: 'watches.yaml', env: {}, baseDir: tmp });
 
   it('reads rules and the annotation opt-in; without them, neither is set', async () => {
-    const [w] = await parse(entry('  driftIgnore:', '    - paths: [/webhooks/0/clientConfig/caBundle]', '      target: {kind: MutatingWebhookConfiguration}', '  allowDriftIgnoreAnnotation: true'));
-    expect(w).toMatchObject({ driftIgnore: [{ paths: ['/webhooks/0/clientConfig/caBundle'], target: { kind: 'MutatingWebhookConfiguration' } }], allowDriftIgnoreAnnotation: true });
+    const [w] = await parse(
+      entry(
+        '  driftIgnore:',
+        '    - paths: [/webhooks/0/clientConfig/caBundle]',
+        '      target: {kind: MutatingWebhookConfiguration}',
+        '  allowDriftIgnoreAnnotation: true',
+      ),
+    );
+    expect(w).toMatchObject({
+      driftIgnore: [{ paths: ['/webhooks/0/clientConfig/caBundle'], target: { kind: 'MutatingWebhookConfiguration' } }],
+      allowDriftIgnoreAnnotation: true,
+    });
     const [plain] = await parse(entry());
     expect(plain).not.toHaveProperty('driftIgnore');
     expect(plain).not.toHaveProperty('allowDriftIgnoreAnnotation');
@@ -100,7 +144,9 @@ describe('watches.yaml driftIgnore', () => {
   });
 
   it('refuses a malformed pointer at load, with file:line of the pointer itself', async () => {
-    const err = await parse(entry('  driftIgnore:', '    - paths:', '        - /spec/replicas', '        - spec.template', '      target: {kind: deployment}')).catch((e: unknown) => e);
+    const err = await parse(
+      entry('  driftIgnore:', '    - paths:', '        - /spec/replicas', '        - spec.template', '      target: {kind: deployment}'),
+    ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WatchesError);
     const messages = (err as WatchesError).problems.map((p) => p.message);
     expect(messages).toEqual([

@@ -34,7 +34,10 @@ describe('compileCel', () => {
 
   it('reports an evaluation error, a non-bool result and an object over the budget, never throwing', () => {
     expect(evaluateCel(compiled('status.count / 0 == 1'), { status: { count: 1 } }).ok).toBe(false);
-    expect(evaluateCel(compiled('status.phase'), { status: { phase: 'Ready' } })).toEqual({ ok: false, message: 'yields string "Ready", not a bool' });
+    expect(evaluateCel(compiled('status.phase'), { status: { phase: 'Ready' } })).toEqual({
+      ok: false,
+      message: 'yields string "Ready", not a bool',
+    });
     // A field the object lacks reads as an empty map: has() works before a controller wrote status.
     expect(evaluateCel(compiled('has(status.phase)'), {})).toEqual({ ok: true, value: false });
     const big = { spec: { a: Array.from({ length: 2_000 }, (_, i) => i) } };
@@ -56,12 +59,23 @@ describe('watches.yaml healthChecks', () => {
   afterEach(async () => {
     await rm(tmp, { recursive: true, force: true });
   });
-  const entry = (...extra: string[]): string => ['- group: example.com', '  version: v1', '  kind: App', '  chart: chart', ...extra, ''].join('\n');
+  const entry = (...extra: string[]): string =>
+    ['- group: example.com', '  version: v1', '  kind: App', '  chart: chart', ...extra, ''].join('\n');
   const parse = (text: string) => parseWatches(text, { file: 'watches.yaml', env: {}, baseDir: tmp });
 
   it('reads the rules; without them the field is not set', async () => {
-    const [w] = await parse(entry('  healthChecks:', '    - apiVersion: db.example.com/v1', '      kind: Database', '      current: "status.phase == \'Ready\'"', '      failed: "status.phase == \'Failed\'"'));
-    expect(w?.healthChecks).toEqual([{ apiVersion: 'db.example.com/v1', kind: 'Database', current: "status.phase == 'Ready'", failed: "status.phase == 'Failed'" }]);
+    const [w] = await parse(
+      entry(
+        '  healthChecks:',
+        '    - apiVersion: db.example.com/v1',
+        '      kind: Database',
+        '      current: "status.phase == \'Ready\'"',
+        '      failed: "status.phase == \'Failed\'"',
+      ),
+    );
+    expect(w?.healthChecks).toEqual([
+      { apiVersion: 'db.example.com/v1', kind: 'Database', current: "status.phase == 'Ready'", failed: "status.phase == 'Failed'" },
+    ]);
     const [plain] = await parse(entry());
     expect(plain).not.toHaveProperty('healthChecks');
   });
@@ -81,10 +95,14 @@ describe('watches.yaml healthChecks', () => {
     expect(err).toBeInstanceOf(WatchesError);
     const messages = (err as WatchesError).problems.map((p) => p.message);
     expect(messages).toEqual([
-      expect.stringMatching(/^watches\.yaml:8:16: entry 0 \(example\.com\/v1, Kind=App\): field "healthChecks\[0\]\.current": not a CEL expression: at 1:\d+: /),
+      expect.stringMatching(
+        /^watches\.yaml:8:16: entry 0 \(example\.com\/v1, Kind=App\): field "healthChecks\[0\]\.current": not a CEL expression: at 1:\d+: /,
+      ),
       expect.stringMatching(/^watches\.yaml:9:7: .*field "healthChecks\[1\]": current is required/),
       expect.stringMatching(/^watches\.yaml:10:13: .*field "healthChecks\[1\]\.kind": expected a kind/),
-      expect.stringMatching(/^watches\.yaml:12:18: .*field "healthChecks\[1\]\.inProgres": unknown key "inProgres" \(did you mean "inProgress"\?\)/),
+      expect.stringMatching(
+        /^watches\.yaml:12:18: .*field "healthChecks\[1\]\.inProgres": unknown key "inProgres" \(did you mean "inProgress"\?\)/,
+      ),
     ]);
   });
 });
@@ -99,7 +117,8 @@ describe('watches.yaml test', () => {
   afterEach(async () => {
     await rm(tmp, { recursive: true, force: true });
   });
-  const entry = (...extra: string[]): string => ['- group: example.com', '  version: v1', '  kind: App', '  chart: chart', ...extra, ''].join('\n');
+  const entry = (...extra: string[]): string =>
+    ['- group: example.com', '  version: v1', '  kind: App', '  chart: chart', ...extra, ''].join('\n');
   const parse = (text: string) => parseWatches(text, { file: 'watches.yaml', env: {}, baseDir: tmp });
 
   it("reads Flux's enable, timeout and ignoreFailures; not enabled is no test", async () => {

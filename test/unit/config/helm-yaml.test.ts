@@ -136,7 +136,11 @@ describe('readHelmYaml: maps', () => {
     ['keys after << overwrite merged ones', '<<: {a: 2, b: 3}\na: 1\n', { a: 1, b: 3 }],
     ['in a list of merged maps the earlier wins', '<<: [{a: 1}, {a: 2, b: 2}]\n', { a: 1, b: 2 }],
     ['several << keys all merge', '<<: {a: 1}\n<<: {b: 2}\n', { a: 1, b: 2 }],
-    ['a merge through an alias, nested', 'x: &x {a: 1, <<: {b: 9}}\nz:\n  <<: *x\n  c: 3\n', { x: { a: 1, b: 9 }, z: { a: 1, b: 9, c: 3 } }],
+    [
+      'a merge through an alias, nested',
+      'x: &x {a: 1, <<: {b: 9}}\nz:\n  <<: *x\n  c: 3\n',
+      { x: { a: 1, b: 9 }, z: { a: 1, b: 9, c: 3 } },
+    ],
     ['a quoted "<<" is a plain key', '"<<": {a: 1}\n', { '<<': { a: 1 } }],
     ['!!merge as a value is just a map', 'a: !!merge {b: 1}\n', { a: { b: 1 } }],
   ])('%s', (_what, text, expected) => {
@@ -170,7 +174,11 @@ describe('readHelmYamlStream', () => {
       const stream = `kind: ConfigMap\nmetadata: {name: a}\n${marker}\nkind: ClusterRoleBinding\nmetadata: {name: phantom}\n`;
       expect(readHelmYamlStream(stream)).toEqual([{ kind: 'ConfigMap', metadata: { name: 'a' } }]);
     }
-    expect(splitHelmStream('a: 1\n--- # c\nb: 2\n---  \r\nc: 3\n---\u00a0\nd: 4\n---x\n')).toEqual(['a: 1\n--- # c\nb: 2\n', 'c: 3\n', 'd: 4\n---x\n']);
+    expect(splitHelmStream('a: 1\n--- # c\nb: 2\n---  \r\nc: 3\n---\u00a0\nd: 4\n---x\n')).toEqual([
+      'a: 1\n--- # c\nb: 2\n',
+      'c: 3\n',
+      'd: 4\n---x\n',
+    ]);
   });
 
   it('skips what cannot be read instead of throwing (helm applied the stream already)', () => {

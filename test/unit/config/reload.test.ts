@@ -115,7 +115,11 @@ describe('ConfigReloader', () => {
 
   it('on a chart event re-reads the charts and applies only when a chart digest changed', async () => {
     let digest = 'sha256:aaa';
-    const watch = (): Watch => watchOf({ path: NGINX, format: 'directory', name: 'nginx', version: '0.1.0', digest }, { version: 'v1alpha1', source: { file: FILE, index: 0, line: 1 } });
+    const watch = (): Watch =>
+      watchOf(
+        { path: NGINX, format: 'directory', name: 'nginx', version: '0.1.0', digest },
+        { version: 'v1alpha1', source: { file: FILE, index: 0, line: 1 } },
+      );
     const parse = vi.fn(() => Promise.resolve([watch()]));
     const t = setup(entry('Nginx', NGINX), { parse });
     await t.reloader.initial();
@@ -175,7 +179,9 @@ describe('ConfigReloader', () => {
     t.reloader.notify('config');
     await t.settle();
     expect(t.reloader.lastOutcome).toBe('apply-failed');
-    expect(t.lines.some((l) => l.msg === 'Applying the reloaded watches file failed' && String(l.error).includes('no matches for kind'))).toBe(true);
+    expect(
+      t.lines.some((l) => l.msg === 'Applying the reloaded watches file failed' && String(l.error).includes('no matches for kind')),
+    ).toBe(true);
     await t.settle(999);
     expect(t.applied).toEqual([]);
     await t.settle(1); // 1 s: second failure
@@ -238,7 +244,9 @@ describe('ConfigReloader', () => {
       expect(t.reloader.lastOutcome).toBe('invalid');
       // helm would read the chart path again at the next install: the kind is stopped, Other keeps running.
       expect(t.applied.map((ws) => ws.map((w) => w.kind))).toEqual([['Other']]);
-      const stopped = t.lines.find((l) => l.msg === 'A running chart turned unsafe; its kind is stopped until the watches file loads again');
+      const stopped = t.lines.find(
+        (l) => l.msg === 'A running chart turned unsafe; its kind is stopped until the watches file loads again',
+      );
       expect(stopped).toMatchObject({ stopped: ['Nginx'] });
       expect(JSON.stringify(stopped)).toContain('\\"templates/passwd.yaml\\" is a symbolic link to \\"/etc/passwd\\"');
       await unlink(path.join(chart, 'templates', 'passwd.yaml'));
@@ -290,11 +298,21 @@ describe('watchConfigFiles (real filesystem)', () => {
     watcher = watchConfigFiles(reloader, file, silentLogger());
     await watcher.ready;
     await writeFile(file, entry('Nginx', chart) + entry('Other', chart));
-    await vi.waitFor(() => { expect(applied).toHaveLength(1); }, { timeout: 5_000, interval: 50 });
+    await vi.waitFor(
+      () => {
+        expect(applied).toHaveLength(1);
+      },
+      { timeout: 5_000, interval: 50 },
+    );
     expect(applied[0]!.map((w) => w.kind)).toEqual(['Nginx', 'Other']);
     const digest = applied[0]![0]!.chart.digest;
     await appendFile(path.join(chart, 'templates/configmap.yaml'), '# edited\n');
-    await vi.waitFor(() => { expect(applied).toHaveLength(2); }, { timeout: 5_000, interval: 50 });
+    await vi.waitFor(
+      () => {
+        expect(applied).toHaveLength(2);
+      },
+      { timeout: 5_000, interval: 50 },
+    );
     expect(applied[1]![0]!.chart.digest).not.toBe(digest);
   });
 
@@ -307,15 +325,33 @@ describe('watchConfigFiles (real filesystem)', () => {
     const file = path.join(dir, 'watches.yaml');
     await writeFile(file, entry('Nginx', first));
     const applied: Watch[][] = [];
-    const reloader = new ConfigReloader({ file, log: silentLogger(), debounceMs: 100, apply: (w) => { applied.push([...w]); return Promise.resolve(); } });
+    const reloader = new ConfigReloader({
+      file,
+      log: silentLogger(),
+      debounceMs: 100,
+      apply: (w) => {
+        applied.push([...w]);
+        return Promise.resolve();
+      },
+    });
     await reloader.initial();
     watcher = watchConfigFiles(reloader, file, silentLogger());
     await watcher.ready;
     await writeFile(file, entry('Nginx', second));
-    await vi.waitFor(() => { expect(applied).toHaveLength(1); }, { timeout: 5_000, interval: 10 });
+    await vi.waitFor(
+      () => {
+        expect(applied).toHaveLength(1);
+      },
+      { timeout: 5_000, interval: 10 },
+    );
     // At once, before chokidar has scanned the new path.
     await appendFile(path.join(second, 'templates/configmap.yaml'), '# edited\n');
-    await vi.waitFor(() => { expect(applied).toHaveLength(2); }, { timeout: 8_000, interval: 50 });
+    await vi.waitFor(
+      () => {
+        expect(applied).toHaveLength(2);
+      },
+      { timeout: 8_000, interval: 50 },
+    );
     expect(applied[1]![0]!.chart.digest).not.toBe(applied[0]![0]!.chart.digest);
   });
 });

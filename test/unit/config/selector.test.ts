@@ -67,7 +67,10 @@ describe('validateLabelSelector', () => {
   it('checks label keys and values with the Kubernetes rules', () => {
     const problems = problemsOf({
       matchLabels: { 'bad key': 'x', 'Example.com/name': 'y', ok: 'not ok!', num: 5 },
-      matchExpressions: [{ key: '', operator: 'Exists' }, { key: 'a', operator: 'In', values: ['-bad'] }],
+      matchExpressions: [
+        { key: '', operator: 'Exists' },
+        { key: 'a', operator: 'In', values: ['-bad'] },
+      ],
     });
     const messages = problems.map((p) => `${p.path.join('.')}: ${p.message}`);
     expect(messages).toEqual([
@@ -99,19 +102,13 @@ describe('validateLabelSelector', () => {
 });
 
 describe('label syntax', () => {
-  it.each(['app', 'app.kubernetes.io/name', 'a', 'A_b-c.d', 'x'.repeat(63), `${'a'.repeat(253)}/x`])(
-    'accepts key %s',
-    (key) => {
-      expect(labelKeyProblems(key)).toEqual([]);
-    },
-  );
+  it.each(['app', 'app.kubernetes.io/name', 'a', 'A_b-c.d', 'x'.repeat(63), `${'a'.repeat(253)}/x`])('accepts key %s', (key) => {
+    expect(labelKeyProblems(key)).toEqual([]);
+  });
 
-  it.each(['', '/a', 'a/', 'a/b/c', '-a', 'a-', 'x'.repeat(64), 'UPPER.com/a', `${'a'.repeat(254)}/x`])(
-    'rejects key %j',
-    (key) => {
-      expect(labelKeyProblems(key)).not.toEqual([]);
-    },
-  );
+  it.each(['', '/a', 'a/', 'a/b/c', '-a', 'a-', 'x'.repeat(64), 'UPPER.com/a', `${'a'.repeat(254)}/x`])('rejects key %j', (key) => {
+    expect(labelKeyProblems(key)).not.toEqual([]);
+  });
 
   it('accepts empty values and rejects long or ill-formed ones', () => {
     expect(labelValueProblems('')).toEqual([]);

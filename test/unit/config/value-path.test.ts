@@ -74,7 +74,7 @@ describe('parseValuePath refuses, with where and why', () => {
     expect(valuePathProblem(text)).toMatch(why);
   });
 
-  it('takes helm\'s MaxIndex itself', () => {
+  it("takes helm's MaxIndex itself", () => {
     expect(parseValuePath('a[65536]')).toEqual(['a', 65536]);
     expect(parseValuePath('a[007]')).toEqual(['a', 7]);
   });

@@ -59,16 +59,23 @@ describe('watches.yaml: symbolic links in a chart directory', () => {
 
 describe('watches.yaml: values.schema.json references', () => {
   const withRef = (ref: string): string =>
-    JSON.stringify({ type: 'object', properties: { image: { $ref: ref }, local: { $ref: '#/definitions/l' } }, definitions: { l: { type: 'string' } } });
+    JSON.stringify({
+      type: 'object',
+      properties: { image: { $ref: ref }, local: { $ref: '#/definitions/l' } },
+      definitions: { l: { type: 'string' } },
+    });
 
-  it.each(['https://schemas.example.com/image.json', 'file:///etc/passwd', 'defs.json#/image'])('refuses a chart whose schema refers to %s', async (ref) => {
-    await writeFile(join(chart, 'values.schema.json'), withRef(ref));
-    const [message, ...rest] = await messagesOf(text());
-    expect(rest).toEqual([]);
-    expect(message).toBe(
-      `watches.yaml:4:10: entry 0 (example.com/v1alpha1, Kind=App): field "chart": chart ${JSON.stringify(chart)}: helm would fetch, at every install and upgrade, what its values schema references outside itself: $ref ${JSON.stringify(ref)} in values.schema.json; inline those definitions into the schema, or set allowSchemaRefs: true to let helm fetch them`,
-    );
-  });
+  it.each(['https://schemas.example.com/image.json', 'file:///etc/passwd', 'defs.json#/image'])(
+    'refuses a chart whose schema refers to %s',
+    async (ref) => {
+      await writeFile(join(chart, 'values.schema.json'), withRef(ref));
+      const [message, ...rest] = await messagesOf(text());
+      expect(rest).toEqual([]);
+      expect(message).toBe(
+        `watches.yaml:4:10: entry 0 (example.com/v1alpha1, Kind=App): field "chart": chart ${JSON.stringify(chart)}: helm would fetch, at every install and upgrade, what its values schema references outside itself: $ref ${JSON.stringify(ref)} in values.schema.json; inline those definitions into the schema, or set allowSchemaRefs: true to let helm fetch them`,
+      );
+    },
+  );
 
   it('refuses a subchart schema reference too', async () => {
     await mkdir(join(chart, 'charts', 'db'), { recursive: true });
@@ -91,7 +98,9 @@ describe('watches.yaml: values.schema.json references', () => {
     expect(await messagesOf(text('  allowSchemaRefs: "yes"'))).toEqual([
       'watches.yaml:5:20: entry 0 (example.com/v1alpha1, Kind=App): field "allowSchemaRefs": expected true or false, got string "yes"',
     ]);
-    expect((await messagesOf(text('  allowSchemaRef: true'))).join('\n')).toContain('unknown field "allowSchemaRef" (did you mean "allowSchemaRefs"?)');
+    expect((await messagesOf(text('  allowSchemaRef: true'))).join('\n')).toContain(
+      'unknown field "allowSchemaRef" (did you mean "allowSchemaRefs"?)',
+    );
   });
 });
 

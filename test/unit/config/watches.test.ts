@@ -160,7 +160,13 @@ describe('parseWatches: valid files', () => {
         '  watchDependentResources:',
       ),
     );
-    expect(watches[0]).toMatchObject({ group: '', overrideValues: {}, labelSelector: '', dryRunOption: 'client', watchDependentResources: true });
+    expect(watches[0]).toMatchObject({
+      group: '',
+      overrideValues: {},
+      labelSelector: '',
+      dryRunOption: 'client',
+      watchDependentResources: true,
+    });
   });
 
   it('resolves charts from the watches file directory, not the working directory', async () => {
@@ -188,7 +194,16 @@ describe('parseWatches: valid files', () => {
 
   it('follows YAML anchors and aliases', async () => {
     const watches = await parse(
-      lines(...NGINX, '  overrideValues: &ov', '    a: b', '- group: example.com', '  version: v1', '  kind: Other', '  chart: helm-charts/nginx', '  overrideValues: *ov'),
+      lines(
+        ...NGINX,
+        '  overrideValues: &ov',
+        '    a: b',
+        '- group: example.com',
+        '  version: v1',
+        '  kind: Other',
+        '  chart: helm-charts/nginx',
+        '  overrideValues: *ov',
+      ),
     );
     expect(watches[1]?.overrideValues).toEqual({ a: 'b' });
   });
@@ -258,7 +273,9 @@ describe('parseWatches: entry problems', () => {
   });
 
   it('names file, line, column, entry, GVK and field for a bad duration', async () => {
-    const messages = await messagesOf(lines('- group: example.com', '  version: v1alpha1', '  kind: Nginx', '  chart: helm-charts/nginx', '  reconcilePeriod: 5 minutes'));
+    const messages = await messagesOf(
+      lines('- group: example.com', '  version: v1alpha1', '  kind: Nginx', '  chart: helm-charts/nginx', '  reconcilePeriod: 5 minutes'),
+    );
     expect(messages).toEqual([
       'watches.yaml:5:20: entry 0 (example.com/v1alpha1, Kind=Nginx): field "reconcilePeriod": invalid duration "5 minutes": ' +
         'expected a number followed by a unit (ns, us, ms, s, m, h), e.g. "30s" or "1m30s" (unknown unit " minutes")',
@@ -266,7 +283,9 @@ describe('parseWatches: entry problems', () => {
   });
 
   it('requires version, kind and chart', async () => {
-    const messages = await messagesOf(lines('- group: example.com', '  watchDependentResources: true', '- version: ""', '  kind: ""', '  chart: ""'));
+    const messages = await messagesOf(
+      lines('- group: example.com', '  watchDependentResources: true', '- version: ""', '  kind: ""', '  chart: ""'),
+    );
     expect(messages).toEqual([
       'watches.yaml:1:3: entry 0: field "version": required field is missing',
       'watches.yaml:1:3: entry 0: field "kind": required field is missing',
@@ -279,20 +298,43 @@ describe('parseWatches: entry problems', () => {
 
   it('checks group, version and kind syntax', async () => {
     const messages = await messagesOf(
-      lines('- group: Example_com', '  version: 1.0', '  kind: my-app', '  chart: helm-charts/nginx', '- group: example.com', '  version: V1', '  kind: nginx', '  chart: helm-charts/nginx'),
+      lines(
+        '- group: Example_com',
+        '  version: 1.0',
+        '  kind: my-app',
+        '  chart: helm-charts/nginx',
+        '- group: example.com',
+        '  version: V1',
+        '  kind: nginx',
+        '  chart: helm-charts/nginx',
+      ),
     );
     expect(messages).toEqual([
-      expect.stringMatching(/^watches\.yaml:1:10: entry 0 \(Kind=my-app\): field "group": group "Example_com" must be empty \(the core group\) or a DNS subdomain/),
+      expect.stringMatching(
+        /^watches\.yaml:1:10: entry 0 \(Kind=my-app\): field "group": group "Example_com" must be empty \(the core group\) or a DNS subdomain/,
+      ),
       'watches.yaml:2:12: entry 0 (Kind=my-app): field "version": expected a string, got number 1.0',
       'watches.yaml:3:9: entry 0 (Kind=my-app): field "kind": kind "my-app" must start with an upper-case letter and contain only letters and digits (e.g. "Myapp")',
-      expect.stringMatching(/^watches\.yaml:6:12: entry 1 \(example\.com\/V1, Kind=nginx\): field "version": version "V1" must be a DNS label/),
-      expect.stringContaining('field "kind": kind "nginx" must start with an upper-case letter and contain only letters and digits (e.g. "Nginx")'),
+      expect.stringMatching(
+        /^watches\.yaml:6:12: entry 1 \(example\.com\/V1, Kind=nginx\): field "version": version "V1" must be a DNS label/,
+      ),
+      expect.stringContaining(
+        'field "kind": kind "nginx" must start with an upper-case letter and contain only letters and digits (e.g. "Nginx")',
+      ),
     ]);
   });
 
   it('checks the types of the optional fields', async () => {
     const messages = await messagesOf(
-      lines(...NGINX, '  watchDependentResources: "yes"', '  reconcilePeriod: 30', '  maxConcurrentReconciles: 0', '  dryRunOption: Server', '  overrideValues: [a]', '  selector: app=nginx'),
+      lines(
+        ...NGINX,
+        '  watchDependentResources: "yes"',
+        '  reconcilePeriod: 30',
+        '  maxConcurrentReconciles: 0',
+        '  dryRunOption: Server',
+        '  overrideValues: [a]',
+        '  selector: app=nginx',
+      ),
     );
     expect(messages).toEqual([
       'watches.yaml:5:28: entry 0 (example.com/v1alpha1, Kind=Nginx): field "watchDependentResources": expected true or false, got string "yes"',
@@ -314,8 +356,19 @@ describe('parseWatches: entry problems', () => {
   });
 
   it('reads the tenancy fields: ServiceAccount identity and namespace confinement', async () => {
-    const [w] = await parse(lines(...NGINX, '  serviceAccountName: tenant-deployer', '  confineToNamespace: true', '  allowClusterScoped: [Namespace, ClusterRole.rbac.authorization.k8s.io]'));
-    expect(w).toMatchObject({ serviceAccountName: 'tenant-deployer', confineToNamespace: true, allowClusterScoped: ['Namespace', 'ClusterRole.rbac.authorization.k8s.io'] });
+    const [w] = await parse(
+      lines(
+        ...NGINX,
+        '  serviceAccountName: tenant-deployer',
+        '  confineToNamespace: true',
+        '  allowClusterScoped: [Namespace, ClusterRole.rbac.authorization.k8s.io]',
+      ),
+    );
+    expect(w).toMatchObject({
+      serviceAccountName: 'tenant-deployer',
+      confineToNamespace: true,
+      allowClusterScoped: ['Namespace', 'ClusterRole.rbac.authorization.k8s.io'],
+    });
     const [plain] = await parse(lines(...NGINX));
     expect(plain).toMatchObject({ confineToNamespace: false, allowClusterScoped: [] });
     expect(plain).not.toHaveProperty('serviceAccountName');
@@ -338,7 +391,11 @@ describe('parseWatches: entry problems', () => {
   });
 
   it('reports bad tenancy fields with their position', async () => {
-    expect(await messagesOf(lines(...NGINX, '  serviceAccountName: Tenant_SA', '  confineToNamespace: "yes"', '  allowClusterScoped: [clusterrole, 3]'))).toEqual([
+    expect(
+      await messagesOf(
+        lines(...NGINX, '  serviceAccountName: Tenant_SA', '  confineToNamespace: "yes"', '  allowClusterScoped: [clusterrole, 3]'),
+      ),
+    ).toEqual([
       `watches.yaml:5:23: entry 0 (example.com/v1alpha1, Kind=Nginx): field "serviceAccountName": "Tenant_SA" is not a ServiceAccount name: lower-case letters, digits, '-' and '.'`,
       'watches.yaml:6:23: entry 0 (example.com/v1alpha1, Kind=Nginx): field "confineToNamespace": expected true or false, got string "yes"',
       'watches.yaml:7:24: entry 0 (example.com/v1alpha1, Kind=Nginx): field "allowClusterScoped[0]": expected "Kind" (core group) or "Kind.group", got string "clusterrole"',
@@ -350,7 +407,9 @@ describe('parseWatches: entry problems', () => {
   });
 
   it('allowKinds: the kinds helm may write for the watch, strictly validated; absent means any', async () => {
-    expect((await parse(lines(...NGINX, '  allowKinds: [Deployment.apps, Service, ConfigMap]')))[0]).toMatchObject({ allowKinds: ['Deployment.apps', 'Service', 'ConfigMap'] });
+    expect((await parse(lines(...NGINX, '  allowKinds: [Deployment.apps, Service, ConfigMap]')))[0]).toMatchObject({
+      allowKinds: ['Deployment.apps', 'Service', 'ConfigMap'],
+    });
     expect((await parse(lines(...NGINX)))[0]).not.toHaveProperty('allowKinds');
     expect(await messagesOf(lines(...NGINX, '  allowKinds: [deployment, 3]'))).toEqual([
       'watches.yaml:5:16: entry 0 (example.com/v1alpha1, Kind=Nginx): field "allowKinds[0]": expected "Kind" (core group) or "Kind.group", got string "deployment"',
@@ -368,7 +427,9 @@ describe('parseWatches: entry problems', () => {
     expect(await messagesOf(lines(...NGINX, '  adoptReleases: "yes"'))).toEqual([
       'watches.yaml:5:18: entry 0 (example.com/v1alpha1, Kind=Nginx): field "adoptReleases": expected true or false, got string "yes"',
     ]);
-    expect(await messagesOf(lines(...NGINX, '  adoptRelease: true'))).toEqual([expect.stringContaining('unknown field "adoptRelease" (did you mean "adoptReleases"?)')]);
+    expect(await messagesOf(lines(...NGINX, '  adoptRelease: true'))).toEqual([
+      expect.stringContaining('unknown field "adoptRelease" (did you mean "adoptReleases"?)'),
+    ]);
   });
 
   it('dryRunOption: server with confineToNamespace: true makes the pre-flight a server dry run', async () => {
@@ -403,10 +464,22 @@ describe('parseWatches: entry problems', () => {
 
   it('points selector problems at the offending node', async () => {
     const messages = await messagesOf(
-      lines(...NGINX, '  selector:', '    matchExpressions:', '      - key: env', '        operator: in', '        values: [prod]', '      - key: tier', '        operator: Exists', '        values: [x]'),
+      lines(
+        ...NGINX,
+        '  selector:',
+        '    matchExpressions:',
+        '      - key: env',
+        '        operator: in',
+        '        values: [prod]',
+        '      - key: tier',
+        '        operator: Exists',
+        '        values: [x]',
+      ),
     );
     expect(messages).toEqual([
-      expect.stringMatching(/^watches\.yaml:8:19: entry 0 \(.*\): field "selector\.matchExpressions\[0\]\.operator": unknown operator string "in".*\(did you mean "In"\?\)$/),
+      expect.stringMatching(
+        /^watches\.yaml:8:19: entry 0 \(.*\): field "selector\.matchExpressions\[0\]\.operator": unknown operator string "in".*\(did you mean "In"\?\)$/,
+      ),
       'watches.yaml:12:17: entry 0 (example.com/v1alpha1, Kind=Nginx): field "selector.matchExpressions[1].values": operator Exists takes no values',
     ]);
   });
@@ -459,7 +532,9 @@ describe('parseWatches: entry problems', () => {
   it('rejects the same group and kind at another version', async () => {
     const messages = await messagesOf(lines(...NGINX, ...NGINX.map((l) => l.replace('v1alpha1', 'v1beta1'))));
     expect(messages).toEqual([
-      expect.stringMatching(/^watches\.yaml:7:9: entry 1 .*kind Nginx of group "example\.com" is already watched at version v1alpha1 by entry 0 \(line 1\)/),
+      expect.stringMatching(
+        /^watches\.yaml:7:9: entry 1 .*kind Nginx of group "example\.com" is already watched at version v1alpha1 by entry 0 \(line 1\)/,
+      ),
     ]);
   });
 
@@ -476,7 +551,9 @@ describe('parseWatches: entry problems', () => {
     expect(messages).toEqual([
       `watches.yaml:4:10: entry 0 (example.com/v1alpha1, Kind=Nginx): field "chart": chart ${JSON.stringify(join(tmp, 'helm-charts/missing'))} does not exist`,
       `watches.yaml:8:10: entry 1 (example.com/v1alpha1, Kind=A): field "chart": chart directory ${JSON.stringify(join(tmp, 'not-a-chart'))} has no Chart.yaml`,
-      expect.stringMatching(/^watches\.yaml:12:10: entry 2 .*field "chart": not a chart: .*file\.txt" is neither a chart directory nor a gzipped chart archive/),
+      expect.stringMatching(
+        /^watches\.yaml:12:10: entry 2 .*field "chart": not a chart: .*file\.txt" is neither a chart directory nor a gzipped chart archive/,
+      ),
     ]);
   });
 

@@ -21,24 +21,32 @@ describe('CR annotations under fuzzing', () => {
       { requiredKeys: [] },
     );
     fc.assert(
-      fc.property(fc.oneof(fc.string({ maxLength: 120 }), fc.array(ref, { maxLength: 4 }).map((a) => JSON.stringify(a))), (raw) => {
-        const parsed = parseValuesFrom(raw);
-        if ('problem' in parsed) {
-          expect(parsed.problem).toContain('helm.sdk.operatorframework.io/values-from');
-          return;
-        }
-        // What parses also composes, whatever the objects hold.
-        const data = parsed.refs.map((r) => ({ [r.key]: 'a: [1, {b: 2}]\n' }));
-        const out = composeReferencedValues(parsed.refs, data);
-        expect(out.missing).toEqual([]);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string({ maxLength: 120 }),
+          fc.array(ref, { maxLength: 4 }).map((a) => JSON.stringify(a)),
+        ),
+        (raw) => {
+          const parsed = parseValuesFrom(raw);
+          if ('problem' in parsed) {
+            expect(parsed.problem).toContain('helm.sdk.operatorframework.io/values-from');
+            return;
+          }
+          // What parses also composes, whatever the objects hold.
+          const data = parsed.refs.map((r) => ({ [r.key]: 'a: [1, {b: 2}]\n' }));
+          const out = composeReferencedValues(parsed.refs, data);
+          expect(out.missing).toEqual([]);
+        },
+      ),
       { seed: SEED, numRuns: RUNS },
     );
     reportFuzz('CR annotation values-from (unit)', RUNS);
   });
 
   it('release annotations: defaults and problems, never an exception', () => {
-    const keys = ['upgrade-force', 'rollback-force', 'uninstall-wait', 'reconcile-period', 'paused', 'drift-repair', 'other'].map((k) => `helm.sdk.operatorframework.io/${k}`);
+    const keys = ['upgrade-force', 'rollback-force', 'uninstall-wait', 'reconcile-period', 'paused', 'drift-repair', 'other'].map(
+      (k) => `helm.sdk.operatorframework.io/${k}`,
+    );
     fc.assert(
       fc.property(fc.dictionary(fc.constantFrom(...keys), fc.string({ maxLength: 12 })), (annotations) => {
         const parsed = parseReleaseAnnotations(annotations);

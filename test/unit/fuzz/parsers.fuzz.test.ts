@@ -54,7 +54,29 @@ const segment = fc.oneof(fc.string({ minLength: 1, maxLength: 6 }), fc.nat({ max
 /** Text of a path: the pieces attacks are made of, among ordinary ones. */
 const pathText = fc.oneof(
   fc.string({ maxLength: 40 }),
-  fc.array(fc.constantFrom('a', 'b.', '[', ']', '[0]', '[-1]', '[65536]', '[65537]', '[4294967294]', '\\', '\\.', '.', '=', ',', '9'.repeat(30), '[x]'), { maxLength: 40 }).map((p) => p.join('')),
+  fc
+    .array(
+      fc.constantFrom(
+        'a',
+        'b.',
+        '[',
+        ']',
+        '[0]',
+        '[-1]',
+        '[65536]',
+        '[65537]',
+        '[4294967294]',
+        '\\',
+        '\\.',
+        '.',
+        '=',
+        ',',
+        '9'.repeat(30),
+        '[x]',
+      ),
+      { maxLength: 40 },
+    )
+    .map((p) => p.join('')),
   fc.nat({ max: 5000 }).map((n) => `a${'['.repeat(n)}`),
   fc.nat({ max: 5000 }).map((n) => `a[${'9'.repeat(n)}]`),
   fc.nat({ max: 200 }).map((n) => Array.from({ length: n }, () => 'a').join('.')),
@@ -85,11 +107,15 @@ describe('parsers under fuzzing, within a time and heap budget', () => {
       { seed: SEED, numRuns: RUNS },
     );
     fc.assert(
-      fc.property(fc.string({ minLength: 1, maxLength: 6 }), fc.array(segment, { maxLength: VALUE_PATH_LIMITS.maxSegments - 1 }), (first, rest) => {
-        const path = [first, ...rest];
-        const text = written(path);
-        if (text.length <= VALUE_PATH_LIMITS.maxLength) expect(withinBudget(() => parseValuePath(text))).toEqual(path);
-      }),
+      fc.property(
+        fc.string({ minLength: 1, maxLength: 6 }),
+        fc.array(segment, { maxLength: VALUE_PATH_LIMITS.maxSegments - 1 }),
+        (first, rest) => {
+          const path = [first, ...rest];
+          const text = written(path);
+          if (text.length <= VALUE_PATH_LIMITS.maxLength) expect(withinBudget(() => parseValuePath(text))).toEqual(path);
+        },
+      ),
       { seed: SEED, numRuns: RUNS },
     );
     reportFuzz('value paths (unit)', 2 * RUNS);
@@ -167,12 +193,25 @@ describe('parsers under fuzzing, within a time and heap budget', () => {
     // Wide specs up to 5.4 MB, either side of the 4 MiB limit, are few: each takes a while to clone.
     const spec = fc.oneof(
       { arbitrary: fc.jsonValue({ maxDepth: 6 }), weight: 6 },
-      { arbitrary: fc.tuple(fc.nat({ max: 20_000 }), fc.jsonValue({ maxDepth: 2 })).map(([depth, leaf]) => nested(depth, leaf)), weight: 3 },
-      { arbitrary: fc.tuple(fc.nat({ max: 30_000 }), fc.nat({ max: 180 })).map(([n, len]) => ({ list: Array.from({ length: n }, () => 'x'.repeat(len)) })), weight: 1 },
+      {
+        arbitrary: fc.tuple(fc.nat({ max: 20_000 }), fc.jsonValue({ maxDepth: 2 })).map(([depth, leaf]) => nested(depth, leaf)),
+        weight: 3,
+      },
+      {
+        arbitrary: fc
+          .tuple(fc.nat({ max: 30_000 }), fc.nat({ max: 180 }))
+          .map(([n, len]) => ({ list: Array.from({ length: n }, () => 'x'.repeat(len)) })),
+        weight: 1,
+      },
     );
     fc.assert(
       fc.property(spec, (value) => {
-        const cr = { apiVersion: 'x.example.com/v1', kind: 'App', metadata: { name: 'app', namespace: 'ns' }, spec: value } as CustomResource;
+        const cr = {
+          apiVersion: 'x.example.com/v1',
+          kind: 'App',
+          metadata: { name: 'app', namespace: 'ns' },
+          spec: value,
+        } as CustomResource;
         const refused = withinBudget(() => invalidInput(cr, 'app'));
         if (refused !== undefined) {
           expect(refused).toMatchObject({ kind: 'refused', reason: 'InvalidSpec', retry: false });

@@ -51,7 +51,22 @@ const VALID = [
   '',
 ].join('\n');
 
-const FIELDS = ['group', 'version', 'kind', 'chart', 'watchDependentResources', 'overrideValues', 'selector', 'reconcilePeriod', 'maxConcurrentReconciles', 'dryRunOption', 'serviceAccountName', 'confineToNamespace', 'allowClusterScoped', 'bogus'];
+const FIELDS = [
+  'group',
+  'version',
+  'kind',
+  'chart',
+  'watchDependentResources',
+  'overrideValues',
+  'selector',
+  'reconcilePeriod',
+  'maxConcurrentReconciles',
+  'dryRunOption',
+  'serviceAccountName',
+  'confineToNamespace',
+  'allowClusterScoped',
+  'bogus',
+];
 const yamlValue = fc.oneof(
   fc.string({ maxLength: 12 }),
   fc.integer(),
@@ -63,9 +78,14 @@ const yamlValue = fc.oneof(
 describe('watches.yaml loader under fuzzing', () => {
   it('mutated valid files: a result or a positioned WatchesError', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: VALID.length }), fc.integer({ min: 0, max: 20 }), fc.string({ maxLength: 8 }), async (at, cut, insert) => {
-        await behaves(VALID.slice(0, at) + insert + VALID.slice(at + cut));
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: VALID.length }),
+        fc.integer({ min: 0, max: 20 }),
+        fc.string({ maxLength: 8 }),
+        async (at, cut, insert) => {
+          await behaves(VALID.slice(0, at) + insert + VALID.slice(at + cut));
+        },
+      ),
       { seed: SEED, numRuns: RUNS },
     );
     reportFuzz('watches.yaml loader (unit)', RUNS);
@@ -75,7 +95,14 @@ describe('watches.yaml loader under fuzzing', () => {
     const entry = fc.dictionary(fc.constantFrom(...FIELDS), yamlValue, { maxKeys: 8 });
     await fc.assert(
       fc.asyncProperty(fc.array(entry, { maxLength: 4 }), async (entries) => {
-        const text = entries.map((e) => Object.entries(e).map(([k, v], i) => `${i === 0 ? '- ' : '  '}${k}: ${String(v)}`).join('\n') || '- {}').join('\n');
+        const text = entries
+          .map(
+            (e) =>
+              Object.entries(e)
+                .map(([k, v], i) => `${i === 0 ? '- ' : '  '}${k}: ${String(v)}`)
+                .join('\n') || '- {}',
+          )
+          .join('\n');
         await behaves(text);
       }),
       { seed: SEED, numRuns: RUNS },

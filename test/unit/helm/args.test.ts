@@ -75,7 +75,7 @@ describe('installArgs', () => {
     ]);
   });
 
-  it('skips helm\'s client-side OpenAPI check on install and upgrade, in v3 and v4', () => {
+  it("skips helm's client-side OpenAPI check on install and upgrade, in v3 and v4", () => {
     for (const major of [3, 4] as const) {
       expect(installArgs(base, major)).toContain('--disable-openapi-validation');
       expect(upgradeArgs({ ...base, force: false }, major)).toContain('--disable-openapi-validation');
@@ -98,12 +98,20 @@ describe('installArgs', () => {
   });
 
   it("v4 waits for readiness with the legacy waiter, never kstatus's watcher, which holds a custom resource it cannot read until --timeout (ADR 0076)", () => {
-    for (const args of [installArgs({ ...base, wait: true }, 4), upgradeArgs({ ...base, wait: true }, 4), rollbackArgs({ release: 'web', namespace: 'demo', timeoutMs: 60_000, wait: true }, 4)]) {
+    for (const args of [
+      installArgs({ ...base, wait: true }, 4),
+      upgradeArgs({ ...base, wait: true }, 4),
+      rollbackArgs({ release: 'web', namespace: 'demo', timeoutMs: 60_000, wait: true }, 4),
+    ]) {
       expect(args).toContain('--wait=legacy');
       expect(args.some((a) => a === '--wait=watcher' || a === '--wait')).toBe(false);
     }
     // Without it, nothing waits but hooks (v4's hookOnly default): what the reconciler runs.
-    for (const args of [installArgs(base, 4), upgradeArgs(base, 4), rollbackArgs({ release: 'web', namespace: 'demo', timeoutMs: 60_000 }, 4)]) {
+    for (const args of [
+      installArgs(base, 4),
+      upgradeArgs(base, 4),
+      rollbackArgs({ release: 'web', namespace: 'demo', timeoutMs: 60_000 }, 4),
+    ]) {
       expect(args.some((a) => a.startsWith('--wait') || a === '--rollback-on-failure' || a === '--atomic')).toBe(false);
     }
   });
@@ -164,12 +172,16 @@ describe('upgradeArgs', () => {
 
   it('v4: server-side apply always (a client-side release moves over), --force-conflicts when asked', () => {
     expect(upgradeArgs(base, 4).filter((a) => a.startsWith('--server-side') || a.startsWith('--force'))).toEqual(['--server-side=true']);
-    expect(upgradeArgs({ ...base, forceConflicts: true }, 4).filter((a) => a.startsWith('--server-side') || a.startsWith('--force'))).toEqual(['--server-side=true', '--force-conflicts']);
+    expect(
+      upgradeArgs({ ...base, forceConflicts: true }, 4).filter((a) => a.startsWith('--server-side') || a.startsWith('--force')),
+    ).toEqual(['--server-side=true', '--force-conflicts']);
     // The flags come before the terminator.
     const args = upgradeArgs({ ...base, forceConflicts: true }, 4);
     expect(args.indexOf('--force-conflicts')).toBeLessThan(args.indexOf('--'));
     // helm 3 has no server-side apply.
-    expect(upgradeArgs({ ...base, forceConflicts: true }, 3).some((a) => a.startsWith('--server-side') || a === '--force-conflicts')).toBe(false);
+    expect(upgradeArgs({ ...base, forceConflicts: true }, 3).some((a) => a.startsWith('--server-side') || a === '--force-conflicts')).toBe(
+      false,
+    );
   });
 
   it('rejects a bad historyMax', () => {
@@ -187,13 +199,34 @@ describe('uninstallArgs', () => {
   });
 
   it('more releases of the namespace go after the first, as positionals', () => {
-    expect(uninstallArgs({ release: 'web', also: ['-x', 'db'], namespace: 'demo', timeoutMs: 300_000 }, 3)).toEqual(['uninstall', '--namespace', 'demo', '--timeout', '5m0s', '--', 'web', '-x', 'db']);
+    expect(uninstallArgs({ release: 'web', also: ['-x', 'db'], namespace: 'demo', timeoutMs: 300_000 }, 3)).toEqual([
+      'uninstall',
+      '--namespace',
+      'demo',
+      '--timeout',
+      '5m0s',
+      '--',
+      'web',
+      '-x',
+      'db',
+    ]);
   });
 
   it('wait and keepHistory', () => {
     const o = { release: 'web', namespace: 'demo', timeoutMs: 60_000, wait: true, keepHistory: true };
     expect(uninstallArgs(o, 3)).toEqual(['uninstall', '--namespace', 'demo', '--timeout', '1m0s', '--wait', '--keep-history', '--', 'web']);
-    expect(uninstallArgs(o, 4)).toEqual(['uninstall', '--namespace', 'demo', '--timeout', '1m0s', '--debug', '--wait=watcher', '--keep-history', '--', 'web']);
+    expect(uninstallArgs(o, 4)).toEqual([
+      'uninstall',
+      '--namespace',
+      'demo',
+      '--timeout',
+      '1m0s',
+      '--debug',
+      '--wait=watcher',
+      '--keep-history',
+      '--',
+      'web',
+    ]);
   });
 });
 
@@ -209,7 +242,17 @@ describe('rollbackArgs', () => {
   it('force per version', () => {
     expect(rollbackArgs({ ...o, force: true }, 3)).toContain('--force');
     // v4: never a client-side replace, which would leave the release on client-side apply.
-    expect(rollbackArgs({ ...o, force: true }, 4)).toEqual(['rollback', '--namespace', 'demo', '--timeout', '5m0s', '--server-side=true', '--force-conflicts', '--', 'web']);
+    expect(rollbackArgs({ ...o, force: true }, 4)).toEqual([
+      'rollback',
+      '--namespace',
+      'demo',
+      '--timeout',
+      '5m0s',
+      '--server-side=true',
+      '--force-conflicts',
+      '--',
+      'web',
+    ]);
     expect(rollbackArgs({ ...o, force: true }, 3)).not.toContain('--server-side=false');
     expect(rollbackArgs({ ...o, force: true }, 4)).not.toContain('--force');
   });
@@ -230,7 +273,17 @@ describe('read verbs', () => {
       '--',
       'web',
     ]);
-    expect(historyArgs({ release: 'web', namespace: 'demo', max: 3 })).toEqual(['history', '--namespace', 'demo', '--output', 'json', '--max', '3', '--', 'web']);
+    expect(historyArgs({ release: 'web', namespace: 'demo', max: 3 })).toEqual([
+      'history',
+      '--namespace',
+      'demo',
+      '--output',
+      'json',
+      '--max',
+      '3',
+      '--',
+      'web',
+    ]);
     expect(historyArgs({ release: 'web', namespace: 'demo' })).not.toContain('--max');
     expect(templateArgs({ ...base, kubeVersion: '1.34.0', apiVersions: ['monitoring.coreos.com/v1'], includeCrds: true })).toEqual([
       'template',
@@ -296,7 +349,20 @@ describe('serverDryRunArgs', () => {
 
   it('has nothing of a real run: no labels, wait, force, timeout, history or namespace creation, no client dry run', () => {
     const args = serverDryRunArgs(opts);
-    for (const flag of ['--labels', '--wait', '--wait=watcher', '--force', '--force-replace', '--timeout', '--history-max', '--create-namespace', '--atomic', '--rollback-on-failure', '--set', '--hide-secret']) {
+    for (const flag of [
+      '--labels',
+      '--wait',
+      '--wait=watcher',
+      '--force',
+      '--force-replace',
+      '--timeout',
+      '--history-max',
+      '--create-namespace',
+      '--atomic',
+      '--rollback-on-failure',
+      '--set',
+      '--hide-secret',
+    ]) {
       expect(args).not.toContain(flag);
     }
     expect(args.filter((a) => a.startsWith('--dry-run'))).toEqual(['--dry-run=server']);
@@ -307,7 +373,9 @@ describe('serverDryRunArgs', () => {
   });
 
   it('takes the identity and context of the real install, before any flag', () => {
-    expect(withConnectionArgs(serverDryRunArgs(opts), { kubeContext: 'prod', impersonate: 'system:serviceaccount:demo:deployer' }).slice(0, 7)).toEqual([
+    expect(
+      withConnectionArgs(serverDryRunArgs(opts), { kubeContext: 'prod', impersonate: 'system:serviceaccount:demo:deployer' }).slice(0, 7),
+    ).toEqual([
       'upgrade',
       '--kube-context',
       'prod',

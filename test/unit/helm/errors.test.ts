@@ -1,6 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { classifyHelmError, explainFailure, HelmError, isHelmError, summarizeStderr, type HelmErrorReason } from '../../../src/helm/errors.js';
+import {
+  classifyHelmError,
+  explainFailure,
+  HelmError,
+  isHelmError,
+  summarizeStderr,
+  type HelmErrorReason,
+} from '../../../src/helm/errors.js';
 
 /**
  * stderr captured from the real binaries (test/unit/helm/fixtures/stderr-helm-*.json): `template`
@@ -56,7 +63,8 @@ const EXPECTED_OVERRIDES: Record<string, Record<string, HelmErrorReason>> = {
 
 /** Summaries the v4 samples must produce (prefixes stripped, noise dropped, one line). */
 const V4_SUMMARIES: Record<string, string> = {
-  schema: "values don't meet the specifications of the schema(s) in the following chart(s): tiny: - at '/greeting': got number, want string",
+  schema:
+    "values don't meet the specifications of the schema(s) in the following chart(s): tiny: - at '/greeting': got number, want string",
   required: 'execution error at (tiny/templates/cm.yaml:8:8): fail was requested',
   missingChart: 'path "./nochart" not found',
   unreachableInstall:
@@ -113,7 +121,10 @@ describe('classifyHelmError', () => {
     expect(classifyHelmError('Error: INSTALLATION FAILED: context deadline exceeded', 1)).toBe('Timeout');
     expect(classifyHelmError('Error: UPGRADE FAILED: timed out waiting for the condition', 1)).toBe('Timeout');
     expect(
-      classifyHelmError('Error: query: failed to query with labels: secrets is forbidden: User "system:serviceaccount:x:y" cannot list resource "secrets"', 1),
+      classifyHelmError(
+        'Error: query: failed to query with labels: secrets is forbidden: User "system:serviceaccount:x:y" cannot list resource "secrets"',
+        1,
+      ),
     ).toBe('KubernetesAPIError');
     // text/template's wrapping of a lookup() the API server refused: the cluster failing, not the chart.
     const lookupForbidden =
@@ -121,13 +132,19 @@ describe('classifyHelmError', () => {
       'error calling lookup: unable to get apiresource from unstructured: /v1, Kind=ConfigMap: configmaps "marker" is forbidden: User "system:serviceaccount:t:deployer" cannot get resource "configmaps" in API group "" in the namespace "t"';
     expect(classifyHelmError(lookupForbidden, 1)).toBe('KubernetesAPIError');
     // A template error that only mentions lookup stays the chart's.
-    expect(classifyHelmError('Error: template: gate/templates/role.yaml:1:14: executing "gate/templates/role.yaml" at <lookup "v1">: wrong number of args for lookup: want 4 got 1', 1)).toBe('RenderFailed');
+    expect(
+      classifyHelmError(
+        'Error: template: gate/templates/role.yaml:1:14: executing "gate/templates/role.yaml" at <lookup "v1">: wrong number of args for lookup: want 4 got 1',
+        1,
+      ),
+    ).toBe('RenderFailed');
     expect(classifyHelmError('Error: something nobody anticipated', 1)).toBe('Unknown');
     expect(classifyHelmError('', 2)).toBe('Unknown');
   });
 
   it('ignores v4 slog lines and deprecation warnings before the error', () => {
-    const stderr = 'Flag --force has been deprecated, use --force-replace instead\nlevel=WARN msg="x release: not found"\nError: UPGRADE FAILED: boom';
+    const stderr =
+      'Flag --force has been deprecated, use --force-replace instead\nlevel=WARN msg="x release: not found"\nError: UPGRADE FAILED: boom';
     expect(classifyHelmError(stderr, 1)).toBe('Unknown');
     expect(summarizeStderr(stderr)).toBe('boom');
   });
@@ -149,7 +166,7 @@ describe('summarizeStderr', () => {
 describe('explainFailure', () => {
   const samples = loadSamples('stderr-helm-v4.1.4.json');
 
-  it('leads a release too large for storage with the limit and what counts towards it, keeping helm\'s words', () => {
+  it("leads a release too large for storage with the limit and what counts towards it, keeping helm's words", () => {
     const text = summarizeStderr(samples.releaseTooLarge!);
     const summary = explainFailure(classifyHelmError(samples.releaseTooLarge!, 1), text);
     expect(summary).toBe(
@@ -157,16 +174,23 @@ describe('explainFailure', () => {
         'and Kubernetes limits a Secret to 1 MiB; make the chart or its values smaller ' +
         '(helm: create: failed to create: Secret "sh.helm.release.v1.over.v1" is invalid: data: Too long: may not be more than 1048576 bytes)',
     );
-    expect(explainFailure('ReleaseTooLarge', summarizeStderr(samples.upgradeTooLarge!))).toContain('"sh.helm.release.v1.near.v2" is invalid');
+    expect(explainFailure('ReleaseTooLarge', summarizeStderr(samples.upgradeTooLarge!))).toContain(
+      '"sh.helm.release.v1.near.v2" is invalid',
+    );
   });
 
-  it('leaves other failures in helm\'s words', () => {
-    expect(explainFailure('KubernetesAPIError', 'create: failed to create: connection refused')).toBe('create: failed to create: connection refused');
-    expect(explainFailure('ReleaseTooLarge', '')).toMatch(/^release too large for helm's storage: .*1 MiB; make the chart or its values smaller$/);
+  it("leaves other failures in helm's words", () => {
+    expect(explainFailure('KubernetesAPIError', 'create: failed to create: connection refused')).toBe(
+      'create: failed to create: connection refused',
+    );
+    expect(explainFailure('ReleaseTooLarge', '')).toMatch(
+      /^release too large for helm's storage: .*1 MiB; make the chart or its values smaller$/,
+    );
   });
 
   it('tells a storage object refused for its size from other refused objects', () => {
-    const other = 'Error: INSTALLATION FAILED: failed to create resource: ConfigMap "web" is invalid: data: Too long: may not be more than 1048576 bytes';
+    const other =
+      'Error: INSTALLATION FAILED: failed to create resource: ConfigMap "web" is invalid: data: Too long: may not be more than 1048576 bytes';
     expect(classifyHelmError(other, 1)).toBe('KubernetesAPIError');
   });
 });

@@ -27,7 +27,10 @@ describe('which helm the scaffolding commands run', () => {
       `case "$1" in\n  helm) mkdir -p ${cache}/helm && printf '#!/bin/sh\\n' > ${cache}/helm/helm && chmod +x ${cache}/helm/helm; echo "[tools] helm: done" >&2 ;;\n  path) echo ${cache} ;;\nesac\n`,
     );
     failingTools = path.join(dir, 'failing-tools.sh');
-    await writeFile(failingTools, 'echo "[tools] helm: building" >&2; echo "error: unzip is required (apt-get install -y unzip)" >&2; exit 1\n');
+    await writeFile(
+      failingTools,
+      'echo "[tools] helm: building" >&2; echo "error: unzip is required (apt-get install -y unzip)" >&2; exit 1\n',
+    );
   });
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
@@ -36,9 +39,18 @@ describe('which helm the scaffolding commands run', () => {
   it('prefers --helm-binary, then HELM_BIN, then helm on PATH', async () => {
     expect(await findOnPath('helm', emptyPath)).toBeUndefined();
     const helm = path.join(onPath, 'helm');
-    expect(await locateHelm({ flag: helm, env: { HELM_BIN: '/x', PATH: emptyPath }, toolsScript: failingTools })).toEqual({ binary: helm, source: 'flag' });
-    expect(await locateHelm({ env: { HELM_BIN: helm, PATH: emptyPath }, toolsScript: failingTools })).toEqual({ binary: helm, source: 'HELM_BIN' });
-    expect(await locateHelm({ env: { PATH: `${emptyPath}:${onPath}` }, toolsScript: failingTools })).toEqual({ binary: helm, source: 'PATH' });
+    expect(await locateHelm({ flag: helm, env: { HELM_BIN: '/x', PATH: emptyPath }, toolsScript: failingTools })).toEqual({
+      binary: helm,
+      source: 'flag',
+    });
+    expect(await locateHelm({ env: { HELM_BIN: helm, PATH: emptyPath }, toolsScript: failingTools })).toEqual({
+      binary: helm,
+      source: 'HELM_BIN',
+    });
+    expect(await locateHelm({ env: { PATH: `${emptyPath}:${onPath}` }, toolsScript: failingTools })).toEqual({
+      binary: helm,
+      source: 'PATH',
+    });
     expect(await locateHelm({ flag: 'helm', env: { PATH: onPath }, toolsScript: failingTools })).toEqual({ binary: helm, source: 'flag' });
   });
 
@@ -58,10 +70,12 @@ describe('which helm the scaffolding commands run', () => {
   });
 
   it('refuses a HELM_BIN or --helm-binary that is not an executable file, naming it', async () => {
-    await expect(locateHelm({ env: { HELM_BIN: path.join(dir, 'not-executable'), PATH: onPath }, toolsScript: pinnedTools })).rejects.toThrow(
-      new RegExp(`^HELM_BIN=${path.join(dir, 'not-executable')} is not an executable file: install helm`),
+    await expect(
+      locateHelm({ env: { HELM_BIN: path.join(dir, 'not-executable'), PATH: onPath }, toolsScript: pinnedTools }),
+    ).rejects.toThrow(new RegExp(`^HELM_BIN=${path.join(dir, 'not-executable')} is not an executable file: install helm`));
+    await expect(locateHelm({ flag: '/no/such/helm', env: {}, toolsScript: pinnedTools })).rejects.toThrow(
+      /^--helm-binary \/no\/such\/helm is not an executable file/,
     );
-    await expect(locateHelm({ flag: '/no/such/helm', env: {}, toolsScript: pinnedTools })).rejects.toThrow(/^--helm-binary \/no\/such\/helm is not an executable file/);
   });
 
   it('finds only executable files on PATH', async () => {

@@ -18,7 +18,10 @@ describe.runIf(process.platform === 'linux')('helm processes left by a killed op
   /** A stand-in for a helm process marked with `instance`, with the helm homes under `tmp`; `stubborn` ignores SIGTERM. */
   const marked = async (instance: string, tmp: string, stubborn = false): Promise<ChildProcess> => {
     const script = stubborn ? "trap '' TERM; echo up; while :; do sleep 0.1; done" : 'echo up; exec sleep 30';
-    const child = spawn('sh', ['-c', script], { env: { PATH: process.env.PATH, [INSTANCE_ENV]: instance, HELM_DATA_HOME: path.join(tmp, 'helm', 'data') }, stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn('sh', ['-c', script], {
+      env: { PATH: process.env.PATH, [INSTANCE_ENV]: instance, HELM_DATA_HOME: path.join(tmp, 'helm', 'data') },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     children.push(child);
     await new Promise((resolve) => child.stdout.once('data', resolve));
     return child;
@@ -43,7 +46,7 @@ describe.runIf(process.platform === 'linux')('helm processes left by a killed op
     expect([running(ours), running(otherHomes)]).toEqual([true, true]);
   });
 
-  it('finds nothing to stop with the user\'s helm homes (the scaffolding CLI)', async () => {
+  it("finds nothing to stop with the user's helm homes (the scaffolding CLI)", async () => {
     const orphan = await marked('99999999.1', work);
     expect(await new HelmClient({ binary: 'helm', tmpDir: work, userHelmHome: true }).stopOrphans(500)).toEqual([]);
     expect(running(orphan)).toBe(true);

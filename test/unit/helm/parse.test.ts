@@ -1,6 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HelmOutputError, parseDryRunManifest, parseHelmVersion, parseHistoryJson, parseJsonOutput, parseMetadataJson, parseReleaseJson, uninstalledRelease } from '../../../src/helm/parse.js';
+import {
+  HelmOutputError,
+  parseDryRunManifest,
+  parseHelmVersion,
+  parseHistoryJson,
+  parseJsonOutput,
+  parseMetadataJson,
+  parseReleaseJson,
+  uninstalledRelease,
+} from '../../../src/helm/parse.js';
 import { jsonDigest } from '../../../src/util/canonical-json.js';
 
 /**
@@ -52,13 +61,30 @@ describe.each(['helm-v4.1.4', 'helm-v3.21.4'])('%s JSON', (v) => {
   });
 
   it.skipIf(!present)('get metadata', () => {
-    expect(parseMetadataJson(fixture(`${v}-metadata.json`), 'get metadata')).toEqual({ revision: 2, chart: { name: 'tiny', version: '0.2.0' } });
+    expect(parseMetadataJson(fixture(`${v}-metadata.json`), 'get metadata')).toEqual({
+      revision: 2,
+      chart: { name: 'tiny', version: '0.2.0' },
+    });
   });
 
   it.skipIf(!present)('history', () => {
     expect(parseHistoryJson(fixture(`${v}-history.json`), 'history')).toEqual([
-      { revision: 1, status: 'superseded', chart: 'tiny-0.1.0', appVersion: '1.0.0', description: 'Install complete', updated: '2026-01-01T00:00:00Z' },
-      { revision: 2, status: 'deployed', chart: 'tiny-0.2.0', appVersion: '', description: 'Upgrade complete', updated: '2026-01-02T00:00:00Z' },
+      {
+        revision: 1,
+        status: 'superseded',
+        chart: 'tiny-0.1.0',
+        appVersion: '1.0.0',
+        description: 'Install complete',
+        updated: '2026-01-01T00:00:00Z',
+      },
+      {
+        revision: 2,
+        status: 'deployed',
+        chart: 'tiny-0.2.0',
+        appVersion: '',
+        description: 'Upgrade complete',
+        updated: '2026-01-02T00:00:00Z',
+      },
     ]);
   });
 });
@@ -73,7 +99,9 @@ describe.each(['helm-v4.1.4', 'helm-v3.21.4'])('%s server dry run', (v) => {
     const json = fixture(`${v}-dry-run-server.json`);
     const manifest = parseDryRunManifest(json, 'dry-run');
     expect(manifest).toBe(fixture(`${v}-template.txt`));
-    expect(manifest).toContain('# Source: lookup-gate/templates/hook.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: rel-pre-hook');
+    expect(manifest).toContain(
+      '# Source: lookup-gate/templates/hook.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: rel-pre-hook',
+    );
     expect(json).toContain('s3cret'); // helm prints the values…
     expect(manifest).not.toContain('s3cret'); // …the render does not carry them
   });
@@ -81,7 +109,9 @@ describe.each(['helm-v4.1.4', 'helm-v3.21.4'])('%s server dry run', (v) => {
 
 describe('parseDryRunManifest', () => {
   it('no hooks, an empty manifest, a hook without a path', () => {
-    expect(parseDryRunManifest('{"manifest":"---\\n# Source: c/templates/a.yaml\\na: 1\\n\\n"}', 'x')).toBe('---\n# Source: c/templates/a.yaml\na: 1\n');
+    expect(parseDryRunManifest('{"manifest":"---\\n# Source: c/templates/a.yaml\\na: 1\\n\\n"}', 'x')).toBe(
+      '---\n# Source: c/templates/a.yaml\na: 1\n',
+    );
     expect(parseDryRunManifest('{"hooks":[]}', 'x')).toBe('\n');
     expect(parseDryRunManifest('{"manifest":"a: 1","hooks":[{"manifest":"b: 2"}]}', 'x')).toBe('a: 1\n---\n# Source: \nb: 2\n');
   });
@@ -120,20 +150,42 @@ describe('validators reject what helm does not print', () => {
     expect(() => parseReleaseJson('[]', 'status')).toThrow(/not a JSON object/);
     expect(() => parseReleaseJson('{"name":"x","namespace":"n","version":1}', 'status')).toThrow(/missing "info"/);
     expect(() => parseReleaseJson('{"name":"x","namespace":"n","version":"1","info":{"status":"deployed"}}', 'status')).toThrow(/revision/);
-    expect(() => parseReleaseJson('{"name":"x","namespace":"n","version":1,"info":{"status":3}}', 'status')).toThrow(/"status" is not a string/);
+    expect(() => parseReleaseJson('{"name":"x","namespace":"n","version":1,"info":{"status":3}}', 'status')).toThrow(
+      /"status" is not a string/,
+    );
     expect(() => parseHistoryJson('{}', 'history')).toThrow(/array/);
     expect(() => parseMetadataJson('{"revision":1,"chart":"c"}', 'get metadata')).toThrow(/missing "version"/);
   });
 
   it('maps an unknown status to unknown and defaults omitted strings', () => {
     const rel = parseReleaseJson('{"name":"x","namespace":"n","version":1,"info":{"status":"brand-new"}}', 'status');
-    expect(rel).toEqual({ name: 'x', namespace: 'n', revision: 1, status: 'unknown', notes: '', manifest: '', deleteHooks: false, description: '', valuesDigest: jsonDigest({}) });
+    expect(rel).toEqual({
+      name: 'x',
+      namespace: 'n',
+      revision: 1,
+      status: 'unknown',
+      notes: '',
+      manifest: '',
+      deleteHooks: false,
+      description: '',
+      valuesDigest: jsonDigest({}),
+    });
   });
 
   it('tells whether a hook runs on uninstall from hooks[].events', () => {
     const doc = (hooks: unknown): string => JSON.stringify({ name: 'x', namespace: 'n', version: 1, info: { status: 'deployed' }, hooks });
-    expect(parseReleaseJson(doc([{ name: 'a', events: ['pre-install', 'post-upgrade'] }, { name: 'b' }]), 'status').deleteHooks).toBe(false);
-    expect(parseReleaseJson(doc([{ name: 'a', events: ['pre-install'] }, { name: 'b', events: ['post-delete'] }]), 'status').deleteHooks).toBe(true);
+    expect(parseReleaseJson(doc([{ name: 'a', events: ['pre-install', 'post-upgrade'] }, { name: 'b' }]), 'status').deleteHooks).toBe(
+      false,
+    );
+    expect(
+      parseReleaseJson(
+        doc([
+          { name: 'a', events: ['pre-install'] },
+          { name: 'b', events: ['post-delete'] },
+        ]),
+        'status',
+      ).deleteHooks,
+    ).toBe(true);
     expect(parseReleaseJson(doc([{ name: 'a', events: ['pre-delete'] }]), 'install').deleteHooks).toBe(true);
     expect(() => parseReleaseJson(doc({ events: ['pre-delete'] }), 'status')).toThrow(/"hooks" is not a list/);
     expect(() => parseReleaseJson(doc([{ events: 'pre-delete' }]), 'status')).toThrow(/hooks\[0\]: "events" is not a list/);

@@ -32,38 +32,83 @@ async function asHelm3(flags: string[], manifest: string): Promise<string> {
 describe('PostRenderServer', () => {
   it("gives helm the operator's rendering of the manifest, through the script helm 3 runs", async () => {
     const dir = await mkdtemp(path.join(tmp, 'run-'));
-    const out = await server.with(dir, (m) => Promise.resolve(m.toUpperCase()), 3, (flags) => asHelm3(flags, 'kind: ConfigMap\n'));
+    const out = await server.with(
+      dir,
+      (m) => Promise.resolve(m.toUpperCase()),
+      3,
+      (flags) => asHelm3(flags, 'kind: ConfigMap\n'),
+    );
     expect(out).toBe('KIND: CONFIGMAP\n');
   });
 
   it('fails the post-render, with the reason on stderr, when rendering throws: helm then applies nothing', async () => {
     const dir = await mkdtemp(path.join(tmp, 'run-'));
-    const failed = server.with(dir, () => Promise.reject(new Error('bad\nmanifest')), 3, (flags) => asHelm3(flags, 'x'));
+    const failed = server.with(
+      dir,
+      () => Promise.reject(new Error('bad\nmanifest')),
+      3,
+      (flags) => asHelm3(flags, 'x'),
+    );
     await expect(failed).rejects.toMatchObject({ code: 1, stdout: '', stderr: 'helm-operator post-renderer: bad manifest\n' });
   });
 
   it("a helm failure after the operator's render refused says what the render said, classified by it (helm 4 drops a plugin's stderr)", async () => {
     const dir = await mkdtemp(path.join(tmp, 'run-'));
-    const wordless = new HelmError({ reason: 'Unknown', verb: 'upgrade', summary: 'error while running post render on files: failed to invoke post-renderer plugin "helm-operator-post-render": plugin "helm-operator-post-render" exited with error', exitCode: 1 });
-    const refusal = 'upgrade stopped before helm changed anything: 1 field conflict under conflictPolicy: fail: Deployment ns/web: field /spec/replicas is owned by field manager "kubectl"';
-    const failed = server.with(dir, () => Promise.reject(new Error(refusal)), 4, async (flags) => {
-      await asHelm3(['--post-renderer', path.join(pluginsDir(path.join(tmp, 'data')), PLUGIN_NAME, 'post-render.sh'), ...flags.slice(2)], 'x').catch(() => undefined);
-      throw wordless;
+    const wordless = new HelmError({
+      reason: 'Unknown',
+      verb: 'upgrade',
+      summary:
+        'error while running post render on files: failed to invoke post-renderer plugin "helm-operator-post-render": plugin "helm-operator-post-render" exited with error',
+      exitCode: 1,
     });
-    await expect(failed).rejects.toMatchObject({ name: 'HelmError', reason: 'ResourceConflict', verb: 'upgrade', summary: refusal, exitCode: 1 });
+    const refusal =
+      'upgrade stopped before helm changed anything: 1 field conflict under conflictPolicy: fail: Deployment ns/web: field /spec/replicas is owned by field manager "kubectl"';
+    const failed = server.with(
+      dir,
+      () => Promise.reject(new Error(refusal)),
+      4,
+      async (flags) => {
+        await asHelm3(
+          ['--post-renderer', path.join(pluginsDir(path.join(tmp, 'data')), PLUGIN_NAME, 'post-render.sh'), ...flags.slice(2)],
+          'x',
+        ).catch(() => undefined);
+        throw wordless;
+      },
+    );
+    await expect(failed).rejects.toMatchObject({
+      name: 'HelmError',
+      reason: 'ResourceConflict',
+      verb: 'upgrade',
+      summary: refusal,
+      exitCode: 1,
+    });
     // Without a refusal of ours, helm's error is what it was.
-    const other = server.with(dir, (m) => Promise.resolve(m), 4, () => Promise.reject(wordless));
+    const other = server.with(
+      dir,
+      (m) => Promise.resolve(m),
+      4,
+      () => Promise.reject(wordless),
+    );
     await expect(other).rejects.toBe(wordless);
   });
 
   it('answers nothing to a token it did not give, or after the run ended', async () => {
     const dir = await mkdtemp(path.join(tmp, 'run-'));
     let saved: string[] = [];
-    await server.with(dir, (m) => Promise.resolve(m), 3, (flags) => {
-      saved = flags;
-      return Promise.resolve();
+    await server.with(
+      dir,
+      (m) => Promise.resolve(m),
+      3,
+      (flags) => {
+        saved = flags;
+        return Promise.resolve();
+      },
+    );
+    await expect(asHelm3(saved, 'x')).rejects.toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: 'helm-operator post-renderer: unknown or expired run\n',
     });
-    await expect(asHelm3(saved, 'x')).rejects.toMatchObject({ code: 1, stdout: '', stderr: 'helm-operator post-renderer: unknown or expired run\n' });
   });
 
   it('refuses every post-render once its fence closes (the lease is lost): helm then applies nothing', async () => {
@@ -71,10 +116,26 @@ describe('PostRenderServer', () => {
     const fenced = new PostRenderServer(path.join(tmp, 'fenced-data'), () => open);
     try {
       const dir = await mkdtemp(path.join(tmp, 'run-'));
-      await expect(fenced.with(dir, (m) => Promise.resolve(m), 3, (flags) => asHelm3(flags, 'a\n'))).resolves.toBe('a\n');
+      await expect(
+        fenced.with(
+          dir,
+          (m) => Promise.resolve(m),
+          3,
+          (flags) => asHelm3(flags, 'a\n'),
+        ),
+      ).resolves.toBe('a\n');
       open = false;
-      const refused = fenced.with(dir, (m) => Promise.resolve(m), 3, (flags) => asHelm3(flags, 'a\n'));
-      await expect(refused).rejects.toMatchObject({ code: 1, stdout: '', stderr: 'helm-operator post-renderer: this replica no longer holds the leader lease\n' });
+      const refused = fenced.with(
+        dir,
+        (m) => Promise.resolve(m),
+        3,
+        (flags) => asHelm3(flags, 'a\n'),
+      );
+      await expect(refused).rejects.toMatchObject({
+        code: 1,
+        stdout: '',
+        stderr: 'helm-operator post-renderer: this replica no longer holds the leader lease\n',
+      });
     } finally {
       await fenced.close();
     }
@@ -82,7 +143,12 @@ describe('PostRenderServer', () => {
 
   it('names the helm 4 plugin it wrote, whose command is the same script', async () => {
     const dir = await mkdtemp(path.join(tmp, 'run-'));
-    const flags = await server.with(dir, (m) => Promise.resolve(m), 4, (f) => Promise.resolve(f));
+    const flags = await server.with(
+      dir,
+      (m) => Promise.resolve(m),
+      4,
+      (f) => Promise.resolve(f),
+    );
     expect(flags.slice(0, 2)).toEqual(['--post-renderer', PLUGIN_NAME]);
     expect(flags.filter((_, i) => i >= 2 && i % 2 === 0)).toEqual(['--post-renderer-args', '--post-renderer-args', '--post-renderer-args']);
     const plugin = await readFile(path.join(pluginsDir(path.join(tmp, 'data')), PLUGIN_NAME, 'plugin.yaml'), 'utf8');

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { latestDeployed, storageSecretName } from '../../../src/helm/storage.js';
 
-const labels = (status: string, version = '3', name = 'web'): Record<string, string> => ({ owner: 'helm', name, status, version, team: 'a' });
+const labels = (status: string, version = '3', name = 'web'): Record<string, string> => ({
+  owner: 'helm',
+  name,
+  status,
+  version,
+  team: 'a',
+});
 
 describe('latestDeployed', () => {
   it('is the record of a deployed revision that has no successor', () => {
@@ -23,7 +29,7 @@ describe('latestDeployed', () => {
     expect(latestDeployed('web', 3, {}, false)).toBeUndefined();
   });
 
-  it('names Secrets as helm\'s secret driver does', () => {
+  it("names Secrets as helm's secret driver does", () => {
     expect(storageSecretName('web', 12)).toBe('sh.helm.release.v1.web.v12');
   });
 });

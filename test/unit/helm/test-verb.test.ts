@@ -5,11 +5,28 @@ import { allSucceeded, MAX_TEST_LOGS, podLogs } from '../../../src/helm/verbs/te
 
 describe('helm test', () => {
   it('passes the timeout and --logs, the release after --', () => {
-    expect(testArgs({ release: 'web', namespace: 'apps', timeoutMs: 90_000, logs: true })).toEqual(['test', '--namespace', 'apps', '--timeout', '1m30s', '--logs', '--', 'web']);
+    expect(testArgs({ release: 'web', namespace: 'apps', timeoutMs: 90_000, logs: true })).toEqual([
+      'test',
+      '--namespace',
+      'apps',
+      '--timeout',
+      '1m30s',
+      '--logs',
+      '--',
+      'web',
+    ]);
   });
 
   it('keeps the POD LOGS part, redacted, its end when long', () => {
-    const lines = ['NAME: web', 'TEST SUITE:     web-test', 'Phase:          Failed', '', 'POD LOGS: web-test', 'password=hunter2', 'connection refused'];
+    const lines = [
+      'NAME: web',
+      'TEST SUITE:     web-test',
+      'Phase:          Failed',
+      '',
+      'POD LOGS: web-test',
+      'password=hunter2',
+      'connection refused',
+    ];
     expect(podLogs(lines, (t) => t.replaceAll('hunter2', '****'))).toBe('POD LOGS: web-test\npassword=****\nconnection refused');
     expect(podLogs(['NAME: web'])).toBe('');
     const long = podLogs(['POD LOGS: web-test', 'x'.repeat(5_000), 'the end']);

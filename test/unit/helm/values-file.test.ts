@@ -28,7 +28,7 @@ describe('stale values directories', () => {
     expect((await valuesDirs(work)).sort()).toEqual([path.basename(ours), path.basename(parent), path.basename(unrelated)].sort());
   });
 
-  it('removes those of an earlier process that had this process\'s pid (node is PID 1 at every container start)', async () => {
+  it("removes those of an earlier process that had this process's pid (node is PID 1 at every container start)", async () => {
     const predecessor = path.join(work, `helm-values-${process.pid}.1-AbC123`);
     // Named by a version that keyed directories by pid alone: this process makes none such.
     const legacy = path.join(work, `helm-values-${process.pid}-DeF456`);

@@ -36,7 +36,11 @@ function importedNames(importer: string, specifier: string): string[] {
   const clause = m[1] ?? '';
   if (clause.startsWith('*')) return ['*'];
   if (!clause.startsWith('{')) return ['default'];
-  return clause.slice(1, -1).split(',').map((n) => n.trim().split(/\s+as\s+/)[0] ?? '').filter((n) => n !== '');
+  return clause
+    .slice(1, -1)
+    .split(',')
+    .map((n) => n.trim().split(/\s+as\s+/)[0] ?? '')
+    .filter((n) => n !== '');
 }
 
 /** node:http's exports that load node's bundled undici when read (node-http.ts leaves them out). */
@@ -79,7 +83,9 @@ describe('client-node hooks', () => {
 
   it('redirects only those imports, from those files of the package', () => {
     const parent = (f: string): string => `file:///app/node_modules/@kubernetes/client-node/dist/${f}`;
-    expect(redirect('http', 'file:///app/node_modules/socks-proxy-agent/node_modules/agent-base/dist/index.js', slimDir, '.js')).toBe(new URL('node-http.js', slimDir).href);
+    expect(redirect('http', 'file:///app/node_modules/socks-proxy-agent/node_modules/agent-base/dist/index.js', slimDir, '.js')).toBe(
+      new URL('node-http.js', slimDir).href,
+    );
     expect(redirect('node:http', parent('watch.js'), slimDir, '.js')).toBe(new URL('node-http.js', slimDir).href);
     expect(redirect('node:http', 'file:///app/dist/telemetry/health.js', slimDir, '.js')).toBeUndefined();
     expect(redirect('./gen/index.js', parent('config.js'), slimDir, '.js')).toBe(new URL('config-gen.js', slimDir).href);
@@ -103,7 +109,7 @@ describe('client-node hooks', () => {
     expect(await res.text()).toBe('ok');
   });
 
-  it('the slim undici alone gives dispatchers the connect that ProxyAgent tunnels with, without undici\'s index', () => {
+  it("the slim undici alone gives dispatchers the connect that ProxyAgent tunnels with, without undici's index", () => {
     // A fresh process: in this one, other tests may have loaded undici's index already.
     const script = [
       `await import(${JSON.stringify(new URL('undici.ts', slimDir).href)});`,

@@ -37,7 +37,11 @@ class SlowEventsServer {
   async close(): Promise<void> {
     this.release();
     this.#server.closeAllConnections();
-    await new Promise<void>((resolve) => this.#server.close(() => { resolve(); }));
+    await new Promise<void>((resolve) =>
+      this.#server.close(() => {
+        resolve();
+      }),
+    );
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -49,7 +53,6 @@ class SlowEventsServer {
     res.end(text);
   }
 }
-
 
 const cr = (name: string) => ({ apiVersion: 'example.com/v1', kind: 'Nginx', metadata: { name, namespace: 'ns1', uid: `uid-${name}` } });
 
@@ -67,13 +70,25 @@ describe('KubeEventRecorder', () => {
     recorder.record(cr('b'), 'Normal', 'InstallSuccessful', 'Installed release b');
     // Both objects' writes are in flight at once: one object's slow write does not hold another's.
     await expect.poll(() => server.writes.length).toBe(2);
-    expect(await Promise.race([recorder.flush(10_000).then(() => 'flushed'), new Promise((r) => setTimeout(() => { r('waiting'); }, 200))])).toBe('waiting');
+    expect(
+      await Promise.race([
+        recorder.flush(10_000).then(() => 'flushed'),
+        new Promise((r) =>
+          setTimeout(() => {
+            r('waiting');
+          }, 200),
+        ),
+      ]),
+    ).toBe('waiting');
     server.release();
     await recorder.flush(10_000);
-    expect(server.writes.map((w) => [w.method, w.body.involvedObject?.name]).sort()).toEqual([['POST', 'a'], ['POST', 'b']]);
+    expect(server.writes.map((w) => [w.method, w.body.involvedObject?.name]).sort()).toEqual([
+      ['POST', 'a'],
+      ['POST', 'b'],
+    ]);
   });
 
-  it('keeps one object\'s writes in order, so a repeat bumps the count of the Event just created', async () => {
+  it("keeps one object's writes in order, so a repeat bumps the count of the Event just created", async () => {
     server = new SlowEventsServer();
     const recorder = new KubeEventRecorder(loopbackKubeConfig(await server.listen()), 'nginx-controller', silentLogger());
     recorder.record(cr('a'), 'Warning', 'UpgradeFailed', 'boom');
@@ -90,7 +105,9 @@ describe('KubeEventRecorder', () => {
   it('forgets Events past the aggregation window: a repeat then starts a new Event', async () => {
     server = new SlowEventsServer();
     server.release();
-    const recorder = new KubeEventRecorder(loopbackKubeConfig(await server.listen()), 'nginx-controller', silentLogger(), { limits: { windowMs: 100 } });
+    const recorder = new KubeEventRecorder(loopbackKubeConfig(await server.listen()), 'nginx-controller', silentLogger(), {
+      limits: { windowMs: 100 },
+    });
     recorder.record(cr('a'), 'Normal', 'UninstallSuccessful', 'Uninstalled release a');
     recorder.record(cr('b'), 'Normal', 'UninstallSuccessful', 'Uninstalled release b');
     await recorder.flush(10_000);

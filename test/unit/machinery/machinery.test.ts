@@ -45,7 +45,9 @@ describe('insertAtMarker', () => {
     const withA = upsertFramedAtMarker(rules, 'r', 'rules', v1);
     const withAB = upsertFramedAtMarker(withA, 'r', 'rules', b);
     const updated = upsertFramedAtMarker(withAB, 'r', 'rules', v2);
-    expect(updated).toBe('rules:\n  # --- A\n  - get\n  - list\n  # --- end of A\n  # --- B\n  - watch\n  # --- end of B\n  # +kubebuilder:scaffold:rules\n');
+    expect(updated).toBe(
+      'rules:\n  # --- A\n  - get\n  - list\n  # --- end of A\n  # --- B\n  - watch\n  # --- end of B\n  # +kubebuilder:scaffold:rules\n',
+    );
     expect(upsertFramedAtMarker(updated, 'r', 'rules', v2)).toBe(updated);
     // Unframed inserts keep appending: a list entry is never "replaced".
     expect(insertAtMarker(withA, 'r', 'rules', v2)).toContain('- get\n  # --- end of A\n  # --- A');
@@ -95,15 +97,19 @@ describe('applyPlan', () => {
     await applyPlan(root, [create('watches.yaml', '# +kubebuilder:scaffold:watch\n')]);
     await applyPlan(root, [insert('watches.yaml', 'watch', '- kind: A')]);
     const state = await read(STATE_FILE);
-    expect(actions(await applyPlan(root, [create('watches.yaml', '- kind: A\n# +kubebuilder:scaffold:watch\n')]))).toEqual({ 'watches.yaml': 'unchanged' });
+    expect(actions(await applyPlan(root, [create('watches.yaml', '- kind: A\n# +kubebuilder:scaffold:watch\n')]))).toEqual({
+      'watches.yaml': 'unchanged',
+    });
     expect(await read(STATE_FILE)).toBe(state);
     // A file the user edited stays theirs after an insert: its regeneration is skipped.
     await writeFile(path.join(root, 'watches.yaml'), '- kind: Mine\n# +kubebuilder:scaffold:watch\n');
     await applyPlan(root, [insert('watches.yaml', 'watch', '- kind: B')]);
-    expect(actions(await applyPlan(root, [create('watches.yaml', '- kind: B\n# +kubebuilder:scaffold:watch\n')]))).toEqual({ 'watches.yaml': 'skipped' });
+    expect(actions(await applyPlan(root, [create('watches.yaml', '- kind: B\n# +kubebuilder:scaffold:watch\n')]))).toEqual({
+      'watches.yaml': 'skipped',
+    });
   });
 
-  it('never overwrites a file it did not write, and skip-files stay the user\'s', async () => {
+  it("never overwrites a file it did not write, and skip-files stay the user's", async () => {
     await writeFile(path.join(root, 'a.txt'), 'user\n');
     expect(actions(await applyPlan(root, [create('a.txt', 'gen\n')]))).toEqual({ 'a.txt': 'skipped' });
     await applyPlan(root, plan);

@@ -36,7 +36,14 @@ describe('OLM as pods: its objects', () => {
   });
 
   it("serves run bundle's catalog file alone from the ConfigMap (no ..data directories under /configs)", () => {
-    const { configMap, pod } = registryObjects({ name: 'p-catalog', namespace: 'demo', packageName: 'p', catalog: 'x', opmImage: 'reg/opm:v2', labels: { a: 'b' } });
+    const { configMap, pod } = registryObjects({
+      name: 'p-catalog',
+      namespace: 'demo',
+      packageName: 'p',
+      catalog: 'x',
+      opmImage: 'reg/opm:v2',
+      labels: { a: 'b' },
+    });
     expect((configMap as Obj & { data: Record<string, string> }).data).toEqual({ 'catalog.yaml': 'x' });
     const c = podSpec(pod).containers[0];
     expect(c?.command).toEqual(['/bin/opm', 'serve', '/configs', '--port', '50051']);
@@ -53,12 +60,22 @@ describe('OLM as pods: reading their status', () => {
   });
 
   it('a pod is stuck on an image pull or a crash loop, not while it starts', () => {
-    const pod = (state: unknown, lastState?: unknown): Obj => ({ metadata: { name: 'p' }, status: { containerStatuses: [{ name: 'c', state, lastState }] } });
-    expect(podStuck(pod({ waiting: { reason: 'ImagePullBackOff', message: 'not found' } }))).toBe('pod p: container c ImagePullBackOff: not found');
-    expect(podStuck(pod({ waiting: { reason: 'CrashLoopBackOff' } }, { terminated: { exitCode: 1, reason: 'Error' } }))).toBe('pod p: container c CrashLoopBackOff (last exit 1 Error)');
+    const pod = (state: unknown, lastState?: unknown): Obj => ({
+      metadata: { name: 'p' },
+      status: { containerStatuses: [{ name: 'c', state, lastState }] },
+    });
+    expect(podStuck(pod({ waiting: { reason: 'ImagePullBackOff', message: 'not found' } }))).toBe(
+      'pod p: container c ImagePullBackOff: not found',
+    );
+    expect(podStuck(pod({ waiting: { reason: 'CrashLoopBackOff' } }, { terminated: { exitCode: 1, reason: 'Error' } }))).toBe(
+      'pod p: container c CrashLoopBackOff (last exit 1 Error)',
+    );
     expect(podStuck(pod({ waiting: { reason: 'ContainerCreating' } }))).toBeUndefined();
     expect(podStuck(pod({ running: {} }))).toBeUndefined();
-    const unschedulable: Obj = { metadata: { name: 'p' }, status: { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes' }] } };
+    const unschedulable: Obj = {
+      metadata: { name: 'p' },
+      status: { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes' }] },
+    };
     expect(podStuck(unschedulable)).toMatch(/^pod p is not scheduled: 0\/2 nodes/);
   });
 
@@ -71,6 +88,10 @@ describe('OLM as pods: reading their status', () => {
 
 describe('the catalog bundle', () => {
   it('drops the image, so OLM installs the embedded manifests instead of unpacking it in a Job', () => {
-    expect(inlineBundle({ schema: 'olm.bundle', name: 'p.v1', image: 'reg/b:v1', properties: [] })).toEqual({ schema: 'olm.bundle', name: 'p.v1', properties: [] });
+    expect(inlineBundle({ schema: 'olm.bundle', name: 'p.v1', image: 'reg/b:v1', properties: [] })).toEqual({
+      schema: 'olm.bundle',
+      name: 'p.v1',
+      properties: [],
+    });
   });
 });

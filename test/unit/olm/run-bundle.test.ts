@@ -28,7 +28,9 @@ describe('install modes (operator-sdk --install-mode)', () => {
   it('defaults to AllNamespaces when supported, else OwnNamespace; refuses what the CSV does not support', () => {
     expect(chooseInstallMode(modes('AllNamespaces', 'OwnNamespace'), 'demo')).toEqual({ type: 'AllNamespaces' });
     expect(chooseInstallMode(modes('OwnNamespace'), 'demo')).toEqual({ type: 'OwnNamespace', targetNamespaces: ['demo'] });
-    expect(() => chooseInstallMode(modes('SingleNamespace'), 'demo')).toThrow(/does not support install mode OwnNamespace \(it supports: SingleNamespace\); choose one with --install-mode/);
+    expect(() => chooseInstallMode(modes('SingleNamespace'), 'demo')).toThrow(
+      /does not support install mode OwnNamespace \(it supports: SingleNamespace\); choose one with --install-mode/,
+    );
     expect(() => chooseInstallMode(modes('OwnNamespace'), 'demo', 'AllNamespaces')).toThrow(/does not support install mode AllNamespaces/);
   });
 });
@@ -53,7 +55,9 @@ describe('run bundle input', () => {
   });
 
   it('puts the bundle into a one-channel catalog', () => {
-    const docs = parseAllDocuments(catalogYaml({ name: 'p.v1.0.0', packageName: 'p', blob: { schema: 'olm.bundle', name: 'p.v1.0.0', package: 'p' } })).map((d) => d.toJS() as unknown);
+    const docs = parseAllDocuments(
+      catalogYaml({ name: 'p.v1.0.0', packageName: 'p', blob: { schema: 'olm.bundle', name: 'p.v1.0.0', package: 'p' } }),
+    ).map((d) => d.toJS() as unknown);
     expect(docs).toEqual([
       { schema: 'olm.package', name: 'p', defaultChannel: 'helm-operator-run-bundle' },
       { schema: 'olm.channel', package: 'p', name: 'helm-operator-run-bundle', entries: [{ name: 'p.v1.0.0' }] },
@@ -64,23 +68,46 @@ describe('run bundle input', () => {
 
 describe('olm install --version', () => {
   it('accepts the pinned version with or without v, and latest; names the pinned one otherwise', () => {
-    expect(() => { checkVersion(undefined, 'v0.33.0'); }).not.toThrow();
-    expect(() => { checkVersion('0.33.0', 'v0.33.0'); }).not.toThrow();
-    expect(() => { checkVersion('latest', 'v0.33.0'); }).not.toThrow();
-    expect(() => { checkVersion('0.28.0', 'v0.33.0'); }).toThrow(/--version v0\.33\.0/);
+    expect(() => {
+      checkVersion(undefined, 'v0.33.0');
+    }).not.toThrow();
+    expect(() => {
+      checkVersion('0.33.0', 'v0.33.0');
+    }).not.toThrow();
+    expect(() => {
+      checkVersion('latest', 'v0.33.0');
+    }).not.toThrow();
+    expect(() => {
+      checkVersion('0.28.0', 'v0.33.0');
+    }).toThrow(/--version v0\.33\.0/);
   });
 
   it('formats status as aligned columns', () => {
-    expect(formatTable([['NAME', 'STATUS'], ['olm-operator', 'Running']])).toBe('NAME          STATUS\nolm-operator  Running');
+    expect(
+      formatTable([
+        ['NAME', 'STATUS'],
+        ['olm-operator', 'Running'],
+      ]),
+    ).toBe('NAME          STATUS\nolm-operator  Running');
   });
 });
 
 describe('cleanup: what holds a CSV that is not gone in time', () => {
   it("names each CSV, its deletion and finalizers, and where OLM's operator logs", () => {
-    const held = { metadata: { name: 'nginx-operator.v0.0.1', deletionTimestamp: new Date('2026-11-25T17:50:00Z'), finalizers: ['operators.coreos.com/csv-cleanup'] } };
+    const held = {
+      metadata: {
+        name: 'nginx-operator.v0.0.1',
+        deletionTimestamp: new Date('2026-11-25T17:50:00Z'),
+        finalizers: ['operators.coreos.com/csv-cleanup'],
+      },
+    };
     const msg = csvsNotGoneMessage([held], 120_000, '/cache/olm/abc/olm-operator.log');
-    expect(msg).toMatch(/^ClusterServiceVersions were not gone within 120s:\n {2}nginx-operator\.v0\.0\.1: being deleted since .*2026.*, held by finalizer operators\.coreos\.com\/csv-cleanup\n/);
-    expect(msg).toContain("OLM's olm-operator removes its finalizer once the CSV's cluster roles and bindings are gone; its log: /cache/olm/abc/olm-operator.log");
+    expect(msg).toMatch(
+      /^ClusterServiceVersions were not gone within 120s:\n {2}nginx-operator\.v0\.0\.1: being deleted since .*2026.*, held by finalizer operators\.coreos\.com\/csv-cleanup\n/,
+    );
+    expect(msg).toContain(
+      "OLM's olm-operator removes its finalizer once the CSV's cluster roles and bindings are gone; its log: /cache/olm/abc/olm-operator.log",
+    );
   });
 
   it('says a CSV was never deleted, and names no OLM log where OLM runs in the cluster', () => {
@@ -96,7 +123,9 @@ describe('waiting for a CSV (run bundle, run bundle-upgrade)', () => {
     expect(csvProgress({ phase: 'Installing', reason: 'InstallWaiting' })).toBe('waiting');
     // A replacing CSV, while the ServiceAccount is still the replaced one's: OLM goes on from there.
     expect(csvProgress({ phase: 'Failed', reason: 'RequirementsNotMet', message: 'requirements no longer met' })).toBe('waiting');
-    expect(csvProgress({ phase: 'Failed', reason: 'UnsupportedOperatorGroup', message: 'OwnNamespace InstallModeType not supported' })).toEqual({
+    expect(
+      csvProgress({ phase: 'Failed', reason: 'UnsupportedOperatorGroup', message: 'OwnNamespace InstallModeType not supported' }),
+    ).toEqual({
       failed: 'UnsupportedOperatorGroup OwnNamespace InstallModeType not supported',
     });
     expect(csvProgress({ phase: 'Failed' })).toEqual({ failed: 'no reason given' });

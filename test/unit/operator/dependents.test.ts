@@ -5,7 +5,7 @@ import { makeLogger } from '../../../src/telemetry/logger.js';
 import { loopbackKubeConfig } from '../../support/loopback-kubeconfig.js';
 
 describe('dependentEventPriority', () => {
-  it('queues a deleted release object (drift) with the CRs\' own events, other changes behind them', () => {
+  it("queues a deleted release object (drift) with the CRs' own events, other changes behind them", () => {
     expect(dependentEventPriority('deleted')).toBe('normal');
     expect(dependentEventPriority('added')).toBe('low');
     expect(dependentEventPriority('updated')).toBe('low');

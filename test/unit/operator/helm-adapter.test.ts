@@ -43,6 +43,11 @@ describe('helmPort.render', () => {
     expect(await port.render({ ...request, dryRun: 'client', impersonate: 'system:serviceaccount:demo:deployer' })).toBe('offline');
     expect(await port.render({ ...request, dryRun: 'server' })).toBe('server');
     expect(await port.render({ ...request, dryRun: 'server', impersonate: 'system:serviceaccount:demo:deployer' })).toBe('server');
-    expect(calls).toEqual(['template', 'template', 'server dry run as the operator', 'server dry run as system:serviceaccount:demo:deployer']);
+    expect(calls).toEqual([
+      'template',
+      'template',
+      'server dry run as the operator',
+      'server dry run as system:serviceaccount:demo:deployer',
+    ]);
   });
 });

@@ -49,12 +49,27 @@ describe('the bundled executable', () => {
   it('writes human-readable logs with --zap-devel (pino-pretty in this thread: no worker files needed)', { timeout: 60_000 }, async () => {
     const kubeconfig = path.join(dir, 'unreachable.kubeconfig');
     await writeFile(kubeconfig, UNREACHABLE_KUBECONFIG);
-    const args = ['run', '--zap-devel', '--kubeconfig', kubeconfig, '--watches-file', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--helm-binary', '/nonexistent/helm'];
+    const args = [
+      'run',
+      '--zap-devel',
+      '--kubeconfig',
+      kubeconfig,
+      '--watches-file',
+      'watches.yaml',
+      '--metrics-bind-address',
+      '0',
+      '--health-probe-bind-address',
+      '0',
+      '--helm-binary',
+      '/nonexistent/helm',
+    ];
     const child = spawn(process.execPath, [path.join(dir, 'helm-operator.js'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     try {
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => { reject(new Error(`no log line within 10 s; so far: ${out}`)); }, 10_000);
+        const timer = setTimeout(() => {
+          reject(new Error(`no log line within 10 s; so far: ${out}`));
+        }, 10_000);
         const take = (chunk: Buffer): void => {
           out += chunk.toString();
           if (!out.includes('helm command finished')) return;

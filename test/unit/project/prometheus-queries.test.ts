@@ -28,7 +28,9 @@ async function exported(): Promise<Set<string>> {
 export function metricNames(expr: string): string[] {
   const noStrings = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""');
   const noMatchers = noStrings.replace(/\{[^}]*\}/g, '{}').replace(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, '');
-  return [...new Set([...noMatchers.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)].map((m) => m[0]).filter((n) => PREFIXES.some((p) => n.startsWith(p))))];
+  return [
+    ...new Set([...noMatchers.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)].map((m) => m[0]).filter((n) => PREFIXES.some((p) => n.startsWith(p)))),
+  ];
 }
 
 const unknown = (exprs: readonly string[], names: Set<string>): string[] => exprs.flatMap(metricNames).filter((n) => !names.has(n));
@@ -45,14 +47,21 @@ interface Panel {
 }
 const dashboardExprs = (file: string): string[] => {
   const d = JSON.parse(readFileSync(path.join(ROOT, file), 'utf8')) as { panels: Panel[]; templating: { list: { definition?: string }[] } };
-  return [...d.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)), ...d.templating.list.flatMap((v) => (v.definition === undefined ? [] : [v.definition]))];
+  return [
+    ...d.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)),
+    ...d.templating.list.flatMap((v) => (v.definition === undefined ? [] : [v.definition])),
+  ];
 };
 
 describe('alert rules and dashboard queries', () => {
   it('finds the metric names of an expression, and an unknown one', async () => {
-    expect(metricNames('sum by (verb) (increase(helm_operator_helm_executions_total{outcome="timeout"}[15m])) > 0')).toEqual(['helm_operator_helm_executions_total']);
+    expect(metricNames('sum by (verb) (increase(helm_operator_helm_executions_total{outcome="timeout"}[15m])) > 0')).toEqual([
+      'helm_operator_helm_executions_total',
+    ]);
     expect(metricNames('label_values(controller_runtime_reconcile_total, controller)')).toEqual(['controller_runtime_reconcile_total']);
-    expect(unknown(['rate(helm_operator_reconciles_failed_total[5m])'], await exported())).toEqual(['helm_operator_reconciles_failed_total']);
+    expect(unknown(['rate(helm_operator_reconciles_failed_total[5m])'], await exported())).toEqual([
+      'helm_operator_reconciles_failed_total',
+    ]);
   });
 
   it.each(['config/prometheus/alerts.yaml'])('%s names only exported metrics, each alert at least one', async (file) => {
@@ -69,7 +78,12 @@ describe('alert rules and dashboard queries', () => {
       'HelmOperatorNoSuccessfulReconcile',
     ]);
     for (const r of rules) expect(metricNames(r.expr).length, r.alert).toBeGreaterThan(0);
-    expect(unknown(rules.map((r) => r.expr), names)).toEqual([]);
+    expect(
+      unknown(
+        rules.map((r) => r.expr),
+        names,
+      ),
+    ).toEqual([]);
   });
 
   it.each(['config/grafana/helm-operator.json'])('%s names only exported metrics', async (file) => {

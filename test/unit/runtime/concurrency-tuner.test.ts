@@ -23,14 +23,21 @@ describe('decide', () => {
   it('does not probe without a finished helm run, without waiting work, or at the ceiling', () => {
     expect(decide(measured, { ...quiet, saturated: true }, bounds).reason).toBe('hold');
     expect(decide(measured, { ...quiet, helmMs: { install: [1000] } }, bounds).reason).toBe('hold');
-    expect(decide({ ...measured, limit: 8 }, { ...quiet, helmMs: { install: [1000] }, saturated: true }, bounds)).toMatchObject({ reason: 'hold', state: { limit: 8 } });
+    expect(decide({ ...measured, limit: 8 }, { ...quiet, helmMs: { install: [1000] }, saturated: true }, bounds)).toMatchObject({
+      reason: 'hold',
+      state: { limit: 8 },
+    });
   });
 
   it('takes a quarter off when helm runs take over twice their baseline (the CPU is saturated)', () => {
     const r = decide(measured, { ...quiet, helmMs: { install: [2500, 2600, 2400] }, saturated: true }, bounds);
     expect(r).toMatchObject({ reason: 'slower', state: { limit: 3 } });
     // Each verb against its own baseline: slow uninstalls are not compared with fast installs.
-    const mixed = decide({ ...measured, helmBaselineMs: { install: 1000, uninstall: 3000 } }, { ...quiet, helmMs: { uninstall: [3100, 3200, 3000] }, saturated: true }, bounds);
+    const mixed = decide(
+      { ...measured, helmBaselineMs: { install: 1000, uninstall: 3000 } },
+      { ...quiet, helmMs: { uninstall: [3100, 3200, 3000] }, saturated: true },
+      bounds,
+    );
     expect(mixed.reason).toBe('probe');
   });
 
@@ -40,7 +47,10 @@ describe('decide', () => {
   });
 
   it('halves on a 429, and never goes below the minimum', () => {
-    expect(decide({ ...measured, limit: 7 }, { ...quiet, throttled: 1 }, bounds)).toMatchObject({ reason: 'throttled', state: { limit: 3 } });
+    expect(decide({ ...measured, limit: 7 }, { ...quiet, throttled: 1 }, bounds)).toMatchObject({
+      reason: 'throttled',
+      state: { limit: 3 },
+    });
     expect(decide({ ...measured, limit: 1 }, { ...quiet, throttled: 5 }, bounds).state.limit).toBe(1);
     expect(decide({ ...measured, limit: 1 }, { ...quiet, helmMs: { install: [5000, 5000, 5000] } }, bounds).state.limit).toBe(1);
   });
@@ -96,7 +106,7 @@ describe('AdaptiveGate', () => {
     expect(() => (gate.limit = 0)).toThrow(RangeError);
   });
 
-  it("lets a namespace that holds no slot past a width another namespace fills (its installs hang), up to the ceiling", async () => {
+  it('lets a namespace that holds no slot past a width another namespace fills (its installs hang), up to the ceiling', async () => {
     const gate = new AdaptiveGate(2, 4);
     // Tenant a's installs hang: they hold the whole width, and a's next one waits.
     const held = [await gate.acquire('a'), await gate.acquire('a')];

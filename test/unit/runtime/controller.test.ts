@@ -208,7 +208,9 @@ describe('Controller event handling', () => {
     await controller.start();
     expect(controller.hasSynced()).toBe(true);
     source().add(widget('a'));
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(1);
+    });
     const { request, context } = reconciler.calls[0]!;
     expect(request).toEqual({ namespace: 'ns1', name: 'a' });
     expect(context.reconcileID).toMatch(/^[0-9a-f-]{36}$/);
@@ -233,7 +235,9 @@ describe('Controller event handling', () => {
     expect(reconciler.calls).toHaveLength(0);
     sources[0]!.sync();
     await started;
-    await vi.waitFor(() => { expect(reconciler.names()).toEqual(['a', 'b']); });
+    await vi.waitFor(() => {
+      expect(reconciler.names()).toEqual(['a', 'b']);
+    });
   });
 
   it('serves events that arrive while the first LIST is worked through before the rest of that LIST', async () => {
@@ -245,12 +249,16 @@ describe('Controller event handling', () => {
     for (let i = 0; i < 3; i++) sources[0]!.add(widget(`listed-${i}`));
     sources[0]!.sync();
     await started;
-    await vi.waitFor(() => { expect(reconciler.names()).toEqual(['listed-0']); });
+    await vi.waitFor(() => {
+      expect(reconciler.names()).toEqual(['listed-0']);
+    });
     // While the only worker holds the first listed CR: one is created, a listed one is edited.
     sources[0]!.add(widget('created'));
     sources[0]!.update(widget('listed-2', { generation: 2, resourceVersion: '2' }), widget('listed-2'));
     gate.resolve();
-    await vi.waitFor(() => { expect(reconciler.names()).toHaveLength(4); });
+    await vi.waitFor(() => {
+      expect(reconciler.names()).toHaveLength(4);
+    });
     expect(reconciler.names()).toEqual(['listed-0', 'created', 'listed-2', 'listed-1']);
   });
 
@@ -259,16 +267,22 @@ describe('Controller event handling', () => {
     await controller.start();
     const v1 = widget('a');
     source().add(v1);
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(1);
+    });
     const v2 = { ...revise(v1, { resourceVersion: '2' }), status: { ok: true } };
     source().update(v2, v1);
     await settle();
     expect(reconciler.calls).toHaveLength(1);
     const v3 = revise(v2, { resourceVersion: '3', generation: 2 });
     source().update(v3, v2);
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(2); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(2);
+    });
     source().delete(v3);
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(3); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(3);
+    });
   });
 
   it('hands each reconcile its object as the cache holds it, and reconciles the write of a finalizer again', async () => {
@@ -276,21 +290,29 @@ describe('Controller event handling', () => {
     await controller.start();
     const v1 = widget('a');
     source().add(v1);
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(1);
+    });
     expect(reconciler.calls[0]?.context.cached).toEqual(v1);
     // The reconcile added a finalizer and returned: that write's event brings the next reconcile.
     const v2 = revise(v1, { resourceVersion: '2', finalizers: ['f'] });
     source().update(v2, v1);
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(2); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(2);
+    });
     expect(reconciler.calls[1]?.context.cached).toEqual(v2);
     source().delete(v2);
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(3); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(3);
+    });
     expect(reconciler.calls[2]?.context.cached).toBeUndefined();
   });
 
   it('tells onObject of every object event, deletes included, even those that queue nothing', async () => {
     const seen: string[] = [];
-    const { controller, source } = setup({ onObject: (obj, deleted) => seen.push(`${obj.metadata?.resourceVersion ?? ''}${deleted ? ' deleted' : ''}`) });
+    const { controller, source } = setup({
+      onObject: (obj, deleted) => seen.push(`${obj.metadata?.resourceVersion ?? ''}${deleted ? ' deleted' : ''}`),
+    });
     await controller.start();
     const v1 = widget('a');
     source().add(v1);
@@ -311,10 +333,14 @@ describe('Controller event handling', () => {
     await controller.start();
     source().add(widget('a'));
     source().add(widget('b'));
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(2); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(2);
+    });
     order.length = 0;
     expect(controller.resync()).toBe(2);
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(4); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(4);
+    });
     expect(order).toEqual(['resync', 'a', 'b']);
   });
 
@@ -323,9 +349,13 @@ describe('Controller event handling', () => {
     await controller.start();
     controller.enqueue({ namespace: 'ns1', name: 'x' });
     controller.enqueue({ namespace: '', name: 'y' }, { afterMs: 5_000 });
-    await vi.waitFor(() => { expect(reconciler.names()).toEqual(['x']); });
+    await vi.waitFor(() => {
+      expect(reconciler.names()).toEqual(['x']);
+    });
     clock.advance(5_000);
-    await vi.waitFor(() => { expect(reconciler.calls.map((c) => c.request)).toContainEqual({ namespace: '', name: 'y' }); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls.map((c) => c.request)).toContainEqual({ namespace: '', name: 'y' });
+    });
   });
 });
 
@@ -340,9 +370,13 @@ describe('Controller request sources (requeue-source.ts)', () => {
     requests.at(clock.now() + 1_000, () => {
       requests.request({ namespace: 'ns1', name: 'next-wave' });
     });
-    await vi.waitFor(() => { expect(reconciler.names()).toEqual(['peer']); });
+    await vi.waitFor(() => {
+      expect(reconciler.names()).toEqual(['peer']);
+    });
     clock.advance(1_000);
-    await vi.waitFor(() => { expect(reconciler.names()).toEqual(['peer', 'next-wave']); });
+    await vi.waitFor(() => {
+      expect(reconciler.names()).toEqual(['peer', 'next-wave']);
+    });
   });
 
   it('stops its sources when it stops: a look pending then never runs, nothing is queued after the clock passes it', async () => {
@@ -369,14 +403,21 @@ describe('Controller request sources (requeue-source.ts)', () => {
     const { controller, source } = setup({
       reconciler: (cache) => ({
         reconcile: (request) => {
-          seen.push(`${request.name}: ${cache.list('ns1').map((o) => o.metadata?.name).join(',')}`);
+          seen.push(
+            `${request.name}: ${cache
+              .list('ns1')
+              .map((o) => o.metadata?.name)
+              .join(',')}`,
+          );
           return Promise.resolve({});
         },
       }),
     });
     await controller.start();
     source().add(widget('a'));
-    await vi.waitFor(() => { expect(seen).toEqual(['a: a']); });
+    await vi.waitFor(() => {
+      expect(seen).toEqual(['a: a']);
+    });
   });
 });
 
@@ -386,17 +427,23 @@ describe('Controller result handling', () => {
     reconciler.behaviour = () => Promise.reject(new Error('boom'));
     await controller.start();
     controller.enqueue({ namespace: 'ns1', name: 'a' });
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(1);
+    });
     clock.advance(999);
     await settle();
     expect(reconciler.calls).toHaveLength(1);
     clock.advance(1);
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(2); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(2);
+    });
     clock.advance(1_999);
     await settle();
     expect(reconciler.calls).toHaveLength(2);
     clock.advance(1);
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(3); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(3);
+    });
   });
 
   it('forgets the backoff after a success', async () => {
@@ -405,16 +452,26 @@ describe('Controller result handling', () => {
     reconciler.behaviour = () => (fail-- > 0 ? Promise.reject(new Error('boom')) : Promise.resolve({}));
     await controller.start();
     controller.enqueue({ namespace: 'ns1', name: 'a' });
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(1);
+    });
     clock.advance(1_000);
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(2); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(2);
+    });
     clock.advance(2_000);
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(3); }); // succeeds
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(3);
+    }); // succeeds
     fail = 1;
     controller.enqueue({ namespace: 'ns1', name: 'a' });
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(4); }); // fails again
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(4);
+    }); // fails again
     clock.advance(1_000); // back to the base delay
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(5); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(5);
+    });
   });
 
   it.each([
@@ -425,7 +482,9 @@ describe('Controller result handling', () => {
     reconciler.behaviour = () => Promise.reject(make());
     await controller.start();
     controller.enqueue({ namespace: 'ns1', name: 'a' });
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(1);
+    });
     clock.advance(10 * 60_000);
     await settle();
     expect(reconciler.calls).toHaveLength(1);
@@ -437,30 +496,44 @@ describe('Controller result handling', () => {
     reconciler.behaviour = () => Promise.resolve({ requeueAfterMs: 30_000 });
     await controller.start();
     controller.enqueue({ namespace: 'ns1', name: 'a' });
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(1);
+    });
     clock.advance(29_999);
     await settle();
     expect(reconciler.calls).toHaveLength(1);
     clock.advance(1);
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(2); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(2);
+    });
   });
 
   it('queues periodic resyncs and low-priority requests behind the keys events bring', async () => {
     const { controller, reconciler, clock, source } = setup();
     const gate = deferred();
     reconciler.behaviour = (req) =>
-      req.name === 'resync' ? Promise.resolve({ requeueAfterMs: 10_000 }) : req.name === 'busy' ? gate.promise.then(() => ({})) : Promise.resolve({});
+      req.name === 'resync'
+        ? Promise.resolve({ requeueAfterMs: 10_000 })
+        : req.name === 'busy'
+          ? gate.promise.then(() => ({}))
+          : Promise.resolve({});
     await controller.start();
     controller.enqueue({ namespace: 'ns1', name: 'resync' });
-    await vi.waitFor(() => { expect(reconciler.names()).toEqual(['resync']); });
+    await vi.waitFor(() => {
+      expect(reconciler.names()).toEqual(['resync']);
+    });
     controller.enqueue({ namespace: 'ns1', name: 'busy' });
-    await vi.waitFor(() => { expect(reconciler.names()).toEqual(['resync', 'busy']); });
+    await vi.waitFor(() => {
+      expect(reconciler.names()).toEqual(['resync', 'busy']);
+    });
     // While the only worker is busy: the resync falls due, a dependent asks, a CR is created.
     clock.advance(10_000);
     controller.enqueue({ namespace: 'ns1', name: 'dependent' }, { priority: 'low' });
     source().add(widget('created'));
     gate.resolve();
-    await vi.waitFor(() => { expect(reconciler.names()).toHaveLength(5); });
+    await vi.waitFor(() => {
+      expect(reconciler.names()).toHaveLength(5);
+    });
     expect(reconciler.names().slice(2)).toEqual(['created', 'resync', 'dependent']);
   });
 
@@ -468,7 +541,9 @@ describe('Controller result handling', () => {
     const { controller, reconciler, clock } = setup();
     await controller.start();
     controller.enqueue({ namespace: 'ns1', name: 'a' });
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(1);
+    });
     expect(clock.pendingTimers()).toBe(0);
   });
 });
@@ -484,13 +559,19 @@ describe('Controller concurrency', () => {
     };
     await controller.start();
     for (let i = 0; i < 10; i++) source().add(widget(`w${i}`));
-    await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(3); });
+    await vi.waitFor(() => {
+      expect(controller.activeWorkers()).toBe(3);
+    });
     await settle();
     expect(reconciler.calls).toHaveLength(3);
     gate.resolve();
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(10); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(10);
+    });
     expect(reconciler.maxActive).toBe(3);
-    await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(0); });
+    await vi.waitFor(() => {
+      expect(controller.activeWorkers()).toBe(0);
+    });
   });
 
   it('passes every reconcile through a gate shared by the controllers of several kinds, as it widens', async () => {
@@ -500,26 +581,35 @@ describe('Controller concurrency', () => {
     const hold = deferred();
     let live = 0;
     let peak = 0;
-    for (const { reconciler } of [a, b]) reconciler.behaviour = async () => {
-      peak = Math.max(peak, ++live);
-      await hold.promise;
-      live--;
-      return {};
-    };
+    for (const { reconciler } of [a, b])
+      reconciler.behaviour = async () => {
+        peak = Math.max(peak, ++live);
+        await hold.promise;
+        live--;
+        return {};
+      };
     await Promise.all([a.controller.start(), b.controller.start()]);
     for (let i = 0; i < 3; i++) {
       a.source().add(widget(`a${i}`));
       b.source().add(widget(`b${i}`));
     }
-    await vi.waitFor(() => { expect(gate.running).toBe(2); });
+    await vi.waitFor(() => {
+      expect(gate.running).toBe(2);
+    });
     await settle();
     expect(a.reconciler.calls.length + b.reconciler.calls.length).toBe(2);
     gate.limit = 3;
-    await vi.waitFor(() => { expect(a.reconciler.calls.length + b.reconciler.calls.length).toBe(3); });
+    await vi.waitFor(() => {
+      expect(a.reconciler.calls.length + b.reconciler.calls.length).toBe(3);
+    });
     hold.resolve();
-    await vi.waitFor(() => { expect(a.reconciler.calls.length + b.reconciler.calls.length).toBe(6); });
+    await vi.waitFor(() => {
+      expect(a.reconciler.calls.length + b.reconciler.calls.length).toBe(6);
+    });
     expect(peak).toBe(3);
-    await vi.waitFor(() => { expect(gate.running).toBe(0); });
+    await vi.waitFor(() => {
+      expect(gate.running).toBe(0);
+    });
   });
 
   it("reconciles another namespace's CR while one namespace's hanging reconciles fill the tuned gate", async () => {
@@ -534,13 +624,19 @@ describe('Controller concurrency', () => {
     await controller.start();
     const [ns1, ns2] = [sources.find((x) => x.namespace === 'ns1')!, sources.find((x) => x.namespace === 'ns2')!];
     for (let i = 0; i < 3; i++) ns1.add(widget(`hang-${i}`));
-    await vi.waitFor(() => { expect(gate.running).toBe(2); });
+    await vi.waitFor(() => {
+      expect(gate.running).toBe(2);
+    });
     ns2.add(widget('calm', { namespace: 'ns2' }));
-    await vi.waitFor(() => { expect(reconciler.calls.map((c) => `${c.request.namespace}/${c.request.name}`)).toContain('ns2/calm'); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls.map((c) => `${c.request.namespace}/${c.request.name}`)).toContain('ns2/calm');
+    });
     // ns1's third still waits for the width: the namespace with hanging work got no more slots.
     expect(reconciler.calls.filter((c) => c.request.namespace === 'ns1')).toHaveLength(2);
     hang.resolve();
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(4); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(4);
+    });
   });
 
   it('never reconciles one key twice at once; an event during a reconcile runs once afterwards', async () => {
@@ -553,7 +649,9 @@ describe('Controller concurrency', () => {
     await controller.start();
     const v1 = widget('a');
     source().add(v1);
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(1);
+    });
     for (let g = 2; g < 6; g++) {
       const next = revise(v1, { generation: g, resourceVersion: String(g) });
       source().update(next, v1);
@@ -561,7 +659,9 @@ describe('Controller concurrency', () => {
     await settle();
     expect(reconciler.calls).toHaveLength(1);
     gate.resolve();
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(2); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(2);
+    });
     await settle();
     expect(reconciler.calls).toHaveLength(2);
     expect(reconciler.overlap).toBe(0);
@@ -588,16 +688,22 @@ describe('Controller fairness across namespaces', () => {
     };
     await controller.start();
     for (let i = 0; i < 4; i++) source().add(widget(`hook-${i}`, { namespace: 'hostile' }));
-    await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(2); });
+    await vi.waitFor(() => {
+      expect(controller.activeWorkers()).toBe(2);
+    });
     source().add(widget('trivial', { namespace: 'other' }));
-    await vi.waitFor(() => { expect(reconciler.calls.map((c) => c.request)).toContainEqual({ namespace: 'other', name: 'trivial' }); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls.map((c) => c.request)).toContainEqual({ namespace: 'other', name: 'trivial' });
+    });
     await settle();
     expect(reconciler.calls.filter((c) => c.request.namespace === 'hostile')).toHaveLength(2);
     hang.resolve();
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(5); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(5);
+    });
   });
 
-  it('a CR of another namespace is reconciled next, not after a flooding namespace\'s backlog', async () => {
+  it("a CR of another namespace is reconciled next, not after a flooding namespace's backlog", async () => {
     const { controller, reconciler, source } = setup({ maxConcurrentReconciles: 1 });
     const gate = deferred();
     reconciler.behaviour = async () => {
@@ -606,11 +712,15 @@ describe('Controller fairness across namespaces', () => {
     };
     await controller.start();
     for (let i = 0; i < 50; i++) source().add(widget(`flood-${i}`, { namespace: 'flood' }));
-    await vi.waitFor(() => { expect(reconciler.calls).toHaveLength(1); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls).toHaveLength(1);
+    });
     source().add(widget('mine', { namespace: 'other' }));
     gate.resolve();
     // The flooding namespace was waiting first: at most one more of its keys goes before.
-    await vi.waitFor(() => { expect(reconciler.calls.length).toBeGreaterThanOrEqual(3); });
+    await vi.waitFor(() => {
+      expect(reconciler.calls.length).toBeGreaterThanOrEqual(3);
+    });
     expect(reconciler.calls.slice(0, 3).map((c) => c.request)).toContainEqual({ namespace: 'other', name: 'mine' });
   });
 });
@@ -626,7 +736,9 @@ describe('Controller lifecycle', () => {
     };
     await controller.start();
     source().add(widget('a'));
-    await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(1); });
+    await vi.waitFor(() => {
+      expect(controller.activeWorkers()).toBe(1);
+    });
     let stopped = false;
     const stopping = controller.stop().then(() => (stopped = true));
     await settle();
@@ -653,7 +765,9 @@ describe('Controller lifecycle', () => {
       });
     await controller.start();
     source().add(widget('a'));
-    await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(1); });
+    await vi.waitFor(() => {
+      expect(controller.activeWorkers()).toBe(1);
+    });
     const stopping = controller.stop();
     await settle();
     clock.advance(999);
@@ -668,11 +782,15 @@ describe('Controller lifecycle', () => {
     const { controller, reconciler, source } = setup();
     reconciler.behaviour = (_req, ctx) =>
       new Promise((resolve) => {
-        ctx.signal.addEventListener('abort', () => { resolve({}); });
+        ctx.signal.addEventListener('abort', () => {
+          resolve({});
+        });
       });
     await controller.start();
     source().add(widget('a'));
-    await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(1); });
+    await vi.waitFor(() => {
+      expect(controller.activeWorkers()).toBe(1);
+    });
     await controller.stop({ timeoutMs: 0 });
     expect(controller.activeWorkers()).toBe(0);
   });
@@ -690,7 +808,9 @@ describe('Controller lifecycle', () => {
         });
       await controller.start();
       source().add(widget('a'));
-      await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(1); });
+      await vi.waitFor(() => {
+        expect(controller.activeWorkers()).toBe(1);
+      });
       await controller.stop({ timeoutMs: 0, leadershipLost });
       return lost!;
     };
@@ -703,7 +823,9 @@ describe('Controller lifecycle', () => {
     reconciler.behaviour = () => new Promise(() => undefined); // ignores the signal
     await controller.start();
     source().add(widget('a'));
-    await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(1); });
+    await vi.waitFor(() => {
+      expect(controller.activeWorkers()).toBe(1);
+    });
     let stopped = false;
     const stopping = controller.stop({ abortGraceMs: 500 }).then(() => (stopped = true));
     await settle();
@@ -726,7 +848,9 @@ describe('Controller lifecycle', () => {
       });
     await controller.start();
     source().add(widget('a'));
-    await vi.waitFor(() => { expect(controller.activeWorkers()).toBe(1); });
+    await vi.waitFor(() => {
+      expect(controller.activeWorkers()).toBe(1);
+    });
     await controller.stop({ timeoutMs: 0 });
     expect(clock.pendingTimers()).toBe(0);
   });
@@ -790,7 +914,9 @@ describe('Controller namespaces and cache', () => {
     const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n', resourceVersion: '1' } };
     cluster.source().add(ns);
     expect(cluster.controller.cache.get('', 'n')).toBe(ns);
-    await vi.waitFor(() => { expect(cluster.reconciler.calls[0]?.request).toEqual({ namespace: '', name: 'n' }); });
+    await vi.waitFor(() => {
+      expect(cluster.reconciler.calls[0]?.request).toEqual({ namespace: '', name: 'n' });
+    });
   });
 });
 
@@ -828,14 +954,18 @@ describe('Controller with a namespace shard (docs/adr/0085)', () => {
     await controller.start();
     source().add(widget('a'));
     source().add(widget('b', { namespace: 'ns2' }));
-    await vi.waitFor(() => { expect(reconciler.names()).toEqual(['a']); });
+    await vi.waitFor(() => {
+      expect(reconciler.names()).toEqual(['a']);
+    });
     controller.enqueue({ namespace: 'ns2', name: 'b' });
     await settle();
     expect(reconciler.names()).toEqual(['a']);
 
     owned.add('ns2');
     expect(controller.requeueNamespaces((ns) => ns === 'ns2')).toBe(1);
-    await vi.waitFor(() => { expect(reconciler.names()).toEqual(['a', 'b']); });
+    await vi.waitFor(() => {
+      expect(reconciler.names()).toEqual(['a', 'b']);
+    });
   });
 
   it('drops a key whose namespace was handed off while it waited, and ends a reconcile in flight there without retrying it', async () => {
@@ -858,7 +988,9 @@ describe('Controller with a namespace shard (docs/adr/0085)', () => {
     await running.promise;
     expect(shard.inFlight()).toBe(1);
     shard.handOff('ns1');
-    await vi.waitFor(() => { expect(shard.inFlight()).toBe(0); });
+    await vi.waitFor(() => {
+      expect(shard.inFlight()).toBe(0);
+    });
     clock.advance(60_000);
     await settle();
     // 'c' waited behind 'a' and was dropped; 'a' ended and was not retried.

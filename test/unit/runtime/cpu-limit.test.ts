@@ -3,7 +3,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tunerBounds } from '../../../src/runtime/concurrency-tuner.js';
-import { ancestors, cfsQuota, cgroupDirs, cgroupPathOf, cpuLimit, cpusOfQuota, parseCgroupMounts, parseCpuMax, parseCpuStat, parseProcCgroup } from '../../../src/runtime/cpu-limit.js';
+import {
+  ancestors,
+  cfsQuota,
+  cgroupDirs,
+  cgroupPathOf,
+  cpuLimit,
+  cpusOfQuota,
+  parseCgroupMounts,
+  parseCpuMax,
+  parseCpuStat,
+  parseProcCgroup,
+} from '../../../src/runtime/cpu-limit.js';
 
 describe('cpu limit of a cgroup', () => {
   it('parses /proc/self/cgroup of a v1 (hybrid) and a v2 host', () => {
@@ -94,16 +105,23 @@ describe('cpu limit in a pod', () => {
     expect(cgroupDirs(`${POD_V1}/sub`, v1)).toEqual(['/sys/fs/cgroup/cpu,cpuacct/sub', '/sys/fs/cgroup/cpu,cpuacct']);
     expect(cgroupDirs('/elsewhere', v1)).toEqual(['/sys/fs/cgroup/cpu,cpuacct']);
     // A host mount (root /): the whole path, walked up to the mount point.
-    expect(cgroupDirs('/a/b', { root: '/', mountPoint: '/sys/fs/cgroup', version: 2, controllers: [] })).toEqual(['/sys/fs/cgroup/a/b', '/sys/fs/cgroup/a', '/sys/fs/cgroup']);
+    expect(cgroupDirs('/a/b', { root: '/', mountPoint: '/sys/fs/cgroup', version: 2, controllers: [] })).toEqual([
+      '/sys/fs/cgroup/a/b',
+      '/sys/fs/cgroup/a',
+      '/sys/fs/cgroup',
+    ]);
   });
 
-  it('finds a v1 pod\'s limit (limits.cpu 2500m) at the mount point, and the tuner\'s ceiling follows it', async () => {
+  it("finds a v1 pod's limit (limits.cpu 2500m) at the mount point, and the tuner's ceiling follows it", async () => {
     dir = await podTree({
       'proc/cgroup': `12:pids:${POD_V1}\n4:cpu,cpuacct:${POD_V1}\n1:name=systemd:${POD_V1}\n`,
       'sys/cpu,cpuacct/cpu.cfs_quota_us': '250000\n',
       'sys/cpu,cpuacct/cpu.cfs_period_us': '100000\n',
     });
-    await writeFile(path.join(dir, 'proc/mountinfo'), `1066 1057 0:30 ${POD_V1} ${path.join(dir, 'sys/cpu,cpuacct')} ro,nosuid - cgroup cgroup rw,cpu,cpuacct\n`);
+    await writeFile(
+      path.join(dir, 'proc/mountinfo'),
+      `1066 1057 0:30 ${POD_V1} ${path.join(dir, 'sys/cpu,cpuacct')} ro,nosuid - cgroup cgroup rw,cpu,cpuacct\n`,
+    );
     const limit = await cpuLimit({ procCgroup: path.join(dir, 'proc/cgroup'), mountinfo: path.join(dir, 'proc/mountinfo') });
     expect(limit).toEqual({ cpus: Math.min(2.5, os.availableParallelism()), source: 'cgroup-v1' });
     // 2.5 CPUs: start at two runs per whole CPU, at most four (the host's cores may be fewer).
@@ -111,7 +129,7 @@ describe('cpu limit in a pod', () => {
     expect(tunerBounds(limit.cpus)).toEqual({ initial: 2 * whole, min: 1, max: Math.max(6, 4 * whole) });
   });
 
-  it('finds a v2 pod\'s limit (limits.cpu 500m) in cpu.max, with or without a cgroup namespace', async () => {
+  it("finds a v2 pod's limit (limits.cpu 500m) in cpu.max, with or without a cgroup namespace", async () => {
     dir = await podTree({
       'proc/cgroup-ns': '0::/\n',
       'proc/cgroup-host': `0::${POD_V2}\n`,
@@ -121,15 +139,21 @@ describe('cpu limit in a pod', () => {
     await writeFile(path.join(dir, 'proc/mountinfo-ns'), mountinfo.replace('ROOT', '/'));
     await writeFile(path.join(dir, 'proc/mountinfo-host'), mountinfo.replace('ROOT', POD_V2));
     for (const view of ['ns', 'host']) {
-      const limit = await cpuLimit({ procCgroup: path.join(dir, `proc/cgroup-${view}`), mountinfo: path.join(dir, `proc/mountinfo-${view}`) });
+      const limit = await cpuLimit({
+        procCgroup: path.join(dir, `proc/cgroup-${view}`),
+        mountinfo: path.join(dir, `proc/mountinfo-${view}`),
+      });
       expect(limit).toEqual({ cpus: 0.5, source: 'cgroup-v2' });
       expect(tunerBounds(limit.cpus)).toEqual({ initial: 2, min: 1, max: 6 });
     }
   });
 
-  it('is the host\'s cores with no quota anywhere', async () => {
+  it("is the host's cores with no quota anywhere", async () => {
     dir = await podTree({ 'proc/cgroup': '0::/\n', 'sys/cpu.max': 'max 100000\n' });
     await writeFile(path.join(dir, 'proc/mountinfo'), `30 1 0:26 / ${path.join(dir, 'sys')} rw - cgroup2 cgroup2 rw\n`);
-    expect(await cpuLimit({ procCgroup: path.join(dir, 'proc/cgroup'), mountinfo: path.join(dir, 'proc/mountinfo') })).toEqual({ cpus: os.availableParallelism(), source: 'host' });
+    expect(await cpuLimit({ procCgroup: path.join(dir, 'proc/cgroup'), mountinfo: path.join(dir, 'proc/mountinfo') })).toEqual({
+      cpus: os.availableParallelism(),
+      source: 'host',
+    });
   });
 });

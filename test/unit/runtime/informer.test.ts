@@ -45,7 +45,11 @@ class FakeApiServer {
   async close(): Promise<void> {
     for (const s of this.#streams) s.end();
     this.#server.closeAllConnections();
-    await new Promise<void>((resolve) => this.#server.close(() => { resolve(); }));
+    await new Promise<void>((resolve) =>
+      this.#server.close(() => {
+        resolve();
+      }),
+    );
   }
 
   send(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubernetesObject): void {
@@ -58,7 +62,10 @@ class FakeApiServer {
     if (url.searchParams.get('watch') === 'true') {
       this.watches.push(rec);
       const fail = this.watchFailures.shift();
-      if (fail !== undefined) { this.#fail(res, fail); return; }
+      if (fail !== undefined) {
+        this.#fail(res, fail);
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.flushHeaders();
       this.#streams.push(res);
@@ -70,7 +77,10 @@ class FakeApiServer {
     }
     this.lists.push(rec);
     const fail = this.listFailures.shift();
-    if (fail !== undefined) { this.#fail(res, fail); return; }
+    if (fail !== undefined) {
+      this.#fail(res, fail);
+      return;
+    }
     const limit = Number(url.searchParams.get('limit') ?? '0');
     const offset = Number(url.searchParams.get('continue') ?? '0');
     const end = limit > 0 ? offset + limit : this.items.length;
@@ -90,7 +100,6 @@ class FakeApiServer {
   }
 }
 
-
 const secret = (name: string, rv: string, extra: Partial<NonNullable<KubernetesObject['metadata']>> = {}) => ({
   metadata: { name, namespace: 'ns1', resourceVersion: rv, ...extra },
 });
@@ -100,7 +109,15 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(opts: { labelSelector?: string; pageSize?: number; namespace?: string; transform?: (o: KubernetesObject) => KubernetesObject; trackPrevious?: boolean } = {}) {
+async function setup(
+  opts: {
+    labelSelector?: string;
+    pageSize?: number;
+    namespace?: string;
+    transform?: (o: KubernetesObject) => KubernetesObject;
+    trackPrevious?: boolean;
+  } = {},
+) {
   const api = new FakeApiServer();
   const url = await api.listen();
   const clock = new ManualClock();
@@ -138,11 +155,18 @@ describe('keepMetadataOnly', () => {
       spec: { replicaCount: 2 },
       status: { conditions: [] },
     } as unknown as KubernetesObject;
-    expect(keepMetadataOnly(obj)).toStrictEqual({ apiVersion: 'example.com/v1', kind: 'Nginx', metadata: { name: 'a', finalizers: ['f'], deletionTimestamp: '2025-01-01T00:00:00Z' } });
+    expect(keepMetadataOnly(obj)).toStrictEqual({
+      apiVersion: 'example.com/v1',
+      kind: 'Nginx',
+      metadata: { name: 'a', finalizers: ['f'], deletionTimestamp: '2025-01-01T00:00:00Z' },
+    });
   });
 
   it('adds no metadata to an object without any', () => {
-    expect(keepMetadataOnly({ apiVersion: 'v1', kind: 'Secret', data: {} } as KubernetesObject)).toStrictEqual({ apiVersion: 'v1', kind: 'Secret' });
+    expect(keepMetadataOnly({ apiVersion: 'v1', kind: 'Secret', data: {} } as KubernetesObject)).toStrictEqual({
+      apiVersion: 'v1',
+      kind: 'Secret',
+    });
   });
 });
 
@@ -154,9 +178,13 @@ describe('Informer', () => {
     informer.onAdd((o) => seen.push(o));
     informer.onUpdate((o) => seen.push(o));
     await informer.start();
-    await vi.waitFor(() => { expect(api.watches).toHaveLength(1); });
+    await vi.waitFor(() => {
+      expect(api.watches).toHaveLength(1);
+    });
     api.send('MODIFIED', { ...secret('a', '101', { managedFields: [{ manager: 'm' }] }), data: { k: 'dw==' } } as KubernetesObject);
-    await vi.waitFor(() => { expect(seen).toHaveLength(2); });
+    await vi.waitFor(() => {
+      expect(seen).toHaveLength(2);
+    });
     for (const o of [...seen, informer.get('a', 'ns1')]) expect(o).not.toHaveProperty('data');
     expect(informer.get('a', 'ns1')?.metadata).toStrictEqual({ name: 'a', namespace: 'ns1', resourceVersion: '101' });
   });
@@ -174,7 +202,9 @@ describe('Informer', () => {
       ['/api/v1/namespaces/ns1/secrets', 'app=web', '2', null],
       ['/api/v1/namespaces/ns1/secrets', 'app=web', '2', '2'],
     ]);
-    await vi.waitFor(() => { expect(api.watches).toHaveLength(1); });
+    await vi.waitFor(() => {
+      expect(api.watches).toHaveLength(1);
+    });
     expect(api.watches[0]!.query.get('resourceVersion')).toBe('100');
     expect(api.watches[0]!.query.get('labelSelector')).toBe('app=web');
     expect(informer.get('b', 'ns1')).toMatchObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'b' } });
@@ -189,15 +219,21 @@ describe('Informer', () => {
     informer.onUpdate((o, old) => updates.push([o.metadata!.resourceVersion!, old]));
     informer.onDelete((o) => deleted.push(o.metadata!.name!));
     await informer.start();
-    await vi.waitFor(() => { expect(api.watches).toHaveLength(1); });
+    await vi.waitFor(() => {
+      expect(api.watches).toHaveLength(1);
+    });
     api.send('MODIFIED', secret('a', '101', { labels: { x: '2' }, generation: 2 }));
-    await vi.waitFor(() => { expect(updates).toHaveLength(1); });
+    await vi.waitFor(() => {
+      expect(updates).toHaveLength(1);
+    });
     expect(updates[0]).toEqual([
       '101',
       { resourceVersion: '1', generation: 1, labels: { x: '1' }, annotations: {}, finalizers: [], deletionTimestamp: undefined },
     ]);
     api.send('DELETED', secret('a', '102'));
-    await vi.waitFor(() => { expect(deleted).toEqual(['a']); });
+    await vi.waitFor(() => {
+      expect(deleted).toEqual(['a']);
+    });
     expect(informer.get('a', 'ns1')).toBeUndefined();
   });
 
@@ -207,9 +243,13 @@ describe('Informer', () => {
     const updates: [string, ObjectSummary | undefined][] = [];
     informer.onUpdate((o, old) => updates.push([o.metadata!.resourceVersion!, old]));
     await informer.start();
-    await vi.waitFor(() => { expect(api.watches).toHaveLength(1); });
+    await vi.waitFor(() => {
+      expect(api.watches).toHaveLength(1);
+    });
     api.send('MODIFIED', secret('a', '101', { labels: { x: '2' } }));
-    await vi.waitFor(() => { expect(updates).toEqual([['101', undefined]]); });
+    await vi.waitFor(() => {
+      expect(updates).toEqual([['101', undefined]]);
+    });
     expect(informer.get('a', 'ns1')?.metadata?.labels).toEqual({ x: '2' });
   });
 
@@ -218,13 +258,19 @@ describe('Informer', () => {
     api.listFailures = [500, 403];
     let synced = false;
     const started = informer.start().then(() => (synced = true));
-    await vi.waitFor(() => { expect(clock.pendingTimers()).toBe(1); });
+    await vi.waitFor(() => {
+      expect(clock.pendingTimers()).toBe(1);
+    });
     expect(api.lists).toHaveLength(1);
     clock.advance(999);
     expect(api.lists).toHaveLength(1);
     clock.advance(1);
-    await vi.waitFor(() => { expect(api.lists).toHaveLength(2); });
-    await vi.waitFor(() => { expect(clock.pendingTimers()).toBe(1); });
+    await vi.waitFor(() => {
+      expect(api.lists).toHaveLength(2);
+    });
+    await vi.waitFor(() => {
+      expect(clock.pendingTimers()).toBe(1);
+    });
     clock.advance(1_999);
     expect(api.lists).toHaveLength(2);
     expect(synced).toBe(false);
@@ -239,9 +285,13 @@ describe('Informer', () => {
     api.watchFailures = [500];
     await informer.start();
     expect(informer.hasSynced()).toBe(true); // the LIST succeeded; only the watch failed
-    await vi.waitFor(() => { expect(clock.pendingTimers()).toBe(1); });
+    await vi.waitFor(() => {
+      expect(clock.pendingTimers()).toBe(1);
+    });
     clock.advance(1_000);
-    await vi.waitFor(() => { expect(api.watches).toHaveLength(2); });
+    await vi.waitFor(() => {
+      expect(api.watches).toHaveLength(2);
+    });
     expect(api.watches[1]!.query.get('resourceVersion')).toBe('100');
     expect(api.lists).toHaveLength(1);
   });
@@ -250,14 +300,18 @@ describe('Informer', () => {
     const { api, informer, clock } = await setup();
     api.listFailures = [500];
     const started = informer.start();
-    await vi.waitFor(() => { expect(clock.pendingTimers()).toBe(1); });
+    await vi.waitFor(() => {
+      expect(clock.pendingTimers()).toBe(1);
+    });
     await informer.stop();
     await expect(started).rejects.toBeInstanceOf(InformerStoppedError);
     expect(clock.pendingTimers()).toBe(0);
 
     const { informer: running, clock: clock2, api: api2 } = await setup();
     await running.start();
-    await vi.waitFor(() => { expect(api2.watches).toHaveLength(1); });
+    await vi.waitFor(() => {
+      expect(api2.watches).toHaveLength(1);
+    });
     await running.stop(); // aborts the watch: ListWatch reports an AbortError
     // The API server has seen the watch end, so the client has had its abort; one more turn of the
     // event loop for whatever that abort schedules: no restart.

@@ -103,7 +103,13 @@ describe('LeaderElector', () => {
     await expect(e.acquire()).resolves.toBe(true);
     expect(e.isLeader()).toBe(true);
     expect(changes).toEqual([true]);
-    expect(store.record).toEqual({ holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: 1_000_000, renewTime: 1_000_000, leaseTransitions: 0 });
+    expect(store.record).toEqual({
+      holderIdentity: 'a',
+      leaseDurationSeconds: 15,
+      acquireTime: 1_000_000,
+      renewTime: 1_000_000,
+      leaseTransitions: 0,
+    });
   });
 
   it('renews every retry period, keeping acquireTime and transitions', async () => {

@@ -1,7 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/util/clock.js';
 import type { StopOptions } from '../../../src/runtime/controller.js';
-import { LeadershipLostError, ListenError, Manager, type ConfigWatch, type Elector, type LeaderWork, type ListenAddress, type ManagerOptions } from '../../../src/runtime/manager.js';
+import {
+  LeadershipLostError,
+  ListenError,
+  Manager,
+  type ConfigWatch,
+  type Elector,
+  type LeaderWork,
+  type ListenAddress,
+  type ManagerOptions,
+} from '../../../src/runtime/manager.js';
 import type { HttpListener } from '../../../src/telemetry/health.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 

@@ -17,7 +17,9 @@ describe('identity and namespace', () => {
       const file = path.join(dir, 'namespace');
       expect(await leaderElectionNamespace('flag-ns', file)).toBe('flag-ns');
       await expect(leaderElectionNamespace(undefined, file)).rejects.toThrow(LeaderElectionConfigError);
-      await expect(leaderElectionNamespace('', file)).rejects.toThrow(/--leader-election-namespace is required .* not running in a cluster/);
+      await expect(leaderElectionNamespace('', file)).rejects.toThrow(
+        /--leader-election-namespace is required .* not running in a cluster/,
+      );
       await writeFile(file, 'operators\n');
       expect(await leaderElectionNamespace(undefined, file)).toBe('operators');
     } finally {

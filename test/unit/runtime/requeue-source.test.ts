@@ -25,8 +25,12 @@ describe('RequeueSource', () => {
 
   it('runs a look when the clock reaches its time, not before; a time passed runs at the next tick of the clock', () => {
     const { clock, source, queued } = started(new ManualClock(1_000));
-    source.at(3_000, () => { source.request(key('later')); });
-    source.at(500, () => { source.request(key('overdue')); });
+    source.at(3_000, () => {
+      source.request(key('later'));
+    });
+    source.at(500, () => {
+      source.request(key('overdue'));
+    });
     clock.advance(0);
     expect(queued).toEqual(['overdue']);
     clock.advance(1_999);
@@ -38,7 +42,11 @@ describe('RequeueSource', () => {
 
   it('cancels a look', () => {
     const { clock, source, queued } = started();
-    source.at(1_000, () => { source.request(key('never')); }).cancel();
+    source
+      .at(1_000, () => {
+        source.request(key('never'));
+      })
+      .cancel();
     expect(clock.pendingTimers()).toBe(0);
     clock.advance(2_000);
     expect(queued).toEqual([]);

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { assignment, bucketHashRange, bucketsOf, fnv1a64, namespaceBucket, rendezvousOwner, SHARD_BUCKETS } from '../../../src/runtime/shard-assignment.js';
+import {
+  assignment,
+  bucketHashRange,
+  bucketsOf,
+  fnv1a64,
+  namespaceBucket,
+  rendezvousOwner,
+  SHARD_BUCKETS,
+} from '../../../src/runtime/shard-assignment.js';
 import { bucketStep, peerLive, type BucketFacts } from '../../../src/runtime/shard-handoff.js';
 
 describe('namespace buckets', () => {
@@ -54,7 +62,16 @@ describe('rendezvous assignment', () => {
 });
 
 describe('bucket handoff steps', () => {
-  const base: BucketFacts = { phase: 'none', desired: true, self: 'me', fenceHolder: undefined, holderLive: false, inFlight: 0, now: 100_000, drainBoundMs: 10_000 };
+  const base: BucketFacts = {
+    phase: 'none',
+    desired: true,
+    self: 'me',
+    fenceHolder: undefined,
+    holderLive: false,
+    inFlight: 0,
+    now: 100_000,
+    drainBoundMs: 10_000,
+  };
 
   it('takes a wanted bucket only when its fence is free', () => {
     expect(bucketStep(base)).toBe('acquire');
@@ -77,7 +94,9 @@ describe('bucket handoff steps', () => {
 
   it('loses a bucket at once when its fence names another holder', () => {
     expect(bucketStep({ ...base, phase: 'owned', fenceHolder: 'thief', holderLive: true })).toBe('lose');
-    expect(bucketStep({ ...base, phase: 'draining', desired: false, fenceHolder: 'thief', inFlight: 1, drainingSince: 99_000 })).toBe('lose');
+    expect(bucketStep({ ...base, phase: 'draining', desired: false, fenceHolder: 'thief', inFlight: 1, drainingSince: 99_000 })).toBe(
+      'lose',
+    );
   });
 
   it('counts a peer live until its record stays unchanged for the lease duration', () => {

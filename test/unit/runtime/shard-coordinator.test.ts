@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { LeaseConflictError, type LeaseRecord, type VersionedLease } from '../../../src/runtime/leader.js';
 import { bucketsOf } from '../../../src/runtime/shard-assignment.js';
-import { fenceBucket, fenceLeaseName, ShardCoordinator, type ShardLease, type ShardLeaseRole, type ShardLeaseStore } from '../../../src/runtime/shard-coordinator.js';
+import {
+  fenceBucket,
+  fenceLeaseName,
+  ShardCoordinator,
+  type ShardLease,
+  type ShardLeaseRole,
+  type ShardLeaseStore,
+} from '../../../src/runtime/shard-coordinator.js';
 import { makeLogger, silentLogger } from '../../../src/telemetry/logger.js';
 import { ManualClock } from '../../../src/util/clock.js';
 
@@ -58,7 +65,18 @@ const replicas = new WeakMap<ShardCoordinator, ReplicaStore>();
 
 function member(store: MemoryStore, clock: ManualClock, identity: string): ShardCoordinator {
   const own = new ReplicaStore(store);
-  const m = new ShardCoordinator({ store: own, identity, group: 'g', buckets: BUCKETS, clock, random: () => 0, log: process.env.DBG ? makeLogger({ level: 'debug' }) : silentLogger(), leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+  const m = new ShardCoordinator({
+    store: own,
+    identity,
+    group: 'g',
+    buckets: BUCKETS,
+    clock,
+    random: () => 0,
+    log: process.env.DBG ? makeLogger({ level: 'debug' }) : silentLogger(),
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
+  });
   replicas.set(m, own);
   return m;
 }

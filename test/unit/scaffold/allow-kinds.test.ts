@@ -11,14 +11,26 @@ const names = apiNames({ group: 'cache', version: 'v1alpha1', kind: 'Memcached' 
 
 describe('allowKinds (what create api writes into the watch)', () => {
   it('names each rendered kind once, as the helm gateway does: Kind for the core group, Kind.group otherwise', () => {
-    const a = allowKinds([o('apps/v1', 'Deployment'), o('v1', 'Service'), o('apps/v1', 'Deployment'), o('apiextensions.k8s.io/v1', 'CustomResourceDefinition')], [], false);
+    const a = allowKinds(
+      [
+        o('apps/v1', 'Deployment'),
+        o('v1', 'Service'),
+        o('apps/v1', 'Deployment'),
+        o('apiextensions.k8s.io/v1', 'CustomResourceDefinition'),
+      ],
+      [],
+      false,
+    );
     expect(a.kinds).toEqual(['CustomResourceDefinition.apiextensions.k8s.io', 'Deployment.apps', 'Service']);
     expect(a.optional).toEqual([]);
   });
 
   it('keeps the kinds only other values render apart, unless their RBAC is granted (--rbac=all-values)', () => {
     const optional = [{ when: 'ingress.enabled=true', objects: [o('networking.k8s.io/v1', 'Ingress'), o('v1', 'Service')] }];
-    expect(allowKinds([o('v1', 'Service')], optional, false)).toEqual({ kinds: ['Service'], optional: [{ when: 'ingress.enabled=true', kinds: ['Ingress.networking.k8s.io'] }] });
+    expect(allowKinds([o('v1', 'Service')], optional, false)).toEqual({
+      kinds: ['Service'],
+      optional: [{ when: 'ingress.enabled=true', kinds: ['Ingress.networking.k8s.io'] }],
+    });
     expect(allowKinds([o('v1', 'Service')], optional, true)).toEqual({ kinds: ['Ingress.networking.k8s.io', 'Service'], optional: [] });
   });
 });
@@ -46,12 +58,25 @@ describe('allowKinds and the helm gateway that enforces them', () => {
 
 describe('watchEntry', () => {
   it('writes allowKinds that watches.yaml loads, with the optional kinds as comments', () => {
-    const text = watchEntry(names, 'memcached', { kinds: ['ConfigMap', 'Deployment.apps'], optional: [{ when: 'ingress.enabled=true', kinds: ['Ingress.networking.k8s.io'] }] });
-    expect(parse(text)).toEqual([{ group: 'cache.example.com', version: 'v1alpha1', kind: 'Memcached', chart: 'helm-charts/memcached', allowKinds: ['ConfigMap', 'Deployment.apps'] }]);
+    const text = watchEntry(names, 'memcached', {
+      kinds: ['ConfigMap', 'Deployment.apps'],
+      optional: [{ when: 'ingress.enabled=true', kinds: ['Ingress.networking.k8s.io'] }],
+    });
+    expect(parse(text)).toEqual([
+      {
+        group: 'cache.example.com',
+        version: 'v1alpha1',
+        kind: 'Memcached',
+        chart: 'helm-charts/memcached',
+        allowKinds: ['ConfigMap', 'Deployment.apps'],
+      },
+    ]);
     expect(text).toContain('  # with ingress.enabled=true the chart also renders:\n  # - Ingress.networking.k8s.io\n');
   });
 
   it('writes no allowKinds for a chart that renders nothing (an empty list would refuse every release)', () => {
-    expect(parse(watchEntry(names, 'memcached', { kinds: [], optional: [] }))).toEqual([{ group: 'cache.example.com', version: 'v1alpha1', kind: 'Memcached', chart: 'helm-charts/memcached' }]);
+    expect(parse(watchEntry(names, 'memcached', { kinds: [], optional: [] }))).toEqual([
+      { group: 'cache.example.com', version: 'v1alpha1', kind: 'Memcached', chart: 'helm-charts/memcached' },
+    ]);
   });
 });

@@ -10,10 +10,23 @@ const names = apiNames({ group: 'cache', version: 'v1alpha1', kind: 'Memcached' 
 const inputs: Parameters<typeof apiPlan>[0] = {
   names,
   chartName: 'memcached',
-  chartFiles: [{ path: 'Chart.yaml', data: Buffer.from('name: memcached\n') }, { path: 'charts/dep-1.0.0.tgz', data: Buffer.from([31, 139, 0]) }],
-  crd: { spec: { type: 'object', properties: { replicas: { type: 'integer', default: 1 } } }, status: { type: 'object' }, schemaSource: 'test', warnings: ['spec.x: dropped'], shortNames: ['mc'] },
+  chartFiles: [
+    { path: 'Chart.yaml', data: Buffer.from('name: memcached\n') },
+    { path: 'charts/dep-1.0.0.tgz', data: Buffer.from([31, 139, 0]) },
+  ],
+  crd: {
+    spec: { type: 'object', properties: { replicas: { type: 'integer', default: 1 } } },
+    status: { type: 'object' },
+    schemaSource: 'test',
+    warnings: ['spec.x: dropped'],
+    shortNames: ['mc'],
+  },
   sample: 'apiVersion: cache.example.com/v1alpha1\nkind: Memcached\n',
-  rbac: { rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'create'] }], unresolved: ['example.io/v1 Widget'], provenance: 'its default values' },
+  rbac: {
+    rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'create'] }],
+    unresolved: ['example.io/v1 Widget'],
+    provenance: 'its default values',
+  },
 };
 const plan = apiPlan(inputs);
 const op = (p: string) => plan.find((o) => o.path === p && o.op === 'create') as CreateOp;
@@ -29,7 +42,15 @@ describe('apiPlan', () => {
     expect(text).toMatch(/^# warning: spec\.x: dropped$/m);
     const crd = parseAllDocuments(text)[0]!.toJS() as {
       metadata: { name: string };
-      spec: { names: { shortNames: string[] }; scope: string; versions: { additionalPrinterColumns: { name: string }[]; subresources: object; schema: { openAPIV3Schema: { properties: { spec: { properties: object } } } } }[] };
+      spec: {
+        names: { shortNames: string[] };
+        scope: string;
+        versions: {
+          additionalPrinterColumns: { name: string }[];
+          subresources: object;
+          schema: { openAPIV3Schema: { properties: { spec: { properties: object } } } };
+        }[];
+      };
     };
     expect(crd.metadata.name).toBe('memcacheds.cache.example.com');
     expect(crd.spec.names.shortNames).toEqual(['mc']);
@@ -77,12 +98,19 @@ describe('RBAC for kinds only other values render', () => {
   const fragment = (grant: boolean): string =>
     apiPlan({
       ...inputs,
-      rbac: { ...inputs.rbac, optional: [{ when: 'ingress.enabled=true', rules: [ingress], unresolved: [] }], grantOptional: grant, unrenderable: ['tls.enabled'] },
+      rbac: {
+        ...inputs.rbac,
+        optional: [{ when: 'ingress.enabled=true', rules: [ingress], unresolved: [] }],
+        grantOptional: grant,
+        unrenderable: ['tls.enabled'],
+      },
     }).find((o): o is InsertOp => o.op === 'insert' && o.marker === 'rules')!.fragment;
 
   it('writes them as commented rules naming the value that switches each on', () => {
     const text = fragment(false);
-    expect(text).toContain('# with ingress.enabled=true:\n# - apiGroups: ["networking.k8s.io"]\n#   resources: ["ingresses"]\n#   verbs: ["get", "list"]\n');
+    expect(text).toContain(
+      '# with ingress.enabled=true:\n# - apiGroups: ["networking.k8s.io"]\n#   resources: ["ingresses"]\n#   verbs: ["get", "list"]\n',
+    );
     expect(text).toContain('create api --rbac=all-values grants them all');
     expect(text).toContain('# not rendered alone (needs other values too), so what it adds is unknown: tls.enabled=true');
     // Commented out: not a rule of the role.
@@ -100,7 +128,8 @@ describe('RBAC for kinds only other values render', () => {
 
 describe('objectsOfManifest', () => {
   it('lists the objects of a rendered stream, unpacking Lists and skipping empty documents', () => {
-    const manifest = '---\n# Source: x\n---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {namespace: other}\n';
+    const manifest =
+      '---\n# Source: x\n---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {namespace: other}\n';
     expect(objectsOfManifest(manifest)).toEqual([
       { apiVersion: 'v1', kind: 'ConfigMap' },
       { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'other' },

@@ -32,7 +32,9 @@ describe('which dependencies charts/ already vendors', () => {
   });
 
   it('reads Chart.yaml dependencies that name a chart', () => {
-    expect(declaredDependencies([{ name: 'a', version: '1.0.0', repository: 'oci://r/c' }, { version: '1' }, 'x', null])).toEqual([{ name: 'a', version: '1.0.0', repository: 'oci://r/c' }]);
+    expect(declaredDependencies([{ name: 'a', version: '1.0.0', repository: 'oci://r/c' }, { version: '1' }, 'x', null])).toEqual([
+      { name: 'a', version: '1.0.0', repository: 'oci://r/c' },
+    ]);
   });
 });
 
@@ -54,12 +56,22 @@ describe('the private repositories file for helm dependency build', () => {
   });
 
   it('takes the user entry an alias names (@name, alias:name)', () => {
-    expect(dependencyRepositories([{ name: 'a', repository: '@other' }, { name: 'b', repository: 'alias:bitnami' }], user)).toEqual([user[1], user[0]]);
+    expect(
+      dependencyRepositories(
+        [
+          { name: 'a', repository: '@other' },
+          { name: 'b', repository: 'alias:bitnami' },
+        ],
+        user,
+      ),
+    ).toEqual([user[1], user[0]]);
     expect(dependencyRepositories([{ name: 'a', repository: '@missing' }], user)).toEqual([]);
   });
 
   it('parses a repositories.yaml, dropping malformed entries', () => {
-    expect(parseRepositories('apiVersion: ""\nrepositories:\n- {name: a, url: "https://a"}\n- {name: b}\n- x\n')).toEqual([{ name: 'a', url: 'https://a' }]);
+    expect(parseRepositories('apiVersion: ""\nrepositories:\n- {name: a, url: "https://a"}\n- {name: b}\n- x\n')).toEqual([
+      { name: 'a', url: 'https://a' },
+    ]);
     expect(parseRepositories('')).toEqual([]);
   });
 });
@@ -80,7 +92,11 @@ describe('charts/ on disk', () => {
 
   it('lists unpacked charts by their Chart.yaml and archives by name', async () => {
     expect(await vendoredCharts(dir)).toEqual(
-      expect.arrayContaining([{ dir: 'common', name: 'common', version: '2.31.10' }, { dir: 'undeclared', name: 'undeclared', version: '0.1.0' }, { archive: 'web-0.1.0.tgz' }]),
+      expect.arrayContaining([
+        { dir: 'common', name: 'common', version: '2.31.10' },
+        { dir: 'undeclared', name: 'undeclared', version: '0.1.0' },
+        { archive: 'web-0.1.0.tgz' },
+      ]),
     );
     expect(await vendoredCharts(path.join(dir, 'charts', 'common'))).toEqual([]);
   });
@@ -97,6 +113,8 @@ describe('charts/ on disk', () => {
     expect(env.HELM_REPOSITORY_CACHE?.startsWith(path.join(dir, 'repos'))).toBe(true);
     expect(env.HELM_CACHE_HOME?.startsWith(path.join(dir, 'repos'))).toBe(true);
     expect((await stat(env.HELM_REPOSITORY_CONFIG ?? '')).mode & 0o777).toBe(0o600);
-    expect(parse(await readFile(env.HELM_REPOSITORY_CONFIG ?? '', 'utf8'))).toMatchObject({ repositories: [{ name: 'dependency-0', url: 'http://127.0.0.1:1' }] });
+    expect(parse(await readFile(env.HELM_REPOSITORY_CONFIG ?? '', 'utf8'))).toMatchObject({
+      repositories: [{ name: 'dependency-0', url: 'http://127.0.0.1:1' }],
+    });
   });
 });

@@ -15,10 +15,21 @@ describe('classifyChartSource', () => {
   });
 
   it('passes remote references to helm pull', () => {
-    expect(classifyChartSource({ helmChart: 'bitnami/nginx', helmChartVersion: '1.2.3' }, nothing)).toEqual({ kind: 'remote', chart: 'bitnami/nginx', version: '1.2.3' });
-    expect(classifyChartSource({ helmChart: 'oci://127.0.0.1:5000/charts/web' }, nothing)).toEqual({ kind: 'remote', chart: 'oci://127.0.0.1:5000/charts/web' });
+    expect(classifyChartSource({ helmChart: 'bitnami/nginx', helmChartVersion: '1.2.3' }, nothing)).toEqual({
+      kind: 'remote',
+      chart: 'bitnami/nginx',
+      version: '1.2.3',
+    });
+    expect(classifyChartSource({ helmChart: 'oci://127.0.0.1:5000/charts/web' }, nothing)).toEqual({
+      kind: 'remote',
+      chart: 'oci://127.0.0.1:5000/charts/web',
+    });
     expect(classifyChartSource({ helmChart: 'https://x.test/web-1.0.0.tgz' }, nothing)).toMatchObject({ kind: 'remote' });
-    expect(classifyChartSource({ helmChart: 'web', helmChartRepo: 'http://127.0.0.1:8080' }, nothing)).toEqual({ kind: 'remote', chart: 'web', repo: 'http://127.0.0.1:8080' });
+    expect(classifyChartSource({ helmChart: 'web', helmChartRepo: 'http://127.0.0.1:8080' }, nothing)).toEqual({
+      kind: 'remote',
+      chart: 'web',
+      repo: 'http://127.0.0.1:8080',
+    });
   });
 
   it('explains what it cannot use', () => {
@@ -47,7 +58,9 @@ describe('localDependencies', () => {
   });
 
   it('refuses a path that would land outside the scratch directory, saying what to do', () => {
-    expect(() => localDependencies([{ repository: 'file://../../../far' }], '/src/a', '/tmp/w/chart/a', '/tmp/w')).toThrow(/vendor it into charts\//);
+    expect(() => localDependencies([{ repository: 'file://../../../far' }], '/src/a', '/tmp/w/chart/a', '/tmp/w')).toThrow(
+      /vendor it into charts\//,
+    );
   });
 });
 

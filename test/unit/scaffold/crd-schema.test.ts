@@ -22,9 +22,28 @@ const convert = (schema: unknown, values?: unknown): SchemaConversion =>
 const prop = (s: OpenApiSchema, ...path: string[]): OpenApiSchema =>
   path.reduce<OpenApiSchema>((node, key) => (key === '[*]' ? node.items : node.properties?.[key]) ?? { description: `missing ${key}` }, s);
 const matching = (re: RegExp): unknown => expect.stringMatching(re) as unknown;
-const warningAt = (r: SchemaConversion, path: string): string => r.warnings.filter((w) => w.path === path).map((w) => w.message).join('\n');
+const warningAt = (r: SchemaConversion, path: string): string =>
+  r.warnings
+    .filter((w) => w.path === path)
+    .map((w) => w.message)
+    .join('\n');
 
-const FORBIDDEN = ['$ref', 'definitions', '$defs', 'patternProperties', 'uniqueItems', 'const', 'if', 'then', 'else', 'not', 'allOf', 'examples', 'title', '$schema'];
+const FORBIDDEN = [
+  '$ref',
+  'definitions',
+  '$defs',
+  'patternProperties',
+  'uniqueItems',
+  'const',
+  'if',
+  'then',
+  'else',
+  'not',
+  'allOf',
+  'examples',
+  'title',
+  '$schema',
+];
 
 /** Kubernetes' structural schema rules, checked on our output (the integration test asks the API server). */
 function assertStructural(node: OpenApiSchema, path = '.spec', inJunctor = false): void {
@@ -37,12 +56,15 @@ function assertStructural(node: OpenApiSchema, path = '.spec', inJunctor = false
 
 function assertNode(node: OpenApiSchema, path: string, inJunctor: boolean): void {
   if (inJunctor) {
-    for (const k of ['type', 'description', 'default', 'additionalProperties', 'nullable', 'properties', 'items']) expect(node, path).not.toHaveProperty(k);
+    for (const k of ['type', 'description', 'default', 'additionalProperties', 'nullable', 'properties', 'items'])
+      expect(node, path).not.toHaveProperty(k);
   } else {
     const typed = node.type !== undefined || node['x-kubernetes-int-or-string'] === true || node[PRESERVE] === true;
     expect(typed, `${path} has a type`).toBe(true);
   }
-  expect(node.properties !== undefined && node.additionalProperties !== undefined, `${path}: properties and additionalProperties`).toBe(false);
+  expect(node.properties !== undefined && node.additionalProperties !== undefined, `${path}: properties and additionalProperties`).toBe(
+    false,
+  );
   for (const k of Object.keys(node)) expect(FORBIDDEN, `${path} keyword ${k}`).not.toContain(k);
   if (node.type === 'array') expect(node.items, `${path} has items`).toBeDefined();
 }
@@ -55,7 +77,11 @@ describe('specSchemaFromValuesSchema: the sample chart', () => {
     expect(result.schema.type).toBe('object');
     expect(result.schema[PRESERVE]).toBeUndefined(); // additionalProperties: false at the top
     expect(prop(result.schema, 'replicaCount')).toMatchObject({ type: 'integer', minimum: 0, maximum: 100 });
-    expect(prop(result.schema, 'image', 'pullPolicy')).toEqual({ type: 'string', enum: ['Always', 'IfNotPresent', 'Never'], nullable: true });
+    expect(prop(result.schema, 'image', 'pullPolicy')).toEqual({
+      type: 'string',
+      enum: ['Always', 'IfNotPresent', 'Never'],
+      nullable: true,
+    });
     expect(prop(result.schema, 'nameOverride')).toMatchObject({ type: 'string', maxLength: 63 });
     expect(prop(result.schema, 'podLabels')).toEqual({ type: 'object', additionalProperties: { type: 'string' }, nullable: true });
     expect(prop(result.schema, 'global')).toMatchObject({ type: 'object', [PRESERVE]: true });
@@ -86,9 +112,17 @@ describe('specSchemaFromValuesSchema: a bitnami-like schema', () => {
     });
     expect(prop(result.schema, 'auth', 'enabled')).toMatchObject({ type: 'boolean', default: true });
     expect(prop(result.schema, 'auth', 'existingSecret')).toEqual({ type: 'string', nullable: true });
-    expect(prop(result.schema, 'persistence', 'size')).toMatchObject({ type: 'string', default: '8Gi', pattern: '^\\d+(\\.\\d+)?(Ki|Mi|Gi|Ti)$' });
+    expect(prop(result.schema, 'persistence', 'size')).toMatchObject({
+      type: 'string',
+      default: '8Gi',
+      pattern: '^\\d+(\\.\\d+)?(Ki|Mi|Gi|Ti)$',
+    });
     expect(prop(result.schema, 'replicaCount')).toEqual({ type: 'integer', minimum: 1, default: 1, nullable: true });
-    expect(prop(result.schema, 'resources')).toEqual({ description: 'Container resource requests and limits', type: 'object', [PRESERVE]: true });
+    expect(prop(result.schema, 'resources')).toEqual({
+      description: 'Container resource requests and limits',
+      type: 'object',
+      [PRESERVE]: true,
+    });
   });
 
   it('keeps objects open unless additionalProperties is false: charts read keys their schema omits', () => {
@@ -110,7 +144,10 @@ describe('specSchemaFromValuesSchema: a bitnami-like schema', () => {
     expect(warningAt(withoutValues, '.spec.auth')).toBe(''); // username has a default
     const keep = convert(fixture('bitnami-like.schema.json'), { auth: {} });
     expect(prop(keep.schema, 'auth').required).toBeUndefined();
-    const needed = convert({ type: 'object', properties: { auth: { type: 'object', required: ['user'], properties: { user: { type: 'string' } } } } }, { auth: {} });
+    const needed = convert(
+      { type: 'object', properties: { auth: { type: 'object', required: ['user'], properties: { user: { type: 'string' } } } } },
+      { auth: {} },
+    );
     expect(prop(needed.schema, 'auth').required).toEqual(['user']);
     expect(warningAt(result, '.spec.architecture')).toBe('');
     expect(JSON.stringify(result.schema)).not.toMatch(/"form"|"hidden"/);
@@ -124,8 +161,16 @@ describe('specSchemaFromValuesSchema: $ref, definitions and allOf', () => {
     assertStructural(result.schema);
     expect(prop(result.schema, 'image')).toMatchObject({ type: 'object', required: ['repository'] });
     expect(prop(result.schema, 'image')[PRESERVE]).toBeUndefined();
-    expect(prop(result.schema, 'image', 'pullPolicy')).toEqual({ type: 'string', enum: ['Always', 'IfNotPresent', 'Never'], default: 'IfNotPresent' });
-    expect(prop(result.schema, 'podLabels')).toEqual({ description: 'Labels added to the pods', type: 'object', additionalProperties: { type: 'string' } });
+    expect(prop(result.schema, 'image', 'pullPolicy')).toEqual({
+      type: 'string',
+      enum: ['Always', 'IfNotPresent', 'Never'],
+      default: 'IfNotPresent',
+    });
+    expect(prop(result.schema, 'podLabels')).toEqual({
+      description: 'Labels added to the pods',
+      type: 'object',
+      additionalProperties: { type: 'string' },
+    });
     expect(prop(result.schema, 'slashed')).toEqual({ description: 'a key with a slash', type: 'string' });
     expect(prop(result.schema, 'readinessProbe', 'periodSeconds')).toEqual({ type: 'integer', minimum: 0, exclusiveMinimum: true });
   });
@@ -177,10 +222,18 @@ describe('specSchemaFromValuesSchema: constructs a CRD cannot say', () => {
       type: 'string',
       oneOf: [{ pattern: '^a' }, { maxLength: 2 }],
     });
-    const shaped = at({ oneOf: [{ type: 'object', required: ['a'] }, { type: 'object', required: ['b'] }] });
+    const shaped = at({
+      oneOf: [
+        { type: 'object', required: ['a'] },
+        { type: 'object', required: ['b'] },
+      ],
+    });
     expect(shaped.schema).toEqual({ type: 'object', [PRESERVE]: true });
     expect(shaped.warning).toMatch(/oneOf alternatives/);
-    expect(at({ anyOf: [{ type: 'string' }, { type: 'array' }] })).toMatchObject({ schema: { [PRESERVE]: true }, warning: matching(/array or string cannot be expressed/) });
+    expect(at({ anyOf: [{ type: 'string' }, { type: 'array' }] })).toMatchObject({
+      schema: { [PRESERVE]: true },
+      warning: matching(/array or string cannot be expressed/),
+    });
   });
 
   it('patternProperties, if/then/else, not, tuples: open or unvalidated, with a warning', () => {
@@ -207,20 +260,37 @@ describe('specSchemaFromValuesSchema: constructs a CRD cannot say', () => {
   });
 
   it('converts draft-6 exclusive bounds, const, formats and RE2-incompatible patterns', () => {
-    expect(at({ type: 'number', exclusiveMaximum: 1, minimum: 0 }).schema).toEqual({ type: 'number', minimum: 0, maximum: 1, exclusiveMaximum: true });
+    expect(at({ type: 'number', exclusiveMaximum: 1, minimum: 0 }).schema).toEqual({
+      type: 'number',
+      minimum: 0,
+      maximum: 1,
+      exclusiveMaximum: true,
+    });
     expect(at({ type: 'integer', minimum: 5, exclusiveMinimum: 3 }).schema).toEqual({ type: 'integer', minimum: 5 });
     expect(at({ const: 'v1' }).schema).toEqual({ type: 'string', enum: ['v1'] });
     expect(at({ type: 'string', format: 'email' }).schema).toEqual({ type: 'string', format: 'email' });
-    expect(at({ type: 'string', format: 'uri-reference' })).toMatchObject({ schema: { type: 'string' }, warning: matching(/uri-reference/) });
+    expect(at({ type: 'string', format: 'uri-reference' })).toMatchObject({
+      schema: { type: 'string' },
+      warning: matching(/uri-reference/),
+    });
     expect(at({ type: 'string', pattern: '^(?!default$).*' })).toMatchObject({ schema: { type: 'string' }, warning: matching(/RE2/) });
     expect(at({ type: 'string', pattern: '([' }).schema).toEqual({ type: 'string' });
-    expect(at({ type: 'string', pattern: '^a\\-b$', default: 'a-b' }).schema).toEqual({ type: 'string', pattern: '^a\\-b$', default: 'a-b' });
+    expect(at({ type: 'string', pattern: '^a\\-b$', default: 'a-b' }).schema).toEqual({
+      type: 'string',
+      pattern: '^a\\-b$',
+      default: 'a-b',
+    });
   });
 
   it('drops defaults the API server would reject, or that disagree with values.yaml', () => {
-    expect(at({ type: 'integer', minimum: 1, default: 0 })).toMatchObject({ schema: { type: 'integer', minimum: 1 }, warning: matching(/default 0 dropped/) });
+    expect(at({ type: 'integer', minimum: 1, default: 0 })).toMatchObject({
+      schema: { type: 'integer', minimum: 1 },
+      warning: matching(/default 0 dropped/),
+    });
     expect(at({ type: 'string', enum: ['a'], default: 'b' }).schema).not.toHaveProperty('default');
-    expect(at({ type: 'object', additionalProperties: false, properties: { a: { type: 'string' } }, default: { b: 1 } }).warning).toMatch(/pruned/);
+    expect(at({ type: 'object', additionalProperties: false, properties: { a: { type: 'string' } }, default: { b: 1 } }).warning).toMatch(
+      /pruned/,
+    );
     expect(at({ type: 'object', properties: { a: { type: 'string' } }, default: { b: 1 } }).schema.default).toEqual({ b: 1 });
     expect(at({ type: 'string', format: 'email', default: '' }).schema).not.toHaveProperty('default');
     expect(at({ type: 'string', default: null }).schema).toEqual({ type: 'string' });
@@ -230,7 +300,14 @@ describe('specSchemaFromValuesSchema: constructs a CRD cannot say', () => {
   });
 
   it("accepts null where values.yaml has a value: a user's null deletes it in helm", () => {
-    const schema = { type: 'object', properties: { tag: { type: 'string' }, other: { type: 'string' }, list: { type: 'array', items: { type: 'object', properties: { a: { type: 'string' } } } } } };
+    const schema = {
+      type: 'object',
+      properties: {
+        tag: { type: 'string' },
+        other: { type: 'string' },
+        list: { type: 'array', items: { type: 'object', properties: { a: { type: 'string' } } } },
+      },
+    };
     const r = convert(schema, { tag: 'v1', other: null, list: [{ a: 'x' }] });
     expect(prop(r.schema, 'tag').nullable).toBe(true);
     expect(prop(r.schema, 'other').nullable).toBeUndefined();
@@ -242,7 +319,10 @@ describe('specSchemaFromValuesSchema: constructs a CRD cannot say', () => {
     const r = convert({
       type: 'object',
       required: ['a'],
-      properties: { a: { type: 'string' }, list: { type: 'array', items: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } } },
+      properties: {
+        a: { type: 'string' },
+        list: { type: 'array', items: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } },
+      },
     });
     expect(r.schema.required).toBeUndefined();
     expect(warningAt(r, '.spec')).toMatch(/required a not enforced/);
@@ -276,7 +356,12 @@ describe('specSchemaFromValuesSchema: input it cannot read', () => {
   it('survives garbage in every keyword', () => {
     const garbage = {
       type: 'object',
-      properties: { a: { type: 7, enum: 'x', items: 3, properties: [], required: 'a', minLength: -1, $ref: 5 }, b: 'x', c: { allOf: 'x' }, d: { oneOf: [1] } },
+      properties: {
+        a: { type: 7, enum: 'x', items: 3, properties: [], required: 'a', minLength: -1, $ref: 5 },
+        b: 'x',
+        c: { allOf: 'x' },
+        d: { oneOf: [1] },
+      },
       required: [1, 'a'],
     };
     const r = convert(garbage);
@@ -293,8 +378,44 @@ describe('specSchemaFromValuesSchema: input it cannot read', () => {
   it('never throws on random nesting of keywords and values', () => {
     let seed = 42;
     const rand = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
-    const keys = ['type', 'properties', 'items', 'additionalProperties', 'oneOf', 'anyOf', 'allOf', '$ref', 'enum', 'default', 'required', 'const', 'pattern', 'minimum', 'format', 'nullable', 'patternProperties', 'x'];
-    const leaves: unknown[] = [null, true, false, 0, 1.5, -1, 'string', 'object', '#', '#/definitions/a', '#/properties/x', [], {}, ['string', 'null'], '[', 'date-time'];
+    const keys = [
+      'type',
+      'properties',
+      'items',
+      'additionalProperties',
+      'oneOf',
+      'anyOf',
+      'allOf',
+      '$ref',
+      'enum',
+      'default',
+      'required',
+      'const',
+      'pattern',
+      'minimum',
+      'format',
+      'nullable',
+      'patternProperties',
+      'x',
+    ];
+    const leaves: unknown[] = [
+      null,
+      true,
+      false,
+      0,
+      1.5,
+      -1,
+      'string',
+      'object',
+      '#',
+      '#/definitions/a',
+      '#/properties/x',
+      [],
+      {},
+      ['string', 'null'],
+      '[',
+      'date-time',
+    ];
     const gen = (depth: number): unknown => {
       if (depth === 0 || rand(4) === 0) return leaves[rand(leaves.length)];
       if (rand(5) === 0) return [gen(depth - 1), gen(depth - 1)];
@@ -313,7 +434,8 @@ describe('specSchemaFromValuesSchema: input it cannot read', () => {
     expect(prop(self.schema, 'self', 'self')).toMatchObject({ [PRESERVE]: true });
     expect(warningAt(self, '.spec.self.self')).toMatch(/recursive \$ref #/);
     const defs: Record<string, unknown> = { d0: { type: 'string' } };
-    for (let i = 1; i <= 20; i++) defs[`d${i}`] = { type: 'object', properties: { a: { $ref: `#/definitions/d${i - 1}` }, b: { $ref: `#/definitions/d${i - 1}` } } };
+    for (let i = 1; i <= 20; i++)
+      defs[`d${i}`] = { type: 'object', properties: { a: { $ref: `#/definitions/d${i - 1}` }, b: { $ref: `#/definitions/d${i - 1}` } } };
     const r = convert({ definitions: defs, type: 'object', properties: { root: { $ref: '#/definitions/d20' } } });
     expect(JSON.stringify(r.schema).length).toBeLessThan(5_000_000);
     expect(r.warnings.some((w) => /over 20000 nodes/.test(w.message))).toBe(true);
@@ -343,7 +465,10 @@ describe('specSchemaFromValues', () => {
       ports: [80, 443],
       ratios: [1, 0.5],
       mixed: ['a', 1],
-      hosts: [{ host: 'a', paths: ['/'] }, { host: 'b', tls: true }],
+      hosts: [
+        { host: 'a', paths: ['/'] },
+        { host: 'b', tls: true },
+      ],
       weird: [{ a: 1 }, { a: 'x' }],
     });
     assertStructural(r.schema);
@@ -356,8 +481,14 @@ describe('specSchemaFromValues', () => {
   });
 
   it('leaves null, {} and maps of user keys open', () => {
-    const r = specSchemaFromValues({ existingSecret: null, resources: {}, nodeSelector: { 'kubernetes.io/os': 'linux' }, extraEnv: { A: 'b' } });
-    for (const key of ['resources', 'nodeSelector', 'extraEnv']) expect(prop(r.schema, key)).toEqual({ type: 'object', [PRESERVE]: true, nullable: true });
+    const r = specSchemaFromValues({
+      existingSecret: null,
+      resources: {},
+      nodeSelector: { 'kubernetes.io/os': 'linux' },
+      extraEnv: { A: 'b' },
+    });
+    for (const key of ['resources', 'nodeSelector', 'extraEnv'])
+      expect(prop(r.schema, key)).toEqual({ type: 'object', [PRESERVE]: true, nullable: true });
     expect(prop(r.schema, 'existingSecret')).toEqual({ [PRESERVE]: true });
   });
 
@@ -377,7 +508,15 @@ describe('statusSchema and openSpecSchema', () => {
     expect(Object.keys(prop(s, 'conditions', '[*]').properties ?? {})).toEqual(
       expect.arrayContaining(['type', 'status', 'reason', 'message', 'lastTransitionTime']),
     );
-    expect(Object.keys(prop(s, 'deployedRelease').properties ?? {}).sort()).toEqual(['appVersion', 'chart', 'chartVersion', 'manifest', 'name', 'namespace', 'revision']);
+    expect(Object.keys(prop(s, 'deployedRelease').properties ?? {}).sort()).toEqual([
+      'appVersion',
+      'chart',
+      'chartVersion',
+      'manifest',
+      'name',
+      'namespace',
+      'revision',
+    ]);
     expect(prop(s, 'deployedRelease', 'revision').type).toBe('integer');
     // Build-time code cannot import the reconciler: the plan's risks are listed twice, and must agree.
     expect(prop(s, 'plan', 'risks').items?.enum).toEqual([...RISKS]);

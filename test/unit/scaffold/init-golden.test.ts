@@ -16,7 +16,12 @@ const SUFFIX = '.golden';
 const runtime = { runtimePackage: 'helm-operator-ts', runtimeVersion: '0.1.0', runtimeDependency: '0.1.0', nodeVersion: '24.21.0' };
 const cases: Record<string, ProjectInputs> = {
   registry: { ...runtime, projectName: 'demo', domain: 'example.com' },
-  vendored: { ...runtime, runtimeDependency: 'file:vendor/helm-operator-ts-0.1.0.tgz', projectName: 'memcached-operator', domain: 'my.domain' },
+  vendored: {
+    ...runtime,
+    runtimeDependency: 'file:vendor/helm-operator-ts-0.1.0.tgz',
+    projectName: 'memcached-operator',
+    domain: 'my.domain',
+  },
 };
 
 const goldenPaths = (dir: string): string[] =>

@@ -8,7 +8,10 @@ describe('api names', () => {
       plural: 'memcacheds',
       singular: 'memcached',
     });
-    expect(apiNames({ group: '', version: 'v1', kind: 'Nginx' }, 'example.com')).toMatchObject({ fullGroup: 'example.com', plural: 'nginxes' });
+    expect(apiNames({ group: '', version: 'v1', kind: 'Nginx' }, 'example.com')).toMatchObject({
+      fullGroup: 'example.com',
+      plural: 'nginxes',
+    });
     expect(['policy', 'box', 'bus', 'key', 'mesh'].map(pluralize)).toEqual(['policies', 'boxes', 'buses', 'keys', 'meshes']);
   });
 

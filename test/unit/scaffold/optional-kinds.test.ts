@@ -13,13 +13,24 @@ describe("a chart's switches (false booleans of values.yaml)", () => {
   };
 
   it('lists every false boolean outside lists, in document order', () => {
-    expect(falseToggles(values).map(formatPath)).toEqual(['serviceAccount.automount', 'ingress.enabled', 'metrics.serviceMonitor.enabled', '"dotted.key".enabled']);
+    expect(falseToggles(values).map(formatPath)).toEqual([
+      'serviceAccount.automount',
+      'ingress.enabled',
+      'metrics.serviceMonitor.enabled',
+      '"dotted.key".enabled',
+    ]);
     expect(falseToggles(values, 2)).toHaveLength(2);
     expect(falseToggles(null)).toEqual([]);
   });
 
   it('switches paths on as nested values (keys with dots stay one key)', () => {
-    expect(switchedOn([['ingress', 'enabled'], ['ingress', 'tls'], ['dotted.key', 'enabled']])).toEqual({ ingress: { enabled: true, tls: true }, 'dotted.key': { enabled: true } });
+    expect(
+      switchedOn([
+        ['ingress', 'enabled'],
+        ['ingress', 'tls'],
+        ['dotted.key', 'enabled'],
+      ]),
+    ).toEqual({ ingress: { enabled: true, tls: true }, 'dotted.key': { enabled: true } });
   });
 });
 
@@ -33,7 +44,11 @@ function fakeChart(): { render: Render; calls: Record<string, unknown>[] } {
     calls.push(v);
     const on = (k: string): boolean => (v[k] as { enabled?: boolean } | undefined)?.enabled === true;
     if (on('tls') && !on('ingress')) return Promise.reject(new Error('tls needs an ingress'));
-    return Promise.resolve([...BASE, ...(on('ingress') ? [obj('networking.k8s.io/v1', 'Ingress', 'web')] : []), ...(on('autoscaling') ? [obj('autoscaling/v2', 'HorizontalPodAutoscaler')] : [])]);
+    return Promise.resolve([
+      ...BASE,
+      ...(on('ingress') ? [obj('networking.k8s.io/v1', 'Ingress', 'web')] : []),
+      ...(on('autoscaling') ? [obj('autoscaling/v2', 'HorizontalPodAutoscaler')] : []),
+    ]);
   };
   return { render, calls };
 }

@@ -86,7 +86,9 @@ describe('rulesForObjects', () => {
 
   it('reports kinds the resolver does not know, once each, and still uses the resolver for the rest', () => {
     const crds = (apiVersion: string, kind: string) =>
-      kind === 'Certificate' ? { group: 'cert-manager.io', resource: 'certificates', namespaced: true } : builtinResourceInfo(apiVersion, kind);
+      kind === 'Certificate'
+        ? { group: 'cert-manager.io', resource: 'certificates', namespaced: true }
+        : builtinResourceInfo(apiVersion, kind);
     const result = rulesForObjects(
       [
         obj('monitoring.coreos.com/v1', 'ServiceMonitor'),
@@ -163,7 +165,11 @@ describe('rulesForObjects', () => {
           ],
         }),
         obj('rbac.authorization.k8s.io/v1', 'Role', { name: 'no-rules-given' }),
-        obj('rbac.authorization.k8s.io/v1', 'ClusterRole', { name: 'aggregated', aggregationRule: { clusterRoleSelectors: [] }, rules: [] }),
+        obj('rbac.authorization.k8s.io/v1', 'ClusterRole', {
+          name: 'aggregated',
+          aggregationRule: { clusterRoleSelectors: [] },
+          rules: [],
+        }),
       ],
       builtinResourceInfo,
     );

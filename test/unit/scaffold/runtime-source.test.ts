@@ -11,7 +11,10 @@ describe('where a scaffolded project gets the runtime', () => {
   it('uses the registry only when it serves this exact version', () => {
     expect(chooseRuntimeSource(pkg, 'served')).toMatchObject({ kind: 'registry', dependency: '0.1.0' });
     expect(chooseRuntimeSource(pkg, 'not-found')).toMatchObject({
-      kind: 'vendored', dependency: 'file:vendor/helm-operator-ts-0.1.0.tgz', file: 'vendor/helm-operator-ts-0.1.0.tgz', reason: expect.stringMatching(/does not serve helm-operator-ts@0\.1\.0/) as string,
+      kind: 'vendored',
+      dependency: 'file:vendor/helm-operator-ts-0.1.0.tgz',
+      file: 'vendor/helm-operator-ts-0.1.0.tgz',
+      reason: expect.stringMatching(/does not serve helm-operator-ts@0\.1\.0/) as string,
     });
     expect(chooseRuntimeSource(pkg, 'unreachable').reason).toMatch(/did not answer/);
   });
@@ -22,7 +25,9 @@ describe('where a scaffolded project gets the runtime', () => {
 
   it("reads npm view's answer: a version, E404, or anything else", () => {
     expect(classifyRegistryAnswer({ exitCode: 0, stdout: '0.1.0\n', stderr: '' }, '0.1.0')).toBe('served');
-    expect(classifyRegistryAnswer({ exitCode: 1, stdout: '', stderr: 'npm error code E404\nnpm error 404 Not Found' }, '0.1.0')).toBe('not-found');
+    expect(classifyRegistryAnswer({ exitCode: 1, stdout: '', stderr: 'npm error code E404\nnpm error 404 Not Found' }, '0.1.0')).toBe(
+      'not-found',
+    );
     // A served package without that version: npm view prints nothing and exits 0.
     expect(classifyRegistryAnswer({ exitCode: 0, stdout: '', stderr: '' }, '0.1.0')).toBe('not-found');
     expect(classifyRegistryAnswer({ exitCode: 1, stdout: '', stderr: 'npm error code ENOTFOUND' }, '0.1.0')).toBe('unreachable');
@@ -38,8 +43,14 @@ describe('initProject', () => {
     const calls: string[] = [];
     const effects: InitEffects = {
       probe: () => Promise.resolve(answer),
-      vendor: (root, project, file) => { calls.push(`vendor ${root} ${path.relative(dir, project) || '.'} ${file}`); return Promise.resolve(); },
-      install: (project) => { calls.push(`install ${path.relative(dir, project) || '.'}`); return Promise.resolve(); },
+      vendor: (root, project, file) => {
+        calls.push(`vendor ${root} ${path.relative(dir, project) || '.'} ${file}`);
+        return Promise.resolve();
+      },
+      install: (project) => {
+        calls.push(`install ${path.relative(dir, project) || '.'}`);
+        return Promise.resolve();
+      },
     };
     await initProject({ root: dir, domain: 'example.com', projectName: 'demo', dryRun }, runtime, effects);
     return { dir, calls };
@@ -49,7 +60,9 @@ describe('initProject', () => {
     const { dir, calls } = await init('not-found');
     try {
       expect(calls).toEqual(['vendor /pkg . vendor/helm-operator-ts-0.1.0.tgz', 'install .']);
-      expect(JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8'))).toMatchObject({ dependencies: { 'helm-operator-ts': 'file:vendor/helm-operator-ts-0.1.0.tgz' } });
+      expect(JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8'))).toMatchObject({
+        dependencies: { 'helm-operator-ts': 'file:vendor/helm-operator-ts-0.1.0.tgz' },
+      });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -59,7 +72,9 @@ describe('initProject', () => {
     const { dir, calls } = await init('served');
     try {
       expect(calls).toEqual(['install .']);
-      expect(JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8'))).toMatchObject({ dependencies: { 'helm-operator-ts': '0.1.0' } });
+      expect(JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8'))).toMatchObject({
+        dependencies: { 'helm-operator-ts': '0.1.0' },
+      });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -50,7 +50,12 @@ describe('sampleCustomResource', () => {
   it('round-trips the sample chart values exactly as data', () => {
     const values = readFileSync(new URL('../../../helm-charts/nginx/values.yaml', import.meta.url), 'utf8');
     const sample = sampleCustomResource(values, target);
-    expect(parse(sample) as unknown).toEqual({ apiVersion: target.apiVersion, kind: target.kind, metadata: { name: target.name }, spec: parse(values) as unknown });
+    expect(parse(sample) as unknown).toEqual({
+      apiVersion: target.apiVersion,
+      kind: target.kind,
+      metadata: { name: target.name },
+      spec: parse(values) as unknown,
+    });
     expect(sample).toContain('  # -- Number of nginx pods.');
   });
 

@@ -26,8 +26,18 @@ describe("init's config/ templates", () => {
     const samplesK = insertAtMarker(samplesKustomization(), 's', 'manifestskustomizesamples', '- example.com_v1alpha1_nginx.yaml\n');
     expect(parse(samplesK)).toEqual(parse(readFileSync(path.join(repo, 'config/samples/kustomization.yaml'), 'utf8')));
     // This repository's RBAC grants every kind the chart renders with any values, as --rbac=all-values does.
-    const allKinds = ['ConfigMap', 'Deployment.apps', 'HorizontalPodAutoscaler.autoscaling', 'Ingress.networking.k8s.io', 'Service', 'ServiceAccount'];
-    const entry = watchEntry(apiNames({ group: '', version: 'v1alpha1', kind: 'Nginx' }, 'example.com'), 'nginx', { kinds: allKinds, optional: [] });
+    const allKinds = [
+      'ConfigMap',
+      'Deployment.apps',
+      'HorizontalPodAutoscaler.autoscaling',
+      'Ingress.networking.k8s.io',
+      'Service',
+      'ServiceAccount',
+    ];
+    const entry = watchEntry(apiNames({ group: '', version: 'v1alpha1', kind: 'Nginx' }, 'example.com'), 'nginx', {
+      kinds: allKinds,
+      optional: [],
+    });
     const watches = insertAtMarker(watchesFile(), 'w', 'watch', entry);
     expect(watches).toBe(readFileSync(path.join(repo, 'watches.yaml'), 'utf8'));
     const role = parse(managerRole({ projectName: 'helm-operator' })) as { rules: unknown[] };
@@ -38,9 +48,17 @@ describe("init's config/ templates", () => {
   it("serve metrics with kubebuilder v4's defaults: HTTPS on :8443 behind TokenReview/SubjectAccessReview, a ServiceMonitor with the token", () => {
     const files = configFiles({ projectName: 'memcached-operator' });
     const doc = (f: string): Record<string, unknown> => parse(files[f] ?? '') as Record<string, unknown>;
-    expect(doc('config/default/metrics_service.yaml')).toMatchObject({ spec: { ports: [{ name: 'https', port: 8443, protocol: 'TCP', targetPort: 8443 }] } });
+    expect(doc('config/default/metrics_service.yaml')).toMatchObject({
+      spec: { ports: [{ name: 'https', port: 8443, protocol: 'TCP', targetPort: 8443 }] },
+    });
     const deployment = parseAllDocuments(files['config/manager/manager.yaml'] ?? '')
-      .map((d) => d.toJS() as { kind: string; spec?: { template: { spec: { containers: { args: string[]; ports: { name: string; containerPort: number }[] }[] } } } })
+      .map(
+        (d) =>
+          d.toJS() as {
+            kind: string;
+            spec?: { template: { spec: { containers: { args: string[]; ports: { name: string; containerPort: number }[] }[] } } };
+          },
+      )
       .find((d) => d.kind === 'Deployment');
     const manager = deployment?.spec?.template.spec.containers[0];
     expect(manager?.args).toEqual(expect.arrayContaining(['--metrics-bind-address=:8443', '--metrics-secure', '--metrics-require-rbac']));
@@ -49,7 +67,13 @@ describe("init's config/ templates", () => {
     expect(doc('config/prometheus/monitor.yaml')).toMatchObject({
       spec: {
         endpoints: [
-          { path: '/metrics', port: 'https', scheme: 'https', bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token', tlsConfig: { insecureSkipVerify: true } },
+          {
+            path: '/metrics',
+            port: 'https',
+            scheme: 'https',
+            bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+            tlsConfig: { insecureSkipVerify: true },
+          },
         ],
       },
     });
@@ -66,22 +90,37 @@ describe("init's config/ templates", () => {
       roleRef: { kind: 'ClusterRole', name: 'metrics-auth-role' },
       subjects: [{ kind: 'ServiceAccount', name: 'controller-manager', namespace: 'system' }],
     });
-    expect(doc('config/rbac/metrics_reader_role.yaml')).toMatchObject({ kind: 'ClusterRole', metadata: { name: 'metrics-reader' }, rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }] });
+    expect(doc('config/rbac/metrics_reader_role.yaml')).toMatchObject({
+      kind: 'ClusterRole',
+      metadata: { name: 'metrics-reader' },
+      rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }],
+    });
     expect(parse(files['config/rbac/kustomization.yaml'] ?? '')).toMatchObject({
-      resources: expect.arrayContaining(['metrics_auth_role.yaml', 'metrics_auth_role_binding.yaml', 'metrics_reader_role.yaml']) as unknown,
+      resources: expect.arrayContaining([
+        'metrics_auth_role.yaml',
+        'metrics_auth_role_binding.yaml',
+        'metrics_reader_role.yaml',
+      ]) as unknown,
     });
   });
 
   it('names everything after the project', () => {
     const files = configFiles({ projectName: 'memcached-operator' });
-    expect(parse(files['config/default/kustomization.yaml']!)).toMatchObject({ namespace: 'memcached-operator-system', namePrefix: 'memcached-operator-' });
+    expect(parse(files['config/default/kustomization.yaml']!)).toMatchObject({
+      namespace: 'memcached-operator-system',
+      namePrefix: 'memcached-operator-',
+    });
     expect(files['config/manager/manager.yaml']).toContain('--leader-election-id=memcached-operator');
     expect(Object.values(files).join('\n')).not.toMatch(/helm-operator-system|name: helm-operator\b/);
   });
 
   it('leaves --max-concurrent-reconciles off the manager, so the deployed operator tunes itself within its CPU limit (ADR 0059)', () => {
-    const docs = parseAllDocuments(configFiles({ projectName: 'memcached-operator' })['config/manager/manager.yaml']!).map((d) => d.toJS() as { kind?: string });
-    type Deployment = { spec: { template: { spec: { containers: { name: string; args?: string[]; resources?: { limits?: { cpu?: string } } }[] } } } };
+    const docs = parseAllDocuments(configFiles({ projectName: 'memcached-operator' })['config/manager/manager.yaml']!).map(
+      (d) => d.toJS() as { kind?: string },
+    );
+    type Deployment = {
+      spec: { template: { spec: { containers: { name: string; args?: string[]; resources?: { limits?: { cpu?: string } } }[] } } };
+    };
     const deployment = docs.find((d) => d.kind === 'Deployment') as Deployment | undefined;
     const manager = deployment?.spec.template.spec.containers.find((c) => c.name === 'manager');
     expect(manager?.args).toBeDefined();
@@ -97,24 +136,49 @@ describe('initPlan', () => {
 
   it('writes the project layout', () => {
     const paths = plan.map((op) => op.path);
-    for (const p of ['PROJECT', 'package.json', 'watches.yaml', 'Makefile', 'Dockerfile', 'README.md', '.gitignore', 'config/default/kustomization.yaml', 'config/rbac/role.yaml', 'config/crd/kustomization.yaml']) {
+    for (const p of [
+      'PROJECT',
+      'package.json',
+      'watches.yaml',
+      'Makefile',
+      'Dockerfile',
+      'README.md',
+      '.gitignore',
+      'config/default/kustomization.yaml',
+      'config/rbac/role.yaml',
+      'config/crd/kustomization.yaml',
+    ]) {
       expect(paths).toContain(p);
     }
   });
 
   it("writes operator-sdk's PROJECT fields with this runtime's layout", () => {
-    expect(parse(body('PROJECT'))).toEqual({ domain: 'example.com', layout: ['helm-operator-ts.dev/v1'], projectName: 'demo', resources: null, version: '3' });
+    expect(parse(body('PROJECT'))).toEqual({
+      domain: 'example.com',
+      layout: ['helm-operator-ts.dev/v1'],
+      projectName: 'demo',
+      resources: null,
+      version: '3',
+    });
   });
 
   it('declares the runtime an exact dependency in package.json, installed by npm ci from the lockfile', () => {
     expect(JSON.parse(body('package.json'))).toEqual({
-      name: 'demo', version: '0.0.1', private: true, description: expect.any(String) as string, dependencies: { 'helm-operator-ts': '0.1.0' },
+      name: 'demo',
+      version: '0.0.1',
+      private: true,
+      description: expect.any(String) as string,
+      dependencies: { 'helm-operator-ts': '0.1.0' },
     });
     // One install per change of package.json / package-lock.json, never one per target.
     expect(body('Makefile')).toContain('RUNTIME := node_modules/.installed\n');
     expect(body('Makefile')).toMatch(/^\$\(RUNTIME\): package\.json package-lock\.json\n\tnpm ci .*\n\t@touch \$@$/m);
     // npm reports on stderr: stdout of `make -s cluster-up` is the export line that `eval` runs.
-    expect(body('Makefile').match(/^\tnpm (ci|install) .*$/gm)?.every((l) => l.endsWith(' >&2'))).toBe(true);
+    expect(
+      body('Makefile')
+        .match(/^\tnpm (ci|install) .*$/gm)
+        ?.every((l) => l.endsWith(' >&2')),
+    ).toBe(true);
     expect(body('Makefile')).not.toMatch(/npm install (?!--package-lock-only)/);
     expect(body('Makefile')).toContain('OPERATOR_NAMESPACE ?= demo-system');
     expect(body('Dockerfile')).toMatch(/^COPY package\.json package-lock\.json \.\/\nRUN npm ci --omit=dev /m);
@@ -126,13 +190,17 @@ describe('initPlan', () => {
   it('with a vendored runtime, package.json and the Dockerfile install it from vendor/', () => {
     const v = initPlan({ ...vendored, projectName: 'demo', domain: 'example.com' });
     const vbody = (p: string): string => String((v.find((op) => op.path === p) as CreateOp).body);
-    expect((JSON.parse(vbody('package.json')) as { dependencies: unknown }).dependencies).toEqual({ 'helm-operator-ts': 'file:vendor/helm-operator-ts-0.1.0.tgz' });
+    expect((JSON.parse(vbody('package.json')) as { dependencies: unknown }).dependencies).toEqual({
+      'helm-operator-ts': 'file:vendor/helm-operator-ts-0.1.0.tgz',
+    });
     expect(vbody('Dockerfile')).toMatch(/^COPY package\.json package-lock\.json \.\/\nCOPY vendor\/ \.\/vendor\/\nRUN npm ci --omit=dev /m);
     expect(vbody('README.md')).toContain('vendor/helm-operator-ts-0.1.0.tgz');
   });
 
   it("builds images through the runtime package's image.sh (podman set up, stand-in bases), podman when docker has no engine", () => {
-    expect(body('Makefile')).toMatch(/^docker-build: \$\(RUNTIME\) .*\n\tCONTAINER_TOOL=\$\(CONTAINER_TOOL\) bash \$\(HACK\)\/image\.sh build \$\(IMG\)$/m);
+    expect(body('Makefile')).toMatch(
+      /^docker-build: \$\(RUNTIME\) .*\n\tCONTAINER_TOOL=\$\(CONTAINER_TOOL\) bash \$\(HACK\)\/image\.sh build \$\(IMG\)$/m,
+    );
     expect(body('Makefile')).toContain('CONTAINER_TOOL ?= $(if $(shell docker info >/dev/null 2>&1 && echo up),docker,podman)');
     const pkg = JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')) as { files: string[] };
     expect(pkg.files).toContain('hack/image.sh');
@@ -140,7 +208,20 @@ describe('initPlan', () => {
 
   it('has the Makefile targets this repository has', () => {
     const targets = [...body('Makefile').matchAll(/^([a-z-]+):/gm)].map((m) => m[1]);
-    for (const t of ['help', 'run', 'install', 'uninstall', 'deploy', 'undeploy', 'run-as-deployed', 'build-installer', 'docker-build', 'docker-push', 'cluster-up', 'cluster-down']) {
+    for (const t of [
+      'help',
+      'run',
+      'install',
+      'uninstall',
+      'deploy',
+      'undeploy',
+      'run-as-deployed',
+      'build-installer',
+      'docker-build',
+      'docker-push',
+      'cluster-up',
+      'cluster-down',
+    ]) {
       expect(targets).toContain(t);
     }
   });

@@ -41,12 +41,20 @@ describe('values a CR author writes templates or objects through', () => {
   it('ignores what is not a value rendered as a template', () => {
     expect(tplValuesIn('{{ toYaml .Values.resources | nindent 2 }}{{ template "x" . }}{{ .Values.tplName }}')).toEqual([]);
     expect(tplValuesIn('{{/* tpl .Values.commented */}}')).toEqual([]);
-    expect(tenantValues([], { extraEnvVars: [], extraDeployments: 3, sub: { extraObjects: [] } })).toEqual([{ path: 'sub.extraObjects', how: ['objects'], templates: [] }]);
+    expect(tenantValues([], { extraEnvVars: [], extraDeployments: 3, sub: { extraObjects: [] } })).toEqual([
+      { path: 'sub.extraObjects', how: ['objects'], templates: [] },
+    ]);
   });
 
   it('says what the generated RBAC then lends a CR author, and the remedy', () => {
-    const [values, grant, remedy] = tenancySentences('web', [{ path: 'extraDeploy', how: ['tpl', 'objects'], templates: ['templates/extra-list.yaml'] }], ['configmaps', 'deployments.apps']);
-    expect(values).toBe('CR authors can write templates or whole objects through 1 value(s) of web: extraDeploy: a list of objects, rendered with tpl (templates/extra-list.yaml)');
+    const [values, grant, remedy] = tenancySentences(
+      'web',
+      [{ path: 'extraDeploy', how: ['tpl', 'objects'], templates: ['templates/extra-list.yaml'] }],
+      ['configmaps', 'deployments.apps'],
+    );
+    expect(values).toBe(
+      'CR authors can write templates or whole objects through 1 value(s) of web: extraDeploy: a list of objects, rendered with tpl (templates/extra-list.yaml)',
+    );
     expect(grant).toContain('config/rbac/role.yaml grants (configmaps, deployments.apps, secrets) in every namespace');
     expect(grant).toContain('every Secret of the cluster');
     expect(remedy).toContain('--default-service-account');
@@ -56,7 +64,9 @@ describe('values a CR author writes templates or objects through', () => {
 
   it("names the watch's allowKinds, not the role's grants, when create api writes them", () => {
     const [, grant] = tenancySentences('web', [], ['configmaps', 'deployments.apps'], ['ConfigMap', 'Deployment.apps']);
-    expect(grant).toContain("objects of the kinds the watch's allowKinds lists (ConfigMap, Deployment.apps; the helm gateway refuses any other) in every namespace");
+    expect(grant).toContain(
+      "objects of the kinds the watch's allowKinds lists (ConfigMap, Deployment.apps; the helm gateway refuses any other) in every namespace",
+    );
     expect(grant).not.toContain('role.yaml grants');
   });
 });

@@ -11,7 +11,10 @@ describe('updateWatchEntry: a chart update regenerates its kind’s watch in pla
   const file = [
     '# Use the create api subcommand to add watches to this file.',
     watchEntry(cart, 'cart', allow('ConfigMap')).trimEnd(),
-    watchEntry(shop, 'shop', { kinds: ['ConfigMap'], optional: [{ when: 'ingress.enabled=true', kinds: ['Ingress.networking.k8s.io'] }] }).trimEnd(),
+    watchEntry(shop, 'shop', {
+      kinds: ['ConfigMap'],
+      optional: [{ when: 'ingress.enabled=true', kinds: ['Ingress.networking.k8s.io'] }],
+    }).trimEnd(),
     '  reconcilePeriod: 2m',
     '  overrideValues:',
     '    image.tag: fixed',

@@ -8,7 +8,11 @@ describe('the slowest files a test run lists', () => {
       { project: 'integration', file: 'b.test.ts', seconds: 120.04 },
       { project: 'integration', file: 'c.test.ts', seconds: 30.5 },
     ];
-    expect(slowestFiles(files, 2)).toEqual(['slowest files (2 of 3):', '   120.0s  integration b.test.ts', '    30.5s  integration c.test.ts']);
+    expect(slowestFiles(files, 2)).toEqual([
+      'slowest files (2 of 3):',
+      '   120.0s  integration b.test.ts',
+      '    30.5s  integration c.test.ts',
+    ]);
   });
 
   it('prints nothing when no file ran', () => {

@@ -41,7 +41,12 @@ describe('per-CR series (ADR 0080)', () => {
 
     m.forget(cr.controller, cr.namespace, cr.name);
     text = await m.metrics();
-    for (const name of ['helm_operator_cr_info', 'helm_operator_cr_release_revision', 'helm_operator_cr_condition', 'helm_operator_cr_last_success_timestamp_seconds']) {
+    for (const name of [
+      'helm_operator_cr_info',
+      'helm_operator_cr_release_revision',
+      'helm_operator_cr_condition',
+      'helm_operator_cr_last_success_timestamp_seconds',
+    ]) {
       expect(sample(text, name, cr), name).toBeUndefined();
     }
   });

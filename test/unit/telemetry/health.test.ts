@@ -1,5 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { BindAddressError, healthHandler, listenHttp, parseBindAddress, ping, type Checker, type HttpListener } from '../../../src/telemetry/health.js';
+import {
+  BindAddressError,
+  healthHandler,
+  listenHttp,
+  parseBindAddress,
+  ping,
+  type Checker,
+  type HttpListener,
+} from '../../../src/telemetry/health.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 
 describe('parseBindAddress', () => {
@@ -31,8 +39,13 @@ describe('health endpoints', () => {
     server = undefined;
   });
 
-  async function serve(readyz: Record<string, Checker>): Promise<(path: string) => Promise<{ status: number; body: string; type: string | null }>> {
-    server = await listenHttp({ host: '127.0.0.1', port: 0 }, healthHandler({ healthz: new Map([['ping', ping]]), readyz: new Map(Object.entries(readyz)) }, silentLogger()));
+  async function serve(
+    readyz: Record<string, Checker>,
+  ): Promise<(path: string) => Promise<{ status: number; body: string; type: string | null }>> {
+    server = await listenHttp(
+      { host: '127.0.0.1', port: 0 },
+      healthHandler({ healthz: new Map([['ping', ping]]), readyz: new Map(Object.entries(readyz)) }, silentLogger()),
+    );
     const base = `http://${server.address}`;
     return async (path) => {
       const res = await fetch(base + path);
@@ -65,7 +78,14 @@ describe('health endpoints', () => {
   });
 
   it('supports async checks', async () => {
-    const get = await serve({ slow: () => new Promise<void>((_r, reject) => setTimeout(() => { reject(new Error('no')); }, 5)) });
+    const get = await serve({
+      slow: () =>
+        new Promise<void>((_r, reject) =>
+          setTimeout(() => {
+            reject(new Error('no'));
+          }, 5),
+        ),
+    });
     expect((await get('/readyz')).status).toBe(500);
   });
 
@@ -74,7 +94,9 @@ describe('health endpoints', () => {
     expect(await get('/readyz?exclude=informers')).toMatchObject({ status: 200, body: 'ok' });
     const res = await get('/readyz?exclude=informers&exclude=nope&verbose');
     expect(res.status).toBe(200);
-    expect(res.body).toBe('[+]informers excluded: ok\n[+]ping ok\nwarn: some health checks cannot be excluded: no matches for "nope"\nhealthz check passed\n');
+    expect(res.body).toBe(
+      '[+]informers excluded: ok\n[+]ping ok\nwarn: some health checks cannot be excluded: no matches for "nope"\nhealthz check passed\n',
+    );
   });
 
   it('runs one check at /readyz/<name>', async () => {
@@ -93,7 +115,11 @@ describe('health endpoints', () => {
 
   it('reports a check that starts failing', async () => {
     let synced = false;
-    const get = await serve({ informers: () => { if (!synced) throw new Error('not yet'); } });
+    const get = await serve({
+      informers: () => {
+        if (!synced) throw new Error('not yet');
+      },
+    });
     expect((await get('/readyz')).status).toBe(500);
     synced = true;
     expect((await get('/readyz')).status).toBe(200);

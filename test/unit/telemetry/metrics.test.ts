@@ -5,7 +5,6 @@ import { silentLogger } from '../../../src/telemetry/logger.js';
 import { metricsHandler, OperatorMetrics, RECONCILE_RESULTS } from '../../../src/telemetry/metrics.js';
 import { sample } from '../../support/prometheus.js';
 
-
 const fresh = () => new OperatorMetrics({ version: '1.2.3', processMetrics: false });
 
 describe('OperatorMetrics', () => {
@@ -178,7 +177,7 @@ describe('OperatorMetrics', () => {
     expect(sample(text, 'helm_operator_releases', { controller: 'c', state: 'InSync' })).toBe(1);
   });
 
-  it('drops every series of a controller a reload stopped, and only that controller\'s', async () => {
+  it("drops every series of a controller a reload stopped, and only that controller's", async () => {
     const m = fresh();
     m.releaseState('gone', 'ns', 'a', 'InSync');
     m.releaseState('kept', 'ns', 'a', 'InSync');

@@ -58,12 +58,20 @@ describe('reconcile log lines', () => {
     });
     await controller.start();
     source.add({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'ns1' } });
-    await vi.waitFor(() => { expect(calls).toBe(2); });
+    await vi.waitFor(() => {
+      expect(calls).toBe(2);
+    });
     await controller.stop();
     const reconcileLines = lines.filter((l) => l.msg === 'Reconciling' || l.msg === 'Reconciler error');
     expect(reconcileLines.map((l) => l.msg)).toEqual(['Reconciling', 'Reconciler error', 'Reconciling']);
     for (const l of reconcileLines) {
-      expect(l).toMatchObject({ controller: 'widget-controller', controllerGroup: 'example.com', controllerKind: 'Widget', namespace: 'ns1', name: 'w1' });
+      expect(l).toMatchObject({
+        controller: 'widget-controller',
+        controllerGroup: 'example.com',
+        controllerKind: 'Widget',
+        namespace: 'ns1',
+        name: 'w1',
+      });
       expect(l.reconcileID).toMatch(/^[0-9a-f-]{36}$/);
     }
     // One ID per reconcile, shared by the lines of that reconcile.

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/telemetry/logger.js';
-import { ALLOW_TTL_MS, bearerToken, DENY_TTL_MS, ScrapeAuthorizer, TOKEN_TTL_MS, type ScrapeReviewer, type ScrapeUser } from '../../../src/telemetry/scrape-auth.js';
+import {
+  ALLOW_TTL_MS,
+  bearerToken,
+  DENY_TTL_MS,
+  ScrapeAuthorizer,
+  TOKEN_TTL_MS,
+  type ScrapeReviewer,
+  type ScrapeUser,
+} from '../../../src/telemetry/scrape-auth.js';
 
 /** A reviewer that knows two tokens, allows only `reader`, and counts the reviews it was asked for. */
 function reviewer(fail: { authn?: boolean; authz?: boolean } = {}): ScrapeReviewer & { calls: { authn: number; authz: number } } {
@@ -29,7 +37,10 @@ describe('ScrapeAuthorizer (controller-runtime WithAuthenticationAndAuthorizatio
     expect(await auth.decide(undefined, '/metrics', 'GET')).toEqual({ status: 401, message: 'Unauthorized' });
     expect(await auth.decide('Basic abc', '/metrics', 'GET')).toEqual({ status: 401, message: 'Unauthorized' });
     expect(await auth.decide('Bearer nope', '/metrics', 'GET')).toEqual({ status: 401, message: 'Unauthorized' });
-    expect(await auth.decide('Bearer t-other', '/metrics', 'GET')).toEqual({ status: 403, message: 'Authorization denied for user system:serviceaccount:x:other' });
+    expect(await auth.decide('Bearer t-other', '/metrics', 'GET')).toEqual({
+      status: 403,
+      message: 'Authorization denied for user system:serviceaccount:x:other',
+    });
     expect(await auth.decide('bearer  t-reader ', '/metrics', 'GET')).toEqual({ status: 200 });
     expect(await auth.decide('Bearer t-reader', '/metrics', 'POST')).toMatchObject({ status: 403 });
   });
@@ -70,7 +81,10 @@ describe('ScrapeAuthorizer (controller-runtime WithAuthenticationAndAuthorizatio
     await a.decide('Bearer t-reader', '/metrics', 'GET');
     expect(authn.calls.authn).toBe(2);
     const b = new ScrapeAuthorizer({ reviewer: reviewer({ authz: true }), log: silentLogger() });
-    expect(await b.decide('Bearer t-reader', '/metrics', 'GET')).toEqual({ status: 500, message: 'Authorization for user system:serviceaccount:mon:prometheus failed' });
+    expect(await b.decide('Bearer t-reader', '/metrics', 'GET')).toEqual({
+      status: 500,
+      message: 'Authorization for user system:serviceaccount:mon:prometheus failed',
+    });
   });
 
   it('reads a bearer token', () => {

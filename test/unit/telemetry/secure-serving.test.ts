@@ -47,10 +47,13 @@ describe('listenHttps', () => {
     // Offered h2 first, an HTTP/2 server picks it (the HTTP/1.1 client then cannot talk to it: only the choice is checked).
     const tls = await import('node:tls');
     const alpn = await new Promise<string | false>((resolve, reject) => {
-      const s = tls.connect({ host: '127.0.0.1', port: server?.port ?? 0, rejectUnauthorized: false, ALPNProtocols: ['h2', 'http/1.1'] }, () => {
-        resolve(s.alpnProtocol ?? false);
-        s.destroy();
-      });
+      const s = tls.connect(
+        { host: '127.0.0.1', port: server?.port ?? 0, rejectUnauthorized: false, ALPNProtocols: ['h2', 'http/1.1'] },
+        () => {
+          resolve(s.alpnProtocol ?? false);
+          s.destroy();
+        },
+      );
       s.on('error', reject);
     });
     expect(alpn).toBe('h2');
@@ -61,7 +64,11 @@ describe('listenHttps', () => {
     const first = selfSignedCertificate(['first']);
     await writeFile(path.join(dir, 'tls.crt'), first.cert);
     await writeFile(path.join(dir, 'tls.key'), first.key);
-    server = await listenHttps({ host: '127.0.0.1', port: 0 }, hello, { http2: false, log: silentLogger(), certFiles: { dir, certName: 'tls.crt', keyName: 'tls.key' } });
+    server = await listenHttps({ host: '127.0.0.1', port: 0 }, hello, {
+      http2: false,
+      log: silentLogger(),
+      certFiles: { dir, certName: 'tls.crt', keyName: 'tls.key' },
+    });
     const url = `https://${server.address}/`;
     expect((await httpsGet(url)).certificateSubject).toBe('CN=first');
     // As the kubelet swaps a Secret volume: new files renamed into place.
@@ -70,12 +77,19 @@ describe('listenHttps', () => {
     await writeFile(path.join(dir, 'new.crt'), second.cert);
     await rename(path.join(dir, 'new.key'), path.join(dir, 'tls.key'));
     await rename(path.join(dir, 'new.crt'), path.join(dir, 'tls.crt'));
-    await waitFor('the rotated certificate', async () => ((await httpsGet(url)).certificateSubject === 'CN=second' ? true : undefined), { timeoutMs: 10_000, intervalMs: 50 });
+    await waitFor('the rotated certificate', async () => ((await httpsGet(url)).certificateSubject === 'CN=second' ? true : undefined), {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+    });
   });
 
   it('says which file it cannot read', async () => {
-    await expect(listenHttps({ host: '127.0.0.1', port: 0 }, hello, { http2: false, log: silentLogger(), certFiles: { dir: '/nonexistent', certName: 'tls.crt', keyName: 'tls.key' } })).rejects.toThrow(
-      /--metrics-cert-path: cannot read \/nonexistent\/tls\.crt \(--metrics-cert-name\)/,
-    );
+    await expect(
+      listenHttps({ host: '127.0.0.1', port: 0 }, hello, {
+        http2: false,
+        log: silentLogger(),
+        certFiles: { dir: '/nonexistent', certName: 'tls.crt', keyName: 'tls.key' },
+      }),
+    ).rejects.toThrow(/--metrics-cert-path: cannot read \/nonexistent\/tls\.crt \(--metrics-cert-name\)/);
   });
 });

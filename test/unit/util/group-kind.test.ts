@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { apiVersionOf, groupOf, parseApiVersion, parseQualifiedKind, qualifiedKind, qualifiedKindOf, versionOf } from '../../../src/util/group-kind.js';
+import {
+  apiVersionOf,
+  groupOf,
+  parseApiVersion,
+  parseQualifiedKind,
+  qualifiedKind,
+  qualifiedKindOf,
+  versionOf,
+} from '../../../src/util/group-kind.js';
 
 describe('apiVersion ↔ group and version', () => {
   it.each([

@@ -12,13 +12,29 @@ import { KubeConfig } from '../../../../src/k8s/client-node.js';
 import { HelmApiGateway, type GatewayPolicy } from '../../../../src/k8s/gateway/gateway.js';
 
 const LABEL = { key: 'helm.sdk.operatorframework.io/values-source', value: 'true' };
-const policy: GatewayPolicy = { namespace: 'tenant-a', releases: ['web'], confineWrites: true, allowClusterScoped: [], readableLabel: LABEL };
+const policy: GatewayPolicy = {
+  namespace: 'tenant-a',
+  releases: ['web'],
+  confineWrites: true,
+  allowClusterScoped: [],
+  readableLabel: LABEL,
+};
 
-const secret = (name: string, extra: Record<string, unknown> = {}) => ({ kind: 'Secret', metadata: { name, namespace: 'tenant-a', ...extra }, data: { v: 'c2VjcmV0' } });
+const secret = (name: string, extra: Record<string, unknown> = {}) => ({
+  kind: 'Secret',
+  metadata: { name, namespace: 'tenant-a', ...extra },
+  data: { v: 'c2VjcmV0' },
+});
 const OBJECTS: Record<string, unknown> = {
-  '/api/v1/namespaces/tenant-a/secrets/mine': secret('mine', { annotations: { 'meta.helm.sh/release-name': 'web', 'meta.helm.sh/release-namespace': 'tenant-a' } }),
+  '/api/v1/namespaces/tenant-a/secrets/mine': secret('mine', {
+    annotations: { 'meta.helm.sh/release-name': 'web', 'meta.helm.sh/release-namespace': 'tenant-a' },
+  }),
   '/api/v1/namespaces/tenant-a/secrets/internal': secret('internal'),
-  '/api/v1/namespaces/tenant-a/secrets': { kind: 'SecretList', metadata: {}, items: [secret('internal'), secret('shared', { labels: { [LABEL.key]: 'true' } })] },
+  '/api/v1/namespaces/tenant-a/secrets': {
+    kind: 'SecretList',
+    metadata: {},
+    items: [secret('internal'), secret('shared', { labels: { [LABEL.key]: 'true' } })],
+  },
 };
 
 /** The first chunk of a streamed answer, as text. */
@@ -42,7 +58,12 @@ describe('HelmApiGateway', () => {
 
   beforeAll(async () => {
     upstream = http.createServer((req, res) => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization, impersonate: req.headers['impersonate-user'] as string | undefined });
+      seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        authorization: req.headers.authorization,
+        impersonate: req.headers['impersonate-user'] as string | undefined,
+      });
       const url = new URL(req.url ?? '/', 'http://x');
       if (url.pathname === '/apis/apps/v1/namespaces/tenant-a/deployments' && url.searchParams.get('watch') === 'true') {
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -78,7 +99,11 @@ describe('HelmApiGateway', () => {
     });
     dir = await mkdtemp(path.join(tmpdir(), 'gateway-test-'));
     const scopes = (group: string, _version: string, resource: string) =>
-      Promise.resolve(group === 'rbac.authorization.k8s.io' && resource === 'clusterrolebindings' ? { kind: 'ClusterRoleBinding', namespaced: false } : { kind: resource === 'secrets' ? 'Secret' : 'X', namespaced: true });
+      Promise.resolve(
+        group === 'rbac.authorization.k8s.io' && resource === 'clusterrolebindings'
+          ? { kind: 'ClusterRoleBinding', namespaced: false }
+          : { kind: resource === 'secrets' ? 'Secret' : 'X', namespaced: true },
+      );
     gateway = await HelmApiGateway.start({ kubeConfig: kc, scopes, dir: path.join(dir, 'grants') });
   });
   afterAll(async () => {
@@ -89,7 +114,11 @@ describe('HelmApiGateway', () => {
   });
 
   async function call(token: string, method: string, url: string, o: { body?: string; headers?: Record<string, string> } = {}) {
-    const res = await fetch(`http://127.0.0.1:${gateway.port}/${token}${url}`, { method, headers: { authorization: 'Bearer from-helm', ...o.headers }, ...(o.body === undefined ? {} : { body: o.body }) });
+    const res = await fetch(`http://127.0.0.1:${gateway.port}/${token}${url}`, {
+      method,
+      headers: { authorization: 'Bearer from-helm', ...o.headers },
+      ...(o.body === undefined ? {} : { body: o.body }),
+    });
     const text = await res.text();
     return { status: res.status, json: JSON.parse(text) as Record<string, unknown> };
   }
@@ -119,9 +148,19 @@ describe('HelmApiGateway', () => {
   it("forwards with the operator's credentials, never the grant's, and keeps helm's impersonation", async () => {
     await withGrant(async (t) => {
       seen.length = 0;
-      const res = await call(t, 'POST', '/api/v1/namespaces/tenant-a/configmaps', { body: '{"kind":"ConfigMap"}', headers: { 'impersonate-user': 'system:serviceaccount:tenant-a:deployer' } });
+      const res = await call(t, 'POST', '/api/v1/namespaces/tenant-a/configmaps', {
+        body: '{"kind":"ConfigMap"}',
+        headers: { 'impersonate-user': 'system:serviceaccount:tenant-a:deployer' },
+      });
       expect(res).toEqual({ status: 201, json: { kind: 'ConfigMap' } });
-      expect(seen).toEqual([{ method: 'POST', url: '/api/v1/namespaces/tenant-a/configmaps', authorization: 'Bearer operator-token', impersonate: 'system:serviceaccount:tenant-a:deployer' }]);
+      expect(seen).toEqual([
+        {
+          method: 'POST',
+          url: '/api/v1/namespaces/tenant-a/configmaps',
+          authorization: 'Bearer operator-token',
+          impersonate: 'system:serviceaccount:tenant-a:deployer',
+        },
+      ]);
     });
   });
 
@@ -141,14 +180,20 @@ describe('HelmApiGateway', () => {
   it("hides other namespaces' objects and unreadable Secrets as NotFound, and filters lists", async () => {
     await withGrant(async (t) => {
       expect(await call(t, 'GET', '/api/v1/namespaces/tenant-b/secrets/db')).toMatchObject({ status: 404, json: { reason: 'NotFound' } });
-      expect(await call(t, 'GET', '/api/v1/namespaces/tenant-a/secrets/internal')).toMatchObject({ status: 404, json: { reason: 'NotFound' } });
-      expect(await call(t, 'GET', '/api/v1/namespaces/tenant-a/secrets/mine')).toMatchObject({ status: 200, json: { metadata: { name: 'mine' } } });
+      expect(await call(t, 'GET', '/api/v1/namespaces/tenant-a/secrets/internal')).toMatchObject({
+        status: 404,
+        json: { reason: 'NotFound' },
+      });
+      expect(await call(t, 'GET', '/api/v1/namespaces/tenant-a/secrets/mine')).toMatchObject({
+        status: 200,
+        json: { metadata: { name: 'mine' } },
+      });
       const list = await call(t, 'GET', '/api/v1/namespaces/tenant-a/secrets');
       expect((list.json.items as { metadata: { name: string } }[]).map((i) => i.metadata.name)).toEqual(['shared']);
     });
   });
 
-  it("refuses to change a Secret helm may not read, and lets it create one that does not exist", async () => {
+  it('refuses to change a Secret helm may not read, and lets it create one that does not exist', async () => {
     await withGrant(async (t) => {
       seen.length = 0;
       expect((await call(t, 'PATCH', '/api/v1/namespaces/tenant-a/secrets/internal', { body: '{}' })).status).toBe(403);
@@ -160,7 +205,9 @@ describe('HelmApiGateway', () => {
 
   it("under allowKinds without Secret, creates only helm's own release record, judged by a dry run of the same create", async () => {
     const grant = await gateway.grant({ ...policy, confineWrites: false, allowKinds: ['ConfigMap'] });
-    const token = (JSON.parse(await readFile(grant.kubeconfig, 'utf8')) as { clusters: { cluster: { server: string } }[] }).clusters[0]!.cluster.server.split('/').pop()!;
+    const token = (
+      JSON.parse(await readFile(grant.kubeconfig, 'utf8')) as { clusters: { cluster: { server: string } }[] }
+    ).clusters[0]!.cluster.server.split('/').pop()!;
     try {
       seen.length = 0;
       const record = { kind: 'Secret', metadata: { name: 'sh.helm.release.v1.web.v1', labels: { owner: 'helm', name: 'web' } } };
@@ -178,7 +225,9 @@ describe('HelmApiGateway', () => {
   it('streams a watch as it comes and ends it upstream when helm goes away', async () => {
     await withGrant(async (t) => {
       const controller = new AbortController();
-      const res = await fetch(`http://127.0.0.1:${gateway.port}/${t}/apis/apps/v1/namespaces/tenant-a/deployments?watch=true`, { signal: controller.signal });
+      const res = await fetch(`http://127.0.0.1:${gateway.port}/${t}/apis/apps/v1/namespaces/tenant-a/deployments?watch=true`, {
+        signal: controller.signal,
+      });
       const first = await readFirstChunk(res);
       expect(first).toContain('"ADDED"');
       controller.abort();

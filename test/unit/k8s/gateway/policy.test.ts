@@ -1,9 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { normalizedUrl, parseApiRequest } from '../../../../src/k8s/gateway/api-request.js';
-import { changeable, decide, isStorageRecord, readable, REFUSAL_PREFIX, type GatewayPolicy, type ResourceScope } from '../../../../src/k8s/gateway/policy.js';
+import {
+  changeable,
+  decide,
+  isStorageRecord,
+  readable,
+  REFUSAL_PREFIX,
+  type GatewayPolicy,
+  type ResourceScope,
+} from '../../../../src/k8s/gateway/policy.js';
 
 const LABEL = { key: 'helm.sdk.operatorframework.io/values-source', value: 'true' };
-const confined: GatewayPolicy = { namespace: 'tenant-a', releases: ['web'], confineWrites: true, allowClusterScoped: [], readableLabel: LABEL };
+const confined: GatewayPolicy = {
+  namespace: 'tenant-a',
+  releases: ['web'],
+  confineWrites: true,
+  allowClusterScoped: [],
+  readableLabel: LABEL,
+};
 const impersonating: GatewayPolicy = { ...confined, confineWrites: false };
 
 const SCOPES: Readonly<Record<string, ResourceScope>> = {
@@ -25,21 +39,46 @@ function decision(method: string, url: string, policy: GatewayPolicy = confined)
 
 describe('parseApiRequest', () => {
   it('reads namespaced, cluster-scoped and Namespace paths as the API server does', () => {
-    expect(parseApiRequest('GET', '/api/v1/namespaces/a/secrets/s?x=1')).toMatchObject({ type: 'resource', verb: 'get', group: '', resource: 'secrets', namespace: 'a', name: 's' });
-    expect(parseApiRequest('GET', '/api/v1/namespaces/a')).toMatchObject({ type: 'resource', verb: 'get', resource: 'namespaces', name: 'a' });
+    expect(parseApiRequest('GET', '/api/v1/namespaces/a/secrets/s?x=1')).toMatchObject({
+      type: 'resource',
+      verb: 'get',
+      group: '',
+      resource: 'secrets',
+      namespace: 'a',
+      name: 's',
+    });
+    expect(parseApiRequest('GET', '/api/v1/namespaces/a')).toMatchObject({
+      type: 'resource',
+      verb: 'get',
+      resource: 'namespaces',
+      name: 'a',
+    });
     expect(parseApiRequest('GET', '/api/v1/namespaces/a')).not.toHaveProperty('namespace');
-    expect(parseApiRequest('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings')).toMatchObject({ verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings' });
-    expect(parseApiRequest('GET', '/api/v1/secrets?watch=true&labelSelector=owner%3Dhelm%2Cname%3Dweb')).toMatchObject({ verb: 'watch', labelSelector: ['owner=helm', 'name=web'] });
+    expect(parseApiRequest('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings')).toMatchObject({
+      verb: 'create',
+      group: 'rbac.authorization.k8s.io',
+      resource: 'clusterrolebindings',
+    });
+    expect(parseApiRequest('GET', '/api/v1/secrets?watch=true&labelSelector=owner%3Dhelm%2Cname%3Dweb')).toMatchObject({
+      verb: 'watch',
+      labelSelector: ['owner=helm', 'name=web'],
+    });
     expect(parseApiRequest('DELETE', '/api/v1/namespaces/a/configmaps')).toMatchObject({ verb: 'deletecollection' });
     expect(parseApiRequest('POST', '/api/v1/namespaces/a/serviceaccounts/x/token')).toMatchObject({ verb: 'create', subresource: 'token' });
-    expect(parseApiRequest('PUT', '/api/v1/namespaces/a/finalize')).toMatchObject({ resource: 'namespaces', name: 'a', subresource: 'finalize' });
+    expect(parseApiRequest('PUT', '/api/v1/namespaces/a/finalize')).toMatchObject({
+      resource: 'namespaces',
+      name: 'a',
+      subresource: 'finalize',
+    });
     expect(parseApiRequest('PUT', '/api/v1/namespaces/a/finalize')).not.toHaveProperty('namespace');
     expect(parseApiRequest('GET', '/openapi/v3/apis/apps/v1')).toEqual({ type: 'discovery' });
     expect(parseApiRequest('GET', '/apis/apps/v1')).toEqual({ type: 'discovery' });
   });
 
   it('never reads an encoded or dotted path as another one', () => {
-    expect(normalizedUrl('/api/v1/namespaces/tenant-a/../../../apis/rbac.authorization.k8s.io/v1/clusterrolebindings?x=1')).toBe('/api/apis/rbac.authorization.k8s.io/v1/clusterrolebindings?x=1');
+    expect(normalizedUrl('/api/v1/namespaces/tenant-a/../../../apis/rbac.authorization.k8s.io/v1/clusterrolebindings?x=1')).toBe(
+      '/api/apis/rbac.authorization.k8s.io/v1/clusterrolebindings?x=1',
+    );
     expect(normalizedUrl('/api/v1/namespaces/tenant-a/%2e%2e/x')).toBe('/api/v1/namespaces/x');
     expect(parseApiRequest('POST', '/api/v1/namespaces/tenant-a%2F..%2F..%2Fx/secrets').type).toBe('other');
     expect(parseApiRequest('GET', '/api/v1/namespaces/a/secrets/%ZZ').type).toBe('other');
@@ -97,8 +136,12 @@ describe('decide for Secrets (confined or impersonating)', () => {
       expect(decision('GET', '/api/v1/namespaces/tenant-a/secrets', policy)).toEqual({ action: 'inspect' });
       // ConfigMaps are charts' markers and settings: read as any other kind of the namespace.
       expect(decision('GET', '/api/v1/namespaces/tenant-a/configmaps/marker', policy)).toEqual({ action: 'forward' });
-      expect(decision('GET', '/api/v1/namespaces/tenant-a/secrets?labelSelector=name%3Dweb%2Cowner%3Dhelm', policy)).toEqual({ action: 'forward' });
-      expect(decision('GET', '/api/v1/namespaces/tenant-a/secrets?labelSelector=name%3Dother%2Cowner%3Dhelm', policy)).toEqual({ action: 'inspect' });
+      expect(decision('GET', '/api/v1/namespaces/tenant-a/secrets?labelSelector=name%3Dweb%2Cowner%3Dhelm', policy)).toEqual({
+        action: 'forward',
+      });
+      expect(decision('GET', '/api/v1/namespaces/tenant-a/secrets?labelSelector=name%3Dother%2Cowner%3Dhelm', policy)).toEqual({
+        action: 'inspect',
+      });
       expect(decision('GET', '/api/v1/namespaces/tenant-a/secrets?watch=1', policy)).toMatchObject({ action: 'refuse' });
       expect(decision('POST', '/api/v1/namespaces/tenant-a/secrets', policy)).toEqual({ action: 'forward' });
       expect(decision('PATCH', '/api/v1/namespaces/tenant-a/secrets/db', policy)).toEqual({ action: 'check-target' });
@@ -114,22 +157,31 @@ describe('decide for Secrets (confined or impersonating)', () => {
 describe('readable', () => {
   const own = { namespace: 'tenant-a', annotations: { 'meta.helm.sh/release-name': 'web', 'meta.helm.sh/release-namespace': 'tenant-a' } };
   it('lets helm read its storage, its objects and opted-in objects of the namespace only', () => {
-    expect(readable({ name: 'sh.helm.release.v1.web.v3', namespace: 'tenant-a', labels: { owner: 'helm', name: 'web' } }, confined)).toBe(true);
+    expect(readable({ name: 'sh.helm.release.v1.web.v3', namespace: 'tenant-a', labels: { owner: 'helm', name: 'web' } }, confined)).toBe(
+      true,
+    );
     expect(readable(own, confined)).toBe(true);
     expect(readable({ namespace: 'tenant-a', labels: { [LABEL.key]: 'true' } }, confined)).toBe(true);
   });
-  it("hides a ServiceAccount token Secret the release made: the cluster, not the chart, writes its data (red team v8)", () => {
+  it('hides a ServiceAccount token Secret the release made: the cluster, not the chart, writes its data (red team v8)', () => {
     expect(readable(own, confined, 'kubernetes.io/service-account-token')).toBe(false);
     expect(changeable(own, confined, 'kubernetes.io/service-account-token')).toBe(false);
     expect(readable(own, confined, 'Opaque')).toBe(true);
   });
 
   it('hides other releases, unlabelled objects and anything of another namespace', () => {
-    expect(readable({ name: 'sh.helm.release.v1.other.v1', namespace: 'tenant-a', labels: { owner: 'helm', name: 'other' } }, confined)).toBe(false);
+    expect(
+      readable({ name: 'sh.helm.release.v1.other.v1', namespace: 'tenant-a', labels: { owner: 'helm', name: 'other' } }, confined),
+    ).toBe(false);
     expect(readable({ name: 'db', namespace: 'tenant-a', labels: { owner: 'helm', name: 'web' } }, confined)).toBe(false);
     expect(readable({ name: 'db', namespace: 'tenant-a' }, confined)).toBe(false);
     expect(readable({ ...own, namespace: 'tenant-b' }, confined)).toBe(false);
-    expect(readable({ namespace: 'tenant-a', annotations: { 'meta.helm.sh/release-name': 'web', 'meta.helm.sh/release-namespace': 'tenant-b' } }, confined)).toBe(false);
+    expect(
+      readable(
+        { namespace: 'tenant-a', annotations: { 'meta.helm.sh/release-name': 'web', 'meta.helm.sh/release-namespace': 'tenant-b' } },
+        confined,
+      ),
+    ).toBe(false);
     expect(readable({ namespace: 'tenant-b', labels: { [LABEL.key]: 'true' } }, confined)).toBe(false);
     expect(readable({ namespace: 'tenant-a', labels: { [LABEL.key]: 'yes' } }, confined)).toBe(false);
   });
@@ -137,7 +189,10 @@ describe('readable', () => {
 
 describe('changeable', () => {
   it("lets helm delete its hooks, which carry no owner, in the namespace only, and nobody else's objects", () => {
-    const hook = { namespace: 'tenant-a', annotations: { 'helm.sh/hook': 'pre-install', 'helm.sh/hook-delete-policy': 'before-hook-creation' } };
+    const hook = {
+      namespace: 'tenant-a',
+      annotations: { 'helm.sh/hook': 'pre-install', 'helm.sh/hook-delete-policy': 'before-hook-creation' },
+    };
     expect(changeable(hook, confined)).toBe(true);
     expect(readable(hook, confined)).toBe(false);
     expect(changeable({ ...hook, namespace: 'tenant-b' }, confined)).toBe(false);
@@ -156,13 +211,15 @@ describe('decide under allowKinds', () => {
     expect(decision('POST', '/apis/evil.example.com/v1/namespaces/tenant-a/things', listed)).toMatchObject({ action: 'refuse' });
     expect(decision('GET', '/api/v1/namespaces/tenant-a/serviceaccounts/x', listed)).toEqual({ action: 'forward' });
   });
-  it("always lets helm keep its own release records, and only those, when Secret is not listed", () => {
+  it('always lets helm keep its own release records, and only those, when Secret is not listed', () => {
     expect(decision('PUT', '/api/v1/namespaces/tenant-a/secrets/sh.helm.release.v1.web.v2', listed)).toEqual({ action: 'check-target' });
     expect(decision('DELETE', '/api/v1/namespaces/tenant-a/secrets/sh.helm.release.v1.web.v1', listed)).toEqual({ action: 'check-target' });
     expect(decision('POST', '/api/v1/namespaces/tenant-a/secrets', listed)).toEqual({ action: 'check-storage-record' });
     expect(decision('PATCH', '/api/v1/namespaces/tenant-a/secrets/web-password', listed)).toMatchObject({ action: 'refuse' });
     expect(decision('PUT', '/api/v1/namespaces/tenant-a/secrets/sh.helm.release.v1.other.v1', listed)).toMatchObject({ action: 'refuse' });
-    expect(isStorageRecord({ name: 'sh.helm.release.v1.web.v3', namespace: 'tenant-a', labels: { owner: 'helm', name: 'web' } }, listed)).toBe(true);
+    expect(
+      isStorageRecord({ name: 'sh.helm.release.v1.web.v3', namespace: 'tenant-a', labels: { owner: 'helm', name: 'web' } }, listed),
+    ).toBe(true);
     expect(isStorageRecord({ name: 'web-password', namespace: 'tenant-a', labels: { owner: 'helm', name: 'web' } }, listed)).toBe(false);
     expect(isStorageRecord({ name: 'sh.helm.release.v1.web.v3', namespace: 'tenant-a' }, listed)).toBe(false);
   });

@@ -19,7 +19,9 @@ const DESIRED = { values: { replicaCount: 2, image: { tag: '1.25' } } };
 const SUMMARY = 'Deployment apps/web: admission webhook denied the request; ConfigMap apps/web-config: forbidden';
 
 /** A CR at `generation` whose revision 2 is deployed, its manifest kept from an earlier pass. */
-async function kept(o: { generation?: number; failures?: DriftRepairFailures; annotations?: Record<string, string> } = {}): Promise<Harness> {
+async function kept(
+  o: { generation?: number; failures?: DriftRepairFailures; annotations?: Record<string, string> } = {},
+): Promise<Harness> {
   const h = harness({
     generation: o.generation ?? 4,
     ...(o.failures === undefined ? {} : { status: { driftRepairFailures: o.failures } }),
@@ -34,7 +36,12 @@ describe('correctDrift', () => {
     const h = await kept();
     const objects = h.manifests.get(NAMESPACE, NAME, UID, 2);
     const outcome = await correctDrift(h.ctx, record(2, 'deployed'), DESIRED);
-    expect(outcome).toStrictEqual({ kind: 'in-sync', revision: 2, deployment: { inventory: INVENTORY, ready: READY }, drift: { kind: 'settled' } });
+    expect(outcome).toStrictEqual({
+      kind: 'in-sync',
+      revision: 2,
+      deployment: { inventory: INVENTORY, ready: READY },
+      drift: { kind: 'settled' },
+    });
     expect(h.helm.calls).toStrictEqual([]);
     expect(h.objects.repaired).toStrictEqual([objects]);
     expect(h.objects.adopted).toStrictEqual([{ desired: objects, options: undefined }]);
@@ -52,7 +59,14 @@ describe('correctDrift', () => {
       kind: 'in-sync',
       revision: 2,
       deployment: {
-        release: { name: NAME, namespace: NAMESPACE, revision: 2, chart: CHART.name, chartVersion: CHART.version, appVersion: CHART.appVersion },
+        release: {
+          name: NAME,
+          namespace: NAMESPACE,
+          revision: 2,
+          chart: CHART.name,
+          chartVersion: CHART.version,
+          appVersion: CHART.appVersion,
+        },
         inventory: INVENTORY,
         ready: READY,
       },
@@ -62,7 +76,10 @@ describe('correctDrift', () => {
   });
 
   it('does not use a manifest kept for another CR instance of the name, or another revision', async () => {
-    for (const [uid, revision] of [['uid-earlier', 2], [UID, 1]] as const) {
+    for (const [uid, revision] of [
+      ['uid-earlier', 2],
+      [UID, 1],
+    ] as const) {
       const h = harness();
       h.helm.release = { ...h.helm.release, revision: 2 };
       await h.manifests.remember(NAME, uid, { namespace: NAMESPACE, revision, manifest: DEFAULT_MANIFEST });
@@ -106,7 +123,10 @@ describe('correctDrift', () => {
   });
 
   it('repairs nothing when the CR turns drift repair off, but still adopts and summarises', async () => {
-    const h = await kept({ annotations: { 'helm.sdk.operatorframework.io/drift-repair': 'false' }, failures: { revision: 2, generation: 4, count: 2 } });
+    const h = await kept({
+      annotations: { 'helm.sdk.operatorframework.io/drift-repair': 'false' },
+      failures: { revision: 2, generation: 4, count: 2 },
+    });
     h.objects.repairFailures = FAILURES;
     const outcome = await correctDrift(h.ctx, record(2, 'deployed'), DESIRED);
     expect(outcome).toMatchObject({ kind: 'in-sync', drift: { kind: 'settled' } });
@@ -118,7 +138,11 @@ describe('correctDrift', () => {
     const h = await kept();
     h.objects.repairFailures = FAILURES;
     const outcome = await correctDrift(h.ctx, record(2, 'deployed'), DESIRED);
-    expect(outcome).toMatchObject({ kind: 'in-sync', revision: 2, drift: { kind: 'failing', record: { revision: 2, generation: 4, count: 1 }, summary: SUMMARY } });
+    expect(outcome).toMatchObject({
+      kind: 'in-sync',
+      revision: 2,
+      drift: { kind: 'failing', record: { revision: 2, generation: 4, count: 1 }, summary: SUMMARY },
+    });
     // The release's other objects are handled all the same.
     expect(h.objects.order).toStrictEqual(['repairDrift', 'adopt', 'readiness']);
   });
@@ -159,7 +183,12 @@ describe('correctDrift', () => {
     const h = await kept({ failures: { revision: 2, generation: 4, count: DRIFT_REPAIR_ATTEMPTS } });
     h.objects.repairFailures = FAILURES;
     const outcome = await correctDrift(h.ctx, record(2, 'deployed'), DESIRED);
-    expect(outcome).toStrictEqual({ kind: 'in-sync', revision: 2, deployment: { inventory: INVENTORY, ready: READY }, drift: { kind: 'stopped' } });
+    expect(outcome).toStrictEqual({
+      kind: 'in-sync',
+      revision: 2,
+      deployment: { inventory: INVENTORY, ready: READY },
+      drift: { kind: 'stopped' },
+    });
     expect(h.objects.repaired).toStrictEqual([]);
     expect(h.objects.order).toStrictEqual(['adopt', 'readiness']);
   });
@@ -176,6 +205,9 @@ describe('correctDrift', () => {
     h.objects.repairFailures = FAILURES;
     const outcome = await correctDrift(h.ctx, record(2, 'deployed'), DESIRED);
     expect(outcome).toMatchObject({ drift: { kind: 'failing', record: { revision: 2, count: 1 } } });
-    expect(outcome.kind === 'in-sync' && outcome.drift.kind === 'failing' ? outcome.drift.record : undefined).toStrictEqual({ revision: 2, count: 1 });
+    expect(outcome.kind === 'in-sync' && outcome.drift.kind === 'failing' ? outcome.drift.record : undefined).toStrictEqual({
+      revision: 2,
+      count: 1,
+    });
   });
 });

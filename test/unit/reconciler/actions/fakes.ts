@@ -17,7 +17,13 @@ import { NoKindMatchError } from '../../../../src/k8s/restmapper.js';
 import { ManifestCache } from '../../../../src/reconciler/objects/manifest-cache.js';
 import type { CrEvent, Outcome } from '../../../../src/reconciler/core/outcome.js';
 import type { ReleaseObjectsPort, ReleaseStoragePort } from '../../../../src/reconciler/core/ports.js';
-import type { DesiredObject, DriftReport, DryRunApply, SeenObjects, Subject } from '../../../../src/reconciler/objects/release-object-types.js';
+import type {
+  DesiredObject,
+  DriftReport,
+  DryRunApply,
+  SeenObjects,
+  Subject,
+} from '../../../../src/reconciler/objects/release-object-types.js';
 import type { ReadinessSummary } from '../../../../src/reconciler/objects/readiness.js';
 import { latestRecord, RELEASE_LABELS, type ReleaseRecord, type ReleaseStatus } from '../../../../src/reconciler/decide/state.js';
 import type { HelmStatus } from '../../../../src/reconciler/status/status.js';
@@ -29,10 +35,21 @@ export const NAMESPACE = 'apps';
 export const NAME = 'web';
 export const UID = 'uid-web';
 export const OWNER_KIND = 'Nginx.example.com';
-export const CHART = { path: '/charts/nginx', format: 'directory', name: 'nginx', version: '1.2.3', appVersion: '1.25', digest: 'sha256:abc' } as const;
+export const CHART = {
+  path: '/charts/nginx',
+  format: 'directory',
+  name: 'nginx',
+  version: '1.2.3',
+  appVersion: '1.25',
+  digest: 'sha256:abc',
+} as const;
 
 /** A revision of a release of ours (owner-kind label set to OWNER_KIND). */
-export const record = (revision: number, status: ReleaseStatus, labels: Readonly<Record<string, string>> = { [RELEASE_LABELS.ownerKind]: OWNER_KIND }): ReleaseRecord => ({
+export const record = (
+  revision: number,
+  status: ReleaseStatus,
+  labels: Readonly<Record<string, string>> = { [RELEASE_LABELS.ownerKind]: OWNER_KIND },
+): ReleaseRecord => ({
   revision,
   status,
   labels,
@@ -140,14 +157,23 @@ export class FakeHelm implements HelmPort {
   async install(request: ReleaseRequest): Promise<ReleaseInfo> {
     await this.#enter({ method: 'install', request });
     // As helm's own check before an install: any history of the name refuses it.
-    if (this.storage?.hasHistory(request.namespace, request.release) === true) throw new FakeHelmError('INSTALLATION FAILED: cannot re-use a name that is still in use');
-    this.storage?.store(request.namespace, request.release, { revision: this.release.revision, status: this.release.status, labels: request.labels });
+    if (this.storage?.hasHistory(request.namespace, request.release) === true)
+      throw new FakeHelmError('INSTALLATION FAILED: cannot re-use a name that is still in use');
+    this.storage?.store(request.namespace, request.release, {
+      revision: this.release.revision,
+      status: this.release.status,
+      labels: request.labels,
+    });
     return this.#info(request.release, request.namespace);
   }
 
   async upgrade(request: UpgradeRequest): Promise<ReleaseInfo> {
     await this.#enter({ method: 'upgrade', request });
-    this.storage?.store(request.namespace, request.release, { revision: this.release.revision, status: this.release.status, labels: request.labels });
+    this.storage?.store(request.namespace, request.release, {
+      revision: this.release.revision,
+      status: this.release.status,
+      labels: request.labels,
+    });
     return this.#info(request.release, request.namespace);
   }
 
@@ -260,7 +286,8 @@ export class FakeStorage implements ReleaseStoragePort {
   /** Stores a new revision as helm does: a deployed one supersedes the revision that was deployed. */
   store(namespace: string, release: string, next: ReleaseRecord): void {
     const kept = (this.#releases.get(`${namespace}/${release}`) ?? []).filter((r) => r.revision !== next.revision);
-    const superseded = next.status === 'deployed' ? kept.map((r) => (r.status === 'deployed' ? { ...r, status: 'superseded' as const } : r)) : kept;
+    const superseded =
+      next.status === 'deployed' ? kept.map((r) => (r.status === 'deployed' ? { ...r, status: 'superseded' as const } : r)) : kept;
     this.#releases.set(`${namespace}/${release}`, [...superseded, next]);
   }
 
@@ -359,12 +386,17 @@ export class FakeObjects implements ReleaseObjectsPort {
  * The API server's scopes: namespaced unless listed as cluster-scoped; kinds listed as unserved
  * throw NoKindMatchError, as the REST mapper does.
  */
-export function fakeIsNamespaced(o: { clusterScoped?: readonly string[]; unserved?: readonly string[] } = {}): (apiVersion: string, kind: string) => Promise<boolean> {
+export function fakeIsNamespaced(
+  o: { clusterScoped?: readonly string[]; unserved?: readonly string[] } = {},
+): (apiVersion: string, kind: string) => Promise<boolean> {
   const clusterScoped = o.clusterScoped ?? ['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition'];
   return (apiVersion, kind) => {
     if ((o.unserved ?? []).includes(kind)) {
       const slash = apiVersion.indexOf('/');
-      const gvk = slash < 0 ? { group: '', version: apiVersion, kind } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1), kind };
+      const gvk =
+        slash < 0
+          ? { group: '', version: apiVersion, kind }
+          : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1), kind };
       return Promise.reject(new NoKindMatchError(gvk));
     }
     return Promise.resolve(!clusterScoped.includes(kind));
@@ -410,7 +442,10 @@ function newPorts(isNamespaced: ActionContext['isNamespaced']): Ports {
 
 /** The API server's scopes (see fakeIsNamespaced), noting each kind asked about in `lookups`. */
 function scopesNoting(o: HarnessOptions, lookups: string[]): ActionContext['isNamespaced'] {
-  const scopes = fakeIsNamespaced({ ...(o.clusterScoped === undefined ? {} : { clusterScoped: o.clusterScoped }), ...(o.unserved === undefined ? {} : { unserved: o.unserved }) });
+  const scopes = fakeIsNamespaced({
+    ...(o.clusterScoped === undefined ? {} : { clusterScoped: o.clusterScoped }),
+    ...(o.unserved === undefined ? {} : { unserved: o.unserved }),
+  });
   return (apiVersion, kind) => {
     lookups.push(`${apiVersion} ${kind}`);
     return scopes(apiVersion, kind);
@@ -439,7 +474,17 @@ export function harness(o: HarnessOptions = {}): Harness {
     objects,
     identity: undefined,
     manifests,
-    watch: { group: 'example.com', version: 'v1', kind: 'Nginx', chart: CHART, overrideValues: {}, confineToNamespace: false, allowClusterScoped: [], dryRunOption: 'client', ...o.watch },
+    watch: {
+      group: 'example.com',
+      version: 'v1',
+      kind: 'Nginx',
+      chart: CHART,
+      overrideValues: {},
+      confineToNamespace: false,
+      allowClusterScoped: [],
+      dryRunOption: 'client',
+      ...o.watch,
+    },
     isNamespaced,
     describeHelmError,
     redact: (text) => text,

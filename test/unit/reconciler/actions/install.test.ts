@@ -4,7 +4,21 @@ import { Reason } from '../../../../src/reconciler/status/conditions.js';
 import { CHART_LABEL } from '../../../../src/reconciler/objects/ownership.js';
 import { determineReleaseState } from '../../../../src/reconciler/decide/state.js';
 import { LeadershipLostCancellation } from '../../../../src/runtime/reconcile.js';
-import { CHART, desired, entries, eventsOf, FakeHelmError, harness, manifestOf, NAME, NAMESPACE, OWNER_KIND, READY, record, UID } from './fakes.js';
+import {
+  CHART,
+  desired,
+  entries,
+  eventsOf,
+  FakeHelmError,
+  harness,
+  manifestOf,
+  NAME,
+  NAMESPACE,
+  OWNER_KIND,
+  READY,
+  record,
+  UID,
+} from './fakes.js';
 
 const INVENTORY = [
   { apiVersion: 'v1', kind: 'ConfigMap', namespace: NAMESPACE, name: 'web-config' },
@@ -19,14 +33,31 @@ describe('install', () => {
     expect(outcome).toStrictEqual({
       kind: 'installed',
       deployment: {
-        release: { name: NAME, namespace: NAMESPACE, revision: 1, chart: CHART.name, chartVersion: CHART.version, appVersion: CHART.appVersion },
+        release: {
+          name: NAME,
+          namespace: NAMESPACE,
+          revision: 1,
+          chart: CHART.name,
+          chartVersion: CHART.version,
+          appVersion: CHART.appVersion,
+        },
         inventory: INVENTORY,
         ready: READY,
       },
       notes: 'Thanks for installing',
     });
     expect(h.helm.methods()).toStrictEqual(['install']);
-    expect(h.helm.callsOf('install')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, chart: CHART.path, values: d.values, labels: d.labels, signal: h.ctx.signal, postRender: expect.any(Function) as unknown }]);
+    expect(h.helm.callsOf('install')).toStrictEqual([
+      {
+        release: NAME,
+        namespace: NAMESPACE,
+        chart: CHART.path,
+        values: d.values,
+        labels: d.labels,
+        signal: h.ctx.signal,
+        postRender: expect.any(Function) as unknown,
+      },
+    ]);
   });
 
   it('helm 4: takes the applied fields from other managers (conflictPolicy: force, the default), not under conflictPolicy: fail; helm 3 has no conflicts', async () => {
@@ -46,14 +77,18 @@ describe('install', () => {
   it("conflictPolicy: fail: helm's apply conflict on an object that existed is ResourceConflict with what settles it, not retried", async () => {
     const h = harness({ watch: { conflictPolicy: 'fail' } });
     h.helm.helmMajor = 4;
-    const text = 'INSTALLATION FAILED: conflict occurred while applying object demo/web-config /v1, Kind=ConfigMap: Apply failed with 1 conflict: conflict with "someone-else" using v1: .data.greeting';
+    const text =
+      'INSTALLATION FAILED: conflict occurred while applying object demo/web-config /v1, Kind=ConfigMap: Apply failed with 1 conflict: conflict with "someone-else" using v1: .data.greeting';
     h.helm.fail('install', new FakeHelmError(text));
     const outcome = await install(h.ctx, desired(), { leftovers: false });
     expect(outcome).toMatchObject({
       kind: 'helm-failed',
       reason: Reason.ResourceConflict,
       notDeployed: true,
-      failure: { summary: `${text}; to take such a field back set conflictPolicy: force on the watch, to leave it to its manager add a driftIgnore rule naming it`, retryable: false },
+      failure: {
+        summary: `${text}; to take such a field back set conflictPolicy: force on the watch, to leave it to its manager add a driftIgnore rule naming it`,
+        retryable: false,
+      },
     });
   });
 
@@ -72,7 +107,10 @@ describe('install', () => {
     await install(h.ctx, d, { leftovers: false });
     const stored = await h.storage.records(NAMESPACE, NAME);
     expect(stored).toStrictEqual([{ revision: 1, status: 'deployed', labels: d.labels }]);
-    expect(determineReleaseState(stored, { fingerprint: d.fingerprint, ownerKind: OWNER_KIND })).toStrictEqual({ kind: 'InSync', deployed: stored[0] });
+    expect(determineReleaseState(stored, { fingerprint: d.fingerprint, ownerKind: OWNER_KIND })).toStrictEqual({
+      kind: 'InSync',
+      deployed: stored[0],
+    });
   });
 
   it('adopts the objects as just created, keeps the manifest for this CR instance and hands what adopt saw to readiness', async () => {
@@ -100,7 +138,13 @@ describe('install', () => {
   it('masks the overridden values in those events with suppressOverrideValues', async () => {
     const h = harness({ watch: { overrideValues: { password: 's3cret' } }, suppressOverrideValues: true });
     const outcome = await install(h.ctx, desired(), { leftovers: false });
-    expect(eventsOf(outcome)).toStrictEqual([{ type: 'Warning', reason: 'OverrideValuesInUse', message: 'Chart value "password" overridden to "****" by operator\'s watches.yaml' }]);
+    expect(eventsOf(outcome)).toStrictEqual([
+      {
+        type: 'Warning',
+        reason: 'OverrideValuesInUse',
+        message: 'Chart value "password" overridden to "****" by operator\'s watches.yaml',
+      },
+    ]);
   });
 
   it('records no event when the watch overrides nothing', async () => {
@@ -108,7 +152,7 @@ describe('install', () => {
     expect(eventsOf(await install(h.ctx, desired(), { leftovers: false }))).toStrictEqual([]);
   });
 
-  it('uninstalls a failed install\'s leftovers first', async () => {
+  it("uninstalls a failed install's leftovers first", async () => {
     const h = harness();
     h.storage.set(NAMESPACE, NAME, [record(1, 'failed')]);
     const outcome = await install(h.ctx, desired(), { leftovers: true });
@@ -161,7 +205,7 @@ describe('install', () => {
     expect(h.helm.methods()).toStrictEqual(['install']);
   });
 
-  it('still reports the install\'s failure when removing its release fails too', async () => {
+  it("still reports the install's failure when removing its release fails too", async () => {
     const h = harness();
     h.storage.set(NAMESPACE, NAME, [record(1, 'failed')]);
     const error = new FakeHelmError('install: boom');

@@ -53,11 +53,19 @@ describe('plannedUpgrade', () => {
     const first = await gate({ watch: { approval: 'always', approvedBy: 'cr' } }).run();
     if (first.kind !== 'plan-held') throw new Error('expected a held plan');
     const prior = { plan: first.plan };
-    const waiting = gate({ watch: { approval: 'always', approvedBy: 'cr' }, status: prior, annotations: { 'helm-operator.io/approve-plan': 'sha256:other' } });
+    const waiting = gate({
+      watch: { approval: 'always', approvedBy: 'cr' },
+      status: prior,
+      annotations: { 'helm-operator.io/approve-plan': 'sha256:other' },
+    });
     expect(await waiting.run()).toMatchObject({ kind: 'plan-held', isNew: false, stale: 'sha256:other' });
     expect(waiting.h.helm.methods()).toStrictEqual([]);
 
-    const approved = gate({ watch: { approval: 'always', approvedBy: 'cr' }, status: prior, annotations: { 'helm-operator.io/approve-plan': first.plan.digest } });
+    const approved = gate({
+      watch: { approval: 'always', approvedBy: 'cr' },
+      status: prior,
+      annotations: { 'helm-operator.io/approve-plan': first.plan.digest },
+    });
     expect(await approved.run()).toBe(UPGRADED);
     expect(approved.upgrades()).toBe(1);
     expect(approved.h.helm.methods()).toContain('render');
@@ -66,7 +74,11 @@ describe('plannedUpgrade', () => {
   it('where the platform approves, the annotation does not count; the platform record does', async () => {
     const first = await gate({ watch: { approval: 'always' } }).run();
     if (first.kind !== 'plan-held') throw new Error('expected a held plan');
-    const g = gate({ watch: { approval: 'always' }, status: { plan: first.plan }, annotations: { 'helm-operator.io/approve-plan': first.plan.digest } });
+    const g = gate({
+      watch: { approval: 'always' },
+      status: { plan: first.plan },
+      annotations: { 'helm-operator.io/approve-plan': first.plan.digest },
+    });
     expect(await g.run()).toMatchObject({ kind: 'plan-held', retryAfterMs: 5_000 });
     expect(g.upgrades()).toBe(0);
     g.plans.approval = first.plan.digest;
@@ -76,7 +88,12 @@ describe('plannedUpgrade', () => {
   it('a render that fails is the upgrade failing: reported, and counted against the desired state', async () => {
     const g = gate({ watch: { approval: 'risky' } });
     g.h.helm.fail('render', new FakeHelmError('template: app/templates/x.yaml: nil pointer'));
-    expect(await g.run()).toMatchObject({ kind: 'helm-failed', reason: 'UpgradeError', fingerprint: desired().keyedFingerprint, failure: { summary: expect.stringContaining('nil pointer') as unknown } });
+    expect(await g.run()).toMatchObject({
+      kind: 'helm-failed',
+      reason: 'UpgradeError',
+      fingerprint: desired().keyedFingerprint,
+      failure: { summary: expect.stringContaining('nil pointer') as unknown },
+    });
     expect(g.upgrades()).toBe(0);
   });
 });

@@ -23,16 +23,26 @@ describe('checkConfinement', () => {
     expect(h.scopeLookups).toStrictEqual([]);
   });
 
-  it('renders the release as helm would install it, with the watch\'s dry-run option', async () => {
+  it("renders the release as helm would install it, with the watch's dry-run option", async () => {
     for (const dryRunOption of ['client', 'server'] as const) {
       const h = confined({ watch: { dryRunOption } });
       const d = desired();
       expect(await checkConfinement(h.ctx, d, Reason.InstallError)).toBeUndefined();
-      expect(h.helm.callsOf('render')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, chart: CHART.path, values: d.values, labels: d.labels, signal: h.ctx.signal, dryRun: dryRunOption }]);
+      expect(h.helm.callsOf('render')).toStrictEqual([
+        {
+          release: NAME,
+          namespace: NAMESPACE,
+          chart: CHART.path,
+          values: d.values,
+          labels: d.labels,
+          signal: h.ctx.signal,
+          dryRun: dryRunOption,
+        },
+      ]);
     }
   });
 
-  it('lets a release go ahead whose objects all land in the CR\'s namespace', async () => {
+  it("lets a release go ahead whose objects all land in the CR's namespace", async () => {
     const h = confined();
     h.helm.rendered = manifestOf([
       { apiVersion: 'v1', kind: 'ConfigMap', name: 'implicit' },
@@ -47,7 +57,9 @@ describe('checkConfinement', () => {
       { apiVersion: 'v1', kind: 'ConfigMap', name: 'fine' },
       { apiVersion: 'v1', kind: 'ConfigMap', name: 'settings', namespace: 'other' },
     ]);
-    expect(await checkConfinement(h.ctx, desired(), Reason.InstallError)).toStrictEqual(refusal('ConfigMap other/settings (namespace other)'));
+    expect(await checkConfinement(h.ctx, desired(), Reason.InstallError)).toStrictEqual(
+      refusal('ConfigMap other/settings (namespace other)'),
+    );
   });
 
   it('refuses a cluster-scoped kind the watch does not allow, and accepts one it does', async () => {
@@ -69,16 +81,20 @@ describe('checkConfinement', () => {
       { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'reader' },
       { apiVersion: 'v1', kind: 'Service', name: 'svc', namespace: 'kube-system' },
     ]);
-    expect(await checkConfinement(h.ctx, desired(), Reason.InstallError)).toStrictEqual(refusal('ClusterRole reader (cluster-scoped), Service kube-system/svc (namespace kube-system)'));
+    expect(await checkConfinement(h.ctx, desired(), Reason.InstallError)).toStrictEqual(
+      refusal('ClusterRole reader (cluster-scoped), Service kube-system/svc (namespace kube-system)'),
+    );
   });
 
-  it('refuses a kind the API server does not serve, even one placed in the CR\'s namespace: its scope cannot be checked', async () => {
+  it("refuses a kind the API server does not serve, even one placed in the CR's namespace: its scope cannot be checked", async () => {
     const h = confined({ unserved: ['Widget'] });
     h.helm.rendered = manifestOf([
       { apiVersion: 'v1', kind: 'ConfigMap', name: 'fine' },
       { apiVersion: 'example.com/v1', kind: 'Widget', name: 'w', namespace: NAMESPACE },
     ]);
-    expect(await checkConfinement(h.ctx, desired(), Reason.InstallError)).toStrictEqual(refusal('Widget w (kind example.com/v1 Widget is not served, its scope cannot be checked)'));
+    expect(await checkConfinement(h.ctx, desired(), Reason.InstallError)).toStrictEqual(
+      refusal('Widget w (kind example.com/v1 Widget is not served, its scope cannot be checked)'),
+    );
   });
 
   it('throws what else the REST mapper throws', async () => {

@@ -7,7 +7,11 @@ import { summarize } from '../../../../src/reconciler/decide/summarize.js';
 import { readStatus } from '../../../../src/reconciler/status/status.js';
 import { desired, harness, NAME, NAMESPACE, record } from './fakes.js';
 
-const FAILED = { passed: false as const, summary: '1 error occurred: * job web-test failed: DeadlineExceeded', logs: 'POD LOGS: web-test\nconnection refused' };
+const FAILED = {
+  passed: false as const,
+  summary: '1 error occurred: * job web-test failed: DeadlineExceeded',
+  logs: 'POD LOGS: web-test\nconnection refused',
+};
 const input = { name: NAME, generation: 2, deleting: false, periodMs: 60_000 };
 
 describe('release tests', () => {
@@ -25,7 +29,9 @@ describe('release tests', () => {
     expect(h.helm.callsOf('test')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, signal: h.ctx.signal, timeoutMs: 30_000 }]);
     expect(outcome).toMatchObject({ kind: 'installed', test: { passed: true, message: 'helm test passed on revision 1' } });
     const s = summarize(readStatus({}), outcome, input);
-    expect(s.status).toContainEqual({ set: { type: 'TestSuccess', status: 'True', reason: Reason.TestSucceeded, message: 'helm test passed on revision 1' } });
+    expect(s.status).toContainEqual({
+      set: { type: 'TestSuccess', status: 'True', reason: Reason.TestSucceeded, message: 'helm test passed on revision 1' },
+    });
   });
 
   it('rolls a deployed upgrade whose tests fail back, as a failed upgrade counted against its retries', async () => {
@@ -36,10 +42,19 @@ describe('release tests', () => {
     const outcome = await upgrade(h.ctx, desired('fp-7'), record(2, 'deployed'));
     expect(h.helm.methods()).toStrictEqual(['upgrade', 'test', 'rollback']);
     const message = `helm test failed on revision 3: ${FAILED.summary}; test logs: ${FAILED.logs}`;
-    expect(outcome).toMatchObject({ kind: 'helm-failed', reason: Reason.TestFailed, failure: { summary: message, retryable: true }, fingerprint: 'keyed-fp-7' });
-    expect(outcome.events).toStrictEqual([{ type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2` }]);
+    expect(outcome).toMatchObject({
+      kind: 'helm-failed',
+      reason: Reason.TestFailed,
+      failure: { summary: message, retryable: true },
+      fingerprint: 'keyed-fp-7',
+    });
+    expect(outcome.events).toStrictEqual([
+      { type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2` },
+    ]);
     const s = summarize(readStatus({ deployedRelease: { revision: 2 } }), outcome, input);
-    expect(s.status).toContainEqual({ set: { type: 'Ready', status: 'False', reason: Reason.TestFailed, message: `revision 2 keeps serving; ${message}` } });
+    expect(s.status).toContainEqual({
+      set: { type: 'Ready', status: 'False', reason: Reason.TestFailed, message: `revision 2 keeps serving; ${message}` },
+    });
     expect(s.events).toContainEqual({ type: 'Warning', reason: Reason.TestFailed, message });
   });
 
@@ -62,8 +77,29 @@ describe('release tests', () => {
     const draft = summarize(readStatus({}), outcome, input).status;
     expect(draft.at(-2)).toMatchObject({ set: { type: 'Ready', status: 'False', reason: Reason.TestFailed } });
     // The reconciles that follow run no test, and keep Ready False from the condition.
-    const status = readStatus({ conditions: [{ type: 'TestSuccess', status: 'False', reason: 'TestFailed', message: 'helm test failed on revision 2', lastTransitionTime: '2026-01-01T00:00:00Z' }] });
-    const inSync = summarize(status, { kind: 'in-sync', revision: 2, deployment: { inventory: [], ready: { status: 'True', reason: 'ResourcesReady', message: '0/0 ready', ready: 0, total: 0 } }, drift: { kind: 'settled' } }, input);
-    expect(inSync.status.filter((e) => 'set' in e && e.set.type === 'Ready').at(-1)).toMatchObject({ set: { status: 'False', reason: Reason.TestFailed, message: 'helm test failed on revision 2' } });
+    const status = readStatus({
+      conditions: [
+        {
+          type: 'TestSuccess',
+          status: 'False',
+          reason: 'TestFailed',
+          message: 'helm test failed on revision 2',
+          lastTransitionTime: '2026-01-01T00:00:00Z',
+        },
+      ],
+    });
+    const inSync = summarize(
+      status,
+      {
+        kind: 'in-sync',
+        revision: 2,
+        deployment: { inventory: [], ready: { status: 'True', reason: 'ResourcesReady', message: '0/0 ready', ready: 0, total: 0 } },
+        drift: { kind: 'settled' },
+      },
+      input,
+    );
+    expect(inSync.status.filter((e) => 'set' in e && e.set.type === 'Ready').at(-1)).toMatchObject({
+      set: { status: 'False', reason: Reason.TestFailed, message: 'helm test failed on revision 2' },
+    });
   });
 });

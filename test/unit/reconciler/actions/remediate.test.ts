@@ -10,7 +10,7 @@ describe('removeFailedInstall', () => {
     expect(h.helm.calls).toStrictEqual([]);
   });
 
-  it('uninstalls the release the failed install stored, with the reconcile\'s signal', async () => {
+  it("uninstalls the release the failed install stored, with the reconcile's signal", async () => {
     const h = harness();
     h.storage.set(NAMESPACE, NAME, [record(1, 'failed')]);
     await removeFailedInstall(h.ctx);
@@ -44,7 +44,9 @@ describe('rollbackFailedUpgrade', () => {
     const h = harness();
     h.storage.set(NAMESPACE, NAME, [record(3, 'failed'), record(1, 'superseded'), record(2, 'deployed')]);
     const events = await rollbackFailedUpgrade(h.ctx, record(2, 'deployed'));
-    expect(h.helm.callsOf('rollback')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, revision: 2, force: true, signal: h.ctx.signal }]);
+    expect(h.helm.callsOf('rollback')).toStrictEqual([
+      { release: NAME, namespace: NAMESPACE, revision: 2, force: true, signal: h.ctx.signal },
+    ]);
     expect(events).toStrictEqual([{ type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2` }]);
   });
 
@@ -81,17 +83,27 @@ describe('rollbackFailedUpgrade', () => {
     const events = await rollbackFailedUpgrade(h.ctx, record(2, 'deployed'));
     expect(h.helm.callsOf('rollback').map((r) => r.force)).toStrictEqual([true, false]);
     expect(events).toStrictEqual([
-      { type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2 without force, after the forced rollback failed` },
+      {
+        type: 'Warning',
+        reason: 'RollbackSuccessful',
+        message: `Rolled release ${NAME} back to revision 2 without force, after the forced rollback failed`,
+      },
     ]);
   });
 
-  it('reports every attempt\'s error when no rollback works', async () => {
+  it("reports every attempt's error when no rollback works", async () => {
     const h = harness();
     h.storage.set(NAMESPACE, NAME, [record(2, 'deployed'), record(3, 'failed')]);
     h.helm.fail('rollback', new FakeHelmError('still immutable'));
     // Resolves (not throws): the upgrade's own error is what the reconcile reports.
     const events = await rollbackFailedUpgrade(h.ctx, record(2, 'deployed'));
-    expect(events).toStrictEqual([{ type: 'Warning', reason: 'RollbackFailed', message: `Rollback of ${NAME} to revision 2 failed: still immutable; then: still immutable` }]);
+    expect(events).toStrictEqual([
+      {
+        type: 'Warning',
+        reason: 'RollbackFailed',
+        message: `Rollback of ${NAME} to revision 2 failed: still immutable; then: still immutable`,
+      },
+    ]);
   });
 
   it('tries only a plain rollback with rollback-force "false"', async () => {
@@ -100,7 +112,9 @@ describe('rollbackFailedUpgrade', () => {
     h.helm.fail('rollback', new FakeHelmError('nope'));
     const events = await rollbackFailedUpgrade(h.ctx, record(2, 'deployed'));
     expect(h.helm.callsOf('rollback').map((r) => r.force)).toStrictEqual([false]);
-    expect(events).toStrictEqual([{ type: 'Warning', reason: 'RollbackFailed', message: `Rollback of ${NAME} to revision 2 failed: nope` }]);
+    expect(events).toStrictEqual([
+      { type: 'Warning', reason: 'RollbackFailed', message: `Rollback of ${NAME} to revision 2 failed: nope` },
+    ]);
   });
 
   it('rolls back after a shutdown abort with one live signal for every attempt', async () => {

@@ -57,7 +57,9 @@ interface Setup {
   readonly failDelete: Set<string>;
 }
 
-function setup(o: { annotations?: Record<string, string>; inventory?: InventoryEntry[]; adoptReleases?: boolean; lanes?: number } = {}): Setup {
+function setup(
+  o: { annotations?: Record<string, string>; inventory?: InventoryEntry[]; adoptReleases?: boolean; lanes?: number } = {},
+): Setup {
   const h = harness({
     ...(o.annotations === undefined ? {} : { annotations: o.annotations }),
     ...(o.inventory === undefined ? {} : { status: { inventory: o.inventory } }),
@@ -84,7 +86,10 @@ function setup(o: { annotations?: Record<string, string>; inventory?: InventoryE
       },
     },
     objects: {
-      get: (ref) => Promise.resolve(live.has(`${ref.kind}/${ref.name}`) ? { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name } } : undefined),
+      get: (ref) =>
+        Promise.resolve(
+          live.has(`${ref.kind}/${ref.name}`) ? { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name } } : undefined,
+        ),
       delete: (ref) => {
         const key = `${ref.kind}/${ref.name}`;
         if (failDelete.has(key)) return Promise.reject(new Error(`${key}: forbidden`));
@@ -154,7 +159,7 @@ describe('Uninstaller', () => {
       expect(s.h.helm.methods()).toStrictEqual(['status', 'uninstall']);
     });
 
-    it('uninstalls an unlabelled release whose storage names this very CR as owner (operator-sdk\'s), and no other CR\'s', async () => {
+    it("uninstalls an unlabelled release whose storage names this very CR as owner (operator-sdk's), and no other CR's", async () => {
       const s = setup();
       s.h.storage.set(NAMESPACE, NAME, [{ ...record(1, 'deployed', {}), ownerUids: ['uid-of-another-instance'] }]);
       expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual({ kind: 'uninstalled', found: false, remaining: [] });
@@ -208,9 +213,16 @@ describe('Uninstaller', () => {
       '---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: kept\n  annotations:\n    helm.sh/resource-policy: keep\n',
     ].join('');
     /** The deployed revision 2 as this process read it from helm, its objects live. */
-    const known = async (o: Parameters<typeof setup>[0] & { deleteHooks?: boolean | undefined; revision?: number } = {}): Promise<Setup> => {
+    const known = async (
+      o: Parameters<typeof setup>[0] & { deleteHooks?: boolean | undefined; revision?: number } = {},
+    ): Promise<Setup> => {
       const s = setup(o);
-      await s.h.manifests.remember(NAME, UID, { namespace: NAMESPACE, revision: o.revision ?? 2, manifest: MANIFEST, deleteHooks: 'deleteHooks' in o ? o.deleteHooks : false });
+      await s.h.manifests.remember(NAME, UID, {
+        namespace: NAMESPACE,
+        revision: o.revision ?? 2,
+        manifest: MANIFEST,
+        deleteHooks: 'deleteHooks' in o ? o.deleteHooks : false,
+      });
       s.live.add('ConfigMap/a').add('ConfigMap/b').add('Secret/kept');
       return s;
     };
@@ -226,7 +238,10 @@ describe('Uninstaller', () => {
     });
 
     it('reports what is left with uninstall-wait, as after helm', async () => {
-      const s = await known({ annotations: { [UNINSTALL_WAIT]: 'true' }, inventory: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: NAMESPACE, name: 'a' }] });
+      const s = await known({
+        annotations: { [UNINSTALL_WAIT]: 'true' },
+        inventory: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: NAMESPACE, name: 'a' }],
+      });
       expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual(UNINSTALLED);
       expect(s.h.helm.calls).toStrictEqual([]);
     });
@@ -279,7 +294,11 @@ describe('Uninstaller', () => {
     it('lists the inventory objects that still exist', async () => {
       const s = setup({ annotations: { [UNINSTALL_WAIT]: 'true' }, inventory });
       s.live.add('Deployment/web').add('Service/web');
-      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual({ kind: 'uninstalled', found: true, remaining: ['Deployment/web', 'Service/web'] });
+      expect(await s.uninstaller.run(s.h.ctx)).toStrictEqual({
+        kind: 'uninstalled',
+        found: true,
+        remaining: ['Deployment/web', 'Service/web'],
+      });
     });
 
     it('lists them also when the release was gone already', async () => {
@@ -324,7 +343,7 @@ describe('Uninstaller', () => {
       ]);
     });
 
-    it('finishes every peer after a batch that worked, whether or not helm\'s output named them', async () => {
+    it("finishes every peer after a batch that worked, whether or not helm's output named them", async () => {
       const s = setup();
       addPeers(s, ['cache', 'db']);
       s.h.helm.onUninstall = () => ({ found: true });
@@ -348,7 +367,7 @@ describe('Uninstaller', () => {
       expect(outcome.events?.map((e) => e.about)).toStrictEqual([s.kind.get(NAMESPACE, 'db')]);
     });
 
-    it('takes along peers holding only operator-sdk\'s earlier finalizer', async () => {
+    it("takes along peers holding only operator-sdk's earlier finalizer", async () => {
       const s = setup();
       addPeers(s, ['db'], { finalizers: [LEGACY_FINALIZER] });
       await s.uninstaller.run(s.h.ctx);
@@ -374,7 +393,7 @@ describe('Uninstaller', () => {
       expect(s.h.helm.callsOf('uninstall')).toHaveLength(1);
     });
 
-    it('finishes the batch\'s peers only as far as nobody reads their status afterwards', async () => {
+    it("finishes the batch's peers only as far as nobody reads their status afterwards", async () => {
       const s = setup();
       addPeers(s, ['a-other']);
       s.kind.put(cr('a-other', { finalizers: [FINALIZER, 'example.com/backup'] }));
@@ -493,7 +512,7 @@ describe('Uninstaller', () => {
       expect(s.kind.requested.map((r) => r.name)).toStrictEqual(['cache', 'db']);
     });
 
-    it('reports this release\'s own error when it fails alone after the batch', async () => {
+    it("reports this release's own error when it fails alone after the batch", async () => {
       const s = setup();
       addPeers(s, ['db']);
       const error = new FakeHelmError('uninstall: forbidden');
@@ -545,7 +564,7 @@ describe('Uninstaller', () => {
       expect(s.removed).toHaveLength(19);
     });
 
-    it('splits a bulk delete over the workers: helm uninstalls a batch\'s releases one after the other', async () => {
+    it("splits a bulk delete over the workers: helm uninstalls a batch's releases one after the other", async () => {
       // 20 CRs deleted, 4 workers: this batch takes 5 releases, and leaves 15 for three more batches.
       const s = setup({ lanes: 4 });
       const names = Array.from({ length: 19 }, (_, i) => `peer-${String(i).padStart(2, '0')}`);

@@ -10,7 +10,13 @@ describe('unlock', () => {
     const outcome = await unlock(h.ctx, record(1, 'pending-install'), undefined);
     expect(outcome).toStrictEqual({
       kind: 'unlocked',
-      events: [{ type: 'Warning', reason: 'ReleaseUnlocked', message: `Release ${NAME} revision 1 was left pending-install; removed the unfinished install` }],
+      events: [
+        {
+          type: 'Warning',
+          reason: 'ReleaseUnlocked',
+          message: `Release ${NAME} revision 1 was left pending-install; removed the unfinished install`,
+        },
+      ],
     });
     expect(h.helm.methods()).toStrictEqual(['uninstall']);
     expect(h.helm.callsOf('uninstall')[0]).toMatchObject({ release: NAME, namespace: NAMESPACE, signal: h.ctx.signal });
@@ -22,10 +28,18 @@ describe('unlock', () => {
     const outcome = await unlock(h.ctx, record(4, 'pending-upgrade'), record(2, 'superseded'));
     expect(outcome).toStrictEqual({
       kind: 'unlocked',
-      events: [{ type: 'Warning', reason: 'ReleaseUnlocked', message: `Release ${NAME} revision 4 was left pending-upgrade; rolled back to revision 2` }],
+      events: [
+        {
+          type: 'Warning',
+          reason: 'ReleaseUnlocked',
+          message: `Release ${NAME} revision 4 was left pending-upgrade; rolled back to revision 2`,
+        },
+      ],
     });
     expect(h.helm.methods()).toStrictEqual(['rollback']);
-    expect(h.helm.callsOf('rollback')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, revision: 2, force: false, signal: h.ctx.signal }]);
+    expect(h.helm.callsOf('rollback')).toStrictEqual([
+      { release: NAME, namespace: NAMESPACE, revision: 2, force: false, signal: h.ctx.signal },
+    ]);
   });
 
   it('reports a failed uninstall as an InstallError, with a ReleaseOperationFailed event and no retry count', async () => {

@@ -4,13 +4,31 @@ import { Reason } from '../../../../src/reconciler/status/conditions.js';
 import { rulesFingerprint } from '../../../../src/reconciler/drift/drift-ignore.js';
 import { determineReleaseState } from '../../../../src/reconciler/decide/state.js';
 import { LeadershipLostCancellation } from '../../../../src/runtime/reconcile.js';
-import { CHART, desired, entries, eventsOf, FakeHelmError, harness, manifestOf, NAME, NAMESPACE, OWNER_KIND, READY, record, UID, type Harness } from './fakes.js';
+import {
+  CHART,
+  desired,
+  entries,
+  eventsOf,
+  FakeHelmError,
+  harness,
+  manifestOf,
+  NAME,
+  NAMESPACE,
+  OWNER_KIND,
+  READY,
+  record,
+  UID,
+  type Harness,
+} from './fakes.js';
 
 const UPGRADE_FORCE = 'helm.sdk.operatorframework.io/upgrade-force';
 const ROLLBACK_FORCE = 'helm.sdk.operatorframework.io/rollback-force';
 
 /** A release deployed at revision 2 whose upgrade to revision 3 fails, leaving `left` as revision 3 (none: nothing stored). */
-function failingUpgrade(o: { annotations?: Record<string, string>; left?: 'failed' | 'deployed' | 'pending-upgrade' } = {}): { h: Harness; error: FakeHelmError } {
+function failingUpgrade(o: { annotations?: Record<string, string>; left?: 'failed' | 'deployed' | 'pending-upgrade' } = {}): {
+  h: Harness;
+  error: FakeHelmError;
+} {
   const h = harness({ ...(o.annotations === undefined ? {} : { annotations: o.annotations }) });
   h.storage.set(NAMESPACE, NAME, [record(1, 'superseded'), record(2, 'deployed'), ...(o.left === undefined ? [] : [record(3, o.left)])]);
   const error = new FakeHelmError('upgrade: cannot patch Deployment "web": field is immutable');
@@ -21,19 +39,43 @@ function failingUpgrade(o: { annotations?: Record<string, string>; left?: 'faile
 describe('upgrade', () => {
   it('upgrades to the desired chart and values, without force by default, and reports the deployment', async () => {
     const h = harness();
-    h.helm.release = { revision: 3, manifest: manifestOf([{ apiVersion: 'v1', kind: 'ConfigMap', name: 'web-config' }]), notes: 'upgraded', status: 'deployed' };
+    h.helm.release = {
+      revision: 3,
+      manifest: manifestOf([{ apiVersion: 'v1', kind: 'ConfigMap', name: 'web-config' }]),
+      notes: 'upgraded',
+      status: 'deployed',
+    };
     const d = desired();
     const outcome = await upgrade(h.ctx, d, record(2, 'deployed'));
     expect(outcome).toStrictEqual({
       kind: 'upgraded',
       deployment: {
-        release: { name: NAME, namespace: NAMESPACE, revision: 3, chart: CHART.name, chartVersion: CHART.version, appVersion: CHART.appVersion },
+        release: {
+          name: NAME,
+          namespace: NAMESPACE,
+          revision: 3,
+          chart: CHART.name,
+          chartVersion: CHART.version,
+          appVersion: CHART.appVersion,
+        },
         inventory: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: NAMESPACE, name: 'web-config' }],
         ready: READY,
       },
       notes: 'upgraded',
     });
-    expect(h.helm.callsOf('upgrade')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, chart: CHART.path, values: d.values, labels: d.labels, signal: h.ctx.signal, postRender: expect.any(Function) as unknown, force: false, forceConflicts: false }]);
+    expect(h.helm.callsOf('upgrade')).toStrictEqual([
+      {
+        release: NAME,
+        namespace: NAMESPACE,
+        chart: CHART.path,
+        values: d.values,
+        labels: d.labels,
+        signal: h.ctx.signal,
+        postRender: expect.any(Function) as unknown,
+        force: false,
+        forceConflicts: false,
+      },
+    ]);
     expect(h.objects.adopted.map((a) => a.options)).toStrictEqual([{ created: false }]);
     expect(entries(h.manifests.get(NAMESPACE, NAME, UID, 3))).toHaveLength(1);
   });
@@ -50,7 +92,10 @@ describe('upgrade', () => {
       [2, 'superseded'],
       [3, 'deployed'],
     ]);
-    expect(determineReleaseState(stored, { fingerprint: d.fingerprint, ownerKind: OWNER_KIND })).toMatchObject({ kind: 'InSync', deployed: { revision: 3 } });
+    expect(determineReleaseState(stored, { fingerprint: d.fingerprint, ownerKind: OWNER_KIND })).toMatchObject({
+      kind: 'InSync',
+      deployed: { revision: 3 },
+    });
   });
 
   it('forces the upgrade when the CR asks for it', async () => {
@@ -63,7 +108,9 @@ describe('upgrade', () => {
     const h = harness({ watch: { overrideValues: { 'image.tag': 'v2' } } });
     const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
     expect(h.helm.methods()).toStrictEqual(['upgrade']);
-    expect(eventsOf(outcome)).toStrictEqual([{ type: 'Warning', reason: 'OverrideValuesInUse', message: 'Chart value "image.tag" overridden to "v2" by operator\'s watches.yaml' }]);
+    expect(eventsOf(outcome)).toStrictEqual([
+      { type: 'Warning', reason: 'OverrideValuesInUse', message: 'Chart value "image.tag" overridden to "v2" by operator\'s watches.yaml' },
+    ]);
   });
 
   it('reports a failed upgrade as an UpgradeError counted against the desired state, still deployed', async () => {
@@ -85,8 +132,12 @@ describe('upgrade', () => {
     const { h } = failingUpgrade({ left: 'failed' });
     const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
     expect(h.helm.methods()).toStrictEqual(['upgrade', 'rollback']);
-    expect(h.helm.callsOf('rollback')).toStrictEqual([{ release: NAME, namespace: NAMESPACE, revision: 2, force: true, signal: h.ctx.signal }]);
-    expect(eventsOf(outcome)).toStrictEqual([{ type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2` }]);
+    expect(h.helm.callsOf('rollback')).toStrictEqual([
+      { release: NAME, namespace: NAMESPACE, revision: 2, force: true, signal: h.ctx.signal },
+    ]);
+    expect(eventsOf(outcome)).toStrictEqual([
+      { type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2` },
+    ]);
   });
 
   it('rolls back a pending revision the failed upgrade left', async () => {
@@ -132,7 +183,9 @@ describe('upgrade', () => {
     const { h } = failingUpgrade({ annotations: { [ROLLBACK_FORCE]: 'false' }, left: 'failed' });
     const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
     expect(h.helm.callsOf('rollback').map((r) => r.force)).toStrictEqual([false]);
-    expect(eventsOf(outcome)).toStrictEqual([{ type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2` }]);
+    expect(eventsOf(outcome)).toStrictEqual([
+      { type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2` },
+    ]);
   });
 
   it('falls back to a plain rollback when the forced one fails', async () => {
@@ -144,7 +197,11 @@ describe('upgrade', () => {
       [2, false],
     ]);
     expect(eventsOf(outcome)).toStrictEqual([
-      { type: 'Warning', reason: 'RollbackSuccessful', message: `Rolled release ${NAME} back to revision 2 without force, after the forced rollback failed` },
+      {
+        type: 'Warning',
+        reason: 'RollbackSuccessful',
+        message: `Rolled release ${NAME} back to revision 2 without force, after the forced rollback failed`,
+      },
     ]);
   });
 
@@ -158,7 +215,11 @@ describe('upgrade', () => {
     expect(outcome).toMatchObject({ kind: 'helm-failed', reason: Reason.UpgradeError, event: 'UpgradeFailed' });
     expect(h.helm.callsOf('rollback').map((r) => r.force)).toStrictEqual([true, false]);
     expect(eventsOf(outcome)).toStrictEqual([
-      { type: 'Warning', reason: 'RollbackFailed', message: `Rollback of ${NAME} to revision 2 failed: rollback failure 1; then: rollback failure 2` },
+      {
+        type: 'Warning',
+        reason: 'RollbackFailed',
+        message: `Rollback of ${NAME} to revision 2 failed: rollback failure 1; then: rollback failure 2`,
+      },
     ]);
   });
 
@@ -167,7 +228,9 @@ describe('upgrade', () => {
     h.helm.fail('rollback', new FakeHelmError('rollback: no'));
     const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
     expect(h.helm.callsOf('rollback')).toHaveLength(1);
-    expect(eventsOf(outcome)).toStrictEqual([{ type: 'Warning', reason: 'RollbackFailed', message: `Rollback of ${NAME} to revision 2 failed: rollback: no` }]);
+    expect(eventsOf(outcome)).toStrictEqual([
+      { type: 'Warning', reason: 'RollbackFailed', message: `Rollback of ${NAME} to revision 2 failed: rollback: no` },
+    ]);
   });
 
   it('does not count an upgrade cancelled by shutdown, and rolls it back with a live signal', async () => {
@@ -214,13 +277,31 @@ describe('upgrade', () => {
       metadata: {
         name: 'cfg',
         managedFields: [
-          { manager: 'helm', operation: 'Apply', apiVersion: 'admissionregistration.k8s.io/v1', fieldsV1: { 'f:webhooks': { 'k:{"name":"a.example.com"}': { 'f:timeoutSeconds': {} } } } },
-          { manager: 'injector', operation: 'Update', apiVersion: 'admissionregistration.k8s.io/v1', fieldsV1: { 'f:webhooks': { 'k:{"name":"a.example.com"}': { 'f:clientConfig': { 'f:caBundle': {} } } } } },
+          {
+            manager: 'helm',
+            operation: 'Apply',
+            apiVersion: 'admissionregistration.k8s.io/v1',
+            fieldsV1: { 'f:webhooks': { 'k:{"name":"a.example.com"}': { 'f:timeoutSeconds': {} } } },
+          },
+          {
+            manager: 'injector',
+            operation: 'Update',
+            apiVersion: 'admissionregistration.k8s.io/v1',
+            fieldsV1: { 'f:webhooks': { 'k:{"name":"a.example.com"}': { 'f:clientConfig': { 'f:caBundle': {} } } } },
+          },
         ],
       },
       webhooks: [{ name: 'a.example.com', timeoutSeconds: 10, clientConfig: { caBundle: 'CA' } }],
     };
-    const fight = { kind: 'MutatingWebhookConfiguration', name: 'cfg', path: CA, manager: 'injector', restores: 3, since: '2026-01-01T00:00:00Z', conflict: true };
+    const fight = {
+      kind: 'MutatingWebhookConfiguration',
+      name: 'cfg',
+      path: CA,
+      manager: 'injector',
+      restores: 3,
+      since: '2026-01-01T00:00:00Z',
+      conflict: true,
+    };
     /** What the upgrade's post-renderer makes of the chart's webhook, as a parsed object. */
     const postRendered = async (h: Harness): Promise<Record<string, unknown>> => {
       const render = h.helm.callsOf('upgrade')[0]?.postRender;
@@ -228,10 +309,14 @@ describe('upgrade', () => {
       const doc = (await render(`${WEBHOOK}\n`)).split('\n').find((l) => l.startsWith('{'));
       return JSON.parse(doc ?? '{}') as Record<string, unknown>;
     };
-    const caBundleOf = (o: Record<string, unknown>): unknown => (o.webhooks as { clientConfig: Record<string, unknown> }[])[0]?.clientConfig.caBundle;
+    const caBundleOf = (o: Record<string, unknown>): unknown =>
+      (o.webhooks as { clientConfig: Record<string, unknown> }[])[0]?.clientConfig.caBundle;
 
     it('helm 4: applies server-side taking conflicts by default, and leaves out a field an ignore rule names that another manager owns', async () => {
-      const h = harness({ clusterScoped: ['MutatingWebhookConfiguration'], watch: { driftIgnore: [{ paths: [CA], target: { kind: 'MutatingWebhookConfiguration' } }] } });
+      const h = harness({
+        clusterScoped: ['MutatingWebhookConfiguration'],
+        watch: { driftIgnore: [{ paths: [CA], target: { kind: 'MutatingWebhookConfiguration' } }] },
+      });
       h.helm.helmMajor = 4;
       h.objects.live.set('MutatingWebhookConfiguration//cfg', injected);
       await upgrade(h.ctx, desired(), record(2, 'deployed'));
@@ -244,14 +329,20 @@ describe('upgrade', () => {
     });
 
     it('helm 3: carries the live value of a field in a reported fight', async () => {
-      const h = harness({ clusterScoped: ['MutatingWebhookConfiguration'], status: { driftFights: { revision: 2, rules: rulesFingerprint([]), fields: [fight] } } });
+      const h = harness({
+        clusterScoped: ['MutatingWebhookConfiguration'],
+        status: { driftFights: { revision: 2, rules: rulesFingerprint([]), fields: [fight] } },
+      });
       h.objects.live.set('MutatingWebhookConfiguration//cfg', injected);
       h.helm.release = { ...h.helm.release, revision: 3 };
       const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
       expect(h.helm.callsOf('upgrade')[0]).toMatchObject({ force: false, forceConflicts: false });
       expect(caBundleOf(await postRendered(h))).toBe('CA');
       // The fight is kept for the new revision: the next upgrade leaves the field too.
-      expect(outcome).toMatchObject({ kind: 'upgraded', fights: { revision: 3, fields: [{ path: CA, manager: 'injector', conflict: true }] } });
+      expect(outcome).toMatchObject({
+        kind: 'upgraded',
+        fights: { revision: 3, fields: [{ path: CA, manager: 'injector', conflict: true }] },
+      });
     });
 
     it('reads no live object when nothing is held and the policy forces', async () => {
@@ -266,7 +357,9 @@ describe('upgrade', () => {
     it('conflictPolicy: fail: a field another manager holds stops the upgrade before helm, as ResourceConflict, not retried, not rolled back', async () => {
       const h = harness({ clusterScoped: ['MutatingWebhookConfiguration'], watch: { conflictPolicy: 'fail' } });
       h.helm.helmMajor = 4;
-      h.objects.conflicts.set('MutatingWebhookConfiguration/cfg', [{ manager: 'kubectl', field: '.webhooks[name="a.example.com"].timeoutSeconds' }]);
+      h.objects.conflicts.set('MutatingWebhookConfiguration/cfg', [
+        { manager: 'kubectl', field: '.webhooks[name="a.example.com"].timeoutSeconds' },
+      ]);
       h.storage.set(NAMESPACE, NAME, [record(1, 'superseded'), record(2, 'deployed')]);
       // As helm: the post-renderer's failure fails the upgrade before a revision is stored.
       let message = '';
@@ -277,14 +370,21 @@ describe('upgrade', () => {
           () => undefined,
           (err: unknown) => {
             message = (err as Error).message;
-            h.helm.fail('upgrade', new FakeHelmError(`UPGRADE FAILED: error while running post render on files: helm-operator post-renderer: ${message}`));
+            h.helm.fail(
+              'upgrade',
+              new FakeHelmError(`UPGRADE FAILED: error while running post render on files: helm-operator post-renderer: ${message}`),
+            );
           },
         );
       };
       const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
       expect(h.helm.callsOf('upgrade')[0]).toMatchObject({ forceConflicts: false });
       expect(message).toContain('MutatingWebhookConfiguration cfg: field /webhooks/0/timeoutSeconds is owned by field manager "kubectl"');
-      expect(outcome).toMatchObject({ kind: 'helm-failed', reason: Reason.ResourceConflict, failure: { retryable: false, fieldConflict: true } });
+      expect(outcome).toMatchObject({
+        kind: 'helm-failed',
+        reason: Reason.ResourceConflict,
+        failure: { retryable: false, fieldConflict: true },
+      });
       expect(h.helm.methods()).toStrictEqual(['upgrade']);
       expect(eventsOf(outcome)).toStrictEqual([]);
     });
@@ -292,13 +392,17 @@ describe('upgrade', () => {
 
   it("helm's own apply conflict: ResourceConflict with what settles it, not retried, not rolled back (its failed revision stays)", async () => {
     const { h } = failingUpgrade({ left: 'failed' });
-    const text = 'UPGRADE FAILED: Apply failed with 1 conflict: conflict with "kubectl-scale" with subresource "scale" using apps/v1: .spec.replicas';
+    const text =
+      'UPGRADE FAILED: Apply failed with 1 conflict: conflict with "kubectl-scale" with subresource "scale" using apps/v1: .spec.replicas';
     h.helm.fail('upgrade', new FakeHelmError(text));
     const outcome = await upgrade(h.ctx, desired(), record(2, 'deployed'));
     expect(outcome).toMatchObject({
       kind: 'helm-failed',
       reason: Reason.ResourceConflict,
-      failure: { summary: `${text}; to take such a field back set conflictPolicy: force on the watch, to leave it to its manager add a driftIgnore rule naming it`, retryable: false },
+      failure: {
+        summary: `${text}; to take such a field back set conflictPolicy: force on the watch, to leave it to its manager add a driftIgnore rule naming it`,
+        retryable: false,
+      },
     });
     expect(h.helm.methods()).toStrictEqual(['upgrade']);
   });

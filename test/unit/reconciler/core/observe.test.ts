@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { confirmedOnce, observeRelease, ownsRelease, RECORDS_REMEMBERED_MS, recordsRememberedMs, rememberedRecords, stillDeployed, type ReleaseOwner } from '../../../../src/reconciler/core/observe.js';
+import {
+  confirmedOnce,
+  observeRelease,
+  ownsRelease,
+  RECORDS_REMEMBERED_MS,
+  recordsRememberedMs,
+  rememberedRecords,
+  stillDeployed,
+  type ReleaseOwner,
+} from '../../../../src/reconciler/core/observe.js';
 import { PERIOD_JITTER } from '../../../../src/reconciler/decide/period.js';
 import { ReleaseChangedError } from '../../../../src/reconciler/objects/release-object-types.js';
 import { CHART, harness, NAME, NAMESPACE, OWNER_KIND, record, UID } from '../actions/fakes.js';
@@ -34,7 +43,10 @@ describe('observeRelease of a release without our owner label', () => {
   it('is a name conflict when it runs another chart, even with the watch adopting releases', async () => {
     const h = harness();
     h.storage.set(NAMESPACE, NAME, BY_HAND);
-    expect(await observeRelease(h.ctx, { ...owner(true), chartName: 'redis' }, at)).toStrictEqual({ kind: 'Conflict', ownerKind: `chart ${CHART.name}` });
+    expect(await observeRelease(h.ctx, { ...owner(true), chartName: 'redis' }, at)).toStrictEqual({
+      kind: 'Conflict',
+      ownerKind: `chart ${CHART.name}`,
+    });
   });
 });
 

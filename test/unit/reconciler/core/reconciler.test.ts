@@ -20,12 +20,27 @@ import { HelmReconciler, type HelmReconcilerOptions } from '../../../../src/reco
 import { RELEASE_LABELS } from '../../../../src/reconciler/decide/state.js';
 import { keepForRollout } from '../../../../src/reconciler/rollout/rollout-members.js';
 import { readStatus } from '../../../../src/reconciler/status/status.js';
-import { VALUES_FROM_ANNOTATION, type ValuesReference, type ValuesSource, type ValuesSourcePort } from '../../../../src/reconciler/desired/values-from.js';
+import {
+  VALUES_FROM_ANNOTATION,
+  type ValuesReference,
+  type ValuesSource,
+  type ValuesSourcePort,
+} from '../../../../src/reconciler/desired/values-from.js';
 import type { Result } from '../../../../src/runtime/reconcile.js';
 import { silentLogger } from '../../../../src/telemetry/logger.js';
 import { jsonDigest } from '../../../../src/util/canonical-json.js';
 import { watchOf } from '../../../support/watch.js';
-import { CHART, describeHelmError, FakeKind, FakeHelm, FakeHelmError, FakeObjects, FakeStorage, fakeIsNamespaced, record } from '../actions/fakes.js';
+import {
+  CHART,
+  describeHelmError,
+  FakeKind,
+  FakeHelm,
+  FakeHelmError,
+  FakeObjects,
+  FakeStorage,
+  fakeIsNamespaced,
+  record,
+} from '../actions/fakes.js';
 
 const NS = 'apps';
 const NAME = 'web';
@@ -134,7 +149,10 @@ class FakeValuesSources implements ValuesSourcePort {
   }
 }
 
-const noObjects: ObjectReaderPort & ObjectDeleterPort = { get: (_ref: ObjectRef) => Promise.resolve(undefined), delete: (_ref: ObjectRef) => Promise.resolve(false) };
+const noObjects: ObjectReaderPort & ObjectDeleterPort = {
+  get: (_ref: ObjectRef) => Promise.resolve(undefined),
+  delete: (_ref: ObjectRef) => Promise.resolve(false),
+};
 
 /** `progressDelayMs`: 0 shows each helm action as Reconciling before it starts. */
 function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']>; progressDelayMs?: number; now?: () => Date } = {}) {
@@ -151,7 +169,14 @@ function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']>; progressDel
     manifests.forget(namespace, name);
     forgotten.push(`${namespace}/${name}`);
   };
-  const uninstaller = new Uninstaller({ owner: releaseOwnerOf(WATCH), crs, objects: noObjects, cache: kind, requeue: kind.requeue, forget });
+  const uninstaller = new Uninstaller({
+    owner: releaseOwnerOf(WATCH),
+    crs,
+    objects: noObjects,
+    cache: kind,
+    requeue: kind.requeue,
+    forget,
+  });
   const reconciler = new HelmReconciler({
     watch: { ...WATCH, ...o.watch },
     crs,
@@ -175,8 +200,13 @@ function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']>; progressDel
   /** The reconciles' cancellation (shutdown, lost leadership). */
   const cancel = new AbortController();
   const reconcile = (): Promise<Result> =>
-    reconciler.reconcile({ namespace: NS, name: NAME }, { signal: cancel.signal, reconcileID: 'r1', log: silentLogger(), cached: crs.cached(NS, NAME) });
-  const cr = (o: { finalizers?: string[]; annotations?: Record<string, string>; deleting?: boolean; status?: Record<string, unknown> } = {}): void => {
+    reconciler.reconcile(
+      { namespace: NS, name: NAME },
+      { signal: cancel.signal, reconcileID: 'r1', log: silentLogger(), cached: crs.cached(NS, NAME) },
+    );
+  const cr = (
+    o: { finalizers?: string[]; annotations?: Record<string, string>; deleting?: boolean; status?: Record<string, unknown> } = {},
+  ): void => {
     crs.put({
       apiVersion: 'example.com/v1',
       kind: 'Nginx',
@@ -204,7 +234,23 @@ function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']>; progressDel
     };
     return seen;
   };
-  return { cancel, reconcilingDuringHelm, reconcile, reconciler, cr, crs, helm, storage, objects, manifests, events: recorder.events, valuesSources, forgotten, status, condition };
+  return {
+    cancel,
+    reconcilingDuringHelm,
+    reconcile,
+    reconciler,
+    cr,
+    crs,
+    helm,
+    storage,
+    objects,
+    manifests,
+    events: recorder.events,
+    valuesSources,
+    forgotten,
+    status,
+    condition,
+  };
 }
 
 describe('HelmReconciler', () => {
@@ -241,7 +287,12 @@ describe('HelmReconciler', () => {
 
   it('adds its finalizer to a CR whose spec it will refuse, and refuses it on the next reconcile', async () => {
     const t = setup();
-    t.crs.put({ apiVersion: 'example.com/v1', kind: 'Nginx', metadata: { name: NAME, namespace: NS, uid: 'uid-web', generation: 1 }, spec: ['not', 'an', 'object'] });
+    t.crs.put({
+      apiVersion: 'example.com/v1',
+      kind: 'Nginx',
+      metadata: { name: NAME, namespace: NS, uid: 'uid-web', generation: 1 },
+      spec: ['not', 'an', 'object'],
+    });
     await t.reconcile();
     expect(t.crs.writes).toEqual([`addFinalizer ${FINALIZER}`]);
     await expect(t.reconcile()).rejects.toThrow('spec must be an object');
@@ -291,7 +342,9 @@ describe('HelmReconciler', () => {
     t.helm.hold = new Promise((resolve) => (t.crs.afterStatusPatch = resolve));
     await t.reconcile();
     expect(t.crs.writes).toEqual(['patchStatus', 'patchStatus']);
-    expect(t.crs.statusPatches[0]).toMatchObject({ conditions: [expect.objectContaining({ type: ConditionType.Reconciling, status: 'True', message: `Installing release ${NAME}` })] });
+    expect(t.crs.statusPatches[0]).toMatchObject({
+      conditions: [expect.objectContaining({ type: ConditionType.Reconciling, status: 'True', message: `Installing release ${NAME}` })],
+    });
     expect(await t.condition(ConditionType.Reconciling)).toBeUndefined();
     expect(await t.condition(ConditionType.Deployed)).toMatchObject({ status: 'True', reason: Reason.InstallSuccessful });
   });
@@ -307,14 +360,16 @@ describe('HelmReconciler', () => {
         vi.advanceTimersByTime(1_000);
       };
       await t.reconcile().catch(() => undefined);
-      const shown = t.crs.statusPatches.flatMap((p) => readStatus(p).conditions).filter((c) => c.type === ConditionType.Reconciling && c.status === 'True');
+      const shown = t.crs.statusPatches
+        .flatMap((p) => readStatus(p).conditions)
+        .filter((c) => c.type === ConditionType.Reconciling && c.status === 'True');
       expect(shown).toEqual([]);
     } finally {
       vi.useRealTimers();
     }
   });
 
-  it("installs a new CR whose name has a release only after helm refused: nothing is removed, the storage decides", async () => {
+  it('installs a new CR whose name has a release only after helm refused: nothing is removed, the storage decides', async () => {
     const t = setup();
     t.cr({ finalizers: [FINALIZER] });
     t.storage.set(NS, NAME, [record(1, 'deployed', { [RELEASE_LABELS.ownerKind]: OWNER_KIND, [RELEASE_LABELS.fingerprint]: 'before' })]);
@@ -327,7 +382,10 @@ describe('HelmReconciler', () => {
 
   it('upgrades a release deployed with other values', async () => {
     const t = setup({ progressDelayMs: 0 });
-    t.cr({ finalizers: [FINALIZER], status: { deployedRelease: { name: NAME, namespace: NS, revision: 1, chart: CHART.name, chartVersion: CHART.version } } });
+    t.cr({
+      finalizers: [FINALIZER],
+      status: { deployedRelease: { name: NAME, namespace: NS, revision: 1, chart: CHART.name, chartVersion: CHART.version } },
+    });
     t.storage.set(NS, NAME, [record(1, 'deployed', { [RELEASE_LABELS.ownerKind]: OWNER_KIND, [RELEASE_LABELS.fingerprint]: 'before' })]);
     t.helm.release = { ...t.helm.release, revision: 2 };
     const whileHelmRan = t.reconcilingDuringHelm();
@@ -379,7 +437,10 @@ describe('HelmReconciler', () => {
       await t.reconcile();
       expect(t.storage.reads).toEqual([]);
       expect(t.helm.methods()).toEqual(['install']);
-      expect(await t.condition(ConditionType.Ready)).toMatchObject({ status: 'False', message: expect.stringContaining('1/2 ready') as string });
+      expect(await t.condition(ConditionType.Ready)).toMatchObject({
+        status: 'False',
+        message: expect.stringContaining('1/2 ready') as string,
+      });
     });
 
     it('reads the storage again once what it remembers is older than RECORDS_REMEMBERED_MS, and remembers that read', async () => {
@@ -494,7 +555,13 @@ describe('HelmReconciler', () => {
       await t.reconcile();
       expect(t.helm.methods()).toEqual(['install', 'status', 'upgrade']);
       expect(t.helm.callsOf('upgrade')[0]?.values).toEqual({ replicas: 2 });
-      expect(t.events).toContainEqual({ type: 'Warning', reason: CHANGED_OUTSIDE_EVENT, message: expect.stringMatching(/^revision 2 was made outside the operator \(its values are not the ones this resource gives\)/) as string });
+      expect(t.events).toContainEqual({
+        type: 'Warning',
+        reason: CHANGED_OUTSIDE_EVENT,
+        message: expect.stringMatching(
+          /^revision 2 was made outside the operator \(its values are not the ones this resource gives\)/,
+        ) as string,
+      });
       expect(await t.condition(ConditionType.Deployed)).toMatchObject({ status: 'True', reason: Reason.UpgradeSuccessful });
     });
 
@@ -502,7 +569,12 @@ describe('HelmReconciler', () => {
       const t = await upgradedByHand({ valuesDigest: jsonDigest({ replicas: 2 }), chartVersion: '9.9.9' });
       await t.reconcile();
       expect(t.helm.methods()).toEqual(['install', 'status', 'upgrade']);
-      expect(t.events).toContainEqual(expect.objectContaining({ reason: CHANGED_OUTSIDE_EVENT, message: expect.stringContaining(`its chart is ${CHART.name} 9.9.9, not ${CHART.name} ${CHART.version}`) as string }));
+      expect(t.events).toContainEqual(
+        expect.objectContaining({
+          reason: CHANGED_OUTSIDE_EVENT,
+          message: expect.stringContaining(`its chart is ${CHART.name} 9.9.9, not ${CHART.name} ${CHART.version}`) as string,
+        }),
+      );
     });
 
     it('is in sync when helm stored it with the desired values and chart (a restarted operator reads every release so)', async () => {
@@ -539,7 +611,12 @@ describe('HelmReconciler', () => {
     const t = setup();
     t.cr({ finalizers: [FINALIZER], deleting: true });
     t.storage.set(NS, NAME, [record(1, 'deployed')]);
-    await t.manifests.remember(NAME, 'uid-web', { namespace: NS, revision: 1, manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n', deleteHooks: false });
+    await t.manifests.remember(NAME, 'uid-web', {
+      namespace: NS,
+      revision: 1,
+      manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n',
+      deleteHooks: false,
+    });
     expect(await t.reconcile()).toEqual({});
     expect(t.helm.calls).toEqual([]);
     expect(t.storage.deleted).toEqual([`${NS}/${NAME}@1`]);
@@ -552,7 +629,11 @@ describe('HelmReconciler', () => {
     t.cr({ finalizers: [FINALIZER] });
     t.helm.fail('install', new FakeHelmError('chart exploded'));
     await expect(t.reconcile()).rejects.toBeInstanceOf(ReportedError);
-    expect(await t.condition(ConditionType.ReleaseFailed)).toMatchObject({ status: 'True', reason: Reason.InstallError, message: 'chart exploded' });
+    expect(await t.condition(ConditionType.ReleaseFailed)).toMatchObject({
+      status: 'True',
+      reason: Reason.InstallError,
+      message: 'chart exploded',
+    });
     expect((await t.status()).failedAttempts?.count).toBe(1);
     expect(t.events).toContainEqual({ type: 'Warning', reason: 'InstallFailed', message: 'chart exploded' });
   });
@@ -561,14 +642,20 @@ describe('HelmReconciler', () => {
   it('takes values from the referenced Secret, under the spec', async () => {
     const t = setup();
     t.valuesSources.objects.set('Secret/db', { data: { password: 's3cret' }, optedIn: true });
-    t.cr({ finalizers: [FINALIZER], annotations: { [VALUES_FROM_ANNOTATION]: '- {kind: Secret, name: db, key: password, targetPath: auth.password}' } });
+    t.cr({
+      finalizers: [FINALIZER],
+      annotations: { [VALUES_FROM_ANNOTATION]: '- {kind: Secret, name: db, key: password, targetPath: auth.password}' },
+    });
     await t.reconcile();
     expect(t.helm.callsOf('install')[0]?.values).toEqual({ replicas: 2, auth: { password: 's3cret' } });
     expect(t.valuesSources.reads).toEqual(['Secret/db as operator']);
   });
 
   describe('events: all from the outcome, recorded on the way out', () => {
-    const owned = (fingerprint: string): Record<string, string> => ({ [RELEASE_LABELS.ownerKind]: OWNER_KIND, [RELEASE_LABELS.fingerprint]: fingerprint });
+    const owned = (fingerprint: string): Record<string, string> => ({
+      [RELEASE_LABELS.ownerKind]: OWNER_KIND,
+      [RELEASE_LABELS.fingerprint]: fingerprint,
+    });
     /** The events recorded while helm ran, as counts: none, as every event waits for the outcome. */
     const recordedDuringHelm = (t: ReturnType<typeof setup>): number[] => {
       const seen: number[] = [];
@@ -579,7 +666,7 @@ describe('HelmReconciler', () => {
     };
     const reasons = (t: ReturnType<typeof setup>): string[] => t.events.map((e) => `${e.type} ${e.reason}`);
 
-    it('an install: a bad annotation, the watch\'s overrides, then the install', async () => {
+    it("an install: a bad annotation, the watch's overrides, then the install", async () => {
       const t = setup({ watch: { overrideValues: { 'image.tag': 'v2' } } });
       t.cr({ finalizers: [FINALIZER], annotations: { 'helm.sdk.operatorframework.io/upgrade-force': 'maybe' } });
       const during = recordedDuringHelm(t);
@@ -590,7 +677,10 @@ describe('HelmReconciler', () => {
 
     it('an unlock and the upgrade after it', async () => {
       const t = setup();
-      t.cr({ finalizers: [FINALIZER], status: { deployedRelease: { name: NAME, namespace: NS, revision: 1, chart: CHART.name, chartVersion: CHART.version } } });
+      t.cr({
+        finalizers: [FINALIZER],
+        status: { deployedRelease: { name: NAME, namespace: NS, revision: 1, chart: CHART.name, chartVersion: CHART.version } },
+      });
       t.storage.set(NS, NAME, [record(1, 'deployed', owned('before')), record(2, 'pending-upgrade', owned('before'))]);
       t.helm.release = { ...t.helm.release, revision: 4 };
       const during = recordedDuringHelm(t);
@@ -600,14 +690,18 @@ describe('HelmReconciler', () => {
       expect(reasons(t)).toEqual(['Warning ReleaseUnlocked', `Normal ${Reason.UpgradeSuccessful}`]);
     });
 
-    it('a failed upgrade of the fleet: the rollback, the rollout\'s failure, then the upgrade\'s', async () => {
+    it("a failed upgrade of the fleet: the rollback, the rollout's failure, then the upgrade's", async () => {
       const t = setup();
-      t.cr({ finalizers: [FINALIZER], status: { deployedRelease: { name: NAME, namespace: NS, revision: 1, chart: CHART.name, chartVersion: CHART.version } } });
+      t.cr({
+        finalizers: [FINALIZER],
+        status: { deployedRelease: { name: NAME, namespace: NS, revision: 1, chart: CHART.name, chartVersion: CHART.version } },
+      });
       t.storage.set(NS, NAME, [record(1, 'deployed', owned('before'))]);
       t.helm.fail('upgrade', new FakeHelmError('upgrade: field is immutable'));
       t.helm.during = (call) => {
         // What a failed helm upgrade leaves: a failed revision 2.
-        if (call.method === 'upgrade') t.storage.set(NS, NAME, [record(1, 'deployed', owned('before')), record(2, 'failed', owned('after'))]);
+        if (call.method === 'upgrade')
+          t.storage.set(NS, NAME, [record(1, 'deployed', owned('before')), record(2, 'failed', owned('after'))]);
       };
       await expect(t.reconcile()).rejects.toBeInstanceOf(ReportedError);
       expect(t.helm.methods()).toEqual(['upgrade', 'rollback']);
@@ -624,9 +718,12 @@ describe('HelmReconciler', () => {
       expect(reasons(t)).toEqual([`Normal ${Reason.UninstallSuccessful}`]);
     });
 
-    it('a paused CR with a bad annotation: only the annotation\'s', async () => {
+    it("a paused CR with a bad annotation: only the annotation's", async () => {
       const t = setup();
-      t.cr({ finalizers: [FINALIZER], annotations: { 'helm.sdk.operatorframework.io/paused': 'true', 'helm.sdk.operatorframework.io/rollback-force': 'perhaps' } });
+      t.cr({
+        finalizers: [FINALIZER],
+        annotations: { 'helm.sdk.operatorframework.io/paused': 'true', 'helm.sdk.operatorframework.io/rollback-force': 'perhaps' },
+      });
       await t.reconcile();
       expect(t.helm.calls).toEqual([]);
       expect(reasons(t)).toEqual(['Warning InvalidAnnotation']);

@@ -21,7 +21,7 @@ const hand = { storageOwnerUids: [], manifest: PLAIN };
 const NO_WATCH = { adoptReleases: false };
 
 describe('adoptionGround', () => {
-  it('never adopts from the name alone: a release installed by hand is not the CR\'s', () => {
+  it("never adopts from the name alone: a release installed by hand is not the CR's", () => {
     expect(adoptionGround(hand, { uid: UID }, NO_WATCH)).toBeUndefined();
   });
 
@@ -29,12 +29,14 @@ describe('adoptionGround', () => {
     expect(adoptionGround(hand, { uid: UID }, { adoptReleases: true })).toBe('watch');
   });
 
-  it('adopts a release whose storage names this CR instance as owner (operator-sdk\'s release Secrets)', () => {
+  it("adopts a release whose storage names this CR instance as owner (operator-sdk's release Secrets)", () => {
     expect(adoptionGround({ storageOwnerUids: ['other', UID], manifest: PLAIN }, { uid: UID }, NO_WATCH)).toBe('owner-reference');
   });
 
-  it('adopts a release whose stored manifest names this CR instance as owner (a post-renderer\'s ownerReferences)', () => {
-    expect(adoptionGround({ storageOwnerUids: [], manifest: `${PLAIN}---\n${ownedBy(UID)}` }, { uid: UID }, NO_WATCH)).toBe('owner-reference');
+  it("adopts a release whose stored manifest names this CR instance as owner (a post-renderer's ownerReferences)", () => {
+    expect(adoptionGround({ storageOwnerUids: [], manifest: `${PLAIN}---\n${ownedBy(UID)}` }, { uid: UID }, NO_WATCH)).toBe(
+      'owner-reference',
+    );
   });
 
   it('does not adopt for another CR instance (a CR deleted and created again under the name), nor for a CR without a UID', () => {
@@ -46,7 +48,17 @@ describe('adoptionGround', () => {
 
 describe('manifestOwnerUids', () => {
   it('collects the UIDs every object of the manifest names, Lists included', () => {
-    const list = ['apiVersion: v1', 'kind: List', 'items:', '- apiVersion: v1', '  kind: Service', '  metadata:', '    name: svc', '    ownerReferences: [{uid: from-list}]', ''].join('\n');
+    const list = [
+      'apiVersion: v1',
+      'kind: List',
+      'items:',
+      '- apiVersion: v1',
+      '  kind: Service',
+      '  metadata:',
+      '    name: svc',
+      '    ownerReferences: [{uid: from-list}]',
+      '',
+    ].join('\n');
     expect(manifestOwnerUids(`${ownedBy('a')}---\n${ownedBy('b', 'other')}---\n${list}`)).toStrictEqual(new Set(['a', 'b', 'from-list']));
   });
 

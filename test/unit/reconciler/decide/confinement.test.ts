@@ -36,6 +36,8 @@ describe('confinementViolations', () => {
 
   it('matches kinds as Kind.group: a kind of another group is not allowed by its bare name', () => {
     const bare = { namespace: 'team-a', allowClusterScoped: ['ClusterRole'] };
-    expect(confinementViolations([{ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', namespace: '', name: 'r' }], bare)).toEqual(['ClusterRole r (cluster-scoped)']);
+    expect(
+      confinementViolations([{ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', namespace: '', name: 'r' }], bare),
+    ).toEqual(['ClusterRole r (cluster-scoped)']);
   });
 });

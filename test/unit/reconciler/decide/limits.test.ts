@@ -14,13 +14,23 @@ function nested(depth: number, leaf: unknown = 1): unknown {
 describe('valuesProblem', () => {
   it('accepts values up to the depth limit and real-sized values', () => {
     expect(valuesProblem(nested(VALUES_LIMITS.maxDepth))).toBeUndefined();
-    expect(valuesProblem({ image: { repository: 'nginx', tag: '1.27' }, replicas: 3, tolerations: [{ key: 'a', operator: 'Exists' }], on: true, off: null })).toBeUndefined();
+    expect(
+      valuesProblem({
+        image: { repository: 'nginx', tag: '1.27' },
+        replicas: 3,
+        tolerations: [{ key: 'a', operator: 'Exists' }],
+        on: true,
+        off: null,
+      }),
+    ).toBeUndefined();
     expect(valuesProblem(undefined)).toBeUndefined();
     expect(valuesProblem('scalar')).toBeUndefined();
   });
 
   it('refuses one level more, naming where, at any depth beyond without recursing', () => {
-    expect(valuesProblem(nested(VALUES_LIMITS.maxDepth + 1))).toBe('nests maps and lists more than 100 deep (at a[0].a[0].a[0]…); real chart values stay far below that');
+    expect(valuesProblem(nested(VALUES_LIMITS.maxDepth + 1))).toBe(
+      'nests maps and lists more than 100 deep (at a[0].a[0].a[0]…); real chart values stay far below that',
+    );
     expect(valuesProblem(nested(100_000))).toMatch(/more than 100 deep/);
   });
 
@@ -37,7 +47,12 @@ describe('valuesProblem', () => {
     const sparse: unknown[] = [];
     sparse[4_000_000_000] = 'x';
     expect(valuesProblem({ sparse })).toBe('is larger than 4 MiB as JSON');
-    expect(valuesProblem(Array.from({ length: 300 }, () => ({ k: 'v' })), limits)).toMatch(/larger/);
+    expect(
+      valuesProblem(
+        Array.from({ length: 300 }, () => ({ k: 'v' })),
+        limits,
+      ),
+    ).toMatch(/larger/);
   });
 
   it('counts a shared subtree (YAML aliases) each time it appears, as helm would see it', () => {
@@ -56,7 +71,12 @@ describe('bracketDepth', () => {
 });
 
 describe('invalidInput', () => {
-  const cr = (spec: unknown): CustomResource => ({ apiVersion: 'x.example.com/v1', kind: 'App', metadata: { name: 'app', namespace: 'ns' }, spec });
+  const cr = (spec: unknown): CustomResource => ({
+    apiVersion: 'x.example.com/v1',
+    kind: 'App',
+    metadata: { name: 'app', namespace: 'ns' },
+    spec,
+  });
 
   it('refuses a spec nested too deep or too large as InvalidSpec, once (no retry), with an event', () => {
     const refused = invalidInput(cr(nested(2001)), 'app');

@@ -1,10 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { admit, MAX_FAILED_ATTEMPTS, nextAction, retriesSpent, type Admission, type Observed } from '../../../../src/reconciler/decide/next-action.js';
+import {
+  admit,
+  MAX_FAILED_ATTEMPTS,
+  nextAction,
+  retriesSpent,
+  type Admission,
+  type Observed,
+} from '../../../../src/reconciler/decide/next-action.js';
 import type { ObservedState, ReleaseRecord } from '../../../../src/reconciler/decide/state.js';
 
 const FP = 'f'.repeat(40);
 const rec = (revision: number, status: ReleaseRecord['status']): ReleaseRecord => ({ revision, status, labels: {} });
-const observed = (state: ObservedState, failedAttempts?: Observed['failedAttempts']): Observed => ({ state, fingerprint: FP, failedAttempts });
+const observed = (state: ObservedState, failedAttempts?: Observed['failedAttempts']): Observed => ({
+  state,
+  fingerprint: FP,
+  failedAttempts,
+});
 const spent = { fingerprint: FP, count: MAX_FAILED_ATTEMPTS };
 
 describe('admit', () => {
@@ -45,7 +56,10 @@ describe('nextAction', () => {
 
   it('upgrades from the deployed revision, else from the latest', () => {
     const deployed = rec(2, 'deployed');
-    expect(nextAction(observed({ kind: 'OutOfSync', latest: rec(3, 'failed'), deployed }))).toStrictEqual({ kind: 'upgrade', from: deployed });
+    expect(nextAction(observed({ kind: 'OutOfSync', latest: rec(3, 'failed'), deployed }))).toStrictEqual({
+      kind: 'upgrade',
+      from: deployed,
+    });
     const latest = rec(3, 'superseded');
     expect(nextAction(observed({ kind: 'OutOfSync', latest }))).toStrictEqual({ kind: 'upgrade', from: latest });
   });
@@ -59,15 +73,24 @@ describe('nextAction', () => {
     const latest = rec(3, 'pending-upgrade');
     const lastGood = rec(2, 'deployed');
     expect(nextAction(observed({ kind: 'Locked', latest, lastGood }))).toStrictEqual({ kind: 'unlock', latest, lastGood });
-    expect(nextAction(observed({ kind: 'Locked', latest: rec(1, 'pending-install') }))).toStrictEqual({ kind: 'unlock', latest: rec(1, 'pending-install') });
+    expect(nextAction(observed({ kind: 'Locked', latest: rec(1, 'pending-install') }))).toStrictEqual({
+      kind: 'unlock',
+      latest: rec(1, 'pending-install'),
+    });
   });
 
   it('reports a conflict with another owner', () => {
-    expect(nextAction(observed({ kind: 'Conflict', ownerKind: 'Redis.example.com' }))).toStrictEqual({ kind: 'report-conflict', ownerKind: 'Redis.example.com' });
+    expect(nextAction(observed({ kind: 'Conflict', ownerKind: 'Redis.example.com' }))).toStrictEqual({
+      kind: 'report-conflict',
+      ownerKind: 'Redis.example.com',
+    });
   });
 
   it('reports a release of our chart that this operator did not make, whatever the retries', () => {
-    expect(nextAction(observed({ kind: 'NotOwned', chart: 'nginx-1.2.3' }))).toStrictEqual({ kind: 'report-not-owned', chart: 'nginx-1.2.3' });
+    expect(nextAction(observed({ kind: 'NotOwned', chart: 'nginx-1.2.3' }))).toStrictEqual({
+      kind: 'report-not-owned',
+      chart: 'nginx-1.2.3',
+    });
     expect(nextAction(observed({ kind: 'NotOwned', chart: 'nginx-1.2.3' }, spent)).kind).toBe('report-not-owned');
   });
 
@@ -78,8 +101,14 @@ describe('nextAction', () => {
 
   it('stalls an install or upgrade whose desired state spent its retries', () => {
     expect(nextAction(observed({ kind: 'Absent' }, spent))).toStrictEqual({ kind: 'stall', count: MAX_FAILED_ATTEMPTS });
-    expect(nextAction(observed({ kind: 'FailedInstall', latest: rec(1, 'failed') }, { fingerprint: FP, count: 7 }))).toStrictEqual({ kind: 'stall', count: 7 });
-    expect(nextAction(observed({ kind: 'OutOfSync', latest: rec(2, 'failed'), deployed: rec(1, 'deployed') }, spent))).toStrictEqual({ kind: 'stall', count: MAX_FAILED_ATTEMPTS });
+    expect(nextAction(observed({ kind: 'FailedInstall', latest: rec(1, 'failed') }, { fingerprint: FP, count: 7 }))).toStrictEqual({
+      kind: 'stall',
+      count: 7,
+    });
+    expect(nextAction(observed({ kind: 'OutOfSync', latest: rec(2, 'failed'), deployed: rec(1, 'deployed') }, spent))).toStrictEqual({
+      kind: 'stall',
+      count: MAX_FAILED_ATTEMPTS,
+    });
   });
 
   it('never stalls what is not an install or upgrade: unlocking, drift correction, a conflict', () => {

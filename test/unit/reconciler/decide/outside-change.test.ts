@@ -10,8 +10,12 @@ describe('changedOutside', () => {
   });
 
   it('names the chart when its name or version is not the watch’s', () => {
-    expect(changedOutside({ chart: { ...chart, version: '1.2.4' }, valuesDigest: 'abc' }, DESIRED)).toBe('its chart is nginx 1.2.4, not nginx 1.2.3');
-    expect(changedOutside({ chart: { ...chart, name: 'other' }, valuesDigest: 'abc' }, DESIRED)).toBe('its chart is other 1.2.3, not nginx 1.2.3');
+    expect(changedOutside({ chart: { ...chart, version: '1.2.4' }, valuesDigest: 'abc' }, DESIRED)).toBe(
+      'its chart is nginx 1.2.4, not nginx 1.2.3',
+    );
+    expect(changedOutside({ chart: { ...chart, name: 'other' }, valuesDigest: 'abc' }, DESIRED)).toBe(
+      'its chart is other 1.2.3, not nginx 1.2.3',
+    );
   });
 
   it('says the values differ, without saying what they are', () => {

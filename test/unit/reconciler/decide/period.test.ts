@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ANNOTATIONS, parseReleaseAnnotations } from '../../../../src/reconciler/decide/annotations.js';
-import { annotationFloorMs, DEFAULT_ANNOTATION_PERIOD_FLOOR_MS, PERIOD_JITTER, resyncAfterMs, withPeriodFloor } from '../../../../src/reconciler/decide/period.js';
+import {
+  annotationFloorMs,
+  DEFAULT_ANNOTATION_PERIOD_FLOOR_MS,
+  PERIOD_JITTER,
+  resyncAfterMs,
+  withPeriodFloor,
+} from '../../../../src/reconciler/decide/period.js';
 
 const lowest = (): number => 0;
 const middle = (): number => 0.5;
@@ -44,7 +50,9 @@ describe('the floor of a CR annotation (the tenant writes it)', () => {
   it('raises 1ms to the floor and says so in a problem (an InvalidAnnotation warning event)', () => {
     const floored = withPeriodFloor(parsed('1ms'), 30_000);
     expect(floored.reconcilePeriodMs).toBe(30_000);
-    expect(floored.problems).toEqual([`annotation ${ANNOTATIONS.reconcilePeriod}: 1ms is shorter than the 30s a CR may ask for; using 30s`]);
+    expect(floored.problems).toEqual([
+      `annotation ${ANNOTATIONS.reconcilePeriod}: 1ms is shorter than the 30s a CR may ask for; using 30s`,
+    ]);
     expect(resyncAfterMs({ annotationMs: floored.reconcilePeriodMs, defaultMs: 60_000 }, lowest)).toBe(30_000 * (1 - PERIOD_JITTER));
   });
 

@@ -10,9 +10,12 @@ describe('releaseNameProblem', () => {
     expect(releaseNameProblem('a'.repeat(53))).toBeUndefined();
   });
 
-  it.each(['web', 'a', '0', 'nginx-sample', 'my.release', 'a-b.c-d', '1abc', 'abc1', 'x'.repeat(20) + '.' + 'y'.repeat(20)])('accepts %j', (name) => {
-    expect(releaseNameProblem(name)).toBeUndefined();
-  });
+  it.each(['web', 'a', '0', 'nginx-sample', 'my.release', 'a-b.c-d', '1abc', 'abc1', 'x'.repeat(20) + '.' + 'y'.repeat(20)])(
+    'accepts %j',
+    (name) => {
+      expect(releaseNameProblem(name)).toBeUndefined();
+    },
+  );
 
   it('rejects 54 characters with a message that says how long it is and what to do', () => {
     const name = 'a'.repeat(54);
@@ -33,7 +36,9 @@ describe('releaseNameProblem', () => {
   it.each(['', 'Web', 'MyRelease', '-web', 'web-', 'web_1', 'a..b', '.a', 'a.', 'a b', 'wéb', 'a/b', 'a.-b', 'a-.b'])(
     'rejects %j as not DNS-1123',
     (name) => {
-      expect(releaseNameProblem(name)).toBe(`release name "${name}" is not a valid DNS-1123 name (lower-case letters, digits, '-' and '.')`);
+      expect(releaseNameProblem(name)).toBe(
+        `release name "${name}" is not a valid DNS-1123 name (lower-case letters, digits, '-' and '.')`,
+      );
     },
   );
 });

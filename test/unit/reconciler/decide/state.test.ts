@@ -89,7 +89,10 @@ describe('determineReleaseState', () => {
     });
 
     it('the owner of the latest revision decides', () => {
-      expectState([rec(1, 'superseded'), rec(2, 'deployed', WANT, 'Other.example.com')], { kind: 'Conflict', ownerKind: 'Other.example.com' });
+      expectState([rec(1, 'superseded'), rec(2, 'deployed', WANT, 'Other.example.com')], {
+        kind: 'Conflict',
+        ownerKind: 'Other.example.com',
+      });
     });
 
     it('comes before Locked and FailedInstall', () => {
@@ -266,7 +269,11 @@ describe('determineReleaseState', () => {
 
     it('the same release is out of sync for another desired fingerprint', () => {
       const deployed = rec(1, 'deployed', WANT);
-      expect(determineReleaseState([deployed], { fingerprint: OLD, ownerKind: OURS })).toStrictEqual({ kind: 'OutOfSync', latest: deployed, deployed });
+      expect(determineReleaseState([deployed], { fingerprint: OLD, ownerKind: OURS })).toStrictEqual({
+        kind: 'OutOfSync',
+        latest: deployed,
+        deployed,
+      });
     });
 
     it('ignores other labels', () => {
@@ -305,7 +312,7 @@ describe('a deployed latest revision decides alone (the reconciler reads only it
   const cases: [string, string | null, string | null][] = [
     ['ours, in sync', WANT, OURS],
     ['ours, out of sync', OLD, OURS],
-    ['another kind\'s', WANT, 'Other.example.com'],
+    ["another kind's", WANT, 'Other.example.com'],
     ['unlabelled', null, null],
   ];
   it.each(cases)('%s: the whole history decides the same', (_, fp, owner) => {

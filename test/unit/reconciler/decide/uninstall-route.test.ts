@@ -10,7 +10,11 @@ const object = (kind: string, name: string, namespace: string, annotations: Reco
 
 const rec = (revision: number, status: ReleaseRecord['status']): ReleaseRecord => ({ revision, status, labels: {} });
 
-const OBJECTS = [object('ConfigMap', 'a', 'ns'), object('ClusterRole', 'r', ''), object('Secret', 'kept', 'ns', { 'helm.sh/resource-policy': 'keep' })];
+const OBJECTS = [
+  object('ConfigMap', 'a', 'ns'),
+  object('ClusterRole', 'r', ''),
+  object('Secret', 'kept', 'ns', { 'helm.sh/resource-policy': 'keep' }),
+];
 
 const input = (o: Partial<RouteInput> = {}): RouteInput => ({
   impersonates: false,

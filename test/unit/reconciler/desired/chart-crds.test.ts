@@ -36,7 +36,11 @@ function crd(versions: Readonly<Record<string, Obj>>, over: { storedVersions?: s
 }
 const chartCrd = (object: Obj): ChartCrd => ({ file: 'crds/books.yaml', name: NAME, object });
 /** As the API server returns it: defaults added, status set. */
-const live = (object: Obj, storedVersions: string[]): Obj => ({ ...object, spec: { ...(object.spec as Obj), conversion: { strategy: 'None' } }, status: { storedVersions, conditions: [{ type: 'Established', status: 'True' }] } });
+const live = (object: Obj, storedVersions: string[]): Obj => ({
+  ...object,
+  spec: { ...(object.spec as Obj), conversion: { strategy: 'None' } },
+  status: { storedVersions, conditions: [{ type: 'Established', status: 'True' }] },
+});
 
 const V1 = { title: { type: 'string' } };
 const V1_PAGES = { title: { type: 'string' }, pages: { type: 'integer' } };
@@ -44,13 +48,22 @@ const V1_PAGES = { title: { type: 'string' }, pages: { type: 'integer' } };
 describe('planChartCrds: which of the chart CRDs change, and whether safely', () => {
   it('creates a CRD the cluster lacks, leaves one it holds as written (server defaults aside), replaces one that gained an optional field', () => {
     const v1 = crd({ v1: V1 });
-    expect(planChartCrds([chartCrd(v1)], new Map([[NAME, undefined]]))).toEqual({ kind: 'apply', applies: [{ kind: 'create', crd: chartCrd(v1) }] });
+    expect(planChartCrds([chartCrd(v1)], new Map([[NAME, undefined]]))).toEqual({
+      kind: 'apply',
+      applies: [{ kind: 'create', crd: chartCrd(v1) }],
+    });
     expect(planChartCrds([chartCrd(v1)], new Map([[NAME, live(v1, ['v1'])]]))).toEqual({ kind: 'apply', applies: [] });
     const grown = crd({ v1: V1_PAGES });
-    expect(planChartCrds([chartCrd(grown)], new Map([[NAME, live(v1, ['v1'])]]))).toEqual({ kind: 'apply', applies: [{ kind: 'replace', crd: chartCrd(grown) }] });
+    expect(planChartCrds([chartCrd(grown)], new Map([[NAME, live(v1, ['v1'])]]))).toEqual({
+      kind: 'apply',
+      applies: [{ kind: 'replace', crd: chartCrd(grown) }],
+    });
     // An annotation the chart changes is the chart's too; one someone else added is not a change.
     const annotated = { ...v1, metadata: { name: NAME, annotations: { 'controller-gen.kubebuilder.io/version': 'v0.17.0' } } };
-    expect(planChartCrds([chartCrd(annotated)], new Map([[NAME, live(v1, ['v1'])]]))).toEqual({ kind: 'apply', applies: [{ kind: 'replace', crd: chartCrd(annotated) }] });
+    expect(planChartCrds([chartCrd(annotated)], new Map([[NAME, live(v1, ['v1'])]]))).toEqual({
+      kind: 'apply',
+      applies: [{ kind: 'replace', crd: chartCrd(annotated) }],
+    });
     const othersAdded = { ...v1, metadata: { name: NAME, annotations: { 'example.com/owner': 'team' } } };
     expect(planChartCrds([chartCrd(v1)], new Map([[NAME, live(othersAdded, ['v1'])]]))).toEqual({ kind: 'apply', applies: [] });
   });
@@ -59,7 +72,15 @@ describe('planChartCrds: which of the chart CRDs change, and whether safely', ()
     const both = crd({ v1: V1, v2: V1 });
     const onlyV2 = crd({ v2: V1 });
     const plan = planChartCrds([chartCrd(onlyV2)], new Map([[NAME, live(both, ['v1', 'v2'])]]));
-    expect(plan).toEqual({ kind: 'unsafe', refusals: [{ crd: chartCrd(onlyV2), changes: [{ version: 'v1', path: '.', check: 'NoStoredVersionRemoved', message: 'stored version v1 removed' }] }] });
+    expect(plan).toEqual({
+      kind: 'unsafe',
+      refusals: [
+        {
+          crd: chartCrd(onlyV2),
+          changes: [{ version: 'v1', path: '.', check: 'NoStoredVersionRemoved', message: 'stored version v1 removed' }],
+        },
+      ],
+    });
     // Once nothing is stored in v1 any more (storedVersions migrated), dropping it is safe.
     expect(planChartCrds([chartCrd(onlyV2)], new Map([[NAME, live(both, ['v2'])]])).kind).toBe('apply');
   });
@@ -81,7 +102,10 @@ describe('planChartCrds: which of the chart CRDs change, and whether safely', ()
   });
 
   it('crdUpgradeSafety: a stored version the old CRD no longer lists is still refused when the new one drops it', () => {
-    expect(crdUpgradeSafety(crd({ v2: V1 }), crd({ v3: V1 }), ['v1', 'v2']).map((c) => `${c.version ?? ''} ${c.check}`)).toEqual(['v2 NoStoredVersionRemoved', 'v1 NoStoredVersionRemoved']);
+    expect(crdUpgradeSafety(crd({ v2: V1 }), crd({ v3: V1 }), ['v1', 'v2']).map((c) => `${c.version ?? ''} ${c.check}`)).toEqual([
+      'v2 NoStoredVersionRemoved',
+      'v1 NoStoredVersionRemoved',
+    ]);
   });
 });
 
@@ -90,22 +114,31 @@ describe('crdWriteRefusal: confinement and allowKinds refuse CRDs as they refuse
   it('refuses a confined watch unless allowClusterScoped lists CRDs, and an allowKinds without them', () => {
     expect(crdWriteRefusal({ confineToNamespace: true, allowClusterScoped: [] }, books)?.reason).toBe('confinement');
     expect(crdWriteRefusal({ confineToNamespace: true, allowClusterScoped: [CRD_KIND] }, books)).toBeUndefined();
-    expect(crdWriteRefusal({ confineToNamespace: false, allowClusterScoped: [], allowKinds: ['ConfigMap'] }, books)?.message).toContain(`add ${CRD_KIND}, or set crds: Skip`);
-    expect(crdWriteRefusal({ confineToNamespace: false, allowClusterScoped: [], allowKinds: ['ConfigMap', CRD_KIND] }, books)).toBeUndefined();
+    expect(crdWriteRefusal({ confineToNamespace: false, allowClusterScoped: [], allowKinds: ['ConfigMap'] }, books)?.message).toContain(
+      `add ${CRD_KIND}, or set crds: Skip`,
+    );
+    expect(
+      crdWriteRefusal({ confineToNamespace: false, allowClusterScoped: [], allowKinds: ['ConfigMap', CRD_KIND] }, books),
+    ).toBeUndefined();
     expect(crdWriteRefusal({ confineToNamespace: false, allowClusterScoped: [] }, books)).toBeUndefined();
   });
 });
 
 describe('chartCrds: the CRDs of crds/ as helm reads them', () => {
-  it('reads every document of crds/ and subcharts\' crds/, skips templates and non-CRD documents, and names a file that is not YAML', () => {
-    const doc = (name: string): string => `apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ${name}\n`;
+  it("reads every document of crds/ and subcharts' crds/, skips templates and non-CRD documents, and names a file that is not YAML", () => {
+    const doc = (name: string): string =>
+      `apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ${name}\n`;
     const found = chartCrds([
       { path: 'crds/b.yaml', text: `${doc('b.example.com')}---\n${doc('c.example.com')}---\nkind: ConfigMap\n` },
       { path: 'charts/db/crds/db.json', text: JSON.stringify({ kind: 'CustomResourceDefinition', metadata: { name: 'db.example.com' } }) },
       { path: 'templates/crd.yaml', text: doc('templated.example.com') },
       { path: 'crds/README.md', text: doc('md.example.com') },
     ]);
-    expect(found.map((c) => `${c.file} ${c.name}`)).toEqual(['charts/db/crds/db.json db.example.com', 'crds/b.yaml b.example.com', 'crds/b.yaml c.example.com']);
+    expect(found.map((c) => `${c.file} ${c.name}`)).toEqual([
+      'charts/db/crds/db.json db.example.com',
+      'crds/b.yaml b.example.com',
+      'crds/b.yaml c.example.com',
+    ]);
     expect(() => chartCrds([{ path: 'crds/bad.yaml', text: 'a: [' }])).toThrow(/^crds\/bad\.yaml: /);
   });
 });
@@ -126,7 +159,10 @@ function fakeCrds(cluster: Map<string, Obj>, o: { established?: boolean } = {}):
 
 describe('applyChartCrds and the upgrade', () => {
   const v1 = crd({ v1: V1 });
-  const withCrds = (object: Obj, crds: 'Create' | 'CreateReplace' = 'CreateReplace') => ({ chart: { ...CHART, crds: [chartCrd(object)] }, crds });
+  const withCrds = (object: Obj, crds: 'Create' | 'CreateReplace' = 'CreateReplace') => ({
+    chart: { ...CHART, crds: [chartCrd(object)] },
+    crds,
+  });
 
   it('under CreateReplace, applies a safe change before helm upgrades, and says so with an event', async () => {
     const h = harness({ watch: withCrds(crd({ v1: V1_PAGES })) });
@@ -135,7 +171,9 @@ describe('applyChartCrds and the upgrade', () => {
     expect(port.applied).toEqual([NAME]);
     expect(outcome.kind).toBe('upgraded');
     expect(h.helm.callsOf('upgrade')).toHaveLength(1);
-    expect(outcome.events?.find((e) => e.reason === 'CRDsApplied')?.message).toBe(`the chart's CRDs were applied before the upgrade: ${NAME} (replaced)`);
+    expect(outcome.events?.find((e) => e.reason === 'CRDsApplied')?.message).toBe(
+      `the chart's CRDs were applied before the upgrade: ${NAME} (replaced)`,
+    );
   });
 
   it('refuses an unsafe change with nothing applied and helm never run, counted against the desired state', async () => {
@@ -145,13 +183,23 @@ describe('applyChartCrds and the upgrade', () => {
     const outcome = await upgrade({ ...h.ctx, crds: port }, d, record(1, 'deployed'));
     expect(port.applied).toEqual([]);
     expect(h.helm.callsOf('upgrade')).toHaveLength(0);
-    expect(outcome).toMatchObject({ kind: 'helm-failed', reason: Reason.CRDUpgradeUnsafe, fingerprint: d.keyedFingerprint, failure: { retryable: false } });
-    expect(outcome.kind === 'helm-failed' ? outcome.failure.summary : '').toContain('v1 .: stored version v1 removed (NoStoredVersionRemoved)');
+    expect(outcome).toMatchObject({
+      kind: 'helm-failed',
+      reason: Reason.CRDUpgradeUnsafe,
+      fingerprint: d.keyedFingerprint,
+      failure: { retryable: false },
+    });
+    expect(outcome.kind === 'helm-failed' ? outcome.failure.summary : '').toContain(
+      'v1 .: stored version v1 removed (NoStoredVersionRemoved)',
+    );
   });
 
   it('stops before helm when an applied CRD is never Established', async () => {
     const h = harness({ watch: withCrds(crd({ v1: V1_PAGES })) });
-    const outcome = await applyChartCrds({ ...h.ctx, crds: fakeCrds(new Map([[NAME, live(v1, ['v1'])]]), { established: false }) }, desired());
+    const outcome = await applyChartCrds(
+      { ...h.ctx, crds: fakeCrds(new Map([[NAME, live(v1, ['v1'])]]), { established: false }) },
+      desired(),
+    );
     expect(outcome.kind === 'stop' ? outcome.outcome : undefined).toMatchObject({ kind: 'helm-failed', reason: Reason.CRDNotEstablished });
   });
 

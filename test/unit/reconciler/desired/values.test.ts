@@ -36,7 +36,11 @@ describe('mergeValues', () => {
   });
 
   it('sets values as strings, like --set-string', () => {
-    expect(mergeValues({ replicas: 3 }, { replicas: '5', enabled: 'true', empty: '' })).toEqual({ replicas: '5', enabled: 'true', empty: '' });
+    expect(mergeValues({ replicas: 3 }, { replicas: '5', enabled: 'true', empty: '' })).toEqual({
+      replicas: '5',
+      enabled: 'true',
+      empty: '',
+    });
   });
 
   it('creates nested maps that do not exist yet', () => {
@@ -62,9 +66,17 @@ describe('mergeValues', () => {
   });
 
   it('sets a field of a list element, keeping its other fields', () => {
-    const spec = { env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] };
+    const spec = {
+      env: [
+        { name: 'A', value: '1' },
+        { name: 'B', value: '2' },
+      ],
+    };
     expect(mergeValues(spec, { 'env[1].value': 'override' })).toEqual({
-      env: [{ name: 'A', value: '1' }, { name: 'B', value: 'override' }],
+      env: [
+        { name: 'A', value: '1' },
+        { name: 'B', value: 'override' },
+      ],
     });
   });
 
@@ -94,7 +106,9 @@ describe('mergeValues', () => {
   });
 
   it('applies several overrides together', () => {
-    expect(mergeValues({ image: { tag: '1' }, replicas: 1 }, { 'image.tag': '2', 'image.pullPolicy': 'Always', 'service.port': '80' })).toEqual({
+    expect(
+      mergeValues({ image: { tag: '1' }, replicas: 1 }, { 'image.tag': '2', 'image.pullPolicy': 'Always', 'service.port': '80' }),
+    ).toEqual({
       image: { tag: '2', pullPolicy: 'Always' },
       replicas: 1,
       service: { port: '80' },
@@ -118,7 +132,9 @@ describe('mergeValues', () => {
     const merged = mergeValues({}, { '__proto__.polluted': 'yes', 'constructor.prototype.polluted': 'yes' });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.getPrototypeOf(merged)).toBe(Object.prototype);
-    expect(JSON.parse(JSON.stringify(merged))).toEqual(JSON.parse('{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}}}'));
+    expect(JSON.parse(JSON.stringify(merged))).toEqual(
+      JSON.parse('{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}}}'),
+    );
   });
 
   it('keeps a __proto__ key that came from the spec (JSON.parse makes it an own key)', () => {
@@ -130,21 +146,33 @@ describe('mergeValues', () => {
 });
 
 describe('setValueAt', () => {
-  it('sets up to helm\'s MaxIndex and refuses past it, negative or fractional indexes, before setting anything', () => {
+  it("sets up to helm's MaxIndex and refuses past it, negative or fractional indexes, before setting anything", () => {
     const target: Values = {};
     setValueAt(target, ['a', 65536], 'x');
     expect((target.a as unknown[]).length).toBe(65537);
     for (const bad of [65537, 4294967294, -1, 1.5, Number.NaN, Infinity]) {
       const t: Values = {};
-      expect(() => { setValueAt(t, ['a', bad], 'x'); }).toThrow(ValuePathError);
+      expect(() => {
+        setValueAt(t, ['a', bad], 'x');
+      }).toThrow(ValuePathError);
       expect(t).toEqual({});
     }
   });
 
   it('refuses a path longer than 32 segments', () => {
-    expect(() => { setValueAt({}, Array.from({ length: 33 }, () => 'a'), 'x'); }).toThrow(ValuePathError);
+    expect(() => {
+      setValueAt(
+        {},
+        Array.from({ length: 33 }, () => 'a'),
+        'x',
+      );
+    }).toThrow(ValuePathError);
     const t: Values = {};
-    setValueAt(t, Array.from({ length: 32 }, () => 'a'), 'x');
+    setValueAt(
+      t,
+      Array.from({ length: 32 }, () => 'a'),
+      'x',
+    );
     expect(JSON.stringify(t).split('{').length - 1).toBe(32);
   });
 });
@@ -228,7 +256,11 @@ describe('canonicalJson', () => {
 });
 
 describe('keyedFingerprint (what CR status shows)', () => {
-  const secretValues = (pin: string): { chartDigest: string; values: Values; helmMajor: number } => ({ chartDigest: 'sha256:abc', values: { db: { pin } }, helmMajor: 4 });
+  const secretValues = (pin: string): { chartDigest: string; values: Values; helmMajor: number } => ({
+    chartDigest: 'sha256:abc',
+    values: { db: { pin } },
+    helmMajor: 4,
+  });
 
   it('cannot be matched by guessing the values without the key (a 4-digit PIN from a Secret, tried exhaustively)', () => {
     const key = Buffer.alloc(32, 7);

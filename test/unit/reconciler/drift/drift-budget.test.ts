@@ -43,6 +43,9 @@ describe('the drift repair budget', () => {
 
   it('reads a malformed record as none', () => {
     expect(readStatus({ driftRepairFailures: { revision: '3', count: 5 } }).driftRepairFailures).toBeUndefined();
-    expect(readStatus({ driftRepairFailures: { revision: 3, count: 2, generation: 'x' } }).driftRepairFailures).toEqual({ revision: 3, count: 2 });
+    expect(readStatus({ driftRepairFailures: { revision: 3, count: 2, generation: 'x' } }).driftRepairFailures).toEqual({
+      revision: 3,
+      count: 2,
+    });
   });
 });

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { conflictMessage, FIGHT_RESTORES, FIGHT_WINDOW_MS, fightsFor, heldPaths, judgeRewrites, MAX_FIGHT_FIELDS, unrestored, type FightKey } from '../../../../src/reconciler/drift/drift-fight.js';
+import {
+  conflictMessage,
+  FIGHT_RESTORES,
+  FIGHT_WINDOW_MS,
+  fightsFor,
+  heldPaths,
+  judgeRewrites,
+  MAX_FIGHT_FIELDS,
+  unrestored,
+  type FightKey,
+} from '../../../../src/reconciler/drift/drift-fight.js';
 import { DriftRepairPolicy } from '../../../../src/reconciler/drift/drift-policy.js';
 import type { InventoryEntry } from '../../../../src/reconciler/objects/inventory.js';
 import { otherManagerOf } from '../../../../src/reconciler/objects/field-owner.js';
@@ -28,7 +38,9 @@ describe('judgeRewrites', () => {
     const before = restore(FIGHT_RESTORES);
     expect(before.hold).toEqual([]);
     expect(before.declared).toEqual([]);
-    expect(before.fights.fields).toEqual([{ kind: CFG.kind, name: CFG.name, path: CA, manager: 'vault-injector', restores: FIGHT_RESTORES, since: T0.toISOString() }]);
+    expect(before.fights.fields).toEqual([
+      { kind: CFG.kind, name: CFG.name, path: CA, manager: 'vault-injector', restores: FIGHT_RESTORES, since: T0.toISOString() },
+    ]);
     const fight = restore(FIGHT_RESTORES + 1);
     expect(fight.hold).toEqual([CA]);
     expect(fight.declared).toEqual([expect.objectContaining({ path: CA, manager: 'vault-injector', conflict: true })]);
@@ -46,7 +58,10 @@ describe('judgeRewrites', () => {
     expect(other.fights.fields).toEqual([expect.objectContaining({ manager: 'kubectl-edit', restores: 1 })]);
     const two = judgeRewrites(first.fights, CFG, [{ path: '/webhooks/0/timeoutSeconds', manager: 'vault-injector' }], at(5000));
     expect(two.hold).toEqual([]);
-    expect(two.fights.fields.map((f) => [f.path, f.restores])).toEqual([[CA, FIGHT_RESTORES], ['/webhooks/0/timeoutSeconds', 1]]);
+    expect(two.fights.fields.map((f) => [f.path, f.restores])).toEqual([
+      [CA, FIGHT_RESTORES],
+      ['/webhooks/0/timeoutSeconds', 1],
+    ]);
   });
 
   it('is no fight when the restores are further apart than the window', () => {
@@ -74,7 +89,15 @@ describe('unrestored', () => {
 
   it('keeps a fight the judgement declared: it rests on restores made earlier', () => {
     const before = restore(FIGHT_RESTORES).fights;
-    const fight = judgeRewrites(before, CFG, [{ path: CA, manager: 'vault-injector' }, { path: '/metadata/labels', manager: 'kubectl' }], at(60_000));
+    const fight = judgeRewrites(
+      before,
+      CFG,
+      [
+        { path: CA, manager: 'vault-injector' },
+        { path: '/metadata/labels', manager: 'kubectl' },
+      ],
+      at(60_000),
+    );
     const after = unrestored(fight.fights, before, CFG, [CA, '/metadata/labels']);
     expect(heldPaths(after, CFG)).toEqual([CA]);
     expect(after.fields).toHaveLength(1);
@@ -116,15 +139,26 @@ describe('fightsFor', () => {
   it('keeps the records of the same revision, generation and rules; any change starts over', () => {
     const fights = restore(FIGHT_RESTORES).fights;
     expect(fightsFor(fights, KEY)).toBe(fights);
-    for (const key of [{ ...KEY, revision: 3 }, { ...KEY, generation: 4 }, { ...KEY, rules: 'r2' }]) {
+    for (const key of [
+      { ...KEY, revision: 3 },
+      { ...KEY, generation: 4 },
+      { ...KEY, rules: 'r2' },
+    ]) {
       expect(fightsFor(fights, key).fields).toEqual([]);
     }
   });
 
   it('keeps a fight found across revisions and generations (upgrades leave it too), not across other rules', () => {
     const fights = restore(FIGHT_RESTORES + 1).fights;
-    for (const key of [{ ...KEY, revision: 3 }, { ...KEY, generation: 4 }]) {
-      expect(fightsFor(fights, key)).toMatchObject({ revision: key.revision, generation: key.generation, fields: [{ path: CA, manager: 'vault-injector', conflict: true }] });
+    for (const key of [
+      { ...KEY, revision: 3 },
+      { ...KEY, generation: 4 },
+    ]) {
+      expect(fightsFor(fights, key)).toMatchObject({
+        revision: key.revision,
+        generation: key.generation,
+        fields: [{ path: CA, manager: 'vault-injector', conflict: true }],
+      });
     }
     expect(fightsFor(fights, { ...KEY, rules: 'r2' }).fields).toEqual([]);
   });
@@ -137,7 +171,7 @@ describe('conflictMessage', () => {
       `MutatingWebhookConfiguration vault-agent-injector-cfg: field ${CA} is written by field manager "vault-injector" again after each repair ` +
         `(restored ${FIGHT_RESTORES} times since ${T0.toISOString()}); it is no longer restored, nor taken by upgrades, until the ignore rules change, and the rest of the release still is. ` +
         `To leave it to "vault-injector" for good, add the rule {paths: [${CA}], target: {kind: MutatingWebhookConfiguration, name: vault-agent-injector-cfg}} to the watch's driftIgnore ` +
-        '(or to the CR\'s helm.sdk.operatorframework.io/drift-ignore annotation where the watch allows it)',
+        "(or to the CR's helm.sdk.operatorframework.io/drift-ignore annotation where the watch allows it)",
     );
   });
 });
@@ -146,8 +180,18 @@ describe('otherManagerOf', () => {
   const live = { webhooks: [{ name: 'vault.hashicorp.com', clientConfig: { caBundle: 'Q0E=' }, rules: [{ operations: ['CREATE'] }] }] };
   const keyed = 'k:{"name":"vault.hashicorp.com"}';
   const entries: ManagedFieldsEntry[] = [
-    { manager: 'helm', operation: 'Apply', time: '2026-11-27T10:00:00Z', fieldsV1: { 'f:webhooks': { [keyed]: { '.': {}, 'f:name': {}, 'f:rules': {} } } } },
-    { manager: 'vault-injector', operation: 'Update', time: '2026-11-27T10:00:05Z', fieldsV1: { 'f:webhooks': { [keyed]: { 'f:clientConfig': { 'f:caBundle': {} } } } } },
+    {
+      manager: 'helm',
+      operation: 'Apply',
+      time: '2026-11-27T10:00:00Z',
+      fieldsV1: { 'f:webhooks': { [keyed]: { '.': {}, 'f:name': {}, 'f:rules': {} } } },
+    },
+    {
+      manager: 'vault-injector',
+      operation: 'Update',
+      time: '2026-11-27T10:00:05Z',
+      fieldsV1: { 'f:webhooks': { [keyed]: { 'f:clientConfig': { 'f:caBundle': {} } } } },
+    },
     { manager: 'status-writer', operation: 'Update', subresource: 'status', fieldsV1: { 'f:webhooks': {} } },
   ];
 

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { DriftIgnoreRule } from '../../../../src/config/drift-ignore-rules.js';
 import { driftedPaths } from '../../../../src/reconciler/drift/drift.js';
-import { annotationRules, ignoredFields, isWithin, rulesFingerprint, withLiveFields } from '../../../../src/reconciler/drift/drift-ignore.js';
+import {
+  annotationRules,
+  ignoredFields,
+  isWithin,
+  rulesFingerprint,
+  withLiveFields,
+} from '../../../../src/reconciler/drift/drift-ignore.js';
 
 const WEBHOOK = { kind: 'MutatingWebhookConfiguration', name: 'vault-agent-injector-cfg', labels: { 'app.kubernetes.io/name': 'vault' } };
 const CA = '/webhooks/0/clientConfig/caBundle';
@@ -9,7 +15,13 @@ const config = (caBundle: string | undefined, timeoutSeconds = 10) => ({
   apiVersion: 'admissionregistration.k8s.io/v1',
   kind: 'MutatingWebhookConfiguration',
   metadata: { name: 'vault-agent-injector-cfg' },
-  webhooks: [{ name: 'vault.hashicorp.com', timeoutSeconds, clientConfig: { service: { name: 'vault' }, ...(caBundle === undefined ? {} : { caBundle }) } }],
+  webhooks: [
+    {
+      name: 'vault.hashicorp.com',
+      timeoutSeconds,
+      clientConfig: { service: { name: 'vault' }, ...(caBundle === undefined ? {} : { caBundle }) },
+    },
+  ],
 });
 
 describe('ignoredFields', () => {
@@ -19,7 +31,11 @@ describe('ignoredFields', () => {
       { paths: [CA], target: { kind: 'MutatingWebhookConfiguration', name: 'vault-agent-injector-cfg' } },
       { paths: ['/metadata/annotations/a~1b'], target: { labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'vault' } } } },
     ];
-    expect(ignoredFields(rules, WEBHOOK)).toEqual([['spec', 'replicas'], ['webhooks', '0', 'clientConfig', 'caBundle'], ['metadata', 'annotations', 'a/b']]);
+    expect(ignoredFields(rules, WEBHOOK)).toEqual([
+      ['spec', 'replicas'],
+      ['webhooks', '0', 'clientConfig', 'caBundle'],
+      ['metadata', 'annotations', 'a/b'],
+    ]);
     expect(ignoredFields(rules, { kind: 'Deployment', name: 'vault', labels: {} })).toEqual([['spec', 'replicas']]);
   });
 
@@ -34,7 +50,13 @@ describe('ignoredFields', () => {
     // A path into nothing the chart sets: the desired object is unchanged, drift is as without it.
     const desired = config('');
     const live = config('Q0E=', 30);
-    expect(withLiveFields(desired, live, [['spec', 'replicas'], ['webhooks', '7', 'x'], ['webhooks', 'x']])).toEqual(desired);
+    expect(
+      withLiveFields(desired, live, [
+        ['spec', 'replicas'],
+        ['webhooks', '7', 'x'],
+        ['webhooks', 'x'],
+      ]),
+    ).toEqual(desired);
   });
 });
 

@@ -23,9 +23,23 @@ describe('driftedPaths', () => {
   });
 
   it('suspects a list with more entries than the chart set (a sidecar, or a verb added to an atomic list), for the dry run to judge', () => {
-    const withSidecar = { ...deployment('nginx:1'), spec: { template: { spec: { containers: [{ name: 'nginx', image: 'nginx:1' }, { name: 'sidecar', image: 's' }] } } } };
+    const withSidecar = {
+      ...deployment('nginx:1'),
+      spec: {
+        template: {
+          spec: {
+            containers: [
+              { name: 'nginx', image: 'nginx:1' },
+              { name: 'sidecar', image: 's' },
+            ],
+          },
+        },
+      },
+    };
     expect(driftedPaths(deployment('nginx:1'), withSidecar)).toEqual(['.spec.template.spec.containers']);
-    expect(driftedPaths({ rules: [{ verbs: ['get', 'list'] }] }, { rules: [{ verbs: ['get', 'list', 'delete'] }] })).toEqual(['.rules[0].verbs']);
+    expect(driftedPaths({ rules: [{ verbs: ['get', 'list'] }] }, { rules: [{ verbs: ['get', 'list', 'delete'] }] })).toEqual([
+      '.rules[0].verbs',
+    ]);
   });
 
   it('names each field the chart sets that differs', () => {
@@ -53,8 +67,16 @@ describe('driftedPaths', () => {
 
 describe('applyWouldChange', () => {
   it('is false when only server-managed metadata and status differ', () => {
-    const live = { ...deployment('nginx:1'), metadata: { name: 'web', labels: { app: 'web' }, resourceVersion: '1', managedFields: [1] }, status: { a: 1 } };
-    const preview = { ...deployment('nginx:1'), metadata: { name: 'web', labels: { app: 'web' }, resourceVersion: '2', managedFields: [2] }, status: { a: 2 } };
+    const live = {
+      ...deployment('nginx:1'),
+      metadata: { name: 'web', labels: { app: 'web' }, resourceVersion: '1', managedFields: [1] },
+      status: { a: 1 },
+    };
+    const preview = {
+      ...deployment('nginx:1'),
+      metadata: { name: 'web', labels: { app: 'web' }, resourceVersion: '2', managedFields: [2] },
+      status: { a: 2 },
+    };
     expect(applyWouldChange(preview, live)).toBe(false);
   });
 
@@ -71,12 +93,29 @@ describe('changedPaths', () => {
     spec: { replicas: 2, template: { spec: { containers: [{ name: 'nginx', image, imagePullPolicy: 'IfNotPresent' }], ...extra } } },
     status: { replicas: 2 },
   });
-  const after = (o: ReturnType<typeof live>) => ({ ...o, metadata: { ...o.metadata, resourceVersion: '8', generation: 4, managedFields: [{ manager: 'helm' }] }, status: { replicas: 1 } });
+  const after = (o: ReturnType<typeof live>) => ({
+    ...o,
+    metadata: { ...o.metadata, resourceVersion: '8', generation: 4, managedFields: [{ manager: 'helm' }] },
+    status: { replicas: 1 },
+  });
 
   it('names only what the apply changed, not what the chart sets and the server omits', () => {
     // The case: the chart sets hostNetwork: false, hostIPC: false and supplementalGroups: [];
     // driftedPaths flags them all (the server drops them), yet only the image changed.
-    const desired = { ...deployment('nginx:1'), spec: { ...deployment('nginx:1').spec, template: { spec: { containers: [{ name: 'nginx', image: 'nginx:1' }], hostNetwork: false, hostIPC: false, securityContext: { supplementalGroups: [] } } } } };
+    const desired = {
+      ...deployment('nginx:1'),
+      spec: {
+        ...deployment('nginx:1').spec,
+        template: {
+          spec: {
+            containers: [{ name: 'nginx', image: 'nginx:1' }],
+            hostNetwork: false,
+            hostIPC: false,
+            securityContext: { supplementalGroups: [] },
+          },
+        },
+      },
+    };
     const before = live('nginx:evil');
     expect(driftedPaths(desired, before).length).toBeGreaterThan(1);
     expect(changedPaths(before, after(live('nginx:1')))).toEqual(['.spec.template.spec.containers[0].image']);
@@ -86,7 +125,12 @@ describe('changedPaths', () => {
     ['a changed scalar', live('a'), live('b'), ['.spec.template.spec.containers[0].image']],
     ['a removed field', live('a', { hostname: 'x' }), live('a'), ['.spec.template.spec.hostname']],
     ['an added field', live('a'), live('a', { hostname: 'x' }), ['.spec.template.spec.hostname']],
-    ['a list of another length, as a whole', live('a', { tolerations: [{ key: 'a' }] }), live('a', { tolerations: [{ key: 'a' }, { key: 'b' }] }), ['.spec.template.spec.tolerations']],
+    [
+      'a list of another length, as a whole',
+      live('a', { tolerations: [{ key: 'a' }] }),
+      live('a', { tolerations: [{ key: 'a' }, { key: 'b' }] }),
+      ['.spec.template.spec.tolerations'],
+    ],
     ['a scalar that became an object', live('a', { x: 1 }), live('a', { x: { y: 1 } }), ['.spec.template.spec.x']],
     ['nothing, when only server-managed metadata and status moved', live('a'), after(live('a')), []],
   ])('finds %s', (_what, before, later, expected) => {

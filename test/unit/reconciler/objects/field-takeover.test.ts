@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { claimedFields, intersect, subtract, takeOver, union, type FieldSet, type ManagedFieldsEntry } from '../../../../src/reconciler/objects/field-takeover.js';
+import {
+  claimedFields,
+  intersect,
+  subtract,
+  takeOver,
+  union,
+  type FieldSet,
+  type ManagedFieldsEntry,
+} from '../../../../src/reconciler/objects/field-takeover.js';
 
 const claimant = { manager: 'helm', apiVersion: 'v1', time: '2026-11-23T00:00:00Z' };
 const entry = (manager: string, fieldsV1: FieldSet, operation = 'Update', apiVersion = 'v1'): ManagedFieldsEntry => ({
@@ -41,9 +49,18 @@ describe('claimedFields', () => {
     const owned: FieldSet = { 'f:spec': { 'f:ports': { 'k:{"port":9999,"protocol":"TCP"}': edited } } };
     expect(claimedFields(desired, live, owned)).toEqual({ 'f:spec': { 'f:ports': { 'k:{"port":9999,"protocol":"TCP"}': edited } } });
 
-    const withSidecar = { spec: { containers: [{ name: 'app', image: 'a' }, { name: 'proxy', image: 'p' }] } };
+    const withSidecar = {
+      spec: {
+        containers: [
+          { name: 'app', image: 'a' },
+          { name: 'proxy', image: 'p' },
+        ],
+      },
+    };
     const ownedSidecar: FieldSet = {
-      'f:spec': { 'f:containers': { 'k:{"name":"app"}': { 'f:image': {} }, 'k:{"name":"proxy"}': { '.': {}, 'f:image': {}, 'f:name': {} } } },
+      'f:spec': {
+        'f:containers': { 'k:{"name":"app"}': { 'f:image': {} }, 'k:{"name":"proxy"}': { '.': {}, 'f:image': {}, 'f:name': {} } },
+      },
     };
     expect(claimedFields({ spec: { containers: [{ name: 'app', image: 'a' }] } }, withSidecar, ownedSidecar)).toEqual({
       'f:spec': { 'f:containers': { 'k:{"name":"app"}': { 'f:image': {} } } },
@@ -52,7 +69,9 @@ describe('claimedFields', () => {
 
   it('matches list-map keys the API server defaulted (a port without protocol)', () => {
     const owned: FieldSet = { 'f:ports': { 'k:{"port":8080,"protocol":"TCP"}': { 'f:targetPort': {} } } };
-    expect(claimedFields({ ports: [{ port: 8080, targetPort: 'http' }] }, { ports: [{ port: 8080, protocol: 'TCP' }] }, owned)).toEqual(owned);
+    expect(claimedFields({ ports: [{ port: 8080, targetPort: 'http' }] }, { ports: [{ port: 8080, protocol: 'TCP' }] }, owned)).toEqual(
+      owned,
+    );
   });
 
   it('claims set-list values and atomic lists as a whole', () => {
@@ -85,7 +104,14 @@ describe('takeOver', () => {
     const entries = [entry('helm', { 'f:data': { 'f:greeting': {} } }), entry('kubectl-edit', { 'f:data': { 'f:greeting': {} } })];
     expect(takeOver(entries, desired, {}, claimant)).toEqual([
       entry('helm', { 'f:data': { 'f:greeting': {} } }),
-      { manager: 'helm', operation: 'Apply', apiVersion: 'v1', time: claimant.time, fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:greeting': {} } } },
+      {
+        manager: 'helm',
+        operation: 'Apply',
+        apiVersion: 'v1',
+        time: claimant.time,
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:data': { 'f:greeting': {} } },
+      },
     ]);
   });
 

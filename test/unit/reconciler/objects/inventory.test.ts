@@ -69,7 +69,11 @@ describe('parseManifest', () => {
     const [sa] = parseManifest(HELM_MANIFEST);
     const first = renderedBody(sa!);
     (first.metadata as Record<string, unknown>).name = 'changed';
-    expect(renderedBody(sa!)).toStrictEqual({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'web', labels: { app: 'web' } } });
+    expect(renderedBody(sa!)).toStrictEqual({
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: 'web', labels: { app: 'web' } },
+    });
   });
 
   it('renders YAML-only values as the JSON the API server would receive', () => {
@@ -79,7 +83,8 @@ describe('parseManifest', () => {
   });
 
   it('reads YAML 1.1 scalars as helm sent them: octal modes, yes/no booleans', () => {
-    const manifest = 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  enableServiceLinks: no\n  volumes:\n  - name: s\n    secret:\n      defaultMode: 0400\n';
+    const manifest =
+      'apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  enableServiceLinks: no\n  volumes:\n  - name: s\n    secret:\n      defaultMode: 0400\n';
     const [pod] = parseManifest(manifest);
     expect(renderedBody(pod!)).toMatchObject({ spec: { enableServiceLinks: false, volumes: [{ secret: { defaultMode: 256 } }] } });
   });
@@ -112,7 +117,10 @@ describe('parseManifest', () => {
   });
 
   it('drops, in bounded time, a document whose aliases expand beyond what the API server could take (billion laughs)', () => {
-    const levels = Array.from({ length: 9 }, (_, i) => `  l${i + 1}: &l${i + 1} [${Array.from({ length: 10 }, () => `*l${i}`).join(', ')}]`).join('\n');
+    const levels = Array.from(
+      { length: 9 },
+      (_, i) => `  l${i + 1}: &l${i + 1} [${Array.from({ length: 10 }, () => `*l${i}`).join(', ')}]`,
+    ).join('\n');
     const manifest = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: laughs\ndata:\n  l0: &l0 "lol"\n${levels}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: after\n`;
     expect(names(parseManifest(manifest))).toEqual(['ConfigMap/after']);
   });
@@ -165,7 +173,8 @@ items: []
   });
 
   it('expands items of a kind that does not end in List, as helm applies them (issue 32)', () => {
-    const manifest = 'apiVersion: v1\nkind: Bundle\nitems:\n- {apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: escalate}}\n';
+    const manifest =
+      'apiVersion: v1\nkind: Bundle\nitems:\n- {apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: escalate}}\n';
     expect(names(parseManifest(manifest))).toEqual(['ClusterRoleBinding/escalate']);
     expect(names(parseManifest('apiVersion: v1\nkind: Bundle\nmetadata: {name: b}\nitems: {}\n'))).toEqual([]);
   });
@@ -217,12 +226,16 @@ describe('inventoryOf', () => {
 
   it('keeps an explicit namespace on a namespaced object', async () => {
     const objects = parseManifest('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: explicit\n');
-    expect(await inventoryOf(objects, 'demo', resolver)).toStrictEqual([{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'explicit', name: 'a' }]);
+    expect(await inventoryOf(objects, 'demo', resolver)).toStrictEqual([
+      { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'explicit', name: 'a' },
+    ]);
   });
 
   it('drops a namespace written on a cluster-scoped object (the API server ignores it too)', async () => {
     const objects = parseManifest('apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n  namespace: demo\n');
-    expect(await inventoryOf(objects, 'demo', resolver)).toStrictEqual([{ apiVersion: 'v1', kind: 'Namespace', namespace: '', name: 'team' }]);
+    expect(await inventoryOf(objects, 'demo', resolver)).toStrictEqual([
+      { apiVersion: 'v1', kind: 'Namespace', namespace: '', name: 'team' },
+    ]);
   });
 
   it('asks the resolver about each object by apiVersion and kind, in order', async () => {
@@ -240,11 +253,18 @@ describe('inventoryOf', () => {
       await new Promise((r) => setTimeout(r, kind === 'ServiceAccount' ? 20 : 0));
       return kind !== 'ClusterRole';
     };
-    expect((await inventoryOf(objects, 'demo', slowFirst)).map((e) => e.kind)).toEqual(['ServiceAccount', 'Service', 'ClusterRole', 'Deployment']);
+    expect((await inventoryOf(objects, 'demo', slowFirst)).map((e) => e.kind)).toEqual([
+      'ServiceAccount',
+      'Service',
+      'ClusterRole',
+      'Deployment',
+    ]);
   });
 
   it('carries no annotations or body: the inventory never holds rendered content', async () => {
-    const objects = parseManifest('apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  annotations: {a: b}\nstringData:\n  password: s3cret\n');
+    const objects = parseManifest(
+      'apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  annotations: {a: b}\nstringData:\n  password: s3cret\n',
+    );
     const entries = await inventoryOf(objects, 'demo', resolver);
     expect(JSON.stringify(entries)).not.toContain('s3cret');
     expect(Object.keys(entries[0]!).sort()).toEqual(['apiVersion', 'kind', 'name', 'namespace']);

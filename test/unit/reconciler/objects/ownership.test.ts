@@ -1,8 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { CHART_LABEL, createdOwnershipPatch, ownersOf, ownershipPatch, PRIMARY_RESOURCE, PRIMARY_RESOURCE_TYPE, type Owner } from '../../../../src/reconciler/objects/ownership.js';
+import {
+  CHART_LABEL,
+  createdOwnershipPatch,
+  ownersOf,
+  ownershipPatch,
+  PRIMARY_RESOURCE,
+  PRIMARY_RESOURCE_TYPE,
+  type Owner,
+} from '../../../../src/reconciler/objects/ownership.js';
 
-const owner: Owner = { apiVersion: 'example.com/v1alpha1', kind: 'Nginx', group: 'example.com', namespace: 'demo', name: 'web', uid: 'uid-1' };
+const owner: Owner = {
+  apiVersion: 'example.com/v1alpha1',
+  kind: 'Nginx',
+  group: 'example.com',
+  namespace: 'demo',
+  name: 'web',
+  uid: 'uid-1',
+};
 const cm = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'demo', name: 'web-nginx' };
 const role = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', namespace: '', name: 'reader' };
 const live = (metadata: KubernetesObject['metadata']): KubernetesObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata });
@@ -16,7 +31,9 @@ describe('ownershipPatch', () => {
         name: 'web-nginx',
         namespace: 'demo',
         labels: { [CHART_LABEL]: 'nginx' },
-        ownerReferences: [{ apiVersion: 'example.com/v1alpha1', kind: 'Nginx', name: 'web', uid: 'uid-1', controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [
+          { apiVersion: 'example.com/v1alpha1', kind: 'Nginx', name: 'web', uid: 'uid-1', controller: true, blockOwnerDeletion: true },
+        ],
       },
     });
   });
@@ -31,7 +48,13 @@ describe('ownershipPatch', () => {
   it('uses owner annotations for cluster-scoped objects and for helm.sh/resource-policy: keep', () => {
     const annotations = { [PRIMARY_RESOURCE]: 'demo/web', [PRIMARY_RESOURCE_TYPE]: 'Nginx.example.com' };
     expect(ownershipPatch({ entry: role, owner, chartName: 'nginx', live: undefined })?.metadata?.annotations).toEqual(annotations);
-    const kept = ownershipPatch({ entry: cm, owner, chartName: 'nginx', live: undefined, renderedAnnotations: { 'helm.sh/resource-policy': 'keep' } });
+    const kept = ownershipPatch({
+      entry: cm,
+      owner,
+      chartName: 'nginx',
+      live: undefined,
+      renderedAnnotations: { 'helm.sh/resource-policy': 'keep' },
+    });
     expect(kept?.metadata?.ownerReferences).toBeUndefined();
     expect(kept?.metadata?.annotations).toEqual(annotations);
   });
@@ -54,7 +77,9 @@ describe('createdOwnershipPatch', () => {
       {
         op: 'add',
         path: '/metadata/ownerReferences',
-        value: [{ apiVersion: 'example.com/v1alpha1', kind: 'Nginx', name: 'web', uid: 'uid-1', controller: true, blockOwnerDeletion: true }],
+        value: [
+          { apiVersion: 'example.com/v1alpha1', kind: 'Nginx', name: 'web', uid: 'uid-1', controller: true, blockOwnerDeletion: true },
+        ],
       },
     ]);
   });
@@ -68,7 +93,10 @@ describe('createdOwnershipPatch', () => {
         { op: 'add', path: '/metadata/annotations/operator-sdk~1primary-resource', value: 'demo/web' },
         { op: 'add', path: '/metadata/annotations/operator-sdk~1primary-resource-type', value: 'Nginx.example.com' },
       ]);
-      expect(ownershipPatch({ ...input, live: undefined })?.metadata?.annotations).toEqual({ [PRIMARY_RESOURCE]: 'demo/web', [PRIMARY_RESOURCE_TYPE]: 'Nginx.example.com' });
+      expect(ownershipPatch({ ...input, live: undefined })?.metadata?.annotations).toEqual({
+        [PRIMARY_RESOURCE]: 'demo/web',
+        [PRIMARY_RESOURCE_TYPE]: 'Nginx.example.com',
+      });
     }
   });
 });

@@ -1,11 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { InventoryEntry } from '../../../../src/reconciler/objects/inventory.js';
-import {
-  objectReadiness,
-  summarizeReadiness,
-  type ObjectReadiness,
-} from '../../../../src/reconciler/objects/readiness.js';
+import { objectReadiness, summarizeReadiness, type ObjectReadiness } from '../../../../src/reconciler/objects/readiness.js';
 
 const entry = (apiVersion: string, kind: string, name: string, namespace = 'demo'): InventoryEntry => ({
   apiVersion,
@@ -71,9 +67,7 @@ describe('objectReadiness', () => {
 
     it('is not ready while old replicas are still running or not all are updated', () => {
       const obj = deployment(3, { replicas: 4, updatedReplicas: 1, availableReplicas: 3, conditions: [available] });
-      expect(objectReadiness(web, obj)).toStrictEqual(
-        notReady('Deployment web 3/3 available, 1/3 updated, 1 old replica still running'),
-      );
+      expect(objectReadiness(web, obj)).toStrictEqual(notReady('Deployment web 3/3 available, 1/3 updated, 1 old replica still running'));
     });
 
     it('is not ready while the controller has not observed the latest generation', () => {
@@ -91,9 +85,7 @@ describe('objectReadiness', () => {
     });
 
     it('defaults spec.replicas to 1 and reads missing status counters as 0', () => {
-      expect(objectReadiness(web, deployment(undefined, {}))).toStrictEqual(
-        notReady('Deployment web 0/1 available, 0/1 updated'),
-      );
+      expect(objectReadiness(web, deployment(undefined, {}))).toStrictEqual(notReady('Deployment web 0/1 available, 0/1 updated'));
       expect(objectReadiness(web, deployment(undefined, { replicas: 1, updatedReplicas: 1, availableReplicas: 1 }))).toStrictEqual(
         ready('Deployment web 1/1 available'),
       );
@@ -225,7 +217,10 @@ describe('objectReadiness', () => {
     });
 
     it('does not wait for an OnDelete rollout', () => {
-      const obj = ds({ desiredNumberScheduled: 2, numberAvailable: 2, updatedNumberScheduled: 0 }, { updateStrategy: { type: 'OnDelete' } });
+      const obj = ds(
+        { desiredNumberScheduled: 2, numberAvailable: 2, updatedNumberScheduled: 0 },
+        { updateStrategy: { type: 'OnDelete' } },
+      );
       expect(objectReadiness(agent, obj).ready).toBe(true);
     });
 
@@ -312,13 +307,16 @@ describe('objectReadiness', () => {
       const pending = notReady('Service web waiting for a load balancer address');
       expect(objectReadiness(svc, live(svc, { spec: { type: 'LoadBalancer' } }))).toStrictEqual(pending);
       expect(objectReadiness(svc, live(svc, { spec: { type: 'LoadBalancer' }, status: { loadBalancer: {} } }))).toStrictEqual(pending);
-      expect(
-        objectReadiness(svc, live(svc, { spec: { type: 'LoadBalancer' }, status: { loadBalancer: { ingress: [] } } })),
-      ).toStrictEqual(pending);
+      expect(objectReadiness(svc, live(svc, { spec: { type: 'LoadBalancer' }, status: { loadBalancer: { ingress: [] } } }))).toStrictEqual(
+        pending,
+      );
     });
 
     it('of type LoadBalancer is ready once an address is assigned', () => {
-      const byIp = live(svc, { spec: { type: 'LoadBalancer' }, status: { loadBalancer: { ingress: [{ ip: '203.0.113.7', ipMode: 'VIP' }] } } });
+      const byIp = live(svc, {
+        spec: { type: 'LoadBalancer' },
+        status: { loadBalancer: { ingress: [{ ip: '203.0.113.7', ipMode: 'VIP' }] } },
+      });
       expect(objectReadiness(svc, byIp)).toStrictEqual(ready('Service web load balancer at 203.0.113.7'));
       const byName = live(svc, { spec: { type: 'LoadBalancer' }, status: { loadBalancer: { ingress: [{ hostname: 'lb.example.com' }] } } });
       expect(objectReadiness(svc, byName)).toStrictEqual(ready('Service web load balancer at lb.example.com'));

@@ -53,7 +53,12 @@ describe('ReleaseObjects.repairDrift with a check before writes (ADR 0069)', () 
     const { client, writes } = emptyCluster();
     const changed = new ReleaseChangedError('revision 1 of release web is no longer its latest deployed revision', []);
     const objects = new ReleaseObjects({ objects: client, chartName: 'nginx' });
-    await expect(objects.repairDrift(subject(() => Promise.reject(changed)), await desired())).rejects.toBe(changed);
+    await expect(
+      objects.repairDrift(
+        subject(() => Promise.reject(changed)),
+        await desired(),
+      ),
+    ).rejects.toBe(changed);
     expect(writes).toEqual([]);
   });
 
@@ -61,7 +66,12 @@ describe('ReleaseObjects.repairDrift with a check before writes (ADR 0069)', () 
     const { client, writes } = emptyCluster();
     const unavailable = new Error('the server is currently unable to handle the request (get secrets sh.helm.release.v1.web.v1)');
     const objects = new ReleaseObjects({ objects: client, chartName: 'nginx' });
-    await expect(objects.repairDrift(subject(() => Promise.reject(unavailable)), await desired())).rejects.toBe(unavailable);
+    await expect(
+      objects.repairDrift(
+        subject(() => Promise.reject(unavailable)),
+        await desired(),
+      ),
+    ).rejects.toBe(unavailable);
     expect(writes).toEqual([]);
   });
 

@@ -3,14 +3,22 @@ import { readHelmYamlStream } from '../../../../src/config/helm-yaml.js';
 import { CHART_LABEL, PRIMARY_RESOURCE, PRIMARY_RESOURCE_TYPE, type Owner } from '../../../../src/reconciler/objects/ownership.js';
 import { stampOwnership, type StampContext } from '../../../../src/reconciler/objects/render-ownership.js';
 
-const owner: Owner = { apiVersion: 'example.com/v1alpha1', kind: 'Nginx', group: 'example.com', namespace: 'demo', name: 'web', uid: 'uid-1' };
+const owner: Owner = {
+  apiVersion: 'example.com/v1alpha1',
+  kind: 'Nginx',
+  group: 'example.com',
+  namespace: 'demo',
+  name: 'web',
+  uid: 'uid-1',
+};
 const ref = { apiVersion: 'example.com/v1alpha1', kind: 'Nginx', name: 'web', uid: 'uid-1', controller: true, blockOwnerDeletion: true };
 const CLUSTER_KINDS = new Set(['ClusterRole', 'Namespace']);
 const ctx: StampContext = {
   owner,
   chartName: 'nginx',
   namespace: 'demo',
-  isNamespaced: (_apiVersion, kind) => (kind === 'Unserved' ? Promise.reject(new Error('not served')) : Promise.resolve(!CLUSTER_KINDS.has(kind))),
+  isNamespaced: (_apiVersion, kind) =>
+    kind === 'Unserved' ? Promise.reject(new Error('not served')) : Promise.resolve(!CLUSTER_KINDS.has(kind)),
 };
 
 const docs = async (manifest: string): Promise<unknown[]> => readHelmYamlStream(await stampOwnership(manifest, ctx));
@@ -18,7 +26,9 @@ const meta = (doc: unknown): Record<string, unknown> => (doc as { metadata: Reco
 
 describe('stampOwnership', () => {
   it('gives a namespaced object the chart label and a controller owner reference, keeping its own labels', async () => {
-    const [cm] = await docs('# Source: nginx/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  labels: {app: web}\ndata:\n  mode: "0400"\n');
+    const [cm] = await docs(
+      '# Source: nginx/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  labels: {app: web}\ndata:\n  mode: "0400"\n',
+    );
     expect(meta(cm)).toEqual({ name: 'web', labels: { app: 'web', [CHART_LABEL]: 'nginx' }, ownerReferences: [ref] });
     expect((cm as { data: unknown }).data).toEqual({ mode: '0400' });
   });
@@ -63,8 +73,11 @@ describe('stampOwnership', () => {
   });
 
   it('keeps every document, in order, separated where helm cuts the stream', async () => {
-    const manifest = '---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: List\nitems: []\n---   \napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n';
+    const manifest =
+      '---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: List\nitems: []\n---   \napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n';
     const stamped = await docs(manifest);
-    expect(stamped.map((d) => (d === null ? null : (meta(d) as { name?: string } | undefined)?.name ?? (d as { kind: string }).kind))).toEqual([null, 'a', 'List', 'b']);
+    expect(
+      stamped.map((d) => (d === null ? null : ((meta(d) as { name?: string } | undefined)?.name ?? (d as { kind: string }).kind))),
+    ).toEqual([null, 'a', 'List', 'b']);
   });
 });

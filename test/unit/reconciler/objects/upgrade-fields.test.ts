@@ -14,21 +14,45 @@ const rendered = (): Record<string, unknown> => ({
 /** The live object: the chart's fields helm's (Apply), `caBundle` with `owner` (none: helm's too). */
 function live(caBundle: string, owner?: string): KubernetesObject {
   const ca = { 'f:webhooks': { 'k:{"name":"a.example.com"}': { 'f:clientConfig': { 'f:caBundle': {} } } } };
-  const helm = { 'f:webhooks': { 'k:{"name":"a.example.com"}': { 'f:timeoutSeconds': {}, 'f:clientConfig': { 'f:service': { 'f:name': {} } } } } };
+  const helm = {
+    'f:webhooks': { 'k:{"name":"a.example.com"}': { 'f:timeoutSeconds': {}, 'f:clientConfig': { 'f:service': { 'f:name': {} } } } },
+  };
   return {
     ...rendered(),
     webhooks: [{ name: 'a.example.com', timeoutSeconds: 30, clientConfig: { caBundle, service: { name: 'svc', namespace: 'ns' } } }],
     metadata: {
       name: 'cfg',
       managedFields: [
-        { manager: 'helm', operation: 'Apply', apiVersion: 'admissionregistration.k8s.io/v1', fieldsType: 'FieldsV1', fieldsV1: owner === undefined ? { ...helm, ...ca, 'f:webhooks': { 'k:{"name":"a.example.com"}': { 'f:timeoutSeconds': {}, 'f:clientConfig': { 'f:caBundle': {}, 'f:service': { 'f:name': {} } } } } } : helm },
-        ...(owner === undefined ? [] : [{ manager: owner, operation: 'Update', apiVersion: 'admissionregistration.k8s.io/v1', fieldsType: 'FieldsV1', fieldsV1: ca }]),
+        {
+          manager: 'helm',
+          operation: 'Apply',
+          apiVersion: 'admissionregistration.k8s.io/v1',
+          fieldsType: 'FieldsV1',
+          fieldsV1:
+            owner === undefined
+              ? {
+                  ...helm,
+                  ...ca,
+                  'f:webhooks': {
+                    'k:{"name":"a.example.com"}': {
+                      'f:timeoutSeconds': {},
+                      'f:clientConfig': { 'f:caBundle': {}, 'f:service': { 'f:name': {} } },
+                    },
+                  },
+                }
+              : helm,
+        },
+        ...(owner === undefined
+          ? []
+          : [{ manager: owner, operation: 'Update', apiVersion: 'admissionregistration.k8s.io/v1', fieldsType: 'FieldsV1', fieldsV1: ca }]),
       ],
     },
   } as KubernetesObject;
 }
-const caOf = (o: Record<string, unknown>): unknown => ((o.webhooks as { clientConfig: Record<string, unknown> }[])[0]?.clientConfig ?? {}).caBundle;
-const hasCa = (o: Record<string, unknown>): boolean => Object.hasOwn((o.webhooks as { clientConfig: Record<string, unknown> }[])[0]?.clientConfig ?? {}, 'caBundle');
+const caOf = (o: Record<string, unknown>): unknown =>
+  ((o.webhooks as { clientConfig: Record<string, unknown> }[])[0]?.clientConfig ?? {}).caBundle;
+const hasCa = (o: Record<string, unknown>): boolean =>
+  Object.hasOwn((o.webhooks as { clientConfig: Record<string, unknown> }[])[0]?.clientConfig ?? {}, 'caBundle');
 
 describe('settleHeld', () => {
   it('server-side: leaves out a held field another manager owns, so helm neither conflicts with it nor resets it; the rest as rendered', () => {
@@ -52,7 +76,13 @@ describe('settleHeld', () => {
         name: 'web',
         managedFields: [
           { manager: 'helm', operation: 'Apply', apiVersion: 'apps/v1', fieldsV1: { 'f:spec': { 'f:paused': {} } } },
-          { manager: 'kubectl-scale', operation: 'Update', apiVersion: 'apps/v1', subresource: 'scale', fieldsV1: { 'f:spec': { 'f:replicas': {} } } },
+          {
+            manager: 'kubectl-scale',
+            operation: 'Update',
+            apiVersion: 'apps/v1',
+            subresource: 'scale',
+            fieldsV1: { 'f:spec': { 'f:replicas': {} } },
+          },
         ],
       },
     } as KubernetesObject;
@@ -83,9 +113,24 @@ describe('heldFields', () => {
     revision: 2,
     rules: 'r',
     fields: [
-      { kind: 'MutatingWebhookConfiguration', name: 'cfg', path: '/webhooks/0/clientConfig/caBundle', manager: 'vault-injector', restores: 3, since: '2026-01-01T00:00:00Z', conflict: true },
+      {
+        kind: 'MutatingWebhookConfiguration',
+        name: 'cfg',
+        path: '/webhooks/0/clientConfig/caBundle',
+        manager: 'vault-injector',
+        restores: 3,
+        since: '2026-01-01T00:00:00Z',
+        conflict: true,
+      },
       // Counted, not (yet) a fight: an upgrade takes it as any other field.
-      { kind: 'MutatingWebhookConfiguration', name: 'cfg', path: '/webhooks/0/timeoutSeconds', manager: 'kubectl-edit', restores: 1, since: '2026-01-01T00:00:00Z' },
+      {
+        kind: 'MutatingWebhookConfiguration',
+        name: 'cfg',
+        path: '/webhooks/0/timeoutSeconds',
+        manager: 'kubectl-edit',
+        restores: 1,
+        since: '2026-01-01T00:00:00Z',
+      },
     ],
   };
   it('the rules that target the object and the fights found on it', () => {
@@ -96,11 +141,17 @@ describe('heldFields', () => {
 });
 
 describe('pointerOf', () => {
-  const body = { spec: { replicas: 2, template: { spec: { containers: [{ name: 'app', ports: [{ containerPort: 80, protocol: 'TCP' }] }] } } }, webhooks: [{ name: 'b' }, { name: 'a' }], finalizers: ['x', 'y'] };
+  const body = {
+    spec: { replicas: 2, template: { spec: { containers: [{ name: 'app', ports: [{ containerPort: 80, protocol: 'TCP' }] }] } } },
+    webhooks: [{ name: 'b' }, { name: 'a' }],
+    finalizers: ['x', 'y'],
+  };
   it('resolves the API server’s field paths against the applied object', () => {
     expect(pointerOf('.spec.replicas', body)).toBe('/spec/replicas');
     expect(pointerOf('.webhooks[name="a"]', body)).toBe('/webhooks/1');
-    expect(pointerOf('.spec.template.spec.containers[name="app"].ports[containerPort=80,protocol="TCP"]', body)).toBe('/spec/template/spec/containers/0/ports/0');
+    expect(pointerOf('.spec.template.spec.containers[name="app"].ports[containerPort=80,protocol="TCP"]', body)).toBe(
+      '/spec/template/spec/containers/0/ports/0',
+    );
     expect(pointerOf('.finalizers[="y"]', body)).toBe('/finalizers/1');
   });
   it('is undefined for what it cannot resolve', () => {
@@ -112,7 +163,14 @@ describe('pointerOf', () => {
 
 describe('conflictsMessage', () => {
   it('names object, field, manager, and the policy and the rule that settle it', () => {
-    const message = conflictsMessage([{ object: { kind: 'Deployment', namespace: 'ns', name: 'web' }, field: '.spec.replicas', manager: 'kubectl', pointer: '/spec/replicas' }]);
+    const message = conflictsMessage([
+      {
+        object: { kind: 'Deployment', namespace: 'ns', name: 'web' },
+        field: '.spec.replicas',
+        manager: 'kubectl',
+        pointer: '/spec/replicas',
+      },
+    ]);
     expect(message).toBe(
       'upgrade stopped before helm changed anything: 1 field conflict under conflictPolicy: fail: Deployment ns/web: field /spec/replicas is owned by field manager "kubectl"; ' +
         'to take it back set conflictPolicy: force on the watch, to leave it to "kubectl" add the rule {paths: [/spec/replicas], target: {kind: Deployment, name: web}} to the watch\'s driftIgnore',

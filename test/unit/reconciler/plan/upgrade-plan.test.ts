@@ -2,17 +2,46 @@ import { describe, expect, it } from 'vitest';
 import { approvalRequired, approvalVerdict, stillHeld, planStatus } from '../../../../src/reconciler/plan/plan-approval.js';
 import { planApplied, planHeld } from '../../../../src/reconciler/plan/plan-summary.js';
 import { Redactor } from '../../../../src/reconciler/status/redaction.js';
-import { classifyObject, deletedObjects, hookEvents, planRisks, SECRET_VALUE, sealPlan, upgradeHooks, type PlanBody, type PlanRef } from '../../../../src/reconciler/plan/upgrade-plan.js';
+import {
+  classifyObject,
+  deletedObjects,
+  hookEvents,
+  planRisks,
+  SECRET_VALUE,
+  sealPlan,
+  upgradeHooks,
+  type PlanBody,
+  type PlanRef,
+} from '../../../../src/reconciler/plan/upgrade-plan.js';
 
 const same = <T>(v: T): T => v;
-const deployment = (ref: PlanRef, spec: Record<string, unknown>) => ({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace, resourceVersion: '7', uid: 'u1', managedFields: [{ manager: 'helm' }] }, spec, status: { replicas: 1 } });
+const deployment = (ref: PlanRef, spec: Record<string, unknown>) => ({
+  apiVersion: ref.apiVersion,
+  kind: ref.kind,
+  metadata: { name: ref.name, namespace: ref.namespace, resourceVersion: '7', uid: 'u1', managedFields: [{ manager: 'helm' }] },
+  spec,
+  status: { replicas: 1 },
+});
 const DEPLOY: PlanRef = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns', name: 'web' };
-const body = (objects: PlanBody['objects'], extra: Partial<PlanBody> = {}): PlanBody => ({ release: 'r', namespace: 'ns', fromRevision: 1, chart: { name: 'c', version: '1.0.0' }, objects, hooks: [], crds: [], ...extra });
+const body = (objects: PlanBody['objects'], extra: Partial<PlanBody> = {}): PlanBody => ({
+  release: 'r',
+  namespace: 'ns',
+  fromRevision: 1,
+  chart: { name: 'c', version: '1.0.0' },
+  objects,
+  hooks: [],
+  crds: [],
+  ...extra,
+});
 
 describe('classifyObject', () => {
   it('lists exactly the changed fields, with before and after, and not server-managed metadata or status', () => {
     const live = deployment(DEPLOY, { replicas: 1, template: { spec: { containers: [{ name: 'a', image: 'x:1' }] } } });
-    const after = { ...deployment(DEPLOY, { replicas: 3, template: { spec: { containers: [{ name: 'a', image: 'x:2' }] } } }), metadata: { ...live.metadata, resourceVersion: '8' }, status: { replicas: 3 } };
+    const after = {
+      ...deployment(DEPLOY, { replicas: 3, template: { spec: { containers: [{ name: 'a', image: 'x:2' }] } } }),
+      metadata: { ...live.metadata, resourceVersion: '8' },
+      status: { replicas: 3 },
+    };
     const planned = classifyObject(DEPLOY, live, { kind: 'applied', after, conflicts: [] }, same);
     expect(planned).toEqual({
       ...DEPLOY,
@@ -26,31 +55,65 @@ describe('classifyObject', () => {
 
   it('is undefined when the apply changes nothing', () => {
     const live = deployment(DEPLOY, { replicas: 1 });
-    expect(classifyObject(DEPLOY, live, { kind: 'applied', after: { ...live, metadata: { ...live.metadata, resourceVersion: '9' } }, conflicts: [] }, same)).toBeUndefined();
+    expect(
+      classifyObject(
+        DEPLOY,
+        live,
+        { kind: 'applied', after: { ...live, metadata: { ...live.metadata, resourceVersion: '9' } }, conflicts: [] },
+        same,
+      ),
+    ).toBeUndefined();
   });
 
   it('flags an immutable field as refused, to be recreated', () => {
     const message = 'Deployment.apps "web" is invalid: spec.selector: Invalid value: ...: field is immutable';
-    expect(classifyObject(DEPLOY, deployment(DEPLOY, {}), { kind: 'refused', message, conflicts: [] }, same)).toEqual({ ...DEPLOY, action: 'refuse', message, recreate: true });
+    expect(classifyObject(DEPLOY, deployment(DEPLOY, {}), { kind: 'refused', message, conflicts: [] }, same)).toEqual({
+      ...DEPLOY,
+      action: 'refuse',
+      message,
+      recreate: true,
+    });
   });
 
   it('keeps the conflicts, and flags a volume template change', () => {
     const sts = { ...DEPLOY, kind: 'StatefulSet' };
     const live = deployment(sts, { volumeClaimTemplates: [{ spec: { resources: { requests: { storage: '1Gi' } } } }] });
     const after = deployment(sts, { volumeClaimTemplates: [{ spec: { resources: { requests: { storage: '2Gi' } } } }] });
-    const planned = classifyObject(sts, live, { kind: 'applied', after, conflicts: [{ field: '.spec.replicas', manager: 'kubectl-scale' }] }, same);
-    expect(planned).toMatchObject({ action: 'change', volumeTemplates: true, conflicts: [{ field: '.spec.replicas', manager: 'kubectl-scale' }] });
+    const planned = classifyObject(
+      sts,
+      live,
+      { kind: 'applied', after, conflicts: [{ field: '.spec.replicas', manager: 'kubectl-scale' }] },
+      same,
+    );
+    expect(planned).toMatchObject({
+      action: 'change',
+      volumeTemplates: true,
+      conflicts: [{ field: '.spec.replicas', manager: 'kubectl-scale' }],
+    });
   });
 
   it("never holds a Secret's data, and redacts sensitive values elsewhere", () => {
     const secret: PlanRef = { apiVersion: 'v1', kind: 'Secret', namespace: 'ns', name: 's' };
     const live = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, data: { password: 'b2xk' } };
     const after = { ...live, data: { password: 'bmV3' } };
-    expect(classifyObject(secret, live, { kind: 'applied', after, conflicts: [] }, same)).toEqual({ ...secret, action: 'change', fields: [{ path: '.data.password', before: SECRET_VALUE, after: SECRET_VALUE }] });
-    expect(classifyObject(secret, undefined, { kind: 'applied', after, conflicts: [] }, same)).toEqual({ ...secret, action: 'create', object: SECRET_VALUE });
+    expect(classifyObject(secret, live, { kind: 'applied', after, conflicts: [] }, same)).toEqual({
+      ...secret,
+      action: 'change',
+      fields: [{ path: '.data.password', before: SECRET_VALUE, after: SECRET_VALUE }],
+    });
+    expect(classifyObject(secret, undefined, { kind: 'applied', after, conflicts: [] }, same)).toEqual({
+      ...secret,
+      action: 'create',
+      object: SECRET_VALUE,
+    });
     const redactor = new Redactor(['hunter2-secret']);
     const cm: PlanRef = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'c' };
-    const planned = classifyObject(cm, { data: { a: 'old' } }, { kind: 'applied', after: { data: { a: 'hunter2-secret' } }, conflicts: [] }, (v) => redactor.deep(v));
+    const planned = classifyObject(
+      cm,
+      { data: { a: 'old' } },
+      { kind: 'applied', after: { data: { a: 'hunter2-secret' } }, conflicts: [] },
+      (v) => redactor.deep(v),
+    );
     expect(JSON.stringify(planned)).not.toContain('hunter2');
   });
 });
@@ -58,7 +121,13 @@ describe('classifyObject', () => {
 describe('deletedObjects', () => {
   it('lists what the next revision no longer renders, and marks what helm keeps', () => {
     const svc = { apiVersion: 'v1', kind: 'Service', namespace: 'ns', name: 'web', annotations: {} };
-    const pvc = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: 'ns', name: 'data', annotations: { 'helm.sh/resource-policy': 'keep' } };
+    const pvc = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      namespace: 'ns',
+      name: 'data',
+      annotations: { 'helm.sh/resource-policy': 'keep' },
+    };
     const dep = { ...DEPLOY, annotations: {} };
     expect(deletedObjects([dep, svc, pvc], [DEPLOY])).toEqual([
       { apiVersion: 'v1', kind: 'Service', namespace: 'ns', name: 'web', action: 'delete' },
@@ -100,7 +169,13 @@ describe('sealPlan', () => {
     expect(planRisks(body([a]))).toEqual([]);
     expect(planRisks(body([a, b]))).toEqual(['delete']);
     expect(planRisks(body([{ ...b, kept: true }]))).toEqual([]);
-    expect(planRisks(body([{ ...DEPLOY, action: 'refuse', message: 'field is immutable', recreate: true }], { crds: [{ name: 'x', change: 'replace' }] }))).toEqual(['recreate', 'crd']);
+    expect(
+      planRisks(
+        body([{ ...DEPLOY, action: 'refuse', message: 'field is immutable', recreate: true }], {
+          crds: [{ name: 'x', change: 'replace' }],
+        }),
+      ),
+    ).toEqual(['recreate', 'crd']);
   });
 });
 
@@ -143,6 +218,8 @@ describe('approval', () => {
     const stale = planHeld({ kind: 'plan-held', plan: held, hint: 'approve it', isNew: false, stale: 'sha256:old' }, input);
     expect(approved(stale.status)).toMatchObject([{ reason: 'PlanApprovalStale' }]);
     expect(stale.events.map((e) => e.reason)).toEqual(['PlanApprovalStale']);
-    expect(approved(planApplied({ status: { ...held, state: 'Applied' }, why: 'approved' }))).toMatchObject([{ status: 'True', reason: 'PlanApproved' }]);
+    expect(approved(planApplied({ status: { ...held, state: 'Applied' }, why: 'approved' }))).toMatchObject([
+      { status: 'True', reason: 'PlanApproved' },
+    ]);
   });
 });

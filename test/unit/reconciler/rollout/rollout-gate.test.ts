@@ -1,15 +1,36 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ROLLOUT, type RolloutPolicy } from '../../../../src/config/rollout-policy.js';
-import { gate, memberState, nextTurn, progress, WAITING_FALLBACK_MS, waves, type GateInput, type Member } from '../../../../src/reconciler/rollout/rollout-gate.js';
+import {
+  gate,
+  memberState,
+  nextTurn,
+  progress,
+  WAITING_FALLBACK_MS,
+  waves,
+  type GateInput,
+  type Member,
+} from '../../../../src/reconciler/rollout/rollout-gate.js';
 import { keepForRollout, memberOf } from '../../../../src/reconciler/rollout/rollout-members.js';
 import { attemptOnTarget } from '../../../../src/reconciler/rollout/rollout.js';
 
 const T = 'v3';
 const NOW = 1_000_000;
-const POLICY: RolloutPolicy = { ...DEFAULT_ROLLOUT, canary: { count: 1 }, waveSize: { count: 2 }, healthTimeoutMs: 60_000, stableForMs: 10_000, failureBudget: { count: 0 } };
+const POLICY: RolloutPolicy = {
+  ...DEFAULT_ROLLOUT,
+  canary: { count: 1 },
+  waveSize: { count: 2 },
+  healthTimeoutMs: 60_000,
+  stableForMs: 10_000,
+  failureBudget: { count: 0 },
+};
 
 /** A CR on v1 (Ready a long time), waiting for the rollout. */
-const old = (name: string, labels: Record<string, string> = {}): Member => ({ key: `ns/${name}`, labels, fleetRevision: 'v1', ready: { status: 'True', sinceMs: 0 } });
+const old = (name: string, labels: Record<string, string> = {}): Member => ({
+  key: `ns/${name}`,
+  labels,
+  fleetRevision: 'v1',
+  ready: { status: 'True', sinceMs: 0 },
+});
 /** Upgraded by the rollout `agoMs` before NOW, Ready since then (or not). */
 const moved = (name: string, agoMs: number, ready = true): Member => ({
   key: `ns/${name}`,
@@ -57,18 +78,30 @@ describe('rollout gate', () => {
 
   it('starts a wave only after every CR of each earlier wave, then the pause between waves', () => {
     const members = [moved('a', 60_000), moved('b', 30_000), old('c'), old('d')];
-    expect(ask('d', members)).toMatchObject({ kind: 'wait', reason: 'RolloutWaiting', message: expect.stringContaining('wave 2 of 3 (1 of 2 healthy') as unknown });
+    expect(ask('d', members)).toMatchObject({
+      kind: 'wait',
+      reason: 'RolloutWaiting',
+      message: expect.stringContaining('wave 2 of 3 (1 of 2 healthy') as unknown,
+    });
     const done = [moved('a', 60_000), moved('b', 30_000), moved('c', 30_000), old('d')];
     expect(ask('d', done)).toEqual({ kind: 'go' });
     // Stable since NOW-20s; a 25 s pause starts wave 3 at NOW+5s.
-    expect(ask('d', done, { policy: { ...POLICY, pauseBetweenWavesMs: 25_000 } })).toMatchObject({ kind: 'wait', reason: 'RolloutWaiting', retryAfterMs: 5_000 });
+    expect(ask('d', done, { policy: { ...POLICY, pauseBetweenWavesMs: 25_000 } })).toMatchObject({
+      kind: 'wait',
+      reason: 'RolloutWaiting',
+      retryAfterMs: 5_000,
+    });
   });
 
   it('counts a moved CR not Ready within the health timeout as failed, and halts beyond the budget', () => {
     expect(memberState(moved('a', 59_000, false), T, POLICY, NOW)).toEqual({ kind: 'progressing', untilMs: NOW + 1_000 });
     expect(memberState(moved('a', 61_000, false), T, POLICY, NOW)).toEqual({ kind: 'failed' });
     const members = [moved('a', 61_000, false), old('b'), old('c')];
-    expect(ask('b', members)).toMatchObject({ kind: 'wait', reason: 'RolloutHalted', message: expect.stringContaining('1 of 3 CRs failed') as unknown });
+    expect(ask('b', members)).toMatchObject({
+      kind: 'wait',
+      reason: 'RolloutHalted',
+      message: expect.stringContaining('1 of 3 CRs failed') as unknown,
+    });
     expect(progress(members, T, POLICY, NOW)).toEqual({ total: 3, onTarget: 0, failed: 1, halted: true });
   });
 
@@ -98,7 +131,10 @@ describe('rollout gate', () => {
   it('decides the same from the same cluster state: a restarted operator resumes where the last one was', () => {
     const members = [moved('a', 60_000), moved('b', 30_000), moved('c', 30_000), old('d'), old('e')];
     const first = members.map((m) => ask(m.key.slice(3), members));
-    const again = [...members].reverse().map((m) => ask(m.key.slice(3), members)).reverse();
+    const again = [...members]
+      .reverse()
+      .map((m) => ask(m.key.slice(3), members))
+      .reverse();
     expect(again).toEqual(first);
   });
 });
@@ -135,11 +171,19 @@ describe('rollout members from the cache', () => {
       ready: { status: 'True', sinceMs: Date.parse('2026-01-01T00:00:10Z') },
     });
     expect(memberOf({ ...cr, metadata: { ...cr.metadata, deletionTimestamp: new Date() } })).toBeUndefined();
-    expect(memberOf({ ...cr, metadata: { ...cr.metadata, annotations: { 'helm.sdk.operatorframework.io/paused': 'true' } } })).toBeUndefined();
+    expect(
+      memberOf({ ...cr, metadata: { ...cr.metadata, annotations: { 'helm.sdk.operatorframework.io/paused': 'true' } } }),
+    ).toBeUndefined();
   });
 
   it('keeps a paused CR that failed an attempt: its failure still halts the waves (rollout undo pauses it)', () => {
-    const failedCR = { ...cr, status: { ...cr.status, rollout: { fleetRevision: 'v3', attempt: { fleetRevision: 'v3', at: '2026-01-01T00:00:05Z', failure: 'not Ready' } } } };
+    const failedCR = {
+      ...cr,
+      status: {
+        ...cr.status,
+        rollout: { fleetRevision: 'v3', attempt: { fleetRevision: 'v3', at: '2026-01-01T00:00:05Z', failure: 'not Ready' } },
+      },
+    };
     const paused = { ...failedCR, metadata: { ...cr.metadata, annotations: { 'helm.sdk.operatorframework.io/paused': 'true' } } };
     expect(memberOf(paused)?.attempt?.failed).toBe(true);
     const others = ['b', 'c'].map((n) => old(n));
@@ -159,7 +203,10 @@ describe('nextTurn: whom a decided CR wakes', () => {
   });
   it('wakes it after the pause between waves', () => {
     // a stable since NOW-10s; a 25 s pause: NOW+15s.
-    expect(nextTurn([moved('a', 20_000), old('b')], T, { ...POLICY, pauseBetweenWavesMs: 25_000 }, NOW)).toMatchObject({ kind: 'next', atMs: NOW + 15_000 });
+    expect(nextTurn([moved('a', 20_000), old('b')], T, { ...POLICY, pauseBetweenWavesMs: 25_000 }, NOW)).toMatchObject({
+      kind: 'next',
+      atMs: NOW + 15_000,
+    });
   });
   it('wakes every CR not moved when the rollout halts, to say so', () => {
     expect(keys(nextTurn([failed('a'), old('b'), old('c')], T, POLICY, NOW))).toEqual(['ns/b', 'ns/c']);
@@ -173,7 +220,9 @@ describe('attemptOnTarget', () => {
     expect(attemptOnTarget({ fleetRevision: 'v3', attempt }, 'v3', at)).toBe(attempt);
   });
   it('starts the health window now for a release found on the target while status names another (its upgrade never noted)', () => {
-    expect(attemptOnTarget({ fleetRevision: 'v1', attempt: { fleetRevision: 'v2', at: '2026-01-01T00:00:05Z', failure: 'x' } }, 'v3', at)).toEqual({ fleetRevision: 'v3', at: at.toISOString() });
+    expect(
+      attemptOnTarget({ fleetRevision: 'v1', attempt: { fleetRevision: 'v2', at: '2026-01-01T00:00:05Z', failure: 'x' } }, 'v3', at),
+    ).toEqual({ fleetRevision: 'v3', at: at.toISOString() });
   });
   it('has none for a CR that status never placed (installed at the target, or made before rollouts)', () => {
     expect(attemptOnTarget(undefined, 'v3', at)).toBeUndefined();

@@ -9,7 +9,14 @@ import { DECIDE_MARGIN_MS, WaveWaker } from '../../../../src/reconciler/rollout/
 import { RequeueSource } from '../../../../src/runtime/requeue-source.js';
 import { ManualClock } from '../../../../src/util/clock.js';
 
-const POLICY: RolloutPolicy = { canary: { count: 1 }, waveSize: { count: 2 }, healthTimeoutMs: 60_000, stableForMs: 10_000, failureBudget: { count: 0 }, pauseBetweenWavesMs: 0 };
+const POLICY: RolloutPolicy = {
+  canary: { count: 1 },
+  waveSize: { count: 2 },
+  healthTimeoutMs: 60_000,
+  stableForMs: 10_000,
+  failureBudget: { count: 0 },
+  pauseBetweenWavesMs: 0,
+};
 const OLD = 'r1';
 const TARGET = 'r2';
 
@@ -43,12 +50,16 @@ function setup(policy: RolloutPolicy = POLICY) {
 }
 
 describe('WaveWaker', () => {
-  it('looks when the canary\'s health window ends, not before, and wakes the next wave from what the cache says then', () => {
+  it("looks when the canary's health window ends, not before, and wakes the next wave from what the cache says then", () => {
     const { clock, woken, waker, cache } = setup();
     const t0 = clock.now();
     const canary = moved('a', t0);
     cache([canary, waiting('b'), waiting('c'), waiting('d')]);
-    waker.after([canary, waiting('b'), waiting('c'), waiting('d')], canary, { target: TARGET, newlyFailed: false, decideInMs: POLICY.stableForMs + DECIDE_MARGIN_MS });
+    waker.after([canary, waiting('b'), waiting('c'), waiting('d')], canary, {
+      target: TARGET,
+      newlyFailed: false,
+      decideInMs: POLICY.stableForMs + DECIDE_MARGIN_MS,
+    });
     expect(woken).toEqual([]);
     clock.advance(POLICY.stableForMs + DECIDE_MARGIN_MS - 1);
     expect(woken).toEqual([]);
@@ -70,7 +81,12 @@ describe('WaveWaker', () => {
     const t1 = clock.now();
     const wave2 = [moved('b', t1), moved('c', t1)];
     cache([canary, ...wave2, waiting('d')]);
-    for (const m of wave2) waker.after([canary, ...wave2, waiting('d')], m, { target: TARGET, newlyFailed: false, decideInMs: POLICY.stableForMs + DECIDE_MARGIN_MS });
+    for (const m of wave2)
+      waker.after([canary, ...wave2, waiting('d')], m, {
+        target: TARGET,
+        newlyFailed: false,
+        decideInMs: POLICY.stableForMs + DECIDE_MARGIN_MS,
+      });
     clock.advance(POLICY.stableForMs + DECIDE_MARGIN_MS);
     expect(woken).toEqual(['ns/b', 'ns/c', 'ns/d']);
     // The same turn seen again (a late reconcile of c) wakes nobody twice.

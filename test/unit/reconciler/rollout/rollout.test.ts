@@ -17,7 +17,14 @@ import { RequeueSource } from '../../../../src/runtime/requeue-source.js';
 import { ManualClock } from '../../../../src/util/clock.js';
 import { desired as desiredOf, FakeKind, record } from '../actions/fakes.js';
 
-const POLICY: RolloutPolicy = { canary: { count: 1 }, waveSize: { count: 2 }, healthTimeoutMs: 60_000, stableForMs: 10_000, failureBudget: { count: 0 }, pauseBetweenWavesMs: 0 };
+const POLICY: RolloutPolicy = {
+  canary: { count: 1 },
+  waveSize: { count: 2 },
+  healthTimeoutMs: 60_000,
+  stableForMs: 10_000,
+  failureBudget: { count: 0 },
+  pauseBetweenWavesMs: 0,
+};
 const NS = 'ns';
 const OLD = 'fleet-0';
 const DESIRED: Desired = desiredOf();
@@ -34,13 +41,28 @@ function cached(name: string, status: { rollout: object; readySinceMs: number; r
     apiVersion: 'example.com/v1',
     kind: 'Nginx',
     metadata: { name, namespace: NS, uid: `uid-${name}` },
-    status: { rollout: status.rollout, conditions: [{ type: ConditionType.Ready, status: status.ready === false ? 'False' : 'True', reason: 'Ready', message: '', lastTransitionTime: iso(status.readySinceMs) }] },
+    status: {
+      rollout: status.rollout,
+      conditions: [
+        {
+          type: ConditionType.Ready,
+          status: status.ready === false ? 'False' : 'True',
+          reason: 'Ready',
+          message: '',
+          lastTransitionTime: iso(status.readySinceMs),
+        },
+      ],
+    },
   } as KubernetesObject;
 }
 
 const upgraded = (ready: 'True' | 'False'): Outcome => ({
   kind: 'upgraded',
-  deployment: { release: { revision: 2 } as DeployedRelease, inventory: [], ready: { status: ready, reason: ready === 'True' ? 'Ready' : 'NotReady', message: '', ready: ready === 'True' ? 1 : 0, total: 1 } },
+  deployment: {
+    release: { revision: 2 } as DeployedRelease,
+    inventory: [],
+    ready: { status: ready, reason: ready === 'True' ? 'Ready' : 'NotReady', message: '', ready: ready === 'True' ? 1 : 0, total: 1 },
+  },
   notes: '',
 });
 
@@ -52,7 +74,15 @@ function setup() {
   const woken: string[] = [];
   source.start((r) => woken.push(r.name));
   const now = (): Date => new Date(clock.now());
-  const rollout = new Rollout({ controller: 'nginx-controller', cache: kind, wakeups: source, policy: POLICY, chartDigest: 'sha256:c', chartVersion: '1.0.0', now });
+  const rollout = new Rollout({
+    controller: 'nginx-controller',
+    cache: kind,
+    wakeups: source,
+    policy: POLICY,
+    chartDigest: 'sha256:c',
+    chartVersion: '1.0.0',
+    now,
+  });
   const events: string[] = [];
   const event = (reason: string, message: string): void => {
     events.push(`${reason}: ${message}`);
@@ -78,10 +108,18 @@ describe('Rollout', () => {
   it('wakes the next wave when the canary has been Ready for stableFor, on the clock, from what the cache holds then', () => {
     const s = setup();
     const draft = s.draftOf('a');
-    const requeueMs = s.rollout.note(draft, upgraded('True'), DESIRED, { fleetOnly: true, event: s.event, at: { namespace: NS, name: 'a' } });
+    const requeueMs = s.rollout.note(draft, upgraded('True'), DESIRED, {
+      fleetOnly: true,
+      event: s.event,
+      at: { namespace: NS, name: 'a' },
+    });
     // Decided by the waker's look, not by this CR looking again.
     expect(requeueMs).toBeUndefined();
-    expect(draft.current.rollout).toEqual({ fleetRevision: TARGET, chartDigest: 'sha256:c', attempt: { fleetRevision: TARGET, at: iso(START) } });
+    expect(draft.current.rollout).toEqual({
+      fleetRevision: TARGET,
+      chartDigest: 'sha256:c',
+      attempt: { fleetRevision: TARGET, at: iso(START) },
+    });
     s.written('a', draft);
     s.clock.advance(POLICY.stableForMs + DECIDE_MARGIN_MS - 1);
     expect(s.woken).toEqual([]);
@@ -92,15 +130,30 @@ describe('Rollout', () => {
   it('a canary not Ready looks again itself at its health timeout; failing then wakes the rest to say halted', () => {
     const s = setup();
     const draft = s.draftOf('a');
-    const requeueMs = s.rollout.note(draft, upgraded('False'), DESIRED, { fleetOnly: true, event: s.event, at: { namespace: NS, name: 'a' } });
+    const requeueMs = s.rollout.note(draft, upgraded('False'), DESIRED, {
+      fleetOnly: true,
+      event: s.event,
+      at: { namespace: NS, name: 'a' },
+    });
     expect(requeueMs).toBe(POLICY.healthTimeoutMs + DECIDE_MARGIN_MS);
     s.written('a', draft, false);
     s.clock.advance(requeueMs ?? 0);
     // Its next reconcile finds it still not Ready: failed, and the waiting CRs learn the rollout halted.
     const again = s.draftOf('a');
-    const inSync: Outcome = { kind: 'in-sync', revision: 2, deployment: { inventory: [], ready: { status: 'False', reason: 'NotReady', message: 'Deployment web: 0 of 1 ready', ready: 0, total: 1 } }, drift: { kind: 'settled' } };
+    const inSync: Outcome = {
+      kind: 'in-sync',
+      revision: 2,
+      deployment: {
+        inventory: [],
+        ready: { status: 'False', reason: 'NotReady', message: 'Deployment web: 0 of 1 ready', ready: 0, total: 1 },
+      },
+      drift: { kind: 'settled' },
+    };
     s.rollout.note(again, inSync, DESIRED, { fleetOnly: false, event: s.event, at: { namespace: NS, name: 'a' } });
-    expect(again.current.conditions.find((c) => c.type === ConditionType.Rollout)).toMatchObject({ status: 'False', reason: Reason.RolloutFailed });
+    expect(again.current.conditions.find((c) => c.type === ConditionType.Rollout)).toMatchObject({
+      status: 'False',
+      reason: Reason.RolloutFailed,
+    });
     expect(s.events).toHaveLength(1);
     expect(s.woken).toEqual(['b', 'c', 'd']);
   });

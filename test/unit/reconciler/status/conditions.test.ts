@@ -14,7 +14,11 @@ import {
 const T0 = new Date('2026-01-01T00:00:00.000Z');
 const T1 = new Date('2026-01-01T00:05:00.000Z');
 
-const deployed = (status: Condition['status'], reason: string = Reason.InstallSuccessful, message = ''): Omit<Condition, 'lastTransitionTime'> => ({
+const deployed = (
+  status: Condition['status'],
+  reason: string = Reason.InstallSuccessful,
+  message = '',
+): Omit<Condition, 'lastTransitionTime'> => ({
   type: ConditionType.Deployed,
   status,
   reason,
@@ -24,7 +28,9 @@ const deployed = (status: Condition['status'], reason: string = Reason.InstallSu
 describe('setCondition', () => {
   it('appends a new condition stamped with now', () => {
     const list = setCondition([], deployed('True'), T0);
-    expect(list).toEqual([{ type: 'Deployed', status: 'True', reason: 'InstallSuccessful', message: '', lastTransitionTime: T0.toISOString() }]);
+    expect(list).toEqual([
+      { type: 'Deployed', status: 'True', reason: 'InstallSuccessful', message: '', lastTransitionTime: T0.toISOString() },
+    ]);
   });
 
   it('appends after the existing conditions, keeping their order', () => {
@@ -75,7 +81,13 @@ describe('setCondition', () => {
     expect(list.map((c) => c.type)).toEqual(['Initialized', 'Deployed', 'ReleaseFailed']);
     expect(list[0]).toBe(others[0]);
     expect(list[2]).toBe(others[2]);
-    expect(list[1]).toEqual({ type: 'Deployed', status: 'True', reason: 'InstallSuccessful', message: '', lastTransitionTime: T1.toISOString() });
+    expect(list[1]).toEqual({
+      type: 'Deployed',
+      status: 'True',
+      reason: 'InstallSuccessful',
+      message: '',
+      lastTransitionTime: T1.toISOString(),
+    });
   });
 
   it('does not mutate the list it was given', () => {

@@ -4,7 +4,13 @@ import { leafStrings, REDACTED, Redactor, spellings, valuesAt } from '../../../.
 describe('spellings', () => {
   it('covers the value as is, quoted as helm and the API server quote it, base64, and each line', () => {
     expect(spellings('pa"ss\\word')).toEqual(['pa"ss\\word', 'pa\\"ss\\\\word', Buffer.from('pa"ss\\word').toString('base64')]);
-    expect(spellings('line-one\nline-two')).toEqual(['line-one\nline-two', 'line-one\\nline-two', Buffer.from('line-one\nline-two').toString('base64'), 'line-one', 'line-two']);
+    expect(spellings('line-one\nline-two')).toEqual([
+      'line-one\nline-two',
+      'line-one\\nline-two',
+      Buffer.from('line-one\nline-two').toString('base64'),
+      'line-one',
+      'line-two',
+    ]);
   });
 
   it('leaves values too short to redact alone', () => {
@@ -25,7 +31,9 @@ describe('Redactor', () => {
   it('hides the value in API server error text while the message still says what failed', () => {
     const r = new Redactor([CANARY]);
     const message = `ConfigMap "web-settings" is invalid: metadata.labels: Invalid value: "${CANARY}": a valid label must be an empty string`;
-    expect(r.text(message)).toBe(`ConfigMap "web-settings" is invalid: metadata.labels: Invalid value: "${REDACTED}": a valid label must be an empty string`);
+    expect(r.text(message)).toBe(
+      `ConfigMap "web-settings" is invalid: metadata.labels: Invalid value: "${REDACTED}": a valid label must be an empty string`,
+    );
   });
 
   it('hides a value quoted with escapes, and in base64', () => {
@@ -51,7 +59,11 @@ describe('Redactor', () => {
   it('redacts every string of a status patch, keys included, leaving other values alone', () => {
     const r = new Redactor([CANARY]);
     const patch = { conditions: [{ type: 'ReleaseFailed', message: `bad ${CANARY}` }], failedAttempts: { count: 2 }, [CANARY]: true };
-    expect(r.deep(patch)).toEqual({ conditions: [{ type: 'ReleaseFailed', message: `bad ${REDACTED}` }], failedAttempts: { count: 2 }, [REDACTED]: true });
+    expect(r.deep(patch)).toEqual({
+      conditions: [{ type: 'ReleaseFailed', message: `bad ${REDACTED}` }],
+      failedAttempts: { count: 2 },
+      [REDACTED]: true,
+    });
   });
 });
 
@@ -93,7 +105,11 @@ describe('Redactor on text that was collapsed or cut (helm summaries, conditions
 });
 
 describe('valuesAt', () => {
-  const values = { auth: { password: 'hunter22', users: ['alice', { token: 'tok-123456' }] }, port: 8080, tls: { key: 'KEY', enabled: true } };
+  const values = {
+    auth: { password: 'hunter22', users: ['alice', { token: 'tok-123456' }] },
+    port: 8080,
+    tls: { key: 'KEY', enabled: true },
+  };
 
   it('takes the scalars at each path, everything below a map or list included', () => {
     expect(valuesAt(values, ['auth.password'])).toEqual(['hunter22']);

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { MAX_MESSAGE_LENGTH, type Condition } from '../../../../src/reconciler/status/conditions.js';
 import { REDACTED, Redactor } from '../../../../src/reconciler/status/redaction.js';
 import type { InventoryEntry } from '../../../../src/reconciler/objects/inventory.js';
-import { countFailure, readStatus, StatusDraft, statusPatch, type DeployedRelease, type HelmStatus } from '../../../../src/reconciler/status/status.js';
+import {
+  countFailure,
+  readStatus,
+  StatusDraft,
+  statusPatch,
+  type DeployedRelease,
+  type HelmStatus,
+} from '../../../../src/reconciler/status/status.js';
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = new Date('2026-01-01T00:05:00.000Z');
@@ -10,7 +17,14 @@ const now = (): Date => T1;
 
 const deployedCond: Condition = { type: 'Deployed', status: 'True', reason: 'InstallSuccessful', message: 'notes', lastTransitionTime: T0 };
 const initCond: Condition = { type: 'Initialized', status: 'True', reason: 'Reconciled', message: '', lastTransitionTime: T0 };
-const release: DeployedRelease = { name: 'web', namespace: 'demo', revision: 2, chart: 'nginx', chartVersion: '0.1.0', appVersion: '1.27.3' };
+const release: DeployedRelease = {
+  name: 'web',
+  namespace: 'demo',
+  revision: 2,
+  chart: 'nginx',
+  chartVersion: '0.1.0',
+  appVersion: '1.27.3',
+};
 const inventory: InventoryEntry[] = [
   { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'demo', name: 'web' },
   { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', namespace: '', name: 'web' },
@@ -32,14 +46,21 @@ describe('readStatus', () => {
   });
 
   it('reads the owned fields and drops the rest', () => {
-    expect(readStatus(onServer())).toStrictEqual({ observedGeneration: 2, conditions: [initCond, deployedCond], deployedRelease: release, inventory });
+    expect(readStatus(onServer())).toStrictEqual({
+      observedGeneration: 2,
+      conditions: [initCond, deployedCond],
+      deployedRelease: release,
+      inventory,
+    });
   });
 
   it('ignores owned fields of the wrong type', () => {
     expect(
       readStatus({ conditions: { type: 'Deployed' }, deployedRelease: 'web', inventory: { kind: 'x' }, observedGeneration: '2' }),
     ).toStrictEqual({ conditions: [] });
-    expect(readStatus({ conditions: 'x', deployedRelease: [release], inventory: 'x', observedGeneration: null })).toStrictEqual({ conditions: [] });
+    expect(readStatus({ conditions: 'x', deployedRelease: [release], inventory: 'x', observedGeneration: null })).toStrictEqual({
+      conditions: [],
+    });
     expect(readStatus({ conditions: null, deployedRelease: null, inventory: null })).toStrictEqual({ conditions: [] });
   });
 
@@ -57,7 +78,10 @@ describe('readStatus', () => {
   });
 
   it('a draft over junk conditions can still set and find conditions', () => {
-    const draft = new StatusDraft({ conditions: [null, 'junk', { type: 'Deployed', status: 'True', reason: 'x', message: '', lastTransitionTime: T0 }] }, now);
+    const draft = new StatusDraft(
+      { conditions: [null, 'junk', { type: 'Deployed', status: 'True', reason: 'x', message: '', lastTransitionTime: T0 }] },
+      now,
+    );
     expect(() => {
       draft.setCondition({ type: 'Initialized', status: 'True', reason: 'Reconciled', message: '' });
     }).not.toThrow();
@@ -92,9 +116,14 @@ describe('statusPatch', () => {
   });
 
   it('sets to null what a changed key dropped, at any depth (a merge patch would keep it)', () => {
-    const failed: HelmStatus = { conditions: [], rollout: { fleetRevision: 'a', attempt: { fleetRevision: 'b', at: T0, failure: 'not Ready' } } };
+    const failed: HelmStatus = {
+      conditions: [],
+      rollout: { fleetRevision: 'a', attempt: { fleetRevision: 'b', at: T0, failure: 'not Ready' } },
+    };
     const after: HelmStatus = { conditions: [], rollout: { fleetRevision: 'b', attempt: { fleetRevision: 'b', at: T0 } } };
-    expect(statusPatch(failed, after)).toStrictEqual({ rollout: { fleetRevision: 'b', attempt: { fleetRevision: 'b', at: T0, failure: null } } });
+    expect(statusPatch(failed, after)).toStrictEqual({
+      rollout: { fleetRevision: 'b', attempt: { fleetRevision: 'b', at: T0, failure: null } },
+    });
   });
 
   it('carries the whole conditions list when one condition changes (a merge patch replaces lists)', () => {
@@ -108,7 +137,11 @@ describe('statusPatch', () => {
   });
 
   it('writes null for removed keys', () => {
-    expect(statusPatch(full, { conditions: full.conditions })).toStrictEqual({ deployedRelease: null, inventory: null, observedGeneration: null });
+    expect(statusPatch(full, { conditions: full.conditions })).toStrictEqual({
+      deployedRelease: null,
+      inventory: null,
+      observedGeneration: null,
+    });
   });
 
   it('writes added keys', () => {
@@ -154,7 +187,10 @@ describe('StatusDraft', () => {
     const draft = new StatusDraft(onServer(), now);
     draft.setCondition({ type: 'Deployed', status: 'False', reason: 'UpgradeError', message: 'boom' });
     expect(draft.patch()).toStrictEqual({
-      conditions: [initCond, { type: 'Deployed', status: 'False', reason: 'UpgradeError', message: 'boom', lastTransitionTime: T1.toISOString() }],
+      conditions: [
+        initCond,
+        { type: 'Deployed', status: 'False', reason: 'UpgradeError', message: 'boom', lastTransitionTime: T1.toISOString() },
+      ],
     });
   });
 
@@ -289,7 +325,11 @@ describe('StatusDraft redaction', () => {
   it('masks a sensitive value in a condition message before cutting the message to length', () => {
     const token = 'k'.repeat(10) + Array.from({ length: 600 }, (_, i) => String(i % 10)).join('');
     const redactor = new Redactor([token]);
-    const draft = new StatusDraft(undefined, () => new Date(0), (t) => redactor.text(t));
+    const draft = new StatusDraft(
+      undefined,
+      () => new Date(0),
+      (t) => redactor.text(t),
+    );
     // The value straddles the 4096-character cut: cut first, its first part would be left unmasked.
     const message = `${'x'.repeat(MAX_MESSAGE_LENGTH - 300)} Invalid value: "${token}" end`;
     draft.setCondition({ type: 'ReleaseFailed', status: 'True', reason: 'InstallError', message });
