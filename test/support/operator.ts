@@ -21,6 +21,7 @@ import { inject } from 'vitest';
 import { HelmClient } from '../../src/helm/index.js';
 import { isStatus } from '../../src/k8s/errors.js';
 import { assembleOperator, type AssembledOperator, type LeaderElectionSettings } from '../../src/operator/assemble.js';
+import { LeadershipLostError } from '../../src/runtime/manager.js';
 import type { Operator } from '../../src/operator/operator.js';
 import type { Condition } from '../../src/reconciler/status/conditions.js';
 import { makeLogger, type Logger } from '../../src/telemetry/logger.js';
@@ -133,6 +134,10 @@ export interface RunningOperator {
   readonly helm: HelmClient;
   /** The operator's Prometheus registry, as `/metrics` would serve it. */
   readonly metrics: OperatorMetrics;
+  /** How many times leadership was lost and the operator started again (`restartOnLostLeadership`). */
+  readonly restarts: number;
+  /** What the operators before the last restart did: {@link activity} counts from the first start. */
+  readonly earlier: Activity;
   stop(): Promise<void>;
 }
 
@@ -167,6 +172,12 @@ export interface StartOptions {
   readonly fingerprintKey?: Uint8Array;
   /** `--leader-elect` and its settings: the controllers start once this process holds the Lease. */
   readonly leaderElection?: LeaderElectionSettings;
+  /**
+   * Start the operator again when it loses leadership, as its Deployment would: on a loaded
+   * machine a short lease can lapse, and a test would otherwise wait on an operator that exited.
+   * Tests of losing leadership leave this unset.
+   */
+  readonly restartOnLostLeadership?: boolean;
 }
 
 /**
@@ -215,19 +226,53 @@ export async function assembleForTest(options: StartOptions): Promise<{ assemble
  * its manager until `stop()`, which shuts down as SIGTERM would.
  */
 export async function startOperator(options: StartOptions): Promise<RunningOperator> {
-  const { assembled, cleanup } = await assembleForTest(options);
-  const { manager, operator, helm, metrics } = assembled;
+  const cleanups: (() => Promise<void>)[] = [];
+  const assemble = async (): Promise<AssembledOperator> => {
+    const { assembled, cleanup } = await assembleForTest(options);
+    cleanups.push(cleanup);
+    return assembled;
+  };
   const stopping = new AbortController();
-  const running = manager.run(stopping.signal);
-  await Promise.race([manager.started, running]);
+  let current = await assemble();
+  let restarts = 0;
+  let earlier: Activity = { reconciles: new Map(), helmExecutions: 0 };
+  // The process exits when it loses leadership and its Deployment starts it again (cli/run.ts);
+  // in-process, with `restartOnLostLeadership`, this is that restart.
+  const runUntilStopped = async (): Promise<void> => {
+    for (;;) {
+      try {
+        await current.manager.run(stopping.signal);
+        return;
+      } catch (err) {
+        if (!(err instanceof LeadershipLostError) || options.restartOnLostLeadership !== true || stopping.signal.aborted) throw err;
+        earlier = sum(earlier, await activityOf(current));
+        current = await assemble();
+        restarts++;
+      }
+    }
+  };
+  const running = runUntilStopped();
+  await Promise.race([current.manager.started, running]);
   return {
-    operator,
-    helm,
-    metrics,
+    get operator() {
+      return current.operator;
+    },
+    get helm() {
+      return current.helm;
+    },
+    get metrics() {
+      return current.metrics;
+    },
+    get restarts() {
+      return restarts;
+    },
+    get earlier() {
+      return earlier;
+    },
     stop: async () => {
       stopping.abort();
       await running;
-      await cleanup();
+      for (const cleanup of cleanups) await cleanup();
     },
   };
 }
@@ -293,6 +338,14 @@ export class CRs {
   async patch(namespace: string, name: string, body: Record<string, unknown>): Promise<CR> {
     return (await this.#api.patchNamespacedCustomObject(
       { ...this.#ref(namespace), name, body },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    )) as CR;
+  }
+
+  /** JSON merge patch of the status subresource: a status as some earlier write left it. */
+  async patchStatus(namespace: string, name: string, status: Record<string, unknown>): Promise<CR> {
+    return (await this.#api.patchNamespacedCustomObjectStatus(
+      { ...this.#ref(namespace), name, body: { status } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     )) as CR;
   }
@@ -382,12 +435,22 @@ export interface Activity {
 }
 
 export async function activity(op: RunningOperator): Promise<Activity> {
+  return sum(op.earlier, await activityOf(op));
+}
+
+async function activityOf(op: Pick<RunningOperator, 'metrics' | 'operator'>): Promise<Activity> {
   const text = await op.metrics.metrics();
   const controllers = op.operator.manager.names();
   return {
     reconciles: new Map(controllers.map((c) => [c, total(text, 'controller_runtime_reconcile_total', { controller: c })])),
     helmExecutions: total(text, 'helm_operator_helm_executions_total'),
   };
+}
+
+function sum(a: Activity, b: Activity): Activity {
+  const reconciles = new Map(a.reconciles);
+  for (const [c, n] of b.reconciles) reconciles.set(c, (reconciles.get(c) ?? 0) + n);
+  return { reconciles, helmExecutions: a.helmExecutions + b.helmExecutions };
 }
 
 /** helm processes the operator ran since `since`. */

@@ -83,6 +83,8 @@ type OutcomeKind =
       readonly deployment: Deployment;
       readonly drift: DriftResult;
       readonly fields?: DriftFieldsReport;
+      /** The tests of a revision whose install or upgrade never reported them (release-test.ts), run now. */
+      readonly test?: ReleaseTestReport;
     }
   | {
       readonly kind: 'helm-failed';

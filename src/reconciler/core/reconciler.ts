@@ -25,6 +25,7 @@ import {
 } from '../../runtime/reconcile.js';
 import type { Wakeups } from '../../runtime/requeue-source.js';
 import { correctDrift } from '../actions/correct-drift.js';
+import { testsUnreported, testUnreported } from '../actions/release-test.js';
 import { FINALIZER, FINALIZERS } from './finalizers.js';
 import type { UninstallPort } from './uninstall-port.js';
 import { install } from '../actions/install.js';
@@ -450,8 +451,11 @@ export class HelmReconciler implements Reconciler {
         return plannedUpgrade(ctx, desired, action.from, () =>
           r.status.during(`Upgrading release ${ctx.name} from revision ${action.from.revision}`, () => upgrade(ctx, desired, action.from)),
         );
-      case 'correct-drift':
-        return correctDrift(ctx, action.deployed, desired, beforeWrite);
+      case 'correct-drift': {
+        const inSync = await correctDrift(ctx, action.deployed, desired, beforeWrite);
+        if (inSync.kind !== 'in-sync' || !testsUnreported(ctx, inSync.revision)) return inSync;
+        return r.status.during(`Testing release ${ctx.name} revision ${inSync.revision}`, () => testUnreported(ctx, inSync, desired));
+      }
     }
   }
 

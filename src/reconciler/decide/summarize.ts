@@ -156,7 +156,7 @@ function inSync(status: Status, o: Extract<Outcome, { kind: 'in-sync' }>, input:
     ...driftEdits(drift),
     ...fields.status,
     ...deployed({ reason, message, ...(kept === undefined ? {} : { deployedReason: kept.reason }) }, o.deployment),
-    ...failedTestKept(status),
+    ...(o.test === undefined ? failedTestKept(status) : tested(o.test)),
   ];
   const events = [
     ...(drift.kind === 'exhausted' ? [{ type: 'Warning' as const, reason: Reason.RetriesExhausted, message: drift.message }] : []),

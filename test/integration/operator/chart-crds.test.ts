@@ -90,7 +90,7 @@ describe('a chart whose crds/ change', () => {
     await op?.stop();
     const watches = `- group: ${SHELF.group}\n  version: ${SHELF.version}\n  kind: ${SHELF.kind}\n  chart: ${charts[v]}\n  crds: CreateReplace\n  rollout:\n    canary: 1\n    waveSize: 2\n    healthTimeout: 60s\n    stableFor: 1s\n`;
     const leaderElection = { id: 'chart-crds-test', namespace: ns, leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 1_000 };
-    op = await startOperator({ watches, namespaces: [ns], maxConcurrentReconciles: 3, leaderElection });
+    op = await startOperator({ watches, namespaces: [ns], maxConcurrentReconciles: 3, leaderElection, restartOnLostLeadership: true });
   };
   const all = async (): Promise<Map<string, CR>> => new Map((await crs.list(ns)).map((c) => [c.metadata.name, c]));
   const allOn = (version: string): Promise<Map<string, CR>> =>

@@ -3,7 +3,8 @@
  * plane, through a waved rollout: a chart whose test hook passes makes every CR Ready with
  * TestSuccess, and its revision is not tested again by the reconciles that follow; the next chart's
  * test hook fails at the canary, which is rolled back and reports Ready=False/TestFailed with
- * helm's account of the test, and the rollout halts before the other CR moves.
+ * helm's account of the test, and the rollout halts before the other CR moves. A revision whose
+ * tests were never reported is tested by the next reconcile (docs/adr/0089).
  *
  * The test hooks are Jobs: kwok's fake node runs a Job's pod to success; the failing one is a
  * pod no node matches, which its Job's activeDeadlineSeconds fails.
@@ -108,11 +109,31 @@ describe('helm test as a gate', () => {
       renewDeadlineMs: 4_000,
       retryPeriodMs: 1_000,
     };
-    op = await startOperator({ watches, namespaces: [ns], maxConcurrentReconciles: 2, leaderElection });
+    // A lease this short can lapse on a loaded machine: the operator then exits, and is started again as its Deployment would.
+    op = await startOperator({ watches, namespaces: [ns], maxConcurrentReconciles: 2, leaderElection, restartOnLostLeadership: true });
   };
   const all = async (): Promise<Map<string, CR>> => new Map((await crs.list(ns)).map((c) => [c.metadata.name, c]));
   const testJobUid = async (release: string): Promise<string | undefined> =>
     (await batch.readNamespacedJob({ namespace: ns, name: `${release}-test` })).metadata?.uid;
+
+  /**
+   * A revision whose install never reported (its reconcile cancelled by lost leadership, or its
+   * status write failed) leaves a status that names no revision and no test: the next reconcile tests it.
+   */
+  const expectUnreportedTested = async (name: string, job: string | undefined): Promise<void> => {
+    const conditions = ((await all()).get(name)?.status?.conditions ?? []).filter((c) => c.type !== 'TestSuccess');
+    await crs.patchStatus(ns, name, { deployedRelease: null, conditions });
+    await crs.patch(ns, name, { metadata: { annotations: { 'example.com/poke': '2' } } });
+    const retested = await crs.waitForCondition(
+      ns,
+      name,
+      { type: 'TestSuccess', status: 'True', reason: 'TestSucceeded' },
+      { timeoutMs: WAIT_MS },
+    );
+    expect(condition(retested, 'TestSuccess')?.message).toBe('helm test passed on revision 1');
+    expect(retested.status?.deployedRelease?.revision).toBe(1);
+    expect(await testJobUid(name)).not.toBe(job);
+  };
 
   it(
     'passes a chart whose test passes, tests a revision once, and halts the rollout at a canary whose test fails',
@@ -142,6 +163,8 @@ describe('helm test as a gate', () => {
       await waitForReconciles(op!, 'tested-controller', before, 2);
       expect(await helmExecutionsSince(op!, before)).toBe(0);
       expect(await testJobUid('tested-a')).toBe(job);
+
+      await expectUnreportedTested('tested-a', job);
 
       // The next chart's test fails at the canary: rolled back, TestFailed, and the rollout halts.
       await start('failing');
