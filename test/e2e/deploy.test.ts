@@ -181,11 +181,6 @@ describe('deploying the operator (make install / deploy / build-installer / unde
     await rbac.readNamespacedRole({ name: `${PREFIX}leader-election-role`, namespace: NAMESPACE });
     await rbac.readNamespacedRoleBinding({ name: `${PREFIX}leader-election-rolebinding`, namespace: NAMESPACE });
     await rbac.readClusterRole({ name: `${PREFIX}metrics-reader` });
-    const metricsAuth = await rbac.readClusterRoleBinding({ name: `${PREFIX}metrics-auth-rolebinding` });
-    expect(metricsAuth.roleRef.name).toBe(`${PREFIX}metrics-auth-role`);
-    expect(metricsAuth.subjects).toContainEqual(
-      expect.objectContaining({ kind: 'ServiceAccount', name: SERVICE_ACCOUNT, namespace: NAMESPACE }),
-    );
     await core.readNamespacedService({ name: `${PREFIX}controller-manager-metrics-service`, namespace: NAMESPACE });
 
     const deployment = await apps.readNamespacedDeployment({ name: DEPLOYMENT, namespace: NAMESPACE });
@@ -196,9 +191,7 @@ describe('deploying the operator (make install / deploy / build-installer / unde
         '--leader-elect',
         '--leader-election-id=helm-operator',
         '--health-probe-bind-address=:8081',
-        '--metrics-bind-address=:8443',
-        '--metrics-secure',
-        '--metrics-require-rbac',
+        '--metrics-bind-address=:8080',
       ]),
     );
     // The namespace enforces the restricted Pod Security Standard: an Available Deployment means
@@ -210,13 +203,12 @@ describe('deploying the operator (make install / deploy / build-installer / unde
     const rendered = parseManifests(await exec('bash', ['hack/kustomize.sh', 'build', 'config/default', IMG], 60_000));
     const roles = rendered.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole');
     expect(roles.map((o) => o.metadata.name).sort()).toEqual(
-      [`${PREFIX}leader-election-role`, `${PREFIX}manager-role`, `${PREFIX}metrics-auth-role`, `${PREFIX}metrics-reader`].sort(),
+      [`${PREFIX}leader-election-role`, `${PREFIX}manager-role`, `${PREFIX}metrics-reader`].sort(),
     );
     expect(wildcards(roles)).toEqual([]);
     const live = [
       await rbac.readClusterRole({ name: `${PREFIX}manager-role` }),
       await rbac.readClusterRole({ name: `${PREFIX}metrics-reader` }),
-      await rbac.readClusterRole({ name: `${PREFIX}metrics-auth-role` }),
       await rbac.readNamespacedRole({ name: `${PREFIX}leader-election-role`, namespace: NAMESPACE }),
     ].map((r) => ({
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -358,7 +350,7 @@ describe('deploying the operator (make install / deploy / build-installer / unde
         timeoutMs: 90_000,
       },
     );
-    for (const name of [`${PREFIX}manager-role`, `${PREFIX}metrics-reader`, `${PREFIX}metrics-auth-role`])
+    for (const name of [`${PREFIX}manager-role`, `${PREFIX}metrics-reader`])
       expect(await gone(() => rbac.readClusterRole({ name }))).toBe(true);
     expect(await gone(() => rbac.readClusterRoleBinding({ name: `${PREFIX}manager-rolebinding` }))).toBe(true);
     // Nothing left: a second undeploy only succeeds with ignore-not-found.
