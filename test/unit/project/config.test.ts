@@ -80,7 +80,7 @@ describe('config/ kustomizations', () => {
 
   it('keeps the ServiceMonitor out of config/default (it needs the prometheus-operator CRDs)', () => {
     expect(find('ServiceMonitor', 'controller-manager-metrics-monitor').spec).toMatchObject({
-      endpoints: [expect.objectContaining({ port: 'https', scheme: 'https', path: '/metrics' })],
+      endpoints: [expect.objectContaining({ port: 'http', path: '/metrics' })],
     });
   });
 });
@@ -155,12 +155,6 @@ describe('config/rbac', () => {
     expect(granted(le, 'coordination.k8s.io', 'leases')).toEqual([...ALL_VERBS].sort());
     expect(granted(le, '', 'events')).toEqual(['create', 'patch']);
     expect(find('ClusterRole', 'metrics-reader').rules).toEqual([{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
-    const auth = find('ClusterRoleBinding', 'metrics-auth-rolebinding') as unknown as {
-      roleRef: { kind: string; name: string };
-      subjects: unknown[];
-    };
-    expect(auth.roleRef).toMatchObject({ kind: 'ClusterRole', name: 'metrics-auth-role' });
-    expect(auth.subjects).toEqual([subject]);
   });
 });
 
@@ -194,23 +188,16 @@ describe('config/manager', () => {
     expect(pod.serviceAccountName).toBe('controller-manager');
   });
 
-  it('passes the operator-sdk args: leader election, probes on :8081, metrics on :8443 over HTTPS behind RBAC', () => {
+  it('passes the operator-sdk args: leader election, probes on :8081, metrics on :8080', () => {
     expect(c.args).toEqual(
-      expect.arrayContaining([
-        '--leader-elect',
-        '--leader-election-id=helm-operator',
-        '--health-probe-bind-address=:8081',
-        '--metrics-bind-address=:8443',
-        '--metrics-secure',
-        '--metrics-require-rbac',
-      ]),
+      expect.arrayContaining(['--leader-elect', '--leader-election-id=helm-operator', '--health-probe-bind-address=:8081', '--metrics-bind-address=:8080']),
     );
     expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'health' });
     expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'health' });
     expect(c.ports).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ name: 'health', containerPort: 8081 }),
-        expect.objectContaining({ name: 'metrics', containerPort: 8443 }),
+        expect.objectContaining({ name: 'metrics', containerPort: 8080 }),
       ]),
     );
   });
