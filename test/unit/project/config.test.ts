@@ -190,7 +190,12 @@ describe('config/manager', () => {
 
   it('passes the operator-sdk args: leader election, probes on :8081, metrics on :8080', () => {
     expect(c.args).toEqual(
-      expect.arrayContaining(['--leader-elect', '--leader-election-id=helm-operator', '--health-probe-bind-address=:8081', '--metrics-bind-address=:8080']),
+      expect.arrayContaining([
+        '--leader-elect',
+        '--leader-election-id=helm-operator',
+        '--health-probe-bind-address=:8081',
+        '--metrics-bind-address=:8080',
+      ]),
     );
     expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'health' });
     expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'health' });
