@@ -2,11 +2,11 @@
  * `test:` of a watches.yaml entry: `helm test` as a gate after each install and upgrade, with
  * Flux helm-controller's names (`enable`, `timeout`, `ignoreFailures`; docs/adr/0081).
  */
-import { isMap, type Node, type YAMLMap } from 'yaml';
-import { closestName } from './closest-name.js';
+import { isMap, type Node } from 'yaml';
 import { DurationError, parseDuration } from './duration.js';
+import { knownKeys } from './known-keys.js';
 import { fail, quote, type EntryContext } from './watches-problems.js';
-import { deref, describe, isEmpty, scalarValue } from './yaml-nodes.js';
+import { describe, isEmpty, scalarValue } from './yaml-nodes.js';
 
 export interface ReleaseTest {
   /** Run the chart's test hooks after an install or upgrade. */
@@ -32,7 +32,7 @@ export function readReleaseTest(ctx: EntryContext, node: Node | undefined): Rele
     fail(ctx, node, 'test', `expected a map of ${KEYS.join(', ')}, got ${describe(node)}`);
     return undefined;
   }
-  const { values, ok: keysOk } = keysOf(ctx, node);
+  const { fields: values, ok: keysOk } = knownKeys(ctx, node, 'test', KEYS);
   let ok = keysOk;
   const flag = (key: 'enable' | 'ignoreFailures'): boolean => {
     const v = values[key];
@@ -48,31 +48,6 @@ export function readReleaseTest(ctx: EntryContext, node: Node | undefined): Rele
   if (timeoutMs === null) ok = false;
   if (!ok || !enable) return undefined;
   return { enable, ignoreFailures, ...(timeoutMs === undefined || timeoutMs === null ? {} : { timeoutMs }) };
-}
-
-type Key = (typeof KEYS)[number];
-
-function keysOf(ctx: EntryContext, node: YAMLMap): { values: Partial<Record<Key, Node>>; ok: boolean } {
-  let ok = true;
-  const values: Partial<Record<Key, Node>> = {};
-  for (const pair of node.items) {
-    const keyNode = deref(ctx.pc.doc, pair.key);
-    const key = scalarValue(keyNode);
-    if (typeof key !== 'string' || !(KEYS as readonly string[]).includes(key)) {
-      const hint = typeof key === 'string' ? closestName(key, KEYS) : undefined;
-      fail(
-        ctx,
-        keyNode,
-        `test.${String(key)}`,
-        `unknown key${hint === undefined ? `; known keys: ${KEYS.join(', ')}` : ` (did you mean ${quote(hint)}?)`}`,
-      );
-      ok = false;
-      continue;
-    }
-    const value = deref(ctx.pc.doc, pair.value);
-    if (value !== undefined) values[key as Key] = value;
-  }
-  return { values, ok };
 }
 
 /** undefined: absent; null: wrong (reported). */

@@ -3,12 +3,12 @@
  * contents, `overrideValues`, helm major) is shipped to the releases, in waves gated by health
  * (docs/adr/0056). A CR's own spec change is never held by it.
  */
-import { isMap, type Node, type YAMLMap } from 'yaml';
-import { closestName } from './closest-name.js';
+import { isMap, type Node } from 'yaml';
 import { DurationError, parseDuration } from './duration.js';
+import { knownKeys } from './known-keys.js';
 import { validateLabelSelector, type LabelSelector } from './selector.js';
 import { fail, quote, type EntryContext } from './watches-problems.js';
-import { deref, describe, isEmpty, nodeAt, scalarValue } from './yaml-nodes.js';
+import { describe, isEmpty, nodeAt, scalarValue } from './yaml-nodes.js';
 
 /** A number of CRs, or a share of all the CRs of the kind (rounded up for waves, down for the budget). */
 export type Amount = { readonly count: number } | { readonly percent: number };
@@ -53,7 +53,7 @@ export function readRollout(ctx: EntryContext, node: Node | undefined): RolloutP
     fail(ctx, node, 'rollout', `expected a map of ${KEYS.join(', ')}, got ${describe(node)}`);
     return undefined;
   }
-  const { fields, ok } = keysOf(ctx, node);
+  const { fields, ok } = knownKeys(ctx, node, 'rollout', KEYS);
   const r = new Reader(ctx, fields);
   const policy: RolloutPolicy = {
     canary: r.canary(),
@@ -64,29 +64,6 @@ export function readRollout(ctx: EntryContext, node: Node | undefined): RolloutP
     pauseBetweenWavesMs: r.duration('pauseBetweenWaves', 0) ?? DEFAULT_ROLLOUT.pauseBetweenWavesMs,
   };
   return ok && r.ok ? policy : undefined;
-}
-
-function keysOf(ctx: EntryContext, node: YAMLMap): { fields: Partial<Record<Key, Node>>; ok: boolean } {
-  const fields: Partial<Record<Key, Node>> = {};
-  let ok = true;
-  for (const pair of node.items) {
-    const keyNode = deref(ctx.pc.doc, pair.key);
-    const key = scalarValue(keyNode);
-    if (typeof key !== 'string' || !(KEYS as readonly string[]).includes(key)) {
-      const hint = typeof key === 'string' ? closestName(key, KEYS) : undefined;
-      fail(
-        ctx,
-        keyNode,
-        `rollout.${String(key)}`,
-        `unknown key${hint === undefined ? `; known keys: ${KEYS.join(', ')}` : ` (did you mean ${quote(hint)}?)`}`,
-      );
-      ok = false;
-      continue;
-    }
-    const value = deref(ctx.pc.doc, pair.value);
-    if (value !== undefined) fields[key as Key] = value;
-  }
-  return { fields, ok };
 }
 
 class Reader {
