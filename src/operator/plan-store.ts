@@ -16,9 +16,10 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { HttpMethod, PatchStrategy } from '../k8s/client-node.js';
-import { isNotFound, isStatus } from '../k8s/errors.js';
+import { isStatus } from '../k8s/errors.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
 import type { Owner, PlansPort, UpgradePlan } from '../reconciler/index.js';
+import { SwitchLease } from './switch-lease.js';
 import { canonicalJson } from '../util/canonical-json.js';
 import { isPlainObject } from '../util/plain-object.js';
 
@@ -28,15 +29,9 @@ export const PLAN_KEY = 'plan.json';
 /** Names the CR a plan ConfigMap is of. */
 export const PLAN_OF_LABEL = 'helm-operator.io/plan-of';
 const FIELD_MANAGER = 'helm-operator-plan';
-/** How long a read of the approvals is reused: held CRs look often, approvals change rarely. */
-const READ_TTL_MS = 2_000;
 
 export function approvalsLeaseName(kind: string, group: string): string {
   return group === '' ? `plan-approvals.${kind.toLowerCase()}` : `plan-approvals.${kind.toLowerCase()}.${group}`;
-}
-
-interface LeaseMeta {
-  readonly metadata?: { readonly resourceVersion?: string; readonly annotations?: Readonly<Record<string, string>> };
 }
 
 /** Pure: the approvals an annotation holds (`ns/name` to digest); a malformed one holds none. */
@@ -53,62 +48,28 @@ export function parseApprovals(text: string | undefined): Record<string, string>
 
 /** The platform's approvals of one kind's plans, in the operator's namespace. */
 export class PlanApprovals {
-  readonly #raw: RawClient;
-  readonly #collection: string;
-  readonly #name: string;
-  #read: { atMs: number; approvals: Promise<Record<string, string>> } | undefined;
+  readonly #lease: SwitchLease;
 
   constructor(kubeConfig: KubeConfig, namespace: string, kind: { kind: string; group: string }) {
-    this.#raw = kubeConfig.makeApiClient(RawClient);
-    this.#collection = resourcePath({ group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace });
-    this.#name = approvalsLeaseName(kind.kind, kind.group);
+    this.#lease = new SwitchLease(kubeConfig, namespace, approvalsLeaseName(kind.kind, kind.group));
   }
 
   async approved(namespace: string, name: string): Promise<string | undefined> {
-    const now = Date.now();
-    if (this.#read === undefined || now - this.#read.atMs > READ_TTL_MS) {
-      const approvals = this.#get().then((lease) => parseApprovals(lease?.metadata?.annotations?.[APPROVED_PLANS_ANNOTATION]));
-      approvals.catch(() => {
-        this.#read = undefined;
-      });
-      this.#read = { atMs: now, approvals };
-    }
-    return (await this.#read.approvals)[`${namespace}/${name}`];
+    return parseApprovals((await this.#lease.annotations())[APPROVED_PLANS_ANNOTATION])[`${namespace}/${name}`];
   }
 
   /** Records `digest` as approved for the CR (creates the Lease on first use); a concurrent write is retried. */
   async approve(namespace: string, name: string, digest: string): Promise<void> {
     for (let attempt = 0; ; attempt++) {
-      const lease = await this.#get();
-      const approvals = { ...parseApprovals(lease?.metadata?.annotations?.[APPROVED_PLANS_ANNOTATION]), [`${namespace}/${name}`]: digest };
-      const annotations = { [APPROVED_PLANS_ANNOTATION]: JSON.stringify(approvals) };
+      const lease = await this.#lease.read();
+      const approvals = { ...parseApprovals(lease?.annotations[APPROVED_PLANS_ANNOTATION]), [`${namespace}/${name}`]: digest };
       try {
-        if (lease === undefined)
-          await this.#raw.request(HttpMethod.POST, this.#collection, { body: { metadata: { name: this.#name, annotations }, spec: {} } });
-        else {
-          // The resourceVersion makes the merge patch fail on a concurrent approval instead of losing it.
-          const body = { metadata: { resourceVersion: lease.metadata?.resourceVersion, annotations } };
-          await this.#raw.request(HttpMethod.PATCH, this.#path(), { body, contentType: PatchStrategy.MergePatch });
-        }
-        this.#read = undefined;
+        await this.#lease.write({ [APPROVED_PLANS_ANNOTATION]: JSON.stringify(approvals) }, lease, { guarded: true });
         return;
       } catch (err) {
         if (attempt >= 4 || !isStatus(err, 409)) throw err;
       }
     }
-  }
-
-  async #get(): Promise<LeaseMeta | undefined> {
-    try {
-      return (await this.#raw.request(HttpMethod.GET, this.#path())) as LeaseMeta;
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
-  }
-
-  #path(): string {
-    return `${this.#collection}/${encodeURIComponent(this.#name)}`;
   }
 }
 
