@@ -13,7 +13,7 @@ import {
 } from '../core/action-context.js';
 import { deploymentOf } from './deployment.js';
 import { checkConfinement } from './preflight.js';
-import { removeFailedInstall } from './remediate.js';
+import { forgetFailedInstall, removeFailedInstall } from './remediate.js';
 import { failsRelease, testFailure, testRelease } from './release-test.js';
 
 export async function install(ctx: ActionContext, desired: Desired, options: { readonly leftovers: boolean }): Promise<Outcome>;
@@ -45,8 +45,10 @@ export async function install(
   } catch (err) {
     if (options.presumedAbsent === true && ctx.describeHelmError(err).nameInUse === true && !ctx.signal.aborted) return undefined;
     const outcome = failureOf(ctx, err, { reason: Reason.InstallError, event: 'InstallFailed', notDeployed: true, counts: desired });
-    if (outcome.kind !== 'cancelled') await removeFailedInstall(ctx);
-    return withOverrideEvents(ctx, asConflict(outcome) ?? outcome);
+    const conflict = asConflict(outcome);
+    if (conflict !== undefined) await forgetFailedInstall(ctx);
+    else if (outcome.kind !== 'cancelled') await removeFailedInstall(ctx);
+    return withOverrideEvents(ctx, conflict ?? outcome);
   }
   const deployment = await deploymentOf(ctx, release, { created: true });
   const test = await testRelease(ctx, release.revision);

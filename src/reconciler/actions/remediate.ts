@@ -15,6 +15,22 @@ export async function removeFailedInstall(ctx: ActionContext): Promise<void> {
   });
 }
 
+/**
+ * A first install that met another manager's field (`conflictPolicy: fail`) was refused on an
+ * object that existed before it (a new object cannot conflict): left by a `keep` policy or by a
+ * release whose storage was lost, and maybe serving. `helm uninstall` would delete it with the
+ * rest, so only the failed revision's record goes: the objects the install created carry the CR's
+ * owner reference (garbage-collected with the CR) and this release's annotations (adopted by the
+ * next install), and the object in conflict stays as its manager left it.
+ */
+export async function forgetFailedInstall(ctx: ActionContext): Promise<void> {
+  const revisions = (await ctx.storage.records(ctx.namespace, ctx.name)).map((r) => r.revision);
+  if (revisions.length === 0 || !ctx.helm.mayChangeReleases()) return;
+  await ctx.storage.deleteRevisions(ctx.namespace, ctx.name, revisions).catch((e: unknown) => {
+    ctx.log.error({ error: ctx.redact(e instanceof Error ? e.message : String(e)) }, "Could not remove the failed install's record");
+  });
+}
+
 /** Whether `latest` is a revision the failed upgrade made (deployed only when `deployedToo`), and `before` one to go back to. */
 function undoable(latest: ReleaseRecord | undefined, before: ReleaseRecord, deployedToo: boolean): boolean {
   if (latest === undefined || latest.revision <= before.revision || (latest.status === 'deployed' && !deployedToo)) return false;

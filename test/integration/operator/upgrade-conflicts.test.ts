@@ -285,6 +285,9 @@ describe('upgrades next to other field managers', () => {
     expect(message).toContain('.data.greeting');
     expect(message).toContain('set conflictPolicy: force on the watch');
     expect(condition(cr, 'Deployed')?.status).not.toBe('True');
+    // Only the failed install's record went: the object it was refused on, which may be serving, is
+    // as its manager left it (a `helm uninstall` of the failed release would have deleted it).
+    expect(await greetingOf('existing-strict')).toBe('theirs');
   });
 
   it('a release left on client-side apply (by the old fallback, a forced replace) moves back to server-side apply on its next upgrade, the CA kept', async () => {

@@ -80,6 +80,8 @@ describe('install', () => {
     const text =
       'INSTALLATION FAILED: conflict occurred while applying object demo/web-config /v1, Kind=ConfigMap: Apply failed with 1 conflict: conflict with "someone-else" using v1: .data.greeting';
     h.helm.fail('install', new FakeHelmError(text));
+    // What helm 4 leaves: the install's failed revision.
+    h.storage.set(NAMESPACE, NAME, [record(1, 'failed')]);
     const outcome = await install(h.ctx, desired(), { leftovers: false });
     expect(outcome).toMatchObject({
       kind: 'helm-failed',
@@ -90,6 +92,9 @@ describe('install', () => {
         retryable: false,
       },
     });
+    // The object in conflict existed before: only the record goes, no uninstall, which would delete it (remediate.ts).
+    expect(h.helm.callsOf('uninstall')).toHaveLength(0);
+    expect(await h.storage.records(NAMESPACE, NAME)).toStrictEqual([]);
   });
 
   it("has helm create the release's objects owned by the CR (render-ownership.ts)", async () => {
