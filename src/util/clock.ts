@@ -18,11 +18,30 @@ export interface Clock {
   setTimeout(callback: () => void, ms: number): Timer;
 }
 
+/**
+ * The longest delay one Node timer holds (2^31 - 1 ms, about 24.8 days). Node runs a longer one
+ * after 1 ms, so a reconcile period of `1000h` (which a CR's annotation may ask for) would become
+ * a busy loop: the system clock waits such a delay out in steps of at most this.
+ */
+export const LONGEST_NODE_TIMER_MS = 2 ** 31 - 1;
+
 /** The real clock. Timers keep the process alive: every owner cancels its timers on shutdown. */
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout(callback: () => void, ms: number): Timer {
-    const handle = setTimeout(callback, ms);
+    const due = Date.now() + ms;
+    let handle: NodeJS.Timeout;
+    const arm = (wait: number): void => {
+      handle = setTimeout(
+        () => {
+          const left = due - Date.now();
+          if (left > 0 && wait === LONGEST_NODE_TIMER_MS) arm(Math.min(left, LONGEST_NODE_TIMER_MS));
+          else callback();
+        },
+        Math.max(0, wait),
+      );
+    };
+    arm(Math.min(ms, LONGEST_NODE_TIMER_MS));
     return {
       cancel: () => {
         clearTimeout(handle);

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { ManualClock, TIMED_OUT, withDeadline } from '../../../src/util/clock.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { LONGEST_NODE_TIMER_MS, ManualClock, TIMED_OUT, systemClock, withDeadline } from '../../../src/util/clock.js';
 
 describe('ManualClock', () => {
   it('fires due timers in time order, then scheduling order, and honours cancel', () => {
@@ -28,6 +28,32 @@ describe('ManualClock', () => {
     clock.advance(25);
     expect(at).toEqual([10, 20]);
     expect(clock.now()).toBe(25);
+  });
+});
+
+describe('systemClock', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  // A CR's reconcile-period annotation of 1000h: Node would run such a timer after 1 ms, a busy loop.
+  it('waits out a delay longer than one Node timer holds, and cancels it midway', () => {
+    vi.useFakeTimers();
+    const days = (n: number): number => n * 24 * 3_600_000;
+    let fired = 0;
+    systemClock.setTimeout(() => fired++, days(60));
+    const cancelled = systemClock.setTimeout(() => fired++, days(60));
+    vi.advanceTimersByTime(1_000);
+    expect(fired).toBe(0);
+    vi.advanceTimersByTime(LONGEST_NODE_TIMER_MS);
+    expect(fired).toBe(0);
+    cancelled.cancel();
+    vi.advanceTimersByTime(days(60) - LONGEST_NODE_TIMER_MS - 1_001);
+    expect(fired).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(fired).toBe(1);
+    vi.advanceTimersByTime(days(60));
+    expect(fired).toBe(1);
   });
 });
 
