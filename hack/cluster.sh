@@ -178,13 +178,18 @@ cmd_up() {
   fi
   kwokctl_config >"$config"
   log "starting cluster '$NAME' (apiserver port: ${PORT/#0/any free})"
+  # kwokctl picks free ports, which its processes bind only later: two clusters started at once
+  # could pick the same ones. Starts are made one at a time, machine-wide (fd 9 closes with this call).
+  exec 9>"$WORKDIR/.create.lock"
+  flock -w 600 9 || die "another cluster has been starting for 10 minutes (lock $WORKDIR/.create.lock)"
   PATH="$(dirname "$KUBECTL_BIN"):$PATH" "$KWOKCTL_BIN" -c "$config" create cluster \
     --name "$NAME" --runtime binary --kubeconfig "" --wait 120s --timeout 180s \
     --kube-apiserver-binary "$KUBE_APISERVER_BIN" \
     --kube-controller-manager-binary "$KUBE_CONTROLLER_MANAGER_BIN" \
     --kube-scheduler-binary "$KUBE_SCHEDULER_BIN" \
     --kwok-controller-binary "$KWOK_BIN" \
-    --etcd-binary "$ETCD_BIN" >&2
+    --etcd-binary "$ETCD_BIN" >&2 9>&-
+  exec 9>&-
   wait_for 60 "the apiserver to answer /readyz" answers
   register_node
   check_loopback
