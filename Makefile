@@ -56,14 +56,14 @@ format: deps ## Format the project's TypeScript and JavaScript with prettier (wh
 	npm run --silent format
 
 .PHONY: lint
-# The caches live in node_modules/.cache (prettier's too), so a fresh clone (CI) lints everything from scratch. ESLint's
+# The caches live in node_modules/.cache (prettier's and dependency-cruiser's too), so a fresh clone (CI) lints everything from scratch. ESLint's
 # cache keys on each file's content: a type change in one file can hide a typed-lint finding in
 # another, unchanged one until that one changes too (or `rm -rf node_modules/.cache/eslint`).
 LINT_CACHE := node_modules/.cache
 
 lint: deps ## Check formatting (prettier), lint and type-check, and check the import rules (docs/adr/0048-import-rules.md); cached between runs.
 	npm run --silent format:check
-	npm run --silent lint:imports
+	npm run --silent lint:imports -- --cache $(LINT_CACHE)/dependency-cruiser --cache-strategy content
 	npx tsc -p tsconfig.json --noEmit --incremental --tsBuildInfoFile $(LINT_CACHE)/tsc/tsconfig.tsbuildinfo
 	npx eslint --cache --cache-strategy content --cache-location $(LINT_CACHE)/eslint/ .
 

@@ -11,7 +11,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { build, type BuildOptions, type Plugin } from 'esbuild';
+import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
 import { REDIRECTS } from '../src/k8s/client-node-hooks.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -78,10 +78,11 @@ export function bundleOptions(outdir: string): BuildOptions {
   };
 }
 
-export async function bundle(outdir: string): Promise<void> {
+/** Writes the bundle to `outdir` and returns what went into it (the tests read the metafile). */
+export async function bundle(outdir: string): Promise<Metafile> {
   // Chunk names carry content hashes: those of an earlier build would stay behind.
   rmSync(outdir, { recursive: true, force: true });
-  await build(bundleOptions(outdir));
+  return (await build({ ...bundleOptions(outdir), metafile: true })).metafile;
 }
 
 if (path.resolve(process.argv[1] ?? '') === import.meta.filename)

@@ -26,7 +26,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { childEnv, DEPLOYED, exec, gone, kubectl, make, ROOT, serviceAccountKubeconfig } from '../support/deploy.js';
 import { createNamespace, deploymentAvailable, testKubeConfig, waitFor } from '../support/kube.js';
-import { freePort, startChild, type Child } from '../support/process.js';
+import { freePort, operatorArgv, startChild, type Child } from '../support/process.js';
 import { CRs, NGINX } from '../support/operator.js';
 
 const IMG = 'example.com/nginx-operator:v0.1.0';
@@ -79,9 +79,9 @@ function wildcards(objects: readonly K8sObject[]): string[] {
   );
 }
 
-/** `helm-operator run` from source, as its own process group (so helm children go with it). */
+/** `helm-operator run` (the shipped bundle), as its own process group (so helm children go with it). */
 function startOperator(args: readonly string[], kubeconfig: string): Child {
-  return startChild(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), 'run', ...args], {
+  return startChild(process.execPath, operatorArgv(['run', ...args]), {
     cwd: ROOT,
     env: childEnv({ KUBECONFIG: kubeconfig }),
   });
@@ -93,7 +93,7 @@ function startOperator(args: readonly string[], kubeconfig: string): Child {
  * they serve. The leader Lease exercises the leader-election Role with the ServiceAccount.
  */
 async function deployedFlags(): Promise<{ args: string[]; check: () => Promise<void> }> {
-  const help = await exec(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'run', '--help'], 60_000);
+  const help = await exec(process.execPath, operatorArgv(['run', '--help']), 60_000);
   const args: string[] = [];
   const checks: (() => Promise<void>)[] = [];
   if (help.includes('--health-probe-bind-address')) {

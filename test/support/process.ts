@@ -29,9 +29,16 @@ function runArgs(args: readonly string[]): readonly string[] {
   return ['run', ...TEST_RUN_FLAGS, ...args.slice(1), ...servers];
 }
 
+/**
+ * node's arguments for `helm-operator <args>`: the shipped bundle, built once per run by the global
+ * setup (operator-bundle.ts), not the sources through tsx.
+ */
+export function operatorArgv(args: readonly string[]): string[] {
+  return [inject('operatorBundle'), ...args];
+}
+
 export function startOperatorProcess(args: readonly string[], env: NodeJS.ProcessEnv = {}): OperatorProcess {
-  const argv = runArgs(args);
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), ...argv], {
+  const child = spawn(process.execPath, operatorArgv(runArgs(args)), {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],

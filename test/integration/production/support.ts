@@ -1,5 +1,5 @@
 /**
- * Runs the real `helm-operator run` as a separate process (node + tsx, no build step) against the
+ * Runs the real `helm-operator run` as a separate process (the shipped bundle, support/operator-bundle.ts) against the
  * test cluster, and reads what a person or Prometheus would: JSON log lines, /metrics, /readyz.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { inject } from 'vitest';
 import { waitFor } from '../../support/kube.js';
+import { operatorArgv } from '../../support/process.js';
 import { ROOT } from '../../support/operator.js';
 import { TEST_RUN_FLAGS } from '../../support/timings.js';
 
@@ -57,10 +58,7 @@ export async function killAll(): Promise<void> {
 }
 
 export function spawnOperator(o: SpawnOptions): OperatorProcess {
-  const args = [
-    '--import',
-    'tsx',
-    path.join(ROOT, 'src/cli/main.ts'),
+  const args = operatorArgv([
     'run',
     '--watches-file',
     o.watchesFile,
@@ -72,7 +70,7 @@ export function spawnOperator(o: SpawnOptions): OperatorProcess {
     '127.0.0.1:0',
     ...TEST_RUN_FLAGS,
     ...(o.args ?? []),
-  ];
+  ]);
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {

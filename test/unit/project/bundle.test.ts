@@ -1,18 +1,19 @@
 /**
- * The bundled executable the image runs (hack/bundle.ts, docs/adr/0023): built here into a
+ * The bundled executable the image runs (hack/bundle.ts, docs/adr/0023): the build the process
+ * tests start (test/support/operator-bundle.ts: built once per content, cached), copied here into a
  * temporary directory, then checked for what it is for. The image test (test/real-node/image.suite.ts)
  * runs it in-cluster on a real node.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { build } from 'esbuild';
+import type { Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundle, bundleOptions } from '../../../hack/bundle.js';
 import { VERSION } from '../../../src/cli/version.js';
+import { bundleKey, ensureOperatorBundle } from '../../support/operator-bundle.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../../..');
@@ -28,10 +29,14 @@ current-context: c
 describe('the bundled executable', () => {
   let dir = '';
   let sources: { file: string; text: string }[] = [];
+  let metafile: Metafile | undefined;
 
   beforeAll(async () => {
+    const built = await ensureOperatorBundle();
+    metafile = JSON.parse(await readFile(built.metafile, 'utf8')) as Metafile;
+    // Away from the repository and the cache: nothing may resolve from a node_modules/ above it.
     dir = await mkdtemp(path.join(os.tmpdir(), 'helm-operator-bundle-'));
-    await bundle(dir);
+    await cp(built.dir, dir, { recursive: true });
     const files = (await readdir(dir)).filter((f) => f.endsWith('.js'));
     sources = await Promise.all(files.map(async (file) => ({ file, text: await readFile(path.join(dir, file), 'utf8') })));
   }, 60_000);
@@ -100,11 +105,42 @@ describe('the bundled executable', () => {
     for (const { file, text } of sources) expect(nonAscii.exec(text)?.[0], file).toBeUndefined();
   });
 
-  it("leaves out client-node's generated index and undici's index, as the CLI's module hooks do", async () => {
-    const { metafile } = await build({ ...bundleOptions(path.join(dir, 'unused')), metafile: true, write: false });
-    const inputs = Object.keys(metafile.inputs);
+  it("leaves out client-node's generated index and undici's index, as the CLI's module hooks do", () => {
+    const inputs = Object.keys(metafile?.inputs ?? {});
     expect(inputs).toContainEqual(expect.stringMatching(/node_modules\/@kubernetes\/client-node\/dist\/config\.js$/));
     expect(inputs).toContainEqual(expect.stringMatching(/node_modules\/undici\/lib\/dispatcher\/agent\.js$/));
     expect(inputs.filter((f) => /client-node\/dist\/gen\/index\.js$|node_modules\/undici\/index\.js$/.test(f))).toEqual([]);
+  });
+});
+
+describe("the process tests' bundle cache (test/support/operator-bundle.ts)", () => {
+  let tree = '';
+  const write = async (file: string, text: string): Promise<void> => {
+    await mkdir(path.dirname(path.join(tree, file)), { recursive: true });
+    await writeFile(path.join(tree, file), text);
+  };
+
+  beforeAll(async () => {
+    tree = await mkdtemp(path.join(os.tmpdir(), 'helm-operator-bundle-key-'));
+    for (const f of ['hack/bundle.ts', 'package.json', 'package-lock.json', 'tsconfig.json']) await write(f, '{}');
+    await write('src/cli/program.ts', 'export const a = 1;\n');
+  });
+  afterAll(async () => {
+    await rm(tree, { recursive: true, force: true });
+  });
+
+  it('keys a build on every input: a changed, added or renamed source, or a changed lockfile, is a new key', async () => {
+    const keys = [await bundleKey(tree)];
+    await write('src/cli/program.ts', 'export const a = 2;\n');
+    keys.push(await bundleKey(tree));
+    await write('src/k8s/new.ts', 'export {};\n');
+    keys.push(await bundleKey(tree));
+    await rename(path.join(tree, 'src/k8s/new.ts'), path.join(tree, 'src/k8s/renamed.ts'));
+    keys.push(await bundleKey(tree));
+    await write('package-lock.json', '{"lockfileVersion": 3}');
+    keys.push(await bundleKey(tree));
+    expect(new Set(keys).size).toBe(keys.length);
+    // Unchanged: the same key, so a warm run reuses the build.
+    expect(await bundleKey(tree)).toBe(keys.at(-1));
   });
 });
