@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
+import { dashboardSvg } from '../../../hack/dashboard-svg.js';
 import { serviceAccountToken } from '../../support/deploy.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { CRs, ensureCrd, fixtureChart, ROOT, type TestKind } from '../../support/operator.js';
@@ -144,6 +145,8 @@ describe('alert rules on a real Prometheus', () => {
         args: ['--metrics-secure', '--metrics-require-rbac', '--watch-config'],
       });
 
+      // Its start (tsx compiling the operator) is slow on a loaded machine: wait longer than metricsUrl's default.
+      await op.waitForLog('the metrics server', (l) => l.msg === 'Serving metrics server', 240_000);
       const target = (await op.metricsUrl()).replace(/^http:\/\//, '');
       // The ServiceMonitor's bearerTokenFile: a token of a ServiceAccount bound to metrics-reader.
       await writeFile(path.join(dir, 'token'), await serviceAccountToken(kc, 3600, { name: 'prometheus', namespace: ns.name }), {
@@ -173,8 +176,11 @@ describe('alert rules on a real Prometheus', () => {
         ],
         { stdio: 'ignore' },
       );
-    }, 120_000);
+    }, 300_000);
     afterAll(async () => {
+      // The picture in docs/production.md, from the states the scenarios left (hack/dashboard-svg.ts).
+      const svg = process.env.DASHBOARD_SVG;
+      if (svg !== undefined && port !== 0) await writeFile(svg, await dashboardSvg(`http://127.0.0.1:${port}`));
       prom?.kill('SIGKILL');
       await killAll();
       await rbac.deleteClusterRoleBinding({ name: role }).catch(() => undefined);
