@@ -45,6 +45,65 @@ describe("init's config/ templates", () => {
     for (const rule of role.rules) expect(repoRole.rules).toContainEqual(rule);
   });
 
+  it("serve metrics with kubebuilder v4's defaults: HTTPS on :8443 behind TokenReview/SubjectAccessReview, a ServiceMonitor with the token", () => {
+    const files = configFiles({ projectName: 'memcached-operator' });
+    const doc = (f: string): Record<string, unknown> => parse(files[f] ?? '') as Record<string, unknown>;
+    expect(doc('config/default/metrics_service.yaml')).toMatchObject({
+      spec: { ports: [{ name: 'https', port: 8443, protocol: 'TCP', targetPort: 8443 }] },
+    });
+    const deployment = parseAllDocuments(files['config/manager/manager.yaml'] ?? '')
+      .map(
+        (d) =>
+          d.toJS() as {
+            kind: string;
+            spec?: { template: { spec: { containers: { args: string[]; ports: { name: string; containerPort: number }[] }[] } } };
+          },
+      )
+      .find((d) => d.kind === 'Deployment');
+    const manager = deployment?.spec?.template.spec.containers[0];
+    expect(manager?.args).toEqual(expect.arrayContaining(['--metrics-bind-address=:8443', '--metrics-secure', '--metrics-require-rbac']));
+    expect(manager?.args.some((a) => a.startsWith('--enable-http2'))).toBe(false);
+    expect(manager?.ports).toContainEqual({ name: 'metrics', containerPort: 8443, protocol: 'TCP' });
+    expect(doc('config/prometheus/monitor.yaml')).toMatchObject({
+      spec: {
+        endpoints: [
+          {
+            path: '/metrics',
+            port: 'https',
+            scheme: 'https',
+            bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+            tlsConfig: { insecureSkipVerify: true },
+          },
+        ],
+      },
+    });
+    expect(doc('config/rbac/metrics_auth_role.yaml')).toMatchObject({
+      kind: 'ClusterRole',
+      metadata: { name: 'metrics-auth-role' },
+      rules: [
+        { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+        { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+      ],
+    });
+    expect(doc('config/rbac/metrics_auth_role_binding.yaml')).toMatchObject({
+      kind: 'ClusterRoleBinding',
+      roleRef: { kind: 'ClusterRole', name: 'metrics-auth-role' },
+      subjects: [{ kind: 'ServiceAccount', name: 'controller-manager', namespace: 'system' }],
+    });
+    expect(doc('config/rbac/metrics_reader_role.yaml')).toMatchObject({
+      kind: 'ClusterRole',
+      metadata: { name: 'metrics-reader' },
+      rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }],
+    });
+    expect(parse(files['config/rbac/kustomization.yaml'] ?? '')).toMatchObject({
+      resources: expect.arrayContaining([
+        'metrics_auth_role.yaml',
+        'metrics_auth_role_binding.yaml',
+        'metrics_reader_role.yaml',
+      ]) as unknown,
+    });
+  });
+
   it('names everything after the project', () => {
     const files = configFiles({ projectName: 'memcached-operator' });
     expect(parse(files['config/default/kustomization.yaml']!)).toMatchObject({
