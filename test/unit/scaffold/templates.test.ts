@@ -8,6 +8,7 @@ import { apiNames } from '../../../src/scaffold/names.js';
 import { watchEntry } from '../../../src/scaffold/templates/api.js';
 import { configFiles } from '../../../src/scaffold/templates/config.js';
 import { crdKustomization, managerRole, samplesKustomization, watchesFile } from '../../../src/scaffold/templates/project.js';
+import { SECURE_MONITOR_ENDPOINT } from '../../support/secure-scrape.js';
 
 const repo = path.resolve(import.meta.dirname, '../../..');
 const runtime = { runtimePackage: 'helm-operator-ts', runtimeVersion: '0.1.0', runtimeDependency: '0.1.0', nodeVersion: '24.21.0' };
@@ -64,19 +65,7 @@ describe("init's config/ templates", () => {
     expect(manager?.args).toEqual(expect.arrayContaining(['--metrics-bind-address=:8443', '--metrics-secure', '--metrics-require-rbac']));
     expect(manager?.args.some((a) => a.startsWith('--enable-http2'))).toBe(false);
     expect(manager?.ports).toContainEqual({ name: 'metrics', containerPort: 8443, protocol: 'TCP' });
-    expect(doc('config/prometheus/monitor.yaml')).toMatchObject({
-      spec: {
-        endpoints: [
-          {
-            path: '/metrics',
-            port: 'https',
-            scheme: 'https',
-            bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
-            tlsConfig: { insecureSkipVerify: true },
-          },
-        ],
-      },
-    });
+    expect(doc('config/prometheus/monitor.yaml')).toMatchObject({ spec: { endpoints: [SECURE_MONITOR_ENDPOINT] } });
     expect(doc('config/rbac/metrics_auth_role.yaml')).toMatchObject({
       kind: 'ClusterRole',
       metadata: { name: 'metrics-auth-role' },
