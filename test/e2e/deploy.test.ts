@@ -20,6 +20,7 @@ import {
   CoreV1Api,
   NetworkingV1Api,
   RbacAuthorizationV1Api,
+  type KubeConfig,
   type V1PolicyRule,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -28,6 +29,7 @@ import { childEnv, DEPLOYED, exec, gone, kubectl, make, ROOT, serviceAccountKube
 import { createNamespace, deploymentAvailable, testKubeConfig, waitFor } from '../support/kube.js';
 import { freePort, operatorArgv, startChild, type Child } from '../support/process.js';
 import { CRs, NGINX } from '../support/operator.js';
+import { httpsGet, metricsScrapers } from '../support/secure-scrape.js';
 
 const IMG = 'example.com/nginx-operator:v0.1.0';
 const {
@@ -92,7 +94,7 @@ function startOperator(args: readonly string[], kubeconfig: string): Child {
  * are recent), on loopback ports (other tests may hold :8080/:8081); `check` then verifies what
  * they serve. The leader Lease exercises the leader-election Role with the ServiceAccount.
  */
-async function deployedFlags(): Promise<{ args: string[]; check: () => Promise<void> }> {
+async function deployedFlags(kc: KubeConfig, scrapeNamespace: string): Promise<{ args: string[]; check: () => Promise<void> }> {
   const help = await exec(process.execPath, operatorArgv(['run', '--help']), 60_000);
   const args: string[] = [];
   const checks: (() => Promise<void>)[] = [];
@@ -105,9 +107,24 @@ async function deployedFlags(): Promise<{ args: string[]; check: () => Promise<v
   }
   if (help.includes('--metrics-bind-address')) {
     const port = await freePort();
-    args.push(`--metrics-bind-address=127.0.0.1:${port}`);
+    // As config/manager serves them (on loopback here): HTTPS, each scrape's token reviewed by the
+    // operator with the deployed ServiceAccount's own metrics-auth-role.
+    args.push(`--metrics-bind-address=127.0.0.1:${port}`, '--metrics-secure', '--metrics-require-rbac');
     checks.push(async () => {
-      expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(200);
+      const url = `https://127.0.0.1:${port}/metrics`;
+      const scrapers = await metricsScrapers(kc, `${PREFIX}metrics-reader`, scrapeNamespace);
+      try {
+        expect((await httpsGet(url)).status).toBe(401);
+        const denied = await httpsGet(url, scrapers.stranger);
+        expect(denied.status).toBe(403);
+        expect(denied.body).toContain(`system:serviceaccount:${scrapeNamespace}:metrics-stranger`);
+        // What the ServiceMonitor's Prometheus does with a ServiceAccount bound to the deployed metrics-reader.
+        const scrape = await httpsGet(url, scrapers.reader);
+        expect(scrape.status).toBe(200);
+        expect(scrape.body).toMatch(/^helm_operator_helm_executions_total\{/m);
+      } finally {
+        await scrapers.remove();
+      }
     });
   }
   if (help.includes('--leader-elect') && help.includes('--leader-election-namespace')) {
@@ -181,6 +198,11 @@ describe('deploying the operator (make install / deploy / build-installer / unde
     await rbac.readNamespacedRole({ name: `${PREFIX}leader-election-role`, namespace: NAMESPACE });
     await rbac.readNamespacedRoleBinding({ name: `${PREFIX}leader-election-rolebinding`, namespace: NAMESPACE });
     await rbac.readClusterRole({ name: `${PREFIX}metrics-reader` });
+    const metricsAuth = await rbac.readClusterRoleBinding({ name: `${PREFIX}metrics-auth-rolebinding` });
+    expect(metricsAuth.roleRef.name).toBe(`${PREFIX}metrics-auth-role`);
+    expect(metricsAuth.subjects).toContainEqual(
+      expect.objectContaining({ kind: 'ServiceAccount', name: SERVICE_ACCOUNT, namespace: NAMESPACE }),
+    );
     await core.readNamespacedService({ name: `${PREFIX}controller-manager-metrics-service`, namespace: NAMESPACE });
 
     const deployment = await apps.readNamespacedDeployment({ name: DEPLOYMENT, namespace: NAMESPACE });
@@ -191,7 +213,9 @@ describe('deploying the operator (make install / deploy / build-installer / unde
         '--leader-elect',
         '--leader-election-id=helm-operator',
         '--health-probe-bind-address=:8081',
-        '--metrics-bind-address=:8080',
+        '--metrics-bind-address=:8443',
+        '--metrics-secure',
+        '--metrics-require-rbac',
       ]),
     );
     // The namespace enforces the restricted Pod Security Standard: an Available Deployment means
@@ -203,12 +227,13 @@ describe('deploying the operator (make install / deploy / build-installer / unde
     const rendered = parseManifests(await exec('bash', ['hack/kustomize.sh', 'build', 'config/default', IMG], 60_000));
     const roles = rendered.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole');
     expect(roles.map((o) => o.metadata.name).sort()).toEqual(
-      [`${PREFIX}leader-election-role`, `${PREFIX}manager-role`, `${PREFIX}metrics-reader`].sort(),
+      [`${PREFIX}leader-election-role`, `${PREFIX}manager-role`, `${PREFIX}metrics-auth-role`, `${PREFIX}metrics-reader`].sort(),
     );
     expect(wildcards(roles)).toEqual([]);
     const live = [
       await rbac.readClusterRole({ name: `${PREFIX}manager-role` }),
       await rbac.readClusterRole({ name: `${PREFIX}metrics-reader` }),
+      await rbac.readClusterRole({ name: `${PREFIX}metrics-auth-role` }),
       await rbac.readNamespacedRole({ name: `${PREFIX}leader-election-role`, namespace: NAMESPACE }),
     ].map((r) => ({
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -263,7 +288,7 @@ describe('deploying the operator (make install / deploy / build-installer / unde
       `- group: example.com\n  version: v1alpha1\n  kind: Nginx\n  chart: ${path.join(ROOT, 'helm-charts/nginx')}\n`,
     );
     await chmod(watches, 0o644);
-    const deployed = await deployedFlags();
+    const deployed = await deployedFlags(kc, ns);
     operator = startOperator(
       ['--watches-file', watches, '--helm-binary', inject('helmBin'), '--kubeconfig', kubeconfig, ...deployed.args],
       kubeconfig,
@@ -350,7 +375,7 @@ describe('deploying the operator (make install / deploy / build-installer / unde
         timeoutMs: 90_000,
       },
     );
-    for (const name of [`${PREFIX}manager-role`, `${PREFIX}metrics-reader`])
+    for (const name of [`${PREFIX}manager-role`, `${PREFIX}metrics-reader`, `${PREFIX}metrics-auth-role`])
       expect(await gone(() => rbac.readClusterRole({ name }))).toBe(true);
     expect(await gone(() => rbac.readClusterRoleBinding({ name: `${PREFIX}manager-rolebinding` }))).toBe(true);
     // Nothing left: a second undeploy only succeeds with ignore-not-found.

@@ -2,7 +2,8 @@
  * The operator image, run in the cluster by the real node's kubelet and containerd as
  * config/manager's Deployment runs it: bare pods from the Deployment's own pod template (the image's
  * uid 1001, read-only root filesystem, the /tmp emptyDir, no capabilities, its limits) for what the
- * Deployment cannot show, then the Deployment's pod itself: its endpoints on the pod IP, the sample
+ * Deployment cannot show, then the Deployment's pod itself: its endpoints on the pod IP (/metrics
+ * over HTTPS behind TokenReview/SubjectAccessReview, as the ServiceMonitor scrapes it), the sample
  * reconciled with its ServiceAccount token, and the kubelet's SIGTERM during an upgrade.
  *
  * After deploy.suite.ts, which builds and pushes the image (`make test-image` runs both).
@@ -22,6 +23,7 @@ import { DEPLOYED, kubectl } from '../support/deploy.js';
 import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
 import { CRs, NGINX } from '../support/operator.js';
 import { sample } from '../support/prometheus.js';
+import { httpsGet, metricsScrapers } from '../support/secure-scrape.js';
 import { make, operatorImage, operatorPods, podLog, ready } from './node.js';
 
 const SAMPLE = 'nginx-sample';
@@ -58,6 +60,7 @@ describe('the operator image, run by the kubelet as the Deployment runs it', () 
   const crs = new CRs(kc, NGINX);
   let ns = { name: '', remove: async (): Promise<void> => {} };
   let deployment: V1Deployment = {};
+  const cleanups: (() => Promise<void>)[] = [];
 
   /** Runs a bare pod to its end; its container's termination and its stdout and stderr (the kubelet's log streams). */
   const runToEnd = async (pod: V1Pod): Promise<{ terminated: V1ContainerStateTerminated; stdout: string; stderr: string }> => {
@@ -91,6 +94,7 @@ describe('the operator image, run by the kubelet as the Deployment runs it', () 
 
   afterAll(async () => {
     await make('undeploy', 'ignore-not-found=true').catch(() => undefined);
+    for (const c of cleanups) await c();
     await ns.remove();
   }, 300_000);
 
@@ -133,13 +137,29 @@ describe('the operator image, run by the kubelet as the Deployment runs it', () 
 
   it("the Deployment's pod serves /healthz, /readyz and /metrics on its pod IP and reconciles the sample with its ServiceAccount token", async () => {
     const ip = (await operatorPod()).status?.podIP ?? '';
+    const scrapers = await metricsScrapers(kc, `${DEPLOYED.prefix}metrics-reader`, ns.name);
+    cleanups.push(() => scrapers.remove());
     expect((await fetch(`http://${ip}:8081/healthz`)).status).toBe(200);
     expect((await fetch(`http://${ip}:8081/readyz`)).status).toBe(200);
     await kubectl('apply', '-n', ns.name, '-f', DEPLOYED.sample);
     const cr = await crs.waitForCondition(ns.name, SAMPLE, { type: 'Deployed', status: 'True' }, { timeoutMs: 120_000 });
     expect(cr.status?.deployedRelease?.revision).toBe(1);
     expect(await releases()).toEqual(['1=deployed']);
-    const metrics = await (await fetch(`http://${ip}:8080/metrics`)).text();
+    // As config/prometheus' ServiceMonitor scrapes it: HTTPS on the metrics Service's port, each
+    // token reviewed by the operator with its own metrics-auth-role, metrics-reader required.
+    const service = await core.readNamespacedService({
+      name: `${DEPLOYED.prefix}controller-manager-metrics-service`,
+      namespace: DEPLOYED.namespace,
+    });
+    expect(service.spec?.ports).toEqual([expect.objectContaining({ name: 'https', port: 8443, targetPort: 8443 })]);
+    const url = `https://${ip}:8443/metrics`;
+    expect((await httpsGet(url)).status).toBe(401);
+    const denied = await httpsGet(url, scrapers.stranger);
+    expect(denied.status).toBe(403);
+    expect(denied.body).toContain(`system:serviceaccount:${ns.name}:metrics-stranger`);
+    const scrape = await httpsGet(url, scrapers.reader);
+    expect(scrape.status).toBe(200);
+    const metrics = scrape.body;
     expect(sample(metrics, 'helm_operator_helm_executions_total', { verb: 'install', outcome: 'success' })).toBeGreaterThanOrEqual(1);
     expect(sample(metrics, 'leader_election_master_status', { name: 'helm-operator' })).toBe(1);
   });

@@ -14,6 +14,7 @@ import { helmByHand } from '../support/helm.js';
 import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
 import { condition, CRs, NGINX, type CR } from '../support/operator.js';
 import { sample } from '../support/prometheus.js';
+import { httpsGet, metricsScrapers, type MetricsScrapers } from '../support/secure-scrape.js';
 import { accountBindings, accountCan, make, NODE, operatorImage, operatorPods, ready } from './node.js';
 
 const LEASE = 'helm-operator';
@@ -48,6 +49,7 @@ describe('the operator as real pods: leader election, a rolling update, an OOM k
   const crs = new CRs(kc, NGINX);
   let img = '';
   let ns = { name: '', remove: async (): Promise<void> => {} };
+  let scrapers: MetricsScrapers | undefined;
 
   /** The pod named by the Lease's holder (client-go's identity: "<hostname>_<uuid>"; a pod's hostname is its name). */
   const leaderPod = async (): Promise<string> => {
@@ -91,12 +93,14 @@ describe('the operator as real pods: leader election, a rolling update, an OOM k
     img = await operatorImage();
     ns = await createNamespace(kc, 'operators');
     await make('deploy', `IMG=${img}`, 'REAL_NODE=1');
+    scrapers = await metricsScrapers(kc, `${DEPLOYED.prefix}metrics-reader`, ns.name);
     await kubectl(...OPERATOR, 'scale', `deployment/${DEPLOYED.deployment}`, '--replicas=2');
     await readyPods(2);
   });
 
   afterAll(async () => {
     await make('undeploy', 'ignore-not-found=true').catch(() => undefined);
+    await scrapers?.remove();
     await ns.remove();
   }, 600_000);
 
@@ -106,7 +110,11 @@ describe('the operator as real pods: leader election, a rolling update, an OOM k
       expect(pod.spec?.nodeName).toBe(NODE);
     }
     const bindings = await accountBindings(kc, ACCOUNT);
-    expect(bindings.cluster).toEqual(['helm-operator-manager-rolebinding -> ClusterRole/helm-operator-manager-role']);
+    expect(bindings.cluster).toEqual([
+      'helm-operator-manager-rolebinding -> ClusterRole/helm-operator-manager-role',
+      // The TokenReviews and SubjectAccessReviews of each scrape of /metrics (--metrics-require-rbac).
+      'helm-operator-metrics-auth-rolebinding -> ClusterRole/helm-operator-metrics-auth-role',
+    ]);
     expect(bindings.local).toEqual([
       `${DEPLOYED.namespace}/helm-operator-leader-election-rolebinding -> Role/helm-operator-leader-election-role`,
     ]);
@@ -122,9 +130,13 @@ describe('the operator as real pods: leader election, a rolling update, an OOM k
   it('two replicas: the leader pod deleted mid-way through 30 installs, the other takes over; each release installed once', async () => {
     const releases = names('le', 30);
     const before = await waitFor('a leader among the pods', leaderPod, { timeoutMs: 60_000 });
-    // One leader: each pod's own metric says whether it holds the Lease (read on its pod IP).
-    const holds = async (pod: V1Pod): Promise<number | undefined> =>
-      sample(await (await fetch(`http://${pod.status?.podIP}:8080/metrics`)).text(), 'leader_election_master_status', { name: LEASE });
+    // One leader: each pod's own metric says whether it holds the Lease (read on its pod IP, as the
+    // ServiceMonitor's Prometheus scrapes it: HTTPS, a token bound to metrics-reader).
+    const holds = async (pod: V1Pod): Promise<number | undefined> => {
+      const scrape = await httpsGet(`https://${pod.status?.podIP}:8443/metrics`, scrapers?.reader);
+      expect(scrape.status).toBe(200);
+      return sample(scrape.body, 'leader_election_master_status', { name: LEASE });
+    };
     const pods = await operatorPods(kc);
     expect(Object.fromEntries(await Promise.all(pods.map(async (p) => [p.metadata?.name, await holds(p)])))).toEqual(
       Object.fromEntries(pods.map((p) => [p.metadata?.name, p.metadata?.name === before ? 1 : 0])),

@@ -19,7 +19,9 @@ import { parse } from 'yaml';
 import { gone } from '../support/deploy.js';
 import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
 import { CRs } from '../support/operator.js';
+import { sample as metricSample } from '../support/prometheus.js';
 import { childEnv, exec, runtimePackage, type RuntimePackage } from '../support/scaffold.js';
+import { httpsGet, metricsScrapers, type MetricsScrapers } from '../support/secure-scrape.js';
 import { REAL_NODE_CLUSTER } from './global-setup.js';
 import { accountBindings, accountCan, hack, NODE, operatorPods, POD_NET, ready, realContainer, registry, TAINT, tasks } from './node.js';
 
@@ -41,6 +43,7 @@ describe("a scaffolded project's operator as a real pod, with only its generated
   let img = '';
   let chart = { name: '', appVersion: '' };
   let ns = { name: '', remove: async (): Promise<void> => {} };
+  let scrapers: MetricsScrapers | undefined;
 
   const env = (): NodeJS.ProcessEnv =>
     childEnv({
@@ -64,6 +67,7 @@ describe("a scaffolded project's operator as a real pod, with only its generated
 
   afterAll(async () => {
     await make('undeploy', 'ignore-not-found=true').catch(() => undefined);
+    await scrapers?.remove();
     await ns.remove();
     await rm(work, { recursive: true, force: true });
   }, 600_000);
@@ -113,7 +117,10 @@ describe("a scaffolded project's operator as a real pod, with only its generated
 
   it('its ServiceAccount is bound to the generated roles only, and the API server grants nothing more', async () => {
     const bindings = await accountBindings(kc, { name: ACCOUNT, namespace: SYSTEM });
-    expect(bindings.cluster).toEqual([`${PROJECT}-manager-rolebinding -> ClusterRole/${PROJECT}-manager-role`]);
+    expect(bindings.cluster).toEqual([
+      `${PROJECT}-manager-rolebinding -> ClusterRole/${PROJECT}-manager-role`,
+      `${PROJECT}-metrics-auth-rolebinding -> ClusterRole/${PROJECT}-metrics-auth-role`,
+    ]);
     expect(bindings.local).toEqual([`${SYSTEM}/${PROJECT}-leader-election-rolebinding -> Role/${PROJECT}-leader-election-role`]);
     const can = accountCan(kc, { name: ACCOUNT, namespace: SYSTEM }, ns.name);
     expect(await can('*', '*', '*')).toBe(false);
@@ -153,7 +160,17 @@ describe("a scaffolded project's operator as a real pod, with only its generated
       expect((await fetch(`http://${pod.status?.podIP}:80/`)).status).toBe(200);
     }
     // The operator worked with what it was granted: no restart, nothing Forbidden on its way.
-    expect((await operatorPods(kc, SYSTEM))[0]?.status?.containerStatuses?.[0]?.restartCount).toBe(0);
+    const [operator] = await operatorPods(kc, SYSTEM);
+    expect(operator?.status?.containerStatuses?.[0]?.restartCount).toBe(0);
+    // Its metrics as the project's ServiceMonitor scrapes them: HTTPS on :8443, a token bound to its metrics-reader.
+    scrapers = await metricsScrapers(kc, `${PROJECT}-metrics-reader`, ns.name);
+    const url = `https://${operator?.status?.podIP}:8443/metrics`;
+    expect((await httpsGet(url)).status).toBe(401);
+    const scrape = await httpsGet(url, scrapers.reader);
+    expect(scrape.status).toBe(200);
+    expect(
+      metricSample(scrape.body, 'helm_operator_helm_executions_total', { verb: 'install', outcome: 'success' }),
+    ).toBeGreaterThanOrEqual(1);
     expect(JSON.stringify(await conditions())).not.toMatch(/forbidden/i);
   }, 300_000);
 

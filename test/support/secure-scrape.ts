@@ -6,9 +6,20 @@
 import { createRequire } from 'node:module';
 import type { RequestOptions } from 'node:https';
 import type { ConnectionOptions, TLSSocket } from 'node:tls';
+import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { serviceAccountToken } from './deploy.js';
 
 // Through require, as the operator does for node:http (docs/adr/0020).
 const https = createRequire(import.meta.url)('node:https') as typeof import('node:https');
+
+/** The endpoint of kubebuilder v4's ServiceMonitor (config/prometheus/monitor.yaml): HTTPS, the scraper's own token. */
+export const SECURE_MONITOR_ENDPOINT = {
+  path: '/metrics',
+  port: 'https',
+  scheme: 'https',
+  bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+  tlsConfig: { insecureSkipVerify: true },
+} as const;
 
 export interface SecureAnswer {
   readonly status: number;
@@ -46,4 +57,39 @@ export function httpsGet(url: string, token?: string): Promise<SecureAnswer> {
     req.on('error', reject);
     req.end();
   });
+}
+
+export interface MetricsScrapers {
+  /** A token of a ServiceAccount bound to the metrics-reader ClusterRole: what Prometheus' would hold. */
+  readonly reader: string;
+  /** A token of a ServiceAccount bound to nothing: authenticated, not authorized (403). */
+  readonly stranger: string;
+  /** Deletes the ClusterRoleBinding (the ServiceAccounts go with their namespace). */
+  remove(): Promise<void>;
+}
+
+/**
+ * Two ServiceAccounts in `namespace`, `metrics-scraper` bound to `clusterRole` (a deployed
+ * metrics-reader) as the ServiceMonitor's Prometheus would be, `metrics-stranger` to nothing.
+ */
+export async function metricsScrapers(kc: KubeConfig, clusterRole: string, namespace: string): Promise<MetricsScrapers> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  const binding = `${namespace}-metrics-scraper`;
+  for (const name of ['metrics-scraper', 'metrics-stranger'])
+    await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: binding },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole },
+      subjects: [{ kind: 'ServiceAccount', name: 'metrics-scraper', namespace }],
+    },
+  });
+  return {
+    reader: await serviceAccountToken(kc, 3600, { name: 'metrics-scraper', namespace }),
+    stranger: await serviceAccountToken(kc, 3600, { name: 'metrics-stranger', namespace }),
+    remove: async () => {
+      await rbac.deleteClusterRoleBinding({ name: binding }).catch(() => undefined);
+    },
+  };
 }

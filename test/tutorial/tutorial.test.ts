@@ -23,7 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { ApiextensionsV1Api, AppsV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { clusterStateDir } from '../../src/olm/local-processes.js';
@@ -394,7 +394,22 @@ describe('the operator-sdk Helm tutorial from the npm package, with no helm or k
         .makeApiClient(AppsV1Api)
         .readNamespacedDeployment({ name: `${PROJECT}-controller-manager`, namespace: `${PROJECT}-system` });
       expect(d.status?.conditions?.find((c) => c.type === 'Available')?.status).toBe('True');
-      expect(d.spec?.template.spec?.containers.find((c) => c.name === 'manager')?.image).toBe(T.img);
+      const manager = d.spec?.template.spec?.containers.find((c) => c.name === 'manager');
+      expect(manager?.image).toBe(T.img);
+      // Metrics as kubebuilder v4 serves them: HTTPS on :8443, each scrape's token reviewed with
+      // the metrics-auth-role bound to the operator; make run and podman run above stay plain HTTP.
+      expect(manager?.args).toEqual(expect.arrayContaining(['--metrics-bind-address=:8443', '--metrics-secure', '--metrics-require-rbac']));
+      const service = await kubeConfig()
+        .makeApiClient(CoreV1Api)
+        .readNamespacedService({ name: `${PROJECT}-controller-manager-metrics-service`, namespace: `${PROJECT}-system` });
+      expect(service.spec?.ports).toEqual([expect.objectContaining({ name: 'https', port: 8443, targetPort: 8443 })]);
+      const binding = await kubeConfig()
+        .makeApiClient(RbacAuthorizationV1Api)
+        .readClusterRoleBinding({ name: `${PROJECT}-metrics-auth-rolebinding` });
+      expect(binding.roleRef.name).toBe(`${PROJECT}-metrics-auth-role`);
+      expect(binding.subjects).toEqual([
+        expect.objectContaining({ kind: 'ServiceAccount', name: `${PROJECT}-controller-manager`, namespace: `${PROJECT}-system` }),
+      ]);
     },
     6 * MIN,
   );

@@ -43,6 +43,8 @@ export const configFiles = (p: ProjectNames): Record<string, string> => ({
     'config/rbac/kustomization.yaml',
     'config/rbac/leader_election_role.yaml',
     'config/rbac/leader_election_role_binding.yaml',
+    'config/rbac/metrics_auth_role.yaml',
+    'config/rbac/metrics_auth_role_binding.yaml',
     'config/rbac/metrics_reader_role.yaml',
     'config/rbac/role_binding.yaml',
     'config/rbac/service_account.yaml',

@@ -80,7 +80,7 @@ describe('config/ kustomizations', () => {
 
   it('keeps the ServiceMonitor out of config/default (it needs the prometheus-operator CRDs)', () => {
     expect(find('ServiceMonitor', 'controller-manager-metrics-monitor').spec).toMatchObject({
-      endpoints: [expect.objectContaining({ port: 'http', path: '/metrics' })],
+      endpoints: [expect.objectContaining({ port: 'https', scheme: 'https', path: '/metrics' })],
     });
   });
 });
@@ -155,6 +155,12 @@ describe('config/rbac', () => {
     expect(granted(le, 'coordination.k8s.io', 'leases')).toEqual([...ALL_VERBS].sort());
     expect(granted(le, '', 'events')).toEqual(['create', 'patch']);
     expect(find('ClusterRole', 'metrics-reader').rules).toEqual([{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
+    const auth = find('ClusterRoleBinding', 'metrics-auth-rolebinding') as unknown as {
+      roleRef: { kind: string; name: string };
+      subjects: unknown[];
+    };
+    expect(auth.roleRef).toMatchObject({ kind: 'ClusterRole', name: 'metrics-auth-role' });
+    expect(auth.subjects).toEqual([subject]);
   });
 });
 
@@ -188,13 +194,15 @@ describe('config/manager', () => {
     expect(pod.serviceAccountName).toBe('controller-manager');
   });
 
-  it('passes the operator-sdk args: leader election, probes on :8081, metrics on :8080', () => {
+  it('passes the operator-sdk args: leader election, probes on :8081, metrics on :8443 over HTTPS behind RBAC', () => {
     expect(c.args).toEqual(
       expect.arrayContaining([
         '--leader-elect',
         '--leader-election-id=helm-operator',
         '--health-probe-bind-address=:8081',
-        '--metrics-bind-address=:8080',
+        '--metrics-bind-address=:8443',
+        '--metrics-secure',
+        '--metrics-require-rbac',
       ]),
     );
     expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'health' });
@@ -202,7 +210,7 @@ describe('config/manager', () => {
     expect(c.ports).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ name: 'health', containerPort: 8081 }),
-        expect.objectContaining({ name: 'metrics', containerPort: 8080 }),
+        expect.objectContaining({ name: 'metrics', containerPort: 8443 }),
       ]),
     );
   });

@@ -8,6 +8,7 @@ import { apiNames } from '../../../src/scaffold/names.js';
 import { watchEntry } from '../../../src/scaffold/templates/api.js';
 import { configFiles } from '../../../src/scaffold/templates/config.js';
 import { crdKustomization, managerRole, samplesKustomization, watchesFile } from '../../../src/scaffold/templates/project.js';
+import { SECURE_MONITOR_ENDPOINT } from '../../support/secure-scrape.js';
 
 const repo = path.resolve(import.meta.dirname, '../../..');
 const runtime = { runtimePackage: 'helm-operator-ts', runtimeVersion: '0.1.0', runtimeDependency: '0.1.0', nodeVersion: '24.21.0' };
@@ -43,6 +44,53 @@ describe("init's config/ templates", () => {
     const role = parse(managerRole({ projectName: 'helm-operator' })) as { rules: unknown[] };
     const repoRole = parse(readFileSync(path.join(repo, 'config/rbac/role.yaml'), 'utf8')) as { rules: unknown[] };
     for (const rule of role.rules) expect(repoRole.rules).toContainEqual(rule);
+  });
+
+  it("serve metrics with kubebuilder v4's defaults: HTTPS on :8443 behind TokenReview/SubjectAccessReview, a ServiceMonitor with the token", () => {
+    const files = configFiles({ projectName: 'memcached-operator' });
+    const doc = (f: string): Record<string, unknown> => parse(files[f] ?? '') as Record<string, unknown>;
+    expect(doc('config/default/metrics_service.yaml')).toMatchObject({
+      spec: { ports: [{ name: 'https', port: 8443, protocol: 'TCP', targetPort: 8443 }] },
+    });
+    const deployment = parseAllDocuments(files['config/manager/manager.yaml'] ?? '')
+      .map(
+        (d) =>
+          d.toJS() as {
+            kind: string;
+            spec?: { template: { spec: { containers: { args: string[]; ports: { name: string; containerPort: number }[] }[] } } };
+          },
+      )
+      .find((d) => d.kind === 'Deployment');
+    const manager = deployment?.spec?.template.spec.containers[0];
+    expect(manager?.args).toEqual(expect.arrayContaining(['--metrics-bind-address=:8443', '--metrics-secure', '--metrics-require-rbac']));
+    expect(manager?.args.some((a) => a.startsWith('--enable-http2'))).toBe(false);
+    expect(manager?.ports).toContainEqual({ name: 'metrics', containerPort: 8443, protocol: 'TCP' });
+    expect(doc('config/prometheus/monitor.yaml')).toMatchObject({ spec: { endpoints: [SECURE_MONITOR_ENDPOINT] } });
+    expect(doc('config/rbac/metrics_auth_role.yaml')).toMatchObject({
+      kind: 'ClusterRole',
+      metadata: { name: 'metrics-auth-role' },
+      rules: [
+        { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+        { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+      ],
+    });
+    expect(doc('config/rbac/metrics_auth_role_binding.yaml')).toMatchObject({
+      kind: 'ClusterRoleBinding',
+      roleRef: { kind: 'ClusterRole', name: 'metrics-auth-role' },
+      subjects: [{ kind: 'ServiceAccount', name: 'controller-manager', namespace: 'system' }],
+    });
+    expect(doc('config/rbac/metrics_reader_role.yaml')).toMatchObject({
+      kind: 'ClusterRole',
+      metadata: { name: 'metrics-reader' },
+      rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }],
+    });
+    expect(parse(files['config/rbac/kustomization.yaml'] ?? '')).toMatchObject({
+      resources: expect.arrayContaining([
+        'metrics_auth_role.yaml',
+        'metrics_auth_role_binding.yaml',
+        'metrics_reader_role.yaml',
+      ]) as unknown,
+    });
   });
 
   it('names everything after the project', () => {
