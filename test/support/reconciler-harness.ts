@@ -62,7 +62,22 @@ export interface SettleOptions {
   readonly pollBelowMs?: number;
   /** Reconciles before it gives up and fails with the last status. Default 30. */
   readonly maxReconciles?: number;
+  /**
+   * Stop at the first error, retryable or not: what the CR shows after one failed attempt, before
+   * the work queue's backoff brings the next (a retry budget is spent one attempt at a time).
+   */
+  readonly stopAtError?: boolean;
 }
+
+/** A state of the CR that {@link ReconcilerHarness.reconcileUntil} reconciles towards. */
+export interface Want {
+  /** What it is, for the failure's message. */
+  readonly what: string;
+  readonly accept: (cr: CR | undefined) => boolean;
+}
+
+/** The CR's Ready condition True: its release's objects are all ready. */
+export const READY: Want = { what: 'Ready', accept: (cr) => cr?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' };
 
 export interface ReconcilerHarness {
   /** The helm client the reconcilers run (the process's, after its version probe). */
@@ -81,6 +96,16 @@ export interface ReconcilerHarness {
    * settle within `maxReconciles`.
    */
   reconcileUntilSettled(key: string, kind?: TestKind, options?: SettleOptions): Promise<Settled>;
+  /**
+   * Settles (as {@link reconcileUntilSettled}), and while `want` does not hold for the CR, waits
+   * for the next change of an object of its release since the last reconcile began (the watch
+   * event that would wake the controller: a Deployment's rollout, a pod that never schedules) and
+   * settles again. For what a release reaches only as the cluster moves on (Ready, Ready=False with
+   * the steady message). Fails when `want` does not hold within `options.rounds` (default 20) settles.
+   */
+  reconcileUntil(key: string, want: Want, kind?: TestKind, options?: SettleOptions & { readonly rounds?: number }): Promise<Settled>;
+  /** The dependents' informers the operator runs: one per kind of object its releases hold, not per CR. */
+  dependentInformers(): number;
   /** The keys the reconcilers asked to have reconciled (a batch's peers, a rollout's next wave), oldest first. */
   readonly requested: readonly Request[];
   stop(): Promise<void>;
@@ -92,6 +117,8 @@ interface Outcome {
   readonly error?: Error;
   readonly cr: CR | undefined;
   readonly eventDue: boolean;
+  /** The release's objects' resourceVersions the reconcile started from (a later change is an event). */
+  readonly seen: ReadonlyMap<string, string | undefined>;
 }
 
 interface Kind {
@@ -230,7 +257,25 @@ export async function startReconcilers(options: HarnessOptions): Promise<Reconci
       (live === undefined ||
         isMeaningfulUpdate(after as KubernetesObject, objectSummary(live as KubernetesObject)) ||
         (await dependentChanged(after, seen)));
-    return { ...outcome, cr: after, eventDue };
+    return { ...outcome, cr: after, eventDue, seen };
+  };
+  /** Reconciles until nothing more is due (see reconcileUntilSettled); the last outcome. */
+  const settle = async (k: Kind, key: string, options: SettleOptions): Promise<{ last: Outcome; reconciles: number }> => {
+    const request = parseKey(key);
+    const pollBelowMs = options.pollBelowMs ?? 5_000;
+    const max = options.maxReconciles ?? 30;
+    let last: Outcome | undefined;
+    for (let n = 1; n <= max; n++) {
+      last = await once(k, request);
+      const wait = options.stopAtError === true && last.error !== undefined ? undefined : nextReconcileInMs(last, pollBelowMs);
+      if (wait === undefined) return { last, reconciles: n };
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    }
+    throw new Error(`${k.watch.kind} ${key} did not settle in ${max} reconciles; ${describeLast(last)}`);
+  };
+  const settled = ({ last, reconciles }: { last: Outcome; reconciles: number }): Settled => {
+    const { eventDue: _eventDue, seen: _seen, ...outcome } = last;
+    return { ...outcome, reconciles };
   };
 
   return {
@@ -239,24 +284,29 @@ export async function startReconcilers(options: HarnessOptions): Promise<Reconci
     async reconcile(key, kind) {
       const k = kindFor(kind);
       const request = parseKey(key);
-      const { eventDue: _, ...outcome } = await once(k, request);
-      return { ...outcome, reconciles: 1 };
+      return settled({ last: await once(k, request), reconciles: 1 });
     },
-    async reconcileUntilSettled(key, kind, settle = {}) {
+    async reconcileUntilSettled(key, kind, options = {}) {
+      return settled(await settle(kindFor(kind), key, options));
+    },
+    async reconcileUntil(key, want, kind, options = {}) {
       const k = kindFor(kind);
-      const request = parseKey(key);
-      const pollBelowMs = settle.pollBelowMs ?? 5_000;
-      const max = settle.maxReconciles ?? 30;
-      let last: Outcome | undefined;
-      for (let n = 1; n <= max; n++) {
-        last = await once(k, request);
-        const { eventDue: _eventDue, ...settled } = last;
-        const wait = nextReconcileInMs(last, pollBelowMs);
-        if (wait === undefined) return { ...settled, reconciles: n };
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const rounds = options.rounds ?? 20;
+      let reconciles = 0;
+      for (let round = 1; ; round++) {
+        const run = await settle(k, key, options);
+        reconciles += run.reconciles;
+        if (want.accept(run.last.cr)) return settled({ last: run.last, reconciles });
+        if (round >= rounds) throw new Error(`${k.watch.kind} ${key}: not ${want.what} after ${rounds} settles; ${describeLast(run.last)}`);
+        // The controller sleeps until an event: the next change of an object of the release.
+        await waitFor(
+          `an object of ${k.watch.kind} ${key}'s release to change (${want.what})`,
+          () => dependentChanged(run.last.cr, run.last.seen),
+          { timeoutMs: 60_000, intervalMs: 100 },
+        );
       }
-      throw new Error(`${k.watch.kind} ${key} did not settle in ${max} reconciles; ${describeLast(last)}`);
     },
+    dependentInformers: () => operator.dependentInformers(),
     stop: () => stopAll(operator, kinds, sources, cleanup),
   };
 }
