@@ -24,11 +24,11 @@ import {
 import { isPlainObject } from '../util/plain-object.js';
 import { findKind, RolloutError, type KindRef } from './rollout.js';
 
-export const PLAN_VERBS = ['show', 'approve'] as const;
+export const PLAN_VERBS = ['show', 'approve', 'diff'] as const;
 export type PlanVerb = (typeof PLAN_VERBS)[number];
 
 export interface PlanFlags {
-  readonly verb: PlanVerb;
+  readonly verb: Exclude<PlanVerb, 'diff'>;
   /** `<kind>/<name>`; the kind as `Kind`, `Kind.group`, or its lowercase singular or plural. */
   readonly target: string;
   readonly namespace: string;
@@ -38,24 +38,89 @@ export interface PlanFlags {
   readonly kubeconfig?: string;
 }
 
+/** `plan diff -f cr.yaml`: the plan of a CR manifest not applied (plan-diff.ts). */
+export interface PlanDiffFlags {
+  readonly verb: 'diff';
+  readonly file: string;
+  /** Undefined: the manifest's namespace, else `default` (as kubectl). */
+  readonly namespace?: string;
+  readonly watchesFile: string;
+  readonly helmBinary: string;
+  readonly defaultServiceAccount?: string;
+  readonly kubeconfig?: string;
+}
+
 /** Input the user fixes: printed alone (a RolloutError, as the rollout command's). */
 export class PlanError extends RolloutError {}
 
-export function definePlanCommand(action: (f: PlanFlags) => Promise<void>): Command {
-  type Raw = { namespace: string; digest?: string; operatorNamespace?: string; kubeconfig?: string };
+export function definePlanCommand(action: (f: PlanFlags | PlanDiffFlags) => Promise<void>): Command {
+  type Raw = {
+    namespace?: string;
+    digest?: string;
+    operatorNamespace?: string;
+    kubeconfig?: string;
+    filename?: string;
+    watchesFile: string;
+    helmBinary: string;
+    defaultServiceAccount?: string;
+  };
   return new Command('plan')
-    .description("Show a CR's pending upgrade plan, or approve it by its digest (docs/adr/0083)")
-    .addArgument(new Command().createArgument('<verb>', 'show or approve').choices(PLAN_VERBS))
-    .argument('<kind/name>', 'the CR, as kubectl names it: nginx/web, Nginx.example.com/web')
-    .addOption(new Option('-n, --namespace <namespace>', "the CR's namespace").default('default'))
+    .description("Show a CR's pending upgrade plan, approve it by its digest, or show what applying a CR manifest would do (docs/plans.md)")
+    .addArgument(new Command().createArgument('<verb>', 'show, approve or diff').choices(PLAN_VERBS))
+    .argument('[kind/name]', 'show, approve: the CR, as kubectl names it: nginx/web, Nginx.example.com/web')
+    .addOption(new Option('-n, --namespace <namespace>', "the CR's namespace (default: default; diff: the manifest's)"))
     .addOption(new Option('--digest <digest>', 'approve: the digest of the plan approved (sha256:…)'))
     .addOption(
       new Option('--operator-namespace <namespace>', "the operator's namespace, where platform approvals are (required by approve)").env(
         'OPERATOR_NAMESPACE',
       ),
     )
+    .addOption(new Option('-f, --filename <file>', 'diff: the CR manifest (one YAML document)'))
+    .addOption(new Option('--watches-file <path>', 'diff: the watches file, as run reads it').default('./watches.yaml'))
+    .addOption(new Option('--helm-binary <path>', 'diff: the helm executable').default(process.env.HELM_BIN ?? 'helm'))
+    .addOption(new Option('--default-service-account <name>', "diff: run's --default-service-account, if the operator runs with one"))
     .addOption(new Option('--kubeconfig <file>', 'path to the kubeconfig file to use for CLI requests'))
-    .action((verb: PlanVerb, target: string, o: Raw) => action({ verb, target, ...o }));
+    .action((verb: PlanVerb, target: string | undefined, o: Raw) => action(planFlags(verb, target, o)));
+}
+
+/** The flags of one verb; what a verb needs and was not given is a PlanError. */
+function planFlags(
+  verb: PlanVerb,
+  target: string | undefined,
+  o: {
+    namespace?: string;
+    digest?: string;
+    operatorNamespace?: string;
+    kubeconfig?: string;
+    filename?: string;
+    watchesFile: string;
+    helmBinary: string;
+    defaultServiceAccount?: string;
+  },
+): PlanFlags | PlanDiffFlags {
+  const kubeconfig = o.kubeconfig === undefined ? {} : { kubeconfig: o.kubeconfig };
+  if (verb === 'diff') {
+    if (o.filename === undefined) throw new PlanError('plan diff needs -f <file>: the CR manifest to plan');
+    if (target !== undefined) throw new PlanError(`plan diff takes the CR from -f ${o.filename}, not "${target}"`);
+    return {
+      verb,
+      file: o.filename,
+      watchesFile: o.watchesFile,
+      helmBinary: o.helmBinary,
+      ...(o.namespace === undefined ? {} : { namespace: o.namespace }),
+      ...(o.defaultServiceAccount === undefined ? {} : { defaultServiceAccount: o.defaultServiceAccount }),
+      ...kubeconfig,
+    };
+  }
+  if (target === undefined) throw new PlanError(`plan ${verb} needs <kind>/<name>`);
+  return {
+    verb,
+    target,
+    namespace: o.namespace ?? 'default',
+    ...(o.digest === undefined ? {} : { digest: o.digest }),
+    ...(o.operatorNamespace === undefined ? {} : { operatorNamespace: o.operatorNamespace }),
+    ...kubeconfig,
+  };
 }
 
 export async function planCommand(f: PlanFlags): Promise<string> {
@@ -167,13 +232,20 @@ export function planText(
   cr: { readonly kind: string; readonly namespace: string; readonly name: string },
 ): string {
   const state = status.state === 'AwaitingApproval' ? 'waits for approval' : 'applied';
-  const lines = [
-    `plan ${plan.digest} of ${cr.kind} ${cr.namespace}/${cr.name} (${state})`,
-    `upgrade of release ${plan.release} from revision ${plan.fromRevision} to chart ${plan.chart.name} ${plan.chart.version}: ${describePlan(planCounts(plan), planRisks(plan))}`,
+  return [`plan ${plan.digest} of ${cr.kind} ${cr.namespace}/${cr.name} (${state})`, ...planLines(plan)].join('\n');
+}
+
+/** Pure: the plan under its first line, as `plan show` and `plan diff` print it: what it does, then each object, hook and CRD. */
+export function planLines(plan: UpgradePlan): string[] {
+  const what =
+    plan.fromRevision === 0
+      ? `install of release ${plan.release} with chart ${plan.chart.name} ${plan.chart.version}`
+      : `upgrade of release ${plan.release} from revision ${plan.fromRevision} to chart ${plan.chart.name} ${plan.chart.version}`;
+  return [
+    `${what}: ${describePlan(planCounts(plan), planRisks(plan))}`,
     '',
     ...plan.objects.flatMap(objectLines),
     ...plan.hooks.map((h) => `hook ${h.kind} ${h.name} runs (${h.events.join(', ')})`),
     ...plan.crds.map((c) => `CRD ${c.name}: ${c.change}${c.findings === undefined ? '' : `: ${c.findings.join('; ')}`}`),
   ];
-  return lines.join('\n');
 }
