@@ -417,4 +417,63 @@ describe('upgrade plans and their approval', () => {
     const elsewhere = await file('elsewhere.yaml', manifestOf(ALWAYS, 'x', {}));
     await expect(diff(elsewhere, { namespace: 'elsewhere' })).rejects.toThrow(`the manifest's namespace ${ns.name} is not -n elsewhere`);
   });
+
+  it("under the kind's aggregated roles, the CR's editors read its whole plan, others cannot, and where the platform approves its editors cannot approve", async () => {
+    const crs = new CRs(kc, PLATFORM);
+    await installed(crs, 'read', { greeting: 'one' });
+    await crs.patch(ns.name, 'read', { spec: { greeting: 'one', service: { enabled: false } } });
+    const held = await heldPlan(crs, 'read');
+    // The kind's editor role as config/rbac has it for its kinds: aggregated into `edit` (and `admin`).
+    await rbac.createClusterRole({
+      body: {
+        metadata: {
+          name: `${PLATFORM.plural}.${PLATFORM.group}-editor-${ns.name}`,
+          labels: { 'rbac.authorization.k8s.io/aggregate-to-edit': 'true', 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' },
+        },
+        rules: [
+          {
+            apiGroups: [PLATFORM.group],
+            resources: [PLATFORM.plural],
+            verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+          },
+          { apiGroups: [PLATFORM.group], resources: [`${PLATFORM.plural}/status`], verbs: ['get'] },
+        ],
+      },
+    });
+    const editor = `plan-editor-${ns.name}`;
+    await rbac.createNamespacedRoleBinding({
+      namespace: ns.name,
+      body: {
+        metadata: { name: 'plan-editor' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' },
+        subjects: [{ kind: 'User', name: editor, apiGroup: 'rbac.authorization.k8s.io' }],
+      },
+    });
+    const asEditor = await file(`${editor}.kubeconfig`, actingAs(editor).exportConfig());
+    const asOutsider = await file('outsider.kubeconfig', actingAs(`plan-outsider-${ns.name}`).exportConfig());
+    const show = { verb: 'show' as const, target: `${PLATFORM.kind}.${PLATFORM.group}/read`, namespace: ns.name };
+    // The aggregation controller adds the kind to `edit` a moment after the ClusterRole appears.
+    const text = await waitFor('the editor to read the plan', () =>
+      planCommand({ ...show, kubeconfig: asEditor }).catch((err: unknown) => {
+        if (isStatus(err, 403)) return undefined;
+        throw err;
+      }),
+    );
+    expect(text.split('\n').slice(0, 2)).toStrictEqual([
+      `plan ${held.digest} of Platform ${ns.name}/read (waits for approval)`,
+      'upgrade of release read from revision 1 to chart upgrade-plan 0.1.0: 1 to delete, 1 hooks; risky: delete',
+    ]);
+    // Someone with no rights in the namespace reads neither the CR nor its plan's ConfigMap.
+    await expect(planCommand({ ...show, kubeconfig: asOutsider })).rejects.toSatisfy((err: unknown) => isStatus(err, 403));
+    await expect(
+      actingAs(`plan-outsider-${ns.name}`).makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: ns.name, name: held.configMap }),
+    ).rejects.toSatisfy((err: unknown) => isStatus(err, 403));
+    // The editor may not approve what the platform approves: `plan approve` is Forbidden in the operator's namespace.
+    await expect(
+      planCommand({ ...show, verb: 'approve', digest: held.digest, operatorNamespace: opNs.name, kubeconfig: asEditor }),
+    ).rejects.toSatisfy((err: unknown) => isStatus(err, 403));
+    expect(await history('read')).toStrictEqual([1]);
+    expect(planOf(await crs.get(ns.name, 'read'))).toMatchObject({ digest: held.digest, state: 'AwaitingApproval' });
+    await rbac.deleteClusterRole({ name: `${PLATFORM.plural}.${PLATFORM.group}-editor-${ns.name}` });
+  });
 });
