@@ -6,7 +6,7 @@
  */
 import { Command, Option } from 'commander';
 import { HttpMethod, type KubeConfig } from '../k8s/client-node.js';
-import { isNotFound } from '../k8s/errors.js';
+import { isNotFound, isStatus } from '../k8s/errors.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
 import { PLAN_KEY, PlanApprovals } from '../operator/plan-store.js';
@@ -127,7 +127,7 @@ export async function planCommand(f: PlanFlags): Promise<string> {
   const slash = f.target.indexOf('/');
   if (slash <= 0 || slash === f.target.length - 1) throw new PlanError(`expected <kind>/<name>, got "${f.target}"`);
   const kc = loadKubeConfig(f.kubeconfig);
-  const ref = await findKind(kc, f.target.slice(0, slash));
+  const ref = await kindOf(kc, f.target.slice(0, slash));
   const name = f.target.slice(slash + 1);
   const pending = await pendingPlan(kc, ref, f.namespace, name);
   if (f.verb === 'show') return planText(pending.plan, pending.status, { kind: ref.kind, namespace: f.namespace, name });
@@ -143,6 +143,41 @@ export async function planCommand(f: PlanFlags): Promise<string> {
     );
   await new PlanApprovals(kc, f.operatorNamespace, ref).approve(f.namespace, name, f.digest);
   return `plan ${f.digest} of ${ref.kind} ${f.namespace}/${name} approved`;
+}
+
+/**
+ * The kind, from the CRDs; a CR's editor (`edit` in a namespace) may not list CRDs, so with a group
+ * given it is found by API discovery instead, which every authenticated user may read.
+ */
+async function kindOf(kc: KubeConfig, spec: string): Promise<KindRef> {
+  try {
+    return await findKind(kc, spec);
+  } catch (err) {
+    if (!isStatus(err, 403)) throw err;
+    const dot = spec.indexOf('.');
+    if (dot < 0)
+      throw new PlanError(
+        `you may not list CustomResourceDefinitions to find kind ${spec}: name it with its group, as <Kind.group>/<name>`,
+      );
+    return discoveredKind(kc, spec.slice(0, dot), spec.slice(dot + 1));
+  }
+}
+
+async function discoveredKind(kc: KubeConfig, kind: string, group: string): Promise<KindRef> {
+  const raw = kc.makeApiClient(RawClient);
+  const served = (await raw.request(HttpMethod.GET, `/apis/${encodeURIComponent(group)}`).catch((err: unknown) => {
+    if (isNotFound(err)) throw new PlanError(`no API group ${group} in the cluster`);
+    throw err;
+  })) as { preferredVersion?: { version?: string } };
+  const version = served.preferredVersion?.version ?? '';
+  const list = (await raw.request(HttpMethod.GET, `/apis/${encodeURIComponent(group)}/${encodeURIComponent(version)}`)) as {
+    resources?: { name: string; kind: string; singularName?: string }[];
+  };
+  const found = (list.resources ?? []).find(
+    (r) => !r.name.includes('/') && [r.kind, r.name, r.singularName, r.kind.toLowerCase()].includes(kind),
+  );
+  if (found === undefined) throw new PlanError(`no kind ${kind} in API group ${group}/${version}`);
+  return { kind: found.kind, group, version, plural: found.name };
 }
 
 /**

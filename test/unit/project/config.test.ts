@@ -121,22 +121,6 @@ describe('config/rbac', () => {
     }
   });
 
-  it("aggregates the CRs' editor and viewer roles into edit/admin and view, with no ConfigMaps of their own (plans are read through those: docs/plans.md)", () => {
-    const editor = find('ClusterRole', 'nginx-editor-role');
-    const viewer = find('ClusterRole', 'nginx-viewer-role');
-    expect(editor.metadata.labels).toMatchObject({
-      'rbac.authorization.k8s.io/aggregate-to-edit': 'true',
-      'rbac.authorization.k8s.io/aggregate-to-admin': 'true',
-    });
-    expect(viewer.metadata.labels).toMatchObject({ 'rbac.authorization.k8s.io/aggregate-to-view': 'true' });
-    expect(granted(editor.rules ?? [], 'example.com', 'nginxes')).toEqual(['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
-    expect(granted(viewer.rules ?? [], 'example.com', 'nginxes')).toEqual(['get', 'list', 'watch']);
-    for (const role of [editor, viewer]) {
-      expect(granted(role.rules ?? [], 'example.com', 'nginxes/status')).toEqual(['get']);
-      expect(granted(role.rules ?? [], '', 'configmaps')).toEqual([]);
-    }
-  });
-
   it('grants helm release Secrets, Events, and each kind the nginx chart can render', () => {
     expect(granted(manager, '', 'secrets')).toEqual([...ALL_VERBS].sort());
     expect(granted(manager, '', 'events')).toEqual(['create', 'patch']);
