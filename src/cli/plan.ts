@@ -53,17 +53,19 @@ export interface PlanDiffFlags {
 /** Input the user fixes: printed alone (a RolloutError, as the rollout command's). */
 export class PlanError extends RolloutError {}
 
+/** The command's options as commander hands them over. */
+interface RawPlanOptions {
+  namespace?: string;
+  digest?: string;
+  operatorNamespace?: string;
+  kubeconfig?: string;
+  filename?: string;
+  watchesFile: string;
+  helmBinary: string;
+  defaultServiceAccount?: string;
+}
+
 export function definePlanCommand(action: (f: PlanFlags | PlanDiffFlags) => Promise<void>): Command {
-  type Raw = {
-    namespace?: string;
-    digest?: string;
-    operatorNamespace?: string;
-    kubeconfig?: string;
-    filename?: string;
-    watchesFile: string;
-    helmBinary: string;
-    defaultServiceAccount?: string;
-  };
   return new Command('plan')
     .description("Show a CR's pending upgrade plan, approve it by its digest, or show what applying a CR manifest would do (docs/plans.md)")
     .addArgument(new Command().createArgument('<verb>', 'show, approve or diff').choices(PLAN_VERBS))
@@ -80,24 +82,11 @@ export function definePlanCommand(action: (f: PlanFlags | PlanDiffFlags) => Prom
     .addOption(new Option('--helm-binary <path>', 'diff: the helm executable').default(process.env.HELM_BIN ?? 'helm'))
     .addOption(new Option('--default-service-account <name>', "diff: run's --default-service-account, if the operator runs with one"))
     .addOption(new Option('--kubeconfig <file>', 'path to the kubeconfig file to use for CLI requests'))
-    .action((verb: PlanVerb, target: string | undefined, o: Raw) => action(planFlags(verb, target, o)));
+    .action((verb: PlanVerb, target: string | undefined, o: RawPlanOptions) => action(planFlags(verb, target, o)));
 }
 
 /** The flags of one verb; what a verb needs and was not given is a PlanError. */
-function planFlags(
-  verb: PlanVerb,
-  target: string | undefined,
-  o: {
-    namespace?: string;
-    digest?: string;
-    operatorNamespace?: string;
-    kubeconfig?: string;
-    filename?: string;
-    watchesFile: string;
-    helmBinary: string;
-    defaultServiceAccount?: string;
-  },
-): PlanFlags | PlanDiffFlags {
+function planFlags(verb: PlanVerb, target: string | undefined, o: RawPlanOptions): PlanFlags | PlanDiffFlags {
   const kubeconfig = o.kubeconfig === undefined ? {} : { kubeconfig: o.kubeconfig };
   if (verb === 'diff') {
     if (o.filename === undefined) throw new PlanError('plan diff needs -f <file>: the CR manifest to plan');
