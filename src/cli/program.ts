@@ -116,7 +116,9 @@ async function main(argv: readonly string[]): Promise<void> {
   );
   program.addCommand(
     definePlanCommand(async (f) => {
-      print(await (await import('./plan.js')).planCommand(f));
+      print(
+        f.verb === 'diff' ? await (await import('./plan-diff.js')).planDiffCommand(f) : await (await import('./plan.js')).planCommand(f),
+      );
     }),
   );
   program

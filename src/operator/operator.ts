@@ -21,7 +21,15 @@ import type { ItemBackoffOptions } from '../runtime/backoff.js';
 import { Controller, type StopOptions } from '../runtime/controller.js';
 import type { CacheReader, Reconciler } from '../runtime/reconcile.js';
 import { RequeueSource, type Wakeups } from '../runtime/requeue-source.js';
-import { keepForRollout, ownerType, type ReconcilerMetrics, type DependentsPort } from '../reconciler/index.js';
+import {
+  keepForRollout,
+  ownerType,
+  type DependentsPort,
+  type HelmReconciler,
+  type ReconcilerMetrics,
+  type UpgradePlan,
+} from '../reconciler/index.js';
+import type { CustomResource } from '../k8s/custom-resources.js';
 import { ControllerSet } from '../runtime/controller-set.js';
 import type { NamespaceShard } from '../runtime/namespace-shard.js';
 import type { Priority } from '../runtime/workqueue.js';
@@ -205,7 +213,7 @@ export class Operator {
     watch: Watch,
     name: string,
     on: { readonly resource: ResourceMapping; readonly cache: CacheReader; readonly wakeups: Wakeups },
-  ): Reconciler {
+  ): HelmReconciler {
     return releaseReconciler({
       watch,
       cache: on.cache,
@@ -240,6 +248,27 @@ export class Operator {
               this.o.operatorNamespace === undefined ? undefined : new PlanApprovals(this.o.kubeConfig, this.o.operatorNamespace, watch),
             ),
           }),
+    });
+  }
+
+  /**
+   * `plan diff` (docs/plans.md): the plan of `cr` as given, made by the reconciler `watch` runs, with
+   * its ports, identity and gateway (start it first: {@link startGateway}); no controller runs, and
+   * nothing is written.
+   */
+  async previewPlan(watch: Watch, cr: CustomResource, signal: AbortSignal): Promise<UpgradePlan> {
+    const w = withDefaultServiceAccount(watch, this.o.defaultServiceAccount);
+    const resource = await this.#mapper.mapping(w);
+    const nothingCached: CacheReader = { get: () => undefined, list: () => [] };
+    const name = controllerNames([w])[0] ?? w.kind;
+    const { namespace = '', name: crName } = cr.metadata;
+    // A CR already there keeps its UID: the objects' ownerReferences then match what is live.
+    const live = await new CustomResourceClient(this.o.kubeConfig, resource, FIELD_MANAGER).get(namespace, crName);
+    const planned = structuredClone(cr);
+    if (live?.metadata.uid !== undefined) planned.metadata.uid = live.metadata.uid;
+    return this.reconcilerOf(w, name, { resource, cache: nothingCached, wakeups: new RequeueSource() }).preview(planned, {
+      signal,
+      log: this.o.log,
     });
   }
 

@@ -18,6 +18,7 @@ export type { HelmFailure, HelmPort, Identity } from './core/helm-port.js';
 export { releaseOwnerOf } from './core/observe.js';
 export type { PlansPort, ReconcilerMetrics } from './core/ports.js';
 export { HelmReconciler, type HelmReconcilerOptions } from './core/reconciler.js';
+export { PlanPreviewRefused, UNAPPLIED_UID } from './core/plan-preview.js';
 export { ANNOTATIONS } from './decide/annotations.js';
 export {
   parseValuesFrom,

@@ -29,8 +29,15 @@ import { ownerOf, releaseRequest, subjectOf, type ActionContext, type Desired } 
 import { settlePlan } from './upgrade.js';
 import { settleManifest } from './upgrade-render.js';
 
-/** The plan of upgrading the release from revision `from` to `desired`. */
-export async function planUpgrade(ctx: ActionContext, desired: Desired, from: ReleaseRecord): Promise<UpgradePlan> {
+/**
+ * The plan of upgrading the release from revision `from` to `desired`; with no `from`, of
+ * installing it (revision 0: nothing deleted, the install hooks; `plan diff` of a CR not yet there).
+ */
+export async function planUpgrade(
+  ctx: ActionContext,
+  desired: Desired,
+  from: Pick<ReleaseRecord, 'revision'> | undefined,
+): Promise<UpgradePlan> {
   const rendered = await ctx.helm.render({ ...releaseRequest(ctx, desired), dryRun: 'server' });
   const applied = parseManifest(await asUpgradeApplies(ctx, rendered));
   const hooks: PlanHook[] = [];
@@ -49,14 +56,14 @@ export async function planUpgrade(ctx: ActionContext, desired: Desired, from: Re
     const planned = await planObject(ctx, entry, o, redact);
     if (planned !== undefined) objects.push(planned);
   }
-  objects.push(...deletedObjects(await deployedObjects(ctx, from), entries));
+  if (from !== undefined) objects.push(...deletedObjects(await deployedObjects(ctx, from), entries));
   return sealPlan({
     release: ctx.name,
     namespace: ctx.namespace,
-    fromRevision: from.revision,
+    fromRevision: from?.revision ?? 0,
     chart: { name: ctx.watch.chart.name, version: ctx.watch.chart.version },
     objects,
-    hooks: upgradeHooks(hooks),
+    hooks: upgradeHooks(hooks, from === undefined ? 'install' : 'upgrade'),
     crds: await crdChanges(ctx),
   });
 }
@@ -84,7 +91,7 @@ async function planObject(ctx: ActionContext, ref: PlanRef, o: ManifestObject, r
 /** The deployed revision's objects: kept since its install or upgrade, else read from helm. */
 async function deployedObjects(
   ctx: ActionContext,
-  from: ReleaseRecord,
+  from: Pick<ReleaseRecord, 'revision'>,
 ): Promise<(PlanRef & { readonly annotations: Readonly<Record<string, string>> })[]> {
   const kept = ctx.manifests.get(ctx.namespace, ctx.name, ctx.uid, from.revision);
   if (kept !== undefined) return kept.map((d) => ({ ...d.entry, annotations: d.rendered.annotations }));

@@ -24,6 +24,8 @@ import {
   type Result,
 } from '../../runtime/reconcile.js';
 import type { Wakeups } from '../../runtime/requeue-source.js';
+import type { CustomResource } from '../../k8s/custom-resources.js';
+import type { Logger } from '../../telemetry/logger.js';
 import { correctDrift } from '../actions/correct-drift.js';
 import { testsUnreported, testUnreported } from '../actions/release-test.js';
 import { FINALIZER, FINALIZERS } from './finalizers.js';
@@ -65,6 +67,8 @@ import type {
 } from './ports.js';
 import { crSample } from '../status/cr-sample.js';
 import { beginReconcile, finalizerFirst, readCR, type Reconcile } from './reconcile-scope.js';
+import { previewPlan } from './plan-preview.js';
+import type { UpgradePlan } from '../plan/upgrade-plan.js';
 import { redactedError } from '../status/redaction.js';
 import { missingServiceAccount } from './service-account.js';
 import { Rollout, wakeSooner, type RolloutControlPort } from '../rollout/rollout.js';
@@ -165,6 +169,11 @@ export class HelmReconciler implements Reconciler {
       metrics,
       now,
     });
+  }
+
+  /** `plan diff` (plan-preview.ts): the plan of `cr` as given, against its release; nothing is written. */
+  preview(cr: CustomResource, on: { readonly signal: AbortSignal; readonly log: Logger }): Promise<UpgradePlan> {
+    return previewPlan(this.o, cr, { ...on, ownerKind: this.#owner.ownerKind, fingerprintKey: this.#fingerprintKey });
   }
 
   /** After a takeover a previous leader's helm may have written any release's records late: none is remembered. */

@@ -122,9 +122,9 @@ export function hookEvents(annotations: Readonly<Record<string, string>>): strin
     .filter((s) => s !== '' && s !== 'test' && s !== 'test-success');
 }
 
-/** Pure: the hooks an upgrade runs (those with a `pre-upgrade` or `post-upgrade` event). */
-export function upgradeHooks(hooks: readonly PlanHook[]): PlanHook[] {
-  return hooks.filter((h) => h.events.some((e) => e === 'pre-upgrade' || e === 'post-upgrade'));
+/** Pure: the hooks an upgrade runs (those with a `pre-upgrade` or `post-upgrade` event), or an install (`pre-install`, `post-install`). */
+export function upgradeHooks(hooks: readonly PlanHook[], verb: 'upgrade' | 'install' = 'upgrade'): PlanHook[] {
+  return hooks.filter((h) => h.events.some((e) => e === `pre-${verb}` || e === `post-${verb}`));
 }
 
 export const refKey = (r: PlanRef): string => `${groupOf(r.apiVersion)}|${r.kind}|${r.namespace}|${r.name}`;

@@ -4,7 +4,11 @@
  * in sync (they reconcile again only at the 60 s period).
  */
 import { AppsV1Api, CoreV1Api, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { planCommand } from '../../../src/cli/plan.js';
+import { planDiffCommand } from '../../../src/cli/plan-diff.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
 import { PlanApprovals } from '../../../src/operator/plan-store.js';
@@ -121,7 +125,38 @@ describe('upgrade plans and their approval', () => {
     await op.stop();
     await ns.remove();
     await opNs.remove();
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
+
+  let dir: string | undefined;
+  /** A file of the test's own directory holding `text` (CR manifests, the watches file `plan diff` reads). */
+  const file = async (name: string, text: string): Promise<string> => {
+    dir ??= await mkdtemp(path.join(tmpdir(), 'plan-diff-'));
+    const at = path.join(dir, name);
+    await writeFile(at, text);
+    return at;
+  };
+  const diff = async (manifest: string, flags: { namespace?: string } = {}): Promise<string[]> =>
+    (
+      await planDiffCommand({
+        verb: 'diff',
+        file: manifest,
+        watchesFile: await file('watches.yaml', watches),
+        helmBinary: inject('helmBin'),
+        kubeconfig,
+        ...flags,
+      })
+    ).split('\n');
+  const manifestOf = (kind: TestKind, name: string, spec: Record<string, unknown>): string =>
+    JSON.stringify({ apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind, metadata: { name, namespace: ns.name }, spec });
+  const configMapExists = async (name: string): Promise<boolean> =>
+    core.readNamespacedConfigMap({ namespace: ns.name, name }).then(
+      () => true,
+      (err: unknown) => {
+        if (isStatus(err, 404)) return false;
+        throw err;
+      },
+    );
 
   it('a spec change waits with a plan of exactly the changed field; nothing is applied until its digest is approved, a stale digest is refused, then exactly that plan is applied', async () => {
     const crs = new CRs(kc, ALWAYS);
@@ -321,5 +356,124 @@ describe('upgrade plans and their approval', () => {
     await waitForReconciles(op, 'always-controller', since, 1);
     expect(await helmExecutionsSince(op, since)).toBe(0);
     expect(planOf(await crs.get(ns.name, 'idle'))).toBeUndefined();
+  });
+
+  it('plan diff shows what a CR manifest not on the cluster would install, and creates nothing', async () => {
+    const manifest = await file('fresh.yaml', manifestOf(ALWAYS, 'fresh', { greeting: 'one' }));
+    const lines = await diff(manifest);
+    expect(lines.slice(1)).toStrictEqual([
+      'install of release fresh with chart upgrade-plan 0.1.0: 3 to create',
+      '',
+      `+ ConfigMap ${ns.name}/fresh-settings`,
+      `+ Service ${ns.name}/fresh-svc`,
+      `+ Deployment ${ns.name}/fresh-app`,
+    ]);
+    expect(lines[0]).toMatch(new RegExp(`^plan sha256:[0-9a-f]{64} of Always ${ns.name}/fresh from ${manifest} \\(not applied\\)$`));
+    // Nothing on the cluster: no CR, no release, none of its objects, no plan ConfigMap.
+    expect(await new CRs(kc, ALWAYS).get(ns.name, 'fresh')).toBeUndefined();
+    await expect(helmByHand('history', 'fresh', '-n', ns.name)).rejects.toThrow(/not found/);
+    expect(await configMapExists('fresh-settings')).toBe(false);
+    expect(await configMapExists('plan.always.fresh')).toBe(false);
+  });
+
+  it('plan diff of a changed manifest of a CR on the cluster prints the plan the operator then makes, digest included, and changes nothing', async () => {
+    const crs = new CRs(kc, ALWAYS);
+    await installed(crs, 'diffed', { greeting: 'one' });
+    const changed = { greeting: 'two', service: { enabled: false } };
+    const manifest = await file('diffed.yaml', manifestOf(ALWAYS, 'diffed', changed));
+    const lines = await diff(manifest, { namespace: ns.name });
+    const digest = /^plan (sha256:[0-9a-f]{64}) /.exec(lines[0] ?? '')?.[1];
+    expect(lines).toStrictEqual([
+      `plan ${digest} of Always ${ns.name}/diffed from ${manifest} (not applied)`,
+      'upgrade of release diffed from revision 1 to chart upgrade-plan 0.1.0: 1 to change, 1 to delete, 1 hooks; risky: delete',
+      '',
+      `~ ConfigMap ${ns.name}/diffed-settings`,
+      '    .data.greeting: "one" -> "two"',
+      `- Service ${ns.name}/diffed-svc`,
+      'hook ConfigMap diffed-pre-upgrade runs (pre-upgrade)',
+    ]);
+    const cr = await crs.get(ns.name, 'diffed');
+    expect(cr?.spec).toStrictEqual({ greeting: 'one' });
+    expect(planOf(cr)).toBeUndefined();
+    expect(await history('diffed')).toStrictEqual([1]);
+    expect(await greetingOf('diffed')).toBe('one');
+    expect(await serviceOf('diffed')).toBe(true);
+    expect(await configMapExists('plan.always.diffed')).toBe(false);
+    // Applied, the operator's own plan of it is the one plan diff printed.
+    await crs.patch(ns.name, 'diffed', { spec: changed });
+    expect((await heldPlan(crs, 'diffed')).digest).toBe(digest);
+  });
+
+  it('plan diff names the file and line of what it cannot use', async () => {
+    const missing = path.join(tmpdir(), 'no-such-dir', 'cr.yaml');
+    await expect(diff(missing)).rejects.toThrow(`${missing}: cannot read the CR manifest: no such file`);
+    const broken = await file('broken.yaml', 'apiVersion: v1\nkind: [Always\nmetadata: {name: x}\n');
+    await expect(diff(broken)).rejects.toThrow(new RegExp(`^${broken}:\\d+:\\d+: `));
+    const other = await file(
+      'other.yaml',
+      'apiVersion: other.example.com/v1\n# a kind nobody watches\nkind: Other\nmetadata:\n  name: x\n',
+    );
+    await expect(diff(other)).rejects.toThrow(`${other}:3: Other (other.example.com/v1) is not a kind`);
+    const elsewhere = await file('elsewhere.yaml', manifestOf(ALWAYS, 'x', {}));
+    await expect(diff(elsewhere, { namespace: 'elsewhere' })).rejects.toThrow(`the manifest's namespace ${ns.name} is not -n elsewhere`);
+  });
+
+  it("under the kind's aggregated roles, the CR's editors read its whole plan, others cannot, and where the platform approves its editors cannot approve", async () => {
+    const crs = new CRs(kc, PLATFORM);
+    await installed(crs, 'read', { greeting: 'one' });
+    await crs.patch(ns.name, 'read', { spec: { greeting: 'one', service: { enabled: false } } });
+    const held = await heldPlan(crs, 'read');
+    // The kind's editor role as config/rbac has it for its kinds: aggregated into `edit` (and `admin`).
+    await rbac.createClusterRole({
+      body: {
+        metadata: {
+          name: `${PLATFORM.plural}.${PLATFORM.group}-editor-${ns.name}`,
+          labels: { 'rbac.authorization.k8s.io/aggregate-to-edit': 'true', 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' },
+        },
+        rules: [
+          {
+            apiGroups: [PLATFORM.group],
+            resources: [PLATFORM.plural],
+            verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+          },
+          { apiGroups: [PLATFORM.group], resources: [`${PLATFORM.plural}/status`], verbs: ['get'] },
+        ],
+      },
+    });
+    const editor = `plan-editor-${ns.name}`;
+    await rbac.createNamespacedRoleBinding({
+      namespace: ns.name,
+      body: {
+        metadata: { name: 'plan-editor' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' },
+        subjects: [{ kind: 'User', name: editor, apiGroup: 'rbac.authorization.k8s.io' }],
+      },
+    });
+    const asEditor = await file(`${editor}.kubeconfig`, actingAs(editor).exportConfig());
+    const asOutsider = await file('outsider.kubeconfig', actingAs(`plan-outsider-${ns.name}`).exportConfig());
+    const show = { verb: 'show' as const, target: `${PLATFORM.kind}.${PLATFORM.group}/read`, namespace: ns.name };
+    // The aggregation controller adds the kind to `edit` a moment after the ClusterRole appears.
+    const text = await waitFor('the editor to read the plan', () =>
+      planCommand({ ...show, kubeconfig: asEditor }).catch((err: unknown) => {
+        if (isStatus(err, 403)) return undefined;
+        throw err;
+      }),
+    );
+    expect(text.split('\n').slice(0, 2)).toStrictEqual([
+      `plan ${held.digest} of Platform ${ns.name}/read (waits for approval)`,
+      'upgrade of release read from revision 1 to chart upgrade-plan 0.1.0: 1 to delete, 1 hooks; risky: delete',
+    ]);
+    // Someone with no rights in the namespace reads neither the CR nor its plan's ConfigMap.
+    await expect(planCommand({ ...show, kubeconfig: asOutsider })).rejects.toSatisfy((err: unknown) => isStatus(err, 403));
+    await expect(
+      actingAs(`plan-outsider-${ns.name}`).makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: ns.name, name: held.configMap }),
+    ).rejects.toSatisfy((err: unknown) => isStatus(err, 403));
+    // The editor may not approve what the platform approves: `plan approve` is Forbidden in the operator's namespace.
+    await expect(
+      planCommand({ ...show, verb: 'approve', digest: held.digest, operatorNamespace: opNs.name, kubeconfig: asEditor }),
+    ).rejects.toSatisfy((err: unknown) => isStatus(err, 403));
+    expect(await history('read')).toStrictEqual([1]);
+    expect(planOf(await crs.get(ns.name, 'read'))).toMatchObject({ digest: held.digest, state: 'AwaitingApproval' });
+    await rbac.deleteClusterRole({ name: `${PLATFORM.plural}.${PLATFORM.group}-editor-${ns.name}` });
   });
 });

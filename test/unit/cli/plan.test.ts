@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planText } from '../../../src/cli/plan.js';
+import { diffText } from '../../../src/cli/plan-diff.js';
 import { planStatus } from '../../../src/reconciler/plan/plan-approval.js';
 import { sealPlan } from '../../../src/reconciler/plan/upgrade-plan.js';
 
@@ -48,6 +49,25 @@ describe('plan show', () => {
       '! Deployment team/web-app: refused by the API server, would have to be deleted and recreated: spec.selector: field is immutable',
       'hook Job web-migrate runs (pre-upgrade)',
       'CRD things.example.com: unsafe: .spec.size: type changed (Type)',
+    ]);
+  });
+
+  it('plan diff prints the plan of a manifest not applied; from revision 0 it is an install', () => {
+    const plan = sealPlan({
+      release: 'web',
+      namespace: 'team',
+      fromRevision: 0,
+      chart: { name: 'app', version: '2.0.0' },
+      objects: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'team', name: 'web-settings', action: 'create' }],
+      hooks: [{ kind: 'Job', name: 'web-init', events: ['post-install'] }],
+      crds: [],
+    });
+    expect(diffText(plan, { kind: 'App', namespace: 'team', name: 'web', file: 'web.yaml' }).split('\n')).toStrictEqual([
+      `plan ${plan.digest} of App team/web from web.yaml (not applied)`,
+      'install of release web with chart app 2.0.0: 1 to create, 1 hooks',
+      '',
+      '+ ConfigMap team/web-settings',
+      'hook Job web-init runs (post-install)',
     ]);
   });
 });
