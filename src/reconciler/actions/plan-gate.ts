@@ -6,7 +6,7 @@
  * state and revision, a held CR looks again without helm or a dry run, until an approval of that
  * digest comes: then the plan is made again, and only the same digest goes ahead.
  */
-import type { Outcome } from '../core/outcome.js';
+import type { AppliedPlan, Outcome } from '../core/outcome.js';
 import {
   APPROVE_PLAN_ANNOTATION,
   approvalVerdict,
@@ -29,23 +29,24 @@ import { planUpgrade } from './plan-upgrade.js';
 /** How often a CR held for a platform approval looks for it (one cached read of a Lease, no helm). */
 export const PLATFORM_APPROVAL_POLL_MS = 5_000;
 
-/**
- * `upgrade`: the upgrade itself, run when the gate lets it. `rolloutOf`: for a CR a rollout moves in
- * a later wave, what the earlier waves approved for the fleet revision (rollout-approval.ts): a
- * plan whose risks are among those goes without an approval of its own (docs/adr/0093).
- */
-export async function plannedUpgrade(
-  ctx: ActionContext,
-  desired: Desired,
-  from: ReleaseRecord,
-  upgrade: () => Promise<Outcome>,
-  rolloutOf?: () => CoveringApproval | undefined,
-): Promise<Outcome> {
+/** What the plan gate runs and asks: the upgrade itself, and what the rollout approved for it. */
+export interface PlannedRun {
+  /** The upgrade, run when the gate lets it. */
+  readonly upgrade: () => Promise<Outcome>;
+  /**
+   * For a CR a rollout moves in a later wave, what the earlier waves approved for the fleet
+   * revision (rollout-approval.ts): a plan whose risks are among those goes without an approval
+   * of its own (docs/adr/0093). Asked only under `approval`, as it walks the controller's cache.
+   */
+  readonly rolloutApproval?: () => CoveringApproval | undefined;
+}
+
+export async function plannedUpgrade(ctx: ActionContext, desired: Desired, from: ReleaseRecord, run: PlannedRun): Promise<Outcome> {
   const mode = ctx.watch.approval ?? 'never';
   const plans = ctx.plans;
   // `never`: today's behaviour, and its cost: no plan.
-  if (mode === 'never' || plans === undefined) return upgrade();
-  const rollout = rolloutOf?.();
+  if (mode === 'never' || plans === undefined) return run.upgrade();
+  const rollout = run.rolloutApproval?.();
   const approved = await approvalOf(ctx, plans);
   const prior = stillHeld(ctx.status.plan, { fingerprint: desired.keyedFingerprint, fromRevision: from.revision });
   if (prior !== undefined && approved !== prior.digest && !coveredBy(prior.risks, rollout))
@@ -59,11 +60,13 @@ export async function plannedUpgrade(
   await plans.save(ownerOf(ctx), configMap, plan);
   if (verdict.kind === 'hold')
     return held(ctx, planStatus(plan, at, 'AwaitingApproval'), { approved, isNew: prior?.digest !== plan.digest, rollout });
-  const outcome = await upgrade();
-  if (outcome.kind !== 'upgraded') return outcome;
-  const applied = planStatus(plan, at, 'Applied');
-  if (verdict.why !== 'rollout') return { ...outcome, plan: { status: applied, why: verdict.why } };
-  return rollout === undefined ? outcome : { ...outcome, plan: { status: applied, why: 'rollout', rollout } };
+  const outcome = await run.upgrade();
+  return outcome.kind === 'upgraded' ? { ...outcome, plan: appliedPlan(planStatus(plan, at, 'Applied'), verdict.why, rollout) } : outcome;
+}
+
+/** The applied plan as the outcome carries it: why it went, and for a later wave, whose approval it went with. */
+function appliedPlan(status: PlanStatus, why: 'approved' | 'not-required' | 'rollout', rollout: CoveringApproval | undefined): AppliedPlan {
+  return why === 'rollout' && rollout !== undefined ? { status, why, rollout } : { status, why: why === 'rollout' ? 'approved' : why };
 }
 
 const isPlan = (v: unknown): v is UpgradePlan => typeof v === 'object' && v !== null && 'digest' in v && 'objects' in v;
