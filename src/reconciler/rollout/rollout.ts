@@ -163,10 +163,9 @@ export class Rollout {
       case 'upgraded': {
         // Only a CR the rollout moved is held to its health gate: an install or the CR's own change is its own business.
         const moved = outcome.kind === 'upgraded' && how.fleetOnly;
-        // An approved plan of the move stands for the fleet revision in the later waves (rollout-approval.ts).
-        const plan = outcome.kind === 'upgraded' && outcome.plan?.why === 'approved' ? outcome.plan.status : undefined;
-        const approvedPlan = plan === undefined ? {} : { approvedPlan: { digest: plan.digest, risks: plan.risks } };
-        draft.setRollout(this.#onTarget(target, moved ? { fleetRevision: target, at: now.toISOString(), ...approvedPlan } : undefined));
+        draft.setRollout(
+          this.#onTarget(target, moved ? { fleetRevision: target, at: now.toISOString(), ...approvedPlanOf(outcome) } : undefined),
+        );
         draft.removeCondition(ConditionType.Rollout);
         if (!moved) return {};
         // Ready: decided once stable (the waker looks then); else this CR looks again at its timeout.
@@ -260,6 +259,12 @@ export function attemptOnTarget(prior: RolloutStatus | undefined, target: string
   return prior?.fleetRevision !== undefined && prior.fleetRevision !== target
     ? { fleetRevision: target, at: now.toISOString() }
     : undefined;
+}
+
+/** An approved plan of a move, which stands for the fleet revision in the later waves (rollout-approval.ts). */
+function approvedPlanOf(outcome: Outcome): Pick<RolloutAttempt, 'approvedPlan'> {
+  const plan = outcome.kind === 'upgraded' && outcome.plan?.why === 'approved' ? outcome.plan.status : undefined;
+  return plan === undefined ? {} : { approvedPlan: { digest: plan.digest, risks: plan.risks } };
 }
 
 /** The sooner of the summary's requeue and the rollout's `wakeMs` (an error keeps its backoff). */
