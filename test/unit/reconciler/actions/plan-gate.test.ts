@@ -93,7 +93,7 @@ describe('plannedUpgrade', () => {
     const rollout: CoveringApproval = { target: 'f2', risks: [], by: [{ key: 'ns/canary', digest: 'sha256:c' }] };
     const upgraded = { kind: 'upgraded', deployment: { release: {}, inventory: [], ready: {} }, notes: '' } as unknown as Outcome;
     const g = gate({ watch: { approval: 'always' } }, rollout, upgraded);
-    expect(await g.run()).toMatchObject({ kind: 'upgraded', plan: { why: 'rollout', rollout, plan: undefined } });
+    expect(await g.run()).toMatchObject({ kind: 'upgraded', plan: { why: 'rollout', rollout, status: { state: 'Applied' } } });
     expect(g.upgrades()).toBe(1);
     const alone = gate({ watch: { approval: 'always' } }, undefined, upgraded);
     expect(await alone.run()).toMatchObject({ kind: 'plan-held' });
