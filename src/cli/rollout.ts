@@ -12,7 +12,7 @@ import { HttpMethod, type KubeConfig } from '../k8s/client-node.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
 import { RolloutControl } from '../operator/rollout-control.js';
-import { ConditionType, readStatus, type HelmStatus } from '../reconciler/index.js';
+import { approveStepOf, ConditionType, describePlan, readStatus, type HelmStatus } from '../reconciler/index.js';
 import { makeLogger } from '../telemetry/logger.js';
 import { whilePaused } from './undo-fence.js';
 
@@ -131,12 +131,15 @@ export function statusText(ref: { kind: string; group: string }, crs: readonly L
     (c) => c.status.rollout?.attempt?.failure !== undefined && rolloutCondition(c.status)?.reason === 'RolloutFailed',
   );
   const waiting = crs.filter((c) => rolloutCondition(c.status) !== undefined && !failed.includes(c));
+  const held = crs.filter(heldPlan);
+  const awaiting = held.length === 0 ? '' : `; ${held.length} plan${held.length === 1 ? ' awaits' : 's await'} approval`;
   const lines = [
-    `rollout of ${qualifiedKind(ref.kind, ref.group)}: ${stateOf(crs, failed.length, paused)}`,
+    `rollout of ${qualifiedKind(ref.kind, ref.group)}: ${stateOf(crs, failed.length, paused)}${awaiting}`,
     `${crs.length} CRs by fleet revision:`,
     ...byRevision(crs),
   ];
   for (const c of failed) lines.push(`failed: ${c.namespace}/${c.name}: ${c.status.rollout?.attempt?.failure ?? ''}`);
+  for (const c of held) lines.push(...planLines(ref.kind, c));
   const first = waiting[0];
   if (first !== undefined)
     lines.push(`waiting: ${waiting.length} (first: ${first.namespace}/${first.name}: ${rolloutCondition(first.status)?.message ?? ''})`);
@@ -161,8 +164,27 @@ function byRevision(crs: readonly Listed[]): string[] {
   return [...counts].sort().map(([key, n]) => `  ${key}: ${n}`);
 }
 
+/** A CR whose upgrade waits for the approval of its plan (docs/plans.md): under a rollout, the canary before it moves. */
+const heldPlan = (c: Listed): boolean => c.status.plan?.state === 'AwaitingApproval';
+const approvedCondition = (s: HelmStatus): { reason: string; message: string } | undefined =>
+  s.conditions.find((c) => c.type === ConditionType.Approved);
+
+/** The held plan of `c`: its digest, what it does and its risks, and how to read and approve it. */
+function planLines(kind: string, c: Listed): string[] {
+  const p = c.status.plan;
+  if (p === undefined) return [];
+  const target = `${kind.toLowerCase()}/${c.name} -n ${c.namespace}`;
+  const approved = approvedCondition(c.status);
+  const step = approveStepOf(approved?.message ?? '');
+  return [
+    `plan awaiting approval: ${c.namespace}/${c.name}: ${p.digest} (revision ${p.fromRevision} to chart ${p.chartVersion}: ${describePlan(p.counts, p.risks)})`,
+    `  read it: helm-operator plan show ${target}`,
+    ...(step === undefined ? [] : [`  approve: ${step}`]),
+  ];
+}
+
 const row = (c: Listed): string =>
-  `${c.namespace}/${c.name}  ${chartOf(c)}  ${fleetOf(c)}  ${readyOf(c.status)}  ${rolloutCondition(c.status)?.reason ?? '-'}`;
+  `${c.namespace}/${c.name}  ${chartOf(c)}  ${fleetOf(c)}  ${readyOf(c.status)}  ${rolloutCondition(c.status)?.reason ?? (heldPlan(c) ? (approvedCondition(c.status)?.reason ?? '-') : '-')}`;
 
 /**
  * Rolls each CR still serving the revision it failed back to the one before it (helm rollback, as

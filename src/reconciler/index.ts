@@ -34,7 +34,7 @@ export type { InventoryEntry } from './objects/inventory.js';
 export { ManifestCache } from './objects/manifest-cache.js';
 export { CHART_LABEL, ownersOf, ownerType, type Owner } from './objects/ownership.js';
 export { ReleaseObjects, type CachedObject, type DependentsPort } from './objects/release-objects.js';
-export { planConfigMapName } from './plan/plan-approval.js';
+export { approveStepOf, planConfigMapName } from './plan/plan-approval.js';
 export type { PlanStatus } from './plan/plan-status.js';
 export { describePlan, planCounts, planDigest, planRisks, type PlanObject, type UpgradePlan } from './plan/upgrade-plan.js';
 export type { RolloutControlPort } from './rollout/rollout.js';

@@ -225,6 +225,15 @@ export function statusSchema(): OpenApiSchema {
               fleetRevision: str('The fleet revision last moved to.'),
               at: { type: 'string', format: 'date-time' },
               failure: str('Why it failed; absent when it did not.'),
+              approvedPlan: {
+                description:
+                  "The plan approved for this move (docs/plans.md): the rollout's later waves take the fleet revision without their own approval when their plans' risks are among these.",
+                type: 'object',
+                properties: {
+                  digest: str('The digest of the approved plan.'),
+                  risks: { type: 'array', maxItems: 8, items: { type: 'string' } },
+                },
+              },
             },
           },
         },

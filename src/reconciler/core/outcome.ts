@@ -9,6 +9,7 @@ import type { Reason } from '../status/conditions.js';
 import type { HelmFailure } from './helm-port.js';
 import type { InventoryEntry } from '../objects/inventory.js';
 import type { PlanStatus } from '../plan/plan-status.js';
+import type { CoveringApproval } from '../plan/plan-approval.js';
 import type { ReadinessSummary } from '../objects/readiness.js';
 import type { DeployedRelease, DriftFightField, DriftFights, DriftRepairFailures, StatusEdit } from '../status/status.js';
 
@@ -57,10 +58,10 @@ export interface CrEvent {
 }
 
 /** The plan an upgrade carried out, and why it was let go (docs/adr/0083). */
-export interface AppliedPlan {
-  readonly status: PlanStatus;
-  readonly why: 'approved' | 'not-required';
-}
+export type AppliedPlan =
+  | { readonly status: PlanStatus; readonly why: 'approved' | 'not-required' }
+  /** A later wave's plan that went with the rollout's approval of its fleet revision (docs/adr/0093). */
+  | { readonly status: PlanStatus; readonly why: 'rollout'; readonly rollout: CoveringApproval };
 
 /** What an action did on the way to its outcome, recorded before the outcome's own events. */
 export type Outcome = OutcomeKind & { readonly events?: readonly CrEvent[] };

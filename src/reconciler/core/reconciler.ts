@@ -457,9 +457,13 @@ export class HelmReconciler implements Reconciler {
         return r.status.during(`Installing release ${ctx.name}`, () => install(ctx, desired, { leftovers: action.leftovers }));
       case 'upgrade':
         // Planning comes first, outside `during`: a held CR is not Reconciling (plan-gate.ts).
-        return plannedUpgrade(ctx, desired, action.from, () =>
-          r.status.during(`Upgrading release ${ctx.name} from revision ${action.from.revision}`, () => upgrade(ctx, desired, action.from)),
-        );
+        return plannedUpgrade(ctx, desired, action.from, {
+          upgrade: () =>
+            r.status.during(`Upgrading release ${ctx.name} from revision ${action.from.revision}`, () =>
+              upgrade(ctx, desired, action.from),
+            ),
+          rolloutApproval: () => this.#rollout.approval({ namespace: ctx.namespace, name: ctx.name }, action.from, desired),
+        });
       case 'correct-drift': {
         const inSync = await correctDrift(ctx, action.deployed, desired, beforeWrite);
         if (inSync.kind !== 'in-sync' || !testsUnreported(ctx, inSync.revision)) return inSync;

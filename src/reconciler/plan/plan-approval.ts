@@ -7,13 +7,14 @@
 import type { ApprovalMode } from '../../config/watch.js';
 import { ANNOTATIONS } from '../decide/annotations.js';
 import type { PlanStatus } from './plan-status.js';
-import { planCounts, planRisks, type UpgradePlan } from './upgrade-plan.js';
+import { planCounts, planRisks, type Risk, type UpgradePlan } from './upgrade-plan.js';
 
 /** Self-service approval: the digest of the plan the CR's editors approve (`approvedBy: cr` only). */
 export const APPROVE_PLAN_ANNOTATION = ANNOTATIONS.approvePlan;
 
 export type ApprovalVerdict =
-  | { readonly kind: 'go'; readonly why: 'approved' | 'not-required' }
+  /** `rollout`: a later wave's plan whose risks the rollout's approved canary plan had (docs/adr/0093). */
+  | { readonly kind: 'go'; readonly why: 'approved' | 'not-required' | 'rollout' }
   /** `stale`: an approval was found, but of another digest. */
   | { readonly kind: 'hold'; readonly stale?: string };
 
@@ -23,11 +24,26 @@ export function approvalRequired(mode: ApprovalMode, plan: UpgradePlan): boolean
   return mode === 'always' || planRisks(plan).length > 0;
 }
 
-/** Pure: what happens to `plan` given the approval found (the digest it names; undefined: none). */
-export function approvalVerdict(mode: ApprovalMode, plan: UpgradePlan, approved: string | undefined): ApprovalVerdict {
+/** Pure: the risks of a plan not among `approved` (the risks a rollout's approval covers); empty: all covered. */
+export function risksBeyond(risks: readonly Risk[], approved: readonly Risk[]): Risk[] {
+  return risks.filter((r) => !approved.includes(r));
+}
+
+/**
+ * Pure: what happens to `plan` given the approval found (the digest it names; undefined: none)
+ * and, for a CR the rollout moves in a later wave, the risks the rollout's approval covers.
+ */
+export function approvalVerdict(
+  mode: ApprovalMode,
+  plan: UpgradePlan,
+  approved: string | undefined,
+  rollout?: { readonly risks: readonly Risk[] },
+): ApprovalVerdict {
   if (!approvalRequired(mode, plan)) return { kind: 'go', why: 'not-required' };
-  if (approved === undefined || approved === '') return { kind: 'hold' };
-  return approved.trim() === plan.digest ? { kind: 'go', why: 'approved' } : { kind: 'hold', stale: approved.trim() };
+  const own = approved?.trim() ?? '';
+  if (own === plan.digest) return { kind: 'go', why: 'approved' };
+  if (rollout !== undefined && risksBeyond(planRisks(plan), rollout.risks).length === 0) return { kind: 'go', why: 'rollout' };
+  return own === '' ? { kind: 'hold' } : { kind: 'hold', stale: own };
 }
 
 /**
@@ -76,4 +92,35 @@ export function approveHint(
   return approvedBy === 'cr'
     ? `approve it with the annotation ${APPROVE_PLAN_ANNOTATION}=${digest}`
     : `a platform admin approves it with: helm-operator plan approve ${cr.kind.toLowerCase()}/${cr.name} -n ${cr.namespace} --digest ${digest}`;
+}
+
+/** What a later wave's CR is told of the rollout's approval (rollout/rollout-approval.ts), structurally. */
+export interface CoveringApproval {
+  readonly target: string;
+  readonly risks: readonly Risk[];
+  readonly by: readonly { readonly key: string; readonly digest: string }[];
+}
+
+/** Pure: whether the rollout's approval covers a plan of these risks. */
+export function coveredBy(risks: readonly Risk[], rollout: CoveringApproval | undefined): boolean {
+  return rollout !== undefined && risksBeyond(risks, rollout.risks).length === 0;
+}
+
+/** Pure: who approved the fleet revision, as conditions say it: `fleet revision T (approved at ns/canary, plan sha256:…)`. */
+export function rolloutApprovedAt(rollout: CoveringApproval): string {
+  return `fleet revision ${rollout.target} (approved at ${rollout.by.map((b) => `${b.key}, plan ${b.digest}`).join('; ')})`;
+}
+
+/** Pure: why a held plan of a later wave did not go with the rollout's approval; '' for a CR the rollout did not approve for. */
+export function beyondRolloutNote(risks: readonly Risk[], rollout: CoveringApproval | undefined): string {
+  if (rollout === undefined) return '';
+  const approved = rollout.risks.length === 0 ? 'no risk' : `risks ${rollout.risks.join(', ')}`;
+  return `; ${rolloutApprovedAt(rollout)} covers ${approved}, and this plan's ${risksBeyond(risks, rollout.risks).join(', ')} needs its own approval`;
+}
+
+/** Pure: the approval step a held plan's Approved condition names (approveHint's text); undefined when it names none. */
+export function approveStepOf(message: string): string | undefined {
+  return /a platform admin approves it with: helm-operator plan approve \S+ -n \S+ --digest \S+|approve it with the annotation \S+/.exec(
+    message,
+  )?.[0];
 }

@@ -8,6 +8,7 @@ import type { AppliedPlan, CrEvent, Outcome, Summary, SummaryInput } from '../co
 import type { PlanStatus } from './plan-status.js';
 import type { StatusEdit } from '../status/status.js';
 import { describePlan } from './upgrade-plan.js';
+import { rolloutApprovedAt } from './plan-approval.js';
 
 const describe = (p: PlanStatus): string => describePlan(p.counts, p.risks);
 
@@ -46,7 +47,12 @@ export function planApplied(plan: AppliedPlan): StatusEdit[] {
   const approved =
     plan.why === 'approved'
       ? { reason: Reason.PlanApproved, message: `plan ${p.digest} approved` }
-      : { reason: Reason.ApprovalNotRequired, message: `plan ${p.digest} needs no approval (${describe(p)})` };
+      : plan.why === 'rollout'
+        ? {
+            reason: Reason.PlanApprovedByRollout,
+            message: `plan ${p.digest} (${describe(p)}) went with the approval of ${rolloutApprovedAt(plan.rollout)}`,
+          }
+        : { reason: Reason.ApprovalNotRequired, message: `plan ${p.digest} needs no approval (${describe(p)})` };
   return [
     { plan: p },
     { set: { type: ConditionType.Planned, status: 'False', reason: Reason.PlanApplied, message: `plan ${p.digest} applied` } },

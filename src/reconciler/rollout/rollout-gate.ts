@@ -7,6 +7,7 @@
 import type { Amount, RolloutPolicy } from '../../config/rollout-policy.js';
 import { selectorMatches } from '../../config/selector.js';
 import type { Reason } from '../status/conditions.js';
+import type { ApprovedPlan } from '../status/status.js';
 
 /** One CR of the kind as the gate sees it (rollout-members.ts reads it from the controller's cache). */
 export interface Member {
@@ -15,7 +16,13 @@ export interface Member {
   readonly labels: Readonly<Record<string, string>>;
   /** The fleet revision of its deployed release; undefined: unknown (deployed before rollouts). */
   readonly fleetRevision?: string;
-  readonly attempt?: { readonly fleetRevision: string; readonly atMs: number; readonly failed: boolean };
+  readonly attempt?: {
+    readonly fleetRevision: string;
+    readonly atMs: number;
+    readonly failed: boolean;
+    /** The plan approved for the move (rollout-approval.ts); absent: it went without an approval. */
+    readonly approvedPlan?: ApprovedPlan;
+  };
   readonly ready?: { readonly status: string; readonly sinceMs: number };
 }
 

@@ -53,7 +53,9 @@ export function cachedMembers(cache: Pick<CacheReader, 'list'>): Member[] {
 }
 
 function attemptOf(a: RolloutAttempt | undefined): Member['attempt'] {
-  return a === undefined ? undefined : { fleetRevision: a.fleetRevision, atMs: timeMs(a.at), failed: a.failure !== undefined };
+  if (a === undefined) return undefined;
+  const approved = a.approvedPlan === undefined ? {} : { approvedPlan: a.approvedPlan };
+  return { fleetRevision: a.fleetRevision, atMs: timeMs(a.at), failed: a.failure !== undefined, ...approved };
 }
 
 function readyOf(conditions: unknown): Member['ready'] {

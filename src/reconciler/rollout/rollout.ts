@@ -15,6 +15,7 @@ import { ConditionType, Reason } from '../status/conditions.js';
 import type { Outcome, Summary } from '../core/outcome.js';
 import { gate, progress, type Member, type RolloutProgress } from './rollout-gate.js';
 import { cachedMembers, memberOf } from './rollout-members.js';
+import { rolloutApproval, type RolloutApproval } from './rollout-approval.js';
 import { DECIDE_MARGIN_MS, WaveWaker } from './rollout-waker.js';
 import { RELEASE_LABELS, type ReleaseRecord } from '../decide/state.js';
 import type { RolloutAttempt, RolloutStatus, StatusDraft } from '../status/status.js';
@@ -110,6 +111,18 @@ export class Rollout {
   }
 
   /**
+   * What the waves before this CR's approved for the fleet revision it is moved to (rollout-approval.ts);
+   * undefined when the upgrade is not the rollout's (the CR's own change needs its own approval).
+   */
+  approval(at: Request, from: ReleaseRecord, desired: Desired): RolloutApproval | undefined {
+    if (!Rollout.fleetOnly(from, desired)) return undefined;
+    const self = `${at.namespace}/${at.name}`;
+    const members = this.#members();
+    if (!members.some((m) => m.key === self)) members.push({ key: self, labels: {} });
+    return rolloutApproval(members, this.#policy, self, desired.fleetRevision);
+  }
+
+  /**
    * Status after the reconcile's action: the fleet revision of what is deployed, and this CR's
    * attempt of the target; then the waves this CR's state lets go are woken (rollout-waker.ts).
    * Returns when to look again at a CR whose health is still undecided (to record a timeout).
@@ -150,7 +163,9 @@ export class Rollout {
       case 'upgraded': {
         // Only a CR the rollout moved is held to its health gate: an install or the CR's own change is its own business.
         const moved = outcome.kind === 'upgraded' && how.fleetOnly;
-        draft.setRollout(this.#onTarget(target, moved ? { fleetRevision: target, at: now.toISOString() } : undefined));
+        draft.setRollout(
+          this.#onTarget(target, moved ? { fleetRevision: target, at: now.toISOString(), ...approvedPlanOf(outcome) } : undefined),
+        );
         draft.removeCondition(ConditionType.Rollout);
         if (!moved) return {};
         // Ready: decided once stable (the waker looks then); else this CR looks again at its timeout.
@@ -244,6 +259,12 @@ export function attemptOnTarget(prior: RolloutStatus | undefined, target: string
   return prior?.fleetRevision !== undefined && prior.fleetRevision !== target
     ? { fleetRevision: target, at: now.toISOString() }
     : undefined;
+}
+
+/** An approved plan of a move, which stands for the fleet revision in the later waves (rollout-approval.ts). */
+function approvedPlanOf(outcome: Outcome): Pick<RolloutAttempt, 'approvedPlan'> {
+  const plan = outcome.kind === 'upgraded' && outcome.plan?.why === 'approved' ? outcome.plan.status : undefined;
+  return plan === undefined ? {} : { approvedPlan: { digest: plan.digest, risks: plan.risks } };
 }
 
 /** The sooner of the summary's requeue and the rollout's `wakeMs` (an error keeps its backoff). */

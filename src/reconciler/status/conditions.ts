@@ -79,6 +79,8 @@ export const Reason = {
   PlanAwaitingApproval: 'PlanAwaitingApproval',
   PlanApplied: 'PlanApplied',
   PlanApproved: 'PlanApproved',
+  /** A later wave's plan whose risks the rollout's approved canary plan had (docs/adr/0093). */
+  PlanApprovedByRollout: 'PlanApprovedByRollout',
   ApprovalNotRequired: 'ApprovalNotRequired',
   /** An approval names another digest than the plan's: refused, the plan waits for its own. */
   PlanApprovalStale: 'PlanApprovalStale',

@@ -6,6 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { removeCondition, setCondition, type Condition, type ConditionInput } from './conditions.js';
 import type { InventoryEntry } from '../objects/inventory.js';
 import { readPlanStatus, type PlanStatus } from '../plan/plan-status.js';
+import { RISKS, type Risk } from '../plan/upgrade-plan.js';
 import { isPlainObject } from '../../util/plain-object.js';
 
 export interface DeployedRelease {
@@ -38,6 +39,17 @@ export interface RolloutAttempt {
   readonly at: string;
   /** Why it failed (helm's error, or not Ready in time): the rollout counts it against its budget. */
   readonly failure?: string;
+  /**
+   * The plan approved for this move (docs/adr/0093): its digest and risks. The rollout's later waves
+   * take the fleet revision without their own approval when their plans' risks are among these.
+   */
+  readonly approvedPlan?: ApprovedPlan;
+}
+
+/** A plan a person approved, as a rollout attempt records it. */
+export interface ApprovedPlan {
+  readonly digest: string;
+  readonly risks: readonly Risk[];
 }
 
 /** Which fleet revision and chart the deployed release was made from, and the CR's last attempt. */
@@ -133,13 +145,24 @@ export function readRolloutStatus(r: unknown): RolloutStatus | undefined {
   const a = r.attempt;
   const attempt: RolloutAttempt | undefined =
     isPlainObject(a) && typeof a.fleetRevision === 'string' && typeof a.at === 'string'
-      ? { fleetRevision: a.fleetRevision, at: a.at, ...(typeof a.failure === 'string' ? { failure: a.failure } : {}) }
+      ? {
+          fleetRevision: a.fleetRevision,
+          at: a.at,
+          ...(typeof a.failure === 'string' ? { failure: a.failure } : {}),
+          ...optionalApprovedPlan(a.approvedPlan),
+        }
       : undefined;
   return {
     ...(typeof r.fleetRevision === 'string' ? { fleetRevision: r.fleetRevision } : {}),
     ...(typeof r.chartDigest === 'string' ? { chartDigest: r.chartDigest } : {}),
     ...(attempt === undefined ? {} : { attempt }),
   };
+}
+
+function optionalApprovedPlan(p: unknown): { approvedPlan?: ApprovedPlan } {
+  if (!isPlainObject(p) || typeof p.digest !== 'string') return {};
+  const risks = Array.isArray(p.risks) ? p.risks.filter((r): r is Risk => (RISKS as readonly unknown[]).includes(r)) : [];
+  return { approvedPlan: { digest: p.digest, risks } };
 }
 
 function readDriftFights(d: unknown): DriftFights | undefined {

@@ -57,3 +57,54 @@ describe('rollout status', () => {
     expect(statusText({ kind: 'App', group: 'example.com' }, crs, true)).toMatch(/: paused\n/);
   });
 });
+
+describe('rollout status with plans', () => {
+  it("shows the canary's held plan: digest, counts, risks, and how to read and approve it", () => {
+    const digest = 'sha256:abc';
+    const step = `a platform admin approves it with: helm-operator plan approve app/a -n ns --digest ${digest}`;
+    const canary = cr('a', '0.1.0', 'f1');
+    const held = {
+      ...canary,
+      status: {
+        ...canary.status,
+        conditions: [
+          ...canary.status.conditions,
+          {
+            type: 'Approved',
+            status: 'False' as const,
+            reason: 'PlanAwaitingApproval',
+            message: `plan ${digest} (…) waits for approval: ${step}`,
+            lastTransitionTime: T0,
+          },
+        ],
+        plan: {
+          digest,
+          fingerprint: 'f',
+          fromRevision: 1,
+          chartVersion: '0.2.0',
+          counts: { create: 0, change: 1, delete: 1, refuse: 0, conflicts: 0, hooks: 0, crds: 0 },
+          risks: ['delete' as const],
+          state: 'AwaitingApproval' as const,
+          configMap: 'plan.app.a',
+        },
+      },
+    };
+    const text = statusText(
+      { kind: 'App', group: 'example.com' },
+      [held, cr('b', '0.1.0', 'f1', { reason: 'RolloutWaiting', message: 'waiting for wave 1 of 2' })],
+      false,
+    );
+    expect(text.split('\n')).toEqual([
+      'rollout of App.example.com: in progress; 1 plan awaits approval',
+      '2 CRs by fleet revision:',
+      '  f1  chart 0.1.0: 2',
+      `plan awaiting approval: ns/a: ${digest} (revision 1 to chart 0.2.0: 1 to change, 1 to delete; risky: delete)`,
+      '  read it: helm-operator plan show app/a -n ns',
+      `  approve: ${step}`,
+      'waiting: 1 (first: ns/b: waiting for wave 1 of 2)',
+      'NAMESPACE/NAME  CHART  FLEET  READY  ROLLOUT',
+      'ns/a  0.1.0  f1  True  PlanAwaitingApproval',
+      'ns/b  0.1.0  f1  True  RolloutWaiting',
+    ]);
+  });
+});

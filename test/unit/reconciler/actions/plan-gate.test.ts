@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { plannedUpgrade } from '../../../../src/reconciler/actions/plan-gate.js';
 import type { Outcome } from '../../../../src/reconciler/core/outcome.js';
 import type { PlansPort } from '../../../../src/reconciler/core/ports.js';
+import type { CoveringApproval } from '../../../../src/reconciler/plan/plan-approval.js';
 import type { UpgradePlan } from '../../../../src/reconciler/plan/upgrade-plan.js';
 import { desired, FakeHelmError, harness, record, type HarnessOptions } from './fakes.js';
 
@@ -19,14 +20,17 @@ class FakePlans implements PlansPort {
 
 const UPGRADED: Outcome = { kind: 'helm-busy' };
 
-function gate(o: HarnessOptions) {
+function gate(o: HarnessOptions, rollout?: CoveringApproval, outcome: Outcome = UPGRADED) {
   const h = harness(o);
   const plans = new FakePlans();
   let upgrades = 0;
   const run = () =>
-    plannedUpgrade({ ...h.ctx, plans }, desired(), record(1, 'deployed'), () => {
-      upgrades++;
-      return Promise.resolve(UPGRADED);
+    plannedUpgrade({ ...h.ctx, plans }, desired(), record(1, 'deployed'), {
+      upgrade: () => {
+        upgrades++;
+        return Promise.resolve(outcome);
+      },
+      ...(rollout === undefined ? {} : { rolloutApproval: () => rollout }),
     });
   return { h, plans, run, upgrades: () => upgrades };
 }
@@ -83,6 +87,17 @@ describe('plannedUpgrade', () => {
     expect(g.upgrades()).toBe(0);
     g.plans.approval = first.plan.digest;
     expect(await g.run()).toBe(UPGRADED);
+  });
+
+  it("a later wave's plan goes with the rollout's approval, and says whose; without one it holds (docs/adr/0093)", async () => {
+    const rollout: CoveringApproval = { target: 'f2', risks: [], by: [{ key: 'ns/canary', digest: 'sha256:c' }] };
+    const upgraded = { kind: 'upgraded', deployment: { release: {}, inventory: [], ready: {} }, notes: '' } as unknown as Outcome;
+    const g = gate({ watch: { approval: 'always' } }, rollout, upgraded);
+    expect(await g.run()).toMatchObject({ kind: 'upgraded', plan: { why: 'rollout', rollout, status: { state: 'Applied' } } });
+    expect(g.upgrades()).toBe(1);
+    const alone = gate({ watch: { approval: 'always' } }, undefined, upgraded);
+    expect(await alone.run()).toMatchObject({ kind: 'plan-held' });
+    expect(alone.upgrades()).toBe(0);
   });
 
   it('a render that fails is the upgrade failing: reported, and counted against the desired state', async () => {

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { approvalRequired, approvalVerdict, stillHeld, planStatus } from '../../../../src/reconciler/plan/plan-approval.js';
+import {
+  approvalRequired,
+  approvalVerdict,
+  approveHint,
+  approveStepOf,
+  beyondRolloutNote,
+  stillHeld,
+  planStatus,
+} from '../../../../src/reconciler/plan/plan-approval.js';
 import { planApplied, planHeld } from '../../../../src/reconciler/plan/plan-summary.js';
 import { Redactor } from '../../../../src/reconciler/status/redaction.js';
 import {
@@ -197,6 +205,31 @@ describe('approval', () => {
     expect(approvalVerdict('risky', safe, undefined)).toEqual({ kind: 'go', why: 'not-required' });
   });
 
+  it("lets a later wave's plan go with the rollout's approval only when its risks are among the approved ones", () => {
+    const rollout = { target: 'v2', risks: ['delete' as const], by: [{ key: 'ns/canary', digest: 'sha256:c' }] };
+    expect(approvalVerdict('risky', risky, undefined, rollout)).toEqual({ kind: 'go', why: 'rollout' });
+    expect(approvalVerdict('always', safe, undefined, rollout)).toEqual({ kind: 'go', why: 'rollout' });
+    // Its own approval still counts first; a canary approved with no risk covers only plans without one.
+    expect(approvalVerdict('risky', risky, risky.digest, rollout)).toEqual({ kind: 'go', why: 'approved' });
+    expect(approvalVerdict('risky', risky, undefined, { ...rollout, risks: [] })).toEqual({ kind: 'hold' });
+    expect(approvalVerdict('always', safe, undefined, { ...rollout, risks: [] })).toEqual({ kind: 'go', why: 'rollout' });
+    const recreate = sealPlan(body([{ ...DEPLOY, action: 'refuse', message: 'field is immutable', recreate: true }]));
+    expect(approvalVerdict('risky', recreate, 'sha256:old', rollout)).toEqual({ kind: 'hold', stale: 'sha256:old' });
+    expect(beyondRolloutNote(['delete', 'recreate'], rollout)).toBe(
+      "; fleet revision v2 (approved at ns/canary, plan sha256:c) covers risks delete, and this plan's recreate needs its own approval",
+    );
+    expect(beyondRolloutNote(['recreate'], undefined)).toBe('');
+  });
+
+  it('finds the approval step in a held condition, as rollout status prints it', () => {
+    const cr = { kind: 'App', namespace: 'ns', name: 'web' };
+    for (const by of ['platform', 'cr'] as const) {
+      const step = approveHint(by, 'sha256:abc', cr);
+      expect(approveStepOf(`plan sha256:abc (…: 1 to delete; risky: delete) waits for approval: ${step} (more)`)).toBe(step);
+    }
+    expect(approveStepOf('plan applied')).toBeUndefined();
+  });
+
   it('looks again without a new plan only while the held plan is of this desired state and revision', () => {
     const held = planStatus(risky, { generation: 2, fingerprint: 'f1', configMap: 'plan.app.r' }, 'AwaitingApproval');
     expect(stillHeld(held, { fingerprint: 'f1', fromRevision: 1 })).toBe(held);
@@ -221,5 +254,9 @@ describe('approval', () => {
     expect(approved(planApplied({ status: { ...held, state: 'Applied' }, why: 'approved' }))).toMatchObject([
       { status: 'True', reason: 'PlanApproved' },
     ]);
+    const rollout = { target: 'v2', risks: ['delete' as const], by: [{ key: 'ns/canary', digest: 'sha256:c' }] };
+    const byRollout = approved(planApplied({ status: { ...held, state: 'Applied' }, why: 'rollout', rollout }));
+    expect(byRollout).toMatchObject([{ status: 'True', reason: 'PlanApprovedByRollout' }]);
+    expect(byRollout[0]?.message).toContain('went with the approval of fleet revision v2 (approved at ns/canary, plan sha256:c)');
   });
 });

@@ -9,6 +9,7 @@ import type { RolloutPolicy } from '../../../../src/config/rollout-policy.js';
 import type { Desired } from '../../../../src/reconciler/core/action-context.js';
 import { ConditionType, Reason } from '../../../../src/reconciler/status/conditions.js';
 import type { Outcome } from '../../../../src/reconciler/core/outcome.js';
+import type { PlanStatus } from '../../../../src/reconciler/plan/plan-status.js';
 import { Rollout } from '../../../../src/reconciler/rollout/rollout.js';
 import { DECIDE_MARGIN_MS } from '../../../../src/reconciler/rollout/rollout-waker.js';
 import { RELEASE_LABELS } from '../../../../src/reconciler/decide/state.js';
@@ -125,6 +126,33 @@ describe('Rollout', () => {
     expect(s.woken).toEqual([]);
     s.clock.advance(1);
     expect(s.woken).toEqual(['b', 'c']);
+  });
+
+  it("records the approved plan of a move in the canary's attempt, where the later waves read it (docs/adr/0093)", () => {
+    const s = setup();
+    const plan = { digest: 'sha256:p', risks: ['delete'] } as Partial<PlanStatus> as PlanStatus;
+    const note = (name: string, why: 'approved' | 'not-required') => {
+      const draft = s.draftOf(name);
+      const outcome = { ...upgraded('True'), plan: { status: plan, why } } as Outcome;
+      s.rollout.note(draft, outcome, DESIRED, { fleetOnly: true, event: s.event, at: { namespace: NS, name } });
+      return draft;
+    };
+    expect(note('b', 'not-required').current.rollout?.attempt).toEqual({ fleetRevision: TARGET, at: iso(START) });
+    const canary = note('a', 'approved');
+    expect(canary.current.rollout?.attempt).toEqual({
+      fleetRevision: TARGET,
+      at: iso(START),
+      approvedPlan: { digest: 'sha256:p', risks: ['delete'] },
+    });
+    s.written('a', canary);
+    expect(s.rollout.approval({ namespace: NS, name: 'b' }, FROM, DESIRED)).toEqual({
+      target: TARGET,
+      risks: ['delete'],
+      by: [{ key: `${NS}/a`, digest: 'sha256:p' }],
+    });
+    // The CR's own change is not the rollout's: it needs its own approval.
+    const own = record(1, 'deployed', { [RELEASE_LABELS.fleetRevision]: OLD, [RELEASE_LABELS.ownValues]: 'other' });
+    expect(s.rollout.approval({ namespace: NS, name: 'b' }, own, DESIRED)).toBeUndefined();
   });
 
   it('a canary not Ready looks again itself at its health timeout; failing then wakes the rest to say halted', () => {
