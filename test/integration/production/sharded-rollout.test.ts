@@ -153,6 +153,71 @@ describe('a waved rollout over two sharded replicas is decided over the whole ki
       )
       .map((r) => r.labels[SHARD_RELEASE_LABEL]);
 
+  /** The kind's one canary failed `v2`; every other CR, of either replica, halted on 0.1.0 without an upgrade; both replicas and `rollout status` say so. */
+  async function expectHaltedEverywhere(canary: string): Promise<void> {
+    const failed = await crs.waitForCondition(
+      nsA,
+      'fleet-0',
+      { type: 'Rollout', status: 'False', reason: 'RolloutFailed' },
+      { timeoutMs: WAIT_MS },
+    );
+    expect(rolloutOf(failed)?.attempt?.failure).toMatch(/not Ready within 15s/);
+    const v2 = rolloutOf(failed)?.attempt?.fleetRevision ?? '';
+    await waitFor(
+      'every other CR halted, still on 0.1.0 and Ready',
+      async () => {
+        const now = await all();
+        return [...now.values()]
+          .filter((c) => key(c) !== canary)
+          .every(
+            (c) =>
+              condition(c, 'Rollout')?.reason === 'RolloutHalted' && chartOf(c) === '0.1.0' && condition(c, 'Ready')?.status === 'True',
+          );
+      },
+      { timeoutMs: WAIT_MS, intervalMs: 2_000 },
+    );
+    for (const { ns, name } of keys())
+      expect(await madeOn(ns, name, v2), `${ns}/${name} on v2`).toHaveLength(`${ns}/${name}` === canary ? 1 : 0);
+    // Each replica's rollout metrics are the kind's: both say halted, with the one failure.
+    for (const [i, r] of replicas.entries()) {
+      await waitFor(
+        `replica ${ids[i]} reporting the rollout halted`,
+        async () => /helm_operator_rollout_halted\{controller="span-controller"\} 1/.test(await r.metrics.metrics()),
+        { timeoutMs: 60_000 },
+      );
+    }
+    const halted = await rolloutStatus();
+    expect(halted).toContain('halted: 1 CR failed');
+    expect(halted).toContain(`failed: ${canary}: not Ready within 15s`);
+  }
+  /** Each wave started after every CR of the one before it, whichever replica owns it, was stable. */
+  function expectWavesInOrder(order: readonly string[][], done: Map<string, CR>): void {
+    const at = (k: string): number => Date.parse(rolloutOf(done.get(k))?.attempt?.at ?? '');
+    for (let i = 1; i < order.length; i++) {
+      expect(Math.min(...(order[i] ?? []).map(at)), `wave ${i + 1} starts after wave ${i} is stable`).toBeGreaterThanOrEqual(
+        Math.max(...(order[i - 1] ?? []).map(at)) + POLICY.stableForMs,
+      );
+    }
+  }
+  /** Each CR took `v3` once, by its namespace's owner, under the fence of its bucket (ADR 0086's label). */
+  async function expectEachMovedByItsOwner(v3: string): Promise<void> {
+    for (const { ns, name } of keys()) {
+      const made = await madeOn(ns, name, v3);
+      expect(made, `${ns}/${name} on v3`).toHaveLength(1);
+      expect(made[0], `${ns}/${name}`).toMatch(new RegExp(`^b${namespaceBucket(ns)}-e\\d+-${identityDigest(owner(ns) ?? '')}$`));
+    }
+  }
+  /** `shards` tells who owns what: both replicas, and nsB held by b. */
+  async function expectShardsTold(): Promise<void> {
+    const view = await settled(nsB);
+    expect(view.namespace).toMatchObject({ namespace: nsB, bucket: namespaceBucket(nsB), holder: ids[1], owner: ids[1] });
+    const text = (await cli('shards', '--id', group, '--operator-namespace', home, '-n', nsB)).trim().split('\n');
+    expect(text[0]).toBe(`shard group ${group}: 2 live replicas, 64 of 64 buckets held, 0 handoffs under way`);
+    expect(text[1]).toBe('REPLICA  STATE  RENEWED  HOLDS  BUCKETS');
+    expect(text.slice(2, 4).map((l) => l.split('  ').slice(0, 2).join('  '))).toEqual([`${ids[0]}  live`, `${ids[1]}  live`]);
+    expect(text.at(-1)).toBe(`namespace ${nsB}: bucket ${namespaceBucket(nsB)}, held by ${ids[1]} (epoch ${view.namespace?.epoch ?? 0})`);
+  }
+
   it(
     'one canary for the kind, halted everywhere by its failure, then waves across both replicas in the kind’s order, each CR moved by its owner',
     { timeout: 1_800_000 },
@@ -172,68 +237,18 @@ describe('a waved rollout over two sharded replicas is decided over the whole ki
       // v2 never becomes Ready: the kind's one canary (replica a's) fails it, and replica b's CRs halt
       // with a's, none of them upgraded: b took no canary of its own.
       await rollTo('v2-unready');
-      const failed = await crs.waitForCondition(
-        nsA,
-        'fleet-0',
-        { type: 'Rollout', status: 'False', reason: 'RolloutFailed' },
-        { timeoutMs: WAIT_MS },
-      );
-      expect(rolloutOf(failed)?.attempt?.failure).toMatch(/not Ready within 15s/);
-      const v2 = rolloutOf(failed)?.attempt?.fleetRevision ?? '';
-      await waitFor(
-        'every other CR halted, still on 0.1.0 and Ready',
-        async () => {
-          const now = await all();
-          return [...now.values()]
-            .filter((c) => key(c) !== canary)
-            .every(
-              (c) =>
-                condition(c, 'Rollout')?.reason === 'RolloutHalted' && chartOf(c) === '0.1.0' && condition(c, 'Ready')?.status === 'True',
-            );
-        },
-        { timeoutMs: WAIT_MS, intervalMs: 2_000 },
-      );
-      for (const { ns, name } of keys())
-        expect(await madeOn(ns, name, v2), `${ns}/${name} on v2`).toHaveLength(`${ns}/${name}` === canary ? 1 : 0);
-      // Each replica's rollout metrics are the kind's: both say halted, with the one failure.
-      for (const [i, r] of replicas.entries()) {
-        await waitFor(
-          `replica ${ids[i]} reporting the rollout halted`,
-          async () => /helm_operator_rollout_halted\{controller="span-controller"\} 1/.test(await r.metrics.metrics()),
-          { timeoutMs: 60_000 },
-        );
-      }
-      const halted = await rolloutStatus();
-      expect(halted).toContain('halted: 1 CR failed');
-      expect(halted).toContain(`failed: ${canary}: not Ready within 15s`);
+      await expectHaltedEverywhere(canary);
       await stopAll();
 
       // v3: the waves in the kind's order, the second one across both replicas.
       await rollTo('v3');
       const done = await allOn('0.3.0');
-      const v3 = rolloutOf(done.get(canary))?.fleetRevision ?? '';
-      for (const { ns, name } of keys()) {
-        const made = await madeOn(ns, name, v3);
-        expect(made, `${ns}/${name} on v3`).toHaveLength(1);
-        // By its namespace's owner, under the fence of its bucket (ADR 0086's label).
-        expect(made[0], `${ns}/${name}`).toMatch(new RegExp(`^b${namespaceBucket(ns)}-e\\d+-${identityDigest(owner(ns) ?? '')}$`));
-      }
-      const at = (k: string): number => Date.parse(rolloutOf(done.get(k))?.attempt?.at ?? '');
-      for (let i = 1; i < order.length; i++) {
-        expect(Math.min(...(order[i] ?? []).map(at)), `wave ${i + 1} starts after wave ${i} is stable`).toBeGreaterThanOrEqual(
-          Math.max(...(order[i - 1] ?? []).map(at)) + POLICY.stableForMs,
-        );
-      }
+      expectWavesInOrder(order, done);
+      await expectEachMovedByItsOwner(rolloutOf(done.get(canary))?.fleetRevision ?? '');
       expect(await rolloutStatus()).toContain(': complete');
 
       // `shards` tells who owns what: both replicas, and nsB held by b.
-      const view = await settled(nsB);
-      expect(view.namespace).toMatchObject({ namespace: nsB, bucket: namespaceBucket(nsB), holder: ids[1], owner: ids[1] });
-      const text = (await cli('shards', '--id', group, '--operator-namespace', home, '-n', nsB)).trim().split('\n');
-      expect(text[0]).toBe(`shard group ${group}: 2 live replicas, 64 of 64 buckets held, 0 handoffs under way`);
-      expect(text[1]).toBe('REPLICA  STATE  RENEWED  HOLDS  BUCKETS');
-      expect(text.slice(2, 4).map((l) => l.split('  ').slice(0, 2).join('  '))).toEqual([`${ids[0]}  live`, `${ids[1]}  live`]);
-      expect(text.at(-1)).toBe(`namespace ${nsB}: bucket ${namespaceBucket(nsB)}, held by ${ids[1]} (epoch ${view.namespace?.epoch ?? 0})`);
+      await expectShardsTold();
       await stopAll();
     },
   );
