@@ -11,6 +11,9 @@ TOOLS_ENV = eval "$$(bash hack/tools.sh env)"
 
 # The operator image: what docker-build tags, docker-push pushes, and deploy / build-installer run.
 IMG ?= controller:latest
+# What deploy and undeploy apply: config/default (one leader), or config/sharding (3 replicas sharing
+# the namespaces with --sharding; docs/production.md "Sharding").
+DEPLOY_CONFIG ?= config/default
 WATCHES_FILE ?= watches.yaml
 # docker or podman (anything with `build -t` and `push`).
 CONTAINER_TOOL ?= docker
@@ -178,8 +181,8 @@ uninstall: ## Uninstall the CRDs: their custom resources first (needs the operat
 	IGNORE_NOT_FOUND=$(ignore-not-found) bash hack/deploy.sh delete config/crd
 
 .PHONY: deploy
-deploy: ## Deploy the operator with image IMG (config/default: namespace, CRDs, RBAC, Deployment, metrics Service). REAL_NODE=1: on the real node.
-	REAL_NODE=$(REAL_NODE) bash hack/deploy.sh apply config/default $(IMG)
+deploy: ## Deploy the operator with image IMG (DEPLOY_CONFIG, default config/default: namespace, CRDs, RBAC, Deployment, metrics Service; config/sharding: 3 sharded replicas). REAL_NODE=1: on the real node.
+	REAL_NODE=$(REAL_NODE) bash hack/deploy.sh apply $(DEPLOY_CONFIG) $(IMG)
 
 .PHONY: run-as-deployed
 run-as-deployed: build ## Run the operator locally as the ServiceAccount deploy created (its RBAC exactly; for clusters that fake pods).
@@ -187,7 +190,7 @@ run-as-deployed: build ## Run the operator locally as the ServiceAccount deploy 
 
 .PHONY: undeploy
 undeploy: ## Remove everything deploy created: custom resources first (the operator uninstalls their releases), then the rest.
-	IGNORE_NOT_FOUND=$(ignore-not-found) bash hack/deploy.sh delete config/default
+	IGNORE_NOT_FOUND=$(ignore-not-found) bash hack/deploy.sh delete $(DEPLOY_CONFIG)
 
 ##@ OLM bundle
 # operator-sdk's variables and targets (copyable into a scaffolded project's Makefile). The pinned

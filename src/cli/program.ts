@@ -12,6 +12,7 @@ import { defineCleanupCommand, defineOlmCommand, defineRunBundleCommand, defineR
 import { defineCreateCommand, defineInitCommand } from './scaffold.js';
 import { defineRolloutCommand, RolloutError } from './rollout.js';
 import { definePlanCommand } from './plan.js';
+import { defineShardsCommand } from './shards.js';
 import { run, StartupError } from './run.js';
 import { VERSION } from './version.js';
 
@@ -119,6 +120,11 @@ async function main(argv: readonly string[]): Promise<void> {
       print(
         f.verb === 'diff' ? await (await import('./plan-diff.js')).planDiffCommand(f) : await (await import('./plan.js')).planCommand(f),
       );
+    }),
+  );
+  program.addCommand(
+    defineShardsCommand(async (f) => {
+      print(await (await import('./shards.js')).shardsCommand(f));
     }),
   );
   program

@@ -37,6 +37,8 @@ export interface LeaderElectionSettings {
   readonly leaseDurationMs: number;
   readonly renewDeadlineMs: number;
   readonly retryPeriodMs: number;
+  /** This replica's identity; default hostname_uuid, new per start (tests pin it to place namespaces). */
+  readonly identity?: string;
 }
 
 /** What `run`'s flags decide (cli/flags.ts `RunOptions` is one); optional ones take the operator's defaults. */
@@ -323,7 +325,7 @@ function makeElector(
   metrics.leaderStatus(le.id, false);
   return new LeaderElector({
     lock: new KubeLeaseLock(kubeConfig, namespace, le.id),
-    identity: defaultIdentity(),
+    identity: le.identity ?? defaultIdentity(),
     leaseDurationMs: le.leaseDurationMs,
     renewDeadlineMs: le.renewDeadlineMs,
     retryPeriodMs: le.retryPeriodMs,
@@ -361,7 +363,7 @@ function makeShards(
 ): ShardCoordinator {
   return new ShardCoordinator({
     store: new KubeShardLeaseStore(on.kubeConfig, on.namespace, le.id),
-    identity: defaultIdentity(),
+    identity: le.identity ?? defaultIdentity(),
     group: le.id,
     leaseDurationMs: le.leaseDurationMs,
     renewDeadlineMs: le.renewDeadlineMs,

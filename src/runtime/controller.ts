@@ -365,7 +365,9 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     });
     source.onUpdate((obj, old) => {
       o.onObject?.(obj, false);
-      if (isMeaningfulUpdate(obj, old)) this.#enqueueObject(obj);
+      // Another replica's object: its status may decide what spans the kind (docs/adr/0096).
+      if (!this.#mine(obj.metadata?.namespace ?? '')) this.#reconciler.observe?.(obj);
+      else if (isMeaningfulUpdate(obj, old)) this.#enqueueObject(obj);
     });
     source.onDelete((obj) => {
       o.onObject?.(obj, true);

@@ -63,6 +63,12 @@ export interface Reconciler {
    * is reconciled from what the API server holds.
    */
   resync?(): void;
+  /**
+   * Sharded (docs/adr/0096): a cached object of a namespace this replica does not reconcile
+   * changed. Never queued here, it may still decide something that spans the kind (a rollout's
+   * next wave), which the reconciler reads from it; acting stays with the namespace's owner.
+   */
+  observe?(obj: KubernetesObject): void;
 }
 
 /**

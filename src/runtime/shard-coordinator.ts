@@ -23,6 +23,7 @@ import { systemClock, TIMED_OUT, withDeadline, type Clock, type Timer } from '..
 import { LeaseConflictError, LeaderElectionLostError, sameRecord, type LeaseRecord, type VersionedLease } from './leader.js';
 import { bucketsOf, namespaceBucket, SHARD_BUCKETS } from './shard-assignment.js';
 import { bucketStep, peerLive, type BucketFacts, type BucketPhase } from './shard-handoff.js';
+import { liveIdentities } from './shard-view.js';
 
 export type ShardLeaseRole = 'peer' | 'fence';
 
@@ -50,13 +51,7 @@ export function identityDigest(identity: string): string {
 export const peerLeaseName = (group: string, identity: string): string => `${group}-peer-${identityDigest(identity)}`;
 export const fenceLeaseName = (group: string, bucket: number): string => `${group}-shard-${bucket}`;
 
-/** The bucket of a fence Lease's name, undefined for any other name. */
-export function fenceBucket(group: string, name: string): number | undefined {
-  const prefix = `${group}-shard-`;
-  if (!name.startsWith(prefix)) return undefined;
-  const n = Number(name.slice(prefix.length));
-  return Number.isInteger(n) && n >= 0 ? n : undefined;
-}
+export { fenceBucket } from './shard-view.js';
 
 export interface ShardCoordinatorOptions {
   readonly store: ShardLeaseStore;
@@ -477,12 +472,8 @@ export class ShardCoordinator {
 
   /** Identities of the peers whose Lease this replica has not seen expire, itself included. */
   #livePeers(now: number): Set<string> {
-    const live = new Set<string>([this.identity]);
-    for (const { lease, at } of this.#observed.values()) {
-      if (lease.role === 'peer' && peerLive(at, lease.record.leaseDurationSeconds, lease.record.holderIdentity, now))
-        live.add(lease.record.holderIdentity);
-    }
-    return live;
+    const observed = [...this.#observed.values()].map(({ lease, at }) => ({ ...lease, at }));
+    return liveIdentities(observed, (p) => peerLive(p.at, p.record.leaseDurationSeconds, p.record.holderIdentity, now), this.identity);
   }
 
   #observe(listed: readonly ShardLease[], now: number): void {

@@ -94,9 +94,16 @@ async function dropFinalizers(
 }
 
 /** Creates a namespace with a unique name; `remove` deletes it (call it after stopping operators). */
-export async function createNamespace(kc: KubeConfig, prefix: string): Promise<{ name: string; remove: () => Promise<void> }> {
+/** `pick`: a name it accepts, drawn from the prefix's unique names (a namespace that hashes to a given shard). */
+export async function createNamespace(
+  kc: KubeConfig,
+  prefix: string,
+  pick: (name: string) => boolean = () => true,
+): Promise<{ name: string; remove: () => Promise<void> }> {
   const core = kc.makeApiClient(CoreV1Api);
-  const name = uniqueName(prefix);
+  let name = uniqueName(prefix);
+  for (let i = 0; i < 10_000 && !pick(name); i++) name = uniqueName(prefix);
+  if (!pick(name)) throw new Error(`no namespace name ${prefix}-… was picked`);
   await core.createNamespace({ body: { metadata: { name } } });
   return {
     name,

@@ -172,6 +172,8 @@ export interface StartOptions {
   readonly fingerprintKey?: Uint8Array;
   /** `--leader-elect` and its settings: the controllers start once this process holds the Lease. */
   readonly leaderElection?: LeaderElectionSettings;
+  /** `--sharding` (with `leaderElection`): replicas share the namespaces (docs/adr/0085). */
+  readonly sharding?: boolean;
   /**
    * Start the operator again when it loses leadership, as its Deployment would: on a loaded
    * machine a short lease can lapse, and a test would otherwise wait on an operator that exited.
@@ -209,6 +211,7 @@ export async function assembleForTest(options: StartOptions): Promise<{ assemble
         gracefulShutdownTimeoutMs: options.gracefulShutdownTimeoutMs,
         defaultServiceAccount: options.defaultServiceAccount,
         leaderElection: options.leaderElection,
+        sharding: options.sharding,
         fingerprintKey: options.fingerprintKey,
       },
       { log, version: 'test', processMetrics: false },

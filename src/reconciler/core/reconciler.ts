@@ -12,6 +12,7 @@
  * are requests into a source the controller drains, whose timers stop with it (docs/adr/0073).
  */
 import { randomBytes } from 'node:crypto';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Watch } from '../../config/watch.js';
 import { describeError } from '../../k8s/errors.js';
 import type { EventRecorder } from '../../k8s/events.js';
@@ -179,6 +180,11 @@ export class HelmReconciler implements Reconciler {
   /** After a takeover a previous leader's helm may have written any release's records late: none is remembered. */
   resync(): void {
     this.o.manifests.unconfirmAll();
+  }
+
+  /** Another replica's CR changed (sharded): the rollout's waves span the kind (rollout.ts `observe`). */
+  observe(obj: KubernetesObject): void {
+    this.#rollout.observe(obj);
   }
 
   async reconcile(request: Request, rc: ReconcileContext): Promise<Result> {

@@ -33,14 +33,17 @@ export class WaveWaker {
    * After a reconcile noted `self`: when it is decided now (healthy or failed on the target, as
    * `members` already say), wakes whom nextTurn names; a failure wakes the rest once, to say halted
    * (`newlyFailed`). `decideInMs`: when this CR's health window ends (read then from the cache).
+   * Sharded (docs/adr/0096), a wake of a CR another replica owns is dropped by the controller: that
+   * replica wakes it, having seen the same CR decided in its own cache (Rollout.observe).
    */
-  after(members: readonly Member[], self: Member, o: { target: string; newlyFailed: boolean; decideInMs?: number }): void {
+  after(members: () => readonly Member[], self: Member, o: { target: string; newlyFailed: boolean; decideInMs?: number }): void {
     const { target } = o;
     const nowMs = this.o.now();
     if (o.decideInMs !== undefined) this.#arm(target, nowMs + o.decideInMs);
     const state = memberState(self, target, this.o.policy, nowMs).kind;
     if (self.attempt?.fleetRevision !== target || (state !== 'healthy' && state !== 'failed')) return;
-    this.#turn(members, { target, nowMs, tellHalted: o.newlyFailed });
+    // Read only now: walking the cache is O(CRs), and most looks end above.
+    this.#turn(members(), { target, nowMs, tellHalted: o.newlyFailed });
   }
 
   #turn(members: readonly Member[], o: { target: string; nowMs: number; tellHalted: boolean }): void {

@@ -13,7 +13,7 @@ import type { Wakeups } from '../../runtime/requeue-source.js';
 import type { Desired } from '../core/action-context.js';
 import { ConditionType, Reason } from '../status/conditions.js';
 import type { Outcome, Summary } from '../core/outcome.js';
-import { gate, progress, type Member, type RolloutProgress } from './rollout-gate.js';
+import { gate, memberState, progress, type Member, type RolloutProgress } from './rollout-gate.js';
 import { cachedMembers, memberOf } from './rollout-members.js';
 import { rolloutApproval, type RolloutApproval } from './rollout-approval.js';
 import { DECIDE_MARGIN_MS, WaveWaker } from './rollout-waker.js';
@@ -65,6 +65,8 @@ export class Rollout {
   readonly #waker: WaveWaker;
   #paused = false;
   #reportedAtMs = 0;
+  /** The fleet revision this replica's reconciles roll to (the watch's chart and values): undefined until one ran. */
+  #target: string | undefined;
 
   constructor(private readonly o: RolloutOptions) {
     this.#policy = o.policy ?? DEFAULT_ROLLOUT;
@@ -88,6 +90,7 @@ export class Rollout {
 
   /** undefined: go on with the upgrade; else why this CR waits, and when to look again. */
   async hold(draft: StatusDraft, at: Request, from: ReleaseRecord, desired: Desired): Promise<Held | undefined> {
+    this.#target = desired.fleetRevision;
     if (!Rollout.fleetOnly(from, desired)) return undefined;
     const self = `${at.namespace}/${at.name}`;
     const members = this.#members();
@@ -151,9 +154,30 @@ export class Rollout {
         : memberOf({ ...cached, status: { ...(cached as { status?: object }).status, rollout } } as KubernetesObject);
     // Only a CR the rollout moved to the target can decide a wave (and walking the cache is O(CRs)).
     if (self?.attempt?.fleetRevision !== target) return;
-    const members = this.#members().map((m) => (m.key === self.key ? self : m));
+    const members = (): Member[] => this.#members().map((m) => (m.key === self.key ? self : m));
     const newlyFailed = !o.failedBefore && self.attempt.failed;
     this.#waker.after(members, self, { target, newlyFailed, ...(o.decideInMs === undefined ? {} : { decideInMs: o.decideInMs }) });
+  }
+
+  /**
+   * A CR another replica reconciles changed (sharded, docs/adr/0096). Waves, the canary and the
+   * failure budget are the kind's: every replica decides them over its cache, which holds every CR
+   * of the kind, while only a CR's owner moves it. So this replica looks at the other's CR as at
+   * one it noted itself: decided now, it wakes the next wave (the controller keeps the wakes of
+   * CRs this replica owns); in its health window, the waker looks again when it ends.
+   */
+  observe(obj: KubernetesObject): void {
+    const target = this.#target;
+    const self = target === undefined ? undefined : memberOf(obj);
+    if (target === undefined || self?.attempt?.fleetRevision !== target) return;
+    const nowMs = this.#now().getTime();
+    const state = memberState(self, target, this.#policy, nowMs);
+    const decideInMs = state.kind === 'progressing' ? state.untilMs - nowMs + DECIDE_MARGIN_MS : undefined;
+    this.#waker.after(() => this.#members(), self, {
+      target,
+      newlyFailed: state.kind === 'failed',
+      ...(decideInMs === undefined ? {} : { decideInMs }),
+    });
   }
 
   #step(draft: StatusDraft, outcome: Outcome, target: string, how: NoteContext): Step {
@@ -239,6 +263,7 @@ export class Rollout {
   /** The rollout's progress for metrics, at most once a second (it walks the whole cache). */
   report(target: string, paused = this.#paused, members?: readonly Member[]): void {
     this.#paused = paused;
+    this.#target = target;
     const nowMs = this.#now().getTime();
     if (this.o.metrics?.rollout === undefined || (members === undefined && nowMs - this.#reportedAtMs < 1_000)) return;
     this.#reportedAtMs = nowMs;

@@ -20,9 +20,10 @@ const rendered = (p: ProjectNames, files: readonly string[]): Record<string, str
 
 /**
  * The alerts and the dashboard are the same in every project (no project name in them), and they
- * are full of Prometheus' and Grafana's own `{{ }}`: copied as they are.
+ * are full of Prometheus' and Grafana's own `{{ }}`: copied as they are; so is the sharding overlay
+ * (it finds the Deployment by its label).
  */
-const VERBATIM = ['config/prometheus/alerts.yaml', 'config/grafana/helm-operator.json'];
+const VERBATIM = ['config/prometheus/alerts.yaml', 'config/grafana/helm-operator.json', 'config/sharding/kustomization.yaml'];
 
 export const configFiles = (p: ProjectNames): Record<string, string> => ({
   ...Object.fromEntries(VERBATIM.map((f) => [f, template(f)])),

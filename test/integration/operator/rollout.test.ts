@@ -5,7 +5,7 @@
  * the previous one is healthy, through a SIGKILLed leader and a new one, and helm's release history
  * shows every release upgraded exactly once per chart it took.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -14,6 +14,7 @@ import { ReleaseStorage } from '../../../src/helm/storage.js';
 import { waves } from '../../../src/reconciler/rollout/rollout-gate.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import { condition, CRs, ensureCrd, startOperator, type CR, type RunningOperator, type TestKind } from '../../support/operator.js';
+import { writeChart, type Version } from '../../support/fleet-charts.js';
 import { startOperatorProcess, waitForExit, type OperatorProcess } from '../../support/process.js';
 
 const FLEET: TestKind = { group: 'rollout.example.com', version: 'v1', kind: 'Fleet', plural: 'fleets' };
@@ -33,43 +34,8 @@ const POLICY: RolloutPolicy = {
 };
 const ROLLOUT_YAML = `  rollout:\n    canary: 1\n    waveSize: ${WAVE}\n    healthTimeout: 15s\n    stableFor: 2s\n`;
 const WAIT_MS = 60_000 + COUNT * 6_000;
-/** post-rollback hooks of v1: they keep an undo's rollback pending for a while after its Deployment update. */
-const ROLLBACK_HOOKS = 20;
 /** The hook variant's CRs: what it shows does not grow with the count. */
 const HOOK_COUNT = 6;
-
-type Version = 'v1' | 'v2-unready' | 'v2-hook' | 'v3';
-const CHART_VERSION: Record<Version, string> = { v1: '0.1.0', 'v2-unready': '0.2.0', 'v2-hook': '0.2.0', v3: '0.3.0' };
-
-/** One Deployment; v2-unready pins it to a node that does not exist, v2-hook adds a pre-upgrade hook the API server refuses. */
-async function writeChart(dir: string, v: Version): Promise<string> {
-  const root = path.join(dir, v);
-  await mkdir(path.join(root, 'templates'), { recursive: true });
-  await writeFile(path.join(root, 'Chart.yaml'), `apiVersion: v2\nname: fleet\nversion: ${CHART_VERSION[v]}\n`);
-  const pin = v === 'v2-unready' ? '      nodeSelector:\n        rollout.example.com/no-such-node: "true"\n' : '';
-  await writeFile(
-    path.join(root, 'templates', 'deployment.yaml'),
-    `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n  labels: { chart: "${CHART_VERSION[v]}" }\nspec:\n  replicas: 1\n  selector: { matchLabels: { app: {{ .Release.Name }} } }\n  template:\n    metadata: { labels: { app: {{ .Release.Name }} } }\n    spec:\n${pin}      containers:\n        - { name: app, image: "busybox:1.36", command: [sleep, infinity] }\n`,
-  );
-  if (v === 'v1') {
-    // What `rollout undo` goes back to: helm creates these after it has updated the Deployment and
-    // before it marks the rollback deployed, so the reconcile that Deployment update wakes meets the
-    // release pending-rollback (the operator must not take that for an abandoned operation).
-    const hooks = Array.from(
-      { length: ROLLBACK_HOOKS },
-      (_, i) =>
-        `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-rolled-back-${i}\n  annotations: { helm.sh/hook: post-rollback, helm.sh/hook-delete-policy: before-hook-creation }\n`,
-    );
-    await writeFile(path.join(root, 'templates', 'post-rollback.yaml'), hooks.join('---\n'));
-  }
-  if (v === 'v2-hook') {
-    await writeFile(
-      path.join(root, 'templates', 'hook.yaml'),
-      'apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}-migrate\n  annotations: { helm.sh/hook: pre-upgrade }\nspec:\n  backoffLimit: -1\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{ name: m, image: "busybox:1.36" }]\n',
-    );
-  }
-  return root;
-}
 
 describe('waved chart rollouts', () => {
   const kc = testKubeConfig();

@@ -85,6 +85,41 @@ describe('config/ kustomizations', () => {
   });
 });
 
+describe('config/sharding (docs/adr/0085): make deploy DEPLOY_CONFIG=config/sharding', () => {
+  const doc = parse(read('config/sharding/kustomization.yaml')) as {
+    resources: string[];
+    patches: { target: { kind: string; labelSelector: string }; patch: string }[];
+  };
+
+  it('is config/default with the Deployment at 3 replicas and --sharding beside its --leader-elect', () => {
+    expect(doc.resources).toEqual(['../default']);
+    expect(doc.patches).toHaveLength(1);
+    const [only] = doc.patches;
+    expect(only?.target).toEqual({ kind: 'Deployment', labelSelector: 'control-plane=controller-manager' });
+    expect(find('Deployment', 'controller-manager').metadata.labels?.['control-plane']).toBe('controller-manager');
+    expect(parse(only?.patch ?? '')).toEqual([
+      { op: 'replace', path: '/spec/replicas', value: 3 },
+      { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--sharding' },
+    ]);
+  });
+
+  it('needs no RBAC of its own: the leader-election Role lists, gets, creates and updates leases', () => {
+    const rules = find('Role', 'leader-election-role').rules ?? [];
+    expect(granted(rules, 'coordination.k8s.io', 'leases')).toEqual(expect.arrayContaining(['create', 'get', 'list', 'update']));
+  });
+
+  it('is the file scaffolded projects get', () => {
+    expect(read('src/scaffold/templates/files/config/sharding/kustomization.yaml.tmpl')).toBe(read('config/sharding/kustomization.yaml'));
+  });
+
+  it('is what deploy and undeploy apply when DEPLOY_CONFIG names it', () => {
+    const makefile = read('Makefile');
+    expect(makefile).toMatch(/^DEPLOY_CONFIG \?= config\/default$/m);
+    expect(makefile).toContain('bash hack/deploy.sh apply $(DEPLOY_CONFIG) $(IMG)');
+    expect(makefile).toContain('bash hack/deploy.sh delete $(DEPLOY_CONFIG)');
+  });
+});
+
 describe('config/rbac', () => {
   const roles = objects.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole');
   const manager = find('ClusterRole', 'manager-role').rules ?? [];

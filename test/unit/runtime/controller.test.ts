@@ -117,6 +117,11 @@ class ScriptedReconciler implements Reconciler {
   overlap = 0;
   behaviour: (req: Request, ctx: ReconcileContext) => Promise<Result> = () => Promise.resolve({});
   resync: (() => void) | undefined;
+  /** Objects of other replicas' namespaces the controller showed it (observe). */
+  readonly observed: string[] = [];
+  observe(obj: KubernetesObject): void {
+    this.observed.push(`${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`);
+  }
 
   async reconcile(request: Request, context: ReconcileContext): Promise<Result> {
     const key = `${request.namespace}/${request.name}`;
@@ -966,6 +971,25 @@ describe('Controller with a namespace shard (docs/adr/0085)', () => {
     await vi.waitFor(() => {
       expect(reconciler.names()).toEqual(['a', 'b']);
     });
+  });
+
+  it('shows the reconciler every update of another replica’s namespace, status-only ones included, and queues none (docs/adr/0096)', async () => {
+    const shard = shardOf(new Set(['ns1']));
+    const { reconciler, controller, source } = setup({ shard });
+    await controller.start();
+    const theirs = widget('b', { namespace: 'ns2' });
+    const mine = widget('a');
+    source().add(theirs);
+    source().add(mine);
+    await vi.waitFor(() => {
+      expect(reconciler.names()).toEqual(['a']);
+    });
+    source().update(widget('b', { namespace: 'ns2', resourceVersion: '2' }), theirs);
+    source().update(widget('b', { namespace: 'ns2', resourceVersion: '3', generation: 2 }), theirs);
+    source().update(widget('a', { resourceVersion: '2' }), mine);
+    await settle();
+    expect(reconciler.observed).toEqual(['ns2/b', 'ns2/b']);
+    expect(reconciler.names()).toEqual(['a']);
   });
 
   it('drops a key whose namespace was handed off while it waited, and ends a reconcile in flight there without retrying it', async () => {

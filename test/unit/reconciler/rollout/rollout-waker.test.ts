@@ -55,7 +55,7 @@ describe('WaveWaker', () => {
     const t0 = clock.now();
     const canary = moved('a', t0);
     cache([canary, waiting('b'), waiting('c'), waiting('d')]);
-    waker.after([canary, waiting('b'), waiting('c'), waiting('d')], canary, {
+    waker.after(() => [canary, waiting('b'), waiting('c'), waiting('d')], canary, {
       target: TARGET,
       newlyFailed: false,
       decideInMs: POLICY.stableForMs + DECIDE_MARGIN_MS,
@@ -74,7 +74,7 @@ describe('WaveWaker', () => {
     const t0 = clock.now();
     const canary = moved('a', t0);
     cache([canary, waiting('b'), waiting('c'), waiting('d')]);
-    waker.after([canary], canary, { target: TARGET, newlyFailed: false, decideInMs: POLICY.stableForMs + DECIDE_MARGIN_MS });
+    waker.after(() => [canary], canary, { target: TARGET, newlyFailed: false, decideInMs: POLICY.stableForMs + DECIDE_MARGIN_MS });
     clock.advance(POLICY.stableForMs + DECIDE_MARGIN_MS);
     expect(woken).toEqual(['ns/b', 'ns/c']);
     // b and c upgrade; the look is armed by the last one noted, and finds both stable then.
@@ -82,7 +82,7 @@ describe('WaveWaker', () => {
     const wave2 = [moved('b', t1), moved('c', t1)];
     cache([canary, ...wave2, waiting('d')]);
     for (const m of wave2)
-      waker.after([canary, ...wave2, waiting('d')], m, {
+      waker.after(() => [canary, ...wave2, waiting('d')], m, {
         target: TARGET,
         newlyFailed: false,
         decideInMs: POLICY.stableForMs + DECIDE_MARGIN_MS,
@@ -90,7 +90,7 @@ describe('WaveWaker', () => {
     clock.advance(POLICY.stableForMs + DECIDE_MARGIN_MS);
     expect(woken).toEqual(['ns/b', 'ns/c', 'ns/d']);
     // The same turn seen again (a late reconcile of c) wakes nobody twice.
-    waker.after([canary, ...wave2, waiting('d')], wave2[1]!, { target: TARGET, newlyFailed: false });
+    waker.after(() => [canary, ...wave2, waiting('d')], wave2[1]!, { target: TARGET, newlyFailed: false });
     expect(woken).toEqual(['ns/b', 'ns/c', 'ns/d']);
   });
 
@@ -98,7 +98,11 @@ describe('WaveWaker', () => {
     const { clock, woken, waker, cache } = setup({ ...POLICY, pauseBetweenWavesMs: 30_000 });
     const canary = moved('a', clock.now());
     cache([canary, waiting('b')]);
-    waker.after([canary, waiting('b')], canary, { target: TARGET, newlyFailed: false, decideInMs: POLICY.stableForMs + DECIDE_MARGIN_MS });
+    waker.after(() => [canary, waiting('b')], canary, {
+      target: TARGET,
+      newlyFailed: false,
+      decideInMs: POLICY.stableForMs + DECIDE_MARGIN_MS,
+    });
     clock.advance(POLICY.stableForMs + DECIDE_MARGIN_MS);
     expect(woken).toEqual([]);
     clock.advance(30_000 - DECIDE_MARGIN_MS - 1);
@@ -111,9 +115,9 @@ describe('WaveWaker', () => {
     const { clock, woken, waker } = setup();
     const failed = moved('a', clock.now(), { ready: false, failed: true });
     const members = [failed, waiting('b'), waiting('c'), waiting('d')];
-    waker.after(members, failed, { target: TARGET, newlyFailed: true });
+    waker.after(() => members, failed, { target: TARGET, newlyFailed: true });
     expect(woken).toEqual(['ns/b', 'ns/c', 'ns/d']);
-    waker.after(members, failed, { target: TARGET, newlyFailed: true });
+    waker.after(() => members, failed, { target: TARGET, newlyFailed: true });
     expect(woken).toHaveLength(3);
   });
 
@@ -121,13 +125,17 @@ describe('WaveWaker', () => {
     const { clock, source, woken, waker, cache } = setup();
     const canary = moved('a', clock.now());
     cache([canary, waiting('b')]);
-    waker.after([canary, waiting('b')], canary, { target: TARGET, newlyFailed: false, decideInMs: POLICY.stableForMs + DECIDE_MARGIN_MS });
+    waker.after(() => [canary, waiting('b')], canary, {
+      target: TARGET,
+      newlyFailed: false,
+      decideInMs: POLICY.stableForMs + DECIDE_MARGIN_MS,
+    });
     expect(clock.pendingTimers()).toBe(1);
     source.stop();
     expect(clock.pendingTimers()).toBe(0);
     clock.advance(10 * 60_000);
     // A reconcile still finishing after the stop arms nothing either.
-    waker.after([canary, waiting('b')], canary, { target: TARGET, newlyFailed: false, decideInMs: 1_000 });
+    waker.after(() => [canary, waiting('b')], canary, { target: TARGET, newlyFailed: false, decideInMs: 1_000 });
     clock.advance(10 * 60_000);
     expect(woken).toEqual([]);
     expect(clock.pendingTimers()).toBe(0);

@@ -197,4 +197,45 @@ describe('Rollout', () => {
     s.clock.advance(10 * 60_000);
     expect(s.woken).toEqual([]);
   });
+
+  describe('observe: another replica’s CR, sharded (docs/adr/0096)', () => {
+    const moved = (failure?: string) => ({
+      fleetRevision: TARGET,
+      chartDigest: 'sha256:c',
+      attempt: { fleetRevision: TARGET, at: iso(START), ...(failure === undefined ? {} : { failure }) },
+    });
+
+    it('wakes its own CRs of the next wave when the other replica’s canary is stable, from its cache', async () => {
+      const s = setup();
+      // This replica's own reconcile of b: held behind the canary, and the target is known.
+      expect(await s.rollout.hold(s.draftOf('b'), { namespace: NS, name: 'b' }, FROM, DESIRED)).toMatchObject({ kind: 'rollout-held' });
+      // The canary, another replica's, upgraded and Ready: its status write reaches this cache.
+      s.kind.put(cached('a', { rollout: moved(), readySinceMs: START }));
+      s.rollout.observe(s.kind.get(NS, 'a') as KubernetesObject);
+      expect(s.woken).toEqual([]);
+      s.clock.advance(POLICY.stableForMs + DECIDE_MARGIN_MS);
+      expect(s.woken).toEqual(['b', 'c']);
+    });
+
+    it('a failure in the other replica’s share halts this one’s CRs: woken once to say so', async () => {
+      const s = setup();
+      await s.rollout.hold(s.draftOf('b'), { namespace: NS, name: 'b' }, FROM, DESIRED);
+      s.kind.put(cached('a', { rollout: moved('not Ready within 60s'), readySinceMs: START, ready: false }));
+      const a = s.kind.get(NS, 'a') as KubernetesObject;
+      s.rollout.observe(a);
+      s.rollout.observe(a);
+      expect(s.woken).toEqual(['b', 'c', 'd']);
+      const held = await s.rollout.hold(s.draftOf('c'), { namespace: NS, name: 'c' }, FROM, DESIRED);
+      expect(held).toMatchObject({ kind: 'rollout-held', reason: Reason.RolloutHalted });
+    });
+
+    it('looks at nothing before a reconcile of its own told it the target', () => {
+      const s = setup();
+      s.kind.put(cached('a', { rollout: moved(), readySinceMs: START }));
+      s.rollout.observe(s.kind.get(NS, 'a') as KubernetesObject);
+      expect(s.clock.pendingTimers()).toBe(0);
+      s.clock.advance(10 * 60_000);
+      expect(s.woken).toEqual([]);
+    });
+  });
 });
