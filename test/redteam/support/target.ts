@@ -15,7 +15,7 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { spawnOperator, watchesFile, type OperatorProcess } from '../../integration/production/support.js';
-import { exists, waitFor, type WaitOptions } from '../../support/kube.js';
+import { createNamespace, exists, waitFor, type WaitOptions } from '../../support/kube.js';
 import { CRs, ensureCrd, fixtureChart, type CR, type TestKind } from '../../support/operator.js';
 import { recordAttack, type Expectation } from './report.js';
 import { scaffoldedFields, scaffoldedWatch } from './scaffolded.js';
@@ -25,7 +25,7 @@ export const EXTRAS_CHART = fixtureChart('tenant-extras');
 export const CRDS_CHART = fixtureChart('tenant-crds');
 
 export interface Configuration {
-  readonly name: 'recommended' | 'default' | 'scaffolded';
+  readonly name: 'recommended' | 'default' | 'scaffolded' | 'planned';
   /** What docs/multi-tenancy.md says about it. */
   readonly description: string;
   /** Fields of each watch entry of this configuration (flow-mapping syntax), given the entry's chart. */
@@ -35,6 +35,11 @@ export interface Configuration {
   readonly extras: TestKind;
   /** The kind whose chart ships a CRD in `crds/`. */
   readonly gadgets: TestKind;
+  /**
+   * The operator gets a namespace of its own (`--leader-election-namespace`), where platform
+   * approvals of plans are kept (docs/adr/0084); no tenant has rights there.
+   */
+  readonly operatorNamespace?: true;
 }
 
 /**
@@ -89,6 +94,17 @@ export const SCAFFOLDED: Configuration = {
 
 export const CONFIGURATIONS: readonly Configuration[] = [RECOMMENDED, DEFAULT];
 
+/** The recommended lock-down, with every upgrade held for the platform's approval of its plan (docs/plans.md). */
+export const PLANNED: Configuration = {
+  ...RECOMMENDED,
+  name: 'planned',
+  description: `${RECOMMENDED.description} + approval: always, approvedBy: platform (docs/plans.md)`,
+  watchFields: [...(RECOMMENDED.watchFields as readonly string[]), 'approval: always', 'approvedBy: platform'],
+  extras: kind('PlannedExtras'),
+  gadgets: kind('PlannedGadgets'),
+  operatorNamespace: true,
+};
+
 /** The fields of configuration `c`'s watch entry for `chart`. */
 export const watchFieldsOf = async (c: Configuration, chart: string): Promise<readonly string[]> =>
   typeof c.watchFields === 'function' ? c.watchFields(chart) : c.watchFields;
@@ -140,6 +156,7 @@ export class Target {
   #proc: OperatorProcess | undefined;
   #health = '';
   #watches: Awaited<ReturnType<typeof watchesFile>> | undefined;
+  #operatorNamespace: Awaited<ReturnType<typeof createNamespace>> | undefined;
   readonly #created: Created[] = [];
 
   constructor(readonly config: Configuration) {}
@@ -200,14 +217,25 @@ export class Target {
     await ensureCrd(this.#tenancy.admin, this.config.extras);
     await ensureCrd(this.#tenancy.admin, this.config.gadgets);
     this.#watches = await watchesFile(await watches(this.config));
+    if (this.config.operatorNamespace === true) this.#operatorNamespace = await createNamespace(this.tenancy.admin, 'redteam-operator');
     await this.#start();
+  }
+
+  /** The operator's own namespace (configurations with {@link Configuration.operatorNamespace}). */
+  get operatorNamespace(): string {
+    if (this.#operatorNamespace === undefined) throw new Error(`the ${this.config.name} configuration has no operator namespace`);
+    return this.#operatorNamespace.name;
   }
 
   async #start(): Promise<void> {
     const p = spawnOperator({
       watchesFile: this.#watches?.file ?? '',
       namespace: `${this.tenancy.a},${this.tenancy.b}`,
-      args: [...this.config.args, ...BREAK_ARGS],
+      args: [
+        ...this.config.args,
+        ...(this.#operatorNamespace === undefined ? [] : ['--leader-election-namespace', this.#operatorNamespace.name]),
+        ...BREAK_ARGS,
+      ],
       // As in a container with a memory limit: an attack that allocates without bound ends the
       // process within seconds instead of taking the shared test machine's memory.
       env: { NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` },
@@ -247,6 +275,7 @@ export class Target {
   async tearDown(): Promise<void> {
     await this.#proc?.stop(30_000);
     await this.#tenancy?.remove();
+    await this.#operatorNamespace?.remove();
     await this.#watches?.remove();
   }
 }
