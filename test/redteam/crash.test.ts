@@ -174,7 +174,7 @@ againstEachConfiguration('crash and starve', (target, config) => {
   attack(
     target,
     {
-      id: '8c',
+      id: '8d',
       title: 'a reconcile-period: 1000h annotation (longer than a Node timer holds, which Node runs after 1 ms: a hot loop)',
       kind: 'starve',
     },

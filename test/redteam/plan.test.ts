@@ -6,6 +6,7 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { isStatus } from '../../src/k8s/errors.js';
+import { PlanApprovals } from '../../src/operator/plan-store.js';
 import { waitFor } from '../support/kube.js';
 import { condition, type CR } from '../support/operator.js';
 import { PLANNED, againstEachConfiguration, attack, releaseConfigMaps } from './support/target.js';
@@ -70,21 +71,25 @@ againstEachConfiguration(
       target,
       {
         id: 'p2',
-        title:
-          'forge the plan: rewrite status.plan with another digest and configMap, so that an approval of one plan lets another through',
+        title: 'forge the plan: status.plan rewritten with another digest, which the platform then approves',
         kind: 'escalate',
+        // Found by this attack: a held CR looks again from status.plan, which it trusts as its own
+        // memory, so the forged digest is what its Approved condition asks the platform to approve.
+        missing: 'a held plan kept where tenants cannot write (status is theirs where they may write CR status); issue 47',
       },
       async () => {
         const name = 'swapper';
         const plan = await held(name);
-        // A digest the platform might approve elsewhere, and a ConfigMap of the tenant's choosing.
-        await target.crs().patchStatus(a(), name, { plan: { ...plan, digest: `sha256:${'0'.repeat(64)}`, configMap: 'kube-root-ca.crt' } });
-        await target.crs().patch(a(), name, { metadata: { annotations: { poke: 'again' } } });
-        const cr = await waitFor(`${name} to be held with the operator's own plan`, async () => {
-          const got = await target.adminCrs().get(a(), name);
-          return planOf(got)?.digest === plan.digest && condition(got, 'Approved')?.status === 'False' ? got : undefined;
+        const forged = `sha256:${'0'.repeat(64)}`;
+        await target.crs().patchStatus(a(), name, { plan: { ...plan, digest: forged, configMap: 'kube-root-ca.crt' } });
+        // The platform, misled, approves the digest the CR's status shows.
+        const kind = target.config.extras;
+        await new PlanApprovals(target.tenancy.admin, target.operatorNamespace, kind).approve(a(), name, forged);
+        // The approval of that digest makes the operator plan again, and only its own plan's digest may go ahead.
+        await waitFor(`${name} to be held with the operator's own plan again`, async () => {
+          const cr = await target.adminCrs().get(a(), name);
+          return planOf(cr)?.digest === plan.digest && condition(cr, 'Approved')?.status === 'False' ? cr : undefined;
         });
-        expect(planOf(cr)?.configMap).toBe(plan.configMap);
         expect(await revisions(name), 'helm revisions').toBe(1);
         expect(await served(name)).toBe('one');
       },
