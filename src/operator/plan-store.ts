@@ -6,9 +6,10 @@
  *   can read ConfigMaps there: the namespace's viewers, the CR's readers under the aggregated
  *   roles. It holds nothing they could not read already: sensitive values and values from Secrets
  *   are redacted, a Secret's data is never in it. Who can write ConfigMaps there can rewrite it,
- *   so nothing reads it back to decide: the operator decides from the plan it makes, and `plan
- *   show` checks the ConfigMap against the digest in the CR's status, which only the status
- *   subresource's writers can set.
+ *   so nothing reads it back to decide: the operator decides from the plan it makes and the
+ *   plans it holds in memory (`held`, docs/adr/0097), never from the CR's status either, which
+ *   the status subresource's writers can set. `plan show` checks the ConfigMap against the
+ *   digest in the CR's status, which the operator rewrites on each look at a held CR.
  * - Platform approvals: the annotation `helm-operator.io/approved-plans` (JSON, `ns/name` to a
  *   digest) of a Lease `plan-approvals.<kind>.<group>` in the operator's namespace, as the rollout
  *   pause is (rollout-control.ts): tenants who may edit CRs have no rights there, and the operator
@@ -18,7 +19,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { HttpMethod, PatchStrategy } from '../k8s/client-node.js';
 import { isStatus } from '../k8s/errors.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
-import type { Owner, PlansPort, UpgradePlan } from '../reconciler/index.js';
+import { HeldPlans, type Owner, type PlansPort, type UpgradePlan } from '../reconciler/index.js';
 import { SwitchLease } from './switch-lease.js';
 import { canonicalJson } from '../util/canonical-json.js';
 import { isPlainObject } from '../util/plain-object.js';
@@ -76,6 +77,7 @@ export class PlanApprovals {
 /** The operator's PlansPort: plans into the CR's namespace, approvals from the operator's (none without one). */
 export class PlanStore implements PlansPort {
   readonly #raw: RawClient;
+  readonly held = new HeldPlans();
 
   constructor(
     kubeConfig: KubeConfig,

@@ -34,6 +34,7 @@ export function releaseReconciler(o: ReleaseReconcilerOptions): HelmReconciler {
   const manifests = new ManifestCache(o.isNamespaced);
   const forget = (namespace: string, name: string): void => {
     manifests.forget(namespace, name);
+    o.plans?.held.forget(namespace, name);
     o.crs.forget(namespace, name);
     o.metrics?.forget(o.controller, namespace, name);
   };

@@ -36,6 +36,7 @@ export { CHART_LABEL, ownersOf, ownerType, type Owner } from './objects/ownershi
 export { ReleaseObjects, type CachedObject, type DependentsPort } from './objects/release-objects.js';
 export { approveStepOf, planConfigMapName } from './plan/plan-approval.js';
 export type { PlanStatus } from './plan/plan-status.js';
+export { HeldPlans } from './plan/held-plans.js';
 export { describePlan, planCounts, planDigest, planRisks, type PlanObject, type UpgradePlan } from './plan/upgrade-plan.js';
 export type { RolloutControlPort } from './rollout/rollout.js';
 export { keepForRollout } from './rollout/rollout-members.js';

@@ -7,6 +7,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { isStatus } from '../../src/k8s/errors.js';
 import { PlanApprovals } from '../../src/operator/plan-store.js';
+import { approveStepOf } from '../../src/reconciler/plan/plan-approval.js';
 import { waitFor } from '../support/kube.js';
 import { condition, type CR } from '../support/operator.js';
 import { PLANNED, againstEachConfiguration, attack, releaseConfigMaps } from './support/target.js';
@@ -73,9 +74,6 @@ againstEachConfiguration(
         id: 'p2',
         title: 'forge the plan: status.plan rewritten with another digest, which the platform then approves',
         kind: 'escalate',
-        // Found by this attack: a held CR looks again from status.plan, which it trusts as its own
-        // memory, so the forged digest is what its Approved condition asks the platform to approve.
-        missing: 'a held plan kept where tenants cannot write (status is theirs where they may write CR status); issue 47',
       },
       async () => {
         const name = 'swapper';
@@ -85,11 +83,18 @@ againstEachConfiguration(
         // The platform, misled, approves the digest the CR's status shows.
         const kind = target.config.extras;
         await new PlanApprovals(target.tenancy.admin, target.operatorNamespace, kind).approve(a(), name, forged);
-        // The approval of that digest makes the operator plan again, and only its own plan's digest may go ahead.
-        await waitFor(`${name} to be held with the operator's own plan again`, async () => {
-          const cr = await target.adminCrs().get(a(), name);
-          return planOf(cr)?.digest === plan.digest && condition(cr, 'Approved')?.status === 'False' ? cr : undefined;
+        // The held CR looks again from the plan the operator holds, not from its status: the
+        // forged digest's approval is stale, and status shows the operator's own plan again.
+        const cr = await waitFor(`${name} to refuse the forged digest's approval and show its own plan`, async () => {
+          const c = await target.adminCrs().get(a(), name);
+          const approved = condition(c, 'Approved');
+          return planOf(c)?.digest === plan.digest && approved?.status === 'False' && approved.reason === 'PlanApprovalStale'
+            ? c
+            : undefined;
         });
+        expect(planOf(cr)).toMatchObject({ digest: plan.digest, configMap: plan.configMap, state: 'AwaitingApproval' });
+        // The approval step the condition names is the true plan's digest.
+        expect(approveStepOf(condition(cr, 'Approved')?.message ?? '')).toContain(`--digest ${plan.digest}`);
         expect(await revisions(name), 'helm revisions').toBe(1);
         expect(await served(name)).toBe('one');
       },

@@ -2,9 +2,10 @@
  * The approval gate of an upgrade (docs/adr/0083): under a watch's `approval: risky|always` the
  * pending upgrade is planned (plan-upgrade.ts), its whole plan kept in the CR's ConfigMap, and
  * helm runs only when the plan needs no approval or the approval found names its digest. A held
- * CR keeps the release it has. While the plan status holds is still the plan of this desired
- * state and revision, a held CR looks again without helm or a dry run, until an approval of that
- * digest comes: then the plan is made again, and only the same digest goes ahead.
+ * CR keeps the release it has. While the plan this process holds it for (plans.held, ADR 0097) is
+ * still the plan of this desired state and revision, a held CR looks again without helm or a dry
+ * run, until an approval of that digest comes: then the plan is made again, and only the same
+ * digest goes ahead. `status.plan` is only written here, never read: tenants may write status.
  */
 import type { AppliedPlan, Outcome } from '../core/outcome.js';
 import {
@@ -48,7 +49,7 @@ export async function plannedUpgrade(ctx: ActionContext, desired: Desired, from:
   if (mode === 'never' || plans === undefined) return run.upgrade();
   const rollout = run.rolloutApproval?.();
   const approved = await approvalOf(ctx, plans);
-  const prior = stillHeld(ctx.status.plan, { fingerprint: desired.keyedFingerprint, fromRevision: from.revision });
+  const prior = stillHeld(plans.held.held(ctx), { fingerprint: desired.keyedFingerprint, fromRevision: from.revision });
   if (prior !== undefined && approved !== prior.digest && !coveredBy(prior.risks, rollout))
     return held(ctx, prior, { approved, isNew: false, rollout });
   const plan = await planUpgrade(ctx, desired, from).catch((err: unknown) => err);
@@ -58,8 +59,13 @@ export async function plannedUpgrade(ctx: ActionContext, desired: Desired, from:
   const at = { generation: ctx.generation, fingerprint: desired.keyedFingerprint, configMap };
   const verdict = approvalVerdict(mode, plan, approved, rollout);
   await plans.save(ownerOf(ctx), configMap, plan);
-  if (verdict.kind === 'hold')
-    return held(ctx, planStatus(plan, at, 'AwaitingApproval'), { approved, isNew: prior?.digest !== plan.digest, rollout });
+  if (verdict.kind === 'hold') {
+    const holding = planStatus(plan, at, 'AwaitingApproval');
+    plans.held.hold(ctx, holding);
+    // New to this process: one started since (or a new leader) says it once more.
+    return held(ctx, holding, { approved, isNew: prior?.digest !== plan.digest, rollout });
+  }
+  plans.held.hold(ctx, undefined);
   const outcome = await run.upgrade();
   return outcome.kind === 'upgraded' ? { ...outcome, plan: appliedPlan(planStatus(plan, at, 'Applied'), verdict.why, rollout) } : outcome;
 }

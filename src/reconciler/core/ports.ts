@@ -13,6 +13,7 @@ import type { RolloutProgress } from '../rollout/rollout-gate.js';
 import type { Owner } from '../objects/ownership.js';
 import type { ReleaseRecord } from '../decide/state.js';
 import type { UpgradePlan } from '../plan/upgrade-plan.js';
+import type { HeldPlans } from '../plan/held-plans.js';
 import type { CrSample } from '../../telemetry/cr-metrics.js';
 
 export interface ReleaseStoragePort {
@@ -89,6 +90,11 @@ export interface PlansPort {
   save(owner: Owner, configMap: string, plan: UpgradePlan): Promise<void>;
   /** The digest a platform admin approved for the CR (`helm-operator plan approve`); undefined: none. */
   platformApproval(namespace: string, name: string): Promise<string | undefined>;
+  /**
+   * The plans this process holds CRs for (docs/adr/0097): what a held CR looks again from, never
+   * its status, which tenants may write.
+   */
+  readonly held: HeldPlans;
 }
 
 /** The parsed manifest of each CR's deployed revision (manifest-cache.ts implements it). */

@@ -47,9 +47,10 @@ export function approvalVerdict(
 }
 
 /**
- * Pure: the held plan as status has it, when it is still the plan of this desired state and
- * revision: a CR held for approval looks again without asking helm or the API server, until the
- * spec, the chart or the release changes, or an approval of that digest arrives.
+ * Pure: the plan the CR is held for (as this process remembers it, held-plans.ts; never as its
+ * status says, which tenants may write: ADR 0097), when it is still the plan of this desired state
+ * and revision: a CR held for approval looks again without asking helm or the API server, until
+ * the spec, the chart or the release changes, or an approval of that digest arrives.
  */
 export function stillHeld(
   prior: PlanStatus | undefined,

@@ -293,6 +293,38 @@ describe('upgrade plans and their approval', () => {
     expect(await serviceOf('plat')).toBe(false);
   });
 
+  it("a forged status.plan is rewritten to the operator's own plan, and the platform's approval of the forged digest is refused as stale (ADR 0097)", async () => {
+    const crs = new CRs(kc, PLATFORM);
+    await installed(crs, 'forged', { greeting: 'one' });
+    await crs.patch(ns.name, 'forged', { spec: { greeting: 'one', service: { enabled: false } } });
+    const held = await heldPlan(crs, 'forged');
+    const since = await activity(op);
+    // Whoever may write the CR's status subresource puts another digest (and ConfigMap) there.
+    const forged = `sha256:${'0'.repeat(64)}`;
+    await crs.patchStatus(ns.name, 'forged', { plan: { ...held, digest: forged, configMap: 'kube-root-ca.crt' } });
+    const shown = (cr: CR | undefined): boolean =>
+      planOf(cr)?.digest === held.digest &&
+      planOf(cr)?.configMap === held.configMap &&
+      (condition(cr, 'Approved')?.message ?? '').includes(`--digest ${held.digest}`);
+    await waitFor('the forged status.plan to be rewritten to the held plan', async () => shown(await crs.get(ns.name, 'forged')));
+
+    // The platform, misled by what status showed, approves the forged digest: refused, no upgrade.
+    await new PlanApprovals(kc, opNs.name, PLATFORM).approve(ns.name, 'forged', forged);
+    const stale = await crs.waitForCondition(ns.name, 'forged', { type: 'Approved', status: 'False', reason: 'PlanApprovalStale' });
+    expect(shown(stale)).toBe(true);
+    expect(condition(stale, 'Approved')?.message).toContain(`the approval names ${forged}, not the pending plan ${held.digest}`);
+    // Held from the operator's own memory of the plan: nothing planned again, helm never ran.
+    expect(await helmExecutionsSince(op, since)).toBe(0);
+    expect(await history('forged')).toStrictEqual([1]);
+    expect(await serviceOf('forged')).toBe(true);
+
+    // The true digest, as status shows it again, is what goes.
+    const approve = { verb: 'approve' as const, target: `${PLATFORM.kind}.${PLATFORM.group}/forged`, namespace: ns.name, kubeconfig };
+    await planCommand({ ...approve, operatorNamespace: opNs.name, digest: held.digest });
+    expect(planOf(await deployedRevision(crs, 'forged', 2))).toMatchObject({ digest: held.digest, state: 'Applied' });
+    expect(await serviceOf('forged')).toBe(false);
+  });
+
   it('a field another manager owns is flagged as a conflict, with the value the upgrade would take back', async () => {
     const crs = new CRs(kc, RISKY);
     await installed(crs, 'taken', { greeting: 'one' });

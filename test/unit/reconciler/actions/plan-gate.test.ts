@@ -2,12 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { plannedUpgrade } from '../../../../src/reconciler/actions/plan-gate.js';
 import type { Outcome } from '../../../../src/reconciler/core/outcome.js';
 import type { PlansPort } from '../../../../src/reconciler/core/ports.js';
+import { HeldPlans } from '../../../../src/reconciler/plan/held-plans.js';
 import type { CoveringApproval } from '../../../../src/reconciler/plan/plan-approval.js';
 import type { UpgradePlan } from '../../../../src/reconciler/plan/upgrade-plan.js';
-import { desired, FakeHelmError, harness, record, type HarnessOptions } from './fakes.js';
+import { desired, FakeHelmError, harness, NAME, NAMESPACE, record, UID, type HarnessOptions } from './fakes.js';
 
 class FakePlans implements PlansPort {
   readonly saved: UpgradePlan[] = [];
+  readonly held = new HeldPlans();
   approval: string | undefined;
   save(_owner: unknown, _configMap: string, plan: UpgradePlan): Promise<void> {
     this.saved.push(plan);
@@ -20,9 +22,9 @@ class FakePlans implements PlansPort {
 
 const UPGRADED: Outcome = { kind: 'helm-busy' };
 
-function gate(o: HarnessOptions, rollout?: CoveringApproval, outcome: Outcome = UPGRADED) {
+/** `plans`: the process's memory of held plans (one process: the same across reconciles). */
+function gate(o: HarnessOptions, rollout?: CoveringApproval, outcome: Outcome = UPGRADED, plans = new FakePlans()) {
   const h = harness(o);
-  const plans = new FakePlans();
   let upgrades = 0;
   const run = () =>
     plannedUpgrade({ ...h.ctx, plans }, desired(), record(1, 'deployed'), {
@@ -54,35 +56,71 @@ describe('plannedUpgrade', () => {
   });
 
   it('a held CR without a matching approval looks again without helm; with it, plans again and upgrades', async () => {
-    const first = await gate({ watch: { approval: 'always', approvedBy: 'cr' } }).run();
+    const plans = new FakePlans();
+    const first = await gate({ watch: { approval: 'always', approvedBy: 'cr' } }, undefined, UPGRADED, plans).run();
     if (first.kind !== 'plan-held') throw new Error('expected a held plan');
-    const prior = { plan: first.plan };
-    const waiting = gate({
-      watch: { approval: 'always', approvedBy: 'cr' },
-      status: prior,
-      annotations: { 'helm-operator.io/approve-plan': 'sha256:other' },
+    expect(plans.held.held({ namespace: NAMESPACE, name: NAME, uid: UID })).toStrictEqual(first.plan);
+    expect(plans.held.held({ namespace: NAMESPACE, name: NAME, uid: 'another-instance' })).toBeUndefined();
+    const waiting = gate(
+      { watch: { approval: 'always', approvedBy: 'cr' }, annotations: { 'helm-operator.io/approve-plan': 'sha256:other' } },
+      undefined,
+      UPGRADED,
+      plans,
+    );
+    expect(await waiting.run()).toMatchObject({
+      kind: 'plan-held',
+      isNew: false,
+      stale: 'sha256:other',
+      plan: { digest: first.plan.digest },
     });
-    expect(await waiting.run()).toMatchObject({ kind: 'plan-held', isNew: false, stale: 'sha256:other' });
     expect(waiting.h.helm.methods()).toStrictEqual([]);
 
-    const approved = gate({
-      watch: { approval: 'always', approvedBy: 'cr' },
-      status: prior,
-      annotations: { 'helm-operator.io/approve-plan': first.plan.digest },
-    });
+    const approved = gate(
+      { watch: { approval: 'always', approvedBy: 'cr' }, annotations: { 'helm-operator.io/approve-plan': first.plan.digest } },
+      undefined,
+      UPGRADED,
+      plans,
+    );
     expect(await approved.run()).toBe(UPGRADED);
     expect(approved.upgrades()).toBe(1);
     expect(approved.h.helm.methods()).toContain('render');
+    expect(plans.held.size).toBe(0);
+  });
+
+  it('a forged status.plan is not what a held CR looks again from: the plan the process holds is shown, and an approval of the forged digest is stale (ADR 0097)', async () => {
+    const plans = new FakePlans();
+    const first = await gate({ watch: { approval: 'always' } }, undefined, UPGRADED, plans).run();
+    if (first.kind !== 'plan-held') throw new Error('expected a held plan');
+    const forged = { plan: { ...first.plan, digest: `sha256:${'0'.repeat(64)}`, configMap: 'kube-root-ca.crt' } };
+    const g = gate({ watch: { approval: 'always' }, status: forged }, undefined, UPGRADED, plans);
+    g.plans.approval = forged.plan.digest;
+    expect(await g.run()).toMatchObject({ kind: 'plan-held', stale: forged.plan.digest, plan: first.plan });
+    expect(g.upgrades()).toBe(0);
+    expect(g.h.helm.methods()).toStrictEqual([]);
+
+    // A process that holds nothing (restarted, a new leader) plans again: the true plan, whatever status says.
+    const fresh = gate({ watch: { approval: 'always' }, status: forged });
+    fresh.plans.approval = forged.plan.digest;
+    expect(await fresh.run()).toMatchObject({
+      kind: 'plan-held',
+      isNew: true,
+      stale: forged.plan.digest,
+      plan: { digest: first.plan.digest },
+    });
+    expect(fresh.upgrades()).toBe(0);
+    expect(fresh.h.helm.callsOf('render')).toHaveLength(1);
   });
 
   it('where the platform approves, the annotation does not count; the platform record does', async () => {
-    const first = await gate({ watch: { approval: 'always' } }).run();
+    const plans = new FakePlans();
+    const first = await gate({ watch: { approval: 'always' } }, undefined, UPGRADED, plans).run();
     if (first.kind !== 'plan-held') throw new Error('expected a held plan');
-    const g = gate({
-      watch: { approval: 'always' },
-      status: { plan: first.plan },
-      annotations: { 'helm-operator.io/approve-plan': first.plan.digest },
-    });
+    const g = gate(
+      { watch: { approval: 'always' }, annotations: { 'helm-operator.io/approve-plan': first.plan.digest } },
+      undefined,
+      UPGRADED,
+      plans,
+    );
     expect(await g.run()).toMatchObject({ kind: 'plan-held', retryAfterMs: 5_000 });
     expect(g.upgrades()).toBe(0);
     g.plans.approval = first.plan.digest;
