@@ -298,7 +298,6 @@ describe('upgrade plans and their approval', () => {
     await installed(crs, 'forged', { greeting: 'one' });
     await crs.patch(ns.name, 'forged', { spec: { greeting: 'one', service: { enabled: false } } });
     const held = await heldPlan(crs, 'forged');
-    const since = await activity(op);
     // Whoever may write the CR's status subresource puts another digest (and ConfigMap) there.
     const forged = `sha256:${'0'.repeat(64)}`;
     await crs.patchStatus(ns.name, 'forged', { plan: { ...held, digest: forged, configMap: 'kube-root-ca.crt' } });
@@ -313,8 +312,8 @@ describe('upgrade plans and their approval', () => {
     const stale = await crs.waitForCondition(ns.name, 'forged', { type: 'Approved', status: 'False', reason: 'PlanApprovalStale' });
     expect(shown(stale)).toBe(true);
     expect(condition(stale, 'Approved')?.message).toContain(`the approval names ${forged}, not the pending plan ${held.digest}`);
-    // Held from the operator's own memory of the plan: nothing planned again, helm never ran.
-    expect(await helmExecutionsSince(op, since)).toBe(0);
+    // No upgrade. That it is not even planned again is asserted in the unit tier (plan-gate.test.ts):
+    // other CRs of this file may run helm meanwhile, so the operator's helm count would not say.
     expect(await history('forged')).toStrictEqual([1]);
     expect(await serviceOf('forged')).toBe(true);
 
