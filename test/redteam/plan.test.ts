@@ -80,7 +80,14 @@ againstEachConfiguration(
         const plan = await held(name);
         const forged = `sha256:${'0'.repeat(64)}`;
         await target.crs().patchStatus(a(), name, { plan: { ...plan, digest: forged, configMap: 'kube-root-ca.crt' } });
-        // The platform, misled, approves the digest the CR's status shows.
+        // The operator's next look (the platform-approval poll) writes its own plan back over the
+        // forgery, and the Approved condition asks for the true digest.
+        await waitFor(`${name}'s status to show the operator's own plan again`, async () => {
+          const c = await target.adminCrs().get(a(), name);
+          const step = approveStepOf(condition(c, 'Approved')?.message ?? '') ?? '';
+          return planOf(c)?.digest === plan.digest && planOf(c)?.configMap === plan.configMap && step.endsWith(`--digest ${plan.digest}`);
+        });
+        // The platform, misled (it read status before that), approves the forged digest.
         const kind = target.config.extras;
         await new PlanApprovals(target.tenancy.admin, target.operatorNamespace, kind).approve(a(), name, forged);
         // The held CR looks again from the plan the operator holds, not from its status: the

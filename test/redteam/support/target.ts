@@ -233,7 +233,17 @@ export class Target {
       namespace: `${this.tenancy.a},${this.tenancy.b}`,
       args: [
         ...this.config.args,
-        ...(this.#operatorNamespace === undefined ? [] : ['--leader-election-namespace', this.#operatorNamespace.name]),
+        // The namespace counts only with --leader-elect (src/cli/flags.ts): without it the operator
+        // has no namespace of its own out of a cluster, and never reads the platform's approvals.
+        ...(this.#operatorNamespace === undefined
+          ? []
+          : [
+              '--leader-elect',
+              '--leader-election-id',
+              `redteam-${this.config.name}`,
+              '--leader-election-namespace',
+              this.#operatorNamespace.name,
+            ]),
         ...BREAK_ARGS,
       ],
       // As in a container with a memory limit: an attack that allocates without bound ends the
