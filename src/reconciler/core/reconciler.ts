@@ -177,11 +177,9 @@ export class HelmReconciler implements Reconciler {
     return previewPlan(this.o, cr, { ...on, ownerKind: this.#owner.ownerKind, fingerprintKey: this.#fingerprintKey });
   }
 
-  /** After a takeover a previous leader's helm may have written any release's records late, or held other plans: none is remembered. */
+  /** After a takeover a previous leader's helm may have written any release's records late: none is remembered. */
   resync(): void {
     this.o.manifests.unconfirmAll();
-    // Another leader may have held other plans meanwhile; the next look plans again.
-    this.o.plans?.held.forgetAll();
   }
 
   /** Another replica's CR changed (sharded): the rollout's waves span the kind (rollout.ts `observe`). */

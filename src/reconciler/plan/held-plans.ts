@@ -3,7 +3,9 @@
  * looks again from. Not the CR's `status.plan`: tenants who may write their CR's status
  * subresource could put another digest there, which the gate would then ask the platform to
  * approve. Status is only where the held plan is shown. A process without the entry (started
- * since, a new leader) plans the upgrade again, as it plans any pending upgrade.
+ * since, a new leader) plans the upgrade again, as it plans any pending upgrade. An entry kept
+ * over a leadership gap is kept: every apply is planned again first, so at worst the approval of
+ * another leader's digest is refused as stale and the one shown is asked for instead.
  */
 import type { PlanStatus } from './plan-status.js';
 
@@ -32,11 +34,6 @@ export class HeldPlans {
   /** The CR is gone. */
   forget(namespace: string, name: string): void {
     this.#held.delete(keyOf({ namespace, name }));
-  }
-
-  /** Every entry dropped (a leadership takeover: another leader may have held other plans meanwhile). */
-  forgetAll(): void {
-    this.#held.clear();
   }
 
   get size(): number {
