@@ -28,7 +28,7 @@ import { createNamespace, testKubeConfig, uniqueName, waitFor } from '../support
 import { ensureCrd, type CR, type TestKind } from '../support/operator.js';
 import { sleep } from './support/harness.js';
 import { helmChildren, killTree } from './support/processes.js';
-import { recordFault } from './support/report.js';
+import { recordFault, REPORT_DIR } from './support/report.js';
 import {
   epochs,
   historyProblems,
@@ -63,6 +63,8 @@ const LEASE_ARGS = [
   `${RETRY_MS / 1000}s`,
 ];
 const POLL_MS = 250;
+/** The recorded Lease timeline, for a failure's post-mortem. */
+const TIMELINE = path.join(REPORT_DIR, 'shard-timeline.json');
 const KIND: TestKind = { group: 'shardchaos.example.com', version: 'v1', kind: 'ShardChaos', plural: 'shardchaoses' };
 
 /** The group's Leases, polled every {@link POLL_MS}: each new record once, with when it was seen. */
@@ -447,7 +449,11 @@ describe(`sharding under faults: ${CRS} CRs in ${NAMESPACES} namespaces (issue 4
         phase('converged');
       } finally {
         end = await recorder.stop();
-        console.log(`lease timeline: ${recorder.samples.length} records, ${recorder.errors} failed polls`);
+        await mkdir(REPORT_DIR, { recursive: true });
+        await writeFile(TIMELINE, JSON.stringify(recorder.samples));
+        console.log(
+          `lease timeline: ${recorder.samples.length} records, ${recorder.errors} failed polls (${path.relative(process.cwd(), TIMELINE)})`,
+        );
       }
       await verdict(recorder.samples, end);
       phase('verdict checked');
