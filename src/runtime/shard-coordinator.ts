@@ -295,10 +295,40 @@ export class ShardCoordinator {
     // Every bucket at once, and not awaited by the round: a first replica takes 64 fences, and
     // fence writes on a busy API server must never delay the next renewal of the peer Lease. A
     // bucket whose step still runs is skipped by the next round.
-    this.#steps = Promise.all(Array.from({ length: this.buckets }, (_, b) => this.#step(b, { desired: desired.has(b), now, live }))).then(
-      () => {
-        this.#o.onShares?.(this.ownedBuckets().length);
-      },
+    this.#steps = Promise.all([
+      ...Array.from({ length: this.buckets }, (_, b) => this.#step(b, { desired: desired.has(b), now, live })),
+      this.#releaseExpiredPeers(live, now),
+    ]).then(() => {
+      this.#o.onShares?.(this.ownedBuckets().length);
+    });
+  }
+
+  /**
+   * Writes released (holder '', as a graceful shutdown does) every peer Lease this replica has seen
+   * unchanged for its whole duration. Expiry is judged from when an observer first saw a record, so
+   * a replica that joined after a peer died would count it live for a lease duration from its own
+   * start, and the buckets rendezvous gives the newcomer in the dead peer's place would stay
+   * unowned that long (the sharding chaos test saw 19 s at a 10 s lease). A released record is
+   * gone for every reader at once. Safe for the same reason taking its fences is: the peer stopped
+   * acting on them a renew deadline after its last renewal, by its own clock; and the write carries
+   * the read resourceVersion, so a renewal that lands first wins.
+   */
+  async #releaseExpiredPeers(live: ReadonlySet<string>, now: number): Promise<void> {
+    const expired = [...this.#observed.values()]
+      .map(({ lease }) => lease)
+      .filter(
+        (l) => l.role === 'peer' && l.name !== this.#peerName && l.record.holderIdentity !== '' && !live.has(l.record.holderIdentity),
+      );
+    await Promise.all(
+      expired.map(async (lease) => {
+        const record: LeaseRecord = { ...lease.record, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now };
+        const written = await this.#bounded(`release the expired peer lease ${lease.name}`, () =>
+          this.#o.store.update(lease.name, 'peer', record, lease.resourceVersion),
+        );
+        if (written === undefined) return;
+        this.#remember(lease.name, 'peer', written, now);
+        this.#o.log.info({ group: this.group, lease: lease.name, holder: lease.record.holderIdentity }, 'released an expired peer lease');
+      }),
     );
   }
 

@@ -22,4 +22,12 @@ export const FINDINGS: readonly Finding[] = [
     regressionTest:
       'test/unit/runtime/leader.test.ts "a process paused past the renew deadline …"; test/unit/runtime/manager.test.ts; test/unit/helm/client.test.ts and post-render.test.ts (the fence); test/chaos/failover.test.ts',
   },
+  {
+    title:
+      'sharding: a share left ownerless for 19 s at a 10 s lease (issue 46 allows lease + one reconcile): a replica that joined after a peer died counted the dead peer live ' +
+      "for a whole lease duration from its own first sight of the peer's Lease (expiry is judged on the observer's clock), so the dead peer's buckets that rendezvous gives the newcomer waited for it",
+    fix: "src/runtime/shard-coordinator.ts: a replica writes released (holder '') every peer Lease it has seen unchanged for its duration, which every reader, a newcomer included, counts gone at once (ADR 0099)",
+    regressionTest:
+      'test/unit/runtime/shard-coordinator.test.ts "a replica that joins after a peer died takes its share …"; test/chaos/sharding.test.ts (ownerless bound)',
+  },
 ];

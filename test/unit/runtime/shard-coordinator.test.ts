@@ -183,6 +183,26 @@ describe('ShardCoordinator', () => {
     expect(a.ownedBuckets()).toHaveLength(BUCKETS);
   });
 
+  it('a replica that joins after a peer died takes its share of the dead peer’s buckets once a survivor saw it expire, not a lease duration after joining', async () => {
+    const clock = new ManualClock(0);
+    const store = new MemoryStore();
+    const [a, b, c] = [await started(store, clock, 'a'), await started(store, clock, 'b'), await started(store, clock, 'c')];
+    await rounds(clock, [a, b, c], 3);
+    // The buckets c holds that rendezvous gives d once c is gone: d must take them.
+    const toD = c.ownedBuckets().filter((bucket) => bucketsOf('d', ['a', 'b', 'd'], BUCKETS).has(bucket));
+    expect(toD.length).toBeGreaterThan(0);
+    kill(c);
+    await rounds(clock, [a, b], 5);
+    // d starts 10 s after c died: by its own clock c's record is fresh, live for 15 s more.
+    const d = await started(store, clock, 'd');
+    await rounds(clock, [a, b, d], 5);
+    // 20 s after the death (lease 15 s + 2 rounds + a round of d): a survivor released c's peer
+    // Lease once it saw it expire, so d counts c gone at its next round instead of at 25 s.
+    for (const bucket of toD) expect(store.holder(bucket), `bucket ${bucket}`).toBe('d');
+    expect(store.leases.get('g-peer-2e7d2c03a950')?.record.holderIdentity).toBe('');
+    for (let bucket = 0; bucket < BUCKETS; bucket++) expect(owners([a, b, d]).get(bucket)).toHaveLength(1);
+  });
+
   it('a frozen replica stops owning by its own clock before anyone may take its buckets, and the loss is final', async () => {
     const clock = new ManualClock(0);
     const store = new MemoryStore();
