@@ -34,9 +34,9 @@ export type HarnessOptions = Omit<
   | 'gracefulShutdownTimeoutMs'
 > & {
   /**
-   * The namespaces the cases own: the caches and the reconcilers' informers watch these only.
-   * Empty: every namespace, a cache of a namespace started at its first reconcile (one harness
-   * for a file whose cases each create their own namespace).
+   * The namespaces the cases own (at least one): the caches and the dependents' informers watch
+   * these only, not the releases of the files running beside them. A file whose cases share one
+   * harness creates a namespace per case first ({@link caseNamespaces}).
    */
   readonly namespaces: readonly string[];
 };
@@ -136,6 +136,11 @@ interface Kind {
  * an informer cache of the case's namespaces. Nothing reconciles until the test asks.
  */
 export async function startReconcilers(options: HarnessOptions): Promise<ReconcilerHarness> {
+  if (options.namespaces.length === 0) {
+    // The operator reads no namespaces as all of them: its dependents' informers would list and
+    // watch every chart-labelled object of every file running beside this one.
+    throw new Error("startReconcilers: name the cases' namespaces (caseNamespaces or withReconcilers); none would watch every namespace");
+  }
   const kc = testKubeConfig();
   const custom = kc.makeApiClient(CustomObjectsApi);
   const objects = KubernetesObjectApi.makeApiClient(kc);
@@ -221,7 +226,7 @@ export async function startReconcilers(options: HarnessOptions): Promise<Reconci
   /** One reconcile, once the caches have caught up with the API server (a controller reconciles after the event). */
   const once = async (k: Kind, request: Request): Promise<Outcome> => {
     const live = await read(k, request);
-    if (options.namespaces.length > 0 && !options.namespaces.includes(request.namespace)) {
+    if (!options.namespaces.includes(request.namespace)) {
       throw new Error(`namespace ${request.namespace} is not one of this harness's (${options.namespaces.join(', ')})`);
     }
     const cache = await k.cacheOf(request.namespace);
@@ -426,4 +431,30 @@ export async function withReconcilers(
   } finally {
     await ns.remove();
   }
+}
+
+/** A namespace for each case of a file, made before the file's one harness (see {@link caseNamespaces}). */
+export interface CaseNamespaces<P extends string> {
+  /** The namespace of each case, by its prefix. */
+  readonly of: Readonly<Record<P, string>>;
+  /** All of them: the harness's `namespaces`. */
+  readonly names: readonly string[];
+  remove(): Promise<void>;
+}
+
+/**
+ * A namespace of its own (`prefix-<random>`) for each case of a file that shares one harness, made
+ * up front so that the harness watches these alone; `remove` deletes them (and lets go of the CRs
+ * left in them).
+ */
+export async function caseNamespaces<const P extends string>(prefixes: readonly P[]): Promise<CaseNamespaces<P>> {
+  const kc = testKubeConfig();
+  const made = await Promise.all(prefixes.map((p) => createNamespace(kc, p)));
+  return {
+    of: Object.fromEntries(prefixes.map((p, i) => [p, made[i]?.name ?? ''])) as Record<P, string>,
+    names: made.map((m) => m.name),
+    remove: async () => {
+      await Promise.all(made.map((m) => m.remove()));
+    },
+  };
 }
