@@ -15,7 +15,15 @@ import { CHART_LABEL, PRIMARY_RESOURCE, PRIMARY_RESOURCE_TYPE } from '../../src/
 import { helmByHand, releaseByHand } from '../support/helm.js';
 import { createNamespace, exists, testKubeConfig, waitFor } from '../support/kube.js';
 import { condition, CRs, ensureCrd, fixtureChart, NGINX, NGINX_CHART, type TestKind } from '../support/operator.js';
-import { READY, startReconcilers, withReconcilers, type ReconcilerHarness, type Want } from '../support/reconciler-harness.js';
+import {
+  caseNamespaces,
+  READY,
+  startReconcilers,
+  withReconcilers,
+  type CaseNamespaces,
+  type ReconcilerHarness,
+  type Want,
+} from '../support/reconciler-harness.js';
 
 const ROLES: TestKind = { group: 'test.example.com', version: 'v1', kind: 'Reader', plural: 'readers' };
 const ZOO: TestKind = { group: 'drift.example.com', version: 'v1', kind: 'Zoo', plural: 'zoos' };
@@ -36,9 +44,13 @@ describe.concurrent('dependent watches, drift repair and readiness', () => {
     `- {group: test.example.com, version: v1, kind: Reader, chart: ${fixtureChart('cluster-scoped')}}`,
     '',
   ].join('\n');
-  /** The case's own namespace and reconcilers (its informer count is its own). */
-  const inNamespace = (run: (ns: string, h: ReconcilerHarness) => Promise<void>): Promise<void> =>
-    withReconcilers('drift', { watches: WATCHES }, run);
+  // One harness for the block, each case in a namespace of its own; the informer count's case has
+  // a harness of its own (the others' kinds would count in it).
+  const CASES = ['drift-owned', 'drift-scaled', 'drift-byhand', 'drift-stuck', 'drift-manual', 'drift-cluster'] as const;
+  let spaces: CaseNamespaces<(typeof CASES)[number]>;
+  let shared: ReconcilerHarness;
+  const inNamespace = (prefix: (typeof CASES)[number], run: (ns: string, h: ReconcilerHarness) => Promise<void>): Promise<void> =>
+    run(spaces.of[prefix], shared);
   const deployment = (ns: string, name: string) => apps.readNamespacedDeployment({ namespace: ns, name });
   const driftEvents = async (ns: string, name: string) =>
     (await nginx.events(ns, name)).filter((e) => e.reason === 'DriftCorrected').map((e) => e.message ?? '');
@@ -46,10 +58,16 @@ describe.concurrent('dependent watches, drift repair and readiness', () => {
   beforeAll(async () => {
     await ensureCrd(kc, NGINX);
     await ensureCrd(kc, ROLES);
+    spaces = await caseNamespaces(CASES);
+    shared = await startReconcilers({ watches: WATCHES, namespaces: spaces.names });
+  });
+  afterAll(async () => {
+    await shared.stop();
+    await spaces.remove();
   });
 
   it('marks every object as owned by the CR and labels it with the chart', () =>
-    inNamespace(async (ns, h) => {
+    inNamespace('drift-owned', async (ns, h) => {
       await nginx.create(ns, 'web', { replicaCount: 2 });
       const { cr } = await h.reconcileUntil(`${ns}/web`, READY);
       const d = await deployment(ns, 'web-nginx');
@@ -61,7 +79,7 @@ describe.concurrent('dependent watches, drift repair and readiness', () => {
     }));
 
   it('reverts a hand-scaled replica count the chart sets, but keeps a label someone added', () =>
-    inNamespace(async (ns, h) => {
+    inNamespace('drift-scaled', async (ns, h) => {
       await nginx.create(ns, 'web', { replicaCount: 2 });
       await h.reconcileUntil(`${ns}/web`, READY);
       await apps.patchNamespacedDeployment(
@@ -82,7 +100,7 @@ describe.concurrent('dependent watches, drift repair and readiness', () => {
     }));
 
   it('installs again a release someone uninstalled by hand right after the operator last read it, instead of recreating its objects from memory (ADR 0069)', () =>
-    inNamespace(async (ns, h) => {
+    inNamespace('drift-byhand', async (ns, h) => {
       const key = `${ns}/byhand`;
       await nginx.create(ns, 'byhand', { replicaCount: 2 });
       const installed = (await h.reconcileUntil(key, READY)).cr;
@@ -105,7 +123,7 @@ describe.concurrent('dependent watches, drift repair and readiness', () => {
     }));
 
   it('grows informers with kinds, not with CRs', () =>
-    inNamespace(async (ns, h) => {
+    withReconcilers('drift-informers', { watches: WATCHES }, async (ns, h) => {
       await nginx.create(ns, 'first', {});
       expect(condition((await h.reconcileUntilSettled(`${ns}/first`)).cr, 'Deployed')?.status).toBe('True');
       const before = h.dependentInformers();
@@ -118,7 +136,7 @@ describe.concurrent('dependent watches, drift repair and readiness', () => {
     }));
 
   it('reports Ready=False while the Deployment is unavailable and True once it is available', () =>
-    inNamespace(async (ns, h) => {
+    inNamespace('drift-stuck', async (ns, h) => {
       const key = `${ns}/stuck`;
       await nginx.create(ns, 'stuck', { nodeSelector: { 'example.com/no-such-node': 'x' } });
       // First the rollout is not observed yet, then the pod stays Pending: reconcile on the
@@ -139,7 +157,7 @@ describe.concurrent('dependent watches, drift repair and readiness', () => {
     }));
 
   it('leaves hand edits alone when the CR turns drift repair off', () =>
-    inNamespace(async (ns, h) => {
+    inNamespace('drift-manual', async (ns, h) => {
       const key = `${ns}/manual`;
       await nginx.create(ns, 'manual', { replicaCount: 1 }, { 'helm.sdk.operatorframework.io/drift-repair': 'false' });
       await h.reconcileUntil(key, READY);
@@ -156,7 +174,7 @@ describe.concurrent('dependent watches, drift repair and readiness', () => {
     }));
 
   it('repairs and cleans up a cluster-scoped object through owner annotations', () =>
-    inNamespace(async (ns, h) => {
+    inNamespace('drift-cluster', async (ns, h) => {
       const key = `${ns}/team`;
       const roleName = `${ns}-team-reader`;
       const role = () => rbac.readClusterRole({ name: roleName });
