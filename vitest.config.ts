@@ -70,6 +70,9 @@ export default defineConfig({
           name: 'middle',
           include: ['test/middle/**/*.test.ts'],
           ...integration,
+          // A file's cases run at once (five at a time): on a loaded 2-core machine one that takes
+          // 50 s alone waits its turn for CPU beside the others (12 lifecycle cases timed out at 120 s at load 40).
+          testTimeout: 300_000,
           maxWorkers: 3,
           sequence: { groupOrder: 1 },
         },

@@ -8,9 +8,9 @@ import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernet
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReleaseStorage } from '../../src/helm/storage.js';
 import { FINALIZER } from '../../src/reconciler/core/reconciler.js';
-import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
+import { testKubeConfig, waitFor } from '../support/kube.js';
 import { condition, CRs, ensureCrd, NGINX, NGINX_CHART, type TestKind } from '../support/operator.js';
-import { startReconcilers, type ReconcilerHarness } from '../support/reconciler-harness.js';
+import { caseNamespaces, startReconcilers, type CaseNamespaces, type ReconcilerHarness } from '../support/reconciler-harness.js';
 
 const WEBSERVER: TestKind = { group: 'test.example.com', version: 'v1', kind: 'Webserver', plural: 'webservers' };
 const NOSTATUS: TestKind = {
@@ -41,24 +41,23 @@ describe.concurrent('reconcile policies', () => {
   const storage = new ReleaseStorage(kc);
   const core = kc.makeApiClient(CoreV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
-  // One harness for the file (one set of reconcilers); each case in a namespace of its own.
+  // One harness for the file (one set of reconcilers), watching a namespace of each case's own.
+  const CASES = ['policies-shared', 'policies-long', 'policies-override', 'policies-paused', 'policies-mute', 'policies-wait'] as const;
+  let spaces: CaseNamespaces<(typeof CASES)[number]>;
   let h: ReconcilerHarness;
 
-  const inNamespace = async (prefix: string, run: (ns: string) => Promise<void>): Promise<void> => {
-    const ns = await createNamespace(kc, prefix);
-    try {
-      await run(ns.name);
-    } finally {
-      await ns.remove();
-    }
-  };
+  const inNamespace = (prefix: (typeof CASES)[number], run: (ns: string) => Promise<void>): Promise<void> => run(spaces.of[prefix]);
 
   beforeAll(async () => {
     await Promise.all([ensureCrd(kc, NGINX), ensureCrd(kc, WEBSERVER), ensureCrd(kc, NOSTATUS)]);
     process.env.POLICY_TEST_TAG = '1.27.4';
-    h = await startReconcilers({ watches: WATCHES, namespaces: [] });
+    spaces = await caseNamespaces(CASES);
+    h = await startReconcilers({ watches: WATCHES, namespaces: spaces.names });
   });
-  afterAll(() => h.stop());
+  afterAll(async () => {
+    await h.stop();
+    await spaces.remove();
+  });
 
   it('refuses a release name already used by a CR of another kind, leaving the first untouched', () =>
     inNamespace('policies-shared', async (ns) => {

@@ -8,9 +8,9 @@
  */
 import { AppsV1Api, PatchStrategy, setHeaderOptions, type V1Deployment } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNamespace, testKubeConfig } from '../support/kube.js';
+import { testKubeConfig } from '../support/kube.js';
 import { CRs, ensureCrd, fixtureChart, type TestKind } from '../support/operator.js';
-import { startReconcilers, type ReconcilerHarness } from '../support/reconciler-harness.js';
+import { caseNamespaces, startReconcilers, type CaseNamespaces, type ReconcilerHarness } from '../support/reconciler-harness.js';
 
 const READER: TestKind = { group: 'yaml11.example.com', version: 'v1', kind: 'Reader', plural: 'readers' };
 /** `mode`: only `defaultMode: 0400` is YAML 1.1 (read as YAML 1.2: 400, a valid, group-writable mode); `yaml11`: every value it can be. */
@@ -40,56 +40,57 @@ const modes = (d: V1Deployment) => {
 describe.concurrent('drift repair of a chart written in YAML 1.1', () => {
   // One harness for the file (one helm version probe); each case in a namespace of its own.
   let h: ReconcilerHarness;
+  let spaces: CaseNamespaces<'yaml11-modes' | 'yaml11-every'>;
   beforeAll(async () => {
     await ensureCrd(kc, READER);
-    h = await startReconcilers({ watches: WATCHES, namespaces: [] });
+    spaces = await caseNamespaces(RELEASES.map(({ name }) => `yaml11-${name}` as const));
+    h = await startReconcilers({ watches: WATCHES, namespaces: spaces.names });
   });
-  afterAll(() => h.stop());
+  afterAll(async () => {
+    await h.stop();
+    await spaces.remove();
+  });
 
   it.each(RELEASES)(
     '$name: installs with the modes helm sent, leaves them alone over three resyncs, then repairs a hand-edited image, keeps the modes, and names only the image in its event',
     async ({ name, spec }) => {
-      const ns = await createNamespace(kc, `yaml11-${name}`);
-      try {
-        const key = `${ns.name}/${name}`;
-        const deployment = (): Promise<V1Deployment> => apps.readNamespacedDeployment({ namespace: ns.name, name: `${name}-app` });
-        const driftEvents = async () =>
-          (await readers.events(ns.name, name))
-            .filter((e) => e.reason?.startsWith('Drift') === true)
-            .map((e) => `${e.reason ?? ''}: ${e.message ?? ''}`);
+      const ns = { name: spaces.of[`yaml11-${name}`] };
+      const key = `${ns.name}/${name}`;
+      const deployment = (): Promise<V1Deployment> => apps.readNamespacedDeployment({ namespace: ns.name, name: `${name}-app` });
+      const driftEvents = async () =>
+        (await readers.events(ns.name, name))
+          .filter((e) => e.reason?.startsWith('Drift') === true)
+          .map((e) => `${e.reason ?? ''}: ${e.message ?? ''}`);
 
-        await readers.create(ns.name, name, spec);
-        const installed = await h.reconcileUntilSettled(key);
-        expect(installed.cr?.status?.conditions?.find((c) => c.type === 'Deployed')?.status).toBe('True');
-        expect(modes(await deployment())).toEqual(HELM_MODES);
-        // Ownership stamping right after the install is a (legitimate) write: settle first.
-        await h.reconcileUntilSettled(key);
-        const before = (await deployment()).metadata?.resourceVersion;
-        for (let i = 0; i < 3; i++) await h.reconcileUntilSettled(key);
-        const idle = await deployment();
-        expect(idle.metadata?.resourceVersion).toBe(before);
-        expect(modes(idle)).toEqual(HELM_MODES);
-        expect(await driftEvents()).toEqual([]);
+      await readers.create(ns.name, name, spec);
+      const installed = await h.reconcileUntilSettled(key);
+      expect(installed.cr?.status?.conditions?.find((c) => c.type === 'Deployed')?.status).toBe('True');
+      expect(modes(await deployment())).toEqual(HELM_MODES);
+      // Ownership stamping right after the install is a (legitimate) write: settle first.
+      await h.reconcileUntilSettled(key);
+      const before = (await deployment()).metadata?.resourceVersion;
+      for (let i = 0; i < 3; i++) await h.reconcileUntilSettled(key);
+      const idle = await deployment();
+      expect(idle.metadata?.resourceVersion).toBe(before);
+      expect(modes(idle)).toEqual(HELM_MODES);
+      expect(await driftEvents()).toEqual([]);
 
-        await apps.patchNamespacedDeployment(
-          {
-            namespace: ns.name,
-            name: `${name}-app`,
-            body: [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'nginx:evil' }],
-          },
-          setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
-        );
-        await h.reconcileUntilSettled(key);
-        const repaired = await deployment();
-        expect(repaired.spec?.template.spec?.containers[0]?.image).toBe('nginx:1.27.3');
-        expect(modes(repaired)).toEqual(HELM_MODES);
-        await readers.waitForEvent(ns.name, name, 'DriftCorrected');
-        expect(await driftEvents()).toEqual([
-          `DriftCorrected: Restored .spec.template.spec.containers[0].image of Deployment ${ns.name}/${name}-app to the release manifest`,
-        ]);
-      } finally {
-        await ns.remove();
-      }
+      await apps.patchNamespacedDeployment(
+        {
+          namespace: ns.name,
+          name: `${name}-app`,
+          body: [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'nginx:evil' }],
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+      );
+      await h.reconcileUntilSettled(key);
+      const repaired = await deployment();
+      expect(repaired.spec?.template.spec?.containers[0]?.image).toBe('nginx:1.27.3');
+      expect(modes(repaired)).toEqual(HELM_MODES);
+      await readers.waitForEvent(ns.name, name, 'DriftCorrected');
+      expect(await driftEvents()).toEqual([
+        `DriftCorrected: Restored .spec.template.spec.containers[0].image of Deployment ${ns.name}/${name}-app to the release manifest`,
+      ]);
     },
   );
 });

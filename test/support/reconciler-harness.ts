@@ -15,6 +15,7 @@ import { RestMapper } from '../../src/k8s/restmapper.js';
 import { controllerNames, type Operator } from '../../src/operator/operator.js';
 import { withDefaultServiceAccount } from '../../src/operator/identity.js';
 import type { InventoryEntry } from '../../src/reconciler/objects/inventory.js';
+import { CHART_LABEL } from '../../src/reconciler/objects/ownership.js';
 import { keepForRollout } from '../../src/reconciler/rollout/rollout-members.js';
 import { isMeaningfulUpdate } from '../../src/runtime/controller.js';
 import { Informer, objectSummary } from '../../src/runtime/informer.js';
@@ -34,9 +35,9 @@ export type HarnessOptions = Omit<
   | 'gracefulShutdownTimeoutMs'
 > & {
   /**
-   * The namespaces the cases own: the caches and the reconcilers' informers watch these only.
-   * Empty: every namespace, a cache of a namespace started at its first reconcile (one harness
-   * for a file whose cases each create their own namespace).
+   * The namespaces the cases own (at least one): the caches and the dependents' informers watch
+   * these only, not the releases of the files running beside them. A file whose cases share one
+   * harness creates a namespace per case first ({@link caseNamespaces}).
    */
   readonly namespaces: readonly string[];
 };
@@ -136,6 +137,11 @@ interface Kind {
  * an informer cache of the case's namespaces. Nothing reconciles until the test asks.
  */
 export async function startReconcilers(options: HarnessOptions): Promise<ReconcilerHarness> {
+  if (options.namespaces.length === 0) {
+    // The operator reads no namespaces as all of them: its dependents' informers would list and
+    // watch every chart-labelled object of every file running beside this one.
+    throw new Error("startReconcilers: name the cases' namespaces (caseNamespaces or withReconcilers); none would watch every namespace");
+  }
   const kc = testKubeConfig();
   const custom = kc.makeApiClient(CustomObjectsApi);
   const objects = KubernetesObjectApi.makeApiClient(kc);
@@ -203,7 +209,10 @@ export async function startReconcilers(options: HarnessOptions): Promise<Reconci
         () => {
           const cached = operator.dependents.get(entry);
           // Not covered (dependent watches off, or a kind not watched yet): the reconcile GETs it.
-          return Promise.resolve(!cached.known || atLeast(cached.object, live));
+          // An object without the chart label (a helm upgrade by hand took it off) is outside the
+          // informers' label selector: their cache holds nothing for it, as the controller's would.
+          const selected = live?.metadata?.labels?.[CHART_LABEL] === undefined ? undefined : live;
+          return Promise.resolve(!cached.known || atLeast(cached.object, selected));
         },
         { timeoutMs: 30_000, intervalMs: 20 },
       );
@@ -218,10 +227,23 @@ export async function startReconcilers(options: HarnessOptions): Promise<Reconci
     }
     return false;
   };
+  /**
+   * The same question asked of the dependents' cache, for a wait that may last (a Deployment rolling
+   * out): a poll that sends no request while nothing moves. The API server is asked only about an
+   * object no informer covers; the settle that follows catches up with the API server.
+   */
+  const dependentChangedInCache = async (cr: CR | undefined, seen: ReadonlyMap<string, string | undefined>): Promise<boolean> => {
+    for (const entry of cr?.status?.inventory ?? []) {
+      const cached = operator.dependents.get(entry);
+      const version = cached.known ? cached.object?.metadata?.resourceVersion : (await liveObject(entry))?.metadata?.resourceVersion;
+      if (version !== seen.get(entryKey(entry))) return true;
+    }
+    return false;
+  };
   /** One reconcile, once the caches have caught up with the API server (a controller reconciles after the event). */
   const once = async (k: Kind, request: Request): Promise<Outcome> => {
     const live = await read(k, request);
-    if (options.namespaces.length > 0 && !options.namespaces.includes(request.namespace)) {
+    if (!options.namespaces.includes(request.namespace)) {
       throw new Error(`namespace ${request.namespace} is not one of this harness's (${options.namespaces.join(', ')})`);
     }
     const cache = await k.cacheOf(request.namespace);
@@ -301,7 +323,7 @@ export async function startReconcilers(options: HarnessOptions): Promise<Reconci
         // The controller sleeps until an event: the next change of an object of the release.
         await waitFor(
           `an object of ${k.watch.kind} ${key}'s release to change (${want.what})`,
-          () => dependentChanged(run.last.cr, run.last.seen),
+          () => dependentChangedInCache(run.last.cr, run.last.seen),
           { timeoutMs: 60_000, intervalMs: 100 },
         );
       }
@@ -426,4 +448,30 @@ export async function withReconcilers(
   } finally {
     await ns.remove();
   }
+}
+
+/** A namespace for each case of a file, made before the file's one harness (see {@link caseNamespaces}). */
+export interface CaseNamespaces<P extends string> {
+  /** The namespace of each case, by its prefix. */
+  readonly of: Readonly<Record<P, string>>;
+  /** All of them: the harness's `namespaces`. */
+  readonly names: readonly string[];
+  remove(): Promise<void>;
+}
+
+/**
+ * A namespace of its own (`prefix-<random>`) for each case of a file that shares one harness, made
+ * up front so that the harness watches these alone; `remove` deletes them (and lets go of the CRs
+ * left in them).
+ */
+export async function caseNamespaces<const P extends string>(prefixes: readonly P[]): Promise<CaseNamespaces<P>> {
+  const kc = testKubeConfig();
+  const made = await Promise.all(prefixes.map((p) => createNamespace(kc, p)));
+  return {
+    of: Object.fromEntries(prefixes.map((p, i) => [p, made[i]?.name ?? ''])) as Record<P, string>,
+    names: made.map((m) => m.name),
+    remove: async () => {
+      await Promise.all(made.map((m) => m.remove()));
+    },
+  };
 }
