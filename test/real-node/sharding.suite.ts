@@ -296,6 +296,13 @@ describe('sharding as real pods: three replicas share the namespaces; a pod dele
 
   beforeAll(async () => {
     img = await operatorImage();
+    // deploy.suite.ts pushed it when the tier runs whole; alone (-t), this suite pushes it itself.
+    const [registryAddress, repository, tag] = /^([^/]+)\/(.+):([^:]+)$/.exec(img)?.slice(1) ?? [];
+    const pushed = await fetch(`http://${registryAddress}/v2/${repository}/manifests/${tag}`, {
+      method: 'HEAD',
+      headers: { accept: 'application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json' },
+    });
+    if (!pushed.ok) await make('docker-build', 'docker-push', `IMG=${img}`, 'CONTAINER_TOOL=podman');
     await make('deploy', `IMG=${img}`, 'REAL_NODE=1', SHARDING);
   });
 
