@@ -206,7 +206,9 @@ IMAGE_TAG_BASE ?= example.com/helm-operator
 BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(VERSION)
 CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:v$(VERSION)
 USE_IMAGE_DIGESTS ?= false
-BUNDLE_GEN_FLAGS ?= --version $(VERSION) --package $(PACKAGE) $(BUNDLE_METADATA_OPTS) $(if $(filter true,$(USE_IMAGE_DIGESTS)),--use-image-digests)
+# SHARDED_REPLICAS=N: the CSV's Deployment runs N replicas with --sharding (docs/olm.md, "N sharded replicas").
+SHARDED_REPLICAS ?=
+BUNDLE_GEN_FLAGS ?= --version $(VERSION) --package $(PACKAGE) $(BUNDLE_METADATA_OPTS) $(if $(filter true,$(USE_IMAGE_DIGESTS)),--use-image-digests) $(if $(SHARDED_REPLICAS),--sharded-replicas $(SHARDED_REPLICAS))
 HELM_OPERATOR ?= npx tsx src/cli/main.ts
 
 .PHONY: bundle

@@ -64,6 +64,7 @@ export interface GenerateBundleFlags extends WriteFlags {
   readonly packageName?: string;
   readonly useImageDigests: boolean;
   readonly outputDir: string;
+  readonly shardedReplicas?: number;
   readonly builderVersion: string;
   readonly now: Date;
 }
@@ -109,6 +110,7 @@ export async function runGenerateBundle(f: GenerateBundleFlags): Promise<string>
     channels: f.channels,
     outputDir: f.outputDir,
     ...(f.defaultChannel === undefined ? {} : { defaultChannel: f.defaultChannel }),
+    ...(f.shardedReplicas === undefined ? {} : { shardedReplicas: f.shardedReplicas }),
   });
   // The bundle is output, not a file the user owns: always regenerated.
   const results = await applyPlan(f.root, plan, { force: true, dryRun: f.dryRun });

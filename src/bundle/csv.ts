@@ -7,11 +7,11 @@
 import { groupOf, versionOf } from '../util/group-kind.js';
 import { isPlainObject } from '../util/plain-object.js';
 import { ownedEntries, type OwnedCrd } from './descriptors.js';
+import { BundleInputError } from './errors.js';
+import { runsSharded, SHARDED_INSTALL_MODES_NOTE, shardedDeployments, shardingProblem } from './sharding.js';
 import { BUILDER, get, objs, PROJECT_LAYOUT, REGISTRY_V1_KINDS, type K8sObject, type Obj } from './types.js';
 
-export class BundleInputError extends Error {
-  override readonly name = 'BundleInputError';
-}
+export { BundleInputError };
 
 export interface BundleInput {
   readonly objects: readonly K8sObject[];
@@ -23,6 +23,8 @@ export interface BundleInput {
   readonly useImageDigests?: boolean;
   /** `spec.replaces`: the CSV this one upgrades (upgrade-edge.ts); undefined keeps the base CSV's. */
   readonly replaces?: string;
+  /** `--sharded-replicas`: the operator's Deployment runs this many replicas with `--sharding` (sharding.ts). */
+  readonly shardedReplicas?: number;
 }
 
 export interface BundleContent {
@@ -183,6 +185,16 @@ function absorbRbac(objects: readonly K8sObject[], sas: ReadonlySet<string>): Rb
   return r;
 }
 
+/** A Deployment that runs `--sharding` must be able to: checked here, since OLM would install it anyway. */
+function checkSharded(deployments: readonly K8sObject[], rbac: Rbac): void {
+  for (const d of deployments) {
+    const sa = serviceAccountOf(d);
+    const rules = [...(rbac.permissions.get(sa) ?? []), ...(rbac.clusterPermissions.get(sa) ?? [])];
+    const problem = shardingProblem({ name: d.metadata.name, spec: d['spec'], serviceAccountName: sa }, rules);
+    if (problem !== undefined) throw new BundleInputError(problem);
+  }
+}
+
 interface Sorted {
   samples: K8sObject[];
   others: K8sObject[];
@@ -215,11 +227,13 @@ function csvAnnotations(base: K8sObject, samples: readonly K8sObject[], input: B
 export function buildBundle(input: BundleInput): BundleContent {
   if (!SEMVER.test(input.version)) throw new BundleInputError(`--version ${input.version}: not a semantic version (e.g. 0.1.0)`);
   const base = singleBase(input.objects);
-  const deployments = input.objects.filter((o) => o.kind === 'Deployment');
-  if (deployments.length === 0) throw new BundleInputError('no Deployment in the input: config/manifests must include ../default');
+  const given = input.objects.filter((o) => o.kind === 'Deployment');
+  if (given.length === 0) throw new BundleInputError('no Deployment in the input: config/manifests must include ../default');
+  const deployments = input.shardedReplicas === undefined ? given : shardedDeployments(given, input.shardedReplicas);
   const crds = input.objects.filter((o) => o.kind === 'CustomResourceDefinition');
   const sas = new Set(deployments.map(serviceAccountOf));
   const rbac = absorbRbac(input.objects, sas);
+  checkSharded(deployments, rbac);
   const rest = input.objects.filter(
     (o) => o !== base && o.kind !== 'Deployment' && o.kind !== 'CustomResourceDefinition' && !rbac.absorbed.has(o),
   );
@@ -246,7 +260,8 @@ export function buildBundle(input: BundleInput): BundleContent {
     },
   };
   spec['relatedImages'] = relatedImages(deployments, input.useImageDigests === true);
-  return { csv, crds: crds.map(stripNamespace), others, notes };
+  const shardNotes = deployments.some((d) => runsSharded(d['spec'])) ? [SHARDED_INSTALL_MODES_NOTE] : [];
+  return { csv, crds: crds.map(stripNamespace), others, notes: [...notes, ...shardNotes] };
 }
 
 /** operator-sdk's bundle file names: `<group>_<plural>.yaml` for CRDs, `<name>_<group>_<version>_<kind>.yaml` otherwise. */

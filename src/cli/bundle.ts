@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import type { GenerateBundleFlags } from '../bundle/commands.js';
+import { positiveInt } from './flags.js';
 
 type Action<T> = (flags: T) => Promise<void>;
 
@@ -41,6 +42,11 @@ export function defineGenerateCommand(
     .option('--package <name>', 'package name (default: PROJECT projectName, else the directory name)')
     .option('--use-image-digests', 'require every image to be pinned by digest (this tool does not query registries)', false)
     .option('--output-dir <dir>', 'bundle directory', 'bundle')
+    .option(
+      '--sharded-replicas <n>',
+      "run the operator's Deployment as N replicas sharing the watched namespaces (--sharding; its Role must allow list, create, update on leases)",
+      positiveInt('--sharded-replicas'),
+    )
     .addOption(new Option('--input-file <file>', 'kustomize output to read instead of stdin'))
     .option('--dry-run', 'print the plan; write nothing', false)
     .action(
@@ -51,6 +57,7 @@ export function defineGenerateCommand(
         package?: string;
         useImageDigests: boolean;
         outputDir: string;
+        shardedReplicas?: number;
         inputFile?: string;
         dryRun: boolean;
       }) => {
@@ -69,6 +76,7 @@ export function defineGenerateCommand(
           now: new Date(),
           ...(o.package === undefined ? {} : { packageName: o.package }),
           ...(o.defaultChannel === undefined ? {} : { defaultChannel: o.defaultChannel }),
+          ...(o.shardedReplicas === undefined ? {} : { shardedReplicas: o.shardedReplicas }),
         });
       },
     );

@@ -76,7 +76,7 @@ export interface RunOptions {
 /** operator-sdk helm-operator flags that this version does not implement. */
 export const NOT_YET_IMPLEMENTED = ['zap-stacktrace-level', 'zap-time-encoding'] as const;
 
-const positiveInt =
+export const positiveInt =
   (flag: string) =>
   (raw: string): number => {
     const n = Number(raw);

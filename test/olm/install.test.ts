@@ -11,10 +11,12 @@
  * Bad cases: a CSV applied directly (no InstallPlan) with an OperatorGroup whose install mode it
  * does not support fails with OLM's reason UnsupportedOperatorGroup.
  */
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import {
   ApiextensionsV1Api,
   AppsV1Api,
@@ -29,6 +31,7 @@ import { childEnv, DEPLOYED, kubectl, make, ROOT, serviceAccountKubeconfig } fro
 import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
 import { CRs, NGINX } from '../support/operator.js';
 import { startChild, type Child } from '../support/process.js';
+import { runGenerateBundle } from '../../src/bundle/commands.js';
 import { clusterStateDir, runningPid } from '../../src/olm/local-processes.js';
 import {
   createOperatorGroup,
@@ -40,6 +43,7 @@ import {
   type Csv,
 } from '../support/olm.js';
 
+const execFileAsync = promisify(execFile);
 const IMG = 'example.com/nginx-operator:v0.0.1';
 const VERSION = '0.0.1';
 const PACKAGE = 'helm-operator';
@@ -232,6 +236,125 @@ describe('installing the bundle through OLM', () => {
     expect(failed.status?.message).toMatch(/MultiNamespace/);
     expect((await apps.listNamespacedDeployment({ namespace: bad.name })).items).toEqual([]);
   });
+
+  it('a sharded bundle (--sharded-replicas 3): OLM runs 3 replicas with --sharding; with only the Role OLM made, replicas share the namespaces', async () => {
+    const home = await createNamespace(kc, 'olm-shard');
+    const other = await createNamespace(kc, 'olm-shard-t');
+    namespaces.push(home, other);
+    // `make bundle SHARDED_REPLICAS=3`, written beside this test instead of over the repository's bundle/.
+    const root = await mkdtemp(path.join(dir, 'sharded-'));
+    const { stdout: input } = await execFileAsync('bash', [path.join(ROOT, 'hack/kustomize.sh'), 'build', 'config/manifests', IMG], {
+      cwd: ROOT,
+      env: childEnv(),
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    const generated = await runGenerateBundle({
+      root,
+      force: true,
+      dryRun: false,
+      input,
+      inputName: 'config/manifests',
+      version: VERSION,
+      channels: ['alpha'],
+      packageName: PACKAGE,
+      useImageDigests: false,
+      outputDir: 'bundle',
+      builderVersion: '0.0.0',
+      now: new Date(),
+      shardedReplicas: 3,
+    });
+    expect(generated).toMatch(/MultiNamespace or AllNamespaces spread the work/);
+    // MultiNamespace over two fresh namespaces: the sharded replicas have namespaces to share, and
+    // OLM sees no overlap with the OwnNamespace install above, which provides the same CRD.
+    const installed = await helmOperator([
+      'run',
+      'bundle',
+      path.join(root, 'bundle'),
+      '-n',
+      home.name,
+      '--install-mode',
+      `MultiNamespace=${home.name},${other.name}`,
+      '--timeout',
+      '4m',
+    ]);
+    if (installed.code !== 0) throw new Error(`run bundle failed: ${installed.stderr}${olmOutput()}`);
+    await waitForCsvPhase(kc, { namespace: home.name, name: CSV_NAME }, 'Succeeded').catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}${olmOutput()}`);
+    });
+    const deployment = await apps.readNamespacedDeployment({ name: DEPLOYED.deployment, namespace: home.name });
+    expect(deployment.spec?.replicas).toBe(3);
+    expect(deployment.spec?.template.spec?.containers[0]?.args).toEqual(expect.arrayContaining(['--leader-elect', '--sharding']));
+    await waitFor(
+      "the Deployment's 3 pods (kwok's)",
+      async () => (await apps.readNamespacedDeployment({ name: DEPLOYED.deployment, namespace: home.name })).status?.readyReplicas === 3,
+      { timeoutMs: 120_000 },
+    );
+
+    // Two replicas as that Deployment runs them, with the token of the ServiceAccount OLM created:
+    // every Lease read and write the shard coordinator makes is within OLM's Role.
+    const kubeconfig = path.join(root, 'operator.kubeconfig');
+    await serviceAccountKubeconfig(kc, kubeconfig, { name: DEPLOYED.serviceAccount, namespace: home.name });
+    const replicas = [0, 1].map(() =>
+      startChild(
+        process.execPath,
+        [
+          inject('operatorBundle'),
+          'run',
+          '--watches-file',
+          'watches.yaml',
+          '--helm-binary',
+          inject('helmBin'),
+          '--kubeconfig',
+          kubeconfig,
+          '--metrics-bind-address=0',
+          '--health-probe-bind-address=0',
+          '--leader-elect',
+          '--leader-election-id=helm-operator',
+          `--leader-election-namespace=${home.name}`,
+          '--sharding',
+        ],
+        { cwd: ROOT, env: childEnv({ KUBECONFIG: kubeconfig, WATCH_NAMESPACE: `${home.name},${other.name}` }) },
+      ),
+    );
+    const outputs = (): string => replicas.map((r, i) => `--- replica ${i} ---\n${r.output().slice(-3000)}`).join('\n');
+    try {
+      type Shards = { peers: { state: string; holds: number[] }[]; handoffs: unknown[] };
+      const view = await waitFor(
+        'both replicas live, every bucket held by its owner (shards -o json)',
+        async () => {
+          const r = await helmOperator(['shards', '--id', 'helm-operator', '--operator-namespace', home.name, '-o', 'json']);
+          if (r.code !== 0) return undefined;
+          const v = JSON.parse(r.stdout) as Shards;
+          return v.peers.filter((p) => p.state === 'live').length === 2 && v.handoffs.length === 0 ? v : undefined;
+        },
+        { timeoutMs: 240_000, intervalMs: 2_000 },
+      ).catch((err: unknown) => {
+        throw new Error(`${(err as Error).message}\n${outputs()}`);
+      });
+      expect(view.peers.filter((p) => p.state === 'live').every((p) => p.holds.length > 0)).toBe(true);
+      for (const namespace of [home.name, other.name]) {
+        await crs.create(namespace, 'nginx-shard', {});
+        const cr = await crs
+          .waitForCondition(namespace, 'nginx-shard', { type: 'Deployed', status: 'True' }, { timeoutMs: 180_000 })
+          .catch((err: unknown) => {
+            throw new Error(`${(err as Error).message}\n${outputs()}`);
+          });
+        expect(cr.status?.deployedRelease?.revision).toBe(1);
+        const release = await core.listNamespacedSecret({ namespace, labelSelector: 'owner=helm,name=nginx-shard' });
+        // Made under a fence: the revision names its bucket, epoch and replica (ADR 0086).
+        expect(release.items.map((x) => x.metadata?.labels?.['helm.sdk.operatorframework.io/shard'])).toEqual([
+          expect.stringMatching(/^b\d+-e\d+-[0-9a-f]{12}$/),
+        ]);
+      }
+      expect(outputs()).not.toMatch(/forbidden/i);
+      for (const namespace of [home.name, other.name]) {
+        await crs.delete(namespace, 'nginx-shard');
+        await crs.waitForGone(namespace, 'nginx-shard');
+      }
+    } finally {
+      await Promise.all(replicas.map((r) => r.stop()));
+    }
+  }, 900_000);
 
   it("OLM's operators and the catalog server listen on loopback only, and are still running", async () => {
     const pids = [

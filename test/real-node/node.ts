@@ -15,6 +15,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { DEPLOYED, exec, ROOT } from '../support/deploy.js';
+import { helmByHand } from '../support/helm.js';
 
 export const NODE = 'real-node-0';
 export const TAINT = 'helm-operator.io/real-node';
@@ -123,4 +124,21 @@ export function accountCan(
         },
       })
     ).status?.allowed === true;
+}
+
+/** Each release's `helm history` as "<revision>:<status>", by release name ([] when there is none). */
+export async function histories(releases: readonly string[], namespace: string): Promise<Record<string, string[]>> {
+  const history = async (release: string): Promise<string[]> => {
+    const out = await helmByHand('history', release, '-n', namespace, '-o', 'json').catch((err: unknown) => {
+      if (err instanceof Error && /release: not found/.test(err.message)) return '[]';
+      throw err;
+    });
+    return (JSON.parse(out) as { revision: number; status: string }[]).map((r) => `${r.revision}:${r.status}`);
+  };
+  const out: Record<string, string[]> = {};
+  // A few helm processes at a time: the machine is small.
+  for (let i = 0; i < releases.length; i += 6) {
+    await Promise.all(releases.slice(i, i + 6).map(async (r) => (out[r] = await history(r))));
+  }
+  return out;
 }

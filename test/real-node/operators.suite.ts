@@ -10,35 +10,17 @@
 import { AppsV1Api, CoordinationV1Api, CoreV1Api, type V1ContainerStatus, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPLOYED, exec, kubectl } from '../support/deploy.js';
-import { helmByHand } from '../support/helm.js';
 import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
 import { condition, CRs, NGINX, type CR } from '../support/operator.js';
 import { sample } from '../support/prometheus.js';
 import { httpsGet, metricsScrapers, type MetricsScrapers } from '../support/secure-scrape.js';
-import { accountBindings, accountCan, make, NODE, operatorImage, operatorPods, ready } from './node.js';
+import { accountBindings, accountCan, histories, make, NODE, operatorImage, operatorPods, ready } from './node.js';
 
 const LEASE = 'helm-operator';
 const ACCOUNT = { name: DEPLOYED.serviceAccount, namespace: DEPLOYED.namespace };
 const OPERATOR = ['-n', DEPLOYED.namespace] as const;
 const names = (prefix: string, count: number): string[] => Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
 const deployed = (cr: CR): boolean => condition(cr, 'Deployed')?.status === 'True';
-
-/** Each release's `helm history` as "<revision>:<status>", by release name ([] when there is none). */
-async function histories(releases: readonly string[], namespace: string): Promise<Record<string, string[]>> {
-  const history = async (release: string): Promise<string[]> => {
-    const out = await helmByHand('history', release, '-n', namespace, '-o', 'json').catch((err: unknown) => {
-      if (err instanceof Error && /release: not found/.test(err.message)) return '[]';
-      throw err;
-    });
-    return (JSON.parse(out) as { revision: number; status: string }[]).map((r) => `${r.revision}:${r.status}`);
-  };
-  const out: Record<string, string[]> = {};
-  // A few helm processes at a time: the machine is small.
-  for (let i = 0; i < releases.length; i += 6) {
-    await Promise.all(releases.slice(i, i + 6).map(async (r) => (out[r] = await history(r))));
-  }
-  return out;
-}
 
 const once = (releases: readonly string[]): Record<string, string[]> => Object.fromEntries(releases.map((r) => [r, ['1:deployed']]));
 

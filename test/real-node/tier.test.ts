@@ -7,6 +7,7 @@
 import './deploy.suite.js';
 import './image.suite.js';
 import './operators.suite.js';
+import './sharding.suite.js';
 import './token.suite.js';
 import './olm.suite.js';
 import './scaffold.suite.js';

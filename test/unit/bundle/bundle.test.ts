@@ -1,6 +1,11 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import type { GenerateBundleFlags } from '../../../src/bundle/commands.js';
 import { buildBundle } from '../../../src/bundle/csv.js';
+import { defineGenerateCommand } from '../../../src/cli/bundle.js';
 import { ownedEntries } from '../../../src/bundle/descriptors.js';
 import { generateBundle } from '../../../src/bundle/generate.js';
 import { scorecardKustomize } from '../../../src/bundle/scorecard.js';
@@ -225,5 +230,134 @@ describe("bundle validate: OLM's deprecated-API warnings (alpha-deprecated-apis,
 
   it('is optional, as in OLM: not run without --select-optional', () => {
     expect(validateBundle(deprecatedApiBundle('1.24.0')).filter((f) => f.check === 'alpha-deprecated-apis')).toEqual([]);
+  });
+});
+
+describe('generate bundle --sharded-replicas (docs/adr/0100)', () => {
+  const csvDeployment = (csv: K8sObject): unknown => get(csv, 'spec', 'install', 'spec', 'deployments', '0', 'spec');
+  const argsOf = (csv: K8sObject): unknown => get(csvDeployment(csv), 'template', 'spec', 'containers', '0', 'args');
+
+  /** The fixture as config/default renders it: a leader-electing manager, and a Role with sharding's Lease verbs. */
+  function operatorProject(o: { args?: string[]; leaseVerbs?: string[]; replicas?: number } = {}): K8sObject[] {
+    const objects = kustomizeOutput();
+    const role = objects.find((x) => x.kind === 'Role')!;
+    role['rules'] = [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: o.leaseVerbs ?? ['get', 'list', 'create', 'update'] },
+    ];
+    const d = objects.find((x) => x.kind === 'Deployment')!;
+    const spec = d['spec'] as Record<string, unknown>;
+    if (o.replicas !== undefined) spec['replicas'] = o.replicas;
+    const [manager] = get(d, 'spec', 'template', 'spec', 'containers') as Record<string, unknown>[];
+    manager!['args'] = o.args ?? ['--leader-elect', '--leader-election-id=demo'];
+    return objects;
+  }
+  const bundleOf = (objects: K8sObject[], shardedReplicas?: number) =>
+    buildBundle({
+      objects,
+      version: '0.1.0',
+      packageName: 'demo-operator',
+      createdAt: 'T',
+      builderVersion: '0.1.0',
+      ...(shardedReplicas === undefined ? {} : { shardedReplicas }),
+    });
+
+  it('runs the operator Deployment as N replicas with --sharding, and leaves the input as it was', () => {
+    const objects = operatorProject();
+    const before = structuredClone(objects);
+    const { csv, notes } = bundleOf(objects, 3);
+    expect(get(csvDeployment(csv), 'replicas')).toBe(3);
+    // Sharding spreads namespaces: the install modes that watch one say so.
+    expect(notes.join('\n')).toMatch(/OwnNamespace or SingleNamespace, one replica owns the one namespace/);
+    expect(argsOf(csv)).toEqual(['--leader-elect', '--leader-election-id=demo', '--sharding']);
+    // The Lease verbs went into the CSV's permissions, which OLM grants in the install namespace.
+    expect(get(csv, 'spec', 'install', 'spec', 'permissions', '0', 'rules', '0', 'verbs')).toEqual(['get', 'list', 'create', 'update']);
+    expect(objects).toEqual(before);
+  });
+
+  it('without the flag keeps one replica and no --sharding', () => {
+    const { csv, notes } = bundleOf(operatorProject());
+    expect(get(csvDeployment(csv), 'replicas')).toBe(1);
+    expect(notes.join('\n')).not.toMatch(/replicas share/);
+    expect(argsOf(csv)).toEqual(['--leader-elect', '--leader-election-id=demo']);
+  });
+
+  it('takes a Deployment already sharded (config/manifests built from config/sharding) as it is, and does not add --sharding twice', () => {
+    const sharded = () => operatorProject({ args: ['--leader-elect', '--leader-election-id=demo', '--sharding'], replicas: 3 });
+    expect(get(csvDeployment(bundleOf(sharded()).csv), 'replicas')).toBe(3);
+    const { csv } = bundleOf(sharded(), 5);
+    expect(get(csvDeployment(csv), 'replicas')).toBe(5);
+    expect(argsOf(csv)).toEqual(['--leader-elect', '--leader-election-id=demo', '--sharding']);
+  });
+
+  it('refuses a sharded bundle whose ServiceAccount may not list, create and update Leases, naming the verbs and the file', () => {
+    expect(() => bundleOf(operatorProject({ leaseVerbs: ['get', 'create', 'update'] }), 3)).toThrow(
+      /ServiceAccount demo-controller-manager may not list coordination\.k8s\.io leases.*config\/rbac\/leader_election_role\.yaml/,
+    );
+    expect(() => bundleOf(operatorProject({ leaseVerbs: ['get'] }), 2)).toThrow(/may not list, create, update/);
+    // The same check on a Deployment that came sharded: OLM would install it, and its replicas would fail on their first Lease write.
+    expect(() =>
+      bundleOf(
+        operatorProject({ args: ['--leader-elect', '--leader-election-id=demo', '--sharding'], leaseVerbs: ['get', 'create', 'update'] }),
+      ),
+    ).toThrow(/may not list/);
+    // '*' grants them; a rule limited to named Leases does not (the Lease names are made at run time).
+    expect(() => bundleOf(operatorProject({ leaseVerbs: ['*'] }), 3)).not.toThrow();
+    const named = operatorProject();
+    (named.find((x) => x.kind === 'Role')!['rules'] as Record<string, unknown>[])[0]!['resourceNames'] = ['demo'];
+    expect(() => bundleOf(named, 3)).toThrow(/may not list, create, update/);
+  });
+
+  it('refuses --sharding without --leader-elect, a Deployment that elects no leader, and a count below 1', () => {
+    expect(() => bundleOf(operatorProject({ args: ['--sharding'] }))).toThrow(/container manager: --sharding without --leader-elect/);
+    expect(() => bundleOf(operatorProject({ args: ['--leader-elect=false', '--sharding'] }))).toThrow(/without --leader-elect/);
+    expect(() => bundleOf(operatorProject({ args: [] }), 3)).toThrow(
+      /no container of Deployment demo-controller-manager runs --leader-elect.*--leader-election-id/,
+    );
+    expect(() => bundleOf(operatorProject(), 0)).toThrow(/--sharded-replicas 0: give a whole number of replicas, at least 1/);
+  });
+
+  it('multiplies only the Deployment that elects a leader, not another one the bundle carries', () => {
+    const objects = operatorProject();
+    const other = structuredClone(objects.find((x) => x.kind === 'Deployment')!);
+    other.metadata.name = 'demo-webhook';
+    const [c] = get(other, 'spec', 'template', 'spec', 'containers') as Record<string, unknown>[];
+    c!['args'] = ['--port=9443'];
+    const { csv } = bundleOf([...objects, other], 3);
+    const deployments = get(csv, 'spec', 'install', 'spec', 'deployments') as { name: string; spec: { replicas: number } }[];
+    expect(deployments.map((d) => [d.name, d.spec.replicas])).toEqual([
+      ['demo-controller-manager', 3],
+      ['demo-webhook', 1],
+    ]);
+  });
+});
+
+describe('generate bundle --sharded-replicas on the command line', () => {
+  /** The flags the command hands to its action, or the parse error. */
+  async function parsed(...args: string[]): Promise<GenerateBundleFlags> {
+    const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'sharded-flag-')), 'in.yaml');
+    await writeFile(file, '');
+    let got: GenerateBundleFlags | undefined;
+    const cmd = defineGenerateCommand(
+      async () => {},
+      async (f) => {
+        got = f;
+      },
+      '0.1.0',
+    );
+    cmd.exitOverride().configureOutput({ writeErr: () => {} });
+    for (const sub of cmd.commands) sub.exitOverride().configureOutput({ writeErr: () => {} });
+    await cmd.parseAsync(['bundle', '--version', '0.1.0', '--input-file', file, ...args], { from: 'user' });
+    if (got === undefined) throw new Error('the action did not run');
+    return got;
+  }
+
+  it('passes N to the generator, and nothing without the flag', async () => {
+    expect((await parsed('--sharded-replicas', '3')).shardedReplicas).toBe(3);
+    expect((await parsed()).shardedReplicas).toBeUndefined();
+  });
+
+  it('refuses a count that is not a whole number of at least 1', async () => {
+    await expect(parsed('--sharded-replicas', '0')).rejects.toThrow(/--sharded-replicas must be a whole number of at least 1, got "0"/);
+    await expect(parsed('--sharded-replicas', 'three')).rejects.toThrow(/--sharded-replicas must be a whole number/);
   });
 });
