@@ -83,9 +83,10 @@ describe("a later wave's plan with a risk the canary's plan did not have", () =>
     const leaderElection = {
       id: 'rollout-approval-beyond-test',
       namespace: opNs.name,
-      leaseDurationMs: 15_000,
-      renewDeadlineMs: 10_000,
-      retryPeriodMs: 2_000,
+      // Long: on a loaded machine a 10 s renew deadline was missed and the operator stopped mid-test.
+      leaseDurationMs: 60_000,
+      renewDeadlineMs: 40_000,
+      retryPeriodMs: 5_000,
     };
     op = await startOperator({ watches, namespaces: [ns.name], leaderElection });
   };

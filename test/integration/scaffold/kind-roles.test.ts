@@ -30,7 +30,7 @@ import { initFilesOnly } from '../../support/scaffold.js';
 
 const PROJECT = 'kindroles';
 const GROUP = 'kindroles.example.com';
-const PLURAL = 'shelves';
+const PLURAL = 'books';
 const VERSION = 'v1alpha1';
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const forbidden = (err: unknown): boolean => isStatus(err, 403);
@@ -63,9 +63,9 @@ describe("create api's editor and viewer roles, aggregated into edit and view, o
     return k;
   };
   const as = (user: string): CustomObjectsApi => actingAs(user).makeApiClient(CustomObjectsApi);
-  const shelf = (name: string, spec: Record<string, unknown>) => ({
+  const book = (name: string, spec: Record<string, unknown>) => ({
     apiVersion: `${GROUP}/${VERSION}`,
-    kind: 'Shelf',
+    kind: 'Book',
     metadata: { name },
     spec,
   });
@@ -90,7 +90,7 @@ describe("create api's editor and viewer roles, aggregated into edit and view, o
       dryRun: false,
       group: 'kindroles',
       version: VERSION,
-      kind: 'Shelf',
+      kind: 'Book',
       helmChart: fixtureChart('scaffold-web'),
     });
     const objects = parseAllDocuments(await kubectl('kustomize', path.join(root, 'config/default')))
@@ -126,10 +126,10 @@ describe("create api's editor and viewer roles, aggregated into edit and view, o
       ]),
     ).toStrictEqual([
       [
-        `${PROJECT}-kindroles-shelf-editor-role`,
+        `${PROJECT}-kindroles-book-editor-role`,
         ['rbac.authorization.k8s.io/aggregate-to-admin', 'rbac.authorization.k8s.io/aggregate-to-edit'],
       ],
-      [`${PROJECT}-kindroles-shelf-viewer-role`, ['rbac.authorization.k8s.io/aggregate-to-view']],
+      [`${PROJECT}-kindroles-book-viewer-role`, ['rbac.authorization.k8s.io/aggregate-to-view']],
     ]);
   });
 
@@ -139,8 +139,8 @@ describe("create api's editor and viewer roles, aggregated into edit and view, o
     const api = as(editor);
     // The aggregation controller adds the kind to `edit` a moment after the ClusterRole appears.
     await waitFor(
-      'the editor to create a Shelf',
-      () => api.createNamespacedCustomObject({ ...all(), body: shelf('a', {}) }).then(() => true),
+      'the editor to create a Book',
+      () => api.createNamespacedCustomObject({ ...all(), body: book('a', {}) }).then(() => true),
       { timeoutMs: 120_000 },
     );
     await api.patchNamespacedCustomObject({ ...at('a'), body: { spec: { greeting: 'changed' } } }, mergePatch);
@@ -158,26 +158,26 @@ describe("create api's editor and viewer roles, aggregated into edit and view, o
     'lets a user bound to view read the CRs, their status and the plan ConfigMap beside them, but create and change nothing',
     { timeout: 180_000 },
     async () => {
-      await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({ ...all(), body: shelf('b', {}) });
+      await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({ ...all(), body: book('b', {}) });
       await core.createNamespacedConfigMap({
         namespace: ns.name,
-        body: { metadata: { name: 'plan.shelf.b' }, data: { 'plan.json': '{}' } },
+        body: { metadata: { name: 'plan.book.b' }, data: { 'plan.json': '{}' } },
       });
       const viewer = `kindroles-viewer-${ns.name}`;
       await bind(viewer, 'view');
       const api = as(viewer);
-      await waitFor('the viewer to read a Shelf', () => api.getNamespacedCustomObject(at('b')).then(() => true), { timeoutMs: 120_000 });
+      await waitFor('the viewer to read a Book', () => api.getNamespacedCustomObject(at('b')).then(() => true), { timeoutMs: 120_000 });
       const list = (await api.listNamespacedCustomObject(all())) as { items: unknown[] };
       expect(list.items).toHaveLength(1);
       await api.getNamespacedCustomObjectStatus(at('b'));
-      await expect(api.createNamespacedCustomObject({ ...all(), body: shelf('c', {}) })).rejects.toSatisfy(forbidden);
+      await expect(api.createNamespacedCustomObject({ ...all(), body: book('c', {}) })).rejects.toSatisfy(forbidden);
       await expect(api.patchNamespacedCustomObject({ ...at('b'), body: { spec: { greeting: 'no' } } }, mergePatch)).rejects.toSatisfy(
         forbidden,
       );
       await expect(api.deleteNamespacedCustomObject(at('b'))).rejects.toSatisfy(forbidden);
       // The plan ConfigMap is read through the same built-in role (docs/adr/0092); the kind's roles add no ConfigMap.
       expect(
-        (await actingAs(viewer).makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: ns.name, name: 'plan.shelf.b' })).data,
+        (await actingAs(viewer).makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: ns.name, name: 'plan.book.b' })).data,
       ).toStrictEqual({ 'plan.json': '{}' });
       expect(roles.flatMap((r) => r.rules ?? []).flatMap((rule) => rule.resources ?? [])).not.toContain('configmaps');
     },
