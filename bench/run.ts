@@ -12,6 +12,8 @@
  *                            hang, against an idle operator, see bench/fairness.ts
  *   npm run bench -- --rollout [...]   chart v2 over N CRs at the default rollout policy and all at
  *                            once: time and the API server's peak request rate, see bench/rollout.ts
+ *   npm run bench -- --approval-idle [...]  the comparison's scenarios with a watch's `approval`
+ *                            never against risky: idle CPU and requests, see bench/approval-idle.ts
  *
  * 1. Drift repair latency: delete the release's Deployment, time until it is back (20 tries);
  *    reference: the API round trip of creating a Deployment ourselves and seeing it in a watch.
@@ -55,6 +57,7 @@ import { determineReleaseState, RELEASE_LABELS } from '../src/reconciler/decide/
 import { fingerprint, mergeValues } from '../src/reconciler/desired/values.js';
 import { makeLogger } from '../src/telemetry/logger.js';
 import { churn } from './churn.js';
+import { approvalIdle } from './approval-idle.js';
 import { compare } from './compare/main.js';
 import { fairness } from './fairness.js';
 import { rollout } from './rollout.js';
@@ -445,7 +448,13 @@ async function main(): Promise<void> {
   }
 }
 
-const modes = { '--compare': compare, '--churn': churn, '--fairness': fairness, '--rollout': rollout } as const;
+const modes = {
+  '--compare': compare,
+  '--churn': churn,
+  '--fairness': fairness,
+  '--rollout': rollout,
+  '--approval-idle': approvalIdle,
+} as const;
 const mode = Object.entries(modes).find(([flag]) => process.argv.includes(flag))?.[1];
 const entry = mode === undefined ? main() : mode(process.argv.slice(2));
 entry.then(

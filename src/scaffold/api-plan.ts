@@ -14,9 +14,17 @@ import {
   type CrdInputs,
   type RbacFragmentInputs,
 } from './templates/api.js';
+import { KIND_ROLES_MARKER, kindRole, kindRoleFileName, kindRolesKustomization } from './templates/kind-roles.js';
 
 export interface ApiPlanInputs {
   readonly names: ApiNames;
+  /** The project's name (PROJECT), for the labels of the kind's roles. */
+  readonly projectName: string;
+  /**
+   * config/rbac/kustomization.yaml has the marker for the kind's roles. False in a project
+   * scaffolded before it: the roles are written but not listed (create api says how to list them).
+   */
+  readonly listKindRoles: boolean;
   readonly chartName: string;
   /** Every file of the chart directory (dependencies built), relative paths. */
   readonly chartFiles: readonly ChartFile[];
@@ -44,6 +52,9 @@ export function apiPlan(a: ApiPlanInputs): Plan {
     insert('watches.yaml', 'watch', watchEntry(n, a.chartName, a.allowKinds)),
     insert('config/crd/kustomization.yaml', 'crdkustomizeresource', `- bases/${crdFile}\n`),
     insert('config/samples/kustomization.yaml', 'manifestskustomizesamples', `- ${sampleFile}\n`),
+    create(`config/rbac/${kindRoleFileName(n, 'editor')}`, kindRole(n, a.projectName, 'editor')),
+    create(`config/rbac/${kindRoleFileName(n, 'viewer')}`, kindRole(n, a.projectName, 'viewer')),
+    ...(a.listKindRoles ? [insert('config/rbac/kustomization.yaml', KIND_ROLES_MARKER, kindRolesKustomization(n))] : []),
     insert('config/rbac/role.yaml', 'rules', rbacFragment({ names: n, chartName: a.chartName, ...a.rbac }), true),
     insert('PROJECT', 'resources', projectResource(n)),
     ...(a.tenancy === undefined ? [] : [insert('README.md', 'tenancy', tenancyFragment(n, a.chartName, a.tenancy), true)]),

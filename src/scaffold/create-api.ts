@@ -24,6 +24,7 @@ import { readProject, watchedChart, type ProjectConfig } from '../machinery/proj
 import { apiVersionOf, crdFileName, watchEntry } from './templates/api.js';
 import { checkCrdUpdate, removeStaleChartFiles, staleChartFiles, unsafeCrdChanges, type StaleChartFiles } from './chart-update.js';
 import { updateWatchEntry } from './watch-entry-update.js';
+import { KIND_ROLES_MARKER, kindRoleFileName } from './templates/kind-roles.js';
 import { tenancySentences, tenantValues, type TemplateText } from './tenant-values.js';
 import type { ChartFile } from '../config/chart.js';
 
@@ -223,6 +224,24 @@ export async function chartRbac(
   };
 }
 
+const RBAC_KUSTOMIZATION = 'config/rbac/kustomization.yaml';
+
+/**
+ * Whether config/rbac/kustomization.yaml has the marker the kind's roles are listed at. A project
+ * scaffolded before it has none: the roles are written all the same, and a note says how to list them.
+ */
+async function kindRolesListed(root: string, n: ApiNames): Promise<{ list: boolean; notes: string[] }> {
+  const list = (await readOptional(path.join(root, RBAC_KUSTOMIZATION)))?.includes(markerText(KIND_ROLES_MARKER)) === true;
+  if (list) return { list, notes: [] };
+  const files = `${kindRoleFileName(n, 'editor')} and ${kindRoleFileName(n, 'viewer')}`;
+  return {
+    list,
+    notes: [
+      `RBAC: ${RBAC_KUSTOMIZATION} has no "# ${markerText(KIND_ROLES_MARKER)}" line (a project scaffolded before it): add ${files} to its resources to deploy the kind's editor and viewer roles (aggregated into edit and view), and the marker line after them for the next kinds`,
+    ],
+  };
+}
+
 /** `resource` or `resource.group` for each resource the rules name. */
 const grantedResources = (rules: readonly PolicyRule[]): string[] =>
   rules.flatMap((r) => r.resources.map((res) => (r.apiGroups[0] === '' ? res : `${res}.${r.apiGroups[0] ?? ''}`)));
@@ -279,10 +298,13 @@ export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promi
       rbac.allowKinds.kinds,
     );
     const readme = await readOptional(path.join(o.root, 'README.md'));
+    const kindRoles = await kindRolesListed(o.root, n);
     const existing = exists(project, n);
     const watches = existing ? await regeneratedWatch(o.root, n, chart.name, rbac.allowKinds) : undefined;
     const plan = apiPlan({
       names: n,
+      projectName: project.projectName,
+      listKindRoles: kindRoles.list,
       chartName: chart.name,
       chartFiles,
       crd: { spec: conv.schema, status: deps.library.statusSchema(), schemaSource: source, warnings, shortNames: o.shortNames ?? [] },
@@ -308,6 +330,7 @@ export async function createApi(o: CreateApiOptions, deps: CreateApiDeps): Promi
         ...warnings.map((w) => `CRD schema: ${w}`),
         ...rbac.notes,
         ...tenancy.map((t) => `Tenancy: ${t}`),
+        ...kindRoles.notes,
         ...update.notes,
         ...removed,
       ],

@@ -227,13 +227,23 @@ describe('deploying the operator (make install / deploy / build-installer / unde
     const rendered = parseManifests(await exec('bash', ['hack/kustomize.sh', 'build', 'config/default', IMG], 60_000));
     const roles = rendered.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole');
     expect(roles.map((o) => o.metadata.name).sort()).toEqual(
-      [`${PREFIX}leader-election-role`, `${PREFIX}manager-role`, `${PREFIX}metrics-auth-role`, `${PREFIX}metrics-reader`].sort(),
+      [
+        `${PREFIX}leader-election-role`,
+        `${PREFIX}manager-role`,
+        `${PREFIX}metrics-auth-role`,
+        `${PREFIX}metrics-reader`,
+        // The Nginx kind's roles, aggregated into edit/admin and view (docs/adr/0098).
+        `${PREFIX}nginx-editor-role`,
+        `${PREFIX}nginx-viewer-role`,
+      ].sort(),
     );
     expect(wildcards(roles)).toEqual([]);
     const live = [
       await rbac.readClusterRole({ name: `${PREFIX}manager-role` }),
       await rbac.readClusterRole({ name: `${PREFIX}metrics-reader` }),
       await rbac.readClusterRole({ name: `${PREFIX}metrics-auth-role` }),
+      await rbac.readClusterRole({ name: `${PREFIX}nginx-editor-role` }),
+      await rbac.readClusterRole({ name: `${PREFIX}nginx-viewer-role` }),
       await rbac.readNamespacedRole({ name: `${PREFIX}leader-election-role`, namespace: NAMESPACE }),
     ].map((r) => ({
       apiVersion: 'rbac.authorization.k8s.io/v1',

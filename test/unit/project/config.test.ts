@@ -156,6 +156,34 @@ describe('config/rbac', () => {
     }
   });
 
+  it('aggregates each watched kind into the built-in edit/admin and view, with no write on its status', () => {
+    const watches = parse(read('watches.yaml')) as { group: string; kind: string }[];
+    const crds = yamlFiles('config/crd/bases').flatMap(objectsIn) as unknown as {
+      spec: { group: string; names: { kind: string; plural: string } };
+    }[];
+    // Only what config/rbac/kustomization.yaml lists is deployed.
+    const listed = (parse(read('config/rbac/kustomization.yaml')) as { resources: string[] }).resources
+      .flatMap((f) => objectsIn(`config/rbac/${f}`))
+      .filter((o) => o.kind === 'ClusterRole');
+    for (const w of watches) {
+      const plural = crds.find((c) => c.spec.group === w.group && c.spec.names.kind === w.kind)?.spec.names.plural ?? '';
+      const on = (label: string, resource: string): string[] =>
+        [
+          ...new Set(
+            listed
+              .filter((r) => r.metadata.labels?.[`rbac.authorization.k8s.io/${label}`] === 'true')
+              .flatMap((r) => granted(r.rules ?? [], w.group, resource)),
+          ),
+        ].sort();
+      for (const label of ['aggregate-to-edit', 'aggregate-to-admin']) {
+        expect(on(label, plural), label).toEqual(['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
+        expect(on(label, `${plural}/status`), label).toEqual(['get']);
+      }
+      expect(on('aggregate-to-view', plural)).toEqual(['get', 'list', 'watch']);
+      expect(on('aggregate-to-view', `${plural}/status`)).toEqual(['get']);
+    }
+  });
+
   it('grants helm release Secrets, Events, and each kind the nginx chart can render', () => {
     expect(granted(manager, '', 'secrets')).toEqual([...ALL_VERBS].sort());
     expect(granted(manager, '', 'events')).toEqual(['create', 'patch']);

@@ -4,11 +4,13 @@ import { apiPlan } from '../../../src/scaffold/api-plan.js';
 import { objectsOfManifest, resolveKinds } from '../../../src/scaffold/chart-kinds.js';
 import { builtinResourceInfo } from '../../../src/scaffold/rbac.js';
 import { apiNames } from '../../../src/scaffold/names.js';
-import { upsertFramedAtMarker, type CreateOp, type InsertOp } from '../../../src/machinery/index.js';
+import { upsertFramedAtMarker, type CreateOp, type InsertOp, type Plan } from '../../../src/machinery/index.js';
 
 const names = apiNames({ group: 'cache', version: 'v1alpha1', kind: 'Memcached' }, 'example.com');
 const inputs: Parameters<typeof apiPlan>[0] = {
   names,
+  projectName: 'demo',
+  listKindRoles: true,
   chartName: 'memcached',
   chartFiles: [
     { path: 'Chart.yaml', data: Buffer.from('name: memcached\n') },
@@ -66,6 +68,7 @@ describe('apiPlan', () => {
       'watches.yaml@watch',
       'config/crd/kustomization.yaml@crdkustomizeresource',
       'config/samples/kustomization.yaml@manifestskustomizesamples',
+      'config/rbac/kustomization.yaml@rbackustomizeroles',
       'config/rbac/role.yaml@rules',
       'PROJECT@resources',
     ]);
@@ -90,6 +93,70 @@ describe('apiPlan', () => {
     expect(twice.match(/# --- Memcached/g)).toHaveLength(1);
     expect(twice).toContain('verbs: ["get", "create"]');
     expect(twice).not.toContain('verbs: ["get"]\n');
+  });
+});
+
+describe("the kind's editor and viewer roles", () => {
+  interface Role {
+    kind: string;
+    metadata: { name: string; labels: Record<string, string> };
+    rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+  }
+  const role = (file: string): Role => parseAllDocuments(String(op(`config/rbac/${file}`).body))[0]!.toJS() as Role;
+  const granted = (r: Role, resource: string): string[] =>
+    r.rules.filter((x) => x.apiGroups.includes('cache.example.com') && x.resources.includes(resource)).flatMap((x) => x.verbs);
+
+  it('writes <group>_<kind>_editor_role.yaml: every verb on the CRs, aggregated into edit and admin', () => {
+    const editor = role('cache_memcached_editor_role.yaml');
+    expect(editor.kind).toBe('ClusterRole');
+    expect(editor.metadata.name).toBe('cache-memcached-editor-role');
+    expect(editor.metadata.labels).toStrictEqual({
+      'app.kubernetes.io/name': 'demo',
+      'app.kubernetes.io/managed-by': 'kustomize',
+      'rbac.authorization.k8s.io/aggregate-to-edit': 'true',
+      'rbac.authorization.k8s.io/aggregate-to-admin': 'true',
+    });
+    expect(granted(editor, 'memcacheds').sort()).toStrictEqual(['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
+  });
+
+  it('writes <group>_<kind>_viewer_role.yaml: get, list, watch, aggregated into view', () => {
+    const viewer = role('cache_memcached_viewer_role.yaml');
+    expect(viewer.metadata.name).toBe('cache-memcached-viewer-role');
+    expect(viewer.metadata.labels['rbac.authorization.k8s.io/aggregate-to-view']).toBe('true');
+    expect(Object.keys(viewer.metadata.labels).filter((l) => l.startsWith('rbac.'))).toStrictEqual([
+      'rbac.authorization.k8s.io/aggregate-to-view',
+    ]);
+    expect(granted(viewer, 'memcacheds')).toStrictEqual(['get', 'list', 'watch']);
+  });
+
+  it('lets neither write status (the held plan digest is kept there), nor reach finalizers or any other resource', () => {
+    for (const file of ['cache_memcached_editor_role.yaml', 'cache_memcached_viewer_role.yaml']) {
+      const r = role(file);
+      expect(granted(r, 'memcacheds/status'), file).toStrictEqual(['get']);
+      expect(r.rules.flatMap((x) => x.resources).sort(), file).toStrictEqual(['memcacheds', 'memcacheds/status']);
+      expect(
+        r.rules.flatMap((x) => x.apiGroups),
+        file,
+      ).toStrictEqual(['cache.example.com', 'cache.example.com']);
+    }
+  });
+
+  it('lists both in config/rbac/kustomization.yaml at its marker, or, in a project without the marker, writes them unlisted', () => {
+    const listed = inserts.find((i) => i.marker === 'rbackustomizeroles')!;
+    expect(listed.fragment).toBe('- cache_memcached_editor_role.yaml\n- cache_memcached_viewer_role.yaml\n');
+    const unlisted = apiPlan({ ...inputs, listKindRoles: false });
+    expect(unlisted.filter((o) => o.path === 'config/rbac/kustomization.yaml')).toStrictEqual([]);
+    expect(unlisted.map((o) => o.path)).toContain('config/rbac/cache_memcached_editor_role.yaml');
+  });
+
+  it('names the files without the version (RBAC has none) and without a group when the group is empty', () => {
+    const v1 = apiPlan({ ...inputs, names: apiNames({ group: 'cache', version: 'v1', kind: 'Memcached' }, 'example.com') });
+    const body = (p: Plan, file: string): string => String((p.find((o) => o.path === file) as CreateOp).body);
+    expect(body(v1, 'config/rbac/cache_memcached_editor_role.yaml')).toBe(body(plan, 'config/rbac/cache_memcached_editor_role.yaml'));
+    const bare = apiPlan({ ...inputs, names: apiNames({ group: '', version: 'v1', kind: 'Memcached' }, 'example.com') });
+    expect(bare.map((o) => o.path)).toEqual(
+      expect.arrayContaining(['config/rbac/memcached_editor_role.yaml', 'config/rbac/memcached_viewer_role.yaml']),
+    );
   });
 });
 

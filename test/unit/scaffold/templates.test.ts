@@ -7,6 +7,7 @@ import { initPlan } from '../../../src/scaffold/init.js';
 import { apiNames } from '../../../src/scaffold/names.js';
 import { watchEntry } from '../../../src/scaffold/templates/api.js';
 import { configFiles } from '../../../src/scaffold/templates/config.js';
+import { KIND_ROLES_MARKER, kindRole, kindRoleFileName, kindRolesKustomization } from '../../../src/scaffold/templates/kind-roles.js';
 import { crdKustomization, managerRole, samplesKustomization, watchesFile } from '../../../src/scaffold/templates/project.js';
 import { SECURE_MONITOR_ENDPOINT } from '../../support/secure-scrape.js';
 
@@ -14,10 +15,22 @@ const repo = path.resolve(import.meta.dirname, '../../..');
 const runtime = { runtimePackage: 'helm-operator-ts', runtimeVersion: '0.1.0', runtimeDependency: '0.1.0', nodeVersion: '24.21.0' };
 const vendored = { ...runtime, runtimeDependency: 'file:vendor/helm-operator-ts-0.1.0.tgz' };
 
+const nginx = apiNames({ group: '', version: 'v1alpha1', kind: 'Nginx' }, 'example.com');
+
 describe("init's config/ templates", () => {
   it("are this repository's own config/ files for the project name helm-operator", () => {
     for (const [file, body] of Object.entries(configFiles({ projectName: 'helm-operator' }))) {
-      expect(body, file).toBe(readFileSync(path.join(repo, file), 'utf8'));
+      // This repository's config/rbac lists its Nginx kind's roles where create api lists a kind's.
+      const ours =
+        file === 'config/rbac/kustomization.yaml' ? insertAtMarker(body, file, KIND_ROLES_MARKER, kindRolesKustomization(nginx)) : body;
+      expect(ours, file).toBe(readFileSync(path.join(repo, file), 'utf8'));
+    }
+  });
+
+  it("hold this repository's Nginx editor and viewer roles as create api writes them", () => {
+    for (const role of ['editor', 'viewer'] as const) {
+      const file = `config/rbac/${kindRoleFileName(nginx, role)}`;
+      expect(readFileSync(path.join(repo, file), 'utf8'), file).toBe(kindRole(nginx, 'helm-operator', role));
     }
   });
 
