@@ -339,8 +339,9 @@ describe('generate bundle --sharded-replicas on the command line', () => {
     let got: GenerateBundleFlags | undefined;
     const cmd = defineGenerateCommand(
       async () => {},
-      async (f) => {
+      (f) => {
         got = f;
+        return Promise.resolve();
       },
       '0.1.0',
     );
