@@ -39,6 +39,8 @@ const RISKY = kindOf('Risky');
 /** `approval: risky`, approved by the platform only (the default `approvedBy`). */
 const PLATFORM = kindOf('Platform');
 const APPROVE = 'helm-operator.io/approve-plan';
+/** The pause annotation (operator-sdk's). */
+const PAUSED = 'helm.sdk.operatorframework.io/paused';
 
 const watches = [
   `- {group: ${ALWAYS.group}, version: v1, kind: ${ALWAYS.kind}, chart: ${CHART}, approval: always, approvedBy: cr}`,
@@ -327,12 +329,16 @@ describe('upgrade plans and their approval', () => {
   it('a field another manager owns is flagged as a conflict, with the value the upgrade would take back', async () => {
     const crs = new CRs(kc, RISKY);
     await installed(crs, 'taken', { greeting: 'one' });
+    // Paused while the scale lands: in sync, the operator's drift repair takes a kubectl scale back,
+    // and when its reconcile ran before the spec change reached it, the plan had nothing in conflict.
+    await crs.patch(ns.name, 'taken', { metadata: { annotations: { [PAUSED]: 'true' } } });
+    await waitFor('Risky taken to say it is paused', async () => condition(await crs.get(ns.name, 'taken'), 'Paused')?.status === 'True');
     // `kubectl scale`: the scale subresource, as its own field manager.
     await apps.patchNamespacedDeploymentScale(
       { namespace: ns.name, name: 'taken-app', body: { spec: { replicas: 3 } }, fieldManager: 'kubectl-scale' },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    await crs.patch(ns.name, 'taken', { spec: { greeting: 'two' } });
+    await crs.patch(ns.name, 'taken', { metadata: { annotations: { [PAUSED]: null } }, spec: { greeting: 'two' } });
     const held = await heldPlan(crs, 'taken');
     expect(held.risks).toStrictEqual(['conflict']);
     const deployment = (await storedPlan(RISKY, 'taken')).objects.find((o) => o.kind === 'Deployment');
