@@ -89,7 +89,8 @@ describe('bundle image → registry → file-based catalog (podman, distribution
     const fromDir = blobs(stdout).find((b) => b.schema === 'olm.bundle');
     const objects = (b: FbcBlob | undefined): unknown[] =>
       (b?.properties ?? []).filter((p) => p.type === 'olm.bundle.object').map((p) => p.value);
-    expect(objects(fromImage)).toHaveLength(4);
+    // The CRD, the CSV, the metrics Service and reader role, and the kind's editor and viewer roles.
+    expect(objects(fromImage)).toHaveLength(6);
     expect(objects(fromImage)).toEqual(objects(fromDir));
     expect(await readFile(path.join(ROOT, 'catalog.Dockerfile'), 'utf8')).toMatch(/^ADD catalog \/configs/m);
   }, 300_000);
