@@ -14,6 +14,8 @@
  *                            once: time and the API server's peak request rate, see bench/rollout.ts
  *   npm run bench -- --approval-idle [...]  the comparison's scenarios with a watch's `approval`
  *                            never against risky: idle CPU and requests, see bench/approval-idle.ts
+ *   npm run bench -- --shards [...]    N CRs over many namespaces converged by 1, 2, 4 sharded replicas
+ *                            and by operator-sdk, each under a pod's CPU limit, see bench/shards.ts
  *
  * 1. Drift repair latency: delete the release's Deployment, time until it is back (20 tries);
  *    reference: the API round trip of creating a Deployment ourselves and seeing it in a watch.
@@ -61,6 +63,7 @@ import { approvalIdle } from './approval-idle.js';
 import { compare } from './compare/main.js';
 import { fairness } from './fairness.js';
 import { rollout } from './rollout.js';
+import { shards } from './shards.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -454,6 +457,7 @@ const modes = {
   '--fairness': fairness,
   '--rollout': rollout,
   '--approval-idle': approvalIdle,
+  '--shards': shards,
 } as const;
 const mode = Object.entries(modes).find(([flag]) => process.argv.includes(flag))?.[1];
 const entry = mode === undefined ? main() : mode(process.argv.slice(2));

@@ -91,14 +91,15 @@ export function sumCounter(exposition: string, metric: string): number {
 function launch(
   name: OperatorName,
   setup: OperatorSetup,
-  run: { readonly args: readonly string[]; readonly env: NodeJS.ProcessEnv; readonly dir: string },
+  run: { readonly args: readonly string[]; readonly env: NodeJS.ProcessEnv; readonly dir: string; readonly instance: string },
 ): { child: ChildProcess; cgroup: LimitCgroup | undefined } {
   const { env, dir } = run;
   const [command, args] =
     name === 'ours'
       ? [process.execPath, [...setup.oursNodeOptions, setup.oursMain, 'run', ...run.args, '--helm-binary', setup.helmBin]]
       : [setup.sdkBin, ['run', ...run.args, '--leader-elect=false']];
-  const cgroup = setup.limits === undefined ? undefined : LimitCgroup.create(`helm-operator-bench-${process.pid}-${name}`, setup.limits);
+  const cgroup =
+    setup.limits === undefined ? undefined : LimitCgroup.create(`helm-operator-bench-${process.pid}-${run.instance}`, setup.limits);
   const inCgroup = cgroup?.wrap(command, args) ?? { command, args };
   const child = spawn(inCgroup.command, inCgroup.args, { env, cwd: dir });
   const log = createWriteStream(path.join(dir, 'operator.log'));
@@ -116,8 +117,23 @@ async function untilReady(child: ChildProcess, healthPort: number, failure: stri
   }
 }
 
-export async function startOperator(name: OperatorName, namespace: string, setup: OperatorSetup): Promise<RunningOperator> {
-  const dir = path.join(setup.workDir, `${name}-${namespace}`);
+/** More than one operator of a kind at once (sharded replicas): a name of its own, and its own flags. */
+export interface Instance {
+  /** Names its work directory and cgroup; default `<name>-<namespace>`. */
+  readonly id?: string;
+  /** Flags after the common ones (ours: e.g. `--leader-elect --sharding …`). */
+  readonly args?: readonly string[];
+}
+
+/** `namespace`: WATCH_NAMESPACE, one namespace or a comma-separated list. */
+export async function startOperator(
+  name: OperatorName,
+  namespace: string,
+  setup: OperatorSetup,
+  instance: Instance = {},
+): Promise<RunningOperator> {
+  const id = instance.id ?? `${name}-${namespace}`;
+  const dir = path.join(setup.workDir, id);
   await mkdir(dir, { recursive: true });
   const watches = path.join(dir, 'watches.yaml');
   await writeFile(
@@ -135,11 +151,12 @@ export async function startOperator(name: OperatorName, namespace: string, setup
     ...(setup.concurrency === 'auto' ? [] : ['--max-concurrent-reconciles', String(setup.concurrency)]),
     '--zap-log-level',
     'error',
+    ...(instance.args ?? []),
   ];
   // Both keep helm's caches and config under HOME: a fresh one each, so neither starts warm.
   const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: setup.kubeconfig, WATCH_NAMESPACE: namespace, HOME: dir };
   delete env.NODE_OPTIONS;
-  const { child, cgroup } = launch(name, setup, { args: common, env, dir });
+  const { child, cgroup } = launch(name, setup, { args: common, env, dir, instance: id });
   const exited = new Promise<void>((resolve) =>
     child.once('exit', () => {
       resolve();
