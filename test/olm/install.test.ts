@@ -65,6 +65,25 @@ interface CsvSpec {
 const ruleKeys = (rules: readonly V1PolicyRule[]): string[] =>
   rules.map((r) => JSON.stringify([r.apiGroups ?? [], r.resources ?? [], r.verbs, r.nonResourceURLs ?? [], r.resourceNames ?? []])).sort();
 
+/**
+ * `run`'s flags as the Deployment OLM created runs them (config/manager): the sample's watches,
+ * leader election on, probes and metrics off, with the given kubeconfig (a ServiceAccount's token).
+ */
+const runAsDeployed = (kubeconfig: string, leaseNamespace: string): string[] => [
+  'run',
+  '--watches-file',
+  'watches.yaml',
+  '--helm-binary',
+  inject('helmBin'),
+  '--kubeconfig',
+  kubeconfig,
+  '--metrics-bind-address=0',
+  '--health-probe-bind-address=0',
+  '--leader-elect',
+  '--leader-election-id=helm-operator',
+  `--leader-election-namespace=${leaseNamespace}`,
+];
+
 describe('installing the bundle through OLM', () => {
   const kc = testKubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
@@ -177,27 +196,10 @@ describe('installing the bundle through OLM', () => {
     const kubeconfig = path.join(dir, 'operator.kubeconfig');
     await serviceAccountKubeconfig(kc, kubeconfig, { name: DEPLOYED.serviceAccount, namespace: ns });
     // As the Deployment OLM created would run it: WATCH_NAMESPACE from olm.targetNamespaces, leader election on.
-    operator = startChild(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        path.join(ROOT, 'src/cli/main.ts'),
-        'run',
-        '--watches-file',
-        'watches.yaml',
-        '--helm-binary',
-        inject('helmBin'),
-        '--kubeconfig',
-        kubeconfig,
-        '--metrics-bind-address=0',
-        '--health-probe-bind-address=0',
-        '--leader-elect',
-        '--leader-election-id=helm-operator',
-        `--leader-election-namespace=${ns}`,
-      ],
-      { cwd: ROOT, env: childEnv({ KUBECONFIG: kubeconfig, WATCH_NAMESPACE: ns }) },
-    );
+    operator = startChild(process.execPath, [inject('operatorBundle'), ...runAsDeployed(kubeconfig, ns)], {
+      cwd: ROOT,
+      env: childEnv({ KUBECONFIG: kubeconfig, WATCH_NAMESPACE: ns }),
+    });
     await kubectl('apply', '-n', ns, '-f', DEPLOYED.sample);
     const cr = await crs
       .waitForCondition(ns, 'nginx-sample', { type: 'Deployed', status: 'True' }, { timeoutMs: 120_000 })
@@ -295,26 +297,10 @@ describe('installing the bundle through OLM', () => {
     const kubeconfig = path.join(root, 'operator.kubeconfig');
     await serviceAccountKubeconfig(kc, kubeconfig, { name: DEPLOYED.serviceAccount, namespace: home.name });
     const replicas = [0, 1].map(() =>
-      startChild(
-        process.execPath,
-        [
-          inject('operatorBundle'),
-          'run',
-          '--watches-file',
-          'watches.yaml',
-          '--helm-binary',
-          inject('helmBin'),
-          '--kubeconfig',
-          kubeconfig,
-          '--metrics-bind-address=0',
-          '--health-probe-bind-address=0',
-          '--leader-elect',
-          '--leader-election-id=helm-operator',
-          `--leader-election-namespace=${home.name}`,
-          '--sharding',
-        ],
-        { cwd: ROOT, env: childEnv({ KUBECONFIG: kubeconfig, WATCH_NAMESPACE: `${home.name},${other.name}` }) },
-      ),
+      startChild(process.execPath, [inject('operatorBundle'), ...runAsDeployed(kubeconfig, home.name), '--sharding'], {
+        cwd: ROOT,
+        env: childEnv({ KUBECONFIG: kubeconfig, WATCH_NAMESPACE: `${home.name},${other.name}` }),
+      }),
     );
     const outputs = (): string => replicas.map((r, i) => `--- replica ${i} ---\n${r.output().slice(-3000)}`).join('\n');
     try {
