@@ -121,6 +121,10 @@ test-integration: deps tools ## Run the middle tier, integration and e2e tests (
 bench: deps tools ## Run the benchmarks.
 	npm run --silent bench
 
+.PHONY: bench-scale
+bench-scale: deps ## Opt-in: steady state at N=10,000 CRs of a light chart beside operator-sdk (hours; BENCH_ARGS="--n 2000").
+	npm run --silent bench -- --scale $(BENCH_ARGS)
+
 .PHONY: bench-compare
 bench-compare: deps ## Side by side with operator-sdk's helm-operator, N=100 and N=1000 (builds it once; BENCH_ARGS="--n 20 --idle-seconds 20").
 	npm run --silent bench -- --compare $(BENCH_ARGS)

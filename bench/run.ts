@@ -16,6 +16,8 @@
  *                            never against risky: idle CPU and requests, see bench/approval-idle.ts
  *   npm run bench -- --shards [...]    N CRs over many namespaces converged by 1, 2, 4 sharded replicas
  *                            and by operator-sdk, each under a pod's CPU limit, see bench/shards.ts
+ *   npm run bench -- --scale [...]     (or: make bench-scale) steady state at N=10,000 CRs of a light
+ *                            chart beside operator-sdk: CPU, API requests, RSS, see bench/scale.ts
  *
  * 1. Drift repair latency: delete the release's Deployment, time until it is back (20 tries);
  *    reference: the API round trip of creating a Deployment ourselves and seeing it in a watch.
@@ -63,6 +65,7 @@ import { approvalIdle } from './approval-idle.js';
 import { compare } from './compare/main.js';
 import { fairness } from './fairness.js';
 import { rollout } from './rollout.js';
+import { scale } from './scale.js';
 import { shards } from './shards.js';
 
 const run = promisify(execFile);
@@ -458,6 +461,7 @@ const modes = {
   '--rollout': rollout,
   '--approval-idle': approvalIdle,
   '--shards': shards,
+  '--scale': scale,
 } as const;
 const mode = Object.entries(modes).find(([flag]) => process.argv.includes(flag))?.[1];
 const entry = mode === undefined ? main() : mode(process.argv.slice(2));

@@ -26,23 +26,16 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { HttpMethod, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { RawClient, resourcePath } from '../src/k8s/raw-client.js';
-import { mapBounded } from '../src/runtime/bounded.js';
-import { Informer } from '../src/runtime/informer.js';
-import { KubeShardLeaseStore } from '../src/runtime/shard-lease-store.js';
-import { liveByRecord, shardGroupView } from '../src/runtime/shard-view.js';
-import { parseCpus, parseMemory, usageBetween } from './compare/cgroup.js';
-import { isDeployed, NGINX } from './compare/cluster.js';
+import { parseCpus, parseMemory, usageBetween, type CgroupReading } from './compare/cgroup.js';
+import { isDeployed } from './compare/cluster.js';
 import { prepare, positive, type Prepared } from './compare/main.js';
-import { startOperator, type OperatorName, type RunningOperator } from './compare/operators.js';
-import { createNamespace, deleteNamespace, SPEC } from './compare/scenarios.js';
+import type { OperatorName, RunningOperator } from './compare/operators.js';
+import { SPEC } from './compare/scenarios.js';
+import { spread, startFleet } from './fleet.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
 const MiB = 1024 * 1024;
-/** The replicas' --leader-election-id: their shard group. */
-const GROUP = 'bench-shards';
 
 const say = (msg: string): void => {
   process.stderr.write(`[bench-shards ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
@@ -108,77 +101,36 @@ export function table(configs: readonly ConfigResult[]): string {
   ].join('\n');
 }
 
-/** Pure: N CR names, each with its namespace, round-robin over the namespaces. */
-export function spread(n: number, namespaces: readonly string[]): { readonly name: string; readonly namespace: string }[] {
-  if (namespaces.length === 0) throw new Error('spread: no namespaces');
-  return Array.from({ length: n }, (_, i) => ({ name: `s-${i + 1}`, namespace: namespaces[i % namespaces.length] ?? '' }));
-}
-
 function parseReplicas(v: string): number[] {
   const list = v.split(',').map((s) => positive('replicas', s.trim()));
   if (new Set(list).size !== list.length) throw new Error(`--replicas must not repeat a count, got "${v}"`);
   return list;
 }
 
-/** Every CR of the run's namespaces, through one cluster-wide watch (no polling requests). */
-class FleetWatch {
-  readonly #informer: Informer;
-  readonly #namespaces: ReadonlySet<string>;
-  readonly #waiters = new Set<() => void>();
-
-  constructor(kc: KubeConfig, namespaces: readonly string[]) {
-    this.#namespaces = new Set(namespaces);
-    this.#informer = new Informer(kc, { resource: { ...NGINX } });
-    const wake = (): void => {
-      for (const w of this.#waiters) w();
-    };
-    this.#informer.onAdd(wake);
-    this.#informer.onUpdate(wake);
-    this.#informer.onDelete(wake);
-  }
-
-  start = (): Promise<void> => this.#informer.start();
-  stop = (): Promise<void> => this.#informer.stop();
-
-  crs(): readonly KubernetesObject[] {
-    return this.#informer.list().filter((cr) => this.#namespaces.has(cr.metadata?.namespace ?? ''));
-  }
-
-  until(what: string, holds: () => boolean, timeoutMs: number): Promise<void> {
-    if (holds()) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      const check = (): void => {
-        if (!holds()) return;
-        done();
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`));
-      }, timeoutMs);
-      const done = (): void => {
-        clearTimeout(timer);
-        this.#waiters.delete(check);
-      };
-      this.#waiters.add(check);
-    });
-  }
+/** What a replica's counters say at one moment. */
+interface Reading {
+  readonly cgroup: CgroupReading | undefined;
+  readonly helm: number | undefined;
+  readonly rssBytes: number;
 }
 
-/** Until the group's Leases show `replicas` live peers and no handoff under way. */
-async function groupSettled(kc: KubeConfig, home: string, replicas: number, timeoutMs = 300_000): Promise<void> {
-  const store = new KubeShardLeaseStore(kc, home, GROUP);
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const view = shardGroupView({ group: GROUP, leases: await store.list(), live: liveByRecord(Date.now()) });
-    const live = view.peers.filter((p) => p.state === 'live').length;
-    if (live === replicas && view.handoffs.length === 0) return;
-    if (Date.now() > deadline)
-      throw new Error(
-        `shard group ${GROUP} in ${home}: ${live} of ${replicas} replicas live, ${view.handoffs.length} handoffs after ${timeoutMs / 1000} s`,
-      );
-    await new Promise((r) => setTimeout(r, 500));
-  }
+async function reading(op: RunningOperator): Promise<Reading> {
+  return { cgroup: op.cgroup?.read(), helm: await op.helmExecutions(), rssBytes: (await op.sampler.sample())?.rootRssBytes ?? NaN };
+}
+
+/** Pure: a replica's share of the converge, between two readings. */
+export function replicaFigures(before: Reading | undefined, after: Reading): ReplicaFigures {
+  const usage =
+    before?.cgroup === undefined || after.cgroup === undefined
+      ? { cpuSeconds: NaN, throttledSeconds: NaN }
+      : usageBetween(before.cgroup, after.cgroup);
+  return {
+    cpuSeconds: usage.cpuSeconds,
+    throttledSeconds: usage.throttledSeconds,
+    helmExecutions: after.helm === undefined || before?.helm === undefined ? undefined : after.helm - before.helm,
+    rssEndBytes: after.rssBytes,
+    memoryPeakBytes: after.cgroup?.memoryPeakBytes ?? NaN,
+  };
 }
 
 async function oneConfig(
@@ -187,67 +139,32 @@ async function oneConfig(
   operator: OperatorName,
   replicas: number,
 ): Promise<ConfigResult> {
-  const s = p.scenario;
-  const tag = operator === 'ours' ? `bs-o${replicas}` : 'bs-sdk';
-  const home = await createNamespace(s, `${tag}-home`);
-  const tenants: string[] = [];
-  for (let i = 0; i < o.namespaces; i++) tenants.push(await createNamespace(s, `${tag}-${i}`));
   say(`${operator} × ${replicas}: ${o.n} CRs in ${o.namespaces} namespaces`);
-  const ops: RunningOperator[] = [];
-  const watch = new FleetWatch(s.kc, tenants);
-  const raw = s.kc.makeApiClient(RawClient);
-  const crs = spread(o.n, tenants);
+  const fleet = await startFleet(p.scenario, p.setup, {
+    tag: operator === 'ours' ? `bs-o${replicas}` : 'bs-sdk',
+    namespaces: o.namespaces,
+    operator,
+    replicas,
+  });
+  const crs = spread(o.n, fleet.tenants);
   const timeoutMs = Math.max(1_800_000, o.n * 9_000);
   try {
-    const sharding = ['--leader-elect', '--sharding', '--leader-election-id', GROUP, '--leader-election-namespace', home];
-    for (let r = 0; r < replicas; r++)
-      ops.push(
-        await startOperator(operator, tenants.join(','), p.setup, {
-          id: `${tag}-${r}`,
-          ...(operator === 'ours' ? { args: sharding } : {}),
-        }),
-      );
-    if (operator === 'ours') await groupSettled(s.kc, home, replicas);
-    await watch.start();
-
-    const before = await Promise.all(ops.map(async (op) => ({ cgroup: op.cgroup?.read(), helm: await op.helmExecutions() })));
+    const before = await Promise.all(fleet.operators.map(reading));
     const t0 = performance.now();
-    await mapBounded(crs, 10, async ({ name, namespace }) => {
-      await raw.request(HttpMethod.POST, resourcePath({ ...NGINX, namespace }), {
-        body: { apiVersion: `${NGINX.group}/${NGINX.version}`, kind: NGINX.kind, metadata: { name }, spec: SPEC },
-      });
-    });
-    await watch.until(`${o.n} CRs Deployed=True`, () => watch.crs().filter(isDeployed).length === o.n, timeoutMs);
+    await fleet.create(crs, SPEC);
+    await fleet.watch.until(`${o.n} CRs Deployed=True`, () => fleet.watch.crs().filter(isDeployed).length === o.n, timeoutMs);
     const convergeSeconds = (performance.now() - t0) / 1000;
-    const perReplica = await Promise.all(
-      ops.map(async (op, i): Promise<ReplicaFigures> => {
-        const after = op.cgroup?.read();
-        const was = before[i];
-        const usage = was?.cgroup === undefined || after === undefined ? undefined : usageBetween(was.cgroup, after);
-        const helm = await op.helmExecutions();
-        const sample = await op.sampler.sample();
-        return {
-          cpuSeconds: usage?.cpuSeconds ?? NaN,
-          throttledSeconds: usage?.throttledSeconds ?? NaN,
-          helmExecutions: helm === undefined || was?.helm === undefined ? undefined : helm - was.helm,
-          rssEndBytes: sample?.rootRssBytes ?? NaN,
-          memoryPeakBytes: after?.memoryPeakBytes ?? NaN,
-        };
-      }),
-    );
+    const after = await Promise.all(fleet.operators.map(reading));
+    const perReplica = after.map((a, i) => replicaFigures(before[i], a));
     say(`  converge ${convergeSeconds.toFixed(1)} s`);
 
     const t1 = performance.now();
-    await mapBounded(crs, 10, async ({ name, namespace }) => {
-      await raw.request(HttpMethod.DELETE, `${resourcePath({ ...NGINX, namespace })}/${name}`);
-    });
-    await watch.until('every CR gone (its release uninstalled)', () => watch.crs().length === 0, timeoutMs);
+    await fleet.delete(crs);
+    await fleet.watch.until('every CR gone (its release uninstalled)', () => fleet.watch.crs().length === 0, timeoutMs);
     const deleteSeconds = (performance.now() - t1) / 1000;
     return { operator, replicas, convergeSeconds, deleteSeconds, perReplica };
   } finally {
-    await watch.stop();
-    await Promise.all(ops.map((op) => op.stop()));
-    await Promise.all([home, ...tenants].map((ns) => deleteNamespace(s, ns)));
+    await fleet.remove();
   }
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { spread, table, type ConfigResult } from '../../../bench/shards.js';
+import { spread } from '../../../bench/fleet.js';
+import { table, type ConfigResult } from '../../../bench/shards.js';
 
 const MiB = 1024 * 1024;
 const replica = (cpuSeconds: number, helm: number | undefined, rssMiB: number) => ({
