@@ -58,6 +58,8 @@ export interface RolloutStatus {
   /** `sha256:<hex>` over the chart's files (config/chart.ts). */
   readonly chartDigest?: string;
   readonly attempt?: RolloutAttempt;
+  /** `<seq>.<mac>`: the operator's seal over these fields and the Ready condition (rollout/rollout-seal.ts, docs/adr/0101). */
+  readonly seal?: string;
 }
 
 /** One field of one object that drift repair restored after another field manager wrote it (drift-fight.ts). */
@@ -156,6 +158,7 @@ export function readRolloutStatus(r: unknown): RolloutStatus | undefined {
     ...(typeof r.fleetRevision === 'string' ? { fleetRevision: r.fleetRevision } : {}),
     ...(typeof r.chartDigest === 'string' ? { chartDigest: r.chartDigest } : {}),
     ...(attempt === undefined ? {} : { attempt }),
+    ...(typeof r.seal === 'string' ? { seal: r.seal } : {}),
   };
 }
 
