@@ -192,7 +192,14 @@ export function beginReconcile(
   };
   const delay = ports.progressDelayMs === undefined ? {} : { progressDelayMs: ports.progressDelayMs };
   const sealing = at.sealing;
-  const beforeWrite = sealing === undefined ? {} : { beforeWrite: (d: StatusDraft) => sealing.seal(d, uid) };
+  const beforeWrite =
+    sealing === undefined
+      ? {}
+      : {
+          beforeWrite: (d: StatusDraft): void => {
+            sealing.seal(d, uid);
+          },
+        };
   const status = new StatusWriter({ crs: ports.crs, cr, ctx, draft, redactor, record, ...delay, ...beforeWrite });
   return { cr, ctx, status, records: at.records, record };
 }

@@ -205,8 +205,12 @@ export class HelmReconciler implements Reconciler {
       return {};
     }
     const sealing = {
-      trust: (d: StatusDraft, uid: string) => this.#rollout.trust(d, uid),
-      seal: (d: StatusDraft, uid: string) => this.#rollout.seal(d, uid),
+      trust: (d: StatusDraft, uid: string): void => {
+        this.#rollout.trust(d, uid);
+      },
+      seal: (d: StatusDraft, uid: string): void => {
+        this.#rollout.seal(d, uid);
+      },
     };
     const r = beginReconcile(this.o, cr, { request, rc, records, annotationFloorMs: this.#annotationFloorMs(), sealing });
     const ended = await this.#decideAndAct(r).then(
