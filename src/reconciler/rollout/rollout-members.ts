@@ -1,7 +1,8 @@
 /**
  * The CRs of a kind as the rollout gate reads them from the controller's cache: the cache keeps
  * each CR's metadata and the few status fields the gate needs (`keepForRollout`), so deciding a
- * wave costs no API request, and a status written by any replica is what every replica decides by.
+ * wave costs no API request, and a status written by any replica is what every replica decides by,
+ * as far as the operator sealed it (rollout-seal.ts, docs/adr/0101).
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { keepMetadataOnly } from '../../runtime/informer.js';

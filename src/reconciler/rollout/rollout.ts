@@ -4,7 +4,8 @@
  * into status which fleet revision the release was made from and whether this CR failed it (helm
  * failed, or not Ready within the health timeout). Everything it decides by is in the cluster (the
  * controller's cache of the kind, the release record, the pause flag), so a restart or a new
- * leader goes on where the rollout was, and a release already on the target reads InSync.
+ * leader goes on where the rollout was, and a release already on the target reads InSync. Of the
+ * CRs' status it reads only what the operator sealed (`trust`, `seal`; docs/adr/0101).
  */
 import { DEFAULT_ROLLOUT, type RolloutPolicy } from '../../config/rollout-policy.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
