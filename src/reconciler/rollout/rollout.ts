@@ -106,8 +106,11 @@ export class Rollout {
     const found = draft.current.rollout;
     const believed = this.#seals.believe(uid, found, readyConditionOf(draft.current.conditions));
     // Unsealed (seal() puts back the same seal when the view is the one found).
-    if (believed !== undefined) draft.setRollout(believed.rollout);
-    else if (found !== undefined || draft.current.conditions.length > 0) draft.setRollout(UNTRUSTED);
+    if (believed !== undefined) {
+      draft.setRollout(believed.rollout);
+      // A reconcile keeps a Ready time whose status it does not change: it must be the operator's.
+      if (believed.ready !== undefined) draft.restoreCondition(ConditionType.Ready, believed.ready);
+    } else if (found !== undefined || draft.current.conditions.length > 0) draft.setRollout(UNTRUSTED);
   }
 
   /** Before a status write: the seal over the rollout fields and the Ready condition as they will be written. */

@@ -3,7 +3,7 @@
  * and writes once, on the way out, only if something changed.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { removeCondition, setCondition, type Condition, type ConditionInput } from './conditions.js';
+import { removeCondition, setCondition, type Condition, type ConditionInput, type ConditionStatus } from './conditions.js';
 import type { InventoryEntry } from '../objects/inventory.js';
 import { readPlanStatus, type PlanStatus } from '../plan/plan-status.js';
 import { RISKS, type Risk } from '../plan/upgrade-plan.js';
@@ -231,6 +231,8 @@ export type StatusEdit =
   /** undefined: left as it is (a CR read without a generation). */
   | { readonly observedGeneration: number | undefined };
 
+const isConditionStatus = (s: string): s is ConditionStatus => s === 'True' || s === 'False' || s === 'Unknown';
+
 /** Pure: the failed attempts after one more failure of `fingerprint`; a new fingerprint starts again at 1. */
 export function countFailure(prior: FailedAttempts | undefined, fingerprint: string): FailedAttempts {
   return { fingerprint, count: prior?.fingerprint === fingerprint ? prior.count + 1 : 1 };
@@ -308,6 +310,18 @@ export class StatusDraft {
 
   setObservedGeneration(generation: number | undefined): void {
     if (generation !== undefined) this.#next.observedGeneration = generation;
+  }
+
+  /**
+   * Condition `type`'s status and transition time as the operator last wrote them, over what the
+   * CR's status shows (written by someone else, docs/adr/0101); its reason and message stay.
+   */
+  restoreCondition(type: string, was: { readonly status: string; readonly lastTransitionTime?: string }): void {
+    const { status, lastTransitionTime } = was;
+    if (!isConditionStatus(status)) return;
+    this.#next.conditions = this.#next.conditions.map((c) =>
+      c.type === type ? { ...c, status, ...(lastTransitionTime === undefined ? {} : { lastTransitionTime }) } : c,
+    );
   }
 
   setRollout(rollout: RolloutStatus): void {

@@ -106,6 +106,28 @@ function setup() {
 }
 
 describe('Rollout', () => {
+  it('carries on the rollout fields and the Ready time the operator sealed, not the ones a tenant wrote (docs/adr/0101)', () => {
+    const s = setup();
+    const sealed = (s.kind.get(NS, 'a') as { status?: unknown }).status;
+    s.rollout.trust(new StatusDraft(sealed), 'uid-a');
+    const forged = structuredClone(sealed) as { rollout: object; conditions: { lastTransitionTime: string }[] };
+    forged.rollout = {
+      ...forged.rollout,
+      attempt: { fleetRevision: TARGET, at: iso(START - 7_200_000), approvedPlan: { digest: 'x', risks: ['delete'] } },
+    };
+    for (const c of forged.conditions) c.lastTransitionTime = iso(START - 7_200_000);
+    const draft = new StatusDraft(forged);
+    s.rollout.trust(draft, 'uid-a');
+    expect(draft.current.rollout).toEqual({ fleetRevision: OLD });
+    expect(draft.current.conditions.find((c) => c.type === ConditionType.Ready)?.lastTransitionTime).toBe(iso(START - 3_600_000));
+    // A new process, which believes nothing of the CR: the release on the target gets a health window from now.
+    const fresh = setup();
+    const unbelieved = new StatusDraft(forged);
+    fresh.rollout.trust(unbelieved, 'uid-a');
+    expect(unbelieved.current.rollout?.attempt).toBeUndefined();
+    expect(unbelieved.current.rollout?.fleetRevision).not.toBe(TARGET);
+  });
+
   it('holds a later wave while the canary has not moved, and lets the canary go', async () => {
     const s = setup();
     expect(await s.rollout.hold(s.draftOf('a'), { namespace: NS, name: 'a' }, FROM, DESIRED)).toBeUndefined();
