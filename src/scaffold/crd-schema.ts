@@ -236,6 +236,9 @@ export function statusSchema(): OpenApiSchema {
               },
             },
           },
+          seal: str(
+            "The operator's seal over these fields and the Ready condition: the rollout reads no status it did not write (docs/adr/0101).",
+          ),
         },
       },
       driftFights: {

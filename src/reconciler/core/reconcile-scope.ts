@@ -148,7 +148,14 @@ export function finalizerFirst(
 export function beginReconcile(
   ports: ScopePorts,
   cr: CustomResource,
-  at: { request: Request; rc: ReconcileContext; records: ReleaseRecords; annotationFloorMs: number },
+  at: {
+    request: Request;
+    rc: ReconcileContext;
+    records: ReleaseRecords;
+    annotationFloorMs: number;
+    /** What the draft carries on of the status it was read from (the rollout's, docs/adr/0101), and what it adds before each write. */
+    sealing?: { readonly trust: (draft: StatusDraft, uid: string) => void; readonly seal: (draft: StatusDraft, uid: string) => void };
+  },
 ): Reconcile {
   const { request, rc } = at;
   const { namespace, name } = request;
@@ -156,13 +163,15 @@ export function beginReconcile(
   const redact = (text: string): string => redactor.text(text);
   const { helm, identity } = helmActingFor(ports.helm, ports.watch, request, redact);
   const draft = new StatusDraft(cr.status, ports.now, redact);
+  const uid = cr.metadata.uid ?? '';
+  at.sealing?.trust(draft, uid);
   const record = (e: CrEvent): void => {
     ports.events.record(e.about ?? cr, e.type, e.reason, redact(e.message));
   };
   const ctx: ActionContext = {
     namespace,
     name,
-    uid: cr.metadata.uid ?? '',
+    uid,
     generation: cr.metadata.generation,
     annotations: withPeriodFloor(parseReleaseAnnotations(cr.metadata.annotations), at.annotationFloorMs),
     status: draft.current,
@@ -182,6 +191,15 @@ export function beginReconcile(
     suppressOverrideValues: ports.suppressOverrideValues === true,
   };
   const delay = ports.progressDelayMs === undefined ? {} : { progressDelayMs: ports.progressDelayMs };
-  const status = new StatusWriter({ crs: ports.crs, cr, ctx, draft, redactor, record, ...delay });
+  const sealing = at.sealing;
+  const beforeWrite =
+    sealing === undefined
+      ? {}
+      : {
+          beforeWrite: (d: StatusDraft): void => {
+            sealing.seal(d, uid);
+          },
+        };
+  const status = new StatusWriter({ crs: ports.crs, cr, ctx, draft, redactor, record, ...delay, ...beforeWrite });
   return { cr, ctx, status, records: at.records, record };
 }

@@ -67,6 +67,7 @@ import type {
   ReleaseStoragePort,
 } from './ports.js';
 import { crSample } from '../status/cr-sample.js';
+import type { StatusDraft } from '../status/status.js';
 import { beginReconcile, finalizerFirst, readCR, type Reconcile } from './reconcile-scope.js';
 import { previewPlan } from './plan-preview.js';
 import type { UpgradePlan } from '../plan/upgrade-plan.js';
@@ -169,6 +170,7 @@ export class HelmReconciler implements Reconciler {
       control,
       metrics,
       now,
+      sealKey: this.#fingerprintKey,
     });
   }
 
@@ -202,7 +204,15 @@ export class HelmReconciler implements Reconciler {
       this.o.forget(request.namespace, request.name);
       return {};
     }
-    const r = beginReconcile(this.o, cr, { request, rc, records, annotationFloorMs: this.#annotationFloorMs() });
+    const sealing = {
+      trust: (d: StatusDraft, uid: string): void => {
+        this.#rollout.trust(d, uid);
+      },
+      seal: (d: StatusDraft, uid: string): void => {
+        this.#rollout.seal(d, uid);
+      },
+    };
+    const r = beginReconcile(this.o, cr, { request, rc, records, annotationFloorMs: this.#annotationFloorMs(), sealing });
     const ended = await this.#decideAndAct(r).then(
       (outcome) => ({ outcome }),
       (thrown: unknown) => ({ thrown }),
@@ -213,6 +223,7 @@ export class HelmReconciler implements Reconciler {
     summary.events.forEach(r.record);
     if ('outcome' in ended && ended.outcome.kind === 'uninstalled' && ended.outcome.remaining.length === 0) {
       this.o.forget(r.ctx.namespace, r.ctx.name);
+      this.#rollout.forget(r.ctx.uid);
       // A finalizer that cannot be removed yet (a conflict, the API server away) is retried with backoff.
       await r.status.release().catch((err: unknown) => {
         throw redactedError(err, r.status.redactor);

@@ -26,6 +26,8 @@ export interface StatusWriterOptions {
   readonly record: (event: CrEvent) => void;
   /** How long a helm action runs before it is shown (`during`); default {@link PROGRESS_DELAY_MS}. */
   readonly progressDelayMs?: number;
+  /** Called before each write: the rollout's seal over what is written (docs/adr/0101). */
+  readonly beforeWrite?: (draft: StatusDraft) => void;
 }
 
 /**
@@ -119,6 +121,7 @@ export class StatusWriter {
   }
 
   async #write(): Promise<void> {
+    this.#o.beforeWrite?.(this.draft);
     const patch = this.draft.patch();
     if (Object.keys(patch).length === 0) return;
     await this.#o.crs.patchStatus(this.#o.ctx.namespace, this.#o.ctx.name, this.redactor.deep(patch));

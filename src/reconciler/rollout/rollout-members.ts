@@ -1,7 +1,8 @@
 /**
  * The CRs of a kind as the rollout gate reads them from the controller's cache: the cache keeps
  * each CR's metadata and the few status fields the gate needs (`keepForRollout`), so deciding a
- * wave costs no API request, and a status written by any replica is what every replica decides by.
+ * wave costs no API request, and a status written by any replica is what every replica decides by,
+ * as far as the operator sealed it (rollout-seal.ts, docs/adr/0101).
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { keepMetadataOnly } from '../../runtime/informer.js';
@@ -11,6 +12,7 @@ import { ConditionType } from '../status/conditions.js';
 import { parseReleaseAnnotations } from '../decide/annotations.js';
 import type { Member } from './rollout-gate.js';
 import { readRolloutStatus, type RolloutAttempt } from '../status/status.js';
+import type { ReadyView, RolloutSeals, RolloutView } from './rollout-seal.js';
 
 /** Cache transform: metadata (as keepMetadataOnly keeps it), the rollout status and the Ready condition. */
 export function keepForRollout<T extends KubernetesObject>(obj: T): T {
@@ -25,18 +27,33 @@ export function keepForRollout<T extends KubernetesObject>(obj: T): T {
 /**
  * The gate's view of a cached CR; undefined for one outside the rollout: being deleted, paused by
  * its annotation (unless it failed an attempt), or never deployed (it installs straight at the target).
+ * Its rollout fields and Ready condition are what `seals` believes of them (rollout-seal.ts): a
+ * status the operator did not seal, or an older one it did, is not read; the newest sealed one
+ * this process saw stands in, and with none the CR counts as not yet on any fleet revision (its
+ * wave waits for it; it is not failed, and approves nothing).
  */
-export function memberOf(obj: KubernetesObject): Member | undefined {
+export function memberOf(obj: KubernetesObject, seals: Pick<RolloutSeals, 'believe'>): Member | undefined {
   const md = obj.metadata;
   if (md?.name === undefined || md.deletionTimestamp !== undefined) return undefined;
   const status: unknown = (obj as { status?: unknown }).status;
-  if (!isPlainObject(status)) return undefined;
-  const rollout = readRolloutStatus(status.rollout);
-  const ready = readyOf(status.conditions);
-  if (rollout === undefined && ready === undefined) return undefined;
-  const attempt = attemptOf(rollout?.attempt);
+  const found = isPlainObject(status) ? { rollout: readRolloutStatus(status.rollout), ready: readyConditionOf(status.conditions) } : {};
+  const believed = seals.believe(md.uid ?? '', found.rollout, found.ready);
+  if (believed === undefined && found.rollout === undefined && found.ready === undefined) return undefined;
+  return memberOfView(md, believed ?? { rollout: {} });
+}
+
+/** The gate's view of a CR whose rollout fields and Ready condition are `view` (the operator's own, or believed from its seal). */
+export function memberOfView(md: NonNullable<KubernetesObject['metadata']>, view: RolloutView): Member | undefined {
+  const attempt = attemptOf(view.rollout.attempt);
   if (pausedOut(md.annotations, attempt)) return undefined;
-  return { key: `${md.namespace ?? ''}/${md.name}`, labels: md.labels ?? {}, fleetRevision: rollout?.fleetRevision, attempt, ready };
+  const ready = view.ready === undefined ? undefined : { status: view.ready.status, sinceMs: timeMs(view.ready.lastTransitionTime) };
+  return {
+    key: `${md.namespace ?? ''}/${md.name ?? ''}`,
+    labels: md.labels ?? {},
+    fleetRevision: view.rollout.fleetRevision,
+    attempt,
+    ready,
+  };
 }
 
 /**
@@ -48,8 +65,8 @@ function pausedOut(annotations: Record<string, string> | undefined, attempt: Mem
 }
 
 /** Every CR of the kind in the controller's cache, as the gate sees it. */
-export function cachedMembers(cache: Pick<CacheReader, 'list'>): Member[] {
-  return cache.list().flatMap((obj) => memberOf(obj) ?? []);
+export function cachedMembers(cache: Pick<CacheReader, 'list'>, seals: Pick<RolloutSeals, 'believe'>): Member[] {
+  return cache.list().flatMap((obj) => memberOf(obj, seals) ?? []);
 }
 
 function attemptOf(a: RolloutAttempt | undefined): Member['attempt'] {
@@ -58,9 +75,11 @@ function attemptOf(a: RolloutAttempt | undefined): Member['attempt'] {
   return { fleetRevision: a.fleetRevision, atMs: timeMs(a.at), failed: a.failure !== undefined, ...approved };
 }
 
-function readyOf(conditions: unknown): Member['ready'] {
+/** The Ready condition of a status's conditions, as the seal covers it. */
+export function readyConditionOf(conditions: unknown): ReadyView | undefined {
   const c: unknown = Array.isArray(conditions) ? conditions.find((x) => isPlainObject(x) && x.type === ConditionType.Ready) : undefined;
-  return isPlainObject(c) && typeof c.status === 'string' ? { status: c.status, sinceMs: timeMs(c.lastTransitionTime) } : undefined;
+  if (!isPlainObject(c) || typeof c.status !== 'string') return undefined;
+  return typeof c.lastTransitionTime === 'string' ? { status: c.status, lastTransitionTime: c.lastTransitionTime } : { status: c.status };
 }
 
 const timeMs = (t: unknown): number => {

@@ -4,7 +4,8 @@
  * into status which fleet revision the release was made from and whether this CR failed it (helm
  * failed, or not Ready within the health timeout). Everything it decides by is in the cluster (the
  * controller's cache of the kind, the release record, the pause flag), so a restart or a new
- * leader goes on where the rollout was, and a release already on the target reads InSync.
+ * leader goes on where the rollout was, and a release already on the target reads InSync. Of the
+ * CRs' status it reads only what the operator sealed (`trust`, `seal`; docs/adr/0101).
  */
 import { DEFAULT_ROLLOUT, type RolloutPolicy } from '../../config/rollout-policy.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -14,7 +15,8 @@ import type { Desired } from '../core/action-context.js';
 import { ConditionType, Reason } from '../status/conditions.js';
 import type { Outcome, Summary } from '../core/outcome.js';
 import { gate, memberState, progress, type Member, type RolloutProgress } from './rollout-gate.js';
-import { cachedMembers, memberOf } from './rollout-members.js';
+import { cachedMembers, memberOf, memberOfView, readyConditionOf } from './rollout-members.js';
+import { RolloutSeals, viewOf } from './rollout-seal.js';
 import { rolloutApproval, type RolloutApproval } from './rollout-approval.js';
 import { DECIDE_MARGIN_MS, WaveWaker } from './rollout-waker.js';
 import { RELEASE_LABELS, type ReleaseRecord } from '../decide/state.js';
@@ -37,6 +39,8 @@ export interface RolloutOptions {
   readonly control?: RolloutControlPort;
   readonly metrics?: { rollout?(controller: string, progress: RolloutProgress): void };
   readonly now?: () => Date;
+  /** The operator's key (the fingerprint key, docs/adr/0044): what seals the status the gate reads (docs/adr/0101). */
+  readonly sealKey: Uint8Array;
 }
 
 export type Held = Extract<Outcome, { kind: 'rollout-held' }>;
@@ -63,6 +67,7 @@ export class Rollout {
   readonly #now: () => Date;
   readonly #pollMs: number;
   readonly #waker: WaveWaker;
+  readonly #seals: RolloutSeals;
   #paused = false;
   #reportedAtMs = 0;
   /** The fleet revision this replica's reconciles roll to (the watch's chart and values): undefined until one ran. */
@@ -72,6 +77,7 @@ export class Rollout {
     this.#policy = o.policy ?? DEFAULT_ROLLOUT;
     this.#now = o.now ?? (() => new Date());
     this.#pollMs = Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, this.#policy.stableForMs));
+    this.#seals = new RolloutSeals(o.sealKey, () => this.#now().getTime());
     this.#waker = new WaveWaker({
       policy: this.#policy,
       wakeups: o.wakeups,
@@ -86,6 +92,38 @@ export class Rollout {
     const own = from.labels[RELEASE_LABELS.ownValues];
     // A release made before rollouts has neither label: its upgrade is taken as the fleet's.
     return fleet !== desired.fleetRevision && (own === undefined || own === desired.ownDigest);
+  }
+
+  /**
+   * At the start of a reconcile: the rollout fields this reconcile carries on are the ones the
+   * operator wrote (rollout-seal.ts). A status it did not seal, or an older one, is replaced by
+   * the newest this process believes; with none, by a status naming no fleet revision of the
+   * release, so that a release found on the target gets a health window from now (attemptOnTarget)
+   * instead of counting as installed there, and a forged attempt (its approval, its failure or
+   * its absence) is never sealed as the operator's.
+   */
+  trust(draft: StatusDraft, uid: string): void {
+    const found = draft.current.rollout;
+    const believed = this.#seals.believe(uid, found, readyConditionOf(draft.current.conditions));
+    // Unsealed (seal() puts back the same seal when the view is the one found).
+    if (believed !== undefined) {
+      draft.setRollout(believed.rollout);
+      // A reconcile keeps a Ready time whose status it does not change: it must be the operator's.
+      if (believed.ready !== undefined) draft.restoreCondition(ConditionType.Ready, believed.ready);
+    } else if (found !== undefined || draft.current.conditions.length > 0) draft.setRollout(UNTRUSTED);
+  }
+
+  /** Before a status write: the seal over the rollout fields and the Ready condition as they will be written. */
+  seal(draft: StatusDraft, uid: string): void {
+    const rollout = draft.current.rollout;
+    if (rollout === undefined || uid === '') return;
+    const seal = this.#seals.seal(uid, viewOf(rollout, readyConditionOf(draft.current.conditions)));
+    if (rollout.seal !== seal) draft.setRollout({ ...rollout, seal });
+  }
+
+  /** The CR instance is gone: nothing believed of it may outlive it. */
+  forget(uid: string): void {
+    this.#seals.forget(uid);
   }
 
   /** undefined: go on with the upgrade; else why this CR waits, and when to look again. */
@@ -148,10 +186,10 @@ export class Rollout {
     o: { failedBefore: boolean; decideInMs: number | undefined },
   ): void {
     const cached = this.o.cache.get(how.at.namespace, how.at.name);
+    // This reconcile's own rollout fields (not yet sealed: they are the operator's), beside the Ready condition the cache holds.
+    const ready = readyConditionOf((cached as { status?: { conditions?: unknown } } | undefined)?.status?.conditions);
     const self =
-      cached === undefined
-        ? undefined
-        : memberOf({ ...cached, status: { ...(cached as { status?: object }).status, rollout } } as KubernetesObject);
+      cached?.metadata === undefined || rollout === undefined ? undefined : memberOfView(cached.metadata, viewOf(rollout, ready));
     // Only a CR the rollout moved to the target can decide a wave (and walking the cache is O(CRs)).
     if (self?.attempt?.fleetRevision !== target) return;
     const members = (): Member[] => this.#members().map((m) => (m.key === self.key ? self : m));
@@ -168,7 +206,7 @@ export class Rollout {
    */
   observe(obj: KubernetesObject): void {
     const target = this.#target;
-    const self = target === undefined ? undefined : memberOf(obj);
+    const self = target === undefined ? undefined : memberOf(obj, this.#seals);
     if (target === undefined || self?.attempt?.fleetRevision !== target) return;
     const nowMs = this.#now().getTime();
     const state = memberState(self, target, this.#policy, nowMs);
@@ -257,7 +295,7 @@ export class Rollout {
   }
 
   #members(): Member[] {
-    return cachedMembers(this.o.cache);
+    return cachedMembers(this.o.cache, this.#seals);
   }
 
   /** The rollout's progress for metrics, at most once a second (it walks the whole cache). */
@@ -291,6 +329,13 @@ function approvedPlanOf(outcome: Outcome): Pick<RolloutAttempt, 'approvedPlan'> 
   const plan = outcome.kind === 'upgraded' && outcome.plan?.why === 'approved' ? outcome.plan.status : undefined;
   return plan === undefined ? {} : { approvedPlan: { digest: plan.digest, risks: plan.risks } };
 }
+
+/**
+ * What a reconcile carries on when the status it found was not the operator's and this process
+ * believes nothing of the CR: a fleet revision no release has, so a release on the target is seen
+ * as moved there unseen (attemptOnTarget: a health window from now), as after a SIGKILL.
+ */
+const UNTRUSTED: RolloutStatus = { fleetRevision: 'unsealed' };
 
 /** The sooner of the summary's requeue and the rollout's `wakeMs` (an error keeps its backoff). */
 export function wakeSooner(summary: Summary, wakeMs: number | undefined): Summary {

@@ -3,7 +3,7 @@
  * and writes once, on the way out, only if something changed.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { removeCondition, setCondition, type Condition, type ConditionInput } from './conditions.js';
+import { removeCondition, setCondition, type Condition, type ConditionInput, type ConditionStatus } from './conditions.js';
 import type { InventoryEntry } from '../objects/inventory.js';
 import { readPlanStatus, type PlanStatus } from '../plan/plan-status.js';
 import { RISKS, type Risk } from '../plan/upgrade-plan.js';
@@ -58,6 +58,8 @@ export interface RolloutStatus {
   /** `sha256:<hex>` over the chart's files (config/chart.ts). */
   readonly chartDigest?: string;
   readonly attempt?: RolloutAttempt;
+  /** `<seq>.<mac>`: the operator's seal over these fields and the Ready condition (rollout/rollout-seal.ts, docs/adr/0101). */
+  readonly seal?: string;
 }
 
 /** One field of one object that drift repair restored after another field manager wrote it (drift-fight.ts). */
@@ -156,6 +158,7 @@ export function readRolloutStatus(r: unknown): RolloutStatus | undefined {
     ...(typeof r.fleetRevision === 'string' ? { fleetRevision: r.fleetRevision } : {}),
     ...(typeof r.chartDigest === 'string' ? { chartDigest: r.chartDigest } : {}),
     ...(attempt === undefined ? {} : { attempt }),
+    ...(typeof r.seal === 'string' ? { seal: r.seal } : {}),
   };
 }
 
@@ -227,6 +230,8 @@ export type StatusEdit =
   | { readonly plan: PlanStatus }
   /** undefined: left as it is (a CR read without a generation). */
   | { readonly observedGeneration: number | undefined };
+
+const isConditionStatus = (s: string): s is ConditionStatus => s === 'True' || s === 'False' || s === 'Unknown';
 
 /** Pure: the failed attempts after one more failure of `fingerprint`; a new fingerprint starts again at 1. */
 export function countFailure(prior: FailedAttempts | undefined, fingerprint: string): FailedAttempts {
@@ -305,6 +310,18 @@ export class StatusDraft {
 
   setObservedGeneration(generation: number | undefined): void {
     if (generation !== undefined) this.#next.observedGeneration = generation;
+  }
+
+  /**
+   * Condition `type`'s status and transition time as the operator last wrote them, over what the
+   * CR's status shows (written by someone else, docs/adr/0101); its reason and message stay.
+   */
+  restoreCondition(type: string, was: { readonly status: string; readonly lastTransitionTime?: string }): void {
+    const { status, lastTransitionTime } = was;
+    if (!isConditionStatus(status)) return;
+    this.#next.conditions = this.#next.conditions.map((c) =>
+      c.type === type ? { ...c, status, ...(lastTransitionTime === undefined ? {} : { lastTransitionTime }) } : c,
+    );
   }
 
   setRollout(rollout: RolloutStatus): void {

@@ -25,7 +25,7 @@ export const EXTRAS_CHART = fixtureChart('tenant-extras');
 export const CRDS_CHART = fixtureChart('tenant-crds');
 
 export interface Configuration {
-  readonly name: 'recommended' | 'default' | 'scaffolded' | 'planned';
+  readonly name: 'recommended' | 'default' | 'scaffolded' | 'planned' | 'rolled';
   /** What docs/multi-tenancy.md says about it. */
   readonly description: string;
   /** Fields of each watch entry of this configuration (flow-mapping syntax), given the entry's chart. */
@@ -40,6 +40,8 @@ export interface Configuration {
    * approvals of plans are kept (docs/adr/0084); no tenant has rights there.
    */
   readonly operatorNamespace?: true;
+  /** The operator reloads its watches file when it changes (`--watch-config`): {@link Target.reconfigure} moves the fleet revision. */
+  readonly reloads?: true;
 }
 
 /**
@@ -105,14 +107,36 @@ export const PLANNED: Configuration = {
   operatorNamespace: true,
 };
 
+/**
+ * The recommended lock-down with a waved rollout (one canary, then waves of one; a CR is healthy
+ * after 60 s Ready) and risky plans held for the platform (docs/rollouts.md, docs/plans.md). The
+ * operator reloads its watches file, so an attack moves the fleet revision without a restart.
+ */
+export const ROLLED: Configuration = {
+  ...RECOMMENDED,
+  name: 'rolled',
+  description: `${RECOMMENDED.description} + rollout (canary 1, waves of 1, stableFor 60s) + approval: risky, approvedBy: platform`,
+  watchFields: [
+    ...(RECOMMENDED.watchFields as readonly string[]),
+    'rollout: {canary: 1, waveSize: 1, stableFor: 60s, healthTimeout: 10m}',
+    'approval: risky',
+    'approvedBy: platform',
+  ],
+  extras: kind('RolledExtras'),
+  gadgets: kind('RolledGadgets'),
+  operatorNamespace: true,
+  reloads: true,
+};
+
 /** The fields of configuration `c`'s watch entry for `chart`. */
 export const watchFieldsOf = async (c: Configuration, chart: string): Promise<readonly string[]> =>
   typeof c.watchFields === 'function' ? c.watchFields(chart) : c.watchFields;
 
-async function watches(c: Configuration): Promise<string> {
-  const entry = async (k: TestKind, chart: string): Promise<string> =>
-    `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${chart}, ${(await watchFieldsOf(c, chart)).join(', ')}}`;
-  return `${await entry(c.extras, EXTRAS_CHART)}\n${await entry(c.gadgets, CRDS_CHART)}\n`;
+/** `extra`: more fields of the extras kind's entry (a reconfiguration). */
+async function watches(c: Configuration, extra: readonly string[] = []): Promise<string> {
+  const entry = async (k: TestKind, chart: string, more: readonly string[] = []): Promise<string> =>
+    `- {group: ${k.group}, version: ${k.version}, kind: ${k.kind}, chart: ${chart}, ${[...(await watchFieldsOf(c, chart)), ...more].join(', ')}}`;
+  return `${await entry(c.extras, EXTRAS_CHART, extra)}\n${await entry(c.gadgets, CRDS_CHART)}\n`;
 }
 
 /** Why a probe of /healthz failed, or undefined when it answered 200 within 2 s. */
@@ -207,6 +231,11 @@ export class Target {
     );
   }
 
+  /** The cluster admin's view, for another tenant's CRs the attack creates: removed after the attack as the attacker's are. */
+  trackedAdminCrs(k: TestKind = this.config.extras): CRs {
+    return new TrackedCRs(this.tenancy.admin, k, this.#created);
+  }
+
   /** The cluster admin's view: for CRs of other tenants and for reading status without the attacker's limits. */
   adminCrs(k: TestKind = this.config.extras): CRs {
     return new CRs(this.tenancy.admin, k);
@@ -219,6 +248,15 @@ export class Target {
     this.#watches = await watchesFile(await watches(this.config));
     if (this.config.operatorNamespace === true) this.#operatorNamespace = await createNamespace(this.tenancy.admin, 'redteam-operator');
     await this.#start();
+  }
+
+  /**
+   * Rewrites the watches file with `extra` fields in the extras kind's entry (an `overrideValues`:
+   * a new fleet revision); the operator of a configuration that {@link Configuration.reloads} picks it up.
+   */
+  async reconfigure(extra: readonly string[]): Promise<void> {
+    if (this.config.reloads !== true) throw new Error(`the ${this.config.name} configuration does not reload its watches`);
+    await this.#watches?.write(await watches(this.config, extra));
   }
 
   /** The operator's own namespace (configurations with {@link Configuration.operatorNamespace}). */
@@ -244,6 +282,7 @@ export class Target {
               '--leader-election-namespace',
               this.#operatorNamespace.name,
             ]),
+        ...(this.config.reloads === true ? ['--watch-config'] : []),
         ...BREAK_ARGS,
       ],
       // As in a container with a memory limit: an attack that allocates without bound ends the

@@ -9,6 +9,7 @@ import { DEFAULT_ROLLOUT, type RolloutPolicy } from '../../../../src/config/roll
 import type { Member } from '../../../../src/reconciler/rollout/rollout-gate.js';
 import { rolloutApproval } from '../../../../src/reconciler/rollout/rollout-approval.js';
 import { memberOf } from '../../../../src/reconciler/rollout/rollout-members.js';
+import { AS_FOUND } from './as-found.js';
 import type { ApprovedPlan } from '../../../../src/reconciler/status/status.js';
 
 const T = 'v2';
@@ -69,6 +70,6 @@ describe('the rollout approval', () => {
         },
       },
     } as KubernetesObject;
-    expect(memberOf(cr)?.attempt?.approvedPlan).toEqual(DELETE);
+    expect(memberOf(cr, AS_FOUND)?.attempt?.approvedPlan).toEqual(DELETE);
   });
 });

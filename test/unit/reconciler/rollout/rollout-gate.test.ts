@@ -11,6 +11,7 @@ import {
   type Member,
 } from '../../../../src/reconciler/rollout/rollout-gate.js';
 import { keepForRollout, memberOf } from '../../../../src/reconciler/rollout/rollout-members.js';
+import { AS_FOUND } from './as-found.js';
 import { attemptOnTarget } from '../../../../src/reconciler/rollout/rollout.js';
 
 const T = 'v3';
@@ -163,16 +164,16 @@ describe('rollout members from the cache', () => {
   });
 
   it('reads a member, and leaves out CRs being deleted or paused', () => {
-    expect(memberOf(keepForRollout(structuredClone(cr)))).toEqual({
+    expect(memberOf(keepForRollout(structuredClone(cr)), AS_FOUND)).toEqual({
       key: 'ns/a',
       labels: { tier: 'web' },
       fleetRevision: 'v3',
       attempt: { fleetRevision: 'v3', atMs: Date.parse('2026-01-01T00:00:05Z'), failed: false },
       ready: { status: 'True', sinceMs: Date.parse('2026-01-01T00:00:10Z') },
     });
-    expect(memberOf({ ...cr, metadata: { ...cr.metadata, deletionTimestamp: new Date() } })).toBeUndefined();
+    expect(memberOf({ ...cr, metadata: { ...cr.metadata, deletionTimestamp: new Date() } }, AS_FOUND)).toBeUndefined();
     expect(
-      memberOf({ ...cr, metadata: { ...cr.metadata, annotations: { 'helm.sdk.operatorframework.io/paused': 'true' } } }),
+      memberOf({ ...cr, metadata: { ...cr.metadata, annotations: { 'helm.sdk.operatorframework.io/paused': 'true' } } }, AS_FOUND),
     ).toBeUndefined();
   });
 
@@ -185,9 +186,12 @@ describe('rollout members from the cache', () => {
       },
     };
     const paused = { ...failedCR, metadata: { ...cr.metadata, annotations: { 'helm.sdk.operatorframework.io/paused': 'true' } } };
-    expect(memberOf(paused)?.attempt?.failed).toBe(true);
+    expect(memberOf(paused, AS_FOUND)?.attempt?.failed).toBe(true);
     const others = ['b', 'c'].map((n) => old(n));
-    expect(ask('b', [memberOf(paused) as Member, ...others], { target: 'v3' })).toMatchObject({ kind: 'wait', reason: 'RolloutHalted' });
+    expect(ask('b', [memberOf(paused, AS_FOUND) as Member, ...others], { target: 'v3' })).toMatchObject({
+      kind: 'wait',
+      reason: 'RolloutHalted',
+    });
   });
 });
 

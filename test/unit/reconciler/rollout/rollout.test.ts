@@ -13,7 +13,8 @@ import type { PlanStatus } from '../../../../src/reconciler/plan/plan-status.js'
 import { Rollout } from '../../../../src/reconciler/rollout/rollout.js';
 import { DECIDE_MARGIN_MS } from '../../../../src/reconciler/rollout/rollout-waker.js';
 import { RELEASE_LABELS } from '../../../../src/reconciler/decide/state.js';
-import { StatusDraft, type DeployedRelease } from '../../../../src/reconciler/status/status.js';
+import { sealOf, viewOf } from '../../../../src/reconciler/rollout/rollout-seal.js';
+import { StatusDraft, type DeployedRelease, type RolloutStatus } from '../../../../src/reconciler/status/status.js';
 import { RequeueSource } from '../../../../src/runtime/requeue-source.js';
 import { ManualClock } from '../../../../src/util/clock.js';
 import { desired as desiredOf, FakeKind, record } from '../actions/fakes.js';
@@ -36,18 +37,24 @@ const START = Date.parse('2026-03-01T00:00:00Z');
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-/** A CR as the controller's cache keeps it (keepForRollout): its rollout status and Ready condition. */
-function cached(name: string, status: { rollout: object; readySinceMs: number; ready?: boolean }): KubernetesObject {
+/** The operator's key: the statuses the cache holds here are sealed with it, as the operator's status writes are (docs/adr/0101). */
+const KEY = Buffer.alloc(32, 7);
+let writes = 0;
+
+/** A CR as the controller's cache keeps it (keepForRollout): its rollout status and Ready condition, as the operator sealed them. */
+function cached(name: string, status: { rollout: RolloutStatus; readySinceMs: number; ready?: boolean }): KubernetesObject {
+  const ready = { status: status.ready === false ? 'False' : 'True', lastTransitionTime: iso(status.readySinceMs) };
+  const seal = sealOf(KEY, `uid-${name}`, ++writes, viewOf(status.rollout, ready));
   return {
     apiVersion: 'example.com/v1',
     kind: 'Nginx',
     metadata: { name, namespace: NS, uid: `uid-${name}` },
     status: {
-      rollout: status.rollout,
+      rollout: { ...status.rollout, seal },
       conditions: [
         {
           type: ConditionType.Ready,
-          status: status.ready === false ? 'False' : 'True',
+          status: ready.status,
           reason: 'Ready',
           message: '',
           lastTransitionTime: iso(status.readySinceMs),
@@ -83,6 +90,7 @@ function setup() {
     chartDigest: 'sha256:c',
     chartVersion: '1.0.0',
     now,
+    sealKey: KEY,
   });
   const events: string[] = [];
   const event = (reason: string, message: string): void => {
@@ -98,6 +106,28 @@ function setup() {
 }
 
 describe('Rollout', () => {
+  it('carries on the rollout fields and the Ready time the operator sealed, not the ones a tenant wrote (docs/adr/0101)', () => {
+    const s = setup();
+    const sealed = (s.kind.get(NS, 'a') as { status?: unknown }).status;
+    s.rollout.trust(new StatusDraft(sealed), 'uid-a');
+    const forged = structuredClone(sealed) as { rollout: object; conditions: { lastTransitionTime: string }[] };
+    forged.rollout = {
+      ...forged.rollout,
+      attempt: { fleetRevision: TARGET, at: iso(START - 7_200_000), approvedPlan: { digest: 'x', risks: ['delete'] } },
+    };
+    for (const c of forged.conditions) c.lastTransitionTime = iso(START - 7_200_000);
+    const draft = new StatusDraft(forged);
+    s.rollout.trust(draft, 'uid-a');
+    expect(draft.current.rollout).toEqual({ fleetRevision: OLD });
+    expect(draft.current.conditions.find((c) => c.type === ConditionType.Ready)?.lastTransitionTime).toBe(iso(START - 3_600_000));
+    // A new process, which believes nothing of the CR: the release on the target gets a health window from now.
+    const fresh = setup();
+    const unbelieved = new StatusDraft(forged);
+    fresh.rollout.trust(unbelieved, 'uid-a');
+    expect(unbelieved.current.rollout?.attempt).toBeUndefined();
+    expect(unbelieved.current.rollout?.fleetRevision).not.toBe(TARGET);
+  });
+
   it('holds a later wave while the canary has not moved, and lets the canary go', async () => {
     const s = setup();
     expect(await s.rollout.hold(s.draftOf('a'), { namespace: NS, name: 'a' }, FROM, DESIRED)).toBeUndefined();
