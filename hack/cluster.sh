@@ -114,6 +114,9 @@ EOF
 
 # kwok-controller manages only the fake Node (kwokctl's binary runtime has it manage every Node, and
 # would report a real node's pods Running without a container).
+# The controller-manager and the scheduler are alone on their cluster: leader election would only
+# renew their two Leases every 2 s, about 11% of the API server's requests in a `make test` run and
+# a share of etcd's writes (docs/development.md, "Where the CPU goes").
 kwokctl_config() {
   cat <<EOF
 kind: KwokctlConfiguration
@@ -132,6 +135,14 @@ componentsPatches:
     value: "false"
   - key: manage-nodes-with-annotation-selector
     value: kwok.x-k8s.io/node=fake
+- name: kube-controller-manager
+  extraArgs:
+  - key: leader-elect
+    value: "false"
+- name: kube-scheduler
+  extraArgs:
+  - key: leader-elect
+    value: "false"
 EOF
   [ -n "${SERVICE_CIDR:-}" ] || [ "$REAL_NODE" = true ] || return 0
   printf -- '- name: kube-apiserver\n  extraArgs:\n'

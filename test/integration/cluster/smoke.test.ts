@@ -3,7 +3,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, VersionApi } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, VersionApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createNamespace, deploymentAvailable, testKubeConfig, uniqueName, waitFor } from '../../support/kube.js';
 
@@ -42,6 +42,16 @@ describe('test control plane', () => {
     const v = await kc.makeApiClient(VersionApi).getCode();
     expect(v.gitVersion).toMatch(/^v1\.\d+\.\d+$/);
     expect(Number(v.minor)).toBeGreaterThanOrEqual(34);
+  });
+
+  // Alone on their cluster, they would only renew a Lease each every 2 s: the API server's most
+  // frequent request and a share of etcd's writes in a test run (hack/cluster.sh). The Deployment
+  // below becoming Available shows that both still do their work.
+  it('runs the controller-manager and the scheduler without leader election: no Lease of theirs', async () => {
+    const leases = await kc.makeApiClient(CoordinationV1Api).listNamespacedLease({ namespace: 'kube-system' });
+    const names = leases.items.map((l) => l.metadata?.name);
+    expect(names).not.toContain('kube-controller-manager');
+    expect(names).not.toContain('kube-scheduler');
   });
 
   it('serves a CRD and its custom resources', async () => {
