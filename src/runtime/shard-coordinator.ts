@@ -125,6 +125,8 @@ export class ShardCoordinator {
   #state: State = 'idle';
   #renewedAt = 0;
   #acquiredPeer = false;
+  /** Successful writes of our own peer Lease: a LIST sent before the last one may show it older. */
+  #peerWrites = 0;
   #timer: Timer | undefined;
   #deadline: Timer | undefined;
   #round: Promise<void> | undefined;
@@ -285,10 +287,19 @@ export class ShardCoordinator {
   async tick(): Promise<void> {
     if (this.#state !== 'running') return;
     const now = this.#clock.now();
+    // Once a member, the renewal is sent with the LIST, not after it. A renewal counts from when it
+    // was sent and lands a call's latency L later, so the renewal held ages to L + retry + L
+    // before the next lands: 2L + retry must stay under the renew deadline, where after the LIST
+    // it was 4L + retry (L ≥ 2 s at load 30-40 here missed the 10 s deadline; docs/adr/0102).
+    const writesBefore = this.#peerWrites;
+    const renewing = this.#acquiredPeer ? this.#renewPeer(now) : undefined;
     const listed = await this.#bounded('list the shard leases', () => this.#o.store.list());
-    if (listed === undefined || !this.#running()) return;
-    this.#observe(listed, now);
-    if (!(await this.#renewPeer(now))) return;
+    if (listed === undefined || !this.#running()) {
+      await renewing;
+      return;
+    }
+    this.#observe(listed, now, writesBefore !== this.#peerWrites);
+    if (!(await (renewing ?? this.#renewPeer(this.#clock.now())))) return;
     if (!this.isLeader()) return;
     const live = this.#livePeers(now);
     const desired = bucketsOf(this.identity, [...live], this.buckets);
@@ -491,6 +502,7 @@ export class ShardCoordinator {
     );
     if (written === undefined || !this.#running()) return false;
     this.#remember(this.#peerName, 'peer', written, now);
+    this.#peerWrites++;
     this.#renewedAt = now;
     this.#acquiredPeer = true;
     this.#deadline?.cancel();
@@ -506,10 +518,12 @@ export class ShardCoordinator {
     return liveIdentities(observed, (p) => peerLive(p.at, p.record.leaseDurationSeconds, p.record.holderIdentity, now), this.identity);
   }
 
-  #observe(listed: readonly ShardLease[], now: number): void {
-    const seen = new Set<string>();
+  /** `ownNewer`: our peer Lease was written since the LIST was sent, so its listed record may be older: kept as written. */
+  #observe(listed: readonly ShardLease[], now: number, ownNewer = false): void {
+    const seen = new Set<string>(ownNewer ? [this.#peerName] : []);
     for (const lease of listed) {
       seen.add(lease.name);
+      if (ownNewer && lease.name === this.#peerName) continue;
       const before = this.#observed.get(lease.name);
       const changed = before === undefined || !sameRecord(before.lease.record, lease.record);
       this.#observed.set(lease.name, { lease, at: changed ? now : before.at });

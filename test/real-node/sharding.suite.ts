@@ -10,29 +10,37 @@
  * - `kubectl delete pod --force --grace-period=0` (the pod object gone at once, its replacement
  *   started while the old container may still run).
  *
- * Each time: the leaver's buckets end with other replicas (the replacement among them) at a new
- * epoch, the group settles with every bucket at its rendezvous owner (`helm-operator shards -o
- * json`), every CR reaches the new spec, helm's history holds each change exactly once, and every
- * revision's shard label names the replica that held its namespace's fence at that epoch (the
- * fence Leases are watched from before the deploy to the end).
+ * Each time: the leaver's identity is no longer a live peer, its buckets end with other replicas
+ * (the replacement among them) at a new epoch, the group settles with every bucket at its
+ * rendezvous owner (`helm-operator shards -o json`), every CR reaches the new spec, helm's history
+ * applies each change exactly once, in order, and every revision's shard label names the replica
+ * that held its namespace's fence at that epoch (the fence Leases are watched from before the
+ * deploy to the end).
+ *
+ * Exactly once is judged as the chaos tier judges it (test/chaos/support/shard-ledger.ts): by the
+ * revisions helm completed (Install/Upgrade complete), not by revision numbers. A handoff aborts the
+ * helm runs in flight in the bucket (ADR 0085), and a replica that misses its renew deadline exits
+ * (its container restarts with a new identity); either leaves a failed or pending revision that the
+ * next owner retries or rolls back, so the numbers may run ahead of the changes while nothing is
+ * applied twice.
  *
  * After deploy.suite.ts, which builds and pushes the image (tier.test.ts runs them in order).
  */
 import { execFile } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { AppsV1Api, CoordinationV1Api, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, type V1Pod, type V1Secret } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ReleaseStorage } from '../../src/helm/storage.js';
 import { SHARD_RELEASE_LABEL } from '../../src/operator/operator.js';
+import { decodeRelease } from '../integration/idioms/harness.js';
 import { namespaceBucket } from '../../src/runtime/shard-assignment.js';
 import { identityDigest, peerLeaseName } from '../../src/runtime/shard-coordinator.js';
 import { SHARD_LABELS } from '../../src/runtime/shard-lease-store.js';
 import { fenceBucket, type ShardGroupView } from '../../src/runtime/shard-view.js';
 import { childEnv, DEPLOYED, kubectl } from '../support/deploy.js';
 import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
-import { condition, CRs, NGINX } from '../support/operator.js';
-import { histories, make, NODE, operatorImage, operatorPods, ready, realContainer } from './node.js';
+import { condition, CRs, NGINX, type CR } from '../support/operator.js';
+import { make, NODE, operatorImage, operatorPods, ready, realContainer } from './node.js';
 
 const run = promisify(execFile);
 /** config/manager's --leader-election-id: the shard group's name. */
@@ -42,7 +50,7 @@ const REPLICAS = 3;
 /** Namespaces per replica, CRs per namespace: 9 namespaces, 18 CRs. */
 const NAMESPACES_EACH = 3;
 const CRS = ['nginx-0', 'nginx-1'];
-/** The replicaCount of each revision: revision r has VALUES[r - 1]. */
+/** The replicaCount of each change: change c (1 the create) sets VALUES[c - 1]; two in a row differ. */
 const VALUES = [1, 2, 1, 2];
 
 /** Whether a host process exists (signal 0 checks without sending). */
@@ -57,6 +65,46 @@ function running(pid: number): boolean {
 
 /** A pod's hostname is its name, and an identity is "<hostname>_<uuid>" (runtime/pod-identity.ts). */
 const podOf = (identity: string): string => identity.split('_')[0] ?? '';
+
+/** One stored revision of a release (helm's `secret` driver), the fields judged here. */
+interface Revision {
+  readonly release: string;
+  readonly revision: number;
+  readonly status: string;
+  readonly description: string;
+  readonly replicaCount: unknown;
+  readonly shard: string | undefined;
+}
+
+/** A storage Secret of helm's `secret` driver, decoded. */
+function revisionOf(secret: V1Secret): Revision {
+  const rel = decodeRelease(secret.data?.release ?? '') as unknown as {
+    name: string;
+    version: number;
+    info?: { status?: string; description?: string };
+    config?: { replicaCount?: unknown };
+  };
+  const info = rel.info ?? {};
+  return {
+    release: rel.name,
+    revision: rel.version,
+    status: info.status ?? '',
+    description: info.description ?? '',
+    replicaCount: rel.config?.replicaCount,
+    shard: secret.metadata?.labels?.[SHARD_RELEASE_LABEL],
+  };
+}
+
+/** The CR is Deployed with its generation observed and its status naming `revision`. */
+const crAt = (cr: CR | undefined, revision: number): boolean =>
+  cr !== undefined &&
+  condition(cr, 'Deployed')?.status === 'True' &&
+  cr.status?.observedGeneration === cr.metadata.generation &&
+  cr.status?.deployedRelease?.revision === revision;
+
+/** A revision helm completed from the operator's install or upgrade (not a rollback's copy, not a cancelled run). */
+const applied = (r: Revision): boolean =>
+  (r.status === 'deployed' || r.status === 'superseded') && /^(Install|Upgrade) complete$/.test(r.description);
 
 interface Fence {
   readonly holder: string;
@@ -130,6 +178,18 @@ async function shards(): Promise<ShardGroupView> {
   return JSON.parse(stdout) as ShardGroupView;
 }
 
+/** One live identity per pod, none of them `gone`. */
+function onePerPod(pods: readonly V1Pod[], live: readonly { identity: string }[], gone: string | undefined): boolean {
+  if (live.some((p) => p.identity === gone)) return false;
+  const names = pods.map((p) => p.metadata?.name ?? '').sort();
+  return (
+    live
+      .map((p) => podOf(p.identity))
+      .sort()
+      .join() === names.join()
+  );
+}
+
 /** The group settled: one live peer per running pod, every bucket held by its rendezvous owner. */
 interface Settled {
   readonly pods: readonly V1Pod[];
@@ -138,36 +198,35 @@ interface Settled {
   readonly fences: ReadonlyMap<number, Fence>;
 }
 
-// Opt-in (REAL_NODE_SHARDING=1) until it passes: its first run failed (docs/real-node.md).
+// Opt-in (REAL_NODE_SHARDING=1) until it passes (docs/real-node.md): at this machine's load (30-40
+// on 2 cores) every replica missed its 10 s renew deadline about once a minute and exited (ADR 0085),
+// so the group never settled for 5 minutes.
 describe.runIf(process.env.REAL_NODE_SHARDING === '1')(
   'sharding as real pods: three replicas share the namespaces; a pod deleted, killed or force-deleted loses nothing',
   () => {
     const kc = testKubeConfig();
     const apps = kc.makeApiClient(AppsV1Api);
     const crs = new CRs(kc, NGINX);
-    const storage = new ReleaseStorage(kc);
+    const core = kc.makeApiClient(CoreV1Api);
     const log = new FenceLog(kc.makeApiClient(CoordinationV1Api));
     const namespaces: { name: string; remove: () => Promise<void> }[] = [];
     let img = '';
     let current: Settled | undefined;
 
-    const settled = (what: string): Promise<Settled> =>
+    /**
+     * `gone`: the leaver, which must no longer be a live peer. Without it a SIGKILLed container's pod
+     * (same name, still Ready until the kubelet notices) and its dead identity's unexpired Lease look
+     * settled the moment after the kill.
+     */
+    const settled = (what: string, gone?: string): Promise<Settled> =>
       waitFor(
-        `${what}: ${REPLICAS} Ready pods, one live peer each, every bucket held by its rendezvous owner (shards -o json)`,
+        `${what}: ${REPLICAS} Ready pods, one live peer each${gone === undefined ? '' : ` (not ${gone})`}, every bucket held by its rendezvous owner (shards -o json)`,
         async () => {
           const pods = (await operatorPods(kc)).filter((p) => ready(p) && p.spec?.containers[0]?.image === img);
           if (pods.length !== REPLICAS) return undefined;
           const view = await shards();
           const live = view.peers.filter((p) => p.state === 'live');
-          const names = pods.map((p) => p.metadata?.name ?? '').sort();
-          if (
-            live
-              .map((p) => podOf(p.identity))
-              .sort()
-              .join() !== names.join() ||
-            view.handoffs.length > 0
-          )
-            return undefined;
+          if (!onePerPod(pods, live, gone) || view.handoffs.length > 0) return undefined;
           const fences = await log.now();
           // The Leases read again: still every bucket with a live peer (shards read them a moment ago).
           if (![...fences.values()].every((f) => live.some((p) => p.identity === f.holder))) return undefined;
@@ -176,50 +235,87 @@ describe.runIf(process.env.REAL_NODE_SHARDING === '1')(
         { timeoutMs: 300_000, intervalMs: 1_000 },
       );
 
-    /** Every CR at revision `revision` with the spec of that revision: status, release and the chart's Deployment. */
-    const converged = (revision: number): Promise<unknown> =>
+    /** Every stored revision of the namespace's releases, decoded, by release, in revision order. */
+    const revisions = async (namespace: string): Promise<Map<string, Revision[]>> => {
+      const by = new Map<string, Revision[]>(CRS.map((r) => [r, []]));
+      for (const s of (await core.listNamespacedSecret({ namespace, labelSelector: 'owner=helm' })).items) {
+        const r = revisionOf(s);
+        by.get(r.release)?.push(r);
+      }
+      for (const list of by.values()) list.sort((a, b) => a.revision - b.revision);
+      return by;
+    };
+
+    /**
+     * Every CR at change `change`: Deployed, its generation observed, its status naming the latest
+     * revision, which is deployed with that change's value, and the chart's Deployment at that value.
+     */
+    const atChange = async (namespace: string, name: string, latest: Revision | undefined, value: number | undefined): Promise<boolean> => {
+      if (latest?.status !== 'deployed' || latest.replicaCount !== value) return false;
+      if (!crAt(await crs.get(namespace, name), latest.revision)) return false;
+      const d = await apps.readNamespacedDeployment({ name, namespace }).catch(() => undefined);
+      return d?.spec?.replicas === value;
+    };
+    const converged = (change: number): Promise<unknown> =>
       Promise.all(
-        namespaces.flatMap((ns) =>
-          CRS.map((name) =>
-            waitFor(
-              `${ns.name}/${name} at revision ${revision}`,
-              async () => {
-                const cr = await crs.get(ns.name, name);
-                if (cr === undefined || condition(cr, 'Deployed')?.status !== 'True') return false;
-                if (cr.status?.observedGeneration !== cr.metadata.generation || cr.status?.deployedRelease?.revision !== revision)
-                  return false;
-                const d = await apps.readNamespacedDeployment({ name, namespace: ns.name }).catch(() => undefined);
-                return d?.spec?.replicas === VALUES[revision - 1];
-              },
-              { timeoutMs: 300_000, intervalMs: 2_000 },
-            ),
+        namespaces.map((ns) =>
+          waitFor(
+            `${ns.name}: ${CRS.join(', ')} at change ${change} (replicaCount ${VALUES[change - 1]})`,
+            async () => {
+              const stored = await revisions(ns.name);
+              for (const name of CRS) if (!(await atChange(ns.name, name, stored.get(name)?.at(-1), VALUES[change - 1]))) return false;
+              return true;
+            },
+            { timeoutMs: 300_000, intervalMs: 2_000 },
           ),
         ),
       );
 
-    /** helm's history of every release: revisions 1..`revision` once each, the last deployed. */
-    const onceEach = async (revision: number): Promise<void> => {
-      const want = Array.from({ length: revision }, (_, i) => `${i + 1}:${i + 1 === revision ? 'deployed' : 'superseded'}`);
+    /**
+     * Exactly once, in order: of every release's revisions, those helm completed from an install or
+     * upgrade carry changes 1..`change` one each (consecutive values differ, so a change applied
+     * twice shows); the latest is deployed. Any other revision is a cancelled run (failed, or pending
+     * and then superseded by the rollback that unlocked it) or such a rollback. How many, by kind.
+     */
+    const onceEach = async (change: number): Promise<Record<string, number>> => {
+      const want = VALUES.slice(0, change);
+      const others: Record<string, number> = {};
       for (const ns of namespaces) {
-        expect(await histories(CRS, ns.name), ns.name).toEqual(Object.fromEntries(CRS.map((r) => [r, want])));
+        const stored = await revisions(ns.name);
+        for (const name of CRS) {
+          const list = stored.get(name) ?? [];
+          const where = `${ns.name}/${name}: ${list.map((r) => `${r.revision}:${r.status}:${r.description}:${String(r.replicaCount)}`).join(', ')}`;
+          expect(
+            list.filter(applied).map((r) => r.replicaCount),
+            where,
+          ).toEqual(want);
+          expect(list.at(-1)?.status, where).toBe('deployed');
+          for (const r of list.filter((x) => !applied(x)))
+            others[`${r.status}: ${r.description}`] = (others[`${r.status}: ${r.description}`] ?? 0) + 1;
+        }
       }
+      return others;
     };
 
-    /** Every revision's shard label names its namespace's bucket and the replica that held that bucket's fence at that epoch. */
-    const madeByOwners = async (): Promise<{ namespace: string; revision: number; holder: string }[]> => {
-      const made: { namespace: string; revision: number; holder: string }[] = [];
+    /**
+     * Every revision's shard label names its namespace's bucket and the replica that held that
+     * bucket's fence at that epoch; for an applied one, which change it applied (0 otherwise).
+     */
+    const madeByOwners = async (): Promise<{ namespace: string; change: number; holder: string }[]> => {
+      const made: { namespace: string; change: number; holder: string }[] = [];
       for (const ns of namespaces) {
-        for (const name of CRS) {
-          for (const r of await storage.records(ns.name, name)) {
-            const where = `${ns.name}/${name} revision ${r.revision}`;
-            const label = /^b(\d+)-e(\d+)-([0-9a-f]{12})$/.exec(r.labels[SHARD_RELEASE_LABEL] ?? '');
-            expect(label, `${where}: ${r.labels[SHARD_RELEASE_LABEL]}`).not.toBeNull();
+        for (const [name, list] of await revisions(ns.name)) {
+          const done = list.filter(applied);
+          for (const r of list) {
+            const where = `${ns.name}/${name} revision ${r.revision} (${r.description})`;
+            const label = /^b(\d+)-e(\d+)-([0-9a-f]{12})$/.exec(r.shard ?? '');
+            expect(label, `${where}: ${r.shard}`).not.toBeNull();
             const [, bucket, epoch, digest] = label ?? [];
             expect(Number(bucket), where).toBe(namespaceBucket(ns.name));
             const take = log.take(Number(bucket), Number(epoch));
             expect(take, `${where}: no replica was seen holding bucket ${bucket} at epoch ${epoch}`).toBeDefined();
             expect(digest, `${where}: made by ${digest}, the fence was ${take?.holder}'s`).toBe(identityDigest(take?.holder ?? ''));
-            made.push({ namespace: ns.name, revision: r.revision, holder: take?.holder ?? '' });
+            made.push({ namespace: ns.name, change: done.indexOf(r) + 1, holder: take?.holder ?? '' });
           }
         }
       }
@@ -235,65 +331,80 @@ describe.runIf(process.env.REAL_NODE_SHARDING === '1')(
     };
 
     /**
-     * The leaver's buckets after it left: each at a new epoch, first taken by a survivor or the
-     * newcomer (never by the leaver again), and now held by a live replica. By bucket, the first taker.
+     * The leaver's buckets after it left: each at a new epoch, first taken by another replica (never
+     * by the leaver again), and now held by a live one. By bucket, the first taker.
      */
-    const movedBuckets = (victim: string, before: Settled, after: Settled, newcomer: string): Map<number, string> => {
+    const movedBuckets = (victim: string, before: Settled, after: Settled): Map<number, string> => {
       const moved = new Map<number, string>();
       for (const b of before.holds.get(victim) ?? []) {
         const was = before.fences.get(b)?.epoch ?? Infinity;
         expect(after.fences.get(b)?.holder, `bucket ${b}`).not.toBe(victim);
         expect(after.fences.get(b)?.epoch, `bucket ${b}`).toBeGreaterThan(was);
         const first = log.take(b, was + 1)?.holder ?? '';
-        expect(
-          [...before.holds.keys(), newcomer].filter((id) => id !== victim),
-          `bucket ${b}'s first taker`,
-        ).toContain(first);
+        expect(first, `bucket ${b}'s first taker at epoch ${was + 1}`).not.toBe('');
+        expect(first, `bucket ${b}'s first taker at epoch ${was + 1}`).not.toBe(victim);
         moved.set(b, first);
       }
       return moved;
     };
 
     /** What the takes looked like, for the record (not a bound: the machine is shared). */
-    const report = (victim: string, before: Settled, moved: ReadonlyMap<number, string>, started: number): void => {
+    const report = (
+      victim: string,
+      before: Settled,
+      moved: ReadonlyMap<number, string>,
+      o: { started: number; settledMs: number; restarted: number; others: Record<string, number> },
+    ): void => {
+      const { started } = o;
       const delays = [...moved.keys()].map((b) => (log.take(b, (before.fences.get(b)?.epoch ?? 0) + 1)?.at ?? started) - started);
       const survivors = [...moved.values()].filter((id) => before.holds.has(id)).length;
       console.log(
-        `${victim}: ${moved.size} buckets moved, ${survivors} first to a survivor, ${moved.size - survivors} to the newcomer; ` +
-          `first takes ${Math.min(...delays)}-${Math.max(...delays)} ms after the disruption; settled ${Date.now() - started} ms after it`,
+        `${victim}: ${moved.size} buckets moved, ${survivors} first to a survivor, ${moved.size - survivors} to a new identity; ` +
+          `first takes ${Math.min(...delays)}-${Math.max(...delays)} ms after the disruption; settled ${o.settledMs} ms and ` +
+          `converged ${Date.now() - started} ms after it; ${o.restarted} other replica(s) restarted (missed renew deadline); ` +
+          `revisions not applied: ${JSON.stringify(o.others)}`,
       );
     };
 
     /**
      * A replica leaves by `disrupt`, every CR's spec changes right after, and then: the group settles
-     * with the leaver's buckets at other replicas (a new epoch each, the replacement holding some),
-     * every CR at the new revision, each change once in helm's history, every revision by its owner.
+     * without the leaver, its buckets at other replicas (a new epoch each), the replacement (a new
+     * pod, or the restarted container) holding a share, every CR at the new change, each change
+     * applied once in helm's history, every revision by its owner.
      */
     async function leaves(
-      revision: number,
+      change: number,
       disrupt: (pod: V1Pod) => Promise<void>,
     ): Promise<{ victim: string; moved: Map<number, string>; made: Awaited<ReturnType<typeof madeByOwners>> }> {
       const before = current ?? (await settled('before'));
       // The replica owning the first namespace (each owns some).
       const victim = [...before.holds].find(([, holds]) => holds.includes(namespaceBucket(namespaces[0]?.name ?? '')))?.[0] ?? '';
-      const pod = before.pods.find((p) => p.metadata?.name === podOf(victim));
-      if (pod === undefined) throw new Error(`no Ready pod of ${victim}`);
+      // Read now, not at the last settle: a container restarted since has another containerd id.
+      const pod = (await operatorPods(kc)).find((p) => p.metadata?.name === podOf(victim));
+      if (pod === undefined || !ready(pod)) throw new Error(`no Ready pod of ${victim}`);
       const started = Date.now();
       await disrupt(pod);
-      await changeAll(revision);
-      const after = await settled(`after ${victim} left`);
+      await changeAll(change);
+      const after = await settled(`after ${victim} left`, victim);
+      const settledMs = Date.now() - started;
       current = after;
       expect(after.holds.has(victim), `${victim} is no longer a live peer`).toBe(false);
-      // One new identity: the replacement pod or the restarted container; it holds a share.
-      const newcomers = [...after.holds.keys()].filter((id) => !before.holds.has(id));
-      expect(newcomers).toHaveLength(1);
-      const newcomer = newcomers[0] ?? '';
-      expect(after.holds.get(newcomer)?.length ?? 0).toBeGreaterThan(0);
-      const moved = movedBuckets(victim, before, after, newcomer);
-      await converged(revision);
-      await onceEach(revision);
+      // The replacement: the one new pod, or (a container restart keeps the pod) the victim's pod,
+      // whose one live identity (settled) is a new one that holds a share.
+      const names = new Set(before.pods.map((p) => p.metadata?.name));
+      const added = after.pods.map((p) => p.metadata?.name ?? '').filter((n) => !names.has(n));
+      expect(added.length, `new pods: ${added.join(', ')}`).toBeLessThanOrEqual(1);
+      const replacement = added[0] ?? podOf(victim);
+      const newcomer = [...after.holds.keys()].find((id) => podOf(id) === replacement) ?? '';
+      expect(before.holds.has(newcomer), `${newcomer} on ${replacement} is a new identity`).toBe(false);
+      expect(after.holds.get(newcomer)?.length ?? 0, `${newcomer}'s share`).toBeGreaterThan(0);
+      // Any other new identity is a survivor that missed its renew deadline and restarted (by design, ADR 0085): reported.
+      const restarted = [...after.holds.keys()].filter((id) => id !== newcomer && !before.holds.has(id)).length;
+      const moved = movedBuckets(victim, before, after);
+      await converged(change);
+      const others = await onceEach(change);
       const made = await madeByOwners();
-      report(victim, before, moved, started);
+      report(victim, before, moved, { started, settledMs, restarted, others });
       return { victim, moved, made };
     }
 
@@ -329,11 +440,17 @@ describe.runIf(process.env.REAL_NODE_SHARDING === '1')(
       }
       await Promise.all(namespaces.flatMap((ns) => CRS.map((name) => crs.create(ns.name, name, { replicaCount: VALUES[0] }))));
       await converged(1);
-      await onceEach(1);
+      const others = await onceEach(1);
       const made = await madeByOwners();
-      // Each replica installed exactly the releases of its own namespaces.
-      expect(new Set(made.map((m) => m.holder))).toEqual(new Set(first.holds.keys()));
-      for (const m of made) expect(first.holds.get(m.holder)).toContain(namespaceBucket(m.namespace));
+      // Every pod's replica installed some, each release under its namespace's fence (madeByOwners).
+      expect(new Set(made.map((m) => podOf(m.holder)))).toEqual(new Set(first.pods.map((p) => p.metadata?.name)));
+      // A replica that misses its renew deadline exits and comes back under a new identity (ADR 0085),
+      // and rendezvous then moves shares among all: only without that is each share the deploy's.
+      const churned = made.filter((m) => !first.holds.has(m.holder)).length;
+      if (churned === 0) for (const m of made) expect(first.holds.get(m.holder)).toContain(namespaceBucket(m.namespace));
+      console.log(
+        `installs: ${made.length} revisions, ${churned} by an identity that joined after the deploy; not applied: ${JSON.stringify(others)}`,
+      );
     });
 
     it('kubectl delete pod: its buckets move to the others, the replacement takes a share; the change made right after lands once', async () => {
@@ -343,7 +460,7 @@ describe.runIf(process.env.REAL_NODE_SHARDING === '1')(
       // The leaver released its peer Lease on its way out (a graceful stop).
       const peer = (await shards()).peers.find((p) => p.lease === peerLeaseName(GROUP, victim));
       expect(peer?.state).toBe('released');
-      expect(made.filter((m) => m.revision === 2)).toHaveLength(namespaces.length * CRS.length);
+      expect(made.filter((m) => m.change === 2)).toHaveLength(namespaces.length * CRS.length);
     });
 
     it("its node process SIGKILLed: the restarted container joins anew, the dead identity's buckets move once its Lease expires; nothing it owned is lost", async () => {
@@ -353,16 +470,20 @@ describe.runIf(process.env.REAL_NODE_SHARDING === '1')(
         process.kill(pid, 'SIGKILL');
       });
       expect(moved.size).toBeGreaterThan(0);
-      // Dead before the change: revision 3 of its namespaces was made by whoever took them over.
-      expect(made.filter((m) => m.revision === 3 && m.holder === victim)).toEqual([]);
+      // Dead before the change: change 3 of its namespaces was applied by whoever took them over.
+      expect(made.filter((m) => m.change === 3 && m.holder === victim)).toEqual([]);
       const restarted = (await operatorPods(kc)).find((p) => p.metadata?.name === podOf(victim));
       expect(restarted?.status?.containerStatuses?.[0]?.restartCount).toBeGreaterThanOrEqual(1);
-      expect((await shards()).peers.find((p) => p.identity === victim)?.state).toBe('expired');
+      // Its Lease, by name: expired, or already released by a survivor that saw it expire (ADR 0099),
+      // which empties the holder; a SIGKILLed process releases nothing itself.
+      const peer = (await shards()).peers.find((p) => p.lease === peerLeaseName(GROUP, victim));
+      expect(['expired', 'released']).toContain(peer?.state);
     });
 
     it('kubectl delete pod --force --grace-period=0: the same, with the replacement started before the old container is gone', async () => {
       let pid = 0;
       await leaves(4, async (pod) => {
+        // The pod as read just now: its container a RUNNING task on the host.
         pid = (await realContainer(pod, 'manager')).pid;
         await kubectl('-n', DEPLOYED.namespace, 'delete', 'pod', pod.metadata?.name ?? '', '--force', '--grace-period=0', '--wait=false');
       });

@@ -61,12 +61,36 @@ class ReplicaStore implements ShardLeaseStore {
   }
 }
 
+/** A slow API server: every call is served at once and answered `latencyMs` later on the clock. */
+class SlowStore implements ShardLeaseStore {
+  readonly description = 'slow';
+  constructor(
+    private readonly shared: MemoryStore,
+    private readonly clock: ManualClock,
+    private readonly latencyMs: number,
+  ) {}
+  list(): Promise<ShardLease[]> {
+    return this.#later(this.shared.list());
+  }
+  create(name: string, role: ShardLeaseRole, record: LeaseRecord): Promise<VersionedLease> {
+    return this.#later(this.shared.create(name, role, record));
+  }
+  update(name: string, role: ShardLeaseRole, record: LeaseRecord, rv: string): Promise<VersionedLease> {
+    return this.#later(this.shared.update(name, role, record, rv));
+  }
+  #later<T>(answer: Promise<T>): Promise<T> {
+    return new Promise((resolve, reject) => {
+      this.clock.setTimeout(() => void answer.then(resolve, reject), this.latencyMs);
+    });
+  }
+}
+
 const replicas = new WeakMap<ShardCoordinator, ReplicaStore>();
 
-function member(store: MemoryStore, clock: ManualClock, identity: string): ShardCoordinator {
+function member(store: MemoryStore, clock: ManualClock, identity: string, slowMs?: number): ShardCoordinator {
   const own = new ReplicaStore(store);
   const m = new ShardCoordinator({
-    store: own,
+    store: slowMs === undefined ? own : new SlowStore(store, clock, slowMs),
     identity,
     group: 'g',
     buckets: BUCKETS,
@@ -223,6 +247,29 @@ describe('ShardCoordinator', () => {
     expect((await a.lost).message).toMatch(/renew deadline/);
     await a.tick();
     expect(a.ownedBuckets()).toEqual([]);
+  });
+
+  it('keeps its peer lease when each Lease call takes 3 s: the renewal is sent with the LIST, not after it', async () => {
+    const clock = new ManualClock(0);
+    const store = new MemoryStore();
+    // A renewal counts from when it is sent. Sent after a 3 s LIST, the one held is 11 s old (3 + 2 +
+    // 3 + 3) before the next lands, past the 10 s deadline; sent with the LIST, 8 s (3 + 2 + 3).
+    const a = member(store, clock, 'a', 3_000);
+    let lost = 0;
+    a.onLost(() => lost++);
+    const joined = a.acquire();
+    // Its helm runs ask the fence all the time (checkOwns, which declares the loss past the deadline).
+    for (let t = 0; t < 60_000; t += 250) {
+      clock.advance(250);
+      await settle();
+      a.checkOwns('tenant-1');
+    }
+    expect(await joined).toBe(true);
+    expect(lost).toBe(0);
+    expect(a.holdsLease()).toBe(true);
+    expect(a.ownedBuckets()).toHaveLength(BUCKETS);
+    // Every round renewed: no conflict from a LIST that was sent before the renewal and answered after it.
+    expect(store.leases.get('g-peer-ca978112ca1b')?.record.renewTime).toBeGreaterThan(45_000);
   });
 
   it('writes no fence in a steady state: one peer-lease write per replica per round', async () => {
