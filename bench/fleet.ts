@@ -11,7 +11,7 @@ import { mapBounded } from '../src/runtime/bounded.js';
 import { Informer } from '../src/runtime/informer.js';
 import { KubeShardLeaseStore } from '../src/runtime/shard-lease-store.js';
 import { liveByRecord, shardGroupView } from '../src/runtime/shard-view.js';
-import { NGINX } from './compare/cluster.js';
+import { NGINX, untilHolds } from './compare/cluster.js';
 import { startOperator, type OperatorName, type OperatorSetup, type RunningOperator } from './compare/operators.js';
 import { createNamespace, deleteNamespace, type ScenarioSetup } from './compare/scenarios.js';
 
@@ -48,24 +48,8 @@ export class FleetWatch {
     return this.#informer.list().filter((cr) => this.#namespaces.has(cr.metadata?.namespace ?? ''));
   }
 
-  until(what: string, holds: () => boolean, timeoutMs: number): Promise<void> {
-    if (holds()) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      const check = (): void => {
-        if (!holds()) return;
-        done();
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`));
-      }, timeoutMs);
-      const done = (): void => {
-        clearTimeout(timer);
-        this.#waiters.delete(check);
-      };
-      this.#waiters.add(check);
-    });
+  until(what: string, holds: () => boolean, timeoutMs: number): Promise<number> {
+    return untilHolds(this.#waiters, what, holds, timeoutMs);
   }
 }
 

@@ -77,25 +77,33 @@ export class NamespaceWatch {
   }
 
   /** Resolves with performance.now() at the first event after which `holds()` is true. */
-  async until(what: string, holds: () => boolean, timeoutMs: number): Promise<number> {
-    if (holds()) return performance.now();
-    return new Promise<number>((resolve, reject) => {
-      const check = (): void => {
-        if (!holds()) return;
-        done();
-        resolve(performance.now());
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`));
-      }, timeoutMs);
-      const done = (): void => {
-        clearTimeout(timer);
-        this.#waiters.delete(check);
-      };
-      this.#waiters.add(check);
-    });
+  until(what: string, holds: () => boolean, timeoutMs: number): Promise<number> {
+    return untilHolds(this.#waiters, what, holds, timeoutMs);
   }
+}
+
+/**
+ * Resolves with performance.now() at the first wake-up (a watch event calls every function in
+ * `waiters`) after which `holds()` is true; rejects after `timeoutMs`.
+ */
+export function untilHolds(waiters: Set<() => void>, what: string, holds: () => boolean, timeoutMs: number): Promise<number> {
+  if (holds()) return Promise.resolve(performance.now());
+  return new Promise<number>((resolve, reject) => {
+    const check = (): void => {
+      if (!holds()) return;
+      done();
+      resolve(performance.now());
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`));
+    }, timeoutMs);
+    const done = (): void => {
+      clearTimeout(timer);
+      waiters.delete(check);
+    };
+    waiters.add(check);
+  });
 }
 
 /** The API server's /metrics text. */
