@@ -9,6 +9,7 @@
 # Components: node helm kubectl helm3 k8s etcd kwok registry olm-validate (what `all` builds; registry: only
 # for the scaffold tests' OCI source; olm-validate: OLM's bundle validators and opm, the bundle tests'
 # reference judge, and catalog-serve, opm serve on a loopback address), and opt-in:
+#   k8s-sharded         kube-apiserver only, at K8S_SHARDED_VERSION (KEP-5866 sharded list/watch; --sharded)
 #   operator-sdk-helm   operator-sdk's helm-operator, the peer `make bench-compare` measures against
 #   olm                 OLM's `olm` and `catalog` operators and its CRDs (crds/), for `make test-olm`
 #   kubelet             kubelet and kube-proxy, from the same Kubernetes module and version as k8s
@@ -63,6 +64,7 @@ component_dir() {
     helm | kubectl) echo "$CACHE_ROOT/cdk-layer-$CDK_LAYER_VERSION" ;;
     helm3) echo "$CACHE_ROOT/helm-$HELM3_VERSION-$(go_tag)" ;;
     k8s) echo "$CACHE_ROOT/k8s-$K8S_VERSION-$(go_tag)" ;;
+    k8s-sharded) echo "$CACHE_ROOT/k8s-$K8S_SHARDED_VERSION-$(go_tag)" ;;
     etcd) echo "$CACHE_ROOT/etcd-$ETCD_VERSION-$(go_tag)" ;;
     kwok) echo "$CACHE_ROOT/kwok-$KWOK_VERSION-$(go_tag)" ;;
     olm-validate) echo "$CACHE_ROOT/olm-validate-$OPERATOR_REGISTRY_VERSION-$(olm_source_digest)-$(go_tag)" ;;
@@ -73,7 +75,7 @@ component_dir() {
     containerd) echo "$CACHE_ROOT/containerd-$CONTAINERD_VERSION-$(go_tag)" ;;
     pause) echo "$CACHE_ROOT/pause-$(pause_source_digest)-$(go_tag)" ;;
     prometheus) echo "$CACHE_ROOT/prometheus-$PROMETHEUS_DEB_VERSION" ;;
-    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s etcd kwok registry olm-validate operator-sdk-helm olm kubelet containerd pause node-packages real-node)" ;;
+    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s k8s-sharded etcd kwok registry olm-validate operator-sdk-helm olm kubelet containerd pause node-packages real-node)" ;;
   esac
 }
 
@@ -84,6 +86,7 @@ component_bins() {
     helm | kubectl) echo "helm/helm kubectl/kubectl" ;;
     helm3) echo "helm" ;;
     k8s) echo "kube-apiserver kube-controller-manager kube-scheduler" ;;
+    k8s-sharded) echo "kube-apiserver" ;;
     etcd) echo "etcd" ;;
     kwok) echo "kwok kwokctl" ;;
     registry) echo "registry" ;;
@@ -165,10 +168,11 @@ writable_module_copy() {
   cp -a "$src/." "$2/" && chmod -R u+w "$2"
 }
 
-# Kubernetes commands $2... of module k8s.io/kubernetes@$K8S_VERSION into $1, in a wrapper module of
-# their own (work directory per output, so the control plane and the node binaries build concurrently).
+# Kubernetes commands $2... of module k8s.io/kubernetes@$K8S_VERSION (or $K8S_BUILD_VERSION) into $1, in a
+# wrapper module of their own (work directory per output, so the control plane and the node binaries
+# build concurrently).
 build_k8s_cmds() {
-  local out=$1 work gomod staging minor ld p
+  local out=$1 work gomod staging minor ld p K8S_VERSION=${K8S_BUILD_VERSION:-$K8S_VERSION}
   shift
   go_env
   work="$CACHE_ROOT/work/$(basename "${out%.tmp}")"
@@ -196,6 +200,11 @@ build_k8s_cmds() {
 }
 
 build_k8s() { build_k8s_cmds "$1" kube-apiserver kube-controller-manager kube-scheduler; }
+
+# Only kube-apiserver at K8S_SHARDED_VERSION: the server side of KEP-5866's sharded list and watch
+# (`hack/cluster.sh up --sharded`); the rest of the control plane stays at K8S_VERSION
+# (docs/adr/0103-informers-ask-the-server-for-their-share.md).
+build_k8s-sharded() { K8S_BUILD_VERSION=$K8S_SHARDED_VERSION build_k8s_cmds "$1" kube-apiserver; }
 
 # The real node's kubelet and kube-proxy: same module, version and flags as the control plane.
 # The Debian package's binaries, extracted beside each other; the pinned version must be apt's

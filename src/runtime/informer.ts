@@ -30,6 +30,7 @@ import { RawClient, resourcePath, type ResourceRef } from '../k8s/raw-client.js'
 import type { Logger } from '../telemetry/logger.js';
 import { systemClock, type Clock, type Timer } from '../util/clock.js';
 import { Backoff, type BackoffOptions } from './backoff.js';
+import type { WatchShare } from './watch-share.js';
 
 export { resourcePath, type ResourceRef };
 
@@ -108,6 +109,11 @@ export interface InformerOptions<T extends KubernetesObject = KubernetesObject> 
    * that ignore `old` save one summary per cached object: `old` is then always undefined.
    */
   readonly trackPrevious?: boolean;
+  /**
+   * Sharded (docs/adr/0103): only the objects of the share's namespaces are listed, watched and
+   * cached; the informer relists when the share changes (deletes for what left, adds for what came).
+   */
+  readonly share?: WatchShare;
 }
 
 /**
@@ -134,33 +140,80 @@ export function keepMetadataOnly<T extends KubernetesObject>(obj: T): T {
   return dropManagedFields(kept) as T;
 }
 
-/** client-node's Watch, handing ListWatch transformed objects (its cache stores what it is given). */
-class TransformingWatch<T extends KubernetesObject> extends Watch {
+/** One watch request, as the informer sees it: ended early (with a 410) to relist after a share change. */
+interface OpenWatch {
+  readonly controller: AbortController;
+  readonly end: (err: unknown) => void;
+}
+
+/** What the informer's watch asks of it: extra query parameters, what to keep, and where the request stands. */
+interface WatchHooks<T> {
+  readonly transform: ((obj: T) => T) | undefined;
+  readonly params: () => Record<string, string>;
+  /** false: the object is dropped before ListWatch caches it (client-side sharding). */
+  readonly keep: (obj: T) => boolean;
+  readonly opened: (w: OpenWatch) => void;
+  readonly closed: (w: OpenWatch) => void;
+}
+
+/**
+ * client-node's Watch, handing ListWatch transformed objects (its cache stores what it is given),
+ * with the share's `shardSelector` (server-side sharding) or without the others' objects
+ * (client-side), and ended on demand with a 410 Gone, which makes ListWatch relist.
+ */
+class InformerWatch<T extends KubernetesObject> extends Watch {
   constructor(
     kubeConfig: KubeConfig,
-    private readonly transform: (obj: T) => T,
+    private readonly hooks: WatchHooks<T>,
   ) {
     super(kubeConfig);
   }
 
-  override watch(
+  override async watch(
     path: string,
     queryParams: Record<string, string | number | boolean | undefined>,
     callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
     done: (err: unknown) => void,
   ): Promise<AbortController> {
-    return super.watch(
+    const { transform, keep } = this.hooks;
+    let ended = false;
+    let open: OpenWatch | undefined;
+    // Once: an early end aborts the request, whose own end must not reach ListWatch a second time.
+    const endOnce = (err: unknown): void => {
+      if (ended) return;
+      ended = true;
+      if (open !== undefined) this.hooks.closed(open);
+      done(err);
+    };
+    const controller = await super.watch(
       path,
-      queryParams,
+      { ...queryParams, ...this.hooks.params() },
       (phase: string, apiObj: unknown, watchObj?: unknown) => {
         // ERROR carries a v1.Status, BOOKMARK only a resourceVersion: nothing to drop.
-        const obj = phase === 'ERROR' || phase === 'BOOKMARK' ? apiObj : this.transform(apiObj as T);
-        callback(phase, obj, watchObj);
+        if (phase === 'ERROR' || phase === 'BOOKMARK') {
+          callback(phase, apiObj, watchObj);
+          return;
+        }
+        const obj = apiObj as T;
+        if (phase !== 'DELETED' && !keep(obj)) {
+          // Not ours: never cached, but its resourceVersion still moves the watch on.
+          callback('BOOKMARK', { metadata: { resourceVersion: obj.metadata?.resourceVersion } }, watchObj);
+          return;
+        }
+        callback(phase, transform === undefined ? obj : transform(obj), watchObj);
       },
-      done,
+      endOnce,
     );
+    if (!ended) {
+      open = { controller, end: endOnce };
+      this.hooks.opened(open);
+    }
+    return controller;
   }
 }
+
+/** What ListWatch takes for 410 Gone: it forgets its resourceVersion and lists again. */
+const relistError = (): Error => Object.assign(new Error('the watched share changed: relist'), { statusCode: 410 });
 
 type Handler<A extends unknown[]> = (...args: A) => void;
 
@@ -180,6 +233,12 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
   #listedThisAttempt = false;
   #restartTimer: Timer | undefined;
   #syncWaiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
+  readonly #share: WatchShare | undefined;
+  #unsubscribe: (() => void) | undefined;
+  /** Bumped by each change of the share; the cache is current when its last LIST was of the latest. */
+  #shareGeneration = 0;
+  #listedGeneration = 0;
+  #open: OpenWatch | undefined;
 
   constructor(kubeConfig: KubeConfig, options: InformerOptions<T>) {
     this.path = resourcePath(options.resource);
@@ -187,19 +246,44 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
     this.#backoff = new Backoff({ clock: this.#clock, ...options.backoff });
     this.#log = options.log;
     this.#lastSeen = options.trackPrevious === false ? undefined : new Map();
+    this.#share = options.share;
     const list = makeListFn<T>(kubeConfig, this.path, {
       labelSelector: options.labelSelector,
       fieldSelector: options.fieldSelector,
       pageSize: options.pageSize ?? 500,
       apiVersion: apiVersionOf(options.resource),
       ...(options.transform === undefined ? {} : { transform: options.transform }),
+      shardSelector: this.#serverSelector,
+      keep: this.#keeps,
     });
     const listFn = async (): Promise<KubernetesListObject<T>> => {
-      const result = await list();
+      let result: KubernetesListObject<T>;
+      // A share that changed while the LIST ran is listed again: ListWatch caches this one snapshot.
+      let generation: number;
+      do {
+        generation = this.#shareGeneration;
+        result = await list();
+      } while (generation !== this.#shareGeneration);
+      this.#listedGeneration = generation;
       this.#listedThisAttempt = true;
       return result;
     };
-    const watch = options.transform === undefined ? new Watch(kubeConfig) : new TransformingWatch<T>(kubeConfig, options.transform);
+    const watch = new InformerWatch<T>(kubeConfig, {
+      transform: options.transform,
+      params: (): Record<string, string> => {
+        const selector = this.#serverSelector();
+        return selector === undefined ? {} : { shardSelector: selector };
+      },
+      keep: this.#keeps,
+      opened: (w) => {
+        this.#open = w;
+        // A watch resumed from an older LIST (after a failure) must not serve a share it did not list.
+        if (this.#listedGeneration !== this.#shareGeneration) this.#relistNow();
+      },
+      closed: (w) => {
+        if (this.#open === w) this.#open = undefined;
+      },
+    });
     this.#inner = new ListWatch<T>(this.path, watch, listFn, false, options.labelSelector, options.fieldSelector);
     this.#inner.on('add', this.#added);
     this.#inner.on('update', this.#updated);
@@ -227,6 +311,9 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
   async start(): Promise<void> {
     if (!this.#running) {
       this.#running = true;
+      this.#unsubscribe ??= this.#share?.onChange(() => {
+        this.relist();
+      });
       this.#attempt();
     }
     if (this.#synced) return;
@@ -238,6 +325,8 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
     this.#running = false;
     this.#restartTimer?.cancel();
     this.#restartTimer = undefined;
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
     const waiters = this.#syncWaiters;
     this.#syncWaiters = [];
     for (const w of waiters) w.reject(new InformerStoppedError(`informer for ${this.path} stopped before it synced`));
@@ -255,6 +344,43 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
   list(namespace?: string): readonly T[] {
     return this.#inner.list(namespace);
   }
+
+  /**
+   * Whether the cache holds every object of `namespace` (sharded: the namespace is in the share);
+   * a reader of one outside it asks the API server instead.
+   */
+  covers(namespace: string): boolean {
+    return this.#share === undefined || namespace === '' || this.#share.covers(namespace);
+  }
+
+  /**
+   * Lists again with the share as it is now (ListWatch then deletes what left it and adds what
+   * came): a watch in progress is ended as if the server said 410 Gone, a LIST in progress is
+   * repeated, and a watch that opens before the next LIST is ended at once.
+   */
+  relist(): void {
+    this.#shareGeneration++;
+    if (this.#open !== undefined) this.#relistNow();
+  }
+
+  #relistNow(): void {
+    const open = this.#open;
+    if (open === undefined) return;
+    this.#open = undefined;
+    open.controller.abort();
+    open.end(relistError());
+  }
+
+  /** `server` mode: the share's selector for LIST and WATCH. */
+  readonly #serverSelector = (): string | undefined => (this.#share?.mode() === 'server' ? this.#share.selector() : undefined);
+
+  /** `client` mode: whether an object belongs to the share (cluster-scoped objects always do). */
+  readonly #keeps = (obj: T): boolean => {
+    const share = this.#share;
+    if (share?.mode() !== 'client') return true;
+    const namespace = obj.metadata?.namespace ?? '';
+    return namespace === '' || share.covers(namespace);
+  };
 
   /** One (re)start of the inner ListWatch; it resumes from the last resourceVersion if it has one. */
   #attempt(): void {
@@ -331,6 +457,10 @@ interface ListOptions<T> {
   /** Filled into items that lack it: built-in LIST responses omit apiVersion/kind per item. */
   readonly apiVersion: string;
   readonly transform?: (obj: T) => T;
+  /** Asked for each LIST: KEP-5866's `shardSelector` (server-side sharding); undefined: none. */
+  readonly shardSelector?: () => string | undefined;
+  /** false: the item is dropped before the transform (client-side sharding). */
+  readonly keep?: (obj: T) => boolean;
 }
 
 /**
@@ -348,15 +478,19 @@ export function makeListFn<T extends KubernetesObject>(
     const items: T[] = [];
     let continueToken: string | undefined;
     let page: RawList<T>;
+    const shardSelector = options.shardSelector?.();
+    const keep = options.keep;
     do {
       const query: Record<string, string | undefined> = {
         labelSelector: options.labelSelector,
         fieldSelector: options.fieldSelector,
+        shardSelector,
         limit: String(options.pageSize),
         continue: continueToken,
       };
       page = await getList<T>(client, path, query);
-      items.push(...page.items);
+      // Others' objects go as each page arrives: never more than one page of them in memory.
+      for (const item of page.items) if (keep === undefined || keep(item)) items.push(item);
       continueToken = page.metadata?.continue;
     } while (continueToken !== undefined && continueToken !== '');
     const kind = page.kind?.replace(/List$/, '');

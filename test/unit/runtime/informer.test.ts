@@ -8,6 +8,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loopbackKubeConfig } from '../../support/loopback-kubeconfig.js';
 import { ManualClock } from '../../../src/util/clock.js';
+import { BucketShare, type WatchShare } from '../../../src/runtime/watch-share.js';
 import { Informer, InformerStoppedError, keepMetadataOnly, resourcePath, type ObjectSummary } from '../../../src/runtime/informer.js';
 
 interface Recorded {
@@ -116,6 +117,7 @@ async function setup(
     namespace?: string;
     transform?: (o: KubernetesObject) => KubernetesObject;
     trackPrevious?: boolean;
+    share?: WatchShare;
   } = {},
 ) {
   const api = new FakeApiServer();
@@ -128,6 +130,7 @@ async function setup(
     clock,
     ...(opts.transform === undefined ? {} : { transform: opts.transform }),
     ...(opts.trackPrevious === undefined ? {} : { trackPrevious: opts.trackPrevious }),
+    ...(opts.share === undefined ? {} : { share: opts.share }),
   });
   cleanups.push(() => api.close());
   cleanups.push(() => informer.stop());
@@ -330,5 +333,91 @@ describe('Informer', () => {
     informer.onAdd((o) => seen.push(o.metadata!.name!));
     await informer.start();
     expect(seen).toEqual(['a']);
+  });
+});
+
+describe('Informer with a share (docs/adr/0103)', () => {
+  // Namespace "left" is bucket 0, "right" bucket 1 (of 2): a share of bucket 0 is "left" only.
+  const bucketOf = (ns: string): number => (ns === 'left' ? 0 : 1);
+  const inNs = (namespace: string, name: string, rv: string): KubernetesObject => ({ metadata: { name, namespace, resourceVersion: rv } });
+  const names = (objs: readonly KubernetesObject[]): string[] => objs.map((o) => o.metadata!.name!).sort();
+
+  it('client mode: never caches the objects of other namespaces, listed or watched, and relists when the share changes', async () => {
+    const share = new BucketShare({ bucketOf, buckets: 2, mode: 'client' });
+    share.set([0]);
+    const { api, informer } = await setup({ share });
+    api.items = [inNs('left', 'l1', '1'), inNs('right', 'r1', '2')];
+    const added: string[] = [];
+    const deleted: string[] = [];
+    informer.onAdd((o) => added.push(o.metadata!.name!));
+    informer.onDelete((o) => deleted.push(o.metadata!.name!));
+    await informer.start();
+    expect(names(informer.list())).toEqual(['l1']);
+    expect(api.lists[0]!.query.get('shardSelector')).toBeNull();
+    await vi.waitFor(() => {
+      expect(api.watches).toHaveLength(1);
+    });
+    api.send('ADDED', inNs('right', 'r2', '103'));
+    api.send('ADDED', inNs('left', 'l2', '104'));
+    await vi.waitFor(() => {
+      expect(added).toEqual(['l1', 'l2']);
+    });
+    expect(informer.get('r2', 'right')).toBeUndefined();
+    expect(informer.covers('right')).toBe(false);
+    // The share moves to bucket 1: the watch ends, the relist drops "left" and brings "right".
+    api.items = [inNs('left', 'l1', '1'), inNs('left', 'l2', '104'), inNs('right', 'r1', '2'), inNs('right', 'r2', '103')];
+    share.set([1]);
+    await vi.waitFor(() => {
+      expect(names(informer.list())).toEqual(['r1', 'r2']);
+    });
+    expect(deleted.sort()).toEqual(['l1', 'l2']);
+    expect(added.slice(2).sort()).toEqual(['r1', 'r2']);
+    await api.watchesClosed(1);
+    await vi.waitFor(() => {
+      expect(api.watches).toHaveLength(2);
+    });
+    expect(api.lists).toHaveLength(2);
+  });
+
+  it('server mode: asks the API server for the share on every LIST and WATCH, and again after a change', async () => {
+    const share = new BucketShare({ bucketOf, buckets: 2, mode: 'server' });
+    share.set([0]);
+    const { api, informer } = await setup({ share });
+    // The fake server does not filter: server mode trusts the probe and keeps what it is sent.
+    api.items = [inNs('left', 'l1', '1'), inNs('right', 'r1', '2')];
+    await informer.start();
+    expect(names(informer.list())).toEqual(['l1', 'r1']);
+    const first = "shardRange(object.metadata.namespace, '0x0000000000000000', '0x8000000000000000')";
+    expect(api.lists[0]!.query.get('shardSelector')).toBe(first);
+    await vi.waitFor(() => {
+      expect(api.watches).toHaveLength(1);
+    });
+    expect(api.watches[0]!.query.get('shardSelector')).toBe(first);
+    share.set([1]);
+    await vi.waitFor(() => {
+      expect(api.watches).toHaveLength(2);
+    });
+    const second = "shardRange(object.metadata.namespace, '0x8000000000000000', '0x10000000000000000')";
+    expect(api.lists.map((l) => l.query.get('shardSelector'))).toEqual([first, second]);
+    expect(api.watches[1]!.query.get('shardSelector')).toBe(second);
+    expect(api.watches[1]!.query.get('resourceVersion')).toBe('100');
+  });
+
+  it('lists again when the share changes between the LIST and its watch', async () => {
+    const share = new BucketShare({ bucketOf, buckets: 2, mode: 'client' });
+    share.set([0]);
+    const { api, informer } = await setup({ share, pageSize: 1 });
+    api.items = [inNs('left', 'l1', '1'), inNs('right', 'r1', '2')];
+    let changed = false;
+    informer.onAdd(() => {
+      if (!changed) {
+        changed = true;
+        share.set([0, 1]);
+      }
+    });
+    await informer.start();
+    await vi.waitFor(() => {
+      expect(names(informer.list())).toEqual(['l1', 'r1']);
+    });
   });
 });
