@@ -26,6 +26,9 @@ import { metricsHandler, OperatorMetrics } from '../telemetry/metrics.js';
 import { ScrapeAuthorizer, withScrapeAuth } from '../telemetry/scrape-auth.js';
 import { listenHttps, type MetricsSecurity } from '../telemetry/secure-serving.js';
 import { ShardMetrics } from '../telemetry/shard-metrics.js';
+import { namespaceBucket } from '../runtime/shard-assignment.js';
+import { leaseProbeList, probeShardFilter } from '../runtime/shard-probe.js';
+import { BucketShare } from '../runtime/watch-share.js';
 import { loadFingerprintKey } from './fingerprint-key.js';
 import { Operator } from './operator.js';
 
@@ -120,7 +123,7 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
   const metrics = operatorMetrics(settings, context);
   const tuner = settings.selfTuningConcurrency === true ? await selfTuning(metrics, log) : undefined;
   const le = settings.leaderElection;
-  const { elector, shards, fence } = await membership(settings, { kubeConfig, metrics, log });
+  const { elector, shards, fence, share } = await membership(settings, { kubeConfig, metrics, log });
   const { helm, helmVersion } = await startHelm(settings, { metrics, log, tuner, fence });
   const ownNamespace = await operatorNamespace(le?.namespace);
   const fingerprintKey = settings.fingerprintKey ?? (await loadFingerprintKey(kubeConfig, ownNamespace, log));
@@ -153,9 +156,19 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
     fingerprintKey,
     ...(ownNamespace === undefined ? {} : { operatorNamespace: ownNamespace }),
     ...(shards === undefined ? {} : { shard: shards }),
+    ...(share === undefined ? {} : { watchShare: share.share }),
   });
   metrics.trackQueues(() => operator.manager.names().map((n) => [n, operator.manager.get(n)?.queue] as const));
-  const manager = managerOf(operator, watches, { settings, elector: shards ?? elector, reloader, metrics, log, tuner, kubeConfig });
+  const manager = managerOf(operator, watches, {
+    settings,
+    elector: shards ?? elector,
+    reloader,
+    metrics,
+    log,
+    tuner,
+    kubeConfig,
+    ...(share === undefined ? {} : { probeShare: share.probe }),
+  });
   return { manager, operator, helm, metrics, watches };
 }
 
@@ -260,21 +273,24 @@ function managerOf(
     log: Logger;
     tuner: ConcurrencyTuner | undefined;
     kubeConfig: KubeConfig;
+    probeShare?: () => Promise<void>;
   },
 ): Manager {
-  const { settings, elector, reloader, metrics, log, tuner, kubeConfig } = parts;
+  const { settings, elector, reloader, metrics, log, tuner, kubeConfig, probeShare } = parts;
   const le = settings.leaderElection;
   return new Manager({
     log,
     work: {
-      start: () => {
+      start: async () => {
+        // Sharded: the peer Lease is written by now, and no informer has started yet.
+        await probeShare?.();
         if (tuner !== undefined) {
           observeApiRequests((status, ms) => {
             tuner.observeApi(status, ms);
           });
           tuner.start();
         }
-        return operator.start(watches);
+        await operator.start(watches);
       },
       stop: async (how) => {
         await operator.stop(how);
@@ -344,22 +360,37 @@ function makeElector(
 async function membership(
   settings: OperatorSettings,
   on: { kubeConfig: KubeConfig; metrics: OperatorMetrics; log: Logger },
-): Promise<{ elector?: LeaderElector; shards?: ShardCoordinator; fence?: LeaseFence }> {
+): Promise<{ elector?: LeaderElector; shards?: ShardCoordinator; fence?: LeaseFence; share?: ShareWatch }> {
   const le = settings.leaderElection;
   if (le === undefined) return {};
   const namespace = await leaderElectionNamespace(le.namespace);
   if (settings.sharding === true) {
-    const shards = makeShards(le, { namespace, kubeConfig: on.kubeConfig, log: on.log, metrics: new ShardMetrics(on.metrics.registry) });
-    return { shards, fence: shardFence(shards) };
+    const metrics = new ShardMetrics(on.metrics.registry);
+    const share = new BucketShare({ bucketOf: (ns) => namespaceBucket(ns) });
+    const shards = makeShards(le, { namespace, kubeConfig: on.kubeConfig, log: on.log, metrics, share });
+    const probe = async (): Promise<void> => {
+      const verdict = await probeShardFilter(leaseProbeList(on.kubeConfig, namespace), namespace, shards.buckets);
+      share.setMode(verdict.mode);
+      metrics.watchFilter(verdict.mode);
+      on.log.info({ mode: verdict.mode, reason: verdict.reason }, 'Informers watch this replica\'s share (docs/adr/0103)');
+    };
+    return { shards, fence: shardFence(shards), share: { share, probe } };
   }
   const elector = makeElector(le, { namespace, ...on });
   return { elector, fence: { holds: () => elector.holdsLease(), check: () => elector.isLeader() } };
 }
 
+/** The share sharded informers watch, and the one-time probe that decides where it is filtered. */
+interface ShareWatch {
+  readonly share: BucketShare;
+  /** Once the peer Lease is written (the probe lists it), before the first informer starts. */
+  readonly probe: () => Promise<void>;
+}
+
 /** `--sharding`: this replica's membership of the group named by the leader election id (docs/adr/0085). */
 function makeShards(
   le: LeaderElectionSettings,
-  on: { namespace: string; kubeConfig: KubeConfig; log: Logger; metrics: ShardMetrics },
+  on: { namespace: string; kubeConfig: KubeConfig; log: Logger; metrics: ShardMetrics; share: BucketShare },
 ): ShardCoordinator {
   return new ShardCoordinator({
     store: new KubeShardLeaseStore(on.kubeConfig, on.namespace, le.id),
@@ -370,7 +401,8 @@ function makeShards(
     retryPeriodMs: le.retryPeriodMs,
     log: on.log.child({ component: 'shards' }),
     onShares: (owned) => {
-      on.metrics.owned(owned);
+      on.metrics.owned(owned.length);
+      on.share.set(owned);
     },
     onHandoff: (kind) => {
       on.metrics.handoff(kind);

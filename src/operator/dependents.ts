@@ -13,6 +13,7 @@ import { TIMED_OUT, withDeadline } from '../util/clock.js';
 import { dropManagedFields, Informer } from '../runtime/informer.js';
 import type { Priority } from '../runtime/workqueue.js';
 import type { Logger } from '../telemetry/logger.js';
+import type { WatchShare } from '../runtime/watch-share.js';
 
 export interface DependentOwner {
   /** `Kind` (from an owner reference, with apiVersion) or `Kind.group` (from owner annotations). */
@@ -32,6 +33,11 @@ export interface DependentsOptions {
   readonly route: (owner: DependentOwner, priority: Priority) => void;
   /** How long `watch` waits for a new informer's first LIST before reconciles fall back to GETs. */
   readonly syncTimeoutMs?: number;
+  /**
+   * Sharded (docs/adr/0103): namespaced kinds are watched for this replica's share only; an object
+   * of another namespace (a release reaching outside its CR's) is then read with a GET.
+   */
+  readonly share?: WatchShare;
 }
 
 interface KindWatch {
@@ -71,7 +77,7 @@ export class DependentWatcher implements DependentsPort {
     const w = this.#kinds.get(kindKey(entry.apiVersion, entry.kind));
     if (w === undefined) return { known: false };
     const informer = w.informers.get(w.namespaced && w.informers.has(entry.namespace) ? entry.namespace : '');
-    if (informer === undefined || !informer.hasSynced()) return { known: false };
+    if (informer === undefined || !informer.hasSynced() || !informer.covers(entry.namespace)) return { known: false };
     return { known: true, object: informer.get(entry.name, entry.namespace === '' ? undefined : entry.namespace) };
   }
 
@@ -123,6 +129,8 @@ export class DependentWatcher implements DependentsPort {
         transform: dropManagedFields,
         // Every event is routed to the owners the object names now; the previous version is never asked.
         trackPrevious: false,
+        // Cluster-scoped objects have no namespace to cut by: every replica keeps them.
+        ...(mapping.namespaced && this.o.share !== undefined ? { share: this.o.share } : {}),
       });
       const route =
         (event: DependentEvent) =>

@@ -32,6 +32,7 @@ import {
 import type { CustomResource } from '../k8s/custom-resources.js';
 import { ControllerSet } from '../runtime/controller-set.js';
 import type { NamespaceShard } from '../runtime/namespace-shard.js';
+import type { WatchShare } from '../runtime/watch-share.js';
 import type { Priority } from '../runtime/workqueue.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { ControllerMetrics } from '../telemetry/metric-hooks.js';
@@ -91,6 +92,11 @@ export interface OperatorOptions {
   readonly operatorNamespace?: string;
   /** Sharded (docs/adr/0085): the namespaces this replica owns; undefined: all of them. */
   readonly shard?: OperatorShard;
+  /**
+   * Sharded: the share the dependent and values-source informers hold (docs/adr/0103); the CR
+   * informers keep the whole kind, which the rollout gate decides over (docs/adr/0096).
+   */
+  readonly watchShare?: WatchShare;
 }
 
 /** What the operator needs of sharding: the controllers' view, the share a revision is made under, and the shares taken. */
@@ -155,6 +161,7 @@ export class Operator {
       namespaces: o.namespaces,
       log: o.log,
       route: (controller, request) => this.manager.get(controller)?.enqueue(request),
+      ...(o.watchShare === undefined ? {} : { share: o.watchShare }),
     });
     this.#dependents = new DependentWatcher({
       kubeConfig: o.kubeConfig,
@@ -164,6 +171,7 @@ export class Operator {
       route: (owner, priority) => {
         this.#route(owner, priority);
       },
+      ...(o.watchShare === undefined ? {} : { share: o.watchShare }),
     });
   }
 

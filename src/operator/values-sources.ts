@@ -24,6 +24,7 @@ import {
 import { Informer } from '../runtime/informer.js';
 import type { Request } from '../runtime/reconcile.js';
 import type { Logger } from '../telemetry/logger.js';
+import type { WatchShare } from '../runtime/watch-share.js';
 
 export interface ValuesSourcesOptions {
   readonly kubeConfig: KubeConfig;
@@ -32,6 +33,8 @@ export interface ValuesSourcesOptions {
   readonly log: Logger;
   /** Reconcile this CR of this controller. */
   readonly route: (controller: string, request: Request) => void;
+  /** Sharded (docs/adr/0103): only this replica's share is watched (a CR refers to objects of its own namespace). */
+  readonly share?: WatchShare;
 }
 
 type Kind = ValuesReference['kind'];
@@ -124,6 +127,7 @@ export class ValuesSources implements ValuesSourcePort {
           },
           labelSelector: `${VALUES_SOURCE_LABEL}=true`,
           log: this.o.log,
+          ...(this.o.share === undefined ? {} : { share: this.o.share }),
         });
         const changed = (obj: KubernetesObject): void => {
           this.#changed(kind, obj);

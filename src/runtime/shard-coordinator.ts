@@ -69,8 +69,11 @@ export interface ShardCoordinatorOptions {
   /** In [0, 1), for the round jitter. */
   readonly random?: () => number;
   readonly log: Logger;
-  /** Metrics: buckets owned now, and each handoff this replica took part in. */
-  readonly onShares?: (owned: number) => void;
+  /**
+   * The buckets owned now (draining ones excluded), after every change and every round: the
+   * metrics, and the share the informers watch (docs/adr/0103). Each handoff this replica took part in.
+   */
+  readonly onShares?: (owned: readonly number[]) => void;
   readonly onHandoff?: (kind: 'acquired' | 'released' | 'lost') => void;
 }
 
@@ -228,7 +231,7 @@ export class ShardCoordinator {
       bucket.control.abort(new ShardLostError(`bucket ${b} released on shutdown`));
       await this.#bounded(`release bucket ${b}`, () => this.#releaseFence(b));
     }
-    this.#o.onShares?.(0);
+    this.#o.onShares?.([]);
     const peer = this.#observed.get(this.#peerName)?.lease;
     if (peer !== undefined && this.#acquiredPeer) {
       const now = this.#clock.now();
@@ -310,7 +313,7 @@ export class ShardCoordinator {
       ...Array.from({ length: this.buckets }, (_, b) => this.#step(b, { desired: desired.has(b), now, live })),
       this.#releaseExpiredPeers(live, now),
     ]).then(() => {
-      this.#o.onShares?.(this.ownedBuckets().length);
+      this.#o.onShares?.(this.ownedBuckets());
     });
   }
 
@@ -414,6 +417,7 @@ export class ShardCoordinator {
     delete bucket.drainingSince;
     bucket.epoch = epoch;
     bucket.control = new AbortController();
+    this.#o.onShares?.(this.ownedBuckets());
   }
 
   /** No new helm run for the bucket; what runs there is cancelled; released once drained. */
@@ -423,6 +427,7 @@ export class ShardCoordinator {
     bucket.drainingSince = now;
     bucket.control.abort(new ShardLostError(`bucket ${b} is being handed to another replica`));
     this.#o.log.info({ bucket: b, inFlight: bucket.inFlight }, 'handing off a shard bucket');
+    this.#o.onShares?.(this.ownedBuckets());
   }
 
   #disown(b: number, reason: Error): void {
@@ -430,6 +435,7 @@ export class ShardCoordinator {
     bucket.phase = 'none';
     delete bucket.drainingSince;
     bucket.control.abort(reason);
+    this.#o.onShares?.(this.ownedBuckets());
   }
 
   #grant(b: number): void {
@@ -576,7 +582,7 @@ export class ShardCoordinator {
         this.#o.log.error({ error: err }, 'a shard-lost listener threw');
       }
     }
-    this.#o.onShares?.(0);
+    this.#o.onShares?.([]);
     this.#resolveLost(new ShardLostError(`shard membership lost: ${reason}`));
   }
 

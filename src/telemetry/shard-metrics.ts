@@ -9,6 +9,7 @@ export type ShardHandoff = 'acquired' | 'released' | 'lost';
 export class ShardMetrics {
   readonly #owned: Gauge;
   readonly #handoffs: Counter<'kind'>;
+  readonly #filter: Gauge<'mode'>;
 
   constructor(registry: Registry) {
     this.#owned = new Gauge({
@@ -24,6 +25,17 @@ export class ShardMetrics {
     });
     for (const kind of ['acquired', 'released', 'lost'] as const) this.#handoffs.inc({ kind }, 0);
     this.#owned.set(0);
+    this.#filter = new Gauge({
+      name: 'helm_operator_shard_watch_filter',
+      help: "Where this replica's informers drop the objects outside its share: 1 for the mode the start-up probe chose (server: KEP-5866 shardSelector; client: in the informer)",
+      labelNames: ['mode'],
+      registers: [registry],
+    });
+  }
+
+  watchFilter(mode: 'server' | 'client'): void {
+    this.#filter.set({ mode }, 1);
+    this.#filter.set({ mode: mode === 'server' ? 'client' : 'server' }, 0);
   }
 
   owned(buckets: number): void {
