@@ -92,6 +92,11 @@ test-olm: deps tools ## Opt-in: install the sample's bundle through OLM (built f
 	bash hack/tools.sh olm
 	npx vitest run --project olm
 
+.PHONY: test-sharded-apiserver
+test-sharded-apiserver: deps tools ## Opt-in: informers ask kube-apiserver K8S_SHARDED_VERSION (ShardedListAndWatch on; its own control plane) for their share (docs/adr/0103).
+	bash hack/tools.sh k8s-sharded
+	npx vitest run --project sharded-apiserver
+
 .PHONY: test-tutorial
 test-tutorial: deps tools ## The operator-author tutorial (docs/tutorial.md) from `npm pack`, step by step: init, create api, make run, docker-build (podman), deploy, bundle, OLM (its own control plane); then the scaffold end-to-end files (every chart source, make run/deploy/bundle of scaffolded projects).
 	npx vitest run --project tutorial --project scaffold-e2e

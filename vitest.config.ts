@@ -111,6 +111,20 @@ export default defineConfig({
         },
       },
       {
+        // Opt-in (`make test-sharded-apiserver`): KEP-5866's server-side sharded list and watch, on a
+        // kube-apiserver of K8S_SHARDED_VERSION with the gate on (its own control plane; docs/adr/0103).
+        extends: true,
+        test: {
+          name: 'sharded-apiserver',
+          include: ['test/sharded-apiserver/**/*.test.ts'],
+          globalSetup: ['test/support/sharded-global-setup.ts'],
+          setupFiles: ['test/support/worker-tmpdir.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 1_800_000,
+          fileParallelism: false,
+        },
+      },
+      {
         extends: true,
         test: {
           // The README's operator-author tutorial from the npm package, on the scaffolded project's own

@@ -11,6 +11,9 @@
 #                                             --real-node: also one real node (kubelet, containerd, CNI
 #                                             bridge, kube-proxy; root; one per machine), tainted
 #                                             helm-operator.io/real-node=true:NoSchedule (docs/real-node.md)
+#                                             --sharded: kube-apiserver at K8S_SHARDED_VERSION with the
+#                                             ShardedListAndWatch gate (KEP-5866; docs/adr/0103), the rest
+#                                             of the control plane at K8S_VERSION
 #   hack/cluster.sh down [--name N]           delete it (and its real node, restoring the host)
 #   hack/cluster.sh kubeconfig [--name N]     print the kubeconfig path of a running cluster
 #   hack/cluster.sh status [--name N]         exit 0 when the cluster answers
@@ -28,6 +31,7 @@ NAME=${CLUSTER_NAME:-helm-operator-dev}
 PORT=${CLUSTER_PORT:-0}
 EXPORT=false
 REAL_NODE=false
+SHARDED=false
 NODE_NAME=kwok-node-0
 NODE_PODS=${NODE_PODS:-250}
 [[ $NODE_PODS =~ ^[1-9][0-9]*$ ]] || { printf 'error: NODE_PODS must be a positive integer, got "%s"\n' "$NODE_PODS" >&2; exit 2; }
@@ -42,6 +46,7 @@ parse_flags() {
       --port) PORT=${2:?--port needs a value}; shift 2 ;;
       --export) EXPORT=true; shift ;;
       --real-node) REAL_NODE=true; shift ;;
+      --sharded) SHARDED=true; shift ;;
       *) die "unknown flag '$1'" ;;
     esac
   done
@@ -56,6 +61,10 @@ parse_flags() {
 load_tools() {
   bash "$HACK_DIR/tools.sh" kubectl k8s etcd kwok >&2
   eval "$(bash "$HACK_DIR/tools.sh" env)"
+  if [ "$SHARDED" = true ]; then
+    bash "$HACK_DIR/tools.sh" k8s-sharded >&2
+    KUBE_APISERVER_BIN="$(bash "$HACK_DIR/tools.sh" path k8s-sharded)/kube-apiserver"
+  fi
 }
 
 # The last stdout line of `up`: scripts read the bare path; people get a line their shell can run.
@@ -144,8 +153,10 @@ componentsPatches:
   - key: leader-elect
     value: "false"
 EOF
-  [ -n "${SERVICE_CIDR:-}" ] || [ "$REAL_NODE" = true ] || return 0
+  [ -n "${SERVICE_CIDR:-}" ] || [ "$REAL_NODE" = true ] || [ "$SHARDED" = true ] || return 0
   printf -- '- name: kube-apiserver\n  extraArgs:\n'
+  # Only the apiserver knows the gate: the v1.34 controller-manager would refuse it by name.
+  [ "$SHARDED" = false ] || printf '  - key: feature-gates\n    value: ShardedListAndWatch=true\n'
   [ -z "${SERVICE_CIDR:-}" ] || printf '  - key: service-cluster-ip-range\n    value: %s\n' "$SERVICE_CIDR"
   [ "$REAL_NODE" = false ] || bash "$HACK_DIR/real-node.sh" apiserver-args "$CLUSTER_DIR"
 }
@@ -231,7 +242,7 @@ main() {
     down) cmd_down ;;
     kubeconfig) load_tools; answers || die "cluster '$NAME' is not running (make cluster-up)"; echo "$KUBECONFIG_PATH" ;;
     status) load_tools; answers ;;
-    *) die "usage: hack/cluster.sh up|down|kubeconfig|status [--name N] [--port P] [--export] [--real-node]" ;;
+    *) die "usage: hack/cluster.sh up|down|kubeconfig|status [--name N] [--port P] [--export] [--real-node] [--sharded]" ;;
   esac
 }
 

@@ -155,20 +155,10 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
     identityMetrics: metrics,
     fingerprintKey,
     ...(ownNamespace === undefined ? {} : { operatorNamespace: ownNamespace }),
-    ...(shards === undefined ? {} : { shard: shards }),
-    ...(share === undefined ? {} : { watchShare: share.share }),
+    ...shardOptions(shards, share),
   });
   metrics.trackQueues(() => operator.manager.names().map((n) => [n, operator.manager.get(n)?.queue] as const));
-  const manager = managerOf(operator, watches, {
-    settings,
-    elector: shards ?? elector,
-    reloader,
-    metrics,
-    log,
-    tuner,
-    kubeConfig,
-    ...(share === undefined ? {} : { probeShare: share.probe }),
-  });
+  const manager = managerOf(operator, watches, { settings, elector: shards ?? elector, reloader, metrics, log, tuner, kubeConfig, share });
   return { manager, operator, helm, metrics, watches };
 }
 
@@ -273,17 +263,17 @@ function managerOf(
     log: Logger;
     tuner: ConcurrencyTuner | undefined;
     kubeConfig: KubeConfig;
-    probeShare?: () => Promise<void>;
+    share: ShareWatch | undefined;
   },
 ): Manager {
-  const { settings, elector, reloader, metrics, log, tuner, kubeConfig, probeShare } = parts;
+  const { settings, elector, reloader, metrics, log, tuner, kubeConfig, share } = parts;
   const le = settings.leaderElection;
   return new Manager({
     log,
     work: {
       start: async () => {
         // Sharded: the peer Lease is written by now, and no informer has started yet.
-        await probeShare?.();
+        await share?.probe();
         if (tuner !== undefined) {
           observeApiRequests((status, ms) => {
             tuner.observeApi(status, ms);
@@ -378,6 +368,14 @@ async function membership(
   }
   const elector = makeElector(le, { namespace, ...on });
   return { elector, fence: { holds: () => elector.holdsLease(), check: () => elector.isLeader() } };
+}
+
+/** Sharded: the coordinator the controllers and helm ask, and the share the informers watch. */
+function shardOptions(
+  shards: ShardCoordinator | undefined,
+  share: ShareWatch | undefined,
+): { shard?: ShardCoordinator; watchShare?: BucketShare } {
+  return { ...(shards === undefined ? {} : { shard: shards }), ...(share === undefined ? {} : { watchShare: share.share }) };
 }
 
 /** The share sharded informers watch, and the one-time probe that decides where it is filtered. */

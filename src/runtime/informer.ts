@@ -176,13 +176,13 @@ class InformerWatch<T extends KubernetesObject> extends Watch {
     done: (err: unknown) => void,
   ): Promise<AbortController> {
     const { transform, keep } = this.hooks;
-    let ended = false;
-    let open: OpenWatch | undefined;
+    // Set from the callbacks below (TypeScript does not follow writes made there).
+    const state: { ended: boolean; open?: OpenWatch } = { ended: false };
     // Once: an early end aborts the request, whose own end must not reach ListWatch a second time.
     const endOnce = (err: unknown): void => {
-      if (ended) return;
-      ended = true;
-      if (open !== undefined) this.hooks.closed(open);
+      if (state.ended) return;
+      state.ended = true;
+      if (state.open !== undefined) this.hooks.closed(state.open);
       done(err);
     };
     const controller = await super.watch(
@@ -204,9 +204,9 @@ class InformerWatch<T extends KubernetesObject> extends Watch {
       },
       endOnce,
     );
-    if (!ended) {
-      open = { controller, end: endOnce };
-      this.hooks.opened(open);
+    if (!state.ended) {
+      state.open = { controller, end: endOnce };
+      this.hooks.opened(state.open);
     }
     return controller;
   }
@@ -475,25 +475,8 @@ export function makeListFn<T extends KubernetesObject>(
 ): () => Promise<KubernetesListObject<T>> {
   const client = kubeConfig.makeApiClient(RawClient);
   return async () => {
-    const items: T[] = [];
-    let continueToken: string | undefined;
-    let page: RawList<T>;
-    const shardSelector = options.shardSelector?.();
-    const keep = options.keep;
-    do {
-      const query: Record<string, string | undefined> = {
-        labelSelector: options.labelSelector,
-        fieldSelector: options.fieldSelector,
-        shardSelector,
-        limit: String(options.pageSize),
-        continue: continueToken,
-      };
-      page = await getList<T>(client, path, query);
-      // Others' objects go as each page arrives: never more than one page of them in memory.
-      for (const item of page.items) if (keep === undefined || keep(item)) items.push(item);
-      continueToken = page.metadata?.continue;
-    } while (continueToken !== undefined && continueToken !== '');
-    const kind = page.kind?.replace(/List$/, '');
+    const { items, last } = await listPages(client, path, options);
+    const kind = last.kind?.replace(/List$/, '');
     const transform = options.transform;
     for (const [i, item] of items.entries()) {
       item.apiVersion ??= options.apiVersion;
@@ -501,9 +484,36 @@ export function makeListFn<T extends KubernetesObject>(
       if (transform !== undefined) items[i] = transform(item);
     }
     // ListWatch reads only items and metadata.resourceVersion (the snapshot all pages belong to).
-    const metadata: V1ListMeta = { resourceVersion: page.metadata?.resourceVersion };
-    return { apiVersion: page.apiVersion, kind: page.kind, metadata, items };
+    const metadata: V1ListMeta = { resourceVersion: last.metadata?.resourceVersion };
+    return { apiVersion: last.apiVersion, kind: last.kind, metadata, items };
   };
+}
+
+/** Every page of a LIST, the items `keep` refuses left out; and the last page (its kind and resourceVersion). */
+async function listPages<T extends KubernetesObject>(
+  client: RawClient,
+  path: string,
+  options: ListOptions<T>,
+): Promise<{ items: T[]; last: RawList<T> }> {
+  const items: T[] = [];
+  let continueToken: string | undefined;
+  let page: RawList<T>;
+  const shardSelector = options.shardSelector?.();
+  const keep = options.keep ?? (() => true);
+  do {
+    const query: Record<string, string | undefined> = {
+      labelSelector: options.labelSelector,
+      fieldSelector: options.fieldSelector,
+      shardSelector,
+      limit: String(options.pageSize),
+      continue: continueToken,
+    };
+    page = await getList<T>(client, path, query);
+    // Others' objects go as each page arrives: never more than one page of them in memory.
+    for (const item of page.items) if (keep(item)) items.push(item);
+    continueToken = page.metadata?.continue;
+  } while (continueToken !== undefined && continueToken !== '');
+  return { items, last: page };
 }
 
 /** A LIST response as JSON: the generated `V1ListMeta` names `continue` `_continue`, the wire does not. */
