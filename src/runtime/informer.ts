@@ -346,11 +346,13 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
   }
 
   /**
-   * Whether the cache holds every object of `namespace` (sharded: the namespace is in the share);
-   * a reader of one outside it asks the API server instead.
+   * Whether the cache holds every object of `namespace`: sharded, the namespace is in the share and
+   * the cache was listed for the share as it is now (not while a relist is due or running, when a
+   * namespace just taken is not in it yet). A reader told no asks the API server instead.
    */
   covers(namespace: string): boolean {
-    return this.#share === undefined || namespace === '' || this.#share.covers(namespace);
+    if (this.#share === undefined || namespace === '') return true;
+    return this.#listedGeneration === this.#shareGeneration && this.#share.covers(namespace);
   }
 
   /**

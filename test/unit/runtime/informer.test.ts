@@ -367,9 +367,13 @@ describe('Informer with a share (docs/adr/0103)', () => {
     // The share moves to bucket 1: the watch ends, the relist drops "left" and brings "right".
     api.items = [inNs('left', 'l1', '1'), inNs('left', 'l2', '104'), inNs('right', 'r1', '2'), inNs('right', 'r2', '103')];
     share.set([1]);
+    // Until the relist lands, the cache does not speak for the namespace just taken.
+    expect(informer.covers('right')).toBe(false);
     await vi.waitFor(() => {
       expect(names(informer.list())).toEqual(['r1', 'r2']);
     });
+    expect(informer.covers('right')).toBe(true);
+    expect(informer.covers('left')).toBe(false);
     expect(deleted.sort()).toEqual(['l1', 'l2']);
     expect(added.slice(2).sort()).toEqual(['r1', 'r2']);
     await api.watchesClosed(1);
