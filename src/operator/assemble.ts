@@ -362,7 +362,7 @@ async function membership(
       const verdict = await probeShardFilter(leaseProbeList(on.kubeConfig, namespace), namespace, shards.buckets);
       share.setMode(verdict.mode);
       metrics.watchFilter(verdict.mode);
-      on.log.info({ mode: verdict.mode, reason: verdict.reason }, 'Informers watch this replica\'s share (docs/adr/0103)');
+      on.log.info({ mode: verdict.mode, reason: verdict.reason }, "Informers watch this replica's share (docs/adr/0103)");
     };
     return { shards, fence: shardFence(shards), share: { share, probe } };
   }
