@@ -93,7 +93,7 @@ test-olm: deps tools ## Opt-in: install the sample's bundle through OLM (built f
 	npx vitest run --project olm
 
 .PHONY: test-sharded-apiserver
-test-sharded-apiserver: deps tools ## Opt-in: informers ask kube-apiserver K8S_SHARDED_VERSION (ShardedListAndWatch on; its own control plane) for their share (docs/adr/0103).
+test-sharded-apiserver: deps tools ## Informers ask kube-apiserver K8S_SHARDED_VERSION (ShardedListAndWatch on; its own control plane) for their share (docs/adr/0103).
 	bash hack/tools.sh k8s-sharded
 	npx vitest run --project sharded-apiserver
 

@@ -111,7 +111,7 @@ export default defineConfig({
         },
       },
       {
-        // Opt-in (`make test-sharded-apiserver`): KEP-5866's server-side sharded list and watch, on a
+        // In CI after chaos (`make test-sharded-apiserver`): KEP-5866's server-side sharded list and watch, on a
         // kube-apiserver of K8S_SHARDED_VERSION with the gate on (its own control plane; docs/adr/0103).
         extends: true,
         test: {

@@ -178,6 +178,12 @@ cmd_up() {
     if [ "$REAL_NODE" = true ] && [ "$(bash "$HACK_DIR/real-node.sh" owner 2>/dev/null || true)" != "$NAME" ]; then
       die "cluster '$NAME' is running without a real node; take it down first (hack/cluster.sh down --name $NAME)"
     fi
+    # The apiserver's gate is fixed at start: a reused cluster must be the kind asked for.
+    local running_sharded=false
+    grep -qs 'ShardedListAndWatch=true' "$WORKDIR/kwokctl-$NAME.yaml" && running_sharded=true
+    if [ "$running_sharded" != "$SHARDED" ]; then
+      die "cluster '$NAME' is running $([ "$running_sharded" = true ] && echo with || echo without) the ShardedListAndWatch apiserver, asked $([ "$SHARDED" = true ] && echo with || echo without); take it down first (hack/cluster.sh down --name $NAME)"
+    fi
     log "cluster '$NAME' is already running"
     print_kubeconfig
     return 0

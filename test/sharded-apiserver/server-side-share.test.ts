@@ -13,6 +13,7 @@
  * sent) and on what it caches: with the selector dropped, both see everything and the test fails.
  */
 import { CoreV1Api, CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Informer } from '../../src/runtime/informer.js';
 import { bucketsOf, namespaceBucket, rendezvousOwner, SHARD_BUCKETS } from '../../src/runtime/shard-assignment.js';
@@ -93,6 +94,15 @@ describe('server-side sharded list and watch (KEP-5866, docs/adr/0103)', () => {
     });
     const verdict = await probeShardFilter(leaseProbeList(kc, home), home);
     expect(verdict, verdict.reason).toMatchObject({ mode: 'server' });
+  });
+
+  it('hack/cluster.sh refuses to reuse this cluster as one without the gate', async () => {
+    // The gate is fixed when the apiserver starts: a default `up` of the same name must not hand
+    // back this cluster (or the reverse), else a tier would silently test the other path.
+    const name = process.env.TEST_CLUSTER_NAME ?? 'helm-operator-sharded';
+    const up = await execa('bash', ['hack/cluster.sh', 'up', '--name', name], { reject: false });
+    expect(up.exitCode).not.toBe(0);
+    expect(up.stderr).toContain(`cluster '${name}' is running with the ShardedListAndWatch apiserver, asked without`);
   });
 
   it("each replica's informers receive from the server only its share, listed and watched", async () => {
