@@ -9,7 +9,7 @@ import {
   planStatus,
 } from '../../../../src/reconciler/plan/plan-approval.js';
 import { planApplied, planHeld } from '../../../../src/reconciler/plan/plan-summary.js';
-import { Redactor } from '../../../../src/reconciler/status/redaction.js';
+import { REDACTED, Redactor } from '../../../../src/reconciler/status/redaction.js';
 import {
   classifyObject,
   deletedObjects,
@@ -123,6 +123,27 @@ describe('classifyObject', () => {
       (v) => redactor.deep(v),
     );
     expect(JSON.stringify(planned)).not.toContain('hunter2');
+  });
+
+  it('hides the value a field had when its new value is sensitive: the Secret it came from now holds the new one', () => {
+    const redactor = new Redactor(['second-s3cret']);
+    const cm: PlanRef = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'c' };
+    const live = { data: { greeting: 'first-s3cret', url: 'db://u:first-s3cret@h', plain: 'one' } };
+    const after = { data: { greeting: 'second-s3cret', url: 'db://u:second-s3cret@h', plain: 'two' } };
+    expect(classifyObject(cm, live, { kind: 'applied', after, conflicts: [] }, (v) => redactor.deep(v))).toEqual({
+      ...cm,
+      action: 'change',
+      fields: [
+        { path: '.data.greeting', before: REDACTED, after: REDACTED },
+        { path: '.data.url', before: REDACTED, after: REDACTED },
+        { path: '.data.plain', before: 'one', after: 'two' },
+      ],
+    });
+    // The other way round (a value no longer taken from a Secret), and a field that comes or goes.
+    const back = classifyObject(cm, after, { kind: 'applied', after: { data: { greeting: 'spec' } }, conflicts: [] }, (v) =>
+      redactor.deep(v),
+    );
+    expect(JSON.stringify(back)).not.toContain('s3cret');
   });
 });
 
