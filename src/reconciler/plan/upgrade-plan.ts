@@ -9,7 +9,6 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../util/canonical-json.js';
 import { isPlainObject } from '../../util/plain-object.js';
 import { changedFields, dottedPath } from '../drift/drift.js';
-import { REDACTED } from '../status/redaction.js';
 
 /** An object of the release as the plan names it. */
 export interface PlanRef {
@@ -177,8 +176,8 @@ export function classifyObject(ref: PlanRef, live: unknown, answer: DryRunAnswer
     // A field with a sensitive value on one side held one on the other too, which the redactor
     // may not know (the Secret a CR takes it from now holds the new value): both sides hidden.
     const hidden = !secret && (redacts(was, redact) || redacts(will, redact));
-    const before = hidden && was !== undefined ? REDACTED : keptValue(was, secret, redact);
-    const after = hidden && will !== undefined ? REDACTED : keptValue(will, secret, redact);
+    const before = hidden && was !== undefined ? SECRET_VALUE : keptValue(was, secret, redact);
+    const after = hidden && will !== undefined ? SECRET_VALUE : keptValue(will, secret, redact);
     return { path: dottedPath(p), ...(before === undefined ? {} : { before }), ...(after === undefined ? {} : { after }) };
   });
   if (paths.length > MAX_FIELDS) fields.push({ path: `(${paths.length - MAX_FIELDS} more fields)` });

@@ -9,7 +9,7 @@ import {
   planStatus,
 } from '../../../../src/reconciler/plan/plan-approval.js';
 import { planApplied, planHeld } from '../../../../src/reconciler/plan/plan-summary.js';
-import { REDACTED, Redactor } from '../../../../src/reconciler/status/redaction.js';
+import { Redactor } from '../../../../src/reconciler/status/redaction.js';
 import {
   classifyObject,
   deletedObjects,
@@ -134,8 +134,8 @@ describe('classifyObject', () => {
       ...cm,
       action: 'change',
       fields: [
-        { path: '.data.greeting', before: REDACTED, after: REDACTED },
-        { path: '.data.url', before: REDACTED, after: REDACTED },
+        { path: '.data.greeting', before: SECRET_VALUE, after: SECRET_VALUE },
+        { path: '.data.url', before: SECRET_VALUE, after: SECRET_VALUE },
         { path: '.data.plain', before: 'one', after: 'two' },
       ],
     });
