@@ -60,6 +60,12 @@ export interface RunOptions {
   readonly healthProbeBindAddress?: BindAddress;
   /** Undefined: no leader election. */
   readonly leaderElection?: LeaderElectionOptions;
+  /**
+   * The operator's own namespace (its fingerprint and seal key Secret, platform approvals, the
+   * rollout switch): `--leader-election-namespace` whenever given, with or without
+   * `--leader-elect`. Undefined: the pod's namespace in a cluster, none outside one.
+   */
+  readonly operatorNamespace?: string;
   /** `--sharding`: with leader election, replicas share the namespaces instead of one leading (docs/adr/0085). */
   readonly sharding: boolean;
   /** How long in-flight reconciles may run after SIGTERM/SIGINT before they are cancelled. */
@@ -218,7 +224,10 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
     .addOption(boolOption('--leader-elect', 'enable leader election (a coordination.k8s.io Lease), so only one replica reconciles'))
     .addOption(boolOption('--enable-leader-election', 'deprecated: use --leader-elect').hideHelp())
     .option('--leader-election-id <name>', 'name of the leader election Lease (default: $OPERATOR_NAME)')
-    .option('--leader-election-namespace <namespace>', "namespace of the Lease (default: the pod's namespace; required outside a cluster)")
+    .option(
+      '--leader-election-namespace <namespace>',
+      "the operator's own namespace: the Lease's, the fingerprint key's and the platform's plan approvals' (default: the pod's namespace; required outside a cluster); counts without --leader-elect too",
+    )
     .option('--leader-election-lease-duration <duration>', 'how long a non-renewed lease stays valid', duration, 15_000)
     .option('--leader-election-renew-deadline <duration>', 'how long the leader retries renewing before it gives up', duration, 10_000)
     .option('--leader-election-retry-period <duration>', 'interval between leader election attempts', duration, 2_000)
@@ -304,6 +313,7 @@ export function toRunOptions(raw: Record<string, unknown>, given: (flag: string)
     metricsCrLimit: raw.metricsCrLimit as number,
     ...optional('healthProbeBindAddress', bindAddress('--health-probe-bind-address', raw.healthProbeBindAddress as string)),
     ...optional('leaderElection', leaderElection),
+    ...optional('operatorNamespace', nonEmpty(raw.leaderElectionNamespace)),
     sharding: sharding(raw, leaderElection),
     gracefulShutdownTimeoutMs: raw.gracefulShutdownTimeout as number,
     watchConfig: raw.watchConfig === true,
@@ -380,6 +390,9 @@ function defaultServiceAccount(flag: string | undefined, env: NodeJS.ProcessEnv)
 const optional = <K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> =>
   (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
 
+/** A string flag's value; an empty one (`--flag=`) counts as not given. */
+const nonEmpty = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
 /** `--sharding` takes its Leases' name, namespace and timings from leader election, so it needs it on. */
 function sharding(raw: Record<string, unknown>, leaderElection: LeaderElectionOptions | undefined): boolean {
   if (raw.sharding !== true) return false;
@@ -412,6 +425,5 @@ function leaderElectionOptions(
   if (!(leaseDurationMs > renewDeadlineMs && renewDeadlineMs > 1.2 * retryPeriodMs)) {
     throw new InvalidArgumentError('leader election needs lease duration > renew deadline > 1.2 × retry period (defaults 15s, 10s, 2s)');
   }
-  const namespace = raw.leaderElectionNamespace as string | undefined;
-  return { id, ...optional('namespace', namespace === '' ? undefined : namespace), leaseDurationMs, renewDeadlineMs, retryPeriodMs };
+  return { id, ...optional('namespace', nonEmpty(raw.leaderElectionNamespace)), leaseDurationMs, renewDeadlineMs, retryPeriodMs };
 }

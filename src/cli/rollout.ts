@@ -1,7 +1,9 @@
 /**
  * `helm-operator rollout status|pause|resume|undo --kind K [-n NS]`, in the spirit of `kubectl
  * rollout`: everything is read from the cluster (the CRs' status, helm's release records, the
- * pause Lease), so it works beside any replica of the operator, or none.
+ * pause Lease), so it works beside any replica of the operator, or none. `status` shows a CR's
+ * rollout fields and Ready as fact only where the operator's seal vouches for them (docs/adr/0101),
+ * checked as the gate checks it, with the key of the operator's namespace when the user may read it.
  */
 import { qualifiedKind } from '../util/group-kind.js';
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
@@ -11,8 +13,18 @@ import { ReleaseStorage } from '../helm/storage.js';
 import { HttpMethod, type KubeConfig } from '../k8s/client-node.js';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
+import { describeError } from '../k8s/errors.js';
+import { FINGERPRINT_KEY_SECRET, readFingerprintKey } from '../operator/fingerprint-key.js';
 import { RolloutControl } from '../operator/rollout-control.js';
-import { approveStepOf, ConditionType, describePlan, readStatus, type HelmStatus } from '../reconciler/index.js';
+import {
+  approveStepOf,
+  ConditionType,
+  describePlan,
+  readStatus,
+  sealVerdictOf,
+  type HelmStatus,
+  type SealVerdict,
+} from '../reconciler/index.js';
 import { makeLogger } from '../telemetry/logger.js';
 import { whilePaused } from './undo-fence.js';
 
@@ -48,7 +60,7 @@ export function defineRolloutCommand(action: (f: RolloutFlags) => Promise<void>)
     .addOption(
       new Option(
         '--operator-namespace <namespace>',
-        "the operator's namespace, where the pause switch is (required by pause and resume)",
+        "the operator's namespace, where the pause switch is (required by pause and resume) and the key that status checks the CRs' seals with",
       ).env('OPERATOR_NAMESPACE'),
     )
     .addOption(new Option('--kubeconfig <file>', 'path to the kubeconfig file to use for CLI requests'))
@@ -63,11 +75,21 @@ export interface KindRef {
   readonly plural: string;
 }
 
+/**
+ * What vouches for a CR's rollout fields and Ready: the operator's seal (a {@link SealVerdict}),
+ * nothing to check (`none`: neither is there), or no key to check with (`unverified`).
+ */
+export type SealState = SealVerdict | 'none' | 'unverified';
+
 interface Listed {
   readonly namespace: string;
   readonly name: string;
   readonly status: HelmStatus;
+  readonly seal: SealState;
 }
+
+/** The key the seals are checked with, or why they cannot be. */
+type SealCheck = { readonly key: Uint8Array } | { readonly unchecked: string };
 
 export async function rolloutCommand(f: RolloutFlags): Promise<string> {
   const kc = loadKubeConfig(f.kubeconfig);
@@ -81,10 +103,12 @@ export async function rolloutCommand(f: RolloutFlags): Promise<string> {
       await control.set(f.verb === 'pause');
       return `rollout of ${qualifiedKind(ref.kind, ref.group)} ${f.verb === 'pause' ? 'paused' : 'resumed'}`;
     }
-    case 'status':
-      return statusText(ref, await listCRs(kc, ref, f.namespace), await control?.paused());
+    case 'status': {
+      const check = await sealCheck(kc, f.operatorNamespace);
+      return statusText(ref, await listCRs(kc, ref, f.namespace, check), await control?.paused(), unchecked(check));
+    }
     case 'undo':
-      return undo(kc, ref, f, await listCRs(kc, ref, f.namespace));
+      return undo(kc, ref, f, await listCRs(kc, ref, f.namespace, { unchecked: 'not needed by undo' }));
   }
 }
 
@@ -106,14 +130,39 @@ export async function findKind(kc: KubeConfig, spec: string): Promise<KindRef> {
   return { kind: crd.spec.names.kind, group: crd.spec.group, version, plural: crd.spec.names.plural };
 }
 
-async function listCRs(kc: KubeConfig, ref: KindRef, namespace: string | undefined): Promise<Listed[]> {
+/**
+ * The operator's key, read from its namespace; who may not read it (a tenant), or names no
+ * namespace, sees every CR as `unverified`.
+ */
+async function sealCheck(kc: KubeConfig, operatorNamespace: string | undefined): Promise<SealCheck> {
+  if (operatorNamespace === undefined || operatorNamespace === '') return { unchecked: 'no --operator-namespace (or OPERATOR_NAMESPACE)' };
+  const secret = `Secret ${operatorNamespace}/${FINGERPRINT_KEY_SECRET}`;
+  try {
+    const key = await readFingerprintKey(kc, operatorNamespace);
+    return key === undefined ? { unchecked: `no ${secret}` } : { key };
+  } catch (err) {
+    return { unchecked: `cannot read ${secret}: ${describeError(err)}` };
+  }
+}
+
+const unchecked = (check: SealCheck): string | undefined => ('unchecked' in check ? check.unchecked : undefined);
+
+async function listCRs(kc: KubeConfig, ref: KindRef, namespace: string | undefined, check: SealCheck): Promise<Listed[]> {
   const { group, version, plural } = ref;
   const path = resourcePath({ group, version, plural, ...(namespace === undefined ? {} : { namespace }) });
   const list = (await kc.makeApiClient(RawClient).request(HttpMethod.GET, path)) as {
-    items: { metadata: { namespace?: string; name: string }; status?: unknown }[];
+    items: { metadata: { namespace?: string; name: string; uid?: string }; status?: unknown }[];
+  };
+  // Without the key nothing is vouched for: a status with rollout fields or Ready is only claimed.
+  const sealOf = (uid: string, raw: unknown, status: HelmStatus): SealState => {
+    if ('key' in check) return sealVerdictOf(check.key, uid, raw) ?? 'none';
+    return status.rollout === undefined && readyOf(status) === '-' ? 'none' : 'unverified';
   };
   return list.items
-    .map((i) => ({ namespace: i.metadata.namespace ?? '', name: i.metadata.name, status: readStatus(i.status) }))
+    .map((i) => {
+      const status = readStatus(i.status);
+      return { namespace: i.metadata.namespace ?? '', name: i.metadata.name, status, seal: sealOf(i.metadata.uid ?? '', i.status, status) };
+    })
     .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
 }
 
@@ -125,27 +174,61 @@ const readyOf = (s: HelmStatus): string => s.conditions.find((c) => c.type === C
 const failedOnDeployed = (s: HelmStatus): boolean =>
   s.rollout?.attempt?.failure !== undefined && s.rollout.fleetRevision === s.rollout.attempt.fleetRevision;
 
-/** Pure: the report `rollout status` prints. */
-export function statusText(ref: { kind: string; group: string }, crs: readonly Listed[], paused: boolean | undefined): string {
-  const failed = crs.filter(
+/**
+ * A CR whose status the operator's seal does not vouch for: someone else wrote it (a tenant who
+ * may write `<plural>/status`), so none of its status is shown or counted as fact.
+ */
+const untrusted = (c: Listed): boolean => c.seal === 'unsealed' || c.seal === 'forged';
+
+/**
+ * Pure: the report `rollout status` prints. `unchecked`: why the seals could not be checked
+ * (every CR's seal is then `unverified`, and the report says its fields are the CRs' claims).
+ */
+export function statusText(
+  ref: { kind: string; group: string },
+  crs: readonly Listed[],
+  paused: boolean | undefined,
+  unchecked?: string,
+): string {
+  const trusted = crs.filter((c) => !untrusted(c));
+  const failed = trusted.filter(
     (c) => c.status.rollout?.attempt?.failure !== undefined && rolloutCondition(c.status)?.reason === 'RolloutFailed',
   );
-  const waiting = crs.filter((c) => rolloutCondition(c.status) !== undefined && !failed.includes(c));
-  const held = crs.filter(heldPlan);
+  const waiting = trusted.filter((c) => rolloutCondition(c.status) !== undefined && !failed.includes(c));
+  const held = trusted.filter(heldPlan);
   const awaiting = held.length === 0 ? '' : `; ${held.length} plan${held.length === 1 ? ' awaits' : 's await'} approval`;
   const lines = [
-    `rollout of ${qualifiedKind(ref.kind, ref.group)}: ${stateOf(crs, failed.length, paused)}${awaiting}`,
-    `${crs.length} CRs by fleet revision:`,
-    ...byRevision(crs),
+    `rollout of ${qualifiedKind(ref.kind, ref.group)}: ${stateOf(trusted, failed.length, paused)}${awaiting}`,
+    ...sealLines(crs, trusted, unchecked),
   ];
   for (const c of failed) lines.push(`failed: ${c.namespace}/${c.name}: ${c.status.rollout?.attempt?.failure ?? ''}`);
   for (const c of held) lines.push(...planLines(ref.kind, c));
   const first = waiting[0];
   if (first !== undefined)
     lines.push(`waiting: ${waiting.length} (first: ${first.namespace}/${first.name}: ${rolloutCondition(first.status)?.message ?? ''})`);
-  lines.push('NAMESPACE/NAME  CHART  FLEET  READY  ROLLOUT', ...crs.map(row));
+  lines.push('NAMESPACE/NAME  CHART  FLEET  READY  ROLLOUT  SEAL', ...crs.map(row));
   return lines.join('\n');
 }
+
+/** Whether the seals were checked, the CRs by fleet revision (only what a seal vouches for), and each CR no seal vouches for. */
+function sealLines(crs: readonly Listed[], trusted: readonly Listed[], unchecked: string | undefined): string[] {
+  const notSealed = crs.filter(untrusted);
+  return [
+    ...(unchecked === undefined
+      ? []
+      : [`seals not checked (${unchecked}): fleet revisions, failures and Ready below are what the CRs' status claims`]),
+    `${crs.length} CRs by fleet revision:`,
+    ...byRevision(trusted),
+    ...(notSealed.length === 0 ? [] : [`  not sealed by the operator (status not shown): ${notSealed.length}`]),
+    ...notSealed.map((c) => `${c.seal}: ${c.namespace}/${c.name}: ${SEAL_PROBLEM[c.seal as SealVerdict]}`),
+  ];
+}
+
+const SEAL_PROBLEM: Record<SealVerdict, string> = {
+  sealed: '',
+  unsealed: "status.rollout carries no seal of the operator's: written by someone else, not read by the rollout",
+  forged: "status.rollout does not match its seal under the operator's key: written by someone else, not read by the rollout",
+};
 
 function stateOf(crs: readonly Listed[], failed: number, paused: boolean | undefined): string {
   const reasons = new Set(crs.map((c) => rolloutCondition(c.status)?.reason));
@@ -183,8 +266,11 @@ function planLines(kind: string, c: Listed): string[] {
   ];
 }
 
-const row = (c: Listed): string =>
-  `${c.namespace}/${c.name}  ${chartOf(c)}  ${fleetOf(c)}  ${readyOf(c.status)}  ${rolloutCondition(c.status)?.reason ?? (heldPlan(c) ? (approvedCondition(c.status)?.reason ?? '-') : '-')}`;
+function row(c: Listed): string {
+  if (untrusted(c)) return `${c.namespace}/${c.name}  ?  ?  ?  ?  ${c.seal}`;
+  const reason = rolloutCondition(c.status)?.reason ?? (heldPlan(c) ? (approvedCondition(c.status)?.reason ?? '-') : '-');
+  return `${c.namespace}/${c.name}  ${chartOf(c)}  ${fleetOf(c)}  ${readyOf(c.status)}  ${reason}  ${c.seal === 'none' ? '-' : c.seal}`;
+}
 
 /**
  * Rolls each CR still serving the revision it failed back to the one before it (helm rollback, as

@@ -72,6 +72,11 @@ export interface OperatorSettings {
   readonly defaultServiceAccount?: string;
   /** Undefined: no leader election. */
   readonly leaderElection?: LeaderElectionSettings;
+  /**
+   * The operator's own namespace (`--leader-election-namespace`, given with or without leader
+   * election); undefined: leader election's namespace, else the pod's, else none (out of a cluster).
+   */
+  readonly operatorNamespace?: string;
   /** With leader election: replicas share the namespaces instead of one leading (docs/adr/0085); default false. */
   readonly sharding?: boolean;
   /** Undefined: no metrics server. */
@@ -125,7 +130,7 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
   const le = settings.leaderElection;
   const { elector, shards, fence, share } = await membership(settings, { kubeConfig, metrics, log });
   const { helm, helmVersion } = await startHelm(settings, { metrics, log, tuner, fence });
-  const ownNamespace = await operatorNamespace(le?.namespace);
+  const ownNamespace = await operatorNamespace(settings.operatorNamespace ?? le?.namespace);
   const fingerprintKey = settings.fingerprintKey ?? (await loadFingerprintKey(kubeConfig, ownNamespace, log));
   logStart(log, {
     version: context.version,
@@ -416,7 +421,7 @@ function shardFence(shards: ShardCoordinator): LeaseFence {
   };
 }
 
-/** The operator's own namespace, where the fingerprint key is: undefined out of a cluster without the flag. */
+/** The operator's own namespace, where the fingerprint key and the approvals are: undefined out of a cluster without the flag. */
 async function operatorNamespace(flag: string | undefined): Promise<string | undefined> {
   try {
     return await leaderElectionNamespace(flag);

@@ -22,6 +22,25 @@ export function keyOf(secret: unknown): Buffer | undefined {
   return key.length >= KEY_BYTES ? key : undefined;
 }
 
+const secretsPath = (namespace: string): string => resourcePath({ group: '', version: 'v1', plural: 'secrets', namespace });
+
+/**
+ * The key from the Secret {@link FINGERPRINT_KEY_SECRET} of `namespace`, read only: undefined when
+ * there is none. For the operator's own start ({@link loadFingerprintKey}) and for readers of what
+ * it keys, such as `rollout status` checking the seals (who may read the Secret: the platform).
+ *
+ * @throws the API server's error (a 403 for a reader without the right), or for a Secret without a key fit for use.
+ */
+export async function readFingerprintKey(kubeConfig: KubeConfig, namespace: string): Promise<Buffer | undefined> {
+  try {
+    const secret = await kubeConfig.makeApiClient(RawClient).request(HttpMethod.GET, `${secretsPath(namespace)}/${FINGERPRINT_KEY_SECRET}`);
+    return keyOf(secret) ?? invalid(namespace);
+  } catch (err) {
+    if (isStatus(err, 404)) return undefined;
+    throw err;
+  }
+}
+
 /**
  * The key from the Secret {@link FINGERPRINT_KEY_SECRET} of `namespace`, created when there is
  * none. Without a namespace (out of cluster, no `--leader-election-namespace`), or when the Secret
@@ -34,15 +53,7 @@ export async function loadFingerprintKey(kubeConfig: KubeConfig, namespace: stri
     return randomBytes(KEY_BYTES);
   }
   const raw = kubeConfig.makeApiClient(RawClient);
-  const path = `${resourcePath({ group: '', version: 'v1', plural: 'secrets', namespace })}/${FINGERPRINT_KEY_SECRET}`;
-  const read = async (): Promise<Buffer | undefined> => {
-    try {
-      return keyOf(await raw.request(HttpMethod.GET, path)) ?? invalid(namespace);
-    } catch (err) {
-      if (isStatus(err, 404)) return undefined;
-      throw err;
-    }
-  };
+  const read = (): Promise<Buffer | undefined> => readFingerprintKey(kubeConfig, namespace);
   try {
     const found = await read();
     if (found !== undefined) return found;
@@ -55,7 +66,7 @@ export async function loadFingerprintKey(kubeConfig: KubeConfig, namespace: stri
       data: { key: key.toString('base64') },
     };
     try {
-      await raw.request(HttpMethod.POST, resourcePath({ group: '', version: 'v1', plural: 'secrets', namespace }), { body });
+      await raw.request(HttpMethod.POST, secretsPath(namespace), { body });
       return key;
     } catch (err) {
       // Another replica made it first: use theirs.

@@ -39,6 +39,7 @@ export type { PlanStatus } from './plan/plan-status.js';
 export { HeldPlans } from './plan/held-plans.js';
 export { describePlan, planCounts, planDigest, planRisks, type PlanObject, type UpgradePlan } from './plan/upgrade-plan.js';
 export type { RolloutControlPort } from './rollout/rollout.js';
-export { keepForRollout } from './rollout/rollout-members.js';
+export { keepForRollout, sealVerdictOf } from './rollout/rollout-members.js';
+export type { SealVerdict } from './rollout/rollout-seal.js';
 export { ConditionType } from './status/conditions.js';
 export { readStatus, type HelmStatus } from './status/status.js';

@@ -139,6 +139,10 @@ function keptValue(value: unknown, secret: boolean, redact: <T>(v: T) => T): unk
   return json.length > MAX_VALUE_CHARS ? `${json.slice(0, MAX_VALUE_CHARS)}… (${json.length} characters)` : redacted;
 }
 
+/** Whether redaction changes `value`: it holds a sensitive string. */
+const redacts = (value: unknown, redact: <T>(v: T) => T): boolean =>
+  value !== undefined && JSON.stringify(redact(value)) !== JSON.stringify(value);
+
 const isSecret = (r: PlanRef): boolean => r.kind === 'Secret' && groupOf(r.apiVersion) === '';
 /** A field under a Secret's data, whose values a plan never holds. */
 const secretField = (r: PlanRef, path: readonly (string | number)[]): boolean =>
@@ -168,8 +172,12 @@ export function classifyObject(ref: PlanRef, live: unknown, answer: DryRunAnswer
   if (paths.length === 0) return undefined;
   const fields = paths.slice(0, MAX_FIELDS).map((p): PlanField => {
     const secret = secretField(ref, p);
-    const before = keptValue(valueAt(live, p), secret, redact);
-    const after = keptValue(valueAt(answer.after, p), secret, redact);
+    const [was, will] = [valueAt(live, p), valueAt(answer.after, p)];
+    // A field with a sensitive value on one side held one on the other too, which the redactor
+    // may not know (the Secret a CR takes it from now holds the new value): both sides hidden.
+    const hidden = !secret && (redacts(was, redact) || redacts(will, redact));
+    const before = hidden && was !== undefined ? SECRET_VALUE : keptValue(was, secret, redact);
+    const after = hidden && will !== undefined ? SECRET_VALUE : keptValue(will, secret, redact);
     return { path: dottedPath(p), ...(before === undefined ? {} : { before }), ...(after === undefined ? {} : { after }) };
   });
   if (paths.length > MAX_FIELDS) fields.push({ path: `(${paths.length - MAX_FIELDS} more fields)` });

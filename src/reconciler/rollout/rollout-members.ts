@@ -11,8 +11,8 @@ import { isPlainObject } from '../../util/plain-object.js';
 import { ConditionType } from '../status/conditions.js';
 import { parseReleaseAnnotations } from '../decide/annotations.js';
 import type { Member } from './rollout-gate.js';
-import { readRolloutStatus, type RolloutAttempt } from '../status/status.js';
-import type { ReadyView, RolloutSeals, RolloutView } from './rollout-seal.js';
+import { readRolloutStatus, type RolloutAttempt, type RolloutStatus } from '../status/status.js';
+import { sealVerdict, type ReadyView, type RolloutSeals, type RolloutView, type SealVerdict } from './rollout-seal.js';
 
 /** Cache transform: metadata (as keepMetadataOnly keeps it), the rollout status and the Ready condition. */
 export function keepForRollout<T extends KubernetesObject>(obj: T): T {
@@ -35,11 +35,30 @@ export function keepForRollout<T extends KubernetesObject>(obj: T): T {
 export function memberOf(obj: KubernetesObject, seals: Pick<RolloutSeals, 'believe'>): Member | undefined {
   const md = obj.metadata;
   if (md?.name === undefined || md.deletionTimestamp !== undefined) return undefined;
-  const status: unknown = (obj as { status?: unknown }).status;
-  const found = isPlainObject(status) ? { rollout: readRolloutStatus(status.rollout), ready: readyConditionOf(status.conditions) } : {};
+  const found = sealedPartOf((obj as { status?: unknown }).status);
   const believed = seals.believe(md.uid ?? '', found.rollout, found.ready);
   if (believed === undefined && found.rollout === undefined && found.ready === undefined) return undefined;
   return memberOfView(md, believed ?? { rollout: {} });
+}
+
+/** The part of a CR's status the seal covers, as found (the seal included). */
+function sealedPartOf(status: unknown): { rollout?: RolloutStatus; ready?: ReadyView } {
+  if (!isPlainObject(status)) return {};
+  const rollout = readRolloutStatus(status.rollout);
+  const ready = readyConditionOf(status.conditions);
+  return { ...(rollout === undefined ? {} : { rollout }), ...(ready === undefined ? {} : { ready }) };
+}
+
+/**
+ * Whether the operator sealed a CR's status, judged as the gate judges it ({@link memberOf}) but
+ * without its memory: for readers outside the operator (`rollout status`). A status with a Ready
+ * condition and no rollout fields is `unsealed` (the gate believes neither); undefined: neither
+ * is there, so there is nothing to vouch for.
+ */
+export function sealVerdictOf(key: Uint8Array, uid: string, status: unknown): SealVerdict | undefined {
+  const found = sealedPartOf(status);
+  if (found.rollout === undefined) return found.ready === undefined ? undefined : 'unsealed';
+  return sealVerdict(key, uid, found.rollout, found.ready);
 }
 
 /** The gate's view of a CR whose rollout fields and Ready condition are `view` (the operator's own, or believed from its seal). */

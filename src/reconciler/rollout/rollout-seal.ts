@@ -70,6 +70,19 @@ export function openSeal(key: Uint8Array, uid: string, seal: string | undefined,
   return want.length === got.length && timingSafeEqual(want, got) ? seq : undefined;
 }
 
+/**
+ * What a seal says of one status read with no memory of earlier ones (the `rollout status` CLI):
+ * `sealed` when it opens under `key` as the gate opens it ({@link openSeal}), `unsealed` without
+ * one, `forged` with one that does not match (another writer, another CR's, another key).
+ */
+export type SealVerdict = 'sealed' | 'unsealed' | 'forged';
+
+/** Pure: the {@link SealVerdict} of `rollout` and `ready` for the CR instance `uid`. */
+export function sealVerdict(key: Uint8Array, uid: string, rollout: RolloutStatus, ready: ReadyView | undefined): SealVerdict {
+  if (rollout.seal === undefined || rollout.seal === '') return 'unsealed';
+  return openSeal(key, uid, rollout.seal, viewOf(rollout, ready)) === undefined ? 'forged' : 'sealed';
+}
+
 /** Pure: the view of a status's rollout fields and Ready condition (the seal left out). */
 export function viewOf(rollout: RolloutStatus, ready: ReadyView | undefined): RolloutView {
   const { seal: _seal, ...rest } = rollout;

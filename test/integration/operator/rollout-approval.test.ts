@@ -103,7 +103,14 @@ describe('a rollout whose canary waits for the approval of its plan', () => {
       { timeoutMs: 180_000 },
     );
   const status = (): Promise<string> =>
-    rolloutCommand({ verb: 'status', kind: `${GATED.kind}.${GATED.group}`, namespace: ns.name, kubeconfig, helmBinary: inject('helmBin') });
+    rolloutCommand({
+      verb: 'status',
+      kind: `${GATED.kind}.${GATED.group}`,
+      namespace: ns.name,
+      operatorNamespace: opNs.name,
+      kubeconfig,
+      helmBinary: inject('helmBin'),
+    });
 
   beforeAll(async () => {
     await ensureCrd(kc, GATED);
@@ -158,9 +165,9 @@ describe('a rollout whose canary waits for the approval of its plan', () => {
       `  read it: helm-operator plan show gated/${canary} -n ${ns.name}`,
       `  approve: ${approveStep}`,
       `waiting: 2 (first: ${ns.name}/${later[0]}: waiting for wave 1 of 2 (0 of 1 healthy on fleet revision ${target}); this CR is in wave 2)`,
-      'NAMESPACE/NAME  CHART  FLEET  READY  ROLLOUT',
-      `${ns.name}/${canary}  0.1.0  ${oldFleet}  True  PlanAwaitingApproval`,
-      ...later.map((n) => `${ns.name}/${n}  0.1.0  ${oldFleet}  True  RolloutWaiting`),
+      'NAMESPACE/NAME  CHART  FLEET  READY  ROLLOUT  SEAL',
+      `${ns.name}/${canary}  0.1.0  ${oldFleet}  True  PlanAwaitingApproval  sealed`,
+      ...later.map((n) => `${ns.name}/${n}  0.1.0  ${oldFleet}  True  RolloutWaiting  sealed`),
     ]);
 
     // The platform approves the canary's plan: it upgrades, then the later wave with that approval.

@@ -11,9 +11,10 @@ import { planCommand } from '../../../src/cli/plan.js';
 import { planDiffCommand } from '../../../src/cli/plan-diff.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { isStatus } from '../../../src/k8s/errors.js';
+import { VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL } from '../../../src/reconciler/desired/values-from.js';
 import { PlanApprovals } from '../../../src/operator/plan-store.js';
 import type { PlanStatus } from '../../../src/reconciler/plan/plan-status.js';
-import type { UpgradePlan } from '../../../src/reconciler/plan/upgrade-plan.js';
+import { SECRET_VALUE, type UpgradePlan } from '../../../src/reconciler/plan/upgrade-plan.js';
 import { helmByHand } from '../../support/helm.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import {
@@ -383,6 +384,38 @@ describe('upgrade plans and their approval', () => {
     await crs.patch(ns.name, 'shown', { metadata: { annotations: { [APPROVE]: held.digest } } });
     await deployedRevision(crs, 'shown', 2);
     expect(await serviceOf('shown')).toBe(false);
+  });
+
+  it('nothing secret is in the plan: a value taken from a Secret is hidden in status, the plan ConfigMap and plan show', async () => {
+    const crs = new CRs(kc, ALWAYS);
+    const [before, after] = ['first-s3cret-greeting', 'second-s3cret-greeting'];
+    await core.createNamespacedSecret({
+      namespace: ns.name,
+      body: { metadata: { name: 'hidden-greeting', labels: { [VALUES_SOURCE_LABEL]: 'true' } }, stringData: { greeting: before } },
+    });
+    const refs = [{ kind: 'Secret', name: 'hidden-greeting', key: 'greeting', targetPath: 'greeting' }];
+    await crs.create(ns.name, 'hidden', {}, { [VALUES_FROM_ANNOTATION]: JSON.stringify(refs) });
+    await deployedRevision(crs, 'hidden', 1);
+    expect(await greetingOf('hidden')).toBe(before);
+
+    // The Secret changes: the upgrade it brings is planned and held, its values nowhere in the plan.
+    await core.patchNamespacedSecret(
+      { namespace: ns.name, name: 'hidden-greeting', body: { stringData: { greeting: after } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const held = await heldPlan(crs, 'hidden');
+    const text = await planCommand({ verb: 'show', target: 'always/hidden', namespace: ns.name, kubeconfig });
+    expect(text).toContain(`~ ConfigMap ${ns.name}/hidden-settings`);
+    expect(text).toContain(`    .data.greeting: "${SECRET_VALUE}" -> "${SECRET_VALUE}"`);
+    const stored = await core.readNamespacedConfigMap({ namespace: ns.name, name: held.configMap });
+    const status = JSON.stringify((await crs.get(ns.name, 'hidden'))?.status);
+    for (const [where, seen] of Object.entries({ 'plan show': text, 'plan ConfigMap': JSON.stringify(stored.data), status })) {
+      for (const secret of [before, after]) {
+        expect(seen, where).not.toContain(secret);
+        expect(seen, where).not.toContain(Buffer.from(secret).toString('base64'));
+      }
+    }
+    expect(await greetingOf('hidden')).toBe(before);
   });
 
   it('a CR in sync makes no plan and runs no helm', async () => {

@@ -271,8 +271,8 @@ export class Target {
       namespace: `${this.tenancy.a},${this.tenancy.b}`,
       args: [
         ...this.config.args,
-        // The namespace counts only with --leader-elect (src/cli/flags.ts): without it the operator
-        // has no namespace of its own out of a cluster, and never reads the platform's approvals.
+        // The operator's own namespace, where it reads the platform's approvals (the flag alone
+        // names it, src/cli/flags.ts); with leader election, as a production operator runs.
         ...(this.#operatorNamespace === undefined
           ? []
           : [

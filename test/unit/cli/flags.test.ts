@@ -108,6 +108,19 @@ describe('run flags', () => {
   it('leaves the namespace undefined when not given (resolved in-cluster at start-up)', async () => {
     const o = await parse(['--leader-elect', '--leader-election-id', 'x']);
     expect(o.leaderElection?.namespace).toBeUndefined();
+    expect(o.operatorNamespace).toBeUndefined();
+  });
+
+  it("--leader-election-namespace alone is the operator's own namespace (key Secret, approvals), without leader election", async () => {
+    vi.stubEnv('OPERATOR_NAME', undefined);
+    const alone = await parse(['--leader-election-namespace', 'ops']);
+    expect(alone.operatorNamespace).toBe('ops');
+    expect(alone.leaderElection).toBeUndefined();
+    const withElection = await parse(['--leader-elect', '--leader-election-id', 'x', '--leader-election-namespace=ops']);
+    expect(withElection.operatorNamespace).toBe('ops');
+    expect(withElection.leaderElection?.namespace).toBe('ops');
+    expect((await parse(['--leader-election-namespace='])).operatorNamespace).toBeUndefined();
+    expect((await parse([])).operatorNamespace).toBeUndefined();
   });
 
   it('validates leader election timings', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { statusText } from '../../../src/cli/rollout.js';
+import { statusText, type SealState } from '../../../src/cli/rollout.js';
 import type { HelmStatus } from '../../../src/reconciler/status/status.js';
 
 const T0 = '2026-01-01T00:00:00Z';
@@ -10,13 +10,19 @@ const release = (chartVersion: string): HelmStatus['deployedRelease'] => ({
   chart: 'app',
   chartVersion,
 });
-const cr = (name: string, chart: string, fleet: string, rollout?: { reason: string; message: string; failure?: string }) => ({
+const cr = (
+  name: string,
+  chart: string,
+  fleet: string,
+  rollout?: { reason: string; message: string; failure?: string; seal?: SealState },
+) => ({
   namespace: 'ns',
   name,
+  seal: rollout?.seal ?? 'sealed',
   status: {
     conditions: [
       { type: 'Ready', status: 'True' as const, reason: 'ResourcesReady', message: '', lastTransitionTime: T0 },
-      ...(rollout === undefined
+      ...(rollout === undefined || rollout.reason === ''
         ? []
         : [{ type: 'Rollout', status: 'False' as const, reason: rollout.reason, message: rollout.message, lastTransitionTime: T0 }]),
     ],
@@ -102,9 +108,53 @@ describe('rollout status with plans', () => {
       '  read it: helm-operator plan show app/a -n ns',
       `  approve: ${step}`,
       'waiting: 1 (first: ns/b: waiting for wave 1 of 2)',
-      'NAMESPACE/NAME  CHART  FLEET  READY  ROLLOUT',
-      'ns/a  0.1.0  f1  True  PlanAwaitingApproval',
-      'ns/b  0.1.0  f1  True  RolloutWaiting',
+      'NAMESPACE/NAME  CHART  FLEET  READY  ROLLOUT  SEAL',
+      'ns/a  0.1.0  f1  True  PlanAwaitingApproval  sealed',
+      'ns/b  0.1.0  f1  True  RolloutWaiting  sealed',
+    ]);
+  });
+});
+
+describe('rollout status shows as fact only what the seal vouches for', () => {
+  it('names a forged and an unsealed CR, shows none of their status, and counts nothing they claim', () => {
+    const text = statusText(
+      { kind: 'App', group: 'example.com' },
+      [
+        cr('a', '0.1.0', 'f1', { reason: 'RolloutWaiting', message: 'waiting for wave 1 of 2' }),
+        cr('forged', '0.2.0', 'f2', { reason: 'RolloutFailed', message: 'failed', failure: 'not Ready within 15s', seal: 'forged' }),
+        cr('plain', '0.2.0', 'f2', { reason: 'RolloutHalted', message: 'halted', seal: 'unsealed' }),
+      ],
+      false,
+    );
+    expect(text.split('\n')).toEqual([
+      'rollout of App.example.com: in progress',
+      '3 CRs by fleet revision:',
+      '  f1  chart 0.1.0: 1',
+      '  not sealed by the operator (status not shown): 2',
+      "forged: ns/forged: status.rollout does not match its seal under the operator's key: written by someone else, not read by the rollout",
+      "unsealed: ns/plain: status.rollout carries no seal of the operator's: written by someone else, not read by the rollout",
+      'waiting: 1 (first: ns/a: waiting for wave 1 of 2)',
+      'NAMESPACE/NAME  CHART  FLEET  READY  ROLLOUT  SEAL',
+      'ns/a  0.1.0  f1  True  RolloutWaiting  sealed',
+      'ns/forged  ?  ?  ?  ?  forged',
+      'ns/plain  ?  ?  ?  ?  unsealed',
+    ]);
+  });
+
+  it("without the key, says the seals were not checked and marks every row's fields as claims", () => {
+    const text = statusText(
+      { kind: 'App', group: 'example.com' },
+      [cr('a', '0.3.0', 'f3', { reason: '', message: '', seal: 'unverified' })],
+      false,
+      'no key',
+    );
+    expect(text.split('\n')).toEqual([
+      'rollout of App.example.com: complete',
+      "seals not checked (no key): fleet revisions, failures and Ready below are what the CRs' status claims",
+      '1 CRs by fleet revision:',
+      '  f3  chart 0.3.0: 1',
+      'NAMESPACE/NAME  CHART  FLEET  READY  ROLLOUT  SEAL',
+      'ns/a  0.3.0  f3  True  -  unverified',
     ]);
   });
 });

@@ -124,6 +124,27 @@ describe('classifyObject', () => {
     );
     expect(JSON.stringify(planned)).not.toContain('hunter2');
   });
+
+  it('hides the value a field had when its new value is sensitive: the Secret it came from now holds the new one', () => {
+    const redactor = new Redactor(['second-s3cret']);
+    const cm: PlanRef = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'c' };
+    const live = { data: { greeting: 'first-s3cret', url: 'db://u:first-s3cret@h', plain: 'one' } };
+    const after = { data: { greeting: 'second-s3cret', url: 'db://u:second-s3cret@h', plain: 'two' } };
+    expect(classifyObject(cm, live, { kind: 'applied', after, conflicts: [] }, (v) => redactor.deep(v))).toEqual({
+      ...cm,
+      action: 'change',
+      fields: [
+        { path: '.data.greeting', before: SECRET_VALUE, after: SECRET_VALUE },
+        { path: '.data.url', before: SECRET_VALUE, after: SECRET_VALUE },
+        { path: '.data.plain', before: 'one', after: 'two' },
+      ],
+    });
+    // The other way round (a value no longer taken from a Secret), and a field that comes or goes.
+    const back = classifyObject(cm, after, { kind: 'applied', after: { data: { greeting: 'spec' } }, conflicts: [] }, (v) =>
+      redactor.deep(v),
+    );
+    expect(JSON.stringify(back)).not.toContain('s3cret');
+  });
 });
 
 describe('deletedObjects', () => {

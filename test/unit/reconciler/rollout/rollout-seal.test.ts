@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_ROLLOUT, type RolloutPolicy } from '../../../../src/config/rollout-policy.js';
 import { rolloutApproval } from '../../../../src/reconciler/rollout/rollout-approval.js';
 import { gate, type Member } from '../../../../src/reconciler/rollout/rollout-gate.js';
-import { memberOf } from '../../../../src/reconciler/rollout/rollout-members.js';
+import { memberOf, sealVerdictOf } from '../../../../src/reconciler/rollout/rollout-members.js';
 import { openSeal, RolloutSeals, sealOf, viewOf, type RolloutView } from '../../../../src/reconciler/rollout/rollout-seal.js';
 import type { RolloutStatus } from '../../../../src/reconciler/status/status.js';
 
@@ -66,6 +66,22 @@ describe('the seal', () => {
     expect(openSeal(KEY, 'uid-a', seal, ready), 'Ready forged').toBeUndefined();
     expect(openSeal(KEY, 'uid-a', undefined, TRUE_CANARY)).toBeUndefined();
     expect(openSeal(KEY, 'uid-a', 'garbage', TRUE_CANARY)).toBeUndefined();
+  });
+
+  it("judges a CR's status as the gate reads it, without memory (rollout status): sealed, unsealed, forged, or nothing to vouch for", () => {
+    const status = (o: KubernetesObject): unknown => (o as { status?: unknown }).status;
+    expect(sealVerdictOf(KEY, 'uid-a', status(sealed('a', 7, TRUE_CANARY)))).toBe('sealed');
+    expect(sealVerdictOf(KEY, 'uid-a', status(cr('a', TRUE_CANARY.rollout, TRUE_CANARY.ready as never)))).toBe('unsealed');
+    const readyForged = sealed('a', 7, TRUE_CANARY);
+    ((readyForged as { status: { conditions: { status: string }[] } }).status.conditions[0] as { status: string }).status = 'True';
+    expect(sealVerdictOf(KEY, 'uid-a', status(readyForged)), 'Ready rewritten').toBe('forged');
+    expect(sealVerdictOf(KEY, 'uid-b', status(sealed('a', 7, TRUE_CANARY))), "another CR's seal").toBe('forged');
+    expect(sealVerdictOf(Buffer.alloc(32, 2), 'uid-a', status(sealed('a', 7, TRUE_CANARY))), 'another key').toBe('forged');
+    expect(sealVerdictOf(KEY, 'uid-a', status(cr('a', undefined, { status: 'True', lastTransitionTime: iso(NOW) }))), 'Ready alone').toBe(
+      'unsealed',
+    );
+    expect(sealVerdictOf(KEY, 'uid-a', status(cr('a', undefined)))).toBeUndefined();
+    expect(sealVerdictOf(KEY, 'uid-a', undefined)).toBeUndefined();
   });
 
   it('leaves the seal itself out of the view it covers', () => {
