@@ -1,4 +1,17 @@
+import { enableCompileCache } from 'node:module';
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { toolCacheDir } from './test/support/tool-cache.js';
+
+/**
+ * Node's on-disk compile cache (Node 22+: V8 code cache per file content) for every node process of
+ * a run: this one from here on, and through the environment each vitest worker and every operator,
+ * CLI or tsx process the tests start. A worker otherwise compiles vitest's runtime and
+ * @kubernetes/client-node's ~1,000 modules anew for each isolated file (docs/development.md, "Where
+ * the CPU goes"). Keyed by file content and Node version: a changed file is compiled again.
+ */
+process.env.NODE_COMPILE_CACHE ??= path.join(toolCacheDir(), 'node-compile-cache');
+enableCompileCache(process.env.NODE_COMPILE_CACHE);
 
 /**
  * Integration files that cannot share the control plane with other files running at the same time
