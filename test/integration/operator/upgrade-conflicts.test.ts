@@ -12,6 +12,7 @@ import {
   CoreV1Api,
   PatchStrategy,
   setHeaderOptions,
+  Watch,
   type V1MutatingWebhookConfiguration,
 } from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
@@ -114,29 +115,69 @@ describe('upgrades next to other field managers', () => {
   const greetingOf = async (release: string): Promise<string | undefined> =>
     (await core.readNamespacedConfigMap({ namespace: ns.name, name: `${release}-settings` })).data?.greeting;
 
-  /** The injector: writes its CA as its own field manager whenever it is not there, until stopped (bounded: 120 s). */
+  /**
+   * The injector: writes its CA as its own field manager whenever it is not there, until stopped
+   * (bounded: 120 s). It watches the configuration, as an injector does, and reads it live before a
+   * write, so a stale event never makes a second one; no requests while nothing changes.
+   */
   const runInjector = (release: string): { writes: () => number; stop: () => Promise<void> } => {
-    const stop = new AbortController();
     let writes = 0;
-    const done = (async () => {
-      for (const deadline = Date.now() + 120_000; !stop.signal.aborted && Date.now() < deadline;) {
-        // The API server drops an empty caBundle: the object's existence is what counts.
-        const live = await webhook(release);
-        if (live !== undefined && live.webhooks?.[0]?.clientConfig.caBundle !== CA) {
-          const body = [{ op: 'add', path: POINTER, value: CA }];
-          await admission
-            .patchMutatingWebhookConfiguration({ name: cfgName(release), body, fieldManager: INJECTOR }, jsonPatch)
-            .catch(() => undefined);
-          writes++;
-        }
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    })();
+    let stopped = false;
+    let watching: AbortController | undefined;
+    /** Events handled one at a time, in order: the last one settles before stop() returns. */
+    let queue: Promise<void> = Promise.resolve();
+    /** A failed read, thrown by stop(). */
+    let failure: Error | undefined;
+    const fill = async (): Promise<void> => {
+      // The API server drops an empty caBundle: the object's existence is what counts.
+      const live = await webhook(release);
+      if (stopped || live === undefined || live.webhooks?.[0]?.clientConfig.caBundle === CA) return;
+      const body = [{ op: 'add', path: POINTER, value: CA }];
+      await admission
+        .patchMutatingWebhookConfiguration({ name: cfgName(release), body, fieldManager: INJECTOR }, jsonPatch)
+        .catch(() => undefined);
+      writes++;
+    };
+    const watch = (): void => {
+      if (stopped) return;
+      void new Watch(kc)
+        .watch(
+          '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+          { fieldSelector: `metadata.name=${cfgName(release)}` },
+          (type: string, obj: V1MutatingWebhookConfiguration) => {
+            if (type === 'DELETED' || obj.webhooks?.[0]?.clientConfig.caBundle === CA) return;
+            queue = queue.then(fill).catch((err: unknown) => {
+              failure ??= err instanceof Error ? err : new Error(String(err));
+            });
+          },
+          // The API server ends a watch now and then: watch again (a fresh list sees what was missed),
+          // a second later after an error.
+          (err: unknown) => {
+            again(err);
+          },
+        )
+        .then((w) => {
+          watching = w;
+          if (stopped) w.abort();
+        }, again);
+    };
+    const again = (err?: unknown): void => {
+      if (err === undefined || err === null) watch();
+      else setTimeout(watch, 1_000).unref();
+    };
+    watch();
+    const bound = setTimeout(() => {
+      stopped = true;
+      watching?.abort();
+    }, 120_000);
     return {
       writes: () => writes,
       stop: async () => {
-        stop.abort();
-        await done;
+        stopped = true;
+        clearTimeout(bound);
+        watching?.abort();
+        await queue;
+        if (failure !== undefined) throw failure;
       },
     };
   };
