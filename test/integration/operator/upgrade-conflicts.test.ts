@@ -86,6 +86,10 @@ describe('upgrades next to other field managers', () => {
   const core = kc.makeApiClient(CoreV1Api);
   let ns: Awaited<ReturnType<typeof createNamespace>>;
   let op: RunningOperator;
+  let op3: Promise<RunningOperator> | undefined;
+  /** The helm 3 operator, beside the helm 4 one on kinds of its own: started by the first helm 3 case, shared by both. */
+  const helm3Operator = (helmBin: string): Promise<RunningOperator> =>
+    (op3 ??= startOperator({ watches: helm3Watches, namespaces: [ns.name], helmBin }));
 
   const cfgName = (release: string): string => `${release}-${ns.name}-cfg`;
   const webhook = async (release: string): Promise<V1MutatingWebhookConfiguration | undefined> => {
@@ -203,6 +207,10 @@ describe('upgrades next to other field managers', () => {
   });
   afterAll(async () => {
     await op.stop();
+    await op3?.then(
+      (o) => o.stop(),
+      () => undefined,
+    );
     for (const release of ['ruled', 'left', 'fought', 'strict', 'adopted', 'v3', 'v3-strict', 'existing', 'existing-strict'])
       await admission.deleteMutatingWebhookConfiguration({ name: cfgName(release) }).catch(() => undefined);
     await ns.remove();
@@ -248,8 +256,7 @@ describe('upgrades next to other field managers', () => {
   it('helm 3 (client-side three-way merge): with an ignore rule a spec change keeps the injected CA, in one revision; a kubectl scale is taken back', async (ctx) => {
     const helm3 = inject('helm3Bin');
     if (helm3 === '') ctx.skip();
-    // Beside the helm 4 operator, on a kind of its own.
-    const op3 = await startOperator({ watches: helm3Watches, namespaces: [ns.name], helmBin: helm3 });
+    await helm3Operator(helm3);
     const v3 = new CRs(kc, HELM3_RULED);
     let injector: ReturnType<typeof runInjector> | undefined;
     try {
@@ -269,26 +276,21 @@ describe('upgrades next to other field managers', () => {
       expect((await history('v3')).map((r) => r.status)).toStrictEqual(['superseded', 'superseded', 'deployed']);
     } finally {
       await injector?.stop();
-      await op3.stop();
     }
   });
 
   it('helm 3: conflictPolicy: fail has nothing to stop (no field ownership client-side): a kubectl scale is taken back, in one revision', async (ctx) => {
     const helm3 = inject('helm3Bin');
     if (helm3 === '') ctx.skip();
-    const op3 = await startOperator({ watches: helm3Watches, namespaces: [ns.name], helmBin: helm3 });
-    try {
-      const v3 = new CRs(kc, HELM3_STRICT);
-      await v3.create(ns.name, 'v3-strict', { greeting: 'one' }, NO_REPAIR);
-      await v3.waitForCondition(ns.name, 'v3-strict', { type: 'Deployed', status: 'True' });
-      await scale('v3-strict', 3);
-      const cr = await specChange(v3, 'v3-strict', 'two', 2);
-      expect(await replicas('v3-strict')).toBe(1);
-      expect(condition(cr, 'ReleaseFailed')?.status).toBe('False');
-      expect((await history('v3-strict')).map((r) => r.status)).toStrictEqual(['superseded', 'deployed']);
-    } finally {
-      await op3.stop();
-    }
+    await helm3Operator(helm3);
+    const v3 = new CRs(kc, HELM3_STRICT);
+    await v3.create(ns.name, 'v3-strict', { greeting: 'one' }, NO_REPAIR);
+    await v3.waitForCondition(ns.name, 'v3-strict', { type: 'Deployed', status: 'True' });
+    await scale('v3-strict', 3);
+    const cr = await specChange(v3, 'v3-strict', 'two', 2);
+    expect(await replicas('v3-strict')).toBe(1);
+    expect(condition(cr, 'ReleaseFailed')?.status).toBe('False');
+    expect((await history('v3-strict')).map((r) => r.status)).toStrictEqual(['superseded', 'deployed']);
   });
 
   it("a first install over an object that exists with the release's annotations: force takes its field, fail stops with ResourceConflict", async () => {
