@@ -55,6 +55,7 @@ describe.concurrent('reconcile policies', () => {
     h = await startReconcilers({ watches: WATCHES, namespaces: spaces.names });
   });
   afterAll(async () => {
+    delete process.env.POLICY_TEST_TAG;
     await h.stop();
     await spaces.remove();
   });

@@ -4,7 +4,6 @@
  * container (what makes it real rather than kwok's report).
  */
 import { readFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import {
   AuthorizationV1Api,
@@ -16,6 +15,7 @@ import {
 } from '@kubernetes/client-node';
 import { DEPLOYED, exec, ROOT } from '../support/deploy.js';
 import { helmByHand } from '../support/helm.js';
+import { toolCacheDir } from '../support/tool-cache.js';
 
 export const NODE = 'real-node-0';
 export const TAINT = 'helm-operator.io/real-node';
@@ -72,10 +72,7 @@ export async function realContainer(pod: V1Pod, container: string): Promise<{ pi
 }
 
 /** Where the real node's kubelet writes pod logs (hack/real-node.sh: podLogsDir). */
-const POD_LOGS = path.join(
-  process.env.HELM_OPERATOR_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'helm-operator-ts'),
-  'real-node/pod-logs',
-);
+const POD_LOGS = path.join(toolCacheDir(), 'real-node/pod-logs');
 
 /** A container's first run's output, by stream, from the kubelet's log file (`kubectl logs` merges them). */
 export async function podLog(pod: V1Pod, container: string): Promise<{ stdout: string; stderr: string }> {

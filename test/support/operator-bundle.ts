@@ -6,9 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, rmdir, stat, utimes, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { bundle } from '../../hack/bundle.js';
+import { toolCacheDir } from './tool-cache.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -30,9 +30,7 @@ export interface OperatorBundle {
 }
 
 function cacheRoot(): string {
-  const base =
-    process.env.HELM_OPERATOR_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'helm-operator-ts');
-  return path.join(base, 'test-bundle');
+  return path.join(toolCacheDir(), 'test-bundle');
 }
 
 async function inputFiles(root: string): Promise<string[]> {

@@ -13,13 +13,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { initProject } from '../../src/scaffold/init-project.js';
 import { runtimeIdentity } from '../../src/scaffold/runtime-identity.js';
+import { toolCacheDir } from './tool-cache.js';
 
 const run = promisify(execFile);
 export const REPO = path.resolve(import.meta.dirname, '../..');
-const CACHE = path.join(
-  process.env.HELM_OPERATOR_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'helm-operator-ts'),
-  'scaffold-runtime',
-);
+const CACHE = path.join(toolCacheDir(), 'scaffold-runtime');
 
 export interface RuntimePackage {
   /** The `npm pack` tarball. */

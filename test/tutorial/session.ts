@@ -13,6 +13,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { appendFile, mkdir, realpath, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { toolCacheDir } from '../support/tool-cache.js';
 
 /** Never on the session's PATH: the tutorial must work without them. */
 export const HIDDEN_TOOLS = ['helm', 'kubectl'] as const;
@@ -24,8 +25,7 @@ export const HIDDEN_TOOLS = ['helm', 'kubectl'] as const;
 const INSTALLED_LATER = ['podman', 'runc', 'mmdebstrap'];
 const TAIL_LINES = 60;
 
-export const toolCacheDir = (): string =>
-  process.env.HELM_OPERATOR_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'helm-operator-ts');
+export { toolCacheDir };
 
 const isExecutable = (file: string): boolean => {
   try {

@@ -12,6 +12,7 @@ import {
   CoreV1Api,
   PatchStrategy,
   setHeaderOptions,
+  Watch,
   type V1MutatingWebhookConfiguration,
 } from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
@@ -85,6 +86,10 @@ describe('upgrades next to other field managers', () => {
   const core = kc.makeApiClient(CoreV1Api);
   let ns: Awaited<ReturnType<typeof createNamespace>>;
   let op: RunningOperator;
+  let op3: Promise<RunningOperator> | undefined;
+  /** The helm 3 operator, beside the helm 4 one on kinds of its own: started by the first helm 3 case, shared by both. */
+  const helm3Operator = (helmBin: string): Promise<RunningOperator> =>
+    (op3 ??= startOperator({ watches: helm3Watches, namespaces: [ns.name], helmBin }));
 
   const cfgName = (release: string): string => `${release}-${ns.name}-cfg`;
   const webhook = async (release: string): Promise<V1MutatingWebhookConfiguration | undefined> => {
@@ -114,29 +119,69 @@ describe('upgrades next to other field managers', () => {
   const greetingOf = async (release: string): Promise<string | undefined> =>
     (await core.readNamespacedConfigMap({ namespace: ns.name, name: `${release}-settings` })).data?.greeting;
 
-  /** The injector: writes its CA as its own field manager whenever it is not there, until stopped (bounded: 120 s). */
+  /**
+   * The injector: writes its CA as its own field manager whenever it is not there, until stopped
+   * (bounded: 120 s). It watches the configuration, as an injector does, and reads it live before a
+   * write, so a stale event never makes a second one; no requests while nothing changes.
+   */
   const runInjector = (release: string): { writes: () => number; stop: () => Promise<void> } => {
-    const stop = new AbortController();
     let writes = 0;
-    const done = (async () => {
-      for (const deadline = Date.now() + 120_000; !stop.signal.aborted && Date.now() < deadline;) {
-        // The API server drops an empty caBundle: the object's existence is what counts.
-        const live = await webhook(release);
-        if (live !== undefined && live.webhooks?.[0]?.clientConfig.caBundle !== CA) {
-          const body = [{ op: 'add', path: POINTER, value: CA }];
-          await admission
-            .patchMutatingWebhookConfiguration({ name: cfgName(release), body, fieldManager: INJECTOR }, jsonPatch)
-            .catch(() => undefined);
-          writes++;
-        }
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    })();
+    let stopped = false;
+    let watching: AbortController | undefined;
+    /** Events handled one at a time, in order: the last one settles before stop() returns. */
+    let queue: Promise<void> = Promise.resolve();
+    /** A failed read, thrown by stop(). */
+    let failure: Error | undefined;
+    const fill = async (): Promise<void> => {
+      // The API server drops an empty caBundle: the object's existence is what counts.
+      const live = await webhook(release);
+      if (stopped || live === undefined || live.webhooks?.[0]?.clientConfig.caBundle === CA) return;
+      const body = [{ op: 'add', path: POINTER, value: CA }];
+      await admission
+        .patchMutatingWebhookConfiguration({ name: cfgName(release), body, fieldManager: INJECTOR }, jsonPatch)
+        .catch(() => undefined);
+      writes++;
+    };
+    const watch = (): void => {
+      if (stopped) return;
+      void new Watch(kc)
+        .watch(
+          '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+          { fieldSelector: `metadata.name=${cfgName(release)}` },
+          (type: string, obj: V1MutatingWebhookConfiguration) => {
+            if (type === 'DELETED' || obj.webhooks?.[0]?.clientConfig.caBundle === CA) return;
+            queue = queue.then(fill).catch((err: unknown) => {
+              failure ??= err instanceof Error ? err : new Error(String(err));
+            });
+          },
+          // The API server ends a watch now and then: watch again (a fresh list sees what was missed),
+          // a second later after an error.
+          (err: unknown) => {
+            again(err);
+          },
+        )
+        .then((w) => {
+          watching = w;
+          if (stopped) w.abort();
+        }, again);
+    };
+    const again = (err?: unknown): void => {
+      if (err === undefined || err === null) watch();
+      else setTimeout(watch, 1_000).unref();
+    };
+    watch();
+    const bound = setTimeout(() => {
+      stopped = true;
+      watching?.abort();
+    }, 120_000);
     return {
       writes: () => writes,
       stop: async () => {
-        stop.abort();
-        await done;
+        stopped = true;
+        clearTimeout(bound);
+        watching?.abort();
+        await queue;
+        if (failure !== undefined) throw failure;
       },
     };
   };
@@ -162,6 +207,10 @@ describe('upgrades next to other field managers', () => {
   });
   afterAll(async () => {
     await op.stop();
+    await op3?.then(
+      (o) => o.stop(),
+      () => undefined,
+    );
     for (const release of ['ruled', 'left', 'fought', 'strict', 'adopted', 'v3', 'v3-strict', 'existing', 'existing-strict'])
       await admission.deleteMutatingWebhookConfiguration({ name: cfgName(release) }).catch(() => undefined);
     await ns.remove();
@@ -207,8 +256,7 @@ describe('upgrades next to other field managers', () => {
   it('helm 3 (client-side three-way merge): with an ignore rule a spec change keeps the injected CA, in one revision; a kubectl scale is taken back', async (ctx) => {
     const helm3 = inject('helm3Bin');
     if (helm3 === '') ctx.skip();
-    // Beside the helm 4 operator, on a kind of its own.
-    const op3 = await startOperator({ watches: helm3Watches, namespaces: [ns.name], helmBin: helm3 });
+    await helm3Operator(helm3);
     const v3 = new CRs(kc, HELM3_RULED);
     let injector: ReturnType<typeof runInjector> | undefined;
     try {
@@ -228,26 +276,21 @@ describe('upgrades next to other field managers', () => {
       expect((await history('v3')).map((r) => r.status)).toStrictEqual(['superseded', 'superseded', 'deployed']);
     } finally {
       await injector?.stop();
-      await op3.stop();
     }
   });
 
   it('helm 3: conflictPolicy: fail has nothing to stop (no field ownership client-side): a kubectl scale is taken back, in one revision', async (ctx) => {
     const helm3 = inject('helm3Bin');
     if (helm3 === '') ctx.skip();
-    const op3 = await startOperator({ watches: helm3Watches, namespaces: [ns.name], helmBin: helm3 });
-    try {
-      const v3 = new CRs(kc, HELM3_STRICT);
-      await v3.create(ns.name, 'v3-strict', { greeting: 'one' }, NO_REPAIR);
-      await v3.waitForCondition(ns.name, 'v3-strict', { type: 'Deployed', status: 'True' });
-      await scale('v3-strict', 3);
-      const cr = await specChange(v3, 'v3-strict', 'two', 2);
-      expect(await replicas('v3-strict')).toBe(1);
-      expect(condition(cr, 'ReleaseFailed')?.status).toBe('False');
-      expect((await history('v3-strict')).map((r) => r.status)).toStrictEqual(['superseded', 'deployed']);
-    } finally {
-      await op3.stop();
-    }
+    await helm3Operator(helm3);
+    const v3 = new CRs(kc, HELM3_STRICT);
+    await v3.create(ns.name, 'v3-strict', { greeting: 'one' }, NO_REPAIR);
+    await v3.waitForCondition(ns.name, 'v3-strict', { type: 'Deployed', status: 'True' });
+    await scale('v3-strict', 3);
+    const cr = await specChange(v3, 'v3-strict', 'two', 2);
+    expect(await replicas('v3-strict')).toBe(1);
+    expect(condition(cr, 'ReleaseFailed')?.status).toBe('False');
+    expect((await history('v3-strict')).map((r) => r.status)).toStrictEqual(['superseded', 'deployed']);
   });
 
   it("a first install over an object that exists with the release's annotations: force takes its field, fail stops with ResourceConflict", async () => {

@@ -8,7 +8,9 @@ import { reportFuzz } from '../../support/fuzz-report.js';
 const SEED = 20261123;
 const RUNS = 500;
 
-describe('CR annotations under fuzzing', () => {
+// Hundreds of seeded inputs a property: under a second of CPU when idle, past the 5 s default at
+// load average 40 on 2 cores. The bound only stops a hang.
+describe('CR annotations under fuzzing', { timeout: 60_000 }, () => {
   it('values-from: references or one problem, never an exception', () => {
     const ref = fc.record(
       {

@@ -93,7 +93,9 @@ function nested(depth: number, leaf: unknown): unknown {
 }
 const deepYaml = (depth: number): string => `${Array.from({ length: depth }, (_, i) => `${' '.repeat(i)}k:`).join('\n')} 1\n`;
 
-describe('parsers under fuzzing, within a time and heap budget', () => {
+// Hundreds of seeded inputs a property: under a second of CPU when idle, past the 5 s default at
+// load average 40 on 2 cores. The bound only stops a hang.
+describe('parsers under fuzzing, within a time and heap budget', { timeout: 60_000 }, () => {
   it('parseValuePath: a bounded path or a ValuePathError, and paths written from segments read back', () => {
     fc.assert(
       fc.property(pathText, (text) => {

@@ -1,7 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { redirect, REDIRECTS } from '../../../src/k8s/client-node-hooks.js';
 
@@ -46,7 +47,11 @@ function importedNames(importer: string, specifier: string): string[] {
 /** node:http's exports that load node's bundled undici when read (node-http.ts leaves them out). */
 const HTTP_LAZY_UNDICI = ['WebSocket', 'CloseEvent', 'MessageEvent'];
 
-describe('client-node hooks', () => {
+const run = promisify(execFile);
+
+// Its cases import client-node's generated modules and spawn node: under a second each when idle,
+// past the 5 s default at load average 40 on 2 cores. The bound only stops a hang.
+describe('client-node hooks', { timeout: 60_000 }, () => {
   it.each(Object.entries(REDIRECTS).flatMap(([importer, map]) => Object.entries(map).map(([spec, slim]) => ({ importer, spec, slim }))))(
     'the slim module for $spec in $importer provides every name the package imports from it',
     async ({ importer, spec, slim }) => {
@@ -68,8 +73,9 @@ describe('client-node hooks', () => {
     expect(Object.keys(slim).sort()).toEqual([...exported, 'default'].sort());
   });
 
-  // A process importing the whole operator under tsx: seconds when idle, tens of seconds loaded.
-  it('the operator loads no copy of undici but the npm one it uses', { timeout: 60_000 }, () => {
+  // A process importing the whole operator under tsx: 4-7 s when idle, a minute or more at load 40
+  // (asynchronous: a blocked worker cannot even report its timeout).
+  it('the operator loads no copy of undici but the npm one it uses', { timeout: 300_000 }, async () => {
     // A fresh process (tsx for the sources): in this one, vitest has loaded both already.
     const script = [
       `const { trimClientNode } = await import(${JSON.stringify(new URL('../client-node-hooks.ts', slimDir).href)});`,
@@ -77,8 +83,8 @@ describe('client-node hooks', () => {
       `await import(${JSON.stringify(new URL('../../cli/run.ts', slimDir).href)});`,
       `console.log(JSON.stringify(process.moduleLoadList.filter((m) => m.includes('undici'))));`,
     ].join('\n');
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
-    expect(JSON.parse(out)).toEqual([]);
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(JSON.parse(stdout)).toEqual([]);
   });
 
   it('redirects only those imports, from those files of the package', () => {
@@ -109,7 +115,7 @@ describe('client-node hooks', () => {
     expect(await res.text()).toBe('ok');
   });
 
-  it("the slim undici alone gives dispatchers the connect that ProxyAgent tunnels with, without undici's index", () => {
+  it("the slim undici alone gives dispatchers the connect that ProxyAgent tunnels with, without undici's index", async () => {
     // A fresh process: in this one, other tests may have loaded undici's index already.
     const script = [
       `await import(${JSON.stringify(new URL('undici.ts', slimDir).href)});`,
@@ -119,8 +125,8 @@ describe('client-node hooks', () => {
       `const dispatcher = req('undici/lib/dispatcher/dispatcher.js');`,
       `console.log(JSON.stringify({ connect: typeof dispatcher.prototype.connect, index: index in req.cache }));`,
     ].join('\n');
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
-    expect(JSON.parse(out)).toEqual({ connect: 'function', index: false });
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(JSON.parse(stdout)).toEqual({ connect: 'function', index: false });
   });
 
   it('the slim serializer passes selector strings through and refuses anything else', async () => {
