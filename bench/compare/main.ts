@@ -83,6 +83,8 @@ export interface Options {
   readonly keepCluster: boolean;
   /** Each operator in a cgroup with these limits; undefined: today's unlimited mode. */
   readonly limits?: Limits;
+  /** The cluster's API server filters by KEP-5866 shardSelector (`hack/cluster.sh up --sharded`). */
+  readonly sharded?: boolean;
 }
 
 /** Services the cluster's default /24 Service range holds, with room for the cluster's own. */
@@ -185,7 +187,7 @@ export async function prepare(o: Options): Promise<Prepared> {
     () => false,
   );
   say(`cluster ${clusterEnv.CLUSTER_NAME}: ${wasRunning ? 'already running' : 'starting'}`);
-  const kubeconfig = (await sh('bash', ['hack/cluster.sh', 'up'], clusterEnv)).split('\n').pop() ?? '';
+  const kubeconfig = (await sh('bash', ['hack/cluster.sh', 'up', ...(o.sharded === true ? ['--sharded'] : [])], clusterEnv)).split('\n').pop() ?? '';
   const kubectl = tools.get('KUBECTL_BIN') ?? 'kubectl';
   await sh(kubectl, ['--kubeconfig', kubeconfig, 'apply', '--server-side', '-f', 'config/crd/bases/example.com_nginxes.yaml']);
   await crdEstablished(kubectl, kubeconfig, 'nginxes.example.com');

@@ -87,6 +87,21 @@ export function sumCounter(exposition: string, metric: string): number {
   return sum;
 }
 
+/** Every series of one metric in a text exposition, each with its labels and value. */
+export function seriesOf(exposition: string, metric: string): { readonly labels: Record<string, string>; readonly value: number }[] {
+  const out: { labels: Record<string, string>; value: number }[] = [];
+  for (const line of exposition.split('\n')) {
+    if (!line.startsWith(metric)) continue;
+    const rest = line.slice(metric.length);
+    if (rest[0] !== '{' && rest[0] !== ' ') continue;
+    const labels: Record<string, string> = {};
+    const close = rest[0] === '{' ? rest.indexOf('}') : -1;
+    for (const m of rest.slice(1, Math.max(close, 1)).matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[m[1] ?? ''] = m[2] ?? '';
+    out.push({ labels, value: Number(line.slice(line.lastIndexOf(' ') + 1)) });
+  }
+  return out;
+}
+
 /** Spawns the operator (inside its cgroup under `limits`), its output into operator.log. */
 function launch(
   name: OperatorName,

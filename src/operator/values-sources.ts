@@ -106,6 +106,14 @@ export class ValuesSources implements ValuesSourcePort {
     this.#startWatching();
   }
 
+  /** Objects cached per kind (Secret, ConfigMap), summed over the watched namespaces; none before the first reference. */
+  cachedObjects(): { kind: string; objects: number }[] {
+    const informers = this.#informers ?? [];
+    return (['Secret', 'ConfigMap'] as const)
+      .map((kind) => ({ kind, objects: informers.filter((i) => i.path.endsWith(kind === 'Secret' ? '/secrets' : '/configmaps')).reduce((n, i) => n + i.size(), 0) }))
+      .filter(() => informers.length > 0);
+  }
+
   async stop(): Promise<void> {
     const informers = this.#informers ?? [];
     this.#informers = [];
