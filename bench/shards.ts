@@ -79,7 +79,10 @@ export function median(xs: readonly number[]): number {
 }
 
 /** Pure: a replica's memory figures from the hold's samples and its last /metrics exposition. */
-export function memoryFigures(samples: readonly { rssBytes: number; heapUsedBytes: number }[], exposition: string | undefined): MemoryFigures {
+export function memoryFigures(
+  samples: readonly { rssBytes: number; heapUsedBytes: number }[],
+  exposition: string | undefined,
+): MemoryFigures {
   const objects: Record<string, number> = {};
   for (const { labels, value } of seriesOf(exposition ?? '', 'helm_operator_informer_objects')) {
     const key = `${labels.cache ?? '?'}/${labels.kind ?? '?'}`;
@@ -258,7 +261,9 @@ async function oneConfig(
       say(`  holding ${o.holdSeconds} s: RSS, heap and informer caches per replica`);
       const memory = await hold(fleet.operators, o.holdSeconds);
       perReplica = perReplica.map((r, i) => (memory[i] === undefined ? r : { ...r, memory: memory[i] }));
-      say(`  RSS ${memory.map((m) => (m.rssBytes / MiB).toFixed(0)).join(' / ')} MiB, dependents ${memory.map((m) => cached(m, 'dependent')).join(' / ')}`);
+      say(
+        `  RSS ${memory.map((m) => (m.rssBytes / MiB).toFixed(0)).join(' / ')} MiB, dependents ${memory.map((m) => cached(m, 'dependent')).join(' / ')}`,
+      );
       return { operator, replicas, convergeSeconds, deleteSeconds: NaN, perReplica };
     }
 
@@ -332,7 +337,9 @@ export async function shards(argv: readonly string[]): Promise<void> {
       '',
       table(configs),
       '',
-      ...(holdSeconds === undefined ? [] : [`memory after the converge, held ${holdSeconds} s (medians of 5-s samples):`, '', memoryTable(configs), '']),
+      ...(holdSeconds === undefined
+        ? []
+        : [`memory after the converge, held ${holdSeconds} s (medians of 5-s samples):`, '', memoryTable(configs), '']),
       `machine: ${os.cpus().length} CPUs; before: ${uptimeBefore}; after: ${result.uptimeAfter}`,
     ].join('\n');
     await writeFile(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);

@@ -187,7 +187,8 @@ export async function prepare(o: Options): Promise<Prepared> {
     () => false,
   );
   say(`cluster ${clusterEnv.CLUSTER_NAME}: ${wasRunning ? 'already running' : 'starting'}`);
-  const kubeconfig = (await sh('bash', ['hack/cluster.sh', 'up', ...(o.sharded === true ? ['--sharded'] : [])], clusterEnv)).split('\n').pop() ?? '';
+  const kubeconfig =
+    (await sh('bash', ['hack/cluster.sh', 'up', ...(o.sharded === true ? ['--sharded'] : [])], clusterEnv)).split('\n').pop() ?? '';
   const kubectl = tools.get('KUBECTL_BIN') ?? 'kubectl';
   await sh(kubectl, ['--kubeconfig', kubeconfig, 'apply', '--server-side', '-f', 'config/crd/bases/example.com_nginxes.yaml']);
   await crdEstablished(kubectl, kubeconfig, 'nginxes.example.com');

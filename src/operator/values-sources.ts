@@ -110,7 +110,10 @@ export class ValuesSources implements ValuesSourcePort {
   cachedObjects(): { kind: string; objects: number }[] {
     const informers = this.#informers ?? [];
     return (['Secret', 'ConfigMap'] as const)
-      .map((kind) => ({ kind, objects: informers.filter((i) => i.path.endsWith(kind === 'Secret' ? '/secrets' : '/configmaps')).reduce((n, i) => n + i.size(), 0) }))
+      .map((kind) => ({
+        kind,
+        objects: informers.filter((i) => i.path.endsWith(kind === 'Secret' ? '/secrets' : '/configmaps')).reduce((n, i) => n + i.size(), 0),
+      }))
       .filter(() => informers.length > 0);
   }
 
