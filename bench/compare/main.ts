@@ -166,6 +166,9 @@ async function crdEstablished(kubectl: string, kubeconfig: string, name: string,
 /** BENCH_HELM_BIN (a timing wrapper, say), else the tool cache's helm. */
 const helmBinary = (tools: ReadonlyMap<string, string>): string => process.env.BENCH_HELM_BIN ?? tools.get('HELM_BIN') ?? 'helm';
 
+/** `hack/cluster.sh up`'s flags: --sharded for the KEP-5866 API server. */
+const clusterFlags = (o: Options): string[] => (o.sharded === true ? ['--sharded'] : []);
+
 /** Tools, cluster, CRD and our compiled operator (also the churn benchmark's, bench/churn.ts). */
 export async function prepare(o: Options): Promise<Prepared> {
   say('tools: helm, kubectl and operator-sdk helm-operator (built once through the Go module proxy, then cached)');
@@ -187,8 +190,7 @@ export async function prepare(o: Options): Promise<Prepared> {
     () => false,
   );
   say(`cluster ${clusterEnv.CLUSTER_NAME}: ${wasRunning ? 'already running' : 'starting'}`);
-  const kubeconfig =
-    (await sh('bash', ['hack/cluster.sh', 'up', ...(o.sharded === true ? ['--sharded'] : [])], clusterEnv)).split('\n').pop() ?? '';
+  const kubeconfig = (await sh('bash', ['hack/cluster.sh', 'up', ...clusterFlags(o)], clusterEnv)).split('\n').pop() ?? '';
   const kubectl = tools.get('KUBECTL_BIN') ?? 'kubectl';
   await sh(kubectl, ['--kubeconfig', kubeconfig, 'apply', '--server-side', '-f', 'config/crd/bases/example.com_nginxes.yaml']);
   await crdEstablished(kubectl, kubeconfig, 'nginxes.example.com');

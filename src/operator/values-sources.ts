@@ -109,12 +109,12 @@ export class ValuesSources implements ValuesSourcePort {
   /** Objects cached per kind (Secret, ConfigMap), summed over the watched namespaces; none before the first reference. */
   cachedObjects(): { kind: string; objects: number }[] {
     const informers = this.#informers ?? [];
-    return (['Secret', 'ConfigMap'] as const)
-      .map((kind) => ({
-        kind,
-        objects: informers.filter((i) => i.path.endsWith(kind === 'Secret' ? '/secrets' : '/configmaps')).reduce((n, i) => n + i.size(), 0),
-      }))
-      .filter(() => informers.length > 0);
+    if (informers.length === 0) return [];
+    const count = (plural: string): number => informers.filter((i) => i.path.endsWith(`/${plural}`)).reduce((n, i) => n + i.size(), 0);
+    return [
+      { kind: 'Secret', objects: count('secrets') },
+      { kind: 'ConfigMap', objects: count('configmaps') },
+    ];
   }
 
   async stop(): Promise<void> {
