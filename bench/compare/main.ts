@@ -166,6 +166,16 @@ async function crdEstablished(kubectl: string, kubeconfig: string, name: string,
 /** BENCH_HELM_BIN (a timing wrapper, say), else the tool cache's helm. */
 const helmBinary = (tools: ReadonlyMap<string, string>): string => process.env.BENCH_HELM_BIN ?? tools.get('HELM_BIN') ?? 'helm';
 
+/**
+ * Pure: a Node's `allocatable.pods`, a quantity: the API server writes 1000 as "1k" (and 2000 as
+ * "2k"), which Number() reads as NaN. 0 for what is not a count.
+ */
+export function podCount(quantity: string): number {
+  const m = /^(\d+)(k?)$/.exec(quantity.trim());
+  if (m === null) return 0;
+  return Number(m[1]) * (m[2] === 'k' ? 1000 : 1);
+}
+
 /** `hack/cluster.sh up`'s flags: --sharded for the KEP-5866 API server. */
 const clusterFlags = (o: Options): string[] => (o.sharded === true ? ['--sharded'] : []);
 
@@ -202,7 +212,7 @@ export async function prepare(o: Options): Promise<Prepared> {
   );
   const room = (await sh(kubectl, ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'jsonpath={.items[*].status.allocatable.pods}']))
     .split(/\s+/)
-    .reduce((sum, v) => sum + (Number(v) || 0), 0);
+    .reduce((sum, v) => sum + podCount(v), 0);
   // Pods left Pending keep the scheduler and the garbage collector busy through every later phase.
   if (room < pods)
     throw new Error(
