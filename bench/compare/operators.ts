@@ -77,14 +77,7 @@ async function get(url: string): Promise<{ status: number; text: string } | unde
 
 /** The sum of every series of a Prometheus counter in a text exposition. */
 export function sumCounter(exposition: string, metric: string): number {
-  let sum = 0;
-  for (const line of exposition.split('\n')) {
-    if (!line.startsWith(metric)) continue;
-    const rest = line.slice(metric.length);
-    if (rest[0] !== '{' && rest[0] !== ' ') continue;
-    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
+  return seriesOf(exposition, metric).reduce((sum, s) => sum + s.value, 0);
 }
 
 /** Every series of one metric in a text exposition, each with its labels and value. */
