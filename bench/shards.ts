@@ -6,7 +6,7 @@
  *
  *   npm run bench -- --shards [--n 1000] [--namespaces 40] [--replicas 1,2,4] [--cpu-limit 250m]
  *                             [--memory-limit 512Mi] [--concurrency 2|auto] [--only ours]
- *                             [--out DIR] [--keep-cluster]
+ *                             [--out DIR] [--keep-cluster] [--hold SECONDS] [--sharded]
  *
  * Each configuration gets fresh namespaces (and, for ours, a home namespace for its Leases). Ours
  * runs `--leader-elect --sharding` at every replica count, so the one-replica row is the same code
@@ -17,6 +17,13 @@
  * until every one is `Deployed=True`; after that the CRs deleted until every one is gone (its
  * release uninstalled). Per replica: the CPU its cgroup used and was throttled for, its helm
  * processes, its RSS at the end of the converge and its cgroup's memory peak.
+ *
+ * Memory (--hold SECONDS): after the converge the fleet is held steady that long, each replica's
+ * RSS and V8 heap in use sampled every 5 s (medians reported), then the objects each informer cache
+ * holds read from helm_operator_informer_objects and the watch filter from
+ * helm_operator_shard_watch_filter; the timed delete is left out (the namespaces go at the end).
+ * --sharded runs it on the KEP-5866 control plane (hack/cluster.sh up --sharded), where the API
+ * server filters each replica's share; without it the replicas filter on the client (docs/adr/0103).
  *
  * The ratios asked of this (issue 46): converge with 4 replicas at most 0.35× one replica's, and at
  * most 0.5× operator-sdk's. Writes shards-N<n>.json and .md into --out (default .cache/bench-shards).
@@ -29,7 +36,7 @@ import { parseArgs, promisify } from 'node:util';
 import { parseCpus, parseMemory, usageBetween, type CgroupReading } from './compare/cgroup.js';
 import { isDeployed } from './compare/cluster.js';
 import { prepare, positive, type Prepared } from './compare/main.js';
-import type { OperatorName, RunningOperator } from './compare/operators.js';
+import { seriesOf, type OperatorName, type RunningOperator } from './compare/operators.js';
 import { SPEC } from './compare/scenarios.js';
 import { spread, startFleet } from './fleet.js';
 
@@ -48,6 +55,79 @@ export interface ReplicaFigures {
   readonly helmExecutions: number | undefined;
   readonly rssEndBytes: number;
   readonly memoryPeakBytes: number;
+  /** With --hold: the replica's memory held steady after the converge. */
+  readonly memory?: MemoryFigures;
+}
+
+/** One replica's memory after the converge, the fleet held steady. */
+export interface MemoryFigures {
+  /** Medians over the hold's samples. */
+  readonly rssBytes: number;
+  readonly heapUsedBytes: number;
+  /** `cache/kind` → objects its informers hold at the end of the hold (helm_operator_informer_objects). */
+  readonly objects: Readonly<Record<string, number>>;
+  /** server or client (helm_operator_shard_watch_filter), undefined when unknown. */
+  readonly watchFilter: string | undefined;
+}
+
+/** Pure: the middle value (the mean of the two middle ones); NaN for none. */
+export function median(xs: readonly number[]): number {
+  const v = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return NaN;
+  const mid = Math.floor(v.length / 2);
+  return v.length % 2 === 1 ? (v[mid] ?? NaN) : ((v[mid - 1] ?? NaN) + (v[mid] ?? NaN)) / 2;
+}
+
+/** Pure: a replica's memory figures from the hold's samples and its last /metrics exposition. */
+export function memoryFigures(
+  samples: readonly { rssBytes: number; heapUsedBytes: number }[],
+  exposition: string | undefined,
+): MemoryFigures {
+  const objects: Record<string, number> = {};
+  for (const { labels, value } of seriesOf(exposition ?? '', 'helm_operator_informer_objects')) {
+    const key = `${labels.cache ?? '?'}/${labels.kind ?? '?'}`;
+    objects[key] = (objects[key] ?? 0) + value;
+  }
+  const filter = seriesOf(exposition ?? '', 'helm_operator_shard_watch_filter').find((s) => s.value === 1);
+  return {
+    rssBytes: median(samples.map((s) => s.rssBytes)),
+    heapUsedBytes: median(samples.map((s) => s.heapUsedBytes)),
+    objects,
+    watchFilter: filter?.labels.mode,
+  };
+}
+
+/** Pure: the objects of one cache (`cr`, `dependent`, `values-source`) a replica holds, every kind summed. */
+export function cached(m: MemoryFigures, cache: string): number {
+  return Object.entries(m.objects)
+    .filter(([k]) => k.startsWith(`${cache}/`))
+    .reduce((n, [, v]) => n + v, 0);
+}
+
+/**
+ * Pure: the memory table, one row per configuration, each cell one figure per replica ("a / b").
+ * Dependents by kind in the last column, summed over the replicas (the whole fleet's once).
+ */
+export function memoryTable(configs: readonly ConfigResult[]): string {
+  const mib = (b: number): string => (Number.isFinite(b) ? (b / MiB).toFixed(0) : '–');
+  const rows = configs.flatMap((c) => {
+    const mem = c.perReplica.map((r) => r.memory);
+    if (mem.some((m) => m === undefined)) return [];
+    const ms = mem as MemoryFigures[];
+    const kinds = [...new Set(ms.flatMap((m) => Object.keys(m.objects)))].filter((k) => k.startsWith('dependent/')).sort();
+    const byKind = kinds.map((k) => `${k.slice('dependent/'.length)} ${sum(ms.map((m) => m.objects[k] ?? 0))}`).join(', ');
+    const filters = [...new Set(ms.map((m) => m.watchFilter ?? '?'))].join('/');
+    return [
+      `| ${configName(c)} | ${filters} | ${ms.map((m) => mib(m.rssBytes)).join(' / ')} | ${ms.map((m) => mib(m.heapUsedBytes)).join(' / ')} | ${ms
+        .map((m) => cached(m, 'dependent'))
+        .join(' / ')} | ${ms.map((m) => cached(m, 'cr')).join(' / ')} | ${byKind} |`,
+    ];
+  });
+  return [
+    '| configuration | watch filter | RSS per replica, MiB | V8 heap used per replica, MiB | dependents cached per replica | CRs cached per replica | dependents by kind (all replicas) |',
+    '|---|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
 }
 
 export interface ConfigResult {
@@ -92,7 +172,7 @@ export function table(configs: readonly ConfigResult[]): string {
       rep.map((r) => r.cpuSeconds),
     ).toFixed(1)} | ${sum(rep.map((r) => r.throttledSeconds)).toFixed(1)} | ${
       helm.some((h) => h === undefined) ? '–' : helm.join(' / ')
-    } | ${rep.map((r) => mib(r.rssEndBytes)).join(' / ')} | ${mib(max(rep.map((r) => r.memoryPeakBytes)))} | ${c.deleteSeconds.toFixed(1)} |`;
+    } | ${rep.map((r) => mib(r.rssEndBytes)).join(' / ')} | ${mib(max(rep.map((r) => r.memoryPeakBytes)))} | ${Number.isFinite(c.deleteSeconds) ? c.deleteSeconds.toFixed(1) : '–'} |`;
   });
   return [
     '| configuration | converge s | ÷ ours × 1 | ÷ operator-sdk | CPU-s (all replicas) | throttled s | helm processes per replica | RSS per replica, MiB | memory peak, MiB (max) | delete-all s |',
@@ -133,9 +213,29 @@ export function replicaFigures(before: Reading | undefined, after: Reading): Rep
   };
 }
 
+const HOLD_SAMPLE_MS = 5_000;
+
+/** The fleet held steady for `seconds`: each replica's RSS and heap every 5 s, then its informer caches. */
+async function hold(ops: readonly RunningOperator[], seconds: number): Promise<MemoryFigures[]> {
+  const samples: { rssBytes: number; heapUsedBytes: number }[][] = ops.map(() => []);
+  const end = Date.now() + seconds * 1000;
+  for (;;) {
+    await Promise.all(
+      ops.map(async (op, i) => {
+        const exposition = await op.metrics();
+        const heap = seriesOf(exposition ?? '', 'nodejs_heap_size_used_bytes')[0]?.value ?? NaN;
+        samples[i]?.push({ rssBytes: (await op.sampler.sample())?.rootRssBytes ?? NaN, heapUsedBytes: heap });
+      }),
+    );
+    if (Date.now() >= end) break;
+    await new Promise((r) => setTimeout(r, Math.min(HOLD_SAMPLE_MS, end - Date.now())));
+  }
+  return Promise.all(ops.map(async (op, i) => memoryFigures(samples[i] ?? [], await op.metrics())));
+}
+
 async function oneConfig(
   p: Prepared,
-  o: { n: number; namespaces: number },
+  o: { n: number; namespaces: number; holdSeconds: number | undefined },
   operator: OperatorName,
   replicas: number,
 ): Promise<ConfigResult> {
@@ -155,8 +255,17 @@ async function oneConfig(
     await fleet.watch.until(`${o.n} CRs Deployed=True`, () => fleet.watch.crs().filter(isDeployed).length === o.n, timeoutMs);
     const convergeSeconds = (performance.now() - t0) / 1000;
     const after = await Promise.all(fleet.operators.map(reading));
-    const perReplica = after.map((a, i) => replicaFigures(before[i], a));
+    let perReplica = after.map((a, i) => replicaFigures(before[i], a));
     say(`  converge ${convergeSeconds.toFixed(1)} s`);
+    if (o.holdSeconds !== undefined && operator === 'ours') {
+      say(`  holding ${o.holdSeconds} s: RSS, heap and informer caches per replica`);
+      const memory = await hold(fleet.operators, o.holdSeconds);
+      perReplica = perReplica.map((r, i) => (memory[i] === undefined ? r : { ...r, memory: memory[i] }));
+      say(
+        `  RSS ${memory.map((m) => (m.rssBytes / MiB).toFixed(0)).join(' / ')} MiB, dependents ${memory.map((m) => cached(m, 'dependent')).join(' / ')}`,
+      );
+      return { operator, replicas, convergeSeconds, deleteSeconds: NaN, perReplica };
+    }
 
     const t1 = performance.now();
     await fleet.delete(crs);
@@ -182,6 +291,8 @@ export async function shards(argv: readonly string[]): Promise<void> {
       only: { type: 'string' },
       out: { type: 'string', default: path.join(ROOT, '.cache/bench-shards') },
       'keep-cluster': { type: 'boolean', default: false },
+      hold: { type: 'string' },
+      sharded: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -189,6 +300,7 @@ export async function shards(argv: readonly string[]): Promise<void> {
   const n = positive('n', a.n);
   const namespaces = positive('namespaces', a.namespaces);
   const replicas = parseReplicas(a.replicas);
+  const holdSeconds = a.hold === undefined ? undefined : positive('hold', a.hold);
   const limits = { cpus: parseCpus('--cpu-limit', a['cpu-limit']), memoryBytes: parseMemory('--memory-limit', a['memory-limit']) };
   const out = path.resolve(a.out);
   await mkdir(out, { recursive: true });
@@ -205,9 +317,10 @@ export async function shards(argv: readonly string[]): Promise<void> {
     serviceCidr: process.env.SERVICE_CIDR ?? (n > 200 ? '10.0.0.0/16' : ''),
     keepCluster: a['keep-cluster'],
     limits,
+    sharded: a.sharded,
   });
   const configs: ConfigResult[] = [];
-  const base = path.join(out, `shards-N${n}`);
+  const base = path.join(out, `shards-N${n}${a.sharded ? '-server' : ''}`);
   const write = async (final: boolean): Promise<void> => {
     const result: ShardsResult = {
       n,
@@ -224,6 +337,9 @@ export async function shards(argv: readonly string[]): Promise<void> {
       '',
       table(configs),
       '',
+      ...(holdSeconds === undefined
+        ? []
+        : [`memory after the converge, held ${holdSeconds} s (medians of 5-s samples):`, '', memoryTable(configs), '']),
       `machine: ${os.cpus().length} CPUs; before: ${uptimeBefore}; after: ${result.uptimeAfter}`,
     ].join('\n');
     await writeFile(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
@@ -232,10 +348,10 @@ export async function shards(argv: readonly string[]): Promise<void> {
   };
   try {
     for (const r of replicas) {
-      configs.push(await oneConfig(p, { n, namespaces }, 'ours', r));
+      configs.push(await oneConfig(p, { n, namespaces, holdSeconds }, 'ours', r));
       await write(false);
     }
-    if (a.only === undefined) configs.push(await oneConfig(p, { n, namespaces }, 'operator-sdk', 1));
+    if (a.only === undefined) configs.push(await oneConfig(p, { n, namespaces, holdSeconds }, 'operator-sdk', 1));
     await write(true);
   } finally {
     await p.done();

@@ -83,6 +83,8 @@ export interface Options {
   readonly keepCluster: boolean;
   /** Each operator in a cgroup with these limits; undefined: today's unlimited mode. */
   readonly limits?: Limits;
+  /** The cluster's API server filters by KEP-5866 shardSelector (`hack/cluster.sh up --sharded`). */
+  readonly sharded?: boolean;
 }
 
 /** Services the cluster's default /24 Service range holds, with room for the cluster's own. */
@@ -164,6 +166,19 @@ async function crdEstablished(kubectl: string, kubeconfig: string, name: string,
 /** BENCH_HELM_BIN (a timing wrapper, say), else the tool cache's helm. */
 const helmBinary = (tools: ReadonlyMap<string, string>): string => process.env.BENCH_HELM_BIN ?? tools.get('HELM_BIN') ?? 'helm';
 
+/**
+ * Pure: a Node's `allocatable.pods`, a quantity: the API server writes 1000 as "1k" (and 2000 as
+ * "2k"), which Number() reads as NaN. 0 for what is not a count.
+ */
+export function podCount(quantity: string): number {
+  const m = /^(\d+)(k?)$/.exec(quantity.trim());
+  if (m === null) return 0;
+  return Number(m[1]) * (m[2] === 'k' ? 1000 : 1);
+}
+
+/** `hack/cluster.sh up`'s flags: --sharded for the KEP-5866 API server. */
+const clusterFlags = (o: Options): string[] => (o.sharded === true ? ['--sharded'] : []);
+
 /** Tools, cluster, CRD and our compiled operator (also the churn benchmark's, bench/churn.ts). */
 export async function prepare(o: Options): Promise<Prepared> {
   say('tools: helm, kubectl and operator-sdk helm-operator (built once through the Go module proxy, then cached)');
@@ -185,7 +200,7 @@ export async function prepare(o: Options): Promise<Prepared> {
     () => false,
   );
   say(`cluster ${clusterEnv.CLUSTER_NAME}: ${wasRunning ? 'already running' : 'starting'}`);
-  const kubeconfig = (await sh('bash', ['hack/cluster.sh', 'up'], clusterEnv)).split('\n').pop() ?? '';
+  const kubeconfig = (await sh('bash', ['hack/cluster.sh', 'up', ...clusterFlags(o)], clusterEnv)).split('\n').pop() ?? '';
   const kubectl = tools.get('KUBECTL_BIN') ?? 'kubectl';
   await sh(kubectl, ['--kubeconfig', kubeconfig, 'apply', '--server-side', '-f', 'config/crd/bases/example.com_nginxes.yaml']);
   await crdEstablished(kubectl, kubeconfig, 'nginxes.example.com');
@@ -197,7 +212,7 @@ export async function prepare(o: Options): Promise<Prepared> {
   );
   const room = (await sh(kubectl, ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'jsonpath={.items[*].status.allocatable.pods}']))
     .split(/\s+/)
-    .reduce((sum, v) => sum + (Number(v) || 0), 0);
+    .reduce((sum, v) => sum + podCount(v), 0);
   // Pods left Pending keep the scheduler and the garbage collector busy through every later phase.
   if (room < pods)
     throw new Error(

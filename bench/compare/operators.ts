@@ -77,14 +77,22 @@ async function get(url: string): Promise<{ status: number; text: string } | unde
 
 /** The sum of every series of a Prometheus counter in a text exposition. */
 export function sumCounter(exposition: string, metric: string): number {
-  let sum = 0;
+  return seriesOf(exposition, metric).reduce((sum, s) => sum + s.value, 0);
+}
+
+/** Every series of one metric in a text exposition, each with its labels and value. */
+export function seriesOf(exposition: string, metric: string): { readonly labels: Record<string, string>; readonly value: number }[] {
+  const out: { labels: Record<string, string>; value: number }[] = [];
   for (const line of exposition.split('\n')) {
     if (!line.startsWith(metric)) continue;
     const rest = line.slice(metric.length);
     if (rest[0] !== '{' && rest[0] !== ' ') continue;
-    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    const labels: Record<string, string> = {};
+    const close = rest[0] === '{' ? rest.indexOf('}') : -1;
+    for (const m of rest.slice(1, Math.max(close, 1)).matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[m[1] ?? ''] = m[2] ?? '';
+    out.push({ labels, value: Number(line.slice(line.lastIndexOf(' ') + 1)) });
   }
-  return sum;
+  return out;
 }
 
 /** Spawns the operator (inside its cgroup under `limits`), its output into operator.log. */

@@ -163,6 +163,7 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
     ...shardOptions(shards, share),
   });
   metrics.trackQueues(() => operator.manager.names().map((n) => [n, operator.manager.get(n)?.queue] as const));
+  metrics.trackInformers(() => operator.cachedObjects());
   const manager = managerOf(operator, watches, { settings, elector: shards ?? elector, reloader, metrics, log, tuner, kubeConfig, share });
   return { manager, operator, helm, metrics, watches };
 }

@@ -81,6 +81,14 @@ export class DependentWatcher implements DependentsPort {
     return { known: true, object: informer.get(entry.name, entry.namespace === '' ? undefined : entry.namespace) };
   }
 
+  /** Objects cached per dependent kind, summed over its informers (one per watched namespace). */
+  cachedObjects(): { kind: string; objects: number }[] {
+    return [...this.#kinds.entries()].map(([key, w]) => ({
+      kind: key.slice(key.indexOf('|') + 1),
+      objects: [...w.informers.values()].reduce((n, i) => n + i.size(), 0),
+    }));
+  }
+
   informerCount(): number {
     let n = 0;
     for (const w of this.#kinds.values()) n += w.informers.size;

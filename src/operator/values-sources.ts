@@ -106,6 +106,17 @@ export class ValuesSources implements ValuesSourcePort {
     this.#startWatching();
   }
 
+  /** Objects cached per kind (Secret, ConfigMap), summed over the watched namespaces; none before the first reference. */
+  cachedObjects(): { kind: string; objects: number }[] {
+    const informers = this.#informers ?? [];
+    if (informers.length === 0) return [];
+    const count = (plural: string): number => informers.filter((i) => i.path.endsWith(`/${plural}`)).reduce((n, i) => n + i.size(), 0);
+    return [
+      { kind: 'Secret', objects: count('secrets') },
+      { kind: 'ConfigMap', objects: count('configmaps') },
+    ];
+  }
+
   async stop(): Promise<void> {
     const informers = this.#informers ?? [];
     this.#informers = [];

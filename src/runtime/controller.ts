@@ -329,6 +329,18 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     },
   };
 
+  /** The kind this controller reconciles. */
+  get kind(): string {
+    return this.#options.resource.kind;
+  }
+
+  /** Objects the kind's informers hold now (the informer-objects metric). */
+  cachedObjects(): number {
+    let n = 0;
+    for (const source of this.#sources.values()) n += source.list().length;
+    return n;
+  }
+
   /** The queue, for metrics collectors (unfinished work gauges). */
   get queue(): Pick<WorkQueue, 'len' | 'unfinishedWorkSeconds' | 'longestRunningProcessorSeconds'> {
     return this.#queue;

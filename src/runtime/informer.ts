@@ -345,6 +345,11 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
     return this.#inner.list(namespace);
   }
 
+  /** Objects in the cache now (the informer-objects metric). */
+  size(): number {
+    return this.#inner.list().length;
+  }
+
   /**
    * Whether the cache holds every object of `namespace`: sharded, the namespace is in the share and
    * the cache was listed for the share as it is now (not while a relist is due or running, when a

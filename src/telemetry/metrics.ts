@@ -39,6 +39,19 @@ export interface QueueGauges {
 
 export type QueueProvider = () => Iterable<readonly [name: string, queue: QueueGauges | undefined]>;
 
+/**
+ * One informer cache's size at scrape time: `cache` is what it holds (the CRs of a kind, a
+ * dependent kind, values sources), `kind` the object kind. Several informers of one cache and kind
+ * (one per watched namespace) are summed by the provider.
+ */
+export interface InformerObjects {
+  readonly cache: 'cr' | 'dependent' | 'values-source';
+  readonly kind: string;
+  readonly objects: number;
+}
+
+export type InformerProvider = () => Iterable<InformerObjects>;
+
 export interface OperatorMetricsOptions {
   /** `helm_operator_build_info{version}`. */
   readonly version: string;
@@ -88,6 +101,7 @@ export class OperatorMetrics implements ControllerMetrics {
   readonly #identities = new Map<string, { readonly kind: string; readonly identity: string }>();
   readonly #queues = new Map<string, WorkqueueMetrics>();
   #queueProvider: QueueProvider = () => [];
+  #informerProvider: InformerProvider = () => [];
   /** controller → `namespace/name` → last reported release state. */
   readonly #releaseStates = new Map<string, Map<string, string>>();
   /** controller → every state label ever reported, so an emptied state reads 0 instead of vanishing. */
@@ -195,6 +209,19 @@ export class OperatorMetrics implements ControllerMetrics {
       collect(this: Gauge<'name' | 'controller'>) {
         this.reset();
         for (const [name, q] of queues()()) if (q !== undefined) this.set({ name, controller: name }, q.longestRunningProcessorSeconds());
+      },
+    });
+    const informers = (): InformerProvider => this.#informerProvider;
+    new Gauge({
+      name: 'helm_operator_informer_objects',
+      help:
+        'Objects held in the informer caches, by cache (cr, dependent, values-source) and kind: what the ' +
+        "replica's memory grows with; sharded, dependents and values sources are the replica's share",
+      labelNames: ['cache', 'kind'],
+      registers,
+      collect(this: Gauge<'cache' | 'kind'>) {
+        this.reset();
+        for (const { cache, kind, objects } of informers()()) this.inc({ cache, kind }, objects);
       },
     });
     this.#leader = new Gauge({
@@ -372,6 +399,11 @@ export class OperatorMetrics implements ControllerMetrics {
   /** Where the scrape-time queue gauges read from, e.g. the operator's running controllers. */
   trackQueues(provider: QueueProvider): void {
     this.#queueProvider = provider;
+  }
+
+  /** Where `helm_operator_informer_objects` reads from at scrape time: the operator's informers. */
+  trackInformers(provider: InformerProvider): void {
+    this.#informerProvider = provider;
   }
 
   // ---- leader election, helm, releases ----------------------------------------------------------

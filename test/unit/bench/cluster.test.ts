@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { deploymentSettled, openWatches } from '../../../bench/compare/cluster.js';
+import { podCount } from '../../../bench/compare/main.js';
 import { podsNeeded } from '../../../bench/compare/scenarios.js';
 
 const deployment = (replicas: number, status: Record<string, number> | undefined, generation = 2) => ({
@@ -55,5 +56,15 @@ describe('openWatches', () => {
   it('counts nothing for a resource nobody watches, nor another verb or metric', () => {
     expect(openWatches(metrics, 'widgets')).toBe(0);
     expect(openWatches(metrics, 'pods')).toBe(0);
+  });
+});
+
+describe("a fake Node's room for Pods", () => {
+  it('reads allocatable.pods as the API server writes it, "1k" for 1000 included', () => {
+    expect(podCount('250')).toBe(250);
+    expect(podCount('1k')).toBe(1000);
+    expect(podCount('2k')).toBe(2000);
+    expect(podCount('')).toBe(0);
+    expect(podCount('lots')).toBe(0);
   });
 });

@@ -66,6 +66,8 @@ describe('DependentWatcher with a share (docs/adr/0103)', () => {
       expect(watcher.get(entry('mine', 'a'))).toMatchObject({ known: true, object: { metadata: { name: 'a' } } });
       // Not held: not "known absent" either (that would read as drift to repair), but unknown.
       expect(watcher.get(entry('theirs', 'b'))).toEqual({ known: false });
+      // helm_operator_informer_objects counts the share, not what the LIST returned.
+      expect(watcher.cachedObjects()).toEqual([{ kind: 'ConfigMap', objects: 1 }]);
     } finally {
       await watcher.stop();
       server.closeAllConnections();

@@ -207,6 +207,17 @@ describe('isMeaningfulUpdate', () => {
 });
 
 describe('Controller event handling', () => {
+  it('counts what its sources hold, every watched namespace summed (helm_operator_informer_objects)', async () => {
+    const { controller, sources } = setup({ namespaces: ['ns1', 'ns2'] });
+    await controller.start();
+    expect(controller.kind).toBe('Widget');
+    expect(controller.cachedObjects()).toBe(0);
+    sources[0]!.add(widget('a'));
+    sources[1]!.add(widget('b', { namespace: 'ns2' }));
+    sources[1]!.add(widget('c', { namespace: 'ns2' }));
+    expect(controller.cachedObjects()).toBe(3);
+  });
+
   it('starts after the sources sync and reconciles added objects with a bound context', async () => {
     const { controller, reconciler, source } = setup();
     expect(controller.hasSynced()).toBe(false);

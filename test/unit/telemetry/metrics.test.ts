@@ -135,6 +135,27 @@ describe('OperatorMetrics', () => {
     expect(sample(await m.metrics(), 'workqueue_unfinished_work_seconds', labels)).toBeUndefined();
   });
 
+  it('reads helm_operator_informer_objects from the informers at scrape time, by cache and kind', async () => {
+    const m = fresh();
+    let deployments = 3;
+    m.trackInformers(() => [
+      { cache: 'cr', kind: 'Nginx', objects: 10 },
+      { cache: 'dependent', kind: 'Deployment', objects: deployments },
+      // Two entries of one cache and kind (two API versions, say) add up.
+      { cache: 'dependent', kind: 'Service', objects: 2 },
+      { cache: 'dependent', kind: 'Service', objects: 1 },
+    ]);
+    let text = await m.metrics();
+    expect(sample(text, 'helm_operator_informer_objects', { cache: 'cr', kind: 'Nginx' })).toBe(10);
+    expect(sample(text, 'helm_operator_informer_objects', { cache: 'dependent', kind: 'Deployment' })).toBe(3);
+    expect(sample(text, 'helm_operator_informer_objects', { cache: 'dependent', kind: 'Service' })).toBe(3);
+    deployments = 1;
+    text = await m.metrics();
+    expect(sample(text, 'helm_operator_informer_objects', { cache: 'dependent', kind: 'Deployment' })).toBe(1);
+    m.trackInformers(() => []);
+    expect(sample(await m.metrics(), 'helm_operator_informer_objects', { cache: 'cr', kind: 'Nginx' })).toBeUndefined();
+  });
+
   it('uses client-go workqueue buckets (10ns … 1000s)', async () => {
     const m = fresh();
     m.workqueue('c').workDuration(1);
