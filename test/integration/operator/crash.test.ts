@@ -75,7 +75,10 @@ describe('crash recovery', () => {
    * failed-install cleanup) and wrote InstallError status, both over the new leader's work.
    */
   it('a reconcile cancelled mid-install (lost leadership) leaves the release and the status to the next leader', async () => {
-    const op = await startOperator({ watches: await readFile(watches, 'utf8'), namespaces: [ns.name] });
+    // No progress status while the install runs: on a loaded machine the install outlasts the
+    // default delay, and that legitimate write between the two reads below was read as the
+    // cancelled reconcile's (a CI failure at load 25-29).
+    const op = await startOperator({ watches: await readFile(watches, 'utf8'), namespaces: [ns.name], progressDelayMs: 600_000 });
     try {
       await crs.create(ns.name, 'cancelled', { message: 'first' });
       await waitFor(
