@@ -381,13 +381,11 @@ export class Operator {
   /** What every informer cache holds now, by cache and kind (helm_operator_informer_objects). */
   cachedObjects(): { cache: 'cr' | 'dependent' | 'values-source'; kind: string; objects: number }[] {
     return [
-      ...this.manager
-        .names()
-        .map((name) => ({
-          cache: 'cr' as const,
-          kind: this.manager.get(name)?.kind ?? name,
-          objects: this.manager.get(name)?.cachedObjects() ?? 0,
-        })),
+      ...this.manager.names().map((name) => ({
+        cache: 'cr' as const,
+        kind: this.manager.get(name)?.kind ?? name,
+        objects: this.manager.get(name)?.cachedObjects() ?? 0,
+      })),
       ...this.#dependents.cachedObjects().map((c) => ({ cache: 'dependent' as const, ...c })),
       ...this.#valuesSources.cachedObjects().map((c) => ({ cache: 'values-source' as const, ...c })),
     ];
