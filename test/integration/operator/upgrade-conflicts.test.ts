@@ -18,6 +18,7 @@ import {
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { whilePaused } from '../../../src/cli/undo-fence.js';
 import { isStatus } from '../../../src/k8s/errors.js';
 import type { DriftFights } from '../../../src/reconciler/status/status.js';
 import { helmByHand } from '../../support/helm.js';
@@ -340,8 +341,14 @@ describe('upgrades next to other field managers', () => {
     const injector = runInjector('left');
     try {
       await waitFor('the injector to have written its CA', async () => (await caBundleOf('left')) === CA);
-      await helmByHand('upgrade', 'left', CHART, '-n', ns.name, '--reuse-values', '--force-replace', '--server-side=false');
-      expect(await applyMethod('left')).toBe('csa');
+      // Paused, as `rollout undo` does (src/cli/undo-fence.ts): a reconcile meeting helm's pending-upgrade
+      // mid-way takes it for a dead process's and rolls it back, server-side (ADR 0036 sees only its own helms).
+      const left = { ...RULED, namespace: ns.name, name: 'left' };
+      await whilePaused(kc, left, { ackTimeoutMs: 60_000 }, async ({ confirmed }) => {
+        expect(confirmed).toBe(true);
+        await helmByHand('upgrade', 'left', CHART, '-n', ns.name, '--reuse-values', '--force-replace', '--server-side=false');
+        expect(await applyMethod('left')).toBe('csa');
+      });
       // The replace put the chart's empty caBundle back; the injector writes it again.
       await waitFor('the injector to have written its CA again', async () => (await caBundleOf('left')) === CA);
       const writes = injector.writes();
