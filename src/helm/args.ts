@@ -292,7 +292,18 @@ export function metadataArgs(opts: MetadataArgsOptions): string[] {
 
 /** `helm get values` of one revision: the user-supplied values as stored (stored-strings.ts reduces them at once). */
 export function getValuesArgs(opts: ReleaseArgsBase & { readonly revision: number }): string[] {
-  return ['get', 'values', '--namespace', opts.namespace, '--output', 'json', '--revision', nonNegativeInt('revision', opts.revision), '--', opts.release];
+  return [
+    'get',
+    'values',
+    '--namespace',
+    opts.namespace,
+    '--output',
+    'json',
+    '--revision',
+    nonNegativeInt('revision', opts.revision),
+    '--',
+    opts.release,
+  ];
 }
 
 export function historyArgs(opts: HistoryArgsOptions): string[] {

@@ -34,7 +34,9 @@ export function helmPort(
     test: (r) => via(r, [r.release], (call) => client.test({ ...r, ...call, logs: true })),
     status: (release, namespace, identity) => via(identity ?? {}, [release], (call) => client.status(release, namespace, call)),
     storedStrings: (r) =>
-      via(r, [r.release], (call) => client.storedStrings(r, { ...call, ...(r.signal ? { signal: r.signal } : {}), ...(r.redact ? { redact: r.redact } : {}) })),
+      via(r, [r.release], (call) =>
+        client.storedStrings(r, { ...call, ...(r.signal ? { signal: r.signal } : {}), ...(r.redact ? { redact: r.redact } : {}) }),
+      ),
     // `helm template` is offline, so only the server dry run acts as someone.
     render: (r) => (r.dryRun === 'server' ? via(r, [r.release], (call) => client.serverDryRun({ ...r, ...call })) : client.template(r)),
     running: (release, namespace) => client.running(release, namespace),

@@ -180,7 +180,11 @@ export type Sealer = (raw: unknown) => string;
 /** Pure: the {@link Sealer} under `key` (the operator's fingerprint key), through a key of its own for this use. */
 export function planSealer(key: Uint8Array): Sealer {
   const sealKey = createHmac('sha256', key).update('helm-operator upgrade-plan seal v1').digest();
-  return (raw) => `hmac-sha256:${createHmac('sha256', sealKey).update(canonicalJson(raw ?? null)).digest('hex').slice(0, 32)}`;
+  return (raw) =>
+    `hmac-sha256:${createHmac('sha256', sealKey)
+      .update(canonicalJson(raw ?? null))
+      .digest('hex')
+      .slice(0, 32)}`;
 }
 
 /** How classifyObject keeps values. */
