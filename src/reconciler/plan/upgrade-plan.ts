@@ -199,6 +199,11 @@ export interface KeepOptions {
   readonly seal?: Sealer;
 }
 
+/** Pure: whether the plan seals anything (it hides or cuts a value). */
+export function planSeals(plan: PlanBody): boolean {
+  return plan.objects.some((o) => 'sealed' in o || ('fields' in o && o.fields.some((f) => f.sealed !== undefined)));
+}
+
 const differs = (kept: unknown, raw: unknown): boolean => JSON.stringify(kept) !== JSON.stringify(raw);
 
 /**

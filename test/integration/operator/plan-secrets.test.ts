@@ -6,7 +6,11 @@
  */
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { planCommand } from '../../../src/cli/plan.js';
+import { NOT_THE_OPERATORS_DIGEST, planDiffCommand } from '../../../src/cli/plan-diff.js';
 import { VALUES_FROM_ANNOTATION, VALUES_SOURCE_LABEL } from '../../../src/reconciler/desired/values-from.js';
 import type { PlanStatus } from '../../../src/reconciler/plan/plan-status.js';
 import { SECRET_VALUE, type UpgradePlan } from '../../../src/reconciler/plan/upgrade-plan.js';
@@ -37,7 +41,10 @@ describe('plans and the values they hide', () => {
   const kubeconfig = inject('kubeconfigPath');
   const crs = new CRs(kc, KIND);
   let ns: Awaited<ReturnType<typeof createNamespace>>;
+  /** The operator's own namespace, where its fingerprint key is (as with `--leader-elect` in a cluster). */
+  let opNs: Awaited<ReturnType<typeof createNamespace>>;
   let op: RunningOperator;
+  let dir: string;
 
   const history = async (release: string): Promise<number[]> =>
     (JSON.parse(await helmByHand('history', release, '-n', ns.name, '-o', 'json')) as { revision: number }[]).map((r) => r.revision);
@@ -95,12 +102,44 @@ describe('plans and the values they hide', () => {
   beforeAll(async () => {
     await ensureCrd(kc, KIND);
     ns = await createNamespace(kc, 'plan-secrets');
-    op = await startOperator({ watches, namespaces: [ns.name] });
+    opNs = await createNamespace(kc, 'plan-secrets-op');
+    dir = await mkdtemp(path.join(tmpdir(), 'plan-secrets-'));
+    op = await startOperator({
+      watches,
+      namespaces: [ns.name],
+      leaderElection: {
+        id: 'plan-secrets-test',
+        namespace: opNs.name,
+        leaseDurationMs: 15_000,
+        renewDeadlineMs: 10_000,
+        retryPeriodMs: 2_000,
+      },
+    });
   });
   afterAll(async () => {
     await op.stop();
     await ns.remove();
+    await opNs.remove();
+    await rm(dir, { recursive: true, force: true });
   });
+  /** `plan diff` of the CR as it is on the cluster: its lines. */
+  const diff = async (release: string, flags: { operatorNamespace?: string } = {}): Promise<string[]> => {
+    const cr = await crs.get(ns.name, release);
+    const manifest = path.join(dir, `${release}.json`);
+    await writeFile(
+      manifest,
+      JSON.stringify({
+        apiVersion: `${KIND.group}/${KIND.version}`,
+        kind: KIND.kind,
+        metadata: { name: release, namespace: ns.name, annotations: cr?.metadata.annotations },
+        spec: cr?.spec,
+      }),
+    );
+    const watchesFile = path.join(dir, 'watches.yaml');
+    await writeFile(watchesFile, watches);
+    const text = await planDiffCommand({ verb: 'diff', file: manifest, watchesFile, helmBinary: inject('helmBin'), kubeconfig, ...flags });
+    return text.split('\n');
+  };
 
   it('an approval binds the hidden values: the Secret changed after a plan was approved is a new digest, the old approval is stale and nothing is applied', async () => {
     await secret('bound-greeting', 'xq0-s3cret-bnd');
@@ -117,6 +156,15 @@ describe('plans and the values they hide', () => {
     const shown = (p: UpgradePlan): unknown => p.objects.map((o) => ('fields' in o ? o.fields.map((f) => [f.path, f.before, f.after]) : o));
     expect(shown(await storedPlan('bound'))).toStrictEqual([[['.data.greeting', SECRET_VALUE, SECRET_VALUE]]]);
     expect(second.digest).not.toBe(first.digest);
+    // plan diff seals as the operator does where its caller may read the operator's key; elsewhere
+    // it shows the same plan, says its digest is not the operator's, and still shows no secret.
+    const withKey = await diff('bound', { operatorNamespace: opNs.name });
+    expect(withKey[0]).toContain(`plan ${second.digest} `);
+    const withoutKey = await diff('bound');
+    expect(withoutKey[0]).not.toContain(second.digest);
+    expect(withoutKey.at(-1)).toBe(NOT_THE_OPERATORS_DIGEST);
+    expect(withoutKey.slice(1, -1)).toStrictEqual(withKey.slice(1));
+    expectNowhere({ 'plan diff': [...withKey, ...withoutKey].join('\n') }, ['xq0-s3cret-bnd', 'xq1-s3cret-bnd', 'xq2-s3cret-bnd']);
 
     // The approval of the first digest does not let the second plan through.
     await crs.patch(ns.name, 'bound', { metadata: { annotations: { [APPROVE]: first.digest } } });
