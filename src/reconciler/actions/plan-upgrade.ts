@@ -52,12 +52,12 @@ export async function planUpgrade(
   const entries = await inventoryOf(release, ctx.namespace, ctx.isNamespaced);
   const redact = <T>(v: T): T => redactedDeep(v, (t) => ctx.redact(t));
   const deployed = await deployedSecrets(ctx, from);
-  const how = { deployed: <T>(v: T): T => deployed.deep(v), seal: desired.seal };
+  const keep: KeepOptions = { redact, deployed: <T>(v: T): T => deployed.deep(v), seal: desired.seal };
   const objects: PlanObject[] = [];
   for (const [i, o] of release.entries()) {
     const entry = entries[i];
     if (entry === undefined) continue;
-    const planned = await planObject(ctx, entry, o, redact, how);
+    const planned = await planObject(ctx, entry, o, keep);
     if (planned !== undefined) objects.push(planned);
   }
   if (from !== undefined) objects.push(...deletedObjects(await deployedObjects(ctx, from), entries));
@@ -85,17 +85,11 @@ async function asUpgradeApplies(ctx: ActionContext, manifest: string): Promise<s
   return settleManifest(stamped, ctx, { ...settlePlan(ctx, serverSide).plan, failOnConflict: false });
 }
 
-async function planObject(
-  ctx: ActionContext,
-  ref: PlanRef,
-  o: ManifestObject,
-  redact: <T>(v: T) => T,
-  how: KeepOptions,
-): Promise<PlanObject | undefined> {
+async function planObject(ctx: ActionContext, ref: PlanRef, o: ManifestObject, keep: KeepOptions): Promise<PlanObject | undefined> {
   const body = asHelmApplies(renderedBody(o), ref.namespace, { namespace: ctx.namespace, name: ctx.name });
   const live = await ctx.objects.current(ref);
   const answer = await ctx.objects.dryRunApply(subjectOf(ctx), body, { after: true });
-  return classifyObject(ref, live, answer, redact, how);
+  return classifyObject(ref, live, answer, keep);
 }
 
 /**

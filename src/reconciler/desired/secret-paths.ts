@@ -47,12 +47,12 @@ function base32(bytes: Buffer): string {
     acc = (acc << 8) | b;
     bits += 8;
     while (bits >= 5) {
-      out += BASE32[(acc >>> (bits - 5)) & 31];
+      out += BASE32.charAt((acc >>> (bits - 5)) & 31);
       bits -= 5;
     }
     acc &= (1 << bits) - 1;
   }
-  return bits > 0 ? out + BASE32[(acc << (5 - bits)) & 31] : out;
+  return bits > 0 ? out + BASE32.charAt((acc << (5 - bits)) & 31) : out;
 }
 
 function unbase32(text: string): Buffer | undefined {
@@ -86,18 +86,20 @@ export function secretPathsLabels(paths: readonly ValuePath[]): Record<string, s
   return labels;
 }
 
+const isPaths = (v: unknown): v is ValuePath[] =>
+  Array.isArray(v) && v.every((p) => Array.isArray(p) && p.every((s) => typeof s === 'string' || typeof s === 'number'));
+
 /**
  * Pure: the paths a revision's labels record; none for a revision without the labels (made
  * before they were, or with no secret values); every value for labels that do not read back.
  */
 export function readSecretPaths(labels: Readonly<Record<string, string>>): ValuePath[] {
   let text = '';
-  for (let i = 0; labels[labelKey(i)] !== undefined; i++) text += labels[labelKey(i)];
+  for (let i = 0, chunk = labels[labelKey(0)]; chunk !== undefined; chunk = labels[labelKey(++i)]) text += chunk;
   if (text === '') return [];
   try {
     const parsed: unknown = JSON.parse(unbase32(text)?.toString('utf8') ?? '');
-    if (Array.isArray(parsed) && parsed.every((p) => Array.isArray(p) && p.every((s) => typeof s === 'string' || typeof s === 'number')))
-      return parsed as ValuePath[];
+    if (isPaths(parsed)) return parsed;
   } catch {
     // Read as every value, below.
   }

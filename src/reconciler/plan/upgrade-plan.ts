@@ -189,6 +189,8 @@ export function planSealer(key: Uint8Array): Sealer {
 
 /** How classifyObject keeps values. */
 export interface KeepOptions {
+  /** Redacts the desired state's secrets (the reconcile's Redactor, deep). */
+  readonly redact: <T>(v: T) => T;
   /**
    * Redacts the secrets of the deployed revision (its values from Secrets and sensitive paths,
    * which the desired state may no longer take from a Secret): a field whose live value holds one
@@ -208,16 +210,18 @@ const differs = (kept: unknown, raw: unknown): boolean => JSON.stringify(kept) !
 
 /**
  * Pure: one rendered object's entry, from the live object (undefined: none) and the API server's
- * answer to the dry-run apply; undefined when nothing would change. `redact` hides the desired
- * state's secrets, `how.deployed` the deployed revision's.
+ * answer to the dry-run apply; undefined when nothing would change. `keep` hides the desired
+ * state's secrets (a redact function alone: nothing else hidden, nothing sealed), its `deployed`
+ * the deployed revision's.
  */
 export function classifyObject(
   ref: PlanRef,
   live: unknown,
   answer: DryRunAnswer,
-  redact: <T>(v: T) => T,
-  how: KeepOptions = {},
+  keep: KeepOptions | (<T>(v: T) => T),
 ): PlanObject | undefined {
+  const how: Partial<KeepOptions> = typeof keep === 'function' ? { redact: keep } : keep;
+  const redact = how.redact ?? (<T>(v: T): T => v);
   const old = how.deployed ?? (<T>(v: T): T => v);
   const both = <T>(v: T): T => old(redact(v));
   const sealed = (kept: unknown, raw: unknown, at: unknown): { sealed?: string } =>

@@ -33,7 +33,12 @@ function planWith(secret: string, key: Uint8Array = KEY): ReturnType<typeof seal
   const redactor = new Redactor([secret]);
   const live = { data: { password: 'live-0ld', plain: 'one' } };
   const after = { data: { password: secret, plain: 'two' } };
-  const object = classifyObject(CM, live, { kind: 'applied', after, conflicts: [] }, (v) => redactor.deep(v), { seal: planSealer(key) });
+  const object = classifyObject(
+    CM,
+    live,
+    { kind: 'applied', after, conflicts: [] },
+    { redact: (v) => redactor.deep(v), seal: planSealer(key) },
+  );
   if (object === undefined) throw new Error('no change');
   return sealPlan(body([object]));
 }
@@ -72,13 +77,17 @@ describe('the digest of a plan with hidden values', () => {
         SECRET,
         { data: { password: b64('0ld-password') } },
         { kind: 'applied', after: { data: { password: b64(pw) } }, conflicts: [] },
-        (v) => v,
-        { seal },
+        { redact: (v) => v, seal },
       );
     expect(change('new-password-1')).toMatchObject({ fields: [{ path: '.data.password', before: SECRET_VALUE, after: SECRET_VALUE }] });
     expect(sealPlan(body([change('new-password-1')!])).digest).not.toBe(sealPlan(body([change('new-password-2')!])).digest);
     const create = (pw: string) =>
-      classifyObject(SECRET, undefined, { kind: 'applied', after: { data: { password: b64(pw) } }, conflicts: [] }, (v) => v, { seal });
+      classifyObject(
+        SECRET,
+        undefined,
+        { kind: 'applied', after: { data: { password: b64(pw) } }, conflicts: [] },
+        { redact: (v) => v, seal },
+      );
     expect(create('new-password-1')).toMatchObject({ action: 'create', object: SECRET_VALUE });
     expect(sealPlan(body([create('new-password-1')!])).digest).not.toBe(sealPlan(body([create('new-password-2')!])).digest);
     // A dry-run create's server fields (a new uid each time) are not sealed: equal plans stay equal.
@@ -87,10 +96,7 @@ describe('the digest of a plan with hidden values', () => {
         SECRET,
         undefined,
         { kind: 'applied', after: { metadata: { name: 'creds', uid }, data: { password: b64('p-1234') } }, conflicts: [] },
-        (v) => v,
-        {
-          seal,
-        },
+        { redact: (v) => v, seal },
       );
     expect(sealPlan(body([withUid('a')!])).digest).toBe(sealPlan(body([withUid('b')!])).digest);
     const redactor = new Redactor(['s3cret-token']);
@@ -99,8 +105,7 @@ describe('the digest of a plan with hidden values', () => {
         CM,
         undefined,
         { kind: 'applied', after: { data: { url: `db://u:${t}@h` } }, conflicts: [] },
-        (v) => redactor.deep(v),
-        { seal },
+        { redact: (v) => redactor.deep(v), seal },
       );
     expect(JSON.stringify(url('s3cret-token'))).not.toContain('s3cret');
     expect(sealPlan(body([url('s3cret-token')!])).digest).not.toBe(sealPlan(body([url('other-token')!])).digest);
@@ -115,7 +120,7 @@ describe('a value that was secret in the deployed revision', () => {
   it('is hidden on the before side once the desired state no longer takes it from a Secret; the new plain value is shown', () => {
     const live = { data: { password: 'old-secret-value', url: 'db://u:old-secret-value@h', plain: 'one' } };
     const after = { data: { password: 'now-plain', url: 'db://u:now-plain@h', plain: 'two' } };
-    const planned = classifyObject(CM, live, { kind: 'applied', after, conflicts: [] }, none, { deployed, seal: planSealer(KEY) });
+    const planned = classifyObject(CM, live, { kind: 'applied', after, conflicts: [] }, { redact: none, deployed, seal: planSealer(KEY) });
     expect(planned).toMatchObject({
       action: 'change',
       fields: [
@@ -135,8 +140,7 @@ describe('a value that was secret in the deployed revision', () => {
       CM,
       { data: { password: 'was-plain' } },
       { kind: 'applied', after: { data: { password: 'new-secret-value' } }, conflicts: [] },
-      (v) => now.deep(v),
-      { deployed },
+      { redact: (v) => now.deep(v), deployed },
     );
     expect(JSON.stringify(planned)).not.toContain('new-secret');
     expect(planned).toMatchObject({ fields: [{ path: '.data.password', after: SECRET_VALUE }] });
@@ -144,8 +148,7 @@ describe('a value that was secret in the deployed revision', () => {
       SECRET,
       { data: { password: b64('old-secret-value') } },
       { kind: 'applied', after: { data: { password: b64('now-plain') } }, conflicts: [] },
-      none,
-      { deployed },
+      { redact: none, deployed },
     );
     expect(secret).toMatchObject({ fields: [{ before: SECRET_VALUE, after: SECRET_VALUE }] });
   });
@@ -159,11 +162,11 @@ describe('a value that was secret in the deployed revision', () => {
         message: 'ConfigMap "app" is invalid: data.password: Invalid value: "old-secret-value": field is immutable',
         conflicts: [],
       },
-      none,
-      { deployed, seal: planSealer(KEY) },
+      { redact: none, deployed, seal: planSealer(KEY) },
     );
     expect(JSON.stringify(refused)).not.toContain('old-secret');
-    expect(refused).toMatchObject({ action: 'refuse', recreate: true, sealed: expect.stringMatching(/^hmac-sha256:/) });
+    expect(refused).toMatchObject({ action: 'refuse', recreate: true });
+    expect(refused && 'sealed' in refused ? refused.sealed : undefined).toMatch(/^hmac-sha256:[0-9a-f]{32}$/);
   });
 });
 
