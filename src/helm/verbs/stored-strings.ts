@@ -13,11 +13,11 @@ import { isPlainObject } from '../../util/plain-object.js';
 /** A path into the values: map keys and list indexes; the empty path is every value. */
 export type StoredValuePath = readonly (string | number)[];
 
-/** Pure: the scalars, as text, of `values` at each path (the empty path: all of them). */
+/** Pure: the scalars, as text, of `values` at each path (the empty path: all of them); as redaction.ts leafStrings, not booleans. */
 export function stringsAt(values: unknown, paths: readonly StoredValuePath[]): string[] {
   const leaves = (v: unknown): string[] => {
     if (typeof v === 'string') return [v];
-    if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return [String(v)];
+    if (typeof v === 'number' || typeof v === 'bigint') return [String(v)];
     if (Array.isArray(v)) return v.flatMap(leaves);
     if (isPlainObject(v)) return Object.values(v).flatMap(leaves);
     return [];

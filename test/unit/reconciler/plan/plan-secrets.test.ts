@@ -201,7 +201,7 @@ describe("a revision's record of its secret paths", () => {
   });
 
   it('gives the strings the stored values hold at the paths, the root being all of them', () => {
-    const values = { auth: { password: 'pw-1234' }, db: { hosts: ['a', 'b'], port: 5432 }, plain: 'x' };
+    const values = { auth: { password: 'pw-1234' }, db: { hosts: ['a', 'b'], port: 5432, tls: true }, plain: 'x' };
     expect(
       stringsAt(values, [
         ['auth', 'password'],
