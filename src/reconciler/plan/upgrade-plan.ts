@@ -224,8 +224,9 @@ export function classifyObject(
   const redact = how.redact ?? (<T>(v: T): T => v);
   const old = how.deployed ?? (<T>(v: T): T => v);
   const both = <T>(v: T): T => old(redact(v));
-  const sealed = (kept: unknown, raw: unknown, at: unknown): { sealed?: string } =>
-    how.seal !== undefined && differs(kept, raw) ? { sealed: how.seal({ at, raw }) } : {};
+  // `sealing`: what the seal covers, when not `raw` itself (a created object's content, not the dry run's new uid).
+  const sealed = (kept: unknown, raw: unknown, at: unknown, sealing: unknown = raw): { sealed?: string } =>
+    how.seal !== undefined && differs(kept, raw) ? { sealed: how.seal({ at, raw: sealing }) } : {};
   const conflicts = answer.conflicts.length === 0 ? {} : { conflicts: answer.conflicts };
   if (answer.kind === 'refused') {
     const message = both(answer.message);
@@ -240,8 +241,7 @@ export function classifyObject(
   }
   if (live === undefined) {
     const object = isSecret(ref) ? SECRET_VALUE : keptValue(answer.after, false, redact);
-    const raw = comparable(answer.after);
-    return { ...ref, action: 'create', object, ...sealed(object, raw, [refKey(ref), 'create']) };
+    return { ...ref, action: 'create', object, ...sealed(object, answer.after, [refKey(ref), 'create'], comparable(answer.after)) };
   }
   const paths = changedFields(live, answer.after);
   if (paths.length === 0) return undefined;

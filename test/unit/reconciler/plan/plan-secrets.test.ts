@@ -99,6 +99,14 @@ describe('the digest of a plan with hidden values', () => {
         { redact: (v) => v, seal },
       );
     expect(sealPlan(body([withUid('a')!])).digest).toBe(sealPlan(body([withUid('b')!])).digest);
+    // What is shown whole needs no seal: the digest covers it as shown.
+    const shownWhole = classifyObject(
+      CM,
+      undefined,
+      { kind: 'applied', after: { metadata: { name: 'app', uid: 'u' }, data: { a: 'b' } }, conflicts: [] },
+      { redact: (v) => v, seal },
+    );
+    expect(shownWhole).not.toHaveProperty('sealed');
     const redactor = new Redactor(['s3cret-token']);
     const url = (t: string) =>
       classifyObject(
