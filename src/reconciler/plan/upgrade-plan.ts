@@ -224,9 +224,8 @@ export function classifyObject(
   const redact = how.redact ?? (<T>(v: T): T => v);
   const old = how.deployed ?? (<T>(v: T): T => v);
   const both = <T>(v: T): T => old(redact(v));
-  // `sealing`: what the seal covers, when not `raw` itself (a created object's content, not the dry run's new uid).
-  const sealed = (kept: unknown, raw: unknown, at: unknown, sealing: unknown = raw): { sealed?: string } =>
-    how.seal !== undefined && differs(kept, raw) ? { sealed: how.seal({ at, raw: sealing }) } : {};
+  const sealed = (kept: unknown, raw: unknown, at: unknown): { sealed?: string } =>
+    how.seal !== undefined && differs(kept, raw) ? { sealed: how.seal({ at, raw }) } : {};
   const conflicts = answer.conflicts.length === 0 ? {} : { conflicts: answer.conflicts };
   if (answer.kind === 'refused') {
     const message = both(answer.message);
@@ -240,8 +239,11 @@ export function classifyObject(
     };
   }
   if (live === undefined) {
-    const object = isSecret(ref) ? SECRET_VALUE : keptValue(answer.after, false, redact);
-    return { ...ref, action: 'create', object, ...sealed(object, answer.after, [refKey(ref), 'create'], comparable(answer.after)) };
+    // What the apply would make, without what the API server made up for the dry run (a new uid
+    // and creation time each time): the same creation must digest alike, or its approval is stale.
+    const content = comparable(answer.after);
+    const object = isSecret(ref) ? SECRET_VALUE : keptValue(content, false, redact);
+    return { ...ref, action: 'create', object, ...sealed(object, content, [refKey(ref), 'create']) };
   }
   const paths = changedFields(live, answer.after);
   if (paths.length === 0) return undefined;

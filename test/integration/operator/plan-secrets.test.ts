@@ -224,4 +224,19 @@ describe('plans and the values they hide', () => {
     expectNowhere(again, [old, 'xq-again-s3cret']);
     expect(await history('moved')).toStrictEqual([1, 2]);
   });
+
+  it("a plan that creates an object keeps its digest (not the dry run's new uid): approved, it is applied", async () => {
+    await crs.create(ns.name, 'creates', { service: { enabled: false } });
+    await deployedRevision('creates', 1);
+    await crs.patch(ns.name, 'creates', { spec: { service: { enabled: true } } });
+    const held = await heldPlan('creates');
+    expect(held.counts).toMatchObject({ create: 1, change: 0, delete: 0 });
+    const created = (await storedPlan('creates')).objects[0];
+    expect(JSON.stringify(created)).not.toMatch(/"uid"|creationTimestamp/);
+    await crs.patch(ns.name, 'creates', { metadata: { annotations: { [APPROVE]: held.digest } } });
+    const cr = await deployedRevision('creates', 2);
+    expect(planOf(cr)).toMatchObject({ digest: held.digest, state: 'Applied' });
+    expect(await history('creates')).toStrictEqual([1, 2]);
+    await core.readNamespacedService({ namespace: ns.name, name: 'creates-svc' });
+  });
 });

@@ -107,6 +107,20 @@ describe('the digest of a plan with hidden values', () => {
       { redact: (v) => v, seal },
     );
     expect(shownWhole).not.toHaveProperty('sealed');
+    // Nor is a created object kept with what the dry run made up: two plans of one creation digest alike.
+    const created = (uid: string) =>
+      classifyObject(
+        CM,
+        undefined,
+        {
+          kind: 'applied',
+          after: { metadata: { name: 'app', uid, creationTimestamp: `t-${uid}`, resourceVersion: '1' }, data: { a: 'b' } },
+          conflicts: [],
+        },
+        { redact: (v) => v, seal },
+      );
+    expect(created('one')).toStrictEqual({ ...CM, action: 'create', object: { metadata: { name: 'app' }, data: { a: 'b' } } });
+    expect(sealPlan(body([created('one')!])).digest).toBe(sealPlan(body([created('two')!])).digest);
     const redactor = new Redactor(['s3cret-token']);
     const url = (t: string) =>
       classifyObject(
