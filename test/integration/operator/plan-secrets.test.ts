@@ -232,7 +232,11 @@ describe('plans and the values they hide', () => {
     const held = await heldPlan('creates');
     expect(held.counts).toMatchObject({ create: 1, change: 0, delete: 0 });
     const created = (await storedPlan('creates')).objects[0];
-    expect(JSON.stringify(created)).not.toMatch(/"uid"|creationTimestamp/);
+    const metadata = (created !== undefined && 'object' in created ? created.object : undefined) as
+      { metadata?: Record<string, unknown> } | undefined;
+    expect(metadata?.metadata).toMatchObject({ name: 'creates-svc' });
+    expect(Object.keys(metadata?.metadata ?? {})).not.toContain('uid');
+    expect(Object.keys(metadata?.metadata ?? {})).not.toContain('creationTimestamp');
     await crs.patch(ns.name, 'creates', { metadata: { annotations: { [APPROVE]: held.digest } } });
     const cr = await deployedRevision('creates', 2);
     expect(planOf(cr)).toMatchObject({ digest: held.digest, state: 'Applied' });
