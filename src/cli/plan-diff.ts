@@ -9,8 +9,10 @@ import { isMap, LineCounter, parseAllDocuments, type Document, type YAMLError } 
 import type { Watch } from '../config/watch.js';
 import { loadWatches } from '../config/watches.js';
 import type { CustomResource } from '../k8s/custom-resources.js';
+import { loadKubeConfig } from '../k8s/kubeconfig.js';
+import { readFingerprintKey } from '../operator/fingerprint-key.js';
 import { previewPlan } from '../operator/plan-preview.js';
-import { PlanPreviewRefused, type UpgradePlan } from '../reconciler/index.js';
+import { PlanPreviewRefused, planSeals, type UpgradePlan } from '../reconciler/index.js';
 import { silentLogger } from '../telemetry/logger.js';
 import { apiVersionOf } from '../util/group-kind.js';
 import { isPlainObject } from '../util/plain-object.js';
@@ -22,18 +24,35 @@ export async function planDiffCommand(f: PlanDiffFlags): Promise<string> {
   const watch = watchOf(await loadWatches(f.watchesFile), cr, { file: f.file, line: lineOf('kind'), watchesFile: f.watchesFile });
   const planned = structuredClone(cr);
   planned.metadata.namespace = namespace;
+  const fingerprintKey = await operatorKey(f);
   const settings = {
     helmBinary: f.helmBinary,
     log: silentLogger(),
     ...(f.kubeconfig === undefined ? {} : { kubeconfig: f.kubeconfig }),
     ...(f.defaultServiceAccount === undefined ? {} : { defaultServiceAccount: f.defaultServiceAccount }),
+    ...(fingerprintKey === undefined ? {} : { fingerprintKey }),
   };
   const plan = await previewPlan(settings, watch, planned).catch((err: unknown) => {
     if (err instanceof PlanPreviewRefused)
       throw new PlanError(`${f.file}: the operator would refuse ${cr.kind} ${namespace}/${cr.metadata.name}: ${err.message}`);
     throw err;
   });
-  return diffText(plan, { kind: cr.kind, namespace, name: cr.metadata.name, file: f.file });
+  const text = diffText(plan, { kind: cr.kind, namespace, name: cr.metadata.name, file: f.file });
+  return fingerprintKey === undefined && planSeals(plan) ? `${text}\n${NOT_THE_OPERATORS_DIGEST}` : text;
+}
+
+/**
+ * Said when the plan hides values and the operator's key could not be read: the digest seals them
+ * under a key of this process (docs/adr/0107), so the operator's plan of the same change has
+ * another digest; what the plan shows is the same.
+ */
+export const NOT_THE_OPERATORS_DIGEST =
+  "note: this plan hides or cuts values, sealed in its digest under the operator's key, which you cannot read (--operator-namespace names where it is): the operator's plan of this change shows the same, with another digest";
+
+/** The operator's fingerprint key, where the caller may read it (a platform admin); undefined otherwise. */
+async function operatorKey(f: PlanDiffFlags): Promise<Buffer | undefined> {
+  if (f.operatorNamespace === undefined) return undefined;
+  return readFingerprintKey(loadKubeConfig(f.kubeconfig), f.operatorNamespace).catch(() => undefined);
 }
 
 /** Pure: what `plan diff` prints. */

@@ -48,6 +48,8 @@ export interface PlanDiffFlags {
   readonly helmBinary: string;
   readonly defaultServiceAccount?: string;
   readonly kubeconfig?: string;
+  /** Where the operator's fingerprint key is: read when the caller may, so that hidden values seal as the operator seals them. */
+  readonly operatorNamespace?: string;
 }
 
 /** Input the user fixes: printed alone (a RolloutError, as the rollout command's). */
@@ -73,9 +75,10 @@ export function definePlanCommand(action: (f: PlanFlags | PlanDiffFlags) => Prom
     .addOption(new Option('-n, --namespace <namespace>', "the CR's namespace (default: default; diff: the manifest's)"))
     .addOption(new Option('--digest <digest>', 'approve: the digest of the plan approved (sha256:…)'))
     .addOption(
-      new Option('--operator-namespace <namespace>', "the operator's namespace, where platform approvals are (required by approve)").env(
-        'OPERATOR_NAMESPACE',
-      ),
+      new Option(
+        '--operator-namespace <namespace>',
+        "the operator's namespace, where platform approvals are (required by approve; diff: its key, if you may read it)",
+      ).env('OPERATOR_NAMESPACE'),
     )
     .addOption(new Option('-f, --filename <file>', 'diff: the CR manifest (one YAML document)'))
     .addOption(new Option('--watches-file <path>', 'diff: the watches file, as run reads it').default('./watches.yaml'))
@@ -98,6 +101,7 @@ function planFlags(verb: PlanVerb, target: string | undefined, o: RawPlanOptions
       helmBinary: o.helmBinary,
       ...(o.namespace === undefined ? {} : { namespace: o.namespace }),
       ...(o.defaultServiceAccount === undefined ? {} : { defaultServiceAccount: o.defaultServiceAccount }),
+      ...(o.operatorNamespace === undefined ? {} : { operatorNamespace: o.operatorNamespace }),
       ...kubeconfig,
     };
   }

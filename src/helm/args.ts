@@ -290,6 +290,22 @@ export function metadataArgs(opts: MetadataArgsOptions): string[] {
   return [...args, '--', opts.release];
 }
 
+/** `helm get values` of one revision: the user-supplied values as stored (stored-strings.ts reduces them at once). */
+export function getValuesArgs(opts: ReleaseArgsBase & { readonly revision: number }): string[] {
+  return [
+    'get',
+    'values',
+    '--namespace',
+    opts.namespace,
+    '--output',
+    'json',
+    '--revision',
+    nonNegativeInt('revision', opts.revision),
+    '--',
+    opts.release,
+  ];
+}
+
 export function historyArgs(opts: HistoryArgsOptions): string[] {
   const args = ['history', '--namespace', opts.namespace, '--output', 'json'];
   if (opts.max !== undefined) args.push('--max', nonNegativeInt('max', opts.max));

@@ -15,6 +15,7 @@ import { rollback, type RollbackOptions } from './verbs/rollback.js';
 import { test, type TestOptions, type TestResult } from './verbs/test.js';
 import { serverDryRun, type ServerDryRunOptions } from './verbs/server-dry-run.js';
 import { status } from './verbs/status.js';
+import { storedStrings, type StoredValuePath } from './verbs/stored-strings.js';
 import { template, type TemplateOptions } from './verbs/template.js';
 import { uninstall, type UninstallOptions } from './verbs/uninstall.js';
 import { upgrade, type UpgradeOptions } from './verbs/upgrade.js';
@@ -90,6 +91,14 @@ export class HelmClient {
 
   status(release: string, namespace: string, opts?: ReadOptions): Promise<Release | undefined> {
     return status(this.#verbs, release, namespace, opts);
+  }
+
+  /** For redaction only: the strings revision `at.revision`'s stored values hold at `at.paths` (stored-strings.ts). */
+  storedStrings(
+    at: { readonly release: string; readonly namespace: string; readonly revision: number; readonly paths: readonly StoredValuePath[] },
+    opts?: ReadOptions,
+  ): Promise<string[]> {
+    return storedStrings(this.#verbs, at, opts);
   }
 
   history(release: string, namespace: string, opts?: HistoryOptions): Promise<HistoryEntry[]> {

@@ -33,6 +33,10 @@ export function helmPort(
     rollback: (r) => via(r, [r.release], (call) => client.rollback({ ...r, ...call })),
     test: (r) => via(r, [r.release], (call) => client.test({ ...r, ...call, logs: true })),
     status: (release, namespace, identity) => via(identity ?? {}, [release], (call) => client.status(release, namespace, call)),
+    storedStrings: (r) =>
+      via(r, [r.release], (call) =>
+        client.storedStrings(r, { ...call, ...(r.signal ? { signal: r.signal } : {}), ...(r.redact ? { redact: r.redact } : {}) }),
+      ),
     // `helm template` is offline, so only the server dry run acts as someone.
     render: (r) => (r.dryRun === 'server' ? via(r, [r.release], (call) => client.serverDryRun({ ...r, ...call })) : client.template(r)),
     running: (release, namespace) => client.running(release, namespace),

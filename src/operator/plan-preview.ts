@@ -20,6 +20,8 @@ export interface PlanPreviewSettings {
   /** `run`'s `--default-service-account`: a watch without `serviceAccountName` acts as this one. */
   readonly defaultServiceAccount?: string;
   readonly log: Logger;
+  /** The operator's fingerprint key, where the caller could read it: hidden values then seal as the operator's plan seals them. */
+  readonly fingerprintKey?: Uint8Array;
 }
 
 export async function previewPlan(settings: PlanPreviewSettings, watch: Watch, cr: CustomResource): Promise<UpgradePlan> {
@@ -34,6 +36,7 @@ export async function previewPlan(settings: PlanPreviewSettings, watch: Watch, c
     maxConcurrentReconciles: 1,
     namespaces: cr.metadata.namespace === undefined ? [] : [cr.metadata.namespace],
     ...(settings.defaultServiceAccount === undefined ? {} : { defaultServiceAccount: settings.defaultServiceAccount }),
+    ...(settings.fingerprintKey === undefined ? {} : { fingerprintKey: settings.fingerprintKey }),
   });
   // Confined and impersonating watches' helm goes through it, as in the operator.
   await operator.startGateway();

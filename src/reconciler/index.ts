@@ -37,7 +37,7 @@ export { ReleaseObjects, type CachedObject, type DependentsPort } from './object
 export { approveStepOf, planConfigMapName } from './plan/plan-approval.js';
 export type { PlanStatus } from './plan/plan-status.js';
 export { HeldPlans } from './plan/held-plans.js';
-export { describePlan, planCounts, planDigest, planRisks, type PlanObject, type UpgradePlan } from './plan/upgrade-plan.js';
+export { describePlan, planCounts, planDigest, planRisks, planSeals, type PlanObject, type UpgradePlan } from './plan/upgrade-plan.js';
 export type { RolloutControlPort } from './rollout/rollout.js';
 export { keepForRollout, sealVerdictOf } from './rollout/rollout-members.js';
 export type { SealVerdict } from './rollout/rollout-seal.js';

@@ -9,7 +9,8 @@
  */
 import { planChartCrds } from '../desired/chart-crds.js';
 import { inventoryOf, parseManifest, renderedBody, type ManifestObject } from '../objects/inventory.js';
-import { redactedDeep } from '../status/redaction.js';
+import { Redactor, redactedDeep } from '../status/redaction.js';
+import { readSecretPaths } from '../desired/secret-paths.js';
 import { asHelmApplies } from '../objects/release-objects.js';
 import { stampOwnership } from '../objects/render-ownership.js';
 import type { ReleaseRecord } from '../decide/state.js';
@@ -20,6 +21,7 @@ import {
   sealPlan,
   upgradeHooks,
   type PlanCrd,
+  type KeepOptions,
   type PlanHook,
   type PlanObject,
   type PlanRef,
@@ -36,7 +38,7 @@ import { settleManifest } from './upgrade-render.js';
 export async function planUpgrade(
   ctx: ActionContext,
   desired: Desired,
-  from: Pick<ReleaseRecord, 'revision'> | undefined,
+  from: Pick<ReleaseRecord, 'revision' | 'labels'> | undefined,
 ): Promise<UpgradePlan> {
   const rendered = await ctx.helm.render({ ...releaseRequest(ctx, desired), dryRun: 'server' });
   const applied = parseManifest(await asUpgradeApplies(ctx, rendered));
@@ -49,11 +51,13 @@ export async function planUpgrade(
   }
   const entries = await inventoryOf(release, ctx.namespace, ctx.isNamespaced);
   const redact = <T>(v: T): T => redactedDeep(v, (t) => ctx.redact(t));
+  const deployed = await deployedSecrets(ctx, from);
+  const keep: KeepOptions = { redact, deployed: <T>(v: T): T => deployed.deep(v), seal: desired.seal };
   const objects: PlanObject[] = [];
   for (const [i, o] of release.entries()) {
     const entry = entries[i];
     if (entry === undefined) continue;
-    const planned = await planObject(ctx, entry, o, redact);
+    const planned = await planObject(ctx, entry, o, keep);
     if (planned !== undefined) objects.push(planned);
   }
   if (from !== undefined) objects.push(...deletedObjects(await deployedObjects(ctx, from), entries));
@@ -81,11 +85,24 @@ async function asUpgradeApplies(ctx: ActionContext, manifest: string): Promise<s
   return settleManifest(stamped, ctx, { ...settlePlan(ctx, serverSide).plan, failOnConflict: false });
 }
 
-async function planObject(ctx: ActionContext, ref: PlanRef, o: ManifestObject, redact: <T>(v: T) => T): Promise<PlanObject | undefined> {
+async function planObject(ctx: ActionContext, ref: PlanRef, o: ManifestObject, keep: KeepOptions): Promise<PlanObject | undefined> {
   const body = asHelmApplies(renderedBody(o), ref.namespace, { namespace: ctx.namespace, name: ctx.name });
   const live = await ctx.objects.current(ref);
   const answer = await ctx.objects.dryRunApply(subjectOf(ctx), body, { after: true });
-  return classifyObject(ref, live, answer, redact);
+  return classifyObject(ref, live, answer, keep);
+}
+
+/**
+ * The secrets of the deployed revision, as its own record names them (secret-paths.ts): the live
+ * objects still hold them where the desired state no longer takes them from a Secret. Read from
+ * helm's storage only when the revision recorded any (one helm process).
+ */
+async function deployedSecrets(ctx: ActionContext, from: Pick<ReleaseRecord, 'revision' | 'labels'> | undefined): Promise<Redactor> {
+  const paths = from === undefined ? [] : readSecretPaths(from.labels);
+  if (from === undefined || paths.length === 0) return new Redactor();
+  return new Redactor(
+    await ctx.helm.storedStrings({ release: ctx.name, namespace: ctx.namespace, revision: from.revision, paths, signal: ctx.signal }),
+  );
 }
 
 /** The deployed revision's objects: kept since its install or upgrade, else read from helm. */

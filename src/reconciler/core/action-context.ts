@@ -19,6 +19,7 @@ import type { CrdsPort, ManifestsPort, PlansPort, ReleaseObjectsPort, ReleaseSto
 import type { Subject as ObjectsSubject } from '../objects/release-object-types.js';
 import type { HelmStatus } from '../status/status.js';
 import type { Values } from '../desired/values.js';
+import type { Sealer } from '../plan/upgrade-plan.js';
 
 /** How long undoing an operation cancelled by shutdown may take (below the controller's ABORT_GRACE_MS). */
 const SHUTDOWN_CLEANUP_MS = 4_000;
@@ -33,8 +34,10 @@ export interface Desired {
   readonly fleetRevision: string;
   /** Of the CR's own values (fleet.ts): unchanged when only the fleet part changed. */
   readonly ownDigest: string;
-  /** Labels on helm's release storage (fingerprint, owner kind, fleet revision, own values). */
+  /** Labels on helm's release storage (fingerprint, owner kind, fleet revision, own values, secret paths). */
   readonly labels: Readonly<Record<string, string>>;
+  /** Seals what a plan of this state does not show as it is, under the operator's key (upgrade-plan.ts Sealer). */
+  readonly seal: Sealer;
 }
 
 /**

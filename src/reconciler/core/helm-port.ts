@@ -89,6 +89,19 @@ export interface HelmPort {
   /** undefined when the release does not exist. */
   status(release: string, namespace: string, identity?: Identity): Promise<ReleaseInfo | undefined>;
   /**
+   * For redaction only: the scalars, as text, that revision `revision`'s stored values hold at
+   * `paths` (key and index lists; the empty path is every value). None for no paths.
+   */
+  storedStrings(
+    request: Identity & {
+      readonly release: string;
+      readonly namespace: string;
+      readonly revision: number;
+      readonly paths: readonly (readonly (string | number)[])[];
+      readonly signal?: AbortSignal;
+    },
+  ): Promise<string[]>;
+  /**
    * The manifest an install or upgrade of `request` would apply, hooks included, laid out as
    * `helm template` prints it. `dryRun` undefined or `'client'`: rendered offline (`helm
    * template`: no cluster contact, `lookup()` finds nothing, `impersonate` is not used).
@@ -141,6 +154,7 @@ export function helmActingAs(helm: HelmPort, identity: Identity): HelmPort {
     rollback: (r) => helm.rollback({ ...r, ...identity }),
     test: (r) => helm.test({ ...r, ...identity }),
     status: (release, namespace) => helm.status(release, namespace, identity),
+    storedStrings: (r) => helm.storedStrings({ ...r, ...identity }),
     render: (r) => helm.render({ ...r, ...identity }),
     running: (release, namespace) => helm.running(release, namespace),
     mayChangeReleases: () => helm.mayChangeReleases(),

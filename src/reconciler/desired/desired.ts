@@ -20,6 +20,7 @@ import {
   notOptedIn,
   parseValuesFrom,
   secretStrings,
+  secretValuePaths,
   VALUES_FROM_ANNOTATION,
   VALUES_SOURCE_LABEL,
   type ValuesReference,
@@ -28,6 +29,9 @@ import {
 import { isPlainObject } from '../../util/plain-object.js';
 import { fleetRevision, ownValuesDigest } from './fleet.js';
 import { fingerprint, keyedFingerprint, mergeValues, type Values } from './values.js';
+import { secretPaths, secretPathsLabels } from './secret-paths.js';
+import { planSealer } from '../plan/upgrade-plan.js';
+import type { ValuePath } from '../../config/value-path.js';
 
 export type Refusal = Extract<Outcome, { kind: 'refused' }>;
 
@@ -79,8 +83,18 @@ export async function desiredState(d: DesiredInput): Promise<Desired | Refusal> 
     [RELEASE_LABELS.ownerKind]: d.ownerKind,
     [RELEASE_LABELS.fleetRevision]: fleet,
     [RELEASE_LABELS.ownValues]: ownDigest,
+    // The revision's own record of which values were secret, for the plans made from it.
+    ...secretPathsLabels(secretPaths(referenced.secretPaths, d.watch.sensitiveValues)),
   };
-  return { values, fingerprint: fp, keyedFingerprint: keyedFingerprint(d.fingerprintKey, fp), fleetRevision: fleet, ownDigest, labels };
+  return {
+    values,
+    fingerprint: fp,
+    keyedFingerprint: keyedFingerprint(d.fingerprintKey, fp),
+    fleetRevision: fleet,
+    ownDigest,
+    labels,
+    seal: planSealer(d.fingerprintKey),
+  };
 }
 
 /**
@@ -88,10 +102,10 @@ export async function desiredState(d: DesiredInput): Promise<Desired | Refusal> 
  * cannot be read blocks helm (a release without its secrets would be wrong) and is retried;
  * messages name objects and keys, never what they hold.
  */
-async function referencedValues(d: DesiredInput): Promise<{ values: Values } | Refusal> {
+async function referencedValues(d: DesiredInput): Promise<{ values: Values; secretPaths: ValuePath[] } | Refusal> {
   const parsed = parseValuesFrom(d.cr.metadata.annotations?.[VALUES_FROM_ANNOTATION]);
   if ('problem' in parsed) return refusal(Reason.InvalidValuesReference, parsed.problem, { retry: false, event: false });
-  if (parsed.refs.length === 0) return { values: {} };
+  if (parsed.refs.length === 0) return { values: {}, secretPaths: [] };
   const sources = d.valuesSources;
   if (sources === undefined) throw new Error('values from Secrets and ConfigMaps are not available in this operator');
   // Under a ServiceAccount, read as it: the operator's own access must not widen the CR author's.
@@ -107,7 +121,7 @@ async function referencedValues(d: DesiredInput): Promise<{ values: Values } | R
   const composed = composeReferencedValues(parsed.refs, data);
   if (refused.length > 0)
     return refusal(Reason.ValuesReferenceNotAllowed, notAllowedMessage(d.namespace, refused), { retry: true, event: true });
-  return composedRefusal(d.namespace, composed) ?? { values: composed.values };
+  return composedRefusal(d.namespace, composed) ?? { values: composed.values, secretPaths: secretValuePaths(parsed.refs, data) };
 }
 
 /** Referenced values that cannot be used yet: retried, since the objects they come from may change. */

@@ -10,11 +10,12 @@
  * Pure: parsing the references and composing what they hold. Reading them is the operator's.
  */
 import { readHelmYaml } from '../../config/helm-yaml.js';
-import { parseValuePath, valuePathProblem } from '../../config/value-path.js';
+import { parseValuePath, valuePathProblem, type ValuePath } from '../../config/value-path.js';
 import { bracketDepth, VALUES_FROM_LIMITS, VALUES_LIMITS, valuesProblem } from '../decide/limits.js';
 import { leafStrings } from '../status/redaction.js';
 import { isPlainObject } from '../../util/plain-object.js';
 import { setValueAt, type Values } from './values.js';
+import { leafPaths } from './secret-paths.js';
 
 export const VALUES_FROM_ANNOTATION = 'helm.sdk.operatorframework.io/values-from';
 /** A Secret's or ConfigMap's opt-in to being referenced (and watched: src/operator/values-sources.ts). */
@@ -198,6 +199,25 @@ export function secretStrings(refs: readonly ValuesReference[], data: readonly (
     const parsed = read(text);
     // Values beyond the limits are refused, never used: their whole text is enough to hide.
     return typeof parsed === 'string' ? [text] : [text, ...leafStrings(parsed)];
+  });
+}
+
+/**
+ * Pure: the value paths the references' Secrets set (each `targetPath`, each leaf of a merged
+ * values.yaml; a text that is no map: the root, every value), recorded on the revision
+ * (secret-paths.ts) so that a later plan still hides them once they no longer come from a Secret.
+ */
+export function secretValuePaths(
+  refs: readonly ValuesReference[],
+  data: readonly (Readonly<Record<string, string>> | undefined)[],
+): ValuePath[] {
+  const read = valuesFileReader();
+  return refs.flatMap((ref, i): ValuePath[] => {
+    const text = data[i]?.[ref.key];
+    if (ref.kind !== 'Secret' || text === undefined) return [];
+    if (ref.targetPath !== undefined) return [parseValuePath(ref.targetPath)];
+    const parsed = read(text);
+    return typeof parsed === 'object' ? leafPaths(parsed) : [[]];
   });
 }
 

@@ -46,8 +46,8 @@ function driftedFields(desired: unknown, live: unknown, path: FieldPath): FieldP
   return isDeepStrictEqual(desired, live) ? [] : [path];
 }
 
-/** What an apply would change, for comparing a dry-run result with the live object. */
-function comparable(obj: unknown): unknown {
+/** What an apply would change, for comparing a dry-run result with the live object (status and server metadata left out). */
+export function comparable(obj: unknown): unknown {
   if (!isPlainObject(obj)) return obj;
   const { status: _status, metadata, ...rest } = obj;
   const meta = isPlainObject(metadata) ? Object.fromEntries(Object.entries(metadata).filter(([k]) => !IGNORED_METADATA.has(k))) : metadata;

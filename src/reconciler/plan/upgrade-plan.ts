@@ -5,10 +5,10 @@
  * actions/plan-upgrade.ts; this module classifies their answers, bounds and redacts what is kept,
  * and digests it.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { canonicalJson } from '../../util/canonical-json.js';
 import { isPlainObject } from '../../util/plain-object.js';
-import { changedFields, dottedPath } from '../drift/drift.js';
+import { changedFields, comparable, dottedPath } from '../drift/drift.js';
 
 /** An object of the release as the plan names it. */
 export interface PlanRef {
@@ -24,6 +24,8 @@ export interface PlanField {
   readonly path: string;
   readonly before?: unknown;
   readonly after?: unknown;
+  /** Where a side is not kept as it is (hidden, partly redacted, cut): the seal of both sides as they are ({@link Sealer}). */
+  readonly sealed?: string;
 }
 
 export interface PlanConflict {
@@ -34,7 +36,7 @@ export interface PlanConflict {
 
 export type PlanObject = PlanRef &
   (
-    | { readonly action: 'create'; readonly object?: unknown }
+    | { readonly action: 'create'; readonly object?: unknown; readonly sealed?: string }
     | {
         readonly action: 'change';
         readonly fields: readonly PlanField[];
@@ -43,7 +45,13 @@ export type PlanObject = PlanRef &
       }
     | { readonly action: 'delete'; readonly kept?: true }
     /** The API server refuses the apply (an immutable field: it would have to be recreated). */
-    | { readonly action: 'refuse'; readonly message: string; readonly recreate: boolean; readonly conflicts?: readonly PlanConflict[] }
+    | {
+        readonly action: 'refuse';
+        readonly message: string;
+        readonly recreate: boolean;
+        readonly conflicts?: readonly PlanConflict[];
+        readonly sealed?: string;
+      }
   );
 
 export interface PlanHook {
@@ -159,15 +167,84 @@ function valueAt(obj: unknown, path: readonly (string | number)[]): unknown {
 }
 
 /**
- * Pure: one rendered object's entry, from the live object (undefined: none) and the API server's
- * answer to the dry-run apply; undefined when nothing would change.
+ * Seals what a plan does not show as it is (a value hidden or partly redacted, a value cut to
+ * length): the digest is taken over the plan as kept, so without a seal two plans that differ only
+ * in a hidden value would have one digest, and an approval of one would let the other through.
+ * Keyed (an HMAC under a key the plan's readers do not have, {@link planSealer}): a plain hash of
+ * a short secret could be tested against guesses offline by anyone who reads the plan. Not salted
+ * per plan: the gate plans again at apply time and goes ahead only on the same digest, so equal
+ * plans must seal alike.
  */
-export function classifyObject(ref: PlanRef, live: unknown, answer: DryRunAnswer, redact: <T>(v: T) => T): PlanObject | undefined {
+export type Sealer = (raw: unknown) => string;
+
+/** Pure: the {@link Sealer} under `key` (the operator's fingerprint key), through a key of its own for this use. */
+export function planSealer(key: Uint8Array): Sealer {
+  const sealKey = createHmac('sha256', key).update('helm-operator upgrade-plan seal v1').digest();
+  return (raw) =>
+    `hmac-sha256:${createHmac('sha256', sealKey)
+      .update(canonicalJson(raw ?? null))
+      .digest('hex')
+      .slice(0, 32)}`;
+}
+
+/** How classifyObject keeps values. */
+export interface KeepOptions {
+  /** Redacts the desired state's secrets (the reconcile's Redactor, deep). */
+  readonly redact: <T>(v: T) => T;
+  /**
+   * Redacts the secrets of the deployed revision (its values from Secrets and sensitive paths,
+   * which the desired state may no longer take from a Secret): a field whose live value holds one
+   * shows its before side hidden, whatever it becomes.
+   */
+  readonly deployed?: <T>(v: T) => T;
+  /** Seals what is not kept as it is; without it nothing is sealed (see {@link Sealer}). */
+  readonly seal?: Sealer;
+}
+
+/** Pure: whether the plan seals anything (it hides or cuts a value). */
+export function planSeals(plan: PlanBody): boolean {
+  return plan.objects.some((o) => 'sealed' in o || ('fields' in o && o.fields.some((f) => f.sealed !== undefined)));
+}
+
+const differs = (kept: unknown, raw: unknown): boolean => JSON.stringify(kept) !== JSON.stringify(raw);
+
+/**
+ * Pure: one rendered object's entry, from the live object (undefined: none) and the API server's
+ * answer to the dry-run apply; undefined when nothing would change. `keep` hides the desired
+ * state's secrets (a redact function alone: nothing else hidden, nothing sealed), its `deployed`
+ * the deployed revision's.
+ */
+export function classifyObject(
+  ref: PlanRef,
+  live: unknown,
+  answer: DryRunAnswer,
+  keep: KeepOptions | (<T>(v: T) => T),
+): PlanObject | undefined {
+  const how: Partial<KeepOptions> = typeof keep === 'function' ? { redact: keep } : keep;
+  const redact = how.redact ?? (<T>(v: T): T => v);
+  const old = how.deployed ?? (<T>(v: T): T => v);
+  const both = <T>(v: T): T => old(redact(v));
+  const sealed = (kept: unknown, raw: unknown, at: unknown): { sealed?: string } =>
+    how.seal !== undefined && differs(kept, raw) ? { sealed: how.seal({ at, raw }) } : {};
   const conflicts = answer.conflicts.length === 0 ? {} : { conflicts: answer.conflicts };
-  if (answer.kind === 'refused')
-    return { ...ref, action: 'refuse', message: redact(answer.message), recreate: isImmutableRefusal(answer.message), ...conflicts };
-  if (live === undefined)
-    return { ...ref, action: 'create', object: isSecret(ref) ? SECRET_VALUE : keptValue(answer.after, false, redact) };
+  if (answer.kind === 'refused') {
+    const message = both(answer.message);
+    return {
+      ...ref,
+      action: 'refuse',
+      message,
+      recreate: isImmutableRefusal(answer.message),
+      ...conflicts,
+      ...sealed(message, answer.message, [refKey(ref), 'refused']),
+    };
+  }
+  if (live === undefined) {
+    // What the apply would make, without what the API server made up for the dry run (a new uid
+    // and creation time each time): the same creation must digest alike, or its approval is stale.
+    const content = comparable(answer.after);
+    const object = isSecret(ref) ? SECRET_VALUE : keptValue(content, false, redact);
+    return { ...ref, action: 'create', object, ...sealed(object, content, [refKey(ref), 'create']) };
+  }
   const paths = changedFields(live, answer.after);
   if (paths.length === 0) return undefined;
   const fields = paths.slice(0, MAX_FIELDS).map((p): PlanField => {
@@ -176,11 +253,25 @@ export function classifyObject(ref: PlanRef, live: unknown, answer: DryRunAnswer
     // A field with a sensitive value on one side held one on the other too, which the redactor
     // may not know (the Secret a CR takes it from now holds the new value): both sides hidden.
     const hidden = !secret && (redacts(was, redact) || redacts(will, redact));
-    const before = hidden && was !== undefined ? SECRET_VALUE : keptValue(was, secret, redact);
+    // A value the deployed revision took from a Secret, which the desired state no longer does
+    // (moved to a ConfigMap or the spec): the old secret is still live, so its side stays hidden.
+    const wasSecret = !secret && redacts(was, old);
+    const before = (hidden || wasSecret) && was !== undefined ? SECRET_VALUE : keptValue(was, secret, both);
     const after = hidden && will !== undefined ? SECRET_VALUE : keptValue(will, secret, redact);
-    return { path: dottedPath(p), ...(before === undefined ? {} : { before }), ...(after === undefined ? {} : { after }) };
+    const path = dottedPath(p);
+    const kept = { before, after };
+    return {
+      path,
+      ...(before === undefined ? {} : { before }),
+      ...(after === undefined ? {} : { after }),
+      ...sealed(kept, { before: was, after: will }, [refKey(ref), path]),
+    };
   });
-  if (paths.length > MAX_FIELDS) fields.push({ path: `(${paths.length - MAX_FIELDS} more fields)` });
+  if (paths.length > MAX_FIELDS) {
+    // Not listed, but bound all the same: the approval of this plan is of these changes too.
+    const rest = paths.slice(MAX_FIELDS).map((p) => [dottedPath(p), valueAt(live, p), valueAt(answer.after, p)]);
+    fields.push({ path: `(${paths.length - MAX_FIELDS} more fields)`, ...sealed(undefined, rest, [refKey(ref), 'more']) });
+  }
   const volumeTemplates = paths.some((p) => p[0] === 'spec' && p[1] === 'volumeClaimTemplates') ? { volumeTemplates: true as const } : {};
   return { ...ref, action: 'change', fields, ...conflicts, ...volumeTemplates };
 }

@@ -7,6 +7,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ActionContext, Desired } from '../../../../src/reconciler/core/action-context.js';
+import { planSealer } from '../../../../src/reconciler/plan/upgrade-plan.js';
 import { parseReleaseAnnotations } from '../../../../src/reconciler/decide/annotations.js';
 import type { HelmFailure, HelmPort, ReleaseInfo, ReleaseRequest, ReleaseTestResult } from '../../../../src/reconciler/core/helm-port.js';
 import type { InventoryEntry } from '../../../../src/reconciler/objects/inventory.js';
@@ -62,6 +63,7 @@ export const desired = (fingerprint = 'fp-1'): Desired => ({
   fleetRevision: 'fleet-1',
   ownDigest: 'own-1',
   labels: { [RELEASE_LABELS.fingerprint]: fingerprint, [RELEASE_LABELS.ownerKind]: OWNER_KIND },
+  seal: planSealer(Buffer.alloc(32, 7)),
 });
 
 /** A multi-document manifest of the given objects (`namespace` omitted when undefined). */
@@ -203,6 +205,13 @@ export class FakeHelm implements HelmPort {
   async status(release: string, namespace: string): Promise<ReleaseInfo | undefined> {
     await this.#enter({ method: 'status', request: { release, namespace } });
     return this.exists ? this.#info(release, namespace) : undefined;
+  }
+
+  /** What storedStrings answers: the strings the deployed revision's values hold at the paths asked. */
+  stored: string[] = [];
+
+  storedStrings(request: { readonly paths: readonly (readonly (string | number)[])[] }): Promise<string[]> {
+    return Promise.resolve(request.paths.length === 0 ? [] : this.stored);
   }
 
   async render(request: RenderRequest): Promise<string> {
