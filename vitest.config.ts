@@ -163,13 +163,17 @@ export default defineConfig({
           include: ['test/tutorial/**/*.test.ts'],
           testTimeout: 600_000,
           hookTimeout: 600_000,
-          fileParallelism: false,
+          // With the scaffold end-to-end files (one group, one maxWorkers): two files at a time.
+          maxWorkers: 2,
         },
       },
       {
         extends: true,
-        // With the tutorial, in `make test-tutorial`: one at a time, on the integration tier's control plane.
-        test: { name: 'scaffold-e2e', include: SCAFFOLD_E2E, ...integration, fileParallelism: false },
+        // With the tutorial, in `make test-tutorial`, two files at a time on the integration tier's
+        // control plane (the tutorial has its own): they ran side by side in the integration project
+        // (each its own namespaces and TMPDIR; one `npm pack`, under a lock, test/support/scaffold.ts),
+        // and each waits on make, npm and the API server for much of its time.
+        test: { name: 'scaffold-e2e', include: SCAFFOLD_E2E, ...integration, maxWorkers: 2 },
       },
       {
         extends: true,
