@@ -39,7 +39,8 @@ describe('the tutorial pages and the tutorial tier', () => {
   it('the tier stops at make bundle; each later command is run by the test files it names', () => {
     const rest = TUTORIAL_SCRIPT.slice(TUTORIAL_SCRIPT.indexOf(T.bundle) + 1);
     expect(NOT_RUN_HERE.map((c) => c.command)).toEqual(rest);
-    for (const c of NOT_RUN_HERE) for (const file of c.coveredBy) expect(existsSync(path.join(ROOT, file)), `${c.command}: ${file}`).toBe(true);
+    for (const c of NOT_RUN_HERE)
+      for (const file of c.coveredBy) expect(existsSync(path.join(ROOT, file)), `${c.command}: ${file}`).toBe(true);
   });
 
   it('a comment is not a command, and a changed command is told apart', () => {
