@@ -98,12 +98,12 @@ test-sharded-apiserver: deps tools ## Informers ask kube-apiserver K8S_SHARDED_V
 	npx vitest run --project sharded-apiserver
 
 .PHONY: test-tutorial
-test-tutorial: deps tools ## The operator-author tutorial (docs/tutorial.md) from `npm pack`, step by step: init, create api, make run, docker-build (podman), deploy, bundle, OLM (its own control plane); then the scaffold end-to-end files (every chart source, make run/deploy/bundle of scaffolded projects).
+test-tutorial: deps tools ## The operator-author tutorial (docs/tutorial.md) from `npm pack`, step by step: init, create api, make run, docker-build (podman), deploy, make bundle and its validation (its own control plane; OLM is the real-node tier's); then the scaffold end-to-end files (every chart source, make run/deploy/bundle of scaffolded projects).
 	npx vitest run --project tutorial --project scaffold-e2e
 
 .PHONY: test-chaos
 test-chaos: deps tools ## Fault-injection and fuzz tier on its own control plane (kills the apiserver/etcd, the operator, helm); prints its report.
-	npx vitest run --project chaos
+	npx vitest run --project chaos --project chaos-alone
 
 .PHONY: test-redteam
 test-redteam: deps tools ## Red-team tier on its own control plane: a tenant's attacks (crash, starve, escalate, read, leak, takeover) on the operator process in the recommended and the default configuration; prints "N attacks, N held".

@@ -1,6 +1,11 @@
 /**
- * Scenario 3: 200 CRs created at once while 10 of them get 20 spec changes each within seconds,
+ * Scenario 3: 60 CRs created at once while 10 of them get 20 spec changes each within seconds,
  * and a namespace holding 20 CRs deleted while they install.
+ *
+ * 60 is a burst well past the 8 reconciles at once, which is what the verdict needs: every flapping
+ * CR ends at its last spec, no release is left pending, the operator idles. How long a burst of
+ * hundreds takes to converge is a figure, not a verdict: `npm run bench` measures it
+ * (docs/benchmarks.md), and CHAOS_FLOOD=200 runs this scenario at its former size.
  */
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +15,7 @@ import { createNamespaces, helmRunning, operatorUnderTest, sleep, type OperatorU
 import { recordFault } from './support/report.js';
 import { expectIdle, Fleet, specFor } from './support/verdict.js';
 
-const COUNT = Number(process.env.CHAOS_FLOOD ?? 200);
+const COUNT = Number(process.env.CHAOS_FLOOD ?? 60);
 const FLAPPING = 10;
 const FLAPS = 20;
 const NS = uniqueName('chaos-flood');

@@ -75,8 +75,15 @@ async function inputsKey(): Promise<string> {
   return h.digest('hex').slice(0, 16);
 }
 
-/** `npm pack` of this checkout, cached by its inputs (see inputsKey). */
-export async function packTarball(): Promise<string> {
+/**
+ * `npm pack` of this checkout, cached by its inputs (see inputsKey), under the cache's lock: the
+ * tutorial packs beside the scaffold files, which pack under it too (runtimePackage).
+ */
+export function packTarball(): Promise<string> {
+  return withCacheLock(pack);
+}
+
+async function pack(): Promise<string> {
   const dir = path.join(CACHE, `pack-${await inputsKey()}`);
   const done = path.join(dir, 'tarball');
   if (existsSync(done)) return (await readFile(done, 'utf8')).trim();
@@ -161,7 +168,7 @@ let cached: Promise<RuntimePackage> | undefined;
 /** The runtime package as a user gets it: packed from this checkout, installed from the tarball. */
 export function runtimePackage(): Promise<RuntimePackage> {
   cached ??= withCacheLock(async () => {
-    const tarball = await packTarball();
+    const tarball = await pack();
     const sha = createHash('sha256')
       .update(await readFile(tarball))
       .digest('hex')

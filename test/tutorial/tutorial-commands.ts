@@ -1,6 +1,6 @@
 /**
  * The operator-sdk Helm tutorial as docs/tutorial.md gives it (the README shows its first steps):
- * the tutorial tier runs these very commands (tutorial.test.ts), and a unit test
+ * the tutorial tier runs these very commands (tutorial.test.ts) up to `make bundle`, and a unit test
  * (test/unit/project/tutorial-docs.test.ts) checks that the page's block lists exactly them, in
  * this order. The chart repository URL is the page's; the tier substitutes the one it serves.
  */
@@ -72,4 +72,21 @@ export const TUTORIAL_SCRIPT: readonly string[] = [
   T.runBundle,
   T.cleanup,
   T.registryDown,
+];
+
+/**
+ * The page's commands after `make bundle`, which the tutorial tier does not run: CI installs OLM
+ * once, in the real-node tier, and the registry, bundle image and catalog steps lead only to it.
+ * Each names the test files that run it or the same recipe (the unit test checks that they exist
+ * and that these are the page's last commands, in order).
+ */
+export const NOT_RUN_HERE: readonly { readonly command: string; readonly coveredBy: readonly string[] }[] = [
+  // The scaffolded Makefile's registry-up runs `hack/registry.sh up`, as the real-node tier does.
+  { command: T.registryUp, coveredBy: ['test/real-node/node.ts'] },
+  { command: T.bundlePush, coveredBy: ['test/real-node/olm.suite.ts', 'test/olm/bundle-image.test.ts'] },
+  { command: T.catalog, coveredBy: ['test/olm/bundle-image.test.ts'] },
+  { command: T.olmInstall, coveredBy: ['test/real-node/olm.suite.ts', 'test/olm/cli.test.ts'] },
+  { command: T.runBundle, coveredBy: ['test/olm/cli.test.ts', 'test/real-node/olm.suite.ts'] },
+  { command: T.cleanup, coveredBy: ['test/real-node/olm.suite.ts', 'test/olm/cli.test.ts'] },
+  { command: T.registryDown, coveredBy: ['test/real-node/node.ts'] },
 ];

@@ -115,10 +115,10 @@ export const PLANNED: Configuration = {
 export const ROLLED: Configuration = {
   ...RECOMMENDED,
   name: 'rolled',
-  description: `${RECOMMENDED.description} + rollout (canary 1, waves of 1, stableFor 60s) + approval: risky, approvedBy: platform`,
+  description: `${RECOMMENDED.description} + rollout (canary 1, waves of 1, stableFor 20s) + approval: risky, approvedBy: platform`,
   watchFields: [
     ...(RECOMMENDED.watchFields as readonly string[]),
-    'rollout: {canary: 1, waveSize: 1, stableFor: 60s, healthTimeout: 10m}',
+    'rollout: {canary: 1, waveSize: 1, stableFor: 20s, healthTimeout: 10m}',
     'approval: risky',
     'approvedBy: platform',
   ],

@@ -13,7 +13,12 @@ import { VALUES_SOURCE_LABEL } from '../../../src/reconciler/desired/values-from
 import { createNamespace, testKubeConfig, uniqueName, waitFor } from '../../support/kube.js';
 import type { CR, TestKind } from '../../support/operator.js';
 
-export const TENANT_USER = 'tenant-a-user';
+/**
+ * The attacker, one per test file (a module per file: files run two at a time): in the default
+ * configuration some escalations succeed by design and bind this user to cluster-admin until the
+ * attack's check deletes the binding, which must not make another file's tenant powerful.
+ */
+export const TENANT_USER = uniqueName('tenant-a-user');
 /** The ServiceAccount the recommended configuration's watches act as in each tenant namespace. */
 export const DEPLOYER = 'deployer';
 export const GROUP = 'redteam.example.com';

@@ -4,10 +4,11 @@
  * aside). The README shows the first steps, marked `<!-- tutorial-start: ... -->`: they are the
  * tier's first commands, so neither page can drift from what the tier runs.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { TUTORIAL_SCRIPT } from '../../tutorial/tutorial-commands.js';
+import { NOT_RUN_HERE, T, TUTORIAL_SCRIPT } from '../../tutorial/tutorial-commands.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const FULL = '<!-- tutorial: test/tutorial/tutorial-commands.ts -->';
@@ -33,6 +34,13 @@ describe('the tutorial pages and the tutorial tier', () => {
     const first = commandBlock(await readFile(path.join(ROOT, 'README.md'), 'utf8'), START);
     expect(first.length).toBeGreaterThan(0);
     expect(first).toEqual(TUTORIAL_SCRIPT.slice(0, first.length));
+  });
+
+  it('the tier stops at make bundle; each later command is run by the test files it names', () => {
+    const rest = TUTORIAL_SCRIPT.slice(TUTORIAL_SCRIPT.indexOf(T.bundle) + 1);
+    expect(NOT_RUN_HERE.map((c) => c.command)).toEqual(rest);
+    for (const c of NOT_RUN_HERE)
+      for (const file of c.coveredBy) expect(existsSync(path.join(ROOT, file)), `${c.command}: ${file}`).toBe(true);
   });
 
   it('a comment is not a command, and a changed command is told apart', () => {
