@@ -122,7 +122,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'olm',
-          include: ['test/olm/**/*.test.ts'],
+          include: ['test/olm/tier.test.ts'],
           globalSetup: ['test/support/olm-global-setup.ts'],
           testTimeout: 300_000,
           hookTimeout: 1_800_000,
