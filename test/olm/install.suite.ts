@@ -36,7 +36,6 @@ import { clusterStateDir, runningPid } from '../../src/olm/local-processes.js';
 import {
   createOperatorGroup,
   helmOperator,
-  helmOperatorOk,
   listeningAddresses,
   OLM_GROUP,
   waitForCsvPhase,

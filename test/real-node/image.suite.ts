@@ -88,12 +88,13 @@ describe('the operator image, run by the kubelet as the Deployment runs it', () 
 
   beforeAll(async () => {
     ns = await createNamespace(kc, 'image');
+    // deploy.suite.ts deployed it already in the tier (then this changes nothing); alone, this deploys it.
     await make('deploy', `IMG=${await operatorImage()}`, 'REAL_NODE=1');
     deployment = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: DEPLOYED.deployment, namespace: DEPLOYED.namespace });
   });
 
   afterAll(async () => {
-    await make('undeploy', 'ignore-not-found=true').catch(() => undefined);
+    // The operator stays deployed for operators.suite.ts, which undeploys it.
     for (const c of cleanups) await c();
     await ns.remove();
   }, 300_000);
