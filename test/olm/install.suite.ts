@@ -33,14 +33,7 @@ import { CRs, NGINX } from '../support/operator.js';
 import { startChild, type Child } from '../support/process.js';
 import { runGenerateBundle } from '../../src/bundle/commands.js';
 import { clusterStateDir, runningPid } from '../../src/olm/local-processes.js';
-import {
-  createOperatorGroup,
-  helmOperator,
-  listeningAddresses,
-  OLM_GROUP,
-  waitForCsvPhase,
-  type Csv,
-} from '../support/olm.js';
+import { createOperatorGroup, helmOperator, listeningAddresses, OLM_GROUP, waitForCsvPhase, type Csv } from '../support/olm.js';
 
 const execFileAsync = promisify(execFile);
 const IMG = 'example.com/nginx-operator:v0.0.1';
