@@ -88,7 +88,7 @@ test-image: deps tools ## Root: build the operator image with podman, push it, a
 	npx vitest run --project real-node -t 'builds the image and pushes it|the operator image'
 
 .PHONY: test-olm
-test-olm: deps tools ## Opt-in: install the sample's bundle through OLM (built from source; its own control plane).
+test-olm: deps tools ## OLM (built from source) as local processes, one install for every suite (test/olm/tier.test.ts; its own control plane); OLM as pods is in test-real-node.
 	bash hack/tools.sh olm
 	npx vitest run --project olm
 

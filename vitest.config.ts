@@ -118,7 +118,8 @@ export default defineConfig({
         },
       },
       {
-        // Opt-in (`make test-olm`): OLM built from source and run against its own control plane.
+        // `make test-olm` (in CI): OLM built from source, its operators as local processes (kwok's nodes
+        // run no containers), on its own control plane; tier.test.ts orders the suites around one install.
         extends: true,
         test: {
           name: 'olm',
