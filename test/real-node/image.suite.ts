@@ -186,6 +186,11 @@ describe('the operator image, run by the kubelet as the Deployment runs it', () 
       },
       { timeoutMs: (grace + 30) * 1000, intervalMs: 500 },
     );
+    // The ended pod stays (Failed, DeadlineExceeded) until deleted: gone after this suite, so that the
+    // suites after it, which use this deployment, count only its live pods.
+    cleanups.push(async () => {
+      await core.deleteNamespacedPod({ name, namespace: DEPLOYED.namespace }).catch(() => undefined);
+    });
     expect(terminated.exitCode).toBe(0);
     expect(new Date(terminated.finishedAt ?? 0).getTime() - sent).toBeLessThan(grace * 1000);
     expect((await releases()).filter((r) => r.includes('pending'))).toEqual([]);
