@@ -114,7 +114,7 @@ describe('OLM as pods on the real node: olm install, run bundle <image>, run bun
    * Operator image 0.0.2 and its bundle, built and pushed while OLM installs and runs 0.0.1 (the
    * builds need the CPU, the installs mostly wait on pods); the upgrade test awaits it.
    */
-  let upgrade: Promise<{ img2: string; bundleImg2: string }> = Promise.reject(new Error('not started'));
+  let upgrade: Promise<{ img2: string; bundleImg2: string }> | undefined;
   /** bundle/ of 0.0.1, copied before the 0.0.2 build rewrites it. */
   let bundleDir1 = '';
 
@@ -238,6 +238,7 @@ describe('OLM as pods on the real node: olm install, run bundle <image>, run bun
   });
 
   it('run bundle-upgrade <0.0.2 bundle image>: a new registry pod, CSV 0.0.2 Succeeded replacing 0.0.1, its operator pod on the real node, every CR rolled to the new chart', async () => {
+    if (upgrade === undefined) throw new Error('the 0.0.2 build never started: the suite set-up failed');
     const { img2, bundleImg2 } = await upgrade;
     const out = await helmOperatorOk(['run', 'bundle-upgrade', bundleImg2, '--use-http', '-n', ns.name, '--timeout', '4m']);
     expect(out).toContain(`Successfully upgraded to "${CSV2}"`);
