@@ -110,7 +110,7 @@ test-redteam: deps tools ## Red-team tier on its own control plane: a tenant's a
 	npx vitest run --project redteam
 
 .PHONY: test-real-node
-test-real-node: deps tools ## Root: on a control plane with a real node (its own): the tutorial's deploy, the image, leader election, rolling update, OOM kill, OLM, a scaffolded project's operator as real pods (docs/real-node.md).
+test-real-node: deps tools ## Root: on a control plane with a real node (its own): the tutorial's deploy, the image, leader election, rolling update, OOM kill, sharded replicas, OLM as pods with the bundle image and catalog, a scaffolded project's operator as real pods (docs/real-node.md).
 	bash hack/tools.sh real-node
 	npx vitest run --project real-node
 
