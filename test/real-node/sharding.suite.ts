@@ -198,7 +198,7 @@ interface Settled {
   readonly fences: ReadonlyMap<number, Fence>;
 }
 
-// In the tier since it passed here three runs in a row (2026-12-03, load 4-20; docs/real-node.md). At load
+// In the tier since it passed here four runs in a row (2026-12-03, load 2-20; docs/real-node.md). At load
 // 30-40 on 2 cores (2026-12-02) every replica missed its 10 s renew deadline about once a minute and
 // exited (ADR 0085), before the coordinator sent its renewal with the LIST.
 describe('sharding as real pods: three replicas share the namespaces; a pod deleted, killed or force-deleted loses nothing', () => {
