@@ -88,7 +88,7 @@ test-image: deps tools ## Root: build the operator image with podman, push it, a
 	npx vitest run --project real-node -t 'builds the image and pushes it|the operator image'
 
 .PHONY: test-olm
-test-olm: deps tools ## Opt-in: install the sample's bundle through OLM (built from source; its own control plane).
+test-olm: deps tools ## OLM (built from source) as local processes, one install for every suite (test/olm/tier.test.ts; its own control plane); OLM as pods is in test-real-node.
 	bash hack/tools.sh olm
 	npx vitest run --project olm
 
@@ -110,7 +110,7 @@ test-redteam: deps tools ## Red-team tier on its own control plane: a tenant's a
 	npx vitest run --project redteam
 
 .PHONY: test-real-node
-test-real-node: deps tools ## Root: on a control plane with a real node (its own): the tutorial's deploy, the image, leader election, rolling update, OOM kill, OLM, a scaffolded project's operator as real pods (docs/real-node.md).
+test-real-node: deps tools ## Root: on a control plane with a real node (its own): the tutorial's deploy, the image, leader election, rolling update, OOM kill, sharded replicas, OLM as pods with the bundle image and catalog, a scaffolded project's operator as real pods (docs/real-node.md).
 	bash hack/tools.sh real-node
 	npx vitest run --project real-node
 

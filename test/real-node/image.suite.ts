@@ -88,12 +88,13 @@ describe('the operator image, run by the kubelet as the Deployment runs it', () 
 
   beforeAll(async () => {
     ns = await createNamespace(kc, 'image');
+    // deploy.suite.ts deployed it already in the tier (then this changes nothing); alone, this deploys it.
     await make('deploy', `IMG=${await operatorImage()}`, 'REAL_NODE=1');
     deployment = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: DEPLOYED.deployment, namespace: DEPLOYED.namespace });
   });
 
   afterAll(async () => {
-    await make('undeploy', 'ignore-not-found=true').catch(() => undefined);
+    // The operator stays deployed for operators.suite.ts, which undeploys it.
     for (const c of cleanups) await c();
     await ns.remove();
   }, 300_000);
@@ -185,6 +186,11 @@ describe('the operator image, run by the kubelet as the Deployment runs it', () 
       },
       { timeoutMs: (grace + 30) * 1000, intervalMs: 500 },
     );
+    // The ended pod stays (Failed, DeadlineExceeded) until deleted: gone after this suite, so that the
+    // suites after it, which use this deployment, count only its live pods.
+    cleanups.push(async () => {
+      await core.deleteNamespacedPod({ name, namespace: DEPLOYED.namespace }).catch(() => undefined);
+    });
     expect(terminated.exitCode).toBe(0);
     expect(new Date(terminated.finishedAt ?? 0).getTime() - sent).toBeLessThan(grace * 1000);
     expect((await releases()).filter((r) => r.includes('pending'))).toEqual([]);

@@ -11,25 +11,62 @@
  * After deploy.suite.ts in the tier (it builds and pushes the operator image); run alone, this builds
  * what is missing. Root only, like the tier.
  */
+import { execFile } from 'node:child_process';
 import { appendFile, cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { DEPLOYED, gone, kubectl, ROOT } from '../support/deploy.js';
 import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
 import { helmOperator, helmOperatorOk, OLM_GROUP, waitForCsvPhase } from '../support/olm.js';
+import { olmTools } from '../../src/olm/tools.js';
 import { CRs, NGINX } from '../support/operator.js';
 import { hack, make, NODE, operatorImage, POD_NET, ready, realContainer, registry, TAINT } from './node.js';
 
+const execFileAsync = promisify(execFile);
 const PACKAGE = 'helm-operator';
 const CSV = `${PACKAGE}.v0.0.1`;
 const CSV2 = `${PACKAGE}.v0.0.2`;
 /** Two CRs, so that the roll to the new chart goes through the rollout's waves (canary, then the rest). */
 const SAMPLES = ['olm-sample', 'olm-sample-2'];
+/** A file-based catalog's documents (`opm render` output, catalog.yaml). */
+interface FbcBlob {
+  schema: string;
+  name?: string;
+  image?: string;
+  properties?: { type: string; value: unknown }[];
+}
+const fbcBlobs = (text: string): FbcBlob[] =>
+  parseAllDocuments(text)
+    .map((d) => d.toJS() as FbcBlob | null)
+    .filter((b): b is FbcBlob => b !== null);
 /** What the 0.0.2 operator image's chart changes: its version, and a key in the ConfigMap it renders. */
 const CHART2 = { version: '0.2.0', key: 'bundle-version', value: '0.0.2' };
+
+/**
+ * Operator image 0.0.2 (the 0.0.1 image with a chart of a new version whose ConfigMap has one key
+ * more) and its bundle, pushed: `make bundle VERSION=0.0.2` over the 0.0.1 bundle in bundle/ writes
+ * spec.replaces (docs/olm.md).
+ */
+async function buildUpgrade(reg: string): Promise<{ img2: string; bundleImg2: string }> {
+  const img2 = await operatorImage('real-node-0.0.2');
+  const ctx = await mkdtemp(path.join(os.tmpdir(), 'olm-real-chart2-'));
+  await cp(path.join(ROOT, 'helm-charts/nginx'), path.join(ctx, 'nginx'), { recursive: true });
+  const chartFile = path.join(ctx, 'nginx/Chart.yaml');
+  await writeFile(chartFile, (await readFile(chartFile, 'utf8')).replace(/^version: .*$/m, `version: ${CHART2.version}`));
+  // After the nginx.conf block scalar (indented 4), a key of `data:` (indented 2).
+  await appendFile(path.join(ctx, 'nginx/templates/configmap.yaml'), `  ${CHART2.key}: "${CHART2.value}"\n`);
+  await writeFile(path.join(ctx, 'Dockerfile'), `FROM ${await operatorImage()}\nCOPY nginx/ /opt/helm/helm-charts/nginx/\n`);
+  await hack('image.sh', 'build', img2, path.join(ctx, 'Dockerfile'), ctx);
+  await make('docker-push', `IMG=${img2}`, 'CONTAINER_TOOL=podman');
+  const bundleImg2 = `${reg}/${PACKAGE}-bundle:v0.0.2`;
+  await make('bundle', `IMG=${img2}`, 'VERSION=0.0.2', 'REAL_NODE=1');
+  await make('bundle-build', 'bundle-push', `BUNDLE_IMG=${bundleImg2}`, 'CONTAINER_TOOL=podman');
+  return { img2, bundleImg2 };
+}
 
 describe('OLM as pods on the real node: olm install, run bundle <image>, run bundle-upgrade, cleanup, olm uninstall', () => {
   const kc = testKubeConfig();
@@ -73,27 +110,47 @@ describe('OLM as pods on the real node: olm install, run bundle <image>, run bun
     return { pod, uid: (await realContainer(pod, container)).uid };
   };
 
+  /**
+   * Operator image 0.0.2 and its bundle, built and pushed while OLM installs and runs 0.0.1 (the
+   * builds need the CPU, the installs mostly wait on pods); the upgrade test awaits it.
+   */
+  let upgrade: Promise<{ img2: string; bundleImg2: string }> | undefined;
+  /** bundle/ of 0.0.1, copied before the 0.0.2 build rewrites it. */
+  let bundleDir1 = '';
+
   beforeAll(async () => {
     const reg = await registry();
     const img = await operatorImage();
-    // The operator image deploy.suite.ts pushed; built here when this suite runs alone.
-    if (
-      (
-        await fetch(`http://${reg}/v2/helm-operator/manifests/real-node`, {
-          method: 'HEAD',
-          headers: { accept: 'application/vnd.oci.image.manifest.v1+json' },
-        })
-      ).status !== 200
-    ) {
-      await make('docker-build', 'docker-push', `IMG=${img}`, 'CONTAINER_TOOL=podman');
-    }
     const chart = parse(await readFile(path.join(ROOT, 'helm-charts/nginx/Chart.yaml'), 'utf8')) as { appVersion: string };
-    await hack('stand-ins.sh', 'push', `nginx:${chart.appVersion}`);
-    await hack('olm-images.sh', 'push');
-    // The bundle of that image, its Deployment on the real node (REAL_NODE=1: its nodeSelector and toleration in the CSV).
     bundleImg = `${reg}/${PACKAGE}-bundle:v0.0.1`;
-    await make('bundle', `IMG=${img}`, 'REAL_NODE=1');
-    await make('bundle-build', 'bundle-push', `BUNDLE_IMG=${bundleImg}`, 'CONTAINER_TOOL=podman');
+    const bundle1 = async (): Promise<void> => {
+      // The operator image deploy.suite.ts pushed; built here when this suite runs alone.
+      if (
+        (
+          await fetch(`http://${reg}/v2/helm-operator/manifests/real-node`, {
+            method: 'HEAD',
+            headers: { accept: 'application/vnd.oci.image.manifest.v1+json' },
+          })
+        ).status !== 200
+      ) {
+        await make('docker-build', 'docker-push', `IMG=${img}`, 'CONTAINER_TOOL=podman');
+      }
+      // The bundle of that image, its Deployment on the real node (REAL_NODE=1: its nodeSelector and toleration in the CSV).
+      await make('bundle', `IMG=${img}`, 'REAL_NODE=1');
+      await make('bundle-build', 'bundle-push', `BUNDLE_IMG=${bundleImg}`, 'CONTAINER_TOOL=podman');
+      bundleDir1 = await mkdtemp(path.join(os.tmpdir(), 'olm-real-bundle1-'));
+      await cp(path.join(ROOT, 'bundle'), bundleDir1, { recursive: true });
+    };
+    // Two lanes: the nginx stand-in and OLM's images (one after the other: they share the Debian
+    // stand-in base, which hack/image.sh makes when missing), and the 0.0.1 bundle image (FROM scratch).
+    const images = async (): Promise<void> => {
+      await hack('stand-ins.sh', 'push', `nginx:${chart.appVersion}`);
+      await hack('olm-images.sh', 'push');
+    };
+    await Promise.all([images(), bundle1()]);
+    upgrade = buildUpgrade(reg);
+    // Awaited by the upgrade test; a failure before then is reported there, not as an unhandled rejection.
+    upgrade.catch(() => undefined);
     ns = await createNamespace(kc, 'olm-real');
   });
 
@@ -103,6 +160,29 @@ describe('OLM as pods on the real node: olm install, run bundle <image>, run bun
     await helmOperator(['olm', 'uninstall', '--timeout', '2m']).catch(() => undefined);
     await ns.remove();
   }, 300_000);
+
+  it('make bundle-build bundle-push put the bundle image into the registry; make catalog renders it into a file-based catalog opm validate accepts, with the bundle directory’s content', async () => {
+    const reg = await registry();
+    const tags = (await (await fetch(`http://${reg}/v2/${PACKAGE}-bundle/tags/list`)).json()) as { tags: string[] };
+    expect(tags.tags).toContain('v0.0.1');
+    // Twice: a rerun replaces what the last one wrote (opm refuses to overwrite catalog.Dockerfile itself).
+    for (let i = 0; i < 2; i++) await make('catalog', `BUNDLE_IMG=${bundleImg}`, 'OPM_RENDER_FLAGS=--use-http');
+    const catalog = fbcBlobs(await readFile(path.join(ROOT, 'catalog', PACKAGE, 'catalog.yaml'), 'utf8'));
+    expect(catalog.map((b) => `${b.schema}/${b.name ?? ''}`)).toEqual([`olm.package/${PACKAGE}`, 'olm.channel/alpha', `olm.bundle/${CSV}`]);
+    const fromImage = catalog[2];
+    expect(fromImage?.image).toBe(bundleImg);
+    // What OLM installs from (olm.bundle.object: every manifest) is what the bundle directory holds.
+    const { stdout } = await execFileAsync((await olmTools()).opm, ['render', bundleDir1, '--output', 'yaml'], {
+      maxBuffer: 32 * 1024 * 1024,
+    });
+    const fromDir = fbcBlobs(stdout).find((b) => b.schema === 'olm.bundle');
+    const objects = (b: FbcBlob | undefined): unknown[] =>
+      (b?.properties ?? []).filter((p) => p.type === 'olm.bundle.object').map((p) => p.value);
+    // The CRD, the CSV, the metrics Service and reader role, and the kind's editor and viewer roles.
+    expect(objects(fromImage)).toHaveLength(6);
+    expect(objects(fromImage)).toEqual(objects(fromDir));
+    expect(await readFile(path.join(ROOT, 'catalog.Dockerfile'), 'utf8')).toMatch(/^ADD catalog \/configs/m);
+  });
 
   it('olm install: olm-operator and catalog-operator Deployments Available, their containers running on the real node', async () => {
     const out = await helmOperatorOk(['olm', 'install', '--timeout', '4m']);
@@ -158,23 +238,8 @@ describe('OLM as pods on the real node: olm install, run bundle <image>, run bun
   });
 
   it('run bundle-upgrade <0.0.2 bundle image>: a new registry pod, CSV 0.0.2 Succeeded replacing 0.0.1, its operator pod on the real node, every CR rolled to the new chart', async () => {
-    // Operator image 0.0.2: the 0.0.1 image with a chart of a new version whose ConfigMap has one key more.
-    const reg = await registry();
-    const img2 = await operatorImage('real-node-0.0.2');
-    const ctx = await mkdtemp(path.join(os.tmpdir(), 'olm-real-chart2-'));
-    await cp(path.join(ROOT, 'helm-charts/nginx'), path.join(ctx, 'nginx'), { recursive: true });
-    const chartFile = path.join(ctx, 'nginx/Chart.yaml');
-    await writeFile(chartFile, (await readFile(chartFile, 'utf8')).replace(/^version: .*$/m, `version: ${CHART2.version}`));
-    // After the nginx.conf block scalar (indented 4), a key of `data:` (indented 2).
-    await appendFile(path.join(ctx, 'nginx/templates/configmap.yaml'), `  ${CHART2.key}: "${CHART2.value}"\n`);
-    await writeFile(path.join(ctx, 'Dockerfile'), `FROM ${await operatorImage()}\nCOPY nginx/ /opt/helm/helm-charts/nginx/\n`);
-    await hack('image.sh', 'build', img2, path.join(ctx, 'Dockerfile'), ctx);
-    await make('docker-push', `IMG=${img2}`, 'CONTAINER_TOOL=podman');
-    // make bundle VERSION=0.0.2 over the 0.0.1 bundle in bundle/ writes spec.replaces (docs/olm.md).
-    const bundleImg2 = `${reg}/${PACKAGE}-bundle:v0.0.2`;
-    await make('bundle', `IMG=${img2}`, 'VERSION=0.0.2', 'REAL_NODE=1');
-    await make('bundle-build', 'bundle-push', `BUNDLE_IMG=${bundleImg2}`, 'CONTAINER_TOOL=podman');
-
+    if (upgrade === undefined) throw new Error('the 0.0.2 build never started: the suite set-up failed');
+    const { img2, bundleImg2 } = await upgrade;
     const out = await helmOperatorOk(['run', 'bundle-upgrade', bundleImg2, '--use-http', '-n', ns.name, '--timeout', '4m']);
     expect(out).toContain(`Successfully upgraded to "${CSV2}"`);
     const csv = await waitForCsvPhase(kc, { namespace: ns.name, name: CSV2 }, 'Succeeded');

@@ -3,18 +3,19 @@
  * config/rbac: two replicas electing a leader (the leader pod deleted mid-way through 30 installs),
  * a rolling update of the Deployment to a new image during installs and uninstalls, and its
  * container OOMKilled while helm runs. Each ends with every release installed exactly once (helm
- * history) and none pending.
+ * history) and none pending. Last, `make undeploy` of the deployment deploy.suite.ts made (and
+ * image.suite.ts used), with every release of the three suites still installed.
  *
  * After deploy.suite.ts, which builds and pushes the image (tier.test.ts runs them in order).
  */
-import { AppsV1Api, CoordinationV1Api, CoreV1Api, type V1ContainerStatus, type V1Pod } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, AppsV1Api, CoordinationV1Api, CoreV1Api, type V1ContainerStatus, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEPLOYED, exec, kubectl } from '../support/deploy.js';
+import { DEPLOYED, exec, gone, kubectl } from '../support/deploy.js';
 import { createNamespace, testKubeConfig, waitFor } from '../support/kube.js';
 import { condition, CRs, NGINX, type CR } from '../support/operator.js';
 import { sample } from '../support/prometheus.js';
 import { httpsGet, metricsScrapers, type MetricsScrapers } from '../support/secure-scrape.js';
-import { accountBindings, accountCan, histories, make, NODE, operatorImage, operatorPods, ready } from './node.js';
+import { accountBindings, accountCan, histories, make, NODE, operatorImage, operatorPods, ready, tasks } from './node.js';
 
 const LEASE = 'helm-operator';
 const ACCOUNT = { name: DEPLOYED.serviceAccount, namespace: DEPLOYED.namespace };
@@ -74,6 +75,7 @@ describe('the operator as real pods: leader election, a rolling update, an OOM k
   beforeAll(async () => {
     img = await operatorImage();
     ns = await createNamespace(kc, 'operators');
+    // Deployed already by deploy.suite.ts in the tier (then this changes nothing); alone, this deploys it.
     await make('deploy', `IMG=${img}`, 'REAL_NODE=1');
     scrapers = await metricsScrapers(kc, `${DEPLOYED.prefix}metrics-reader`, ns.name);
     await kubectl(...OPERATOR, 'scale', `deployment/${DEPLOYED.deployment}`, '--replicas=2');
@@ -258,5 +260,26 @@ describe('the operator as real pods: leader election, a rolling update, an OOM k
         release,
       ).toEqual([]);
     }
+  });
+
+  it('make undeploy, with the releases of the suites before (deploy, image, these) still installed: no release, CR, chart object or operator namespace left, and the real node runs no container', async () => {
+    await make('undeploy');
+    // The custom resources first, in every namespace, while the operator runs (hack/deploy.sh): its finalizer uninstalls each release.
+    expect((await core.listSecretForAllNamespaces({ labelSelector: 'owner=helm' })).items.map((s) => s.metadata?.name)).toEqual([]);
+    expect(await gone(() => kc.makeApiClient(ApiextensionsV1Api).readCustomResourceDefinition({ name: DEPLOYED.crd }))).toBe(true);
+    expect(
+      (await apps.listDeploymentForAllNamespaces({ labelSelector: 'app.kubernetes.io/managed-by=Helm' })).items.map(
+        (d) => `${d.metadata?.namespace}/${d.metadata?.name}`,
+      ),
+    ).toEqual([]);
+    await waitFor(`namespace ${DEPLOYED.namespace} to be deleted`, () => gone(() => core.readNamespace({ name: DEPLOYED.namespace })), {
+      timeoutMs: 120_000,
+    });
+    await waitFor(
+      'the real node to run no pod',
+      async () => (await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${NODE}` })).items.length === 0,
+      { timeoutMs: 120_000 },
+    );
+    await waitFor('containerd to run no container', async () => (await tasks()).size === 0, { timeoutMs: 60_000 });
   });
 });

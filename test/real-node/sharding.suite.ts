@@ -198,300 +198,297 @@ interface Settled {
   readonly fences: ReadonlyMap<number, Fence>;
 }
 
-// Opt-in (REAL_NODE_SHARDING=1) until it passes (docs/real-node.md): at this machine's load (30-40
-// on 2 cores) every replica missed its 10 s renew deadline about once a minute and exited (ADR 0085),
-// so the group never settled for 5 minutes.
-describe.runIf(process.env.REAL_NODE_SHARDING === '1')(
-  'sharding as real pods: three replicas share the namespaces; a pod deleted, killed or force-deleted loses nothing',
-  () => {
-    const kc = testKubeConfig();
-    const apps = kc.makeApiClient(AppsV1Api);
-    const crs = new CRs(kc, NGINX);
-    const core = kc.makeApiClient(CoreV1Api);
-    const log = new FenceLog(kc.makeApiClient(CoordinationV1Api));
-    const namespaces: { name: string; remove: () => Promise<void> }[] = [];
-    let img = '';
-    let current: Settled | undefined;
+// In the tier since it passed here four runs in a row (2026-12-03, load 2-20; docs/real-node.md). At load
+// 30-40 on 2 cores (2026-12-02) every replica missed its 10 s renew deadline about once a minute and
+// exited (ADR 0085), before the coordinator sent its renewal with the LIST.
+describe('sharding as real pods: three replicas share the namespaces; a pod deleted, killed or force-deleted loses nothing', () => {
+  const kc = testKubeConfig();
+  const apps = kc.makeApiClient(AppsV1Api);
+  const crs = new CRs(kc, NGINX);
+  const core = kc.makeApiClient(CoreV1Api);
+  const log = new FenceLog(kc.makeApiClient(CoordinationV1Api));
+  const namespaces: { name: string; remove: () => Promise<void> }[] = [];
+  let img = '';
+  let current: Settled | undefined;
 
-    /**
-     * `gone`: the leaver, which must no longer be a live peer. Without it a SIGKILLed container's pod
-     * (same name, still Ready until the kubelet notices) and its dead identity's unexpired Lease look
-     * settled the moment after the kill.
-     */
-    const settled = (what: string, gone?: string): Promise<Settled> =>
-      waitFor(
-        `${what}: ${REPLICAS} Ready pods, one live peer each${gone === undefined ? '' : ` (not ${gone})`}, every bucket held by its rendezvous owner (shards -o json)`,
-        async () => {
-          const pods = (await operatorPods(kc)).filter((p) => ready(p) && p.spec?.containers[0]?.image === img);
-          if (pods.length !== REPLICAS) return undefined;
-          const view = await shards();
-          const live = view.peers.filter((p) => p.state === 'live');
-          if (!onePerPod(pods, live, gone) || view.handoffs.length > 0) return undefined;
-          const fences = await log.now();
-          // The Leases read again: still every bucket with a live peer (shards read them a moment ago).
-          if (![...fences.values()].every((f) => live.some((p) => p.identity === f.holder))) return undefined;
-          return { pods, holds: new Map(live.map((p) => [p.identity, p.holds])), fences };
-        },
-        { timeoutMs: 300_000, intervalMs: 1_000 },
-      );
+  /**
+   * `gone`: the leaver, which must no longer be a live peer. Without it a SIGKILLed container's pod
+   * (same name, still Ready until the kubelet notices) and its dead identity's unexpired Lease look
+   * settled the moment after the kill.
+   */
+  const settled = (what: string, gone?: string): Promise<Settled> =>
+    waitFor(
+      `${what}: ${REPLICAS} Ready pods, one live peer each${gone === undefined ? '' : ` (not ${gone})`}, every bucket held by its rendezvous owner (shards -o json)`,
+      async () => {
+        const pods = (await operatorPods(kc)).filter((p) => ready(p) && p.spec?.containers[0]?.image === img);
+        if (pods.length !== REPLICAS) return undefined;
+        const view = await shards();
+        const live = view.peers.filter((p) => p.state === 'live');
+        if (!onePerPod(pods, live, gone) || view.handoffs.length > 0) return undefined;
+        const fences = await log.now();
+        // The Leases read again: still every bucket with a live peer (shards read them a moment ago).
+        if (![...fences.values()].every((f) => live.some((p) => p.identity === f.holder))) return undefined;
+        return { pods, holds: new Map(live.map((p) => [p.identity, p.holds])), fences };
+      },
+      { timeoutMs: 300_000, intervalMs: 1_000 },
+    );
 
-    /** Every stored revision of the namespace's releases, decoded, by release, in revision order. */
-    const revisions = async (namespace: string): Promise<Map<string, Revision[]>> => {
-      const by = new Map<string, Revision[]>(CRS.map((r) => [r, []]));
-      for (const s of (await core.listNamespacedSecret({ namespace, labelSelector: 'owner=helm' })).items) {
-        const r = revisionOf(s);
-        by.get(r.release)?.push(r);
-      }
-      for (const list of by.values()) list.sort((a, b) => a.revision - b.revision);
-      return by;
-    };
-
-    /**
-     * Every CR at change `change`: Deployed, its generation observed, its status naming the latest
-     * revision, which is deployed with that change's value, and the chart's Deployment at that value.
-     */
-    const atChange = async (namespace: string, name: string, latest: Revision | undefined, value: number | undefined): Promise<boolean> => {
-      if (latest?.status !== 'deployed' || latest.replicaCount !== value) return false;
-      if (!crAt(await crs.get(namespace, name), latest.revision)) return false;
-      const d = await apps.readNamespacedDeployment({ name, namespace }).catch(() => undefined);
-      return d?.spec?.replicas === value;
-    };
-    const converged = (change: number): Promise<unknown> =>
-      Promise.all(
-        namespaces.map((ns) =>
-          waitFor(
-            `${ns.name}: ${CRS.join(', ')} at change ${change} (replicaCount ${VALUES[change - 1]})`,
-            async () => {
-              const stored = await revisions(ns.name);
-              for (const name of CRS) if (!(await atChange(ns.name, name, stored.get(name)?.at(-1), VALUES[change - 1]))) return false;
-              return true;
-            },
-            { timeoutMs: 300_000, intervalMs: 2_000 },
-          ),
-        ),
-      );
-
-    /**
-     * Exactly once, in order: of every release's revisions, those helm completed from an install or
-     * upgrade carry changes 1..`change` one each (consecutive values differ, so a change applied
-     * twice shows); the latest is deployed. Any other revision is a cancelled run (failed, or pending
-     * and then superseded by the rollback that unlocked it) or such a rollback. How many, by kind.
-     */
-    const onceEach = async (change: number): Promise<Record<string, number>> => {
-      const want = VALUES.slice(0, change);
-      const others: Record<string, number> = {};
-      for (const ns of namespaces) {
-        const stored = await revisions(ns.name);
-        for (const name of CRS) {
-          const list = stored.get(name) ?? [];
-          const where = `${ns.name}/${name}: ${list.map((r) => `${r.revision}:${r.status}:${r.description}:${String(r.replicaCount)}`).join(', ')}`;
-          expect(
-            list.filter(applied).map((r) => r.replicaCount),
-            where,
-          ).toEqual(want);
-          expect(list.at(-1)?.status, where).toBe('deployed');
-          for (const r of list.filter((x) => !applied(x)))
-            others[`${r.status}: ${r.description}`] = (others[`${r.status}: ${r.description}`] ?? 0) + 1;
-        }
-      }
-      return others;
-    };
-
-    /**
-     * Every revision's shard label names its namespace's bucket and the replica that held that
-     * bucket's fence at that epoch; for an applied one, which change it applied (0 otherwise).
-     */
-    const madeByOwners = async (): Promise<{ namespace: string; change: number; holder: string }[]> => {
-      const made: { namespace: string; change: number; holder: string }[] = [];
-      for (const ns of namespaces) {
-        for (const [name, list] of await revisions(ns.name)) {
-          const done = list.filter(applied);
-          for (const r of list) {
-            const where = `${ns.name}/${name} revision ${r.revision} (${r.description})`;
-            const label = /^b(\d+)-e(\d+)-([0-9a-f]{12})$/.exec(r.shard ?? '');
-            expect(label, `${where}: ${r.shard}`).not.toBeNull();
-            const [, bucket, epoch, digest] = label ?? [];
-            expect(Number(bucket), where).toBe(namespaceBucket(ns.name));
-            const take = log.take(Number(bucket), Number(epoch));
-            expect(take, `${where}: no replica was seen holding bucket ${bucket} at epoch ${epoch}`).toBeDefined();
-            expect(digest, `${where}: made by ${digest}, the fence was ${take?.holder}'s`).toBe(identityDigest(take?.holder ?? ''));
-            made.push({ namespace: ns.name, change: done.indexOf(r) + 1, holder: take?.holder ?? '' });
-          }
-        }
-      }
-      expect(log.conflicts).toEqual([]);
-      return made;
-    };
-
-    /** Change every CR's spec at once (the next revision's values), as soon as `disrupt` returns. */
-    const changeAll = async (revision: number): Promise<void> => {
-      await Promise.all(
-        namespaces.flatMap((ns) => CRS.map((name) => crs.patch(ns.name, name, { spec: { replicaCount: VALUES[revision - 1] } }))),
-      );
-    };
-
-    /**
-     * The leaver's buckets after it left: each at a new epoch, first taken by another replica (never
-     * by the leaver again), and now held by a live one. By bucket, the first taker.
-     */
-    const movedBuckets = (victim: string, before: Settled, after: Settled): Map<number, string> => {
-      const moved = new Map<number, string>();
-      for (const b of before.holds.get(victim) ?? []) {
-        const was = before.fences.get(b)?.epoch ?? Infinity;
-        expect(after.fences.get(b)?.holder, `bucket ${b}`).not.toBe(victim);
-        expect(after.fences.get(b)?.epoch, `bucket ${b}`).toBeGreaterThan(was);
-        const first = log.take(b, was + 1)?.holder ?? '';
-        expect(first, `bucket ${b}'s first taker at epoch ${was + 1}`).not.toBe('');
-        expect(first, `bucket ${b}'s first taker at epoch ${was + 1}`).not.toBe(victim);
-        moved.set(b, first);
-      }
-      return moved;
-    };
-
-    /** What the takes looked like, for the record (not a bound: the machine is shared). */
-    const report = (
-      victim: string,
-      before: Settled,
-      moved: ReadonlyMap<number, string>,
-      o: { started: number; settledMs: number; restarted: number; others: Record<string, number> },
-    ): void => {
-      const { started } = o;
-      const delays = [...moved.keys()].map((b) => (log.take(b, (before.fences.get(b)?.epoch ?? 0) + 1)?.at ?? started) - started);
-      const survivors = [...moved.values()].filter((id) => before.holds.has(id)).length;
-      console.log(
-        `${victim}: ${moved.size} buckets moved, ${survivors} first to a survivor, ${moved.size - survivors} to a new identity; ` +
-          `first takes ${Math.min(...delays)}-${Math.max(...delays)} ms after the disruption; settled ${o.settledMs} ms and ` +
-          `converged ${Date.now() - started} ms after it; ${o.restarted} other replica(s) restarted (missed renew deadline); ` +
-          `revisions not applied: ${JSON.stringify(o.others)}`,
-      );
-    };
-
-    /**
-     * A replica leaves by `disrupt`, every CR's spec changes right after, and then: the group settles
-     * without the leaver, its buckets at other replicas (a new epoch each), the replacement (a new
-     * pod, or the restarted container) holding a share, every CR at the new change, each change
-     * applied once in helm's history, every revision by its owner.
-     */
-    async function leaves(
-      change: number,
-      disrupt: (pod: V1Pod) => Promise<void>,
-    ): Promise<{ victim: string; moved: Map<number, string>; made: Awaited<ReturnType<typeof madeByOwners>> }> {
-      const before = current ?? (await settled('before'));
-      // The replica owning the first namespace (each owns some).
-      const victim = [...before.holds].find(([, holds]) => holds.includes(namespaceBucket(namespaces[0]?.name ?? '')))?.[0] ?? '';
-      // Read now, not at the last settle: a container restarted since has another containerd id.
-      const pod = (await operatorPods(kc)).find((p) => p.metadata?.name === podOf(victim));
-      if (pod === undefined || !ready(pod)) throw new Error(`no Ready pod of ${victim}`);
-      const started = Date.now();
-      await disrupt(pod);
-      await changeAll(change);
-      const after = await settled(`after ${victim} left`, victim);
-      const settledMs = Date.now() - started;
-      current = after;
-      expect(after.holds.has(victim), `${victim} is no longer a live peer`).toBe(false);
-      // The replacement: the one new pod, or (a container restart keeps the pod) the victim's pod,
-      // whose one live identity (settled) is a new one that holds a share.
-      const names = new Set(before.pods.map((p) => p.metadata?.name));
-      const added = after.pods.map((p) => p.metadata?.name ?? '').filter((n) => !names.has(n));
-      expect(added.length, `new pods: ${added.join(', ')}`).toBeLessThanOrEqual(1);
-      const replacement = added[0] ?? podOf(victim);
-      const newcomer = [...after.holds.keys()].find((id) => podOf(id) === replacement) ?? '';
-      expect(before.holds.has(newcomer), `${newcomer} on ${replacement} is a new identity`).toBe(false);
-      expect(after.holds.get(newcomer)?.length ?? 0, `${newcomer}'s share`).toBeGreaterThan(0);
-      // Any other new identity is a survivor that missed its renew deadline and restarted (by design, ADR 0085): reported.
-      const restarted = [...after.holds.keys()].filter((id) => id !== newcomer && !before.holds.has(id)).length;
-      const moved = movedBuckets(victim, before, after);
-      await converged(change);
-      const others = await onceEach(change);
-      const made = await madeByOwners();
-      report(victim, before, moved, { started, settledMs, restarted, others });
-      return { victim, moved, made };
+  /** Every stored revision of the namespace's releases, decoded, by release, in revision order. */
+  const revisions = async (namespace: string): Promise<Map<string, Revision[]>> => {
+    const by = new Map<string, Revision[]>(CRS.map((r) => [r, []]));
+    for (const s of (await core.listNamespacedSecret({ namespace, labelSelector: 'owner=helm' })).items) {
+      const r = revisionOf(s);
+      by.get(r.release)?.push(r);
     }
+    for (const list of by.values()) list.sort((a, b) => a.revision - b.revision);
+    return by;
+  };
 
-    beforeAll(async () => {
-      img = await operatorImage();
-      // deploy.suite.ts pushed it when the tier runs whole; alone (-t), this suite pushes it itself.
-      const [registryAddress, repository, tag] = /^([^/]+)\/(.+):([^:]+)$/.exec(img)?.slice(1) ?? [];
-      const pushed = await fetch(`http://${registryAddress}/v2/${repository}/manifests/${tag}`, {
-        method: 'HEAD',
-        headers: { accept: 'application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json' },
-      });
-      if (!pushed.ok) await make('docker-build', 'docker-push', `IMG=${img}`, 'CONTAINER_TOOL=podman');
-      await make('deploy', `IMG=${img}`, 'REAL_NODE=1', SHARDING);
-    });
+  /**
+   * Every CR at change `change`: Deployed, its generation observed, its status naming the latest
+   * revision, which is deployed with that change's value, and the chart's Deployment at that value.
+   */
+  const atChange = async (namespace: string, name: string, latest: Revision | undefined, value: number | undefined): Promise<boolean> => {
+    if (latest?.status !== 'deployed' || latest.replicaCount !== value) return false;
+    if (!crAt(await crs.get(namespace, name), latest.revision)) return false;
+    const d = await apps.readNamespacedDeployment({ name, namespace }).catch(() => undefined);
+    return d?.spec?.replicas === value;
+  };
+  const converged = (change: number): Promise<unknown> =>
+    Promise.all(
+      namespaces.map((ns) =>
+        waitFor(
+          `${ns.name}: ${CRS.join(', ')} at change ${change} (replicaCount ${VALUES[change - 1]})`,
+          async () => {
+            const stored = await revisions(ns.name);
+            for (const name of CRS) if (!(await atChange(ns.name, name, stored.get(name)?.at(-1), VALUES[change - 1]))) return false;
+            return true;
+          },
+          { timeoutMs: 300_000, intervalMs: 2_000 },
+        ),
+      ),
+    );
 
-    afterAll(async () => {
-      await make('undeploy', 'ignore-not-found=true', SHARDING).catch(() => undefined);
-      await log.stop();
-      for (const ns of namespaces) await ns.remove();
-    }, 600_000);
-
-    it('config/sharding runs three replicas on the real node, with --sharding; every one owns some of the namespaces and installs only those', async () => {
-      const first = await settled('after the deploy');
-      current = first;
-      for (const pod of first.pods) {
-        expect(pod.spec?.nodeName).toBe(NODE);
-        expect(pod.spec?.containers[0]?.args).toEqual(expect.arrayContaining(['--leader-elect', '--sharding']));
+  /**
+   * Exactly once, in order: of every release's revisions, those helm completed from an install or
+   * upgrade carry changes 1..`change` one each (consecutive values differ, so a change applied
+   * twice shows); the latest is deployed. Any other revision is a cancelled run (failed, or pending
+   * and then superseded by the rollback that unlocked it) or such a rollback. How many, by kind.
+   */
+  const onceEach = async (change: number): Promise<Record<string, number>> => {
+    const want = VALUES.slice(0, change);
+    const others: Record<string, number> = {};
+    for (const ns of namespaces) {
+      const stored = await revisions(ns.name);
+      for (const name of CRS) {
+        const list = stored.get(name) ?? [];
+        const where = `${ns.name}/${name}: ${list.map((r) => `${r.revision}:${r.status}:${r.description}:${String(r.replicaCount)}`).join(', ')}`;
+        expect(
+          list.filter(applied).map((r) => r.replicaCount),
+          where,
+        ).toEqual(want);
+        expect(list.at(-1)?.status, where).toBe('deployed');
+        for (const r of list.filter((x) => !applied(x)))
+          others[`${r.status}: ${r.description}`] = (others[`${r.status}: ${r.description}`] ?? 0) + 1;
       }
-      // Namespaces picked by their bucket: NAMESPACES_EACH in each replica's share.
-      for (const [, holds] of first.holds) {
-        for (let i = 0; i < NAMESPACES_EACH; i++)
-          namespaces.push(await createNamespace(kc, 'shard-rn', (n) => holds.includes(namespaceBucket(n))));
+    }
+    return others;
+  };
+
+  /**
+   * Every revision's shard label names its namespace's bucket and the replica that held that
+   * bucket's fence at that epoch; for an applied one, which change it applied (0 otherwise).
+   */
+  const madeByOwners = async (): Promise<{ namespace: string; change: number; holder: string }[]> => {
+    const made: { namespace: string; change: number; holder: string }[] = [];
+    for (const ns of namespaces) {
+      for (const [name, list] of await revisions(ns.name)) {
+        const done = list.filter(applied);
+        for (const r of list) {
+          const where = `${ns.name}/${name} revision ${r.revision} (${r.description})`;
+          const label = /^b(\d+)-e(\d+)-([0-9a-f]{12})$/.exec(r.shard ?? '');
+          expect(label, `${where}: ${r.shard}`).not.toBeNull();
+          const [, bucket, epoch, digest] = label ?? [];
+          expect(Number(bucket), where).toBe(namespaceBucket(ns.name));
+          const take = log.take(Number(bucket), Number(epoch));
+          expect(take, `${where}: no replica was seen holding bucket ${bucket} at epoch ${epoch}`).toBeDefined();
+          expect(digest, `${where}: made by ${digest}, the fence was ${take?.holder}'s`).toBe(identityDigest(take?.holder ?? ''));
+          made.push({ namespace: ns.name, change: done.indexOf(r) + 1, holder: take?.holder ?? '' });
+        }
       }
-      await Promise.all(namespaces.flatMap((ns) => CRS.map((name) => crs.create(ns.name, name, { replicaCount: VALUES[0] }))));
-      await converged(1);
-      const others = await onceEach(1);
-      const made = await madeByOwners();
-      // Every pod's replica installed some, each release under its namespace's fence (madeByOwners).
-      expect(new Set(made.map((m) => podOf(m.holder)))).toEqual(new Set(first.pods.map((p) => p.metadata?.name)));
-      // A replica that misses its renew deadline exits and comes back under a new identity (ADR 0085),
-      // and rendezvous then moves shares among all: only without that is each share the deploy's.
-      const churned = made.filter((m) => !first.holds.has(m.holder)).length;
-      if (churned === 0) for (const m of made) expect(first.holds.get(m.holder)).toContain(namespaceBucket(m.namespace));
-      console.log(
-        `installs: ${made.length} revisions, ${churned} by an identity that joined after the deploy; not applied: ${JSON.stringify(others)}`,
-      );
-    });
+    }
+    expect(log.conflicts).toEqual([]);
+    return made;
+  };
 
-    it('kubectl delete pod: its buckets move to the others, the replacement takes a share; the change made right after lands once', async () => {
-      const { victim, made } = await leaves(2, async (pod) => {
-        await kubectl('-n', DEPLOYED.namespace, 'delete', 'pod', pod.metadata?.name ?? '', '--wait=false');
-      });
-      // The leaver released its peer Lease on its way out (a graceful stop).
-      const peer = (await shards()).peers.find((p) => p.lease === peerLeaseName(GROUP, victim));
-      expect(peer?.state).toBe('released');
-      expect(made.filter((m) => m.change === 2)).toHaveLength(namespaces.length * CRS.length);
-    });
+  /** Change every CR's spec at once (the next revision's values), as soon as `disrupt` returns. */
+  const changeAll = async (revision: number): Promise<void> => {
+    await Promise.all(
+      namespaces.flatMap((ns) => CRS.map((name) => crs.patch(ns.name, name, { spec: { replicaCount: VALUES[revision - 1] } }))),
+    );
+  };
 
-    it("its node process SIGKILLed: the restarted container joins anew, the dead identity's buckets move once its Lease expires; nothing it owned is lost", async () => {
-      const { victim, moved, made } = await leaves(3, async (pod) => {
-        // The container's first process is the operator's node (the image's ENTRYPOINT): killed on the host, no SIGTERM, no handoff.
-        const { pid } = await realContainer(pod, 'manager');
-        process.kill(pid, 'SIGKILL');
-      });
-      expect(moved.size).toBeGreaterThan(0);
-      // Dead before the change: change 3 of its namespaces was applied by whoever took them over.
-      expect(made.filter((m) => m.change === 3 && m.holder === victim)).toEqual([]);
-      const restarted = (await operatorPods(kc)).find((p) => p.metadata?.name === podOf(victim));
-      expect(restarted?.status?.containerStatuses?.[0]?.restartCount).toBeGreaterThanOrEqual(1);
-      // Its Lease, by name: expired, or already released by a survivor that saw it expire (ADR 0099),
-      // which empties the holder; a SIGKILLed process releases nothing itself.
-      const peer = (await shards()).peers.find((p) => p.lease === peerLeaseName(GROUP, victim));
-      expect(['expired', 'released']).toContain(peer?.state);
-    });
+  /**
+   * The leaver's buckets after it left: each at a new epoch, first taken by another replica (never
+   * by the leaver again), and now held by a live one. By bucket, the first taker.
+   */
+  const movedBuckets = (victim: string, before: Settled, after: Settled): Map<number, string> => {
+    const moved = new Map<number, string>();
+    for (const b of before.holds.get(victim) ?? []) {
+      const was = before.fences.get(b)?.epoch ?? Infinity;
+      expect(after.fences.get(b)?.holder, `bucket ${b}`).not.toBe(victim);
+      expect(after.fences.get(b)?.epoch, `bucket ${b}`).toBeGreaterThan(was);
+      const first = log.take(b, was + 1)?.holder ?? '';
+      expect(first, `bucket ${b}'s first taker at epoch ${was + 1}`).not.toBe('');
+      expect(first, `bucket ${b}'s first taker at epoch ${was + 1}`).not.toBe(victim);
+      moved.set(b, first);
+    }
+    return moved;
+  };
 
-    it('kubectl delete pod --force --grace-period=0: the same, with the replacement started before the old container is gone', async () => {
-      let pid = 0;
-      await leaves(4, async (pod) => {
-        // The pod as read just now: its container a RUNNING task on the host.
-        pid = (await realContainer(pod, 'manager')).pid;
-        await kubectl('-n', DEPLOYED.namespace, 'delete', 'pod', pod.metadata?.name ?? '', '--force', '--grace-period=0', '--wait=false');
-      });
-      // The API object went at once; the kubelet stopped the old container too.
-      await waitFor("the force-deleted pod's operator process to be gone from the host", () => Promise.resolve(!running(pid)), {
-        timeoutMs: 120_000,
-        intervalMs: 1_000,
-      });
+  /** What the takes looked like, for the record (not a bound: the machine is shared). */
+  const report = (
+    victim: string,
+    before: Settled,
+    moved: ReadonlyMap<number, string>,
+    o: { started: number; settledMs: number; restarted: number; others: Record<string, number> },
+  ): void => {
+    const { started } = o;
+    const delays = [...moved.keys()].map((b) => (log.take(b, (before.fences.get(b)?.epoch ?? 0) + 1)?.at ?? started) - started);
+    const survivors = [...moved.values()].filter((id) => before.holds.has(id)).length;
+    console.log(
+      `${victim}: ${moved.size} buckets moved, ${survivors} first to a survivor, ${moved.size - survivors} to a new identity; ` +
+        `first takes ${Math.min(...delays)}-${Math.max(...delays)} ms after the disruption; settled ${o.settledMs} ms and ` +
+        `converged ${Date.now() - started} ms after it; ${o.restarted} other replica(s) restarted (missed renew deadline); ` +
+        `revisions not applied: ${JSON.stringify(o.others)}`,
+    );
+  };
+
+  /**
+   * A replica leaves by `disrupt`, every CR's spec changes right after, and then: the group settles
+   * without the leaver, its buckets at other replicas (a new epoch each), the replacement (a new
+   * pod, or the restarted container) holding a share, every CR at the new change, each change
+   * applied once in helm's history, every revision by its owner.
+   */
+  async function leaves(
+    change: number,
+    disrupt: (pod: V1Pod) => Promise<void>,
+  ): Promise<{ victim: string; moved: Map<number, string>; made: Awaited<ReturnType<typeof madeByOwners>> }> {
+    const before = current ?? (await settled('before'));
+    // The replica owning the first namespace (each owns some).
+    const victim = [...before.holds].find(([, holds]) => holds.includes(namespaceBucket(namespaces[0]?.name ?? '')))?.[0] ?? '';
+    // Read now, not at the last settle: a container restarted since has another containerd id.
+    const pod = (await operatorPods(kc)).find((p) => p.metadata?.name === podOf(victim));
+    if (pod === undefined || !ready(pod)) throw new Error(`no Ready pod of ${victim}`);
+    const started = Date.now();
+    await disrupt(pod);
+    await changeAll(change);
+    const after = await settled(`after ${victim} left`, victim);
+    const settledMs = Date.now() - started;
+    current = after;
+    expect(after.holds.has(victim), `${victim} is no longer a live peer`).toBe(false);
+    // The replacement: the one new pod, or (a container restart keeps the pod) the victim's pod,
+    // whose one live identity (settled) is a new one that holds a share.
+    const names = new Set(before.pods.map((p) => p.metadata?.name));
+    const added = after.pods.map((p) => p.metadata?.name ?? '').filter((n) => !names.has(n));
+    expect(added.length, `new pods: ${added.join(', ')}`).toBeLessThanOrEqual(1);
+    const replacement = added[0] ?? podOf(victim);
+    const newcomer = [...after.holds.keys()].find((id) => podOf(id) === replacement) ?? '';
+    expect(before.holds.has(newcomer), `${newcomer} on ${replacement} is a new identity`).toBe(false);
+    expect(after.holds.get(newcomer)?.length ?? 0, `${newcomer}'s share`).toBeGreaterThan(0);
+    // Any other new identity is a survivor that missed its renew deadline and restarted (by design, ADR 0085): reported.
+    const restarted = [...after.holds.keys()].filter((id) => id !== newcomer && !before.holds.has(id)).length;
+    const moved = movedBuckets(victim, before, after);
+    await converged(change);
+    const others = await onceEach(change);
+    const made = await madeByOwners();
+    report(victim, before, moved, { started, settledMs, restarted, others });
+    return { victim, moved, made };
+  }
+
+  beforeAll(async () => {
+    img = await operatorImage();
+    // deploy.suite.ts pushed it when the tier runs whole; alone (-t), this suite pushes it itself.
+    const [registryAddress, repository, tag] = /^([^/]+)\/(.+):([^:]+)$/.exec(img)?.slice(1) ?? [];
+    const pushed = await fetch(`http://${registryAddress}/v2/${repository}/manifests/${tag}`, {
+      method: 'HEAD',
+      headers: { accept: 'application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json' },
     });
-  },
-);
+    if (!pushed.ok) await make('docker-build', 'docker-push', `IMG=${img}`, 'CONTAINER_TOOL=podman');
+    await make('deploy', `IMG=${img}`, 'REAL_NODE=1', SHARDING);
+  });
+
+  afterAll(async () => {
+    await make('undeploy', 'ignore-not-found=true', SHARDING).catch(() => undefined);
+    await log.stop();
+    for (const ns of namespaces) await ns.remove();
+  }, 600_000);
+
+  it('config/sharding runs three replicas on the real node, with --sharding; every one owns some of the namespaces and installs only those', async () => {
+    const first = await settled('after the deploy');
+    current = first;
+    for (const pod of first.pods) {
+      expect(pod.spec?.nodeName).toBe(NODE);
+      expect(pod.spec?.containers[0]?.args).toEqual(expect.arrayContaining(['--leader-elect', '--sharding']));
+    }
+    // Namespaces picked by their bucket: NAMESPACES_EACH in each replica's share.
+    for (const [, holds] of first.holds) {
+      for (let i = 0; i < NAMESPACES_EACH; i++)
+        namespaces.push(await createNamespace(kc, 'shard-rn', (n) => holds.includes(namespaceBucket(n))));
+    }
+    await Promise.all(namespaces.flatMap((ns) => CRS.map((name) => crs.create(ns.name, name, { replicaCount: VALUES[0] }))));
+    await converged(1);
+    const others = await onceEach(1);
+    const made = await madeByOwners();
+    // Every pod's replica installed some, each release under its namespace's fence (madeByOwners).
+    expect(new Set(made.map((m) => podOf(m.holder)))).toEqual(new Set(first.pods.map((p) => p.metadata?.name)));
+    // A replica that misses its renew deadline exits and comes back under a new identity (ADR 0085),
+    // and rendezvous then moves shares among all: only without that is each share the deploy's.
+    const churned = made.filter((m) => !first.holds.has(m.holder)).length;
+    if (churned === 0) for (const m of made) expect(first.holds.get(m.holder)).toContain(namespaceBucket(m.namespace));
+    console.log(
+      `installs: ${made.length} revisions, ${churned} by an identity that joined after the deploy; not applied: ${JSON.stringify(others)}`,
+    );
+  });
+
+  it('kubectl delete pod: its buckets move to the others, the replacement takes a share; the change made right after lands once', async () => {
+    const { victim, made } = await leaves(2, async (pod) => {
+      await kubectl('-n', DEPLOYED.namespace, 'delete', 'pod', pod.metadata?.name ?? '', '--wait=false');
+    });
+    // The leaver released its peer Lease on its way out (a graceful stop).
+    const peer = (await shards()).peers.find((p) => p.lease === peerLeaseName(GROUP, victim));
+    expect(peer?.state).toBe('released');
+    expect(made.filter((m) => m.change === 2)).toHaveLength(namespaces.length * CRS.length);
+  });
+
+  it("its node process SIGKILLed: the restarted container joins anew, the dead identity's buckets move once its Lease expires; nothing it owned is lost", async () => {
+    const { victim, moved, made } = await leaves(3, async (pod) => {
+      // The container's first process is the operator's node (the image's ENTRYPOINT): killed on the host, no SIGTERM, no handoff.
+      const { pid } = await realContainer(pod, 'manager');
+      process.kill(pid, 'SIGKILL');
+    });
+    expect(moved.size).toBeGreaterThan(0);
+    // Dead before the change: change 3 of its namespaces was applied by whoever took them over.
+    expect(made.filter((m) => m.change === 3 && m.holder === victim)).toEqual([]);
+    const restarted = (await operatorPods(kc)).find((p) => p.metadata?.name === podOf(victim));
+    expect(restarted?.status?.containerStatuses?.[0]?.restartCount).toBeGreaterThanOrEqual(1);
+    // Its Lease, by name: expired, or already released by a survivor that saw it expire (ADR 0099),
+    // which empties the holder; a SIGKILLed process releases nothing itself.
+    const peer = (await shards()).peers.find((p) => p.lease === peerLeaseName(GROUP, victim));
+    expect(['expired', 'released']).toContain(peer?.state);
+  });
+
+  it('kubectl delete pod --force --grace-period=0: the same, with the replacement started before the old container is gone', async () => {
+    let pid = 0;
+    await leaves(4, async (pod) => {
+      // The pod as read just now: its container a RUNNING task on the host.
+      pid = (await realContainer(pod, 'manager')).pid;
+      await kubectl('-n', DEPLOYED.namespace, 'delete', 'pod', pod.metadata?.name ?? '', '--force', '--grace-period=0', '--wait=false');
+    });
+    // The API object went at once; the kubelet stopped the old container too.
+    await waitFor("the force-deleted pod's operator process to be gone from the host", () => Promise.resolve(!running(pid)), {
+      timeoutMs: 120_000,
+      intervalMs: 1_000,
+    });
+  });
+});

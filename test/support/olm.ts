@@ -4,9 +4,10 @@
  * what OLM did. The cluster fakes pods (kwok), so nothing OLM deploys runs a container.
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { childEnv, ROOT } from './deploy.js';
 import { waitFor } from './kube.js';
 
@@ -49,6 +50,23 @@ export async function listeningAddresses(pid: number): Promise<string[]> {
 }
 
 export const OLM_GROUP = 'operators.coreos.com';
+
+/** OLM's CRDs on the cluster, by name, sorted. */
+export async function olmCrds(kc: KubeConfig): Promise<string[]> {
+  return (await kc.makeApiClient(ApiextensionsV1Api).listCustomResourceDefinition()).items
+    .map((c) => c.metadata?.name ?? '')
+    .filter((n) => n.endsWith(`.${OLM_GROUP}`))
+    .sort();
+}
+
+/** The process is gone, or a zombie nobody reaped (the detached children's parent exited). */
+export function exited(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(' ')[2] === 'Z';
+  } catch {
+    return true;
+  }
+}
 
 export interface Csv {
   metadata: { name: string; namespace: string; labels?: Record<string, string> };

@@ -83,10 +83,10 @@ export const TUTORIAL_SCRIPT: readonly string[] = [
 export const NOT_RUN_HERE: readonly { readonly command: string; readonly coveredBy: readonly string[] }[] = [
   // The scaffolded Makefile's registry-up runs `hack/registry.sh up`, as the real-node tier does.
   { command: T.registryUp, coveredBy: ['test/real-node/node.ts'] },
-  { command: T.bundlePush, coveredBy: ['test/real-node/olm.suite.ts', 'test/olm/bundle-image.test.ts'] },
-  { command: T.catalog, coveredBy: ['test/olm/bundle-image.test.ts'] },
-  { command: T.olmInstall, coveredBy: ['test/real-node/olm.suite.ts', 'test/olm/cli.test.ts'] },
-  { command: T.runBundle, coveredBy: ['test/olm/cli.test.ts', 'test/real-node/olm.suite.ts'] },
-  { command: T.cleanup, coveredBy: ['test/real-node/olm.suite.ts', 'test/olm/cli.test.ts'] },
+  { command: T.bundlePush, coveredBy: ['test/real-node/olm.suite.ts'] },
+  { command: T.catalog, coveredBy: ['test/real-node/olm.suite.ts'] },
+  { command: T.olmInstall, coveredBy: ['test/real-node/olm.suite.ts', 'test/olm/cli.suite.ts'] },
+  { command: T.runBundle, coveredBy: ['test/olm/cli.suite.ts', 'test/real-node/olm.suite.ts'] },
+  { command: T.cleanup, coveredBy: ['test/real-node/olm.suite.ts', 'test/olm/cli.suite.ts'] },
   { command: T.registryDown, coveredBy: ['test/real-node/node.ts'] },
 ];

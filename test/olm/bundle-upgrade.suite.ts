@@ -32,7 +32,7 @@ describe('run bundle 0.0.1, then run bundle-upgrade 0.0.2', () => {
 
   beforeAll(async () => {
     work = await mkdtemp(path.join(os.tmpdir(), 'olm-upgrade-'));
-    await helmOperatorOk(['olm', 'install', '--timeout', '5m'], 1_800_000);
+    // OLM: installed by cli.suite.ts before this suite (tier.test.ts).
     // From a clean bundle/: the first version has nothing to replace.
     await rm(path.join(ROOT, 'bundle'), { recursive: true, force: true });
     for (const v of ['0.0.1', '0.0.2']) {
@@ -42,7 +42,8 @@ describe('run bundle 0.0.1, then run bundle-upgrade 0.0.2', () => {
   }, 1_800_000);
 
   afterAll(async () => {
-    await helmOperator(['olm', 'uninstall']);
+    // OLM stays until uninstall.suite.ts; the package goes with its catalog server.
+    if (ns !== '') await helmOperator(['cleanup', PACKAGE, '-n', ns]).catch(() => undefined);
     for (const n of namespaces) await n.remove();
     await rm(work, { recursive: true, force: true });
   }, 300_000);

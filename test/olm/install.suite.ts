@@ -33,15 +33,7 @@ import { CRs, NGINX } from '../support/operator.js';
 import { startChild, type Child } from '../support/process.js';
 import { runGenerateBundle } from '../../src/bundle/commands.js';
 import { clusterStateDir, runningPid } from '../../src/olm/local-processes.js';
-import {
-  createOperatorGroup,
-  helmOperator,
-  helmOperatorOk,
-  listeningAddresses,
-  OLM_GROUP,
-  waitForCsvPhase,
-  type Csv,
-} from '../support/olm.js';
+import { createOperatorGroup, helmOperator, listeningAddresses, OLM_GROUP, waitForCsvPhase, type Csv } from '../support/olm.js';
 
 const execFileAsync = promisify(execFile);
 const IMG = 'example.com/nginx-operator:v0.0.1';
@@ -96,18 +88,22 @@ describe('installing the bundle through OLM', () => {
   let dir = '';
   let ns = '';
   let csv: Csv & { spec: CsvSpec };
+  /** The namespaces where `run bundle` installed the package. */
+  const installedIn: string[] = [];
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'olm-install-'));
-    await helmOperatorOk(['olm', 'install', '--timeout', '5m'], 1_800_000);
+    // OLM: installed by cli.suite.ts before this suite (tier.test.ts).
     await make('bundle', `IMG=${IMG}`, `VERSION=${VERSION}`);
     csv = parse(await readFile(CSV_FILE, 'utf8')) as Csv & { spec: CsvSpec };
   }, 1_800_000);
 
   afterAll(async () => {
     await operator?.stop();
+    // OLM stays for the next suite: the packages this suite installed go (their catalog servers,
+    // the CRD), so that the next install starts from none.
+    for (const home of installedIn) await helmOperator(['cleanup', PACKAGE, '-n', home]).catch(() => undefined);
     for (const n of namespaces) await n.remove();
-    await helmOperator(['olm', 'uninstall']);
     await rm(dir, { recursive: true, force: true });
   }, 300_000);
 
@@ -146,6 +142,7 @@ describe('installing the bundle through OLM', () => {
     const n = await createNamespace(kc, 'olm-install');
     namespaces.push(n);
     ns = n.name;
+    installedIn.push(ns);
     // OwnNamespace: the operator watches the namespace it runs in, as the sample's RBAC check below expects.
     const run = await helmOperator(['run', 'bundle', BUNDLE, '-n', ns, '--install-mode', 'OwnNamespace', '--timeout', '4m']);
     if (run.code !== 0) throw new Error(`run bundle failed: ${run.stderr}${olmOutput()}`);
@@ -268,6 +265,7 @@ describe('installing the bundle through OLM', () => {
     expect(generated).toMatch(/MultiNamespace or AllNamespaces spread the work/);
     // MultiNamespace over two fresh namespaces: the sharded replicas have namespaces to share, and
     // OLM sees no overlap with the OwnNamespace install above, which provides the same CRD.
+    installedIn.push(home.name);
     const installed = await helmOperator([
       'run',
       'bundle',
