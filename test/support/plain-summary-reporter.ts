@@ -28,6 +28,24 @@ export function slowestFiles(
   ];
 }
 
+/**
+ * What an unhandled error says. vitest hands them over serialised from its workers, as plain
+ * objects that may have no prototype: `String()` of one throws ("Cannot convert object to
+ * primitive value"), and the throw ended the summary before its `failed test:` lines.
+ */
+export function errorMessage(e: unknown): string {
+  if (typeof e === 'object' && e !== null) {
+    const { message, name } = e as { message?: unknown; name?: unknown };
+    if (typeof message === 'string') return typeof name === 'string' && name !== '' ? `${name}: ${message}` : message;
+    try {
+      return JSON.stringify(e) ?? '(an error without a message)';
+    } catch {
+      return '(an error without a message)';
+    }
+  }
+  return String(e);
+}
+
 /** The first line of an error's message, trimmed, without terminal colours. */
 function firstLine(message: string | undefined): string {
   const line =
@@ -50,7 +68,7 @@ export default class PlainSummaryReporter implements Reporter {
   onTestRunEnd(modules: readonly TestModule[], unhandledErrors: readonly unknown[]): void {
     let passed = 0;
     let skipped = 0;
-    const failures = unhandledErrors.map((e) => `failed test: (unhandled error): ${firstLine(e instanceof Error ? e.message : String(e))}`);
+    const failures = unhandledErrors.map((e) => `failed test: (unhandled error): ${firstLine(errorMessage(e))}`);
     for (const mod of modules) {
       const tests = [...mod.children.allTests()];
       if (tests.length === 0 && mod.state() === 'failed')

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { moduleSeconds, slowestFiles } from '../../support/plain-summary-reporter.js';
+import PlainSummaryReporter, { errorMessage, moduleSeconds, slowestFiles } from '../../support/plain-summary-reporter.js';
 
 describe('the slowest files a test run lists', () => {
   it('lists the slowest first, at most the count asked for, with how many files ran', () => {
@@ -21,5 +21,29 @@ describe('the slowest files a test run lists', () => {
 
   it("counts a file's import, setup, tests and hooks", () => {
     expect(moduleSeconds({ prepareDuration: 100, collectDuration: 400, setupDuration: 500, duration: 2000 })).toBe(3);
+  });
+});
+
+describe('an unhandled error in the summary', () => {
+  it('reads a serialised error without a prototype, a plain one, and anything else', () => {
+    const serialised = Object.assign(Object.create(null) as object, { name: 'TypeError', message: 'boom\n  at x' });
+    expect(errorMessage(serialised)).toBe('TypeError: boom\n  at x');
+    expect(errorMessage(Object.assign(Object.create(null) as object, { code: 7 }))).toBe('{"code":7}');
+    expect(errorMessage(new Error('plain'))).toBe('Error: plain');
+    expect(errorMessage('text')).toBe('text');
+  });
+
+  it('prints its failed-test line and the closing line instead of throwing', () => {
+    const lines: string[] = [];
+    const write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = ((chunk: string) => (lines.push(String(chunk)), true)) as typeof process.stdout.write;
+    try {
+      new PlainSummaryReporter().onTestRunEnd([], [Object.assign(Object.create(null) as object, { message: 'worker died' })]);
+    } finally {
+      process.stdout.write = write;
+    }
+    const out = lines.join('');
+    expect(out).toContain('failed test: (unhandled error): worker died');
+    expect(out).toContain('0 passed, 1 failed, 0 skipped');
   });
 });
