@@ -71,11 +71,24 @@ const ECDSA_WITH_SHA256 = seq(oid('1.2.840.10045.4.3.2'));
  * A self-signed certificate for `hosts` (DNS names or IP addresses; the first is the common name),
  * valid from a minute ago for `days`.
  */
-export function selfSignedCertificate(hosts: readonly string[], options: { now?: Date; days?: number } = {}): ServingCertificate {
+/**
+ * Pure: random bytes as a serial number's DER INTEGER content: positive (top bit clear) and in its
+ * shortest form, since DER refuses a leading zero byte before one under 0x80 (OpenSSL: "illegal
+ * padding"), which a random first byte made in 1 certificate in 256.
+ */
+export function certificateSerial(random: Buffer): Buffer {
+  const serial = Buffer.from(random);
+  serial[0] = ((serial[0] ?? 0) & 0x7f) | 0x40;
+  return serial;
+}
+
+export function selfSignedCertificate(
+  hosts: readonly string[],
+  options: { now?: Date; days?: number; /** 16 random bytes; a test's chosen ones */ serialBytes?: Buffer } = {},
+): ServingCertificate {
   const now = options.now ?? new Date();
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const serial = randomBytes(16);
-  serial[0] = (serial[0] ?? 0) & 0x7f; // positive INTEGER
+  const serial = certificateSerial(options.serialBytes ?? randomBytes(16));
   const subject = name(hosts[0] ?? 'helm-operator');
   const altNames = seq(...hosts.map((h) => (isIP(h) === 0 ? tlv(0x82, Buffer.from(h, 'ascii')) : tlv(0x87, ipBytes(h)))));
   const tbs = seq(

@@ -38,7 +38,7 @@ export function errorMessage(e: unknown): string {
     const { message, name } = e as { message?: unknown; name?: unknown };
     if (typeof message === 'string') return typeof name === 'string' && name !== '' ? `${name}: ${message}` : message;
     try {
-      return JSON.stringify(e) ?? '(an error without a message)';
+      return JSON.stringify(e);
     } catch {
       return '(an error without a message)';
     }

@@ -36,7 +36,7 @@ describe('an unhandled error in the summary', () => {
   it('prints its failed-test line and the closing line instead of throwing', () => {
     const lines: string[] = [];
     const write = process.stdout.write.bind(process.stdout);
-    process.stdout.write = ((chunk: string) => (lines.push(String(chunk)), true)) as typeof process.stdout.write;
+    process.stdout.write = (chunk: string) => (lines.push(chunk), true);
     try {
       new PlainSummaryReporter().onTestRunEnd([], [Object.assign(Object.create(null) as object, { message: 'worker died' })]);
     } finally {

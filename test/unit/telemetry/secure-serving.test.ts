@@ -8,7 +8,7 @@ import { httpsGet } from '../../support/secure-scrape.js';
 import type { HttpListener } from '../../../src/telemetry/health.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 import { listenHttps } from '../../../src/telemetry/secure-serving.js';
-import { selfSignedCertificate } from '../../../src/telemetry/self-signed-cert.js';
+import { certificateSerial, selfSignedCertificate } from '../../../src/telemetry/self-signed-cert.js';
 
 describe('selfSignedCertificate', () => {
   it('is a valid v3 server certificate for its hosts, signed by its own key, not a CA', () => {
@@ -22,6 +22,22 @@ describe('selfSignedCertificate', () => {
     expect(x.ca).toBe(false);
     expect(x.keyUsage).toEqual(['1.3.6.1.5.5.7.3.1']);
     expect(new Date(x.validTo).getTime() - now.getTime()).toBe(365 * 86_400_000);
+  });
+});
+
+describe('certificateSerial', () => {
+  it('is a positive DER INTEGER in its shortest form whatever the random bytes (a leading zero was illegal padding)', () => {
+    for (const first of [0x00, 0x01, 0x3f, 0x7f, 0x80, 0xff]) {
+      for (const second of [0x00, 0x7f, 0x80]) {
+        const serial = certificateSerial(Buffer.from([first, second, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]));
+        expect(serial.length).toBe(16);
+        expect(serial[0]! & 0x80).toBe(0);
+        expect(serial[0]).not.toBe(0);
+      }
+    }
+    // A certificate made from the worst case parses (OpenSSL refused it before).
+    const worst = Buffer.from([0x00, 0x10, ...Array<number>(14).fill(0)]);
+    expect(new X509Certificate(selfSignedCertificate(['pod-1'], { serialBytes: worst }).cert).serialNumber).toMatch(/^[0-9A-F]+$/);
   });
 });
 
