@@ -8,30 +8,10 @@ import { getValuesArgs } from '../args.js';
 import { releaseContext, type ReadOptions, type VerbContext } from '../call.js';
 import { parsed } from '../error-mapping.js';
 import { HelmOutputError } from '../parse.js';
-import { isPlainObject } from '../../util/plain-object.js';
+import { leafStringsAt, type ValueLeafPath } from '../../util/value-leaves.js';
 
 /** A path into the values: map keys and list indexes; the empty path is every value. */
-export type StoredValuePath = readonly (string | number)[];
-
-/** Pure: the scalars, as text, of `values` at each path (the empty path: all of them); as redaction.ts leafStrings, not booleans. */
-export function stringsAt(values: unknown, paths: readonly StoredValuePath[]): string[] {
-  const leaves = (v: unknown): string[] => {
-    if (typeof v === 'string') return [v];
-    if (typeof v === 'number' || typeof v === 'bigint') return [String(v)];
-    if (Array.isArray(v)) return v.flatMap(leaves);
-    if (isPlainObject(v)) return Object.values(v).flatMap(leaves);
-    return [];
-  };
-  return paths.flatMap((path) => {
-    let node: unknown = values;
-    for (const key of path) {
-      if (typeof key === 'number' && Array.isArray(node)) node = node[key];
-      else if (isPlainObject(node) && Object.hasOwn(node, String(key))) node = node[String(key)];
-      else return [];
-    }
-    return leaves(node);
-  });
-}
+export type StoredValuePath = ValueLeafPath;
 
 /** `helm get values --revision N -o json`, reduced to the strings at `paths`; none for no paths (no helm run). */
 export async function storedStrings(
@@ -50,6 +30,6 @@ export async function storedStrings(
     } catch {
       throw new HelmOutputError('get values: not JSON');
     }
-    return stringsAt(doc ?? {}, at.paths);
+    return leafStringsAt(doc ?? {}, at.paths);
   });
 }

@@ -7,6 +7,7 @@
 import { describeError } from '../../k8s/errors.js';
 import { TerminalError } from '../../runtime/reconcile.js';
 import { ReportedError } from '../core/outcome.js';
+import { leafStrings, leafStringsAt } from '../../util/value-leaves.js';
 
 export const REDACTED = '[redacted]';
 
@@ -29,25 +30,14 @@ export function spellings(value: string): string[] {
   return [...forms];
 }
 
-/** The scalars of a values tree as text (`password: 1234` leaks as "1234" too). */
-export function leafStrings(values: unknown): string[] {
-  if (typeof values === 'string') return [values];
-  if (typeof values === 'number' || typeof values === 'bigint') return [String(values)];
-  if (Array.isArray(values)) return values.flatMap(leafStrings);
-  if (typeof values === 'object' && values !== null) return Object.values(values).flatMap(leafStrings);
-  return [];
-}
+export { leafStrings };
 
 /** The scalars, as text, of `values` at each dotted path (`auth.password`; a map path takes all below it). */
 export function valuesAt(values: unknown, paths: readonly string[]): string[] {
-  return paths.flatMap((path) => {
-    let node: unknown = values;
-    for (const key of path.split('.')) {
-      if (typeof node !== 'object' || node === null || Array.isArray(node)) return [];
-      node = (node as Record<string, unknown>)[key];
-    }
-    return leafStrings(node);
-  });
+  return leafStringsAt(
+    values,
+    paths.map((p) => p.split('.')),
+  );
 }
 
 export class Redactor {

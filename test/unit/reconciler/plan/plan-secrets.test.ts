@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { stringsAt } from '../../../../src/helm/verbs/stored-strings.js';
+import { leafStringsAt as stringsAt } from '../../../../src/util/value-leaves.js';
 import { readSecretPaths, SECRET_PATHS_LABEL, secretPaths, secretPathsLabels } from '../../../../src/reconciler/desired/secret-paths.js';
 import { secretValuePaths } from '../../../../src/reconciler/desired/values-from.js';
 import { Redactor } from '../../../../src/reconciler/status/redaction.js';
