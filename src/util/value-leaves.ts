@@ -1,10 +1,8 @@
 /**
  * The scalars of a values tree as text, whole or at given paths: what redaction looks for
  * (`password: 1234` leaks as "1234" too). Booleans are left out: `true` is no secret, and masking
- * it would mangle every text. Pure.
+ * it would mangle every text. Pure; imports nothing (src/util is a leaf).
  */
-import { isPlainObject } from './plain-object.js';
-
 /** A path into a values tree: map keys and list indexes; the empty path is the whole tree. */
 export type ValueLeafPath = readonly (string | number)[];
 
@@ -22,7 +20,8 @@ export function leafStringsAt(values: unknown, paths: readonly ValueLeafPath[]):
     let node: unknown = values;
     for (const key of path) {
       if (typeof key === 'number' && Array.isArray(node)) node = node[key];
-      else if (isPlainObject(node) && Object.hasOwn(node, String(key))) node = node[String(key)];
+      else if (typeof node === 'object' && node !== null && !Array.isArray(node) && Object.hasOwn(node, String(key)))
+        node = (node as Record<string, unknown>)[String(key)];
       else return [];
     }
     return leafStrings(node);
