@@ -93,8 +93,7 @@ test-olm: deps tools ## OLM (built from source) as local processes, one install 
 	npx vitest run --project olm
 
 .PHONY: test-sharded-apiserver
-test-sharded-apiserver: deps tools ## Informers ask kube-apiserver K8S_SHARDED_VERSION (ShardedListAndWatch on; its own control plane) for their share (docs/adr/0103).
-	bash hack/tools.sh k8s-sharded
+test-sharded-apiserver: deps tools ## Informers ask kube-apiserver (ShardedListAndWatch on; its own control plane) for their share (docs/adr/0103).
 	npx vitest run --project sharded-apiserver
 
 .PHONY: test-tutorial

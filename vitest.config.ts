@@ -143,7 +143,7 @@ export default defineConfig({
       },
       {
         // In CI after chaos (`make test-sharded-apiserver`): KEP-5866's server-side sharded list and watch, on a
-        // kube-apiserver of K8S_SHARDED_VERSION with the gate on (its own control plane; docs/adr/0103).
+        // kube-apiserver with the gate on (its own control plane; docs/adr/0103).
         extends: true,
         test: {
           name: 'sharded-apiserver',

@@ -11,9 +11,8 @@
 #                                             --real-node: also one real node (kubelet, containerd, CNI
 #                                             bridge, kube-proxy; root; one per machine), tainted
 #                                             helm-operator.io/real-node=true:NoSchedule (docs/real-node.md)
-#                                             --sharded: kube-apiserver at K8S_SHARDED_VERSION with the
-#                                             ShardedListAndWatch gate (KEP-5866; docs/adr/0103), the rest
-#                                             of the control plane at K8S_VERSION
+#                                             --sharded: kube-apiserver with the ShardedListAndWatch
+#                                             gate on (KEP-5866, alpha since v1.36; docs/adr/0103)
 #   hack/cluster.sh down [--name N]           delete it (and its real node, restoring the host)
 #   hack/cluster.sh kubeconfig [--name N]     print the kubeconfig path of a running cluster
 #   hack/cluster.sh status [--name N]         exit 0 when the cluster answers
@@ -61,10 +60,6 @@ parse_flags() {
 load_tools() {
   bash "$HACK_DIR/tools.sh" kubectl k8s etcd kwok >&2
   eval "$(bash "$HACK_DIR/tools.sh" env)"
-  if [ "$SHARDED" = true ]; then
-    bash "$HACK_DIR/tools.sh" k8s-sharded >&2
-    KUBE_APISERVER_BIN="$(bash "$HACK_DIR/tools.sh" path k8s-sharded)/kube-apiserver"
-  fi
 }
 
 # The last stdout line of `up`: scripts read the bare path; people get a line their shell can run.
@@ -155,7 +150,7 @@ componentsPatches:
 EOF
   [ -n "${SERVICE_CIDR:-}" ] || [ "$REAL_NODE" = true ] || [ "$SHARDED" = true ] || return 0
   printf -- '- name: kube-apiserver\n  extraArgs:\n'
-  # Only the apiserver knows the gate: the v1.34 controller-manager would refuse it by name.
+  # Only the apiserver serves lists and watches: the gate is its alone.
   [ "$SHARDED" = false ] || printf '  - key: feature-gates\n    value: ShardedListAndWatch=true\n'
   [ -z "${SERVICE_CIDR:-}" ] || printf '  - key: service-cluster-ip-range\n    value: %s\n' "$SERVICE_CIDR"
   [ "$REAL_NODE" = false ] || bash "$HACK_DIR/real-node.sh" apiserver-args "$CLUSTER_DIR"

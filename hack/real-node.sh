@@ -239,7 +239,7 @@ authentication:
 authorization: {mode: Webhook}
 containerRuntimeEndpoint: unix://$SOCK
 cgroupDriver: cgroupfs
-# This machine is cgroup v1; kubelet 1.34 refuses it unless told (1.35 flips the default: ADR 0047).
+# This machine is cgroup v1; since 1.35 the kubelet refuses it unless told (ADR 0047, 0109).
 failCgroupV1: false
 failSwapOn: false
 podLogsDir: $STATE/pod-logs

@@ -9,7 +9,6 @@
 # Components: node helm kubectl helm3 k8s etcd kwok registry olm-validate (what `all` builds; registry: only
 # for the scaffold tests' OCI source; olm-validate: OLM's bundle validators and opm, the bundle tests'
 # reference judge, and catalog-serve, opm serve on a loopback address), and opt-in:
-#   k8s-sharded         kube-apiserver only, at K8S_SHARDED_VERSION (KEP-5866 sharded list/watch; --sharded)
 #   operator-sdk-helm   operator-sdk's helm-operator, the peer `make bench-compare` measures against
 #   olm                 OLM's `olm` and `catalog` operators and its CRDs (crds/), for `make test-olm`
 #   kubelet             kubelet and kube-proxy, from the same Kubernetes module and version as k8s
@@ -58,13 +57,19 @@ go_env() {
   export GOMODCACHE="$CACHE_ROOT/go/mod" GOCACHE="$CACHE_ROOT/go/build"
 }
 
+# The minor of K8S_VERSION (v1.36.3 -> 36).
+k8s_minor() {
+  local m=${K8S_VERSION#v1.}
+  echo "${m%%.*}"
+}
+
 component_dir() {
   case "$1" in
     node) echo "$CACHE_ROOT/node-v$NODE_VERSION" ;;
     helm | kubectl) echo "$CACHE_ROOT/cdk-layer-$CDK_LAYER_VERSION" ;;
-    helm3) echo "$CACHE_ROOT/helm-$HELM3_VERSION-$(go_tag)" ;;
+    # helm v3 is linked with K8S_VERSION's minor as its offline default (build_helm3).
+    helm3) echo "$CACHE_ROOT/helm-$HELM3_VERSION-k8s$(k8s_minor)-$(go_tag)" ;;
     k8s) echo "$CACHE_ROOT/k8s-$K8S_VERSION-$(go_tag)" ;;
-    k8s-sharded) echo "$CACHE_ROOT/k8s-$K8S_SHARDED_VERSION-$(go_tag)" ;;
     etcd) echo "$CACHE_ROOT/etcd-$ETCD_VERSION-$(go_tag)" ;;
     kwok) echo "$CACHE_ROOT/kwok-$KWOK_VERSION-$(go_tag)" ;;
     olm-validate) echo "$CACHE_ROOT/olm-validate-$OPERATOR_REGISTRY_VERSION-$(olm_source_digest)-$(go_tag)" ;;
@@ -75,7 +80,7 @@ component_dir() {
     containerd) echo "$CACHE_ROOT/containerd-$CONTAINERD_VERSION-$(go_tag)" ;;
     pause) echo "$CACHE_ROOT/pause-$(pause_source_digest)-$(go_tag)" ;;
     prometheus) echo "$CACHE_ROOT/prometheus-$PROMETHEUS_DEB_VERSION" ;;
-    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s k8s-sharded etcd kwok registry olm-validate operator-sdk-helm olm kubelet containerd pause node-packages real-node)" ;;
+    *) die "unknown component '$1' (known: node helm kubectl helm3 k8s etcd kwok registry olm-validate operator-sdk-helm olm kubelet containerd pause node-packages real-node)" ;;
   esac
 }
 
@@ -86,7 +91,6 @@ component_bins() {
     helm | kubectl) echo "helm/helm kubectl/kubectl" ;;
     helm3) echo "helm" ;;
     k8s) echo "kube-apiserver kube-controller-manager kube-scheduler" ;;
-    k8s-sharded) echo "kube-apiserver" ;;
     etcd) echo "etcd" ;;
     kwok) echo "kwok kwokctl" ;;
     registry) echo "registry" ;;
@@ -131,8 +135,7 @@ build_layer() {
 build_helm3() {
   local out=$1 v=$HELM3_VERSION minor
   go_env
-  minor=${K8S_VERSION#v1.}
-  minor=${minor%%.*}
+  minor=$(k8s_minor)
   # Without the k8sVersion ldflags an offline `helm template` assumes Kubernetes v1.20.
   GOBIN="$out" go install -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$v \
     -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor \
@@ -168,11 +171,11 @@ writable_module_copy() {
   cp -a "$src/." "$2/" && chmod -R u+w "$2"
 }
 
-# Kubernetes commands $2... of module k8s.io/kubernetes@$K8S_VERSION (or $K8S_BUILD_VERSION) into $1, in a
+# Kubernetes commands $2... of module k8s.io/kubernetes@$K8S_VERSION into $1, in a
 # wrapper module of their own (work directory per output, so the control plane and the node binaries
 # build concurrently).
 build_k8s_cmds() {
-  local out=$1 work gomod staging minor ld p K8S_VERSION=${K8S_BUILD_VERSION:-$K8S_VERSION}
+  local out=$1 work gomod staging minor ld p
   shift
   go_env
   work="$CACHE_ROOT/work/$(basename "${out%.tmp}")"
@@ -188,8 +191,7 @@ build_k8s_cmds() {
   awk '$1 ~ /^k8s\.io\// && $2=="v0.0.0" {print $1}' "$gomod" | sort -u |
     while read -r m; do go mod edit -replace="$m=$m@$staging"; done
   go mod edit -require="k8s.io/kubernetes@$K8S_VERSION"
-  minor=${K8S_VERSION#v1.}
-  minor=${minor%%.*}
+  minor=$(k8s_minor)
   ld="-s -w"
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ld+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
@@ -201,12 +203,6 @@ build_k8s_cmds() {
 
 build_k8s() { build_k8s_cmds "$1" kube-apiserver kube-controller-manager kube-scheduler; }
 
-# Only kube-apiserver at K8S_SHARDED_VERSION: the server side of KEP-5866's sharded list and watch
-# (`hack/cluster.sh up --sharded`); the rest of the control plane stays at K8S_VERSION
-# (docs/adr/0103-informers-ask-the-server-for-their-share.md).
-build_k8s-sharded() { K8S_BUILD_VERSION=$K8S_SHARDED_VERSION build_k8s_cmds "$1" kube-apiserver; }
-
-# The real node's kubelet and kube-proxy: same module, version and flags as the control plane.
 # The Debian package's binaries, extracted beside each other; the pinned version must be apt's
 # candidate (a newer one fails here, by name, until versions.env is raised).
 build_prometheus() {
@@ -219,6 +215,7 @@ build_prometheus() {
   rm -rf "$work"
 }
 
+# The real node's kubelet and kube-proxy: same module, version and flags as the control plane.
 build_kubelet() { build_k8s_cmds "$1" kubelet kube-proxy; }
 
 # containerd v2 as its release builds it, minus cgo (no btrfs snapshotter, which a node here does not use).

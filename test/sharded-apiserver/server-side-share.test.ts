@@ -3,7 +3,8 @@
  * `ShardedListAndWatch` gate (`make test-sharded-apiserver`; `hack/cluster.sh up --sharded`):
  *
  * - the start-up probe finds that this server filters (`server`), where the default control plane
- *   (v1.34) ignores the parameter (the sharding integration tests run there, client-side);
+ *   (the same version, gate off) ignores the parameter (the sharding integration tests run there,
+ *   client-side);
  * - two replicas' informers, in `server` mode (which never filters on the client), each list and
  *   watch exactly the objects of the namespaces the rendezvous gives their replica: CRs (whose
  *   LIST response carries no `shardInfo` echo on v1.36.3) and ConfigMaps (values sources);

@@ -1,7 +1,7 @@
 /**
- * The sharded tier's control plane (`make test-sharded-apiserver`, docs/adr/0103): kube-apiserver at
- * K8S_SHARDED_VERSION with the ShardedListAndWatch gate (`hack/cluster.sh up --sharded`), a cluster
- * of its own, since the integration tier's runs the project's default version without it.
+ * The sharded tier's control plane (`make test-sharded-apiserver`, docs/adr/0103): kube-apiserver
+ * with the ShardedListAndWatch gate on (`hack/cluster.sh up --sharded`), a cluster of its own, since
+ * the integration tier's runs the same version with the gate off.
  */
 import type { TestProject } from 'vitest/node';
 import { startTestCluster } from './global-setup.js';
