@@ -15,7 +15,8 @@ import { rollback, type RollbackOptions } from './verbs/rollback.js';
 import { test, type TestOptions, type TestResult } from './verbs/test.js';
 import { serverDryRun, type ServerDryRunOptions } from './verbs/server-dry-run.js';
 import { status } from './verbs/status.js';
-import { storedStrings, type StoredValuePath } from './verbs/stored-strings.js';
+import { storedStrings } from './verbs/stored-strings.js';
+import type { ValueLeafPath } from '../util/value-leaves.js';
 import { template, type TemplateOptions } from './verbs/template.js';
 import { uninstall, type UninstallOptions } from './verbs/uninstall.js';
 import { upgrade, type UpgradeOptions } from './verbs/upgrade.js';
@@ -95,7 +96,7 @@ export class HelmClient {
 
   /** For redaction only: the strings revision `at.revision`'s stored values hold at `at.paths` (stored-strings.ts). */
   storedStrings(
-    at: { readonly release: string; readonly namespace: string; readonly revision: number; readonly paths: readonly StoredValuePath[] },
+    at: { readonly release: string; readonly namespace: string; readonly revision: number; readonly paths: readonly ValueLeafPath[] },
     opts?: ReadOptions,
   ): Promise<string[]> {
     return storedStrings(this.#verbs, at, opts);

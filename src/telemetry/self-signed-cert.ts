@@ -68,10 +68,6 @@ function ipBytes(ip: string): Buffer {
 const ECDSA_WITH_SHA256 = seq(oid('1.2.840.10045.4.3.2'));
 
 /**
- * A self-signed certificate for `hosts` (DNS names or IP addresses; the first is the common name),
- * valid from a minute ago for `days`.
- */
-/**
  * Pure: random bytes as a serial number's DER INTEGER content: positive (top bit clear) and in its
  * shortest form, since DER refuses a leading zero byte before one under 0x80 (OpenSSL: "illegal
  * padding"), which a random first byte made in 1 certificate in 256.
@@ -82,6 +78,10 @@ export function certificateSerial(random: Buffer): Buffer {
   return serial;
 }
 
+/**
+ * A self-signed certificate for `hosts` (DNS names or IP addresses; the first is the common name),
+ * valid from a minute ago for `days`.
+ */
 export function selfSignedCertificate(
   hosts: readonly string[],
   options: { now?: Date; days?: number; /** 16 random bytes; a test's chosen ones */ serialBytes?: Buffer } = {},

@@ -10,13 +10,10 @@ import { parsed } from '../error-mapping.js';
 import { HelmOutputError } from '../parse.js';
 import { leafStringsAt, type ValueLeafPath } from '../../util/value-leaves.js';
 
-/** A path into the values: map keys and list indexes; the empty path is every value. */
-export type StoredValuePath = ValueLeafPath;
-
 /** `helm get values --revision N -o json`, reduced to the strings at `paths`; none for no paths (no helm run). */
 export async function storedStrings(
   h: VerbContext,
-  at: { readonly release: string; readonly namespace: string; readonly revision: number; readonly paths: readonly StoredValuePath[] },
+  at: { readonly release: string; readonly namespace: string; readonly revision: number; readonly paths: readonly ValueLeafPath[] },
   opts: ReadOptions = {},
 ): Promise<string[]> {
   if (at.paths.length === 0) return [];

@@ -12,7 +12,7 @@
 import { readHelmYaml } from '../../config/helm-yaml.js';
 import { parseValuePath, valuePathProblem, type ValuePath } from '../../config/value-path.js';
 import { bracketDepth, VALUES_FROM_LIMITS, VALUES_LIMITS, valuesProblem } from '../decide/limits.js';
-import { leafStrings } from '../status/redaction.js';
+import { leafStrings } from '../../util/value-leaves.js';
 import { isPlainObject } from '../../util/plain-object.js';
 import { setValueAt, type Values } from './values.js';
 import { leafPaths } from './secret-paths.js';

@@ -7,7 +7,7 @@
 import { describeError } from '../../k8s/errors.js';
 import { TerminalError } from '../../runtime/reconcile.js';
 import { ReportedError } from '../core/outcome.js';
-import { leafStrings, leafStringsAt } from '../../util/value-leaves.js';
+import { leafStringsAt } from '../../util/value-leaves.js';
 
 export const REDACTED = '[redacted]';
 
@@ -29,8 +29,6 @@ export function spellings(value: string): string[] {
   for (const line of value.split('\n')) if (line.trim().length >= MIN_REDACTED_LENGTH) forms.add(line.trim());
   return [...forms];
 }
-
-export { leafStrings };
 
 /** The scalars, as text, of `values` at each dotted path (`auth.password`; a map path takes all below it). */
 export function valuesAt(values: unknown, paths: readonly string[]): string[] {

@@ -11,7 +11,7 @@ import { parseValuePath, VALUE_PATH_LIMITS, ValuePathError, type ValuePath } fro
 import type { CustomResource } from '../../../src/k8s/custom-resources.js';
 import { invalidInput } from '../../../src/reconciler/desired/desired.js';
 import { VALUES_LIMITS, valuesProblem } from '../../../src/reconciler/decide/limits.js';
-import { leafStrings } from '../../../src/reconciler/status/redaction.js';
+import { leafStrings } from '../../../src/util/value-leaves.js';
 import { composeReferencedValues, deepMerge, parseValuesFrom, secretStrings } from '../../../src/reconciler/desired/values-from.js';
 import { mergeValues, setValueAt, type Values } from '../../../src/reconciler/desired/values.js';
 import { canonicalJson } from '../../../src/util/canonical-json.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { leafStrings, REDACTED, Redactor, spellings, valuesAt } from '../../../../src/reconciler/status/redaction.js';
+import { REDACTED, Redactor, spellings, valuesAt } from '../../../../src/reconciler/status/redaction.js';
+import { leafStrings } from '../../../../src/util/value-leaves.js';
 
 describe('spellings', () => {
   it('covers the value as is, quoted as helm and the API server quote it, base64, and each line', () => {
