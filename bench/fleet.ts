@@ -13,7 +13,7 @@ import { KubeShardLeaseStore } from '../src/runtime/shard-lease-store.js';
 import { liveByRecord, shardGroupView } from '../src/runtime/shard-view.js';
 import { NGINX, untilHolds } from './compare/cluster.js';
 import { startOperator, type OperatorName, type OperatorSetup, type RunningOperator } from './compare/operators.js';
-import { createNamespace, deleteNamespace, type ScenarioSetup } from './compare/scenarios.js';
+import { createNamespace, createNamedNamespace, deleteNamespace, type ScenarioSetup } from './compare/scenarios.js';
 
 /** The replicas' --leader-election-id: their shard group. */
 export const GROUP = 'bench-fleet';
@@ -101,7 +101,10 @@ export async function startFleet(
     await mapBounded([home, ...tenants], 4, (ns) => deleteNamespace(s, ns));
   };
   try {
-    for (let i = 0; i < o.namespaces; i++) tenants.push(await createNamespace(s, `${o.tag}-${i}`));
+    // Named as platform teams name them, differing only at the end (`…-tenant-001`, `…-tenant-002`):
+    // the names a weak bucket hash crowds onto one replica (docs/adr/0110).
+    const stamp = `${o.tag}${Date.now().toString(36)}`;
+    for (let i = 1; i <= o.namespaces; i++) tenants.push(await createNamedNamespace(s, `${stamp}-tenant-${String(i).padStart(3, '0')}`));
     const sharding = ['--leader-elect', '--sharding', '--leader-election-id', GROUP, '--leader-election-namespace', home];
     for (let r = 0; r < o.replicas; r++)
       operators.push(

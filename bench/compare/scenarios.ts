@@ -117,7 +117,11 @@ async function phase(s: ScenarioSetup, op: RunningOperator, act: () => Promise<v
 }
 
 export async function createNamespace(s: ScenarioSetup, prefix: string): Promise<string> {
-  const ns = `${prefix}-${Date.now().toString(36)}`;
+  return createNamedNamespace(s, `${prefix}-${Date.now().toString(36)}`);
+}
+
+/** A namespace of exactly this name (fails if it exists). */
+export async function createNamedNamespace(s: ScenarioSetup, ns: string): Promise<string> {
   await s.kc
     .makeApiClient(RawClient)
     .request(HttpMethod.POST, '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });

@@ -8,6 +8,7 @@
 import { Command, Option } from 'commander';
 import { loadKubeConfig } from '../k8s/kubeconfig.js';
 import { KubeShardLeaseStore } from '../runtime/shard-lease-store.js';
+import { SHARD_HASH } from '../runtime/shard-assignment.js';
 import { bucketRanges, liveByRecord, shardGroupView, type ShardGroupView } from '../runtime/shard-view.js';
 import { RolloutError } from './rollout.js';
 
@@ -67,6 +68,12 @@ export function shardsText(v: ShardGroupView, nowMs: number): string {
         `${p.identity === '' ? '-' : p.identity}  ${p.state}  ${ago(p.renewed, nowMs)}  ${p.holds.length}  ${p.holds.length === 0 ? '-' : bucketRanges(p.holds)}`,
     ),
   ];
+  const strangers = live.filter((p) => p.hash !== SHARD_HASH);
+  if (strangers.length > 0) {
+    lines.push(
+      `bucket functions differ: ${strangers.map((p) => `${p.identity} runs ${p.hash}`).join(', ')}; replicas on ${SHARD_HASH} own nothing until they leave (docs/adr/0110)`,
+    );
+  }
   for (const h of v.handoffs) {
     const from = h.state === 'free' ? 'free' : `${h.state} from ${h.holder} (epoch ${h.epoch})`;
     lines.push(`handoff: bucket ${h.bucket} ${from}, to ${h.to ?? 'nobody (no live replica)'}`);

@@ -365,7 +365,7 @@ async function membership(
     const share = new BucketShare({ bucketOf: (ns) => namespaceBucket(ns) });
     const shards = makeShards(le, { namespace, kubeConfig: on.kubeConfig, log: on.log, metrics, share });
     const probe = async (): Promise<void> => {
-      const verdict = await probeShardFilter(leaseProbeList(on.kubeConfig, namespace), namespace, shards.buckets);
+      const verdict = await probeShardFilter(leaseProbeList(on.kubeConfig, namespace), namespace);
       share.setMode(verdict.mode);
       metrics.watchFilter(verdict.mode);
       on.log.info({ mode: verdict.mode, reason: verdict.reason }, "Informers watch this replica's share (docs/adr/0103)");

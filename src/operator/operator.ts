@@ -2,7 +2,7 @@
  * Assembles the operator: one controller per watch, each reconciling its kind's CRs into helm
  * releases through one shared helm client.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Watch } from '../config/watch.js';
 import { restartingChanges } from '../config/watch-restart.js';
 import type { HelmClient } from '../helm/index.js';
@@ -32,7 +32,7 @@ import {
 import type { CustomResource } from '../k8s/custom-resources.js';
 import { ControllerSet } from '../runtime/controller-set.js';
 import type { NamespaceShard } from '../runtime/namespace-shard.js';
-import type { WatchShare } from '../runtime/watch-share.js';
+import type { LearningShare } from '../runtime/watch-share.js';
 import type { Priority } from '../runtime/workqueue.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { ControllerMetrics } from '../telemetry/metric-hooks.js';
@@ -94,9 +94,10 @@ export interface OperatorOptions {
   readonly shard?: OperatorShard;
   /**
    * Sharded: the share the dependent and values-source informers hold (docs/adr/0103); the CR
-   * informers keep the whole kind, which the rollout gate decides over (docs/adr/0096).
+   * informers keep the whole kind, which the rollout gate decides over (docs/adr/0096), and tell
+   * the share which namespaces hold CRs (its server-side selector names them; docs/adr/0110).
    */
-  readonly watchShare?: WatchShare;
+  readonly watchShare?: LearningShare;
 }
 
 /** What the operator needs of sharding: the controllers' view, the share a revision is made under, and the shares taken. */
@@ -207,9 +208,19 @@ export class Operator {
       ...(this.o.metrics === undefined ? {} : { metrics: this.o.metrics }),
       // Reconciles GET their CR; the cache serves the batched uninstall's metadata and the rollout gate.
       cacheTransform: keepForRollout,
-      onObject: this.#valuesSources.indexer(name),
+      onObject: this.#onCustomResource(name),
       ...(this.o.shard === undefined ? {} : { shard: this.o.shard }),
     });
+  }
+
+  /** What a controller's cache sees of each CR: the values sources it names, and its namespace for the share. */
+  #onCustomResource(controller: string): (cr: KubernetesObject, deleted: boolean) => void {
+    const index = this.#valuesSources.indexer(controller);
+    const share = this.o.watchShare;
+    return (cr, deleted) => {
+      index(cr, deleted);
+      if (!deleted) share?.learn(cr.metadata?.namespace ?? '');
+    };
   }
 
   /**

@@ -381,10 +381,14 @@ export class Informer<T extends KubernetesObject = KubernetesObject> implements 
   /** `server` mode: the share's selector for LIST and WATCH. */
   readonly #serverSelector = (): string | undefined => (this.#share?.mode() === 'server' ? this.#share.selector() : undefined);
 
-  /** `client` mode: whether an object belongs to the share (cluster-scoped objects always do). */
+  /**
+   * Whether an object belongs to the share (cluster-scoped objects always do): in `client` mode the
+   * server sent everything; in `server` mode a selector capped in ranges may let others through
+   * (shard-selector.ts), and a watch opened before a change of the share runs until its relist.
+   */
   readonly #keeps = (obj: T): boolean => {
     const share = this.#share;
-    if (share?.mode() !== 'client') return true;
+    if (share === undefined) return true;
     const namespace = obj.metadata?.namespace ?? '';
     return namespace === '' || share.covers(namespace);
   };

@@ -5,8 +5,18 @@
  * and a peer joining or leaving moves only the buckets it wins or held (about 1/N of them).
  */
 
-/** Buckets namespaces hash into: a power of two, so each is one contiguous range of the 64-bit hash. */
+/** Buckets namespaces hash into: a power of two, so a bucket is the top bits of a 64-bit hash. */
 export const SHARD_BUCKETS = 64;
+
+/**
+ * Names the bucket function below; every peer Lease carries it, and replicas that see a live peer
+ * on another one own nothing until it is gone (a rolling upgrade across a change of the function
+ * must never give one namespace two owners; docs/adr/0110).
+ */
+export const SHARD_HASH = 'fnv1a64-splitmix64';
+
+/** The bucket function before docs/adr/0110 (top bits of FNV-1a alone), named for peers that carry no name. */
+export const LEGACY_SHARD_HASH = 'fnv1a64';
 
 const FNV_OFFSET = 0xcbf29ce484222325n;
 const FNV_PRIME = 0x100000001b3n;
@@ -14,7 +24,7 @@ const MASK64 = 0xffffffffffffffffn;
 
 /**
  * 64-bit FNV-1a over the UTF-8 bytes of `text`: the hash KEP-5866's `shardRange(object.metadata.namespace, …)`
- * uses, so a bucket is a range a server-side sharded watch could ask for.
+ * compares (shard-selector.ts).
  */
 export function fnv1a64(text: string): bigint {
   let h = FNV_OFFSET;
@@ -25,61 +35,71 @@ export function fnv1a64(text: string): bigint {
   return h;
 }
 
-/** The bucket of `namespace`: the top bits of its hash (bucket b is the hash range [b, b+1) × 2^64 / buckets). */
-export function namespaceBucket(namespace: string, buckets = SHARD_BUCKETS): number {
-  assertBuckets(buckets);
-  return Number((fnv1a64(namespace) * BigInt(buckets)) >> 64n);
-}
-
-/** The half-open 64-bit hash range of `bucket`, as KEP-5866's hex bounds (for a future server-side watch). */
-export function bucketHashRange(bucket: number, buckets = SHARD_BUCKETS): { readonly start: string; readonly end: string } {
-  assertBuckets(buckets);
-  const width = (1n << 64n) / BigInt(buckets);
-  const hex = (n: bigint): string => `0x${n.toString(16).padStart(16, '0')}`;
-  return { start: hex(BigInt(bucket) * width), end: hex(BigInt(bucket + 1) * width) };
-}
-
-/** A peer's score for a bucket: a well-mixed 64-bit hash of both (FNV-1a's low bits alone mix poorly, hence the finaliser). */
-export function rendezvousScore(peer: string, bucket: number): bigint {
-  let h = fnv1a64(`${peer}\u0000${bucket}`);
-  // splitmix64's finaliser: spreads FNV's last-byte bias over every bit.
+/**
+ * splitmix64's finaliser: a bijection of 64-bit values in which every input bit moves every output
+ * bit. FNV-1a alone does not: the last bytes of a name reach only its middle and low bits, so
+ * `tenant-001` … `tenant-040` share their top six bits (docs/adr/0110).
+ */
+export function mix64(value: bigint): bigint {
+  let h = value & MASK64;
   h = ((h ^ (h >> 30n)) * 0xbf58476d1ce4e5b9n) & MASK64;
   h = ((h ^ (h >> 27n)) * 0x94d049bb133111ebn) & MASK64;
   return h ^ (h >> 31n);
 }
 
-/** The owner of `bucket` among `peers` (undefined when there are none); ties go to the smaller identity. */
-export function rendezvousOwner(bucket: number, peers: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestScore = -1n;
-  for (const peer of peers) {
-    const score = rendezvousScore(peer, bucket);
-    if (score > bestScore || (score === bestScore && best !== undefined && peer < best)) {
-      best = peer;
-      bestScore = score;
-    }
+/** The bucket of `namespace`: the top bits of its mixed hash, so names that differ only at the end spread evenly. */
+export function namespaceBucket(namespace: string, buckets = SHARD_BUCKETS): number {
+  assertBuckets(buckets);
+  return Number((mix64(fnv1a64(namespace)) * BigInt(buckets)) >> 64n);
+}
+
+/** A peer's score for a bucket: a well-mixed 64-bit hash of both. */
+export function rendezvousScore(peer: string, bucket: number): bigint {
+  return mix64(fnv1a64(`${peer}\u0000${bucket}`));
+}
+
+/**
+ * Every bucket's owner among `peers`: rendezvous with bounded loads. The (bucket, peer) pairs are
+ * taken best score first, and a bucket goes to the best-scoring peer that still has room: each peer
+ * holds ⌊buckets / peers⌋, the first to fill up one more, so all own the same number (±1). Plain
+ * rendezvous leaves the busiest of four peers about 20 of 64 (a quarter more than its share); the
+ * bound moves about a fifth more buckets when a peer joins or leaves (docs/adr/0110). Ties go to
+ * the smaller identity.
+ */
+export function assignment(peers: readonly string[], buckets = SHARD_BUCKETS): Map<number, string> {
+  assertBuckets(buckets);
+  const members = [...new Set(peers)].sort();
+  const owners = new Map<number, string>();
+  if (members.length === 0) return owners;
+  // Each peer holds ⌊buckets / peers⌋, and the first `extra` to fill up one more.
+  const floor = Math.floor(buckets / members.length);
+  let extra = buckets % members.length;
+  const load = new Map(members.map((p) => [p, 0]));
+  const pairs: { readonly score: bigint; readonly bucket: number; readonly peer: string }[] = [];
+  for (let bucket = 0; bucket < buckets; bucket++) {
+    for (const peer of members) pairs.push({ score: rendezvousScore(peer, bucket), bucket, peer });
   }
-  return best;
+  pairs.sort((a, b) => (a.score === b.score ? (a.peer < b.peer ? -1 : 1) : a.score > b.score ? -1 : 1));
+  for (const { bucket, peer } of pairs) {
+    const held = load.get(peer) ?? 0;
+    if (owners.has(bucket) || held > floor || (held === floor && extra === 0)) continue;
+    if (held === floor) extra--;
+    owners.set(bucket, peer);
+    load.set(peer, held + 1);
+  }
+  return new Map([...owners].sort(([a], [b]) => a - b));
+}
+
+/** The owner of `bucket` among `peers` (undefined when there are none). */
+export function bucketOwner(bucket: number, peers: readonly string[], buckets = SHARD_BUCKETS): string | undefined {
+  return assignment(peers, buckets).get(bucket);
 }
 
 /** The buckets `self` should own among `peers` (self is counted whether listed or not). */
 export function bucketsOf(self: string, peers: readonly string[], buckets = SHARD_BUCKETS): Set<number> {
-  assertBuckets(buckets);
-  const all = peers.includes(self) ? peers : [...peers, self];
   const mine = new Set<number>();
-  for (let b = 0; b < buckets; b++) if (rendezvousOwner(b, all) === self) mine.add(b);
+  for (const [bucket, owner] of assignment([...peers, self], buckets)) if (owner === self) mine.add(bucket);
   return mine;
-}
-
-/** Every bucket's owner among `peers`, for the `shards` listing and tests. */
-export function assignment(peers: readonly string[], buckets = SHARD_BUCKETS): Map<number, string> {
-  assertBuckets(buckets);
-  const owners = new Map<number, string>();
-  for (let b = 0; b < buckets; b++) {
-    const owner = rendezvousOwner(b, peers);
-    if (owner !== undefined) owners.set(b, owner);
-  }
-  return owners;
 }
 
 function assertBuckets(buckets: number): void {

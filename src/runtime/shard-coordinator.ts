@@ -21,7 +21,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from '../telemetry/logger.js';
 import { systemClock, TIMED_OUT, withDeadline, type Clock, type Timer } from '../util/clock.js';
 import { LeaseConflictError, LeaderElectionLostError, sameRecord, type LeaseRecord, type VersionedLease } from './leader.js';
-import { bucketsOf, namespaceBucket, SHARD_BUCKETS } from './shard-assignment.js';
+import { bucketsOf, namespaceBucket, SHARD_BUCKETS, SHARD_HASH } from './shard-assignment.js';
 import { bucketStep, peerLive, type BucketFacts, type BucketPhase } from './shard-handoff.js';
 import { liveIdentities } from './shard-view.js';
 
@@ -30,6 +30,8 @@ export type ShardLeaseRole = 'peer' | 'fence';
 export interface ShardLease extends VersionedLease {
   readonly name: string;
   readonly role: ShardLeaseRole;
+  /** The bucket function its writer runs: SHARD_HASH, or another across an upgrade (docs/adr/0110). */
+  readonly hash: string;
 }
 
 /** The group's Leases (the Kubernetes one is shard-lease-store.ts). */
@@ -130,6 +132,8 @@ export class ShardCoordinator {
   #acquiredPeer = false;
   /** Successful writes of our own peer Lease: a LIST sent before the last one may show it older. */
   #peerWrites = 0;
+  /** Live peers last seen on another bucket function, for the log when that changes. */
+  #strangers = '';
   #timer: Timer | undefined;
   #deadline: Timer | undefined;
   #round: Promise<void> | undefined;
@@ -305,7 +309,8 @@ export class ShardCoordinator {
     if (!(await (renewing ?? this.#renewPeer(this.#clock.now())))) return;
     if (!this.isLeader()) return;
     const live = this.#livePeers(now);
-    const desired = bucketsOf(this.identity, [...live], this.buckets);
+    const strangers = this.#otherFunctions(live);
+    const desired = strangers.length === 0 ? bucketsOf(this.identity, [...live], this.buckets) : new Set<number>();
     // Every bucket at once, and not awaited by the round: a first replica takes 64 fences, and
     // fence writes on a busy API server must never delay the next renewal of the peer Lease. A
     // bucket whose step still runs is skipped by the next round.
@@ -524,6 +529,32 @@ export class ShardCoordinator {
     return liveIdentities(observed, (p) => peerLive(p.at, p.record.leaseDurationSeconds, p.record.holderIdentity, now), this.identity);
   }
 
+  /**
+   * Live peers whose bucket function is not ours. Two functions put a namespace in two buckets that
+   * two replicas may hold at once, so while such a peer lives this replica wants no bucket (it hands
+   * off what it has) and waits for it to go: a rolling upgrade across a change of the function
+   * leaves the new replicas idle until the old ones have left, never two owners (docs/adr/0110).
+   */
+  #otherFunctions(live: ReadonlySet<string>): string[] {
+    const strangers = [...this.#observed.values()]
+      .map(({ lease }) => lease)
+      .filter((l) => l.role === 'peer' && l.hash !== SHARD_HASH && l.record.holderIdentity !== '' && live.has(l.record.holderIdentity))
+      .map((l) => `${l.record.holderIdentity} (${l.hash})`)
+      .sort();
+    const said = strangers.join(', ');
+    if (said !== this.#strangers) {
+      this.#strangers = said;
+      if (said === '')
+        this.#o.log.info({ group: this.group, hash: SHARD_HASH }, 'every live peer runs this bucket function: taking a share');
+      else
+        this.#o.log.warn(
+          { group: this.group, hash: SHARD_HASH, peers: strangers },
+          'live peers run another bucket function: owning nothing until they leave',
+        );
+    }
+    return strangers;
+  }
+
   /** `ownNewer`: our peer Lease was written since the LIST was sent, so its listed record may be older: kept as written. */
   #observe(listed: readonly ShardLease[], now: number, ownNewer = false): void {
     const seen = new Set<string>(ownNewer ? [this.#peerName] : []);
@@ -539,7 +570,10 @@ export class ShardCoordinator {
 
   /** A record this replica wrote itself: seen now, with its new resourceVersion. */
   #remember(name: string, role: ShardLeaseRole, written: VersionedLease, now: number): void {
-    this.#observed.set(name, { lease: { name, role, record: written.record, resourceVersion: written.resourceVersion }, at: now });
+    this.#observed.set(name, {
+      lease: { name, role, hash: SHARD_HASH, record: written.record, resourceVersion: written.resourceVersion },
+      at: now,
+    });
   }
 
   /** `fn` within the renew deadline; undefined (logged) when it failed or timed out. */

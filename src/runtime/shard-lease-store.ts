@@ -7,12 +7,15 @@ import { HttpMethod, type KubeConfig } from '../k8s/client-node.js';
 import { isConflict } from '../k8s/errors.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
 import { LeaseConflictError, type LeaseRecord, type VersionedLease } from './leader.js';
+import { LEGACY_SHARD_HASH, SHARD_HASH } from './shard-assignment.js';
 import { leaseRecordFromSpec, leaseSpecFromRecord } from './lease-lock.js';
 import type { ShardLease, ShardLeaseRole, ShardLeaseStore } from './shard-coordinator.js';
 
 export const SHARD_LABELS = {
   group: 'helm.sdk.operatorframework.io/shard-group',
   role: 'helm.sdk.operatorframework.io/shard-role',
+  /** The writer's bucket function (docs/adr/0110); absent on Leases of releases before it. */
+  hash: 'helm.sdk.operatorframework.io/shard-hash',
 } as const;
 
 export class KubeShardLeaseStore implements ShardLeaseStore {
@@ -38,7 +41,7 @@ export class KubeShardLeaseStore implements ShardLeaseStore {
       const role = lease.metadata?.labels?.[SHARD_LABELS.role];
       const name = lease.metadata?.name;
       if (name === undefined || (role !== 'peer' && role !== 'fence')) return [];
-      return [{ name, role, ...versioned(lease) }];
+      return [{ name, role, hash: lease.metadata?.labels?.[SHARD_LABELS.hash] ?? LEGACY_SHARD_HASH, ...versioned(lease) }];
     });
   }
 
@@ -66,7 +69,7 @@ export class KubeShardLeaseStore implements ShardLeaseStore {
     return {
       name,
       namespace: this.namespace,
-      labels: { [SHARD_LABELS.group]: this.group, [SHARD_LABELS.role]: role },
+      labels: { [SHARD_LABELS.group]: this.group, [SHARD_LABELS.role]: role, [SHARD_LABELS.hash]: SHARD_HASH },
       ...(resourceVersion === undefined ? {} : { resourceVersion }),
     };
   }

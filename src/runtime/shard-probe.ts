@@ -16,8 +16,7 @@
  */
 import { HttpMethod, type KubeConfig } from '../k8s/client-node.js';
 import { RawClient } from '../k8s/raw-client.js';
-import { namespaceBucket, SHARD_BUCKETS } from './shard-assignment.js';
-import { shardSelectorOf } from './shard-selector.js';
+import { rangesAround, shardSelectorOf } from './shard-selector.js';
 import type { ShardFilterMode } from './watch-share.js';
 
 export interface ShardProbeVerdict {
@@ -30,15 +29,10 @@ export interface ShardProbeVerdict {
 export type ProbeList = (shardSelector: string) => Promise<number>;
 
 /** The verdict from two LISTs of a collection of `namespace` holding at least one object (pure but for `list`). */
-export async function probeShardFilter(list: ProbeList, namespace: string, buckets = SHARD_BUCKETS): Promise<ShardProbeVerdict> {
-  const own = namespaceBucket(namespace, buckets);
-  const others = Array.from({ length: buckets }, (_, b) => b).filter((b) => b !== own);
-  // One bucket is the whole space: nothing is excluded, so nothing can be proven.
-  const excluding = shardSelectorOf(others, buckets);
-  const including = shardSelectorOf([own], buckets);
-  if (buckets < 2 || excluding === undefined || including === undefined) {
-    return { mode: 'client', reason: 'one bucket: no share to ask for' };
-  }
+export async function probeShardFilter(list: ProbeList, namespace: string): Promise<ShardProbeVerdict> {
+  const around = rangesAround(namespace);
+  const excluding = shardSelectorOf(around.excluding);
+  const including = shardSelectorOf(around.including);
   try {
     const leaked = await list(excluding);
     if (leaked > 0) return { mode: 'client', reason: `a selector excluding ${namespace} still listed ${leaked} of its objects` };

@@ -4,13 +4,15 @@
  * rendezvous wants. Pure: the coordinator decides by it every round, `helm-operator shards` prints it.
  */
 import type { LeaseRecord } from './leader.js';
-import { assignment, namespaceBucket, SHARD_BUCKETS } from './shard-assignment.js';
+import { assignment, namespaceBucket, SHARD_BUCKETS, SHARD_HASH } from './shard-assignment.js';
 
 /** A Lease of the group as listed: its name, its role label and its record. */
 export interface GroupLease {
   readonly name: string;
   readonly role: 'peer' | 'fence';
   readonly record: LeaseRecord;
+  /** The writer's bucket function (docs/adr/0110). */
+  readonly hash?: string;
 }
 
 /** The bucket of a fence Lease's name (`<group>-shard-<b>`), undefined for any other name. */
@@ -47,6 +49,8 @@ export interface PeerView {
   readonly state: PeerState;
   /** ISO time of its last renewal. */
   readonly renewed: string;
+  /** Its bucket function: a live peer on another one than SHARD_HASH keeps the others idle (docs/adr/0110). */
+  readonly hash: string;
   /** Buckets whose fence names it now. */
   readonly holds: readonly number[];
   /** Buckets rendezvous gives it among the live peers (what it holds once every handoff is done). */
@@ -118,6 +122,7 @@ export function shardGroupView(o: {
         lease: l.name,
         state,
         renewed: new Date(l.record.renewTime).toISOString(),
+        hash: l.hash ?? SHARD_HASH,
         holds: id === '' ? [] : all.filter((b) => holder(b) === id),
         wants: id === '' ? [] : all.filter((b) => wanted.get(b) === id),
       };

@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReleaseStorage } from '../../src/helm/storage.js';
 import type { ReleaseRecord } from '../../src/helm/types.js';
 import { sameRecord } from '../../src/runtime/leader.js';
-import { namespaceBucket, rendezvousOwner, SHARD_BUCKETS } from '../../src/runtime/shard-assignment.js';
+import { namespaceBucket, bucketOwner, SHARD_BUCKETS } from '../../src/runtime/shard-assignment.js';
 import { fenceBucket } from '../../src/runtime/shard-coordinator.js';
 import { KubeShardLeaseStore } from '../../src/runtime/shard-lease-store.js';
 import { killAll, spawnOperator, watchEntry, watchesFile, type OperatorProcess } from '../integration/production/support.js';
@@ -246,7 +246,7 @@ describe(`sharding under faults: ${CRS} CRs in ${NAMESPACES} namespaces (issue 4
       () => {
         const ids = live().map((r) => r.id);
         const holders = recorder.holders(group);
-        for (let b = 0; b < SHARD_BUCKETS; b++) if (holders.get(b) !== rendezvousOwner(b, ids)) return Promise.resolve(undefined);
+        for (let b = 0; b < SHARD_BUCKETS; b++) if (holders.get(b) !== bucketOwner(b, ids)) return Promise.resolve(undefined);
         return Promise.resolve(Date.now());
       },
       { timeoutMs: 180_000, intervalMs: POLL_MS },

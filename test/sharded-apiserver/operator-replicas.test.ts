@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { ReleaseStorage } from '../../src/helm/storage.js';
 import { SHARD_RELEASE_LABEL } from '../../src/operator/operator.js';
-import { namespaceBucket, rendezvousOwner, SHARD_BUCKETS } from '../../src/runtime/shard-assignment.js';
+import { namespaceBucket, bucketOwner, SHARD_BUCKETS } from '../../src/runtime/shard-assignment.js';
 import { fenceBucket, identityDigest } from '../../src/runtime/shard-coordinator.js';
 import { SHARD_LABELS } from '../../src/runtime/shard-lease-store.js';
 import { createNamespace, testKubeConfig, uniqueName, waitFor } from '../support/kube.js';
@@ -74,7 +74,7 @@ describe('sharded replicas ask the API server for their share', () => {
             labelSelector: `${SHARD_LABELS.group}=${group},${SHARD_LABELS.role}=fence`,
           });
           const held = new Map(list.items.map((l) => [fenceBucket(group, l.metadata?.name ?? ''), l.spec?.holderIdentity]));
-          for (let b = 0; b < SHARD_BUCKETS; b++) if (held.get(b) !== rendezvousOwner(b, identities)) return false;
+          for (let b = 0; b < SHARD_BUCKETS; b++) if (held.get(b) !== bucketOwner(b, identities)) return false;
           return true;
         },
         { timeoutMs: 120_000, intervalMs: 500 },
@@ -82,7 +82,7 @@ describe('sharded replicas ask the API server for their share', () => {
     );
     for (const id of identities) {
       for (let i = 0; i < 2; i++) {
-        tenants.push(await createNamespace(kc, 'kep-t', (n) => rendezvousOwner(namespaceBucket(n), identities) === id));
+        tenants.push(await createNamespace(kc, 'kep-t', (n) => bucketOwner(namespaceBucket(n), identities) === id));
       }
     }
     for (const t of tenants) await crs.create(t.name, 'web', { replicaCount: 1 });
@@ -97,10 +97,24 @@ describe('sharded replicas ask the API server for their share', () => {
       );
       const [record] = await storage.records(t.name, 'web');
       const holder = record?.labels[SHARD_RELEASE_LABEL]?.split('-')[2] ?? '';
-      const owner = rendezvousOwner(namespaceBucket(t.name), identities) ?? '';
+      const owner = bucketOwner(namespaceBucket(t.name), identities) ?? '';
       expect(holder, `${t.name}/web installed by its namespace's owner`).toBe(identityDigest(owner));
       holders.add(holder);
     }
     expect(holders.size).toBe(2);
+    // Each replica's dependents cache holds its own releases' Deployments, which the server sent
+    // because the selector names the namespaces its CR informer saw (ADR 0110), and no one else's.
+    for (const [i, p] of procs.entries()) {
+      const mine = tenants.filter((t) => bucketOwner(namespaceBucket(t.name), identities) === identities[i]).length;
+      await withLogs(
+        waitFor(
+          `replica ${i}'s dependents cache to hold its ${mine} Deployments`,
+          async () =>
+            sample(await scrape(await p.metricsUrl()), 'helm_operator_informer_objects', { cache: 'dependent', kind: 'Deployment' }) ===
+            mine,
+          { timeoutMs: 60_000, intervalMs: 1_000 },
+        ),
+      );
+    }
   });
 });

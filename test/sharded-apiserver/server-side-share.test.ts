@@ -5,8 +5,8 @@
  * - the start-up probe finds that this server filters (`server`), where the default control plane
  *   (the same version, gate off) ignores the parameter (the sharding integration tests run there,
  *   client-side);
- * - two replicas' informers, in `server` mode (which never filters on the client), each list and
- *   watch exactly the objects of the namespaces the rendezvous gives their replica: CRs (whose
+ * - two replicas' informers, in `server` mode, each list and watch exactly the objects of the
+ *   namespaces their replica's buckets hold (named in the selector once learnt): CRs (whose
  *   LIST response carries no `shardInfo` echo on v1.36.3) and ConfigMaps (values sources);
  * - when the share changes, the informer relists and the server sends the new share.
  *
@@ -17,7 +17,7 @@ import { CoreV1Api, CustomObjectsApi, type KubernetesObject } from '@kubernetes/
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Informer } from '../../src/runtime/informer.js';
-import { bucketsOf, namespaceBucket, rendezvousOwner, SHARD_BUCKETS } from '../../src/runtime/shard-assignment.js';
+import { bucketsOf, namespaceBucket, bucketOwner, SHARD_BUCKETS } from '../../src/runtime/shard-assignment.js';
 import { leaseProbeList, probeShardFilter } from '../../src/runtime/shard-probe.js';
 import { BucketShare } from '../../src/runtime/watch-share.js';
 import { createNamespace, testKubeConfig, uniqueName, waitFor } from '../support/kube.js';
@@ -25,7 +25,7 @@ import { ensureCrd, NGINX } from '../support/operator.js';
 
 const PEERS = ['replica-a', 'replica-b'] as const;
 type Peer = (typeof PEERS)[number];
-const ownerOf = (namespace: string): Peer => rendezvousOwner(namespaceBucket(namespace), [...PEERS]) as Peer;
+const ownerOf = (namespace: string): Peer => bucketOwner(namespaceBucket(namespace), [...PEERS]) as Peer;
 
 /** One replica's informers over the run's objects, and every object the API server sent them. */
 interface Replica {
@@ -109,6 +109,8 @@ describe('server-side sharded list and watch (KEP-5866, docs/adr/0103)', () => {
   it("each replica's informers receive from the server only its share, listed and watched", async () => {
     for (const peer of PEERS) {
       const share = new BucketShare({ bucketOf: (ns) => namespaceBucket(ns), mode: 'server' });
+      // As the operator's CR informers tell it: every namespace holding a CR (docs/adr/0110).
+      for (const n of namespaces) share.learn(n.name);
       share.set(bucketsOf(peer, [...PEERS]));
       const received = { crs: new Set<string>(), configMaps: new Set<string>() };
       const seen =

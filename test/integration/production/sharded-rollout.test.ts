@@ -16,7 +16,7 @@ import { ReleaseStorage } from '../../../src/helm/storage.js';
 import { SHARD_RELEASE_LABEL } from '../../../src/operator/operator.js';
 import { RolloutControl } from '../../../src/operator/rollout-control.js';
 import { waves } from '../../../src/reconciler/rollout/rollout-gate.js';
-import { namespaceBucket, rendezvousOwner } from '../../../src/runtime/shard-assignment.js';
+import { namespaceBucket, bucketOwner } from '../../../src/runtime/shard-assignment.js';
 import { identityDigest } from '../../../src/runtime/shard-coordinator.js';
 import type { ShardGroupView } from '../../../src/runtime/shard-view.js';
 import { writeChart, type Version } from '../../support/fleet-charts.js';
@@ -43,7 +43,7 @@ describe('a waved rollout over two sharded replicas is decided over the whole ki
   const storage = new ReleaseStorage(kc);
   const group = uniqueName('span');
   const ids = [`${group}-a`, `${group}-b`];
-  const owner = (ns: string): string | undefined => rendezvousOwner(namespaceBucket(ns), ids);
+  const owner = (ns: string): string | undefined => bucketOwner(namespaceBucket(ns), ids);
   let dir = '';
   let charts: Record<Version, string>;
   const spaces: Awaited<ReturnType<typeof createNamespace>>[] = [];

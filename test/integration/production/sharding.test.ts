@@ -2,7 +2,7 @@ import { CoordinationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReleaseStorage } from '../../../src/helm/storage.js';
 import { SHARD_RELEASE_LABEL } from '../../../src/operator/operator.js';
-import { namespaceBucket, rendezvousOwner, SHARD_BUCKETS } from '../../../src/runtime/shard-assignment.js';
+import { namespaceBucket, bucketOwner, SHARD_BUCKETS } from '../../../src/runtime/shard-assignment.js';
 import { fenceBucket, identityDigest } from '../../../src/runtime/shard-coordinator.js';
 import { SHARD_LABELS } from '../../../src/runtime/shard-lease-store.js';
 import { createNamespace, testKubeConfig, uniqueName, waitFor } from '../../support/kube.js';
@@ -76,7 +76,7 @@ describe('sharding: three operator processes share the namespaces (docs/adr/0085
         `every fence held by its rendezvous owner among ${identities.length} replicas`,
         async () => {
           const by = await fences();
-          for (let b = 0; b < SHARD_BUCKETS; b++) if (by.get(b)?.holder !== rendezvousOwner(b, identities)) return undefined;
+          for (let b = 0; b < SHARD_BUCKETS; b++) if (by.get(b)?.holder !== bucketOwner(b, identities)) return undefined;
           return by;
         },
         { timeoutMs: 90_000, intervalMs: 500 },

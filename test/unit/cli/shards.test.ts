@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { shardsText } from '../../../src/cli/shards.js';
+import { LEGACY_SHARD_HASH, SHARD_HASH } from '../../../src/runtime/shard-assignment.js';
 import type { ShardGroupView } from '../../../src/runtime/shard-view.js';
 
 const NOW = Date.parse('2026-12-02T08:00:00Z');
@@ -11,10 +12,26 @@ describe('helm-operator shards: the printed report', () => {
       group: 'ops',
       buckets: 8,
       peers: [
-        { identity: 'pod-a_1', lease: 'ops-peer-1', state: 'live', renewed: at(1), holds: [0, 1, 2, 5], wants: [0, 1, 2] },
-        { identity: 'pod-b_2', lease: 'ops-peer-2', state: 'live', renewed: at(3), holds: [3, 4], wants: [3, 4, 5, 6, 7] },
-        { identity: 'pod-c_3', lease: 'ops-peer-3', state: 'expired', renewed: at(40), holds: [7], wants: [] },
-        { identity: '', lease: 'ops-peer-4', state: 'released', renewed: at(90), holds: [], wants: [] },
+        {
+          identity: 'pod-a_1',
+          lease: 'ops-peer-1',
+          state: 'live',
+          hash: SHARD_HASH,
+          renewed: at(1),
+          holds: [0, 1, 2, 5],
+          wants: [0, 1, 2],
+        },
+        {
+          identity: 'pod-b_2',
+          lease: 'ops-peer-2',
+          state: 'live',
+          hash: SHARD_HASH,
+          renewed: at(3),
+          holds: [3, 4],
+          wants: [3, 4, 5, 6, 7],
+        },
+        { identity: 'pod-c_3', lease: 'ops-peer-3', state: 'expired', hash: SHARD_HASH, renewed: at(40), holds: [7], wants: [] },
+        { identity: '', lease: 'ops-peer-4', state: 'released', hash: SHARD_HASH, renewed: at(90), holds: [], wants: [] },
       ],
       handoffs: [
         { bucket: 5, state: 'draining', holder: 'pod-a_1', epoch: 2, to: 'pod-b_2' },
@@ -41,7 +58,17 @@ describe('helm-operator shards: the printed report', () => {
     const view: ShardGroupView = {
       group: 'ops',
       buckets: 4,
-      peers: [{ identity: 'solo', lease: 'ops-peer-1', state: 'live', renewed: at(0), holds: [0, 1, 2, 3], wants: [0, 1, 2, 3] }],
+      peers: [
+        {
+          identity: 'solo',
+          lease: 'ops-peer-1',
+          state: 'live',
+          hash: SHARD_HASH,
+          renewed: at(0),
+          holds: [0, 1, 2, 3],
+          wants: [0, 1, 2, 3],
+        },
+      ],
       handoffs: [],
       namespace: { namespace: 'n', bucket: 2, holder: 'solo', epoch: 1, owner: 'solo' },
     };
@@ -52,6 +79,29 @@ describe('helm-operator shards: the printed report', () => {
         'solo  live  0s ago  4  0-3',
         'namespace n: bucket 2, held by solo (epoch 1)',
       ].join('\n'),
+    );
+  });
+
+  it('says when a live replica runs another bucket function, and that the others wait for it', () => {
+    const view: ShardGroupView = {
+      group: 'ops',
+      buckets: 4,
+      peers: [
+        { identity: 'new', lease: 'ops-peer-1', state: 'live', hash: SHARD_HASH, renewed: at(0), holds: [], wants: [0, 1] },
+        {
+          identity: 'old',
+          lease: 'ops-peer-2',
+          state: 'live',
+          hash: LEGACY_SHARD_HASH,
+          renewed: at(1),
+          holds: [0, 1, 2, 3],
+          wants: [2, 3],
+        },
+      ],
+      handoffs: [],
+    };
+    expect(shardsText(view, NOW).split('\n')).toContain(
+      `bucket functions differ: old runs ${LEGACY_SHARD_HASH}; replicas on ${SHARD_HASH} own nothing until they leave (docs/adr/0110)`,
     );
   });
 });

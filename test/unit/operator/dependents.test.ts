@@ -49,7 +49,7 @@ describe('DependentWatcher with a share (docs/adr/0103)', () => {
       res.end(JSON.stringify({ kind: 'ConfigMapList', metadata: { resourceVersion: '5' }, items: [cm('mine', 'a'), cm('theirs', 'b')] }));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const share = new BucketShare({ bucketOf: (ns) => (ns === 'mine' ? 0 : 1), buckets: 2 });
+    const share = new BucketShare({ bucketOf: (ns) => (ns === 'mine' ? 0 : 1) });
     share.set([0]);
     const mapping: ResourceMapping = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
     const watcher = new DependentWatcher({

@@ -9,6 +9,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loopbackKubeConfig } from '../../support/loopback-kubeconfig.js';
 import { ManualClock } from '../../../src/util/clock.js';
 import { BucketShare, type WatchShare } from '../../../src/runtime/watch-share.js';
+import { fnv1a64 } from '../../../src/runtime/shard-assignment.js';
+import { shardSelectorOf } from '../../../src/runtime/shard-selector.js';
 import { Informer, InformerStoppedError, keepMetadataOnly, resourcePath, type ObjectSummary } from '../../../src/runtime/informer.js';
 
 interface Recorded {
@@ -343,7 +345,7 @@ describe('Informer with a share (docs/adr/0103)', () => {
   const names = (objs: readonly KubernetesObject[]): string[] => objs.map((o) => o.metadata!.name!).sort();
 
   it('client mode: never caches the objects of other namespaces, listed or watched, and relists when the share changes', async () => {
-    const share = new BucketShare({ bucketOf, buckets: 2, mode: 'client' });
+    const share = new BucketShare({ bucketOf, mode: 'client' });
     share.set([0]);
     const { api, informer } = await setup({ share });
     api.items = [inNs('left', 'l1', '1'), inNs('right', 'r1', '2')];
@@ -383,32 +385,34 @@ describe('Informer with a share (docs/adr/0103)', () => {
     expect(api.lists).toHaveLength(2);
   });
 
-  it('server mode: asks the API server for the share on every LIST and WATCH, and again after a change', async () => {
-    const share = new BucketShare({ bucketOf, buckets: 2, mode: 'server' });
+  it('server mode: asks the API server for the learnt namespaces of the share on every LIST and WATCH, and again after a change', async () => {
+    const share = new BucketShare({ bucketOf, mode: 'server' });
+    share.learn('left');
+    share.learn('right');
     share.set([0]);
     const { api, informer } = await setup({ share });
-    // The fake server does not filter: server mode trusts the probe and keeps what it is sent.
+    // The fake server does not filter; a capped selector may let others through: the informer drops them.
     api.items = [inNs('left', 'l1', '1'), inNs('right', 'r1', '2')];
     await informer.start();
-    expect(names(informer.list())).toEqual(['l1', 'r1']);
-    const first = "shardRange(object.metadata.namespace, '0x0000000000000000', '0x8000000000000000')";
-    expect(api.lists[0]!.query.get('shardSelector')).toBe(first);
+    expect(names(informer.list())).toEqual(['l1']);
+    const only = (ns: string): string => shardSelectorOf([{ start: fnv1a64(ns), end: fnv1a64(ns) + 1n }]);
+    expect(api.lists[0]!.query.get('shardSelector')).toBe(only('left'));
     await vi.waitFor(() => {
       expect(api.watches).toHaveLength(1);
     });
-    expect(api.watches[0]!.query.get('shardSelector')).toBe(first);
+    expect(api.watches[0]!.query.get('shardSelector')).toBe(only('left'));
     share.set([1]);
     await vi.waitFor(() => {
       expect(api.watches).toHaveLength(2);
     });
-    const second = "shardRange(object.metadata.namespace, '0x8000000000000000', '0x10000000000000000')";
-    expect(api.lists.map((l) => l.query.get('shardSelector'))).toEqual([first, second]);
-    expect(api.watches[1]!.query.get('shardSelector')).toBe(second);
+    expect(api.lists.map((l) => l.query.get('shardSelector'))).toEqual([only('left'), only('right')]);
+    expect(api.watches[1]!.query.get('shardSelector')).toBe(only('right'));
     expect(api.watches[1]!.query.get('resourceVersion')).toBe('100');
+    expect(names(informer.list())).toEqual(['r1']);
   });
 
   it('lists again when the share changes between the LIST and its watch', async () => {
-    const share = new BucketShare({ bucketOf, buckets: 2, mode: 'client' });
+    const share = new BucketShare({ bucketOf, mode: 'client' });
     share.set([0]);
     const { api, informer } = await setup({ share, pageSize: 1 });
     api.items = [inNs('left', 'l1', '1'), inNs('right', 'r1', '2')];

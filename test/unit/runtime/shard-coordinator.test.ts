@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LeaseConflictError, type LeaseRecord, type VersionedLease } from '../../../src/runtime/leader.js';
-import { bucketsOf } from '../../../src/runtime/shard-assignment.js';
+import { bucketsOf, LEGACY_SHARD_HASH, SHARD_HASH } from '../../../src/runtime/shard-assignment.js';
 import {
   fenceBucket,
   fenceLeaseName,
@@ -32,9 +32,18 @@ class MemoryStore implements ShardLeaseStore {
   holder(bucket: number): string | undefined {
     return this.leases.get(fenceLeaseName('g', bucket))?.record.holderIdentity;
   }
-  #put(name: string, role: ShardLeaseRole, record: LeaseRecord): VersionedLease {
+  /** A peer Lease of a replica on another bucket function (one before docs/adr/0110, say). */
+  stranger(identity: string, hash: string, renewTime: number): void {
+    this.#put(
+      `g-peer-${identity}`,
+      'peer',
+      { holderIdentity: identity, leaseDurationSeconds: 15, renewTime, acquireTime: renewTime, leaseTransitions: 0 },
+      hash,
+    );
+  }
+  #put(name: string, role: ShardLeaseRole, record: LeaseRecord, hash = SHARD_HASH): VersionedLease {
     this.writes++;
-    const lease = { name, role, record, resourceVersion: String(++this.#rv) };
+    const lease = { name, role, hash, record, resourceVersion: String(++this.#rv) };
     this.leases.set(name, lease);
     return lease;
   }
@@ -136,6 +145,24 @@ async function started(store: MemoryStore, clock: ManualClock, identity: string)
 }
 
 describe('ShardCoordinator', () => {
+  it('owns nothing while a live peer runs another bucket function, and takes every bucket once it has gone', async () => {
+    const clock = new ManualClock(1_000_000);
+    const store = new MemoryStore();
+    const a = await started(store, clock, 'a');
+    await rounds(clock, [a]);
+    expect(a.ownedBuckets()).toHaveLength(BUCKETS);
+    // An old replica joins (a rollback of the Deployment): a hands off every bucket and takes none.
+    store.stranger('old', LEGACY_SHARD_HASH, clock.now());
+    await rounds(clock, [a], 2);
+    expect(a.ownedBuckets()).toEqual([]);
+    for (let b = 0; b < BUCKETS; b++) expect(store.holder(b)).toBe('');
+    expect(a.owns('tenant-1')).toBe(false);
+    // The old replica stops renewing: once a has seen its Lease unchanged for a lease duration, a owns all again.
+    await rounds(clock, [a], 9);
+    expect(a.ownedBuckets()).toHaveLength(BUCKETS);
+    expect(a.owns('tenant-1')).toBe(true);
+  });
+
   it('one replica owns every bucket; a second joins and takes its share only after the first released it', async () => {
     const clock = new ManualClock(1_000_000);
     const store = new MemoryStore();
