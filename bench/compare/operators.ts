@@ -164,6 +164,9 @@ export async function startOperator(
   // Both keep helm's caches and config under HOME: a fresh one each, so neither starts warm.
   const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: setup.kubeconfig, WATCH_NAMESPACE: namespace, HOME: dir };
   delete env.NODE_OPTIONS;
+  // A profile of ours, on request (`BENCH_OPERATOR_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=DIR"`).
+  const profile = process.env.BENCH_OPERATOR_NODE_OPTIONS;
+  if (name === 'ours' && profile !== undefined && profile !== '') env.NODE_OPTIONS = profile;
   const { child, cgroup } = launch(name, setup, { args: common, env, dir, instance: id });
   const exited = new Promise<void>((resolve) =>
     child.once('exit', () => {
