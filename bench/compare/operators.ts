@@ -161,12 +161,7 @@ export async function startOperator(
     'error',
     ...(instance.args ?? []),
   ];
-  // Both keep helm's caches and config under HOME: a fresh one each, so neither starts warm.
-  const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: setup.kubeconfig, WATCH_NAMESPACE: namespace, HOME: dir };
-  delete env.NODE_OPTIONS;
-  // A profile of ours, on request (`BENCH_OPERATOR_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=DIR"`).
-  const profile = process.env.BENCH_OPERATOR_NODE_OPTIONS;
-  if (name === 'ours' && profile !== undefined && profile !== '') env.NODE_OPTIONS = profile;
+  const env = operatorEnv(name, { kubeconfig: setup.kubeconfig, namespace, dir });
   const { child, cgroup } = launch(name, setup, { args: common, env, dir, instance: id });
   const exited = new Promise<void>((resolve) =>
     child.once('exit', () => {
@@ -206,4 +201,19 @@ export async function startOperator(
       cgroup?.remove();
     },
   };
+}
+
+/**
+ * Both keep helm's caches and config under HOME: a fresh one each, so neither starts warm. Ours
+ * runs with `BENCH_OPERATOR_NODE_OPTIONS` when set (a profile: `--cpu-prof --cpu-prof-dir=DIR`).
+ */
+function operatorEnv(
+  name: OperatorName,
+  o: { readonly kubeconfig: string; readonly namespace: string; readonly dir: string },
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: o.kubeconfig, WATCH_NAMESPACE: o.namespace, HOME: o.dir };
+  delete env.NODE_OPTIONS;
+  const profile = process.env.BENCH_OPERATOR_NODE_OPTIONS;
+  if (name === 'ours' && profile !== undefined && profile !== '') env.NODE_OPTIONS = profile;
+  return env;
 }
