@@ -1,8 +1,9 @@
 /**
  * Which replica owns which namespaces when replicas share the work (docs/adr/0085): namespaces fall
- * into a fixed number of hash buckets, and each bucket goes to the live peer with the highest
- * rendezvous (highest-random-weight) score. Pure: the same peers give every replica the same answer,
- * and a peer joining or leaving moves only the buckets it wins or held (about 1/N of them).
+ * into a fixed number of hash buckets, and each bucket goes to a live peer by rendezvous
+ * (highest-random-weight) with bounded loads (docs/adr/0110). Pure: the same peers give every
+ * replica the same answer, and a peer joining or leaving moves the buckets it wins or held and a
+ * few more (about 1.2/N of them).
  */
 
 /** Buckets namespaces hash into: a power of two, so a bucket is the top bits of a 64-bit hash. */

@@ -144,13 +144,19 @@ async function started(store: MemoryStore, clock: ManualClock, identity: string)
   return m;
 }
 
+/** A first replica, alone, after a round: it owns every bucket. */
+async function alone(): Promise<{ clock: ManualClock; store: MemoryStore; a: ShardCoordinator }> {
+  const clock = new ManualClock(1_000_000);
+  const store = new MemoryStore();
+  const a = await started(store, clock, 'a');
+  await rounds(clock, [a]);
+  expect(a.ownedBuckets()).toHaveLength(BUCKETS);
+  return { clock, store, a };
+}
+
 describe('ShardCoordinator', () => {
   it('owns nothing while a live peer runs another bucket function, and takes every bucket once it has gone', async () => {
-    const clock = new ManualClock(1_000_000);
-    const store = new MemoryStore();
-    const a = await started(store, clock, 'a');
-    await rounds(clock, [a]);
-    expect(a.ownedBuckets()).toHaveLength(BUCKETS);
+    const { clock, store, a } = await alone();
     // An old replica joins (a rollback of the Deployment): a hands off every bucket and takes none.
     store.stranger('old', LEGACY_SHARD_HASH, clock.now());
     await rounds(clock, [a], 2);
@@ -164,11 +170,7 @@ describe('ShardCoordinator', () => {
   });
 
   it('one replica owns every bucket; a second joins and takes its share only after the first released it', async () => {
-    const clock = new ManualClock(1_000_000);
-    const store = new MemoryStore();
-    const a = await started(store, clock, 'a');
-    await rounds(clock, [a]);
-    expect(a.ownedBuckets()).toHaveLength(BUCKETS);
+    const { clock, store, a } = await alone();
     const namespace = 'tenant-1';
     expect(a.owns(namespace)).toBe(true);
     const signal = a.signal(namespace);
