@@ -16,6 +16,7 @@ import { ObjectClient } from '../k8s/objects.js';
 import { RestMapper, type ResourceMapping } from '../k8s/restmapper.js';
 import { apiVersionOf, parseApiVersion, qualifiedKind } from '../util/group-kind.js';
 import { ReleaseStorage } from '../helm/storage.js';
+import { ReleaseStorageWatch } from './release-storage-watch.js';
 import type { ConcurrencyGate } from '../runtime/adaptive-gate.js';
 import type { ItemBackoffOptions } from '../runtime/backoff.js';
 import { Controller, type StopOptions } from '../runtime/controller.js';
@@ -36,6 +37,7 @@ import type { LearningShare } from '../runtime/watch-share.js';
 import type { Priority } from '../runtime/workqueue.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { ControllerMetrics } from '../telemetry/metric-hooks.js';
+import type { InformerObjects } from '../telemetry/metrics.js';
 import { DependentWatcher, type DependentOwner } from './dependents.js';
 import { describeHelmError, helmPort } from './helm-adapter.js';
 import { releaseReconciler } from './release-reconciler.js';
@@ -134,7 +136,7 @@ export function controllerNames(watches: readonly Watch[]): string[] {
 export class Operator {
   readonly manager: ControllerSet<Controller>;
   readonly #mapper: RestMapper;
-  readonly #storage: ReleaseStorage;
+  readonly #storage: ReleaseStorageWatch;
   readonly #objects: ObjectClient;
   readonly #dependents: DependentWatcher;
   readonly #valuesSources: ValuesSources;
@@ -155,7 +157,13 @@ export class Operator {
       for (const name of this.manager.names()) this.manager.get(name)?.requeueNamespaces((ns) => shard.bucketOf(ns) === bucket);
     });
     this.#mapper = new RestMapper(o.kubeConfig);
-    this.#storage = new ReleaseStorage(o.kubeConfig);
+    this.#storage = new ReleaseStorageWatch({
+      kubeConfig: o.kubeConfig,
+      storage: new ReleaseStorage(o.kubeConfig),
+      namespaces: o.namespaces,
+      log: o.log,
+      ...(o.watchShare === undefined ? {} : { share: o.watchShare }),
+    });
     this.#objects = new ObjectClient(o.kubeConfig, this.#mapper);
     this.#valuesSources = new ValuesSources({
       kubeConfig: o.kubeConfig,
@@ -353,6 +361,7 @@ export class Operator {
     }
     await this.#dependents.stop();
     await this.#valuesSources.stop();
+    await this.#storage.stop();
     // Events are written in the background: the last reconciles' ones still go out, within bounds.
     await Promise.all([...this.#recorders.values()].map((r) => r.flush(EVENT_FLUSH_MS)));
   }
@@ -389,8 +398,13 @@ export class Operator {
     return this.#dependents;
   }
 
+  /** helm's release storage as the reconcilers read it; the middle test tier waits for its watch too. */
+  get releaseStorage(): ReleaseStorageWatch {
+    return this.#storage;
+  }
+
   /** What every informer cache holds now, by cache and kind (helm_operator_informer_objects). */
-  cachedObjects(): { cache: 'cr' | 'dependent' | 'values-source'; kind: string; objects: number }[] {
+  cachedObjects(): InformerObjects[] {
     return [
       ...this.manager.names().map((name) => ({
         cache: 'cr' as const,
@@ -399,6 +413,7 @@ export class Operator {
       })),
       ...this.#dependents.cachedObjects().map((c) => ({ cache: 'dependent' as const, ...c })),
       ...this.#valuesSources.cachedObjects().map((c) => ({ cache: 'values-source' as const, ...c })),
+      { cache: 'release', kind: 'Secret', objects: this.#storage.cachedObjects() },
     ];
   }
 

@@ -41,11 +41,11 @@ export type QueueProvider = () => Iterable<readonly [name: string, queue: QueueG
 
 /**
  * One informer cache's size at scrape time: `cache` is what it holds (the CRs of a kind, a
- * dependent kind, values sources), `kind` the object kind. Several informers of one cache and kind
+ * dependent kind, values sources, helm's release storage), `kind` the object kind. Several informers of one cache and kind
  * (one per watched namespace) are summed by the provider.
  */
 export interface InformerObjects {
-  readonly cache: 'cr' | 'dependent' | 'values-source';
+  readonly cache: 'cr' | 'dependent' | 'values-source' | 'release';
   readonly kind: string;
   readonly objects: number;
 }
@@ -106,8 +106,10 @@ export class OperatorMetrics implements ControllerMetrics {
   readonly #releaseStates = new Map<string, Map<string, string>>();
   /** controller → every state label ever reported, so an emptied state reads 0 instead of vanishing. */
   readonly #statesSeen = new Map<string, Set<string>>();
-  /** controller → its rollout's progress as last seen (reconciler/rollout.ts). */
-  readonly #rollouts = new Map<string, RolloutSample>();
+  /** controller → how to read its rollout's progress (reconciler/rollout.ts). */
+  readonly #rollouts = new Map<string, () => RolloutSample | undefined>();
+  /** The rollouts' progress as one scrape reads it: both rollout gauges, from one walk of each kind's CRs. */
+  #rolloutSamples: { readonly atMs: number; readonly samples: Map<string, RolloutSample> } | undefined;
   /** Per-CR series (ADR 0080). */
   readonly #crs: CrMetrics;
 
@@ -215,8 +217,8 @@ export class OperatorMetrics implements ControllerMetrics {
     new Gauge({
       name: 'helm_operator_informer_objects',
       help:
-        'Objects held in the informer caches, by cache (cr, dependent, values-source) and kind: what the ' +
-        "replica's memory grows with; sharded, dependents and values sources are the replica's share",
+        'Objects held in the informer caches, by cache (cr, dependent, values-source, release) and kind: what the ' +
+        "replica's memory grows with; sharded, all but the CRs are the replica's share",
       labelNames: ['cache', 'kind'],
       registers,
       collect(this: Gauge<'cache' | 'kind'>) {
@@ -270,7 +272,7 @@ export class OperatorMetrics implements ControllerMetrics {
       labelNames: ['controller', 'kind'],
       registers,
     });
-    const rollouts = this.#rollouts;
+    const rollouts = (): Map<string, RolloutSample> => this.#sampledRollouts();
     new Gauge({
       name: 'helm_operator_rollout_releases',
       help: 'CRs of a controller by where its rollout of the current chart (fleet_revision, chart_version) left them: on_target, pending, failed',
@@ -278,7 +280,7 @@ export class OperatorMetrics implements ControllerMetrics {
       registers,
       collect(this: Gauge<'controller' | 'fleet_revision' | 'chart_version' | 'state'>) {
         this.reset();
-        for (const [controller, r] of rollouts) {
+        for (const [controller, r] of rollouts()) {
           const base = { controller, fleet_revision: r.target, chart_version: r.chartVersion };
           this.set({ ...base, state: 'on_target' }, r.onTarget);
           this.set({ ...base, state: 'pending' }, r.total - r.onTarget - r.failed);
@@ -293,7 +295,7 @@ export class OperatorMetrics implements ControllerMetrics {
       registers,
       collect(this: Gauge<'controller'>) {
         this.reset();
-        for (const [controller, r] of rollouts) this.set({ controller }, r.halted ? 1 : r.paused ? 2 : 0);
+        for (const [controller, r] of rollouts()) this.set({ controller }, r.halted ? 1 : r.paused ? 2 : 0);
       },
     });
     this.#driftConflicts = new Counter({
@@ -454,6 +456,7 @@ export class OperatorMetrics implements ControllerMetrics {
    */
   forgetController(controller: string): void {
     this.#rollouts.delete(controller);
+    this.#rolloutSamples = undefined;
     this.#crs.forgetController(controller);
     this.#releaseStates.delete(controller);
     this.#statesSeen.delete(controller);
@@ -465,9 +468,23 @@ export class OperatorMetrics implements ControllerMetrics {
     else this.#identities.set(controller, labels);
   }
 
-  /** The progress of a controller's rollout, as its last reconcile saw it. */
-  rollout(controller: string, sample: RolloutSample): void {
+  /** How to read the progress of a controller's rollout, as its last reconcile handed it over; read when scraped. */
+  rollout(controller: string, sample: () => RolloutSample | undefined): void {
     this.#rollouts.set(controller, sample);
+  }
+
+  /** Each rollout's progress, read at most once a second: one scrape collects both rollout gauges. */
+  #sampledRollouts(): Map<string, RolloutSample> {
+    const nowMs = Date.now();
+    const last = this.#rolloutSamples;
+    if (last !== undefined && nowMs - last.atMs >= 0 && nowMs - last.atMs < 1_000) return last.samples;
+    const samples = new Map<string, RolloutSample>();
+    for (const [controller, read] of this.#rollouts) {
+      const sample = read();
+      if (sample !== undefined) samples.set(controller, sample);
+    }
+    this.#rolloutSamples = { atMs: nowMs, samples };
+    return samples;
   }
 
   /** One release resource of `kind` was repaired after drifting. */

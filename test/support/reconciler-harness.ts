@@ -7,7 +7,7 @@
  * and a worker, so a decision is tested in the few reconciles it takes, not in the time the whole
  * operator takes to get there.
  */
-import { CustomObjectsApi, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import type { Watch } from '../../src/config/watch.js';
 import type { HelmClient } from '../../src/helm/index.js';
 import { isStatus } from '../../src/k8s/errors.js';
@@ -145,6 +145,7 @@ export async function startReconcilers(options: HarnessOptions): Promise<Reconci
   const kc = testKubeConfig();
   const custom = kc.makeApiClient(CustomObjectsApi);
   const objects = KubernetesObjectApi.makeApiClient(kc);
+  const core = kc.makeApiClient(CoreV1Api);
   const log = options.log ?? makeLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const { assembled, cleanup } = await assembleForTest({ ...options, log });
   const { operator, helm, watches } = assembled;
@@ -220,6 +221,24 @@ export async function startReconcilers(options: HarnessOptions): Promise<Reconci
     }
     return seen;
   };
+  /**
+   * Waits until the watch of helm's storage holds the release's Secrets as the API server does (a
+   * revision made by hand has reached it), or covers nothing yet: a reconcile then reads the storage.
+   */
+  const storageCaughtUp = async (request: Request): Promise<void> => {
+    const live = await core.listNamespacedSecret({ namespace: request.namespace, labelSelector: `owner=helm,name=${request.name}` });
+    const want = new Map(live.items.map((s) => [s.metadata?.name ?? '', s]));
+    await waitFor(
+      `the release storage watch to hold ${request.namespace}/${request.name}'s Secrets as the API server does`,
+      () => {
+        const cached = operator.releaseStorage.cachedSecrets(request.namespace, request.name);
+        if (cached === undefined) return Promise.resolve(true);
+        const held = new Map(cached.map((s) => [s.metadata?.name ?? '', s]));
+        return Promise.resolve(held.size === want.size && [...want].every(([name, s]) => atLeast(held.get(name), s)));
+      },
+      { timeoutMs: 30_000, intervalMs: 20 },
+    );
+  };
   /** Whether an object of the release changed since `seen` (its event would reconcile the CR again). */
   const dependentChanged = async (cr: CR | undefined, seen: ReadonlyMap<string, string | undefined>): Promise<boolean> => {
     for (const entry of cr?.status?.inventory ?? []) {
@@ -256,6 +275,7 @@ export async function startReconcilers(options: HarnessOptions): Promise<Reconci
       { timeoutMs: 30_000, intervalMs: 20 },
     );
     const seen = await dependentsCaughtUp(live);
+    await storageCaughtUp(request);
     const reconcileID = `harness-${++reconcileCount}`;
     const context = {
       signal: new AbortController().signal,

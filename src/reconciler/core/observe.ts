@@ -109,6 +109,23 @@ export function rememberedRecords(
 }
 
 /**
+ * The kept revision's record as a live watch of the storage shows it, still the latest and
+ * deployed (ADR 0111); undefined when the port has no watch, none covers the namespace, or it shows
+ * anything else (read the storage then). Taken as remembered records are: what the watch says is
+ * only as fresh as its last event, so it may find the release in sync, and anything more reads.
+ */
+export function watchedRecords(
+  storage: Pick<ReleaseStoragePort, 'watched'>,
+  namespace: string,
+  name: string,
+  kept: Pick<KeptRevision, 'revision'> | undefined,
+): ReleaseRecord[] | undefined {
+  if (kept === undefined || storage.watched === undefined) return undefined;
+  const record = storage.watched(namespace, name, kept.revision);
+  return record === undefined ? undefined : [record];
+}
+
+/**
  * Pure: whether `records` still show `remembered` as the latest revision, deployed, with the same
  * labels: a release uninstalled and installed again by hand, or by another kind's CR of the same
  * name, starts again at revision 1 with its own labels.

@@ -23,6 +23,13 @@ export interface ReleaseStoragePort {
   recordsOf(namespace: string, releases: readonly string[]): Promise<Map<string, ReleaseRecord[]>>;
   /** The record of revision `revision` alone, when it is still the latest and deployed; else undefined. */
   deployed(namespace: string, release: string, revision: number): Promise<ReleaseRecord[] | undefined>;
+  /**
+   * `deployed`'s answer from a live watch of the storage, without a request; undefined when no
+   * live watch covers the namespace, or it does not show `revision` the latest and deployed. What
+   * it says is as fresh as the watch, so it is taken as remembered: enough to find the release in
+   * sync, never to act on (ADR 0111). Absent: the port has no watch.
+   */
+  watched?(namespace: string, release: string, revision: number): ReleaseRecord | undefined;
 }
 
 /** What the reconciler does with the CRs of its kind (src/k8s/custom-resources.ts implements it). */
@@ -157,8 +164,12 @@ export interface ReconcilerMetrics {
   forget(controller: string, namespace: string, name: string): void;
   /** Drops every CR of a controller that was stopped (a watches.yaml reload removed or restarted it). */
   forgetController(controller: string): void;
-  /** The progress of the controller's rollout (rollout.ts), after each look at it. */
-  rollout?(controller: string, progress: RolloutProgress): void;
+  /**
+   * How to read the progress of the controller's rollout (rollout.ts) when metrics are scraped;
+   * handed over by each reconcile that looks at it (the last one's stands). Read then, not pushed:
+   * it walks every CR of the kind.
+   */
+  rollout?(controller: string, progress: () => RolloutProgress | undefined): void;
   /** A CR's state once its reconcile wrote its status (telemetry/cr-metrics.ts). */
   crState?(controller: string, namespace: string, name: string, sample: CrSample): void;
 }

@@ -16,7 +16,7 @@ import { isFirstInstall } from '../decide/first-install.js';
 import type { HelmFailure, HelmPort } from './helm-port.js';
 import { helmActingFor } from './helm-identity.js';
 import { admit } from '../decide/next-action.js';
-import { readRecords, rememberedRecords } from './observe.js';
+import { readRecords, rememberedRecords, watchedRecords } from './observe.js';
 import type { CrEvent } from './outcome.js';
 import { withPeriodFloor } from '../decide/period.js';
 import type { CrdsPort, PlansPort, CustomResourcesPort, ManifestsPort, ReleaseObjectsPort, ReleaseStoragePort } from './ports.js';
@@ -75,7 +75,8 @@ export interface ScopePorts {
  * cache holds or later: the port answers that version from its own last read or write (ADR 0069).
  * For a CR not being deleted and holding our finalizer, which is reconciled from those records,
  * they are read alongside it (one round trip for both), or remembered when this process confirmed
- * them a moment ago (rememberedRecords). A reconcile that ends before it needs them leaves that
+ * them a moment ago (rememberedRecords) or a live watch of the storage shows them unchanged
+ * (watchedRecords). A reconcile that ends before it needs them leaves that
  * read unawaited, so its rejection is marked handled here.
  */
 export async function readCR(
@@ -91,15 +92,27 @@ export async function readCR(
   const metadata = cached?.metadata;
   if (cached === undefined || metadata === undefined) return { cr: undefined, records: fromStorage(read) };
   const live = decidesFromRecords(cached);
-  const remembered = live
-    ? rememberedRecords(ports.manifests.kept(namespace, name, metadata.uid ?? ''), nowMs, clock.rememberMs)
-    : undefined;
+  const remembered = live ? unread(ports, request, metadata.uid ?? '', clock) : undefined;
   const early = live && remembered === undefined ? read() : undefined;
   early?.catch(() => undefined);
   const cr = await ports.crs.get(namespace, name, metadata.resourceVersion);
   if (remembered !== undefined)
     return { cr, records: { decide: () => Promise.resolve(remembered), remembered: true, read, sinceMs: nowMs } };
   return { cr, records: fromStorage(early === undefined ? read : () => early) };
+}
+
+/**
+ * The records of the kept revision when they need no read: remembered (confirmed a moment ago), or
+ * shown unchanged by a live watch of the storage; undefined: read them.
+ */
+function unread(
+  ports: Pick<ScopePorts, 'storage' | 'manifests'>,
+  { namespace, name }: Request,
+  uid: string,
+  clock: { readonly nowMs: number; readonly rememberMs: number },
+): ReleaseRecord[] | undefined {
+  const kept = ports.manifests.kept(namespace, name, uid);
+  return rememberedRecords(kept, clock.nowMs, clock.rememberMs) ?? watchedRecords(ports.storage, namespace, name, kept);
 }
 
 /** A live CR holding our finalizer is reconciled from its records; one about to be installed for the first time reads none (isFirstInstall). */

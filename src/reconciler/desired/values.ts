@@ -2,7 +2,8 @@
  * Chart values for a CR: its `spec`, with the watch's `overrideValues` deep-merged on top (override
  * wins), and the fingerprint that decides whether helm has anything to do.
  */
-import { createHash, createHmac } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { hmacSha256 } from '../../util/hmac.js';
 import { canonicalJson } from '../../util/canonical-json.js';
 import { isPlainObject } from '../../util/plain-object.js';
 import { isValueIndex, parseValuePath, VALUE_PATH_LIMITS, ValuePathError, type ValuePath } from '../../config/value-path.js';
@@ -77,5 +78,5 @@ export function fingerprint(input: FingerprintInput): string {
  * the release Secret sees it, and that Secret holds the values themselves (ADR 0044).
  */
 export function keyedFingerprint(key: Uint8Array, fingerprint: string): string {
-  return createHmac('sha256', key).update(fingerprint).digest('hex').slice(0, 40);
+  return hmacSha256(key).update(fingerprint).digest('hex').slice(0, 40);
 }

@@ -5,7 +5,8 @@
  * actions/plan-upgrade.ts; this module classifies their answers, bounds and redacts what is kept,
  * and digests it.
  */
-import { createHash, createHmac } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { hmacSha256 } from '../../util/hmac.js';
 import { canonicalJson } from '../../util/canonical-json.js';
 import { isPlainObject } from '../../util/plain-object.js';
 import { changedFields, comparable, dottedPath } from '../drift/drift.js';
@@ -179,9 +180,9 @@ export type Sealer = (raw: unknown) => string;
 
 /** Pure: the {@link Sealer} under `key` (the operator's fingerprint key), through a key of its own for this use. */
 export function planSealer(key: Uint8Array): Sealer {
-  const sealKey = createHmac('sha256', key).update('helm-operator upgrade-plan seal v1').digest();
+  const sealKey = hmacSha256(key).update('helm-operator upgrade-plan seal v1').digest();
   return (raw) =>
-    `hmac-sha256:${createHmac('sha256', sealKey)
+    `hmac-sha256:${hmacSha256(sealKey)
       .update(canonicalJson(raw ?? null))
       .digest('hex')
       .slice(0, 32)}`;

@@ -11,7 +11,8 @@
  * for the uid is a replay of the operator's own earlier words (a Ready=True the CR has since
  * lost), and is not read either; the newest seen stands in for it.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { hmacSha256 } from '../../util/hmac.js';
 import type { RolloutStatus } from '../status/status.js';
 
 /** The Ready condition as the gate reads it. */
@@ -54,7 +55,7 @@ function canonical(uid: string, seq: number, v: RolloutView): string {
 
 /** Pure: the seal of `view` for the CR instance `uid`, its `seq`th sealed write. */
 export function sealOf(key: Uint8Array, uid: string, seq: number, view: RolloutView): string {
-  return `${seq}.${createHmac('sha256', key)
+  return `${seq}.${hmacSha256(key)
     .update(canonical(uid, seq, view))
     .digest('hex')
     .slice(0, MAC_HEX)}`;

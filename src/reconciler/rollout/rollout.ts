@@ -37,7 +37,7 @@ export interface RolloutOptions {
   readonly chartDigest: string;
   readonly chartVersion: string;
   readonly control?: RolloutControlPort;
-  readonly metrics?: { rollout?(controller: string, progress: RolloutProgress): void };
+  readonly metrics?: { rollout?(controller: string, progress: () => RolloutProgress | undefined): void };
   readonly now?: () => Date;
   /** The operator's key (the fingerprint key, docs/adr/0044): what seals the status the gate reads (docs/adr/0101). */
   readonly sealKey: Uint8Array;
@@ -69,7 +69,6 @@ export class Rollout {
   readonly #waker: WaveWaker;
   readonly #seals: RolloutSeals;
   #paused = false;
-  #reportedAtMs = 0;
   /** The fleet revision this replica's reconciles roll to (the watch's chart and values): undefined until one ran. */
   #target: string | undefined;
 
@@ -135,7 +134,7 @@ export class Rollout {
     if (!members.some((m) => m.key === self)) members.push({ key: self, labels: {} });
     const paused = (await this.o.control?.paused()) ?? false;
     const nowMs = this.#now().getTime();
-    this.report(desired.fleetRevision, paused, members);
+    this.report(desired.fleetRevision, paused);
     const verdict = gate({ policy: this.#policy, target: desired.fleetRevision, members, self, paused, nowMs, pollMs: this.#pollMs });
     if (verdict.kind === 'go') return undefined;
     // The release serving is `from`: status says so, whatever an undo or a failed upgrade left.
@@ -298,16 +297,20 @@ export class Rollout {
     return cachedMembers(this.o.cache, this.#seals);
   }
 
-  /** The rollout's progress for metrics, at most once a second (it walks the whole cache). */
-  report(target: string, paused = this.#paused, members?: readonly Member[]): void {
+  /** The rollout's target as the last reconcile named it, and whether it is paused; metrics read its progress when scraped. */
+  report(target: string, paused = this.#paused): void {
     this.#paused = paused;
     this.#target = target;
-    const nowMs = this.#now().getTime();
-    if (this.o.metrics?.rollout === undefined || (members === undefined && nowMs - this.#reportedAtMs < 1_000)) return;
-    this.#reportedAtMs = nowMs;
-    const p = progress(members ?? this.#members(), target, this.#policy, nowMs);
-    this.o.metrics.rollout(this.o.controller, { ...p, target, chartVersion: this.o.chartVersion, paused });
+    this.o.metrics?.rollout?.(this.o.controller, this.#progress);
   }
+
+  /** The rollout's progress now (it walks every CR of the kind); undefined before a reconcile named the target. */
+  readonly #progress = (): RolloutProgress | undefined => {
+    const target = this.#target;
+    if (target === undefined) return undefined;
+    const p = progress(this.#members(), target, this.#policy, this.#now().getTime());
+    return { ...p, target, chartVersion: this.o.chartVersion, paused: this.#paused };
+  };
 }
 
 /**

@@ -2,10 +2,13 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { CHANGED_OUTSIDE_EVENT } from '../../../src/reconciler/decide/outside-change.js';
 import { CHART_LABEL } from '../../../src/reconciler/objects/ownership.js';
+import { helmByHand, releaseByHand } from '../../support/helm.js';
 import { createNamespace, testKubeConfig, waitFor } from '../../support/kube.js';
 import {
   activity,
+  condition,
   CRs,
   ensureCrd,
   NGINX,
@@ -17,9 +20,20 @@ import {
 import { total } from '../../support/prometheus.js';
 
 const run = promisify(execFile);
+const PAUSED = 'helm.sdk.operatorframework.io/paused';
 const CRS = 3;
 /** The kinds the nginx chart renders with its defaults. */
 const KINDS = ['configmaps', 'services', 'serviceaccounts', 'deployments'] as const;
+
+const metrics = async (): Promise<string> =>
+  (
+    await run(inject('kubectlBin'), ['--kubeconfig', inject('kubeconfigPath'), 'get', '--raw', '/metrics'], {
+      timeout: 30_000,
+      maxBuffer: 64 * 1024 * 1024,
+    })
+  ).stdout;
+const count = (text: string, verb: string, resource: string): number =>
+  total(text, 'apiserver_request_total', { verb, resource, subresource: '' });
 
 /**
  * API requests of an install, counted by the API server (`apiserver_request_total`, all clients: the
@@ -31,16 +45,6 @@ describe('API requests per install', () => {
   const nginx = new CRs(kc, NGINX);
   let ns: Awaited<ReturnType<typeof createNamespace>>;
   let op: RunningOperator;
-
-  const metrics = async (): Promise<string> =>
-    (
-      await run(inject('kubectlBin'), ['--kubeconfig', inject('kubeconfigPath'), 'get', '--raw', '/metrics'], {
-        timeout: 30_000,
-        maxBuffer: 64 * 1024 * 1024,
-      })
-    ).stdout;
-  const count = (text: string, verb: string, resource: string): number =>
-    total(text, 'apiserver_request_total', { verb, resource, subresource: '' });
 
   beforeAll(async () => {
     await ensureCrd(kc, NGINX);
@@ -116,5 +120,80 @@ describe('API requests per install', () => {
     // Then, nothing having changed: the CR is read at the version its own last write left, and
     // the records as that first round confirmed them.
     expect(await poke(2)).toEqual({ get: 0, getSecrets: 0 });
+  });
+});
+
+/**
+ * ADR 0111: a periodic reconcile of a release in sync learns from the watch of helm's storage that
+ * its revision is still the latest and deployed, with no request; a revision made by hand that
+ * changes no object (only its watch event and the next period can tell) is still found.
+ */
+describe('periodic reconciles and the release storage watch', () => {
+  const kc = testKubeConfig();
+  const nginx = new CRs(kc, NGINX);
+  let ns: Awaited<ReturnType<typeof createNamespace>>;
+  let op: RunningOperator;
+  const names = Array.from({ length: CRS }, (_, i) => `periodic-${i}`);
+
+  beforeAll(async () => {
+    await ensureCrd(kc, NGINX);
+    ns = await createNamespace(kc, 'periodic');
+    // A period far shorter than RECORDS_REMEMBERED_MS: without the watch each periodic reconcile reads the storage.
+    op = await startOperator({
+      watches: `- {group: example.com, version: v1alpha1, kind: Nginx, chart: ${NGINX_CHART}, reconcilePeriod: 2s}\n`,
+      namespaces: [ns.name],
+    });
+    await Promise.all(names.map((name) => nginx.create(ns.name, name, { replicaCount: 1 })));
+    for (const name of names) await nginx.waitForCondition(ns.name, name, { type: 'Ready', status: 'True' });
+  });
+  afterAll(async () => {
+    await op.stop();
+    await ns.remove();
+  });
+
+  it('read no storage Secret while the watch holds the release, and run no helm', async () => {
+    await waitFor('the storage watch to hold every release', () =>
+      Promise.resolve(names.every((name) => (op.operator.releaseStorage.cachedSecrets(ns.name, name)?.length ?? 0) > 0)),
+    );
+    const before = await metrics();
+    const since = await activity(op);
+    // Three periods of every CR.
+    await waitForReconciles(op, 'nginx-controller', since, 3 * CRS);
+    const after = await metrics();
+    const done = await activity(op);
+    expect({
+      getSecrets: count(after, 'GET', 'secrets') - count(before, 'GET', 'secrets'),
+      helm: done.helmExecutions - since.helmExecutions,
+    }).toEqual({ getSecrets: 0, helm: 0 });
+  });
+
+  it('find a revision made by hand that the watch holds, and upgrade it back', async () => {
+    const [name = ''] = names;
+    // Paused while helm runs by hand: a reconcile beside it would take its pending-upgrade for one
+    // a dead process left, and roll it back (ADR 0036 sees only this process's helm).
+    await nginx.patch(ns.name, name, { metadata: { annotations: { [PAUSED]: 'true' } } });
+    await waitFor('the CR to say it is paused', async () => condition(await nginx.get(ns.name, name), 'Paused')?.status === 'True');
+    // A value no template reads: the objects stay as they are, so no dependent event comes.
+    await helmByHand('upgrade', name, NGINX_CHART, '-n', ns.name, '--reuse-values', '--set', 'global.byHand=yes');
+    await waitFor('the storage watch to hold revision 2', () =>
+      Promise.resolve(op.operator.releaseStorage.cachedSecrets(ns.name, name)?.some((s) => s.metadata?.labels?.version === '2') === true),
+    );
+    await nginx.patch(ns.name, name, { metadata: { annotations: { [PAUSED]: null } } });
+    const upgradedBack = await waitFor(
+      'the operator to upgrade the release back to the CR',
+      async () => {
+        const release = await releaseByHand(name, ns.name);
+        return release !== undefined && release.revision >= 3 && release.status === 'deployed' ? release : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(upgradedBack.values).toMatchObject({ replicaCount: 1 });
+    expect(upgradedBack.values).not.toHaveProperty('global');
+    // Events are recorded on the way out of the reconcile, and may be listed a moment after helm's record.
+    const outside = await waitFor('the ReleaseChangedOutside event', async () => {
+      const found = (await nginx.events(ns.name, name)).filter((e) => e.reason === CHANGED_OUTSIDE_EVENT);
+      return found.length > 0 ? found : undefined;
+    });
+    expect(outside.map((e) => e.message)).toEqual([expect.stringContaining('revision 2 was made outside the operator')]);
   });
 });

@@ -11,11 +11,21 @@ import { ManualClock } from '../../../src/util/clock.js';
 import { BucketShare, type WatchShare } from '../../../src/runtime/watch-share.js';
 import { fnv1a64 } from '../../../src/runtime/shard-assignment.js';
 import { shardSelectorOf } from '../../../src/runtime/shard-selector.js';
-import { Informer, InformerStoppedError, keepMetadataOnly, resourcePath, type ObjectSummary } from '../../../src/runtime/informer.js';
+import {
+  Informer,
+  InformerStoppedError,
+  keepMetadataOnly,
+  longWatchParams,
+  MIN_WATCH_TIMEOUT_S,
+  resourcePath,
+  WATCH_INACTIVITY_MS,
+  type ObjectSummary,
+} from '../../../src/runtime/informer.js';
 
 interface Recorded {
   path: string;
   query: URLSearchParams;
+  accept: string | undefined;
 }
 
 /** A fake API server for one resource collection. */
@@ -28,6 +38,8 @@ class FakeApiServer {
   listFailures: number[] = [];
   watchFailures: number[] = [];
   listKind = 'SecretList';
+  /** An empty list's items as a PartialObjectMetadataList sends them. */
+  nullWhenEmpty = false;
   #streams: ServerResponse[] = [];
   #closedWatches = 0;
   #closeWaiters: (() => void)[] = [];
@@ -61,7 +73,7 @@ class FakeApiServer {
 
   #handle(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://x');
-    const rec = { path: url.pathname, query: url.searchParams };
+    const rec = { path: url.pathname, query: url.searchParams, accept: req.headers.accept };
     if (url.searchParams.get('watch') === 'true') {
       this.watches.push(rec);
       const fail = this.watchFailures.shift();
@@ -91,7 +103,7 @@ class FakeApiServer {
       apiVersion: 'v1',
       kind: this.listKind,
       metadata: { resourceVersion: this.resourceVersion, continue: end < this.items.length ? String(end) : undefined },
-      items: this.items.slice(offset, end),
+      items: this.nullWhenEmpty && this.items.length === 0 ? null : this.items.slice(offset, end),
     };
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
@@ -120,6 +132,7 @@ async function setup(
     transform?: (o: KubernetesObject) => KubernetesObject;
     trackPrevious?: boolean;
     share?: WatchShare;
+    metadataOnly?: boolean;
   } = {},
 ) {
   const api = new FakeApiServer();
@@ -133,6 +146,7 @@ async function setup(
     ...(opts.transform === undefined ? {} : { transform: opts.transform }),
     ...(opts.trackPrevious === undefined ? {} : { trackPrevious: opts.trackPrevious }),
     ...(opts.share === undefined ? {} : { share: opts.share }),
+    ...(opts.metadataOnly === undefined ? {} : { metadataOnly: opts.metadataOnly }),
   });
   cleanups.push(() => api.close());
   cleanups.push(() => informer.stop());
@@ -175,7 +189,53 @@ describe('keepMetadataOnly', () => {
   });
 });
 
+describe('longWatchParams', () => {
+  it('asks the server to end the watch after 5 to 10 minutes, with bookmarks in between', () => {
+    expect(longWatchParams(0)).toStrictEqual({ timeoutSeconds: '300', allowWatchBookmarks: 'true' });
+    expect(longWatchParams(0.999_999)).toStrictEqual({ timeoutSeconds: '599', allowWatchBookmarks: 'true' });
+  });
+});
+
 describe('Informer', () => {
+  it('holds an idle watch open: a server timeout of 5 to 10 minutes, bookmarks, and an inactivity timeout above their interval', async () => {
+    const { api, informer } = await setup();
+    await informer.start();
+    await vi.waitFor(() => {
+      expect(api.watches).toHaveLength(1);
+    });
+    const query = api.watches[0]?.query;
+    const timeout = Number(query?.get('timeoutSeconds'));
+    expect(timeout).toBeGreaterThanOrEqual(MIN_WATCH_TIMEOUT_S);
+    expect(timeout).toBeLessThan(2 * MIN_WATCH_TIMEOUT_S);
+    expect(query?.get('allowWatchBookmarks')).toBe('true');
+    expect(WATCH_INACTIVITY_MS).toBeGreaterThan(60_000);
+  });
+
+  it('asks for metadata only when told to, for the LIST and the WATCH, and takes an empty list with null items', async () => {
+    const { api, informer } = await setup({ metadataOnly: true });
+    api.nullWhenEmpty = true;
+    await informer.start();
+    await vi.waitFor(() => {
+      expect(api.watches).toHaveLength(1);
+    });
+    expect(api.lists[0]?.accept).toBe('application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1');
+    expect(api.watches[0]?.accept).toBe('application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1');
+    api.send('ADDED', { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', ...secret('a', '101') });
+    await vi.waitFor(() => {
+      expect(informer.get('a', 'ns1')?.metadata?.resourceVersion).toBe('101');
+    });
+  });
+
+  it('asks for JSON otherwise', async () => {
+    const { api, informer } = await setup();
+    await informer.start();
+    await vi.waitFor(() => {
+      expect(api.watches).toHaveLength(1);
+    });
+    expect(api.lists[0]?.accept).toBe('application/json');
+    expect(api.watches[0]?.accept).not.toContain('PartialObjectMetadata');
+  });
+
   it('caches and hands out listed and watched objects after the transform', async () => {
     const { api, informer } = await setup({ transform: keepMetadataOnly });
     api.items = [{ ...secret('a', '1'), data: { k: 'dg==' } } as KubernetesObject];

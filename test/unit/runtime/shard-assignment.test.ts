@@ -141,3 +141,15 @@ describe('bucket handoff steps', () => {
     expect(peerLive(0, 15, '', 1)).toBe(false);
   });
 });
+
+describe('assignment, asked again', () => {
+  it('answers the same for the same peers in any order, after other peers were asked, and a caller cannot change it', () => {
+    const first = assignment(['a', 'b', 'c']);
+    const copy = new Map(first);
+    first.clear();
+    expect(assignment(['c', 'a', 'b'])).toEqual(copy);
+    expect(assignment(['a', 'b'])).not.toEqual(copy);
+    expect(assignment(['b', 'c', 'a', 'a'])).toEqual(copy);
+    expect(assignment(['a', 'b', 'c'], 8).size).toBe(8);
+  });
+});

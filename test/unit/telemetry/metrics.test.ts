@@ -15,6 +15,27 @@ describe('OperatorMetrics', () => {
     expect(await m.metrics()).toContain('controller_runtime_reconcile_total');
   });
 
+  it("reads a rollout's progress when scraped, once for both rollout gauges, and forgets a stopped controller's", async () => {
+    const m = fresh();
+    let reads = 0;
+    let onTarget = 1;
+    m.rollout('c', () => {
+      reads++;
+      return { target: 'abc', chartVersion: '1.0.0', total: 3, onTarget, failed: 1, halted: true, paused: false };
+    });
+    m.rollout('idle', () => undefined);
+    const text = await m.metrics();
+    const base = { controller: 'c', fleet_revision: 'abc', chart_version: '1.0.0' };
+    expect(sample(text, 'helm_operator_rollout_releases', { ...base, state: 'on_target' })).toBe(1);
+    expect(sample(text, 'helm_operator_rollout_releases', { ...base, state: 'pending' })).toBe(1);
+    expect(sample(text, 'helm_operator_rollout_halted', { controller: 'c' })).toBe(1);
+    expect(text).not.toContain('controller="idle"');
+    expect(reads).toBe(1);
+    m.forgetController('c');
+    onTarget = 2;
+    expect(await m.metrics()).not.toContain('helm_operator_rollout_releases{');
+  });
+
   it('exposes the self-tuned concurrency limit once set, and no such series when it is pinned', async () => {
     const m = fresh();
     expect(await m.metrics()).not.toContain('helm_operator_concurrency_limit');

@@ -265,6 +265,14 @@ export class FakeStorage implements ReleaseStoragePort {
   readonly #releases = new Map<string, ReleaseRecord[]>();
   /** Releases read, as `namespace/name`, in order. */
   readonly reads: string[] = [];
+  /**
+   * The storage watch (ReleaseStoragePort.watched): none; live (it holds what is stored); or
+   * lagging, still holding the records given (an event not yet delivered).
+   */
+  watch: { readonly kind: 'none' } | { readonly kind: 'live' } | { readonly kind: 'lagging'; readonly records: readonly ReleaseRecord[] } =
+    {
+      kind: 'none',
+    };
 
   set(namespace: string, release: string, records: readonly ReleaseRecord[]): this {
     this.#releases.set(`${namespace}/${release}`, [...records]);
@@ -323,6 +331,14 @@ export class FakeStorage implements ReleaseStoragePort {
   async deployed(namespace: string, release: string, revision: number): Promise<ReleaseRecord[] | undefined> {
     const latest = latestRecord(await this.records(namespace, release));
     return latest?.revision === revision && latest.status === 'deployed' ? [latest] : undefined;
+  }
+
+  watched(namespace: string, release: string, revision: number): ReleaseRecord | undefined {
+    const watch = this.watch;
+    if (watch.kind === 'none') return undefined;
+    const held = watch.kind === 'lagging' ? watch.records : (this.#releases.get(`${namespace}/${release}`) ?? []);
+    const latest = latestRecord(held);
+    return latest?.revision === revision && latest.status === 'deployed' ? latest : undefined;
   }
 }
 

@@ -7,6 +7,7 @@ import {
   recordsRememberedMs,
   rememberedRecords,
   stillDeployed,
+  watchedRecords,
   type ReleaseOwner,
 } from '../../../../src/reconciler/core/observe.js';
 import { PERIOD_JITTER } from '../../../../src/reconciler/decide/period.js';
@@ -96,5 +97,30 @@ describe('records remembered (ADR 0069)', () => {
     expect(err).toBeInstanceOf(ReleaseChangedError);
     expect((err as ReleaseChangedError).records).toEqual(upgraded);
     expect((err as ReleaseChangedError).message).toBe('revision 3 of release web is no longer its latest deployed revision');
+  });
+});
+
+describe('watchedRecords (ADR 0111)', () => {
+  const deployed = record(3, 'deployed');
+  const asked: [string, string, number][] = [];
+  const storage = {
+    watched: (namespace: string, release: string, revision: number) => {
+      asked.push([namespace, release, revision]);
+      return revision === 3 ? deployed : undefined;
+    },
+  };
+
+  it('asks the watch about the kept revision, and answers with that record alone', () => {
+    expect(watchedRecords(storage, NAMESPACE, NAME, { revision: 3 })).toEqual([deployed]);
+    expect(asked).toContainEqual([NAMESPACE, NAME, 3]);
+  });
+
+  it('answers nothing when the watch does not show the kept revision latest and deployed', () => {
+    expect(watchedRecords(storage, NAMESPACE, NAME, { revision: 2 })).toBeUndefined();
+  });
+
+  it('answers nothing with no kept revision, or a port without a watch', () => {
+    expect(watchedRecords(storage, NAMESPACE, NAME, undefined)).toBeUndefined();
+    expect(watchedRecords({}, NAMESPACE, NAME, { revision: 3 })).toBeUndefined();
   });
 });

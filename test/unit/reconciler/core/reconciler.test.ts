@@ -536,6 +536,61 @@ describe('HelmReconciler', () => {
     });
   });
 
+  describe('records from the storage watch (ADR 0111)', () => {
+    /** Installed, its records remembered no more, and the storage watched from here on. */
+    async function watched() {
+      let nowMs = Date.parse('2026-12-03T12:00:00Z');
+      const t = setup({ now: () => new Date(nowMs) });
+      t.cr({ finalizers: [FINALIZER] });
+      await t.reconcile();
+      nowMs += RECORDS_REMEMBERED_MS;
+      t.storage.watch = { kind: 'live' };
+      t.storage.reads.length = 0;
+      return { t, labels: t.helm.callsOf('install')[0]?.labels };
+    }
+
+    it('finds a release in sync from the watch, past what it remembers, without reading the storage', async () => {
+      const { t } = await watched();
+      t.objects.ready = { status: 'False', reason: 'ResourcesNotReady', message: '1/2 ready', ready: 1, total: 2 };
+      await t.reconcile();
+      await t.reconcile();
+      expect(t.storage.reads).toEqual([]);
+      expect(t.helm.methods()).toEqual(['install']);
+      expect(await t.condition(ConditionType.Ready)).toMatchObject({
+        status: 'False',
+        message: expect.stringContaining('1/2 ready') as string,
+      });
+    });
+
+    it('reads the storage when the watch shows a revision made since, and upgrades it back', async () => {
+      const { t, labels } = await watched();
+      t.storage.store(NS, NAME, record(2, 'deployed', { ...labels, [RELEASE_LABELS.fingerprint]: 'by-hand' }));
+      t.helm.release = { ...t.helm.release, revision: 3 };
+      await t.reconcile();
+      expect(t.storage.reads.length).toBeGreaterThan(0);
+      expect(t.helm.methods()).toEqual(['install', 'upgrade']);
+    });
+
+    it('repairs nothing from a watch that lags: the storage is read before the first write', async () => {
+      const { t, labels } = await watched();
+      t.storage.watch = { kind: 'lagging', records: [record(1, 'deployed', labels)] };
+      t.storage.store(NS, NAME, record(2, 'deployed', { ...labels, [RELEASE_LABELS.fingerprint]: 'by-hand' }));
+      t.objects.drifted = 1;
+      t.helm.release = { ...t.helm.release, revision: 3 };
+      await t.reconcile();
+      expect(t.objects.written).toBe(0);
+      expect(t.helm.methods()).toEqual(['install', 'upgrade']);
+    });
+
+    it('repairs drift the storage confirms, with one read', async () => {
+      const { t } = await watched();
+      t.objects.drifted = 2;
+      await t.reconcile();
+      expect(t.objects.written).toBe(2);
+      expect(t.storage.reads).toEqual([`${NS}/${NAME}`]);
+    });
+  });
+
   describe('a revision made outside the operator (ADR 0070)', () => {
     /** Installed; then revision 2 made by hand: helm carried the labels, fingerprint included, over to it. */
     const upgradedByHand = async (made: { valuesDigest?: string; chartVersion?: string }) => {
