@@ -15,7 +15,6 @@ import { KubeEventRecorder } from '../k8s/events.js';
 import { ObjectClient } from '../k8s/objects.js';
 import { RestMapper, type ResourceMapping } from '../k8s/restmapper.js';
 import { apiVersionOf, parseApiVersion, qualifiedKind } from '../util/group-kind.js';
-import { ReleaseStorage } from '../helm/storage.js';
 import { ReleaseStorageWatch } from './release-storage-watch.js';
 import type { ConcurrencyGate } from '../runtime/adaptive-gate.js';
 import type { ItemBackoffOptions } from '../runtime/backoff.js';
@@ -159,7 +158,6 @@ export class Operator {
     this.#mapper = new RestMapper(o.kubeConfig);
     this.#storage = new ReleaseStorageWatch({
       kubeConfig: o.kubeConfig,
-      storage: new ReleaseStorage(o.kubeConfig),
       namespaces: o.namespaces,
       log: o.log,
       ...(o.watchShare === undefined ? {} : { share: o.watchShare }),

@@ -11,7 +11,7 @@
  * Only names and labels are kept: the release payloads never reach this process.
  */
 import type { KubeConfig, KubernetesObject } from '../k8s/client-node.js';
-import { latestDeployed, type ReleaseStorage } from '../helm/storage.js';
+import { latestDeployed, ReleaseStorage } from '../helm/storage.js';
 import type { ReleaseRecord } from '../helm/types.js';
 import { Informer } from '../runtime/informer.js';
 import type { WatchShare } from '../runtime/watch-share.js';
@@ -20,7 +20,6 @@ import { storageSecretName } from '../util/release-storage-name.js';
 
 export interface ReleaseStorageWatchOptions {
   readonly kubeConfig: KubeConfig;
-  readonly storage: ReleaseStorage;
   /** Empty: every namespace. */
   readonly namespaces: readonly string[];
   readonly log: Logger;
@@ -34,27 +33,14 @@ export function storageMetadata(obj: KubernetesObject): KubernetesObject {
   return { metadata: { name, namespace, resourceVersion, labels } };
 }
 
-export class ReleaseStorageWatch {
+/** ReleaseStorage's reads and deletes, and `watched` from the cache. */
+export class ReleaseStorageWatch extends ReleaseStorage {
   /** Keyed by namespace; '' = all namespaces. Undefined until the first `watched`. */
   #informers: Map<string, Informer> | undefined;
   #stopped = false;
 
-  constructor(private readonly o: ReleaseStorageWatchOptions) {}
-
-  records(namespace: string, release: string): Promise<ReleaseRecord[]> {
-    return this.o.storage.records(namespace, release);
-  }
-
-  recordsOf(namespace: string, releases: readonly string[]): Promise<Map<string, ReleaseRecord[]>> {
-    return this.o.storage.recordsOf(namespace, releases);
-  }
-
-  deployed(namespace: string, release: string, revision: number): Promise<ReleaseRecord[] | undefined> {
-    return this.o.storage.deployed(namespace, release, revision);
-  }
-
-  deleteRevisions(namespace: string, release: string, revisions: readonly number[]): Promise<void> {
-    return this.o.storage.deleteRevisions(namespace, release, revisions);
+  constructor(private readonly o: ReleaseStorageWatchOptions) {
+    super(o.kubeConfig);
   }
 
   /** `deployed`'s answer from the cache, when a watching informer covers the namespace (ReleaseStoragePort.watched). */

@@ -3,7 +3,6 @@
  * real helm wrote: what it answers, what it keeps of a storage Secret, and where it says nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ReleaseStorage } from '../../../src/helm/storage.js';
 import { ReleaseStorageWatch } from '../../../src/operator/release-storage-watch.js';
 import type { WatchShare } from '../../../src/runtime/watch-share.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
@@ -35,7 +34,6 @@ describe('the release storage watch', () => {
     );
     watch = new ReleaseStorageWatch({
       kubeConfig: kc,
-      storage: new ReleaseStorage(kc),
       namespaces: [owned.name, other.name],
       log: silentLogger(),
       share,

@@ -409,27 +409,27 @@ describe('HelmReconciler', () => {
     expect(t.crs.writes).toHaveLength(writes);
   });
 
-  describe('records remembered after an install (ADR 0069)', () => {
-    /** An installed CR, its clock, and the storage reads counted from here on. */
-    async function installed() {
-      let nowMs = Date.parse('2026-11-28T12:00:00Z');
-      const t = setup({ now: () => new Date(nowMs) });
-      t.cr({ finalizers: [FINALIZER] });
-      await t.reconcile();
-      expect(t.helm.methods()).toEqual(['install']);
-      t.storage.reads.length = 0;
-      /** Stores the CR as `change` leaves a copy of it; the CR as it was. */
-      const edit = (change: (cr: CustomResource) => void): CustomResource => {
-        const cr = t.crs.stored(NS, NAME);
-        if (cr === undefined) throw new Error('no CR');
-        const next = structuredClone(cr);
-        change(next);
-        t.crs.put(next);
-        return cr;
-      };
-      return { t, edit, advance: (ms: number) => (nowMs += ms) };
-    }
+  /** An installed CR, its clock, and the storage reads counted from here on. */
+  async function installed() {
+    let nowMs = Date.parse('2026-11-28T12:00:00Z');
+    const t = setup({ now: () => new Date(nowMs) });
+    t.cr({ finalizers: [FINALIZER] });
+    await t.reconcile();
+    expect(t.helm.methods()).toEqual(['install']);
+    t.storage.reads.length = 0;
+    /** Stores the CR as `change` leaves a copy of it; the CR as it was. */
+    const edit = (change: (cr: CustomResource) => void): CustomResource => {
+      const cr = t.crs.stored(NS, NAME);
+      if (cr === undefined) throw new Error('no CR');
+      const next = structuredClone(cr);
+      change(next);
+      t.crs.put(next);
+      return cr;
+    };
+    return { t, edit, advance: (ms: number) => (nowMs += ms) };
+  }
 
+  describe('records remembered after an install (ADR 0069)', () => {
     it('reports readiness from the revision helm just wrote, without reading the storage', async () => {
       const { t, advance } = await installed();
       t.objects.ready = { status: 'False', reason: 'ResourcesNotReady', message: '1/2 ready', ready: 1, total: 2 };
@@ -539,13 +539,9 @@ describe('HelmReconciler', () => {
   describe('records from the storage watch (ADR 0111)', () => {
     /** Installed, its records remembered no more, and the storage watched from here on. */
     async function watched() {
-      let nowMs = Date.parse('2026-12-03T12:00:00Z');
-      const t = setup({ now: () => new Date(nowMs) });
-      t.cr({ finalizers: [FINALIZER] });
-      await t.reconcile();
-      nowMs += RECORDS_REMEMBERED_MS;
+      const { t, advance } = await installed();
+      advance(RECORDS_REMEMBERED_MS);
       t.storage.watch = { kind: 'live' };
-      t.storage.reads.length = 0;
       return { t, labels: t.helm.callsOf('install')[0]?.labels };
     }
 
