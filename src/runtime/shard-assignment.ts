@@ -50,9 +50,23 @@ export function mix64(value: bigint): bigint {
 
 /** The bucket of `namespace`: the top bits of its mixed hash, so names that differ only at the end spread evenly. */
 export function namespaceBucket(namespace: string, buckets = SHARD_BUCKETS): number {
+  const known = buckets === SHARD_BUCKETS ? bucketOf.get(namespace) : undefined;
+  if (known !== undefined) return known;
   assertBuckets(buckets);
-  return Number((mix64(fnv1a64(namespace)) * BigInt(buckets)) >> 64n);
+  const bucket = Number((mix64(fnv1a64(namespace)) * BigInt(buckets)) >> 64n);
+  if (buckets === SHARD_BUCKETS) {
+    if (bucketOf.size >= BUCKETS_REMEMBERED) bucketOf.clear();
+    bucketOf.set(namespace, bucket);
+  }
+  return bucket;
 }
+
+/**
+ * The default bucket of each namespace hashed so far: every watch event, cache read and reconcile
+ * asks again, and the BigInt hash costs microseconds (a steady-state profile, ADR 0112). Bounded.
+ */
+const bucketOf = new Map<string, number>();
+const BUCKETS_REMEMBERED = 65_536;
 
 /** A peer's score for a bucket: a well-mixed 64-bit hash of both. */
 export function rendezvousScore(peer: string, bucket: number): bigint {

@@ -76,6 +76,11 @@ export interface ReleaseObjectsPort {
   adopt(s: Subject, desired: readonly DesiredObject[], options?: { readonly created?: boolean }): Promise<SeenObjects>;
   repairDrift(s: Subject, desired: readonly DesiredObject[], policy?: RepairPolicy): Promise<DriftReport>;
   readiness(desired: readonly DesiredObject[], seen?: SeenObjects): Promise<ReadinessSummary>;
+  /**
+   * Each object's resourceVersion as the dependents cache holds it ('' when it holds none), with
+   * no request; undefined when the cache cannot answer for one of them (settled.ts).
+   */
+  cachedVersions?(desired: readonly DesiredObject[]): string[] | undefined;
   /** The object as the API server has it now, its managedFields included; undefined when there is none. */
   current(ref: ObjectRef): Promise<KubernetesObject | undefined>;
   /**
@@ -170,6 +175,8 @@ export interface ReconcilerMetrics {
    * it walks every CR of the kind.
    */
   rollout?(controller: string, progress: () => RolloutProgress | undefined): void;
+  /** A reconcile took its CR's last settled decision again (settled.ts). */
+  settledLook?(controller: string): void;
   /** A CR's state once its reconcile wrote its status (telemetry/cr-metrics.ts). */
   crState?(controller: string, namespace: string, name: string, sample: CrSample): void;
 }

@@ -76,6 +76,7 @@ import { missingServiceAccount } from './service-account.js';
 import { Rollout, wakeSooner, type RolloutControlPort } from '../rollout/rollout.js';
 import { summarize } from '../decide/summarize.js';
 import type { ValuesSourcePort } from '../desired/values-from.js';
+import { inputsWatched, settles, SettledLooks, type SettledInputs } from './settled.js';
 
 export { FINALIZER, LEGACY_FINALIZER } from './finalizers.js';
 export { MAX_FAILED_ATTEMPTS } from '../decide/next-action.js';
@@ -153,6 +154,7 @@ export class HelmReconciler implements Reconciler {
   readonly #controller: string;
   readonly #fingerprintKey: Uint8Array;
   readonly #rollout: Rollout;
+  readonly #settled = new SettledLooks();
 
   constructor(private readonly o: HelmReconcilerOptions) {
     this.#fingerprintKey = o.fingerprintKey ?? PROCESS_FINGERPRINT_KEY;
@@ -182,6 +184,7 @@ export class HelmReconciler implements Reconciler {
   /** After a takeover a previous leader's helm may have written any release's records late: none is remembered. */
   resync(): void {
     this.o.manifests.unconfirmAll();
+    this.#settled.clear();
   }
 
   /** Another replica's CR changed (sharded): the rollout's waves span the kind (rollout.ts `observe`). */
@@ -197,6 +200,22 @@ export class HelmReconciler implements Reconciler {
       await this.o.crs.addFinalizer(first, FINALIZER);
       return {};
     }
+    const inputs = this.#settledInputs(request, rc.cached);
+    return this.#settledResult(request, inputs) ?? this.#look(request, rc, inputs);
+  }
+
+  /** Found settled from these very inputs (settled.ts): the same decision, not made again; undefined: look in full. */
+  #settledResult({ namespace, name }: Request, inputs: SettledInputs | undefined): Result | undefined {
+    if (inputs === undefined || this.o.helm.running(name, namespace)) return undefined;
+    const settled = this.#settled.unchanged(namespace, name, inputs);
+    if (settled === undefined) return undefined;
+    this.o.metrics?.settledLook?.(this.#controller);
+    return { requeueAfterMs: resyncAfterMs(this.#periodSources(settled.annotationMs)) };
+  }
+
+  /** The full look: the CR and its release read, the action decided and done, status and events written once. */
+  async #look(request: Request, rc: ReconcileContext, inputs: SettledInputs | undefined): Promise<Result> {
+    this.#settled.forget(request.namespace, request.name);
     const { cr, records } = await readCR(this.o, request, rc.cached, { nowMs: this.#nowMs(), rememberMs: this.#rememberMs(rc.cached) });
     if (cr === undefined) {
       // Gone, whether or not our finalizer ran (removed by hand, or by a batch for its peer):
@@ -229,7 +248,9 @@ export class HelmReconciler implements Reconciler {
         throw redactedError(err, r.status.redactor);
       });
     } else {
-      await r.status.finish();
+      const status = await r.status.finish();
+      if (inputs !== undefined && 'outcome' in ended && settles(ended.outcome, summary, { status, wakeMs: r.wakeMs }))
+        this.#settled.remember(r.ctx.namespace, r.ctx.name, inputs, r.ctx.annotations.reconcilePeriodMs);
       this.o.metrics?.crState?.(
         this.#controller,
         r.ctx.namespace,
@@ -340,6 +361,21 @@ export class HelmReconciler implements Reconciler {
   #rememberMs(cached: ReconcileContext['cached']): number {
     const annotations = withPeriodFloor(parseReleaseAnnotations(cached?.metadata?.annotations), this.#annotationFloorMs());
     return recordsRememberedMs(periodMs(this.#periodSources(annotations.reconcilePeriodMs)));
+  }
+
+  /**
+   * The versions a settled look compares (settled.ts); undefined when one of the CR's inputs is not
+   * kept current by a watch: values from Secrets or ConfigMaps, the ServiceAccount helm acts as, a
+   * release no storage watch shows, objects no dependents cache holds.
+   */
+  #settledInputs({ namespace, name }: Request, cached: ReconcileContext['cached']): SettledInputs | undefined {
+    const metadata = cached?.metadata;
+    if (metadata === undefined || !inputsWatched(this.o.watch, metadata)) return undefined;
+    const { uid = '', resourceVersion = '' } = metadata;
+    const kept = this.o.manifests.kept(namespace, name, uid);
+    const record = kept === undefined ? undefined : this.o.storage.watched?.(namespace, name, kept.revision);
+    const objects = kept === undefined ? undefined : this.o.objects.cachedVersions?.(kept.objects);
+    return record === undefined || objects === undefined ? undefined : { uid, resourceVersion, record, objects };
   }
 
   #nowMs(): number {

@@ -87,16 +87,19 @@ export class StatusWriter {
    * The draft, on the way out. A reconcile cancelled because leadership was lost writes nothing:
    * another replica may already be reconciling this CR, and this draft would overwrite its status.
    * (Shutting down, the replica still leads: what its cancelled reconcile did is reported.)
+   * Resolves with what became of the draft: written, nothing to write, or left to the new leader.
    */
-  async finish(): Promise<void> {
+  async finish(): Promise<'written' | 'unchanged' | 'left'> {
     if (lostLeadership(this.#o.ctx.signal)) {
       this.#o.ctx.log.debug('Reconcile cancelled by lost leadership: status left to the new leader');
-      return;
+      return 'left';
     }
-    await this.#write().catch((err: unknown) => {
-      this.#writeFailed(err);
-      throw redactedError(err, this.redactor);
-    });
+    return this.#write()
+      .then((wrote) => (wrote ? 'written' : 'unchanged'))
+      .catch((err: unknown) => {
+        this.#writeFailed(err);
+        throw redactedError(err, this.redactor);
+      });
   }
 
   /**
@@ -120,11 +123,13 @@ export class StatusWriter {
     this.#o.record({ type: 'Warning', reason: 'StatusWriteFailed', message: describeError(err) });
   }
 
-  async #write(): Promise<void> {
+  /** false: the draft changed nothing. */
+  async #write(): Promise<boolean> {
     this.#o.beforeWrite?.(this.draft);
     const patch = this.draft.patch();
-    if (Object.keys(patch).length === 0) return;
+    if (Object.keys(patch).length === 0) return false;
     await this.#o.crs.patchStatus(this.#o.ctx.namespace, this.#o.ctx.name, this.redactor.deep(patch));
     this.draft.markWritten();
+    return true;
   }
 }

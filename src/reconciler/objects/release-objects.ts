@@ -181,6 +181,16 @@ export class ReleaseObjects implements ReleaseObjectsPort {
     return summarizeReadiness(results);
   }
 
+  cachedVersions(desired: readonly DesiredObject[]): string[] | undefined {
+    const versions: string[] = [];
+    for (const d of desired) {
+      const cached = this.o.dependents?.get(d.entry);
+      if (cached?.known !== true) return undefined;
+      versions.push(cached.object?.metadata?.resourceVersion ?? '');
+    }
+    return versions;
+  }
+
   current(ref: ObjectRef): Promise<KubernetesObject | undefined> {
     return this.o.objects.get(ref);
   }

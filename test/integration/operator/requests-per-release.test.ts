@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CHANGED_OUTSIDE_EVENT } from '../../../src/reconciler/decide/outside-change.js';
 import { CHART_LABEL } from '../../../src/reconciler/objects/ownership.js';
@@ -150,6 +150,8 @@ describe('periodic reconciles and the release storage watch', () => {
     await op.stop();
     await ns.remove();
   });
+  const settledLooks = async (): Promise<number> =>
+    total(await op.metrics.metrics(), 'helm_operator_settled_looks_total', { controller: 'nginx-controller' });
 
   it('read no storage Secret while the watch holds the release, and run no helm', async () => {
     await waitFor('the storage watch to hold every release', () =>
@@ -165,6 +167,25 @@ describe('periodic reconciles and the release storage watch', () => {
       getSecrets: count(after, 'GET', 'secrets') - count(before, 'GET', 'secrets'),
       helm: done.helmExecutions - since.helmExecutions,
     }).toEqual({ getSecrets: 0, helm: 0 });
+  });
+
+  // ADR 0112: the periodic reconciles of a CR found settled decide nothing again while the
+  // versions it was settled from stay the same; an object edited by hand is not one of them.
+  it('take a settled decision again from unchanged versions, and repair an object edited since', async () => {
+    const [name = ''] = names.slice(-1);
+    await waitFor('periodic reconciles to be settled looks', async () => Promise.resolve((await settledLooks()) >= CRS));
+    const core = kc.makeApiClient(CoreV1Api);
+    const configMap = `${name}-nginx`;
+    const rendered = (await core.readNamespacedConfigMap({ namespace: ns.name, name: configMap })).data?.['nginx.conf'];
+    await core.patchNamespacedConfigMap(
+      { namespace: ns.name, name: configMap, body: { data: { 'nginx.conf': 'edited by hand' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await waitFor(
+      'the ConfigMap to be restored',
+      async () => (await core.readNamespacedConfigMap({ namespace: ns.name, name: configMap })).data?.['nginx.conf'] === rendered,
+      { timeoutMs: 30_000 },
+    );
   });
 
   it('find a revision made by hand that the watch holds, and upgrade it back', async () => {

@@ -47,6 +47,17 @@ describe('namespace buckets', () => {
 
   it('rejects a bucket count that is not a power of two', () => {
     expect(() => namespaceBucket('a', 48)).toThrow(/power of two/);
+    namespaceBucket('a');
+    expect(() => namespaceBucket('a', 48), 'after the default count remembered it').toThrow(/power of two/);
+  });
+
+  it('answers a namespace asked again the same, for the bucket count asked', () => {
+    const hashed = (ns: string, buckets: number): number => Number((mix64(fnv1a64(ns)) * BigInt(buckets)) >> 64n);
+    for (const ns of ['tenant-001', 'tenant-002', 'kube-system']) {
+      expect([namespaceBucket(ns), namespaceBucket(ns)]).toEqual([hashed(ns, SHARD_BUCKETS), hashed(ns, SHARD_BUCKETS)]);
+      expect(namespaceBucket(ns, 8)).toBe(hashed(ns, 8));
+      expect(namespaceBucket(ns, 1024)).toBe(hashed(ns, 1024));
+    }
   });
 });
 

@@ -376,7 +376,17 @@ export class FakeObjects implements ReleaseObjectsPort {
       await s.beforeWrite?.();
       this.written++;
     }
-    return { repaired: this.drifted, failures: this.repairFailures, events: [] };
+    // As ReleaseObjects: each object restored is said in an event.
+    const events = Array.from({ length: this.drifted }, () => ({ type: 'Normal' as const, reason: 'DriftCorrected', message: 'Restored' }));
+    return { repaired: this.drifted, failures: this.repairFailures, events };
+  }
+
+  /** What the dependents cache holds of each object, by position: its resourceVersion; undefined: it cannot answer. */
+  versions: string[] | undefined;
+
+  cachedVersions(desired: readonly DesiredObject[]): string[] | undefined {
+    const versions = this.versions;
+    return versions === undefined ? undefined : desired.map((_, i) => versions[i] ?? '');
   }
 
   readiness(_desired: readonly DesiredObject[], seen?: SeenObjects): Promise<ReadinessSummary> {

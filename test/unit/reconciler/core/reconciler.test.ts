@@ -155,7 +155,15 @@ const noObjects: ObjectReaderPort & ObjectDeleterPort = {
 };
 
 /** `progressDelayMs`: 0 shows each helm action as Reconciling before it starts. */
-function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']>; progressDelayMs?: number; now?: () => Date } = {}) {
+/** Every object exists (the watch's ServiceAccount, say); none can be deleted. */
+const everyObject: ObjectReaderPort = {
+  get: (ref: ObjectRef) =>
+    Promise.resolve({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } }),
+};
+
+function setup(
+  o: { watch?: Partial<HelmReconcilerOptions['watch']>; progressDelayMs?: number; now?: () => Date; reader?: ObjectReaderPort } = {},
+) {
   const storage = new FakeStorage();
   const helm = new FakeHelm(storage);
   const objects = new FakeObjects();
@@ -184,7 +192,7 @@ function setup(o: { watch?: Partial<HelmReconcilerOptions['watch']>; progressDel
     storage,
     events: recorder,
     objects,
-    reader: noObjects,
+    reader: o.reader ?? noObjects,
     manifests,
     uninstaller,
     cache: kind,
@@ -410,9 +418,9 @@ describe('HelmReconciler', () => {
   });
 
   /** An installed CR, its clock, and the storage reads counted from here on. */
-  async function installed() {
+  async function installed(o: Pick<NonNullable<Parameters<typeof setup>[0]>, 'watch' | 'reader'> = {}) {
     let nowMs = Date.parse('2026-11-28T12:00:00Z');
-    const t = setup({ now: () => new Date(nowMs) });
+    const t = setup({ ...o, now: () => new Date(nowMs) });
     t.cr({ finalizers: [FINALIZER] });
     await t.reconcile();
     expect(t.helm.methods()).toEqual(['install']);
@@ -584,6 +592,151 @@ describe('HelmReconciler', () => {
       await t.reconcile();
       expect(t.objects.written).toBe(2);
       expect(t.storage.reads).toEqual([`${NS}/${NAME}`]);
+    });
+  });
+
+  describe('settled looks (ADR 0112)', () => {
+    /** Installed, watched, every object cached, and found settled once: the next look compares versions. */
+    async function settled(o: Parameters<typeof installed>[0] = {}) {
+      const { t, edit, advance } = await installed(o);
+      advance(RECORDS_REMEMBERED_MS);
+      t.storage.watch = { kind: 'live' };
+      t.objects.versions = ['7'];
+      await t.reconcile();
+      /** What the next look did: CR reads, storage reads, calls on the objects, helm calls, CR writes. */
+      const mark = () => ({
+        crReads: t.crs.reads,
+        storageReads: t.storage.reads.length,
+        objects: t.objects.order.length,
+        helm: t.helm.calls.length,
+        writes: t.crs.writes.length,
+      });
+      let before = mark();
+      const look = async (): Promise<{ result: Result; work: Record<string, number> }> => {
+        before = mark();
+        const result = await t.reconcile();
+        const after = mark();
+        const work = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - before[k as keyof typeof before]]));
+        return { result, work };
+      };
+      return { t, edit, look, labels: t.helm.callsOf('install')[0]?.labels };
+    }
+    const NONE = { crReads: 0, storageReads: 0, objects: 0, helm: 0, writes: 0 };
+
+    it('decides nothing again from unchanged inputs, and asks to look again after the period', async () => {
+      const { look } = await settled();
+      for (let i = 0; i < 3; i++) {
+        const { result, work } = await look();
+        expect(work).toEqual(NONE);
+        expect(result.requeueAfterMs).toBeGreaterThanOrEqual(PERIOD_MS * 0.95);
+        expect(result.requeueAfterMs).toBeLessThanOrEqual(PERIOD_MS * 1.05);
+      }
+    });
+
+    it("keeps the CR's own reconcile-period", async () => {
+      const { t, edit, look } = await settled();
+      edit((cr) => {
+        cr.metadata.annotations = { 'helm.sdk.operatorframework.io/reconcile-period': '2m' };
+      });
+      await t.reconcile();
+      const { result, work } = await look();
+      expect(work).toEqual(NONE);
+      expect(result.requeueAfterMs).toBeGreaterThanOrEqual(120_000 * 0.95);
+      expect(result.requeueAfterMs).toBeLessThanOrEqual(120_000 * 1.05);
+    });
+
+    type Settled = Awaited<ReturnType<typeof settled>>;
+    const changes: [string, (s: Settled) => void][] = [
+      [
+        'the CR changed',
+        (s) => {
+          s.edit((cr) => {
+            cr.spec = { replicas: 2 };
+          });
+        },
+      ],
+      [
+        'an object changed',
+        (s) => {
+          s.t.objects.versions = ['8'];
+        },
+      ],
+      [
+        'an object is gone',
+        (s) => {
+          s.t.objects.versions = [''];
+        },
+      ],
+      [
+        'the dependents cache cannot answer',
+        (s) => {
+          s.t.objects.versions = undefined;
+        },
+      ],
+      [
+        'the storage watch cannot answer',
+        (s) => {
+          s.t.storage.watch = { kind: 'none' };
+        },
+      ],
+      [
+        'the storage was read since (a takeover)',
+        (s) => {
+          s.t.reconciler.resync();
+        },
+      ],
+    ];
+    it.each(changes)('looks in full when %s', async (_why, change) => {
+      const s = await settled();
+      change(s);
+      const { work } = await s.look();
+      expect(work.objects).toBeGreaterThan(0);
+    });
+
+    it('looks in full, and upgrades back, when the watch shows a revision made by hand', async () => {
+      const { t, look, labels } = await settled();
+      t.storage.store(NS, NAME, record(2, 'deployed', { ...labels, [RELEASE_LABELS.fingerprint]: 'by-hand' }));
+      t.helm.release = { ...t.helm.release, revision: 3 };
+      const { work } = await look();
+      expect(work.helm).toBeGreaterThan(0);
+      expect(t.helm.methods()).toEqual(['install', 'upgrade']);
+    });
+
+    it('waits for a helm process still running for the release, as a full look does', async () => {
+      const { t, look } = await settled();
+      t.helm.live.add(`${NS}/${NAME}`);
+      const { result } = await look();
+      // helm-busy: looked at again soon, not after the period.
+      expect(result.requeueAfterMs).toBeLessThan(PERIOD_MS * 0.95);
+    });
+
+    it('never takes again a look that was not settled: objects not ready, drift repaired', async () => {
+      const notReady = await settled();
+      notReady.t.objects.ready = { status: 'False', reason: 'ResourcesNotReady', message: '1/2 ready', ready: 1, total: 2 };
+      notReady.t.objects.versions = ['8'];
+      await notReady.t.reconcile();
+      expect((await notReady.look()).work.objects).toBeGreaterThan(0);
+
+      const drifted = await settled();
+      drifted.t.objects.drifted = 1;
+      drifted.t.objects.versions = ['8'];
+      await drifted.t.reconcile();
+      expect(drifted.t.objects.written).toBe(1);
+      drifted.t.objects.drifted = 0;
+      expect((await drifted.look()).work.objects).toBeGreaterThan(0);
+    });
+
+    it('never takes a look again for a CR with values from Secrets or ConfigMaps, or a watch acting as a ServiceAccount', async () => {
+      const fromSources = await settled();
+      fromSources.edit((cr) => {
+        cr.metadata.annotations = { 'helm.sdk.operatorframework.io/values-from': '[]' };
+      });
+      await fromSources.t.reconcile();
+      expect((await fromSources.look()).work.objects).toBeGreaterThan(0);
+
+      const asServiceAccount = await settled({ watch: { serviceAccountName: 'tenant-helm' }, reader: everyObject });
+      expect(asServiceAccount.t.helm.methods()).toEqual(['install']);
+      expect((await asServiceAccount.look()).work.objects).toBeGreaterThan(0);
     });
   });
 
