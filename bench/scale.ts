@@ -28,7 +28,7 @@ import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { HttpMethod, type KubeConfig } from '@kubernetes/client-node';
 import { RawClient } from '../src/k8s/raw-client.js';
-import { apiRequests, delta, isDeployed, total } from './compare/cluster.js';
+import { apiRequests, apiServerMetrics as apiServerMetricsText, delta, isDeployed, total } from './compare/cluster.js';
 import { prepare, positive, type Prepared } from './compare/main.js';
 import type { OperatorName } from './compare/operators.js';
 import { spread, startFleet } from './fleet.js';
@@ -115,8 +115,7 @@ export function metricSum(metricsText: string, metric: string): number {
 }
 
 async function apiServerMetrics(p: Prepared): Promise<string> {
-  const { kubectl, kubeconfig } = p.scenario;
-  return (await run(kubectl, ['--kubeconfig', kubeconfig, 'get', '--raw', '/metrics'], { maxBuffer: 256 * 1024 * 1024 })).stdout;
+  return apiServerMetricsText(p.scenario.kubectl, p.scenario.kubeconfig);
 }
 
 /** The cluster's helm release Secrets (helm's storage labels), counted with their bytes, page by page. */

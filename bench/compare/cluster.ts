@@ -106,9 +106,20 @@ export function untilHolds(waiters: Set<() => void>, what: string, holds: () => 
   });
 }
 
-/** The API server's /metrics text. */
-async function apiServerMetrics(kubectl: string, kubeconfig: string): Promise<string> {
-  return (await run(kubectl, ['--kubeconfig', kubeconfig, 'get', '--raw', '/metrics'], { maxBuffer: 256 * 1024 * 1024 })).stdout;
+/**
+ * The API server's /metrics text. Tried four times: an API server with two cores' worth of
+ * operator behind it can time a TLS handshake out, and a bench that loses its last scrape loses
+ * the whole configuration's row.
+ */
+export async function apiServerMetrics(kubectl: string, kubeconfig: string): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await run(kubectl, ['--kubeconfig', kubeconfig, 'get', '--raw', '/metrics'], { maxBuffer: 256 * 1024 * 1024 })).stdout;
+    } catch (err) {
+      if (attempt >= 4) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 5_000 * attempt));
+    }
+  }
 }
 
 /** Pure: each sample of metric `name` in /metrics text, with its labels. */
