@@ -462,6 +462,28 @@ export async function helmExecutionsSince(op: RunningOperator, since: Activity):
 }
 
 /**
+ * Waits until `controller` has nothing queued and no reconcile running, twice in a row: what a
+ * change brought, and what those reconciles brought in turn, has been reconciled (periodic
+ * requeues wait on timers, outside the queue).
+ */
+export async function waitForQuiet(op: RunningOperator, controller: string): Promise<void> {
+  let quietBefore = false;
+  await waitFor(
+    `${controller} to have nothing queued nor running`,
+    async () => {
+      const text = await op.metrics.metrics();
+      const quiet =
+        total(text, 'workqueue_depth', { name: controller }) === 0 &&
+        total(text, 'controller_runtime_active_workers', { controller }) === 0;
+      const twice = quiet && quietBefore;
+      quietBefore = quiet;
+      return twice;
+    },
+    { timeoutMs: 60_000 },
+  );
+}
+
+/**
  * Waits until `controller` (`<kind>-controller`) has finished at least `count` reconciles since
  * `since`. With one CR per controller and `count` >= 2, the last of them started after `since`
  * (a controller reconciles one key at a time), so it saw whatever the test changed before.

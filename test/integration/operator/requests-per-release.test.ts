@@ -14,6 +14,7 @@ import {
   NGINX,
   NGINX_CHART,
   startOperator,
+  waitForQuiet,
   waitForReconciles,
   type RunningOperator,
 } from '../../support/operator.js';
@@ -104,6 +105,8 @@ describe('API requests per install', () => {
       const since = await activity(op);
       for (const name of names) await kubectl('label', '--overwrite', 'deployment', `${name}-nginx`, `example.com/poke=${round}`);
       await waitForReconciles(op, 'nginx-controller', since, CRS);
+      // Every reconcile the pokes brought is counted in this round, however late (a loaded machine).
+      await waitForQuiet(op, 'nginx-controller');
       const after = await metrics();
       return {
         get: count(after, 'GET', 'nginxes') - count(before, 'GET', 'nginxes'),
