@@ -154,13 +154,13 @@ const noObjects: ObjectReaderPort & ObjectDeleterPort = {
   delete: (_ref: ObjectRef) => Promise.resolve(false),
 };
 
-/** `progressDelayMs`: 0 shows each helm action as Reconciling before it starts. */
-/** Every object exists (the watch's ServiceAccount, say); none can be deleted. */
+/** Every object exists (the watch's ServiceAccount, say). */
 const everyObject: ObjectReaderPort = {
   get: (ref: ObjectRef) =>
     Promise.resolve({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } }),
 };
 
+/** `progressDelayMs`: 0 shows each helm action as Reconciling before it starts. */
 function setup(
   o: { watch?: Partial<HelmReconcilerOptions['watch']>; progressDelayMs?: number; now?: () => Date; reader?: ObjectReaderPort } = {},
 ) {
@@ -437,6 +437,14 @@ describe('HelmReconciler', () => {
     return { t, edit, advance: (ms: number) => (nowMs += ms) };
   }
 
+  /** Installed, its records remembered no more, and the storage watched from here on. */
+  async function watched(o: Parameters<typeof installed>[0] = {}) {
+    const { t, edit, advance } = await installed(o);
+    advance(RECORDS_REMEMBERED_MS);
+    t.storage.watch = { kind: 'live' };
+    return { t, edit, labels: t.helm.callsOf('install')[0]?.labels };
+  }
+
   describe('records remembered after an install (ADR 0069)', () => {
     it('reports readiness from the revision helm just wrote, without reading the storage', async () => {
       const { t, advance } = await installed();
@@ -545,14 +553,6 @@ describe('HelmReconciler', () => {
   });
 
   describe('records from the storage watch (ADR 0111)', () => {
-    /** Installed, its records remembered no more, and the storage watched from here on. */
-    async function watched() {
-      const { t, advance } = await installed();
-      advance(RECORDS_REMEMBERED_MS);
-      t.storage.watch = { kind: 'live' };
-      return { t, labels: t.helm.callsOf('install')[0]?.labels };
-    }
-
     it('finds a release in sync from the watch, past what it remembers, without reading the storage', async () => {
       const { t } = await watched();
       t.objects.ready = { status: 'False', reason: 'ResourcesNotReady', message: '1/2 ready', ready: 1, total: 2 };
@@ -598,9 +598,7 @@ describe('HelmReconciler', () => {
   describe('settled looks (ADR 0112)', () => {
     /** Installed, watched, every object cached, and found settled once: the next look compares versions. */
     async function settled(o: Parameters<typeof installed>[0] = {}) {
-      const { t, edit, advance } = await installed(o);
-      advance(RECORDS_REMEMBERED_MS);
-      t.storage.watch = { kind: 'live' };
+      const { t, edit, labels } = await watched(o);
       t.objects.versions = ['7'];
       await t.reconcile();
       /** What the next look did: CR reads, storage reads, calls on the objects, helm calls, CR writes. */
@@ -619,7 +617,7 @@ describe('HelmReconciler', () => {
         const work = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - before[k as keyof typeof before]]));
         return { result, work };
       };
-      return { t, edit, look, labels: t.helm.callsOf('install')[0]?.labels };
+      return { t, edit, look, labels };
     }
     const NONE = { crReads: 0, storageReads: 0, objects: 0, helm: 0, writes: 0 };
 
