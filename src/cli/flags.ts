@@ -68,6 +68,8 @@ export interface RunOptions {
   readonly operatorNamespace?: string;
   /** `--sharding`: with leader election, replicas share the namespaces instead of one leading (docs/adr/0085). */
   readonly sharding: boolean;
+  /** `--shard-rebalance-period`: how often the shares may be balanced again by the CRs they hold; 0: by bucket count only (docs/adr/0113). */
+  readonly shardRebalancePeriodMs: number;
   /** How long in-flight reconciles may run after SIGTERM/SIGINT before they are cancelled. */
   readonly gracefulShutdownTimeoutMs: number;
   /** Reload watches.yaml and its charts on change (development). */
@@ -238,6 +240,12 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
       ),
     )
     .option(
+      '--shard-rebalance-period <duration>',
+      'with --sharding: how often the shares may be balanced again by the CRs each holds (buckets move only when the busiest share gets at least 5% lighter); 0: balance by bucket count only',
+      rebalancePeriod,
+      30_000,
+    )
+    .option(
       '--graceful-shutdown-timeout <duration>',
       'on SIGTERM/SIGINT, or a kind restarted by a watches.yaml reload, how long in-flight reconciles (helm operations) may finish before they are cancelled',
       duration,
@@ -315,6 +323,7 @@ export function toRunOptions(raw: Record<string, unknown>, given: (flag: string)
     ...optional('leaderElection', leaderElection),
     ...optional('operatorNamespace', nonEmpty(raw.leaderElectionNamespace)),
     sharding: sharding(raw, leaderElection),
+    shardRebalancePeriodMs: raw.shardRebalancePeriod as number,
     gracefulShutdownTimeoutMs: raw.gracefulShutdownTimeout as number,
     watchConfig: raw.watchConfig === true,
     ...optional('defaultServiceAccount', defaultServiceAccount(raw.defaultServiceAccount as string | undefined, env)),
@@ -392,6 +401,13 @@ const optional = <K extends string, V>(key: K, value: V | undefined): Partial<Re
 
 /** A string flag's value; an empty one (`--flag=`) counts as not given. */
 const nonEmpty = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/** 0 (off) or at least a second: the balancer measures every CR of every kind each time. */
+function rebalancePeriod(raw: string): number {
+  const ms = duration(raw);
+  if (ms !== 0 && ms < 1_000) throw new InvalidArgumentError(`--shard-rebalance-period must be 0 (off) or at least 1s, got ${raw}`);
+  return ms;
+}
 
 /** `--sharding` takes its Leases' name, namespace and timings from leader election, so it needs it on. */
 function sharding(raw: Record<string, unknown>, leaderElection: LeaderElectionOptions | undefined): boolean {

@@ -61,11 +61,11 @@ export function shardsText(v: ShardGroupView, nowMs: number): string {
   const live = v.peers.filter((p) => p.state === 'live');
   const held = new Set(v.peers.flatMap((p) => p.holds)).size;
   const lines = [
-    `shard group ${v.group}: ${live.length} live replica${live.length === 1 ? '' : 's'}, ${held} of ${v.buckets} buckets held, ${v.handoffs.length} handoff${v.handoffs.length === 1 ? '' : 's'} under way`,
-    'REPLICA  STATE  RENEWED  HOLDS  BUCKETS',
+    `shard group ${v.group}: ${live.length} live replica${live.length === 1 ? '' : 's'}, ${held} of ${v.buckets} buckets held, ${v.handoffs.length} handoff${v.handoffs.length === 1 ? '' : 's'} under way, shares balanced by ${v.balancedBy === 'crs' ? 'CRs (docs/adr/0113)' : 'bucket count'}`,
+    'REPLICA  STATE  RENEWED  HOLDS  CRS  BUCKETS',
     ...v.peers.map(
       (p) =>
-        `${p.identity === '' ? '-' : p.identity}  ${p.state}  ${ago(p.renewed, nowMs)}  ${p.holds.length}  ${p.holds.length === 0 ? '-' : bucketRanges(p.holds)}`,
+        `${p.identity === '' ? '-' : p.identity}  ${p.state}  ${ago(p.renewed, nowMs)}  ${p.holds.length}  ${p.load ?? '-'}  ${p.holds.length === 0 ? '-' : bucketRanges(p.holds)}`,
     ),
   ];
   const strangers = live.filter((p) => p.hash !== SHARD_HASH);

@@ -79,6 +79,8 @@ export interface OperatorSettings {
   readonly operatorNamespace?: string;
   /** With leader election: replicas share the namespaces instead of one leading (docs/adr/0085); default false. */
   readonly sharding?: boolean;
+  /** With sharding: how often the shares may be balanced by the CRs they hold; 0 never (docs/adr/0113). Default 30 s. */
+  readonly shardRebalancePeriodMs?: number;
   /** Undefined: no metrics server. */
   readonly metricsBindAddress?: ListenAddress;
   /** `--metrics-secure` and its companions (ADR 0079); undefined: plain HTTP. */
@@ -128,7 +130,9 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
   const metrics = operatorMetrics(settings, context);
   const tuner = settings.selfTuningConcurrency === true ? await selfTuning(metrics, log) : undefined;
   const le = settings.leaderElection;
-  const { elector, shards, fence, share } = await membership(settings, { kubeConfig, metrics, log });
+  // The CRs per namespace the shard balancer measures: the operator's caches, once it exists and they have synced.
+  const census: { read?: () => ReadonlyMap<string, number> | undefined } = {};
+  const { elector, shards, fence, share } = await membership(settings, { kubeConfig, metrics, log, load: () => census.read?.() });
   const { helm, helmVersion } = await startHelm(settings, { metrics, log, tuner, fence });
   const ownNamespace = await operatorNamespace(settings.operatorNamespace ?? le?.namespace);
   const fingerprintKey = settings.fingerprintKey ?? (await loadFingerprintKey(kubeConfig, ownNamespace, log));
@@ -162,6 +166,7 @@ export async function assembleOperator(settings: OperatorSettings, context: Asse
     ...(ownNamespace === undefined ? {} : { operatorNamespace: ownNamespace }),
     ...shardOptions(shards, share),
   });
+  census.read = () => (operator.hasSynced() ? operator.crsByNamespace() : undefined);
   metrics.trackQueues(() => operator.manager.names().map((n) => [n, operator.manager.get(n)?.queue] as const));
   metrics.trackInformers(() => operator.cachedObjects());
   const manager = managerOf(operator, watches, { settings, elector: shards ?? elector, reloader, metrics, log, tuner, kubeConfig, share });
@@ -355,7 +360,7 @@ function makeElector(
  */
 async function membership(
   settings: OperatorSettings,
-  on: { kubeConfig: KubeConfig; metrics: OperatorMetrics; log: Logger },
+  on: { kubeConfig: KubeConfig; metrics: OperatorMetrics; log: Logger; load: () => ReadonlyMap<string, number> | undefined },
 ): Promise<{ elector?: LeaderElector; shards?: ShardCoordinator; fence?: LeaseFence; share?: ShareWatch }> {
   const le = settings.leaderElection;
   if (le === undefined) return {};
@@ -363,7 +368,15 @@ async function membership(
   if (settings.sharding === true) {
     const metrics = new ShardMetrics(on.metrics.registry);
     const share = new BucketShare({ bucketOf: (ns) => namespaceBucket(ns) });
-    const shards = makeShards(le, { namespace, kubeConfig: on.kubeConfig, log: on.log, metrics, share });
+    const rebalancePeriodMs = settings.shardRebalancePeriodMs ?? 30_000;
+    const shards = makeShards(le, {
+      namespace,
+      kubeConfig: on.kubeConfig,
+      log: on.log,
+      metrics,
+      share,
+      ...(rebalancePeriodMs === 0 ? {} : { load: on.load, rebalancePeriodMs }),
+    });
     const probe = async (): Promise<void> => {
       const verdict = await probeShardFilter(leaseProbeList(on.kubeConfig, namespace), namespace);
       share.setMode(verdict.mode);
@@ -372,7 +385,7 @@ async function membership(
     };
     return { shards, fence: shardFence(shards), share: { share, probe } };
   }
-  const elector = makeElector(le, { namespace, ...on });
+  const elector = makeElector(le, { namespace, kubeConfig: on.kubeConfig, metrics: on.metrics, log: on.log });
   return { elector, fence: { holds: () => elector.holdsLease(), check: () => elector.isLeader() } };
 }
 
@@ -394,7 +407,16 @@ interface ShareWatch {
 /** `--sharding`: this replica's membership of the group named by the leader election id (docs/adr/0085). */
 function makeShards(
   le: LeaderElectionSettings,
-  on: { namespace: string; kubeConfig: KubeConfig; log: Logger; metrics: ShardMetrics; share: BucketShare },
+  on: {
+    namespace: string;
+    kubeConfig: KubeConfig;
+    log: Logger;
+    metrics: ShardMetrics;
+    share: BucketShare;
+    /** Without it, the shares are balanced by bucket count only (docs/adr/0113). */
+    load?: () => ReadonlyMap<string, number> | undefined;
+    rebalancePeriodMs?: number;
+  },
 ): ShardCoordinator {
   return new ShardCoordinator({
     store: new KubeShardLeaseStore(on.kubeConfig, on.namespace, le.id),
@@ -411,6 +433,15 @@ function makeShards(
     onHandoff: (kind) => {
       on.metrics.handoff(kind);
     },
+    ...(on.load === undefined
+      ? {}
+      : {
+          load: on.load,
+          rebalancePeriodMs: on.rebalancePeriodMs,
+          onRebalance: () => {
+            on.metrics.rebalanced();
+          },
+        }),
   });
 }
 

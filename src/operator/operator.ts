@@ -432,6 +432,18 @@ export class Operator {
     return this.manager.hasSynced();
   }
 
+  /** The CRs of every watched kind in each namespace, as the caches hold them: what the shard balancer weighs (docs/adr/0113). */
+  crsByNamespace(): Map<string, number> {
+    const by = new Map<string, number>();
+    for (const name of this.manager.names()) {
+      for (const cr of this.manager.get(name)?.cache.list() ?? []) {
+        const ns = cr.metadata?.namespace ?? '';
+        by.set(ns, (by.get(ns) ?? 0) + 1);
+      }
+    }
+    return by;
+  }
+
   /** Queues a reconcile of every CR of every kind from what the API server holds (Controller.resync); how many. */
   resyncAll(): number {
     return this.manager.names().reduce((queued, name) => queued + (this.manager.get(name)?.resync() ?? 0), 0);

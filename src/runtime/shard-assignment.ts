@@ -1,7 +1,8 @@
 /**
  * Which replica owns which namespaces when replicas share the work (docs/adr/0085): namespaces fall
  * into a fixed number of hash buckets, and each bucket goes to a live peer by rendezvous
- * (highest-random-weight) with bounded loads (docs/adr/0110). Pure: the same peers give every
+ * (highest-random-weight) with bounded loads (docs/adr/0110), counted in the CRs each bucket holds
+ * once the group has published them (docs/adr/0113). Pure: the same peers and weights give every
  * replica the same answer, and a peer joining or leaving moves the buckets it wins or held and a
  * few more (about 1.2/N of them).
  */
@@ -75,24 +76,43 @@ export function rendezvousScore(peer: string, bucket: number): bigint {
 
 /**
  * Every bucket's owner among `peers`: rendezvous with bounded loads. The (bucket, peer) pairs are
- * taken best score first, and a bucket goes to the best-scoring peer that still has room: each peer
- * holds ⌊buckets / peers⌋, the first to fill up one more, so all own the same number (±1). Plain
- * rendezvous leaves the busiest of four peers about 20 of 64 (a quarter more than its share); the
- * bound moves about a fifth more buckets when a peer joins or leaves (docs/adr/0110). Ties go to
- * the smaller identity.
+ * taken best score first, and a bucket goes to the best-scoring peer that still has room. Without
+ * `weights` a peer's room is counted in buckets: each holds ⌊buckets / peers⌋, the first to fill up
+ * one more, so all own the same number (±1). Plain rendezvous leaves the busiest of four peers
+ * about 20 of 64 (a quarter more than its share); the bound moves about a fifth more buckets when a
+ * peer joins or leaves (docs/adr/0110). With `weights` (what each bucket holds: the CRs the group
+ * published, docs/adr/0113) room is counted in weight, so the shares hold the same work, not the
+ * same number of buckets. Ties go to the smaller identity.
  */
-export function assignment(peers: readonly string[], buckets = SHARD_BUCKETS): Map<number, string> {
+export function assignment(peers: readonly string[], buckets = SHARD_BUCKETS, weights?: readonly number[]): Map<number, string> {
   assertBuckets(buckets);
   const members = [...new Set(peers)].sort();
+  const weighed = weights !== undefined && weights.length === buckets && weights.some((w) => w > 0) ? weights : undefined;
   // Every replica asks again each retry period, nearly always for the same peers: 64 × N 64-bit
   // hashes and a sort were a tenth of an idle replica's CPU.
-  const key = `${buckets}\u0000${members.join('\u0000')}`;
-  if (lastAssignment?.key !== key) lastAssignment = { key, owners: assign(members, buckets) };
+  const key = `${buckets}\u0000${weighed?.join(',') ?? ''}\u0000${members.join('\u0000')}`;
+  if (lastAssignment?.key !== key)
+    lastAssignment = { key, owners: weighed === undefined ? assign(members, buckets) : assignWeighed(members, weighed) };
   return new Map(lastAssignment.owners);
 }
 
 /** The last assignment made: a pure function of its key, so a copy of it is the answer. */
 let lastAssignment: { readonly key: string; readonly owners: ReadonlyMap<number, string> } | undefined;
+
+interface Pair {
+  readonly score: bigint;
+  readonly bucket: number;
+  readonly peer: string;
+}
+
+/** Every (bucket, peer) pair, best score first; ties to the smaller identity. */
+function rankedPairs(members: readonly string[], buckets: number): Pair[] {
+  const pairs: Pair[] = [];
+  for (let bucket = 0; bucket < buckets; bucket++) {
+    for (const peer of members) pairs.push({ score: rendezvousScore(peer, bucket), bucket, peer });
+  }
+  return pairs.sort((a, b) => (a.score === b.score ? (a.peer < b.peer ? -1 : 1) : a.score > b.score ? -1 : 1));
+}
 
 function assign(members: readonly string[], buckets: number): Map<number, string> {
   const owners = new Map<number, string>();
@@ -101,30 +121,64 @@ function assign(members: readonly string[], buckets: number): Map<number, string
   const floor = Math.floor(buckets / members.length);
   let extra = buckets % members.length;
   const load = new Map(members.map((p) => [p, 0]));
-  const pairs: { readonly score: bigint; readonly bucket: number; readonly peer: string }[] = [];
-  for (let bucket = 0; bucket < buckets; bucket++) {
-    for (const peer of members) pairs.push({ score: rendezvousScore(peer, bucket), bucket, peer });
-  }
-  pairs.sort((a, b) => (a.score === b.score ? (a.peer < b.peer ? -1 : 1) : a.score > b.score ? -1 : 1));
-  for (const { bucket, peer } of pairs) {
+  for (const { bucket, peer } of rankedPairs(members, buckets)) {
     const held = load.get(peer) ?? 0;
     if (owners.has(bucket) || held > floor || (held === floor && extra === 0)) continue;
     if (held === floor) extra--;
     owners.set(bucket, peer);
     load.set(peer, held + 1);
   }
-  return new Map([...owners].sort(([a], [b]) => a - b));
+  return sortedByBucket(owners);
 }
 
+/**
+ * Bounded loads counted in weight (docs/adr/0113). Best score first, a weighed bucket goes to the
+ * best-scoring peer it fits under the cap (the total over the peers, rounded up); what fits nowhere
+ * goes, heaviest first, to the lightest peer. An empty bucket goes to its best-scoring peer, as
+ * plain rendezvous has it: it holds no work, and its owner does not change while weights do.
+ */
+function assignWeighed(members: readonly string[], weights: readonly number[]): Map<number, string> {
+  const owners = new Map<number, string>();
+  if (members.length === 0) return owners;
+  const cap = Math.ceil(weights.reduce((sum, w) => sum + w, 0) / members.length);
+  const load = new Map(members.map((p) => [p, 0]));
+  const put = (bucket: number, peer: string): void => {
+    owners.set(bucket, peer);
+    load.set(peer, (load.get(peer) ?? 0) + (weights[bucket] ?? 0));
+  };
+  const best = new Map<number, string>();
+  for (const { bucket, peer } of rankedPairs(members, weights.length)) {
+    if (!best.has(bucket)) best.set(bucket, peer);
+    const w = weights[bucket] ?? 0;
+    if (owners.has(bucket) || w === 0 || (load.get(peer) ?? 0) + w > cap) continue;
+    put(bucket, peer);
+  }
+  const left = weights.flatMap((w, bucket) => (w > 0 && !owners.has(bucket) ? [bucket] : []));
+  for (const bucket of left.sort((a, b) => (weights[b] ?? 0) - (weights[a] ?? 0) || a - b)) {
+    // The first of the lightest, in identity order: every replica picks the same one.
+    const lightest = members.reduce((a, b) => ((load.get(b) ?? 0) < (load.get(a) ?? 0) ? b : a));
+    put(bucket, lightest);
+  }
+  for (const [bucket, peer] of best) if (!owners.has(bucket)) owners.set(bucket, peer);
+  return sortedByBucket(owners);
+}
+
+const sortedByBucket = (owners: Map<number, string>): Map<number, string> => new Map([...owners].sort(([a], [b]) => a - b));
+
 /** The owner of `bucket` among `peers` (undefined when there are none). */
-export function bucketOwner(bucket: number, peers: readonly string[], buckets = SHARD_BUCKETS): string | undefined {
-  return assignment(peers, buckets).get(bucket);
+export function bucketOwner(
+  bucket: number,
+  peers: readonly string[],
+  buckets = SHARD_BUCKETS,
+  weights?: readonly number[],
+): string | undefined {
+  return assignment(peers, buckets, weights).get(bucket);
 }
 
 /** The buckets `self` should own among `peers` (self is counted whether listed or not). */
-export function bucketsOf(self: string, peers: readonly string[], buckets = SHARD_BUCKETS): Set<number> {
+export function bucketsOf(self: string, peers: readonly string[], buckets = SHARD_BUCKETS, weights?: readonly number[]): Set<number> {
   const mine = new Set<number>();
-  for (const [bucket, owner] of assignment([...peers, self], buckets)) if (owner === self) mine.add(bucket);
+  for (const [bucket, owner] of assignment([...peers, self], buckets, weights)) if (owner === self) mine.add(bucket);
   return mine;
 }
 

@@ -6,7 +6,8 @@
  * Costs: one LIST of the group's Leases and one peer-Lease write per replica per retry period;
  * fence Leases are written only when a bucket changes hands (never renewed: a fence is valid while
  * its holder's peer Lease is). Lease writes per second in a steady state are replicas / retry period,
- * whatever the number of namespaces or buckets.
+ * whatever the number of namespaces or buckets, and at most one write of the balance Lease per
+ * rebalance period, when the CRs per bucket have changed enough to move buckets (shard-balance.ts).
  *
  * Safety is the leader election's (leader.ts, docs/adr/0065): another replica takes a fence only
  * after seeing the holder's peer Lease unchanged for a whole lease duration on its own clock; the
@@ -22,16 +23,30 @@ import type { Logger } from '../telemetry/logger.js';
 import { systemClock, TIMED_OUT, withDeadline, type Clock, type Timer } from '../util/clock.js';
 import { LeaseConflictError, LeaderElectionLostError, sameRecord, type LeaseRecord, type VersionedLease } from './leader.js';
 import { bucketsOf, namespaceBucket, SHARD_BUCKETS, SHARD_HASH } from './shard-assignment.js';
+import { balanceLeaseName, balancer, bucketLoads, SHARD_BALANCE, weightsInUse, worthPublishing } from './shard-balance.js';
 import { bucketStep, peerLive, type BucketFacts, type BucketPhase } from './shard-handoff.js';
 import { liveIdentities } from './shard-view.js';
 
-export type ShardLeaseRole = 'peer' | 'fence';
+/** A replica's membership, a bucket's fence, or the group's published weights (docs/adr/0113). */
+export type ShardLeaseRole = 'peer' | 'fence' | 'balance';
 
 export interface ShardLease extends VersionedLease {
   readonly name: string;
   readonly role: ShardLeaseRole;
   /** The bucket function its writer runs: SHARD_HASH, or another across an upgrade (docs/adr/0110). */
   readonly hash: string;
+  /** Its writer's balance rule (SHARD_BALANCE); undefined from a release before docs/adr/0113. */
+  readonly balance?: string;
+  /** The balance Lease's weights: CRs per bucket. */
+  readonly weights?: readonly number[];
+}
+
+/** What a replica writes of a Lease of the group. */
+export interface ShardLeaseWrite {
+  readonly role: ShardLeaseRole;
+  readonly record: LeaseRecord;
+  /** The balance Lease's: CRs per bucket (docs/adr/0113). */
+  readonly weights?: readonly number[];
 }
 
 /** The group's Leases (the Kubernetes one is shard-lease-store.ts). */
@@ -40,9 +55,9 @@ export interface ShardLeaseStore {
   /** Every Lease of the group, peers and fences. */
   list(): Promise<ShardLease[]>;
   /** @throws {LeaseConflictError} when it already exists. */
-  create(name: string, role: ShardLeaseRole, record: LeaseRecord): Promise<VersionedLease>;
+  create(name: string, lease: ShardLeaseWrite): Promise<VersionedLease>;
   /** @throws {LeaseConflictError} when `resourceVersion` is stale. */
-  update(name: string, role: ShardLeaseRole, record: LeaseRecord, resourceVersion: string): Promise<VersionedLease>;
+  update(name: string, lease: ShardLeaseWrite, resourceVersion: string): Promise<VersionedLease>;
 }
 
 /** A short, label-safe digest of an identity (identities are hostname_uuid, longer than a label value may be). */
@@ -77,6 +92,15 @@ export interface ShardCoordinatorOptions {
    */
   readonly onShares?: (owned: readonly number[]) => void;
   readonly onHandoff?: (kind: 'acquired' | 'released' | 'lost') => void;
+  /**
+   * The CRs in each namespace, every watched kind summed; undefined until the caches have synced.
+   * The balancer publishes them by bucket (docs/adr/0113); without it this replica never does.
+   */
+  readonly load?: () => ReadonlyMap<string, number> | undefined;
+  /** How often the balancer may measure and publish the weights; default 30 s. */
+  readonly rebalancePeriodMs?: number;
+  /** Each time this replica published new weights. */
+  readonly onRebalance?: () => void;
 }
 
 interface Observed {
@@ -121,7 +145,11 @@ export class ShardCoordinator {
   readonly #renewDeadlineMs: number;
   readonly #retryMs: number;
   readonly #drainBoundMs: number;
+  readonly #rebalanceMs: number;
   readonly #peerName: string;
+  readonly #balanceName: string;
+  /** When the balancer last measured the load (our clock); undefined: not yet. */
+  #measuredAt: number | undefined;
   readonly #observed = new Map<string, Observed>();
   readonly #buckets: Bucket[];
   readonly #lostListeners: (() => void)[] = [];
@@ -152,7 +180,9 @@ export class ShardCoordinator {
     this.#renewDeadlineMs = t.renewDeadlineMs;
     this.#retryMs = t.retryMs;
     this.#drainBoundMs = options.drainBoundMs ?? t.renewDeadlineMs;
+    this.#rebalanceMs = options.rebalancePeriodMs ?? 30_000;
     this.#peerName = peerLeaseName(this.group, this.identity);
+    this.#balanceName = balanceLeaseName(this.group);
     this.#buckets = Array.from({ length: this.buckets }, () => ({
       phase: 'none',
       control: abortedController(),
@@ -240,7 +270,9 @@ export class ShardCoordinator {
     if (peer !== undefined && this.#acquiredPeer) {
       const now = this.#clock.now();
       const record: LeaseRecord = { ...peer.record, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now };
-      await this.#bounded('release the peer lease', () => this.#o.store.update(this.#peerName, 'peer', record, peer.resourceVersion));
+      await this.#bounded('release the peer lease', () =>
+        this.#o.store.update(this.#peerName, { role: 'peer', record }, peer.resourceVersion),
+      );
     }
     this.#o.log.info({ group: this.group, identity: this.identity }, 'left the shard group');
   }
@@ -310,13 +342,15 @@ export class ShardCoordinator {
     if (!this.isLeader()) return;
     const live = this.#livePeers(now);
     const strangers = this.#otherFunctions(live);
-    const desired = strangers.length === 0 ? bucketsOf(this.identity, [...live], this.buckets) : new Set<number>();
+    const weights = weightsInUse(this.#leases(), live);
+    const desired = strangers.length === 0 ? bucketsOf(this.identity, [...live], this.buckets, weights) : new Set<number>();
     // Every bucket at once, and not awaited by the round: a first replica takes 64 fences, and
     // fence writes on a busy API server must never delay the next renewal of the peer Lease. A
     // bucket whose step still runs is skipped by the next round.
     this.#steps = Promise.all([
       ...Array.from({ length: this.buckets }, (_, b) => this.#step(b, { desired: desired.has(b), now, live })),
       this.#releaseExpiredPeers(live, now),
+      ...(strangers.length === 0 ? [this.#rebalance(live, weights, now)] : []),
     ]).then(() => {
       this.#o.onShares?.(this.ownedBuckets());
     });
@@ -342,13 +376,58 @@ export class ShardCoordinator {
       expired.map(async (lease) => {
         const record: LeaseRecord = { ...lease.record, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now };
         const written = await this.#bounded(`release the expired peer lease ${lease.name}`, () =>
-          this.#o.store.update(lease.name, 'peer', record, lease.resourceVersion),
+          this.#o.store.update(lease.name, { role: 'peer', record }, lease.resourceVersion),
         );
         if (written === undefined) return;
-        this.#remember(lease.name, 'peer', written, now);
+        this.#remember(lease.name, { role: 'peer' }, written, now);
         this.#o.log.info({ group: this.group, lease: lease.name, holder: lease.record.holderIdentity }, 'released an expired peer lease');
       }),
     );
+  }
+
+  /**
+   * The balancer (the smallest live identity) measures the CRs per bucket at most once per
+   * rebalance period and publishes them when they would lighten the busiest share enough
+   * (shard-balance.ts). Every replica, this one included, assigns by them from its next round.
+   */
+  async #rebalance(live: ReadonlySet<string>, inUse: readonly number[] | undefined, now: number): Promise<void> {
+    const measured = this.#measure(live, now);
+    if (measured === undefined || !worthPublishing({ peers: [...live], buckets: this.buckets, inUse, measured })) return;
+    const lease = this.#observed.get(this.#balanceName)?.lease;
+    const record: LeaseRecord = {
+      holderIdentity: this.identity,
+      leaseDurationSeconds: this.#leaseMs / 1000,
+      acquireTime: now,
+      renewTime: now,
+      leaseTransitions: (lease?.record.leaseTransitions ?? 0) + 1,
+    };
+    const written = await this.#bounded('publish the shard weights', () =>
+      lease === undefined
+        ? this.#o.store.create(this.#balanceName, { role: 'balance', record, weights: measured })
+        : this.#o.store.update(this.#balanceName, { role: 'balance', record, weights: measured }, lease.resourceVersion),
+    );
+    if (written === undefined) return;
+    this.#remember(this.#balanceName, { role: 'balance', weights: measured }, written, now);
+    this.#o.log.info(
+      { group: this.group, crs: measured.reduce((sum, w) => sum + w, 0), peers: live.size },
+      'published the CRs per shard bucket: the shares are balanced by them from the next round',
+    );
+    this.#o.onRebalance?.();
+  }
+
+  /** The CRs per bucket, when this replica is the balancer, the period has passed since it last measured and since the weights last changed, and its caches have synced. */
+  #measure(live: ReadonlySet<string>, now: number): number[] | undefined {
+    if (this.#o.load === undefined || balancer(live) !== this.identity) return undefined;
+    const since = (at: number | undefined): boolean => at === undefined || now - at >= this.#rebalanceMs;
+    if (!since(this.#measuredAt) || !since(this.#observed.get(this.#balanceName)?.at)) return undefined;
+    const byNamespace = this.#o.load();
+    if (byNamespace === undefined) return undefined;
+    this.#measuredAt = now;
+    return bucketLoads(byNamespace, (ns) => this.bucketOf(ns), this.buckets);
+  }
+
+  #leases(): ShardLease[] {
+    return [...this.#observed.values()].map(({ lease }) => lease);
   }
 
   async #step(b: number, round: Round): Promise<void> {
@@ -465,11 +544,11 @@ export class ShardCoordinator {
     };
     const written = await this.#bounded(`take bucket ${b}`, () =>
       fence === undefined
-        ? this.#o.store.create(name, 'fence', record)
-        : this.#o.store.update(name, 'fence', record, fence.resourceVersion),
+        ? this.#o.store.create(name, { role: 'fence', record })
+        : this.#o.store.update(name, { role: 'fence', record }, fence.resourceVersion),
     );
     if (written === undefined) return false;
-    this.#remember(name, 'fence', written, now);
+    this.#remember(name, { role: 'fence' }, written, now);
     // Paused during the write? Then the peer Lease may be gone, and with it the right to the fence.
     if (!this.isLeader()) return false;
     this.#own(b, transitions);
@@ -485,9 +564,11 @@ export class ShardCoordinator {
     }
     const now = this.#clock.now();
     const record: LeaseRecord = { ...fence.record, holderIdentity: '', renewTime: now };
-    const written = await this.#bounded(`release bucket ${b}`, () => this.#o.store.update(name, 'fence', record, fence.resourceVersion));
+    const written = await this.#bounded(`release bucket ${b}`, () =>
+      this.#o.store.update(name, { role: 'fence', record }, fence.resourceVersion),
+    );
     if (written === undefined) return false;
-    this.#remember(name, 'fence', written, now);
+    this.#remember(name, { role: 'fence' }, written, now);
     this.#disown(b, new ShardLostError(`bucket ${b} released`));
     return true;
   }
@@ -508,11 +589,11 @@ export class ShardCoordinator {
     }
     const written = await this.#bounded('renew the peer lease', () =>
       current === undefined
-        ? this.#o.store.create(this.#peerName, 'peer', record)
-        : this.#o.store.update(this.#peerName, 'peer', record, current.resourceVersion),
+        ? this.#o.store.create(this.#peerName, { role: 'peer', record })
+        : this.#o.store.update(this.#peerName, { role: 'peer', record }, current.resourceVersion),
     );
     if (written === undefined || !this.#running()) return false;
-    this.#remember(this.#peerName, 'peer', written, now);
+    this.#remember(this.#peerName, { role: 'peer' }, written, now);
     this.#peerWrites++;
     this.#renewedAt = now;
     this.#acquiredPeer = true;
@@ -569,11 +650,17 @@ export class ShardCoordinator {
   }
 
   /** A record this replica wrote itself: seen now, with its new resourceVersion. */
-  #remember(name: string, role: ShardLeaseRole, written: VersionedLease, now: number): void {
-    this.#observed.set(name, {
-      lease: { name, role, hash: SHARD_HASH, record: written.record, resourceVersion: written.resourceVersion },
-      at: now,
-    });
+  #remember(name: string, wrote: Omit<ShardLeaseWrite, 'record'>, written: VersionedLease, now: number): void {
+    const lease: ShardLease = {
+      name,
+      role: wrote.role,
+      hash: SHARD_HASH,
+      balance: SHARD_BALANCE,
+      record: written.record,
+      resourceVersion: written.resourceVersion,
+      ...(wrote.weights === undefined ? {} : { weights: wrote.weights }),
+    };
+    this.#observed.set(name, { lease, at: now });
   }
 
   /** `fn` within the renew deadline; undefined (logged) when it failed or timed out. */

@@ -6,17 +6,25 @@ import type { V1Lease } from '@kubernetes/client-node';
 import { HttpMethod, type KubeConfig } from '../k8s/client-node.js';
 import { isConflict } from '../k8s/errors.js';
 import { RawClient, resourcePath } from '../k8s/raw-client.js';
-import { LeaseConflictError, type LeaseRecord, type VersionedLease } from './leader.js';
-import { LEGACY_SHARD_HASH, SHARD_HASH } from './shard-assignment.js';
+import { LeaseConflictError, type VersionedLease } from './leader.js';
+import { LEGACY_SHARD_HASH, SHARD_BUCKETS, SHARD_HASH } from './shard-assignment.js';
+import { decodeWeights, encodeWeights, SHARD_BALANCE } from './shard-balance.js';
 import { leaseRecordFromSpec, leaseSpecFromRecord } from './lease-lock.js';
-import type { ShardLease, ShardLeaseRole, ShardLeaseStore } from './shard-coordinator.js';
+import type { ShardLease, ShardLeaseRole, ShardLeaseStore, ShardLeaseWrite } from './shard-coordinator.js';
 
 export const SHARD_LABELS = {
   group: 'helm.sdk.operatorframework.io/shard-group',
   role: 'helm.sdk.operatorframework.io/shard-role',
   /** The writer's bucket function (docs/adr/0110); absent on Leases of releases before it. */
   hash: 'helm.sdk.operatorframework.io/shard-hash',
+  /** The writer's balance rule (docs/adr/0113); absent on Leases of releases before it. */
+  balance: 'helm.sdk.operatorframework.io/shard-balance',
 } as const;
+
+/** On the balance Lease: the CRs per bucket the group assigns by (docs/adr/0113). */
+export const SHARD_WEIGHTS_ANNOTATION = 'helm.sdk.operatorframework.io/shard-weights';
+
+const ROLES: readonly string[] = ['peer', 'fence', 'balance'] satisfies ShardLeaseRole[];
 
 export class KubeShardLeaseStore implements ShardLeaseStore {
   readonly description: string;
@@ -27,6 +35,7 @@ export class KubeShardLeaseStore implements ShardLeaseStore {
     kc: KubeConfig,
     readonly namespace: string,
     readonly group: string,
+    readonly buckets = SHARD_BUCKETS,
   ) {
     this.#raw = kc.makeApiClient(RawClient);
     this.#collection = resourcePath({ group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace });
@@ -38,15 +47,27 @@ export class KubeShardLeaseStore implements ShardLeaseStore {
       query: { labelSelector: `${SHARD_LABELS.group}=${this.group}` },
     })) as { items?: V1Lease[] };
     return (body.items ?? []).flatMap((lease) => {
-      const role = lease.metadata?.labels?.[SHARD_LABELS.role];
+      const labels = lease.metadata?.labels ?? {};
+      const role = labels[SHARD_LABELS.role];
       const name = lease.metadata?.name;
-      if (name === undefined || (role !== 'peer' && role !== 'fence')) return [];
-      return [{ name, role, hash: lease.metadata?.labels?.[SHARD_LABELS.hash] ?? LEGACY_SHARD_HASH, ...versioned(lease) }];
+      if (name === undefined || role === undefined || !ROLES.includes(role)) return [];
+      const balance = labels[SHARD_LABELS.balance];
+      const weights = decodeWeights(lease.metadata?.annotations?.[SHARD_WEIGHTS_ANNOTATION], this.buckets);
+      return [
+        {
+          name,
+          role: role as ShardLeaseRole,
+          hash: labels[SHARD_LABELS.hash] ?? LEGACY_SHARD_HASH,
+          ...(balance === undefined ? {} : { balance }),
+          ...(weights === undefined ? {} : { weights }),
+          ...versioned(lease),
+        },
+      ];
     });
   }
 
-  async create(name: string, role: ShardLeaseRole, record: LeaseRecord): Promise<VersionedLease> {
-    const body: V1Lease = { metadata: this.#metadata(name, role), spec: leaseSpecFromRecord(record) };
+  async create(name: string, lease: ShardLeaseWrite): Promise<VersionedLease> {
+    const body: V1Lease = { metadata: this.#metadata(name, lease), spec: leaseSpecFromRecord(lease.record) };
     try {
       return versioned((await this.#raw.request(HttpMethod.POST, this.#collection, { body })) as V1Lease);
     } catch (err) {
@@ -55,8 +76,8 @@ export class KubeShardLeaseStore implements ShardLeaseStore {
     }
   }
 
-  async update(name: string, role: ShardLeaseRole, record: LeaseRecord, resourceVersion: string): Promise<VersionedLease> {
-    const body: V1Lease = { metadata: this.#metadata(name, role, resourceVersion), spec: leaseSpecFromRecord(record) };
+  async update(name: string, lease: ShardLeaseWrite, resourceVersion: string): Promise<VersionedLease> {
+    const body: V1Lease = { metadata: this.#metadata(name, lease, resourceVersion), spec: leaseSpecFromRecord(lease.record) };
     try {
       return versioned((await this.#raw.request(HttpMethod.PUT, `${this.#collection}/${encodeURIComponent(name)}`, { body })) as V1Lease);
     } catch (err) {
@@ -65,11 +86,17 @@ export class KubeShardLeaseStore implements ShardLeaseStore {
     }
   }
 
-  #metadata(name: string, role: ShardLeaseRole, resourceVersion?: string): NonNullable<V1Lease['metadata']> {
+  #metadata(name: string, { role, weights }: ShardLeaseWrite, resourceVersion?: string): NonNullable<V1Lease['metadata']> {
     return {
       name,
       namespace: this.namespace,
-      labels: { [SHARD_LABELS.group]: this.group, [SHARD_LABELS.role]: role, [SHARD_LABELS.hash]: SHARD_HASH },
+      labels: {
+        [SHARD_LABELS.group]: this.group,
+        [SHARD_LABELS.role]: role,
+        [SHARD_LABELS.hash]: SHARD_HASH,
+        [SHARD_LABELS.balance]: SHARD_BALANCE,
+      },
+      ...(weights === undefined ? {} : { annotations: { [SHARD_WEIGHTS_ANNOTATION]: encodeWeights(weights) } }),
       ...(resourceVersion === undefined ? {} : { resourceVersion }),
     };
   }

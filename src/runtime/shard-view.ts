@@ -5,14 +5,19 @@
  */
 import type { LeaseRecord } from './leader.js';
 import { assignment, namespaceBucket, SHARD_BUCKETS, SHARD_HASH } from './shard-assignment.js';
+import { shareLoads, weightsInUse } from './shard-balance.js';
 
 /** A Lease of the group as listed: its name, its role label and its record. */
 export interface GroupLease {
   readonly name: string;
-  readonly role: 'peer' | 'fence';
+  readonly role: 'peer' | 'fence' | 'balance';
   readonly record: LeaseRecord;
   /** The writer's bucket function (docs/adr/0110). */
   readonly hash?: string;
+  /** The writer's balance rule (docs/adr/0113). */
+  readonly balance?: string;
+  /** The balance Lease's weights: CRs per bucket. */
+  readonly weights?: readonly number[];
 }
 
 /** The bucket of a fence Lease's name (`<group>-shard-<b>`), undefined for any other name. */
@@ -55,6 +60,8 @@ export interface PeerView {
   readonly holds: readonly number[];
   /** Buckets rendezvous gives it among the live peers (what it holds once every handoff is done). */
   readonly wants: readonly number[];
+  /** The CRs in what it wants, by the published weights; undefined while the group assigns by bucket count (docs/adr/0113). */
+  readonly load?: number;
 }
 
 /**
@@ -87,6 +94,8 @@ export interface NamespaceView {
 export interface ShardGroupView {
   readonly group: string;
   readonly buckets: number;
+  /** What the shares are balanced by: the published CRs per bucket, or the bucket count. */
+  readonly balancedBy: 'crs' | 'buckets';
   readonly peers: readonly PeerView[];
   readonly handoffs: readonly HandoffView[];
   readonly namespace?: NamespaceView;
@@ -108,7 +117,9 @@ export function shardGroupView(o: {
     if (b !== undefined && b < buckets) fences.set(b, l.record);
   }
   const live = liveIdentities(o.leases, o.live);
-  const wanted = assignment([...live].sort(), buckets);
+  const weights = weightsInUse(o.leases, live);
+  const wanted = assignment([...live].sort(), buckets, weights);
+  const loads = weights === undefined ? undefined : shareLoads(wanted, weights);
   const holder = (b: number): string => fences.get(b)?.holderIdentity ?? '';
   const epoch = (b: number): number => fences.get(b)?.leaseTransitions ?? 0;
   const all = Array.from({ length: buckets }, (_, b) => b);
@@ -125,6 +136,7 @@ export function shardGroupView(o: {
         hash: l.hash ?? SHARD_HASH,
         holds: id === '' ? [] : all.filter((b) => holder(b) === id),
         wants: id === '' ? [] : all.filter((b) => wanted.get(b) === id),
+        ...(loads === undefined || id === '' || !live.has(id) ? {} : { load: loads.get(id) ?? 0 }),
       };
     })
     .sort((a, b) => stateOrder(a.state) - stateOrder(b.state) || a.identity.localeCompare(b.identity) || a.lease.localeCompare(b.lease));
@@ -145,7 +157,8 @@ export function shardGroupView(o: {
           epoch: epoch(b),
           owner: wanted.get(b),
         }))(namespaceBucket(o.namespace, buckets));
-  return { group: o.group, buckets, peers, handoffs, ...(ns === undefined ? {} : { namespace: ns }) };
+  const balancedBy = weights === undefined ? 'buckets' : 'crs';
+  return { group: o.group, buckets, balancedBy, peers, handoffs, ...(ns === undefined ? {} : { namespace: ns }) };
 }
 
 const stateOrder = (s: PeerState): number => (s === 'live' ? 0 : s === 'expired' ? 1 : 2);

@@ -10,6 +10,7 @@ export class ShardMetrics {
   readonly #owned: Gauge;
   readonly #handoffs: Counter<'kind'>;
   readonly #filter: Gauge<'mode'>;
+  readonly #rebalances: Counter;
 
   constructor(registry: Registry) {
     this.#owned = new Gauge({
@@ -25,6 +26,11 @@ export class ShardMetrics {
     });
     for (const kind of ['acquired', 'released', 'lost'] as const) this.#handoffs.inc({ kind }, 0);
     this.#owned.set(0);
+    this.#rebalances = new Counter({
+      name: 'helm_operator_shard_rebalances_total',
+      help: 'Times this replica, as the group balancer, published new CRs per bucket, moving the shares to balance them (docs/adr/0113)',
+      registers: [registry],
+    });
     this.#filter = new Gauge({
       name: 'helm_operator_shard_watch_filter',
       help: "Where this replica's informers drop the objects outside its share: 1 for the mode the start-up probe chose (server: KEP-5866 shardSelector; client: in the informer)",
@@ -44,5 +50,9 @@ export class ShardMetrics {
 
   handoff(kind: ShardHandoff): void {
     this.#handoffs.inc({ kind });
+  }
+
+  rebalanced(): void {
+    this.#rebalances.inc();
   }
 }

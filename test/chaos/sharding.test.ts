@@ -95,10 +95,22 @@ class LeaseRecorder {
     for (const l of await this.store.list()) {
       const before = this.#latest.get(l.name);
       if (before !== undefined && sameRecord(before.record, l.record)) continue;
-      const s: LeaseSample = { at, name: l.name, role: l.role, record: l.record };
+      const s: LeaseSample = {
+        at,
+        name: l.name,
+        role: l.role,
+        record: l.record,
+        ...(l.weights === undefined ? {} : { weights: l.weights }),
+      };
       this.#latest.set(l.name, s);
       this.samples.push(s);
     }
+  }
+
+  /** The CRs per bucket the group last published (docs/adr/0113); undefined before the first. */
+  weights(): readonly number[] | undefined {
+    for (const s of this.#latest.values()) if (s.role === 'balance') return s.weights;
+    return undefined;
   }
 
   /** Each bucket's fence holder as last seen ('' when released or never taken). */
@@ -239,14 +251,16 @@ describe(`sharding under faults: ${CRS} CRs in ${NAMESPACES} namespaces (issue 4
     return r;
   };
 
-  /** Every bucket's fence held by its rendezvous owner among the live replicas, as the Lease timeline says. */
+  /** Every bucket's fence held by its owner among the live replicas (by the published weights), as the Lease timeline says. */
   const settled = (recorder: LeaseRecorder, what: string): Promise<number> =>
     waitFor(
       `${what}: every fence held by its rendezvous owner among the live replicas`,
       () => {
         const ids = live().map((r) => r.id);
         const holders = recorder.holders(group);
-        for (let b = 0; b < SHARD_BUCKETS; b++) if (holders.get(b) !== bucketOwner(b, ids)) return Promise.resolve(undefined);
+        const weights = recorder.weights();
+        for (let b = 0; b < SHARD_BUCKETS; b++)
+          if (holders.get(b) !== bucketOwner(b, ids, SHARD_BUCKETS, weights)) return Promise.resolve(undefined);
         return Promise.resolve(Date.now());
       },
       { timeoutMs: 180_000, intervalMs: POLL_MS },

@@ -2,18 +2,12 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { ensureCrd, NGINX, NGINX_CHART } from '../../support/operator.js';
 import { spawnOperator, watchEntry, watchesFile, type OperatorProcess } from '../../integration/production/support.js';
+import { mulberry32 } from '../../support/mulberry32.js';
 import { helmChildren } from './processes.js';
 
 /** mulberry32: a small seeded PRNG, so a failing run replays with CHAOS_SEED. */
 export function seededRandom(salt: number): () => number {
-  let a = (Number(process.env.CHAOS_SEED ?? 13) * 7919 + salt) >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return mulberry32(Number(process.env.CHAOS_SEED ?? 13) * 7919 + salt);
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

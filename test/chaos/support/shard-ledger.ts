@@ -22,8 +22,10 @@ import { decodeRelease } from '../../integration/idioms/harness.js';
 export interface LeaseSample {
   readonly at: number;
   readonly name: string;
-  readonly role: 'peer' | 'fence';
+  readonly role: 'peer' | 'fence' | 'balance';
   readonly record: LeaseRecord;
+  /** The balance Lease's published CRs per bucket (docs/adr/0113). */
+  readonly weights?: readonly number[];
 }
 
 export interface Epoch {

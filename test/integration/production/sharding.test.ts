@@ -1,10 +1,10 @@
-import { CoordinationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReleaseStorage } from '../../../src/helm/storage.js';
 import { SHARD_RELEASE_LABEL } from '../../../src/operator/operator.js';
 import { namespaceBucket, bucketOwner, SHARD_BUCKETS } from '../../../src/runtime/shard-assignment.js';
 import { fenceBucket, identityDigest } from '../../../src/runtime/shard-coordinator.js';
-import { SHARD_LABELS } from '../../../src/runtime/shard-lease-store.js';
+import { weightsInUse } from '../../../src/runtime/shard-balance.js';
+import { KubeShardLeaseStore } from '../../../src/runtime/shard-lease-store.js';
 import { createNamespace, testKubeConfig, uniqueName, waitFor } from '../../support/kube.js';
 import { CRs, ensureCrd, NGINX, NGINX_CHART } from '../../support/operator.js';
 import { killAll, spawnOperator, watchEntry, watchesFile, type OperatorProcess } from './support.js';
@@ -14,6 +14,12 @@ import { killAll, spawnOperator, watchEntry, watchesFile, type OperatorProcess }
  * 2-core machine (load ~20) missed its renewals while starting and, rightly, left the group.
  */
 const LEASE: string[] = [];
+/**
+ * This test names the fence every revision was made under from two snapshots, before and after
+ * the kill: it turns off balancing by CRs, whose handoffs would add epochs between them. The chaos
+ * tier, which judges revisions against the whole Lease timeline, runs with it on (docs/adr/0113).
+ */
+const BY_BUCKET_COUNT = ['--shard-rebalance-period', '0'];
 /** CRs per namespace: 20 in 6 namespaces. */
 const PER_NAMESPACE = [4, 4, 3, 3, 3, 3];
 
@@ -25,7 +31,6 @@ interface Fence {
 describe('sharding: three operator processes share the namespaces (docs/adr/0085)', () => {
   const kc = testKubeConfig();
   const crs = new CRs(kc, NGINX);
-  const leases = kc.makeApiClient(CoordinationV1Api);
   const storage = new ReleaseStorage(kc);
   const group = uniqueName('shards');
   let home: Awaited<ReturnType<typeof createNamespace>>;
@@ -44,18 +49,15 @@ describe('sharding: three operator processes share the namespaces (docs/adr/0085
     await watches.remove();
   });
 
-  /** The group's fence Leases by bucket. */
-  const fences = async (): Promise<Map<number, Fence>> => {
-    const list = await leases.listNamespacedLease({
-      namespace: home.name,
-      labelSelector: `${SHARD_LABELS.group}=${group},${SHARD_LABELS.role}=fence`,
-    });
+  /** The group's fence Leases by bucket, and the weights the group assigns by (docs/adr/0113). */
+  const fences = async (identities: readonly string[]): Promise<{ by: Map<number, Fence>; weights: readonly number[] | undefined }> => {
+    const all = await new KubeShardLeaseStore(kc, home.name, group).list();
     const by = new Map<number, Fence>();
-    for (const l of list.items) {
-      const b = fenceBucket(group, l.metadata?.name ?? '');
-      if (b !== undefined) by.set(b, { holder: l.spec?.holderIdentity ?? '', epoch: l.spec?.leaseTransitions ?? 0 });
+    for (const l of all) {
+      const b = l.role === 'fence' ? fenceBucket(group, l.name) : undefined;
+      if (b !== undefined) by.set(b, { holder: l.record.holderIdentity, epoch: l.record.leaseTransitions });
     }
-    return by;
+    return { by, weights: weightsInUse(all, new Set(identities)) };
   };
   let procs: OperatorProcess[] = [];
   /** A failed wait says what the replicas logged last. */
@@ -75,8 +77,9 @@ describe('sharding: three operator processes share the namespaces (docs/adr/0085
       waitFor(
         `every fence held by its rendezvous owner among ${identities.length} replicas`,
         async () => {
-          const by = await fences();
-          for (let b = 0; b < SHARD_BUCKETS; b++) if (by.get(b)?.holder !== bucketOwner(b, identities)) return undefined;
+          const { by, weights } = await fences(identities);
+          for (let b = 0; b < SHARD_BUCKETS; b++)
+            if (by.get(b)?.holder !== bucketOwner(b, identities, SHARD_BUCKETS, weights)) return undefined;
           return by;
         },
         { timeoutMs: 90_000, intervalMs: 500 },
@@ -175,7 +178,16 @@ describe('sharding: three operator processes share the namespaces (docs/adr/0085
     'each namespace is reconciled by the one replica holding its share; after SIGKILL the survivors take it over, and no revision is made outside a fence',
     { timeout: 600_000 },
     async () => {
-      const args = ['--leader-elect', '--sharding', '--leader-election-id', group, '--leader-election-namespace', home.name, ...LEASE];
+      const args = [
+        '--leader-elect',
+        '--sharding',
+        '--leader-election-id',
+        group,
+        '--leader-election-namespace',
+        home.name,
+        ...LEASE,
+        ...BY_BUCKET_COUNT,
+      ];
       const env = { WATCH_NAMESPACE: tenants.map((t) => t.name).join(',') };
       procs = [0, 1, 2].map(() => spawnOperator({ watchesFile: watches.file, namespace: home.name, args, env }));
       // Three processes compiling the operator at once on a busy machine: give the start-up line time.
@@ -210,8 +222,8 @@ describe('sharding: three operator processes share the namespaces (docs/adr/0085
       await eachCr((ns, name) => crs.delete(ns, name));
       await eachCr((ns, name) => crs.waitForGone(ns, name, { timeoutMs: 120_000 }));
       for (const p of procs) if (p !== victim) expect(await p.stop()).toEqual({ code: 0, signal: null });
-      const released = await fences();
-      for (const [b, f] of released) expect(f.holder, `bucket ${b}`).toBe('');
+      const released = await fences(identities);
+      for (const [b, f] of released.by) expect(f.holder, `bucket ${b}`).toBe('');
     },
   );
 });

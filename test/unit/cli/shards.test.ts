@@ -11,6 +11,7 @@ describe('helm-operator shards: the printed report', () => {
     const view: ShardGroupView = {
       group: 'ops',
       buckets: 8,
+      balancedBy: 'crs',
       peers: [
         {
           identity: 'pod-a_1',
@@ -20,6 +21,7 @@ describe('helm-operator shards: the printed report', () => {
           renewed: at(1),
           holds: [0, 1, 2, 5],
           wants: [0, 1, 2],
+          load: 40,
         },
         {
           identity: 'pod-b_2',
@@ -29,6 +31,7 @@ describe('helm-operator shards: the printed report', () => {
           renewed: at(3),
           holds: [3, 4],
           wants: [3, 4, 5, 6, 7],
+          load: 38,
         },
         { identity: 'pod-c_3', lease: 'ops-peer-3', state: 'expired', hash: SHARD_HASH, renewed: at(40), holds: [7], wants: [] },
         { identity: '', lease: 'ops-peer-4', state: 'released', hash: SHARD_HASH, renewed: at(90), holds: [], wants: [] },
@@ -41,12 +44,12 @@ describe('helm-operator shards: the printed report', () => {
       namespace: { namespace: 'tenant-x', bucket: 5, holder: 'pod-a_1', epoch: 2, owner: 'pod-b_2' },
     };
     expect(shardsText(view, NOW).split('\n')).toEqual([
-      'shard group ops: 2 live replicas, 7 of 8 buckets held, 3 handoffs under way',
-      'REPLICA  STATE  RENEWED  HOLDS  BUCKETS',
-      'pod-a_1  live  1s ago  4  0-2,5',
-      'pod-b_2  live  3s ago  2  3-4',
-      'pod-c_3  expired  40s ago  1  7',
-      '-  released  90s ago  0  -',
+      'shard group ops: 2 live replicas, 7 of 8 buckets held, 3 handoffs under way, shares balanced by CRs (docs/adr/0113)',
+      'REPLICA  STATE  RENEWED  HOLDS  CRS  BUCKETS',
+      'pod-a_1  live  1s ago  4  40  0-2,5',
+      'pod-b_2  live  3s ago  2  38  3-4',
+      'pod-c_3  expired  40s ago  1  -  7',
+      '-  released  90s ago  0  -  -',
       'handoff: bucket 5 draining from pod-a_1 (epoch 2), to pod-b_2',
       'handoff: bucket 6 free, to pod-b_2',
       'handoff: bucket 7 orphaned from pod-c_3 (epoch 1), to pod-b_2',
@@ -58,6 +61,7 @@ describe('helm-operator shards: the printed report', () => {
     const view: ShardGroupView = {
       group: 'ops',
       buckets: 4,
+      balancedBy: 'buckets',
       peers: [
         {
           identity: 'solo',
@@ -74,9 +78,9 @@ describe('helm-operator shards: the printed report', () => {
     };
     expect(shardsText(view, NOW)).toBe(
       [
-        'shard group ops: 1 live replica, 4 of 4 buckets held, 0 handoffs under way',
-        'REPLICA  STATE  RENEWED  HOLDS  BUCKETS',
-        'solo  live  0s ago  4  0-3',
+        'shard group ops: 1 live replica, 4 of 4 buckets held, 0 handoffs under way, shares balanced by bucket count',
+        'REPLICA  STATE  RENEWED  HOLDS  CRS  BUCKETS',
+        'solo  live  0s ago  4  -  0-3',
         'namespace n: bucket 2, held by solo (epoch 1)',
       ].join('\n'),
     );
@@ -86,6 +90,7 @@ describe('helm-operator shards: the printed report', () => {
     const view: ShardGroupView = {
       group: 'ops',
       buckets: 4,
+      balancedBy: 'buckets',
       peers: [
         { identity: 'new', lease: 'ops-peer-1', state: 'live', hash: SHARD_HASH, renewed: at(0), holds: [], wants: [0, 1] },
         {

@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { LeaseConflictError, type LeaseRecord, type VersionedLease } from '../../../src/runtime/leader.js';
-import { bucketsOf, LEGACY_SHARD_HASH, SHARD_HASH } from '../../../src/runtime/shard-assignment.js';
+import { assignment, bucketsOf, LEGACY_SHARD_HASH, namespaceBucket, SHARD_HASH } from '../../../src/runtime/shard-assignment.js';
+import { balanceLeaseName, SHARD_BALANCE } from '../../../src/runtime/shard-balance.js';
 import {
   fenceBucket,
   fenceLeaseName,
   ShardCoordinator,
+  type ShardCoordinatorOptions,
   type ShardLease,
-  type ShardLeaseRole,
   type ShardLeaseStore,
+  type ShardLeaseWrite,
 } from '../../../src/runtime/shard-coordinator.js';
 import { makeLogger, silentLogger } from '../../../src/telemetry/logger.js';
 import { ManualClock } from '../../../src/util/clock.js';
@@ -21,33 +23,48 @@ class MemoryStore implements ShardLeaseStore {
   list(): Promise<ShardLease[]> {
     return Promise.resolve([...this.leases.values()]);
   }
-  create(name: string, role: ShardLeaseRole, record: LeaseRecord): Promise<VersionedLease> {
+  create(name: string, lease: ShardLeaseWrite): Promise<VersionedLease> {
     if (this.leases.has(name)) return Promise.reject(new LeaseConflictError(name));
-    return Promise.resolve(this.#put(name, role, record));
+    return Promise.resolve(this.#put(name, lease));
   }
-  update(name: string, role: ShardLeaseRole, record: LeaseRecord, resourceVersion: string): Promise<VersionedLease> {
+  update(name: string, lease: ShardLeaseWrite, resourceVersion: string): Promise<VersionedLease> {
     if (this.leases.get(name)?.resourceVersion !== resourceVersion) return Promise.reject(new LeaseConflictError(name));
-    return Promise.resolve(this.#put(name, role, record));
+    return Promise.resolve(this.#put(name, lease));
   }
   holder(bucket: number): string | undefined {
     return this.leases.get(fenceLeaseName('g', bucket))?.record.holderIdentity;
   }
   /** A peer Lease of a replica on another bucket function (one before docs/adr/0110, say). */
   stranger(identity: string, hash: string, renewTime: number): void {
-    this.#put(
-      `g-peer-${identity}`,
-      'peer',
-      { holderIdentity: identity, leaseDurationSeconds: 15, renewTime, acquireTime: renewTime, leaseTransitions: 0 },
-      hash,
-    );
+    this.#put(`g-peer-${identity}`, { role: 'peer', record: peerRecord(identity, renewTime) }, { hash });
   }
-  #put(name: string, role: ShardLeaseRole, record: LeaseRecord, hash = SHARD_HASH): VersionedLease {
+  /** A live peer Lease of a replica from before docs/adr/0113: it carries no balance rule. */
+  unbalanced(identity: string, renewTime: number): void {
+    this.#put(`g-peer-${identity}`, { role: 'peer', record: peerRecord(identity, renewTime) }, { balance: undefined });
+  }
+  /** As the Kubernetes store labels it: this release's bucket function and balance rule, unless `labels` says otherwise. */
+  #put(name: string, lease: ShardLeaseWrite, labels: { hash?: string; balance?: string | undefined } = {}): VersionedLease {
     this.writes++;
-    const lease = { name, role, hash, record, resourceVersion: String(++this.#rv) };
-    this.leases.set(name, lease);
-    return lease;
+    const balance = 'balance' in labels ? labels.balance : SHARD_BALANCE;
+    const stored: ShardLease = {
+      name,
+      ...lease,
+      hash: labels.hash ?? SHARD_HASH,
+      resourceVersion: String(++this.#rv),
+      ...(balance === undefined ? {} : { balance }),
+    };
+    this.leases.set(name, stored);
+    return stored;
   }
 }
+
+const peerRecord = (identity: string, renewTime: number): LeaseRecord => ({
+  holderIdentity: identity,
+  leaseDurationSeconds: 15,
+  renewTime,
+  acquireTime: renewTime,
+  leaseTransitions: 0,
+});
 
 const BUCKETS = 8;
 
@@ -62,11 +79,11 @@ class ReplicaStore implements ShardLeaseStore {
   list(): Promise<ShardLease[]> {
     return this.#dead ? new Promise(() => undefined) : this.shared.list();
   }
-  create(name: string, role: ShardLeaseRole, record: LeaseRecord): Promise<VersionedLease> {
-    return this.#dead ? new Promise(() => undefined) : this.shared.create(name, role, record);
+  create(name: string, lease: ShardLeaseWrite): Promise<VersionedLease> {
+    return this.#dead ? new Promise(() => undefined) : this.shared.create(name, lease);
   }
-  update(name: string, role: ShardLeaseRole, record: LeaseRecord, rv: string): Promise<VersionedLease> {
-    return this.#dead ? new Promise(() => undefined) : this.shared.update(name, role, record, rv);
+  update(name: string, lease: ShardLeaseWrite, rv: string): Promise<VersionedLease> {
+    return this.#dead ? new Promise(() => undefined) : this.shared.update(name, lease, rv);
   }
 }
 
@@ -81,11 +98,11 @@ class SlowStore implements ShardLeaseStore {
   list(): Promise<ShardLease[]> {
     return this.#later(this.shared.list());
   }
-  create(name: string, role: ShardLeaseRole, record: LeaseRecord): Promise<VersionedLease> {
-    return this.#later(this.shared.create(name, role, record));
+  create(name: string, lease: ShardLeaseWrite): Promise<VersionedLease> {
+    return this.#later(this.shared.create(name, lease));
   }
-  update(name: string, role: ShardLeaseRole, record: LeaseRecord, rv: string): Promise<VersionedLease> {
-    return this.#later(this.shared.update(name, role, record, rv));
+  update(name: string, lease: ShardLeaseWrite, rv: string): Promise<VersionedLease> {
+    return this.#later(this.shared.update(name, lease, rv));
   }
   #later<T>(answer: Promise<T>): Promise<T> {
     return new Promise((resolve, reject) => {
@@ -96,7 +113,10 @@ class SlowStore implements ShardLeaseStore {
 
 const replicas = new WeakMap<ShardCoordinator, ReplicaStore>();
 
-function member(store: MemoryStore, clock: ManualClock, identity: string, slowMs?: number): ShardCoordinator {
+/** `slowMs`: every Lease call answers that much later on the clock. */
+type MemberOptions = Partial<Pick<ShardCoordinatorOptions, 'load' | 'rebalancePeriodMs'>> & { readonly slowMs?: number };
+
+function member(store: MemoryStore, clock: ManualClock, identity: string, { slowMs, ...more }: MemberOptions = {}): ShardCoordinator {
   const own = new ReplicaStore(store);
   const m = new ShardCoordinator({
     store: slowMs === undefined ? own : new SlowStore(store, clock, slowMs),
@@ -109,6 +129,7 @@ function member(store: MemoryStore, clock: ManualClock, identity: string, slowMs
     leaseDurationMs: 15_000,
     renewDeadlineMs: 10_000,
     retryPeriodMs: 2_000,
+    ...more,
   });
   replicas.set(m, own);
   return m;
@@ -136,8 +157,8 @@ function owners(members: ShardCoordinator[]): Map<number, string[]> {
   return by;
 }
 
-async function started(store: MemoryStore, clock: ManualClock, identity: string): Promise<ShardCoordinator> {
-  const m = member(store, clock, identity);
+async function started(store: MemoryStore, clock: ManualClock, identity: string, more: MemberOptions = {}): Promise<ShardCoordinator> {
+  const m = member(store, clock, identity, more);
   const joined = m.acquire();
   await settle();
   expect(await joined).toBe(true);
@@ -283,7 +304,7 @@ describe('ShardCoordinator', () => {
     const store = new MemoryStore();
     // A renewal counts from when it is sent. Sent after a 3 s LIST, the one held is 11 s old (3 + 2 +
     // 3 + 3) before the next lands, past the 10 s deadline; sent with the LIST, 8 s (3 + 2 + 3).
-    const a = member(store, clock, 'a', 3_000);
+    const a = member(store, clock, 'a', { slowMs: 3_000 });
     let lost = 0;
     a.onLost(() => lost++);
     const joined = a.acquire();
@@ -324,6 +345,92 @@ describe('ShardCoordinator', () => {
     for (const [name, lease] of store.leases) if (fenceBucket('g', name) !== undefined) expect(lease.record.holderIdentity).toBe('a');
   });
 });
+
+describe('ShardCoordinator: shares balanced by the CRs they hold (docs/adr/0113)', () => {
+  /** CRs by namespace: 10 in every bucket bucket-count rendezvous gives b, 1 in one of a's. */
+  const lopsided = (): Map<string, number> => {
+    const byCount = assignment(['a', 'b'], BUCKETS);
+    const load = new Map<string, number>();
+    let one = false;
+    for (const [bucket, owner] of byCount) {
+      if (owner === 'b') load.set(namespaceIn(bucket), 10);
+      else if (!one) {
+        load.set(namespaceIn(bucket), 1);
+        one = true;
+      }
+    }
+    return load;
+  };
+  const weightsOf = (load: ReadonlyMap<string, number>): number[] => {
+    const w = new Array<number>(BUCKETS).fill(0);
+    for (const [ns, crs] of load) w[namespaceBucket(ns, BUCKETS)] = (w[namespaceBucket(ns, BUCKETS)] ?? 0) + crs;
+    return w;
+  };
+  const crsOf = (m: ShardCoordinator, w: readonly number[]): number => m.ownedBuckets().reduce((sum, b) => sum + (w[b] ?? 0), 0);
+
+  it('the smallest live identity publishes the CRs per bucket once, and every replica then holds the share they give it', async () => {
+    const clock = new ManualClock(0);
+    const store = new MemoryStore();
+    let load: Map<string, number> | undefined = lopsided();
+    const more = { load: () => load, rebalancePeriodMs: 6_000 };
+    const a = await started(store, clock, 'a', more);
+    const b = await started(store, clock, 'b', more);
+    await rounds(clock, [a, b], 8);
+    const weights = weightsOf(lopsided());
+    const balance = store.leases.get(balanceLeaseName('g'));
+    expect(balance?.weights).toEqual(weights);
+    expect(balance?.record.holderIdentity).toBe('a');
+    const want = assignment(['a', 'b'], BUCKETS, weights);
+    for (let bucket = 0; bucket < BUCKETS; bucket++) expect(store.holder(bucket), `bucket ${bucket}`).toBe(want.get(bucket));
+    // By bucket count b held 40 CRs and a 1; now neither holds more than half of 41, rounded up.
+    expect(Math.max(crsOf(a, weights), crsOf(b, weights))).toBeLessThanOrEqual(21);
+    // The same load, or one CR more, is not worth moving buckets for: nothing is written again.
+    const published = balance?.resourceVersion;
+    await rounds(clock, [a, b], 10);
+    load = new Map([...lopsided(), [namespaceIn(0), (lopsided().get(namespaceIn(0)) ?? 0) + 1]]);
+    await rounds(clock, [a, b], 10);
+    expect(store.leases.get(balanceLeaseName('g'))?.resourceVersion).toBe(published);
+    // Caches not synced (undefined): nothing is measured, nothing published.
+    load = undefined;
+    await rounds(clock, [a, b], 10);
+    expect(store.leases.get(balanceLeaseName('g'))?.resourceVersion).toBe(published);
+  });
+
+  it('a live peer from before the balance rule keeps the whole group on bucket count', async () => {
+    const clock = new ManualClock(0);
+    const store = new MemoryStore();
+    const load = lopsided();
+    const a = await started(store, clock, 'a', { load: () => load, rebalancePeriodMs: 2_000 });
+    const b = await started(store, clock, 'b', { load: () => load, rebalancePeriodMs: 2_000 });
+    await rounds(clock, [a, b], 6);
+    expect(store.leases.get(balanceLeaseName('g'))?.weights).toEqual(weightsOf(load));
+    // An old replica joins: both replicas fall back to bucket count among the three, as it computes.
+    store.unbalanced('c', clock.now());
+    const byCount = assignment(['a', 'b', 'c'], BUCKETS);
+    for (let i = 0; i < 4; i++) {
+      store.unbalanced('c', clock.now());
+      await rounds(clock, [a, b], 1);
+    }
+    for (const m of [a, b])
+      expect(new Set(m.ownedBuckets())).toEqual(new Set([...byCount].filter(([, o]) => o === m.identity).map(([bucket]) => bucket)));
+  });
+
+  it('without a load (--shard-rebalance-period 0) nothing is published and the shares stay by bucket count', async () => {
+    const clock = new ManualClock(0);
+    const store = new MemoryStore();
+    const a = await started(store, clock, 'a');
+    const b = await started(store, clock, 'b');
+    await rounds(clock, [a, b], 20);
+    expect(store.leases.has(balanceLeaseName('g'))).toBe(false);
+    expect(new Set(b.ownedBuckets())).toEqual(bucketsOf('b', ['a', 'b'], BUCKETS));
+  });
+});
+
+/** A namespace in `bucket` of BUCKETS. */
+function namespaceIn(bucket: number): string {
+  for (let i = 0; i < 10_000; i++) if (namespaceBucket(`ns-${i}`, BUCKETS) === bucket) return `ns-${i}`;
+  throw new Error(`no namespace found for bucket ${bucket}`);
+}
 
 /** A namespace of `bucket` (searched, since buckets come from a hash). */
 function nsIn(m: ShardCoordinator, bucket: number): string {

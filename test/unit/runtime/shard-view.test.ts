@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LeaseRecord } from '../../../src/runtime/leader.js';
 import { assignment, namespaceBucket } from '../../../src/runtime/shard-assignment.js';
+import { SHARD_BALANCE } from '../../../src/runtime/shard-balance.js';
 import {
   bucketRanges,
   fenceBucket,
@@ -42,6 +43,37 @@ describe('shard-view: the group as its Leases say (docs/adr/0096)', () => {
     const leases = [peer('a', 'a'), peer('b', 'b', { renewTime: NOW - 20_000 }), peer('c', ''), fence(0, 'x')];
     expect([...liveIdentities(leases, liveByRecord(NOW))]).toEqual(['a']);
     expect([...liveIdentities(leases, () => true, 'me')].sort()).toEqual(['a', 'b', 'me']);
+  });
+
+  it('wants what the published CRs per bucket give each replica, with the CRs of its share, once every live peer assigns by them (docs/adr/0113)', () => {
+    const weights = [10, 0, 0, 0, 10, 10, 10, 1];
+    const balance: GroupLease = { name: 'g-balance', role: 'balance', record: record('a'), weights };
+    const marked = (l: GroupLease): GroupLease => ({ ...l, balance: SHARD_BALANCE });
+    const wanted = assignment(['a', 'b'], 8, weights);
+    const fences = Array.from({ length: 8 }, (_, b) => fence(b, wanted.get(b) ?? ''));
+    const view = shardGroupView({
+      group: 'g',
+      leases: [marked(peer('a', 'a')), marked(peer('b', 'b')), balance, ...fences],
+      live: liveByRecord(NOW),
+      buckets: 8,
+    });
+    expect(view.balancedBy).toBe('crs');
+    expect(view.handoffs).toEqual([]);
+    expect(view.peers.map((p) => p.load)).toEqual(
+      ['a', 'b'].map((id) => [...wanted].reduce((s, [b, o]) => s + (o === id ? (weights[b] ?? 0) : 0), 0)),
+    );
+    // b from a release before the rule: bucket count, which these fences are not, and no CRs column.
+    const mixed = shardGroupView({
+      group: 'g',
+      leases: [marked(peer('a', 'a')), peer('b', 'b'), balance, ...fences],
+      live: liveByRecord(NOW),
+      buckets: 8,
+    });
+    expect(mixed.balancedBy).toBe('buckets');
+    expect(mixed.peers.map((p) => p.load)).toEqual([undefined, undefined]);
+    expect(mixed.handoffs.map((h) => h.bucket)).toEqual(
+      [...assignment(['a', 'b'], 8)].filter(([b, o]) => wanted.get(b) !== o).map(([b]) => b),
+    );
   });
 
   it('names each replica with what it holds and wants, the handoffs under way, and a namespace’s owner', () => {
