@@ -5,6 +5,7 @@
 import os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { formatDuration, parseDuration } from '../config/duration.js';
+import { DEFAULT_REBALANCE_PERIOD_MS } from '../runtime/shard-balance.js';
 import { isServiceAccountName, periodFloorProblem } from '../config/watches-schema.js';
 import { BindAddressError, parseBindAddress } from '../telemetry/health.js';
 import { DEFAULT_CR_LIMIT } from '../telemetry/metrics.js';
@@ -243,7 +244,7 @@ export function defineRunCommand(action: (options: RunOptions) => Promise<void>)
       '--shard-rebalance-period <duration>',
       'with --sharding: how often the shares may be balanced again by the CRs each holds (buckets move only when the busiest share gets at least 5% lighter); 0: balance by bucket count only',
       rebalancePeriod,
-      30_000,
+      DEFAULT_REBALANCE_PERIOD_MS,
     )
     .option(
       '--graceful-shutdown-timeout <duration>',

@@ -28,6 +28,7 @@ import { listenHttps, type MetricsSecurity } from '../telemetry/secure-serving.j
 import { ShardMetrics } from '../telemetry/shard-metrics.js';
 import { namespaceBucket } from '../runtime/shard-assignment.js';
 import { leaseProbeList, probeShardFilter } from '../runtime/shard-probe.js';
+import { DEFAULT_REBALANCE_PERIOD_MS } from '../runtime/shard-balance.js';
 import { BucketShare } from '../runtime/watch-share.js';
 import { loadFingerprintKey } from './fingerprint-key.js';
 import { Operator } from './operator.js';
@@ -368,7 +369,7 @@ async function membership(
   if (settings.sharding === true) {
     const metrics = new ShardMetrics(on.metrics.registry);
     const share = new BucketShare({ bucketOf: (ns) => namespaceBucket(ns) });
-    const rebalancePeriodMs = settings.shardRebalancePeriodMs ?? 30_000;
+    const rebalancePeriodMs = settings.shardRebalancePeriodMs ?? DEFAULT_REBALANCE_PERIOD_MS;
     const shards = makeShards(le, {
       namespace,
       kubeConfig: on.kubeConfig,

@@ -19,6 +19,9 @@ import { assignment } from './shard-assignment.js';
  */
 export const SHARD_BALANCE = 'crs';
 
+/** How often the balancer may measure and publish, unless `--shard-rebalance-period` says otherwise. */
+export const DEFAULT_REBALANCE_PERIOD_MS = 30_000;
+
 /** The name of the Lease the weights are published in. */
 export const balanceLeaseName = (group: string): string => `${group}-balance`;
 

@@ -23,7 +23,15 @@ import type { Logger } from '../telemetry/logger.js';
 import { systemClock, TIMED_OUT, withDeadline, type Clock, type Timer } from '../util/clock.js';
 import { LeaseConflictError, LeaderElectionLostError, sameRecord, type LeaseRecord, type VersionedLease } from './leader.js';
 import { bucketsOf, namespaceBucket, SHARD_BUCKETS, SHARD_HASH } from './shard-assignment.js';
-import { balanceLeaseName, balancer, bucketLoads, SHARD_BALANCE, weightsInUse, worthPublishing } from './shard-balance.js';
+import {
+  balanceLeaseName,
+  balancer,
+  bucketLoads,
+  DEFAULT_REBALANCE_PERIOD_MS,
+  SHARD_BALANCE,
+  weightsInUse,
+  worthPublishing,
+} from './shard-balance.js';
 import { bucketStep, peerLive, type BucketFacts, type BucketPhase } from './shard-handoff.js';
 import { liveIdentities } from './shard-view.js';
 
@@ -180,7 +188,7 @@ export class ShardCoordinator {
     this.#renewDeadlineMs = t.renewDeadlineMs;
     this.#retryMs = t.retryMs;
     this.#drainBoundMs = options.drainBoundMs ?? t.renewDeadlineMs;
-    this.#rebalanceMs = options.rebalancePeriodMs ?? 30_000;
+    this.#rebalanceMs = options.rebalancePeriodMs ?? DEFAULT_REBALANCE_PERIOD_MS;
     this.#peerName = peerLeaseName(this.group, this.identity);
     this.#balanceName = balanceLeaseName(this.group);
     this.#buckets = Array.from({ length: this.buckets }, () => ({
