@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -39,6 +39,33 @@ describe('PostRenderServer', () => {
       (flags) => asHelm3(flags, 'kind: ConfigMap\n'),
     );
     expect(out).toBe('KIND: CONFIGMAP\n');
+  });
+
+  it('passes a manifest of megabytes whole both ways, with no process but bash: the script runs with an empty PATH', async () => {
+    const dir = await mkdtemp(path.join(tmp, 'run-'));
+    const empty = await mkdtemp(path.join(tmp, 'no-commands-'));
+    const line = String.raw`data: {k: "100% \n $(id) \`id\` '%s' \\ é"}`;
+    const manifest = `---\n${Array.from({ length: 50_000 }, (_, i) => `${line} ${i}`).join('\n')}\n`;
+    let seen = '';
+    const out = await server.with(
+      dir,
+      (m) => {
+        seen = m;
+        return Promise.resolve(`${m}# stamped\n`);
+      },
+      3,
+      async (flags) => {
+        const [, script, ...rest] = flags;
+        const file = path.join(empty, 'manifest');
+        await writeFile(file, manifest);
+        // Through a pipe, as helm hands it over (node gives a child's stdin as a socket); bash's builtins only.
+        const args = ['-c', 'm=$(<"$MANIFEST"); printf "%s\\n" "$m" | "$0" "$@"', script ?? '', ...rest.filter((_, i) => i % 2 === 1)];
+        return (await run('/bin/bash', args, { env: { PATH: empty, MANIFEST: file }, maxBuffer: 64 * 1024 * 1024 })).stdout;
+      },
+    );
+    expect(manifest.length).toBeGreaterThan(2_000_000);
+    expect(seen).toBe(manifest);
+    expect(out).toBe(`${manifest}# stamped\n`);
   });
 
   it('fails the post-render, with the reason on stderr, when rendering throws: helm then applies nothing', async () => {
