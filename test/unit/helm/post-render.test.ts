@@ -20,11 +20,16 @@ afterAll(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
+/** The script and its args, from helm 3's flags (`--post-renderer <script>`, then `--post-renderer-args <a>` each). */
+function scriptOf(flags: string[]): { script: string; args: string[] } {
+  const [, script, ...rest] = flags;
+  return { script: script ?? '', args: rest.filter((_, i) => i % 2 === 1) };
+}
+
 /** Runs the script as helm 3 would: the manifest on stdin, the flags' args after the path. */
 async function asHelm3(flags: string[], manifest: string): Promise<string> {
-  const [, script, ...rest] = flags;
-  const args = rest.filter((_, i) => i % 2 === 1);
-  const child = run(script ?? '', args);
+  const { script, args } = scriptOf(flags);
+  const child = run(script, args);
   child.child.stdin?.end(manifest);
   return (await child).stdout;
 }
@@ -55,11 +60,11 @@ describe('PostRenderServer', () => {
       },
       3,
       async (flags) => {
-        const [, script, ...rest] = flags;
+        const { script, args: scriptArgs } = scriptOf(flags);
         const file = path.join(empty, 'manifest');
         await writeFile(file, manifest);
         // Through a pipe, as helm hands it over (node gives a child's stdin as a socket); bash's builtins only.
-        const args = ['-c', 'm=$(<"$MANIFEST"); printf "%s\\n" "$m" | "$0" "$@"', script ?? '', ...rest.filter((_, i) => i % 2 === 1)];
+        const args = ['-c', 'm=$(<"$MANIFEST"); printf "%s\\n" "$m" | "$0" "$@"', script, ...scriptArgs];
         return (await run('/bin/bash', args, { env: { PATH: empty, MANIFEST: file }, maxBuffer: 64 * 1024 * 1024 })).stdout;
       },
     );
