@@ -130,6 +130,13 @@ export interface StopOptions {
 /** After aborting, how long helm gets to record the release state and exit. */
 export const ABORT_GRACE_MS = 5_000;
 
+/**
+ * How long a key of this replica's share waits while the peer Lease's renewal is late by the clock
+ * (NamespaceShard.owns): about a renewal's round trip, well under the renew deadline after which the
+ * loss ends the process.
+ */
+export const LEASE_WAIT_MS = 1_000;
+
 export class CacheSyncTimeoutError extends Error {
   override readonly name = 'CacheSyncTimeoutError';
 }
@@ -300,9 +307,22 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     return queued;
   }
 
-  /** Whether this replica reconciles `namespace` (always, without sharding). */
+  /** Whether `namespace` is this replica's share, its keys queued and kept (always, without sharding). */
   #mine(namespace: string): boolean {
-    return this.#options.shard?.owns(namespace) !== false;
+    return this.#options.shard?.assigned(namespace) !== false;
+  }
+
+  /**
+   * What a worker does with a key of `namespace` handed out now: reconcile it; drop it (the
+   * namespace was handed off while it waited: its new owner queues it); or put it back for a moment
+   * (still ours, but the peer Lease's renewal is late by the clock: dropped, the key would be lost
+   * when the renewal lands, with the periodic look it carries; docs/adr/0114).
+   */
+  #admission(namespace: string): 'reconcile' | 'drop' | 'wait' {
+    const shard = this.#options.shard;
+    if (shard === undefined) return 'reconcile';
+    if (!shard.assigned(namespace)) return 'drop';
+    return shard.owns(namespace) ? 'reconcile' : 'wait';
   }
 
   /** True once every event source has completed its first LIST. */
@@ -435,9 +455,10 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
       // Taken after the key, so an idle worker holds no slot another kind could use; its namespace
       // is its flow, so a namespace holding no slot is not held back by another's (adaptive-gate.ts).
       const { namespace } = parseRequestKey(key);
-      // Queued while this replica owned the namespace, handed out after it was handed off.
-      if (!this.#mine(namespace)) {
+      const admission = this.#admission(namespace);
+      if (admission !== 'reconcile') {
         this.#queue.forget(key);
+        if (admission === 'wait') this.#queue.addAfter(key, LEASE_WAIT_MS);
         this.#queue.done(key);
         continue;
       }

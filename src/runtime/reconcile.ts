@@ -23,7 +23,7 @@ export interface Result {
  * cleanup, no rollback, no status). Any other abort is a shutdown of a replica that still leads.
  */
 export class LeadershipLostCancellation extends Error {
-  override readonly name = 'LeadershipLostCancellation';
+  override readonly name: string = 'LeadershipLostCancellation';
 }
 
 /** Whether `signal` was aborted because leadership was lost (see {@link LeadershipLostCancellation}). */

@@ -22,6 +22,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from '../telemetry/logger.js';
 import { systemClock, TIMED_OUT, withDeadline, type Clock, type Timer } from '../util/clock.js';
 import { LeaseConflictError, LeaderElectionLostError, sameRecord, type LeaseRecord, type VersionedLease } from './leader.js';
+import { LeadershipLostCancellation } from './reconcile.js';
 import { bucketsOf, namespaceBucket, SHARD_BUCKETS, SHARD_HASH } from './shard-assignment.js';
 import {
   balanceLeaseName,
@@ -139,6 +140,16 @@ interface Round {
 }
 
 export class ShardLostError extends LeaderElectionLostError {}
+
+/**
+ * Why a bucket's reconciles are aborted: it left this replica (handed off, taken, released, or the
+ * membership lost). Another replica may already reconcile there, so, as with lost leadership, what
+ * was started is neither undone nor reported: the new owner decides and writes the status
+ * (docs/adr/0114).
+ */
+export class ShareLostCancellation extends LeadershipLostCancellation {
+  override readonly name: string = 'ShareLostCancellation';
+}
 
 export class ShardCoordinator {
   readonly identity: string;
@@ -270,7 +281,7 @@ export class ShardCoordinator {
       // A take that finished after shutdown began wrote the fence but never owned the bucket.
       if (bucket.phase === 'none' && this.#observed.get(fenceLeaseName(this.group, b))?.lease.record.holderIdentity !== this.identity)
         continue;
-      bucket.control.abort(new ShardLostError(`bucket ${b} released on shutdown`));
+      bucket.control.abort(new ShareLostCancellation(`bucket ${b} released on shutdown`));
       await this.#bounded(`release bucket ${b}`, () => this.#releaseFence(b));
     }
     this.#o.onShares?.([]);
@@ -291,9 +302,14 @@ export class ShardCoordinator {
     return namespaceBucket(namespace, this.buckets);
   }
 
-  /** Whether this replica owns `namespace` now: its bucket is owned (not draining) and the peer Lease holds by the clock. No side effect. */
+  /** Whether `namespace`'s bucket is owned (taken, not draining) while this replica runs in the group. No side effect. */
+  assigned(namespace: string): boolean {
+    return this.#state === 'running' && this.#bucket(this.bucketOf(namespace)).phase === 'owned';
+  }
+
+  /** Whether this replica owns `namespace` now: {@link assigned}, and the peer Lease holds by the clock. No side effect. */
   owns(namespace: string): boolean {
-    return this.#bucket(this.bucketOf(namespace)).phase === 'owned' && this.holdsLease();
+    return this.assigned(namespace) && this.holdsLease();
   }
 
   /** {@link owns}, declaring the peer Lease lost when the clock says so (asked before helm runs). */
@@ -467,7 +483,7 @@ export class ShardCoordinator {
       await this.#release(b, now);
     } else {
       const holder = fence?.record.holderIdentity;
-      this.#disown(b, new ShardLostError(`bucket ${b} is held by ${holder ?? 'another replica'}`));
+      this.#disown(b, new ShareLostCancellation(`bucket ${b} is held by ${holder ?? 'another replica'}`));
       this.#o.log.warn({ bucket: b, holder }, 'a shard bucket was taken by another replica');
       this.#o.onHandoff?.('lost');
     }
@@ -517,7 +533,7 @@ export class ShardCoordinator {
     const bucket = this.#bucket(b);
     bucket.phase = 'draining';
     bucket.drainingSince = now;
-    bucket.control.abort(new ShardLostError(`bucket ${b} is being handed to another replica`));
+    bucket.control.abort(new ShareLostCancellation(`bucket ${b} is being handed to another replica`));
     this.#o.log.info({ bucket: b, inFlight: bucket.inFlight }, 'handing off a shard bucket');
     this.#o.onShares?.(this.ownedBuckets());
   }
@@ -567,7 +583,7 @@ export class ShardCoordinator {
     const name = fenceLeaseName(this.group, b);
     const fence = this.#observed.get(name)?.lease;
     if (fence?.record.holderIdentity !== this.identity) {
-      this.#disown(b, new ShardLostError(`bucket ${b} released`));
+      this.#disown(b, new ShareLostCancellation(`bucket ${b} released`));
       return true;
     }
     const now = this.#clock.now();
@@ -577,7 +593,7 @@ export class ShardCoordinator {
     );
     if (written === undefined) return false;
     this.#remember(name, { role: 'fence' }, written, now);
-    this.#disown(b, new ShardLostError(`bucket ${b} released`));
+    this.#disown(b, new ShareLostCancellation(`bucket ${b} released`));
     return true;
   }
 
@@ -702,7 +718,7 @@ export class ShardCoordinator {
     this.#o.log.error({ group: this.group, identity: this.identity, reason }, 'shard membership lost');
     for (const bucket of this.#buckets) {
       bucket.phase = 'none';
-      bucket.control.abort(new ShardLostError(reason));
+      bucket.control.abort(new ShareLostCancellation(reason));
     }
     for (const listener of this.#lostListeners) {
       try {
@@ -735,6 +751,6 @@ function timings(o: ShardCoordinatorOptions): { leaseMs: number; renewDeadlineMs
 
 function abortedController(): AbortController {
   const c = new AbortController();
-  c.abort(new ShardLostError('not owned'));
+  c.abort(new ShareLostCancellation('not owned'));
   return c;
 }

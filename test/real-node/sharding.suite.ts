@@ -102,6 +102,17 @@ const crAt = (cr: CR | undefined, revision: number): boolean =>
   cr.status?.observedGeneration === cr.metadata.generation &&
   cr.status?.deployedRelease?.revision === revision;
 
+/** A stored revision as one token: number, status, description, replicaCount. */
+const revisionText = (r: Revision | undefined): string =>
+  r === undefined ? 'none' : `${r.revision}:${r.status}:${r.description}:${String(r.replicaCount)}`;
+
+/** A CR's generation, observed generation, deployed revision and conditions, for a timeout's message. */
+const crState = (cr: CR | undefined): string =>
+  cr === undefined
+    ? 'no CR'
+    : `generation ${cr.metadata.generation}, observed ${cr.status?.observedGeneration}, revision ${cr.status?.deployedRelease?.revision}; ` +
+      (cr.status?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`).join('; ');
+
 /** A revision helm completed from the operator's install or upgrade (not a rollback's copy, not a cancelled run). */
 const applied = (r: Revision): boolean =>
   (r.status === 'deployed' || r.status === 'superseded') && /^(Install|Upgrade) complete$/.test(r.description);
@@ -190,6 +201,15 @@ function onePerPod(pods: readonly V1Pod[], live: readonly { identity: string }[]
   );
 }
 
+/** Each pod's name, phase, readiness and restarts, for a timeout's message. */
+const podStates = (pods: readonly V1Pod[]): string =>
+  pods
+    .map(
+      (p) =>
+        `${p.metadata?.name}:${p.status?.phase}:${ready(p) ? 'ready' : 'unready'}:restarts=${p.status?.containerStatuses?.[0]?.restartCount ?? 0}`,
+    )
+    .join(', ');
+
 /** The group settled: one live peer per running pod, every bucket held by its rendezvous owner. */
 interface Settled {
   readonly pods: readonly V1Pod[];
@@ -219,15 +239,21 @@ describe('sharding as real pods: three replicas share the namespaces; a pod dele
   const settled = (what: string, gone?: string): Promise<Settled> =>
     waitFor(
       `${what}: ${REPLICAS} Ready pods, one live peer each${gone === undefined ? '' : ` (not ${gone})`}, every bucket held by its rendezvous owner (shards -o json)`,
+      // Each unmet condition is thrown, not returned: the last one is the timeout's "last error".
       async () => {
-        const pods = (await operatorPods(kc)).filter((p) => ready(p) && p.spec?.containers[0]?.image === img);
-        if (pods.length !== REPLICAS) return undefined;
+        const all = await operatorPods(kc);
+        const pods = all.filter((p) => ready(p) && p.spec?.containers[0]?.image === img);
+        if (pods.length !== REPLICAS) throw new Error(`Ready pods of the image: ${pods.length}; pods: ${podStates(all)}`);
         const view = await shards();
         const live = view.peers.filter((p) => p.state === 'live');
-        if (!onePerPod(pods, live, gone) || view.handoffs.length > 0) return undefined;
+        const peers = view.peers.map((p) => `${p.identity}=${p.state}`).join(', ');
+        if (!onePerPod(pods, live, gone)) throw new Error(`peers ${peers}; pods ${pods.map((p) => p.metadata?.name).join(', ')}`);
+        if (view.handoffs.length > 0) throw new Error(`handoffs in progress: ${JSON.stringify(view.handoffs)}`);
         const fences = await log.now();
         // The Leases read again: still every bucket with a live peer (shards read them a moment ago).
-        if (![...fences.values()].every((f) => live.some((p) => p.identity === f.holder))) return undefined;
+        const orphan = [...fences].filter(([, f]) => !live.some((p) => p.identity === f.holder));
+        if (orphan.length > 0)
+          throw new Error(`fences not held by a live peer: ${orphan.map(([b, f]) => `${b}:${f.holder || '-'}`).join(', ')}`);
         return { pods, holds: new Map(live.map((p) => [p.identity, p.holds])), fences };
       },
       { timeoutMs: 300_000, intervalMs: 1_000 },
@@ -248,11 +274,15 @@ describe('sharding as real pods: three replicas share the namespaces; a pod dele
    * Every CR at change `change`: Deployed, its generation observed, its status naming the latest
    * revision, which is deployed with that change's value, and the chart's Deployment at that value.
    */
-  const atChange = async (namespace: string, name: string, latest: Revision | undefined, value: number | undefined): Promise<boolean> => {
-    if (latest?.status !== 'deployed' || latest.replicaCount !== value) return false;
-    if (!crAt(await crs.get(namespace, name), latest.revision)) return false;
-    const d = await apps.readNamespacedDeployment({ name, namespace }).catch(() => undefined);
-    return d?.spec?.replicas === value;
+  const atChange = async (namespace: string, name: string, latest: Revision | undefined, value: number | undefined): Promise<void> => {
+    // Each unmet condition is thrown: the last one is the timeout's "last error", with the CR's status.
+    const where = `${namespace}/${name}`;
+    if (latest?.status !== 'deployed' || latest.replicaCount !== value)
+      throw new Error(`${where}: latest revision ${revisionText(latest)}`);
+    const cr = await crs.get(namespace, name);
+    if (!crAt(cr, latest.revision)) throw new Error(`${where}: not at revision ${latest.revision}: ${crState(cr)}`);
+    const replicas = (await apps.readNamespacedDeployment({ name, namespace }).catch(() => undefined))?.spec?.replicas;
+    if (replicas !== value) throw new Error(`${where}: Deployment replicas ${String(replicas)}`);
   };
   const converged = (change: number): Promise<unknown> =>
     Promise.all(
@@ -261,7 +291,16 @@ describe('sharding as real pods: three replicas share the namespaces; a pod dele
           `${ns.name}: ${CRS.join(', ')} at change ${change} (replicaCount ${VALUES[change - 1]})`,
           async () => {
             const stored = await revisions(ns.name);
-            for (const name of CRS) if (!(await atChange(ns.name, name, stored.get(name)?.at(-1), VALUES[change - 1]))) return false;
+            try {
+              for (const name of CRS) await atChange(ns.name, name, stored.get(name)?.at(-1), VALUES[change - 1]);
+            } catch (err) {
+              const bucket = namespaceBucket(ns.name);
+              const fence = (await log.now()).get(bucket);
+              throw new Error(
+                `${err instanceof Error ? err.message : String(err)}; bucket ${bucket}'s fence: ${fence?.holder || '-'} at epoch ${fence?.epoch}`,
+                { cause: err },
+              );
+            }
             return true;
           },
           { timeoutMs: 300_000, intervalMs: 2_000 },
@@ -282,7 +321,7 @@ describe('sharding as real pods: three replicas share the namespaces; a pod dele
       const stored = await revisions(ns.name);
       for (const name of CRS) {
         const list = stored.get(name) ?? [];
-        const where = `${ns.name}/${name}: ${list.map((r) => `${r.revision}:${r.status}:${r.description}:${String(r.replicaCount)}`).join(', ')}`;
+        const where = `${ns.name}/${name}: ${list.map(revisionText).join(', ')}`;
         expect(
           list.filter(applied).map((r) => r.replicaCount),
           where,

@@ -8,6 +8,7 @@ import {
   Controller,
   ControllerStateError,
   isMeaningfulUpdate,
+  LEASE_WAIT_MS,
   namespaceShare,
   type ControllerOptions,
 } from '../../../src/runtime/controller.js';
@@ -937,17 +938,25 @@ describe('Controller namespaces and cache', () => {
 });
 
 describe('Controller with a namespace shard (docs/adr/0085)', () => {
-  /** Owns the namespaces in `owned`; `handOff(ns)` aborts its signal and takes it away. */
+  /**
+   * Owns the namespaces in `owned`; `handOff(ns)` aborts its signal and takes it away; `late(true)`:
+   * the peer Lease's renewal is late by the clock, so it still has its share but owns nothing now.
+   */
   function shardOf(owned: Set<string>) {
     const controls = new Map<string, AbortController>();
     let inFlight = 0;
+    let renewalLate = false;
     const control = (ns: string): AbortController => {
       let c = controls.get(ns);
       if (c === undefined) controls.set(ns, (c = new AbortController()));
       return c;
     };
     return {
-      owns: (ns: string) => owned.has(ns),
+      assigned: (ns: string) => owned.has(ns),
+      owns: (ns: string) => owned.has(ns) && !renewalLate,
+      late(is: boolean): void {
+        renewalLate = is;
+      },
       signal: (ns: string) => control(ns).signal,
       enter: () => {
         inFlight++;
@@ -1031,5 +1040,39 @@ describe('Controller with a namespace shard (docs/adr/0085)', () => {
     // 'c' waited behind 'a' and was dropped; 'a' ended and was not retried.
     expect(reconciler.names()).toEqual(['a']);
     expect(controller.queueLength()).toBe(0);
+  });
+
+  it('keeps the keys of its share while the peer Lease renewal is late by the clock, an event’s and the periodic look’s, and reconciles them once it lands (docs/adr/0114)', async () => {
+    const shard = shardOf(new Set(['ns1']));
+    const { reconciler, controller, source, clock } = setup({ shard });
+    reconciler.behaviour = () => Promise.resolve({ requeueAfterMs: 60_000 });
+    await controller.start();
+    source().add(widget('a'));
+    await vi.waitFor(() => {
+      expect(reconciler.names()).toEqual(['a']);
+    });
+
+    // The periodic look comes due while the renewal is late: it waits, round after round.
+    shard.late(true);
+    clock.advance(60_000);
+    await settle();
+    // A spec change meanwhile: queued (the namespace is still this replica's), not reconciled yet.
+    source().update(widget('a', { resourceVersion: '2', generation: 2 }), widget('a'));
+    for (let i = 0; i < 3; i++) {
+      clock.advance(LEASE_WAIT_MS);
+      await settle();
+    }
+    expect(reconciler.names()).toEqual(['a']);
+
+    shard.late(false);
+    clock.advance(LEASE_WAIT_MS);
+    await vi.waitFor(() => {
+      expect(reconciler.names()).toEqual(['a', 'a']);
+    });
+    // And its periodic look after that is still queued.
+    clock.advance(60_000);
+    await vi.waitFor(() => {
+      expect(reconciler.names()).toEqual(['a', 'a', 'a']);
+    });
   });
 });

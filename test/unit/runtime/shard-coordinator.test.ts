@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LeaseConflictError, type LeaseRecord, type VersionedLease } from '../../../src/runtime/leader.js';
+import { lostLeadership } from '../../../src/runtime/reconcile.js';
 import { assignment, bucketsOf, LEGACY_SHARD_HASH, namespaceBucket, SHARD_HASH } from '../../../src/runtime/shard-assignment.js';
 import { balanceLeaseName, SHARD_BALANCE } from '../../../src/runtime/shard-balance.js';
 import {
@@ -87,13 +88,13 @@ class ReplicaStore implements ShardLeaseStore {
   }
 }
 
-/** A slow API server: every call is served at once and answered `latencyMs` later on the clock. */
+/** A slow API server: every call is served at once and answered `latencyMs` (now) later on the clock. */
 class SlowStore implements ShardLeaseStore {
   readonly description = 'slow';
   constructor(
     private readonly shared: MemoryStore,
     private readonly clock: ManualClock,
-    private readonly latencyMs: number,
+    private readonly latencyMs: number | (() => number),
   ) {}
   list(): Promise<ShardLease[]> {
     return this.#later(this.shared.list());
@@ -105,16 +106,21 @@ class SlowStore implements ShardLeaseStore {
     return this.#later(this.shared.update(name, lease, rv));
   }
   #later<T>(answer: Promise<T>): Promise<T> {
+    const ms = typeof this.latencyMs === 'number' ? this.latencyMs : this.latencyMs();
+    if (ms === 0) return answer;
     return new Promise((resolve, reject) => {
-      this.clock.setTimeout(() => void answer.then(resolve, reject), this.latencyMs);
+      this.clock.setTimeout(
+        () => void answer.then(resolve, reject),
+        typeof this.latencyMs === 'number' ? this.latencyMs : this.latencyMs(),
+      );
     });
   }
 }
 
 const replicas = new WeakMap<ShardCoordinator, ReplicaStore>();
 
-/** `slowMs`: every Lease call answers that much later on the clock. */
-type MemberOptions = Partial<Pick<ShardCoordinatorOptions, 'load' | 'rebalancePeriodMs'>> & { readonly slowMs?: number };
+/** `slowMs`: every Lease call answers that much later on the clock (asked at each call when a function). */
+type MemberOptions = Partial<Pick<ShardCoordinatorOptions, 'load' | 'rebalancePeriodMs'>> & { readonly slowMs?: number | (() => number) };
 
 function member(store: MemoryStore, clock: ManualClock, identity: string, { slowMs, ...more }: MemberOptions = {}): ShardCoordinator {
   const own = new ReplicaStore(store);
@@ -219,9 +225,12 @@ describe('ShardCoordinator', () => {
     const b = await started(store, clock, 'b');
     const moving = [...bucketsOf('b', ['a', 'b'], BUCKETS)][0] ?? 0;
     const leave = a.enter(nsIn(a, moving));
+    const inFlight = a.signal(nsIn(a, moving));
     await rounds(clock, [a, b], 2);
     // a is draining: no new helm run (the fence is closed), but the fence is still a's.
     expect(a.checkOwns(nsIn(a, moving))).toBe(false);
+    // The reconcile in flight is cancelled as by lost leadership: it neither undoes nor reports (ADR 0114).
+    expect(lostLeadership(inFlight)).toBe(true);
     expect(store.holder(moving)).toBe('a');
     expect(b.ownedBuckets()).not.toContain(moving);
     leave();
@@ -293,7 +302,7 @@ describe('ShardCoordinator', () => {
     expect(a.owns('tenant-1')).toBe(false);
     expect(a.checkOwns('tenant-1')).toBe(false);
     expect(lost).toBe(1);
-    expect(signal.aborted).toBe(true);
+    expect(lostLeadership(signal)).toBe(true);
     expect((await a.lost).message).toMatch(/renew deadline/);
     await a.tick();
     expect(a.ownedBuckets()).toEqual([]);
@@ -320,6 +329,36 @@ describe('ShardCoordinator', () => {
     expect(a.ownedBuckets()).toHaveLength(BUCKETS);
     // Every round renewed: no conflict from a LIST that was sent before the renewal and answered after it.
     expect(store.leases.get('g-peer-ca978112ca1b')?.record.renewTime).toBeGreaterThan(45_000);
+  });
+
+  it('when each Lease call comes to take 5 s, keeps its share while its renewal is late by the clock: assigned, owning nothing for a moment, not lost (docs/adr/0114)', async () => {
+    const clock = new ManualClock(0);
+    const store = new MemoryStore();
+    let latencyMs = 0;
+    // Sent with the LIST, a renewal is 5 + 2 + 5 = 12 s old when the next lands: from 10 s to 12 s
+    // the clock proves nothing (owns false), yet the loss is declared only 10 s after a renewal
+    // landed, and the next one lands first. The controller keeps its keys through that stretch.
+    const a = await started(store, clock, 'a', { slowMs: () => latencyMs });
+    await rounds(clock, [a]);
+    expect(a.ownedBuckets()).toHaveLength(BUCKETS);
+    let lost = 0;
+    a.onLost(() => lost++);
+    latencyMs = 5_000;
+    let late = 0;
+    for (let t = 0; t < 60_000; t += 250) {
+      clock.advance(250);
+      await settle();
+      if (a.assigned('tenant-1') && !a.owns('tenant-1')) late += 250;
+    }
+    expect(late).toBeGreaterThan(0);
+    expect(lost).toBe(0);
+    expect(a.ownedBuckets()).toHaveLength(BUCKETS);
+    // Shut down: the calls still on the wire land, and the share is no longer assigned.
+    latencyMs = 0;
+    const released = a.release();
+    await rounds(clock, [a], 5);
+    await released;
+    expect(a.assigned('tenant-1')).toBe(false);
   });
 
   it('writes no fence in a steady state: one peer-lease write per replica per round', async () => {
