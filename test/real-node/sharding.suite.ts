@@ -30,7 +30,7 @@ import { execFile } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { AppsV1Api, CoordinationV1Api, CoreV1Api, type V1Pod, type V1Secret } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SHARD_RELEASE_LABEL } from '../../src/operator/operator.js';
 import { decodeRelease } from '../integration/idioms/harness.js';
 import { namespaceBucket } from '../../src/runtime/shard-assignment.js';
@@ -455,6 +455,26 @@ describe('sharding as real pods: three replicas share the namespaces; a pod dele
     });
     if (!pushed.ok) await make('docker-build', 'docker-push', `IMG=${img}`, 'CONTAINER_TOOL=podman');
     await make('deploy', `IMG=${img}`, 'REAL_NODE=1', SHARDING);
+  });
+
+  // A failed test prints what the pods went through (restarts, probes, the operator's last words
+  // before each restart): timing failures on a shared CI machine are diagnosed from this alone.
+  afterEach(async ({ task }) => {
+    if (task.result?.state !== 'fail') return;
+    const ns = DEPLOYED.namespace;
+    const said = async (...args: string[]): Promise<string> => kubectl(...args).catch((err: unknown) => String(err));
+    const pods = (await operatorPods(kc).catch(() => [])).map((p) => p.metadata?.name ?? '');
+    const logs = await Promise.all(
+      pods.flatMap((pod) => [said('-n', ns, 'logs', pod, '--tail=40'), said('-n', ns, 'logs', pod, '--previous', '--tail=20')]),
+    );
+    console.log(
+      [
+        await said('-n', ns, 'get', 'pods', '-o', 'wide'),
+        await said('-n', ns, 'get', 'events', '--sort-by=.lastTimestamp'),
+        await said('-n', ns, 'get', 'leases'),
+        ...logs,
+      ].join('\n'),
+    );
   });
 
   afterAll(async () => {
